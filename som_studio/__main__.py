@@ -1,0 +1,5 @@
+"""``python -m som_studio`` is the ``som-studio`` command."""
+
+from som_studio.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,84 @@
+"""The ``som-studio`` command: the desktop app by default, headless subcommands.
+
+Nothing heavy is imported here: ``som-studio --help`` and every subcommand's
+``--help`` import neither Qt nor JAX.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from som_studio import __version__
+
+DESCRIPTION = """\
+SOM Studio trains self-organizing maps with a ladder of implementations, from
+the NumPy reference to fused and sharded JAX, and times them honestly.
+
+Run with no command to open the desktop app (when it is installed and a display
+is available); the subcommands below work headless, e.g. over SSH.
+"""
+
+EPILOG = """\
+examples:
+  som-studio list
+  som-studio bench --impl numpy-batch,jax-vmap-batch --grid 60x34 --epochs 10
+  som-studio --cpu-devices 8 devices
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from som_studio.commands import COMMANDS
+
+    p = argparse.ArgumentParser(prog="som-studio", description=DESCRIPTION, epilog=EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"som-studio {__version__}")
+    p.add_argument("--cpu-devices", type=int, metavar="N",
+                   help="use JAX's CPU backend with N simulated devices (even where a GPU exists)")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        mod = importlib.import_module(f"som_studio.commands.{name}")
+        sp = mod.add_parser(sub)
+        sp.set_defaults(_module=mod)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    from som_studio.commands.common import CommandError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.cpu_devices is not None and args.cpu_devices < 1:
+        parser.error("--cpu-devices: must be at least 1")
+    from som_studio.core import jax_runtime
+
+    try:
+        jax_runtime.configure(args.cpu_devices)
+    except jax_runtime.JaxConfigError as exc:
+        parser.error(str(exc))
+    if args.command is None:
+        return _open_app(parser, args)
+    try:
+        return int(args._module.run(args) or 0)
+    except CommandError as exc:
+        print(f"som-studio {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("som-studio: interrupted", file=sys.stderr)
+        return 130
+
+
+def _open_app(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    try:
+        app = importlib.import_module("som_studio.qt.app")
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith("som_studio.qt"):
+            parser.print_help()
+            return 0
+        raise
+    return int(app.main(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,173 @@
+"""Options and helpers shared by the commands that train (``bench``, ``compare``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from som_studio import config as cfgmod
+from som_studio.config import ConfigError, DataSpec, RunConfig
+
+
+class CommandError(Exception):
+    """A user error: printed as ``som-studio: error: ...`` with exit status 2."""
+
+
+def _grid(text: str) -> tuple[int, int]:
+    try:
+        return cfgmod.parse_grid(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(exc.message) from None
+
+
+def _pair(text: str) -> tuple[float, float]:
+    parts = text.replace("x", ",").split(",")
+    try:
+        vals = [float(p) for p in parts]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a radius or X,Y radii, got {text!r}") from None
+    if len(vals) == 1:
+        vals = vals * 2
+    if len(vals) != 2:
+        raise argparse.ArgumentTypeError(f"expected a radius or X,Y radii, got {text!r}")
+    return vals[0], vals[1]
+
+
+def _pos_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    return v
+
+
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    """The options that define the SOM to train (shared by ``bench`` and ``compare``)."""
+    g = p.add_argument_group("the SOM to train (the same for every implementation)")
+    g.add_argument("--impl", default="numpy-batch,jax-vmap-batch",
+                   help="comma-separated implementations to run, in order (see `som-studio list`); "
+                        "default: %(default)s")
+    g.add_argument("--grid", type=_grid, default=(cfgmod.DEFAULT_WIDTH, cfgmod.DEFAULT_HEIGHT), metavar="WxH",
+                   help="map size, width x height (240x135: 240 columns, 135 rows); default 240x135")
+    g.add_argument("--samples", type=_pos_int, default=cfgmod.DEFAULT_SAMPLES, metavar="N",
+                   help="number of random colours to train on (ignored with --data); default %(default)s")
+    g.add_argument("--data", metavar="FILE", help=".npy or .csv file of examples x features (numeric, optional header)")
+    g.add_argument("--scale", action="store_true", help="min-max scale each feature of --data to [0, 1]")
+    g.add_argument("--epochs", type=_pos_int, default=cfgmod.DEFAULT_EPOCHS, metavar="N",
+                   help="epochs for batch implementations; default %(default)s")
+    g.add_argument("--steps", type=_pos_int, default=cfgmod.DEFAULT_STEPS, metavar="N",
+                   help="steps for online implementations; default %(default)s")
+    g.add_argument("--sigma-start", type=_pos_float_pair, metavar="S|SX,SY",
+                   help="start neighbourhood radius (per axis); default a quarter of each side")
+    g.add_argument("--sigma-end", type=_pos_float_pair, metavar="S|SX,SY",
+                   help="end neighbourhood radius (per axis); default 2 (or the start radius if smaller)")
+    g.add_argument("--lr-start", type=float, default=cfgmod.DEFAULT_LR[0], metavar="A",
+                   help="online learning rate at the first step; default %(default)s")
+    g.add_argument("--lr-end", type=float, default=cfgmod.DEFAULT_LR[1], metavar="A",
+                   help="online learning rate at the last step; default %(default)s")
+    g.add_argument("--seed", type=_pos_int, default=0, help="seed for data, initial map and sample order; default 0")
+    g.add_argument("--precision", choices=cfgmod.PRECISIONS, default="float32", help="default %(default)s")
+    g.add_argument("--layout", default="1x1", metavar="DATAxMAP",
+                   help="device mesh: devices along the data axis x along the map axis; default 1x1")
+    o = p.add_argument_group("output")
+    o.add_argument("--force", action="store_true", help="overwrite output files that exist")
+    o.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+
+
+def _pos_float_pair(text: str) -> tuple[float, float]:
+    return _pair(text)
+
+
+def impl_names(args: argparse.Namespace) -> list[str]:
+    from som_studio.core import registry
+
+    names = [n.strip() for n in args.impl.split(",") if n.strip()]
+    if not names:
+        raise CommandError("--impl: give at least one implementation (see `som-studio list`)")
+    unknown = [n for n in names if n not in registry.names()]
+    if unknown:
+        raise CommandError(f"--impl: unknown implementation(s) {', '.join(unknown)}; choose from {', '.join(registry.names())}")
+    if len(set(names)) != len(names):
+        raise CommandError("--impl: an implementation is listed twice")
+    return names
+
+
+def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
+    """One validated config per ``--impl`` entry, ``--steps``/``--epochs`` by kind."""
+    from som_studio.core import registry
+
+    width, height = args.grid
+    data = DataSpec(path=args.data, samples=args.samples, scale=args.scale)
+    out = []
+    for name in impl_names(args):
+        impl = registry.get(name)
+        cfg = RunConfig(
+            impl=name,
+            width=width,
+            height=height,
+            data=data,
+            steps=args.steps if impl.kind == "online" else None,
+            epochs=args.epochs if impl.kind == "batch" else None,
+            sigma_start=args.sigma_start,
+            sigma_end=args.sigma_end,
+            lr_start=args.lr_start,
+            lr_end=args.lr_end,
+            seed=args.seed,
+            precision=args.precision,
+            layout=args.layout,
+        )
+        try:
+            cfg.validate(impl.kind)
+        except ConfigError as exc:
+            raise CommandError(_flag_message(exc)) from None
+        out.append(cfg)
+    return out
+
+
+_FLAGS = {"grid": "--grid", "samples": "--samples", "steps": "--steps", "epochs": "--epochs",
+          "sigma_start": "--sigma-start", "sigma_end": "--sigma-end", "lr_start": "--lr-start",
+          "lr_end": "--lr-end", "seed": "--seed", "precision": "--precision", "layout": "--layout"}
+
+
+def _flag_message(exc: ConfigError) -> str:
+    return f"{_FLAGS.get(exc.field, exc.field)}: {exc.message}"
+
+
+def check_output(path: str | None, force: bool) -> Path | None:
+    """Refuse an output file up front: before any training happens."""
+    if path is None:
+        return None
+    from som_studio.report.writers import OutputError, check_writable
+
+    try:
+        return check_writable(path, force)
+    except OutputError as exc:
+        raise CommandError(str(exc)) from None
+
+
+class Progress:
+    """A one-line progress bar on stderr (only on a terminal)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled and sys.stderr.isatty()
+        self._last = ""
+
+    def update(self, label: str, done: int, total: int, elapsed: float) -> None:
+        if not self.enabled:
+            return
+        frac = done / total if total else 1.0
+        width = 30
+        bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
+        eta = elapsed / frac - elapsed if frac > 0 else 0.0
+        line = f"\r{label:<22} [{bar}] {done}/{total} {elapsed:6.1f}s eta {eta:5.1f}s"
+        if line != self._last:
+            sys.stderr.write(line)
+            sys.stderr.flush()
+            self._last = line
+
+    def done(self, text: str) -> None:
+        if self.enabled:
+            sys.stderr.write("\r" + " " * 90 + "\r")
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()

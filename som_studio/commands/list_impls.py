@@ -1,0 +1,25 @@
+"""``som-studio list``: the registered implementations."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = sub.add_parser("list", help="list the implementations", description="List the registered SOM implementations.")
+    p.add_argument("--names", action="store_true", help="names only, one per line")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from som_studio.core import registry
+
+    impls = registry.all_implementations()
+    if args.names:
+        print("\n".join(i.name for i in impls))
+        return 0
+    width = max(len(i.name) for i in impls)
+    for i in impls:
+        print(f"{i.name:<{width}}  {i.supports()}")
+        print(f"{'':<{width}}  {i.description}")
+    return 0

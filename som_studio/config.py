@@ -1,0 +1,275 @@
+"""The run configuration: one validated description of one SOM training run.
+
+Every implementation trains *the same* SOM from a :class:`RunConfig`: same seeded
+data, same seeded initial map, same schedules, same neighbourhood, same sample
+order. Validation names the offending field, so the CLI and the app can show the
+message as it is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+Precision = Literal["float32", "float64"]
+PRECISIONS: tuple[str, ...] = ("float32", "float64")
+
+# The playbook workload.
+DEFAULT_WIDTH = 240
+DEFAULT_HEIGHT = 135
+DEFAULT_SAMPLES = 1000
+DEFAULT_STEPS = 50_000
+DEFAULT_EPOCHS = 50
+DEFAULT_LR = (0.5, 0.01)
+DEFAULT_SIGMA_END = 2.0
+
+# Guards against sizes no machine can hold; memory is checked separately.
+MAX_GRID_SIDE = 1 << 15
+MAX_UNITS = (1 << 31) - 1
+MAX_ITERATIONS = 100_000_000
+MAX_SAMPLES = (1 << 31) - 1
+
+
+class ConfigError(ValueError):
+    """An invalid configuration; ``field`` names the offending setting."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+_GRID_RE = re.compile(r"^\s*(\d+)\s*[xX×]\s*(\d+)\s*$")
+
+
+def parse_grid(text: str) -> tuple[int, int]:
+    """Parse ``"WxH"`` (width x height: 240x135 is 240 columns, 135 rows)."""
+    m = _GRID_RE.match(text)
+    if not m:
+        raise ConfigError("grid", f"expected WIDTHxHEIGHT such as 240x135, got {text!r}")
+    width, height = int(m.group(1)), int(m.group(2))
+    _check_grid(width, height)
+    return width, height
+
+
+def parse_layout(text: str) -> tuple[int, int]:
+    """Parse a device layout ``"DATAxMAP"`` such as ``2x2``."""
+    m = _GRID_RE.match(text)
+    if not m or int(m.group(1)) < 1 or int(m.group(2)) < 1:
+        raise ConfigError("layout", f"expected DATAxMAP with positive sizes such as 2x2, got {text!r}")
+    return int(m.group(1)), int(m.group(2))
+
+
+def _check_grid(width: int, height: int) -> None:
+    if width < 1 or height < 1:
+        raise ConfigError("grid", f"width and height must be positive, got {width}x{height}")
+    if width > MAX_GRID_SIDE or height > MAX_GRID_SIDE:
+        raise ConfigError("grid", f"{width}x{height}: each side must be at most {MAX_GRID_SIDE}")
+    if width * height > MAX_UNITS:
+        raise ConfigError("grid", f"{width}x{height} has {width * height:,} units; at most {MAX_UNITS:,} fit")
+
+
+def default_sigma_start(width: int, height: int) -> tuple[float, float]:
+    """Start radius per axis: a quarter of the side, at least 1 unit."""
+    return (max(width / 4.0, 1.0), max(height / 4.0, 1.0))
+
+
+def default_sigma_end(width: int, height: int) -> tuple[float, float]:
+    """End radius per axis: 2 units, or the start radius when the map is smaller."""
+    sx, sy = default_sigma_start(width, height)
+    return (min(DEFAULT_SIGMA_END, sx), min(DEFAULT_SIGMA_END, sy))
+
+
+@dataclass(frozen=True)
+class DataSpec:
+    """Where the training data comes from.
+
+    ``path`` ``None`` means ``samples`` random colours (uniform in [0, 1]^3,
+    seeded by the run's seed); otherwise a ``.npy`` or ``.csv`` file.
+    """
+
+    path: str | None = None
+    samples: int = DEFAULT_SAMPLES
+    scale: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.path is None:
+            return {"source": "random", "samples": self.samples}
+        return {"source": "file", "path": self.path, "scale": self.scale}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> DataSpec:
+        if d.get("source", "random") == "random":
+            return cls(samples=int(d.get("samples", DEFAULT_SAMPLES)))
+        return cls(path=str(d["path"]), scale=bool(d.get("scale", False)))
+
+    def describe(self) -> str:
+        if self.path is None:
+            return f"{self.samples} random colours"
+        return Path(self.path).name + (" (min-max scaled)" if self.scale else "")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """One training run. Frozen: derive variants with :meth:`replace`.
+
+    ``steps`` is given for online implementations and ``epochs`` for batch ones;
+    giving the other kind's count is an error (see :meth:`validate`).
+    Radii (``sigma_*``) are per axis, ``(x, y)``, in grid units; ``None`` takes
+    the defaults for the grid size.
+    """
+
+    impl: str = "numpy-batch"
+    width: int = DEFAULT_WIDTH
+    height: int = DEFAULT_HEIGHT
+    data: DataSpec = field(default_factory=DataSpec)
+    steps: int | None = None
+    epochs: int | None = None
+    sigma_start: tuple[float, float] | None = None
+    sigma_end: tuple[float, float] | None = None
+    lr_start: float = DEFAULT_LR[0]
+    lr_end: float = DEFAULT_LR[1]
+    seed: int = 0
+    precision: str = "float32"
+    layout: str = "1x1"
+
+    # -- derived -------------------------------------------------------------------
+    @property
+    def units(self) -> int:
+        return self.width * self.height
+
+    @property
+    def grid(self) -> str:
+        return f"{self.width}x{self.height}"
+
+    @property
+    def sigmas(self) -> tuple[tuple[float, float], tuple[float, float]]:
+        """(start, end) radii with defaults filled in."""
+        return (
+            self.sigma_start or default_sigma_start(self.width, self.height),
+            self.sigma_end or default_sigma_end(self.width, self.height),
+        )
+
+    @property
+    def iterations(self) -> int:
+        """Steps (online) or epochs (batch), whichever this run gives."""
+        n = self.steps if self.steps is not None else self.epochs
+        return int(n) if n is not None else 0
+
+    def replace(self, **changes: Any) -> RunConfig:
+        return dataclasses.replace(self, **changes)
+
+    # -- validation ----------------------------------------------------------------
+    def validate(self, kind: str | None = None) -> RunConfig:
+        """Check every field; ``kind`` (``"online"``/``"batch"``) checks the counts.
+
+        Returns ``self`` so calls chain. Raises :class:`ConfigError`.
+        """
+        if not isinstance(self.impl, str) or not self.impl:
+            raise ConfigError("impl", "an implementation name is required")
+        for name in ("width", "height", "seed", "lr_start", "lr_end"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise ConfigError(name, f"must be a number, got {v!r}")
+        if int(self.width) != self.width or int(self.height) != self.height:
+            raise ConfigError("grid", "width and height must be whole numbers")
+        _check_grid(self.width, self.height)
+        if self.data.path is None:
+            if isinstance(self.data.samples, bool) or not isinstance(self.data.samples, int):
+                raise ConfigError("samples", f"must be a whole number, got {self.data.samples!r}")
+            if self.data.samples < 1:
+                raise ConfigError("samples", f"must be at least 1, got {self.data.samples}")
+            if self.data.samples > MAX_SAMPLES:
+                raise ConfigError("samples", f"at most {MAX_SAMPLES:,}, got {self.data.samples:,}")
+        for name in ("steps", "epochs"):
+            v = getattr(self, name)
+            if v is None:
+                continue
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise ConfigError(name, f"must be a whole number, got {v!r}")
+            if v < 1:
+                raise ConfigError(name, f"must be at least 1, got {v}")
+            if v > MAX_ITERATIONS:
+                raise ConfigError(name, f"at most {MAX_ITERATIONS:,}, got {v:,}")
+        if self.steps is not None and self.epochs is not None:
+            raise ConfigError("epochs", "give steps (online) or epochs (batch), not both")
+        if kind == "online":
+            if self.epochs is not None:
+                raise ConfigError("epochs", f"{self.impl} trains online, in steps: give steps, not epochs")
+            if self.steps is None:
+                raise ConfigError("steps", f"{self.impl} trains online: the number of steps is required")
+        elif kind == "batch":
+            if self.steps is not None:
+                raise ConfigError("steps", f"{self.impl} trains in batch epochs: give epochs, not steps")
+            if self.epochs is None:
+                raise ConfigError("epochs", f"{self.impl} trains in batch epochs: the number of epochs is required")
+        for name in ("sigma_start", "sigma_end"):
+            v = getattr(self, name)
+            if v is None:
+                continue
+            if len(v) != 2:
+                raise ConfigError(name, f"needs two radii (x, y), got {v!r}")
+            for s in v:
+                if isinstance(s, bool) or not isinstance(s, (int, float)) or not math.isfinite(s) or s <= 0:
+                    raise ConfigError(name, f"radii must be finite and > 0, got {v!r}")
+        for name in ("lr_start", "lr_end"):
+            v = float(getattr(self, name))
+            if not math.isfinite(v) or v <= 0 or v > 1:
+                raise ConfigError(name, f"learning rate must be in (0, 1], got {v!r}")
+        if int(self.seed) != self.seed or self.seed < 0 or self.seed >= 2**63:
+            raise ConfigError("seed", f"must be a whole number >= 0, got {self.seed!r}")
+        if self.precision not in PRECISIONS:
+            raise ConfigError("precision", f"must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
+        parse_layout(self.layout)
+        return self
+
+    # -- (de)serialisation: enough to re-run ------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        (sx0, sy0), (sx1, sy1) = self.sigmas
+        d: dict[str, Any] = {
+            "impl": self.impl,
+            "grid": [self.width, self.height],
+            "data": self.data.to_dict(),
+            "sigma": {"start": [sx0, sy0], "end": [sx1, sy1]},
+            "learning_rate": {"start": self.lr_start, "end": self.lr_end},
+            "seed": self.seed,
+            "precision": self.precision,
+            "layout": self.layout,
+        }
+        if self.steps is not None:
+            d["steps"] = self.steps
+        if self.epochs is not None:
+            d["epochs"] = self.epochs
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RunConfig:
+        """Inverse of :meth:`to_dict`; raises :class:`ConfigError` on bad input."""
+        try:
+            width, height = (int(v) for v in d.get("grid", (DEFAULT_WIDTH, DEFAULT_HEIGHT)))
+            sigma = d.get("sigma") or {}
+            lr = d.get("learning_rate") or {}
+            cfg = cls(
+                impl=str(d["impl"]),
+                width=width,
+                height=height,
+                data=DataSpec.from_dict(d.get("data") or {}),
+                steps=d.get("steps"),
+                epochs=d.get("epochs"),
+                sigma_start=tuple(float(s) for s in sigma["start"]) if "start" in sigma else None,  # type: ignore[arg-type]
+                sigma_end=tuple(float(s) for s in sigma["end"]) if "end" in sigma else None,  # type: ignore[arg-type]
+                lr_start=float(lr.get("start", DEFAULT_LR[0])),
+                lr_end=float(lr.get("end", DEFAULT_LR[1])),
+                seed=int(d.get("seed", 0)),
+                precision=str(d.get("precision", "float32")),
+                layout=str(d.get("layout", "1x1")),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            if isinstance(exc, ConfigError):
+                raise
+            raise ConfigError("config", f"not a valid run configuration ({exc})") from None
+        return cfg

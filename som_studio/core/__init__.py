@@ -1,0 +1,1 @@
+"""Pure numerics: the SOM problem, the implementations, map quality. No Qt here."""

@@ -1,0 +1,149 @@
+"""The playbook's JAX ladder, ported: eager, per-step ``jit``, per-example ``vmap``.
+
+These are deliberately the *teaching* versions: each shows one idea and its
+cost. The fused implementations are elsewhere.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from som_studio.core import jax_runtime
+from som_studio.core.problem import MIN_WEIGHT, Problem
+
+jax = jax_runtime.jax()
+jnp = jax.numpy
+
+
+def _bmu(weights, x):
+    """(y, x) of the best-matching unit, as device scalars."""
+    diff = weights - x
+    dist = jnp.sum(diff * diff, axis=-1)
+    b = jnp.argmin(dist)
+    return b // weights.shape[1], b % weights.shape[1], diff
+
+
+def _online_step(weights, x, sx, sy, lr, xs, ys):
+    by, bx, diff = _bmu(weights, x)
+    hy = jnp.exp(-((ys - by.astype(ys.dtype)) ** 2) / sy**2)
+    hx = jnp.exp(-((xs - bx.astype(xs.dtype)) ** 2) / sx**2)
+    h = jnp.outer(hy * lr, hx)
+    return weights - h[:, :, None] * diff
+
+
+class _JaxTrainer:
+    """Shared device state: problem arrays placed once on the first device."""
+
+    def __init__(self, problem: Problem) -> None:
+        self.p = problem
+        self.device = jax.devices()[0]
+        put = lambda a: jax.device_put(a, self.device)  # noqa: E731
+        self.weights = put(problem.init_map)
+        self.data = put(problem.data)
+        self.sx, self.sy, self.lr = put(problem.sigma_x), put(problem.sigma_y), put(problem.lr)
+        dt = problem.dtype
+        self.xs = put(np.arange(problem.width, dtype=dt))
+        self.ys = put(np.arange(problem.height, dtype=dt))
+
+    def get_map(self) -> np.ndarray:
+        return np.asarray(self.weights).copy()
+
+    def close(self) -> None:
+        for name in ("weights", "data", "sx", "sy", "lr", "xs", "ys"):
+            a = getattr(self, name, None)
+            if a is not None:
+                a.delete()
+                setattr(self, name, None)
+
+
+class JaxNaiveOnline(_JaxTrainer):
+    """``jax-naive-online``: the NumPy loop with ``jnp`` swapped in, run eagerly.
+
+    Every operation is a separate dispatch to the device, so per-step overhead
+    dominates: the lesson is that swapping the import is not enough.
+    """
+
+    def _step(self, w, t):
+        p = self.p
+        x = self.data[int(p.order[t])]  # type: ignore[index]
+        return _online_step(w, x, self.sx[t], self.sy[t], self.lr[t], self.xs, self.ys)
+
+    def warmup(self) -> None:
+        # Eager ops still compile once per primitive and shape: do it on a copy.
+        self._step(self.weights + 0, 0).block_until_ready()
+
+    def run(self, first: int, count: int) -> None:
+        w = self.weights
+        for t in range(first, first + count):
+            w = self._step(w, t)
+        self.weights = w.block_until_ready()
+
+
+class JaxJitOnline(_JaxTrainer):
+    """``jax-jit-online``: the step compiled with ``jit``, one dispatch per step."""
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(problem)
+        self.order = jax.device_put(problem.order, self.device)
+
+        def step(w, t, data, order, sx, sy, lr, xs, ys):
+            return _online_step(w, data[order[t]], sx[t], sy[t], lr[t], xs, ys)
+
+        self._step = jax.jit(step, donate_argnums=0)
+
+    def _args(self):
+        return (self.data, self.order, self.sx, self.sy, self.lr, self.xs, self.ys)
+
+    def warmup(self) -> None:
+        self._step(self.weights + 0, np.int32(0), *self._args()).block_until_ready()
+
+    def run(self, first: int, count: int) -> None:
+        w, args = self.weights, self._args()
+        for t in range(first, first + count):
+            w = self._step(w, np.int32(t), *args)
+        self.weights = w.block_until_ready()
+
+    def close(self) -> None:
+        super().close()
+        self.order = None
+
+
+class JaxVmapBatch(_JaxTrainer):
+    """``jax-vmap-batch``: one jitted epoch, ``vmap`` over examples, Python loop over epochs.
+
+    Each example's neighbourhood-weighted contribution is computed in parallel
+    (an N x M x D intermediate) and summed, as the playbook's ``vmap`` notebook does.
+    """
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(problem)
+        min_w = np.asarray(MIN_WEIGHT, dtype=problem.dtype)
+
+        def contribution(x, w, sx, sy, xs, ys):
+            by, bx, _ = _bmu(w, x)
+            hy = jnp.exp(-((ys - by.astype(ys.dtype)) ** 2) / sy**2)
+            hx = jnp.exp(-((xs - bx.astype(xs.dtype)) ** 2) / sx**2)
+            h = jnp.outer(hy, hx)
+            return h[:, :, None] * x, h
+
+        def epoch(w, t, data, sx, sy, xs, ys):
+            num, h = jax.vmap(contribution, in_axes=(0, None, None, None, None, None))(
+                data, w, sx[t], sy[t], xs, ys
+            )
+            num, den = num.sum(axis=0), h.sum(axis=0)
+            ok = den > min_w
+            return jnp.where(ok[:, :, None], num / jnp.where(ok, den, 1)[:, :, None], w)
+
+        self._epoch = jax.jit(epoch, donate_argnums=0)
+
+    def _args(self):
+        return (self.data, self.sx, self.sy, self.xs, self.ys)
+
+    def warmup(self) -> None:
+        self._epoch(self.weights + 0, np.int32(0), *self._args()).block_until_ready()
+
+    def run(self, first: int, count: int) -> None:
+        w, args = self.weights, self._args()
+        for t in range(first, first + count):
+            w = self._epoch(w, np.int32(t), *args)
+        self.weights = w.block_until_ready()

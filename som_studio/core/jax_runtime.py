@@ -1,0 +1,89 @@
+"""Starting JAX the way SOM Studio needs it, and counting its compilations.
+
+Call :func:`configure` before anything imports JAX (the CLI does it first
+thing); :func:`jax` imports it, configured. Choices made here:
+
+* GPU memory is not preallocated (``XLA_PYTHON_CLIENT_PREALLOCATE=false``) unless
+  the user set that variable: on a DGX Spark the GPU shares one memory with the
+  CPU, and JAX's default of taking 75 % of it starves the desktop.
+* ``cpu_devices=N`` selects the CPU backend and makes it expose ``N`` devices,
+  so layouts and sharding work on a laptop; it must come before JAX starts.
+* 64-bit types are enabled so ``float64`` runs exist; every kernel here names
+  its dtypes, so ``float32`` runs stay 32-bit.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from types import ModuleType
+
+_lock = threading.Lock()
+_compiles = 0
+_listening = False
+_cpu_devices: int | None = None
+
+
+class JaxConfigError(RuntimeError):
+    """JAX is already running with settings that cannot change any more."""
+
+
+def configure(cpu_devices: int | None = None) -> None:
+    """Set JAX's environment before it is imported (idempotent)."""
+    global _cpu_devices
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    if cpu_devices is None:
+        return
+    if cpu_devices < 1:
+        raise JaxConfigError(f"--cpu-devices must be at least 1, got {cpu_devices}")
+    if "jax" in sys.modules and _cpu_devices != cpu_devices:
+        import jax as _jax
+
+        if _jax.default_backend() != "cpu" or _jax.device_count() != cpu_devices:
+            raise JaxConfigError(
+                f"JAX has already started with {_jax.device_count()} {_jax.default_backend()} device(s); "
+                f"{cpu_devices} simulated CPU devices need a fresh process"
+            )
+    _cpu_devices = cpu_devices
+    os.environ["JAX_PLATFORMS"] = "cpu"
+    flags = [f for f in os.environ.get("XLA_FLAGS", "").split() if "xla_force_host_platform_device_count" not in f]
+    flags.append(f"--xla_force_host_platform_device_count={cpu_devices}")
+    os.environ["XLA_FLAGS"] = " ".join(flags)
+
+
+def jax() -> ModuleType:
+    """Import JAX, configured, with the compile counter listening."""
+    global _listening
+    configure()
+    import jax as _jax
+
+    with _lock:
+        if not _listening:
+            if _cpu_devices is not None:
+                try:
+                    _jax.config.update("jax_num_cpu_devices", _cpu_devices)
+                except Exception:  # already initialised: the XLA flag above decided it
+                    pass
+            _jax.config.update("jax_enable_x64", True)
+            from jax import monitoring
+
+            monitoring.register_event_duration_secs_listener(_on_event)
+            _listening = True
+    return _jax
+
+
+def _on_event(name: str, _secs: float, **_kw: object) -> None:
+    global _compiles
+    if name == "/jax/core/compile/backend_compile_duration":
+        with _lock:
+            _compiles += 1
+
+
+def compile_count() -> int:
+    """XLA compilations in this process so far (0 until JAX is started here)."""
+    return _compiles
+
+
+def jax_started() -> bool:
+    return _listening

@@ -1,0 +1,73 @@
+"""Memory: what a problem needs (per implementation) and what the machine has.
+
+Estimates count the arrays an implementation holds plus its working buffers,
+and a fixed overhead for what the runtime allocates (measured on the playbook
+workload by ``bench/memory.py``, which prints estimate against measured peak).
+"""
+
+from __future__ import annotations
+
+import os
+
+from som_studio.core.protocol import ProblemSize
+
+MiB = 1 << 20
+
+# Runtime overhead beyond the arrays, measured (bench/memory.py): NumPy's
+# temporaries and allocator slack; XLA's compiled executables and buffers.
+NUMPY_OVERHEAD = 2 * MiB
+JAX_OVERHEAD = 24 * MiB
+
+
+def _base(s: ProblemSize) -> int:
+    """Data, map and schedules, in the run's precision."""
+    return (s.samples * s.features + s.units * s.features + 3 * s.iterations) * s.itemsize
+
+
+def numpy_online(s: ProblemSize) -> int:
+    # map copy + diff + h temporaries, order indices
+    return _base(s) + 3 * s.units * s.features * s.itemsize + 4 * s.iterations + NUMPY_OVERHEAD
+
+
+def numpy_batch(s: ProblemSize) -> int:
+    from som_studio.core.numpy_som import NEIGHBOURHOOD_CACHE_BYTES
+
+    m = s.units * s.itemsize
+    cache = min(s.samples, s.units, NEIGHBOURHOOD_CACHE_BYTES // max(m, 1)) * m
+    # num, den, diff, products, and the new map
+    work = 5 * s.units * s.features * s.itemsize
+    return _base(s) + cache + work + NUMPY_OVERHEAD
+
+
+def jax_online(s: ProblemSize) -> int:
+    # donated map, diff and update temporaries on the device, host copies of inputs
+    return 2 * _base(s) + 4 * s.units * s.features * s.itemsize + 4 * s.iterations + JAX_OVERHEAD
+
+
+def jax_vmap_batch(s: ProblemSize) -> int:
+    # per-example neighbourhoods (N x M) and weighted examples (N x M x D)
+    per_example = s.samples * s.units * (s.features + 1) * s.itemsize
+    return 2 * _base(s) + per_example + 4 * s.units * s.features * s.itemsize + JAX_OVERHEAD
+
+
+def host_available() -> int:
+    """Bytes the OS can still give this process (MemAvailable, else free pages)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError):
+        return 1 << 62
+
+
+def format_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"

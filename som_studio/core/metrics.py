@@ -1,0 +1,93 @@
+"""Map quality: quantization error, topographic error and the U-matrix.
+
+Computed on the host in float64, in blocks of examples so memory stays bounded
+(no full N x M distance matrix for large problems).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_BLOCK_ELEMENTS = 1 << 22  # examples x units per block (32 MiB of float64)
+
+
+def best_two(weights: np.ndarray, data: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each example: flat index of its best and second-best unit, and its squared distance to the best."""
+    h, w, d = weights.shape
+    codebook = weights.reshape(h * w, d).astype(np.float64)
+    x = np.asarray(data, dtype=np.float64)
+    m = codebook.shape[0]
+    cb_sq = np.einsum("md,md->m", codebook, codebook)
+    block = max(1, _BLOCK_ELEMENTS // max(m, 1))
+    first = np.empty(len(x), dtype=np.int64)
+    second = np.empty(len(x), dtype=np.int64)
+    best_d2 = np.empty(len(x), dtype=np.float64)
+    for s in range(0, len(x), block):
+        xb = x[s : s + block]
+        # |x - w|^2 = |x|^2 - 2 x.w + |w|^2; |x|^2 is constant per row for ranking.
+        d2 = cb_sq[None, :] - 2.0 * (xb @ codebook.T)
+        if m >= 2:
+            two = np.argpartition(d2, 1, axis=1)[:, :2]
+            vals = np.take_along_axis(d2, two, axis=1)
+            swap = vals[:, 1] < vals[:, 0]
+            two[swap] = two[swap][:, ::-1]
+            first[s : s + len(xb)], second[s : s + len(xb)] = two[:, 0], two[:, 1]
+        else:
+            first[s : s + len(xb)] = 0
+            second[s : s + len(xb)] = 0
+        fb = first[s : s + len(xb)]
+        exact = xb - codebook[fb]  # exact distance to the best, free of cancellation
+        best_d2[s : s + len(xb)] = np.einsum("nd,nd->n", exact, exact)
+    return first, second, best_d2
+
+
+def quantization_error(weights: np.ndarray, data: np.ndarray) -> float:
+    """Mean Euclidean distance from each example to its best-matching unit."""
+    _, _, d2 = best_two(weights, data)
+    return float(np.mean(np.sqrt(d2)))
+
+
+def topographic_error(weights: np.ndarray, data: np.ndarray) -> float:
+    """Fraction of examples whose two best units are not grid neighbours (8-neighbourhood)."""
+    return quality(weights, data)[1]
+
+
+def quality(weights: np.ndarray, data: np.ndarray) -> tuple[float, float]:
+    """(QE, TE) in one pass over the data."""
+    first, second, d2 = best_two(weights, data)
+    qe = float(np.mean(np.sqrt(d2)))
+    if weights.shape[0] * weights.shape[1] < 2:
+        return qe, 0.0
+    width = weights.shape[1]
+    fy, fx = np.divmod(first, width)
+    sy, sx = np.divmod(second, width)
+    adjacent = (np.abs(fy - sy) <= 1) & (np.abs(fx - sx) <= 1)
+    return qe, float(np.mean(~adjacent))
+
+
+def u_matrix(weights: np.ndarray) -> np.ndarray:
+    """Mean distance of each unit to its 4-neighbours, shape (height, width)."""
+    w = np.asarray(weights, dtype=np.float64)
+    h, wd, _ = w.shape
+    total = np.zeros((h, wd))
+    count = np.zeros((h, wd))
+    dy = np.linalg.norm(w[1:] - w[:-1], axis=-1)
+    dx = np.linalg.norm(w[:, 1:] - w[:, :-1], axis=-1)
+    total[1:] += dy
+    total[:-1] += dy
+    count[1:] += 1
+    count[:-1] += 1
+    total[:, 1:] += dx
+    total[:, :-1] += dx
+    count[:, 1:] += 1
+    count[:, :-1] += 1
+    return np.where(count > 0, total / np.maximum(count, 1), 0.0)
+
+
+def to_rgb(weights: np.ndarray, lo: np.ndarray | None = None, hi: np.ndarray | None = None) -> np.ndarray:
+    """(H, W, 3) uint8 image of a 3-feature map, scaled from [lo, hi] (default [0, 1])."""
+    w = np.asarray(weights, dtype=np.float64)[..., :3]
+    lo = np.zeros(w.shape[-1]) if lo is None else np.asarray(lo)[:3]
+    hi = np.ones(w.shape[-1]) if hi is None else np.asarray(hi)[:3]
+    span = np.where(hi > lo, hi - lo, 1.0)
+    return np.clip((w - lo) / span * 255.0 + 0.5, 0, 255).astype(np.uint8)

@@ -1,0 +1,98 @@
+"""The NumPy reference implementations, ports of the playbook's NumPy SOM.
+
+They are the ground truth every other implementation is compared with, so they
+are written for clarity first: one example at a time, as the playbook does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from som_studio.core.problem import MIN_WEIGHT, Problem
+
+# numpy-batch keeps each best-matching unit's neighbourhood for the rest of the
+# epoch once computed, up to this many bytes; past it, neighbourhoods are
+# recomputed. (The playbook reserves a full M x M cache instead.)
+NEIGHBOURHOOD_CACHE_BYTES = 256 << 20
+
+
+def bmu_index(weights: np.ndarray, x: np.ndarray) -> tuple[int, int]:
+    """(y, x) of the unit nearest to ``x`` (first in row-major order on ties)."""
+    diff = weights - x
+    dist = np.einsum("hwd,hwd->hw", diff, diff)
+    by, bx = divmod(int(np.argmin(dist)), weights.shape[1])
+    return by, bx
+
+
+class _NumpyTrainer:
+    """Shared state of the NumPy trainers (host memory, nothing to compile)."""
+
+    def __init__(self, problem: Problem) -> None:
+        self.p = problem
+        self.weights = problem.init_map.copy()
+        dt = problem.dtype
+        self._xs = np.arange(problem.width, dtype=dt)
+        self._ys = np.arange(problem.height, dtype=dt)
+
+    def _h1(self, t: int, by: int, bx: int) -> tuple[np.ndarray, np.ndarray]:
+        p = self.p
+        hy = np.exp(-((self._ys - by) ** 2) / p.sigma_y[t] ** 2)
+        hx = np.exp(-((self._xs - bx) ** 2) / p.sigma_x[t] ** 2)
+        return hy, hx
+
+    def warmup(self) -> None:
+        """Nothing compiles in NumPy."""
+
+    def get_map(self) -> np.ndarray:
+        return self.weights.copy()
+
+    def close(self) -> None:
+        self.weights = self.weights[:0]
+
+
+class NumpyOnline(_NumpyTrainer):
+    """``numpy-online``: one example per step, full-map update."""
+
+    def run(self, first: int, count: int) -> None:
+        p, w = self.p, self.weights
+        for t in range(first, first + count):
+            x = p.data[p.order[t]]  # type: ignore[index]
+            diff = w - x
+            dist = np.einsum("hwd,hwd->hw", diff, diff)
+            by, bx = divmod(int(np.argmin(dist)), p.width)
+            hy, hx = self._h1(t, by, bx)
+            h = np.outer(hy * p.lr[t], hx)
+            w -= h[:, :, None] * diff
+
+
+class NumpyBatch(_NumpyTrainer):
+    """``numpy-batch``: the playbook's per-example loop over each epoch.
+
+    Each best-matching unit's neighbourhood is the separable outer product
+    ``hy ⊗ hx``, computed when first needed in an epoch and kept (up to
+    :data:`NEIGHBOURHOOD_CACHE_BYTES`) for the rest of it, instead of
+    reserving an M x M cache up front.
+    """
+
+    def run(self, first: int, count: int) -> None:
+        p = self.p
+        m = p.height * p.width
+        budget = NEIGHBOURHOOD_CACHE_BYTES // max(m * p.dtype.itemsize, 1)
+        for t in range(first, first + count):
+            w = self.weights
+            num = np.zeros_like(w)
+            den = np.zeros(w.shape[:2], dtype=w.dtype)
+            cache: dict[tuple[int, int], np.ndarray] = {}
+            for x in p.data:
+                b = bmu_index(w, x)
+                h = cache.get(b)
+                if h is None:
+                    hy, hx = self._h1(t, *b)
+                    h = np.outer(hy, hx)
+                    if len(cache) < budget:
+                        cache[b] = h
+                num += h[:, :, None] * x
+                den += h
+            ok = den > MIN_WEIGHT
+            safe = np.where(ok, den, 1)[:, :, None]
+            self.weights = np.where(ok[:, :, None], num / safe, w)

@@ -1,0 +1,91 @@
+"""The one contract every SOM implementation meets.
+
+An implementation is registered as an :class:`Implementation` (what it is,
+what it supports, how much memory a problem needs) whose :meth:`~Implementation.create`
+returns a :class:`Trainer` (the running state). The session, the comparison,
+the CLI and the tests are written once against these two.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from som_studio.core.problem import Problem
+
+Kind = Literal["online", "batch"]
+
+
+@runtime_checkable
+class Trainer(Protocol):
+    """The state of one training run.
+
+    Iterations are steps (online) or epochs (batch), numbered from 0. The
+    session calls :meth:`warmup` once, then :meth:`run` on consecutive chunks.
+    """
+
+    def warmup(self) -> None:
+        """Compile whatever :meth:`run` will use, leaving the state unchanged."""
+
+    def run(self, first: int, count: int) -> None:
+        """Train iterations ``first .. first+count-1``; return with results ready."""
+
+    def get_map(self) -> np.ndarray:
+        """A host copy of the map, shape (height, width, features)."""
+
+    def close(self) -> None:
+        """Release device memory; the trainer is not used afterwards."""
+
+
+@dataclass(frozen=True)
+class ProblemSize:
+    """The sizes memory estimates depend on."""
+
+    height: int
+    width: int
+    features: int
+    samples: int
+    iterations: int
+    itemsize: int
+    devices: int = 1
+
+    @property
+    def units(self) -> int:
+        return self.height * self.width
+
+
+@dataclass(frozen=True)
+class Implementation:
+    """A registered implementation.
+
+    ``factory`` is ``"module:Class"``, imported only when a run is created, so
+    listing implementations never imports JAX. ``estimate`` gives the bytes a
+    problem needs beyond the process's baseline.
+    """
+
+    name: str
+    kind: Kind
+    backend: Literal["numpy", "jax"]
+    description: str
+    factory: str
+    estimate: Callable[[ProblemSize], int]
+    precisions: tuple[str, ...] = ("float32", "float64")
+    shards: bool = False
+    tags: tuple[str, ...] = field(default=())
+
+    def create(self, problem: Problem) -> Trainer:
+        module, _, attr = self.factory.partition(":")
+        cls = getattr(importlib.import_module(module), attr)
+        return cls(problem)
+
+    def supports(self) -> str:
+        """One line of what this implementation supports, for listings."""
+        bits = [self.kind, self.backend, "/".join(p.replace("float", "f") for p in self.precisions)]
+        if self.shards:
+            bits.append("sharded")
+        return ", ".join(bits)

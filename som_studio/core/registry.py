@@ -1,0 +1,90 @@
+"""The registry of SOM implementations.
+
+Everything above this module (session, CLI, app, reports) reaches
+implementations only through :func:`get` and :func:`all_implementations`, and
+never special-cases a name. New implementations are added with :func:`register`.
+"""
+
+from __future__ import annotations
+
+from som_studio.core import memory
+from som_studio.core.protocol import Implementation
+
+_REGISTRY: dict[str, Implementation] = {}
+
+
+class UnknownImplementation(KeyError):
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+    def __str__(self) -> str:
+        return f"impl: unknown implementation {self.name!r}; choose from {', '.join(names())}"
+
+
+def register(impl: Implementation) -> Implementation:
+    if impl.name in _REGISTRY:
+        raise ValueError(f"implementation {impl.name!r} is already registered")
+    _REGISTRY[impl.name] = impl
+    return impl
+
+
+def get(name: str) -> Implementation:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise UnknownImplementation(name) from None
+
+
+def all_implementations() -> list[Implementation]:
+    return list(_REGISTRY.values())
+
+
+def names() -> list[str]:
+    return list(_REGISTRY)
+
+
+# -- the playbook's ladder --------------------------------------------------------
+register(Implementation(
+    name="numpy-online",
+    kind="online",
+    backend="numpy",
+    description="NumPy reference, online: one example per step, full-map update (the playbook's loop)",
+    factory="som_studio.core.numpy_som:NumpyOnline",
+    estimate=memory.numpy_online,
+))
+register(Implementation(
+    name="numpy-batch",
+    kind="batch",
+    backend="numpy",
+    description=(
+        "NumPy reference, batch: the playbook's per-example loop; each BMU's neighbourhood is the "
+        "separable outer product, computed when first needed in an epoch (no M x M cache)"
+    ),
+    factory="som_studio.core.numpy_som:NumpyBatch",
+    estimate=memory.numpy_batch,
+))
+register(Implementation(
+    name="jax-naive-online",
+    kind="online",
+    backend="jax",
+    description="The NumPy online loop with jnp swapped in, run eagerly: one dispatch per operation",
+    factory="som_studio.core.jax_ladder:JaxNaiveOnline",
+    estimate=memory.jax_online,
+))
+register(Implementation(
+    name="jax-jit-online",
+    kind="online",
+    backend="jax",
+    description="Online step compiled with jax.jit: one dispatch per step, Python loop over steps",
+    factory="som_studio.core.jax_ladder:JaxJitOnline",
+    estimate=memory.jax_online,
+))
+register(Implementation(
+    name="jax-vmap-batch",
+    kind="batch",
+    backend="jax",
+    description="Batch epoch under jit with per-example vmap (N x M x D intermediate), Python loop over epochs",
+    factory="som_studio.core.jax_ladder:JaxVmapBatch",
+    estimate=memory.jax_vmap_batch,
+))

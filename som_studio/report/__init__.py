@@ -1,0 +1,1 @@
+"""The report's content and plain-data writers (no Qt)."""

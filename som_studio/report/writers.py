@@ -1,0 +1,73 @@
+"""Writing files safely: refuse to overwrite, write atomically, say what went wrong.
+
+Every file SOM Studio writes goes through :func:`write_atomic`: a temporary
+file in the target folder, flushed and synced, then renamed over the target.
+A full disk or an unwritable folder leaves no partial file behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+class OutputError(OSError):
+    """A file cannot be written; the message names the file and why."""
+
+
+def check_writable(path: str | os.PathLike[str], force: bool = False) -> Path:
+    """Check up front that ``path`` can be written (and may be overwritten)."""
+    p = Path(path)
+    if p.is_dir():
+        raise OutputError(f"{p}: is a folder; give a file name")
+    if p.exists() and not force:
+        raise OutputError(f"{p}: exists; use --force to overwrite it")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise OutputError(f"{p}: folder {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise OutputError(f"{p}: folder {parent} is not writable")
+    return p
+
+
+def write_atomic(path: str | os.PathLike[str], content: bytes | str, force: bool = False) -> Path:
+    """Write ``content`` to ``path`` atomically; refuse an existing file unless ``force``."""
+    p = check_writable(path, force)
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".part", dir=p.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if p.exists() and not force:  # appeared meanwhile: still never clobber
+            raise OutputError(f"{p}: exists; use --force to overwrite it")
+        os.replace(tmp, p)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, OutputError):
+            raise
+        raise OutputError(f"{p}: cannot write ({exc.strerror or exc})") from None
+    return p
+
+
+def write_json(path: str | os.PathLike[str], doc: Any, force: bool = False) -> Path:
+    return write_atomic(path, json.dumps(doc, indent=2, allow_nan=False, default=_jsonable) + "\n", force)
+
+
+def _jsonable(o: Any) -> Any:
+    import numpy as np
+
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, Path):
+        return str(o)
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")

@@ -1,0 +1,71 @@
+"""The environment a run ran in: versions, backend, devices."""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from functools import lru_cache
+from importlib import metadata
+from typing import Any
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+@lru_cache(maxsize=1)
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.lower().startswith(("model name", "hardware", "cpu model")):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def describe(backend: str) -> dict[str, Any]:
+    """Environment of a run on ``backend`` (``"numpy"`` or ``"jax"``)."""
+    import numpy as np
+
+    env: dict[str, Any] = {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "jax": _version("jax"),
+        "jaxlib": _version("jaxlib"),
+        "platform": f"{platform.system()} {platform.machine()}",
+        "cpu": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "xla_flags": os.environ.get("XLA_FLAGS", ""),
+    }
+    if backend == "jax":
+        from som_studio.core import jax_runtime
+
+        jax = jax_runtime.jax()
+        env["backend"] = jax.default_backend()
+        env["devices"] = [device_info(d) for d in jax.devices()]
+    else:
+        env["backend"] = "numpy"
+        env["devices"] = [{"id": 0, "kind": "cpu"}]
+    return env
+
+
+def device_info(device: Any) -> dict[str, Any]:
+    info: dict[str, Any] = {"id": int(device.id), "kind": str(device.device_kind)}
+    try:
+        stats = device.memory_stats()
+    except Exception:  # not every backend reports memory
+        stats = None
+    if stats:
+        info["memory_limit"] = stats.get("bytes_limit")
+        info["memory_in_use"] = stats.get("bytes_in_use")
+    return info
+
+
+def python_executable() -> str:
+    return sys.executable

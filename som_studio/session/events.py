@@ -1,0 +1,88 @@
+"""The events a training session yields, in order.
+
+``Started`` → ``Compiled`` → (``ChunkTimed`` | ``Snapshot`` | ``QualityMeasured``)*
+→ ``Finished`` (status ``ok`` or ``cancelled``) or ``Failed``.
+
+``Snapshot`` events always include iteration 0 (the initial map) and the final
+map. Events are frozen; arrays in them are host copies owned by the event.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from som_studio.config import RunConfig
+from som_studio.session.record import RunRecord
+
+
+@dataclass(frozen=True)
+class Started:
+    config: RunConfig
+    kind: str
+    iterations: int
+    samples: int
+    features: int
+    env: dict[str, Any]
+    layout: str
+    estimate_bytes: int
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """Compile and warm-up before the first timed chunk finished."""
+
+    seconds: float
+    compiles: int
+
+
+@dataclass(frozen=True)
+class ChunkTimed:
+    """Iterations ``first .. first+count-1`` took ``seconds`` of wall time, results ready."""
+
+    first: int
+    count: int
+    seconds: float
+    elapsed_s: float
+
+    @property
+    def end(self) -> int:
+        return self.first + self.count
+
+    @property
+    def iteration_s(self) -> float:
+        return self.seconds / self.count
+
+
+@dataclass(frozen=True, eq=False)
+class Snapshot:
+    """The map after ``iteration`` iterations (host copy, (H, W, D))."""
+
+    iteration: int
+    map: np.ndarray
+
+
+@dataclass(frozen=True)
+class QualityMeasured:
+    iteration: int
+    qe: float
+    te: float
+
+
+@dataclass(frozen=True)
+class Finished:
+    """The run ended, completely (``record.status == "ok"``) or by cancel."""
+
+    record: RunRecord
+
+
+@dataclass(frozen=True)
+class Failed:
+    """The run failed; ``record.message`` says why. Never raised, always yielded."""
+
+    record: RunRecord
+
+
+Event = Started | Compiled | ChunkTimed | Snapshot | QualityMeasured | Finished | Failed

@@ -1,0 +1,123 @@
+"""Measuring a run's peak memory: resident set growth plus device memory.
+
+On Linux the kernel's high-water mark (VmHWM) is reset at the start of a run
+(``/proc/self/clear_refs``), so the peak covers exactly the run; elsewhere a
+sampling thread approximates it. Device memory comes from JAX where the backend
+reports it (GPUs do; the CPU backend does not, its buffers are in the RSS).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+_PAGE = 4096
+
+
+def _status_kb(key: str) -> int | None:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def rss() -> int:
+    v = _status_kb("VmRSS")
+    if v is not None:
+        return v
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+class PeakMemory:
+    """``start()`` before the run, ``stop()`` after; ``peak_bytes`` is the growth."""
+
+    def __init__(self, devices: list[Any] | None = None) -> None:
+        self.devices = devices or []
+        self._base = 0
+        self._hwm = False
+        self._peak = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._dev_base = 0
+
+    def start(self) -> None:
+        try:
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")
+            self._hwm = _status_kb("VmHWM") is not None
+        except OSError:
+            self._hwm = False
+        self._base = rss()
+        self._peak = self._base
+        self._dev_base = self._device_in_use()
+        if not self._hwm:
+            self._peak = self._base
+            self._thread = threading.Thread(target=self._sample, name="som-memwatch", daemon=True)
+            self._thread.start()
+
+    def exclude(self) -> _Excluded:
+        """Context in which allocations do not count (the session's own measurements)."""
+        return _Excluded(self)
+
+    def _checkpoint(self) -> None:
+        if self._hwm:
+            self._peak = max(self._peak, _status_kb("VmHWM") or 0)
+
+    def _reset(self) -> None:
+        if self._hwm:
+            try:
+                with open("/proc/self/clear_refs", "w") as f:
+                    f.write("5")
+            except OSError:
+                pass
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.005):
+            self._peak = max(self._peak, rss())
+
+    def _device_in_use(self) -> int:
+        total = 0
+        for d in self.devices:
+            try:
+                stats = d.memory_stats() or {}
+            except Exception:
+                stats = {}
+            total += int(stats.get("bytes_in_use", 0))
+        return total
+
+    def _device_peak(self) -> int:
+        total = 0
+        for d in self.devices:
+            try:
+                stats = d.memory_stats() or {}
+            except Exception:
+                stats = {}
+            total += int(stats.get("peak_bytes_in_use", 0))
+        return max(0, total - self._dev_base)
+
+    def stop(self) -> int:
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+            peak = self._peak
+        else:
+            self._checkpoint()
+            peak = self._peak
+        return max(0, peak - self._base) + self._device_peak()
+
+
+class _Excluded:
+    def __init__(self, watch: PeakMemory) -> None:
+        self.watch = watch
+
+    def __enter__(self) -> None:
+        self.watch._checkpoint()
+
+    def __exit__(self, *exc: object) -> None:
+        self.watch._reset()

@@ -1,0 +1,131 @@
+"""The record of one run: what ``--json`` writes, what reports and the app read.
+
+``RunRecord.to_dict`` is the JSON schema documented in the README
+(``schema_version`` :data:`SCHEMA_VERSION`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Chunk:
+    first: int
+    count: int
+    seconds: float
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    return float(np.percentile(values, q)) if values else None
+
+
+@dataclass
+class RunRecord:
+    """Everything measured about one run. Mutable while the run goes on."""
+
+    impl: str
+    kind: str
+    config: dict[str, Any]
+    status: str = "running"
+    message: str = ""
+    layout: str = "1x1"
+    env: dict[str, Any] = field(default_factory=dict)
+    compile_s: float = 0.0
+    compiles: int = 0
+    chunks: list[Chunk] = field(default_factory=list)
+    total_s: float = 0.0
+    qe: float | None = None
+    te: float | None = None
+    history: list[dict[str, float]] = field(default_factory=list)
+    estimate_bytes: int | None = None
+    peak_bytes: int | None = None
+    samples: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    # -- derived timings ----------------------------------------------------------
+    @property
+    def iteration_s(self) -> list[float]:
+        return [c.seconds / c.count for c in self.chunks if c.count]
+
+    @property
+    def median_s(self) -> float | None:
+        return percentile(self.iteration_s, 50)
+
+    @property
+    def p95_s(self) -> float | None:
+        return percentile(self.iteration_s, 95)
+
+    @property
+    def iterations_done(self) -> int:
+        return sum(c.count for c in self.chunks)
+
+    @property
+    def throughput(self) -> float | None:
+        """Samples per second at the median iteration time."""
+        med = self.median_s
+        if not med:
+            return None
+        per_iteration = self.samples if self.kind == "batch" else 1
+        return per_iteration / med
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "impl": self.impl,
+            "kind": self.kind,
+            "status": self.status,
+            "message": self.message,
+            "config": self.config,
+            "layout": self.layout,
+            "samples": self.samples,
+            "env": self.env,
+            "timings": {
+                "compile_s": self.compile_s,
+                "chunks": [{"first": c.first, "count": c.count, "seconds": c.seconds} for c in self.chunks],
+                "iteration_s": self.iteration_s,
+                "median_s": self.median_s,
+                "p95_s": self.p95_s,
+                "total_s": self.total_s,
+                "compiles": self.compiles,
+                "throughput_samples_per_s": self.throughput,
+            },
+            "quality": {"qe": self.qe, "te": self.te, "history": self.history},
+            "memory": {"estimate_bytes": self.estimate_bytes, "peak_bytes": self.peak_bytes},
+            **({"extra": self.extra} if self.extra else {}),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RunRecord:
+        t, q, m = d.get("timings", {}), d.get("quality", {}), d.get("memory", {})
+        cfg = d.get("config", {})
+        data = cfg.get("data", {})
+        return cls(
+            impl=d["impl"],
+            kind=d["kind"],
+            config=cfg,
+            status=d.get("status", "ok"),
+            message=d.get("message", ""),
+            layout=d.get("layout", "1x1"),
+            env=d.get("env", {}),
+            compile_s=float(t.get("compile_s") or 0.0),
+            compiles=int(t.get("compiles") or 0),
+            chunks=[Chunk(int(c["first"]), int(c["count"]), float(c["seconds"])) for c in t.get("chunks", [])],
+            total_s=float(t.get("total_s") or 0.0),
+            qe=q.get("qe"),
+            te=q.get("te"),
+            history=list(q.get("history", [])),
+            estimate_bytes=m.get("estimate_bytes"),
+            peak_bytes=m.get("peak_bytes"),
+            samples=int(d.get("samples") or data.get("samples") or 0),
+            extra=d.get("extra", {}),
+        )
+
+
+def runs_document(records: list[RunRecord]) -> dict[str, Any]:
+    """The top-level JSON document: ``{"schema_version", "runs": [...]}``."""
+    return {"schema_version": SCHEMA_VERSION, "runs": [r.to_dict() for r in records]}
