@@ -122,7 +122,28 @@ def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
         except ConfigError as exc:
             raise CommandError(_flag_message(exc)) from None
         out.append(cfg)
+    check_layouts(out)
     return out
+
+
+def check_layouts(configs: list[RunConfig]) -> None:
+    """Refuse, before any training, a layout the devices JAX sees cannot hold.
+
+    Only sharded implementations use the layout (the others run on one device),
+    so JAX is started here only when one of them is asked for.
+    """
+    from som_studio.core import registry
+
+    sharded = [c for c in configs if registry.get(c.impl).shards]
+    if not sharded:
+        return
+    from som_studio.session.session import check_layout_devices
+
+    for cfg in sharded:
+        try:
+            check_layout_devices(registry.get(cfg.impl), cfg)
+        except ConfigError as exc:
+            raise CommandError(_flag_message(exc)) from None
 
 
 _FLAGS = {"grid": "--grid", "samples": "--samples", "steps": "--steps", "epochs": "--epochs",

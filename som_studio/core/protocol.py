@@ -65,7 +65,11 @@ class Implementation:
 
     ``factory`` is ``"module:Class"``, imported only when a run is created, so
     listing implementations never imports JAX. ``estimate`` gives the bytes a
-    problem needs beyond the process's baseline.
+    problem needs beyond the process's baseline (per device for sharded ones).
+
+    A trainer may also have ``describe() -> dict``: facts about what it compiled
+    (e.g. the collectives of a sharded program), called once after
+    :meth:`Trainer.warmup` and copied into the run record's ``extra``.
     """
 
     name: str
@@ -76,6 +80,9 @@ class Implementation:
     estimate: Callable[[ProblemSize], int]
     precisions: tuple[str, ...] = ("float32", "float64")
     shards: bool = False
+    # Sharded implementations that replicate the map (data-parallel only) say
+    # False: their layouts must have map size 1.
+    map_axis: bool = True
     tags: tuple[str, ...] = field(default=())
 
     def create(self, problem: Problem) -> Trainer:

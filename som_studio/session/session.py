@@ -59,6 +59,15 @@ def problem_size(config: RunConfig, samples: int, features: int) -> ProblemSize:
     )
 
 
+def check_layout_devices(impl: Implementation, config: RunConfig) -> None:
+    """Refuse a layout the devices JAX sees cannot hold (:class:`ConfigError`, field ``layout``)."""
+    from som_studio.core import jax_runtime, sharding
+
+    jax = jax_runtime.jax()
+    sharding.check_layout(config.layout, jax.device_count(), impl=impl.name, map_axis=impl.map_axis,
+                          backend=jax.default_backend())
+
+
 def available_memory(impl: Implementation) -> tuple[int, str]:
     """(bytes, where) that a run of ``impl`` can still use."""
     if impl.backend == "jax":
@@ -160,6 +169,8 @@ class Session:
             data = self._data if self._data is not None else load_problem_data(cfg)
             record.samples = int(data.shape[0])
             record.layout = cfg.layout if impl.shards else "1x1"
+            if impl.shards:
+                check_layout_devices(impl, cfg)
             record.estimate_bytes = check_memory(impl, cfg, data.shape[0], data.shape[1])
             record.env = envmod.describe(impl.backend)
         except (ConfigError, DataError, registry.UnknownImplementation, MemoryRefused) as exc:
@@ -177,7 +188,9 @@ class Session:
 
         devices: list[Any] = []
         if impl.backend == "jax":
-            devices = list(jax_runtime.jax().devices()[:1])
+            data_n, map_n = parse_layout(record.layout)
+            devices = [d for d in jax_runtime.jax().devices()[: data_n * map_n]
+                       if d.process_index == jax_runtime.jax().process_index()]
         watch = PeakMemory(devices)
         watch.start()
         excluded = 0.0  # the session's own measurements, not part of training time
@@ -210,6 +223,9 @@ class Session:
             tw = time.perf_counter()
             trainer.warmup()
             record.compile_s = time.perf_counter() - tw
+            describe = getattr(trainer, "describe", None)  # optional: what the trainer compiled
+            if describe is not None:
+                record.extra.update(describe())
             yield Compiled(record.compile_s, jax_runtime.compile_count() - c0)
 
             it, chunk = 0, 1
