@@ -50,6 +50,22 @@ def jax_vmap_batch(s: ProblemSize) -> int:
     return 2 * _base(s) + per_example + 4 * s.units * s.features * s.itemsize + JAX_OVERHEAD
 
 
+def jax_sharded_batch(s: ProblemSize) -> int:
+    """Per device: its block of examples and map rows, the distance block, sums, gathered rows."""
+    from som_studio.core.sharding import ceil_div
+
+    # The layout's split is not in ProblemSize; assume the worst split of the map (all on data).
+    n_local = ceil_div(s.samples, s.devices)
+    map_b = s.units * s.features * s.itemsize
+    work = n_local * s.units * s.itemsize * 2 + s.units * (s.features + 1) * s.itemsize * 3
+    return 2 * map_b + n_local * (s.features + 1) * s.itemsize + 3 * s.iterations * s.itemsize + work + JAX_OVERHEAD
+
+
+def jax_pmap_batch(s: ProblemSize) -> int:
+    """Per device: the whole map replicated, its block of examples, distances and sums."""
+    return jax_sharded_batch(s)
+
+
 def host_available() -> int:
     """Bytes the OS can still give this process (MemAvailable, else free pages)."""
     try:

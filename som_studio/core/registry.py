@@ -88,3 +88,45 @@ register(Implementation(
     factory="som_studio.core.jax_ladder:JaxVmapBatch",
     estimate=memory.jax_vmap_batch,
 ))
+
+
+# -- issue 4: the sharded batch implementations -----------------------------------
+register(Implementation(
+    name="jax-pmap-batch",
+    kind="batch",
+    backend="jax",
+    description=(
+        "Data-parallel with jax.pmap + lax.psum, as the pmap tutorials do: the map replicated on every "
+        "device, per-device sums added (layouts DATAx1 only). pmap is in maintenance mode in current JAX "
+        "and is built on shard_map"
+    ),
+    factory="som_studio.core.jax_sharded:JaxPmapBatch",
+    estimate=memory.jax_pmap_batch,
+    shards=True,
+    map_axis=False,
+))
+register(Implementation(
+    name="jax-jit-sharded-batch",
+    kind="batch",
+    backend="jax",
+    description=(
+        "The one-device batch program under jit, inputs placed with NamedSharding over the data x map "
+        "mesh: the compiler partitions it and chooses the communication (automatic parallelism)"
+    ),
+    factory="som_studio.core.jax_sharded:JaxJitShardedBatch",
+    estimate=memory.jax_sharded_batch,
+    shards=True,
+))
+register(Implementation(
+    name="jax-shardmap-batch",
+    kind="batch",
+    backend="jax",
+    description=(
+        "Explicit per-device program with jax.shard_map over the data x map mesh: local winner search on "
+        "the local map rows, global best match across map, sums reduced across data, separable smoothing "
+        "(no M x M matrix); scales to maps larger than one device"
+    ),
+    factory="som_studio.core.jax_sharded:JaxShardmapBatch",
+    estimate=memory.jax_sharded_batch,
+    shards=True,
+))

@@ -1,0 +1,158 @@
+"""Reading the collectives out of a compiled program's HLO text (plain text parsing).
+
+``jax.jit(f).lower(...).compile().as_text()`` is the partitioned, per-device
+program XLA will run. Its collectives (``all-reduce``, ``all-gather``,
+``reduce-scatter``, ``all-to-all``, ``collective-permute``) are what a layout
+costs in communication; counting them also shows whether two approaches
+compiled to the same program.
+
+Bytes are per device: ``bytes`` is the size of a collective's result buffer on
+one device; ``sent_bytes`` estimates what one device sends for it with the
+usual ring algorithms (all-reduce ``2 (n-1)/n B``, all-gather and all-to-all
+``(n-1)/n B``, reduce-scatter ``(n-1) B``, collective-permute ``B``, with ``n``
+the group size and ``B`` the result buffer). A collective inside a ``while``
+loop's body is counted once per iteration: the sharded trainers run one epoch
+per iteration of their only loop, so that is the cost of one epoch.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute", "collective-broadcast")
+
+_ITEMSIZE = {"pred": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "f16": 2, "bf16": 2, "s32": 4, "u32": 4,
+             "f32": 4, "s64": 8, "u64": 8, "f64": 8, "c64": 8, "c128": 16}
+_COMP_RE = re.compile(r"^\s*(?:ENTRY\s+)?%?([\w.\-]+)\s*\(.*\)\s*->\s*.*\{\s*$")
+_INSTR_RE = re.compile(
+    r"^\s*(?:ROOT\s+)?%?[\w.\-]+\s*=\s*(?P<shape>.+?)\s+(?P<op>" + "|".join(KINDS) + r")(?P<start>-start)?\("
+)
+_ARRAY_RE = re.compile(r"\b(pred|[suf]\d+|bf16|c64|c128)\[([\d,]*)\]")
+_CALLS_RE = re.compile(r"\b(?:calls|to_apply|body|condition|true_computation|false_computation)=%?([\w.\-]+)")
+_BRANCHES_RE = re.compile(r"branch_computations=\{([^}]*)\}")
+_BODY_RE = re.compile(r"\bbody=%?([\w.\-]+)")
+_GROUPS_LIST_RE = re.compile(r"replica_groups=\{\{([\d,\s]*)\}")
+_GROUPS_IOTA_RE = re.compile(r"replica_groups=\[(\d+),(\d+)\]")
+_GROUPS_MESH_RE = re.compile(r"replica_groups=mesh\[([^\]]*)\]\s*\{([^}]*)\}")
+_MESH_AXIS_RE = re.compile(r"'?([\w-]+)'?\s*=\s*(\d+)")
+
+
+def _arrays(shape: str) -> list[tuple[str, tuple[int, ...], int]]:
+    out = []
+    for dt, dims in _ARRAY_RE.findall(shape):
+        ds = tuple(int(x) for x in dims.split(",") if x)
+        n = _ITEMSIZE.get(dt, 4)
+        for d in ds:
+            n *= d
+        out.append((dt, ds, n))
+    return out
+
+
+def _group_size(line: str, default: int) -> int:
+    m = _GROUPS_MESH_RE.search(line)  # replica_groups=mesh['data'=2,'map'=4] {'map'}
+    if m:
+        sizes = {a: int(n) for a, n in _MESH_AXIS_RE.findall(m.group(1))}
+        n = 1
+        for axis in re.findall(r"[\w-]+", m.group(2)):
+            n *= sizes.get(axis, 1)
+        return n
+    m = _GROUPS_IOTA_RE.search(line)
+    if m:
+        return int(m.group(2))
+    m = _GROUPS_LIST_RE.search(line)
+    if m and m.group(1).strip():
+        return len([x for x in m.group(1).split(",") if x.strip()])
+    return default
+
+
+def _sent(kind: str, nbytes: int, n: int) -> int:
+    if n <= 1:
+        return 0
+    if kind == "all-reduce":
+        return 2 * (n - 1) * nbytes // n
+    if kind in ("all-gather", "all-to-all"):
+        return (n - 1) * nbytes // n
+    if kind == "reduce-scatter":
+        return (n - 1) * nbytes
+    return nbytes  # collective-permute, collective-broadcast
+
+
+def computations(text: str) -> dict[str, list[str]]:
+    """HLO text split into ``{computation name: its instruction lines}``."""
+    comps: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text.splitlines():
+        m = _COMP_RE.match(line)
+        if m:
+            current = comps.setdefault(m.group(1), [])
+            continue
+        if line.strip() == "}":
+            current = None
+            continue
+        if current is not None:
+            current.append(line)
+    return comps
+
+
+def _called(line: str) -> list[str]:
+    names = _CALLS_RE.findall(line)
+    for group in _BRANCHES_RE.findall(line):
+        names += [g.strip().lstrip("%") for g in group.split(",") if g.strip()]
+    return names
+
+
+def collectives(text: str, devices: int = 1) -> list[dict[str, Any]]:
+    """The collectives of a compiled HLO module, one entry per instruction.
+
+    Each entry: ``kind``, ``shape`` (``"f32[4,12,4]"``), ``bytes`` (result buffer
+    per device), ``group`` (devices taking part), ``sent_bytes`` (estimated,
+    per device), ``per_epoch`` (inside a ``while`` loop body, so run once per
+    iteration of the loop).
+    """
+    comps = computations(text)
+    in_loop: set[str] = set()
+    todo = [b for lines in comps.values() for ln in lines for b in _BODY_RE.findall(ln)]
+    while todo:
+        name = todo.pop()
+        if name in in_loop or name not in comps:
+            continue
+        in_loop.add(name)
+        for ln in comps[name]:
+            todo += _called(ln)
+    out = []
+    for name, lines in comps.items():
+        for ln in lines:
+            m = _INSTR_RE.match(ln)
+            if not m:
+                continue
+            arrays = _arrays(m.group("shape"))
+            if not arrays:
+                continue
+            if m.group("start"):  # async pair: the start's result holds operands and results
+                dt, dims, nbytes = max(arrays, key=lambda a: a[2])
+            else:
+                dt, dims, nbytes = arrays[0] if len(arrays) == 1 else (arrays[0][0], (), sum(a[2] for a in arrays))
+            kind = m.group("op")
+            group = _group_size(ln, devices)
+            out.append({
+                "kind": kind,
+                "shape": f"{dt}[{','.join(str(d) for d in dims)}]" if len(arrays) == 1 or m.group("start")
+                else "(" + ", ".join(f"{a[0]}[{','.join(map(str, a[1]))}]" for a in arrays) + ")",
+                "bytes": nbytes,
+                "group": group,
+                "sent_bytes": _sent(kind, nbytes, group),
+                "per_epoch": name in in_loop,
+            })
+    return out
+
+
+def summary(colls: list[dict[str, Any]], devices: int) -> dict[str, Any]:
+    """What a run record keeps: the collectives and the bytes each epoch moves."""
+    per_device = sum(c["sent_bytes"] for c in colls if c["per_epoch"])
+    return {
+        "collectives": colls,
+        "bytes_per_epoch": per_device,
+        "bytes_per_epoch_all_devices": per_device * devices,
+        "bytes_per_call": sum(c["sent_bytes"] for c in colls if not c["per_epoch"]),
+    }
