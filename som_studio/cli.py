@@ -49,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    args._argv = list(sys.argv[1:] if argv is None else argv)  # to re-run in a supervised child
     if args.cpu_devices is not None and args.cpu_devices < 1:
         parser.error("--cpu-devices: must be at least 1")
     from som_studio.core import jax_runtime

@@ -8,9 +8,11 @@ import sys
 from som_studio.commands.common import (
     CommandError,
     Progress,
+    _pos_int,
     add_run_options,
     check_output,
     configs_from_args,
+    impl_names,
 )
 
 HELP = "run and time implementations on the same SOM; print a table, write --json"
@@ -28,6 +30,11 @@ the exit status is then 1.
 examples:
   som-studio bench --impl numpy-batch,jax-vmap-batch --grid 60x34 --epochs 10
   som-studio bench --impl numpy-online,jax-jit-online --steps 5000 --json runs.json
+  som-studio --cpu-devices 4 bench --impl jax-shardmap-batch,jax-pmap-batch --layout 4x1
+
+across machines (one command per machine; process 0 prints and writes):
+  som-studio bench --impl jax-shardmap-batch --layout 2x1 \
+      --coordinator 192.168.100.1:5555 --num-processes 2 --process-id 0
 """
 
 
@@ -38,16 +45,69 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--baseline", metavar="IMPL",
                    help="speed-ups are against this implementation (default: the first listed of the same kind)")
     p.add_argument("--json", metavar="FILE", help="write every run's full record as JSON (see README)")
+    d = p.add_argument_group("across processes and machines (JAX's distributed runtime)")
+    d.add_argument("--coordinator", metavar="HOST:PORT",
+                   help="address of process 0, which hosts the coordinator there; every process gives the same")
+    d.add_argument("--num-processes", type=_pos_int, metavar="P", help="number of processes taking part")
+    d.add_argument("--process-id", type=_pos_int, metavar="I", help="this process's number, 0..P-1 (0 prints and writes)")
+    d.add_argument("--init-timeout", type=_pos_int, default=120, metavar="S",
+                   help="give up when the processes are not all connected within S seconds, or when a peer stops "
+                        "answering for S seconds; default %(default)s")
     return p
 
 
+def _cluster(args: argparse.Namespace):
+    """The multi-process settings, checked; ``None`` for a one-process run."""
+    from som_studio.session.distributed import Cluster, DistributedError
+
+    if args.coordinator is None:
+        if args.num_processes is not None or args.process_id is not None:
+            raise CommandError("--num-processes and --process-id need --coordinator HOST:PORT")
+        return None
+    if args.num_processes is None or args.process_id is None:
+        raise CommandError("--coordinator needs --num-processes P and --process-id I")
+    try:
+        cluster = Cluster(args.coordinator, args.num_processes, args.process_id, args.init_timeout).check()
+    except DistributedError as exc:
+        raise CommandError(str(exc)) from None
+    from som_studio.core import registry
+
+    names = impl_names(args)
+    flat = [n for n in names if not registry.get(n).shards]
+    if flat:
+        sharded = [i.name for i in registry.all_implementations() if i.shards]
+        raise CommandError(f"--coordinator: {', '.join(flat)} run{'s' if len(flat) == 1 else ''} on one device; "
+                           f"only sharded implementations span processes ({', '.join(sharded)})")
+    return cluster
+
+
 def run(args: argparse.Namespace) -> int:
+    cluster = _cluster(args)
+    main = cluster is None or cluster.is_main
+    if cluster is not None:
+        from som_studio.session import distributed
+
+        if not distributed.in_child():
+            if main:
+                check_output(args.json, args.force)  # refuse before any process starts training
+            try:
+                return distributed.supervise(args._argv, cluster)
+            except distributed.DistributedError as exc:
+                raise CommandError(str(exc)) from None
+        distributed.initialize(cluster)  # before anything else starts JAX
     configs = configs_from_args(args)
     names = [c.impl for c in configs]
     if args.baseline and args.baseline not in names:
         raise CommandError(f"--baseline: {args.baseline!r} is not among --impl ({', '.join(names)})")
-    json_path = check_output(args.json, args.force)
-    records = run_configs(configs, quiet=args.quiet)
+    json_path = check_output(args.json, args.force) if main else None
+    session_kw = {}
+    if cluster is not None:
+        from som_studio.session.distributed import LOCKSTEP_SESSION
+
+        session_kw.update(LOCKSTEP_SESSION)
+    records = run_configs(configs, quiet=args.quiet, silent=not main, **session_kw)
+    if not main:  # only process 0 prints and writes
+        return 0 if all(r.status == "ok" for r in records) else 1
     print(format_table(records, args.baseline))
     if json_path is not None:
         from som_studio.report.writers import OutputError, write_json
@@ -61,8 +121,11 @@ def run(args: argparse.Namespace) -> int:
     return 0 if all(r.status == "ok" for r in records) else 1
 
 
-def run_configs(configs, *, quiet: bool = False, **session_kw):
-    """Run each config in turn with a progress bar; return their records."""
+def run_configs(configs, *, quiet: bool = False, silent: bool = False, **session_kw):
+    """Run each config in turn with a progress bar; return their records.
+
+    ``quiet``: no progress bar; ``silent``: nothing at all on stderr.
+    """
     from som_studio.core.problem import load_problem_data
     from som_studio.core.data import DataError
     from som_studio.session.events import ChunkTimed, Failed, Finished, Started
@@ -70,7 +133,7 @@ def run_configs(configs, *, quiet: bool = False, **session_kw):
     from som_studio.session.record import RunRecord
 
     session_kw.setdefault("snapshot_interval_s", None)
-    progress = Progress(not quiet)
+    progress = Progress(not quiet and not silent)
     records = []
     data = None
     try:
@@ -90,7 +153,9 @@ def run_configs(configs, *, quiet: bool = False, **session_kw):
             elif isinstance(ev, (Finished, Failed)):
                 record = ev.record
         assert record is not None
-        if record.status == "ok":
+        if silent:
+            pass
+        elif record.status == "ok":
             progress.done(f"{cfg.impl}: ok in {record.total_s:.2f} s")
         else:
             progress.done(f"{cfg.impl}: {record.status}: {record.message}")

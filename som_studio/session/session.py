@@ -64,8 +64,12 @@ def check_layout_devices(impl: Implementation, config: RunConfig) -> None:
     from som_studio.core import jax_runtime, sharding
 
     jax = jax_runtime.jax()
-    sharding.check_layout(config.layout, jax.device_count(), impl=impl.name, map_axis=impl.map_axis,
-                          backend=jax.default_backend())
+    lay = sharding.check_layout(config.layout, jax.device_count(), impl=impl.name, map_axis=impl.map_axis,
+                                backend=jax.default_backend())
+    if jax.process_count() > 1 and lay.devices != jax.device_count():
+        # Every process must hold part of the mesh: each runs the same program on its own devices.
+        raise ConfigError("layout", f"across {jax.process_count()} processes a layout must use all "
+                                    f"{jax.device_count()} global devices (e.g. {jax.device_count()}x1), got {lay}")
 
 
 def available_memory(impl: Implementation) -> tuple[int, str]:

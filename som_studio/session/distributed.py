@@ -1,0 +1,246 @@
+"""Runs that span processes (and machines) with JAX's distributed runtime.
+
+``som-studio bench --coordinator HOST:PORT --num-processes P --process-id I``
+starts one process per machine; together they see every machine's devices as
+one set of global devices, and the sharded implementations lay their mesh over
+all of them.
+
+JAX's runtime does not raise when a peer never arrives or dies: it aborts the
+process (SIGABRT), after about twice the initialisation timeout or after the
+heartbeat timeout, or a collective waits for the dead peer. So the command
+runs the distributed part in a supervised child process (:func:`supervise`):
+the child reports on a pipe when it starts connecting and when it is
+connected; the parent kills it (its whole process group) when connecting takes
+longer than ``--init-timeout`` and turns an abort into a message that says
+what happened. No run hangs silently.
+
+Every process runs the same sessions in the same order (chunk sizes are made
+independent of timing, see :data:`LOCKSTEP_SESSION`), because each chunk is
+one program that all processes must enter together.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+# Marks the supervised child; the value is the fd of the status pipe.
+CHILD_ENV = "SOM_STUDIO_DISTRIBUTED_STATUS_FD"
+# Time allowed for the child to start Python and import JAX before it connects.
+STARTUP_ALLOWANCE_S = 60.0
+# Beyond the timeout, time for JAX's own error to arrive before we kill.
+GRACE_S = 3.0
+# Session settings that make every process run identical chunks: sizes grow
+# 1, 4, 16, ... whatever the timings (a chunk is a program all processes enter).
+LOCKSTEP_SESSION = {"chunk_target_s": 1e12}
+
+_ADDR_RE = re.compile(r"^\[?([A-Za-z0-9.\-:]+?)\]?:(\d{1,5})$")
+
+
+class DistributedError(RuntimeError):
+    """A distributed run could not start or was lost; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """Where this process sits in a multi-process run."""
+
+    coordinator: str
+    num_processes: int
+    process_id: int
+    init_timeout: int
+
+    def check(self) -> Cluster:
+        m = _ADDR_RE.match(self.coordinator)
+        if not m or not 0 < int(m.group(2)) < 65536:
+            raise DistributedError(f"--coordinator: expected HOST:PORT such as 192.168.100.1:5555, got {self.coordinator!r}")
+        if self.num_processes < 1:
+            raise DistributedError(f"--num-processes: must be at least 1, got {self.num_processes}")
+        if not 0 <= self.process_id < self.num_processes:
+            raise DistributedError(
+                f"--process-id: must be in 0..{self.num_processes - 1} for --num-processes {self.num_processes}, "
+                f"got {self.process_id}")
+        if self.init_timeout < 1:
+            raise DistributedError(f"--init-timeout: must be at least 1 second, got {self.init_timeout}")
+        return self
+
+    @property
+    def is_main(self) -> bool:
+        return self.process_id == 0
+
+    def who(self) -> str:
+        return f"process {self.process_id} of {self.num_processes}"
+
+
+def initialize(cluster: Cluster) -> None:
+    """Join the run: ``jax.distributed.initialize`` before JAX is otherwise used.
+
+    Process 0 hosts the coordinator service, bound to the address given (not
+    to every interface). The heartbeat timeout is the init timeout, so a peer
+    that dies is noticed within that time.
+    """
+    from som_studio.core import jax_runtime
+
+    if in_child():
+        _exit_with_parent()
+    jax = jax_runtime.jax()
+    _report("connecting")
+    jax.distributed.initialize(
+        coordinator_address=cluster.coordinator,
+        num_processes=cluster.num_processes,
+        process_id=cluster.process_id,
+        coordinator_bind_address=cluster.coordinator if cluster.is_main else None,
+        initialization_timeout=cluster.init_timeout,
+        heartbeat_timeout_seconds=max(cluster.init_timeout, 5),
+    )
+    jax.devices()  # the global device list: connected to every peer's devices
+    _report("connected")
+
+
+def _report(state: str) -> None:
+    fd = os.environ.get(CHILD_ENV)
+    if fd:
+        try:
+            os.write(int(fd), (state + "\n").encode())
+        except OSError:
+            pass
+
+
+def _exit_with_parent() -> None:
+    """In the supervised child: exit at once when the supervisor is gone.
+
+    The child runs in its own session (so the supervisor can kill its whole
+    group), so nothing else would stop it when the supervisor is killed.
+    """
+    import threading
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(3)
+
+    threading.Thread(target=watch, name="som-parent-watch", daemon=True).start()
+
+
+def in_child() -> bool:
+    return bool(os.environ.get(CHILD_ENV))
+
+
+def supervise(argv: list[str], cluster: Cluster) -> int:
+    """Run ``som-studio ARGV`` as a supervised child; return its exit status.
+
+    Raises :class:`DistributedError` when the peers do not all connect within
+    ``cluster.init_timeout`` seconds, or when the runtime aborts (a peer died
+    or stopped answering). The child and anything it started are killed.
+    """
+    # SIGTERM (e.g. from `timeout` or a job scheduler) must also take the child down.
+    try:
+        old_term = signal.signal(signal.SIGTERM, _raise_interrupt)
+    except ValueError:  # not the main thread: leave signals alone
+        old_term = None
+    rfd, wfd = os.pipe()
+    env = dict(os.environ, **{CHILD_ENV: str(wfd)})
+    # The child's output is relayed (less Gloo's connection chatter, which goes to stdout).
+    proc = subprocess.Popen([sys.executable, "-m", "som_studio", *argv], env=env, pass_fds=(wfd,),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    os.close(wfd)
+    assert proc.stdout is not None and proc.stderr is not None
+    sinks = {proc.stdout.fileno(): sys.stdout, proc.stderr.fileno(): sys.stderr}
+    pending = {fd: b"" for fd in sinks}
+    state, buf = "starting", b""
+    open_fds = [rfd, *sinks]
+    deadline = time.monotonic() + STARTUP_ALLOWANCE_S
+    try:
+        while open_fds:
+            timeout = None if state == "connected" else max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select(open_fds, [], [], timeout)
+            if not ready:  # the deadline passed in 'starting' or 'connecting'
+                _kill(proc)
+                if state == "starting":
+                    raise DistributedError(f"{cluster.who()}: did not start within {STARTUP_ALLOWANCE_S:.0f} s")
+                raise DistributedError(_not_connected(cluster))
+            for fd in ready:
+                chunk = os.read(fd, 65536)
+                if not chunk:  # the child exited (or closed it)
+                    open_fds.remove(fd)
+                    if fd in sinks:
+                        _relay(pending[fd], sinks[fd], final=True)
+                elif fd in sinks:
+                    pending[fd] = _relay(pending[fd] + chunk, sinks[fd])
+                else:
+                    buf += chunk
+                    while b"\n" in buf:
+                        line, buf = buf.split(b"\n", 1)
+                        state = line.decode(errors="replace").strip()
+                        if state == "connecting":
+                            deadline = time.monotonic() + cluster.init_timeout + GRACE_S
+        rc = proc.wait()
+    except BaseException:
+        _kill(proc)
+        raise
+    finally:
+        if old_term is not None:
+            signal.signal(signal.SIGTERM, old_term)
+        os.close(rfd)
+        proc.stdout.close()
+        proc.stderr.close()
+    if rc < 0:
+        sig = signal.Signals(-rc).name if -rc in signal.Signals._value2member_map_ else str(-rc)
+        if -rc in (signal.SIGKILL, signal.SIGTERM, signal.SIGINT):
+            raise DistributedError(f"{cluster.who()}: the process was stopped by {sig}")
+        if state == "connected":
+            raise DistributedError(
+                f"{cluster.who()}: the distributed run was lost ({sig}): a peer process died or stopped answering "
+                f"for {max(cluster.init_timeout, 5)} s (the heartbeat timeout, set by --init-timeout)")
+        if state == "connecting":
+            raise DistributedError(_not_connected(cluster) + f" (JAX's runtime aborted: {sig})")
+        raise DistributedError(f"{cluster.who()}: the process aborted ({sig}) before it connected")
+    return rc
+
+
+# Gloo's connection chatter, printed by every process: not for the user.
+_NOISE = re.compile(rb"^\[Gloo\] Rank \d+ is connected to \d+ peer ranks")
+
+
+def _relay(buf: bytes, sink: Any, final: bool = False) -> bytes:
+    """Copy the child's complete lines to ``sink``, without the noise; return the rest."""
+    lines = buf.split(b"\n")
+    rest = b"" if final else lines.pop()
+    out = b"".join(ln + b"\n" for ln in lines if ln and not _NOISE.match(ln))
+    if final and rest and not _NOISE.match(rest):
+        out += rest
+    if out:
+        sink.write(out.decode(errors="replace"))
+        sink.flush()
+    return rest
+
+
+def _not_connected(c: Cluster) -> str:
+    role = "waiting for the other processes at" if c.is_main else "connecting to the coordinator at"
+    return (f"{c.who()}: gave up {role} {c.coordinator} after {c.init_timeout} s (--init-timeout): "
+            f"start all {c.num_processes} processes with the same --coordinator and --num-processes, "
+            f"process 0 on the machine whose address is given, and check that the port is reachable")
+
+
+def _raise_interrupt(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the child's process group (it was started in its own session) and reap it."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+    proc.wait()

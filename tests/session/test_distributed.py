@@ -1,0 +1,120 @@
+"""Runs across processes: two processes on 127.0.0.1 train the map one process trains.
+
+Each test starts its processes in their own session, bounds them in time and
+kills whatever is left, so no test can hang or leak a process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from som_studio import cli
+
+WORKER = Path(__file__).with_name("dist_worker.py")
+LIMIT_S = 120
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _start(args: list[str], **kw) -> subprocess.Popen:
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    env.pop("XLA_FLAGS", None)  # the test process's 8 devices are not the children's
+    env.pop("JAX_PLATFORMS", None)
+    return subprocess.Popen([sys.executable, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True, text=True, **kw)
+
+
+def _finish(procs: list[subprocess.Popen]) -> list[tuple[int, str, str]]:
+    """Wait for every process (bounded); kill all of them, whatever happens."""
+    deadline = time.monotonic() + LIMIT_S
+    try:
+        out = []
+        for p in procs:
+            stdout, stderr = p.communicate(timeout=max(1.0, deadline - time.monotonic()))
+            out.append((p.returncode, stdout, stderr))
+        return out
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+
+
+def test_two_processes_train_the_map_of_one(tmp_path):
+    """2 processes x 2 CPU devices, layout 2x2, against one process over 4 devices (this one)."""
+    coord = f"127.0.0.1:{_port()}"
+    procs = [_start([str(WORKER), str(tmp_path / "two"), "2", "2x2", coord, "2", str(i)]) for i in range(2)]
+    results = _finish(procs)
+    for rc, _, err in results:
+        assert rc == 0, err[-3000:]
+    from tests.session.dist_worker import IMPLS, main
+
+    assert main([str(tmp_path / "one"), "8", "2x2"]) == 0  # this process: 8 devices, the layout uses 4
+    for impl in IMPLS:
+        two = np.load(tmp_path / f"two-{impl}.npy")
+        one = np.load(tmp_path / f"one-{impl}.npy")
+        assert two.shape == (9, 7, 3)
+        np.testing.assert_allclose(two, one, rtol=0, atol=1e-12)
+
+
+def test_bench_across_two_processes_only_process_0_writes(tmp_path):
+    coord = f"127.0.0.1:{_port()}"
+    common = ["--cpu-devices", "1", "bench", "--impl", "jax-shardmap-batch", "--layout", "2x1", "--grid", "6x5",
+              "--samples", "12", "--epochs", "3", "--coordinator", coord, "--num-processes", "2",
+              "--init-timeout", "30"]
+    procs = [_start(["-m", "som_studio", *common, "--process-id", str(i), "--json", str(tmp_path / f"p{i}.json")])
+             for i in range(2)]
+    (rc0, out0, err0), (rc1, out1, err1) = _finish(procs)
+    assert rc0 == 0, err0[-3000:]
+    assert rc1 == 0, err1[-3000:]
+    assert "jax-shardmap-batch" in out0 and out1 == "" and err1 == ""
+    assert "[Gloo]" not in err0
+    assert not (tmp_path / "p1.json").exists()
+    run = json.loads((tmp_path / "p0.json").read_text())["runs"][0]
+    assert run["status"] == "ok" and run["layout"] == "2x1"
+    assert [c["group"] for c in run["extra"]["collectives"] if c["per_epoch"] and c["sent_bytes"]] == [2]
+
+
+def test_a_peer_that_never_arrives_is_a_clear_error(tmp_path):
+    coord = f"127.0.0.1:{_port()}"
+    t0 = time.monotonic()
+    (rc, out, err), = _finish([_start(["-m", "som_studio", "--cpu-devices", "1", "bench", "--impl",
+                                       "jax-shardmap-batch", "--layout", "2x1", "--grid", "6x5", "--epochs", "2",
+                                       "--coordinator", coord, "--num-processes", "2", "--process-id", "0",
+                                       "--init-timeout", "2"])])
+    assert rc == 2 and out == ""
+    assert f"som-studio bench: error: process 0 of 2: gave up waiting for the other processes at {coord} after 2 s" in err
+    assert time.monotonic() - t0 < LIMIT_S
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--coordinator", "127.0.0.1:1"], "--coordinator needs --num-processes P and --process-id I"),
+        (["--num-processes", "2"], "--num-processes and --process-id need --coordinator"),
+        (["--coordinator", "nohost", "--num-processes", "2", "--process-id", "0"], "expected HOST:PORT"),
+        (["--coordinator", "h:5", "--num-processes", "2", "--process-id", "2"], "--process-id: must be in 0..1"),
+        (["--coordinator", "h:5", "--num-processes", "2", "--process-id", "0", "--impl", "numpy-batch"],
+         "numpy-batch runs on one device; only sharded implementations span processes"),
+    ],
+)
+def test_bad_distributed_options_are_refused(args, words, capsys):
+    base = ["bench", "--impl", "jax-shardmap-batch", "--epochs", "1", "--grid", "4x4"]
+    if "--impl" in args:
+        base = base[:1] + base[3:]
+    assert cli.main([*base, *args]) == 2
+    assert words in capsys.readouterr().err
