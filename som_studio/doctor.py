@@ -337,8 +337,8 @@ def diagnose(f: Facts) -> list[Finding]:
             "error", f"Python {py} with PySide6 {pyside} crashes",
             "PySide6 6.12 on Python 3.11 aborts after a few thousand signal emissions "
             "(Fatal Python error: bool_dealloc); Python 3.12 is not affected.",
-            "use Python 3.12 or newer: python3.12 -m venv .venv && .venv/bin/pip install som-studio\n"
-            "(a source checkout: ./dev.sh env picks Python >= 3.12 itself)"))
+            "use Python 3.12 or newer: python3.12 -m venv .venv && .venv/bin/pip install .  (in the source folder)\n"
+            "or let ./dev.sh env pick a Python >= 3.12 itself"))
     elif f.python[:2] < (3, 12):
         out.append(Finding("warning", f"Python {py} is older than SOM Studio supports",
                            "SOM Studio needs Python 3.12 or newer (jax >= 0.11 does too).",
@@ -503,7 +503,8 @@ def format_report(f: Facts, findings: list[Finding]) -> str:
             if v is None:
                 lines.append(f"  {k} unset  (JAX's default: preallocate)")
             else:
-                lines.append(f"  {k}={v}  ({'SOM Studio' + chr(39) + 's default' if f.preallocate_is_ours else 'your setting'})")
+                whose = "SOM Studio's default" if f.preallocate_is_ours else "your setting"
+                lines.append(f"  {k}={v}  ({whose})")
         elif k == "XLA_PYTHON_CLIENT_ALLOCATOR" and v is None:
             lines.append(f"  {k} unset  (JAX's default: a pool that keeps freed memory for reuse)")
         elif v is not None:
