@@ -118,6 +118,9 @@ class _Excluded:
 
     def __enter__(self) -> None:
         self.watch._checkpoint()
+        self._rss = rss()
 
     def __exit__(self, *exc: object) -> None:
+        # Memory the measurement kept (allocator caches) is not the run's either.
+        self.watch._base += max(0, rss() - self._rss)
         self.watch._reset()
