@@ -16,7 +16,7 @@ MiB = 1 << 20
 # Runtime overhead beyond the arrays, measured (bench/memory.py): NumPy's
 # temporaries and allocator slack; XLA's compiled executables and buffers.
 NUMPY_OVERHEAD = 2 * MiB
-JAX_OVERHEAD = 24 * MiB
+JAX_OVERHEAD = 56 * MiB
 
 
 def _base(s: ProblemSize) -> int:
@@ -50,6 +50,37 @@ def jax_vmap_batch(s: ProblemSize) -> int:
     return 2 * _base(s) + per_example + 4 * s.units * s.features * s.itemsize + JAX_OVERHEAD
 
 
+# -- issue 3: the fast implementations -------------------------------------------------
+def jax_fused_batch(s: ProblemSize) -> int:
+    """Map, per-unit sums and neighbourhood products on the device, plus one argmin chunk.
+
+    The argmin works on sample chunks whose working set is bounded by
+    ``jax_fused.ARGMIN_ELEMENTS`` (distances and gathered unit blocks), so no
+    term grows as N x M.
+    """
+    from som_studio.core.jax_fused import ARGMIN_ELEMENTS, UNIT_BLOCK, sample_chunk, unit_blocks
+
+    blocks, block = unit_blocks(s.units, UNIT_BLOCK)
+    padded = blocks * block
+    chunk = sample_chunk(s.samples, s.features, block)
+    # donated map in and out, padded codebook, |w|^2, sums (D+1 planes), the two
+    # neighbourhood products, the new map; Hx and Hy
+    maps = (2 * s.units * s.features + padded * (s.features + 1) + 3 * s.units * (s.features + 1)
+            + s.units * s.features) * s.itemsize
+    grids = (s.height * s.height + s.width * s.width) * s.itemsize
+    # distances of one chunk against one block, the chunk's gathered blocks,
+    # BMU indices and the data with a ones column
+    argmin = (min(ARGMIN_ELEMENTS, chunk * block * (s.features + 1)) + chunk * block) * s.itemsize
+    per_example = s.samples * (4 + (s.features + 1) * s.itemsize)
+    return 2 * _base(s) + maps + grids + argmin + per_example + JAX_OVERHEAD
+
+
+def jax_scan_online(s: ProblemSize) -> int:
+    """Like :func:`jax_online`: the donated map and one step's temporaries, order on the device."""
+    return jax_online(s)
+
+
+# -- issue 4: the sharded implementations ----------------------------------------------
 def jax_sharded_batch(s: ProblemSize) -> int:
     """Per device: its block of examples and map rows, the distance block, sums, gathered rows."""
     from som_studio.core.sharding import ceil_div

@@ -1,0 +1,267 @@
+"""The fast JAX implementations: ``jax-fused-batch`` and ``jax-scan-online``.
+
+Both run a whole chunk of iterations (the session's ``run(first, count)``) as
+*one* dispatch of one compiled program: ``first`` and ``count`` are traced
+scalars and the loop is a ``lax.fori_loop`` with dynamic bounds, so changing
+the chunk size or crossing chunk boundaries never recompiles, and the map's
+buffer is donated so each chunk updates it in place.
+
+The map is kept on the device feature-major, ``(D, H, W)``: every per-unit
+operation then runs along the contiguous unit axis, and the neighbourhood is a
+pair of ordinary matrix products per feature.
+
+Batch epoch (:func:`batch_epoch`), with ``M = H * W`` units:
+
+* **best-matching units** by an exhaustive (exact, not approximate) blocked
+  argmin (:func:`bmus`): the units are cut into blocks of ``B``; a scan over
+  the blocks keeps, per example, the smallest block minimum and its block
+  (strict ``<``, so the first block wins ties); a second pass recomputes the
+  chosen block's ``B`` distances per example and takes their first argmin. The
+  distance is ranked as ``|w|^2 - 2 x.w`` (``|x|^2`` is constant per example):
+  XLA fuses that small product into the minimum, where a variadic argmin over
+  a wide row is several times slower on the CPU. Examples are processed in
+  chunks, so the working memory is ``O(chunk * B)``, never ``N x M``.
+* **per-unit sums** of examples and counts with ``segment_sum`` (a scatter-add:
+  ``O(N * D)``; a one-hot matmul would build an ``N x M`` matrix).
+* **neighbourhood** as the separable product it is: for each feature plane
+  ``S`` (and the counts), ``Hy @ S @ Hx^T`` with ``Hy`` ``(H, H)`` and ``Hx``
+  ``(W, W)`` — never ``M x M``, never ``N x M x D``.
+
+Online step (:func:`online_step`): distances of one example to every unit in
+the reference's form ``sum_d (w - x)^2``, the first minimum found as the
+smallest index whose distance equals the minimum (two vectorised passes
+instead of a variadic argmin), then the full-map update
+``W += lr * hy hx^T * (x - W)``. A window of +/- k sigma around the BMU was
+measured and not kept: see :class:`ScanOnline`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from som_studio.core import jax_runtime
+from som_studio.core.problem import MIN_WEIGHT, Problem
+
+jax = jax_runtime.jax()
+jnp = jax.numpy
+lax = jax.lax
+
+# Units per block of the blocked argmin. Measured on a 2-core AVX-512 CPU
+# (playbook workload, 32,400 units): 256-1024 are within noise of each other;
+# from 2048 the per-block product is no longer fused into the minimum and the
+# epoch gets ~8x slower.
+UNIT_BLOCK = 512
+# Bound on one sample chunk's working set of the argmin, in elements
+# (chunk x block distances and the chunk's gathered blocks): 4 Mi elements,
+# 16 MiB in float32, whatever N and M are.
+ARGMIN_ELEMENTS = 1 << 22
+
+
+def unit_blocks(units: int, block: int = UNIT_BLOCK) -> tuple[int, int]:
+    """(blocks, block size): the fewest blocks of at most ``block`` units, sized to a multiple of 16."""
+    g = max(1, -(-units // block))
+    b = -(-units // g)
+    b = -(-b // 16) * 16
+    return g, b
+
+
+def sample_chunk(samples: int, features: int, block: int) -> int:
+    """Examples per argmin chunk, so that ``chunk * block * (features + 1)`` stays bounded."""
+    per = ARGMIN_ELEMENTS // max(block * (features + 1), 1)
+    return max(1, min(samples, per))
+
+
+def bmus(wt: jax.Array, data: jax.Array, block: int = UNIT_BLOCK) -> jax.Array:
+    """Flat index of each example's best-matching unit (first in row-major order on ties).
+
+    Parameters
+    ----------
+    wt : (D, M) codebook, feature-major.
+    data : (N, D) examples.
+    block : units per block.
+
+    Returns
+    -------
+    (N,) int32
+    """
+    d, m = wt.shape
+    n = data.shape[0]
+    g, b = unit_blocks(m, block)
+    mp = g * b
+    dtype = wt.dtype
+    wp = jnp.pad(wt, ((0, 0), (0, mp - m)))
+    # |w|^2 per unit; padding units are infinitely far so they never win.
+    c = jnp.where(jnp.arange(mp) < m, jnp.sum(wp * wp, axis=0), jnp.asarray(jnp.inf, dtype))
+    wb3 = wp.reshape(d, g, b)
+    cb = c.reshape(g, b)
+
+    def chunk_bmus(x):  # (n_c, D) -> (n_c,)
+        xs = -2 * x
+
+        def scan_block(carry, gi):
+            best, best_g = carry
+            wblk = lax.dynamic_slice_in_dim(wp, gi * b, b, axis=1)
+            cblk = lax.dynamic_slice_in_dim(c, gi * b, b, axis=0)
+            lo = jnp.min(cblk[None, :] + xs @ wblk, axis=1)
+            better = lo < best  # strict: the earlier block keeps a tie
+            return (jnp.where(better, lo, best), jnp.where(better, gi, best_g)), None
+
+        init = (jnp.full((x.shape[0],), jnp.inf, dtype), jnp.zeros((x.shape[0],), jnp.int32))
+        (_, best_g), _ = lax.scan(scan_block, init, jnp.arange(g, dtype=jnp.int32))
+        blk = jnp.take(wb3, best_g, axis=1)  # (D, n_c, B)
+        dist = cb[best_g] + jnp.einsum("dnb,nd->nb", blk, xs)
+        return best_g * b + jnp.argmin(dist, axis=1).astype(jnp.int32)
+
+    nc = sample_chunk(n, d, b)
+    if nc >= n:
+        return chunk_bmus(data)
+    chunks = -(-n // nc)
+    xp = jnp.pad(data, ((0, chunks * nc - n), (0, 0))).reshape(chunks, nc, d)
+    return lax.map(chunk_bmus, xp).reshape(-1)[:n]
+
+
+def gaussian_matrix(coords: jax.Array, sigma: jax.Array) -> jax.Array:
+    """``exp(-(i - j)^2 / sigma^2)`` for every pair of grid coordinates on one axis."""
+    diff = coords[:, None] - coords[None, :]
+    return jnp.exp(-(diff * diff) / (sigma * sigma))
+
+
+def batch_epoch(w: jax.Array, data: jax.Array, sx: jax.Array, sy: jax.Array, block: int = UNIT_BLOCK) -> jax.Array:
+    """One batch epoch on a feature-major map ``w`` (D, H, W); returns the new map."""
+    d, h, wd = w.shape
+    m = h * wd
+    dtype = w.dtype
+    idx = bmus(w.reshape(d, m), data, block)
+    # Per-unit sums of examples, and counts, as one (M, D+1) scatter-add.
+    ones = jnp.ones((data.shape[0], 1), dtype)
+    sums = jax.ops.segment_sum(jnp.concatenate([data, ones], axis=1), idx, num_segments=m)
+    s = sums.T.reshape(d + 1, h, wd)
+    hx = gaussian_matrix(jnp.arange(wd, dtype=dtype), sx)
+    hy = gaussian_matrix(jnp.arange(h, dtype=dtype), sy)
+    # Hy @ S @ Hx^T per plane (Gaussians are symmetric): O(M (H + W)) per plane.
+    t = jnp.einsum("kab,xb->kax", s, hx)
+    num = jnp.einsum("ya,kax->kyx", hy, t)
+    den = num[d]
+    ok = den > jnp.asarray(MIN_WEIGHT, dtype)
+    return jnp.where(ok[None], num[:d] / jnp.where(ok, den, 1)[None], w)
+
+
+def first_argmin_2d(values: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """(row, column) of the first minimum of a 2-D array in row-major order (int32).
+
+    Row minima, the first row holding the least of them, then the first
+    column of that row holding it: exact, and on the CPU several times faster
+    than ``jnp.argmin``'s variadic reduction over the flattened array
+    (measured on the playbook map: ~35 us against ~440 us per step).
+    """
+    row_min = jnp.min(values, axis=1)
+    r = jnp.argmin(row_min).astype(jnp.int32)
+    c = jnp.argmin(lax.dynamic_index_in_dim(values, r, 0, keepdims=False)).astype(jnp.int32)
+    return r, c
+
+
+def online_step(w: jax.Array, x: jax.Array, sx, sy, lr, xs: jax.Array, ys: jax.Array) -> jax.Array:
+    """One online step on a feature-major map ``w`` (D, H, W) with example ``x`` (D,)."""
+    diff = w - x[:, None, None]
+    dist = jnp.sum(diff * diff, axis=0)
+    r, c = first_argmin_2d(dist)
+    by, bx = r.astype(w.dtype), c.astype(w.dtype)
+    hy = jnp.exp(-((ys - by) ** 2) / (sy * sy)) * lr
+    hx = jnp.exp(-((xs - bx) ** 2) / (sx * sx))
+    return w - (hy[:, None] * hx[None, :])[None] * diff
+
+
+class _FusedTrainer:
+    """Device state shared by both trainers: problem arrays placed once, map feature-major."""
+
+    def __init__(self, problem: Problem) -> None:
+        self.p = problem
+        self.device = jax.devices()[0]
+        put = lambda a: jax.device_put(a, self.device)  # noqa: E731
+        self.w = put(np.ascontiguousarray(np.moveaxis(problem.init_map, 2, 0)))
+        self.data = put(problem.data)
+        self.sx, self.sy, self.lr = put(problem.sigma_x), put(problem.sigma_y), put(problem.lr)
+        self._program = None
+
+    def _args(self) -> tuple:
+        raise NotImplementedError
+
+    def warmup(self) -> None:
+        # A zero-iteration chunk through the very program run() uses: it compiles
+        # (and loads) that program once and leaves the map as it was.
+        self._call(0, 0)
+
+    def _call(self, first: int, count: int) -> None:
+        self.w = self._program(self.w, np.int32(first), np.int32(count), *self._args())
+        self.w.block_until_ready()
+
+    def run(self, first: int, count: int) -> None:
+        self._call(first, count)
+
+    def get_map(self) -> np.ndarray:
+        return np.ascontiguousarray(np.moveaxis(np.asarray(self.w), 0, 2))
+
+    def close(self) -> None:
+        for name in ("w", "data", "sx", "sy", "lr", "order", "xs", "ys"):
+            a = getattr(self, name, None)
+            if a is not None:
+                a.delete()
+                setattr(self, name, None)
+
+
+class FusedBatch(_FusedTrainer):
+    """``jax-fused-batch``: whole chunks of batch epochs in one jitted ``fori_loop``."""
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(problem)
+
+        def chunk(w, first, count, data, sx, sy):
+            def body(t, w):
+                return batch_epoch(w, data, sx[t], sy[t])
+
+            return lax.fori_loop(first, first + count, body, w)
+
+        self._program = jax.jit(chunk, donate_argnums=0)
+
+    def _args(self) -> tuple:
+        return (self.data, self.sx, self.sy)
+
+
+class ScanOnline(_FusedTrainer):
+    """``jax-scan-online``: whole chunks of online steps in one jitted ``fori_loop``.
+
+    Every step updates the full map. A window of +/- k sigma around the BMU
+    (``lax.dynamic_update_slice``, k = 4.5 so that ``exp(-k^2) < 2^-29``, below
+    half an ulp of any weight of order 1 in float32) needs a static window size,
+    so it must be sized for the largest sigma in the chunk; on the playbook
+    workload the start radius (60 x 34 units) makes the window the whole map for
+    most of the run, and the extra ``lax.cond`` and slicing cost more than the
+    full update they would save (measured: see ``bench/peers.py`` notes in the
+    README). The full update is exact by construction.
+    """
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(problem)
+        put = lambda a: jax.device_put(a, self.device)  # noqa: E731
+        dt = problem.dtype
+        self.order = put(problem.order)
+        self.xs = put(np.arange(problem.width, dtype=dt))
+        self.ys = put(np.arange(problem.height, dtype=dt))
+
+        def chunk(w, first, count, data, order, sx, sy, lr, xs, ys):
+            def body(t, w):
+                return online_step(w, data[order[t]], sx[t], sy[t], lr[t], xs, ys)
+
+            return lax.fori_loop(first, first + count, body, w)
+
+        self._program = jax.jit(chunk, donate_argnums=0)
+
+    def _args(self) -> tuple:
+        return (self.data, self.order, self.sx, self.sy, self.lr, self.xs, self.ys)
+
+
+def window_radius(sigma: float, k: float = 4.5) -> int:
+    """Units either side of the BMU that a +/- ``k`` sigma window would cover."""
+    return int(math.ceil(k * sigma))
