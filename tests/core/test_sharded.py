@@ -189,3 +189,14 @@ def test_hlo_collectives_parsed():
     ]
     s = hlo.summary(colls, 8)
     assert s["bytes_per_epoch"] == 90 + 288 + 96 and s["bytes_per_call"] == 48
+
+
+@pytest.mark.parametrize("precision", ["float32", "float64"])
+@pytest.mark.parametrize(("impl", "layout"), [("jax-pmap-batch", "4x1"), ("jax-jit-sharded-batch", "2x4"),
+                                              ("jax-shardmap-batch", "4x2"), ("jax-shardmap-batch", "1x8")])
+def test_agrees_with_the_fused_single_device_implementation(impl, layout, precision):
+    cfg = RunConfig(impl=impl, width=11, height=10, data=DataSpec(samples=37), seed=7, epochs=EPOCHS,
+                    precision=precision, layout=layout)
+    fused, _ = _train(cfg.replace(impl="jax-fused-batch", layout="1x1"), chunks=((0, EPOCHS),))
+    got, _ = _train(cfg)
+    np.testing.assert_allclose(got, fused, rtol=0, atol=1e-10 if precision == "float64" else 2e-6)
