@@ -52,6 +52,8 @@ def _cases() -> list[tuple[str, str]]:
     """Every batch implementation; the sharded ones over every layout they accept."""
     out = []
     for name in BATCH:
+        if name == "numpy-batch":  # the reference itself
+            continue
         impl = registry.get(name)
         for layout in (["1x1", "2x2", "4x2", "1x4", "8x1"] if impl.shards else ["1x1"]):
             if impl.map_axis or layout.endswith("x1"):
@@ -200,3 +202,26 @@ def test_agrees_with_the_fused_single_device_implementation(impl, layout, precis
     fused, _ = _train(cfg.replace(impl="jax-fused-batch", layout="1x1"), chunks=((0, EPOCHS),))
     got, _ = _train(cfg)
     np.testing.assert_allclose(got, fused, rtol=0, atol=1e-10 if precision == "float64" else 2e-6)
+
+
+BIG = RunConfig(impl="jax-fused-batch", width=45, height=31, data=DataSpec(samples=4500), seed=9, epochs=2,
+                precision="float64")
+
+
+@pytest.fixture(scope="module")
+def fused_big() -> np.ndarray:
+    return _train(BIG, chunks=((0, 2),))[0]
+
+
+@pytest.mark.parametrize(("impl", "layout"), [("jax-pmap-batch", "2x1"), ("jax-jit-sharded-batch", "2x1"),
+                                              ("jax-jit-sharded-batch", "1x2"), ("jax-shardmap-batch", "2x2")])
+def test_blocked_winner_search_over_several_blocks_and_chunks(impl, layout, fused_big):
+    """Enough units for several unit blocks per device, enough examples for several example chunks."""
+    from som_studio.core.jax_fused import UNIT_BLOCK, sample_chunk, unit_blocks
+
+    cfg = BIG.replace(impl=impl, layout=layout)
+    local_units = 16 * 45  # 31 rows over a map axis of 2: 16 rows per device
+    assert unit_blocks(local_units)[0] >= 2 and sample_chunk(4500 // 2, 3, UNIT_BLOCK) < 4500 // 2
+    fused = fused_big
+    got, _ = _train(cfg, chunks=((0, 1), (1, 1)))
+    np.testing.assert_allclose(got, fused, rtol=0, atol=1e-10)
