@@ -167,8 +167,8 @@ def full_epochs(w, first, count, x, weight, sx, sy, *, height: int, blocked: boo
 class _ShardedTrainer:
     """Places a problem on a layout's devices and runs a compiled epoch loop.
 
-    Subclasses build ``self._fn`` (a jitted or pmapped function of
-    ``(w, first, count, x, weight, sx, sy)``) and say how arrays are placed.
+    Subclasses give :meth:`_jitted` (a jitted or pmapped function of
+    ``(w, first, count, x, weight, sx, sy)``) and may change how arrays are placed.
     Works across processes: every process holds the same problem and places
     only its own devices' pieces.
     """
@@ -226,7 +226,8 @@ class _ShardedTrainer:
         self._compiled(w, first, count, *self._args).block_until_ready()  # zero epochs: state unchanged
 
     def _copy_w(self) -> Any:
-        return self._place("w", self._host["w"]) if self.w is None else jax.tree.map(lambda a: a.copy(), self.w)
+        """A fresh placement of the initial map (from the host: copying on the device would compile)."""
+        return self._place("w", self._host["w"])
 
     def run(self, first: int, count: int) -> None:
         self.w = self._compiled(self.w, self._scalar(first), self._scalar(count), *self._args)
@@ -305,10 +306,9 @@ class JaxShardmapBatch(_ShardedTrainer):
     rule); each device adds its examples into the sums of its own rows; the sums
     are reduced across ``data``; then separable smoothing. ``Hx`` is local
     (columns are not split). ``Hy`` needs every row's sums: ``smoothing``
-    chooses how they travel (see :data:`SMOOTHING`; ``"auto"``, the default,
-    takes the one that moves the fewest bytes for the layout: replicated sums
-    when the data axis has at most 2 devices, else all-gather; ``bench/scaling.py``
-    measures them all side by side):
+    chooses how they travel (see :data:`SMOOTHING`; ``"auto"``, the default, is
+    replicated sums when the data axis is 1 and all-gather otherwise, from the
+    bytes below and ``bench/scaling.py``, which measures all four side by side):
 
     * ``"all-gather"`` (default): gather the column-smoothed sums of all rows,
       contract with the local rows of ``Hy``. Each output row is summed in the
@@ -326,8 +326,11 @@ class JaxShardmapBatch(_ShardedTrainer):
       full sums are reduced across ``data``; no exchange across ``map`` at all.
       This is what the compiler chooses for ``jax-jit-sharded-batch``. It moves
       ``2 (d-1)/d`` of the full sums per device against ``2 (d-1)/(d m) + (m-1)/m``
-      for all-gather (``d``, ``m``: data and map sizes): less when ``d = 1``,
-      the same when ``d = 2``, more beyond.
+      for all-gather (``d``, ``m``: data and map sizes): nothing but the winner
+      reduction when ``d = 1`` (240x135 on 1x8: 14 KiB per device and epoch
+      against 460 KiB), the same when ``d = 2``, more beyond; and every device
+      smooths the columns of all rows, not just its own (on 8 simulated CPU
+      devices, 2x2 and 4x2 took 2-3x longer per epoch than all-gather).
     """
 
     name = "jax-shardmap-batch"
@@ -337,8 +340,9 @@ class JaxShardmapBatch(_ShardedTrainer):
             raise ValueError(f"smoothing must be auto or one of {', '.join(SMOOTHING)}, got {smoothing!r}")
         super().__init__(problem)
         if smoothing == "auto":
-            # Fewest bytes per epoch (see above): replicated sums unless data > 2.
-            smoothing = "replicated-sums" if self.layout.data <= 2 else "all-gather"
+            # See the class docstring: replicated sums move far fewer bytes when data == 1; from
+            # data == 2 all-gather moves as few or fewer and smooths only its own rows.
+            smoothing = "replicated-sums" if self.layout.data == 1 else "all-gather"
         self.smoothing = smoothing
 
     def _jitted(self) -> Any:
