@@ -26,7 +26,6 @@ from typing import Any
 
 import numpy as np
 
-from som_studio.config import ConfigError
 from som_studio.core import hlo, jax_runtime, sharding
 from som_studio.core.problem import MIN_WEIGHT, Problem
 
@@ -415,17 +414,12 @@ class JaxPmapBatch(_ShardedTrainer):
     name = "jax-pmap-batch"
     map_axis = False
 
-    def __init__(self, problem: Problem) -> None:
-        if jax.process_count() > 1:
-            raise ConfigError("impl", f"{self.name} runs within one process; across processes use "
-                                      "jax-shardmap-batch or jax-jit-sharded-batch")
-        super().__init__(problem)
-
     def _stacked(self, host: np.ndarray) -> Any:
         """``host`` (n * rows, ...) as (n, rows, ...): one block per device, as pmap takes it."""
         n = self.layout.data
         mesh1 = jax.sharding.Mesh(np.array(self.devices), ("data",))
-        return jax.device_put(host.reshape(n, -1, *host.shape[1:]), NamedSharding(mesh1, P("data")))
+        blocks = host.reshape(n, -1, *host.shape[1:])
+        return jax.make_array_from_callback(blocks.shape, NamedSharding(mesh1, P("data")), lambda idx: blocks[idx])
 
     def _place_all(self) -> None:
         h = self._host
@@ -462,5 +456,5 @@ class JaxPmapBatch(_ShardedTrainer):
                         devices=self.devices, donate_argnums=0)
 
     def get_map(self) -> np.ndarray:
-        # The first device's copy, read as it lies (indexing self.w would compile a slice).
+        # This process's first copy, read as it lies (indexing self.w would compile a slice).
         return np.asarray(self.w.addressable_shards[0].data)[0, : self.p.height].copy()

@@ -1,6 +1,6 @@
 """One process of a multi-process run, for tests: trains and saves the final maps.
 
-``python dist_worker.py OUT_PREFIX CPU_DEVICES LAYOUT [COORDINATOR NUM_PROCESSES PROCESS_ID]``
+``python dist_worker.py OUT_PREFIX CPU_DEVICES [COORDINATOR NUM_PROCESSES PROCESS_ID]``
 """
 
 from __future__ import annotations
@@ -11,24 +11,25 @@ import numpy as np
 
 from som_studio.core import jax_runtime
 
-IMPLS = ("jax-shardmap-batch", "jax-jit-sharded-batch")
+# (implementation, layout over 4 devices)
+IMPLS = (("jax-shardmap-batch", "2x2"), ("jax-jit-sharded-batch", "2x2"), ("jax-pmap-batch", "4x1"))
 
 
 def main(argv: list[str]) -> int:
-    out, devices, layout = argv[0], int(argv[1]), argv[2]
+    out, devices = argv[0], int(argv[1])
     jax_runtime.configure(devices)
     cluster = None
-    if len(argv) > 3:
+    if len(argv) > 2:
         from som_studio.session.distributed import Cluster, initialize
 
-        cluster = Cluster(argv[3], int(argv[4]), int(argv[5]), init_timeout=30).check()
+        cluster = Cluster(argv[2], int(argv[3]), int(argv[4]), init_timeout=30).check()
         initialize(cluster)
     from som_studio.config import DataSpec, RunConfig
     from som_studio.session.distributed import LOCKSTEP_SESSION
     from som_studio.session.events import Failed, Finished, Snapshot
     from som_studio.session.session import Session
 
-    for impl in IMPLS:
+    for impl, layout in IMPLS:
         cfg = RunConfig(impl=impl, width=7, height=9, data=DataSpec(samples=30), seed=4, epochs=6,
                         precision="float64", layout=layout)
         final = None

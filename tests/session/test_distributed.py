@@ -55,16 +55,16 @@ def _finish(procs: list[subprocess.Popen]) -> list[tuple[int, str, str]]:
 
 
 def test_two_processes_train_the_map_of_one(tmp_path):
-    """2 processes x 2 CPU devices, layout 2x2, against one process over 4 devices (this one)."""
+    """2 processes x 2 CPU devices against one process over 4 devices (this one), layouts 2x2 and 4x1."""
     coord = f"127.0.0.1:{_port()}"
-    procs = [_start([str(WORKER), str(tmp_path / "two"), "2", "2x2", coord, "2", str(i)]) for i in range(2)]
+    procs = [_start([str(WORKER), str(tmp_path / "two"), "2", coord, "2", str(i)]) for i in range(2)]
     results = _finish(procs)
     for rc, _, err in results:
         assert rc == 0, err[-3000:]
     from tests.session.dist_worker import IMPLS, main
 
-    assert main([str(tmp_path / "one"), "8", "2x2"]) == 0  # this process: 8 devices, the layout uses 4
-    for impl in IMPLS:
+    assert main([str(tmp_path / "one"), "8"]) == 0  # this process: 8 devices, the layouts use 4
+    for impl, _ in IMPLS:
         two = np.load(tmp_path / f"two-{impl}.npy")
         one = np.load(tmp_path / f"one-{impl}.npy")
         assert two.shape == (9, 7, 3)
