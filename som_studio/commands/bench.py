@@ -208,4 +208,11 @@ def format_table(records, baseline: str | None = None) -> str:
     for r in records:
         if r.status != "ok" and r.message:
             lines.append(f"{r.impl}: {r.message}")
+    for r in records:  # what sharded runs communicate (read from their compiled programs)
+        if r.status == "ok" and r.extra.get("bytes_per_epoch") is not None:
+            from som_studio.core.memory import format_bytes
+
+            kinds = sorted({c["kind"] for c in r.extra.get("collectives", []) if c["per_epoch"] and c["sent_bytes"]})
+            lines.append(f"{r.impl} on {r.layout}: sends {format_bytes(r.extra['bytes_per_epoch'])} per device "
+                         f"per epoch ({', '.join(kinds) or 'no collectives'})")
     return "\n".join(lines)

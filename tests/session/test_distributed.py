@@ -81,7 +81,7 @@ def test_bench_across_two_processes_only_process_0_writes(tmp_path):
     (rc0, out0, err0), (rc1, out1, err1) = _finish(procs)
     assert rc0 == 0, err0[-3000:]
     assert rc1 == 0, err1[-3000:]
-    assert "jax-shardmap-batch" in out0 and out1 == "" and err1 == ""
+    assert "jax-shardmap-batch on 2x1: sends" in out0 and out1 == "" and err1 == ""
     assert "[Gloo]" not in err0
     assert not (tmp_path / "p1.json").exists()
     run = json.loads((tmp_path / "p0.json").read_text())["runs"][0]
