@@ -99,6 +99,13 @@ def run(args: argparse.Namespace) -> int:
     names = [c.impl for c in configs]
     if args.baseline and args.baseline not in names:
         raise CommandError(f"--baseline: {args.baseline!r} is not among --impl ({', '.join(names)})")
+    if cluster is not None:
+        from som_studio.session.distributed import DistributedError, check_same_runs
+
+        try:
+            check_same_runs([c.to_dict() for c in configs], cluster)
+        except DistributedError as exc:
+            raise CommandError(str(exc)) from None
     json_path = check_output(args.json, args.force) if main else None
     session_kw = {}
     if cluster is not None:

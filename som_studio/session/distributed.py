@@ -99,9 +99,35 @@ def initialize(cluster: Cluster) -> None:
         coordinator_bind_address=cluster.coordinator if cluster.is_main else None,
         initialization_timeout=cluster.init_timeout,
         heartbeat_timeout_seconds=max(cluster.init_timeout, 5),
+        # A process that ends early waits this long at exit for the others before giving up.
+        shutdown_timeout_seconds=max(cluster.init_timeout, 5),
     )
     jax.devices()  # the global device list: connected to every peer's devices
     _report("connected")
+
+
+def check_same_runs(runs: object, cluster: Cluster) -> None:
+    """Refuse to start when the processes were given different runs.
+
+    Each process trains what its own command line says; if two differ, their
+    programs would not match and the collectives would wait for each other.
+    Compares a digest of ``runs`` (JSON-able) across processes.
+    """
+    import hashlib
+    import json
+
+    import numpy as np
+    from jax.experimental import multihost_utils
+
+    digest = hashlib.sha256(json.dumps(runs, sort_keys=True).encode()).digest()[:16]
+    mine = np.frombuffer(digest, dtype=np.uint32).copy()
+    every = np.asarray(multihost_utils.process_allgather(mine)).reshape(cluster.num_processes, -1)
+    differ = [i for i in range(cluster.num_processes) if not np.array_equal(every[i], every[0])]
+    if differ:
+        raise DistributedError(
+            f"process{'es' if len(differ) > 1 else ''} {', '.join(map(str, differ))} "
+            f"{'were' if len(differ) > 1 else 'was'} given different run options from process 0: "
+            "every process must be started with the same options except --process-id and --json")
 
 
 def _report(state: str) -> None:

@@ -118,3 +118,13 @@ def test_bad_distributed_options_are_refused(args, words, capsys):
         base = base[:1] + base[3:]
     assert cli.main([*base, *args]) == 2
     assert words in capsys.readouterr().err
+
+
+def test_processes_given_different_runs_are_refused():
+    coord = f"127.0.0.1:{_port()}"
+    procs = [_start(["-m", "som_studio", "--cpu-devices", "1", "bench", "--impl", "jax-shardmap-batch", "--layout",
+                     "2x1", "--grid", "6x5", "--epochs", epochs, "--coordinator", coord, "--num-processes", "2",
+                     "--process-id", str(i), "--init-timeout", "30"]) for i, epochs in enumerate(["3", "4"])]
+    for rc, out, err in _finish(procs):
+        assert rc == 2 and out == ""
+        assert "process 1 was given different run options from process 0" in err
