@@ -6,7 +6,9 @@ only does float64:
 
 * ours: ``jax-fused-batch``, ``jax-scan-online``;
 * the engine's ports of the playbook ladder: ``numpy-batch``, ``jax-vmap-batch``,
-  ``numpy-online``, ``jax-jit-online`` (all through the same ``Session``);
+  ``numpy-online``, ``jax-jit-online`` (all through the same ``Session``), and
+  the NumPy references once more in float64, as the QE reference free of
+  float32 rounding;
 * MiniSom (``train_batch_offline`` for batch, ``train(..., random_order=True)``
   online) and XPySom (NumPy backend; batch only).
 
@@ -81,10 +83,10 @@ class Row:
     note: str = ""
 
 
-def session_row(cfg: RunConfig, data: np.ndarray) -> Row:
+def session_row(cfg: RunConfig, data: np.ndarray, name: str | None = None) -> Row:
     r = run_to_completion(Session(cfg, data=data, snapshot_interval_s=None, quality_points=0))
-    note = "" if r.status == "ok" else f"{r.status}: {r.message}"
-    return Row(cfg.impl, r.kind, r.median_s, r.total_s, r.compile_s, r.qe, r.te, note)
+    note = cfg.precision if r.status == "ok" else f"{r.status}: {r.message}"
+    return Row(name or cfg.impl, r.kind, r.median_s, r.total_s, r.compile_s, r.qe, r.te, note)
 
 
 def iso_sigma(problem) -> np.ndarray:
@@ -232,11 +234,15 @@ def main() -> None:
         ("jax-fused-batch", lambda: session_row(batch.replace(impl="jax-fused-batch"), data)),
         ("jax-vmap-batch", lambda: session_row(batch.replace(impl="jax-vmap-batch"), data)),
         ("numpy-batch", lambda: session_row(batch.replace(impl="numpy-batch"), data)),
+        ("numpy-batch f64", lambda: session_row(batch.replace(impl="numpy-batch", precision="float64"), data,
+                                                "numpy-batch f64")),
         ("MiniSom batch", lambda: minisom_batch(batch, data)),
         ("XPySom batch", lambda: xpysom_batch(batch, data)),
         ("jax-scan-online", lambda: session_row(online.replace(impl="jax-scan-online"), data)),
         ("jax-jit-online", lambda: session_row(online.replace(impl="jax-jit-online"), data)),
         ("numpy-online", lambda: session_row(online.replace(impl="numpy-online"), data)),
+        ("numpy-online f64", lambda: session_row(online.replace(impl="numpy-online", precision="float64"), data,
+                                                 "numpy-online f64")),
         ("MiniSom online", lambda: minisom_online(online, data)),
     ]
     rows: list[Row] = []
@@ -252,25 +258,34 @@ def main() -> None:
 
     ours = {"batch": "jax-fused-batch", "online": "jax-scan-online"}
     by = {r.name: r for r in rows}
-    ref = {"batch": by.get("numpy-batch"), "online": by.get("numpy-online")}
+    ref = {k: by.get(f"numpy-{k}") for k in ("batch", "online")}
+    ref64 = {k: by.get(f"numpy-{k} f64") for k in ("batch", "online")}
+
+    def rel(qe: float | None, against: Row | None) -> str:
+        if qe is None or against is None or not against.qe:
+            return "-"
+        return f"{qe / against.qe - 1:+.2%}"
+
     out = []
     for r in rows:
         mine = by.get(ours[r.kind])
         slower = r.median_s / mine.median_s if mine and mine.median_s and r.median_s else None
-        qe_ref = ref[r.kind].qe if ref[r.kind] else None
-        dqe = (r.qe / qe_ref - 1) if r.qe is not None and qe_ref else None
         out.append([
             r.name, r.kind, fmt_s(r.compile_s), fmt_s(r.median_s), fmt_s(r.total_s),
             f"{slower:.1f}x" if slower else "-",
-            f"{r.qe:.4f}" if r.qe is not None else "-",
-            f"{dqe:+.2%}" if dqe is not None else "-",
-            f"{r.te:.3f}" if r.te is not None else "-",
+            f"{r.qe:.3e}" if r.qe is not None else "-",
+            rel(r.qe, ref[r.kind]), rel(r.qe, ref64[r.kind]),
+            f"{r.te:.4f}" if r.te is not None else "-",
             r.note,
         ])
     print()
     print(f"workload: 240x135 map, 1000 random colours, {epochs} epochs (batch) / {steps:,} steps (online), seed 0")
-    print(table(["row", "kind", "compile", "median/it", "full run", "x ours", "QE", "QE vs numpy", "TE", "note"], out))
-    print("(median/it: per epoch for batch rows, per step for online rows; x ours: median over ours, same kind)")
+    print(table(["row", "kind", "compile", "median/it", "full run", "x ours", "QE", "QE vs numpy",
+                 "QE vs numpy f64", "TE", "note"], out))
+    print("median/it: per epoch (batch rows) or per step (online rows); x ours: the row's median over ours, same kind;\n"
+          "QE vs numpy: against numpy-batch / numpy-online in float32, the same precision; vs numpy f64: the\n"
+          "same reference in float64, free of float32 rounding (numpy-batch's float32 sums over 1000 examples\n"
+          "in turn carry more rounding than ours)")
 
     def ratio(a: str, b: str) -> float | None:
         ra, rb = by.get(a), by.get(b)
@@ -285,9 +300,11 @@ def main() -> None:
         ("jax-fused-batch vs MiniSom batch per epoch", ratio("jax-fused-batch", "MiniSom batch"), 100, ">="),
         ("jax-fused-batch vs XPySom batch per epoch", ratio("jax-fused-batch", "XPySom batch"), 20, ">="),
         ("jax-fused-batch QE vs numpy-batch", qe_gap("jax-fused-batch", "numpy-batch"), 0.01, "<="),
+        ("jax-fused-batch QE vs numpy-batch f64", qe_gap("jax-fused-batch", "numpy-batch f64"), 0.01, "<="),
         ("jax-scan-online vs jax-jit-online per step", ratio("jax-scan-online", "jax-jit-online"), 6, ">="),
         ("jax-scan-online vs MiniSom online per step", ratio("jax-scan-online", "MiniSom online"), 15, ">="),
         ("jax-scan-online QE vs numpy-online", qe_gap("jax-scan-online", "numpy-online"), 0.03, "<="),
+        ("jax-scan-online QE vs numpy-online f64", qe_gap("jax-scan-online", "numpy-online f64"), 0.03, "<="),
         ("jax-fused-batch first-call compile (s)", by["jax-fused-batch"].compile_s if "jax-fused-batch" in by else None, 1.0, "<"),
         ("jax-scan-online first-call compile (s)", by["jax-scan-online"].compile_s if "jax-scan-online" in by else None, 1.0, "<"),
     ]

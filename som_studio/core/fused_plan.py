@@ -11,9 +11,11 @@ from __future__ import annotations
 # from 2048 the per-block product is no longer fused into the minimum and the
 # epoch gets ~8x slower.
 UNIT_BLOCK = 512
-# Bound on one sample chunk's working set in the argmin, in elements: 4 Mi
-# elements, 16 MiB in float32, whatever N and M are.
-ARGMIN_ELEMENTS = 1 << 22
+# Bound on one sample chunk's working set in the argmin, in elements: 8 Mi
+# elements, 32 MiB in float32, whatever N and M are (the playbook's 1000
+# examples fit in one chunk).
+ARGMIN_ELEMENTS = 1 << 23
+# (the block minima add chunk x blocks elements, small next to these)
 
 
 def unit_blocks(units: int, block: int = UNIT_BLOCK) -> tuple[int, int]:
@@ -27,14 +29,19 @@ def unit_blocks(units: int, block: int = UNIT_BLOCK) -> tuple[int, int]:
 def chunk_elements(chunk: int, features: int, block: int) -> int:
     """Elements one sample chunk holds at once in the argmin.
 
-    Distances against one block in the scan, then two candidate blocks per
-    example with their distances, unit numbers and columns.
+    Products against one block in the scan, the block minima, then two
+    candidate blocks per example with their distances and columns.
     """
-    return chunk * block + chunk * 2 * block * (features + 3)
+    return chunk * block + chunk * 2 * block * (features + 2)
 
 
 def sample_chunk(samples: int, features: int, block: int, budget: int | None = None) -> int:
-    """Examples per argmin chunk, so that :func:`chunk_elements` stays within ``budget``."""
+    """Examples per argmin chunk: :func:`chunk_elements` within ``budget``, chunks of equal size.
+
+    Equal chunks keep the padding of the last one (examples computed and
+    dropped) under one example per chunk.
+    """
     budget = ARGMIN_ELEMENTS if budget is None else budget
-    per = budget // max(chunk_elements(1, features, block), 1)
-    return max(1, min(samples, per))
+    per = max(1, budget // max(chunk_elements(1, features, block), 1))
+    chunks = -(-samples // per)
+    return max(1, -(-samples // max(chunks, 1)))
