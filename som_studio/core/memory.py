@@ -55,10 +55,9 @@ def jax_fused_batch(s: ProblemSize) -> int:
     """Map, per-unit sums and neighbourhood products on the device, plus one argmin chunk.
 
     The argmin works on sample chunks whose working set is bounded by
-    ``jax_fused.ARGMIN_ELEMENTS`` (distances and gathered unit blocks), so no
-    term grows as N x M.
+    ``fused_plan.ARGMIN_ELEMENTS``, so no term grows as N x M.
     """
-    from som_studio.core.jax_fused import ARGMIN_ELEMENTS, UNIT_BLOCK, sample_chunk, unit_blocks
+    from som_studio.core.fused_plan import UNIT_BLOCK, chunk_elements, sample_chunk, unit_blocks
 
     blocks, block = unit_blocks(s.units, UNIT_BLOCK)
     padded = blocks * block
@@ -68,9 +67,8 @@ def jax_fused_batch(s: ProblemSize) -> int:
     maps = (2 * s.units * s.features + padded * (s.features + 1) + 3 * s.units * (s.features + 1)
             + s.units * s.features) * s.itemsize
     grids = (s.height * s.height + s.width * s.width) * s.itemsize
-    # distances of one chunk against one block, the chunk's gathered blocks,
-    # BMU indices and the data with a ones column
-    argmin = (min(ARGMIN_ELEMENTS, chunk * block * (s.features + 1)) + chunk * block) * s.itemsize
+    argmin = chunk_elements(chunk, s.features, block) * s.itemsize
+    # BMU indices, the data with a ones column
     per_example = s.samples * (4 + (s.features + 1) * s.itemsize)
     return 2 * _base(s) + maps + grids + argmin + per_example + JAX_OVERHEAD
 

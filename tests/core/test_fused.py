@@ -151,7 +151,7 @@ def test_blocked_argmin_is_exact_with_first_tie(monkeypatch, units, block):
         w[units - 2] = w[1]  # an exact tie: the earlier unit must win
         x[:5] = w[1]
         x[5] = w[units - 1]  # the last unit, in a block padded to a multiple of 16
-    monkeypatch.setattr(jf, "ARGMIN_ELEMENTS", 64 * 5 * block)  # force several sample chunks
+    monkeypatch.setattr(jf, "ARGMIN_ELEMENTS", 64 * 2 * block * 8)  # force several sample chunks
     got = np.asarray(jax.jit(lambda a, b: jf.bmus(a, b, block))(w.T, x))
     np.testing.assert_array_equal(got, _brute_bmus(w, x))
 
