@@ -5,8 +5,9 @@ squared distance picks the best-matching unit, first in row-major order on
 ties; ``W = sum_i h_i x_i / sum_i h_i`` where the total weight exceeds
 ``MIN_WEIGHT``) with the same epoch, written once as small pure pieces:
 
-1. distances ``|w|^2 - 2 x.w`` (``|x|^2`` is the same for every unit, so it
-   cannot change the winner) and the first smallest per example;
+1. the winner of each example: ``jax-fused-batch``'s exact blocked search
+   (blocks ranked by ``|w|^2 - 2 x.w``, the two best re-ranked by the direct
+   ``sum (w - x)^2``), its first smallest direct distance;
 2. per-unit sums: each example's (weight x, weight) added to its winner's
    slot (a scatter-add, O(N D), instead of an N x M neighbourhood matrix);
 3. separable smoothing ``Hy @ S @ Hx^T`` with the 1-D Gaussians
@@ -27,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from som_studio.core import hlo, jax_runtime, sharding
+from som_studio.core.jax_fused import bmus, sq_distances
 from som_studio.core.problem import MIN_WEIGHT, Problem
 
 jax = jax_runtime.jax()
@@ -43,75 +45,34 @@ _NO_UNIT = np.iinfo(np.int32).max
 
 
 def _winners(w_flat, x, valid, offset, *, blocked: bool = True):
-    """(smallest distance, index of the first unit reaching it) per example.
+    """(smallest squared distance, index of the first unit reaching it) per example.
 
-    ``valid`` masks padded units; ``offset`` is the global index of the first
-    local unit. ``blocked``: ``jax-fused-batch``'s exact blocked search (units
-    in blocks of :data:`~som_studio.core.jax_fused.UNIT_BLOCK`, examples in
-    chunks; the working set stays small, ~7x faster than the whole N x M
-    matrix on the CPU); otherwise the whole distance matrix at once, which the
-    compiler's partitioner can split by rows (the blocked scan's dynamic slices
-    it cannot, and it would all-gather the map).
+    ``valid`` masks padded units (they are moved to 1e30 in every feature, as
+    ``jax-fused-batch`` pads, so they never win); ``offset`` is the global index
+    of the first local unit. The distance returned is the reference's direct
+    form ``sum_d (w_d - x_d)^2`` (the expanded ``|w|^2 - 2 x.w`` loses the
+    nearest unit in float32 late in training), so devices compare exactly what
+    one device would.
+
+    ``blocked``: ``jax-fused-batch``'s exact blocked search (:func:`jax_fused.bmus`:
+    unit blocks ranked by the expanded form, the two best re-ranked by the
+    direct one; the working set stays small), then the winner's distance
+    recomputed the same way. Otherwise the whole N x M distance matrix at once,
+    which the compiler's partitioner can split by rows (the blocked scan's
+    dynamic slices it cannot: it would all-gather the map every epoch).
     """
+    wt = jnp.where(valid[None, :], w_flat.T, jnp.asarray(1e30, w_flat.dtype))  # (D, M), feature-major
     if blocked:
-        dmin, idx = _winners_blocked(w_flat, x, valid)
+        idx = bmus(wt, x)
+        dmin = sq_distances(jnp.take(wt, idx, axis=1), x.T)
         return dmin, idx + offset
-    norms = jnp.sum(w_flat * w_flat, axis=1)
-    d = norms[None, :] - 2 * jnp.dot(x, w_flat.T, precision=_HIGHEST)
-    d = jnp.where(valid[None, :], d, jnp.inf)
-    dmin = jnp.min(d, axis=1)
+    dist = sq_distances(wt[:, None, :], x.T[:, :, None])  # (N, M)
+    dmin = jnp.min(dist, axis=1)
     # Minimum, then the first index equal to it: the row-major tie rule, and
     # cheaper on the CPU than argmin over wide rows.
-    iota = lax.broadcasted_iota(jnp.int32, d.shape, 1)
-    idx = jnp.min(jnp.where(d == dmin[:, None], iota, _NO_UNIT), axis=1)
+    iota = lax.broadcasted_iota(jnp.int32, dist.shape, 1)
+    idx = jnp.min(jnp.where(dist == dmin[:, None], iota, _NO_UNIT), axis=1)
     return dmin, idx + offset
-
-
-def _winners_blocked(w_flat, x, valid):
-    """``jax_fused.bmus`` with masked units, also returning each example's smallest distance.
-
-    A scan over unit blocks keeps each example's smallest block minimum and its
-    block (strict ``<``: the earlier block keeps a tie); a second pass takes the
-    first minimum inside the chosen block. Distances are ``|w|^2 - 2 x.w``.
-    """
-    from som_studio.core.jax_fused import UNIT_BLOCK, sample_chunk, unit_blocks
-
-    m, d = w_flat.shape
-    g, b = unit_blocks(m, UNIT_BLOCK)
-    mp = g * b
-    wt = jnp.pad(w_flat.T, ((0, 0), (0, mp - m)))  # (D, Mp), feature-major as jax-fused-batch keeps it
-    ok = jnp.pad(valid, (0, mp - m))
-    c = jnp.where(ok, jnp.sum(wt * wt, axis=0), jnp.asarray(jnp.inf, w_flat.dtype))
-    wb3, cb = wt.reshape(d, g, b), c.reshape(g, b)
-
-    def chunk(xc):
-        xs = -2 * xc
-
-        def scan_block(carry, gi):
-            best, best_g = carry
-            wblk = lax.dynamic_slice_in_dim(wt, gi * b, b, axis=1)
-            cblk = lax.dynamic_slice_in_dim(c, gi * b, b, axis=0)
-            lo = jnp.min(cblk[None, :] + jnp.dot(xs, wblk, precision=_HIGHEST), axis=1)
-            better = lo < best
-            return (jnp.where(better, lo, best), jnp.where(better, gi, best_g)), None
-
-        # The first block seeds the carry, so that it has the type (and, inside
-        # shard_map, the device-variance) of every later block's minimum.
-        lo0 = jnp.min(cb[0][None, :] + jnp.dot(xs, wt[:, :b], precision=_HIGHEST), axis=1)
-        init = (lo0, jnp.zeros_like(lo0, dtype=jnp.int32))
-        (best, best_g), _ = lax.scan(scan_block, init, jnp.arange(1, g, dtype=jnp.int32))
-        blk = jnp.take(wb3, best_g, axis=1)  # (D, n_c, B)
-        dist = cb[best_g] + jnp.einsum("dnb,nd->nb", blk, xs, precision=_HIGHEST)
-        return best, best_g * b + jnp.argmin(dist, axis=1).astype(jnp.int32)
-
-    n = x.shape[0]
-    nc = sample_chunk(n, d, b)
-    if nc >= n:
-        return chunk(x)
-    chunks = -(-n // nc)
-    xp = jnp.pad(x, ((0, chunks * nc - n), (0, 0))).reshape(chunks, nc, d)
-    best, idx = lax.map(chunk, xp)
-    return best.reshape(-1)[:n], idx.reshape(-1)[:n]
 
 
 def _unit_sums(x, weight, local_idx, units):

@@ -217,7 +217,7 @@ def fused_big() -> np.ndarray:
                                               ("jax-jit-sharded-batch", "1x2"), ("jax-shardmap-batch", "2x2")])
 def test_blocked_winner_search_over_several_blocks_and_chunks(impl, layout, fused_big):
     """Enough units for several unit blocks per device, enough examples for several example chunks."""
-    from som_studio.core.jax_fused import UNIT_BLOCK, sample_chunk, unit_blocks
+    from som_studio.core.fused_plan import UNIT_BLOCK, sample_chunk, unit_blocks
 
     cfg = BIG.replace(impl=impl, layout=layout)
     local_units = 16 * 45  # 31 rows over a map axis of 2: 16 rows per device
