@@ -2,8 +2,9 @@
 
 For each device count a fresh process starts JAX with that many (simulated CPU)
 devices and runs, for every layout DATAxMAP using all of them, each sharded
-implementation (jax-shardmap-batch with each of its ways to move rows for the
-smoothing; jax-pmap-batch where the map axis is 1), timing per-epoch medians
+implementation (where the map is split: jax-shardmap-batch with each of its
+ways to move rows for the smoothing, jax-jit-sharded-batch with each way of
+writing its program; jax-pmap-batch where the map axis is 1), timing per-epoch medians
 and reading the bytes each device sends per epoch from the compiled program.
 The single-device fused implementation (jax-fused-batch) runs in the
 one-device process, as the baseline of the speed-up column.
@@ -59,7 +60,7 @@ def worker(args: argparse.Namespace) -> None:
         jax_runtime.configure(args.worker)
     from som_studio.config import DataSpec, RunConfig
     from som_studio.core import registry
-    from som_studio.core.jax_sharded import SMOOTHING, JaxShardmapBatch
+    from som_studio.core.jax_sharded import PROGRAMS, SMOOTHING, JaxJitShardedBatch, JaxShardmapBatch
     from som_studio.core.problem import make_problem
 
     n = args.worker
@@ -75,12 +76,16 @@ def worker(args: argparse.Namespace) -> None:
                 continue
             if impl == "jax-shardmap-batch" and not lay.endswith("x1"):
                 cases += [(impl, lay, s) for s in SMOOTHING]  # the row exchange matters only when map > 1
+            elif impl == "jax-jit-sharded-batch" and not lay.endswith("x1"):
+                cases += [(impl, lay, p) for p in PROGRAMS]  # so does how the program is written
             else:
                 cases.append((impl, lay, None))
     for impl, lay, smoothing in cases:
         cfg = base.replace(impl=impl, layout=lay)
         problem = make_problem(cfg, "batch")
-        if smoothing is not None:
+        if smoothing in PROGRAMS:
+            trainer = JaxJitShardedBatch(problem, program=smoothing)
+        elif smoothing is not None:
             trainer = JaxShardmapBatch(problem, smoothing=smoothing)
         else:
             trainer = registry.get(impl).create(problem)
@@ -90,8 +95,8 @@ def worker(args: argparse.Namespace) -> None:
         finally:
             trainer.close()
         label = impl if smoothing is None else f"{impl} ({smoothing})"
-        if smoothing is None and "smoothing" in desc:
-            label = f"{impl} (auto: {desc['smoothing']})"
+        if smoothing is None and ("smoothing" in desc or "program" in desc):
+            label = f"{impl} (auto: {desc.get('smoothing') or desc.get('program')})"
         print(json.dumps({"devices": n, "layout": lay, "impl": label, "epoch_s": per_epoch,
                           "bytes_per_epoch": desc.get("bytes_per_epoch"),
                           "collectives": len([c for c in desc.get("collectives", []) if c["per_epoch"] and c["sent_bytes"]])}),

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from som_studio.core import hlo, jax_runtime, sharding
-from som_studio.core.jax_fused import bmus, sq_distances
+from som_studio.core.jax_fused import batch_epoch, bmus, sq_distances
 from som_studio.core.problem import MIN_WEIGHT, Problem
 
 jax = jax_runtime.jax()
@@ -90,12 +90,15 @@ def _gauss(a, b, sigma):
 
 def _smooth_x(s, hx):
     """Contract the columns: ``(rows, W, K) x (W, W) -> (rows, W, K)``."""
-    return jnp.einsum("abk,xb->axk", s, hx, precision=_HIGHEST)
+    # Feature-major inside, as jax-fused-batch contracts: the same sums in the same order.
+    t = jnp.einsum("kab,xb->kax", jnp.moveaxis(s, 2, 0), hx, precision=_HIGHEST)
+    return jnp.moveaxis(t, 0, 2)
 
 
 def _smooth_y(hy, t):
     """Contract the rows: ``(out_rows, rows) x (rows, W, K) -> (out_rows, W, K)``."""
-    return jnp.einsum("ya,axk->yxk", hy, t, precision=_HIGHEST)
+    out = jnp.einsum("ya,kax->kyx", hy, jnp.moveaxis(t, 2, 0), precision=_HIGHEST)
+    return jnp.moveaxis(out, 0, 2)
 
 
 def _update(w, out):
@@ -221,6 +224,10 @@ class _ShardedTrainer:
         self.w, self._args, self._compiled = None, (), None
 
 
+# The two ways jax-jit-sharded-batch writes its one-device epoch (see its docstring).
+PROGRAMS = ("blocked", "whole-matrix")
+
+
 class JaxJitShardedBatch(_ShardedTrainer):
     """``jax-jit-sharded-batch``: the one-device program under ``jit``, inputs placed by ``NamedSharding``.
 
@@ -228,25 +235,43 @@ class JaxJitShardedBatch(_ShardedTrainer):
     (GSPMD / Shardy) splits it following the inputs' and output's shardings
     and inserts the communication itself.
 
-    The program is :func:`full_epochs`, not ``jax-fused-batch``'s epoch: that
-    one finds winners by a ``lax.scan`` over blocks of units taken with
-    ``dynamic_slice``, which the partitioner cannot split by rows, so it
-    all-gathers the whole codebook and all-reduces each block's partial minima
-    every epoch (measured on 136x240 over 2x2: an f32[3,32768] all-gather and a
-    (500,512)+(3,500,512) all-reduce per epoch). How a program is written decides
-    what automatic parallelism can do with it.
+    The program is :func:`full_epochs`, written two ways (``program``):
+
+    * ``"blocked"``: ``jax-fused-batch``'s blocked winner search; on one device,
+      or with the data split only, it is exactly ``jax-fused-batch`` (bitwise,
+      on one device). With the map split the partitioner cannot split the
+      scan's dynamic slices by rows: it all-gathers the codebook and all-reduces
+      the candidate blocks every epoch (240x135 on 1x2: ~12 MiB per device).
+    * ``"whole-matrix"``: the N x M distance matrix at once, which it splits
+      by rows: two all-reduces of N numbers for the winners (~7 KiB), at the
+      cost of the whole distance block in memory and, on the CPU, more time.
+
+    The default takes ``"blocked"`` when the map axis is 1, else
+    ``"whole-matrix"``; ``bench/scaling.py`` shows both. How a program is written
+    decides what automatic parallelism can do with it.
     """
 
     name = "jax-jit-sharded-batch"
 
+    def __init__(self, problem: Problem, program: str = "auto") -> None:
+        if program not in ("auto", *PROGRAMS):
+            raise ValueError(f"program must be auto or one of {', '.join(PROGRAMS)}, got {program!r}")
+        super().__init__(problem)
+        if program == "auto":
+            program = "blocked" if self.layout.map == 1 else "whole-matrix"
+        self.program = program
+
+    def describe(self) -> dict[str, Any]:
+        out = super().describe()
+        out["program"] = self.program
+        return out
+
     def _jitted(self) -> Any:
         h = self.p.height
-        # Blocked winner search unless the map is split (see _winners): the partitioner keeps the
-        # blocked scan on each device when only the data is split.
-        blocked = self.layout.map == 1
+        program = self.program
 
         def epochs(w, first, count, x, weight, sx, sy):
-            return full_epochs(w, first, count, x, weight, sx, sy, height=h, blocked=blocked)
+            return full_epochs(w, first, count, x, weight, sx, sy, height=h, blocked=program == "blocked")
 
         keys = ("w", "scalar", "scalar", "x", "weight", "sx", "sy")
         return jax.jit(epochs, in_shardings=tuple(self._sharding(k) for k in keys),

@@ -79,20 +79,30 @@ def jax_scan_online(s: ProblemSize) -> int:
 
 
 # -- issue 4: the sharded implementations ----------------------------------------------
-def jax_sharded_batch(s: ProblemSize) -> int:
-    """Per device: its block of examples and map rows, the distance block, sums, gathered rows."""
+def jax_shardmap_batch(s: ProblemSize) -> int:
+    """Per device, at most: the whole map's size for the map, its sums and the gathered rows
+    (the layout's split is not known here, so no division by the map axis), the device's block of
+    examples, and ``jax-fused-batch``'s bounded argmin working set."""
+    from som_studio.core.fused_plan import ARGMIN_ELEMENTS
     from som_studio.core.sharding import ceil_div
 
-    # The layout's split is not in ProblemSize; assume the worst split of the map (all on data).
     n_local = ceil_div(s.samples, s.devices)
-    map_b = s.units * s.features * s.itemsize
-    work = n_local * s.units * s.itemsize * 2 + s.units * (s.features + 1) * s.itemsize * 3
-    return 2 * map_b + n_local * (s.features + 1) * s.itemsize + 3 * s.iterations * s.itemsize + work + JAX_OVERHEAD
+    maps = (2 * s.units * s.features + 3 * s.units * (s.features + 1)) * s.itemsize
+    data = n_local * (s.features + 2) * s.itemsize + 3 * s.iterations * s.itemsize
+    argmin = min(ARGMIN_ELEMENTS, n_local * s.units) * s.itemsize
+    return maps + data + argmin + JAX_OVERHEAD
 
 
 def jax_pmap_batch(s: ProblemSize) -> int:
-    """Per device: the whole map replicated, its block of examples, distances and sums."""
-    return jax_sharded_batch(s)
+    """Per device: the whole map replicated, as :func:`jax_shardmap_batch` counts it."""
+    return jax_shardmap_batch(s)
+
+
+def jax_jit_sharded_batch(s: ProblemSize) -> int:
+    """As :func:`jax_shardmap_batch`, plus the whole distance block a split map uses (N/d x M)."""
+    from som_studio.core.sharding import ceil_div
+
+    return jax_shardmap_batch(s) + ceil_div(s.samples, s.devices) * s.units * s.itemsize * 2
 
 
 def host_available() -> int:

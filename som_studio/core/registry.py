@@ -136,7 +136,7 @@ register(Implementation(
         "mesh: the compiler partitions it and chooses the communication (automatic parallelism)"
     ),
     factory="som_studio.core.jax_sharded:JaxJitShardedBatch",
-    estimate=memory.jax_sharded_batch,
+    estimate=memory.jax_jit_sharded_batch,
     shards=True,
 ))
 register(Implementation(
@@ -149,6 +149,6 @@ register(Implementation(
         "(no M x M matrix); scales to maps larger than one device"
     ),
     factory="som_studio.core.jax_sharded:JaxShardmapBatch",
-    estimate=memory.jax_sharded_batch,
+    estimate=memory.jax_shardmap_batch,
     shards=True,
 ))

@@ -98,6 +98,20 @@ def test_shardmap_smoothing_strategies_agree(smoothing, reference):
     assert expected in kinds
 
 
+@pytest.mark.parametrize("program", ["blocked", "whole-matrix"])
+def test_jit_sharded_programs_agree(program, reference):
+    from som_studio.core.jax_sharded import JaxJitShardedBatch
+
+    cfg = RunConfig(impl="jax-jit-sharded-batch", width=6, height=11, data=DataSpec(samples=19), seed=2,
+                    epochs=EPOCHS, precision="float64", layout="4x2")
+    trainer = JaxJitShardedBatch(make_problem(cfg, "batch"), program=program)
+    trainer.warmup()
+    trainer.run(0, EPOCHS)
+    np.testing.assert_allclose(trainer.get_map(), reference(cfg), rtol=0, atol=1e-10)
+    assert trainer.describe()["program"] == program
+    trainer.close()
+
+
 def test_session_records_collectives_and_layout():
     cfg = RunConfig(impl="jax-shardmap-batch", width=8, height=6, data=DataSpec(samples=20), seed=0,
                     epochs=3, layout="2x2")
