@@ -257,6 +257,9 @@ def main() -> None:
         except ImportError as exc:
             rows.append(Row(name, "batch" if "batch" in name else "online", None, None, None, None, None,
                             f"not installed ({exc.name}); pip install -e '.[bench]'"))
+        except AttributeError as exc:  # e.g. a MiniSom older than train_batch_offline
+            rows.append(Row(name, "batch" if "batch" in name else "online", None, None, None, None, None,
+                            f"unsupported version: {exc}"))
 
     ours = {"batch": "jax-fused-batch", "online": "jax-scan-online"}
     by = {r.name: r for r in rows}
