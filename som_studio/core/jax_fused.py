@@ -97,8 +97,8 @@ def bmus(wt: jax.Array, data: jax.Array, block: int = UNIT_BLOCK) -> jax.Array:
     # Padding units sit at 1e30 in every feature: never a minimum in either form
     # (|w|^2 is set to inf for them; their direct distance overflows to inf in
     # float32 and is ~1e60 in float64).
-    wp = jnp.pad(wt, ((0, 0), (0, mp - m)), constant_values=1e30)
-    c = jnp.where(jnp.arange(mp) < m, jnp.sum(wp * wp, axis=0), jnp.asarray(jnp.inf, dtype))
+    wp = jnp.pad(wt, ((0, 0), (0, mp - m)), constant_values=jnp.asarray(1e30, dtype))
+    c = jnp.where(jnp.arange(mp, dtype=jnp.int32) < m, jnp.sum(wp * wp, axis=0), jnp.asarray(jnp.inf, dtype))
     # |w|^2 - 2 x.w as one product: [-2x, 1] @ [w; |w|^2] (D + 1 terms).
     wa = jnp.concatenate([wp, c[None, :]], axis=0)
     # Block-major (G, D, B): a gathered block is one contiguous run.
