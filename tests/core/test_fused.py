@@ -172,3 +172,16 @@ def test_fused_batch_memory_is_bounded_at_scale():
     s10 = ProblemSize(height=1024, width=1024, features=3, samples=1_000_000, iterations=1, itemsize=4)
     assert registry.get("jax-fused-batch").estimate(s10) - est < 10 * 100_000 * 3 * 4 * 4
     assert memory.jax_fused_batch(s) == est
+
+
+@pytest.mark.parametrize("samples,features,units", [(1, 1, 1), (1000, 3, 32_400), (100_000, 3, 1 << 20), (7, 16, 5)])
+def test_fused_plan_bounds_the_chunk_and_balances_it(samples, features, units):
+    from som_studio.core import fused_plan
+
+    g, b = fused_plan.unit_blocks(units)
+    assert g * b >= units and b % 16 == 0 and (g - 1) * b < units  # no wholly empty block
+    nc = fused_plan.sample_chunk(samples, features, b)
+    chunks = -(-samples // nc)
+    assert fused_plan.chunk_elements(nc, features, b) <= max(fused_plan.ARGMIN_ELEMENTS,
+                                                             fused_plan.chunk_elements(1, features, b))
+    assert chunks * nc - samples < chunks  # padding: under one example per chunk
