@@ -128,3 +128,43 @@ def test_processes_given_different_runs_are_refused():
     for rc, out, err in _finish(procs):
         assert rc == 2 and out == ""
         assert "process 1 was given different run options from process 0" in err
+
+
+def _processes_with(text: str) -> list[int]:
+    """Pids whose command line contains ``text`` (Linux /proc)."""
+    pids = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if text in (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"):
+                    pids.append(int(d.name))
+            except OSError:
+                pass
+    return pids
+
+
+def test_a_peer_that_dies_is_a_clear_error_and_nothing_is_left(tmp_path):
+    coord = f"127.0.0.1:{_port()}"
+    # Two runs: process 0 reports the first one's end on stderr; process 1 dies during the second.
+    common = ["-m", "som_studio", "--cpu-devices", "1", "bench", "--impl", "jax-shardmap-batch,jax-jit-sharded-batch",
+              "--layout", "2x1", "--grid", "6x5", "--samples", "12", "--epochs", "1500", "--coordinator", coord,
+              "--num-processes", "2", "--init-timeout", "5", "-q"]
+    p0 = _start([*common, "--process-id", "0"])
+    p1 = _start([*common, "--process-id", "1"])
+    try:
+        deadline = time.monotonic() + LIMIT_S
+        line = ""
+        while "jax-shardmap-batch: ok" not in line and time.monotonic() < deadline:
+            line = p0.stderr.readline()
+            assert line or p0.poll() is None, "process 0 ended before its first run did"
+        os.killpg(p1.pid, signal.SIGKILL)  # the supervisor; its child must follow it
+        (rc, _, err), = _finish([p0])
+        assert rc == 2
+        assert "process 0 of 2: the distributed run was lost" in err
+    finally:
+        _finish([p0, p1])
+    for _ in range(20):  # the orphaned child notices its supervisor is gone within ~0.5 s
+        if not _processes_with(coord):
+            break
+        time.sleep(0.25)
+    assert _processes_with(coord) == []
