@@ -295,6 +295,7 @@ class JaxShardmapBatch(_ShardedTrainer):
     are reduced across ``data``; then separable smoothing. ``Hx`` is local
     (columns are not split). ``Hy`` needs every row's sums: ``smoothing``
     chooses how they travel (see :data:`SMOOTHING`; ``"auto"``, the default, is
+    the ring when whole-map buffers would not fit a device comfortably, else
     replicated sums when the data axis is 1 and all-gather otherwise, from the
     bytes below and ``bench/scaling.py``, which measures all four side by side):
 
@@ -328,10 +329,29 @@ class JaxShardmapBatch(_ShardedTrainer):
             raise ValueError(f"smoothing must be auto or one of {', '.join(SMOOTHING)}, got {smoothing!r}")
         super().__init__(problem)
         if smoothing == "auto":
-            # See the class docstring: replicated sums move far fewer bytes when data == 1; from
-            # data == 2 all-gather moves as few or fewer and smooths only its own rows.
-            smoothing = "replicated-sums" if self.layout.data == 1 else "all-gather"
+            smoothing = self._auto_smoothing()
         self.smoothing = smoothing
+
+    def _auto_smoothing(self) -> str:
+        """Ring when whole-map buffers would crowd a device's memory, else by bytes moved.
+
+        All but the ring hold a few (H, W, D+1) buffers per device; where the
+        backend reports its memory and three of them would take over half of
+        it, the ring's two row blocks are the way to fit. Otherwise, see the
+        class docstring: replicated sums move far fewer bytes when data == 1;
+        from data == 2 all-gather moves as few or fewer and smooths only its own rows.
+        """
+        p = self.p
+        full = self._host["w"].shape[0] * p.width * (p.features + 1) * p.dtype.itemsize
+        limits = []
+        for d in self.devices:
+            try:
+                limits.append(int((d.memory_stats() or {}).get("bytes_limit", 0)))
+            except Exception:  # not every backend reports memory (the CPU does not)
+                limits.append(0)
+        if self.layout.map > 1 and min(limits) > 0 and 3 * full > min(limits) // 2:
+            return "ring"
+        return "replicated-sums" if self.layout.data == 1 else "all-gather"
 
     def _jitted(self) -> Any:
         h, nmap = self.p.height, self.layout.map

@@ -146,7 +146,7 @@ register(Implementation(
     description=(
         "Explicit per-device program with jax.shard_map over the data x map mesh: local winner search on "
         "the local map rows, global best match across map, sums reduced across data, separable smoothing "
-        "(no M x M matrix); scales to maps larger than one device"
+        "(no M x M matrix); for maps larger than one device, rows pass around a ring"
     ),
     factory="som_studio.core.jax_sharded:JaxShardmapBatch",
     estimate=memory.jax_shardmap_batch,

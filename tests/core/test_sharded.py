@@ -239,3 +239,27 @@ def test_blocked_winner_search_over_several_blocks_and_chunks(impl, layout, fuse
     fused = fused_big
     got, _ = _train(cfg, chunks=((0, 1), (1, 1)))
     np.testing.assert_allclose(got, fused, rtol=0, atol=1e-10)
+
+
+class _DeviceReporting:
+    """A device as far as memory reports go (the CPU backend reports none)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+
+    def memory_stats(self) -> dict[str, int]:
+        return {"bytes_limit": self.limit, "bytes_in_use": 0}
+
+
+def test_shardmap_takes_the_ring_when_whole_map_buffers_would_crowd_a_device():
+    from som_studio.core.jax_sharded import JaxShardmapBatch
+
+    cfg = RunConfig(impl="jax-shardmap-batch", width=20, height=10, data=DataSpec(samples=8), epochs=1, layout="2x2")
+    trainer = JaxShardmapBatch(make_problem(cfg, "batch"))
+    assert trainer.smoothing == "all-gather"  # the CPU reports no memory
+    full = 10 * 20 * 4 * 4  # rows x columns x (features + 1) x float32
+    trainer.devices = [_DeviceReporting(6 * full - 1)] * 4
+    assert trainer._auto_smoothing() == "ring"
+    trainer.devices = [_DeviceReporting(6 * full + 1)] * 4
+    assert trainer._auto_smoothing() == "all-gather"
+    trainer.close()
