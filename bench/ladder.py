@@ -52,7 +52,7 @@ def main() -> None:
         base_r = ref.get(r.kind)
         ratio = base_r.median_s / r.median_s if base_r and r.median_s and base_r.median_s else None
         rows.append([r.impl, r.kind, r.status, fmt_s(r.compile_s), fmt_s(r.median_s), fmt_s(r.p95_s),
-                     fmt_s(r.total_s), f"{r.qe:.4f}" if r.qe is not None else "-",
+                     fmt_s(r.total_s), f"{r.qe:.4g}" if r.qe is not None else "-",
                      f"{ratio:.1f}x" if ratio else "-"])
     print()
     print(f"workload: {w}x{h} map, 1000 random colours, {epochs} epochs (batch) / {steps} steps (online)")

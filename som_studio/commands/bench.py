@@ -205,7 +205,7 @@ def format_table(records, baseline: str | None = None) -> str:
             r.impl, r.kind, r.status, _fmt_s(r.compile_s) if r.status != "failed" else "-",
             _fmt_s(r.median_s), _fmt_s(r.p95_s), _fmt_s(r.total_s) if r.total_s else "-",
             f"{tp:,.0f}" if tp else "-",
-            f"{r.qe:.4f}" if r.qe is not None else "-",
+            f"{r.qe:.4g}" if r.qe is not None else "-",
             f"{r.te:.3f}" if r.te is not None else "-",
             f"{sp[r.impl]:.1f}x" if sp.get(r.impl) else "-",
         ])
