@@ -146,6 +146,7 @@ class RunController(QObject):
         self._kill_timer.setSingleShot(True)
         self._kill_timer.timeout.connect(self._kill_if_alive)
         self._reset_run()
+        self.last_exitcode: int | None = None  # of the last worker, once it ended
         self.stop_latencies: list[float] = []  # seconds from stop() to the process gone (for bench/gui.py)
 
     def _reset_run(self) -> None:
@@ -268,7 +269,7 @@ class RunController(QObject):
             self._reader.wait()
             self._reader.deleteLater()
         self._reader = None
-        if self._process is not None:
+        if self._process is not None and self._process.exitcode is not None:
             self._process.close()
         self._process = None
 
@@ -322,6 +323,7 @@ class RunController(QObject):
             self.run_failed.emit(ev.record.message, ev.record)
 
     def _on_ended(self, code: int) -> None:
+        self.last_exitcode = code
         if self._reader is not None:
             self._on_events_ready()  # anything that arrived with the end
         if self._stop_requested_at is not None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 import traceback
 from collections import deque
 from multiprocessing.connection import Connection
@@ -70,7 +71,14 @@ class _Outbox:
         with self._cond:
             while not self._items and not self._closed:
                 self._cond.wait()
-            return self._items.popleft() if self._items else None
+            item = self._items.popleft() if self._items else None
+            self._cond.notify_all()
+            return item
+
+    def wait_sent(self, timeout: float) -> None:
+        """Wait until the sender has taken everything (the test hook's crash comes after)."""
+        with self._cond:
+            self._cond.wait_for(lambda: not self._items, timeout)
 
 
 def run_worker(config: Any, cpu_devices: int | None, events: Connection, control: Connection,
@@ -153,6 +161,9 @@ def _run(config: Any, events: Connection, control: Connection, view: tuple[str, 
                 outbox.put(("final_map", last_map))
             outbox.put(("event", ev))
         if abort_after == type(ev).__name__:
+            # Crash as an engine would in its next chunk: what was yielded is out.
+            outbox.wait_sent(5.0)
+            time.sleep(0.05)
             os.abort()
     outbox.close()
     sender.join()
