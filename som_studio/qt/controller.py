@@ -8,8 +8,10 @@ once; the GUI thread takes everything when it gets to it. So a fast worker can
 never flood the event loop, and nothing is dropped except out-of-date frames.
 
 Stopping sends ``cancel`` (the session stops between chunks, typically within
-one ~40 ms chunk) and kills the process if it has not ended
-:data:`KILL_AFTER_MS` later (a compile cannot be interrupted from Python).
+one ~40 ms chunk, and reports its final map and quality) and kills the process
+if it has not ended :data:`KILL_AFTER_MS` later; it kills at once when waiting
+cannot help (during start-up and compilation, which cannot be interrupted from
+Python, or when chunks are longer than the grace period).
 """
 
 from __future__ import annotations
@@ -153,6 +155,7 @@ class RunController(QObject):
         self._config: RunConfig | None = None
         self._started: Started | None = None
         self._compile_s = 0.0
+        self._compiled = False
         self._chunks: list[Chunk] = []
         self._history: list[dict[str, float]] = []
         self._terminal = False
@@ -237,7 +240,14 @@ class RunController(QObject):
         self._stop_requested_at = time.perf_counter()
         self._set_state(STOPPING)
         self._send("cancel")
-        self._kill_timer.start(KILL_AFTER_MS)
+        # The session checks for cancel only between chunks: before the first
+        # one (start-up, compile) and when one chunk takes longer than the
+        # grace period, waiting cannot help, so the process goes at once.
+        last_chunk_s = self._chunks[-1].seconds if self._chunks else 0.0
+        if self._started is None or not self._compiled or last_chunk_s > KILL_AFTER_MS / 1000 / 2:
+            self._kill_if_alive()
+        else:
+            self._kill_timer.start(KILL_AFTER_MS)
 
     def _kill_if_alive(self) -> None:
         if self._process is not None and self._process.is_alive():
@@ -311,6 +321,7 @@ class RunController(QObject):
             self.run_started.emit(ev)
         elif isinstance(ev, Compiled):
             self._compile_s = ev.seconds
+            self._compiled = True
             self.compiled.emit(ev)
         elif isinstance(ev, QualityMeasured):
             self._history.append({"iteration": ev.iteration, "qe": ev.qe, "te": ev.te})
@@ -334,8 +345,8 @@ class RunController(QObject):
             if self._stop_requested_at is not None:
                 record.status = "cancelled"
                 done = sum(c.count for c in self._chunks)
-                where = "during compilation" if self._started is not None and not self._compile_s and not done else (
-                    "while starting" if self._started is None else f"after {done} iterations")
+                where = ("while starting" if self._started is None else
+                         "during compilation" if not self._compiled else f"after {done} iterations")
                 record.message = f"stopped {where}"
                 self.run_finished.emit(record)
             else:

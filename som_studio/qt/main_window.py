@@ -121,6 +121,7 @@ class MainWindow(QMainWindow):
         scroll.setWidget(self.panel)
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setMinimumWidth(340)
         self.timing_plot = TimingPlot()
         self.quality_plot = QualityPlot()
         self.runs = RunsModel(self)
@@ -241,8 +242,11 @@ class MainWindow(QMainWindow):
         if geometry is None or not self.restoreGeometry(geometry):
             self.resize(1400, 860)
         state = s.window_state()
-        if state is not None:
-            self.restoreState(state)
+        if state is None or not self.restoreState(state):
+            # First start: room for the form on the left, the plots on the right.
+            self.resizeDocks([self.docks["run"], self.docks["timings"]], [380, 520], Qt.Orientation.Horizontal)
+            self.resizeDocks([self.docks["timings"], self.docks["quality"]], [300, 300], Qt.Orientation.Vertical)
+            self.resizeDocks([self.docks["runs"]], [190], Qt.Orientation.Vertical)
 
     def save_settings(self) -> None:
         s = self.settings

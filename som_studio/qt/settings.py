@@ -86,7 +86,7 @@ class Settings:
         self._qs.setValue("view/component", int(component))
 
     def log_timing(self) -> bool:
-        return str(self._qs.value("view/log_timing", "false")).lower() == "true"
+        return str(self._qs.value("view/log_timing", "true")).lower() == "true"
 
     def set_log_timing(self, on: bool) -> None:
         self._qs.setValue("view/log_timing", "true" if on else "false")

@@ -102,7 +102,7 @@ class RunPanel(QWidget):
             self.impl.setItemData(self.impl.count() - 1, impl.description, Qt.ItemDataRole.ToolTipRole)
         self.impl_info = QLabel()
         self.impl_info.setWordWrap(True)
-        self.impl_info.setStyleSheet("color: palette(mid);")
+        self.impl_info.setStyleSheet("color: #555;")
         form.addRow("Implementation", self.impl)
         form.addRow("", self.impl_info)
 
