@@ -269,3 +269,36 @@ def test_no_display_message(tmp_path):
     assert "needs a display" in out.stderr
     assert "som-studio bench" in out.stderr and "som-studio list" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_menus_show_the_shortcuts(window):
+    assert window.run_action.shortcut().toString() == "Ctrl+R"
+    assert window.stop_action.shortcut().toString() == "Esc"
+    assert window.export_action.shortcut().toString() == "Ctrl+E"
+    assert window.quit_action.shortcut().toString() == "Ctrl+Q"
+    menus = {a.text().replace("&", ""): a.menu() for a in window.menuBar().actions()}
+    assert window.run_action in menus["Run"].actions() and window.quit_action in menus["File"].actions()
+    assert "SOM Studio" in window.windowTitle()
+
+
+def test_export_runs_as_json(qtbot, window, tmp_path):
+    import json
+
+    configure(window, iterations=3)
+    run_and_wait(qtbot, window)
+    out = tmp_path / "runs.json"
+    assert window.write_runs(str(out))
+    doc = json.loads(out.read_text())
+    assert doc["schema_version"] == 1 and doc["runs"][0]["impl"] == "numpy-batch"
+    assert doc["runs"][0]["status"] == "ok"
+    assert not window.write_runs(str(tmp_path / "missing" / "runs.json"))
+    assert "does not exist" in _close_error_dialog(window)
+
+
+def test_about_box_names_the_jax_backend(qtbot, window):
+    with qtbot.waitSignal(window.probe.info_ready, timeout=WAIT_MS):
+        window.show_about()
+    text = window._about_box.text()
+    assert "SOM Studio" in text and "JAX backend" in text
+    assert "cpu" in text and "asking" not in text
+    window._about_box.accept()
