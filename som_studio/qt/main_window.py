@@ -295,7 +295,7 @@ class MainWindow(QMainWindow):
         self.status_label.setText(f"{ev.config.impl}: compiling and warming up…")
         self.env_info = ev.env or self.env_info
         self.panel.set_device_memory(self._device_memory)
-        self.sharding_view.set_run(ev.config, ev.layout, ev.env)
+        self.sharding_view.set_run(ev.config, ev.layout, ev.env, ev.features, ev.samples)
 
     def _on_compiled(self, ev: Compiled) -> None:
         self.timing_plot.set_compile(ev.seconds)
@@ -368,7 +368,7 @@ class MainWindow(QMainWindow):
             self.run_action.setToolTip("Run this configuration (Ctrl+R)")
             if not busy and self.status_label.text().startswith("Cannot run"):
                 self.status_label.setText("Ready")
-        self.sharding_view.set_config(st.config, st.cpu_devices)
+        self.sharding_view.set_config(st.config, st.cpu_devices, st.features, st.samples)
 
     def _on_view_changed(self, mode: str, component: int) -> None:
         self.controller.set_view(mode, component)

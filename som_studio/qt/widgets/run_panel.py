@@ -47,6 +47,8 @@ class PanelState:
     reason: str
     memory_text: str
     cpu_devices: int | None
+    features: int = 3
+    samples: int = 0
 
     @property
     def runnable(self) -> bool:
@@ -386,8 +388,9 @@ class RunPanel(QWidget):
         if need > have:
             return PanelState(None, (
                 f"memory: {impl.name} on a {cfg.grid} map with {samples:,} x {features} data needs about "
-                f"{memory.format_bytes(need)}, but only {memory.format_bytes(have)} of {where} is available"), text, cpu)
-        return PanelState(cfg, "", text, cpu)
+                f"{memory.format_bytes(need)}, but only {memory.format_bytes(have)} of {where} is available"),
+                text, cpu, features, samples)
+        return PanelState(cfg, "", text, cpu, features, samples)
 
     def _available(self, impl: Any) -> tuple[int, str]:
         if impl.backend == "jax" and self._device_memory is not None:
