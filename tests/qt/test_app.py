@@ -295,10 +295,12 @@ def test_export_runs_as_json(qtbot, window, tmp_path):
     assert "does not exist" in _close_error_dialog(window)
 
 
-def test_about_box_names_the_jax_backend(qtbot, window):
+def test_about_box_names_the_jax_backend_and_devices(qtbot, window):
+    window.panel.set_cpu_devices(3)  # a count neither the app nor the test process uses
     with qtbot.waitSignal(window.probe.info_ready, timeout=WAIT_MS):
         window.show_about()
     text = window._about_box.text()
     assert "SOM Studio" in text and "JAX backend" in text
-    assert "cpu" in text and "asking" not in text
+    assert "cpu — 3 device(s)" in text and "asking" not in text
     window._about_box.accept()
+    assert window.panel.devices_label.text() == "Devices: 3 × cpu (cpu backend, 3 simulated)"
