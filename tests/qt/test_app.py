@@ -126,8 +126,17 @@ def test_pause_and_resume(qtbot, window):
     assert window.controller.state == ctl.PAUSED and window.pause_action.text() == "&Resume"
     window.pause_action.trigger()
     assert window.controller.state == ctl.RUNNING
+    # Another picture of the map: the worker renders it from the next frame on.
+    window.map_view.set_choice("umatrix", 0)
+    with qtbot.waitSignal(window.controller.frame_ready, timeout=WAIT_MS,
+                          check_params_cb=lambda f: f.view.mode == "umatrix"):
+        pass
+    assert window.map_view.last_frame.image.ndim == 2
     with qtbot.waitSignal(window.controller.run_ended, timeout=WAIT_MS):
         window.controller.stop()
+    # After the run, the kept final map is re-rendered for a new choice, in this process.
+    window.map_view.set_choice("component", 2)
+    assert window.map_view.last_frame.view.mode == "component" and window.map_view.last_frame.view.component == 2
 
 
 def test_invalid_grid_disables_run_with_reason(qtbot, window):
@@ -231,6 +240,8 @@ def test_settings_round_trip(qtbot, tmp_path):
     p.sigma_end.setText("1.5")
     p.set_cpu_devices(4)
     win.docks["quality"].hide()
+    win.map_view.set_choice("umatrix", 0)
+    win.timing_plot.log_scale.setChecked(False)
     win.resize(790, 580)
     size = win.size()
     saved = p.state.config
@@ -247,6 +258,8 @@ def test_settings_round_trip(qtbot, tmp_path):
     assert again.size() == size
     assert not again.docks["quality"].isVisible()
     assert again.docks["timings"].isVisible()
+    assert again.map_view.choice().mode == "umatrix"
+    assert not again.timing_plot.log_scale.isChecked()
     again.close()
 
 
