@@ -282,6 +282,7 @@ class RunController(QObject):
         if self._process is not None and self._process.exitcode is not None:
             self._process.close()
         self._process = None
+        self._set_state(IDLE)
 
     # -- from the reader ----------------------------------------------------------------
     def _on_events_ready(self) -> None:
@@ -334,6 +335,10 @@ class RunController(QObject):
             self.run_failed.emit(ev.record.message, ev.record)
 
     def _on_ended(self, code: int) -> None:
+        if self._process is None:
+            # Already shut down (the window closed): a queued signal from the
+            # reader's last moments; nothing is waiting for it.
+            return
         self.last_exitcode = code
         if self._reader is not None:
             self._on_events_ready()  # anything that arrived with the end

@@ -317,3 +317,46 @@ def test_about_box_names_the_jax_backend_and_devices(qtbot, window):
     assert "cpu — 3 device(s)" in text and "asking" not in text
     window._about_box.accept()
     assert window.panel.devices_label.text() == "Devices: 3 × cpu (cpu backend, 3 simulated)"
+
+
+QUIT_DURING_RUN = r"""
+import sys
+from PySide6.QtCore import QTimer
+from som_studio.qt import main_window
+
+_show = main_window.MainWindow.showEvent
+
+def showEvent(self, event):
+    _show(self, event)
+    if getattr(self, "_driven", False):
+        return
+    self._driven = True
+    p = self.panel
+    p.impl.setCurrentIndex(p.impl.findData("numpy-online"))
+    p.grid.setCurrentText("12x9")
+    p.iterations.setValue(5_000_000)
+    p.simulate.setChecked(False)
+
+    def on_chunks(_chunks):
+        self.controller.chunks_timed.disconnect(on_chunks)
+        print("worker", self.controller.process.pid, flush=True)
+        self.quit_action.trigger()  # Ctrl+Q, with the run in progress
+
+    self.controller.chunks_timed.connect(on_chunks)
+    QTimer.singleShot(0, self.start_run)
+
+main_window.MainWindow.showEvent = showEvent
+from som_studio.cli import main
+sys.exit(main([]))
+"""
+
+
+def test_quit_during_a_run_ends_the_app_and_its_worker(tmp_path):
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", QUIT_DURING_RUN], env=env, capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    pid = int(out.stdout.split("worker")[1].split()[0])
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert "Traceback" not in out.stderr
