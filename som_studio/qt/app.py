@@ -44,5 +44,26 @@ def main(args: argparse.Namespace | None = None) -> int:
     app.setApplicationDisplayName("SOM Studio")
     cpu_devices = getattr(args, "cpu_devices", None) if args is not None else None
     window = MainWindow(Settings(), cpu_devices=cpu_devices)
+    _show_unexpected_errors(window)
     window.show()
     return int(app.exec())
+
+
+def _show_unexpected_errors(window: object) -> None:
+    """An exception that escapes a slot is shown in a dialog (and printed); the app goes on."""
+    import traceback
+
+    previous = sys.excepthook
+
+    def hook(kind: type[BaseException], exc: BaseException, tb: object) -> None:
+        if issubclass(kind, KeyboardInterrupt):
+            previous(kind, exc, tb)  # type: ignore[arg-type]
+            return
+        traceback.print_exception(kind, exc, tb)  # type: ignore[arg-type]
+        try:
+            window.show_error("Unexpected error", f"{kind.__name__}: {exc}\n\n"  # type: ignore[attr-defined]
+                              "The app goes on; the details were printed on the terminal.")
+        except Exception:
+            pass
+
+    sys.excepthook = hook

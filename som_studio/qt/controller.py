@@ -201,7 +201,13 @@ class RunController(QObject):
             daemon=True,
         )
         self._set_state(STARTING)
-        proc.start()
+        try:
+            proc.start()
+        except BaseException:
+            for conn in (events_r, events_w, control_r, control_w):
+                conn.close()
+            self._set_state(IDLE)
+            raise
         # Close our copies of the child's ends, so its exit reads as end-of-file here.
         events_w.close()
         control_r.close()

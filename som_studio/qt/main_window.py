@@ -273,8 +273,12 @@ class MainWindow(QMainWindow):
             return False
         c = self.map_view.choice()
         self.controller_cpu_devices = st.cpu_devices
-        self.controller.start(st.config, st.cpu_devices, view=(c.mode, c.component),
-                              hooks=hooks if isinstance(hooks, dict) else None)
+        try:
+            self.controller.start(st.config, st.cpu_devices, view=(c.mode, c.component),
+                                  hooks=hooks if isinstance(hooks, dict) else None)
+        except OSError as exc:  # no process could be started (limits, memory)
+            self.show_error("Cannot start the run", f"Starting the training process failed: {exc}")
+            return False
         self._run_t0 = time.perf_counter()
         self._total, self._done = st.config.iterations, 0
         self.progress.setValue(0)
