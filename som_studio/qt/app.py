@@ -33,10 +33,16 @@ def main(args: argparse.Namespace | None = None) -> int:
     if not has_display():
         print(NO_DISPLAY, file=sys.stderr)
         return 2
-    from PySide6.QtWidgets import QApplication
+    try:
+        from PySide6.QtWidgets import QApplication
 
-    from som_studio.qt.main_window import MainWindow
-    from som_studio.qt.settings import Settings
+        from som_studio.qt.main_window import MainWindow
+        from som_studio.qt.settings import Settings
+    except ImportError as exc:
+        print(f"som-studio: the desktop app cannot start: {exc}.\n"
+              "Install its libraries (pip install PySide6-Essentials pyqtgraph), or use the headless "
+              "commands: som-studio list | devices | bench", file=sys.stderr)
+        return 2
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("SOM Studio")

@@ -360,3 +360,21 @@ def test_quit_during_a_run_ends_the_app_and_its_worker(tmp_path):
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
     assert "Traceback" not in out.stderr
+
+
+def test_run_on_a_file_with_five_features_shows_the_u_matrix(qtbot, window, tmp_path):
+    data = tmp_path / "five.npy"
+    np.save(data, np.random.default_rng(1).random((60, 5)))
+    configure(window, iterations=3)
+    p = window.panel
+    p.file_data.setChecked(True)
+    p.path.setText(str(data))
+    p.path.editingFinished.emit()
+    assert p.state.runnable and p.state.features == 5
+    frames: list = []
+    window.controller.frame_ready.connect(frames.append)
+    run_and_wait(qtbot, window)
+    assert window.runs.records[-1].status == "ok"
+    assert frames[-1].view.mode == "umatrix" and frames[-1].image.shape == (9, 12)
+    modes = [window.map_view.mode.itemText(i) for i in range(window.map_view.mode.count())]
+    assert modes == ["U-matrix"] + [f"Feature {k}" for k in range(5)]
