@@ -333,6 +333,7 @@ class MainWindow(QMainWindow):
         self.time_label.setText(text)
 
     def _on_run_finished(self, record: RunRecord) -> None:
+        self.timing_plot.flush()
         self.runs.add(record)
         self.runs_table.scrollToBottom()
         if record.status == "ok":
@@ -345,6 +346,7 @@ class MainWindow(QMainWindow):
             self.status_label.setText(f"Stopped {record.impl}: {record.message}")
 
     def _on_run_failed(self, message: str, record: RunRecord) -> None:
+        self.timing_plot.flush()
         self.runs.add(record)
         self.status_label.setText(f"Failed: {message}")
         self.show_error("The run failed", message)

@@ -318,7 +318,7 @@ def test_about_box_names_the_jax_backend_and_devices(qtbot, window):
     assert "SOM Studio" in text and "JAX backend" in text
     assert "cpu — 3 device(s)" in text and "asking" not in text
     window._about_box.accept()
-    assert window.panel.devices_label.text() == "Devices: 3 × cpu (cpu backend, 3 simulated)"
+    assert window.panel.devices_label.text() == "Devices: 3 × cpu (simulated)"
 
 
 QUIT_DURING_RUN = r"""

@@ -55,14 +55,14 @@ class MapView(QWidget):
         top.addStretch(1)
         top.addWidget(self.caption)
 
-        self.plot = pg.PlotWidget()
-        self.plot.setAspectLocked(True)
-        self.plot.invertY(True)  # row 0 at the top, as the map is stored
-        self.plot.hideAxis("left")
-        self.plot.hideAxis("bottom")
-        self.plot.setMenuEnabled(False)
+        # A bare view box, no axes: axes repaint whenever the view changes and
+        # cost more than the image itself.
+        self.plot = pg.GraphicsView()
+        self.view_box = pg.ViewBox(lockAspect=True, invertY=True)  # row 0 at the top, as the map is stored
+        self.view_box.setMenuEnabled(False)
+        self.plot.setCentralItem(self.view_box)
         self.image = pg.ImageItem()
-        self.plot.addItem(self.image)
+        self.view_box.addItem(self.image)
         self._lut = pg.colormap.get("viridis").getLookupTable(nPts=256)
 
         lay = QVBoxLayout(self)

@@ -257,8 +257,9 @@ class RunPanel(QWidget):
         else:
             devs = info.get("devices") or []
             kinds = ", ".join(sorted({str(d.get("kind")) for d in devs}))
-            sim = f", {simulated} simulated" if simulated else ""
-            self.devices_label.setText(f"Devices: {len(devs)} × {kinds} ({info.get('backend')} backend{sim})")
+            sim = " (simulated)" if simulated else ""
+            self.devices_label.setText(f"Devices: {len(devs)} × {kinds}{sim}")
+            self.devices_label.setToolTip(f"JAX backend: {info.get('backend')}")
         self.revalidate()
 
     def _known_device_count(self) -> int | None:

@@ -12,12 +12,13 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from som_studio.session.events import ChunkTimed
 
 ROLLING = 15  # chunks in the rolling median
+REDRAW_MS = 100
 
 
 def format_seconds(s: float) -> str:
@@ -65,6 +66,9 @@ class TimingPlot(QWidget):
         lay.addLayout(top)
         lay.addWidget(self.plot, 1)
         self.log_scale.toggled.connect(self._on_log_scale)
+        self._redraw = QTimer(self)
+        self._redraw.setSingleShot(True)
+        self._redraw.timeout.connect(self._draw)
 
     def _on_log_scale(self, on: bool) -> None:
         self.plot.setLogMode(y=on)
@@ -75,6 +79,7 @@ class TimingPlot(QWidget):
         self._x.clear()
         self._y.clear()
         self._m.clear()
+        self._redraw.stop()
         self._compile_s = None
         self._per_iteration_samples = samples if kind == "batch" else 1
         self.points.setData([], [])
@@ -91,6 +96,17 @@ class TimingPlot(QWidget):
             self._y.append(c.iteration_s)
             # Incremental: each point's median over the chunks before it, computed once.
             self._m.append(float(np.median(self._y[-ROLLING:])))
+        # Redraw at most every REDRAW_MS: each redraw repaints the axes, which
+        # costs more than the curves; a timing curve gains nothing from 30 Hz.
+        if not self._redraw.isActive():
+            self._redraw.start(REDRAW_MS)
+
+    def flush(self) -> None:
+        """Draw what has arrived now (the end of a run)."""
+        self._redraw.stop()
+        self._draw()
+
+    def _draw(self) -> None:
         if not self._x:
             return
         x = np.asarray(self._x)
