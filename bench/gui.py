@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import subprocess
 import sys
 import tempfile
@@ -175,6 +176,7 @@ def main() -> int:
 
     if "a" not in skip or "b" not in skip:
         heads, apps = [], []
+        gui_cpu: list[float] = []  # the app process's CPU time / wall time during each app run
         shot_taken = False
         for k in range(args.repeats):
             heads.append(headless_run(args, workdir, k))
@@ -190,8 +192,11 @@ def main() -> int:
 
             win.controller.chunks_timed.connect(maybe_shot)
             lateness.start()
+            r0, w0 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
             win.start_run()
             wait_for(win.controller.run_ended)
+            r1, w1 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+            gui_cpu.append((r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime) / (w1 - w0))
             lateness.stop()
             win.controller.chunks_timed.disconnect(maybe_shot)
             apps.append(win.runs.records[-1].to_dict())
@@ -208,6 +213,10 @@ def main() -> int:
         a_sum = np.median([sum(c["seconds"] for c in r["timings"]["chunks"]) for r in apps])
         print(f"slowdown, median time per iteration: {100 * (a_med / h_med - 1):+.1f} %   "
               f"training time (sum of chunks): {100 * (a_sum / h_sum - 1):+.1f} %   (target < 5 %)")
+        spread = [r["timings"]["median_s"] for r in heads]
+        print(f"  (headless runs alone differ by {100 * (max(spread) / min(spread) - 1):.0f} %: machine noise)")
+        print(f"the app process (GUI and reader thread) used {100 * np.median(gui_cpu):.1f} % of one core "
+              f"while a run was watched (the worker trains in its own process)")
         s = lateness.samples
         print(f"\n(b) event-loop lateness during training (10 ms timer, {len(s)} ticks): "
               f"p50 {1e3 * pct(s, 50):.1f} ms, p99 {1e3 * pct(s, 99):.1f} ms, max {1e3 * max(s):.1f} ms "
