@@ -50,6 +50,34 @@ def jax_vmap_batch(s: ProblemSize) -> int:
     return 2 * _base(s) + per_example + 4 * s.units * s.features * s.itemsize + JAX_OVERHEAD
 
 
+# -- issue 3: the fast implementations -------------------------------------------------
+def jax_fused_batch(s: ProblemSize) -> int:
+    """Map, per-unit sums and neighbourhood products on the device, plus one argmin chunk.
+
+    The argmin works on sample chunks whose working set is bounded by
+    ``fused_plan.ARGMIN_ELEMENTS``, so no term grows as N x M.
+    """
+    from som_studio.core.fused_plan import UNIT_BLOCK, chunk_elements, sample_chunk, unit_blocks
+
+    blocks, block = unit_blocks(s.units, UNIT_BLOCK)
+    padded = blocks * block
+    chunk = sample_chunk(s.samples, s.features, block)
+    # donated map in and out, padded codebook, |w|^2, sums (D+1 planes), the two
+    # neighbourhood products, the new map; Hx and Hy
+    maps = (2 * s.units * s.features + padded * (s.features + 1) + 3 * s.units * (s.features + 1)
+            + s.units * s.features) * s.itemsize
+    grids = (s.height * s.height + s.width * s.width) * s.itemsize
+    argmin = chunk_elements(chunk, s.features, block) * s.itemsize
+    # BMU indices, the data with a ones column
+    per_example = s.samples * (4 + (s.features + 1) * s.itemsize)
+    return 2 * _base(s) + maps + grids + argmin + per_example + JAX_OVERHEAD
+
+
+def jax_scan_online(s: ProblemSize) -> int:
+    """Like :func:`jax_online`: the donated map and one step's temporaries, order on the device."""
+    return jax_online(s)
+
+
 def host_available() -> int:
     """Bytes the OS can still give this process (MemAvailable, else free pages)."""
     try:

@@ -88,3 +88,26 @@ register(Implementation(
     factory="som_studio.core.jax_ladder:JaxVmapBatch",
     estimate=memory.jax_vmap_batch,
 ))
+
+# -- issue 3: the fast implementations -----------------------------------------------
+register(Implementation(
+    name="jax-fused-batch",
+    kind="batch",
+    backend="jax",
+    description=(
+        "Batch epochs fused into one jitted fori_loop per chunk: blocked exact argmin in sample "
+        "chunks, segment-sum per unit, separable neighbourhood Hy @ S @ Hx^T; map donated"
+    ),
+    factory="som_studio.core.jax_fused:FusedBatch",
+    estimate=memory.jax_fused_batch,
+    tags=("fast",),
+))
+register(Implementation(
+    name="jax-scan-online",
+    kind="online",
+    backend="jax",
+    description="Online steps fused into one jitted fori_loop per chunk (one dispatch per chunk); map donated",
+    factory="som_studio.core.jax_fused:ScanOnline",
+    estimate=memory.jax_scan_online,
+    tags=("fast",),
+))

@@ -129,10 +129,7 @@ def _run(config: Any, events: Connection, control: Connection, view: tuple[str, 
                 session.cancel()  # the app is gone: stop, nobody is watching
                 return
             if msg == "cancel":
-                # Stop means now: skip the final quality pass (seconds on a big
-                # map); the record keeps the last periodic measurement.
-                session.final_quality = False
-                session.cancel()
+                session.cancel()  # a cancelled session skips its final quality pass
             elif msg == "pause":
                 session.pause()
             elif msg == "resume":

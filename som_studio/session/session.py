@@ -261,7 +261,9 @@ class Session:
             if it < T:
                 record.message = f"cancelled after {it} of {T} iterations"
             yield Snapshot(it, final)
-            if self.final_quality:
+            # A cancelled run ends now: its final quality pass (a second or more on
+            # a big map) would only delay the answer the user asked for.
+            if self.final_quality and it == T:
                 qe, te = metrics.quality(final, problem.data)
                 record.qe, record.te = qe, te
                 if not record.history or record.history[-1]["iteration"] != it:

@@ -1,0 +1,187 @@
+"""The fast JAX implementations agree with the NumPy references and never recompile.
+
+Tolerances, and why:
+
+* float64: both sides rank the same units (the fused argmin ranks ``|w|^2 - 2 x.w``,
+  the reference ``|w - x|^2``; in float64 they differ by ~1e-16 relative, far
+  below the gap between distinct units of a random map), so the maps differ only
+  by summation order: ``atol = 1e-9``.
+* float32: a near-tie between two units may be resolved differently (rounding of
+  the two distance forms, ~1e-7 relative), and a different BMU moves whole
+  neighbourhoods, so the maps are compared through QE (``rtol = 1e-3``) and
+  most units must agree to ``1e-4``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from som_studio.config import DataSpec, RunConfig
+from som_studio.core import jax_runtime, memory, registry
+from som_studio.core.metrics import quantization_error
+from som_studio.core.problem import make_problem
+from som_studio.core.protocol import ProblemSize
+from som_studio.session.events import Compiled, Finished
+from som_studio.session.session import Session, run_to_completion
+
+jax = jax_runtime.jax()
+jf = pytest.importorskip("som_studio.core.jax_fused")
+
+SHAPES = [(12, 9), (7, 1), (5, 13)]  # (width, height): landscape, one row, portrait
+FEATURES = [1, 3, 16]
+
+
+def _data(samples: int, features: int, seed: int = 7) -> np.ndarray:
+    return np.random.default_rng(seed).random((samples, features))
+
+
+def _problem(kind: str, width: int, height: int, features: int, iterations: int, precision: str = "float64",
+             samples: int = 60):
+    cfg = RunConfig(
+        impl="numpy-batch" if kind == "batch" else "numpy-online",
+        width=width,
+        height=height,
+        data=DataSpec(samples=samples),
+        epochs=iterations if kind == "batch" else None,
+        steps=iterations if kind == "online" else None,
+        seed=5,
+        precision=precision,
+    )
+    return make_problem(cfg, kind, _data(samples, features))
+
+
+def _train(name: str, problem, chunks: list[int]) -> np.ndarray:
+    trainer = registry.get(name).create(problem)
+    try:
+        trainer.warmup()
+        first = 0
+        for count in chunks:
+            trainer.run(first, count)
+            first += count
+        assert first == problem.iterations
+        return trainer.get_map()
+    finally:
+        trainer.close()
+
+
+@pytest.mark.parametrize("features", FEATURES)
+@pytest.mark.parametrize("width,height", SHAPES)
+def test_fused_batch_matches_numpy_float64(width, height, features):
+    p = _problem("batch", width, height, features, 6)
+    ref = _train("numpy-batch", p, [6])
+    got = _train("jax-fused-batch", p, [1, 2, 3])
+    np.testing.assert_allclose(got, ref, atol=1e-9, rtol=0)
+
+
+@pytest.mark.parametrize("features", FEATURES)
+@pytest.mark.parametrize("width,height", SHAPES)
+def test_scan_online_matches_numpy_float64(width, height, features):
+    p = _problem("online", width, height, features, 200)
+    ref = _train("numpy-online", p, [200])
+    got = _train("jax-scan-online", p, [1, 17, 82, 100])
+    np.testing.assert_allclose(got, ref, atol=1e-9, rtol=0)
+
+
+@pytest.mark.parametrize("name,kind,iterations", [("jax-fused-batch", "batch", 8), ("jax-scan-online", "online", 400)])
+def test_float32_agrees_with_numpy(name, kind, iterations):
+    p = _problem(kind, 24, 10, 3, iterations, precision="float32", samples=300)
+    assert p.dtype == np.float32
+    ref = _train(f"numpy-{kind}", p, [iterations])
+    got = _train(name, p, [iterations // 2, iterations - iterations // 2])
+    assert got.dtype == np.float32
+    qe_ref, qe_got = quantization_error(ref, p.data), quantization_error(got, p.data)
+    assert qe_got == pytest.approx(qe_ref, rel=1e-3)
+    close = np.all(np.abs(got - ref) <= 1e-4, axis=-1)
+    assert close.mean() >= 0.95
+
+
+def test_warmup_leaves_state_and_chunks_do_not_recompile():
+    for name, kind, T in (("jax-fused-batch", "batch", 9), ("jax-scan-online", "online", 90)):
+        p = _problem(kind, 10, 6, 3, T, precision="float32")
+        trainer = registry.get(name).create(p)
+        try:
+            trainer.warmup()
+            np.testing.assert_array_equal(trainer.get_map(), p.init_map)
+            before = jax_runtime.compile_count()
+            first = 0
+            for count in (1, 4, 2, T - 7):  # growing, shrinking, crossing boundaries
+                trainer.run(first, count)
+                first += count
+            assert jax_runtime.compile_count() == before, name
+            chunked = trainer.get_map()
+        finally:
+            trainer.close()
+        # One chunk or many: the same program on the same numbers, bit for bit.
+        whole = _train(name, p, [T])
+        np.testing.assert_array_equal(chunked, whole)
+
+
+def test_session_compiles_only_in_warmup(small_config):
+    for name, extra in (("jax-fused-batch", {"epochs": 12}), ("jax-scan-online", {"steps": 3000})):
+        cfg = small_config.replace(impl=name, **extra)
+        events = list(Session(cfg, snapshot_interval_s=None, quality_points=3, chunk_target_s=0.002).run())
+        compiled = next(e for e in events if isinstance(e, Compiled))
+        record = next(e for e in events if isinstance(e, Finished)).record
+        assert record.status == "ok", record.message
+        assert len({c.count for c in record.chunks}) > 1  # the session did vary the chunk size
+        assert record.compiles == compiled.compiles >= 1
+
+
+def test_session_quality_matches_reference(small_config):
+    for fast, ref, extra in (("jax-fused-batch", "numpy-batch", {"epochs": 10}),
+                             ("jax-scan-online", "numpy-online", {"steps": 2000})):
+        a = run_to_completion(Session(small_config.replace(impl=fast, **extra), quality_points=0))
+        b = run_to_completion(Session(small_config.replace(impl=ref, **extra), quality_points=0))
+        assert a.status == b.status == "ok"
+        assert a.qe == pytest.approx(b.qe, rel=1e-3)
+
+
+def _brute_bmus(w: np.ndarray, x: np.ndarray) -> np.ndarray:
+    d = ((x[:, None, :].astype(np.float64) - w[None, :, :]) ** 2).sum(-1)
+    return np.argmin(d, axis=1)  # numpy: first index on ties
+
+
+@pytest.mark.parametrize("units,block", [(1, 512), (37, 16), (1000, 64), (1000, 512)])
+def test_blocked_argmin_is_exact_with_first_tie(monkeypatch, units, block):
+    rng = np.random.default_rng(units)
+    w = rng.random((units, 4))
+    x = rng.random((301, 4))
+    if units > 3:
+        w[units - 2] = w[1]  # an exact tie: the earlier unit must win
+        x[:5] = w[1]
+        x[5] = w[units - 1]  # the last unit, in a block padded to a multiple of 16
+    monkeypatch.setattr(jf, "ARGMIN_ELEMENTS", 64 * 2 * block * 8)  # force several sample chunks
+    got = np.asarray(jax.jit(lambda a, b: jf.bmus(a, b, block))(w.T, x))
+    np.testing.assert_array_equal(got, _brute_bmus(w, x))
+
+
+def test_first_argmin_2d_takes_first_in_row_major_order():
+    v = np.full((4, 5), 3.0)
+    v[2, 1] = v[1, 3] = v[3, 0] = 1.0
+    r, c = jax.jit(jf.first_argmin_2d)(v)
+    assert (int(r), int(c)) == (1, 3)
+
+
+def test_fused_batch_memory_is_bounded_at_scale():
+    # 1024 x 1024 map, 100,000 examples x 3: an N x M float32 matrix alone would be ~390 GiB.
+    s = ProblemSize(height=1024, width=1024, features=3, samples=100_000, iterations=1, itemsize=4)
+    est = registry.get("jax-fused-batch").estimate(s)
+    assert est < 2 << 30
+    # No term grows as N x M: ten times the examples adds only per-example arrays.
+    s10 = ProblemSize(height=1024, width=1024, features=3, samples=1_000_000, iterations=1, itemsize=4)
+    assert registry.get("jax-fused-batch").estimate(s10) - est < 10 * 100_000 * 3 * 4 * 4
+    assert memory.jax_fused_batch(s) == est
+
+
+@pytest.mark.parametrize("samples,features,units", [(1, 1, 1), (1000, 3, 32_400), (100_000, 3, 1 << 20), (7, 16, 5)])
+def test_fused_plan_bounds_the_chunk_and_balances_it(samples, features, units):
+    from som_studio.core import fused_plan
+
+    g, b = fused_plan.unit_blocks(units)
+    assert g * b >= units and b % 16 == 0 and (g - 1) * b < units  # no wholly empty block
+    nc = fused_plan.sample_chunk(samples, features, b)
+    chunks = -(-samples // nc)
+    assert fused_plan.chunk_elements(nc, features, b) <= max(fused_plan.ARGMIN_ELEMENTS,
+                                                             fused_plan.chunk_elements(1, features, b))
+    assert chunks * nc - samples < chunks  # padding: under one example per chunk
