@@ -120,11 +120,12 @@ class ShardingView(QWidget):
         area = QRectF(margin, margin + line, w - 2 * margin, max(40, h - 2 * margin - legend_h - line))
         # The map's copies on the left (each keeps the map's aspect ratio), the data's copies on the right.
         map_area = QRectF(area.left(), area.top(), area.width() * 0.72, area.height())
-        data_area = QRectF(map_area.right() + 3 * margin, area.top(), area.right() - map_area.right() - 3 * margin,
-                           area.height())
         mh, mw = map_arr["shape"][0], map_arr["shape"][1]
-        self._paint_copies(p, map_area, map_arr, (mh, mw),
-                           f"map {mh}x{mw}x{map_arr['shape'][2]}: rows split over 'map'")
+        map_right = self._paint_copies(p, map_area, map_arr, (mh, mw),
+                                       f"map {mh}x{mw}x{map_arr['shape'][2]}: rows split over 'map'")
+        left = max(map_right, area.left() + fm.horizontalAdvance("map 0000x0000x00: rows split over 'map', 0 copies"))
+        left += 3 * margin
+        data_area = QRectF(left, area.top(), min(area.right() - left, area.width() * 0.28), area.height())
         n = max(int(data_arr["shape"][0]), 1)
         self._paint_copies(p, data_area, data_arr, (n, max(1, n // 8)),
                            f"data {data_arr['shape'][0]:,}x{data_arr['shape'][1]} over 'data'", fill=True)
@@ -145,8 +146,11 @@ class ShardingView(QWidget):
         p.end()
 
     def _paint_copies(self, p: QPainter, area: QRectF, arr: dict[str, Any], aspect: tuple[int, int], title: str,
-                      fill: bool = False) -> None:
-        """One picture per replica (copy) of ``arr``, side by side, split in bands by the first index range."""
+                      fill: bool = False) -> float:
+        """One picture per replica (copy) of ``arr``, side by side, split in bands by the first index range.
+
+        Returns the right edge of what was drawn.
+        """
         replicas = sorted({int(s["replica"]) for s in arr["shards"]})
         r = len(replicas)
         text = self.palette().text().color()
@@ -166,7 +170,7 @@ class ShardingView(QWidget):
         n = max(int(arr["shape"][0]), 1)
         fm = p.fontMetrics()
         for k, rep in enumerate(replicas):
-            box = QRectF(area.left() + k * (copy_w + gap), area.top(), cw, ch)
+            box = QRectF(area.left() + k * (cw + gap), area.top(), cw, ch)  # copies side by side, no slack
             for s in arr["shards"]:
                 if int(s["replica"]) != rep:
                     continue
@@ -185,6 +189,7 @@ class ShardingView(QWidget):
             if r > 1:  # mark the copy as a replica
                 p.setPen(QPen(text, 1, Qt.PenStyle.DashLine))
                 p.drawRect(box)
+        return area.left() + r * cw + (r - 1) * gap
 
 
 def _preview() -> None:  # python -m som_studio.qt.widgets.sharding_view
