@@ -136,9 +136,6 @@ def test_pause_and_resume(qtbot, window):
     assert window.map_view.last_frame.image.ndim == 2
     with qtbot.waitSignal(window.controller.run_ended, timeout=WAIT_MS):
         window.controller.stop()
-    # After the run, the kept final map is re-rendered for a new choice, in this process.
-    window.map_view.set_choice("component", 2)
-    assert window.map_view.last_frame.view.mode == "component" and window.map_view.last_frame.view.component == 2
 
 
 def test_invalid_grid_disables_run_with_reason(qtbot, window):
@@ -380,3 +377,8 @@ def test_run_on_a_file_with_five_features_shows_the_u_matrix(qtbot, window, tmp_
     assert frames[-1].view.mode == "umatrix" and frames[-1].image.shape == (9, 12)
     modes = [window.map_view.mode.itemText(i) for i in range(window.map_view.mode.count())]
     assert modes == ["U-matrix"] + [f"Feature {k}" for k in range(5)]
+    # After the run, the kept final map is re-rendered for a new choice, in this process.
+    window.map_view.set_choice("component", 3)
+    last = window.map_view.last_frame
+    assert last.view.mode == "component" and last.view.component == 3 and last.iteration == 3
+    assert not np.array_equal(last.image, frames[-1].image)

@@ -102,6 +102,9 @@ class MapView(QWidget):
             # After a run: re-render the kept final map (one-off, on a user action).
             it = self.last_frame.iteration if self.last_frame else 0
             self.show_frame(frames.make_frame(it, self._final, c, *self._range), force=True)
+        elif self.last_frame is not None and self.last_frame.view.mode != c.mode:
+            # No map kept (a run killed before it could send one): say when the choice shows.
+            self.caption.setText(f"iteration {self.last_frame.iteration:,} (the new view shows from the next frame)")
 
     # -- feeding -------------------------------------------------------------------------
     def begin(self, features: int, title: str) -> None:
