@@ -113,6 +113,7 @@ class MainWindow(QMainWindow):
         self._run_t0 = 0.0
         self._total = 0
         self._done = 0
+        self._train_elapsed = 0.0  # training seconds up to the last chunk, for the ETA
 
         # -- views -----------------------------------------------------------------------
         self.map_view = MapView()
@@ -280,7 +281,7 @@ class MainWindow(QMainWindow):
             self.show_error("Cannot start the run", f"Starting the training process failed: {exc}")
             return False
         self._run_t0 = time.perf_counter()
-        self._total, self._done = st.config.iterations, 0
+        self._total, self._done, self._train_elapsed = st.config.iterations, 0, 0.0
         self.progress.setValue(0)
         self.timing_plot.begin("batch", 1)
         self.quality_plot.begin()
@@ -328,7 +329,7 @@ class MainWindow(QMainWindow):
         elapsed = time.perf_counter() - self._run_t0
         text = f"elapsed {elapsed:5.1f} s"
         if self._done and self._total:
-            rate = getattr(self, "_train_elapsed", elapsed) / self._done
+            rate = self._train_elapsed / self._done
             text += f"   ETA {rate * (self._total - self._done):5.1f} s   {self._done:,}/{self._total:,}"
         self.time_label.setText(text)
 
