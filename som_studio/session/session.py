@@ -210,7 +210,8 @@ class Session:
             tw = time.perf_counter()
             trainer.warmup()
             record.compile_s = time.perf_counter() - tw
-            yield Compiled(record.compile_s, jax_runtime.compile_count() - c0)
+            record.warmup_compiles = jax_runtime.compile_count() - c0
+            yield Compiled(record.compile_s, record.warmup_compiles)
 
             it, chunk = 0, 1
             last_snapshot = time.perf_counter()

@@ -1,0 +1,1 @@
+"""The Qt layer: the only package that imports PySide6 and pyqtgraph."""
