@@ -62,8 +62,11 @@ class FrameKeeper(Generic[T]):
         self._kept.append((iteration, item))
         # Full (one place stays free for the latest item): thin out to every other.
         if len(self._kept) >= self.capacity:
+            dropped_last = len(self._kept) % 2 == 0
             self._kept = self._kept[::2]
             self._stride *= 2
+            if dropped_last:  # thinned away, but it is still the latest
+                self._latest = (iteration, item)
 
     @property
     def offered(self) -> int:
