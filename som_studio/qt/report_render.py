@@ -31,6 +31,15 @@ CHART_WIDTH = 1100
 """Width of a chart as laid out, in pixels; exported at :data:`EXPORT_SCALE` times that."""
 EXPORT_SCALE = 2
 
+SYMBOLS = ("o", "s", "t", "d", "h", "p", "t1", "x")
+
+
+def _width(index: int) -> float:
+    """Line width of the ``index``-th run: earlier runs are drawn wider, so where
+    two runs give the same curve (they should, for the same SOM) both stay visible."""
+    return max(1.5, 5.0 - 1.2 * index)
+
+
 MIN_MARKED_COMPILE_S = 1e-3
 """Warm-ups shorter than this (nothing compiled) get no star: it would only stretch the log axis."""
 
@@ -125,7 +134,7 @@ def _font(points: float):  # type: ignore[no-untyped-def]
 def _legend(plot):  # type: ignore[no-untyped-def]
     import pyqtgraph as pg
 
-    legend = plot.addLegend(offset=(-10, 10), labelTextColor="#1d2330", labelTextSize="14pt",
+    legend = plot.addLegend(offset=(-10, 10), labelTextColor="#1d2330", labelTextSize="18pt",
                             brush=pg.mkBrush(255, 255, 255, 220), pen=pg.mkPen("#c8ccd6"))
     return legend
 
@@ -148,8 +157,9 @@ def maps_chart(report: Report) -> bytes | None:
     for i, run in enumerate(runs):
         r = run.record
         sub = f"QE {r.qe:.4f} · TE {r.te:.3f}" if r.qe is not None and r.te is not None else r.status
-        title = f"<span style='font-size:12pt; font-weight:600'>{_esc(run.name)}</span><br>" \
-                f"<span style='font-size:9pt; color:#5b6475'>{_esc(sub)}</span>"
+        color = PALETTE[i % len(PALETTE)]  # the run's colour in the other charts
+        title = f"<span style='font-size:13pt; font-weight:600; color:{color}'>{_esc(run.name)}</span><br>" \
+                f"<span style='font-size:10pt; color:#5b6475'>{_esc(sub)}</span>"
         plot = win.addPlot(row=i // per_row, col=i % per_row)
         plot.setTitle(title, color="#1d2330")
         plot.vb.setDefaultPadding(0.0)
@@ -168,6 +178,12 @@ def maps_chart(report: Report) -> bytes | None:
             text = pg.TextItem(f"{r.status}: no map", color="#b3261e", anchor=(0.5, 0.5))
             plot.addItem(text)
             plot.setRange(xRange=(-1, 1), yRange=(-1, 1))
+    # Equal columns whatever the titles' lengths, so equal maps are drawn equally large.
+    grid = win.ci.layout
+    for c in range(per_row):
+        grid.setColumnFixedWidth(c, panel_w - 12)
+    for row in range(rows):
+        grid.setRowFixedHeight(row, panel_h - 12)
     return _export(win, CHART_WIDTH, panel_h * rows)
 
 
@@ -193,7 +209,8 @@ def timing_chart(report: Report) -> bytes | None:
     index = {run.name: i for i, run in enumerate(report.runs)}
     for s, compile_s in series:
         color = PALETTE[index[s.name] % len(PALETTE)]
-        curve = pg.PlotDataItem(s.x, s.y, stepMode="center", pen=pg.mkPen(color, width=2.2), name=s.name)
+        curve = pg.PlotDataItem(s.x, s.y, stepMode="center", pen=pg.mkPen(color, width=_width(index[s.name])),
+                                name=s.name)
         plot.addItem(curve)
         if compile_s and compile_s >= MIN_MARKED_COMPILE_S:
             star = pg.PlotDataItem([0.0], [compile_s], pen=None, symbol="star", symbolSize=18,
@@ -219,14 +236,15 @@ def quality_chart(report: Report) -> bytes | None:
     for col, (which, label) in enumerate((("qe", "quantization error (QE)"), ("te", "topographic error (TE)"))):
         plot = win.addPlot(row=0, col=col)
         _style_plot(plot, sec.x_label, label)
-        legend = _legend(plot) if col == 0 else None
+        if col == 0:
+            _legend(plot)
         for s in report.quality_series(which):
             color = PALETTE[index[s.name] % len(PALETTE)]
-            item = pg.PlotDataItem(s.x, s.y, pen=pg.mkPen(color, width=2), symbol="o", symbolSize=6,
-                                   symbolBrush=pg.mkBrush(color), symbolPen=None, name=s.name)
+            i = index[s.name]
+            item = pg.PlotDataItem(s.x, s.y, pen=pg.mkPen(color, width=_width(i)), symbol=SYMBOLS[i % len(SYMBOLS)],
+                                   symbolSize=_width(i) * 3 + 2, symbolBrush=pg.mkBrush(color), symbolPen=None,
+                                   name=s.name)
             plot.addItem(item)
-        if legend is None:
-            continue
     return _export(win, CHART_WIDTH, 460)
 
 

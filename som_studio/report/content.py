@@ -453,7 +453,10 @@ def _sections(runs: list[ReportRun], kinds: list[str], progress: bool) -> list[C
         "batch": f"an epoch (one pass over {n}, then one map update)",
         "online": "a step (one sample, one map update)",
     }
-    it_text = " and ".join(what[k] for k in kinds) or "an iteration"
+    if len(kinds) > 1:
+        it_text = " and ".join(f"{what[k]} for {k} runs" for k in kinds)
+    else:
+        it_text = what[kinds[0]] if kinds else "an iteration"
     x_label = "progress (% of the run's iterations)" if progress else f"{word}"
     q_points = max((len(r.record.history) for r in runs), default=0)
     maps = ChartSection(

@@ -54,9 +54,9 @@ def _img_src(key: str, png: bytes | None, for_qt: bool) -> str | None:
 
 
 def _table(header: list[str], rows: list[list[str]], *, numeric: set[str] | None = None,
-           row_classes: list[str] | None = None, for_qt: bool = False) -> str:
+           row_classes: list[str] | None = None, for_qt: bool = False, wide: bool = False) -> str:
     numeric = numeric or set()
-    attrs = ' border="0" cellspacing="0" cellpadding="4" width="100%"' if for_qt else ""
+    attrs = ' border="0" cellspacing="0" cellpadding="4"' + (' width="100%"' if wide else "") if for_qt else ""
     out = [f"<table{attrs}>", "<tr>" + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr>"]
     for i, row in enumerate(rows):
         cls = row_classes[i] if row_classes else ""
@@ -105,7 +105,7 @@ def report_html(report: Report, charts: Mapping[str, bytes | None], *, for_qt: b
 
     # -- summary
     a("<h2>Summary</h2>")
-    a(_table(list(report.SUMMARY_HEADER), report.summary_rows(), numeric=NUMERIC, for_qt=for_qt))
+    a(_table(list(report.SUMMARY_HEADER), report.summary_rows(), numeric=NUMERIC, for_qt=for_qt, wide=True))
     bases = sorted({(r.record.kind, b) for r, b in zip(report.runs, report.baseline_of) if b})
     base_text = "; ".join(f"{escape(b)} for {escape(k)} runs" for k, b in bases) or "none"
     a("<p>Times are per iteration: an epoch for batch implementations, a step for online ones. "
@@ -156,7 +156,7 @@ def report_html(report: Report, charts: Mapping[str, bytes | None], *, for_qt: b
              row_classes=classes, for_qt=for_qt))
 
     # -- environment
-    a("<h2>Environment</h2>")
+    a(f"<h2{page_break}>Environment</h2>")
     shared, per_keys, per_rows = report.env_table()
     if shared:
         a("<h3>Shared by every run</h3>")
