@@ -131,11 +131,22 @@ def _font(points: float):  # type: ignore[no-untyped-def]
     return f
 
 
-def _legend(plot):  # type: ignore[no-untyped-def]
+def _legend(win, plot, row: int, columns: int = 1, extra: int = 0):  # type: ignore[no-untyped-def]
+    """A legend in its own row of the layout, under the plots: never over a curve.
+
+    Items named on ``plot`` before this call are listed, four to a line;
+    ``extra`` items the caller adds afterwards are counted in the height.
+    """
     import pyqtgraph as pg
 
-    legend = plot.addLegend(offset=(-10, 10), labelTextColor="#1d2330", labelTextSize="18pt",
-                            brush=pg.mkBrush(255, 255, 255, 220), pen=pg.mkPen("#c8ccd6"))
+    items = [item for item in plot.listDataItems() if item.name()]
+    per_line = 4
+    lines = max(1, -(-(len(items) + extra) // per_line))
+    legend = pg.LegendItem(labelTextColor="#1d2330", labelTextSize="20px", colCount=per_line, horSpacing=28)
+    win.addItem(legend, row=row, col=0, colspan=columns)
+    win.ci.layout.setRowFixedHeight(row, 16 + 26 * lines)
+    for item in items:
+        legend.addItem(item, item.name())
     return legend
 
 
@@ -205,7 +216,6 @@ def timing_chart(report: Report) -> bytes | None:
     _style_plot(plot, sec.x_label, sec.y_label + " (log scale)")
     plot.getAxis("left").setWidth(110)
     plot.setLogMode(x=False, y=True)
-    legend = _legend(plot)
     index = {run.name: i for i, run in enumerate(report.runs)}
     for s, compile_s in series:
         color = PALETTE[index[s.name] % len(PALETTE)]
@@ -216,13 +226,15 @@ def timing_chart(report: Report) -> bytes | None:
             star = pg.PlotDataItem([0.0], [compile_s], pen=None, symbol="star", symbolSize=18,
                                    symbolBrush=pg.mkBrush(color), symbolPen=pg.mkPen("#ffffff", width=1))
             plot.addItem(star)
-    if any(c and c >= MIN_MARKED_COMPILE_S for _, c in series):
-        marker = pg.PlotDataItem([], [], pen=None, symbol="star", symbolSize=14, symbolBrush=pg.mkBrush("#6b7280"),
+    marked = any(c and c >= MIN_MARKED_COMPILE_S for _, c in series)
+    legend = _legend(win, plot, 1, extra=int(marked))
+    if marked:
+        marker = pg.PlotDataItem([], [], pen=None, symbol="star", symbolSize=22, symbolBrush=pg.mkBrush("#6b7280"),
                                  symbolPen=pg.mkPen("#ffffff"))
-        legend.addItem(marker, "compile + warm-up (timed apart)")
+        legend.addItem(marker, "compile + warm-up")
     if not series:
         plot.addItem(pg.TextItem("no timed iterations", color="#b3261e"))
-    return _export(win, CHART_WIDTH, 560)
+    return _export(win, CHART_WIDTH, 580)
 
 
 def quality_chart(report: Report) -> bytes | None:
@@ -236,8 +248,6 @@ def quality_chart(report: Report) -> bytes | None:
     for col, (which, label) in enumerate((("qe", "quantization error (QE)"), ("te", "topographic error (TE)"))):
         plot = win.addPlot(row=0, col=col)
         _style_plot(plot, sec.x_label, label)
-        if col == 0:
-            _legend(plot)
         for s in report.quality_series(which):
             color = PALETTE[index[s.name] % len(PALETTE)]
             i = index[s.name]
@@ -245,7 +255,8 @@ def quality_chart(report: Report) -> bytes | None:
                                    symbolSize=_width(i) * 3 + 2, symbolBrush=pg.mkBrush(color), symbolPen=None,
                                    name=s.name)
             plot.addItem(item)
-    return _export(win, CHART_WIDTH, 460)
+    _legend(win, plot, 1, columns=2)
+    return _export(win, CHART_WIDTH, 480)
 
 
 def render_charts(report: Report) -> dict[str, bytes | None]:
