@@ -121,7 +121,8 @@ class RunRecord:
             env=d.get("env", {}),
             compile_s=float(t.get("compile_s") or 0.0),
             compiles=int(t.get("compiles") or 0),
-            warmup_compiles=int(t.get("warmup_compiles") or 0),
+            # Older records lack it: count them all as warm-up rather than flag a recompile we cannot know.
+            warmup_compiles=int(t.get("warmup_compiles", t.get("compiles")) or 0),
             chunks=[Chunk(int(c["first"]), int(c["count"]), float(c["seconds"])) for c in t.get("chunks", [])],
             total_s=float(t.get("total_s") or 0.0),
             qe=q.get("qe"),

@@ -188,3 +188,11 @@ def test_timing_series_are_the_chunks(captures) -> None:
     np.testing.assert_array_equal(series.y, rec.iteration_s)
     qe = report.quality_series("qe")[1]
     assert qe.y.tolist() == [h["qe"] for h in captures[1].record.history]
+
+
+def test_older_records_without_warmup_compiles_are_not_flagged() -> None:
+    d = _record("jax-vmap-batch", compiles=3, warmup_compiles=3).to_dict()
+    del d["timings"]["warmup_compiles"]
+    old = RunRecord.from_dict(d)
+    assert old.recompiles == 0
+    assert RunRecord.from_dict(_record("jax-vmap-batch", compiles=3, warmup_compiles=1).to_dict()).recompiles == 2
