@@ -196,3 +196,10 @@ def test_older_records_without_warmup_compiles_are_not_flagged() -> None:
     old = RunRecord.from_dict(d)
     assert old.recompiles == 0
     assert RunRecord.from_dict(_record("jax-vmap-batch", compiles=3, warmup_compiles=1).to_dict()).recompiles == 2
+
+
+def test_sessions_count_warmup_compiles_apart(captures) -> None:
+    rec = captures[0].record  # jax-vmap-batch: everything compiles in warm-up, nothing after
+    assert rec.warmup_compiles == rec.compiles
+    assert rec.recompiles == 0
+    assert RunRecord.from_dict(rec.to_dict()).warmup_compiles == rec.warmup_compiles
