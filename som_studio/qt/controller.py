@@ -1,0 +1,447 @@
+"""The one owner of a run: starts the worker process, forwards its events as Qt signals, stops it.
+
+:class:`RunController` lives in the GUI thread. It starts one worker process
+per run (``spawn``, never ``fork``: JAX is multithreaded) and one
+:class:`_PipeReader` thread that reads the worker's pipe. The reader keeps what
+arrives in a list (and only the latest map frame) and wakes the GUI thread
+once; the GUI thread takes everything when it gets to it. So a fast worker can
+never flood the event loop, and nothing is dropped except out-of-date frames.
+
+Stopping sends ``cancel`` (the session stops between chunks, typically within
+one ~40 ms chunk, and reports its final map and quality) and kills the process
+if it has not ended :data:`KILL_AFTER_MS` later; it kills at once when waiting
+cannot help (during start-up and compilation, which cannot be interrupted from
+Python, or when chunks are longer than the grace period).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+import threading
+import time
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+from PySide6.QtCore import QObject, QThread, QTimer, Signal
+
+from som_studio.config import RunConfig
+from som_studio.session.events import ChunkTimed, Compiled, Failed, Finished, QualityMeasured, Started
+from som_studio.session.record import Chunk, RunRecord
+
+KILL_AFTER_MS = 150
+
+IDLE, STARTING, RUNNING, PAUSED, STOPPING = "idle", "starting", "running", "paused", "stopping"
+
+
+class _PipeReader(QThread):
+    """Reads the worker's pipe on its own thread until the worker ends.
+
+    Threads: :meth:`run` runs on this thread and emits ``events_ready`` and
+    ``ended`` from it; :meth:`take` is called from the GUI thread.
+    """
+
+    events_ready = Signal()
+    ended = Signal(int)
+
+    def __init__(self, conn: Connection, process: Any) -> None:
+        super().__init__()
+        self._conn = conn
+        self._process = process
+        self._lock = threading.Lock()
+        self._pending: list[tuple[str, Any]] = []
+        self._frame: Any = None
+        self._signalled = False
+
+    def take(self) -> tuple[list[tuple[str, Any]], Any]:
+        """Everything that arrived since the last call, and the latest frame (GUI thread)."""
+        with self._lock:
+            items, frame = self._pending, self._frame
+            self._pending, self._frame, self._signalled = [], None, False
+        return items, frame
+
+    def _push(self, msg: tuple[str, Any]) -> None:
+        with self._lock:
+            if msg[0] == "frame":
+                self._frame = msg[1]  # an older frame not yet drawn is out of date
+            else:
+                self._pending.append(msg)
+            wake = not self._signalled
+            self._signalled = True
+        if wake:
+            self.events_ready.emit()
+
+    def run(self) -> None:
+        conn, sentinel = self._conn, self._process.sentinel
+        done = False
+        while not done:
+            ready = wait([conn, sentinel], timeout=0.5)
+            if not ready:
+                continue
+            # Read whatever is there (also after the process ended), until EOF.
+            while conn.poll():
+                try:
+                    msg = conn.recv()
+                except (EOFError, OSError):
+                    done = True
+                    break
+                except Exception as exc:  # a message cut short by a crash
+                    self._push(("error", f"unreadable message from the worker ({exc})"))
+                    done = True
+                    break
+                self._push(msg)
+            if sentinel in ready:
+                done = True
+        self._process.join(5)
+        code = self._process.exitcode
+        self.ended.emit(-999 if code is None else int(code))
+
+
+def describe_exit(code: int) -> str:
+    """What an exit code says about how the worker ended."""
+    if code < 0 and code != -999:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        hint = {
+            "SIGKILL": " (killed: out of memory, or by another program)",
+            "SIGABRT": " (aborted: typically an XLA or CUDA error)",
+            "SIGSEGV": " (crashed)",
+        }.get(name, "")
+        return f"the training process was ended by {name}{hint}"
+    return f"the training process exited with status {code}"
+
+
+class RunController(QObject):
+    """Starts, pauses, stops one run at a time; errors arrive as signals.
+
+    Threads: every method and every signal runs in the GUI thread.
+
+    Signals carry the session's events (see :mod:`som_studio.session.events`),
+    in the order the session yielded them: ``run_started`` → ``compiled`` →
+    (``chunks_timed`` | ``frame_ready`` | ``quality_measured``)* → ``run_finished``
+    or ``run_failed``. ``run_ended`` follows once the worker process is gone.
+    """
+
+    run_started = Signal(object)  # Started
+    compiled = Signal(object)  # Compiled
+    chunks_timed = Signal(list)  # [ChunkTimed, ...]
+    frame_ready = Signal(object)  # frames.MapFrame, the latest only
+    quality_measured = Signal(object)  # QualityMeasured
+    final_map = Signal(object)  # np.ndarray (H, W, D), the last map, raw
+    run_finished = Signal(object)  # RunRecord, status "ok" or "cancelled"
+    run_failed = Signal(str, object)  # message, RunRecord
+    run_ended = Signal()
+    state_changed = Signal(str)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._ctx = multiprocessing.get_context("spawn")
+        self._process: Any = None
+        self._control: Connection | None = None
+        self._reader: _PipeReader | None = None
+        self._state = IDLE
+        self._stop_requested_at: float | None = None
+        self._killed = False
+        self._kill_timer = QTimer(self)
+        self._kill_timer.setSingleShot(True)
+        self._kill_timer.timeout.connect(self._kill_if_alive)
+        self._reset_run()
+        self.last_exitcode: int | None = None  # of the last worker, once it ended
+        self.stop_latencies: list[float] = []  # seconds from stop() to the process gone (for bench/gui.py)
+
+    def _reset_run(self) -> None:
+        self._config: RunConfig | None = None
+        self._started: Started | None = None
+        self._compile_s = 0.0
+        self._compiled = False
+        self._chunks: list[Chunk] = []
+        self._history: list[dict[str, float]] = []
+        self._terminal = False
+        self._error_text = ""
+
+    # -- state ------------------------------------------------------------------------
+    @property
+    def state(self) -> str:
+        return self._state
+
+    @property
+    def busy(self) -> bool:
+        return self._state != IDLE
+
+    @property
+    def process(self) -> Any:
+        """The current worker process, or ``None`` (for tests and the benchmark)."""
+        return self._process
+
+    def _set_state(self, state: str) -> None:
+        if state != self._state:
+            self._state = state
+            self.state_changed.emit(state)
+
+    # -- control ----------------------------------------------------------------------
+    def start(self, config: RunConfig, cpu_devices: int | None = None, view: tuple[str, int] = ("rgb", 0),
+              hooks: dict[str, Any] | None = None, session_options: dict[str, Any] | None = None) -> None:
+        """Start a worker process for ``config``; refused while a run is in progress."""
+        from som_studio.qt.worker_process import run_worker
+
+        if self.busy:
+            raise RuntimeError("a run is already in progress")
+        self._reset_run()
+        self._config = config
+        self._killed = False
+        self._stop_requested_at = None
+        events_r, events_w = self._ctx.Pipe(duplex=False)
+        control_r, control_w = self._ctx.Pipe(duplex=False)
+        proc = self._ctx.Process(
+            target=run_worker,
+            args=(config, cpu_devices, events_w, control_r, view, hooks, session_options),
+            name="som-studio-worker",
+            daemon=True,
+        )
+        self._set_state(STARTING)
+        proc.start()
+        # Close our copies of the child's ends, so its exit reads as end-of-file here.
+        events_w.close()
+        control_r.close()
+        self._process, self._control = proc, control_w
+        reader = _PipeReader(events_r, proc)
+        reader.events_ready.connect(self._on_events_ready)
+        reader.ended.connect(self._on_ended)
+        self._reader = reader
+        reader.start()
+
+    def _send(self, msg: Any) -> None:
+        if self._control is not None:
+            try:
+                self._control.send(msg)
+            except (OSError, ValueError):  # the worker is gone already
+                pass
+
+    def pause(self) -> None:
+        if self._state == RUNNING:
+            self._send("pause")
+            self._set_state(PAUSED)
+
+    def resume(self) -> None:
+        if self._state == PAUSED:
+            self._send("resume")
+            self._set_state(RUNNING)
+
+    def set_view(self, mode: str, component: int) -> None:
+        """Ask the worker for another picture of the map (takes effect with the next frame)."""
+        self._send(("view", mode, component))
+
+    def stop(self) -> None:
+        """Cancel the run; kill the worker if it has not ended ``KILL_AFTER_MS`` later."""
+        if self._state in (IDLE, STOPPING):
+            return
+        self._stop_requested_at = time.perf_counter()
+        self._set_state(STOPPING)
+        self._send("cancel")
+        # The session checks for cancel only between chunks: before the first
+        # one (start-up, compile) and when one chunk takes longer than the
+        # grace period, waiting cannot help, so the process goes at once.
+        last_chunk_s = self._chunks[-1].seconds if self._chunks else 0.0
+        if self._started is None or not self._compiled or last_chunk_s > KILL_AFTER_MS / 1000 / 2:
+            self._kill_if_alive()
+        else:
+            self._kill_timer.start(KILL_AFTER_MS)
+
+    def _kill_if_alive(self) -> None:
+        if self._process is not None and self._process.is_alive():
+            self._killed = True
+            self._process.kill()
+
+    def shutdown(self, timeout_s: float = 1.5) -> None:
+        """End any run now and wait for its process and thread (closing the window)."""
+        proc, reader = self._process, self._reader
+        if proc is not None:
+            self._send("cancel")
+            proc.join(KILL_AFTER_MS / 1000)
+            if proc.is_alive():
+                self._killed = True
+                proc.kill()
+                proc.join(timeout_s)
+        if reader is not None:
+            reader.wait(int(timeout_s * 1000))
+        self._kill_timer.stop()
+        self._cleanup()
+
+    def _cleanup(self) -> None:
+        if self._control is not None:
+            self._control.close()
+        self._control = None
+        if self._reader is not None:
+            self._reader.events_ready.disconnect(self._on_events_ready)
+            self._reader.ended.disconnect(self._on_ended)
+            self._reader.wait()
+            self._reader.deleteLater()
+        self._reader = None
+        if self._process is not None and self._process.exitcode is not None:
+            self._process.close()
+        self._process = None
+
+    # -- from the reader ----------------------------------------------------------------
+    def _on_events_ready(self) -> None:
+        if self._reader is None:
+            return
+        items, frame = self._reader.take()
+        chunks: list[ChunkTimed] = []
+        for kind, payload in items:
+            if kind == "event" and isinstance(payload, ChunkTimed):
+                chunks.append(payload)
+                self._chunks.append(Chunk(payload.first, payload.count, payload.seconds))
+                continue
+            if chunks:
+                self.chunks_timed.emit(chunks)
+                chunks = []
+            if frame is not None and (kind == "final_map" or isinstance(payload, (Finished, Failed))):
+                self.frame_ready.emit(frame)  # draw the final map before saying it is final
+                frame = None
+            self._dispatch(kind, payload)
+        if chunks:
+            self.chunks_timed.emit(chunks)
+        if frame is not None:
+            self.frame_ready.emit(frame)
+
+    def _dispatch(self, kind: str, payload: Any) -> None:
+        if kind == "error":
+            self._error_text = str(payload)
+            return
+        if kind == "final_map":
+            self.final_map.emit(payload)
+            return
+        ev = payload
+        if isinstance(ev, Started):
+            self._started = ev
+            if self._state == STARTING:
+                self._set_state(RUNNING)
+            self.run_started.emit(ev)
+        elif isinstance(ev, Compiled):
+            self._compile_s = ev.seconds
+            self._compiled = True
+            self.compiled.emit(ev)
+        elif isinstance(ev, QualityMeasured):
+            self._history.append({"iteration": ev.iteration, "qe": ev.qe, "te": ev.te})
+            self.quality_measured.emit(ev)
+        elif isinstance(ev, Finished):
+            self._terminal = True
+            self.run_finished.emit(ev.record)
+        elif isinstance(ev, Failed):
+            self._terminal = True
+            self.run_failed.emit(ev.record.message, ev.record)
+
+    def _on_ended(self, code: int) -> None:
+        self.last_exitcode = code
+        if self._reader is not None:
+            self._on_events_ready()  # anything that arrived with the end
+        if self._stop_requested_at is not None:
+            self.stop_latencies.append(time.perf_counter() - self._stop_requested_at)
+        self._kill_timer.stop()
+        if not self._terminal:
+            record = self._partial_record()
+            if self._stop_requested_at is not None:
+                record.status = "cancelled"
+                done = sum(c.count for c in self._chunks)
+                where = ("while starting" if self._started is None else
+                         "during compilation" if not self._compiled else f"after {done} iterations")
+                record.message = f"stopped {where}"
+                self.run_finished.emit(record)
+            else:
+                reason = describe_exit(code)
+                if self._error_text:
+                    last = self._error_text.strip().splitlines()[-1]
+                    reason = f"{reason}: {last}"
+                record.status, record.message = "failed", reason
+                self.run_failed.emit(reason, record)
+        self._cleanup()
+        self._set_state(IDLE)
+        self.run_ended.emit()
+
+    def _partial_record(self) -> RunRecord:
+        """What the app knows of a run whose worker ended without its own record."""
+        cfg = self._config
+        st = self._started
+        rec = RunRecord(
+            impl=cfg.impl if cfg else "?",
+            kind=st.kind if st else "?",
+            config=cfg.to_dict() if cfg else {},
+            layout=st.layout if st else "1x1",
+            env=dict(st.env) if st else {},
+            compile_s=self._compile_s,
+            chunks=list(self._chunks),
+            samples=st.samples if st else 0,
+            estimate_bytes=st.estimate_bytes if st else None,
+        )
+        rec.history = list(self._history)
+        if self._chunks and st is not None:
+            rec.total_s = sum(c.seconds for c in self._chunks) + self._compile_s
+        return rec
+
+
+class DeviceProbe(QObject):
+    """Asks a short-lived worker process what JAX sees (backend, devices, memory, versions).
+
+    The GUI process never starts JAX itself: the device count is chosen per run,
+    and starting JAX takes seconds the window must not wait for.
+
+    Threads: GUI thread; ``info_ready(dict)`` is emitted in the GUI thread.
+    """
+
+    info_ready = Signal(dict)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._ctx = multiprocessing.get_context("spawn")
+        self._process: Any = None
+        self._reader: _PipeReader | None = None
+        self._info: dict[str, Any] | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None
+
+    def start(self, cpu_devices: int | None) -> None:
+        from som_studio.qt.worker_process import probe
+
+        if self._process is not None:
+            return
+        self._info = None
+        r, w = self._ctx.Pipe(duplex=False)
+        self._process = self._ctx.Process(target=probe, args=(cpu_devices, w), name="som-studio-probe", daemon=True)
+        self._process.start()
+        w.close()
+        self._reader = _PipeReader(r, self._process)
+        self._reader.events_ready.connect(self._on_events_ready)
+        self._reader.ended.connect(self._on_ended)
+        self._reader.start()
+
+    def _on_events_ready(self) -> None:
+        if self._reader is None:
+            return
+        items, _ = self._reader.take()
+        for kind, payload in items:
+            if kind == "info":
+                self._info = dict(payload)
+
+    def _on_ended(self, code: int) -> None:
+        self._on_events_ready()
+        info = self._info or {"error": describe_exit(code)}
+        self.shutdown()
+        self.info_ready.emit(info)
+
+    def shutdown(self) -> None:
+        if self._process is not None and self._process.is_alive():
+            self._process.kill()
+            self._process.join(1)
+        if self._reader is not None:
+            self._reader.events_ready.disconnect(self._on_events_ready)
+            self._reader.ended.disconnect(self._on_ended)
+            self._reader.wait(2000)
+            self._reader.deleteLater()
+            self._reader = None
+        if self._process is not None:
+            self._process.close()
+            self._process = None

@@ -1,0 +1,480 @@
+"""The main window: the run panel, the live views, the runs so far, menus and shortcuts.
+
+It wires thin views to one :class:`~som_studio.qt.controller.RunController`
+and does no training and no arithmetic on maps itself.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+import time
+from importlib import metadata
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QProgressBar,
+    QScrollArea,
+    QTableView,
+    QWidget,
+)
+
+from som_studio import __version__
+from som_studio.core import memory
+from som_studio.qt import controller as ctl
+from som_studio.qt.settings import Settings
+from som_studio.qt.widgets.map_view import MapView
+from som_studio.qt.widgets.quality_plot import QualityPlot
+from som_studio.qt.widgets.run_panel import PanelState, RunPanel
+from som_studio.qt.widgets.timing_plot import TimingPlot, format_seconds
+from som_studio.session.events import Compiled, QualityMeasured, Started
+from som_studio.session.record import RunRecord, runs_document
+
+TITLE = "SOM Studio"
+
+
+class RunsModel(QAbstractTableModel):
+    """The runs of this session, newest last: a table adapter over a plain list of records."""
+
+    COLUMNS = ("implementation", "grid", "status", "iterations", "compile", "median / it", "samples/s", "QE", "TE", "note")
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.records: list[RunRecord] = []
+
+    def add(self, record: RunRecord) -> None:
+        n = len(self.records)
+        self.beginInsertRows(QModelIndex(), n, n)
+        self.records.append(record)
+        self.endInsertRows()
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.records)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+            return self.COLUMNS[section]
+        return None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if role not in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            return None
+        r = self.records[index.row()]
+        grid = r.config.get("grid", ["?", "?"])
+        med = r.median_s
+        thr = r.throughput
+        values = (
+            r.impl,
+            f"{grid[0]}x{grid[1]}",
+            r.status,
+            f"{r.iterations_done:,}",
+            format_seconds(r.compile_s) if r.compile_s else "",
+            format_seconds(med) if med else "",
+            f"{thr:,.0f}" if thr else "",
+            f"{r.qe:.4f}" if r.qe is not None else "",
+            f"{r.te:.3f}" if r.te is not None else "",
+            r.message,
+        )
+        return values[index.column()]
+
+
+class MainWindow(QMainWindow):
+    """SOM Studio's window.
+
+    Threads: GUI thread only.
+
+    Parameters
+    ----------
+    settings : where to remember the configuration and the window (tests pass their own).
+    cpu_devices : the ``--cpu-devices`` given on the command line; overrides the remembered count.
+    """
+
+    def __init__(self, settings: Settings | None = None, cpu_devices: int | None = None) -> None:
+        super().__init__()
+        self.setWindowTitle(TITLE)
+        self.setObjectName("SomStudioMainWindow")
+        self.settings = settings or Settings()
+        self._cli_cpu_devices = cpu_devices
+        self.controller = ctl.RunController(self)
+        self.probe = ctl.DeviceProbe(self)
+        self.env_info: dict[str, Any] | None = None
+        self.error_dialog: QMessageBox | None = None
+        self._run_t0 = 0.0
+        self._total = 0
+        self._done = 0
+
+        # -- views -----------------------------------------------------------------------
+        self.map_view = MapView()
+        self.setCentralWidget(self.map_view)
+        self.panel = RunPanel(device_memory=self._device_memory)
+        scroll = QScrollArea()
+        scroll.setWidget(self.panel)
+        scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setMinimumWidth(340)
+        self.timing_plot = TimingPlot()
+        self.quality_plot = QualityPlot()
+        self.runs = RunsModel(self)
+        self.runs_table = QTableView()
+        self.runs_table.setModel(self.runs)
+        self.runs_table.horizontalHeader().setStretchLastSection(True)
+        self.runs_table.verticalHeader().hide()
+        self.docks: dict[str, QDockWidget] = {}
+        self._add_dock("run", "Run", scroll, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self._add_dock("timings", "Timings", self.timing_plot, Qt.DockWidgetArea.RightDockWidgetArea)
+        self._add_dock("quality", "Quality", self.quality_plot, Qt.DockWidgetArea.RightDockWidgetArea)
+        self._add_dock("runs", "Runs", self.runs_table, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self._add_sharding_dock()
+
+        # -- status bar -------------------------------------------------------------------
+        self.status_label = QLabel("Ready")
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setValue(0)
+        self.progress.setFixedWidth(220)
+        self.time_label = QLabel("")
+        self.statusBar().addWidget(self.status_label, 1)
+        self.statusBar().addPermanentWidget(self.time_label)
+        self.statusBar().addPermanentWidget(self.progress)
+        self._clock = QTimer(self)
+        self._clock.setInterval(250)
+        self._clock.timeout.connect(self._update_time)
+
+        self._make_actions()
+        self._connect()
+        self._restore()
+        self._on_panel_state(self.panel.state)
+
+    # -- construction --------------------------------------------------------------------
+    def _add_dock(self, key: str, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock_{key}")  # saveState() needs names
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        self.docks[key] = dock
+        return dock
+
+    def _add_sharding_dock(self) -> None:
+        from som_studio.qt.widgets.sharding_view import ShardingView
+
+        self.sharding_view = ShardingView()
+        dock = self._add_dock("sharding", "Sharding", self.sharding_view, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.tabifyDockWidget(self.docks["runs"], dock)
+        self.docks["runs"].raise_()
+
+    def _make_actions(self) -> None:
+        self.run_action = QAction("&Run", self)
+        self.run_action.setShortcut(QKeySequence("Ctrl+R"))
+        self.run_action.triggered.connect(self.start_run)
+        self.pause_action = QAction("&Pause", self)
+        self.pause_action.setShortcut(QKeySequence("Ctrl+P"))
+        self.pause_action.triggered.connect(self.toggle_pause)
+        self.stop_action = QAction("&Stop", self)
+        self.stop_action.setShortcut(QKeySequence(Qt.Key.Key_Escape))
+        self.stop_action.triggered.connect(self.controller.stop)
+        self.export_action = QAction("&Export runs as JSON…", self)
+        self.export_action.setShortcut(QKeySequence("Ctrl+E"))
+        self.export_action.triggered.connect(self.export_runs)
+        self.quit_action = QAction("&Quit", self)
+        self.quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        if self.quit_action.shortcut().isEmpty():  # not every platform names one
+            self.quit_action.setShortcut(QKeySequence("Ctrl+Q"))
+        self.quit_action.triggered.connect(self.close)
+        self.about_action = QAction("&About SOM Studio", self)
+        self.about_action.triggered.connect(self.show_about)
+
+        bar = self.menuBar()
+        m = bar.addMenu("&File")
+        m.addAction(self.export_action)
+        m.addSeparator()
+        m.addAction(self.quit_action)
+        m = bar.addMenu("&Run")
+        for a in (self.run_action, self.pause_action, self.stop_action):
+            m.addAction(a)
+        m = bar.addMenu("&View")
+        for dock in self.docks.values():
+            m.addAction(dock.toggleViewAction())
+        m = bar.addMenu("&Help")
+        m.addAction(self.about_action)
+
+        tb = self.addToolBar("Run")
+        tb.setObjectName("toolbar_run")
+        for a in (self.run_action, self.pause_action, self.stop_action):
+            tb.addAction(a)
+
+    def _connect(self) -> None:
+        c = self.controller
+        c.run_started.connect(self._on_run_started)
+        c.compiled.connect(self._on_compiled)
+        c.chunks_timed.connect(self._on_chunks_timed)
+        c.frame_ready.connect(self.map_view.show_frame)
+        c.final_map.connect(self.map_view.keep_final)
+        c.quality_measured.connect(self._on_quality_measured)
+        c.run_finished.connect(self._on_run_finished)
+        c.run_failed.connect(self._on_run_failed)
+        c.state_changed.connect(self._on_state_changed)
+        self.panel.state_changed.connect(self._on_panel_state)
+        self.map_view.view_changed.connect(self._on_view_changed)
+        self.probe.info_ready.connect(self._on_probe_info)
+
+    def _restore(self) -> None:
+        s = self.settings
+        self.panel.set_iterations_memory(s.iterations())
+        cfg = s.run_config()
+        if cfg is not None:
+            self.panel.load_config(cfg)
+        self.panel.set_cpu_devices(s.cpu_devices())
+        if self._cli_cpu_devices is not None:
+            self.panel.set_cpu_devices(self._cli_cpu_devices)
+        self.map_view.set_choice(*s.view())
+        self.timing_plot.log_scale.setChecked(s.log_timing())
+        geometry = s.geometry()
+        if geometry is None or not self.restoreGeometry(geometry):
+            self.resize(1400, 860)
+        state = s.window_state()
+        if state is None or not self.restoreState(state):
+            # First start: room for the form on the left, the plots on the right.
+            self.resizeDocks([self.docks["run"], self.docks["timings"]], [380, 520], Qt.Orientation.Horizontal)
+            self.resizeDocks([self.docks["timings"], self.docks["quality"]], [300, 300], Qt.Orientation.Vertical)
+            self.resizeDocks([self.docks["runs"]], [190], Qt.Orientation.Vertical)
+
+    def save_settings(self) -> None:
+        s = self.settings
+        st = self.panel.state
+        if st.config is not None:
+            s.set_run_config(st.config)
+        for kind, n in self.panel.iterations_memory().items():
+            s.set_iterations(kind, n)
+        s.set_cpu_devices(self.panel.cpu_devices.value() if self.panel.simulate.isChecked() else None)
+        c = self.map_view.choice()
+        s.set_view(c.mode, c.component)
+        s.set_log_timing(self.timing_plot.log_scale.isChecked())
+        s.set_geometry(self.saveGeometry())
+        s.set_window_state(self.saveState())
+        s.sync()
+
+    # -- running ---------------------------------------------------------------------------
+    def start_run(self, hooks: dict[str, Any] | None = None) -> bool:
+        """Start the configuration shown in the panel; ``hooks`` are for tests only."""
+        st = self.panel.state
+        if self.controller.busy or not st.runnable or st.config is None:
+            return False
+        c = self.map_view.choice()
+        self.controller.start(st.config, st.cpu_devices, view=(c.mode, c.component),
+                              hooks=hooks if isinstance(hooks, dict) else None)
+        self._run_t0 = time.perf_counter()
+        self._total, self._done = st.config.iterations, 0
+        self.progress.setValue(0)
+        self.timing_plot.begin("batch", 1)
+        self.quality_plot.begin()
+        self.status_label.setText(f"Starting {st.config.impl} on a {st.config.grid} map…")
+        self._clock.start()
+        self.save_settings()
+        return True
+
+    def toggle_pause(self) -> None:
+        if self.controller.state == ctl.PAUSED:
+            self.controller.resume()
+        else:
+            self.controller.pause()
+
+    def _on_run_started(self, ev: Started) -> None:
+        self._total = ev.iterations
+        self.map_view.begin(ev.features, ev.config.impl)
+        self.timing_plot.begin(ev.kind, ev.samples)
+        self.status_label.setText(f"{ev.config.impl}: compiling and warming up…")
+        self.env_info = ev.env or self.env_info
+        self.panel.set_device_memory(self._device_memory)
+        self.sharding_view.set_run(ev.config, ev.layout, ev.env)
+
+    def _on_compiled(self, ev: Compiled) -> None:
+        self.timing_plot.set_compile(ev.seconds)
+        self.status_label.setText(f"Training ({ev.compiles} compilation{'s' if ev.compiles != 1 else ''}, "
+                                  f"{format_seconds(ev.seconds)} compile + warm-up)")
+
+    def _on_chunks_timed(self, chunks: list[Any]) -> None:
+        self.timing_plot.add_chunks(chunks)
+        self._done = chunks[-1].end
+        self._train_elapsed = chunks[-1].elapsed_s
+        if self._total:
+            self.progress.setValue(int(1000 * self._done / self._total))
+        self._update_time()
+
+    def _on_quality_measured(self, q: QualityMeasured) -> None:
+        self.quality_plot.add(q)
+
+    def _update_time(self) -> None:
+        if not self.controller.busy:
+            return
+        elapsed = time.perf_counter() - self._run_t0
+        text = f"elapsed {elapsed:5.1f} s"
+        if self._done and self._total:
+            rate = getattr(self, "_train_elapsed", elapsed) / self._done
+            text += f"   ETA {rate * (self._total - self._done):5.1f} s   {self._done:,}/{self._total:,}"
+        self.time_label.setText(text)
+
+    def _on_run_finished(self, record: RunRecord) -> None:
+        self.runs.add(record)
+        self.runs_table.scrollToBottom()
+        if record.status == "ok":
+            self.progress.setValue(1000)
+            med = record.median_s
+            self.status_label.setText(
+                f"Finished {record.impl}: {record.iterations_done:,} iterations in {record.total_s:.2f} s"
+                + (f", median {format_seconds(med)}/iteration" if med else ""))
+        else:
+            self.status_label.setText(f"Stopped {record.impl}: {record.message}")
+
+    def _on_run_failed(self, message: str, record: RunRecord) -> None:
+        self.runs.add(record)
+        self.status_label.setText(f"Failed: {message}")
+        self.show_error("The run failed", message)
+
+    def _on_state_changed(self, state: str) -> None:
+        busy = state != ctl.IDLE
+        self.pause_action.setText("&Resume" if state == ctl.PAUSED else "&Pause")
+        self.pause_action.setEnabled(state in (ctl.RUNNING, ctl.PAUSED))
+        self.stop_action.setEnabled(busy and state != ctl.STOPPING)
+        if state == ctl.PAUSED:
+            self.status_label.setText("Paused")
+        elif state == ctl.STOPPING:
+            self.status_label.setText("Stopping…")
+        if not busy:
+            self._clock.stop()
+            self._update_time_final()
+        self._on_panel_state(self.panel.state)
+
+    def _update_time_final(self) -> None:
+        self.time_label.setText(f"elapsed {time.perf_counter() - self._run_t0:5.1f} s" if self._run_t0 else "")
+
+    def _on_panel_state(self, st: PanelState) -> None:
+        busy = self.controller.busy
+        self.run_action.setEnabled(st.runnable and not busy)
+        if not st.runnable:
+            self.run_action.setToolTip(f"Cannot run: {st.reason}")
+            if not busy:
+                self.status_label.setText(f"Cannot run: {st.reason}")
+        else:
+            self.run_action.setToolTip("Run this configuration (Ctrl+R)")
+            if not busy and self.status_label.text().startswith("Cannot run"):
+                self.status_label.setText("Ready")
+        self.sharding_view.set_config(st.config, st.cpu_devices)
+
+    def _on_view_changed(self, mode: str, component: int) -> None:
+        self.controller.set_view(mode, component)
+
+    # -- devices ---------------------------------------------------------------------------
+    def _device_memory(self) -> tuple[int, str] | None:
+        """(bytes, where) of the first JAX device, when a worker has told us."""
+        info = self.env_info or {}
+        devs = info.get("devices") or []
+        if devs and devs[0].get("memory_limit"):
+            free = int(devs[0]["memory_limit"]) - int(devs[0].get("memory_in_use") or 0)
+            return free, f"{devs[0].get('kind', 'device')} memory"
+        return None
+
+    def _on_probe_info(self, info: dict[str, Any]) -> None:
+        if "error" not in info:
+            self.env_info = info
+            self.panel.set_device_memory(self._device_memory)
+        if self._about_box is not None:
+            self._about_box.setText(self._about_text(info))
+
+    # -- dialogs ---------------------------------------------------------------------------
+    def show_error(self, title: str, message: str) -> None:
+        """A dialog naming the problem; window-modal and non-blocking, so the app stays usable."""
+        box = QMessageBox(QMessageBox.Icon.Critical, title, message, QMessageBox.StandardButton.Ok, self)
+        box.setWindowModality(Qt.WindowModality.WindowModal)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.error_dialog = box
+        box.finished.connect(lambda _=0: setattr(self, "error_dialog", None))
+        box.open()
+
+    _about_box: QMessageBox | None = None
+
+    def _about_text(self, info: dict[str, Any] | None) -> str:
+        from PySide6 import __version__ as pyside_version
+        from PySide6.QtCore import qVersion
+        import numpy as np
+        import pyqtgraph as pg
+
+        def version(dist: str) -> str:
+            try:
+                return metadata.version(dist)
+            except metadata.PackageNotFoundError:
+                return "not installed"
+
+        if info is None:
+            backend = "asking a worker process…"
+        elif "error" in info:
+            backend = f"unavailable ({info['error']})"
+        else:
+            devs = info.get("devices") or []
+            kinds = sorted({str(d.get("kind")) for d in devs})
+            mem = ""
+            if devs and devs[0].get("memory_limit"):
+                mem = f", {memory.format_bytes(devs[0]['memory_limit'])} each"
+            backend = f"{info.get('backend')} — {len(devs)} device(s): {', '.join(kinds)}{mem}"
+        return (
+            f"<h3>SOM Studio {__version__}</h3>"
+            "<p>Self-organizing maps from NumPy to fused, sharded JAX, timed honestly and watched live.</p>"
+            "<table>"
+            f"<tr><td>Python</td><td>{platform.python_version()} ({sys.platform})</td></tr>"
+            f"<tr><td>NumPy</td><td>{np.__version__}</td></tr>"
+            f"<tr><td>JAX / jaxlib</td><td>{version('jax')} / {version('jaxlib')}</td></tr>"
+            f"<tr><td>JAX backend</td><td>{backend}</td></tr>"
+            f"<tr><td>Qt / PySide6</td><td>{qVersion()} / {pyside_version}</td></tr>"
+            f"<tr><td>pyqtgraph</td><td>{pg.__version__}</td></tr>"
+            "</table>"
+        )
+
+    def show_about(self) -> None:
+        info = self.env_info
+        if info is None and not self.probe.running:
+            # The GUI never starts JAX itself; a short-lived worker asks it.
+            self.probe.start(self.panel.state.cpu_devices)
+        box = QMessageBox(QMessageBox.Icon.Information, "About SOM Studio", self._about_text(info),
+                          QMessageBox.StandardButton.Ok, self)
+        box.setTextFormat(Qt.TextFormat.RichText)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self._about_box = box
+        box.finished.connect(lambda _=0: setattr(self, "_about_box", None))
+        box.open()
+
+    def export_runs(self) -> None:
+        if not self.runs.records:
+            self.show_error("Nothing to export", "No run has finished yet: run a configuration first (Ctrl+R).")
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Export runs as JSON", "som-runs.json", "JSON (*.json)")
+        if path:
+            self.write_runs(path)
+
+    def write_runs(self, path: str) -> bool:
+        from som_studio.report.writers import OutputError, write_json
+
+        try:
+            # The file dialog has already asked before replacing a file.
+            write_json(path, runs_document(self.runs.records), force=True)
+        except (OutputError, ValueError) as exc:
+            self.show_error("Export failed", str(exc))
+            return False
+        self.status_label.setText(f"Wrote {len(self.runs.records)} run(s) to {path}")
+        return True
+
+    # -- closing ---------------------------------------------------------------------------
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.save_settings()
+        self._clock.stop()
+        self.controller.shutdown()
+        self.probe.shutdown()
+        event.accept()

@@ -1,0 +1,74 @@
+"""Which device holds which part of a run's arrays, by arithmetic on the layout (Qt-free).
+
+Produces the sharding description format of ``som-studio devices --layout
+DATAxMAP --grid WxH --json`` (issue 4): ``{"layout", "devices": [{"id",
+"kind"}], "arrays": {"map": {"shape", "shards": [{"device", "index",
+"replica"}], "bytes_per_device"}, "data": {...}}}``.
+
+:func:`describe` uses ``som_studio.core.sharding`` when that module exists
+(the engine's own description, checked against ``devices_indices_map``) and
+otherwise the same arithmetic done here: the mesh is ``data x map`` over
+devices ``0 .. D*M-1`` in row-major order; the map (H, W, F) is split by rows
+over the ``map`` axis and replicated over ``data``; the examples (N, F) are
+split over ``data`` and replicated over ``map``. Uneven sizes get ceil-sized
+shards with a shorter last one (the engine pads and masks).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from som_studio.config import RunConfig, parse_layout
+
+
+def _split(n: int, parts: int) -> list[tuple[int, int]]:
+    size = -(-n // parts)
+    return [(min(n, i * size), min(n, (i + 1) * size)) for i in range(parts)]
+
+
+def layout_description(layout: str, height: int, width: int, features: int, samples: int,
+                       itemsize: int = 4, device_kind: str = "device") -> dict[str, Any]:
+    """The sharding description of a run's map and data for ``layout`` (pure arithmetic)."""
+    d, m = parse_layout(layout)
+    ids = [[i * m + j for j in range(m)] for i in range(d)]
+    devices = [{"id": k, "kind": device_kind} for k in range(d * m)]
+    map_shards, data_shards = [], []
+    map_bytes: dict[int, int] = {}
+    data_bytes: dict[int, int] = {}
+    rows = _split(height, m)
+    examples = _split(samples, d)
+    for i in range(d):
+        for j in range(m):
+            dev = ids[i][j]
+            r0, r1 = rows[j]
+            map_shards.append({"device": dev, "index": [[r0, r1], [0, width], [0, features]], "replica": i})
+            map_bytes[dev] = (r1 - r0) * width * features * itemsize
+            e0, e1 = examples[i]
+            data_shards.append({"device": dev, "index": [[e0, e1], [0, features]], "replica": j})
+            data_bytes[dev] = (e1 - e0) * features * itemsize
+    return {
+        "layout": f"{d}x{m}",
+        "devices": devices,
+        "arrays": {
+            "map": {"shape": [height, width, features], "shards": map_shards, "bytes_per_device": map_bytes},
+            "data": {"shape": [samples, features], "shards": data_shards, "bytes_per_device": data_bytes},
+        },
+    }
+
+
+def describe(config: RunConfig, features: int, samples: int, shards: bool) -> dict[str, Any]:
+    """The description for a run of ``config``; implementations that do not shard use ``1x1``."""
+    layout = config.layout if shards else "1x1"
+    itemsize = 8 if config.precision == "float64" else 4
+    try:
+        engine = importlib.import_module("som_studio.core.sharding")
+    except ModuleNotFoundError:
+        engine = None
+    fn = getattr(engine, "describe_layout", None) if engine is not None else None
+    if fn is not None:
+        try:
+            return dict(fn(layout, config.height, config.width, features, samples, itemsize))
+        except TypeError:  # a different signature: fall back to the arithmetic here
+            pass
+    return layout_description(layout, config.height, config.width, features, samples, itemsize)

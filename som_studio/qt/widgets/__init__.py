@@ -1,0 +1,1 @@
+"""Thin views fed by the run's events; each module runs alone with fake data (``python -m``)."""

@@ -1,0 +1,162 @@
+"""The live map: one ImageItem, updated from the latest frame only.
+
+Frames arrive already rendered (uint8, row-major) from the worker process,
+so drawing one is a cheap ``setImage(..., autoLevels=False)``. The view choice
+(RGB, U-matrix, a component plane) is sent to the worker; after a run the final
+map is kept so another choice can still be shown.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from som_studio.qt import frames
+
+pg.setConfigOptions(imageAxisOrder="row-major")
+
+# Least time between two draws: the worker already sends at most ~30 frames a
+# second; this guards the GUI if frames bunch up.
+MIN_DRAW_INTERVAL_S = 1 / 60
+
+
+class MapView(QWidget):
+    """Shows the map of the current run.
+
+    Threads: GUI thread only. ``view_changed(mode, component)`` is emitted when
+    the user picks another picture of the map.
+    """
+
+    view_changed = Signal(str, int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._features = 3
+        self._final: np.ndarray | None = None
+        self._range: tuple[np.ndarray, np.ndarray] | None = None
+        self.frames_drawn = 0
+        self.last_frame: frames.MapFrame | None = None
+        self._last_draw = 0.0
+
+        self.mode = QComboBox()
+        self.caption = QLabel("No run yet")
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Show"))
+        top.addWidget(self.mode)
+        top.addStretch(1)
+        top.addWidget(self.caption)
+
+        self.plot = pg.PlotWidget()
+        self.plot.setAspectLocked(True)
+        self.plot.invertY(True)  # row 0 at the top, as the map is stored
+        self.plot.hideAxis("left")
+        self.plot.hideAxis("bottom")
+        self.plot.setMenuEnabled(False)
+        self.image = pg.ImageItem()
+        self.plot.addItem(self.image)
+        self._lut = pg.colormap.get("viridis").getLookupTable(nPts=256)
+
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.addLayout(top)
+        lay.addWidget(self.plot, 1)
+        self._fill_modes(3, frames.ViewChoice())
+        self.mode.currentIndexChanged.connect(self._on_mode_changed)
+
+    # -- choice of picture ------------------------------------------------------------
+    def _fill_modes(self, features: int, choice: frames.ViewChoice) -> None:
+        self.mode.blockSignals(True)
+        self.mode.clear()
+        if features == 3:
+            self.mode.addItem("RGB colours", (frames.RGB, 0))
+        self.mode.addItem("U-matrix", (frames.UMATRIX, 0))
+        for k in range(min(features, 256)):
+            self.mode.addItem(f"Feature {k}", (frames.COMPONENT, k))
+        fitted = choice.fit(features)
+        i = self.mode.findData((fitted.mode, fitted.component))
+        self.mode.setCurrentIndex(max(i, 0))
+        self.mode.blockSignals(False)
+
+    def choice(self) -> frames.ViewChoice:
+        mode, comp = self.mode.currentData() or (frames.UMATRIX, 0)
+        return frames.ViewChoice(mode, comp)
+
+    def set_choice(self, mode: str, component: int) -> None:
+        i = self.mode.findData((mode, component))
+        if i >= 0:
+            self.mode.setCurrentIndex(i)
+
+    def _on_mode_changed(self) -> None:
+        c = self.choice()
+        self.view_changed.emit(c.mode, c.component)
+        if self._final is not None and self._range is not None:
+            # After a run: re-render the kept final map (one-off, on a user action).
+            it = self.last_frame.iteration if self.last_frame else 0
+            self.show_frame(frames.make_frame(it, self._final, c, *self._range), force=True)
+
+    # -- feeding -------------------------------------------------------------------------
+    def begin(self, features: int, title: str) -> None:
+        """A new run with ``features`` features starts."""
+        self._features = features
+        self._final = None
+        self._range = None
+        self._fill_modes(features, self.choice())
+        self.caption.setText(title)
+
+    def show_frame(self, frame: frames.MapFrame, force: bool = False) -> None:
+        now = time.perf_counter()
+        if not force and now - self._last_draw < MIN_DRAW_INTERVAL_S:
+            self.last_frame = frame  # drawn with the next frame or at the end
+            return
+        self._last_draw = now
+        img = frame.image
+        if img.ndim == 2:
+            self.image.setLookupTable(self._lut)
+        else:
+            self.image.setLookupTable(None)
+        self.image.setImage(img, autoLevels=False, levels=(0, 255))
+        self.last_frame = frame
+        self.frames_drawn += 1
+        self.caption.setText(f"iteration {frame.iteration:,}")
+
+    def keep_final(self, weights: np.ndarray) -> None:
+        """Keep the final map so the view can still change after the run."""
+        self._final = weights
+        self._range = frames.feature_range(weights)
+        if self.last_frame is not None:
+            self.show_frame(self.last_frame, force=True)
+
+
+def _preview() -> None:  # python -m som_studio.qt.widgets.map_view
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication([])
+    view = MapView()
+    view.begin(3, "fake data")
+    rng = np.random.default_rng(0)
+    weights = rng.random((135, 240, 3))
+    lo, hi = frames.feature_range(weights)
+    state = {"i": 0}
+
+    def tick() -> None:
+        nonlocal weights
+        # Smooth the map a little each tick, as training does.
+        weights = (weights + np.roll(weights, 1, 0) + np.roll(weights, 1, 1)) / 3
+        state["i"] += 1
+        view.show_frame(frames.make_frame(state["i"], weights, view.choice(), lo, hi))
+
+    timer = QTimer()
+    timer.timeout.connect(tick)
+    timer.start(33)
+    view.resize(800, 500)
+    view.show()
+    app.exec()
+
+
+if __name__ == "__main__":
+    _preview()

@@ -1,0 +1,94 @@
+"""Quality: quantization error and topographic error against iteration."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from som_studio.session.events import QualityMeasured
+
+
+class QualityPlot(QWidget):
+    """QE (left axis) and TE (right axis, a fraction) of the current run.
+
+    Threads: GUI thread only.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._it: list[float] = []
+        self._qe: list[float] = []
+        self._te: list[float] = []
+        self.caption = QLabel("No run yet")
+        self.plot = pg.PlotWidget()
+        self.plot.setLabel("bottom", "iteration")
+        self.plot.setLabel("left", "quantization error")
+        self.plot.showGrid(x=True, y=True, alpha=0.2)
+        legend = self.plot.addLegend(offset=(-10, 10))
+        self.qe_curve = self.plot.plot(pen=pg.mkPen((52, 152, 219), width=2), symbol="o", symbolSize=5,
+                                       symbolBrush=(52, 152, 219), name="QE")
+        # TE is a fraction in [0, 1]: its own axis on the right, linked in x.
+        self.te_view = pg.ViewBox()
+        self.plot.showAxis("right")
+        self.plot.getAxis("right").setLabel("topographic error")
+        self.plot.scene().addItem(self.te_view)
+        self.plot.getAxis("right").linkToView(self.te_view)
+        self.te_view.setXLink(self.plot.getPlotItem())
+        self.te_view.setYRange(0, 1)
+        self.te_curve = pg.PlotDataItem(pen=pg.mkPen((231, 76, 60), width=2), symbol="t", symbolSize=6,
+                                        symbolBrush=(231, 76, 60))
+        self.te_view.addItem(self.te_curve)
+        legend.addItem(self.te_curve, "TE")
+        self.plot.getPlotItem().vb.sigResized.connect(self._sync_views)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.addWidget(self.caption)
+        lay.addWidget(self.plot, 1)
+
+    def _sync_views(self) -> None:
+        self.te_view.setGeometry(self.plot.getPlotItem().vb.sceneBoundingRect())
+        self.te_view.linkedViewChanged(self.plot.getPlotItem().vb, self.te_view.XAxis)
+
+    def begin(self) -> None:
+        self._it.clear()
+        self._qe.clear()
+        self._te.clear()
+        self.qe_curve.setData([], [])
+        self.te_curve.setData([], [])
+        self.caption.setText("waiting for the first measurement…")
+
+    def add(self, q: QualityMeasured) -> None:
+        self._it.append(float(q.iteration))
+        self._qe.append(q.qe)
+        self._te.append(q.te)
+        x = np.asarray(self._it)
+        self.qe_curve.setData(x, np.asarray(self._qe))
+        self.te_curve.setData(x, np.asarray(self._te))
+        self.caption.setText(f"iteration {q.iteration:,}:  QE {q.qe:.4f}   TE {q.te:.3f}")
+
+
+def _preview() -> None:  # python -m som_studio.qt.widgets.quality_plot
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication([])
+    plot = QualityPlot()
+    plot.begin()
+    state = {"i": 0}
+
+    def tick() -> None:
+        i = state["i"]
+        plot.add(QualityMeasured(i * 5, 0.3 * np.exp(-i / 5) + 0.02, 0.5 * np.exp(-i / 3) + 0.05))
+        state["i"] += 1
+
+    timer = QTimer()
+    timer.timeout.connect(tick)
+    timer.start(300)
+    plot.resize(600, 350)
+    plot.show()
+    app.exec()
+
+
+if __name__ == "__main__":
+    _preview()

@@ -1,0 +1,271 @@
+"""The desktop app, driven for real: worker processes, signals, dialogs, settings (offscreen)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pytestqt")
+
+
+from som_studio.qt import controller as ctl  # noqa: E402
+from som_studio.qt.main_window import MainWindow  # noqa: E402
+from som_studio.qt.settings import Settings  # noqa: E402
+from som_studio.qt.worker_process import HOOK_ABORT_AFTER, HOOK_BLOCK_WARMUP  # noqa: E402
+
+# The offscreen platform plugin says this about dock widgets; it is not a problem of ours.
+pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
+
+WAIT_MS = 60_000  # guards against a hang on a loaded machine, not a timing assertion
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    threads_before = set(threading.enumerate())
+    win = MainWindow(Settings(tmp_path / "settings.ini"))
+    qtbot.addWidget(win)
+    win.show()
+    yield win
+    win.close()
+    # No leaked worker process or reader thread once the window is closed.
+    assert multiprocessing.active_children() == []
+    assert win.controller._reader is None and win.controller.process is None
+    leaked = [t for t in threading.enumerate() if t not in threads_before and t.is_alive()]
+    assert leaked == []
+
+
+def configure(win: MainWindow, impl: str = "numpy-batch", grid: str = "12x9", samples: int = 120,
+              iterations: int = 8) -> None:
+    p = win.panel
+    p.impl.setCurrentIndex(p.impl.findData(impl))
+    p.grid.setCurrentText(grid)
+    p.random_data.setChecked(True)
+    p.samples.setValue(samples)
+    p.iterations.setValue(iterations)
+    p.simulate.setChecked(False)
+    assert p.state.runnable, p.state.reason
+
+
+def run_and_wait(qtbot, win: MainWindow, **kw) -> None:
+    with qtbot.waitSignal(win.controller.run_ended, timeout=WAIT_MS):
+        assert win.start_run(**kw)
+
+
+def test_small_run_end_to_end(qtbot, window):
+    configure(window, iterations=8)
+    c = window.controller
+    order: list[str] = []
+    frames: list = []
+    for name in ("run_started", "compiled", "chunks_timed", "quality_measured", "run_finished", "run_failed"):
+        getattr(c, name).connect(lambda *a, n=name: order.append(n))
+    c.frame_ready.connect(frames.append)
+    run_and_wait(qtbot, window)
+
+    assert order[0] == "run_started"
+    assert "run_failed" not in order
+    assert order[-1] == "run_finished" and order.count("run_finished") == 1
+    assert order.index("compiled") < order.index("chunks_timed")
+    record = window.runs.records[-1]
+    assert record.status == "ok" and record.iterations_done == 8
+    assert record.qe is not None and record.history[0]["iteration"] == 0
+    # The map view was drawn from frames rendered by the worker: the first is the
+    # initial map, the last the trained one, and they differ.
+    assert frames[0].iteration == 0 and frames[-1].iteration == 8
+    assert frames[-1].image.shape == (9, 12, 3) and frames[-1].image.dtype == np.uint8
+    assert not np.array_equal(frames[0].image, frames[-1].image)
+    assert window.map_view.last_frame is frames[-1]
+    assert window.map_view.frames_drawn >= 2
+    assert window.progress.value() == 1000
+    assert window.run_action.isEnabled()
+
+
+def test_stop_during_compile(qtbot, window):
+    configure(window)
+    compiled: list = []
+    window.controller.compiled.connect(compiled.append)
+    # The warm-up blocks like a long compile, deaf to the session's cancel flag:
+    # only killing the process can stop it.
+    with qtbot.waitSignal(window.controller.run_started, timeout=WAIT_MS):
+        window.start_run(hooks={HOOK_BLOCK_WARMUP: 60})
+    with qtbot.waitSignal(window.controller.run_ended, timeout=WAIT_MS):
+        window.stop_action.trigger()
+    assert compiled == []
+    assert window.controller.last_exitcode == -signal.SIGKILL
+    record = window.runs.records[-1]
+    assert record.status == "cancelled"
+    assert "compilation" in record.message
+    assert window.error_dialog is None  # a stop is not an error
+    assert window.controller.state == ctl.IDLE
+
+
+def test_stop_during_training(qtbot, window):
+    configure(window, impl="numpy-online", iterations=5_000_000)
+    with qtbot.waitSignal(window.controller.chunks_timed, timeout=WAIT_MS):
+        window.start_run()
+    with qtbot.waitSignal(window.controller.run_ended, timeout=WAIT_MS):
+        window.stop_action.trigger()
+    record = window.runs.records[-1]
+    assert record.status == "cancelled"
+    assert 0 < record.iterations_done < 5_000_000
+    assert window.error_dialog is None
+
+
+def test_pause_and_resume(qtbot, window):
+    configure(window, impl="numpy-online", iterations=5_000_000)
+    with qtbot.waitSignal(window.controller.chunks_timed, timeout=WAIT_MS):
+        window.start_run()
+    window.pause_action.trigger()
+    assert window.controller.state == ctl.PAUSED and window.pause_action.text() == "&Resume"
+    window.pause_action.trigger()
+    assert window.controller.state == ctl.RUNNING
+    with qtbot.waitSignal(window.controller.run_ended, timeout=WAIT_MS):
+        window.controller.stop()
+
+
+def test_invalid_grid_disables_run_with_reason(qtbot, window):
+    configure(window)
+    p = window.panel
+    p.grid.setCurrentText("0x9")
+    assert not window.run_action.isEnabled()
+    assert "grid: width and height must be positive, got 0x9" in p.reason_label.text()
+    assert "grid" in window.run_action.toolTip()
+    assert not window.start_run()
+    p.grid.setCurrentText("12 by 9")
+    assert "expected WIDTHxHEIGHT" in p.reason_label.text()
+    # Valid, but far beyond this machine's memory: refused with the estimate.
+    p.grid.setCurrentText("32768x32768")
+    p.samples.setValue(100_000_000)
+    assert not window.run_action.isEnabled()
+    assert p.reason_label.text().startswith("memory: numpy-batch on a 32768x32768 map")
+    p.samples.setValue(120)
+    p.grid.setCurrentText("12x9")
+    assert window.run_action.isEnabled() and p.reason_label.text() == ""
+
+
+def test_bad_data_file_shown_as_reason(qtbot, window, tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b\n1,2\n3,x\n")
+    p = window.panel
+    p.file_data.setChecked(True)
+    p.path.setText(str(bad))
+    p.path.editingFinished.emit()
+    assert not window.run_action.isEnabled()
+    assert "non-numeric value 'x'" in p.reason_label.text()
+    good = tmp_path / "good.npy"
+    np.save(good, np.random.default_rng(0).random((50, 5)))
+    p.path.setText(str(good))
+    p.path.editingFinished.emit()
+    assert window.run_action.isEnabled()
+    assert "50 x 5" in p.data_info.text()
+
+
+def _close_error_dialog(window) -> str:
+    box = window.error_dialog
+    assert box is not None and box.isVisible()
+    text = box.text()
+    box.accept()
+    return text
+
+
+def test_engine_killed_is_survived(qtbot, window):
+    configure(window, impl="numpy-online", iterations=5_000_000)
+    with qtbot.waitSignal(window.controller.chunks_timed, timeout=WAIT_MS):
+        window.start_run()
+    with qtbot.waitSignal(window.controller.run_ended, timeout=WAIT_MS):
+        os.kill(window.controller.process.pid, signal.SIGKILL)
+    text = _close_error_dialog(window)
+    assert "SIGKILL" in text
+    assert window.isVisible()
+    assert window.runs.records[-1].status == "failed"
+    # The next run works.
+    configure(window, iterations=3)
+    run_and_wait(qtbot, window)
+    assert window.runs.records[-1].status == "ok"
+    assert len(window.runs.records) == 2
+
+
+def test_engine_abort_is_survived(qtbot, window):
+    configure(window)
+    run_and_wait(qtbot, window, hooks={HOOK_ABORT_AFTER: "Compiled"})
+    text = _close_error_dialog(window)
+    assert "SIGABRT" in text
+    record = window.runs.records[-1]
+    assert record.status == "failed" and record.compile_s > 0
+    run_and_wait(qtbot, window)
+    assert window.runs.records[-1].status == "ok"
+
+
+def test_closing_during_a_run_ends_it(qtbot, window):
+    configure(window, impl="numpy-online", iterations=5_000_000)
+    with qtbot.waitSignal(window.controller.chunks_timed, timeout=WAIT_MS):
+        window.start_run()
+    pid = window.controller.process.pid
+    window.close()
+    assert multiprocessing.active_children() == []
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # reaped, not a zombie
+    assert window.controller.process is None
+
+
+def test_settings_round_trip(qtbot, tmp_path):
+    path = tmp_path / "settings.ini"
+    win = MainWindow(Settings(path))
+    qtbot.addWidget(win)
+    win.show()
+    p = win.panel
+    p.impl.setCurrentIndex(p.impl.findData("numpy-online"))
+    p.grid.setCurrentText("60x34")
+    p.samples.setValue(500)
+    p.iterations.setValue(1234)
+    p.seed.setValue(7)
+    p.precision.setCurrentText("float64")
+    p.layout_box.setCurrentText("2x1")
+    p.sigma_end.setText("1.5")
+    p.set_cpu_devices(4)
+    win.docks["quality"].hide()
+    win.resize(790, 580)
+    size = win.size()
+    saved = p.state.config
+    assert saved is not None
+    win.close()
+
+    again = MainWindow(Settings(path))
+    qtbot.addWidget(again)
+    again.show()
+    q = again.panel
+    assert q.state.config == saved
+    assert q.sigma_start.text() == ""  # the default radius stays "auto"
+    assert q.state.cpu_devices == 4
+    assert again.size() == size
+    assert not again.docks["quality"].isVisible()
+    assert again.docks["timings"].isVisible()
+    again.close()
+
+
+def test_sharding_view_follows_the_layout(qtbot, window):
+    configure(window)
+    window.panel.layout_box.setCurrentText("2x2")
+    desc = window.sharding_view.description
+    # numpy-batch does not shard: the view says so and shows one device.
+    assert desc["layout"] == "1x1"
+    assert "does not shard" in window.sharding_view.note
+    window.panel.grid.setCurrentText("-3x2")
+    assert window.sharding_view.description is None
+
+
+def test_no_display_message(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    out = subprocess.run([sys.executable, "-m", "som_studio"], env=env, capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path)
+    assert out.returncode == 2
+    assert "needs a display" in out.stderr
+    assert "som-studio bench" in out.stderr and "som-studio list" in out.stderr
+    assert "Traceback" not in out.stderr
