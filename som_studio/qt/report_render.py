@@ -90,7 +90,7 @@ def _png(image) -> bytes:  # type: ignore[no-untyped-def]
 
 
 def _export(widget, width: int, height: int) -> bytes:  # type: ignore[no-untyped-def]
-    """PNG of a laid-out ``GraphicsLayoutWidget`` at :data:`EXPORT_SCALE`."""
+    """PNG of a ``GraphicsLayoutWidget`` laid out at ``width`` x ``height``, exported at :data:`EXPORT_SCALE`."""
     from PySide6.QtCore import QRectF
     from pyqtgraph.exporters import ImageExporter
 
@@ -102,6 +102,7 @@ def _export(widget, width: int, height: int) -> bytes:  # type: ignore[no-untype
     exporter.parameters()["width"] = width * EXPORT_SCALE
     exporter.parameters()["antialias"] = True
     image = exporter.export(toBytes=True)
+    widget.deleteLater()  # drawn once; do not keep a widget per chart alive
     return _png(image)
 
 
@@ -151,12 +152,17 @@ def _legend(win, plot, row: int, columns: int = 1, extra: int = 0):  # type: ign
 
 
 def maps_chart(report: Report) -> bytes | None:
-    """The final maps side by side, titled with their run and final QE/TE."""
+    """PNG of the final maps side by side, titled with their run and final QE/TE."""
+    if not report.runs:
+        return None
+    return _export(*maps_layout(report))
+
+
+def maps_layout(report: Report):  # type: ignore[no-untyped-def]
+    """(widget, width, height): the final maps side by side, for export or for the app to show."""
     import pyqtgraph as pg
 
     runs = report.runs
-    if not runs:
-        return None
     per_row = min(len(runs), 4)
     rows = -(-len(runs) // per_row)
     shapes = [r.final_image.shape[:2] for r in runs if r.final_image is not None] or [(1, 1)]
@@ -195,7 +201,7 @@ def maps_chart(report: Report) -> bytes | None:
         grid.setColumnFixedWidth(c, panel_w - 12)
     for row in range(rows):
         grid.setRowFixedHeight(row, panel_h - 12)
-    return _export(win, CHART_WIDTH, panel_h * rows)
+    return win, CHART_WIDTH, panel_h * rows
 
 
 def _esc(text: str) -> str:
@@ -205,7 +211,12 @@ def _esc(text: str) -> str:
 
 
 def timing_chart(report: Report) -> bytes | None:
-    """Seconds per iteration of every run, overlaid, log scale, compile marked with a star."""
+    """PNG of the seconds per iteration of every run, overlaid, log scale, compile marked with a star."""
+    return _export(*timing_layout(report))
+
+
+def timing_layout(report: Report):  # type: ignore[no-untyped-def]
+    """(widget, width, height) of the timing chart."""
     import pyqtgraph as pg
 
     series = report.timing_series()
@@ -234,11 +245,16 @@ def timing_chart(report: Report) -> bytes | None:
         legend.addItem(marker, "compile + warm-up")
     if not series:
         plot.addItem(pg.TextItem("no timed iterations", color="#b3261e"))
-    return _export(win, CHART_WIDTH, 580)
+    return win, CHART_WIDTH, 580
 
 
 def quality_chart(report: Report) -> bytes | None:
-    """QE and TE over each run's iterations, overlaid, side by side."""
+    """PNG of QE and TE over each run's iterations, overlaid, side by side."""
+    return _export(*quality_layout(report))
+
+
+def quality_layout(report: Report):  # type: ignore[no-untyped-def]
+    """(widget, width, height) of the quality charts."""
     import pyqtgraph as pg
 
     sec = report.section("quality")
@@ -256,7 +272,7 @@ def quality_chart(report: Report) -> bytes | None:
                                    name=s.name)
             plot.addItem(item)
     _legend(win, plot, 1, columns=2)
-    return _export(win, CHART_WIDTH, 480)
+    return win, CHART_WIDTH, 480
 
 
 def render_charts(report: Report) -> dict[str, bytes | None]:
@@ -351,4 +367,8 @@ if __name__ == "__main__":
     _preview(sys.argv[1] if len(sys.argv) > 1 else "report-preview")
 
 
-__all__: Sequence[str] = ("ensure_app", "render_charts", "pdf_bytes", "maps_chart", "timing_chart", "quality_chart")
+__all__: Sequence[str] = ("ensure_app", "render_charts", "pdf_bytes", "maps_chart", "timing_chart", "quality_chart",
+                          "maps_layout", "timing_layout", "quality_layout", "LAYOUTS")
+
+LAYOUTS = {"maps": maps_layout, "timing": timing_layout, "quality": quality_layout}
+"""The chart builders by section key: each returns (GraphicsLayoutWidget, width, height)."""

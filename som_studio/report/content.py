@@ -411,7 +411,7 @@ def build_report(items: Sequence[Any], baseline: str | None = None, title: str |
         j = baseline_index(records, i, b)
         base_of.append(names[j] if j is not None else None)
     kinds = sorted({r.kind for r in records})
-    progress = len(kinds) > 1
+    progress = len({k for k in kinds if k in ("online", "batch")}) > 1
     diffs = config_differences(runs)
 
     flags = [f for run in runs for f in run_flags(run)]
@@ -453,10 +453,11 @@ def _sections(runs: list[ReportRun], kinds: list[str], progress: bool) -> list[C
         "batch": f"an epoch (one pass over {n}, then one map update)",
         "online": "a step (one sample, one map update)",
     }
-    if len(kinds) > 1:
-        it_text = " and ".join(f"{what[k]} for {k} runs" for k in kinds)
+    known = [k for k in kinds if k in what]  # a run stopped before it started has no kind
+    if len(known) > 1:
+        it_text = " and ".join(f"{what[k]} for {k} runs" for k in known)
     else:
-        it_text = what[kinds[0]] if kinds else "an iteration"
+        it_text = what[known[0]] if known else "an iteration"
     x_label = "progress (% of the run's iterations)" if progress else f"{word}"
     q_points = max((len(r.record.history) for r in runs), default=0)
     maps = ChartSection(

@@ -48,7 +48,7 @@ class StoredRun:
     record: RunRecord
     name: str = ""
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
-    created: str = field(default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+    created: str = field(default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds"))
     iterations: int = 0
     final_map: np.ndarray | None = None
     final_image: np.ndarray | None = None

@@ -203,3 +203,13 @@ def test_sessions_count_warmup_compiles_apart(captures) -> None:
     assert rec.warmup_compiles == rec.compiles
     assert rec.recompiles == 0
     assert RunRecord.from_dict(rec.to_dict()).warmup_compiles == rec.warmup_compiles
+
+
+def test_a_run_stopped_before_it_started(captures) -> None:
+    """The app's record of a run killed while starting has no kind, no chunks and no map."""
+    stopped = RunRecord(impl="jax-jit-online", kind="?", config={"impl": "jax-jit-online"}, status="cancelled",
+                        message="stopped while starting")
+    report = build_report([captures[1], stopped])
+    assert report.speedup[1] is None and not report.progress_axis
+    assert report.summary_rows()[1][2] == "cancelled"
+    assert report_html(report, {})  # renders
