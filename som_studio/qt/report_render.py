@@ -30,6 +30,8 @@ PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#0
 CHART_WIDTH = 1100
 """Width of a chart as laid out, in pixels; exported at :data:`EXPORT_SCALE` times that."""
 EXPORT_SCALE = 2
+EXPORT_LEGEND_PX = 24
+"""Legend text size when exporting: pixel-sized rich text is not enlarged by the exporter's scale."""
 
 SYMBOLS = ("o", "s", "t", "d", "h", "p", "t1", "x")
 
@@ -132,7 +134,7 @@ def _font(points: float):  # type: ignore[no-untyped-def]
     return f
 
 
-def _legend(win, plot, row: int, columns: int = 1, extra: int = 0):  # type: ignore[no-untyped-def]
+def _legend(win, plot, row: int, columns: int = 1, extra: int = 0, text_px: int = 15):  # type: ignore[no-untyped-def]
     """A legend in its own row of the layout, under the plots: never over a curve.
 
     Items named on ``plot`` before this call are listed, four to a line;
@@ -143,9 +145,9 @@ def _legend(win, plot, row: int, columns: int = 1, extra: int = 0):  # type: ign
     items = [item for item in plot.listDataItems() if item.name()]
     per_line = 4
     lines = max(1, -(-(len(items) + extra) // per_line))
-    legend = pg.LegendItem(labelTextColor="#1d2330", labelTextSize="20px", colCount=per_line, horSpacing=28)
+    legend = pg.LegendItem(labelTextColor="#1d2330", labelTextSize=f"{text_px}px", colCount=per_line, horSpacing=28)
     win.addItem(legend, row=row, col=0, colspan=columns)
-    win.ci.layout.setRowFixedHeight(row, 16 + 26 * lines)
+    win.ci.layout.setRowFixedHeight(row, 16 + (text_px + 8) * lines)
     for item in items:
         legend.addItem(item, item.name())
     return legend
@@ -158,7 +160,7 @@ def maps_chart(report: Report) -> bytes | None:
     return _export(*maps_layout(report))
 
 
-def maps_layout(report: Report):  # type: ignore[no-untyped-def]
+def maps_layout(report: Report, legend_px: int = 15):  # type: ignore[no-untyped-def]
     """(widget, width, height): the final maps side by side, for export or for the app to show."""
     import pyqtgraph as pg
 
@@ -212,10 +214,10 @@ def _esc(text: str) -> str:
 
 def timing_chart(report: Report) -> bytes | None:
     """PNG of the seconds per iteration of every run, overlaid, log scale, compile marked with a star."""
-    return _export(*timing_layout(report))
+    return _export(*timing_layout(report, legend_px=EXPORT_LEGEND_PX))
 
 
-def timing_layout(report: Report):  # type: ignore[no-untyped-def]
+def timing_layout(report: Report, legend_px: int = 15):  # type: ignore[no-untyped-def]
     """(widget, width, height) of the timing chart."""
     import pyqtgraph as pg
 
@@ -238,7 +240,7 @@ def timing_layout(report: Report):  # type: ignore[no-untyped-def]
                                    symbolBrush=pg.mkBrush(color), symbolPen=pg.mkPen("#ffffff", width=1))
             plot.addItem(star)
     marked = any(c and c >= MIN_MARKED_COMPILE_S for _, c in series)
-    legend = _legend(win, plot, 1, extra=int(marked))
+    legend = _legend(win, plot, 1, extra=int(marked), text_px=legend_px)
     if marked:
         marker = pg.PlotDataItem([], [], pen=None, symbol="star", symbolSize=22, symbolBrush=pg.mkBrush("#6b7280"),
                                  symbolPen=pg.mkPen("#ffffff"))
@@ -250,10 +252,10 @@ def timing_layout(report: Report):  # type: ignore[no-untyped-def]
 
 def quality_chart(report: Report) -> bytes | None:
     """PNG of QE and TE over each run's iterations, overlaid, side by side."""
-    return _export(*quality_layout(report))
+    return _export(*quality_layout(report, legend_px=EXPORT_LEGEND_PX))
 
 
-def quality_layout(report: Report):  # type: ignore[no-untyped-def]
+def quality_layout(report: Report, legend_px: int = 15):  # type: ignore[no-untyped-def]
     """(widget, width, height) of the quality charts."""
     import pyqtgraph as pg
 
@@ -271,7 +273,7 @@ def quality_layout(report: Report):  # type: ignore[no-untyped-def]
                                    symbolSize=_width(i) * 3 + 2, symbolBrush=pg.mkBrush(color), symbolPen=None,
                                    name=s.name)
             plot.addItem(item)
-    _legend(win, plot, 1, columns=2)
+    _legend(win, plot, 1, columns=2, text_px=legend_px)
     return win, CHART_WIDTH, 480
 
 
