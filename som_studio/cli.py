@@ -67,6 +67,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("som-studio: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `som-studio list | head`: the reader left, not an error of ours
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
 
 
 def _open_app(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:

@@ -23,6 +23,7 @@ _lock = threading.Lock()
 _compiles = 0
 _listening = False
 _cpu_devices: int | None = None
+_preallocate_by_us: bool | None = None  # None until configure() first runs
 
 
 class JaxConfigError(RuntimeError):
@@ -31,7 +32,9 @@ class JaxConfigError(RuntimeError):
 
 def configure(cpu_devices: int | None = None) -> None:
     """Set JAX's environment before it is imported (idempotent)."""
-    global _cpu_devices
+    global _cpu_devices, _preallocate_by_us
+    if _preallocate_by_us is None:
+        _preallocate_by_us = "XLA_PYTHON_CLIENT_PREALLOCATE" not in os.environ
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     if cpu_devices is None:
         return
@@ -50,6 +53,11 @@ def configure(cpu_devices: int | None = None) -> None:
     flags = [f for f in os.environ.get("XLA_FLAGS", "").split() if "xla_force_host_platform_device_count" not in f]
     flags.append(f"--xla_force_host_platform_device_count={cpu_devices}")
     os.environ["XLA_FLAGS"] = " ".join(flags)
+
+
+def preallocate_is_ours() -> bool:
+    """True when ``XLA_PYTHON_CLIENT_PREALLOCATE`` is SOM Studio's default, not the user's."""
+    return bool(_preallocate_by_us)
 
 
 def jax() -> ModuleType:

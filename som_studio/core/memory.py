@@ -16,7 +16,7 @@ MiB = 1 << 20
 # Runtime overhead beyond the arrays, measured (bench/memory.py): NumPy's
 # temporaries and allocator slack; XLA's compiled executables and buffers.
 NUMPY_OVERHEAD = 2 * MiB
-JAX_OVERHEAD = 24 * MiB
+JAX_OVERHEAD = 56 * MiB
 
 
 def _base(s: ProblemSize) -> int:

@@ -33,10 +33,16 @@ def main(args: argparse.Namespace | None = None) -> int:
     if not has_display():
         print(NO_DISPLAY, file=sys.stderr)
         return 2
-    from PySide6.QtWidgets import QApplication
+    try:
+        from PySide6.QtWidgets import QApplication
 
-    from som_studio.qt.main_window import MainWindow
-    from som_studio.qt.settings import Settings
+        from som_studio.qt.main_window import MainWindow
+        from som_studio.qt.settings import Settings
+    except ImportError as exc:
+        print(f"som-studio: the desktop app cannot start: {exc}.\n"
+              "Install its libraries (pip install PySide6-Essentials pyqtgraph), or use the headless "
+              "commands: som-studio list | devices | bench", file=sys.stderr)
+        return 2
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("SOM Studio")
@@ -44,5 +50,26 @@ def main(args: argparse.Namespace | None = None) -> int:
     app.setApplicationDisplayName("SOM Studio")
     cpu_devices = getattr(args, "cpu_devices", None) if args is not None else None
     window = MainWindow(Settings(), cpu_devices=cpu_devices)
+    _show_unexpected_errors(window)
     window.show()
     return int(app.exec())
+
+
+def _show_unexpected_errors(window: object) -> None:
+    """An exception that escapes a slot is shown in a dialog (and printed); the app goes on."""
+    import traceback
+
+    previous = sys.excepthook
+
+    def hook(kind: type[BaseException], exc: BaseException, tb: object) -> None:
+        if issubclass(kind, KeyboardInterrupt):
+            previous(kind, exc, tb)  # type: ignore[arg-type]
+            return
+        traceback.print_exception(kind, exc, tb)  # type: ignore[arg-type]
+        try:
+            window.show_error("Unexpected error", f"{kind.__name__}: {exc}\n\n"  # type: ignore[attr-defined]
+                              "The app goes on; the details were printed on the terminal.")
+        except Exception:
+            pass
+
+    sys.excepthook = hook

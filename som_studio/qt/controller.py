@@ -201,7 +201,13 @@ class RunController(QObject):
             daemon=True,
         )
         self._set_state(STARTING)
-        proc.start()
+        try:
+            proc.start()
+        except BaseException:
+            for conn in (events_r, events_w, control_r, control_w):
+                conn.close()
+            self._set_state(IDLE)
+            raise
         # Close our copies of the child's ends, so its exit reads as end-of-file here.
         events_w.close()
         control_r.close()
@@ -282,6 +288,7 @@ class RunController(QObject):
         if self._process is not None and self._process.exitcode is not None:
             self._process.close()
         self._process = None
+        self._set_state(IDLE)
 
     # -- from the reader ----------------------------------------------------------------
     def _on_events_ready(self) -> None:
@@ -334,6 +341,10 @@ class RunController(QObject):
             self.run_failed.emit(ev.record.message, ev.record)
 
     def _on_ended(self, code: int) -> None:
+        if self._process is None:
+            # Already shut down (the window closed): a queued signal from the
+            # reader's last moments; nothing is waiting for it.
+            return
         self.last_exitcode = code
         if self._reader is not None:
             self._on_events_ready()  # anything that arrived with the end

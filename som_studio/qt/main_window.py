@@ -108,6 +108,7 @@ class MainWindow(QMainWindow):
         self.controller = ctl.RunController(self)
         self.probe = ctl.DeviceProbe(self)
         self.env_info: dict[str, Any] | None = None
+        self.controller_cpu_devices: int | None = None
         self.error_dialog: QMessageBox | None = None
         self._run_t0 = 0.0
         self._total = 0
@@ -230,6 +231,7 @@ class MainWindow(QMainWindow):
         self.panel.state_changed.connect(self._on_panel_state)
         self.map_view.view_changed.connect(self._on_view_changed)
         self.probe.info_ready.connect(self._on_probe_info)
+        self.panel.detect_requested.connect(self.detect_devices)
 
     def _restore(self) -> None:
         s = self.settings
@@ -274,8 +276,13 @@ class MainWindow(QMainWindow):
         if self.controller.busy or not st.runnable or st.config is None:
             return False
         c = self.map_view.choice()
-        self.controller.start(st.config, st.cpu_devices, view=(c.mode, c.component),
-                              hooks=hooks if isinstance(hooks, dict) else None)
+        self.controller_cpu_devices = st.cpu_devices
+        try:
+            self.controller.start(st.config, st.cpu_devices, view=(c.mode, c.component),
+                                  hooks=hooks if isinstance(hooks, dict) else None)
+        except OSError as exc:  # no process could be started (limits, memory)
+            self.show_error("Cannot start the run", f"Starting the training process failed: {exc}")
+            return False
         self._run_t0 = time.perf_counter()
         self._total, self._done = st.config.iterations, 0
         self.progress.setValue(0)
@@ -297,9 +304,11 @@ class MainWindow(QMainWindow):
         self.map_view.begin(ev.features, ev.config.impl)
         self.timing_plot.begin(ev.kind, ev.samples)
         self.status_label.setText(f"{ev.config.impl}: compiling and warming up…")
-        self.env_info = ev.env or self.env_info
+        if ev.env.get("backend") not in (None, "numpy"):
+            self.env_info = ev.env
+            self.panel.set_devices(ev.env, self.controller_cpu_devices)
         self.panel.set_device_memory(self._device_memory)
-        self.sharding_view.set_run(ev.config, ev.layout, ev.env)
+        self.sharding_view.set_run(ev.config, ev.layout, ev.env, ev.features, ev.samples)
 
     def _on_compiled(self, ev: Compiled) -> None:
         self.timing_plot.set_compile(ev.seconds)
@@ -372,7 +381,7 @@ class MainWindow(QMainWindow):
             self.run_action.setToolTip("Run this configuration (Ctrl+R)")
             if not busy and self.status_label.text().startswith("Cannot run"):
                 self.status_label.setText("Ready")
-        self.sharding_view.set_config(st.config, st.cpu_devices)
+        self.sharding_view.set_config(st.config, st.cpu_devices, st.features, st.samples)
 
     def _on_view_changed(self, mode: str, component: int) -> None:
         self.controller.set_view(mode, component)
@@ -387,7 +396,15 @@ class MainWindow(QMainWindow):
             return free, f"{devs[0].get('kind', 'device')} memory"
         return None
 
+    def detect_devices(self) -> None:
+        """Ask a short-lived worker which devices JAX sees with the panel's settings."""
+        if not self.probe.running:
+            self._probe_cpu = self.panel.state.cpu_devices
+            self.panel.set_devices(None, self._probe_cpu)
+            self.probe.start(self._probe_cpu)
+
     def _on_probe_info(self, info: dict[str, Any]) -> None:
+        self.panel.set_devices(info, getattr(self, "_probe_cpu", None))
         if "error" not in info:
             self.env_info = info
             self.panel.set_device_memory(self._device_memory)
@@ -444,9 +461,9 @@ class MainWindow(QMainWindow):
 
     def show_about(self) -> None:
         info = self.env_info
-        if info is None and not self.probe.running:
+        if info is None:
             # The GUI never starts JAX itself; a short-lived worker asks it.
-            self.probe.start(self.panel.state.cpu_devices)
+            self.detect_devices()
         box = QMessageBox(QMessageBox.Icon.Information, "About SOM Studio", self._about_text(info),
                           QMessageBox.StandardButton.Ok, self)
         box.setTextFormat(Qt.TextFormat.RichText)

@@ -5,9 +5,10 @@ DATAxMAP --grid WxH --json`` (issue 4): ``{"layout", "devices": [{"id",
 "kind"}], "arrays": {"map": {"shape", "shards": [{"device", "index",
 "replica"}], "bytes_per_device"}, "data": {...}}}``.
 
-:func:`describe` uses ``som_studio.core.sharding`` when that module exists
-(the engine's own description, checked against ``devices_indices_map``) and
-otherwise the same arithmetic done here: the mesh is ``data x map`` over
+:func:`describe` uses ``som_studio.core.sharding.describe`` when that module
+exists (the engine's own description, checked against ``devices_indices_map``;
+it also describes the per-unit sums and pads uneven shards) and otherwise the
+same arithmetic done here: the mesh is ``data x map`` over
 devices ``0 .. D*M-1`` in row-major order; the map (H, W, F) is split by rows
 over the ``map`` axis and replicated over ``data``; the examples (N, F) are
 split over ``data`` and replicated over ``map``. Uneven sizes get ceil-sized
@@ -57,18 +58,26 @@ def layout_description(layout: str, height: int, width: int, features: int, samp
     }
 
 
-def describe(config: RunConfig, features: int, samples: int, shards: bool) -> dict[str, Any]:
-    """The description for a run of ``config``; implementations that do not shard use ``1x1``."""
+def describe(config: RunConfig, features: int, samples: int, shards: bool,
+             devices: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The description for a run of ``config``; implementations that do not shard use ``1x1``.
+
+    ``devices`` (``[{"id", "kind", "memory_in_use", "memory_limit"}]``, from a
+    run's environment) names the devices when known.
+    """
     layout = config.layout if shards else "1x1"
     itemsize = 8 if config.precision == "float64" else 4
     try:
         engine = importlib.import_module("som_studio.core.sharding")
     except ModuleNotFoundError:
         engine = None
-    fn = getattr(engine, "describe_layout", None) if engine is not None else None
+    fn = getattr(engine, "describe", None)
     if fn is not None:
-        try:
-            return dict(fn(layout, config.height, config.width, features, samples, itemsize))
-        except TypeError:  # a different signature: fall back to the arithmetic here
-            pass
-    return layout_description(layout, config.height, config.width, features, samples, itemsize)
+        d, m = parse_layout(layout)
+        return dict(fn(layout, height=config.height, width=config.width, features=features, samples=samples,
+                       itemsize=itemsize, devices=devices if devices and len(devices) >= d * m else None))
+    desc = layout_description(layout, config.height, config.width, features, samples, itemsize)
+    if devices:
+        known = {int(dev["id"]): dev for dev in devices}
+        desc["devices"] = [dict(known.get(dev["id"], dev)) for dev in desc["devices"]]
+    return desc

@@ -29,6 +29,7 @@ stalls training between chunks); a control thread reads commands.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 import traceback
@@ -101,6 +102,11 @@ def run_worker(config: Any, cpu_devices: int | None, events: Connection, control
         raise
     finally:
         events.close()
+    # Everything is sent: leave without the interpreter's and XLA's slow
+    # teardown (the OS returns all memory, device memory included, at once).
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _run(config: Any, events: Connection, control: Connection, view: tuple[str, int],
@@ -123,6 +129,9 @@ def _run(config: Any, events: Connection, control: Connection, view: tuple[str, 
                 session.cancel()  # the app is gone: stop, nobody is watching
                 return
             if msg == "cancel":
+                # Stop means now: skip the final quality pass (seconds on a big
+                # map); the record keeps the last periodic measurement.
+                session.final_quality = False
                 session.cancel()
             elif msg == "pause":
                 session.pause()

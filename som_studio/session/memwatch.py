@@ -112,12 +112,26 @@ class PeakMemory:
         return max(0, peak - self._base) + self._device_peak()
 
 
+def _trim_heap() -> None:
+    """Give freed heap memory back to the OS (glibc), so it is not counted later."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
 class _Excluded:
     def __init__(self, watch: PeakMemory) -> None:
         self.watch = watch
 
     def __enter__(self) -> None:
         self.watch._checkpoint()
+        self._rss = rss()
 
     def __exit__(self, *exc: object) -> None:
+        # Memory the measurement kept (allocator caches) is not the run's either.
+        _trim_heap()
+        self.watch._base += max(0, rss() - self._rss)
         self.watch._reset()

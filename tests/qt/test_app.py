@@ -126,8 +126,17 @@ def test_pause_and_resume(qtbot, window):
     assert window.controller.state == ctl.PAUSED and window.pause_action.text() == "&Resume"
     window.pause_action.trigger()
     assert window.controller.state == ctl.RUNNING
+    # Another picture of the map: the worker renders it from the next frame on.
+    window.map_view.set_choice("umatrix", 0)
+    with qtbot.waitSignal(window.controller.frame_ready, timeout=WAIT_MS,
+                          check_params_cb=lambda f: f.view.mode == "umatrix"):
+        pass
+    assert window.map_view.last_frame.image.ndim == 2
     with qtbot.waitSignal(window.controller.run_ended, timeout=WAIT_MS):
         window.controller.stop()
+    # After the run, the kept final map is re-rendered for a new choice, in this process.
+    window.map_view.set_choice("component", 2)
+    assert window.map_view.last_frame.view.mode == "component" and window.map_view.last_frame.view.component == 2
 
 
 def test_invalid_grid_disables_run_with_reason(qtbot, window):
@@ -231,6 +240,8 @@ def test_settings_round_trip(qtbot, tmp_path):
     p.sigma_end.setText("1.5")
     p.set_cpu_devices(4)
     win.docks["quality"].hide()
+    win.map_view.set_choice("umatrix", 0)
+    win.timing_plot.log_scale.setChecked(False)
     win.resize(790, 580)
     size = win.size()
     saved = p.state.config
@@ -247,6 +258,8 @@ def test_settings_round_trip(qtbot, tmp_path):
     assert again.size() == size
     assert not again.docks["quality"].isVisible()
     assert again.docks["timings"].isVisible()
+    assert again.map_view.choice().mode == "umatrix"
+    assert not again.timing_plot.log_scale.isChecked()
     again.close()
 
 
@@ -269,3 +282,99 @@ def test_no_display_message(tmp_path):
     assert "needs a display" in out.stderr
     assert "som-studio bench" in out.stderr and "som-studio list" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_menus_show_the_shortcuts(window):
+    assert window.run_action.shortcut().toString() == "Ctrl+R"
+    assert window.stop_action.shortcut().toString() == "Esc"
+    assert window.export_action.shortcut().toString() == "Ctrl+E"
+    assert window.quit_action.shortcut().toString() == "Ctrl+Q"
+    menus = {a.text().replace("&", ""): a.menu() for a in window.menuBar().actions()}
+    assert window.run_action in menus["Run"].actions() and window.quit_action in menus["File"].actions()
+    assert "SOM Studio" in window.windowTitle()
+
+
+def test_export_runs_as_json(qtbot, window, tmp_path):
+    import json
+
+    configure(window, iterations=3)
+    run_and_wait(qtbot, window)
+    out = tmp_path / "runs.json"
+    assert window.write_runs(str(out))
+    doc = json.loads(out.read_text())
+    assert doc["schema_version"] == 1 and doc["runs"][0]["impl"] == "numpy-batch"
+    assert doc["runs"][0]["status"] == "ok"
+    assert not window.write_runs(str(tmp_path / "missing" / "runs.json"))
+    assert "does not exist" in _close_error_dialog(window)
+
+
+def test_about_box_names_the_jax_backend_and_devices(qtbot, window):
+    window.panel.set_cpu_devices(3)  # a count neither the app nor the test process uses
+    with qtbot.waitSignal(window.probe.info_ready, timeout=WAIT_MS):
+        window.show_about()
+    text = window._about_box.text()
+    assert "SOM Studio" in text and "JAX backend" in text
+    assert "cpu — 3 device(s)" in text and "asking" not in text
+    window._about_box.accept()
+    assert window.panel.devices_label.text() == "Devices: 3 × cpu (cpu backend, 3 simulated)"
+
+
+QUIT_DURING_RUN = r"""
+import sys
+from PySide6.QtCore import QTimer
+from som_studio.qt import main_window
+
+_show = main_window.MainWindow.showEvent
+
+def showEvent(self, event):
+    _show(self, event)
+    if getattr(self, "_driven", False):
+        return
+    self._driven = True
+    p = self.panel
+    p.impl.setCurrentIndex(p.impl.findData("numpy-online"))
+    p.grid.setCurrentText("12x9")
+    p.iterations.setValue(5_000_000)
+    p.simulate.setChecked(False)
+
+    def on_chunks(_chunks):
+        self.controller.chunks_timed.disconnect(on_chunks)
+        print("worker", self.controller.process.pid, flush=True)
+        self.quit_action.trigger()  # Ctrl+Q, with the run in progress
+
+    self.controller.chunks_timed.connect(on_chunks)
+    QTimer.singleShot(0, self.start_run)
+
+main_window.MainWindow.showEvent = showEvent
+from som_studio.cli import main
+sys.exit(main([]))
+"""
+
+
+def test_quit_during_a_run_ends_the_app_and_its_worker(tmp_path):
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", QUIT_DURING_RUN], env=env, capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    pid = int(out.stdout.split("worker")[1].split()[0])
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert "Traceback" not in out.stderr
+
+
+def test_run_on_a_file_with_five_features_shows_the_u_matrix(qtbot, window, tmp_path):
+    data = tmp_path / "five.npy"
+    np.save(data, np.random.default_rng(1).random((60, 5)))
+    configure(window, iterations=3)
+    p = window.panel
+    p.file_data.setChecked(True)
+    p.path.setText(str(data))
+    p.path.editingFinished.emit()
+    assert p.state.runnable and p.state.features == 5
+    frames: list = []
+    window.controller.frame_ready.connect(frames.append)
+    run_and_wait(qtbot, window)
+    assert window.runs.records[-1].status == "ok"
+    assert frames[-1].view.mode == "umatrix" and frames[-1].image.shape == (9, 12)
+    modes = [window.map_view.mode.itemText(i) for i in range(window.map_view.mode.count())]
+    assert modes == ["U-matrix"] + [f"Feature {k}" for k in range(5)]

@@ -24,6 +24,11 @@ pg.setConfigOptions(imageAxisOrder="row-major")
 MIN_DRAW_INTERVAL_S = 1 / 60
 
 
+def _key(mode: str, component: int) -> str:
+    """Item data for a view choice (a string: Qt stores tuples as lists, which findData misses)."""
+    return f"{mode}:{component}"
+
+
 class MapView(QWidget):
     """Shows the map of the current run.
 
@@ -72,21 +77,21 @@ class MapView(QWidget):
         self.mode.blockSignals(True)
         self.mode.clear()
         if features == 3:
-            self.mode.addItem("RGB colours", (frames.RGB, 0))
-        self.mode.addItem("U-matrix", (frames.UMATRIX, 0))
+            self.mode.addItem("RGB colours", _key(frames.RGB, 0))
+        self.mode.addItem("U-matrix", _key(frames.UMATRIX, 0))
         for k in range(min(features, 256)):
-            self.mode.addItem(f"Feature {k}", (frames.COMPONENT, k))
+            self.mode.addItem(f"Feature {k}", _key(frames.COMPONENT, k))
         fitted = choice.fit(features)
-        i = self.mode.findData((fitted.mode, fitted.component))
+        i = self.mode.findData(_key(fitted.mode, fitted.component))
         self.mode.setCurrentIndex(max(i, 0))
         self.mode.blockSignals(False)
 
     def choice(self) -> frames.ViewChoice:
-        mode, comp = self.mode.currentData() or (frames.UMATRIX, 0)
-        return frames.ViewChoice(mode, comp)
+        mode, _, comp = str(self.mode.currentData() or _key(frames.UMATRIX, 0)).partition(":")
+        return frames.ViewChoice(mode, int(comp))
 
     def set_choice(self, mode: str, component: int) -> None:
-        i = self.mode.findData((mode, component))
+        i = self.mode.findData(_key(mode, component))
         if i >= 0:
             self.mode.setCurrentIndex(i)
 

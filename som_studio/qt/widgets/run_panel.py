@@ -47,6 +47,8 @@ class PanelState:
     reason: str
     memory_text: str
     cpu_devices: int | None
+    features: int = 3
+    samples: int = 0
 
     @property
     def runnable(self) -> bool:
@@ -83,6 +85,7 @@ class RunPanel(QWidget):
     """
 
     state_changed = Signal(object)
+    detect_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None, device_memory: Any = None) -> None:
         super().__init__(parent)
@@ -197,6 +200,14 @@ class RunPanel(QWidget):
         lay.addWidget(self.simulate)
         lay.addWidget(self.cpu_devices, 1)
         form.addRow("Layout", lay)
+        self.devices_label = QLabel("Devices: not asked yet")
+        self.devices_label.setWordWrap(True)
+        self.detect = QPushButton("Detect")
+        self.detect.setToolTip("ask a short-lived worker process which devices JAX sees with these settings")
+        dev = QHBoxLayout()
+        dev.addWidget(self.devices_label, 1)
+        dev.addWidget(self.detect)
+        form.addRow("", dev)
 
         self.memory_label = QLabel()
         self.memory_label.setWordWrap(True)
@@ -211,6 +222,7 @@ class RunPanel(QWidget):
         outer.addWidget(self.reason_label)
         outer.addStretch(1)
 
+        self.detect.clicked.connect(self.detect_requested)
         self.impl.currentIndexChanged.connect(self._on_impl_changed)
         self.browse.clicked.connect(self._on_browse)
         self.file_data.toggled.connect(self._sync_data_enabled)
@@ -234,6 +246,26 @@ class RunPanel(QWidget):
 
     def selected_impl(self) -> Any:
         return registry.get(self.impl.currentData())
+
+    def set_devices(self, info: dict[str, Any] | None, simulated: int | None) -> None:
+        """Show the devices a worker reported (``env`` of a run, or the probe's answer)."""
+        self._devices_info = (info, simulated)
+        if info is None:
+            self.devices_label.setText("Devices: asking…")
+        elif "error" in info:
+            self.devices_label.setText(f"Devices: JAX cannot start here ({info['error']})")
+        else:
+            devs = info.get("devices") or []
+            kinds = ", ".join(sorted({str(d.get("kind")) for d in devs}))
+            sim = f", {simulated} simulated" if simulated else ""
+            self.devices_label.setText(f"Devices: {len(devs)} × {kinds} ({info.get('backend')} backend{sim})")
+        self.revalidate()
+
+    def _known_device_count(self) -> int | None:
+        info, simulated = getattr(self, "_devices_info", (None, None))
+        if info is None or "error" in info:
+            return None
+        return len(info.get("devices") or []) or None
 
     def set_device_memory(self, device_memory: Any) -> None:
         self._device_memory = device_memory
@@ -376,6 +408,10 @@ class RunPanel(QWidget):
             d, m = cfgmod.parse_layout(cfg.layout)
             if impl.shards and cpu is not None and d * m > cpu:
                 raise ConfigError("layout", f"{cfg.layout} needs {d * m} devices, but {cpu} simulated CPU devices are set")
+            seen = self._known_device_count()
+            if impl.shards and cpu is None and seen is not None and d * m > seen:
+                raise ConfigError("layout", f"{cfg.layout} needs {d * m} devices, but JAX sees {seen}; "
+                                            "simulate CPU devices to try it")
         except ConfigError as exc:
             return PanelState(None, str(exc), "", cpu)
         from som_studio.session.session import problem_size
@@ -386,8 +422,9 @@ class RunPanel(QWidget):
         if need > have:
             return PanelState(None, (
                 f"memory: {impl.name} on a {cfg.grid} map with {samples:,} x {features} data needs about "
-                f"{memory.format_bytes(need)}, but only {memory.format_bytes(have)} of {where} is available"), text, cpu)
-        return PanelState(cfg, "", text, cpu)
+                f"{memory.format_bytes(need)}, but only {memory.format_bytes(have)} of {where} is available"),
+                text, cpu, features, samples)
+        return PanelState(cfg, "", text, cpu, features, samples)
 
     def _available(self, impl: Any) -> tuple[int, str]:
         if impl.backend == "jax" and self._device_memory is not None:

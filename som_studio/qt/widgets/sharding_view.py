@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QPainter, QPen
+from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from som_studio.config import ConfigError, RunConfig
@@ -60,7 +60,7 @@ class ShardingView(QWidget):
         n = samples if samples is not None else (config.data.samples if config.data.path is None else 0)
         try:
             self.description = describe(config, features, n, impl.shards)
-        except ConfigError as exc:
+        except (ConfigError, ValueError) as exc:
             self.description, self.note = None, str(exc)
             self.update()
             return
@@ -68,93 +68,123 @@ class ShardingView(QWidget):
                      f"{impl.name} does not shard: it runs on the first device (layout 1x1)")
         self.update()
 
-    def set_run(self, config: RunConfig, layout: str, env: dict[str, Any]) -> None:
-        """A run started: show its actual layout and the devices' memory."""
+    def set_run(self, config: RunConfig, layout: str, env: dict[str, Any], features: int = 3,
+                samples: int = 0) -> None:
+        """A run started: show the layout it runs with, on the devices it reported, with their memory."""
         self._memory = {}
-        for d in env.get("devices") or []:
+        devices = list(env.get("devices") or [])
+        for d in devices:
             if d.get("memory_limit"):
                 self._memory[int(d["id"])] = (int(d.get("memory_in_use") or 0), int(d["memory_limit"]))
+        try:
+            self.description = describe(config.replace(layout=layout), features, samples, True, devices)
+        except ConfigError as exc:
+            self.description, self.note = None, str(exc)
         self.update()
 
     # -- painting ------------------------------------------------------------------------------
     def paintEvent(self, _event: Any) -> None:
         p = QPainter(self)
-        p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
         p.fillRect(self.rect(), self.palette().base())
+        text = self.palette().text().color()
+        p.setPen(text)
         desc = self.description
         if desc is None:
             p.drawText(self.rect().adjusted(8, 8, -8, -8), Qt.AlignmentFlag.AlignLeft | Qt.TextFlag.TextWordWrap, self.note)
+            p.end()
             return
-        font = QFont(self.font())
-        p.setFont(font)
         fm = p.fontMetrics()
         line = fm.height()
         w, h = self.width(), self.height()
         margin = 8
-        legend_h = line * (2 + (1 if self.note else 0))
-        area_h = max(40, h - 2 * margin - legend_h - line)
-        map_arr = desc["arrays"]["map"]
-        data_arr = desc["arrays"]["data"]
-        mh, mw = map_arr["shape"][0], map_arr["shape"][1]
-        # The map keeps its aspect ratio on the left; the data is a tall bar on the right.
-        map_w_avail = max(40, w * 0.62 - 2 * margin)
-        scale = min(map_w_avail / max(mw, 1), area_h / max(mh, 1))
-        map_rect = QRectF(margin, margin + line, mw * scale, mh * scale)
-        p.drawText(QRectF(margin, margin, w, line), Qt.AlignmentFlag.AlignLeft,
-                   f"map {mh}x{mw}x{map_arr['shape'][2]} (rows split over 'map')")
-        self._paint_array(p, map_rect, map_arr, axis_len=mh)
-        data_rect = QRectF(map_rect.right() + 3 * margin, margin + line, max(40.0, w * 0.18), area_h)
-        p.drawText(QRectF(data_rect.left(), margin, w - data_rect.left(), line), Qt.AlignmentFlag.AlignLeft,
-                   f"data {data_arr['shape'][0]:,}x{data_arr['shape'][1]} (split over 'data')")
-        self._paint_array(p, data_rect, data_arr, axis_len=max(data_arr["shape"][0], 1))
-        # Legend: bytes per device (map + data) and memory where known.
-        y = margin + line + area_h + line * 0.5
-        x = float(margin)
-        per = {int(k): int(v) for k, v in map_arr["bytes_per_device"].items()}
-        for k, v in data_arr["bytes_per_device"].items():
-            per[int(k)] = per.get(int(k), 0) + int(v)
+        map_arr, data_arr = desc["arrays"]["map"], desc["arrays"]["data"]
+        per: dict[int, int] = {}
+        for arr in desc["arrays"].values():
+            for k, v in arr["bytes_per_device"].items():
+                per[int(k)] = per.get(int(k), 0) + int(v)
+        legend = []
         for dev in sorted(per):
-            text = f"dev {dev}: {format_bytes(per[dev])}"
+            label = f"device {dev}: {format_bytes(per[dev])}"
             if dev in self._memory:
                 used, limit = self._memory[dev]
-                text += f" (memory {format_bytes(used)}/{format_bytes(limit)})"
-            tw = fm.horizontalAdvance(text) + 22
-            if x + tw > w - margin:
+                label += f" (memory {format_bytes(used)} / {format_bytes(limit)})"
+            legend.append((dev, label, fm.horizontalAdvance(label) + 22))
+        # Lay the legend out first, so the pictures get the height that is left.
+        legend_lines, x = 1, float(margin)
+        for _dev, _label, tw in legend:
+            if x + tw > w - margin and x > margin:
+                legend_lines += 1
+                x = float(margin)
+            x += tw + 8
+        legend_h = line * (legend_lines + 1.5)
+        area = QRectF(margin, margin + line, w - 2 * margin, max(40, h - 2 * margin - legend_h - line))
+        # The map's copies on the left (each keeps the map's aspect ratio), the data's copies on the right.
+        map_area = QRectF(area.left(), area.top(), area.width() * 0.72, area.height())
+        data_area = QRectF(map_area.right() + 3 * margin, area.top(), area.right() - map_area.right() - 3 * margin,
+                           area.height())
+        mh, mw = map_arr["shape"][0], map_arr["shape"][1]
+        self._paint_copies(p, map_area, map_arr, (mh, mw),
+                           f"map {mh}x{mw}x{map_arr['shape'][2]}: rows split over 'map'")
+        n = max(int(data_arr["shape"][0]), 1)
+        self._paint_copies(p, data_area, data_arr, (n, max(1, n // 8)),
+                           f"data {data_arr['shape'][0]:,}x{data_arr['shape'][1]} over 'data'", fill=True)
+        y = area.bottom() + line * 0.5
+        x = float(margin)
+        for dev, label, tw in legend:
+            if x + tw > w - margin and x > margin:
                 x = float(margin)
                 y += line
             p.fillRect(QRectF(x, y + 2, 12, line - 4), device_colour(dev))
-            p.setPen(self.palette().text().color())
-            p.drawText(QRectF(x + 16, y, tw, line), Qt.AlignmentFlag.AlignLeft, text)
+            p.setPen(text)
+            p.drawText(QRectF(x + 16, y, tw, line), Qt.AlignmentFlag.AlignLeft, label)
             x += tw + 8
-        if self.note:
-            p.drawText(QRectF(margin, y + line, w - 2 * margin, line), Qt.AlignmentFlag.AlignLeft, self.note)
+        arrays = ", ".join(desc["arrays"])
+        p.setPen(text)
+        foot = f"bytes per device hold: {arrays}" + (f".  {self.note}" if self.note else "")
+        p.drawText(QRectF(margin, y + line, w - 2 * margin, line), Qt.AlignmentFlag.AlignLeft, foot)
         p.end()
 
-    def _paint_array(self, p: QPainter, rect: QRectF, arr: dict[str, Any], axis_len: int) -> None:
-        """Split ``rect`` vertically by the first index range of each shard; replicas side by side."""
-        groups: dict[tuple[int, int], list[dict[str, Any]]] = {}
-        for s in arr["shards"]:
-            start, stop = s["index"][0]
-            groups.setdefault((int(start), int(stop)), []).append(s)
-        text_pen = QPen(QColor("white"))
-        for (start, stop), shards in sorted(groups.items()):
-            if stop <= start:
-                continue
-            top = rect.top() + rect.height() * start / axis_len
-            height = rect.height() * (stop - start) / axis_len
-            n = len(shards)
-            for k, s in enumerate(sorted(shards, key=lambda s: s["device"])):
-                cell = QRectF(rect.left() + rect.width() * k / n, top, rect.width() / n, height)
+    def _paint_copies(self, p: QPainter, area: QRectF, arr: dict[str, Any], aspect: tuple[int, int], title: str,
+                      fill: bool = False) -> None:
+        """One picture per replica (copy) of ``arr``, side by side, split in bands by the first index range."""
+        replicas = sorted({int(s["replica"]) for s in arr["shards"]})
+        r = len(replicas)
+        text = self.palette().text().color()
+        p.setPen(text)
+        label = title + (f", {r} copies" if r > 1 else "")
+        label = p.fontMetrics().elidedText(label, Qt.TextElideMode.ElideRight, int(area.width()))
+        p.drawText(QRectF(area.left(), area.top() - p.fontMetrics().height(), area.width(),
+                          p.fontMetrics().height()), Qt.AlignmentFlag.AlignLeft, label)
+        gap = 6.0
+        copy_w = (area.width() - gap * (r - 1)) / r
+        rows, cols = aspect
+        if fill:
+            cw, ch = copy_w, area.height()
+        else:
+            scale = min(copy_w / max(cols, 1), area.height() / max(rows, 1))
+            cw, ch = cols * scale, rows * scale
+        n = max(int(arr["shape"][0]), 1)
+        fm = p.fontMetrics()
+        for k, rep in enumerate(replicas):
+            box = QRectF(area.left() + k * (copy_w + gap), area.top(), cw, ch)
+            for s in arr["shards"]:
+                if int(s["replica"]) != rep:
+                    continue
+                start, stop = (int(v) for v in s["index"][0])
+                if stop <= start:
+                    continue
+                cell = QRectF(box.left(), box.top() + box.height() * start / n, box.width(),
+                              box.height() * (stop - start) / n)
                 p.fillRect(cell, device_colour(int(s["device"])))
                 p.setPen(QPen(self.palette().base().color(), 1))
                 p.drawRect(cell)
-                label = f"{s['device']}" + (f" ×{n}" if n > 1 and k == 0 else "")
-                if cell.height() >= p.fontMetrics().height() and cell.width() >= p.fontMetrics().horizontalAdvance(label):
-                    p.setPen(text_pen)
-                    p.drawText(cell, Qt.AlignmentFlag.AlignCenter, label)
-            if n > 1:  # replicated: the same rows are held by n devices
-                p.setPen(QPen(QColor("white"), 1, Qt.PenStyle.DashLine))
-                p.drawRect(QRectF(rect.left(), top, rect.width(), height))
+                name = str(s["device"])
+                if cell.height() >= fm.height() and cell.width() >= fm.horizontalAdvance(name):
+                    p.setPen(QPen(QColor("white")))
+                    p.drawText(cell, Qt.AlignmentFlag.AlignCenter, name)
+            if r > 1:  # mark the copy as a replica
+                p.setPen(QPen(text, 1, Qt.PenStyle.DashLine))
+                p.drawRect(box)
 
 
 def _preview() -> None:  # python -m som_studio.qt.widgets.sharding_view

@@ -1,0 +1,50 @@
+"""Shared bits of the benchmark scripts: run implementations side by side, print tables."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def bench_in_subprocess(args: list[str], cpu_devices: int | None = None) -> list[dict]:
+    """Run ``som-studio bench ARGS --json`` in a fresh process; return its runs.
+
+    A fresh process per measurement keeps one run's allocations and compiled
+    programs from colouring the next one's memory figures.
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "runs.json"
+        cmd = [sys.executable, "-m", "som_studio"]
+        if cpu_devices:
+            cmd += ["--cpu-devices", str(cpu_devices)]
+        cmd += ["bench", *args, "--quiet", "--json", str(out)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        if not out.exists():
+            raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr}")
+        return json.loads(out.read_text())["runs"]
+
+
+def fmt_s(v: float | None) -> str:
+    if v is None:
+        return "-"
+    if v >= 1:
+        return f"{v:.2f} s"
+    if v >= 1e-3:
+        return f"{v * 1e3:.2f} ms"
+    return f"{v * 1e6:.1f} us"
+
+
+def table(head: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
+    lines = ["  ".join(h.rjust(w) if i else h.ljust(w) for i, (h, w) in enumerate(zip(head, widths)))]
+    lines.append("  ".join("-" * w for w in widths))
+    for r in rows:
+        lines.append("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))))
+    return "\n".join(lines)

@@ -1,0 +1,111 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from som_studio.config import DataSpec, RunConfig
+from som_studio.core.data import DataError, load_data
+from som_studio.core.problem import decay, load_problem_data, make_problem
+
+
+def test_random_colours_are_seeded_and_in_unit_cube():
+    a = load_problem_data(RunConfig(data=DataSpec(samples=50), seed=4))
+    b = load_problem_data(RunConfig(data=DataSpec(samples=50), seed=4))
+    c = load_problem_data(RunConfig(data=DataSpec(samples=50), seed=5))
+    assert a.shape == (50, 3)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+    assert a.min() >= 0 and a.max() <= 1
+
+
+def test_npy_and_csv_of_any_width(tmp_path):
+    arr = np.arange(20, dtype=np.float32).reshape(4, 5)
+    np.save(tmp_path / "x.npy", arr)
+    np.testing.assert_array_equal(load_data(tmp_path / "x.npy"), arr)
+    (tmp_path / "h.csv").write_text("a,b\n1,2\n3,4.5\n")
+    np.testing.assert_array_equal(load_data(tmp_path / "h.csv"), [[1, 2], [3, 4.5]])
+    (tmp_path / "n.csv").write_text("1;2;3\n4;5;6\n")
+    np.testing.assert_array_equal(load_data(tmp_path / "n.csv"), [[1, 2, 3], [4, 5, 6]])
+    np.save(tmp_path / "one.npy", np.array([1.0, 2.0, 3.0]))
+    assert load_data(tmp_path / "one.npy").shape == (3, 1)
+
+
+def test_min_max_scaling(tmp_path):
+    (tmp_path / "s.csv").write_text("10,5\n20,5\n30,5\n")
+    out = load_data(tmp_path / "s.csv", scale=True)
+    np.testing.assert_allclose(out[:, 0], [0, 0.5, 1])
+    np.testing.assert_array_equal(out[:, 1], 0)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "problem"),
+    [
+        ("missing.csv", None, "no such file"),
+        ("empty.csv", "", "empty"),
+        ("header_only.csv", "a,b\n", "zero rows"),
+        ("words.csv", "1,2\n3,x\n", "non-numeric value 'x' at row 2, column 2"),
+        ("ragged.csv", "1,2\n3,4,5\n", "ragged"),
+        ("nan.csv", "1,2\nnan,4\n", "NaN or infinite"),
+        ("inf.csv", "1,inf\n", "NaN or infinite"),
+        ("data.txt2", "1,2\n", "unsupported file type"),
+    ],
+)
+def test_bad_text_files_name_file_and_problem(tmp_path, name, content, problem):
+    p = tmp_path / name
+    if content is not None:
+        p.write_text(content)
+    with pytest.raises(DataError) as info:
+        load_data(p)
+    assert name in str(info.value)
+    assert problem in str(info.value)
+
+
+def test_bad_npy_files(tmp_path):
+    np.save(tmp_path / "cube.npy", np.zeros((2, 3, 4)))
+    with pytest.raises(DataError, match="2-D"):
+        load_data(tmp_path / "cube.npy")
+    np.save(tmp_path / "rows0.npy", np.zeros((0, 3)))
+    with pytest.raises(DataError, match="zero rows"):
+        load_data(tmp_path / "rows0.npy")
+    np.save(tmp_path / "text.npy", np.array(["a", "b"]))
+    with pytest.raises(DataError, match="numeric"):
+        load_data(tmp_path / "text.npy")
+    (tmp_path / "junk.npy").write_bytes(b"not an npy file at all")
+    with pytest.raises(DataError, match="junk.npy"):
+        load_data(tmp_path / "junk.npy")
+
+
+def test_npy_never_unpickles(tmp_path):
+    marker = tmp_path / "pwned"
+    obj = np.array([_Evil(str(marker))], dtype=object)
+    np.save(tmp_path / "evil.npy", obj, allow_pickle=True)
+    with pytest.raises(DataError, match="evil.npy"):
+        load_data(tmp_path / "evil.npy")
+    assert not marker.exists()
+
+
+class _Evil:
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+def test_decay_hits_both_ends():
+    v = decay(10.0, 1.0, 5)
+    assert v[0] == pytest.approx(10.0) and v[-1] == pytest.approx(1.0)
+    assert np.all(np.diff(v) < 0)
+    assert decay(3.0, 1.0, 1).tolist() == [3.0]
+
+
+def test_problem_is_seeded_and_in_the_requested_precision():
+    cfg = RunConfig(impl="numpy-online", width=6, height=4, steps=50, data=DataSpec(samples=30), seed=1)
+    p1, p2 = make_problem(cfg, "online"), make_problem(cfg, "online")
+    np.testing.assert_array_equal(p1.init_map, p2.init_map)
+    np.testing.assert_array_equal(p1.order, p2.order)
+    assert p1.init_map.shape == (4, 6, 3) and p1.dtype == np.float32
+    assert p1.order.min() >= 0 and p1.order.max() < 30
+    p64 = make_problem(cfg.replace(precision="float64"), "online")
+    assert p64.dtype == np.float64
+    assert make_problem(cfg.replace(epochs=3, steps=None), "batch").order is None

@@ -1,0 +1,181 @@
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from som_studio.config import DataSpec, RunConfig
+from som_studio.core import registry
+from som_studio.core.protocol import Implementation
+from som_studio.session.events import (
+    ChunkTimed,
+    Compiled,
+    Failed,
+    Finished,
+    QualityMeasured,
+    Snapshot,
+    Started,
+)
+from som_studio.session.session import Session, run_to_completion
+
+
+def _events(cfg, **kw):
+    return list(Session(cfg, **kw).run())
+
+
+@pytest.fixture
+def online(small_config):
+    return small_config.replace(impl="numpy-online", steps=600)
+
+
+def test_event_order_and_record(online):
+    evs = _events(online, snapshot_interval_s=None, quality_points=3)
+    kinds = [type(e) for e in evs]
+    assert kinds[0] is Started and kinds[-1] is Finished
+    assert kinds.index(Compiled) < kinds.index(ChunkTimed)
+    # Snapshots: exactly the initial and the final map when not throttled in.
+    snaps = [e for e in evs if isinstance(e, Snapshot)]
+    assert [s.iteration for s in snaps] == [0, 600]
+    assert not np.array_equal(snaps[0].map, snaps[1].map)
+    # Chunks cover every iteration once, in order.
+    chunks = [e for e in evs if isinstance(e, ChunkTimed)]
+    assert chunks[0].first == 0 and chunks[-1].end == 600
+    assert all(a.end == b.first for a, b in zip(chunks, chunks[1:]))
+    q = [e.iteration for e in evs if isinstance(e, QualityMeasured)]
+    assert q == [0, 200, 400, 600]
+    rec = evs[-1].record
+    assert rec.status == "ok" and rec.iterations_done == 600
+    assert rec.median_s > 0 and rec.p95_s >= rec.median_s
+    assert rec.qe == evs[-2].qe if isinstance(evs[-2], QualityMeasured) else rec.qe is not None
+    assert rec.compile_s >= 0 and rec.total_s >= sum(c.seconds for c in rec.chunks)
+    d = rec.to_dict()
+    assert set(d) >= {"impl", "kind", "status", "message", "config", "layout", "env", "timings", "quality", "memory"}
+    assert set(d["env"]) >= {"python", "numpy", "jax", "jaxlib", "backend", "devices"}
+    assert d["layout"] == "1x1"
+    assert d["timings"]["iteration_s"] == [c.seconds / c.count for c in rec.chunks]
+
+
+def test_snapshots_are_throttled_but_keep_first_and_last(small_config):
+    cfg = small_config.replace(impl="numpy-online", steps=3000)
+    evs = _events(cfg, snapshot_interval_s=0.0, quality_points=0, chunk_target_s=0.001)
+    snaps = [e.iteration for e in evs if isinstance(e, Snapshot)]
+    chunks = [e for e in evs if isinstance(e, ChunkTimed)]
+    assert snaps[0] == 0 and snaps[-1] == 3000
+    assert len(snaps) >= 3 and len(snaps) <= len(chunks) + 1
+    evs = _events(cfg, snapshot_interval_s=3600.0, quality_points=0)
+    assert [e.iteration for e in evs if isinstance(e, Snapshot)] == [0, 3000]
+
+
+def test_chunks_grow_to_the_target(small_config):
+    cfg = small_config.replace(impl="numpy-online", steps=5000)
+    rec = run_to_completion(Session(cfg, snapshot_interval_s=None, quality_points=0, chunk_target_s=0.02))
+    counts = [c.count for c in rec.chunks]
+    assert counts[0] == 1 and max(counts) > 16
+
+
+def test_cancel_stops_within_a_chunk(small_config):
+    cfg = small_config.replace(impl="numpy-online", steps=200_000)
+    session = Session(cfg, snapshot_interval_s=None, quality_points=0)
+    evs = []
+    for ev in session.run():
+        evs.append(ev)
+        if isinstance(ev, ChunkTimed) and ev.end > 50:
+            session.cancel()
+            stop_at = ev.end
+    rec = evs[-1].record
+    assert isinstance(evs[-1], Finished) and rec.status == "cancelled"
+    assert rec.iterations_done == stop_at
+    assert [e.iteration for e in evs if isinstance(e, Snapshot)][-1] == stop_at
+    assert "cancelled" in rec.message
+
+
+def test_pause_blocks_until_resume(small_config):
+    cfg = small_config.replace(impl="numpy-online", steps=400)
+    session = Session(cfg, snapshot_interval_s=None, quality_points=0)
+    gen = session.run()
+    for ev in gen:
+        if isinstance(ev, ChunkTimed):
+            break
+    session.pause()
+    assert session.paused
+    got: list = []
+    t = threading.Thread(target=lambda: got.extend(gen))
+    t.start()
+    t.join(0.3)
+    assert t.is_alive() and not got  # paused between chunks
+    session.resume()
+    t.join(10)
+    assert not t.is_alive() and isinstance(got[-1], Finished)
+
+
+@pytest.mark.parametrize(
+    ("changes", "text"),
+    [
+        ({"impl": "no-such-impl"}, "unknown implementation 'no-such-impl'"),
+        ({"impl": "numpy-online", "epochs": 5}, "epochs"),
+        ({"impl": "numpy-batch", "epochs": 2, "width": 0}, "grid"),
+        ({"impl": "numpy-batch", "epochs": 2, "data": DataSpec(path="/nonexistent/x.csv")}, "no such file"),
+    ],
+)
+def test_bad_configs_fail_with_a_message(small_config, changes, text):
+    evs = _events(small_config.replace(**changes))
+    assert len(evs) == 1 and isinstance(evs[0], Failed)
+    assert evs[0].record.status == "failed"
+    assert text in evs[0].record.message
+
+
+def test_too_big_is_refused_up_front(tmp_path):
+    # 32768 x 32768 units of 64 float64 features: 550 GB, on any machine.
+    np.save(tmp_path / "wide.npy", np.zeros((4, 64)))
+    cfg = RunConfig(impl="numpy-online", width=32768, height=32768, steps=1, precision="float64",
+                    data=DataSpec(path=str(tmp_path / "wide.npy")))
+    evs = _events(cfg)
+    assert isinstance(evs[0], Failed)
+    msg = evs[0].record.message
+    assert "needs about" in msg and "available" in msg and "GiB" in msg
+
+
+class _Exploding:
+    def __init__(self, problem):
+        self.map = problem.init_map.copy()
+
+    def warmup(self):
+        pass
+
+    def run(self, first, count):
+        if first >= 3:
+            raise RuntimeError("device on fire")
+
+    def get_map(self):
+        return self.map.copy()
+
+    def close(self):
+        pass
+
+
+@pytest.fixture
+def exploding_impl():
+    impl = registry.register(Implementation(
+        name="test-exploding", kind="batch", backend="numpy", description="fails on purpose",
+        factory=f"{__name__}:_Exploding", estimate=lambda s: 0,
+    ))
+    yield impl
+    registry._REGISTRY.pop(impl.name)
+
+
+def test_a_failing_trainer_yields_failed(small_config, exploding_impl):
+    evs = _events(small_config.replace(impl=exploding_impl.name, epochs=10), quality_points=0)
+    assert isinstance(evs[-1], Failed)
+    assert "device on fire" in evs[-1].record.message
+    assert evs[-1].record.chunks  # what ran before the failure is kept
+
+
+def test_jax_runs_report_compile_apart_and_do_not_recompile(small_config):
+    cfg = small_config.replace(impl="jax-jit-online", steps=2000)
+    rec = run_to_completion(Session(cfg, snapshot_interval_s=0.0, quality_points=4, chunk_target_s=0.005))
+    assert rec.status == "ok"
+    assert rec.compile_s > 0
+    assert rec.compiles == 1  # the warm-up's compile only: chunks of every size reuse it
+    assert rec.env["backend"] == "cpu" and rec.env["devices"]
+    assert rec.peak_bytes is not None and rec.estimate_bytes > 0

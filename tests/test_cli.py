@@ -1,0 +1,163 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from som_studio import __version__, cli
+from som_studio.commands import COMMANDS
+from som_studio.core import registry
+from som_studio.core.protocol import Implementation
+
+SMALL = ["--grid", "10x8", "--samples", "60", "--epochs", "3", "--steps", "200", "--quiet"]
+
+
+def _run(capsys, *argv):
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_help_imports_neither_qt_nor_jax():
+    names = ["bench", "list", "devices"] + [c for c in COMMANDS if c not in ("bench", "list_impls", "devices")]
+    probe = (
+        "import sys, contextlib, io\n"
+        "from som_studio import cli\n"
+        f"for argv in [['--help']] + [[c, '--help'] for c in {names!r}]:\n"
+        "    with contextlib.redirect_stdout(io.StringIO()):\n"
+        "        try: cli.main(argv)\n"
+        "        except SystemExit: pass\n"
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('jax', 'jaxlib', 'PySide6', 'pyqtgraph')]\n"
+        "print(','.join(bad))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == ""
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main(["--version"])
+    assert info.value.code == 0
+    assert __version__ in capsys.readouterr().out
+
+
+def test_list(capsys):
+    code, out, _ = _run(capsys, "list")
+    assert code == 0
+    for impl in registry.all_implementations():
+        assert impl.name in out and impl.description in out
+
+
+def test_devices(capsys):
+    code, out, _ = _run(capsys, "devices")
+    assert code == 0 and "backend: cpu" in out
+
+
+def test_bench_mixes_kinds_and_writes_json(capsys, tmp_path):
+    path = tmp_path / "runs.json"
+    code, out, err = _run(capsys, "bench", "--impl", "numpy-batch,numpy-online,jax-vmap-batch",
+                          *SMALL, "--json", str(path))
+    assert code == 0, err
+    for name in ("numpy-batch", "numpy-online", "jax-vmap-batch"):
+        assert name in out
+    doc = json.loads(path.read_text())
+    assert doc["schema_version"] == 1
+    runs = doc["runs"]
+    assert [r["impl"] for r in runs] == ["numpy-batch", "numpy-online", "jax-vmap-batch"]
+    batch, online = runs[0], runs[1]
+    assert batch["config"]["epochs"] == 3 and "steps" not in batch["config"]
+    assert online["config"]["steps"] == 200 and "epochs" not in online["config"]
+    for r in runs:
+        assert r["status"] == "ok" and r["layout"] == "1x1"
+        t = r["timings"]
+        assert sum(c["count"] for c in t["chunks"]) == r["config"].get("epochs", r["config"].get("steps"))
+        assert t["median_s"] == pytest.approx(float(np.median(t["iteration_s"])))
+        assert t["total_s"] >= sum(c["seconds"] for c in t["chunks"])
+        assert r["quality"]["qe"] > 0 and 0 <= r["quality"]["te"] <= 1
+        assert r["memory"]["estimate_bytes"] > 0 and r["memory"]["peak_bytes"] >= 0
+    assert runs[2]["timings"]["compiles"] >= 1 and runs[2]["timings"]["compile_s"] > 0
+    assert runs[0]["timings"]["compile_s"] == pytest.approx(0, abs=0.01)
+    # The config is enough to re-run.
+    from som_studio.config import RunConfig
+
+    again = RunConfig.from_dict(runs[1]["config"])
+    assert again.validate("online").steps == 200
+
+
+def test_existing_output_needs_force(capsys, tmp_path):
+    path = tmp_path / "runs.json"
+    path.write_text("precious")
+    code, _, err = _run(capsys, "bench", "--impl", "numpy-online", *SMALL, "--json", str(path))
+    assert code == 2 and "exists" in err and "--force" in err
+    assert path.read_text() == "precious"
+    code, _, _ = _run(capsys, "bench", "--impl", "numpy-online", *SMALL, "--json", str(path), "--force")
+    assert code == 0 and json.loads(path.read_text())["runs"][0]["impl"] == "numpy-online"
+
+
+def test_unwritable_output_is_refused_before_training(capsys, tmp_path):
+    code, out, err = _run(capsys, "bench", "--impl", "numpy-online", *SMALL, "--json", str(tmp_path / "no" / "x.json"))
+    assert code == 2 and "does not exist" in err and out == ""
+
+
+class _Broken:
+    def __init__(self, problem):
+        raise RuntimeError("this implementation is broken")
+
+
+@pytest.fixture
+def broken_impl():
+    impl = registry.register(Implementation(
+        name="test-broken", kind="batch", backend="numpy", description="broken on purpose",
+        factory=f"{__name__}:_Broken", estimate=lambda s: 0,
+    ))
+    yield impl
+    registry._REGISTRY.pop(impl.name)
+
+
+def test_one_failure_does_not_stop_the_others(capsys, tmp_path, broken_impl):
+    path = tmp_path / "runs.json"
+    code, out, err = _run(capsys, "bench", "--impl", f"{broken_impl.name},numpy-batch", *SMALL, "--json", str(path))
+    assert code == 1
+    runs = json.loads(path.read_text())["runs"]
+    assert runs[0]["status"] == "failed" and "broken" in runs[0]["message"]
+    assert runs[1]["status"] == "ok"
+    assert "this implementation is broken" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "text"),
+    [
+        (["bench", "--impl", "nope"], "unknown implementation"),
+        (["bench", "--impl", "numpy-batch", "--grid", "0x4"], "--grid"),
+        (["bench", "--impl", "numpy-batch", "--grid", "big"], "--grid"),
+        (["bench", "--impl", "numpy-batch", "--epochs", "0"], "--epochs"),
+        (["bench", "--impl", "numpy-online", "--sigma-start", "0"], "--sigma-start"),
+        (["bench", "--impl", "numpy-batch", "--data", "/no/such.csv"], "no such file"),
+        (["bench", "--impl", "numpy-batch,numpy-online", "--baseline", "jax-vmap-batch"], "--baseline"),
+        (["--cpu-devices", "0", "list"], "--cpu-devices"),
+    ],
+)
+def test_bad_input_is_a_clear_error_without_traceback(capsys, argv, text):
+    try:
+        code = cli.main(argv)
+    except SystemExit as exc:  # argparse's own errors
+        code = exc.code
+    _, err = capsys.readouterr()
+    assert code == 2
+    assert text in err
+    assert "Traceback" not in err
+
+
+def test_cli_entry_point_runs_as_a_process(tmp_path):
+    (tmp_path / "d.csv").write_text("r,g,b\n" + "\n".join(f"{i / 40},{1 - i / 40},0.5" for i in range(40)))
+    out = subprocess.run(
+        [sys.executable, "-m", "som_studio", "bench", "--impl", "numpy-online,jax-jit-online",
+         "--grid", "6x5", "--steps", "100", "--data", str(tmp_path / "d.csv")],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "jax-jit-online" in out.stdout and "speed-up" in out.stdout

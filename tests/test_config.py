@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+import pytest
+
+from som_studio.config import ConfigError, DataSpec, RunConfig, parse_grid, parse_layout
+
+
+def test_parse_grid_is_width_by_height():
+    assert parse_grid("240x135") == (240, 135)
+    assert parse_grid(" 7 X 1 ") == (7, 1)
+
+
+@pytest.mark.parametrize("text", ["240", "0x5", "5x0", "-3x4", "axb", "3x4x5", ""])
+def test_parse_grid_refuses_bad_text(text):
+    with pytest.raises(ConfigError) as info:
+        parse_grid(text)
+    assert info.value.field == "grid"
+
+
+def test_parse_layout():
+    assert parse_layout("2x4") == (2, 4)
+    with pytest.raises(ConfigError, match="layout"):
+        parse_layout("0x2")
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"width": 0}, "grid"),
+        ({"height": -1}, "grid"),
+        ({"width": 40000}, "grid"),
+        ({"width": 32768, "height": 32768 * 2}, "grid"),
+        ({"data": DataSpec(samples=0)}, "samples"),
+        ({"epochs": 0}, "epochs"),
+        ({"epochs": -5}, "epochs"),
+        ({"sigma_start": (0.0, 1.0)}, "sigma_start"),
+        ({"sigma_end": (1.0, -2.0)}, "sigma_end"),
+        ({"sigma_start": (float("nan"), 1.0)}, "sigma_start"),
+        ({"lr_start": 0.0}, "lr_start"),
+        ({"lr_end": 1.5}, "lr_end"),
+        ({"seed": -1}, "seed"),
+        ({"precision": "float16"}, "precision"),
+        ({"layout": "2"}, "layout"),
+        ({"steps": 10, "epochs": None}, "steps"),  # batch kind given steps
+    ],
+)
+def test_validate_names_the_field(changes, field):
+    cfg = RunConfig(impl="numpy-batch", epochs=3).replace(**changes)
+    with pytest.raises(ConfigError) as info:
+        cfg.validate("batch")
+    assert info.value.field == field
+    assert field.split("_")[0] in str(info.value)
+
+
+def test_online_run_refuses_epochs():
+    cfg = RunConfig(impl="numpy-online", epochs=5)
+    with pytest.raises(ConfigError) as info:
+        cfg.validate("online")
+    assert info.value.field == "epochs"
+    assert "steps" in info.value.message
+
+
+def test_counts_required_for_the_kind():
+    with pytest.raises(ConfigError, match="steps"):
+        RunConfig(impl="numpy-online").validate("online")
+    with pytest.raises(ConfigError, match="epochs"):
+        RunConfig(impl="numpy-batch").validate("batch")
+
+
+def test_round_trip_through_dict():
+    cfg = RunConfig(impl="numpy-online", width=30, height=7, steps=123, sigma_start=(5.0, 2.0),
+                    lr_start=0.3, seed=9, precision="float64", data=DataSpec(path="x.csv", scale=True))
+    again = RunConfig.from_dict(cfg.to_dict())
+    assert again.to_dict() == cfg.to_dict()
+    assert again.validate("online") is again
+
+
+def test_from_dict_refuses_garbage():
+    with pytest.raises(ConfigError, match="config"):
+        RunConfig.from_dict({"grid": "nope"})
+
+
+def test_default_schedules_follow_the_grid():
+    (sx0, sy0), (sx1, sy1) = RunConfig(width=240, height=135).sigmas
+    assert (sx0, sy0) == (60.0, 33.75)
+    assert (sx1, sy1) == (2.0, 2.0)
+    (sx0, sy0), (sx1, sy1) = RunConfig(width=8, height=1).sigmas
+    assert sy0 == 1.0 and sy1 == 1.0 and sx1 <= sx0
