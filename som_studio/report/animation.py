@@ -44,7 +44,7 @@ def find_ffmpeg() -> str | None:
     if exe:
         return exe
     try:
-        import imageio_ffmpeg  # type: ignore[import-not-found, import-untyped]
+        import imageio_ffmpeg  # type: ignore[import-not-found, import-untyped, unused-ignore]
 
         exe = imageio_ffmpeg.get_ffmpeg_exe()
     except Exception:  # not installed, or installed without a binary for this platform
