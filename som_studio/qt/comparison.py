@@ -369,6 +369,7 @@ class ComparisonView(QWidget):
         split.addWidget(self.table)
         split.addWidget(self.charts)
         split.setStretchFactor(1, 3)
+        split.setSizes([110, 400])  # a few rows of table, the rest for the charts
         rv.addWidget(split, 1)
 
         outer = QSplitter(Qt.Orientation.Horizontal)
@@ -624,7 +625,8 @@ class ComparisonView(QWidget):
             if self.report is None:
                 lay.addWidget(QLabel("Nothing ticked."))
                 continue
-            widget, _, _ = LAYOUTS[key](self.report)
+            options = {"fixed": False} if key == "maps" else {}
+            widget, _, _ = LAYOUTS[key](self.report, **options)
             lay.addWidget(widget)
 
     # -- export ---------------------------------------------------------------------------------
@@ -755,7 +757,15 @@ def install(window: Any) -> ComparisonView:
     menu = window.menuBar().addMenu("&Compare")
     compare = QAction("&Compare ticked implementations", window)
     compare.setShortcut(QKeySequence("Ctrl+Shift+R"))
-    compare.triggered.connect(lambda: (dock.show(), dock.raise_(), view.compare_ticked()))
+    def show_dock() -> None:
+        dock.show()
+        dock.raise_()
+        if dock.height() < 420 and not dock.isFloating():  # room for the charts
+            window.resizeDocks([dock], [460], Qt.Orientation.Vertical)
+
+    compare.triggered.connect(lambda: (show_dock(), view.compare_ticked()))
+    if view.queue is not None:
+        view.queue.finished.connect(lambda _impls: show_dock())
     cancel = QAction("Ca&ncel comparison", window)
     cancel.triggered.connect(view.cancel_compare)
     menu.addAction(compare)

@@ -160,8 +160,12 @@ def maps_chart(report: Report) -> bytes | None:
     return _export(*maps_layout(report))
 
 
-def maps_layout(report: Report, legend_px: int = 15):  # type: ignore[no-untyped-def]
-    """(widget, width, height): the final maps side by side, for export or for the app to show."""
+def maps_layout(report: Report, legend_px: int = 15, fixed: bool = True):  # type: ignore[no-untyped-def]
+    """(widget, width, height): the final maps side by side, for export or for the app to show.
+
+    ``fixed`` sizes every panel equally for a picture of ``width`` x ``height``;
+    otherwise the panels share whatever room the widget gets (in the app).
+    """
     import pyqtgraph as pg
 
     runs = report.runs
@@ -200,9 +204,15 @@ def maps_layout(report: Report, legend_px: int = 15):  # type: ignore[no-untyped
     # Equal columns whatever the titles' lengths, so equal maps are drawn equally large.
     grid = win.ci.layout
     for c in range(per_row):
-        grid.setColumnFixedWidth(c, panel_w - 12)
+        if fixed:
+            grid.setColumnFixedWidth(c, panel_w - 12)
+        else:
+            grid.setColumnStretchFactor(c, 1)
     for row in range(rows):
-        grid.setRowFixedHeight(row, panel_h - 12)
+        if fixed:
+            grid.setRowFixedHeight(row, panel_h - 12)
+        else:
+            grid.setRowStretchFactor(row, 1)
     return win, CHART_WIDTH, panel_h * rows
 
 
