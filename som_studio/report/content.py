@@ -168,6 +168,17 @@ _PER_RUN_FIELDS = ("impl",)
 _PER_KIND_FIELDS = ("steps", "epochs")
 
 
+def run_kind(record: RunRecord) -> str:
+    """The record's kind; for a run that ended before it started (kind ``"?"``), the one its config implies."""
+    if record.kind in ("online", "batch"):
+        return record.kind
+    if record.config.get("steps") is not None:
+        return "online"
+    if record.config.get("epochs") is not None:
+        return "batch"
+    return record.kind
+
+
 def config_differences(runs: Sequence[ReportRun]) -> dict[str, dict[str, str]]:
     """Fields whose values differ between runs: ``{field: {run name: value}}``.
 
@@ -181,7 +192,7 @@ def config_differences(runs: Sequence[ReportRun]) -> dict[str, dict[str, str]]:
         if key in _PER_KIND_FIELDS:
             groups: dict[str, list[int]] = {}
             for i, r in enumerate(runs):
-                groups.setdefault(r.record.kind, []).append(i)
+                groups.setdefault(run_kind(r.record), []).append(i)
             differ = any(len({flat[i].get(key, "-") for i in idx}) > 1 for idx in groups.values())
         else:
             differ = len({f.get(key, "-") for f in flat}) > 1

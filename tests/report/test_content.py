@@ -213,3 +213,10 @@ def test_a_run_stopped_before_it_started(captures) -> None:
     assert report.speedup[1] is None and not report.progress_axis
     assert report.summary_rows()[1][2] == "cancelled"
     assert report_html(report, {})  # renders
+
+
+def test_runs_that_never_started_are_grouped_by_their_configs_kind() -> None:
+    online = RunRecord(impl="numpy-online", kind="?", config={"impl": "numpy-online", "steps": 500}, status="failed")
+    batch = RunRecord(impl="numpy-batch", kind="?", config={"impl": "numpy-batch", "epochs": 5}, status="failed")
+    report = build_report([online, batch])
+    assert report.config_diffs == {}
