@@ -144,6 +144,7 @@ class CompareQueue(QObject):
         self._done: list[str] = []
         self._active = False
         self._skipped: list[str] = []
+        self._current = ""
         ended.connect(self._on_ended)
 
     @property
@@ -185,7 +186,7 @@ class CompareQueue(QObject):
     def _on_ended(self) -> None:
         if not self._active:
             return
-        self._done.append(getattr(self, "_current", "?"))
+        self._done.append(self._current)
         self._next()
 
 
@@ -261,6 +262,7 @@ class ComparisonView(QWidget):
         self._iterations = iterations
         self._rerun = rerun
         self.error_dialog: QMessageBox | None = None
+        self._queue_ids: list[str] = []  # runs recorded while the compare queue ran
         self.queue = CompareQueue(launch, ended, stop or (lambda: None), self) if launch and ended is not None else None
 
         # -- left: the runs kept, and the implementations to compare ----------------------
@@ -539,7 +541,7 @@ class ComparisonView(QWidget):
         if reason:
             self.show_error("Cannot compare", reason)
             return False
-        self._queue_ids: list[str] = []
+        self._queue_ids = []
         self.compare_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.queue.start(configs)
@@ -562,9 +564,8 @@ class ComparisonView(QWidget):
     def _on_queue_finished(self, _impls: list[str]) -> None:
         self.compare_button.setEnabled(True)
         self.cancel_button.setEnabled(False)
-        ids = getattr(self, "_queue_ids", [])
-        if ids:
-            self.set_checked(ids)
+        if self._queue_ids:
+            self.set_checked(self._queue_ids)
 
     # -- the comparison -------------------------------------------------------------------------
     def _baseline_name(self) -> str | None:
