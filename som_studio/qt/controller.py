@@ -30,6 +30,7 @@ from som_studio.session.events import ChunkTimed, Compiled, Failed, Finished, Qu
 from som_studio.session.record import Chunk, RunRecord
 
 KILL_AFTER_MS = 150
+MAX_DISPATCH_HZ = 30  # the GUI takes the worker's events at most this often
 
 IDLE, STARTING, RUNNING, PAUSED, STOPPING = "idle", "starting", "running", "paused", "stopping"
 
@@ -147,6 +148,10 @@ class RunController(QObject):
         self._kill_timer = QTimer(self)
         self._kill_timer.setSingleShot(True)
         self._kill_timer.timeout.connect(self._kill_if_alive)
+        self._dispatch_timer = QTimer(self)
+        self._dispatch_timer.setSingleShot(True)
+        self._dispatch_timer.timeout.connect(self._dispatch_now)
+        self._last_dispatch = 0.0
         self._reset_run()
         self.last_exitcode: int | None = None  # of the last worker, once it ended
         self.stop_latencies: list[float] = []  # seconds from stop() to the process gone (for bench/gui.py)
@@ -273,6 +278,7 @@ class RunController(QObject):
         if reader is not None:
             reader.wait(int(timeout_s * 1000))
         self._kill_timer.stop()
+        self._dispatch_timer.stop()
         self._cleanup()
 
     def _cleanup(self) -> None:
@@ -292,8 +298,25 @@ class RunController(QObject):
 
     # -- from the reader ----------------------------------------------------------------
     def _on_events_ready(self) -> None:
+        """Take what the reader holds, at most :data:`MAX_DISPATCH_HZ` times a second.
+
+        Until it is taken the reader keeps collecting and does not signal again,
+        so waiting here costs nothing and bounds the GUI's work per second,
+        however fast chunks and frames arrive.
+        """
         if self._reader is None:
             return
+        wait_s = self._last_dispatch + 1 / MAX_DISPATCH_HZ - time.perf_counter()
+        if wait_s > 0:
+            if not self._dispatch_timer.isActive():
+                self._dispatch_timer.start(max(1, int(wait_s * 1000)))
+            return
+        self._dispatch_now()
+
+    def _dispatch_now(self) -> None:
+        if self._reader is None:
+            return
+        self._last_dispatch = time.perf_counter()
         items, frame = self._reader.take()
         chunks: list[ChunkTimed] = []
         for kind, payload in items:
@@ -346,8 +369,8 @@ class RunController(QObject):
             # reader's last moments; nothing is waiting for it.
             return
         self.last_exitcode = code
-        if self._reader is not None:
-            self._on_events_ready()  # anything that arrived with the end
+        self._dispatch_timer.stop()
+        self._dispatch_now()  # anything that arrived with the end
         if self._stop_requested_at is not None:
             self.stop_latencies.append(time.perf_counter() - self._stop_requested_at)
         self._kill_timer.stop()

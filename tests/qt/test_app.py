@@ -60,7 +60,8 @@ def run_and_wait(qtbot, win: MainWindow, **kw) -> None:
 
 
 def test_small_run_end_to_end(qtbot, window):
-    configure(window, iterations=8)
+    steps = 20_000  # long enough (~0.5 s) for several frames at ~30 a second
+    configure(window, impl="numpy-online", iterations=steps)
     c = window.controller
     order: list[str] = []
     frames: list = []
@@ -74,11 +75,12 @@ def test_small_run_end_to_end(qtbot, window):
     assert order[-1] == "run_finished" and order.count("run_finished") == 1
     assert order.index("compiled") < order.index("chunks_timed")
     record = window.runs.records[-1]
-    assert record.status == "ok" and record.iterations_done == 8
+    assert record.status == "ok" and record.iterations_done == steps
     assert record.qe is not None and record.history[0]["iteration"] == 0
-    # The map view was drawn from frames rendered by the worker: the first is the
-    # initial map, the last the trained one, and they differ.
-    assert frames[0].iteration == 0 and frames[-1].iteration == 8
+    # The map view was drawn from frames rendered by the worker, newer each time
+    # (older ones may be skipped, never reordered); the last is the trained map.
+    its = [f.iteration for f in frames]
+    assert len(frames) >= 2 and its == sorted(its) and its[-1] == steps
     assert frames[-1].image.shape == (9, 12, 3) and frames[-1].image.dtype == np.uint8
     assert not np.array_equal(frames[0].image, frames[-1].image)
     assert window.map_view.last_frame is frames[-1]
