@@ -3,8 +3,8 @@
 A stored run is one ``.somrun`` file: a NumPy ``.npz`` archive (zip) holding
 the run's record as JSON (the schema of ``bench --json``), its name, its final
 map (raw and as a picture) and the frames it kept for the animation (PNG
-each). No pickle
-is involved in reading one, so a file from elsewhere cannot run code.
+each). No pickle is involved in reading one, so a file from elsewhere cannot
+run code.
 
 :class:`RunHistory` is a folder of such files: every run the app finishes is
 saved there at once, so the history survives a crash or a restart; renaming
