@@ -161,3 +161,16 @@ def test_cli_entry_point_runs_as_a_process(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     assert "jax-jit-online" in out.stdout and "speed-up" in out.stdout
+
+
+def test_bench_speedups_default_to_the_first_listed_of_each_kind():
+    from som_studio.commands.bench import speedups
+    from som_studio.session.record import Chunk, RunRecord
+
+    def rec(impl, kind, seconds):
+        return RunRecord(impl=impl, kind=kind, config={}, status="ok", chunks=[Chunk(0, 1, seconds)])
+
+    runs = [rec("jax-vmap-batch", "batch", 1.0), rec("numpy-batch", "batch", 4.0),
+            rec("numpy-online", "online", 2.0), rec("jax-jit-online", "online", 0.5)]
+    assert speedups(runs) == {"jax-vmap-batch": 1.0, "numpy-batch": 0.25, "numpy-online": 1.0, "jax-jit-online": 4.0}
+    assert speedups(runs, "numpy-batch")["jax-vmap-batch"] == 4.0

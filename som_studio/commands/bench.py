@@ -43,7 +43,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_run_options(p)
     p.add_argument("--baseline", metavar="IMPL",
-                   help="speed-ups are against this implementation (default: the first listed of the same kind)")
+                   help="speed-ups are against this implementation, for runs of its kind "
+                        "(default: the first listed implementation of the same kind)")
     p.add_argument("--json", metavar="FILE", help="write every run's full record as JSON (see README)")
     d = p.add_argument_group("across processes and machines (JAX's distributed runtime)")
     d.add_argument("--coordinator", metavar="HOST:PORT",
@@ -128,10 +129,13 @@ def run(args: argparse.Namespace) -> int:
     return 0 if all(r.status == "ok" for r in records) else 1
 
 
-def run_configs(configs, *, quiet: bool = False, silent: bool = False, **session_kw):
+def run_configs(configs, *, quiet: bool = False, silent: bool = False, observe=None, **session_kw):
     """Run each config in turn with a progress bar; return their records.
 
     ``quiet``: no progress bar; ``silent``: nothing at all on stderr.
+    ``observe(index, config, event)``, if given, sees every event of every run
+    (``compare`` keeps the maps from it). ``session_kw`` go to each
+    :class:`~som_studio.session.session.Session`.
     """
     from som_studio.core.problem import load_problem_data
     from som_studio.core.data import DataError
@@ -147,11 +151,13 @@ def run_configs(configs, *, quiet: bool = False, silent: bool = False, **session
         data = load_problem_data(configs[0])  # the same data for every run
     except DataError as exc:
         raise CommandError(f"--data: {exc}") from None
-    for cfg in configs:
+    for index, cfg in enumerate(configs):
         session = Session(cfg, data=data, **session_kw)
         total = 0
         record: RunRecord | None = None
         for ev in session.run():
+            if observe is not None:
+                observe(index, cfg, ev)
             if isinstance(ev, Started):
                 total = ev.iterations
                 progress.update(cfg.impl, 0, total, 0.0)
@@ -171,18 +177,16 @@ def run_configs(configs, *, quiet: bool = False, silent: bool = False, **session
 
 
 def speedups(records, baseline: str | None = None) -> dict[str, float | None]:
-    """Median-per-iteration speed-up of each run against the baseline of its kind."""
-    by_name = {r.impl: r for r in records}
-    out: dict[str, float | None] = {}
-    for r in records:
-        base = by_name.get(baseline) if baseline else None
-        if base is None or base.kind != r.kind:
-            base = next((b for b in records if b.kind == r.kind), None)
-        if base is None or not base.median_s or not r.median_s:
-            out[r.impl] = None
-        else:
-            out[r.impl] = base.median_s / r.median_s
-    return out
+    """Median-per-iteration speed-up of each run against the baseline of its kind.
+
+    The baseline is ``baseline`` where it is of the run's kind, else the first
+    listed run of that kind (see :func:`som_studio.report.content.baseline_index`).
+    """
+    from som_studio.report import content
+
+    names = [r.impl for r in records]
+    b = names.index(baseline) if baseline in names else None
+    return dict(zip(names, content.speedups(records, b, prefer_numpy=False)))
 
 
 def _fmt_s(v: float | None) -> str:

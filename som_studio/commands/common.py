@@ -155,16 +155,24 @@ def _flag_message(exc: ConfigError) -> str:
     return f"{_FLAGS.get(exc.field, exc.field)}: {exc.message}"
 
 
-def check_output(path: str | None, force: bool) -> Path | None:
-    """Refuse an output file up front: before any training happens."""
+def check_output(path: str | None, force: bool, *, flag: str | None = None,
+                 suffixes: tuple[str, ...] | None = None) -> Path | None:
+    """Refuse an output file up front: before any training happens.
+
+    ``flag`` prefixes the message (``--pdf: ...``); ``suffixes`` (lower case,
+    with the dot) are the extensions the file may have.
+    """
     if path is None:
         return None
     from som_studio.report.writers import OutputError, check_writable
 
+    prefix = f"{flag}: " if flag else ""
+    if suffixes and Path(path).suffix.lower() not in suffixes:
+        raise CommandError(f"{prefix}{path}: expected a {' or '.join(suffixes)} file name")
     try:
         return check_writable(path, force)
     except OutputError as exc:
-        raise CommandError(str(exc)) from None
+        raise CommandError(f"{prefix}{exc}") from None
 
 
 class Progress:

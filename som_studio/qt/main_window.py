@@ -153,6 +153,10 @@ class MainWindow(QMainWindow):
         self._clock.timeout.connect(self._update_time)
 
         self._make_actions()
+        # issue 6: the run history, the comparison view and report export.
+        from som_studio.qt import comparison
+
+        self.comparison = comparison.install(self)
         self._connect()
         self._restore()
         self._on_panel_state(self.panel.state)

@@ -39,6 +39,8 @@ def write_atomic(path: str | os.PathLike[str], content: bytes | str, force: bool
     data = content.encode("utf-8") if isinstance(content, str) else content
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".part", dir=p.parent)
     try:
+        # mkstemp makes the file private (0600); give it the mode a plain open() would.
+        os.fchmod(fd, _file_mode(p))
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -55,6 +57,22 @@ def write_atomic(path: str | os.PathLike[str], content: bytes | str, force: bool
             raise
         raise OutputError(f"{p}: cannot write ({exc.strerror or exc})") from None
     return p
+
+
+def _file_mode(p: Path) -> int:
+    """An existing file's mode, else 0666 less the umask (what ``open(p, "w")`` would give)."""
+    try:
+        return p.stat().st_mode & 0o7777
+    except OSError:
+        pass
+    try:  # read the umask without changing it (os.umask would, for every thread)
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    return 0o644
 
 
 def write_json(path: str | os.PathLike[str], doc: Any, force: bool = False) -> Path:

@@ -38,6 +38,7 @@ class RunRecord:
     env: dict[str, Any] = field(default_factory=dict)
     compile_s: float = 0.0
     compiles: int = 0
+    warmup_compiles: int = 0
     chunks: list[Chunk] = field(default_factory=list)
     total_s: float = 0.0
     qe: float | None = None
@@ -60,6 +61,11 @@ class RunRecord:
     @property
     def p95_s(self) -> float | None:
         return percentile(self.iteration_s, 95)
+
+    @property
+    def recompiles(self) -> int:
+        """Compilations after warm-up: a well-behaved run has none."""
+        return max(0, self.compiles - self.warmup_compiles)
 
     @property
     def iterations_done(self) -> int:
@@ -92,6 +98,7 @@ class RunRecord:
                 "p95_s": self.p95_s,
                 "total_s": self.total_s,
                 "compiles": self.compiles,
+                "warmup_compiles": self.warmup_compiles,
                 "throughput_samples_per_s": self.throughput,
             },
             "quality": {"qe": self.qe, "te": self.te, "history": self.history},
@@ -114,6 +121,8 @@ class RunRecord:
             env=d.get("env", {}),
             compile_s=float(t.get("compile_s") or 0.0),
             compiles=int(t.get("compiles") or 0),
+            # Older records lack it: count them all as warm-up rather than flag a recompile we cannot know.
+            warmup_compiles=int(t.get("warmup_compiles", t.get("compiles")) or 0),
             chunks=[Chunk(int(c["first"]), int(c["count"]), float(c["seconds"])) for c in t.get("chunks", [])],
             total_s=float(t.get("total_s") or 0.0),
             qe=q.get("qe"),

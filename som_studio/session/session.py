@@ -227,10 +227,11 @@ class Session:
             tw = time.perf_counter()
             trainer.warmup()
             record.compile_s = time.perf_counter() - tw
+            record.warmup_compiles = jax_runtime.compile_count() - c0
             describe = getattr(trainer, "describe", None)  # optional: what the trainer compiled
             if describe is not None:
                 record.extra.update(describe())
-            yield Compiled(record.compile_s, jax_runtime.compile_count() - c0)
+            yield Compiled(record.compile_s, record.warmup_compiles)
 
             it, chunk = 0, 1
             last_snapshot = time.perf_counter()

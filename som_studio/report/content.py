@@ -1,0 +1,523 @@
+"""The content of a comparison report: tables, chart data and text, without Qt.
+
+:func:`build_report` turns finished runs (:class:`~som_studio.session.capture.RunCapture`
+or bare :class:`~som_studio.session.record.RunRecord`) into a :class:`Report`:
+the summary table, every run's configuration (and where they differ), the
+environment, the data of each chart with a paragraph that says how to read it,
+and flags on numbers that deserve suspicion. The HTML page, the PDF, the app's
+comparison view and the CLI all render this one object.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from som_studio.core.memory import format_bytes
+from som_studio.session.record import RunRecord
+
+NOISY_RATIO = 2.0
+"""A run whose p95 per-iteration time exceeds its median by this factor is flagged as noisy."""
+
+FEW_CHUNKS = 5
+"""Fewer timed chunks than this make the p95 an unreliable figure."""
+
+
+# -- formatting -------------------------------------------------------------------
+def format_seconds(v: float | None) -> str:
+    """A duration with a unit that keeps 3-4 significant digits (``-`` for none)."""
+    if v is None or not math.isfinite(v):
+        return "-"
+    if v >= 1:
+        return f"{v:.2f} s"
+    if v >= 1e-3:
+        return f"{v * 1e3:.2f} ms"
+    return f"{v * 1e6:.1f} µs"
+
+
+def _fmt_num(v: float | None, spec: str) -> str:
+    return "-" if v is None else format(v, spec)
+
+
+# -- the runs -----------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class ReportRun:
+    """One run as the report shows it.
+
+    ``final_image`` is the final map's (H, W, 3) uint8 picture; ``frames`` the
+    kept ``(iteration, image)`` pairs for the animation; ``iterations`` the
+    iterations the run was to do (a cancelled run did fewer).
+    """
+
+    name: str
+    record: RunRecord
+    final_image: np.ndarray | None = None
+    frames: tuple[tuple[int, np.ndarray], ...] = ()
+    iterations: int = 0
+
+    @property
+    def planned(self) -> int:
+        if self.iterations:
+            return self.iterations
+        cfg = self.record.config
+        return int(cfg.get("steps") or cfg.get("epochs") or self.record.iterations_done or 0)
+
+
+def _as_run(item: Any) -> ReportRun:
+    if isinstance(item, ReportRun):
+        return item
+    if isinstance(item, RunRecord):
+        return ReportRun(item.impl, item)
+    # a RunCapture (duck-typed so report does not depend on the capture's module order)
+    record = item.record
+    if record is None:
+        raise ValueError(f"run {item.name!r} has not finished: no record to report")
+    return ReportRun(
+        name=item.name or record.impl,
+        record=record,
+        final_image=item.final_image,
+        frames=tuple(item.frames),
+        iterations=item.iterations,
+    )
+
+
+def _unique_names(runs: list[ReportRun]) -> list[ReportRun]:
+    seen: dict[str, int] = {}
+    out = []
+    for r in runs:
+        n = seen.get(r.name, 0) + 1
+        seen[r.name] = n
+        if n > 1:
+            r = ReportRun(f"{r.name} ({n})", r.record, r.final_image, r.frames, r.iterations)
+        out.append(r)
+    return out
+
+
+# -- baselines ----------------------------------------------------------------------
+def _backend(impl: str) -> str | None:
+    from som_studio.core import registry
+
+    try:
+        return registry.get(impl).backend
+    except registry.UnknownImplementation:
+        return None
+
+
+def baseline_index(
+    records: Sequence[RunRecord], i: int, baseline: int | None = None, prefer_numpy: bool = True
+) -> int | None:
+    """Index of the run that ``records[i]``'s speed-up is measured against.
+
+    ``baseline`` (an index) is used when it is of the same kind and has
+    timings; otherwise (with ``prefer_numpy``, the comparison's rule) the first
+    run of the same kind whose implementation is the NumPy backend (the
+    reference the speed-ups are about), otherwise the first run of the same
+    kind with timings (``bench``'s rule). ``None`` when there is none.
+    """
+    me = records[i]
+
+    def usable(j: int) -> bool:
+        r = records[j]
+        return r.kind == me.kind and bool(r.median_s)
+
+    if baseline is not None and usable(baseline):
+        return baseline
+    same = [j for j in range(len(records)) if usable(j)]
+    numpy_runs = [j for j in same if _backend(records[j].impl) == "numpy"] if prefer_numpy else []
+    if numpy_runs:
+        return numpy_runs[0]
+    return same[0] if same else None
+
+
+def speedups(
+    records: Sequence[RunRecord], baseline: int | None = None, prefer_numpy: bool = True
+) -> list[float | None]:
+    """Median-per-iteration speed-up of each run against its baseline (see :func:`baseline_index`)."""
+    out: list[float | None] = []
+    for i, r in enumerate(records):
+        b = baseline_index(records, i, baseline, prefer_numpy)
+        base = records[b].median_s if b is not None else None
+        out.append(base / r.median_s if base and r.median_s else None)
+    return out
+
+
+# -- configurations -------------------------------------------------------------------
+def flatten_config(cfg: dict[str, Any], prefix: str = "") -> dict[str, str]:
+    """``{"sigma": {"start": [..]}}`` → ``{"sigma.start": "[..]"}``, values as short text."""
+    out: dict[str, str] = {}
+    for k, v in cfg.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out.update(flatten_config(v, key + "."))
+        elif isinstance(v, (list, tuple)):
+            out[key] = " x ".join(_short(x) for x in v) if key == "grid" else ", ".join(_short(x) for x in v)
+        else:
+            out[key] = _short(v)
+    return out
+
+
+def _short(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return str(v)
+
+
+# Fields that differ by design between runs: each run has its own implementation,
+# and online runs count steps where batch runs count epochs.
+_PER_RUN_FIELDS = ("impl",)
+_PER_KIND_FIELDS = ("steps", "epochs")
+
+
+def run_kind(record: RunRecord) -> str:
+    """The record's kind; for a run that ended before it started (kind ``"?"``), the one its config implies."""
+    if record.kind in ("online", "batch"):
+        return record.kind
+    if record.config.get("steps") is not None:
+        return "online"
+    if record.config.get("epochs") is not None:
+        return "batch"
+    return record.kind
+
+
+def config_differences(runs: Sequence[ReportRun]) -> dict[str, dict[str, str]]:
+    """Fields whose values differ between runs: ``{field: {run name: value}}``.
+
+    The implementation is not a difference, and steps/epochs are compared only
+    between runs of the same kind.
+    """
+    flat = [flatten_config(r.record.config) for r in runs]
+    keys = sorted({k for f in flat for k in f} - set(_PER_RUN_FIELDS))
+    diffs: dict[str, dict[str, str]] = {}
+    for key in keys:
+        if key in _PER_KIND_FIELDS:
+            groups: dict[str, list[int]] = {}
+            for i, r in enumerate(runs):
+                groups.setdefault(run_kind(r.record), []).append(i)
+            differ = any(len({flat[i].get(key, "-") for i in idx}) > 1 for idx in groups.values())
+        else:
+            differ = len({f.get(key, "-") for f in flat}) > 1
+        if differ:
+            diffs[key] = {r.name: flat[i].get(key, "-") for i, r in enumerate(runs)}
+    return diffs
+
+
+# -- flags ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Flag:
+    """A number that deserves suspicion, and why. ``level``: ``"warning"`` or ``"note"``."""
+
+    level: str
+    text: str
+    run: str | None = None
+
+
+def run_flags(run: ReportRun) -> list[Flag]:
+    r = run.record
+    out: list[Flag] = []
+    if r.status == "failed":
+        out.append(Flag("warning", f"{run.name} failed: {r.message or 'no reason given'}", run.name))
+        return out
+    if r.status == "cancelled":
+        out.append(Flag("warning", f"{run.name} was cancelled after {r.iterations_done} of {run.planned} iterations; "
+                                   "its figures cover only what ran", run.name))
+    if r.recompiles > 0:
+        out.append(Flag("warning", f"{run.name} compiled {r.recompiles} more time(s) after warm-up: the timed "
+                                   "iterations include compilation (a shape, dtype or static argument changed "
+                                   "between calls)", run.name))
+    med, p95 = r.median_s, r.p95_s
+    n = len(r.chunks)
+    if med and p95 and n >= FEW_CHUNKS and p95 / med > NOISY_RATIO:
+        out.append(Flag("warning", f"{run.name} has noisy iterations: its p95 is {p95 / med:.1f}x its median "
+                                   f"({format_seconds(p95)} vs {format_seconds(med)}); something else may have "
+                                   "competed for the machine, or short chunks carry per-call overhead", run.name))
+    if 0 < n < FEW_CHUNKS:
+        out.append(Flag("note", f"{run.name} has only {n} timed chunk(s): its median and p95 rest on few "
+                                "measurements", run.name))
+    return out
+
+
+# -- charts ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Series:
+    """One run's curve: ``x`` and ``y`` of equal length (``edges`` for step curves)."""
+
+    name: str
+    x: np.ndarray
+    y: np.ndarray
+
+
+@dataclass(frozen=True)
+class ChartSection:
+    """A chart of the report: its title, how to read it, and its axes."""
+
+    key: str
+    title: str
+    paragraphs: tuple[str, ...]
+    x_label: str = ""
+    y_label: str = ""
+
+
+@dataclass
+class Report:
+    """Everything a comparison report says. Build with :func:`build_report`."""
+
+    title: str
+    created: str
+    runs: list[ReportRun]
+    speedup: list[float | None]
+    baseline_of: list[str | None]
+    flags: list[Flag]
+    config_diffs: dict[str, dict[str, str]]
+    sections: list[ChartSection]
+    progress_axis: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    # -- summary -------------------------------------------------------------
+    SUMMARY_HEADER = ("implementation", "kind", "status", "layout", "compile", "median / it", "p95 / it",
+                      "total", "samples/s", "speed-up", "QE", "TE", "peak memory")
+
+    def summary_values(self) -> list[dict[str, Any]]:
+        """Raw values per run (for sorting), keyed by :attr:`SUMMARY_HEADER`."""
+        rows = []
+        for run, sp in zip(self.runs, self.speedup):
+            r = run.record
+            ok = r.status != "failed"
+            rows.append({
+                "implementation": run.name,
+                "kind": r.kind,
+                "status": r.status,
+                "layout": r.layout,
+                "compile": r.compile_s if ok else None,
+                "median / it": r.median_s,
+                "p95 / it": r.p95_s,
+                "total": r.total_s if r.total_s else None,
+                "samples/s": r.throughput,
+                "speed-up": sp,
+                "QE": r.qe,
+                "TE": r.te,
+                "peak memory": r.peak_bytes,
+            })
+        return rows
+
+    def summary_rows(self) -> list[list[str]]:
+        """The summary table as text, one row per run, columns as :attr:`SUMMARY_HEADER`."""
+        out = []
+        for v, base in zip(self.summary_values(), self.baseline_of):
+            sp = v["speed-up"]
+            speed = "-" if sp is None else ("baseline" if base == v["implementation"] else f"{sp:.2f}x")
+            out.append([
+                v["implementation"], v["kind"], v["status"], v["layout"],
+                format_seconds(v["compile"]), format_seconds(v["median / it"]), format_seconds(v["p95 / it"]),
+                format_seconds(v["total"]),
+                "-" if v["samples/s"] is None else f"{v['samples/s']:,.0f}",
+                speed, _fmt_num(v["QE"], ".4f"), _fmt_num(v["TE"], ".3f"),
+                "-" if v["peak memory"] is None else format_bytes(v["peak memory"]),
+            ])
+        return out
+
+    # -- configuration and environment ------------------------------------------
+    def config_table(self) -> tuple[list[str], list[list[str]]]:
+        """(field names, one row per field with each run's value)."""
+        flat = [flatten_config(r.record.config) for r in self.runs]
+        keys: list[str] = []
+        for f in flat:
+            keys += [k for k in f if k not in keys]
+        return keys, [[f.get(k, "-") for f in flat] for k in keys]
+
+    def env_table(self) -> tuple[list[tuple[str, str]], list[str], list[list[str]]]:
+        """(facts shared by every run, per-run field names, per-run rows).
+
+        Versions and the machine are usually shared; the backend and devices
+        differ between NumPy and JAX runs.
+        """
+        envs = [_env_facts(r.record.env) for r in self.runs]
+        keys: list[str] = []
+        for e in envs:
+            keys += [k for k in e if k not in keys]
+        shared = [(k, envs[0].get(k, "-")) for k in keys if envs and len({e.get(k, "-") for e in envs}) == 1]
+        shared_keys = {k for k, _ in shared}
+        per_keys = [k for k in keys if k not in shared_keys]
+        rows = [[e.get(k, "-") for k in per_keys] for e in envs]
+        return shared, per_keys, rows
+
+    # -- chart data --------------------------------------------------------------
+    def timing_series(self) -> list[tuple[Series, float | None]]:
+        """Per run: a step curve of seconds per iteration over the iterations
+        (``x`` has one more entry than ``y``: chunk edges), and its compile time."""
+        out = []
+        for run in self.runs:
+            r = run.record
+            if not r.chunks:
+                continue
+            edges = np.array([c.first for c in r.chunks] + [r.chunks[-1].first + r.chunks[-1].count], dtype=float)
+            y = np.array([c.seconds / c.count for c in r.chunks], dtype=float)
+            out.append((Series(run.name, self._x(run, edges), y), r.compile_s if r.status != "failed" else None))
+        return out
+
+    def quality_series(self, which: str) -> list[Series]:
+        """Per run: ``"qe"`` or ``"te"`` over the iterations where it was measured."""
+        out = []
+        for run in self.runs:
+            h = run.record.history
+            if not h:
+                continue
+            x = np.array([p["iteration"] for p in h], dtype=float)
+            out.append(Series(run.name, self._x(run, x), np.array([p[which] for p in h], dtype=float)))
+        return out
+
+    def _x(self, run: ReportRun, iterations: np.ndarray) -> np.ndarray:
+        if not self.progress_axis:
+            return iterations
+        return iterations / max(run.planned, 1) * 100.0
+
+    def section(self, key: str) -> ChartSection:
+        return next(s for s in self.sections if s.key == key)
+
+
+def _env_facts(env: dict[str, Any]) -> dict[str, str]:
+    """A run's environment as labelled text."""
+    out: dict[str, str] = {}
+    labels = [("python", "Python"), ("numpy", "NumPy"), ("jax", "JAX"), ("jaxlib", "jaxlib"),
+              ("platform", "platform"), ("cpu", "CPU model"), ("cpu_count", "CPU cores")]
+    for key, label in labels:
+        if env.get(key) is not None:
+            out[label] = str(env[key])
+    if "backend" in env:
+        out["backend"] = str(env["backend"])
+    devices = env.get("devices") or []
+    if devices:
+        kinds: dict[str, int] = {}
+        for d in devices:
+            kinds[str(d.get("kind", "?"))] = kinds.get(str(d.get("kind", "?")), 0) + 1
+        text = ", ".join(f"{n} x {k}" for k, n in kinds.items())
+        limit = devices[0].get("memory_limit")
+        if limit:
+            text += f" ({format_bytes(limit)} each)"
+        out["devices"] = text
+    out["XLA_FLAGS"] = str(env.get("xla_flags") or "(none)")
+    for k, v in sorted((env.get("env_vars") or {}).items()):
+        if k != "XLA_FLAGS":
+            out[k] = str(v)
+    return out
+
+
+# -- building -------------------------------------------------------------------------
+def build_report(items: Sequence[Any], baseline: str | None = None, title: str | None = None) -> Report:
+    """The report on ``items`` (captures, records or :class:`ReportRun`), in their order.
+
+    ``baseline`` names the run speed-ups are measured against (within its
+    kind); by default each kind's NumPy run, else its first run.
+    """
+    if not items:
+        raise ValueError("a report needs at least one run")
+    runs = _unique_names([_as_run(i) for i in items])
+    records = [r.record for r in runs]
+    names = [r.name for r in runs]
+    if baseline is not None and baseline not in names:
+        raise ValueError(f"baseline {baseline!r} is not among the runs ({', '.join(names)})")
+    b = names.index(baseline) if baseline is not None else None
+    sp = speedups(records, b)
+    base_of = []
+    for i in range(len(records)):
+        j = baseline_index(records, i, b)
+        base_of.append(names[j] if j is not None else None)
+    kinds = sorted({r.kind for r in records})
+    progress = len({k for k in kinds if k in ("online", "batch")}) > 1
+    diffs = config_differences(runs)
+
+    flags = [f for run in runs for f in run_flags(run)]
+    if diffs:
+        parts = "; ".join(f"{k}: " + ", ".join(f"{n} {v}" for n, v in vals.items()) for k, vals in diffs.items())
+        flags.append(Flag("warning", f"the runs' configurations differ ({parts}); their figures are not "
+                                     "measured on the same problem"))
+    if progress:
+        flags.append(Flag("note", "online and batch runs are both here: an iteration is a step for one and an "
+                                  "epoch for the other, so speed-ups are given only within a kind"))
+    created = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    title = title or "SOM Studio comparison: " + ", ".join(names)
+    return Report(
+        title=title,
+        created=created,
+        runs=runs,
+        speedup=sp,
+        baseline_of=base_of,
+        flags=flags,
+        config_diffs=diffs,
+        sections=_sections(runs, kinds, progress),
+        progress_axis=progress,
+    )
+
+
+def _iteration_word(kinds: list[str]) -> str:
+    if kinds == ["batch"]:
+        return "epoch"
+    if kinds == ["online"]:
+        return "step"
+    return "iteration"
+
+
+def _sections(runs: list[ReportRun], kinds: list[str], progress: bool) -> list[ChartSection]:
+    word = _iteration_word(kinds)
+    samples = sorted({r.record.samples for r in runs if r.record.samples})
+    n = f"all {samples[0]:,} samples" if len(samples) == 1 else "all the samples"
+    what = {
+        "batch": f"an epoch (one pass over {n}, then one map update)",
+        "online": "a step (one sample, one map update)",
+    }
+    known = [k for k in kinds if k in what]  # a run stopped before it started has no kind
+    if len(known) > 1:
+        it_text = " and ".join(f"{what[k]} for {k} runs" for k in known)
+    else:
+        it_text = what[known[0]] if known else "an iteration"
+    x_label = "progress (% of the run's iterations)" if progress else f"{word}"
+    q_points = max((len(r.record.history) for r in runs), default=0)
+    maps = ChartSection(
+        "maps",
+        "Final maps",
+        (
+            "The map each run ended with, one pixel per unit: the three features as red, green and blue when the "
+            "data has three features, otherwise the U-matrix (each unit's mean distance to its neighbours; light "
+            "marks the borders between clusters). Colours use the initial map's range.",
+            "Runs of the same kind start from the same data, seed and initial map and compute the same SOM, so "
+            "their maps should look alike; tiny differences come from floating-point rounding. A map that looks "
+            "different points to a bug, not to a faster implementation.",
+        ),
+    )
+    timing = ChartSection(
+        "timing",
+        "Time per iteration",
+        (
+            f"Each step of a curve is one timed chunk of consecutive iterations: its wall time, measured only "
+            f"once its results were ready on the device, divided by the iterations in it. An iteration here is "
+            f"{it_text}. The session grows chunks to about 40 ms so that the timer and Python's loop cost little.",
+            "Compilation and warm-up are timed apart, before the first chunk, and marked with a star at the "
+            "start of each curve; they are in no chunk, median or p95 (the summary's 'compile' column). "
+            "Quality measurements and map copies for display are not timed either.",
+            "The summary gives the median time per iteration (the typical iteration) and the 95th percentile "
+            "(p95), which shows stalls and noise; means are not used because one slow chunk would dominate "
+            "them. The vertical axis is logarithmic, so runs that differ a thousandfold fit on one chart: "
+            "equal vertical gaps are equal ratios of speed.",
+        ),
+        x_label=x_label,
+        y_label=f"seconds per {word}",
+    )
+    quality = ChartSection(
+        "quality",
+        "Map quality during training",
+        (
+            "Quantization error (QE, left): the mean distance from each sample to its best-matching unit; lower "
+            "means the map fits the data more closely. Topographic error (TE, right): the share of samples whose "
+            "two best units are not neighbours on the grid; lower means the map keeps the data's topology.",
+            f"Both are measured on the host in float64 at up to {q_points} points of each run, outside the timed "
+            "chunks. Runs of the same kind on the same configuration should trace the same curves; online and "
+            "batch training converge along different paths.",
+        ),
+        x_label=x_label,
+        y_label="",
+    )
+    return [maps, timing, quality]

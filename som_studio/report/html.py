@@ -1,0 +1,176 @@
+"""The report as HTML: one self-contained page for browsers, or Qt's rich text for the PDF.
+
+The charts come in as PNG bytes (drawn by the Qt layer); here they are only
+embedded — as ``data:`` URIs in the page, or as resource names that the PDF
+writer registers with its ``QTextDocument`` (which supports a subset of HTML 4
+and CSS, hence the plainer markup in that mode).
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping
+from html import escape
+
+from som_studio import __version__
+from som_studio.report.content import Report
+
+NUMERIC = {"compile", "median / it", "p95 / it", "total", "samples/s", "speed-up", "QE", "TE", "peak memory"}
+
+_CSS = """
+body { font-family: "DejaVu Sans", "Helvetica Neue", Arial, sans-serif; color: #1d2330; margin: 0;
+       background: #f4f5f7; line-height: 1.45; }
+main { max-width: 1180px; margin: 0 auto; padding: 28px 32px 48px; background: #fff; }
+h1 { font-size: 24px; margin: 0 0 4px; }
+h2 { font-size: 19px; margin: 34px 0 10px; padding-bottom: 4px; border-bottom: 2px solid #dde1e8; }
+h3 { font-size: 15px; margin: 20px 0 6px; }
+p { margin: 6px 0 10px; max-width: 78ch; }
+.meta { color: #5b6475; margin-bottom: 18px; }
+table { border-collapse: collapse; margin: 8px 0 14px; font-size: 13px; }
+th, td { padding: 5px 10px; border-bottom: 1px solid #e3e6ec; text-align: left; vertical-align: top; }
+th { background: #eef1f6; font-weight: 600; white-space: nowrap; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+tr.diff td { background: #fff4d6; }
+.table-wrap { overflow-x: auto; }
+ul.flags { padding-left: 0; list-style: none; }
+ul.flags li { margin: 6px 0; padding: 7px 12px; border-left: 4px solid #e0a100; background: #fff8e6; max-width: 110ch; }
+ul.flags li.note { border-left-color: #6b8cce; background: #eef3fc; }
+ul.flags li.ok { border-left-color: #3c9a5f; background: #edf7f0; }
+.status-failed { color: #b3261e; font-weight: 600; }
+.status-cancelled { color: #a05a00; font-weight: 600; }
+figure { margin: 10px 0 14px; }
+figure img { max-width: 100%; height: auto; border: 1px solid #e3e6ec; }
+footer { margin-top: 36px; color: #7a8294; font-size: 12px; }
+code { font-size: 12px; }
+"""
+
+
+def _img_src(key: str, png: bytes | None, for_qt: bool) -> str | None:
+    if png is None:
+        return None
+    if for_qt:
+        return f"chart-{key}.png"
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def _table(header: list[str], rows: list[list[str]], *, numeric: set[str] | None = None,
+           row_classes: list[str] | None = None, for_qt: bool = False, wide: bool = False) -> str:
+    numeric = numeric or set()
+    attrs = ' border="0" cellspacing="0" cellpadding="4"' + (' width="100%"' if wide else "") if for_qt else ""
+    out = [f"<table{attrs}>", "<tr>" + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr>"]
+    for i, row in enumerate(rows):
+        cls = row_classes[i] if row_classes else ""
+        bg = ' bgcolor="#fff4d6"' if for_qt and cls == "diff" else ""
+        cells = []
+        for h, cell in zip(header, row):
+            if h in numeric:
+                cells.append(f'<td class="num" align="right">{escape(cell)}</td>')
+            elif h == "status" and cell in ("failed", "cancelled"):
+                cells.append(f'<td class="status-{cell}">{escape(cell)}</td>')
+            else:
+                cells.append(f"<td>{escape(cell)}</td>")
+        out.append(f'<tr class="{cls}"{bg}>' + "".join(cells) + "</tr>" if cls else "<tr>" + "".join(cells) + "</tr>")
+    out.append("</table>")
+    html = "\n".join(out)
+    return html if for_qt else f'<div class="table-wrap">{html}</div>'
+
+
+def report_html(report: Report, charts: Mapping[str, bytes | None], *, for_qt: bool = False,
+                image_widths: Mapping[str, int] | None = None) -> str:
+    """The whole report as one HTML document.
+
+    Parameters
+    ----------
+    report : what to say.
+    charts : PNG bytes per chart section key (``"maps"``, ``"timing"``, ``"quality"``).
+    for_qt : markup for ``QTextDocument`` (images as resource names
+        ``chart-<key>.png``, a page break before each chart section) instead of a
+        self-contained page with embedded images.
+    image_widths : with ``for_qt``, each chart's width in the document's pixels.
+    """
+    page_break = ' style="page-break-before: always"' if for_qt else ""
+    parts: list[str] = []
+    a = parts.append
+    a("<!DOCTYPE html>" if not for_qt else "")
+    a('<html lang="en"><head><meta charset="utf-8">')
+    a(f"<title>{escape(report.title)}</title>")
+    if not for_qt:
+        a('<meta name="viewport" content="width=device-width, initial-scale=1">')
+        a(f"<style>{_CSS}</style>")
+    a("</head><body><main>")
+    a(f"<h1>{escape(report.title)}</h1>")
+    runs = ", ".join(escape(r.name) for r in report.runs)
+    a(f'<p class="meta">{len(report.runs)} run(s): {runs}. Made {escape(report.created)} by SOM Studio '
+      f"{escape(__version__)}.</p>")
+
+    # -- summary
+    a("<h2>Summary</h2>")
+    a(_table(list(report.SUMMARY_HEADER), report.summary_rows(), numeric=NUMERIC, for_qt=for_qt, wide=True))
+    bases = sorted({(r.record.kind, b) for r, b in zip(report.runs, report.baseline_of) if b})
+    base_text = "; ".join(f"{escape(b)} for {escape(k)} runs" for k, b in bases) or "none"
+    a("<p>Times are per iteration: an epoch for batch implementations, a step for online ones. "
+      "<b>speed-up</b> is the baseline's median time per iteration divided by the run's "
+      f"(baseline: {base_text}). <b>samples/s</b> is computed at the median. <b>compile</b> is compilation "
+      "and warm-up, timed apart. <b>QE</b>/<b>TE</b> are the final map's quantization and topographic "
+      "errors. <b>peak memory</b> is the growth of the process's memory during the run (plus device memory "
+      "where the device reports it).</p>")
+
+    # -- flags
+    a("<h2>Read with care</h2>")
+    if report.flags:
+        a('<ul class="flags">')
+        for f in report.flags:
+            mark = "Warning" if f.level == "warning" else "Note"
+            color = "#a05a00" if f.level == "warning" else "#3a5a9a"
+            label = f'<b><font color="{color}">{mark}:</font></b> ' if for_qt else f"<b>{mark}:</b> "
+            a(f'<li class="{f.level}">{label}{escape(f.text)}</li>')
+        a("</ul>")
+    else:
+        a('<ul class="flags"><li class="ok">No suspect numbers: no run recompiled after warm-up, iterations '
+          "are steady (p95 within 2x of the median), and every run trained the same configuration.</li></ul>")
+
+    # -- charts
+    for sec in report.sections:
+        a(f"<h2{page_break}>{escape(sec.title)}</h2>")
+        src = _img_src(sec.key, charts.get(sec.key), for_qt)
+        if src is None:
+            a("<p><i>(chart not drawn)</i></p>")
+        elif for_qt:
+            width = (image_widths or {}).get(sec.key, _QT_IMAGE_WIDTH)
+            a(f'<p align="center"><img src="{src}" width="{width}"></p>')
+        else:
+            a(f'<figure><img src="{src}" alt="{escape(sec.title)}: {runs}"></figure>')
+        for para in sec.paragraphs:
+            a(f"<p>{escape(para)}</p>")
+
+    # -- configurations
+    a(f"<h2{page_break}>Configurations</h2>")
+    keys, rows = report.config_table()
+    if report.config_diffs:
+        a("<p>Highlighted rows differ between runs: " + escape(", ".join(report.config_diffs)) + ".</p>")
+    else:
+        a("<p>Every run trained the same configuration (each with its own implementation; steps for online "
+          "runs, epochs for batch runs).</p>")
+    classes = ["diff" if k in report.config_diffs else "" for k in keys]
+    a(_table(["field"] + [r.name for r in report.runs], [[k] + row for k, row in zip(keys, rows)],
+             row_classes=classes, for_qt=for_qt))
+
+    # -- environment
+    a(f"<h2{page_break}>Environment</h2>")
+    shared, per_keys, per_rows = report.env_table()
+    if shared:
+        a("<h3>Shared by every run</h3>")
+        a(_table(["", "value"], [[k, v] for k, v in shared], for_qt=for_qt))
+    if per_keys:
+        a("<h3>Per run</h3>")
+        a(_table(["run"] + per_keys, [[r.name] + row for r, row in zip(report.runs, per_rows)], for_qt=for_qt))
+
+    a(f"<footer>SOM Studio {escape(__version__)}. The raw numbers behind this report: "
+      "<code>som-studio compare ... --json FILE</code> (every run's full record) and <code>--csv FILE</code> "
+      "(one row per timed chunk).</footer>")
+    a("</main></body></html>")
+    return "\n".join(p for p in parts if p)
+
+
+_QT_IMAGE_WIDTH = 640
+"""Width of a chart in the PDF's rich text, in the document's pixels (the page is laid out at 96 dpi)."""

@@ -1,0 +1,197 @@
+"""The comparison view, the run history across restarts, the compare queue and export from the app."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import multiprocessing
+
+import numpy as np
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pytestqt")
+
+from PIL import Image  # noqa: E402
+from PySide6.QtCore import Qt  # noqa: E402
+
+from som_studio.config import DataSpec, RunConfig  # noqa: E402
+from som_studio.qt.comparison import ComparisonView  # noqa: E402
+from som_studio.report.history import RunHistory, StoredRun  # noqa: E402
+from som_studio.session.capture import RunCapture  # noqa: E402
+from som_studio.session.session import Session  # noqa: E402
+
+pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
+
+WAIT_MS = 120_000  # guards against a hang on a loaded machine, not a timing assertion
+
+
+@pytest.fixture(scope="module")
+def stored() -> list[StoredRun]:
+    base = RunConfig(width=9, height=6, data=DataSpec(samples=60), seed=4, steps=300)
+    out = []
+    for impl, grid in (("numpy-online", (9, 6)), ("jax-jit-online", (9, 6)), ("numpy-batch", (10, 6))):
+        cfg = base.replace(impl=impl, width=grid[0], height=grid[1])
+        if impl.endswith("batch"):
+            cfg = cfg.replace(steps=None, epochs=4)
+        cap = RunCapture.new(frames=8)
+        cap.feed_all(Session(cfg, snapshot_interval_s=0.0, quality_points=3).run())
+        out.append(StoredRun.from_capture(cap))
+    return out
+
+
+@pytest.fixture
+def view(qtbot, tmp_path, stored):
+    history = RunHistory(tmp_path / "history")
+    for run in stored:
+        history.add(StoredRun.load(run.save(tmp_path / f"{run.id}.somrun")))
+    v = ComparisonView(history)
+    qtbot.addWidget(v)
+    v.show()
+    return v
+
+
+def test_summary_table_sorts_and_follows_the_baseline(view, stored) -> None:
+    assert view.report is None and view.summary.rowCount() == 0
+    view.set_checked([stored[1].id, stored[0].id])
+    assert [r.name for r in view.report.runs] == ["numpy-online", "jax-jit-online"]  # history order
+    assert view.summary.rowCount() == 2
+    header = list(view.report.SUMMARY_HEADER)
+    speed = header.index("speed-up")
+    model = view.proxy
+    # default baseline: the NumPy run of the kind
+    texts = {model.index(r, 0).data(): model.index(r, speed).data() for r in range(2)}
+    assert texts["numpy-online"] == "baseline"
+    # pick jax-jit-online as the baseline: the speed-ups invert
+    view.baseline.setCurrentIndex(view.baseline.findData("jax-jit-online"))
+    texts = {model.index(r, 0).data(): model.index(r, speed).data() for r in range(2)}
+    assert texts["jax-jit-online"] == "baseline" and texts["numpy-online"].endswith("x")
+    # sort by median: on the numbers, not the text ("99 µs" < "1.2 ms")
+    med = header.index("median / it")
+    view.table.sortByColumn(med, Qt.SortOrder.AscendingOrder)
+    order = [model.index(r, 0).data() for r in range(2)]
+    by_median = sorted(stored[:2], key=lambda r: r.record.median_s)
+    assert order == [r.name for r in by_median]
+
+
+def test_differing_configurations_are_called_out(view, stored) -> None:
+    view.set_checked([stored[0].id, stored[2].id])
+    text = view.notes.text()
+    assert "configurations differ" in text and "grid" in text
+    assert "10 x 6" in text
+    # the charts are drawn with the report's own code, one widget per tab
+    for holder in view._chart_widgets.values():
+        assert holder.layout().count() == 1
+
+
+def test_rename_remove_and_persist(view, stored, tmp_path) -> None:
+    item = view.runs_list.item(0)
+    item.setText("the reference")
+    assert view.history.runs[0].name == "the reference"
+    view.runs_list.item(1).setSelected(True)
+    view.remove_selected()
+    again = RunHistory(tmp_path / "history")
+    assert [r.name for r in again.runs] == ["the reference", "numpy-batch"]
+
+
+def test_save_open_and_export_everything(view, stored, tmp_path) -> None:
+    from pypdf import PdfReader
+
+    view.set_checked([stored[0].id, stored[1].id])
+    out = tmp_path / "out"
+    out.mkdir()
+    for kind, name in (("html", "c.html"), ("pdf", "c.pdf"), ("csv", "c.csv"), ("json", "c.json"),
+                       ("animation", "c.gif")):
+        assert view.export(kind, str(out / name)), view.error_dialog and view.error_dialog.text()
+    assert view.export("maps", str(out))
+    doc = json.loads((out / "c.json").read_text())
+    assert [r["impl"] for r in doc["runs"]] == ["numpy-online", "jax-jit-online"]
+    rows = list(csv.DictReader(io.StringIO((out / "c.csv").read_text())))
+    assert sum(int(r["count"]) for r in rows if r["impl"] == "numpy-online") == 300
+    assert "jax-jit-online" in (out / "c.html").read_text()
+    reader = PdfReader(out / "c.pdf")
+    assert len(reader.pages) >= 4
+    assert Image.open(out / "c.gif").n_frames >= 2
+    assert {p.name for p in out.glob("*.png")} == {"numpy-online.png", "jax-jit-online.png"}
+    # refusing an existing file when not forced; errors arrive as a dialog, not an exception
+    assert not view.export("csv", str(out / "c.csv"), force=False)
+    assert "exists" in view.error_dialog.text()
+    view.error_dialog.close()
+    assert not view.export("animation", str(out / "c.avi"))
+    assert "unknown animation format" in view.error_dialog.text()
+    view.error_dialog.close()
+    # a run saved to a file opens again into the history
+    view.runs_list.clearSelection()
+    view.runs_list.item(0).setSelected(True)
+    assert view.save_selected(str(out / "one.somrun"))
+    opened = view.open_runs([str(out / "one.somrun")])
+    assert len(opened) == 1 and opened[0].id != stored[0].id and len(view.history.runs) == 4
+    np.testing.assert_array_equal(opened[0].final_map, stored[0].final_map)
+
+
+# -- the app, for real: worker processes ---------------------------------------------------------
+@pytest.fixture
+def window(qtbot, tmp_path):
+    from som_studio.qt.main_window import MainWindow
+    from som_studio.qt.settings import Settings
+
+    win = MainWindow(Settings(tmp_path / "settings.ini"))
+    qtbot.addWidget(win)
+    win.show()
+    yield win
+    win.close()
+    assert multiprocessing.active_children() == []
+
+
+def test_compare_queue_runs_ticked_implementations_and_history_survives_restart(qtbot, window, tmp_path) -> None:
+    from som_studio.qt.main_window import MainWindow
+    from som_studio.qt.settings import Settings
+
+    p = window.panel
+    p.impl.setCurrentIndex(p.impl.findData("numpy-online"))
+    p.grid.setCurrentText("8x6")
+    p.random_data.setChecked(True)
+    p.samples.setValue(50)
+    p.iterations.setValue(200)
+    p.simulate.setChecked(False)
+    assert p.state.runnable, p.state.reason
+    view = window.comparison
+    view.set_ticked_impls(["numpy-online", "jax-jit-online"])
+    with qtbot.waitSignal(view.queue.finished, timeout=WAIT_MS):
+        assert view.compare_ticked()
+    runs = view.history.runs
+    assert [r.record.impl for r in runs] == ["numpy-online", "jax-jit-online"]
+    assert all(r.record.status == "ok" and r.final_image is not None and r.frames for r in runs)
+    assert [r.name for r in view.checked_runs()] == ["numpy-online", "jax-jit-online"]
+    cfgs = [dict(r.record.config) for r in runs]
+    for c in cfgs:
+        c.pop("impl")
+    assert cfgs[0] == cfgs[1]  # the identical configuration
+    assert view.summary.rowCount() == 2
+    window.close()
+
+    again = MainWindow(Settings(tmp_path / "settings.ini"))
+    qtbot.addWidget(again)
+    try:
+        assert [r.id for r in again.comparison.history.runs] == [r.id for r in runs]
+        assert again.comparison.history.runs[1].final_image.shape == (6, 8, 3)
+    finally:
+        again.close()
+
+
+def test_cancel_stops_the_queue(qtbot, window) -> None:
+    p = window.panel
+    p.impl.setCurrentIndex(p.impl.findData("numpy-online"))
+    p.grid.setCurrentText("8x6")
+    p.random_data.setChecked(True)
+    p.samples.setValue(50)
+    p.iterations.setValue(200)
+    p.simulate.setChecked(False)
+    view = window.comparison
+    view.set_ticked_impls(["numpy-online", "jax-jit-online", "jax-naive-online"])
+    with qtbot.waitSignal(view.queue.finished, timeout=WAIT_MS):
+        assert view.compare_ticked()
+        view.cancel_compare()
+    assert len(view.history.runs) <= 1  # the first run was stopped; the others never started
+    assert not view.queue.active and view.compare_button.isEnabled()

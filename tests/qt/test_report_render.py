@@ -1,0 +1,67 @@
+"""Drawing the report offscreen: charts as PNG, the PDF's pages, runs that failed or were cancelled."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pyqtgraph")
+
+from PIL import Image  # noqa: E402
+
+from som_studio.qt import report_render  # noqa: E402
+from som_studio.report.content import ReportRun, build_report  # noqa: E402
+from som_studio.session.record import Chunk, RunRecord  # noqa: E402
+
+
+def _runs() -> list[ReportRun]:
+    rng = np.random.default_rng(1)
+    ok = RunRecord(impl="numpy-batch", kind="batch", config={"impl": "numpy-batch", "grid": [8, 5], "epochs": 6},
+                   status="ok", chunks=[Chunk(i, 1, 0.01 + 0.001 * i) for i in range(6)], compile_s=0.0,
+                   qe=0.1, te=0.02, samples=50,
+                   history=[{"iteration": i, "qe": 0.3 - 0.03 * i, "te": 0.1} for i in (0, 3, 6)])
+    cancelled = RunRecord(impl="jax-vmap-batch", kind="batch", config={"impl": "jax-vmap-batch", "grid": [8, 5],
+                                                                       "epochs": 6},
+                          status="cancelled", chunks=[Chunk(0, 1, 0.004), Chunk(1, 2, 0.007)], compile_s=0.8,
+                          qe=0.2, te=0.05, samples=50, history=[{"iteration": 0, "qe": 0.3, "te": 0.1}])
+    failed = RunRecord(impl="jax-jit-online", kind="online", config={"impl": "jax-jit-online", "grid": [8, 5],
+                                                                     "steps": 100},
+                       status="failed", message="memory: too big")
+    img = (rng.random((5, 8, 3)) * 255).astype(np.uint8)
+    return [ReportRun("numpy-batch", ok, img, ((0, img), (6, img)), 6),
+            ReportRun("jax-vmap-batch", cancelled, img, ((0, img), (3, img)), 6),
+            ReportRun("jax-jit-online", failed)]
+
+
+def test_charts_are_pngs_even_with_failed_and_cancelled_runs(qapp) -> None:
+    report = build_report(_runs())
+    charts = report_render.render_charts(report)
+    assert set(charts) == {"maps", "timing", "quality"}
+    for key, png in charts.items():
+        assert png is not None
+        im = Image.open(io.BytesIO(png))
+        assert im.format == "PNG" and im.width == report_render.CHART_WIDTH * report_render.EXPORT_SCALE, key
+        pixels = np.asarray(im.convert("RGB"))
+        assert pixels.std() > 5, f"{key} chart is blank"
+    # the run colours appear in the timing chart: the first run's curve was drawn
+    timing = np.asarray(Image.open(io.BytesIO(charts["timing"])).convert("RGB")).reshape(-1, 3)
+    blue = np.array([0x00, 0x72, 0xB2])
+    assert (np.abs(timing.astype(int) - blue).sum(axis=1) < 30).sum() > 100
+
+
+def test_pdf_pages(qapp) -> None:
+    from pypdf import PdfReader
+
+    report = build_report(_runs())
+    pdf = report_render.pdf_bytes(report, report_render.render_charts(report))
+    assert pdf.startswith(b"%PDF")
+    reader = PdfReader(io.BytesIO(pdf))
+    assert len(reader.pages) >= 1 + len(report.sections)
+    text = " ".join(" ".join(p.extract_text().split()) for p in reader.pages)
+    for run in report.runs:
+        assert run.name in text
+    assert "jax-jit-online failed: memory: too big" in text
+    assert "was cancelled after 3 of 6 iterations" in text
+    assert reader.metadata.title == report.title

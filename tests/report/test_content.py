@@ -1,0 +1,222 @@
+"""The report's content (Qt-free): speed-up baselines, flags, configurations, CSV, HTML."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import io
+import json
+from html.parser import HTMLParser
+
+import numpy as np
+import pytest
+
+from som_studio.config import DataSpec, RunConfig
+from som_studio.report.content import ReportRun, build_report, config_differences, format_seconds
+from som_studio.report.html import report_html
+from som_studio.report.tables import CSV_COLUMNS, chunks_csv
+from som_studio.session.capture import RunCapture
+from som_studio.session.record import Chunk, RunRecord, runs_document
+from som_studio.session.session import Session
+
+
+@pytest.fixture(scope="module")
+def captures() -> list[RunCapture]:
+    """Real runs of the same small SOM: JAX listed before NumPy, so the default baseline is not just 'the first'."""
+    base = RunConfig(width=10, height=7, data=DataSpec(samples=80), seed=5, epochs=4)
+    out = []
+    for impl in ("jax-vmap-batch", "numpy-batch"):
+        cap = RunCapture.new()
+        cap.feed_all(Session(base.replace(impl=impl), quality_points=4).run())
+        assert cap.record is not None and cap.record.status == "ok", cap.record and cap.record.message
+        out.append(cap)
+    return out
+
+
+def _record(name: str, kind: str = "batch", seconds=(0.01,) * 8, **kw) -> RunRecord:
+    cfg = {"impl": name, "grid": [10, 7], "data": {"source": "random", "samples": 80}, "seed": 5,
+           ("epochs" if kind == "batch" else "steps"): len(seconds)}
+    cfg.update(kw.pop("config", {}))
+    chunks = [Chunk(i, 1, s) for i, s in enumerate(seconds)]
+    return RunRecord(impl=name, kind=kind, config=cfg, status=kw.pop("status", "ok"), chunks=chunks,
+                     total_s=sum(seconds), samples=80, **kw)
+
+
+def test_default_baseline_is_the_numpy_run_of_the_kind(captures) -> None:
+    report = build_report(captures)
+    assert [r.name for r in report.runs] == ["jax-vmap-batch", "numpy-batch"]
+    assert report.baseline_of == ["numpy-batch", "numpy-batch"]
+    jax_rec, np_rec = (c.record for c in captures)
+    assert report.speedup[1] == pytest.approx(1.0)
+    assert report.speedup[0] == pytest.approx(np_rec.median_s / jax_rec.median_s)
+    rows = report.summary_rows()
+    assert rows[1][report.SUMMARY_HEADER.index("speed-up")] == "baseline"
+
+
+def test_explicit_baseline(captures) -> None:
+    report = build_report(captures, baseline="jax-vmap-batch")
+    assert report.baseline_of == ["jax-vmap-batch", "jax-vmap-batch"]
+    jax_rec, np_rec = (c.record for c in captures)
+    assert report.speedup[1] == pytest.approx(jax_rec.median_s / np_rec.median_s)
+    with pytest.raises(ValueError, match="not among the runs"):
+        build_report(captures, baseline="numpy-online")
+
+
+def test_baselines_stay_within_a_kind() -> None:
+    recs = [_record("jax-jit-online", "online", (1e-4,) * 6), _record("numpy-batch", "batch", (0.02,) * 6),
+            _record("numpy-online", "online", (4e-4,) * 6)]
+    report = build_report(recs)
+    assert report.baseline_of == ["numpy-online", "numpy-batch", "numpy-online"]
+    assert report.speedup == pytest.approx([4.0, 1.0, 1.0])
+    assert report.progress_axis  # mixed kinds: curves share a progress axis
+    assert any("online and batch" in f.text for f in report.flags)
+
+
+def test_steady_identical_runs_raise_no_flag(captures) -> None:
+    recs = [_record("numpy-batch"), _record("jax-vmap-batch", compiles=2, warmup_compiles=2)]
+    assert build_report(recs).flags == []
+
+
+def test_flags_recompile_noise_failure_and_config_difference() -> None:
+    recs = [
+        _record("numpy-batch"),
+        _record("jax-vmap-batch", compiles=5, warmup_compiles=2),
+        _record("jax-jit-online", "online", (1e-4, 1e-4, 1e-4, 1e-4, 1e-4, 1e-4, 1e-4, 1e-4, 9e-4, 9e-4)),
+        _record("numpy-online", "online", (), status="failed", message="memory: too big", config={"steps": 10}),
+        _record("jax-naive-online", "online", (1e-3,) * 10, config={"grid": [20, 7], "seed": 6}),
+    ]
+    report = build_report(recs)
+    text = "\n".join(f.text for f in report.flags)
+    assert "jax-vmap-batch compiled 3 more time(s) after warm-up" in text
+    assert "jax-jit-online has noisy iterations" in text
+    assert "numpy-online failed: memory: too big" in text
+    assert set(report.config_diffs) == {"grid", "seed"}  # not impl, not steps vs epochs across kinds
+    assert report.config_diffs["grid"]["jax-naive-online"] == "20 x 7"
+    assert "configurations differ (grid:" in text
+    assert not any(f.run == "numpy-batch" for f in report.flags)
+
+
+def test_steps_differ_within_a_kind() -> None:
+    recs = [_record("numpy-online", "online", (1e-4,) * 5), _record("jax-jit-online", "online", (1e-4,) * 7)]
+    diffs = config_differences([ReportRun(r.impl, r) for r in recs])
+    assert diffs == {"steps": {"numpy-online": "5", "jax-jit-online": "7"}}
+
+
+def test_csv_round_trips_to_the_json_numbers(captures) -> None:
+    records = [c.record for c in captures]
+    doc = json.loads(json.dumps(runs_document(records)))
+    rows = list(csv.DictReader(io.StringIO(chunks_csv(records))))
+    assert tuple(rows[0]) == CSV_COLUMNS
+    for run in doc["runs"]:
+        mine = [r for r in rows if r["impl"] == run["impl"]]
+        chunks = run["timings"]["chunks"]
+        assert len(mine) == len(chunks) > 0
+        for i, (row, c) in enumerate(zip(mine, chunks)):
+            assert int(row["chunk"]) == i
+            assert (int(row["first"]), int(row["count"]), float(row["seconds"])) == (c["first"], c["count"], c["seconds"])
+            assert float(row["iteration_s"]) == run["timings"]["iteration_s"][i]
+            assert float(row["compile_s"]) == run["timings"]["compile_s"]
+            assert row["status"] == run["status"] and row["kind"] == run["kind"]
+
+
+class _Collect(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.text: list[str] = []
+        self.images: list[str] = []
+        self.stack: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "img":
+            self.images.append(dict(attrs)["src"])
+        elif tag not in ("meta", "br"):
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag):
+        assert self.stack and self.stack[-1] == tag, f"</{tag}> closes <{self.stack[-1] if self.stack else None}>"
+        self.stack.pop()
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def test_html_parses_and_holds_every_runs_figures(captures) -> None:
+    from PIL import Image
+
+    report = build_report(captures)
+    png = io.BytesIO()
+    Image.new("RGB", (4, 3), (10, 20, 30)).save(png, format="PNG")
+    charts = {"maps": png.getvalue(), "timing": png.getvalue(), "quality": None}
+    page = report_html(report, charts)
+    parser = _Collect()
+    parser.feed(page)
+    parser.close()
+    assert parser.stack == []  # every element closed, in order
+    text = " ".join(parser.text)
+    for run in report.runs:
+        r = run.record
+        for figure in (run.name, format_seconds(r.median_s), format_seconds(r.p95_s), format_seconds(r.compile_s),
+                       f"{r.qe:.4f}", f"{r.te:.3f}"):
+            assert figure in text, figure
+    assert "Time per iteration" in text and "compile" in text and "p95" in text
+    assert len(parser.images) == 2  # the quality chart was not drawn: no broken image
+    for src in parser.images:
+        head, data = src.split(",", 1)
+        assert head == "data:image/png;base64"
+        assert Image.open(io.BytesIO(base64.b64decode(data))).size == (4, 3)
+    assert "(chart not drawn)" in text
+    # environment and configuration are there
+    assert r.env["numpy"] in text and "XLA_FLAGS" in text and "sigma.start" in text
+
+
+def test_report_of_bare_records_from_json(captures) -> None:
+    """A report can be made again from a saved JSON document (no maps then)."""
+    doc = json.loads(json.dumps(runs_document([c.record for c in captures])))
+    records = [RunRecord.from_dict(d) for d in doc["runs"]]
+    report = build_report(records)
+    assert [r.name for r in report.runs] == ["jax-vmap-batch", "numpy-batch"]
+    assert report.summary_rows() == build_report(captures).summary_rows()
+    assert all(r.final_image is None for r in report.runs)
+
+
+def test_timing_series_are_the_chunks(captures) -> None:
+    report = build_report(captures)
+    (series, compile_s), _ = report.timing_series()
+    rec = captures[0].record
+    assert compile_s == rec.compile_s
+    assert series.x.tolist() == [c.first for c in rec.chunks] + [rec.iterations_done]
+    np.testing.assert_array_equal(series.y, rec.iteration_s)
+    qe = report.quality_series("qe")[1]
+    assert qe.y.tolist() == [h["qe"] for h in captures[1].record.history]
+
+
+def test_older_records_without_warmup_compiles_are_not_flagged() -> None:
+    d = _record("jax-vmap-batch", compiles=3, warmup_compiles=3).to_dict()
+    del d["timings"]["warmup_compiles"]
+    old = RunRecord.from_dict(d)
+    assert old.recompiles == 0
+    assert RunRecord.from_dict(_record("jax-vmap-batch", compiles=3, warmup_compiles=1).to_dict()).recompiles == 2
+
+
+def test_sessions_count_warmup_compiles_apart(captures) -> None:
+    rec = captures[0].record  # jax-vmap-batch: everything compiles in warm-up, nothing after
+    assert rec.warmup_compiles == rec.compiles
+    assert rec.recompiles == 0
+    assert RunRecord.from_dict(rec.to_dict()).warmup_compiles == rec.warmup_compiles
+
+
+def test_a_run_stopped_before_it_started(captures) -> None:
+    """The app's record of a run killed while starting has no kind, no chunks and no map."""
+    stopped = RunRecord(impl="jax-jit-online", kind="?", config={"impl": "jax-jit-online"}, status="cancelled",
+                        message="stopped while starting")
+    report = build_report([captures[1], stopped])
+    assert report.speedup[1] is None and not report.progress_axis
+    assert report.summary_rows()[1][2] == "cancelled"
+    assert report_html(report, {})  # renders
+
+
+def test_runs_that_never_started_are_grouped_by_their_configs_kind() -> None:
+    online = RunRecord(impl="numpy-online", kind="?", config={"impl": "numpy-online", "steps": 500}, status="failed")
+    batch = RunRecord(impl="numpy-batch", kind="?", config={"impl": "numpy-batch", "epochs": 5}, status="failed")
+    report = build_report([online, batch])
+    assert report.config_diffs == {}
