@@ -293,6 +293,8 @@ class ComparisonView(QWidget):
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Unchecked)
             self.impl_list.addItem(item)
+        self._tick_order: list[str] = []  # the queue runs in the order implementations were ticked
+        self.impl_list.itemChanged.connect(self._on_impl_ticked)
         self.compare_button = QPushButton("Compare")
         self.compare_button.setToolTip("Run the ticked implementations one after another on the Run panel's "
                                        "configuration (same data, seed and schedules)")
@@ -300,7 +302,7 @@ class ComparisonView(QWidget):
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel_compare)
-        self.queue_label = QLabel("")
+        self.queue_label = QLabel("Tick implementations in the order they should run.")
         self.queue_label.setWordWrap(True)
         group = QGroupBox("Compare implementations")
         g = QVBoxLayout(group)
@@ -499,16 +501,49 @@ class ComparisonView(QWidget):
             self.show_error("Cannot re-run", reason)
 
     # -- compare queue ----------------------------------------------------------------------
+    def _impl_items(self) -> list[QListWidgetItem]:
+        return [self.impl_list.item(i) for i in range(self.impl_list.count())]
+
+    def _on_impl_ticked(self, item: QListWidgetItem) -> None:
+        name = item.data(Qt.ItemDataRole.UserRole)
+        ticked = item.checkState() == Qt.CheckState.Checked
+        if ticked and name not in self._tick_order:
+            self._tick_order.append(name)
+        elif not ticked and name in self._tick_order:
+            self._tick_order.remove(name)
+        else:
+            return  # a change of text, not of the tick
+        self._show_tick_order()
+
+    def _show_tick_order(self) -> None:
+        """Number the ticked implementations in the order they will run."""
+        self.impl_list.blockSignals(True)
+        try:
+            for it in self._impl_items():
+                name = it.data(Qt.ItemDataRole.UserRole)
+                it.setText(f"{self._tick_order.index(name) + 1}. {name}" if name in self._tick_order else name)
+        finally:
+            self.impl_list.blockSignals(False)
+        if not (self.queue is not None and self.queue.active):
+            self.queue_label.setText("Runs in the order ticked: " + " → ".join(self._tick_order)
+                                     if self._tick_order else "Tick implementations in the order they should run.")
+
     def ticked_impls(self) -> list[str]:
-        return [it.data(Qt.ItemDataRole.UserRole) for it in
-                (self.impl_list.item(i) for i in range(self.impl_list.count()))
-                if it.checkState() == Qt.CheckState.Checked]
+        """The ticked implementations, in the order they were ticked (the order they run in)."""
+        return list(self._tick_order)
 
     def set_ticked_impls(self, names: list[str]) -> None:
-        for i in range(self.impl_list.count()):
-            it = self.impl_list.item(i)
-            it.setCheckState(Qt.CheckState.Checked if it.data(Qt.ItemDataRole.UserRole) in names
-                             else Qt.CheckState.Unchecked)
+        """Tick ``names`` in this order (and untick the others)."""
+        self.impl_list.blockSignals(True)
+        try:
+            for it in self._impl_items():
+                it.setCheckState(Qt.CheckState.Checked if it.data(Qt.ItemDataRole.UserRole) in names
+                                 else Qt.CheckState.Unchecked)
+        finally:
+            self.impl_list.blockSignals(False)
+        known = {it.data(Qt.ItemDataRole.UserRole) for it in self._impl_items()}
+        self._tick_order = [n for n in dict.fromkeys(names) if n in known]
+        self._show_tick_order()
 
     def compare_configs(self) -> tuple[list[RunConfig], str]:
         """One config per ticked implementation, from the Run panel's; or why not."""
@@ -564,6 +599,7 @@ class ComparisonView(QWidget):
     def _on_queue_finished(self, _impls: list[str]) -> None:
         self.compare_button.setEnabled(True)
         self.cancel_button.setEnabled(False)
+
         if self._queue_ids:
             self.set_checked(self._queue_ids)
 

@@ -422,12 +422,19 @@ class DeviceProbe(QObject):
     and starting JAX takes seconds the window must not wait for.
 
     Threads: GUI thread; ``info_ready(dict)`` is emitted in the GUI thread.
+
+    Parameters
+    ----------
+    target : the child's entry point in :mod:`som_studio.qt.worker_process`,
+        called as ``target(cpu_devices, conn)``; it sends one ``("info", dict)``.
+        ``"probe"`` (devices) or ``"doctor_report"`` (the environment doctor).
     """
 
     info_ready = Signal(dict)
 
-    def __init__(self, parent: QObject | None = None) -> None:
+    def __init__(self, parent: QObject | None = None, target: str = "probe") -> None:
         super().__init__(parent)
+        self._target = target
         self._ctx = multiprocessing.get_context("spawn")
         self._process: Any = None
         self._reader: _PipeReader | None = None
@@ -438,13 +445,14 @@ class DeviceProbe(QObject):
         return self._process is not None
 
     def start(self, cpu_devices: int | None) -> None:
-        from som_studio.qt.worker_process import probe
+        from som_studio.qt import worker_process
 
         if self._process is not None:
             return
         self._info = None
         r, w = self._ctx.Pipe(duplex=False)
-        self._process = self._ctx.Process(target=probe, args=(cpu_devices, w), name="som-studio-probe", daemon=True)
+        self._process = self._ctx.Process(target=getattr(worker_process, self._target), args=(cpu_devices, w),
+                                          name=f"som-studio-{self._target}", daemon=True)
         self._process.start()
         w.close()
         self._reader = _PipeReader(r, self._process)

@@ -15,6 +15,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QApplication,
     QDockWidget,
     QFileDialog,
     QLabel,
@@ -101,6 +102,9 @@ class MainWindow(QMainWindow):
 
     def __init__(self, settings: Settings | None = None, cpu_devices: int | None = None) -> None:
         super().__init__()
+        from som_studio.qt.app import apply_identity
+
+        apply_identity(QApplication.instance())
         self.setWindowTitle(TITLE)
         self.setObjectName("SomStudioMainWindow")
         self.settings = settings or Settings()
@@ -198,6 +202,10 @@ class MainWindow(QMainWindow):
         self.quit_action.triggered.connect(self.close)
         self.about_action = QAction("&About SOM Studio", self)
         self.about_action.triggered.connect(self.show_about)
+        self.doctor_action = QAction("Environment &doctor…", self)
+        self.doctor_action.setToolTip("Check Python, JAX, the GPU driver, memory settings and the display "
+                                      "(som-studio doctor)")
+        self.doctor_action.triggered.connect(self.show_doctor)
 
         bar = self.menuBar()
         m = bar.addMenu("&File")
@@ -211,6 +219,8 @@ class MainWindow(QMainWindow):
         for dock in self.docks.values():
             m.addAction(dock.toggleViewAction())
         m = bar.addMenu("&Help")
+        m.addAction(self.doctor_action)
+        m.addSeparator()
         m.addAction(self.about_action)
 
         tb = self.addToolBar("Run")
@@ -287,8 +297,8 @@ class MainWindow(QMainWindow):
         self._run_t0 = time.perf_counter()
         self._total, self._done, self._train_elapsed = st.config.iterations, 0, 0.0
         self.progress.setValue(0)
-        self.timing_plot.begin("batch", 1)
-        self.quality_plot.begin()
+        self.timing_plot.begin("batch", 1, st.config.iterations)
+        self.quality_plot.begin(st.config.iterations)
         self.status_label.setText(f"Starting {st.config.impl} on a {st.config.grid} map…")
         self._clock.start()
         self.save_settings()
@@ -303,7 +313,8 @@ class MainWindow(QMainWindow):
     def _on_run_started(self, ev: Started) -> None:
         self._total = ev.iterations
         self.map_view.begin(ev.features, ev.config.impl)
-        self.timing_plot.begin(ev.kind, ev.samples)
+        self.timing_plot.begin(ev.kind, ev.samples, ev.iterations)
+        self.quality_plot.begin(ev.iterations)
         self.status_label.setText(f"{ev.config.impl}: compiling and warming up…")
         if ev.env.get("backend") not in (None, "numpy"):
             self.env_info = ev.env
@@ -313,8 +324,11 @@ class MainWindow(QMainWindow):
 
     def _on_compiled(self, ev: Compiled) -> None:
         self.timing_plot.set_compile(ev.seconds)
-        self.status_label.setText(f"Training ({ev.compiles} compilation{'s' if ev.compiles != 1 else ''}, "
-                                  f"{format_seconds(ev.seconds)} compile + warm-up)")
+        if ev.compiles:
+            self.status_label.setText(f"Training ({ev.compiles} compilation{'s' if ev.compiles != 1 else ''}, "
+                                      f"{format_seconds(ev.seconds)} compile + warm-up)")
+        else:  # NumPy: nothing to compile
+            self.status_label.setText(f"Training ({format_seconds(ev.seconds)} warm-up)")
 
     def _on_chunks_timed(self, chunks: list[Any]) -> None:
         self.timing_plot.add_chunks(chunks)
@@ -475,6 +489,18 @@ class MainWindow(QMainWindow):
         box.finished.connect(lambda _=0: setattr(self, "_about_box", None))
         box.open()
 
+    doctor_dialog: Any = None
+
+    def show_doctor(self) -> None:
+        """The environment doctor's report, made in a worker process (it starts JAX and runs nvidia-smi)."""
+        from som_studio.qt.doctor_dialog import DoctorDialog
+
+        if self.doctor_dialog is None:
+            self.doctor_dialog = DoctorDialog(self)
+        self.doctor_dialog.show()
+        self.doctor_dialog.raise_()
+        self.doctor_dialog.check()
+
     def export_runs(self) -> None:
         if not self.runs.records:
             self.show_error("Nothing to export", "No run has finished yet: run a configuration first (Ctrl+R).")
@@ -501,4 +527,6 @@ class MainWindow(QMainWindow):
         self._clock.stop()
         self.controller.shutdown()
         self.probe.shutdown()
+        if self.doctor_dialog is not None:
+            self.doctor_dialog.probe.shutdown()
         event.accept()

@@ -227,3 +227,23 @@ def probe(cpu_devices: int | None, events: Connection) -> None:
         events.send(("info", {"error": f"{type(exc).__name__}: {exc}"}))
     finally:
         events.close()
+
+
+def doctor_report(cpu_devices: int | None, events: Connection) -> None:
+    """Child entry point: the environment doctor's report (``som-studio doctor``) as text.
+
+    Run here rather than in the app because it starts JAX and runs
+    ``nvidia-smi``; it describes the machine's own devices, as the command does.
+    """
+    _forget_inherited_cpu_devices()
+    from som_studio.core import jax_runtime
+
+    jax_runtime.configure(cpu_devices)
+    try:
+        from som_studio import doctor
+
+        events.send(("info", {"text": doctor.report_text()}))
+    except Exception:  # the doctor itself failed: show why rather than nothing
+        events.send(("info", {"error": traceback.format_exc()}))
+    finally:
+        events.close()

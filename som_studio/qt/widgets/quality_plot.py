@@ -50,7 +50,11 @@ class QualityPlot(QWidget):
         self.te_view.setGeometry(self.plot.getPlotItem().vb.sceneBoundingRect())
         self.te_view.linkedViewChanged(self.plot.getPlotItem().vb, self.te_view.XAxis)
 
-    def begin(self) -> None:
+    def begin(self, iterations: int | None = None) -> None:
+        """A new run; with ``iterations`` the x axis spans the whole run."""
+        from som_studio.qt.widgets.timing_plot import set_run_range
+
+        set_run_range(self.plot, iterations)
         self._it.clear()
         self._qe.clear()
         self._te.clear()

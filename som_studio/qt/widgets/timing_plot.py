@@ -29,6 +29,20 @@ def format_seconds(s: float) -> str:
     return f"{s * 1e6:.1f} µs"
 
 
+def set_run_range(plot: pg.PlotWidget, iterations: int | None) -> None:
+    """Frame a new run: x from 0 to its iteration count, y automatic.
+
+    A run must not inherit the previous run's x range: after 20,000 online
+    steps, a batch run's handful of epochs, clipped to view and downsampled
+    against the old range, came out on an axis from -20,000 to 20,000.
+    """
+    plot.enableAutoRange(axis="y")
+    if iterations:
+        plot.setXRange(0, iterations, padding=0.02)  # also turns x auto-range off
+    else:
+        plot.enableAutoRange(axis="x")
+
+
 class TimingPlot(QWidget):
     """Time per iteration of the current run.
 
@@ -74,8 +88,12 @@ class TimingPlot(QWidget):
         self.plot.setLogMode(y=on)
         self.log_scale_changed.emit(on)
 
-    def begin(self, kind: str, samples: int) -> None:
-        """A new run: clear the curves; ``samples`` per iteration for throughput (batch: all)."""
+    def begin(self, kind: str, samples: int, iterations: int | None = None) -> None:
+        """A new run: clear the curves; ``samples`` per iteration for throughput (batch: all).
+
+        With ``iterations`` the x axis spans the whole run from the start (the
+        curve grows across it, which shows progress too).
+        """
         self._x.clear()
         self._y.clear()
         self._m.clear()
@@ -84,6 +102,7 @@ class TimingPlot(QWidget):
         self._per_iteration_samples = samples if kind == "batch" else 1
         self.points.setData([], [])
         self.median.setData([], [])
+        set_run_range(self.plot, iterations)
         self.caption.setText("compiling and warming up…")
 
     def set_compile(self, seconds: float) -> None:
