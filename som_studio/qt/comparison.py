@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QLabel,
+    QListView,
     QListWidget,
     QListWidgetItem,
     QMenu,
@@ -49,7 +50,8 @@ from PySide6.QtWidgets import (
 from som_studio.config import ConfigError, RunConfig
 from som_studio.core import registry
 from som_studio.report.content import NOISY_RATIO, Report, build_report
-from som_studio.report.history import SUFFIX, HistoryError, RunHistory, StoredRun
+from som_studio.qt.runs import RunsModel
+from som_studio.report.history import RunHistory, StoredRun
 from som_studio.report.writers import OutputError, write_atomic, write_json
 from som_studio.session.capture import DEFAULT_FRAMES, FrameKeeper, feature_range, map_image
 from som_studio.session.record import RunRecord, runs_document
@@ -250,41 +252,21 @@ class ComparisonView(QWidget):
     selection_changed = Signal()
     status = Signal(str)
 
-    def __init__(self, history: RunHistory, launch: Callable[[RunConfig], str] | None = None, ended: Any = None,
+    def __init__(self, runs: RunsModel, launch: Callable[[RunConfig], str] | None = None, ended: Any = None,
                  stop: Callable[[], None] | None = None,
                  base_config: Callable[[], RunConfig | None] | None = None,
-                 iterations: Callable[[], dict[str, int]] | None = None,
-                 rerun: Callable[[RunConfig], str] | None = None, parent: QWidget | None = None) -> None:
+                 iterations: Callable[[], dict[str, int]] | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.history = history
+        self.runs = runs
+        self.history = runs.history
         self.report: Report | None = None
         self._base_config = base_config
         self._iterations = iterations
-        self._rerun = rerun
         self.error_dialog: QMessageBox | None = None
         self._queue_ids: list[str] = []  # runs recorded while the compare queue ran
         self.queue = CompareQueue(launch, ended, stop or (lambda: None), self) if launch and ended is not None else None
 
-        # -- left: the runs kept, and the implementations to compare ----------------------
-        self.runs_list = QListWidget()
-        self.runs_list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.runs_list.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked
-                                       | QAbstractItemView.EditTrigger.EditKeyPressed)
-        self.runs_list.setToolTip("Tick runs to compare them; double-click a name to rename it")
-        self.runs_list.itemChanged.connect(self._on_item_changed)
-        self.remove_button = QPushButton("Remove")
-        self.save_button = QPushButton("Save…")
-        self.open_button = QPushButton("Open…")
-        self.rerun_button = QPushButton("Re-run")
-        self.remove_button.clicked.connect(self.remove_selected)
-        self.save_button.clicked.connect(lambda: self.save_selected())
-        self.open_button.clicked.connect(lambda: self.open_runs())
-        self.rerun_button.clicked.connect(self.rerun_selected)
-        self.rerun_button.setEnabled(rerun is not None)
-        buttons = QHBoxLayout()
-        for b in (self.remove_button, self.save_button, self.open_button, self.rerun_button):
-            buttons.addWidget(b)
-
+        # -- left: the implementations to compare -----------------------------------------
         self.impl_list = QListWidget()
         for impl in registry.all_implementations():
             item = QListWidgetItem(impl.name)
@@ -320,10 +302,18 @@ class ComparisonView(QWidget):
         left = QWidget()
         lv = QVBoxLayout(left)
         lv.setContentsMargins(0, 0, 0, 0)
-        lv.addWidget(QLabel("Runs kept (tick to compare)"))
-        lv.addWidget(self.runs_list, 2)
-        lv.addLayout(buttons)
-        lv.addWidget(group, 1)
+        # The run list's names and ticks: a second view on the one model the
+        # Runs dock shows in full (ticking or renaming here is the same as there).
+        self.runs_view = QListView()
+        self.runs_view.setModel(runs)
+        self.runs_view.setModelColumn(0)
+        self.runs_view.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked
+                                       | QAbstractItemView.EditTrigger.EditKeyPressed)
+        self.runs_view.setToolTip("Tick runs to compare them (the Runs tab lists them in full)")
+        runs.rowsInserted.connect(lambda *_: self.runs_view.scrollToBottom())
+        lv.addWidget(QLabel("Runs (tick to compare)"))
+        lv.addWidget(self.runs_view, 2)
+        lv.addWidget(group, 3)
 
         # -- right: the comparison ------------------------------------------------------
         self.baseline = QComboBox()
@@ -343,7 +333,7 @@ class ComparisonView(QWidget):
         top.addWidget(self.baseline, 1)
         top.addStretch(1)
         top.addWidget(self.export_button)
-        self.notes = QLabel("Tick runs on the left to compare them.")
+        self.notes = QLabel("")
         self.notes.setWordWrap(True)
         self.notes.setTextFormat(Qt.TextFormat.RichText)
         self.summary = SummaryModel(self)
@@ -385,120 +375,15 @@ class ComparisonView(QWidget):
         layout.addWidget(outer)
 
         self._filling = False
-        self._fill_runs()
-        if history.problems:
-            self.status.emit("Some kept runs could not be read: " + "; ".join(history.problems))
-
-    # -- the runs list --------------------------------------------------------------------
-    def _fill_runs(self, checked: set[str] | None = None) -> None:
-        if checked is None:
-            checked = {r.id for r in self.checked_runs()}
-        self._filling = True
-        self.runs_list.clear()
-        for run in self.history.runs:
-            item = QListWidgetItem(run.name)
-            item.setData(Qt.ItemDataRole.UserRole, run.id)
-            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable | Qt.ItemFlag.ItemIsEditable)
-            item.setCheckState(Qt.CheckState.Checked if run.id in checked else Qt.CheckState.Unchecked)
-            r = run.record
-            item.setToolTip(f"{r.impl} · {r.status} · {run.created}" + (f"\n{r.message}" if r.message else ""))
-            self.runs_list.addItem(item)
-        self._filling = False
+        runs.checked_changed.connect(self.refresh)
         self.refresh()
 
-    def _items(self) -> list[QListWidgetItem]:
-        return [self.runs_list.item(i) for i in range(self.runs_list.count())]
-
+    # -- the runs (the shared run list) ----------------------------------------------------
     def checked_runs(self) -> list[StoredRun]:
-        ids = {it.data(Qt.ItemDataRole.UserRole) for it in self._items() if it.checkState() == Qt.CheckState.Checked}
-        return [r for r in self.history.runs if r.id in ids]
+        return self.runs.checked_runs()
 
     def set_checked(self, run_ids: list[str]) -> None:
-        self._fill_runs(set(run_ids))
-
-    def _selected(self) -> list[StoredRun]:
-        ids = {it.data(Qt.ItemDataRole.UserRole) for it in self.runs_list.selectedItems()}
-        return [r for r in self.history.runs if r.id in ids]
-
-    def _on_item_changed(self, item: QListWidgetItem) -> None:
-        if self._filling:
-            return
-        run_id = item.data(Qt.ItemDataRole.UserRole)
-        run = self.history.get(run_id)
-        if item.text().strip() != run.name:
-            try:
-                self.history.rename(run_id, item.text())
-            except (ValueError, OutputError) as exc:
-                self.show_error("Cannot rename the run", str(exc))
-            self._fill_runs()
-            return
-        self.refresh()
-
-    def add_run(self, run: StoredRun, check: bool = False) -> StoredRun:
-        """Keep ``run`` in the history (saved at once) and list it."""
-        try:
-            kept = self.history.add(run)
-        except OutputError as exc:
-            self.show_error("Cannot keep the run", f"{exc}\nThe run is shown until the app closes.")
-            self.history.runs.append(run)
-            kept = run
-        checked = {r.id for r in self.checked_runs()}
-        if check:
-            checked.add(kept.id)
-        self._fill_runs(checked)
-        return kept
-
-    def remove_selected(self) -> None:
-        for run in self._selected():
-            try:
-                self.history.remove(run.id)
-            except OutputError as exc:
-                self.show_error("Cannot remove the run", str(exc))
-        self._fill_runs()
-
-    def save_selected(self, path: str | None = None) -> bool:
-        runs = self._selected() or self.checked_runs()
-        if len(runs) != 1:
-            self.show_error("Save a run", "Select one run to save it to a file.")
-            return False
-        run = runs[0]
-        if path is None:
-            path, _ = QFileDialog.getSaveFileName(self, "Save run", f"{run.name}{SUFFIX}",
-                                                  f"SOM Studio run (*{SUFFIX})")
-            if not path:
-                return False
-        try:
-            run.save(path, force=True)  # the file dialog asked before replacing
-        except OutputError as exc:
-            self.show_error("Cannot save the run", str(exc))
-            return False
-        self.status.emit(f"Saved {run.name} to {path}")
-        return True
-
-    def open_runs(self, paths: list[str] | None = None) -> list[StoredRun]:
-        if paths is None:
-            paths, _ = QFileDialog.getOpenFileNames(self, "Open runs", "", f"SOM Studio run (*{SUFFIX})")
-        opened = []
-        for p in paths:
-            try:
-                opened.append(self.add_run(StoredRun.load(p), check=True))
-            except HistoryError as exc:
-                self.show_error("Cannot open the run", str(exc))
-        return opened
-
-    def rerun_selected(self) -> None:
-        runs = self._selected() or self.checked_runs()
-        if len(runs) != 1 or self._rerun is None:
-            self.show_error("Re-run", "Select one run to run its configuration again.")
-            return
-        try:
-            cfg = RunConfig.from_dict(runs[0].record.config)
-        except ConfigError as exc:
-            self.show_error("Cannot re-run", f"its saved configuration is not valid: {exc}")
-            return
-        reason = self._rerun(cfg)
-        if reason:
-            self.show_error("Cannot re-run", reason)
+        self.runs.set_checked(run_ids)
 
     # -- compare queue ----------------------------------------------------------------------
     def _impl_items(self) -> list[QListWidgetItem]:
@@ -586,9 +471,8 @@ class ComparisonView(QWidget):
         if self.queue is not None:
             self.queue.cancel()
 
-    def note_recorded(self, run: StoredRun) -> None:
-        """A run ended (the app calls this with each recorded run)."""
-        kept = self.add_run(run)
+    def note_recorded(self, kept: StoredRun) -> None:
+        """A run was kept (the app calls this with each recorded run, once it is in the run list)."""
         if self.queue is not None and self.queue.active:
             self._queue_ids.append(kept.id)
 
@@ -639,7 +523,7 @@ class ComparisonView(QWidget):
         from html import escape
 
         if self.report is None:
-            return "Tick runs on the left to compare them."
+            return "Tick runs in the Runs list to compare them, or tick implementations and press Compare."
         if not self.report.flags:
             return ("<span style='color:#2e7d4f'>No suspect numbers: no recompiles after warm-up, steady iterations "
                     f"(p95 within {NOISY_RATIO:g}x the median), the same configuration for every run.</span>")
@@ -762,30 +646,19 @@ def history_folder(settings: Any) -> Path:
 
 
 def install(window: Any) -> ComparisonView:
-    """Add the run history, the comparison view and the Compare menu to the main window."""
+    """Add the comparison view and the Compare menu to the main window; record every run into its run list."""
     from PySide6.QtGui import QAction, QKeySequence
 
-    history = RunHistory(history_folder(window.settings))
-
-    def launch(cfg: RunConfig) -> str:
-        window.panel.load_config(cfg)
-        window.panel.revalidate()
-        st = window.panel.state
-        if not st.runnable:
-            return st.reason or "not runnable"
-        return "" if window.start_run() else "a run is already in progress"
-
     view = ComparisonView(
-        history,
-        launch=launch,
+        window.runs,
+        launch=window.run_config,
         ended=window.controller.run_ended,
         stop=window.controller.stop,
         base_config=lambda: window.panel.state.config,
         iterations=window.panel.iterations_memory,
-        rerun=launch,
     )
     recorder = RunRecorder(window.controller, parent=view)
-    recorder.run_recorded.connect(view.note_recorded)
+    recorder.run_recorded.connect(lambda run: view.note_recorded(window.runs_panel.add_run(run)))
     view.status.connect(window.status_label.setText)
     view.recorder = recorder  # type: ignore[attr-defined]
     dock = window._add_dock("compare", "Compare", view, Qt.DockWidgetArea.BottomDockWidgetArea)
@@ -808,10 +681,6 @@ def install(window: Any) -> ComparisonView:
     menu.addAction(compare)
     menu.addAction(cancel)
     menu.addSeparator()
-    open_run = QAction("&Open run…", window)
-    open_run.setShortcut(QKeySequence("Ctrl+O"))
-    open_run.triggered.connect(lambda: view.open_runs())
-    menu.addAction(open_run)
     export = menu.addMenu("&Export comparison")
     for key, (text, _, _) in EXPORTS.items():
         action = export.addAction(text)
@@ -820,8 +689,6 @@ def install(window: Any) -> ComparisonView:
     view_menu = next((a.menu() for a in window.menuBar().actions() if a.text() == "&View"), None)
     if view_menu is not None:
         view_menu.addAction(dock.toggleViewAction())
-    if history.problems:
-        window.status_label.setText("Some kept runs could not be read: " + "; ".join(history.problems))
     return view
 
 
@@ -840,7 +707,9 @@ def _preview() -> None:  # python -m som_studio.qt.comparison
         cap = RunCapture.new()
         cap.feed_all(Session(base.replace(impl=impl), snapshot_interval_s=0.0).run())
         history.add(StoredRun.from_capture(cap))
-    view = ComparisonView(history)
+    from som_studio.qt.runs import RunsModel
+
+    view = ComparisonView(RunsModel(history))
     view.set_checked([r.id for r in history.runs])
     view.resize(1300, 800)
     view.show()

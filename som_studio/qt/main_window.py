@@ -12,7 +12,8 @@ import time
 from importlib import metadata
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
+import numpy as np
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -23,70 +24,26 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QProgressBar,
     QScrollArea,
-    QTableView,
     QWidget,
 )
 
 from som_studio import __version__
+from som_studio.config import RunConfig
 from som_studio.core import memory
 from som_studio.qt import controller as ctl
+from som_studio.qt import frames
+from som_studio.qt.comparison import history_folder
+from som_studio.qt.runs import RunsModel, RunsPanel
 from som_studio.qt.settings import Settings
 from som_studio.qt.widgets.map_view import MapView
 from som_studio.qt.widgets.quality_plot import QualityPlot
 from som_studio.qt.widgets.run_panel import PanelState, RunPanel
 from som_studio.qt.widgets.timing_plot import TimingPlot, format_seconds
-from som_studio.session.events import Compiled, QualityMeasured, Started
+from som_studio.report.history import RunHistory, StoredRun
+from som_studio.session.events import ChunkTimed, Compiled, QualityMeasured, Started
 from som_studio.session.record import RunRecord, runs_document
 
 TITLE = "SOM Studio"
-
-
-class RunsModel(QAbstractTableModel):
-    """The runs of this session, newest last: a table adapter over a plain list of records."""
-
-    COLUMNS = ("implementation", "grid", "status", "iterations", "compile", "median / it", "samples/s", "QE", "TE", "note")
-
-    def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
-        self.records: list[RunRecord] = []
-
-    def add(self, record: RunRecord) -> None:
-        n = len(self.records)
-        self.beginInsertRows(QModelIndex(), n, n)
-        self.records.append(record)
-        self.endInsertRows()
-
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.records)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
-            return self.COLUMNS[section]
-        return None
-
-    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if role not in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
-            return None
-        r = self.records[index.row()]
-        grid = r.config.get("grid", ["?", "?"])
-        med = r.median_s
-        thr = r.throughput
-        values = (
-            r.impl,
-            f"{grid[0]}x{grid[1]}",
-            r.status,
-            f"{r.iterations_done:,}",
-            format_seconds(r.compile_s) if r.compile_s else "",
-            format_seconds(med) if med else "",
-            f"{thr:,.0f}" if thr else "",
-            f"{r.qe:.4f}" if r.qe is not None else "",
-            f"{r.te:.3f}" if r.te is not None else "",
-            r.message,
-        )
-        return values[index.column()]
 
 
 class MainWindow(QMainWindow):
@@ -130,16 +87,16 @@ class MainWindow(QMainWindow):
         scroll.setMinimumWidth(340)
         self.timing_plot = TimingPlot()
         self.quality_plot = QualityPlot()
-        self.runs = RunsModel(self)
-        self.runs_table = QTableView()
-        self.runs_table.setModel(self.runs)
-        self.runs_table.horizontalHeader().setStretchLastSection(True)
-        self.runs_table.verticalHeader().hide()
+        # The one run list: every run, kept across restarts (issue 6's history);
+        # the comparison view compares the runs ticked in it.
+        self.history = RunHistory(history_folder(self.settings))
+        self.runs = RunsModel(self.history, self)
+        self.runs_panel = RunsPanel(self.runs, rerun=self.run_config, show_run=self.show_run)
         self.docks: dict[str, QDockWidget] = {}
         self._add_dock("run", "Run", scroll, Qt.DockWidgetArea.LeftDockWidgetArea)
         self._add_dock("timings", "Timings", self.timing_plot, Qt.DockWidgetArea.RightDockWidgetArea)
         self._add_dock("quality", "Quality", self.quality_plot, Qt.DockWidgetArea.RightDockWidgetArea)
-        self._add_dock("runs", "Runs", self.runs_table, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self._add_dock("runs", "Runs", self.runs_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
         self._add_sharding_dock()
 
         # -- status bar -------------------------------------------------------------------
@@ -161,6 +118,9 @@ class MainWindow(QMainWindow):
         from som_studio.qt import comparison
 
         self.comparison = comparison.install(self)
+        self.runs_panel.status.connect(self.status_label.setText)
+        if self.history.problems:
+            self.status_label.setText("Some kept runs could not be read: " + "; ".join(self.history.problems))
         self._connect()
         self._restore()
         self._on_panel_state(self.panel.state)
@@ -192,7 +152,11 @@ class MainWindow(QMainWindow):
         self.stop_action = QAction("&Stop", self)
         self.stop_action.setShortcut(QKeySequence(Qt.Key.Key_Escape))
         self.stop_action.triggered.connect(self.controller.stop)
+        self.open_action = QAction("&Open run…", self)
+        self.open_action.setShortcut(QKeySequence("Ctrl+O"))
+        self.open_action.triggered.connect(lambda: self.runs_panel.open_runs())
         self.export_action = QAction("&Export runs as JSON…", self)
+        self.export_action.setToolTip("The ticked runs' full records (all kept runs when none is ticked)")
         self.export_action.setShortcut(QKeySequence("Ctrl+E"))
         self.export_action.triggered.connect(self.export_runs)
         self.quit_action = QAction("&Quit", self)
@@ -209,6 +173,7 @@ class MainWindow(QMainWindow):
 
         bar = self.menuBar()
         m = bar.addMenu("&File")
+        m.addAction(self.open_action)
         m.addAction(self.export_action)
         m.addSeparator()
         m.addAction(self.quit_action)
@@ -304,6 +269,45 @@ class MainWindow(QMainWindow):
         self.save_settings()
         return True
 
+    def run_config(self, cfg: RunConfig) -> str:
+        """Show ``cfg`` in the Run panel and run it; ``""``, or why it cannot run (re-run, compare queue)."""
+        self.panel.load_config(cfg)
+        self.panel.revalidate()
+        st = self.panel.state
+        if not st.runnable:
+            return st.reason or "not runnable"
+        return "" if self.start_run() else "a run is already in progress"
+
+    def show_run(self, run: StoredRun) -> None:
+        """Show a kept run again in the live views: its final map, timings and quality curves."""
+        if self.controller.busy:
+            self.status_label.setText("A run is in progress: its views are live; show kept runs after it")
+            return
+        r = run.record
+        self.timing_plot.begin(r.kind, r.samples or 1, r.iterations_done or None)
+        if r.compile_s:
+            self.timing_plot.set_compile(r.compile_s)
+        elapsed = 0.0
+        chunks = []
+        for c in r.chunks:
+            elapsed += c.seconds
+            chunks.append(ChunkTimed(c.first, c.count, c.seconds, elapsed))
+        if chunks:
+            self.timing_plot.add_chunks(chunks)
+        self.timing_plot.flush()
+        self.quality_plot.begin(r.iterations_done or None)
+        for h in r.history:
+            self.quality_plot.add(QualityMeasured(int(h["iteration"]), float(h["qe"]), float(h["te"])))
+        if run.final_map is not None:
+            fm = np.asarray(run.final_map)
+            self.map_view.begin(fm.shape[-1], run.name)
+            random = (r.config.get("data") or {}).get("source", "random") == "random"
+            lo, hi = (np.zeros(fm.shape[-1]), np.ones(fm.shape[-1])) if random else frames.feature_range(fm)
+            self.map_view.show_frame(frames.make_frame(r.iterations_done, fm, self.map_view.choice(), lo, hi),
+                                     force=True)
+            self.map_view.keep_final(fm)
+        self.status_label.setText(f"Showing {run.name} ({r.impl}, {r.status}) from the run list")
+
     def toggle_pause(self) -> None:
         if self.controller.state == ctl.PAUSED:
             self.controller.resume()
@@ -352,9 +356,9 @@ class MainWindow(QMainWindow):
         self.time_label.setText(text)
 
     def _on_run_finished(self, record: RunRecord) -> None:
+        # The run itself lands in the run list through the comparison's recorder
+        # (with its final map and frames).
         self.timing_plot.flush()
-        self.runs.add(record)
-        self.runs_table.scrollToBottom()
         if record.status == "ok":
             self.progress.setValue(1000)
             med = record.median_s
@@ -366,7 +370,6 @@ class MainWindow(QMainWindow):
 
     def _on_run_failed(self, message: str, record: RunRecord) -> None:
         self.timing_plot.flush()
-        self.runs.add(record)
         self.status_label.setText(f"Failed: {message}")
         self.show_error("The run failed", message)
 
@@ -501,6 +504,10 @@ class MainWindow(QMainWindow):
         self.doctor_dialog.raise_()
         self.doctor_dialog.check()
 
+    def _export_records(self) -> list[RunRecord]:
+        ticked = self.runs.checked_runs()
+        return [r.record for r in ticked] if ticked else self.runs.records
+
     def export_runs(self) -> None:
         if not self.runs.records:
             self.show_error("Nothing to export", "No run has finished yet: run a configuration first (Ctrl+R).")
@@ -514,11 +521,12 @@ class MainWindow(QMainWindow):
 
         try:
             # The file dialog has already asked before replacing a file.
-            write_json(path, runs_document(self.runs.records), force=True)
+            records = self._export_records()
+            write_json(path, runs_document(records), force=True)
         except (OutputError, ValueError) as exc:
             self.show_error("Export failed", str(exc))
             return False
-        self.status_label.setText(f"Wrote {len(self.runs.records)} run(s) to {path}")
+        self.status_label.setText(f"Wrote {len(records)} run(s) to {path}")
         return True
 
     # -- closing ---------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 
 from som_studio.config import DataSpec, RunConfig  # noqa: E402
 from som_studio.qt.comparison import ComparisonView  # noqa: E402
+from som_studio.qt.runs import RunsModel, RunsPanel  # noqa: E402
 from som_studio.report.history import RunHistory, StoredRun  # noqa: E402
 from som_studio.session.capture import RunCapture  # noqa: E402
 from som_studio.session.session import Session  # noqa: E402
@@ -46,8 +47,11 @@ def view(qtbot, tmp_path, stored):
     history = RunHistory(tmp_path / "history")
     for run in stored:
         history.add(StoredRun.load(run.save(tmp_path / f"{run.id}.somrun")))
-    v = ComparisonView(history)
+    runs = RunsModel(history)
+    v = ComparisonView(runs)
+    v.runs_panel = RunsPanel(runs)  # the app's "Runs" dock, beside the view
     qtbot.addWidget(v)
+    qtbot.addWidget(v.runs_panel)
     v.show()
     return v
 
@@ -86,11 +90,17 @@ def test_differing_configurations_are_called_out(view, stored) -> None:
 
 
 def test_rename_remove_and_persist(view, stored, tmp_path) -> None:
-    item = view.runs_list.item(0)
-    item.setText("the reference")
+    panel = view.runs_panel
+    view.set_checked([stored[0].id, stored[1].id])
+    assert panel.model.setData(panel.model.index(0, 0), "the reference")
     assert view.history.runs[0].name == "the reference"
-    view.runs_list.item(1).setSelected(True)
-    view.remove_selected()
+    assert [r.name for r in view.report.runs] == ["the reference", "jax-jit-online"]  # the comparison follows
+    assert not panel.model.setData(panel.model.index(0, 0), "  ")  # a blank name is refused, with a dialog
+    assert "needs a name" in panel.error_dialog.text()
+    panel.error_dialog.close()
+    panel.select(stored[1].id)
+    panel.remove_selected()
+    assert [r.name for r in view.report.runs] == ["the reference"]
     again = RunHistory(tmp_path / "history")
     assert [r.name for r in again.runs] == ["the reference", "numpy-batch"]
 
@@ -121,11 +131,12 @@ def test_save_open_and_export_everything(view, stored, tmp_path) -> None:
     assert not view.export("animation", str(out / "c.avi"))
     assert "unknown animation format" in view.error_dialog.text()
     view.error_dialog.close()
-    # a run saved to a file opens again into the history
-    view.runs_list.clearSelection()
-    view.runs_list.item(0).setSelected(True)
-    assert view.save_selected(str(out / "one.somrun"))
-    opened = view.open_runs([str(out / "one.somrun")])
+    # a run saved to a file opens again into the history, ticked
+    panel = view.runs_panel
+    panel.select(stored[0].id)
+    assert panel.save_selected(str(out / "one.somrun"))
+    opened = panel.open_runs([str(out / "one.somrun")])
+    assert opened[0].id in {r.id for r in view.checked_runs()}
     assert len(opened) == 1 and opened[0].id != stored[0].id and len(view.history.runs) == 4
     np.testing.assert_array_equal(opened[0].final_map, stored[0].final_map)
 

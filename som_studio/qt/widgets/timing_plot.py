@@ -29,6 +29,53 @@ def format_seconds(s: float) -> str:
     return f"{s * 1e6:.1f} µs"
 
 
+def short_seconds(s: float) -> str:
+    """A tick label: three significant digits and the unit that suits them (``"50 µs"``, ``"1.5 ms"``)."""
+    if s <= 0:
+        return "0"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if s >= scale:
+            return f"{s / scale:.3g} {unit}"
+    return f"{s * 1e9:.3g} ns"
+
+
+class SecondsAxis(pg.AxisItem):
+    """A time axis labelled "50 µs", "2 ms", in linear and log mode.
+
+    pyqtgraph's own log axis labels every minor tick ("2·10¹", "3·10¹", ...):
+    on a range under a decade, as per-iteration times usually are, the labels
+    pile on top of each other. Here log mode puts ticks at 1-2-5 steps (denser
+    on short ranges), at most about one per 30 pixels.
+    """
+
+    def tickValues(self, minVal: float, maxVal: float, size: float) -> list[tuple[float | None, list[float]]]:  # noqa: N802, N803
+        if not self.logMode:
+            return super().tickValues(minVal, maxVal, size)
+        lo, hi = sorted((minVal, maxVal))
+        room = max(2, int(size / 30))
+        mantissas = ((1,), (1, 3), (1, 2, 5), (1, 1.5, 2, 3, 5, 7), tuple(range(1, 10)),
+                     tuple(m / 10 for m in range(10, 100, 2)), tuple(m / 10 for m in range(10, 100)))
+        fits: list[list[float]] = []
+        for steps in mantissas:  # coarse to fine: the first with three ticks that fit, else the finest that fits
+            vals = [v for e in range(int(np.floor(lo)) - 1, int(np.ceil(hi)) + 1)
+                    for m in steps if lo <= (v := float(np.log10(m) + e)) <= hi]
+            if len(vals) > room:
+                break
+            fits.append(vals)
+            if len(vals) >= 3:
+                break
+        if not fits:  # many decades: every k-th decade
+            vals = [float(e) for e in range(int(np.ceil(lo)), int(np.floor(hi)) + 1)]
+            fits.append(vals[::max(1, int(np.ceil(len(vals) / room)))])
+        vals = fits[-1]
+        return [(None, vals)]
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # noqa: N802
+        if self.logMode:
+            return [short_seconds(10.0 ** v) for v in values]
+        return [short_seconds(v * scale) for v in values]
+
+
 def set_run_range(plot: pg.PlotWidget, iterations: int | None) -> None:
     """Frame a new run: x from 0 to its iteration count, y automatic.
 
@@ -65,11 +112,12 @@ class TimingPlot(QWidget):
         top.addWidget(self.caption, 1)
         top.addWidget(self.log_scale)
 
-        self.plot = pg.PlotWidget()
+        self.plot = pg.PlotWidget(axisItems={"left": SecondsAxis("left")})
         self.plot.setLabel("bottom", "iteration")
-        self.plot.setLabel("left", "time per iteration", units="s")
+        self.plot.setLabel("left", "time per iteration")
+        self.plot.getAxis("left").enableAutoSIPrefix(False)  # the tick labels carry their units
         self.plot.showGrid(x=True, y=True, alpha=0.2)
-        self.plot.addLegend(offset=(-10, 10))
+        self.plot.addLegend(offset=(-10, 10), brush=(0, 0, 0, 160))
         self.plot.setClipToView(True)
         self.plot.setDownsampling(auto=True, mode="peak")
         self.points = self.plot.plot(pen=pg.mkPen((120, 160, 220), width=1), name="per chunk")
