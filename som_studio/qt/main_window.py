@@ -262,8 +262,8 @@ class MainWindow(QMainWindow):
         self._run_t0 = time.perf_counter()
         self._total, self._done, self._train_elapsed = st.config.iterations, 0, 0.0
         self.progress.setValue(0)
-        self.timing_plot.begin("batch", 1, st.config.iterations)
-        self.quality_plot.begin(st.config.iterations)
+        self.timing_plot.begin("batch", 1)
+        self.quality_plot.begin()
         self.status_label.setText(f"Starting {st.config.impl} on a {st.config.grid} map…")
         self._clock.start()
         self.save_settings()
@@ -284,7 +284,7 @@ class MainWindow(QMainWindow):
             self.status_label.setText("A run is in progress: its views are live; show kept runs after it")
             return
         r = run.record
-        self.timing_plot.begin(r.kind, r.samples or 1, r.iterations_done or None)
+        self.timing_plot.begin(r.kind, r.samples or 1)
         if r.compile_s:
             self.timing_plot.set_compile(r.compile_s)
         elapsed = 0.0
@@ -295,7 +295,7 @@ class MainWindow(QMainWindow):
         if chunks:
             self.timing_plot.add_chunks(chunks)
         self.timing_plot.flush()
-        self.quality_plot.begin(r.iterations_done or None)
+        self.quality_plot.begin()
         for h in r.history:
             self.quality_plot.add(QualityMeasured(int(h["iteration"]), float(h["qe"]), float(h["te"])))
         if run.final_map is not None:
@@ -317,8 +317,8 @@ class MainWindow(QMainWindow):
     def _on_run_started(self, ev: Started) -> None:
         self._total = ev.iterations
         self.map_view.begin(ev.features, ev.config.impl)
-        self.timing_plot.begin(ev.kind, ev.samples, ev.iterations)
-        self.quality_plot.begin(ev.iterations)
+        self.timing_plot.begin(ev.kind, ev.samples)
+        self.quality_plot.begin()
         self.status_label.setText(f"{ev.config.impl}: compiling and warming up…")
         if ev.env.get("backend") not in (None, "numpy"):
             self.env_info = ev.env
@@ -327,7 +327,7 @@ class MainWindow(QMainWindow):
         self.sharding_view.set_run(ev.config, ev.layout, ev.env, ev.features, ev.samples)
 
     def _on_compiled(self, ev: Compiled) -> None:
-        self.timing_plot.set_compile(ev.seconds)
+        self.timing_plot.set_compile(ev.seconds, ev.compiles)
         if ev.compiles:
             self.status_label.setText(f"Training ({ev.compiles} compilation{'s' if ev.compiles != 1 else ''}, "
                                       f"{format_seconds(ev.seconds)} compile + warm-up)")

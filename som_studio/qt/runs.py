@@ -237,7 +237,8 @@ class RunsPanel(QWidget):
                               "another cell to show the run again")
         self.table.doubleClicked.connect(self._on_double_clicked)
         model.rename_failed.connect(lambda text: self.show_error("Cannot rename the run", text))
-        model.rowsInserted.connect(lambda *_: self.table.scrollToBottom())
+        model.rowsInserted.connect(self._on_rows_inserted)
+        self.table.resizeColumnsToContents()
 
         self.show_button = QPushButton("Show")
         self.show_button.setToolTip("Show the selected run again: its final map, timings and quality")
@@ -261,6 +262,10 @@ class RunsPanel(QWidget):
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addWidget(self.table, 1)
         lay.addLayout(buttons)
+
+    def _on_rows_inserted(self, *_: Any) -> None:
+        self.table.resizeColumnsToContents()
+        self.table.scrollToBottom()
 
     # -- acting on runs ------------------------------------------------------------------
     def selected(self) -> list[StoredRun]:

@@ -24,6 +24,8 @@ class QualityPlot(QWidget):
         self.plot = pg.PlotWidget()
         self.plot.setLabel("bottom", "iteration")
         self.plot.setLabel("left", "quantization error")
+        # QE is a small distance (~0.05): "50 (x0.001)" read as a QE of 50.
+        self.plot.getAxis("left").enableAutoSIPrefix(False)
         self.plot.showGrid(x=True, y=True, alpha=0.2)
         legend = self.plot.addLegend(offset=(-10, 10))
         self.qe_curve = self.plot.plot(pen=pg.mkPen((52, 152, 219), width=2), symbol="o", symbolSize=5,
@@ -50,11 +52,11 @@ class QualityPlot(QWidget):
         self.te_view.setGeometry(self.plot.getPlotItem().vb.sceneBoundingRect())
         self.te_view.linkedViewChanged(self.plot.getPlotItem().vb, self.te_view.XAxis)
 
-    def begin(self, iterations: int | None = None) -> None:
-        """A new run; with ``iterations`` the x axis spans the whole run."""
-        from som_studio.qt.widgets.timing_plot import set_run_range
+    def begin(self) -> None:
+        """A new run: clear the curves and the previous run's range."""
+        from som_studio.qt.widgets.timing_plot import reset_range
 
-        set_run_range(self.plot, iterations)
+        reset_range(self.plot)
         self._it.clear()
         self._qe.clear()
         self._te.clear()

@@ -76,18 +76,18 @@ class SecondsAxis(pg.AxisItem):
         return [short_seconds(v * scale) for v in values]
 
 
-def set_run_range(plot: pg.PlotWidget, iterations: int | None) -> None:
-    """Frame a new run: x from 0 to its iteration count, y automatic.
+def reset_range(plot: pg.PlotWidget) -> None:
+    """Start a new run's plot from a small range that auto-range then grows with the data.
 
-    A run must not inherit the previous run's x range: after 20,000 online
-    steps, a batch run's handful of epochs, clipped to view and downsampled
-    against the old range, came out on an axis from -20,000 to 20,000.
+    A run must not inherit the previous run's range: auto-downsampling picks
+    its factor from the view's width over the data's spacing, so a handful of
+    epochs drawn in the range of 20,000 steps were thinned to one point, whose
+    zero-width bounds kept the old width around it (an axis from -20,000 to
+    20,000). A fixed whole-run range is no better: a long run stopped early is
+    thinned to nothing.
     """
-    plot.enableAutoRange(axis="y")
-    if iterations:
-        plot.setXRange(0, iterations, padding=0.02)  # also turns x auto-range off
-    else:
-        plot.enableAutoRange(axis="x")
+    plot.setXRange(0, 1, padding=0)
+    plot.enableAutoRange()
 
 
 class TimingPlot(QWidget):
@@ -105,6 +105,7 @@ class TimingPlot(QWidget):
         self._m: list[float] = []
         self._per_iteration_samples = 1
         self._compile_s: float | None = None
+        self._compiles: int | None = None
 
         self.caption = QLabel("No run yet")
         self.log_scale = QCheckBox("log scale")
@@ -136,25 +137,24 @@ class TimingPlot(QWidget):
         self.plot.setLogMode(y=on)
         self.log_scale_changed.emit(on)
 
-    def begin(self, kind: str, samples: int, iterations: int | None = None) -> None:
-        """A new run: clear the curves; ``samples`` per iteration for throughput (batch: all).
-
-        With ``iterations`` the x axis spans the whole run from the start (the
-        curve grows across it, which shows progress too).
-        """
+    def begin(self, kind: str, samples: int) -> None:
+        """A new run: clear the curves; ``samples`` per iteration for throughput (batch: all)."""
         self._x.clear()
         self._y.clear()
         self._m.clear()
         self._redraw.stop()
         self._compile_s = None
+        self._compiles = None
         self._per_iteration_samples = samples if kind == "batch" else 1
         self.points.setData([], [])
         self.median.setData([], [])
-        set_run_range(self.plot, iterations)
+        reset_range(self.plot)
         self.caption.setText("compiling and warming up…")
 
-    def set_compile(self, seconds: float) -> None:
+    def set_compile(self, seconds: float, compiles: int | None = None) -> None:
+        """The compile and warm-up time (``compiles=0``: nothing was compiled, e.g. NumPy)."""
         self._compile_s = seconds
+        self._compiles = compiles
         self._update_caption()
 
     def add_chunks(self, chunks: Sequence[ChunkTimed]) -> None:
@@ -187,7 +187,8 @@ class TimingPlot(QWidget):
     def _update_caption(self) -> None:
         bits = []
         if self._compile_s is not None:
-            bits.append(f"compile + warm-up {format_seconds(self._compile_s)}")
+            what = "warm-up" if self._compiles == 0 else "compile + warm-up"
+            bits.append(f"{what} {format_seconds(self._compile_s)}")
         med = self.median_s()
         if med:
             bits.append(f"median {format_seconds(med)}/iteration")
