@@ -229,6 +229,7 @@ class MainWindow(QMainWindow):
             self.resizeDocks([self.docks["run"], self.docks["timings"]], [380, 520], Qt.Orientation.Horizontal)
             self.resizeDocks([self.docks["timings"], self.docks["quality"]], [300, 300], Qt.Orientation.Vertical)
             self.resizeDocks([self.docks["runs"]], [190], Qt.Orientation.Vertical)
+            self.docks["runs"].raise_()  # of the tabs below, the run list first
 
     def save_settings(self) -> None:
         s = self.settings

@@ -208,3 +208,12 @@ def test_one_run_list_shared_by_the_runs_dock_and_the_comparison(qtbot, window):
         assert again.runs_panel.table.model().rowCount() == 1
     finally:
         again.close()
+
+
+def test_devices_seen_with_other_settings_are_forgotten(window):
+    p = window.panel
+    p.set_cpu_devices(8)
+    p.set_devices({"backend": "cpu", "devices": [{"kind": "cpu"}] * 8}, 8)
+    assert p.devices_label.text() == "Devices: 8 × cpu (simulated)" and p._known_device_count() == 8
+    p.simulate.setChecked(False)  # the machine's own devices: not known until a worker says
+    assert p._known_device_count() is None and "not asked yet" in p.devices_label.text()

@@ -227,6 +227,9 @@ class RunPanel(QWidget):
         self.browse.clicked.connect(self._on_browse)
         self.file_data.toggled.connect(self._sync_data_enabled)
         self.simulate.toggled.connect(self.cpu_devices.setEnabled)
+        # What a worker saw holds for the device settings it ran with, no others.
+        self.simulate.toggled.connect(self._forget_devices)
+        self.cpu_devices.valueChanged.connect(self._forget_devices)
         for sig_ in (self.grid.currentTextChanged, self.samples.valueChanged, self.random_data.toggled,
                      self.path.editingFinished, self.scale.toggled, self.iterations.valueChanged,
                      self.sigma_start.textChanged, self.sigma_end.textChanged, self.lr_start.valueChanged,
@@ -261,6 +264,16 @@ class RunPanel(QWidget):
             self.devices_label.setText(f"Devices: {len(devs)} × {kinds}{sim}")
             self.devices_label.setToolTip(f"JAX backend: {info.get('backend')}")
         self.revalidate()
+
+    def _forget_devices(self) -> None:
+        info, simulated = getattr(self, "_devices_info", (None, None))
+        if info is None:
+            return
+        now = self.cpu_devices.value() if self.simulate.isChecked() else None
+        if now != simulated:
+            self._devices_info = (None, None)
+            self.devices_label.setText("Devices: not asked yet for these settings")
+            self.devices_label.setToolTip("")
 
     def _known_device_count(self) -> int | None:
         info, simulated = getattr(self, "_devices_info", (None, None))
