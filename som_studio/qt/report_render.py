@@ -175,7 +175,20 @@ def maps_layout(report: Report, legend_px: int = 15, fixed: bool = True):  # typ
     aspect = max(h / w for h, w in shapes)
     panel_w = CHART_WIDTH // per_row
     panel_h = int(min(panel_w * aspect, 520)) + 56
-    win = pg.GraphicsLayoutWidget()
+    if fixed:
+        win = pg.GraphicsLayoutWidget()
+    else:
+        class MapsWidget(pg.GraphicsLayoutWidget):  # type: ignore[misc]
+            """Rows no taller than their maps need at this width, at the top: titles stay on their maps."""
+
+            def resizeEvent(self, ev):  # type: ignore[no-untyped-def]  # noqa: N802 (Qt name)
+                need = self.width() / per_row * aspect + 72  # the two-line title
+                ci = getattr(self, "ci", None)  # not yet while pyqtgraph builds the widget
+                for row in range(rows if ci is not None else 0):
+                    ci.layout.setRowMaximumHeight(row, need)
+                super().resizeEvent(ev)
+
+        win = MapsWidget()
     win.setBackground("w")
     for i, run in enumerate(runs):
         r = run.record
@@ -213,6 +226,9 @@ def maps_layout(report: Report, legend_px: int = 15, fixed: bool = True):  # typ
             grid.setRowFixedHeight(row, panel_h - 12)
         else:
             grid.setRowStretchFactor(row, 1)
+    if not fixed:
+        win.addLabel("", row=rows, col=0)  # takes the height the maps do not need
+        grid.setRowStretchFactor(rows, 1)
     return win, CHART_WIDTH, panel_h * rows
 
 
