@@ -78,8 +78,25 @@ class RunsModel(QAbstractTableModel):
     def row_of(self, run_id: str) -> int:
         return next(i for i, r in enumerate(self.history.runs) if r.id == run_id)
 
+    def unique_name(self, name: str, run_id: str | None = None) -> str:
+        """``name``, or ``name (2)``, ``(3)``... if another run has it.
+
+        Names are what the comparison, its report and the exported map files
+        tell runs apart by: two runs called "numpy-batch" would share a title,
+        a baseline entry and a PNG file.
+        """
+        taken = {r.name for r in self.history.runs if r.id != run_id}
+        if name not in taken:
+            return name
+        k = 2
+        while f"{name} ({k})" in taken:
+            k += 1
+        return f"{name} ({k})"
+
     def add(self, run: StoredRun, check: bool = False) -> StoredRun:
-        """Keep ``run`` (saved at once); if it cannot be saved it is listed until the app closes, and re-raised."""
+        """Keep ``run`` (saved at once, named apart from the others); if it cannot be saved it is
+        listed until the app closes, and the error re-raised."""
+        run.name = self.unique_name(run.name)
         n = len(self.history.runs)
         self.beginInsertRows(QModelIndex(), n, n)
         error: OutputError | None = None
@@ -190,6 +207,10 @@ class RunsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.EditRole:
             name = str(value).strip()
             if name == run.name:
+                return False
+            if name and self.unique_name(name, run.id) != name:
+                self.rename_failed.emit(f"another run is already called {name!r}: names tell runs apart "
+                                        "in the comparison and its report")
                 return False
             try:
                 self.history.rename(run.id, name)

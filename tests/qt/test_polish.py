@@ -199,6 +199,14 @@ def test_one_run_list_shared_by_the_runs_dock_and_the_comparison(qtbot, window):
     assert window.map_view.last_frame.image.shape == (7, 10, 3)
     assert len(window.timing_plot._x) == len(run.record.chunks) > 0
     assert len(window.quality_plot._it) == len(run.record.history) > 0
+    # A second run of the same implementation gets a name of its own (titles, baseline, map files).
+    with qtbot.waitSignal(window.controller.run_ended, timeout=WAIT_MS):
+        assert window.start_run()
+    assert [r.name for r in runs.runs] == ["numpy-batch", "numpy-batch (2)"]
+    assert not runs.setData(runs.index(1, 0), "numpy-batch")
+    assert "already called 'numpy-batch'" in window.runs_panel.error_dialog.text()
+    window.runs_panel.error_dialog.close()
+    runs.remove(runs.runs[1].id)
     window.close()
     # The list is the history: a restarted app lists the same run.
     again = MainWindow(Settings(window.settings.qsettings.fileName()))
