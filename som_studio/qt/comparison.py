@@ -678,6 +678,9 @@ def install(window: Any) -> ComparisonView:
         view.queue.finished.connect(lambda _impls: show_dock())
     cancel = QAction("Ca&ncel comparison", window)
     cancel.triggered.connect(view.cancel_compare)
+    # Stop (Esc) during a comparison stops the comparison, not just its current
+    # run: the next implementation starting right after a Stop surprises.
+    window.stop_action.triggered.connect(view.cancel_compare)
     menu.addAction(compare)
     menu.addAction(cancel)
     menu.addSeparator()

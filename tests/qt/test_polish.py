@@ -225,3 +225,21 @@ def test_devices_seen_with_other_settings_are_forgotten(window):
     assert p.devices_label.text() == "Devices: 8 × cpu (simulated)" and p._known_device_count() == 8
     p.simulate.setChecked(False)  # the machine's own devices: not known until a worker says
     assert p._known_device_count() is None and "not asked yet" in p.devices_label.text()
+
+
+def test_stop_during_a_comparison_stops_the_comparison(qtbot, window):
+    p = window.panel
+    p.impl.setCurrentIndex(p.impl.findData("numpy-online"))
+    p.grid.setCurrentText("8x6")
+    p.random_data.setChecked(True)
+    p.samples.setValue(50)
+    p.iterations.setValue(5_000_000)
+    p.simulate.setChecked(False)
+    view = window.comparison
+    view.set_ticked_impls(["numpy-online", "jax-jit-online"])
+    with qtbot.waitSignal(window.controller.chunks_timed, timeout=WAIT_MS):
+        assert view.compare_ticked()
+    with qtbot.waitSignal(view.queue.finished, timeout=WAIT_MS):
+        window.stop_action.trigger()
+    assert [r.record.status for r in window.runs.runs] == ["cancelled"]  # jax-jit-online never started
+    assert not window.controller.busy and view.compare_button.isEnabled()
