@@ -403,6 +403,33 @@ class MainWindow(QMainWindow):
             if not busy and self.status_label.text().startswith("Cannot run"):
                 self.status_label.setText("Ready")
         self.sharding_view.set_config(st.config, st.cpu_devices, st.features, st.samples)
+        self._detect_if_layout_needs_it(st)
+
+    _auto_detected: set[int | None] = set()
+
+    def _detect_if_layout_needs_it(self, st: PanelState) -> None:
+        """Ask which devices JAX sees once a layout needs several and nobody asked yet.
+
+        Otherwise a 2x2 layout on a one-GPU machine passes the form and fails
+        in the worker; asked once per device setting, so a failed probe is not
+        repeated on every edit.
+        """
+        from som_studio.config import parse_layout
+        from som_studio.core import registry
+
+        if st.config is None or st.cpu_devices is not None or self.probe.running \
+                or self.panel._known_device_count() is not None:
+            return  # simulated devices are checked against their count already
+        if st.cpu_devices in self._auto_detected:
+            return
+        try:
+            d, m = parse_layout(st.config.layout)
+            shards = registry.get(st.config.impl).shards
+        except Exception:  # the form has already said what is wrong
+            return
+        if shards and d * m > 1:
+            self._auto_detected = self._auto_detected | {st.cpu_devices}
+            self.detect_devices()
 
     def _on_view_changed(self, mode: str, component: int) -> None:
         self.controller.set_view(mode, component)

@@ -243,3 +243,14 @@ def test_stop_during_a_comparison_stops_the_comparison(qtbot, window):
         window.stop_action.trigger()
     assert [r.record.status for r in window.runs.runs] == ["cancelled"]  # jax-jit-online never started
     assert not window.controller.busy and view.compare_button.isEnabled()
+
+
+def test_a_layout_needing_several_devices_asks_which_there_are(qtbot, window):
+    p = window.panel
+    p.simulate.setChecked(False)
+    p.grid.setCurrentText("8x6")
+    p.impl.setCurrentIndex(p.impl.findData("jax-shardmap-batch"))
+    with qtbot.waitSignal(window.probe.info_ready, timeout=WAIT_MS):
+        p.layout_box.setCurrentText("2x2")  # this process's 8 simulated devices are not the worker's
+    assert not window.run_action.isEnabled()
+    assert "2x2 needs 4 devices, but JAX sees 1" in p.reason_label.text()
