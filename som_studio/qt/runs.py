@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
@@ -269,10 +270,16 @@ class RunsPanel(QWidget):
         self.rerun_button = QPushButton("Re-run")
         self.rerun_button.setToolTip("Run the selected run's configuration again")
         self.show_button.clicked.connect(self.show_selected)
-        self.remove_button.clicked.connect(self.remove_selected)
+        self.remove_button.clicked.connect(self.ask_remove_selected)
         self.save_button.clicked.connect(lambda: self.save_selected())
         self.open_button.clicked.connect(lambda: self.open_runs())
         self.rerun_button.clicked.connect(self.rerun_selected)
+        remove = QAction("Remove", self.table)
+        remove.setShortcut(QKeySequence(QKeySequence.StandardKey.Delete))
+        remove.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        remove.triggered.connect(self.ask_remove_selected)
+        self.table.addAction(remove)
+        self.remove_button.setToolTip("Remove the selected runs from the list and their files (Delete)")
         self.show_button.setEnabled(show_run is not None)
         self.rerun_button.setEnabled(rerun is not None)
         buttons = QHBoxLayout()
@@ -310,6 +317,18 @@ class RunsPanel(QWidget):
         except OutputError as exc:
             self.show_error("Cannot keep the run", f"{exc}\nThe run is listed until the app closes.")
             return run
+
+    def ask_remove_selected(self) -> None:
+        """Remove the selected runs once the user agrees: their files go too, for good."""
+        runs = self.selected()
+        if not runs:
+            self.status.emit("Select the runs to remove first")
+            return
+        what = f"the run {runs[0].name!r}" if len(runs) == 1 else f"{len(runs)} runs"
+        answer = QMessageBox.question(self, "Remove runs", f"Remove {what} from the list? Its saved file is "
+                                      "deleted too (save it first to keep a copy).")
+        if answer == QMessageBox.StandardButton.Yes:
+            self.remove_selected()
 
     def remove_selected(self) -> None:
         for run in self.selected():

@@ -199,9 +199,12 @@ def test_one_run_list_shared_by_the_runs_dock_and_the_comparison(qtbot, window):
     assert window.map_view.last_frame.image.shape == (7, 10, 3)
     assert len(window.timing_plot._x) == len(run.record.chunks) > 0
     assert len(window.quality_plot._it) == len(run.record.history) > 0
-    # A second run of the same implementation gets a name of its own (titles, baseline, map files).
+    # Re-run: the kept configuration, not the form's; the second run gets a name of its own
+    # (names title the comparison, pick its baseline and name exported map files).
+    p.grid.setCurrentText("12x9")
     with qtbot.waitSignal(window.controller.run_ended, timeout=WAIT_MS):
-        assert window.start_run()
+        window.runs_panel.rerun_selected()
+    assert runs.runs[1].record.config == run.record.config and p.grid.currentText() == "10x7"
     assert [r.name for r in runs.runs] == ["numpy-batch", "numpy-batch (2)"]
     assert not runs.setData(runs.index(1, 0), "numpy-batch")
     assert "already called 'numpy-batch'" in window.runs_panel.error_dialog.text()
