@@ -55,7 +55,7 @@ def main() -> int:
         if shot_at is None:
             win.controller.chunks_timed.disconnect(on_chunks)
 
-    run("numpy-batch", "60x34", 20)
+    run("numpy-online", "60x34", 5_000)
     run("jax-jit-online", "240x135", 50_000, shot_at=0.5)
     if compare_out:
         compare(win, compare_out)
@@ -79,7 +79,7 @@ def compare(win: object, out: str) -> None:
     loop.exec()
     dock = win.docks["compare"]  # type: ignore[attr-defined]
     dock.setFloating(True)
-    dock.resize(1400, 820)
+    dock.resize(1400, 640)
     view.charts.setCurrentIndex(0)
     QTimer.singleShot(500, loop.quit)
     loop.exec()

@@ -225,9 +225,9 @@ def maps_layout(report: Report, legend_px: int = 15, fixed: bool = True):  # typ
         if fixed:
             grid.setRowFixedHeight(row, panel_h - 12)
         else:
-            grid.setRowStretchFactor(row, 1)
+            grid.setRowStretchFactor(row, 100)  # the maps grow first, up to what they need...
     if not fixed:
-        win.addLabel("", row=rows, col=0)  # takes the height the maps do not need
+        win.addLabel("", row=rows, col=0)  # ...this empty row takes the height left over
         grid.setRowStretchFactor(rows, 1)
     return win, CHART_WIDTH, panel_h * rows
 
