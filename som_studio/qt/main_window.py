@@ -307,6 +307,7 @@ class MainWindow(QMainWindow):
             self.map_view.show_frame(frames.make_frame(r.iterations_done, fm, self.map_view.choice(), lo, hi),
                                      force=True)
             self.map_view.keep_final(fm)
+            self.map_view.caption.setText(f"{run.name} (kept run): iteration {r.iterations_done:,}")
         self.status_label.setText(f"Showing {run.name} ({r.impl}, {r.status}) from the run list")
 
     def toggle_pause(self) -> None:
