@@ -24,7 +24,11 @@ EPILOG = """\
 examples:
   som-studio list
   som-studio bench --impl numpy-batch,jax-vmap-batch --grid 60x34 --epochs 10
-  som-studio --cpu-devices 8 devices
+  som-studio compare --impl numpy-batch,jax-fused-batch --grid 60x34 --epochs 10 --report report.html
+  som-studio --cpu-devices 8 devices --layout 2x4
+  som-studio doctor
+
+`som-studio COMMAND --help` explains each command's options.
 """
 
 
@@ -50,8 +54,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     args._argv = list(sys.argv[1:] if argv is None else argv)  # to re-run in a supervised child
-    if args.cpu_devices is not None and args.cpu_devices < 1:
-        parser.error("--cpu-devices: must be at least 1")
     from som_studio.core import jax_runtime
 
     try:

@@ -139,6 +139,12 @@ def test_one_failure_does_not_stop_the_others(capsys, tmp_path, broken_impl):
         (["bench", "--impl", "numpy-batch", "--data", "/no/such.csv"], "no such file"),
         (["bench", "--impl", "numpy-batch,numpy-online", "--baseline", "jax-vmap-batch"], "--baseline"),
         (["--cpu-devices", "0", "list"], "--cpu-devices"),
+        (["--cpu-devices", "100000", "list"], "--cpu-devices"),
+        # a count is checked even where no listed implementation uses it
+        (["bench", "--impl", "numpy-batch", "--steps", "-1"], "--steps"),
+        # epochs for online implementations only: refused, not silently replaced by the default steps
+        (["bench", "--impl", "numpy-online", "--epochs", "5"], "--epochs: applies to batch implementations"),
+        (["bench", "--impl", "numpy-batch", "--seed", "-1"], "--seed"),
     ],
 )
 def test_bad_input_is_a_clear_error_without_traceback(capsys, argv, text):

@@ -8,7 +8,8 @@ import sys
 from som_studio.commands.common import (
     CommandError,
     Progress,
-    _pos_int,
+    _count,
+    _whole,
     add_run_options,
     check_output,
     configs_from_args,
@@ -33,7 +34,7 @@ examples:
   som-studio --cpu-devices 4 bench --impl jax-shardmap-batch,jax-pmap-batch --layout 4x1
 
 across machines (one command per machine; process 0 prints and writes):
-  som-studio bench --impl jax-shardmap-batch --layout 2x1 \
+  som-studio bench --impl jax-shardmap-batch --layout 2x1 \\
       --coordinator 192.168.100.1:5555 --num-processes 2 --process-id 0
 """
 
@@ -49,9 +50,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     d = p.add_argument_group("across processes and machines (JAX's distributed runtime)")
     d.add_argument("--coordinator", metavar="HOST:PORT",
                    help="address of process 0, which hosts the coordinator there; every process gives the same")
-    d.add_argument("--num-processes", type=_pos_int, metavar="P", help="number of processes taking part")
-    d.add_argument("--process-id", type=_pos_int, metavar="I", help="this process's number, 0..P-1 (0 prints and writes)")
-    d.add_argument("--init-timeout", type=_pos_int, default=120, metavar="S",
+    d.add_argument("--num-processes", type=_count, metavar="P", help="number of processes taking part")
+    d.add_argument("--process-id", type=_whole, metavar="I", help="this process's number, 0..P-1 (0 prints and writes)")
+    d.add_argument("--init-timeout", type=_count, default=120, metavar="S",
                    help="give up when the processes are not all connected within S seconds, or when a peer stops "
                         "answering for S seconds; default %(default)s")
     return p
