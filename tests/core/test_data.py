@@ -48,6 +48,12 @@ def test_min_max_scaling(tmp_path):
         ("nan.csv", "1,2\nnan,4\n", "NaN or infinite"),
         ("inf.csv", "1,inf\n", "NaN or infinite"),
         ("data.txt2", "1,2\n", "unsupported file type"),
+        # a first row with numbers is data: its bad cell is reported, the row is not dropped as a header
+        ("trailing.csv", "1,2,3,\n4,5,6,\n", "empty value at row 1, column 4"),
+        ("typo.csv", "1,2,x\n3,4,5\n", "non-numeric value 'x' at row 1, column 3"),
+        # rows are the file's lines, blank and comment lines counted
+        ("gaps.csv", "a,b\n\n# note\n1,2\n3\n", "row 5 has 1 columns"),
+        ("nan_line.csv", "a,b\n1,2\n\n3,nan\n", "first at row 4, column 2"),
     ],
 )
 def test_bad_text_files_name_file_and_problem(tmp_path, name, content, problem):
@@ -71,7 +77,7 @@ def test_bad_npy_files(tmp_path):
     with pytest.raises(DataError, match="numeric"):
         load_data(tmp_path / "text.npy")
     (tmp_path / "junk.npy").write_bytes(b"not an npy file at all")
-    with pytest.raises(DataError, match="junk.npy"):
+    with pytest.raises(DataError, match="junk.npy: not a .npy file"):
         load_data(tmp_path / "junk.npy")
 
 
