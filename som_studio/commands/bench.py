@@ -138,8 +138,8 @@ def run_configs(configs, *, quiet: bool = False, silent: bool = False, observe=N
     (``compare`` keeps the maps from it). ``session_kw`` go to each
     :class:`~som_studio.session.session.Session`.
     """
-    from som_studio.core.problem import load_problem_data
     from som_studio.core.data import DataError
+    from som_studio.core.problem import check_range, load_problem_data
     from som_studio.session.events import ChunkTimed, Failed, Finished, Started
     from som_studio.session.session import Session
     from som_studio.session.record import RunRecord
@@ -150,6 +150,7 @@ def run_configs(configs, *, quiet: bool = False, silent: bool = False, observe=N
     data = None
     try:
         data = load_problem_data(configs[0])  # the same data for every run
+        check_range(data, configs[0].precision, configs[0].data.path or "data")  # one precision for all
     except DataError as exc:
         raise CommandError(f"--data: {exc}") from None
     for index, cfg in enumerate(configs):

@@ -25,7 +25,7 @@ import numpy as np
 from som_studio.config import ConfigError, RunConfig, parse_layout
 from som_studio.core import memory, metrics, registry
 from som_studio.core.data import DataError
-from som_studio.core.problem import load_problem_data, make_problem
+from som_studio.core.problem import check_range, load_problem_data, make_problem
 from som_studio.core.protocol import Implementation, ProblemSize
 from som_studio.session import env as envmod
 from som_studio.session.events import (
@@ -171,6 +171,7 @@ class Session:
             if cfg.precision not in impl.precisions:
                 raise ConfigError("precision", f"{impl.name} supports {', '.join(impl.precisions)}, not {cfg.precision}")
             data = self._data if self._data is not None else load_problem_data(cfg)
+            check_range(data, cfg.precision, cfg.data.path or "data")
             record.samples = int(data.shape[0])
             record.layout = cfg.layout if impl.shards else "1x1"
             if impl.shards:

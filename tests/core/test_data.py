@@ -115,3 +115,23 @@ def test_problem_is_seeded_and_in_the_requested_precision():
     p64 = make_problem(cfg.replace(precision="float64"), "online")
     assert p64.dtype == np.float64
     assert make_problem(cfg.replace(epochs=3, steps=None), "batch").order is None
+
+
+def test_data_too_large_for_the_precision_is_refused(tmp_path):
+    from som_studio.core.problem import check_range
+
+    data = np.array([[1e19, 2.0], [3.0, 4.0]])
+    with pytest.raises(DataError, match="too large for float32"):  # squares would overflow to inf
+        check_range(data, "float32", "big.csv")
+    check_range(data, "float64")
+    check_range(np.array([[1e18, 0.0]]), "float32")
+
+
+def test_session_fails_clearly_on_data_too_large(tmp_path):
+    from som_studio.session.session import Session, run_to_completion
+
+    (tmp_path / "big.csv").write_text("1e200,2\n3e200,4\n5,6\n")
+    cfg = RunConfig(impl="numpy-batch", width=3, height=2, epochs=1, precision="float64",
+                    data=DataSpec(path=str(tmp_path / "big.csv")))
+    rec = run_to_completion(Session(cfg))
+    assert rec.status == "failed" and "too large for float64" in rec.message
