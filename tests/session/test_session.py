@@ -179,3 +179,20 @@ def test_jax_runs_report_compile_apart_and_do_not_recompile(small_config):
     assert rec.compiles == 1  # the warm-up's compile only: chunks of every size reuse it
     assert rec.env["backend"] == "cpu" and rec.env["devices"]
     assert rec.peak_bytes is not None and rec.estimate_bytes > 0
+
+
+def test_time_the_caller_spends_between_events_is_not_the_runs():
+    # A caller that draws or encodes every event (the app, compare's frames) must
+    # not make the run look slower: total_s counts only the session's own time.
+    import time as _time
+
+    cfg = RunConfig(impl="numpy-batch", width=4, height=3, epochs=3, data=DataSpec(samples=20))
+    slept = 0.0
+    record = None
+    for ev in Session(cfg, snapshot_interval_s=0.0, quality_points=0).run():
+        _time.sleep(0.1)
+        slept += 0.1
+        record = getattr(ev, "record", record)
+    assert record is not None and record.status == "ok"
+    assert slept >= 0.5
+    assert record.total_s < slept / 2  # the tiny run itself takes milliseconds
