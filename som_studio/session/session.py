@@ -309,7 +309,8 @@ class Session:
                 if not record.history or record.history[-1]["iteration"] != it:
                     record.history.append({"iteration": it, "qe": qe, "te": te})
                     yield QualityMeasured(it, qe, te)
-            elif record.history:
+            elif record.history and record.history[-1]["iteration"] == it:
+                # Measured on the final map already; an earlier measurement is not the final map's.
                 record.qe, record.te = record.history[-1]["qe"], record.history[-1]["te"]
             yield Finished(record)
         except Exception as exc:

@@ -196,3 +196,15 @@ def test_time_the_caller_spends_between_events_is_not_the_runs():
     assert record is not None and record.status == "ok"
     assert slept >= 0.5
     assert record.total_s < slept / 2  # the tiny run itself takes milliseconds
+
+
+def test_a_cancelled_run_does_not_pass_off_an_earlier_quality_as_its_final_one(small_config):
+    cfg = small_config.replace(impl="numpy-online", steps=200_000)
+    session = Session(cfg, snapshot_interval_s=None, quality_points=10)
+    for ev in session.run():
+        if isinstance(ev, ChunkTimed) and ev.end > 50:
+            session.cancel()
+        rec = getattr(ev, "record", None)
+    assert rec is not None and rec.status == "cancelled"
+    assert rec.history and rec.history[-1]["iteration"] == 0  # measured on the initial map only
+    assert rec.qe is None and rec.te is None  # quality.qe/te are the final map's, which was not measured
