@@ -191,17 +191,10 @@ def speedups(records, baseline: str | None = None) -> dict[str, float | None]:
     return dict(zip(names, content.speedups(records, b, prefer_numpy=False)))
 
 
-def _fmt_s(v: float | None) -> str:
-    if v is None:
-        return "-"
-    if v >= 1:
-        return f"{v:.2f} s"
-    if v >= 1e-3:
-        return f"{v * 1e3:.2f} ms"
-    return f"{v * 1e6:.1f} us"
-
-
 def format_table(records, baseline: str | None = None) -> str:
+    """The runs as a text table, with failures' messages and sharded runs' traffic below it."""
+    from som_studio.report.content import format_seconds as _fmt_s
+
     sp = speedups(records, baseline)
     head = ["implementation", "kind", "status", "compile", "median/it", "p95/it", "total", "samples/s", "QE", "TE", "speed-up"]
     rows = []

@@ -11,8 +11,6 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-_PAGE = 4096
-
 
 def _status_kb(key: str) -> int | None:
     try:
@@ -55,9 +53,8 @@ class PeakMemory:
             self._hwm = False
         self._base = rss()
         self._peak = self._base
-        self._dev_base = self._device_in_use()
+        self._dev_base = self._device_total("bytes_in_use")
         if not self._hwm:
-            self._peak = self._base
             self._thread = threading.Thread(target=self._sample, name="som-memwatch", daemon=True)
             self._thread.start()
 
@@ -81,25 +78,16 @@ class PeakMemory:
         while not self._stop.wait(0.005):
             self._peak = max(self._peak, rss())
 
-    def _device_in_use(self) -> int:
+    def _device_total(self, key: str) -> int:
+        """``memory_stats()[key]`` summed over the run's devices (0 where not reported)."""
         total = 0
         for d in self.devices:
             try:
                 stats = d.memory_stats() or {}
-            except Exception:
+            except Exception:  # not every backend reports memory
                 stats = {}
-            total += int(stats.get("bytes_in_use", 0))
+            total += int(stats.get(key, 0))
         return total
-
-    def _device_peak(self) -> int:
-        total = 0
-        for d in self.devices:
-            try:
-                stats = d.memory_stats() or {}
-            except Exception:
-                stats = {}
-            total += int(stats.get("peak_bytes_in_use", 0))
-        return max(0, total - self._dev_base)
 
     def stop(self) -> int:
         if self._thread is not None:
@@ -109,7 +97,7 @@ class PeakMemory:
         else:
             self._checkpoint()
             peak = self._peak
-        return max(0, peak - self._base) + self._device_peak()
+        return max(0, peak - self._base) + max(0, self._device_total("peak_bytes_in_use") - self._dev_base)
 
 
 def _trim_heap() -> None:
