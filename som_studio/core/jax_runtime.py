@@ -96,6 +96,3 @@ def compile_count() -> int:
     """XLA compilations in this process so far (0 until JAX is started here)."""
     return _compiles
 
-
-def jax_started() -> bool:
-    return _listening

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import platform
-import sys
 from functools import lru_cache
 from importlib import metadata
 from typing import Any
@@ -66,6 +65,3 @@ def device_info(device: Any) -> dict[str, Any]:
         info["memory_in_use"] = stats.get("bytes_in_use")
     return info
 
-
-def python_executable() -> str:
-    return sys.executable
