@@ -386,7 +386,7 @@ def _env_facts(env: dict[str, Any]) -> dict[str, str]:
     for key, label in labels:
         if env.get(key) is not None:
             out[label] = str(env[key])
-    if "backend" in env:
+    if env.get("backend") is not None:  # None: the run failed before its backend started
         out["backend"] = str(env["backend"])
     devices = env.get("devices") or []
     if devices:

@@ -192,12 +192,13 @@ class Session:
                 check_layout_devices(impl, cfg)
             record.estimate_bytes = check_memory(impl, cfg, data.shape[0], data.shape[1])
             record.env = envmod.describe(impl.backend)
-        except (ConfigError, DataError, registry.UnknownImplementation, MemoryRefused) as exc:
-            record.status, record.message = "failed", str(exc)
-            yield Failed(record)
-            return
-        except Exception as exc:  # an environment that cannot run this (e.g. JAX fails to start)
-            record.status, record.message = "failed", f"{type(exc).__name__}: {exc}"
+        except Exception as exc:
+            if isinstance(exc, (ConfigError, DataError, registry.UnknownImplementation, MemoryRefused)):
+                record.message = str(exc)
+            else:  # an environment that cannot run this (e.g. JAX fails to start)
+                record.message = f"{type(exc).__name__}: {exc}"
+            record.status = "failed"
+            record.env = record.env or envmod.describe(None)  # the JSON's env keys, even here
             yield Failed(record)
             return
         yield from self._train(impl, cfg, data, record)

@@ -123,6 +123,8 @@ def test_bad_configs_fail_with_a_message(small_config, changes, text):
     assert len(evs) == 1 and isinstance(evs[0], Failed)
     assert evs[0].record.status == "failed"
     assert text in evs[0].record.message
+    env = evs[0].record.env  # the JSON's env keys are there even for a run that never started
+    assert {"python", "numpy", "jax", "jaxlib", "backend", "devices"} <= set(env) and env["backend"] is None
 
 
 def test_too_big_is_refused_up_front(tmp_path):
