@@ -52,14 +52,14 @@ def write_atomic(path: str | os.PathLike[str], content: bytes | str, force: bool
         if p.exists() and not force:  # appeared meanwhile: still never clobber
             raise OutputError(f"{p}: exists; use --force to overwrite it")
         os.replace(tmp, p)
-    except OSError as exc:
+    except BaseException as exc:  # Ctrl-C included: never leave the temporary file behind
         try:
             os.unlink(tmp)
         except OSError:
             pass
-        if isinstance(exc, OutputError):
-            raise
-        raise OutputError(f"{p}: cannot write ({exc.strerror or exc})") from None
+        if isinstance(exc, OSError) and not isinstance(exc, OutputError):
+            raise OutputError(f"{p}: cannot write ({exc.strerror or exc})") from None
+        raise
     return p
 
 

@@ -33,3 +33,15 @@ def test_a_folder_that_refuses_new_files_is_an_output_error(tmp_path, monkeypatc
 def test_json_writes_non_finite_numbers_as_null(tmp_path):
     p = write_json(tmp_path / "r.json", {"qe": float("nan"), "runs": [1.5, float("inf")], "ok": True})
     assert json.loads(p.read_text()) == {"qe": None, "runs": [1.5, None], "ok": True}
+
+
+def test_an_interrupted_write_leaves_nothing_behind(tmp_path, monkeypatch):
+    import os
+
+    def interrupted(_fd):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "fsync", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_atomic(tmp_path / "x.json", "{}")
+    assert list(tmp_path.iterdir()) == []
