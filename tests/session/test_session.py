@@ -191,12 +191,12 @@ def test_time_the_caller_spends_between_events_is_not_the_runs():
     cfg = RunConfig(impl="numpy-batch", width=4, height=3, epochs=3, data=DataSpec(samples=20))
     slept = 0.0
     record = None
-    for ev in Session(cfg, snapshot_interval_s=0.0, quality_points=0).run():
-        _time.sleep(0.1)
-        slept += 0.1
+    for ev in Session(cfg, snapshot_interval_s=None, quality_points=0).run():
+        _time.sleep(0.05)
+        slept += 0.05
         record = getattr(ev, "record", record)
     assert record is not None and record.status == "ok"
-    assert slept >= 0.5
+    assert slept >= 0.3
     assert record.total_s < slept / 2  # the tiny run itself takes milliseconds
 
 
