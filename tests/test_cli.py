@@ -145,6 +145,7 @@ def test_one_failure_does_not_stop_the_others(capsys, tmp_path, broken_impl):
         # epochs for online implementations only: refused, not silently replaced by the default steps
         (["bench", "--impl", "numpy-online", "--epochs", "5"], "--epochs: applies to batch implementations"),
         (["bench", "--impl", "numpy-batch", "--seed", "-1"], "--seed"),
+        (["bench", "--impl", "numpy-batch", "--scale"], "--scale"),
     ],
 )
 def test_bad_input_is_a_clear_error_without_traceback(capsys, argv, text):

@@ -111,6 +111,8 @@ def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
     from som_studio.core import registry
 
     width, height = args.grid
+    if args.scale and args.data is None:
+        raise CommandError("--scale: scales the features of --data FILE; random colours are already in [0, 1]")
     data = DataSpec(path=args.data, samples=args.samples, scale=args.scale)
     names = impl_names(args)
     kinds = {registry.get(n).kind for n in names}
