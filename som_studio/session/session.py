@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 import numpy as np
@@ -175,7 +175,7 @@ class Session:
         finally:
             events.close()  # a caller that stops early still gets the trainer closed now
 
-    def _events(self) -> Iterator[Event]:
+    def _events(self) -> Generator[Event, None, None]:
         cfg = self.config
         record = RunRecord(impl=cfg.impl, kind="?", config=cfg.to_dict())
         try:
@@ -203,7 +203,7 @@ class Session:
             return
         yield from self._train(impl, cfg, data, record)
 
-    def _train(self, impl: Implementation, cfg: RunConfig, data: np.ndarray, record: RunRecord) -> Iterator[Event]:
+    def _train(self, impl: Implementation, cfg: RunConfig, data: np.ndarray, record: RunRecord) -> Generator[Event, None, None]:
         from som_studio.core import jax_runtime
 
         devices: list[Any] = []
