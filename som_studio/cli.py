@@ -24,7 +24,8 @@ EPILOG = """\
 examples:
   som-studio list
   som-studio bench --impl numpy-batch,jax-vmap-batch --grid 60x34 --epochs 10
-  som-studio compare --impl numpy-batch,jax-fused-batch --grid 60x34 --epochs 10 --report report.html
+  som-studio compare --impl numpy-batch,jax-fused-batch --grid 60x34 --epochs 10 \\
+      --report report.html
   som-studio --cpu-devices 8 devices --layout 2x4
   som-studio doctor
 
@@ -39,7 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"som-studio {__version__}")
     p.add_argument("--cpu-devices", type=int, metavar="N",
-                   help="use JAX's CPU backend with N simulated devices (even where a GPU exists)")
+                   help="use JAX's CPU backend with N simulated devices (1-1024), even where a GPU "
+                        "exists: try device layouts without a cluster")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         mod = importlib.import_module(f"som_studio.commands.{name}")
