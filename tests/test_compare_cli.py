@@ -180,7 +180,7 @@ def test_a_failed_write_leaves_no_partial_file(tmp_path, capsys, monkeypatch) ->
     args = RUN[:2] + ["numpy-online"] + RUN[3:] + ["--json", str(tmp_path / "r.json")]
     assert cli.main(args) == 2
     err = capsys.readouterr().err
-    assert f"som-studio compare: error: {tmp_path / 'r.json'}: cannot write (No space left on device)" in err
+    assert f"som-studio compare: error: --json: {tmp_path / 'r.json'}: cannot write (No space left on device)" in err
     assert list(tmp_path.iterdir()) == []
 
 
