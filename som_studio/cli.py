@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"som-studio {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("som-studio: interrupted", file=sys.stderr)
+        print(f"som-studio {args.command}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # `som-studio list | head`: the reader left, not an error of ours
         import os
