@@ -196,3 +196,13 @@ def test_compare_help_imports_neither_qt_nor_jax() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "--animation FILE" in out and "HEAVY []" in out
     assert compare.REPORT_SUFFIXES == (".html", ".htm")
+
+
+def test_the_terminal_table_and_the_report_agree_on_the_baseline(tmp_path, capsys) -> None:
+    # compare's default baseline is each kind's NumPy run, also when it is not listed first.
+    args = ["compare", "--impl", "jax-jit-online,numpy-online", "--grid", "6x5", "--steps", "200", "--samples", "30",
+            "-q", "--json", str(tmp_path / "r.json")]
+    assert cli.main(args) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("numpy-online"))
+    assert row.rstrip().endswith("1.0x")  # numpy-online is the baseline, though listed second

@@ -178,24 +178,28 @@ def run_configs(configs, *, quiet: bool = False, silent: bool = False, observe=N
     return records
 
 
-def speedups(records, baseline: str | None = None) -> dict[str, float | None]:
+def speedups(records, baseline: str | None = None, prefer_numpy: bool = False) -> dict[str, float | None]:
     """Median-per-iteration speed-up of each run against the baseline of its kind.
 
     The baseline is ``baseline`` where it is of the run's kind, else the first
-    listed run of that kind (see :func:`som_studio.report.content.baseline_index`).
+    listed run of that kind (``bench``), or with ``prefer_numpy`` its NumPy run
+    (``compare``, as its report does; see :func:`som_studio.report.content.baseline_index`).
     """
     from som_studio.report import content
 
     names = [r.impl for r in records]
     b = names.index(baseline) if baseline in names else None
-    return dict(zip(names, content.speedups(records, b, prefer_numpy=False)))
+    return dict(zip(names, content.speedups(records, b, prefer_numpy=prefer_numpy)))
 
 
-def format_table(records, baseline: str | None = None) -> str:
-    """The runs as a text table, with failures' messages and sharded runs' traffic below it."""
+def format_table(records, baseline: str | None = None, prefer_numpy: bool = False) -> str:
+    """The runs as a text table, with failures' messages and sharded runs' traffic below it.
+
+    ``baseline`` and ``prefer_numpy`` choose each kind's baseline as :func:`speedups` does.
+    """
     from som_studio.report.content import format_seconds as _fmt_s
 
-    sp = speedups(records, baseline)
+    sp = speedups(records, baseline, prefer_numpy)
     head = ["implementation", "kind", "status", "compile", "median/it", "p95/it", "total", "samples/s", "QE", "TE", "speed-up"]
     rows = []
     for r in records:

@@ -152,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
     # Snapshots only where an animation wants them: the initial and final maps come anyway.
     interval = 1 / 30 if outputs["animation"] else None
     records = run_configs(configs, quiet=args.quiet, observe=observe, snapshot_interval_s=interval)
-    print(format_table(records, args.baseline))
+    print(format_table(records, args.baseline, prefer_numpy=True))  # the report's baselines
 
     from som_studio.report.content import build_report
 
