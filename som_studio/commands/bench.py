@@ -42,10 +42,7 @@ across machines (one command per machine; process 0 prints and writes):
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help=HELP, description=DESCRIPTION,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_run_options(p)
-    p.add_argument("--baseline", metavar="IMPL",
-                   help="speed-ups are against this implementation, for runs of its kind "
-                        "(default: the first listed implementation of the same kind)")
+    add_run_options(p, baseline_default="the first listed implementation of the same kind")
     p.add_argument("--json", metavar="FILE", help="write every run's full record as JSON (see README)")
     d = p.add_argument_group("across processes and machines (JAX's distributed runtime)")
     d.add_argument("--coordinator", metavar="HOST:PORT",
@@ -98,9 +95,6 @@ def run(args: argparse.Namespace) -> int:
                 raise CommandError(str(exc)) from None
         distributed.initialize(cluster)  # before anything else starts JAX
     configs = configs_from_args(args)
-    names = [c.impl for c in configs]
-    if args.baseline and args.baseline not in names:
-        raise CommandError(f"--baseline: {args.baseline!r} is not among --impl ({', '.join(names)})")
     if cluster is not None:
         from som_studio.session.distributed import DistributedError, check_same_runs
 

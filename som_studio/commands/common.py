@@ -53,8 +53,11 @@ def _count(text: str) -> int:
     return v
 
 
-def add_run_options(p: argparse.ArgumentParser) -> None:
-    """The options that define the SOM to train (shared by ``bench`` and ``compare``)."""
+def add_run_options(p: argparse.ArgumentParser, *, baseline_default: str) -> None:
+    """The options that define the SOM to train, and ``--baseline`` (shared by ``bench`` and ``compare``).
+
+    ``baseline_default`` says, for the help, which run is the baseline when none is given.
+    """
     g = p.add_argument_group("the SOM to train (the same for every implementation)")
     g.add_argument("--impl", default="numpy-batch,jax-vmap-batch",
                    help="comma-separated implementations to run, in order (see `som-studio list`); "
@@ -83,6 +86,8 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--layout", default="1x1", metavar="DATAxMAP",
                    help="device mesh: devices along the data axis x along the map axis; default 1x1")
     o = p.add_argument_group("output")
+    o.add_argument("--baseline", metavar="IMPL",
+                   help=f"speed-ups are against this implementation, for runs of its kind (default: {baseline_default})")
     o.add_argument("--force", action="store_true", help="overwrite output files that exist")
     o.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 
@@ -115,6 +120,8 @@ def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
         raise CommandError("--scale: scales the features of --data FILE; random colours are already in [0, 1]")
     data = DataSpec(path=args.data, samples=args.samples, scale=args.scale)
     names = impl_names(args)
+    if args.baseline and args.baseline not in names:
+        raise CommandError(f"--baseline: {args.baseline!r} is not among --impl ({', '.join(names)})")
     kinds = {registry.get(n).kind for n in names}
     for flag, given, kind, other, other_given in (("--epochs", args.epochs, "batch", "--steps", args.steps),
                                                   ("--steps", args.steps, "online", "--epochs", args.epochs)):

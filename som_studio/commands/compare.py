@@ -45,10 +45,7 @@ REPORT_SUFFIXES = (".html", ".htm")
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("compare", help=HELP, description=DESCRIPTION,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_run_options(p)
-    p.add_argument("--baseline", metavar="IMPL",
-                   help="speed-ups are against this implementation, for runs of its kind "
-                        "(default: the NumPy run of the same kind, else the first listed)")
+    add_run_options(p, baseline_default="the NumPy run of the same kind, else the first listed")
     o = p.add_argument_group("files to write (each checked before training starts)")
     o.add_argument("--report", metavar="FILE.html", help="the report as one self-contained HTML page")
     o.add_argument("--pdf", metavar="FILE.pdf", help="the report as PDF")
@@ -138,8 +135,6 @@ def run(args: argparse.Namespace) -> int:
 
     configs = configs_from_args(args)
     names = [c.impl for c in configs]
-    if args.baseline and args.baseline not in names:
-        raise CommandError(f"--baseline: {args.baseline!r} is not among --impl ({', '.join(names)})")
     outputs = check_outputs(args, names)
 
     from som_studio.session.capture import RunCapture
