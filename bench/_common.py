@@ -12,6 +12,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from som_studio.report.content import format_seconds as fmt_s  # noqa: E402  (after the path is set)
+
+__all__ = ["ROOT", "bench_in_subprocess", "fmt_s", "table"]
+
 
 def bench_in_subprocess(args: list[str], cpu_devices: int | None = None) -> list[dict]:
     """Run ``som-studio bench ARGS --json`` in a fresh process; return its runs.
@@ -29,16 +33,6 @@ def bench_in_subprocess(args: list[str], cpu_devices: int | None = None) -> list
         if not out.exists():
             raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr}")
         return json.loads(out.read_text())["runs"]
-
-
-def fmt_s(v: float | None) -> str:
-    if v is None:
-        return "-"
-    if v >= 1:
-        return f"{v:.2f} s"
-    if v >= 1e-3:
-        return f"{v * 1e3:.2f} ms"
-    return f"{v * 1e6:.1f} us"
 
 
 def table(head: list[str], rows: list[list[str]]) -> str:

@@ -24,7 +24,12 @@ EPILOG = """\
 examples:
   som-studio list
   som-studio bench --impl numpy-batch,jax-vmap-batch --grid 60x34 --epochs 10
-  som-studio --cpu-devices 8 devices
+  som-studio compare --impl numpy-batch,jax-fused-batch --grid 60x34 --epochs 10 \\
+      --report report.html
+  som-studio --cpu-devices 8 devices --layout 2x4
+  som-studio doctor
+
+`som-studio COMMAND --help` explains each command's options.
 """
 
 
@@ -35,7 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"som-studio {__version__}")
     p.add_argument("--cpu-devices", type=int, metavar="N",
-                   help="use JAX's CPU backend with N simulated devices (even where a GPU exists)")
+                   help="use JAX's CPU backend with N simulated devices (1-1024), even where a GPU "
+                        "exists: try device layouts without a cluster")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         mod = importlib.import_module(f"som_studio.commands.{name}")
@@ -50,8 +56,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     args._argv = list(sys.argv[1:] if argv is None else argv)  # to re-run in a supervised child
-    if args.cpu_devices is not None and args.cpu_devices < 1:
-        parser.error("--cpu-devices: must be at least 1")
     from som_studio.core import jax_runtime
 
     try:
@@ -66,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"som-studio {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("som-studio: interrupted", file=sys.stderr)
+        print(f"som-studio {args.command}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # `som-studio list | head`: the reader left, not an error of ours
         import os

@@ -73,6 +73,11 @@ def _check_grid(width: int, height: int) -> None:
         raise ConfigError("grid", f"{width}x{height} has {width * height:,} units; at most {MAX_UNITS:,} fit")
 
 
+def _whole(v: float) -> bool:
+    """``v`` is a whole number (an int, or a float with no fraction; not NaN or infinite)."""
+    return isinstance(v, int) or (isinstance(v, float) and v.is_integer())
+
+
 def default_sigma_start(width: int, height: int) -> tuple[float, float]:
     """Start radius per axis: a quarter of the side, at least 1 unit."""
     return (max(width / 4.0, 1.0), max(height / 4.0, 1.0))
@@ -175,7 +180,7 @@ class RunConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)):
                 raise ConfigError(name, f"must be a number, got {v!r}")
-        if int(self.width) != self.width or int(self.height) != self.height:
+        if not (_whole(self.width) and _whole(self.height)):
             raise ConfigError("grid", "width and height must be whole numbers")
         _check_grid(self.width, self.height)
         if self.data.path is None:
@@ -220,10 +225,12 @@ class RunConfig:
             v = float(getattr(self, name))
             if not math.isfinite(v) or v <= 0 or v > 1:
                 raise ConfigError(name, f"learning rate must be in (0, 1], got {v!r}")
-        if int(self.seed) != self.seed or self.seed < 0 or self.seed >= 2**63:
+        if not _whole(self.seed) or self.seed < 0 or self.seed >= 2**63:
             raise ConfigError("seed", f"must be a whole number >= 0, got {self.seed!r}")
         if self.precision not in PRECISIONS:
             raise ConfigError("precision", f"must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
+        if not isinstance(self.layout, str):
+            raise ConfigError("layout", f"expected DATAxMAP such as 2x2, got {self.layout!r}")
         parse_layout(self.layout)
         return self
 

@@ -139,6 +139,13 @@ def test_one_failure_does_not_stop_the_others(capsys, tmp_path, broken_impl):
         (["bench", "--impl", "numpy-batch", "--data", "/no/such.csv"], "no such file"),
         (["bench", "--impl", "numpy-batch,numpy-online", "--baseline", "jax-vmap-batch"], "--baseline"),
         (["--cpu-devices", "0", "list"], "--cpu-devices"),
+        (["--cpu-devices", "100000", "list"], "--cpu-devices"),
+        # a count is checked even where no listed implementation uses it
+        (["bench", "--impl", "numpy-batch", "--steps", "-1"], "--steps"),
+        # epochs for online implementations only: refused, not silently replaced by the default steps
+        (["bench", "--impl", "numpy-online", "--epochs", "5"], "--epochs: applies to batch implementations"),
+        (["bench", "--impl", "numpy-batch", "--seed", "-1"], "--seed"),
+        (["bench", "--impl", "numpy-batch", "--scale"], "--scale"),
     ],
 )
 def test_bad_input_is_a_clear_error_without_traceback(capsys, argv, text):
@@ -174,3 +181,21 @@ def test_bench_speedups_default_to_the_first_listed_of_each_kind():
             rec("numpy-online", "online", 2.0), rec("jax-jit-online", "online", 0.5)]
     assert speedups(runs) == {"jax-vmap-batch": 1.0, "numpy-batch": 0.25, "numpy-online": 1.0, "jax-jit-online": 4.0}
     assert speedups(runs, "numpy-batch")["jax-vmap-batch"] == 4.0
+
+
+def test_ctrl_c_during_bench_is_a_short_message_and_no_file(tmp_path):
+    import signal
+    import time
+
+    out = tmp_path / "runs.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "som_studio", "bench", "--impl", "numpy-online", "--steps", "10000000",
+         "--json", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    time.sleep(1.5)  # well into training (start-up takes ~0.2 s)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert "som-studio bench: interrupted" in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []

@@ -180,7 +180,7 @@ def test_a_failed_write_leaves_no_partial_file(tmp_path, capsys, monkeypatch) ->
     args = RUN[:2] + ["numpy-online"] + RUN[3:] + ["--json", str(tmp_path / "r.json")]
     assert cli.main(args) == 2
     err = capsys.readouterr().err
-    assert f"som-studio compare: error: {tmp_path / 'r.json'}: cannot write (No space left on device)" in err
+    assert f"som-studio compare: error: --json: {tmp_path / 'r.json'}: cannot write (No space left on device)" in err
     assert list(tmp_path.iterdir()) == []
 
 
@@ -196,3 +196,16 @@ def test_compare_help_imports_neither_qt_nor_jax() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "--animation FILE" in out and "HEAVY []" in out
     assert compare.REPORT_SUFFIXES == (".html", ".htm")
+
+
+def test_the_terminal_table_and_the_report_agree_on_the_baseline(tmp_path, capsys) -> None:
+    # compare's default baseline is each kind's NumPy run, also when it is not listed first.
+    path = tmp_path / "r.json"
+    args = ["compare", "--impl", "jax-vmap-batch,numpy-batch", "--grid", "10x8", "--epochs", "5", "--samples", "200",
+            "-q", "--json", str(path)]
+    assert cli.main(args) == 0
+    out = capsys.readouterr().out
+    med = {r["impl"]: r["timings"]["median_s"] for r in json.loads(path.read_text())["runs"]}
+    rows = {line.split()[0]: line.split()[-1] for line in out.splitlines() if line.startswith(("jax-", "numpy-"))}
+    assert rows["numpy-batch"] == "1.0x"  # the baseline, though listed second
+    assert rows["jax-vmap-batch"] == f"{med['numpy-batch'] / med['jax-vmap-batch']:.1f}x"

@@ -86,3 +86,14 @@ def test_default_schedules_follow_the_grid():
     assert (sx1, sy1) == (2.0, 2.0)
     (sx0, sy0), (sx1, sy1) = RunConfig(width=8, height=1).sigmas
     assert sy0 == 1.0 and sy1 == 1.0 and sx1 <= sx0
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [({"seed": float("nan")}, "seed"), ({"seed": float("inf")}, "seed"), ({"width": float("inf")}, "grid"),
+     ({"height": float("nan")}, "grid"), ({"layout": 5}, "layout")],
+)
+def test_non_finite_or_mistyped_values_name_their_field(changes, field):
+    with pytest.raises(ConfigError) as info:
+        RunConfig(epochs=1, **changes).validate("batch")
+    assert info.value.field == field

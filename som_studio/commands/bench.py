@@ -8,7 +8,8 @@ import sys
 from som_studio.commands.common import (
     CommandError,
     Progress,
-    _pos_int,
+    _count,
+    _whole,
     add_run_options,
     check_output,
     configs_from_args,
@@ -33,7 +34,7 @@ examples:
   som-studio --cpu-devices 4 bench --impl jax-shardmap-batch,jax-pmap-batch --layout 4x1
 
 across machines (one command per machine; process 0 prints and writes):
-  som-studio bench --impl jax-shardmap-batch --layout 2x1 \
+  som-studio bench --impl jax-shardmap-batch --layout 2x1 \\
       --coordinator 192.168.100.1:5555 --num-processes 2 --process-id 0
 """
 
@@ -41,17 +42,14 @@ across machines (one command per machine; process 0 prints and writes):
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help=HELP, description=DESCRIPTION,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_run_options(p)
-    p.add_argument("--baseline", metavar="IMPL",
-                   help="speed-ups are against this implementation, for runs of its kind "
-                        "(default: the first listed implementation of the same kind)")
+    add_run_options(p, baseline_default="the first listed implementation of the same kind")
     p.add_argument("--json", metavar="FILE", help="write every run's full record as JSON (see README)")
     d = p.add_argument_group("across processes and machines (JAX's distributed runtime)")
     d.add_argument("--coordinator", metavar="HOST:PORT",
                    help="address of process 0, which hosts the coordinator there; every process gives the same")
-    d.add_argument("--num-processes", type=_pos_int, metavar="P", help="number of processes taking part")
-    d.add_argument("--process-id", type=_pos_int, metavar="I", help="this process's number, 0..P-1 (0 prints and writes)")
-    d.add_argument("--init-timeout", type=_pos_int, default=120, metavar="S",
+    d.add_argument("--num-processes", type=_count, metavar="P", help="number of processes taking part")
+    d.add_argument("--process-id", type=_whole, metavar="I", help="this process's number, 0..P-1 (0 prints and writes)")
+    d.add_argument("--init-timeout", type=_count, default=120, metavar="S",
                    help="give up when the processes are not all connected within S seconds, or when a peer stops "
                         "answering for S seconds; default %(default)s")
     return p
@@ -97,9 +95,6 @@ def run(args: argparse.Namespace) -> int:
                 raise CommandError(str(exc)) from None
         distributed.initialize(cluster)  # before anything else starts JAX
     configs = configs_from_args(args)
-    names = [c.impl for c in configs]
-    if args.baseline and args.baseline not in names:
-        raise CommandError(f"--baseline: {args.baseline!r} is not among --impl ({', '.join(names)})")
     if cluster is not None:
         from som_studio.session.distributed import DistributedError, check_same_runs
 
@@ -137,8 +132,8 @@ def run_configs(configs, *, quiet: bool = False, silent: bool = False, observe=N
     (``compare`` keeps the maps from it). ``session_kw`` go to each
     :class:`~som_studio.session.session.Session`.
     """
-    from som_studio.core.problem import load_problem_data
     from som_studio.core.data import DataError
+    from som_studio.core.problem import check_range, load_problem_data
     from som_studio.session.events import ChunkTimed, Failed, Finished, Started
     from som_studio.session.session import Session
     from som_studio.session.record import RunRecord
@@ -149,6 +144,7 @@ def run_configs(configs, *, quiet: bool = False, silent: bool = False, observe=N
     data = None
     try:
         data = load_problem_data(configs[0])  # the same data for every run
+        check_range(data, configs[0].precision, configs[0].data.path or "data")  # one precision for all
     except DataError as exc:
         raise CommandError(f"--data: {exc}") from None
     for index, cfg in enumerate(configs):
@@ -176,31 +172,28 @@ def run_configs(configs, *, quiet: bool = False, silent: bool = False, observe=N
     return records
 
 
-def speedups(records, baseline: str | None = None) -> dict[str, float | None]:
+def speedups(records, baseline: str | None = None, prefer_numpy: bool = False) -> dict[str, float | None]:
     """Median-per-iteration speed-up of each run against the baseline of its kind.
 
     The baseline is ``baseline`` where it is of the run's kind, else the first
-    listed run of that kind (see :func:`som_studio.report.content.baseline_index`).
+    listed run of that kind (``bench``), or with ``prefer_numpy`` its NumPy run
+    (``compare``, as its report does; see :func:`som_studio.report.content.baseline_index`).
     """
     from som_studio.report import content
 
     names = [r.impl for r in records]
     b = names.index(baseline) if baseline in names else None
-    return dict(zip(names, content.speedups(records, b, prefer_numpy=False)))
+    return dict(zip(names, content.speedups(records, b, prefer_numpy=prefer_numpy)))
 
 
-def _fmt_s(v: float | None) -> str:
-    if v is None:
-        return "-"
-    if v >= 1:
-        return f"{v:.2f} s"
-    if v >= 1e-3:
-        return f"{v * 1e3:.2f} ms"
-    return f"{v * 1e6:.1f} us"
+def format_table(records, baseline: str | None = None, prefer_numpy: bool = False) -> str:
+    """The runs as a text table, with failures' messages and sharded runs' traffic below it.
 
+    ``baseline`` and ``prefer_numpy`` choose each kind's baseline as :func:`speedups` does.
+    """
+    from som_studio.report.content import format_seconds as _fmt_s
 
-def format_table(records, baseline: str | None = None) -> str:
-    sp = speedups(records, baseline)
+    sp = speedups(records, baseline, prefer_numpy)
     head = ["implementation", "kind", "status", "compile", "median/it", "p95/it", "total", "samples/s", "QE", "TE", "speed-up"]
     rows = []
     for r in records:

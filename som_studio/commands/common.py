@@ -11,7 +11,7 @@ from som_studio.config import ConfigError, DataSpec, RunConfig
 
 
 class CommandError(Exception):
-    """A user error: printed as ``som-studio: error: ...`` with exit status 2."""
+    """A user error: printed as ``som-studio COMMAND: error: ...`` with exit status 2."""
 
 
 def _grid(text: str) -> tuple[int, int]:
@@ -34,49 +34,62 @@ def _pair(text: str) -> tuple[float, float]:
     return vals[0], vals[1]
 
 
-def _pos_int(text: str) -> int:
+def _whole(text: str) -> int:
+    """A whole number >= 0 (seeds, process ids)."""
     try:
         v = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {v}")
     return v
 
 
-def add_run_options(p: argparse.ArgumentParser) -> None:
-    """The options that define the SOM to train (shared by ``bench`` and ``compare``)."""
+def _count(text: str) -> int:
+    """A whole number >= 1 (sizes, iterations, seconds)."""
+    v = _whole(text)
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {v}")
+    return v
+
+
+def add_run_options(p: argparse.ArgumentParser, *, baseline_default: str) -> None:
+    """The options that define the SOM to train, and ``--baseline`` (shared by ``bench`` and ``compare``).
+
+    ``baseline_default`` says, for the help, which run is the baseline when none is given.
+    """
     g = p.add_argument_group("the SOM to train (the same for every implementation)")
     g.add_argument("--impl", default="numpy-batch,jax-vmap-batch",
                    help="comma-separated implementations to run, in order (see `som-studio list`); "
                         "default: %(default)s")
     g.add_argument("--grid", type=_grid, default=(cfgmod.DEFAULT_WIDTH, cfgmod.DEFAULT_HEIGHT), metavar="WxH",
                    help="map size, width x height (240x135: 240 columns, 135 rows); default 240x135")
-    g.add_argument("--samples", type=_pos_int, default=cfgmod.DEFAULT_SAMPLES, metavar="N",
+    g.add_argument("--samples", type=_count, default=cfgmod.DEFAULT_SAMPLES, metavar="N",
                    help="number of random colours to train on (ignored with --data); default %(default)s")
     g.add_argument("--data", metavar="FILE", help=".npy or .csv file of examples x features (numeric, optional header)")
     g.add_argument("--scale", action="store_true", help="min-max scale each feature of --data to [0, 1]")
-    g.add_argument("--epochs", type=_pos_int, default=cfgmod.DEFAULT_EPOCHS, metavar="N",
-                   help="epochs for batch implementations; default %(default)s")
-    g.add_argument("--steps", type=_pos_int, default=cfgmod.DEFAULT_STEPS, metavar="N",
-                   help="steps for online implementations; default %(default)s")
-    g.add_argument("--sigma-start", type=_pos_float_pair, metavar="S|SX,SY",
+    # None until configs_from_args: it tells a count given for no listed implementation.
+    g.add_argument("--epochs", type=_count, metavar="N",
+                   help=f"epochs for batch implementations; default {cfgmod.DEFAULT_EPOCHS}")
+    g.add_argument("--steps", type=_count, metavar="N",
+                   help=f"steps for online implementations; default {cfgmod.DEFAULT_STEPS}")
+    g.add_argument("--sigma-start", type=_pair, metavar="S|SX,SY",
                    help="start neighbourhood radius (per axis); default a quarter of each side")
-    g.add_argument("--sigma-end", type=_pos_float_pair, metavar="S|SX,SY",
+    g.add_argument("--sigma-end", type=_pair, metavar="S|SX,SY",
                    help="end neighbourhood radius (per axis); default 2 (or the start radius if smaller)")
     g.add_argument("--lr-start", type=float, default=cfgmod.DEFAULT_LR[0], metavar="A",
                    help="online learning rate at the first step; default %(default)s")
     g.add_argument("--lr-end", type=float, default=cfgmod.DEFAULT_LR[1], metavar="A",
                    help="online learning rate at the last step; default %(default)s")
-    g.add_argument("--seed", type=_pos_int, default=0, help="seed for data, initial map and sample order; default 0")
+    g.add_argument("--seed", type=_whole, default=0, metavar="N", help="seed for data, initial map and sample order; default 0")
     g.add_argument("--precision", choices=cfgmod.PRECISIONS, default="float32", help="default %(default)s")
     g.add_argument("--layout", default="1x1", metavar="DATAxMAP",
                    help="device mesh: devices along the data axis x along the map axis; default 1x1")
     o = p.add_argument_group("output")
+    o.add_argument("--baseline", metavar="IMPL",
+                   help=f"speed-ups are against this implementation, for runs of its kind (default: {baseline_default})")
     o.add_argument("--force", action="store_true", help="overwrite output files that exist")
     o.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
-
-
-def _pos_float_pair(text: str) -> tuple[float, float]:
-    return _pair(text)
 
 
 def impl_names(args: argparse.Namespace) -> list[str]:
@@ -94,21 +107,40 @@ def impl_names(args: argparse.Namespace) -> list[str]:
 
 
 def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
-    """One validated config per ``--impl`` entry, ``--steps``/``--epochs`` by kind."""
+    """One validated config per ``--impl`` entry, ``--steps``/``--epochs`` by kind.
+
+    A count given for a kind that no listed implementation has, and not given
+    for the kind they do have (``--impl numpy-online --epochs 5``), is refused:
+    it would otherwise be ignored and the runs would take the default count.
+    """
     from som_studio.core import registry
 
     width, height = args.grid
+    if args.scale and args.data is None:
+        raise CommandError("--scale: scales the features of --data FILE; random colours are already in [0, 1]")
     data = DataSpec(path=args.data, samples=args.samples, scale=args.scale)
+    names = impl_names(args)
+    if args.baseline and args.baseline not in names:
+        raise CommandError(f"--baseline: {args.baseline!r} is not among --impl ({', '.join(names)})")
+    kinds = {registry.get(n).kind for n in names}
+    for flag, given, kind, other, other_given in (("--epochs", args.epochs, "batch", "--steps", args.steps),
+                                                  ("--steps", args.steps, "online", "--epochs", args.epochs)):
+        if given is not None and other_given is None and kind not in kinds:
+            raise CommandError(f"{flag}: applies to {kind} implementations and none is listed "
+                               f"({', '.join(names)} train{'s' if len(names) == 1 else ''} in "
+                               f"{'epochs' if kind == 'online' else 'steps'}); use {other} N")
+    epochs = cfgmod.DEFAULT_EPOCHS if args.epochs is None else args.epochs
+    steps = cfgmod.DEFAULT_STEPS if args.steps is None else args.steps
     out = []
-    for name in impl_names(args):
+    for name in names:
         impl = registry.get(name)
         cfg = RunConfig(
             impl=name,
             width=width,
             height=height,
             data=data,
-            steps=args.steps if impl.kind == "online" else None,
-            epochs=args.epochs if impl.kind == "batch" else None,
+            steps=steps if impl.kind == "online" else None,
+            epochs=epochs if impl.kind == "batch" else None,
             sigma_start=args.sigma_start,
             sigma_end=args.sigma_end,
             lr_start=args.lr_start,

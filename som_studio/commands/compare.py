@@ -45,10 +45,7 @@ REPORT_SUFFIXES = (".html", ".htm")
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("compare", help=HELP, description=DESCRIPTION,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_run_options(p)
-    p.add_argument("--baseline", metavar="IMPL",
-                   help="speed-ups are against this implementation, for runs of its kind "
-                        "(default: the NumPy run of the same kind, else the first listed)")
+    add_run_options(p, baseline_default="the NumPy run of the same kind, else the first listed")
     o = p.add_argument_group("files to write (each checked before training starts)")
     o.add_argument("--report", metavar="FILE.html", help="the report as one self-contained HTML page")
     o.add_argument("--pdf", metavar="FILE.pdf", help="the report as PDF")
@@ -138,8 +135,6 @@ def run(args: argparse.Namespace) -> int:
 
     configs = configs_from_args(args)
     names = [c.impl for c in configs]
-    if args.baseline and args.baseline not in names:
-        raise CommandError(f"--baseline: {args.baseline!r} is not among --impl ({', '.join(names)})")
     outputs = check_outputs(args, names)
 
     from som_studio.session.capture import RunCapture
@@ -152,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
     # Snapshots only where an animation wants them: the initial and final maps come anyway.
     interval = 1 / 30 if outputs["animation"] else None
     records = run_configs(configs, quiet=args.quiet, observe=observe, snapshot_interval_s=interval)
-    print(format_table(records, args.baseline))
+    print(format_table(records, args.baseline, prefer_numpy=True))  # the report's baselines
 
     from som_studio.report.content import build_report
 
@@ -164,52 +159,57 @@ def run(args: argparse.Namespace) -> int:
 
 
 def write_outputs(report: Any, records: list[Any], outputs: dict[str, Any], *, force: bool, max_frames: int) -> None:
-    """Write every requested file; the first failure stops with a :class:`CommandError`."""
+    """Write every requested file; the first failure stops with a :class:`CommandError` naming its flag."""
     from som_studio.report.writers import OutputError, write_atomic, write_json
 
-    def done(path: Path) -> None:
+    def write(flag: str, path: Path, content: bytes | str) -> None:
+        try:
+            write_atomic(path, content, force=force)
+        except OutputError as exc:
+            raise CommandError(f"{flag}: {exc}") from None
         print(f"wrote {path}", file=sys.stderr)
 
-    try:
-        if outputs["json"]:
-            from som_studio.session.record import runs_document
+    if outputs["json"]:
+        from som_studio.session.record import runs_document
 
-            done(write_json(outputs["json"], runs_document(records), force=force))
-        if outputs["csv"]:
-            from som_studio.report.tables import chunks_csv
+        try:
+            write_json(outputs["json"], runs_document(records), force=force)
+        except OutputError as exc:
+            raise CommandError(f"--json: {exc}") from None
+        print(f"wrote {outputs['json']}", file=sys.stderr)
+    if outputs["csv"]:
+        from som_studio.report.tables import chunks_csv
 
-            done(write_atomic(outputs["csv"], chunks_csv(records), force=force))
-        if outputs["maps"]:
-            from som_studio.report.tables import png_bytes, upscale
+        write("--csv", outputs["csv"], chunks_csv(records))
+    if outputs["maps"]:
+        from som_studio.report.tables import png_bytes, upscale
 
-            folder, paths = outputs["maps"]
-            try:
-                folder.mkdir(exist_ok=True)
-            except OSError as exc:
-                raise CommandError(f"--maps: {folder}: cannot create it ({exc.strerror or exc})") from None
-            for run in report.runs:
-                if run.final_image is None:
-                    print(f"--maps: {run.name} has no map ({run.record.status}); no file", file=sys.stderr)
-                    continue
-                done(write_atomic(paths[run.name], png_bytes(upscale(run.final_image)), force=force))
-        if outputs["animation"]:
-            from som_studio.report.animation import AnimationError, compose_frames, encode
+        folder, paths = outputs["maps"]
+        try:
+            folder.mkdir(exist_ok=True)
+        except OSError as exc:
+            raise CommandError(f"--maps: {folder}: cannot create it ({exc.strerror or exc})") from None
+        for run in report.runs:
+            if run.final_image is None:
+                print(f"--maps: {run.name} has no map ({run.record.status}); no file", file=sys.stderr)
+                continue
+            write("--maps", paths[run.name], png_bytes(upscale(run.final_image)))
+    if outputs["animation"]:
+        from som_studio.report.animation import AnimationError, compose_frames, encode
 
-            path, fmt = outputs["animation"]
-            try:
-                data = encode(compose_frames(report.runs, max_frames), fmt)
-            except AnimationError as exc:
-                raise CommandError(f"--animation: {exc}") from None
-            done(write_atomic(path, data, force=force))
-        if outputs["report"] or outputs["pdf"]:
-            from som_studio.qt.report_render import pdf_bytes, render_charts
+        path, fmt = outputs["animation"]
+        try:
+            data = encode(compose_frames(report.runs, max_frames), fmt)
+        except AnimationError as exc:
+            raise CommandError(f"--animation: {exc}") from None
+        write("--animation", path, data)
+    if outputs["report"] or outputs["pdf"]:
+        from som_studio.qt.report_render import pdf_bytes, render_charts
 
-            charts = render_charts(report)
-            if outputs["report"]:
-                from som_studio.report.html import report_html
+        charts = render_charts(report)
+        if outputs["report"]:
+            from som_studio.report.html import report_html
 
-                done(write_atomic(outputs["report"], report_html(report, charts), force=force))
-            if outputs["pdf"]:
-                done(write_atomic(outputs["pdf"], pdf_bytes(report, charts), force=force))
-    except OutputError as exc:
-        raise CommandError(str(exc)) from None
+            write("--report", outputs["report"], report_html(report, charts))
+        if outputs["pdf"]:
+            write("--pdf", outputs["pdf"], pdf_bytes(report, charts))

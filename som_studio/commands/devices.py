@@ -24,7 +24,7 @@ examples:
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     from som_studio import config as cfgmod
-    from som_studio.commands.common import _grid, _pos_int
+    from som_studio.commands.common import _count, _grid
 
     p = sub.add_parser("devices", help="list the devices JAX sees; show how a layout shards a run",
                        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -32,9 +32,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="show how this layout (devices along data x along map) places a run's arrays")
     p.add_argument("--grid", type=_grid, default=(cfgmod.DEFAULT_WIDTH, cfgmod.DEFAULT_HEIGHT), metavar="WxH",
                    help="map size, width x height; default 240x135")
-    p.add_argument("--samples", type=_pos_int, default=cfgmod.DEFAULT_SAMPLES, metavar="N",
+    p.add_argument("--samples", type=_count, default=cfgmod.DEFAULT_SAMPLES, metavar="N",
                    help="number of examples; default %(default)s")
-    p.add_argument("--features", type=_pos_int, default=3, metavar="D",
+    p.add_argument("--features", type=_count, default=3, metavar="D",
                    help="features per example (3 for colours); default %(default)s")
     p.add_argument("--precision", choices=cfgmod.PRECISIONS, default="float32", help="default %(default)s")
     p.add_argument("--json", metavar="FILE", help="write the layout's sharding description as JSON (needs --layout)")
@@ -56,8 +56,6 @@ def run(args: argparse.Namespace) -> int:
             layout = sharding.Layout.parse(args.layout)
         except ConfigError as exc:
             raise CommandError(f"--layout: {exc.message}") from None
-        if args.samples < 1 or args.features < 1:
-            raise CommandError("--samples and --features must be at least 1")
     json_path = None
     if args.json:
         from som_studio.commands.common import check_output

@@ -28,12 +28,12 @@ from pathlib import Path
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "install-desktop", help="add SOM Studio to the desktop's applications menu (this user)",
-        description="Install SOM Studio's desktop entry, icons and AppStream metadata for the current user "
-                    "(into $XDG_DATA_HOME, by default ~/.local/share), with the launcher pointing at this "
-                    "installation's som-studio.",
+        description="Install SOM Studio's desktop entry, icons and AppStream metadata for the\n"
+                    "current user (into $XDG_DATA_HOME, by default ~/.local/share), with the\n"
+                    "launcher pointing at this installation's som-studio.",
         epilog="examples:\n  som-studio install-desktop --dry-run\n  som-studio install-desktop\n"
                "  sudo som-studio install-desktop --prefix /usr/local   # every user\n"
-               "  som-studio install-desktop --uninstall",
+               "  som-studio install-desktop --uninstall\n",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--prefix", metavar="DIR",
                    help="install under DIR/share instead of the XDG data home (e.g. /usr/local)")

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import shutil
+import sys
+import textwrap
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -19,7 +22,13 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(i.name for i in impls))
         return 0
     width = max(len(i.name) for i in impls)
+    indent = " " * (width + 2)
+    # On a terminal, descriptions wrap under their name; piped, each stays one line (for grep).
+    columns = shutil.get_terminal_size().columns if sys.stdout.isatty() else 0
     for i in impls:
         print(f"{i.name:<{width}}  {i.supports()}")
-        print(f"{'':<{width}}  {i.description}")
+        if columns > len(indent) + 20:
+            print(textwrap.fill(i.description, columns - 1, initial_indent=indent, subsequent_indent=indent))
+        else:
+            print(indent + i.description)
     return 0

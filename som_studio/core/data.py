@@ -62,7 +62,7 @@ def check_data(arr: np.ndarray, name: str = "data", scale: bool = False) -> np.n
     bad = ~np.isfinite(out)
     if bad.any():
         row, col = np.argwhere(bad)[0]
-        raise DataError(f"{name}: {int(bad.sum())} value(s) are NaN or infinite (first at row {row}, column {col})")
+        raise DataError(f"{name}: {int(bad.sum())} value(s) are NaN or infinite (first at index [{row}, {col}])")
     if scale:
         lo, hi = out.min(axis=0), out.max(axis=0)
         span = np.where(hi > lo, hi - lo, 1.0)
@@ -72,14 +72,20 @@ def check_data(arr: np.ndarray, name: str = "data", scale: bool = False) -> np.n
 
 def _load_npy(p: Path) -> np.ndarray:
     try:
+        with open(p, "rb") as f:
+            major, _ = np.lib.format.read_magic(f)
+            header = (np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0)(f)
+    except (ValueError, EOFError):
+        raise DataError(f"{p}: not a .npy file (no NumPy array header; save one with numpy.save)") from None
+    except OSError as exc:
+        raise DataError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    if header[2].hasobject:
+        raise DataError(f"{p}: holds Python objects, which would be unpickled to be read: a data file must "
+                        "never run code, so only numeric arrays are loaded")
+    try:
         arr = np.load(p, allow_pickle=False)
-    except ValueError as exc:
-        # allow_pickle=False raises ValueError for object arrays.
-        raise DataError(f"{p}: not a plain numeric .npy file ({exc})") from None
-    except (OSError, EOFError) as exc:
-        raise DataError(f"{p}: cannot read as .npy ({exc or 'file is empty or truncated'})") from None
-    if not isinstance(arr, np.ndarray):
-        raise DataError(f"{p}: expected one array, found an archive")
+    except (ValueError, OSError, EOFError) as exc:
+        raise DataError(f"{p}: cannot read as .npy ({exc or 'file is truncated'})") from None
     return arr
 
 
@@ -90,32 +96,43 @@ def _load_csv(p: Path) -> np.ndarray:
         raise DataError(f"{p}: not a text file (cannot decode as UTF-8)") from None
     except OSError as exc:
         raise DataError(f"{p}: cannot read ({exc.strerror or exc})") from None
-    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    # (line number in the file, text): messages name the file's own lines.
+    lines = [(n, ln) for n, ln in enumerate(text.splitlines(), 1) if ln.strip() and not ln.lstrip().startswith("#")]
     if not lines:
         raise DataError(f"{p}: the file is empty")
     try:
-        dialect = csv.Sniffer().sniff(lines[0], delimiters=",;\t ")
+        dialect = csv.Sniffer().sniff(lines[0][1], delimiters=",;\t ")
         delim = dialect.delimiter
     except csv.Error:
         delim = ","
-    rows = [[c.strip() for c in r] for r in csv.reader(lines, delimiter=delim, skipinitialspace=True)]
+    rows = [[c.strip() for c in r] for r in csv.reader((ln for _, ln in lines), delimiter=delim, skipinitialspace=True)]
     rows = [[c for c in r if c != ""] if delim == " " else r for r in rows]
+    numbers = [n for n, _ in lines]
     start = 0
-    if rows and not all(_is_number(c) for c in rows[0]):
-        start = 1  # a header row
+    # A header names columns: none of its cells is a number. A first row with some
+    # numbers is data, and a bad cell in it is an error, not a header to drop.
+    if not any(_is_number(c) for c in rows[0]):
+        start = 1
     body = rows[start:]
     if not body:
         raise DataError(f"{p}: has a header but no data rows (zero rows)")
     width = len(rows[0])
     values = np.empty((len(body), width), dtype=np.float64)
     for i, r in enumerate(body):
+        line = numbers[i + start]
         if len(r) != width:
-            raise DataError(f"{p}: ragged rows: line {i + start + 1} has {len(r)} columns, expected {width}")
+            raise DataError(f"{p}: ragged rows: row {line} has {len(r)} columns, expected {width}")
         for j, c in enumerate(r):
             try:
                 values[i, j] = float(c)
             except ValueError:
-                raise DataError(f"{p}: non-numeric value {c!r} at row {i + start + 1}, column {j + 1}") from None
+                what = "empty value" if c == "" else f"non-numeric value {c!r}"
+                raise DataError(f"{p}: {what} at row {line}, column {j + 1}") from None
+    bad = ~np.isfinite(values)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise DataError(f"{p}: {int(bad.sum())} value(s) are NaN or infinite "
+                        f"(first at row {numbers[i + start]}, column {j + 1})")
     return values
 
 

@@ -19,12 +19,13 @@ so they all see the same seeded numbers. The formulas (also in the README):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from som_studio.config import RunConfig
-from som_studio.core.data import load_data, random_colours
+from som_studio.core.data import DataError, load_data, random_colours
 
 # Units whose total batch neighbourhood weight is below this keep their weights:
 # far from every best-matching unit the Gaussian underflows (in float32 below
@@ -99,6 +100,23 @@ def load_problem_data(config: RunConfig) -> np.ndarray:
         return load_data(config.data.path, scale=config.data.scale)
     data_rng, _, _ = seed_streams(config.seed)
     return random_colours(config.data.samples, data_rng)
+
+
+def check_range(data: np.ndarray, precision: str, name: str = "data") -> None:
+    """Refuse data too large for the run's precision (:class:`DataError`).
+
+    Every implementation sums squared differences of examples and units, which
+    can reach ``4 * D * max|x|^2``: past the precision's largest number they are
+    infinite, best-matching units become arbitrary and the map turns to NaN.
+    """
+    if data.size == 0:
+        return
+    limit = math.sqrt(float(np.finfo(np.dtype(precision)).max) / (4 * data.shape[1]))
+    top = float(np.max(np.abs(data)))
+    if top >= limit:
+        fix = "min-max scale the data to [0, 1]" + (" or use float64" if precision != "float64" else "")
+        raise DataError(f"{name}: values up to {top:.3g} are too large for {precision}: squared distances of "
+                        f"{data.shape[1]}-feature examples overflow past {limit:.3g}; {fix}")
 
 
 def make_problem(config: RunConfig, kind: str, data: np.ndarray | None = None) -> Problem:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 import numpy as np
@@ -83,7 +83,6 @@ class Implementation:
     # Sharded implementations that replicate the map (data-parallel only) say
     # False: their layouts must have map size 1.
     map_axis: bool = True
-    tags: tuple[str, ...] = field(default=())
 
     def create(self, problem: Problem) -> Trainer:
         module, _, attr = self.factory.partition(":")

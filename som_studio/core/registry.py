@@ -100,7 +100,6 @@ register(Implementation(
     ),
     factory="som_studio.core.jax_fused:FusedBatch",
     estimate=memory.jax_fused_batch,
-    tags=("fast",),
 ))
 register(Implementation(
     name="jax-scan-online",
@@ -109,7 +108,6 @@ register(Implementation(
     description="Online steps fused into one jitted fori_loop per chunk (one dispatch per chunk); map donated",
     factory="som_studio.core.jax_fused:ScanOnline",
     estimate=memory.jax_scan_online,
-    tags=("fast",),
 ))
 
 # -- issue 4: the sharded batch implementations -----------------------------------

@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -275,7 +275,6 @@ class Report:
     config_diffs: dict[str, dict[str, str]]
     sections: list[ChartSection]
     progress_axis: bool = False
-    notes: list[str] = field(default_factory=list)
 
     # -- summary -------------------------------------------------------------
     SUMMARY_HEADER = ("implementation", "kind", "status", "layout", "compile", "median / it", "p95 / it",
@@ -387,7 +386,7 @@ def _env_facts(env: dict[str, Any]) -> dict[str, str]:
     for key, label in labels:
         if env.get(key) is not None:
             out[label] = str(env[key])
-    if "backend" in env:
+    if env.get("backend") is not None:  # None: the run failed before its backend started
         out["backend"] = str(env["backend"])
     devices = env.get("devices") or []
     if devices:
@@ -400,9 +399,6 @@ def _env_facts(env: dict[str, Any]) -> dict[str, str]:
             text += f" ({format_bytes(limit)} each)"
         out["devices"] = text
     out["XLA_FLAGS"] = str(env.get("xla_flags") or "(none)")
-    for k, v in sorted((env.get("env_vars") or {}).items()):
-        if k != "XLA_FLAGS":
-            out[k] = str(v)
     return out
 
 

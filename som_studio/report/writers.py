@@ -8,6 +8,7 @@ A full disk or an unwritable folder leaves no partial file behind.
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from pathlib import Path
@@ -37,7 +38,10 @@ def write_atomic(path: str | os.PathLike[str], content: bytes | str, force: bool
     """Write ``content`` to ``path`` atomically; refuse an existing file unless ``force``."""
     p = check_writable(path, force)
     data = content.encode("utf-8") if isinstance(content, str) else content
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".part", dir=p.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".part", dir=p.parent)
+    except OSError as exc:  # the folder refused a new file after all (read-only mount, /proc, quota)
+        raise OutputError(f"{p}: cannot write ({exc.strerror or exc})") from None
     try:
         # mkstemp makes the file private (0600); give it the mode a plain open() would.
         os.fchmod(fd, _file_mode(p))
@@ -48,14 +52,14 @@ def write_atomic(path: str | os.PathLike[str], content: bytes | str, force: bool
         if p.exists() and not force:  # appeared meanwhile: still never clobber
             raise OutputError(f"{p}: exists; use --force to overwrite it")
         os.replace(tmp, p)
-    except OSError as exc:
+    except BaseException as exc:  # Ctrl-C included: never leave the temporary file behind
         try:
             os.unlink(tmp)
         except OSError:
             pass
-        if isinstance(exc, OutputError):
-            raise
-        raise OutputError(f"{p}: cannot write ({exc.strerror or exc})") from None
+        if isinstance(exc, OSError) and not isinstance(exc, OutputError):
+            raise OutputError(f"{p}: cannot write ({exc.strerror or exc})") from None
+        raise
     return p
 
 
@@ -76,7 +80,20 @@ def _file_mode(p: Path) -> int:
 
 
 def write_json(path: str | os.PathLike[str], doc: Any, force: bool = False) -> Path:
-    return write_atomic(path, json.dumps(doc, indent=2, allow_nan=False, default=_jsonable) + "\n", force)
+    """``doc`` as indented JSON; NaN and infinities (not JSON) are written as ``null``."""
+    text = json.dumps(_finite(doc), indent=2, allow_nan=False, default=_jsonable)
+    return write_atomic(path, text + "\n", force)
+
+
+def _finite(o: Any) -> Any:
+    """``o`` with every non-finite float replaced by ``None``."""
+    if isinstance(o, float):
+        return o if math.isfinite(o) else None
+    if isinstance(o, dict):
+        return {k: _finite(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_finite(v) for v in o]
+    return o
 
 
 def _jsonable(o: Any) -> Any:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import platform
-import sys
 from functools import lru_cache
 from importlib import metadata
 from typing import Any
@@ -29,8 +28,12 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def describe(backend: str) -> dict[str, Any]:
-    """Environment of a run on ``backend`` (``"numpy"`` or ``"jax"``)."""
+def describe(backend: str | None) -> dict[str, Any]:
+    """Environment of a run on ``backend`` (``"numpy"`` or ``"jax"``).
+
+    ``None``: a run that failed before its backend was known or started; its
+    ``backend`` is ``None`` and ``devices`` empty, the other facts as usual.
+    """
     import numpy as np
 
     env: dict[str, Any] = {
@@ -49,9 +52,12 @@ def describe(backend: str) -> dict[str, Any]:
         jax = jax_runtime.jax()
         env["backend"] = jax.default_backend()
         env["devices"] = [device_info(d) for d in jax.devices()]
-    else:
+    elif backend == "numpy":
         env["backend"] = "numpy"
         env["devices"] = [{"id": 0, "kind": "cpu"}]
+    else:
+        env["backend"] = None
+        env["devices"] = []
     return env
 
 
@@ -66,6 +72,3 @@ def device_info(device: Any) -> dict[str, Any]:
         info["memory_in_use"] = stats.get("bytes_in_use")
     return info
 
-
-def python_executable() -> str:
-    return sys.executable

@@ -1,7 +1,9 @@
 """The events a training session yields, in order.
 
-``Started`` → ``Compiled`` → (``ChunkTimed`` | ``Snapshot`` | ``QualityMeasured``)*
-→ ``Finished`` (status ``ok`` or ``cancelled``) or ``Failed``.
+``Started`` → ``Snapshot`` (iteration 0) → ``QualityMeasured`` (iteration 0, unless
+quality is measured only at the end) → ``Compiled`` → (``ChunkTimed`` | ``Snapshot`` |
+``QualityMeasured``)* → ``Finished`` (status ``ok`` or ``cancelled``) or ``Failed``.
+A run refused before it starts (bad configuration or data, too big) yields only ``Failed``.
 
 ``Snapshot`` events always include iteration 0 (the initial map) and the final
 map. Events are frozen; arrays in them are host copies owned by the event.

@@ -4,14 +4,15 @@ On Linux the kernel's high-water mark (VmHWM) is reset at the start of a run
 (``/proc/self/clear_refs``), so the peak covers exactly the run; elsewhere a
 sampling thread approximates it. Device memory comes from JAX where the backend
 reports it (GPUs do; the CPU backend does not, its buffers are in the RSS).
+JAX's ``peak_bytes_in_use`` is the process's peak and cannot be reset: when a
+run does not raise it (an earlier run in the process peaked higher), the run's
+device peak comes from sampling ``bytes_in_use`` instead.
 """
 
 from __future__ import annotations
 
 import threading
 from typing import Any
-
-_PAGE = 4096
 
 
 def _status_kb(key: str) -> int | None:
@@ -45,6 +46,8 @@ class PeakMemory:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._dev_base = 0
+        self._dev_peak_before = 0  # the process's device peak when the run started
+        self._dev_sampled = 0  # the most device memory in use seen while sampling
 
     def start(self) -> None:
         try:
@@ -55,9 +58,9 @@ class PeakMemory:
             self._hwm = False
         self._base = rss()
         self._peak = self._base
-        self._dev_base = self._device_in_use()
-        if not self._hwm:
-            self._peak = self._base
+        self._dev_base = self._dev_sampled = self._device_total("bytes_in_use")
+        self._dev_peak_before = self._device_total("peak_bytes_in_use")
+        if not self._hwm or self._dev_peak_before:
             self._thread = threading.Thread(target=self._sample, name="som-memwatch", daemon=True)
             self._thread.start()
 
@@ -79,37 +82,33 @@ class PeakMemory:
 
     def _sample(self) -> None:
         while not self._stop.wait(0.005):
-            self._peak = max(self._peak, rss())
+            if not self._hwm:
+                self._peak = max(self._peak, rss())
+            if self._dev_peak_before:
+                self._dev_sampled = max(self._dev_sampled, self._device_total("bytes_in_use"))
 
-    def _device_in_use(self) -> int:
+    def _device_total(self, key: str) -> int:
+        """``memory_stats()[key]`` summed over the run's devices (0 where not reported)."""
         total = 0
         for d in self.devices:
             try:
                 stats = d.memory_stats() or {}
-            except Exception:
+            except Exception:  # not every backend reports memory
                 stats = {}
-            total += int(stats.get("bytes_in_use", 0))
+            total += int(stats.get(key, 0))
         return total
-
-    def _device_peak(self) -> int:
-        total = 0
-        for d in self.devices:
-            try:
-                stats = d.memory_stats() or {}
-            except Exception:
-                stats = {}
-            total += int(stats.get("peak_bytes_in_use", 0))
-        return max(0, total - self._dev_base)
 
     def stop(self) -> int:
         if self._thread is not None:
             self._stop.set()
             self._thread.join()
-            peak = self._peak
-        else:
-            self._checkpoint()
-            peak = self._peak
-        return max(0, peak - self._base) + self._device_peak()
+        self._checkpoint()
+        dev_peak = self._device_total("peak_bytes_in_use")
+        if dev_peak > self._dev_peak_before:  # this run set the process's peak: exact
+            device = dev_peak - self._dev_base
+        else:  # an earlier run peaked higher: the samples are all we know of this one
+            device = max(self._dev_sampled, self._device_total("bytes_in_use")) - self._dev_base
+        return max(0, self._peak - self._base) + max(0, device)
 
 
 def _trim_heap() -> None:

@@ -10,14 +10,16 @@ Cancel and pause are checked between chunks. A chunk is sized to take about
 ``chunk_target_s`` so snapshots flow and cancel stays prompt. Timing is honest:
 each chunk is timed with its results ready (the trainer blocks), compile and
 warm-up are timed apart, and the session's own measurements (quality, map
-copies) are not counted in any chunk.
+copies) are not counted in any chunk. The run's total time starts when training
+does (not at config checks, data loading or JAX's start-up) and leaves out the
+session's measurements and the time its caller spends between events.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 import numpy as np
@@ -25,7 +27,7 @@ import numpy as np
 from som_studio.config import ConfigError, RunConfig, parse_layout
 from som_studio.core import memory, metrics, registry
 from som_studio.core.data import DataError
-from som_studio.core.problem import load_problem_data, make_problem
+from som_studio.core.problem import check_range, load_problem_data, make_problem
 from som_studio.core.protocol import Implementation, ProblemSize
 from som_studio.session import env as envmod
 from som_studio.session.events import (
@@ -139,6 +141,7 @@ class Session:
         self._cancel = threading.Event()
         self._running = threading.Event()
         self._running.set()
+        self._outside_s = 0.0  # time the caller spent between events, since training started
 
     # -- control (any thread) -------------------------------------------------------
     def cancel(self) -> None:
@@ -161,7 +164,18 @@ class Session:
 
     # -- the driver -------------------------------------------------------------------
     def run(self) -> Iterator[Event]:
-        t0 = time.perf_counter()
+        """The run's events; the time the caller spends between them is not the run's."""
+        self._outside_s = 0.0
+        events = self._events()
+        try:
+            for ev in events:
+                ty = time.perf_counter()
+                yield ev
+                self._outside_s += time.perf_counter() - ty
+        finally:
+            events.close()  # a caller that stops early still gets the trainer closed now
+
+    def _events(self) -> Generator[Event, None, None]:
         cfg = self.config
         record = RunRecord(impl=cfg.impl, kind="?", config=cfg.to_dict())
         try:
@@ -171,23 +185,25 @@ class Session:
             if cfg.precision not in impl.precisions:
                 raise ConfigError("precision", f"{impl.name} supports {', '.join(impl.precisions)}, not {cfg.precision}")
             data = self._data if self._data is not None else load_problem_data(cfg)
+            check_range(data, cfg.precision, cfg.data.path or "data")
             record.samples = int(data.shape[0])
             record.layout = cfg.layout if impl.shards else "1x1"
             if impl.shards:
                 check_layout_devices(impl, cfg)
             record.estimate_bytes = check_memory(impl, cfg, data.shape[0], data.shape[1])
             record.env = envmod.describe(impl.backend)
-        except (ConfigError, DataError, registry.UnknownImplementation, MemoryRefused) as exc:
-            record.status, record.message = "failed", str(exc)
+        except Exception as exc:
+            if isinstance(exc, (ConfigError, DataError, registry.UnknownImplementation, MemoryRefused)):
+                record.message = str(exc)
+            else:  # an environment that cannot run this (e.g. JAX fails to start)
+                record.message = f"{type(exc).__name__}: {exc}"
+            record.status = "failed"
+            record.env = record.env or envmod.describe(None)  # the JSON's env keys, even here
             yield Failed(record)
             return
-        except Exception as exc:  # an environment that cannot run this (e.g. JAX fails to start)
-            record.status, record.message = "failed", f"{type(exc).__name__}: {exc}"
-            yield Failed(record)
-            return
-        yield from self._train(impl, cfg, data, record, t0)
+        yield from self._train(impl, cfg, data, record)
 
-    def _train(self, impl: Implementation, cfg: RunConfig, data: np.ndarray, record: RunRecord, t0: float) -> Iterator[Event]:
+    def _train(self, impl: Implementation, cfg: RunConfig, data: np.ndarray, record: RunRecord) -> Generator[Event, None, None]:
         from som_studio.core import jax_runtime
 
         devices: list[Any] = []
@@ -197,6 +213,10 @@ class Session:
                        if d.process_index == jax_runtime.jax().process_index()]
         watch = PeakMemory(devices)
         watch.start()
+        # Training time starts here: checking the config, loading data and starting
+        # JAX (a third of a second for the first JAX run in a process) are not training.
+        t0 = time.perf_counter()
+        self._outside_s = 0.0
         excluded = 0.0  # the session's own measurements, not part of training time
         trainer = None
         T = cfg.iterations
@@ -252,7 +272,7 @@ class Session:
                 dt = time.perf_counter() - ts
                 record.chunks.append(Chunk(it, count, dt))
                 it += count
-                yield ChunkTimed(it - count, count, dt, time.perf_counter() - t0 - excluded)
+                yield ChunkTimed(it - count, count, dt, time.perf_counter() - t0 - excluded - self._outside_s)
                 chunk = self._next_chunk(count, dt)
                 if next_q and it == next_q[0]:
                     next_q.pop(0)
@@ -274,7 +294,7 @@ class Session:
                     last_snapshot = time.perf_counter()
                     yield Snapshot(it, snap)
 
-            record.total_s = time.perf_counter() - t0 - excluded
+            record.total_s = time.perf_counter() - t0 - excluded - self._outside_s
             record.compiles = jax_runtime.compile_count() - c0
             record.peak_bytes = watch.stop()
             final = trainer.get_map()
@@ -290,11 +310,12 @@ class Session:
                 if not record.history or record.history[-1]["iteration"] != it:
                     record.history.append({"iteration": it, "qe": qe, "te": te})
                     yield QualityMeasured(it, qe, te)
-            elif record.history:
+            elif record.history and record.history[-1]["iteration"] == it:
+                # Measured on the final map already; an earlier measurement is not the final map's.
                 record.qe, record.te = record.history[-1]["qe"], record.history[-1]["te"]
             yield Finished(record)
         except Exception as exc:
-            record.total_s = time.perf_counter() - t0 - excluded
+            record.total_s = time.perf_counter() - t0 - excluded - self._outside_s
             record.status = "failed"
             record.message = f"{type(exc).__name__}: {exc}"
             if record.peak_bytes is None:

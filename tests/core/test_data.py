@@ -48,6 +48,12 @@ def test_min_max_scaling(tmp_path):
         ("nan.csv", "1,2\nnan,4\n", "NaN or infinite"),
         ("inf.csv", "1,inf\n", "NaN or infinite"),
         ("data.txt2", "1,2\n", "unsupported file type"),
+        # a first row with numbers is data: its bad cell is reported, the row is not dropped as a header
+        ("trailing.csv", "1,2,3,\n4,5,6,\n", "empty value at row 1, column 4"),
+        ("typo.csv", "1,2,x\n3,4,5\n", "non-numeric value 'x' at row 1, column 3"),
+        # rows are the file's lines, blank and comment lines counted
+        ("gaps.csv", "a,b\n\n# note\n1,2\n3\n", "row 5 has 1 columns"),
+        ("nan_line.csv", "a,b\n1,2\n\n3,nan\n", "first at row 4, column 2"),
     ],
 )
 def test_bad_text_files_name_file_and_problem(tmp_path, name, content, problem):
@@ -71,7 +77,7 @@ def test_bad_npy_files(tmp_path):
     with pytest.raises(DataError, match="numeric"):
         load_data(tmp_path / "text.npy")
     (tmp_path / "junk.npy").write_bytes(b"not an npy file at all")
-    with pytest.raises(DataError, match="junk.npy"):
+    with pytest.raises(DataError, match="junk.npy: not a .npy file"):
         load_data(tmp_path / "junk.npy")
 
 
@@ -109,3 +115,23 @@ def test_problem_is_seeded_and_in_the_requested_precision():
     p64 = make_problem(cfg.replace(precision="float64"), "online")
     assert p64.dtype == np.float64
     assert make_problem(cfg.replace(epochs=3, steps=None), "batch").order is None
+
+
+def test_data_too_large_for_the_precision_is_refused(tmp_path):
+    from som_studio.core.problem import check_range
+
+    data = np.array([[1e19, 2.0], [3.0, 4.0]])
+    with pytest.raises(DataError, match="too large for float32"):  # squares would overflow to inf
+        check_range(data, "float32", "big.csv")
+    check_range(data, "float64")
+    check_range(np.array([[1e18, 0.0]]), "float32")
+
+
+def test_session_fails_clearly_on_data_too_large(tmp_path):
+    from som_studio.session.session import Session, run_to_completion
+
+    (tmp_path / "big.csv").write_text("1e200,2\n3e200,4\n5,6\n")
+    cfg = RunConfig(impl="numpy-batch", width=3, height=2, epochs=1, precision="float64",
+                    data=DataSpec(path=str(tmp_path / "big.csv")))
+    rec = run_to_completion(Session(cfg))
+    assert rec.status == "failed" and "too large for float64" in rec.message

@@ -123,6 +123,8 @@ def test_bad_configs_fail_with_a_message(small_config, changes, text):
     assert len(evs) == 1 and isinstance(evs[0], Failed)
     assert evs[0].record.status == "failed"
     assert text in evs[0].record.message
+    env = evs[0].record.env  # the JSON's env keys are there even for a run that never started
+    assert {"python", "numpy", "jax", "jaxlib", "backend", "devices"} <= set(env) and env["backend"] is None
 
 
 def test_too_big_is_refused_up_front(tmp_path):
@@ -179,3 +181,32 @@ def test_jax_runs_report_compile_apart_and_do_not_recompile(small_config):
     assert rec.compiles == 1  # the warm-up's compile only: chunks of every size reuse it
     assert rec.env["backend"] == "cpu" and rec.env["devices"]
     assert rec.peak_bytes is not None and rec.estimate_bytes > 0
+
+
+def test_time_the_caller_spends_between_events_is_not_the_runs():
+    # A caller that draws or encodes every event (the app, compare's frames) must
+    # not make the run look slower: total_s counts only the session's own time.
+    import time as _time
+
+    cfg = RunConfig(impl="numpy-batch", width=4, height=3, epochs=3, data=DataSpec(samples=20))
+    slept = 0.0
+    record = None
+    for ev in Session(cfg, snapshot_interval_s=None, quality_points=0).run():
+        _time.sleep(0.05)
+        slept += 0.05
+        record = getattr(ev, "record", record)
+    assert record is not None and record.status == "ok"
+    assert slept >= 0.3
+    assert record.total_s < slept / 2  # the tiny run itself takes milliseconds
+
+
+def test_a_cancelled_run_does_not_pass_off_an_earlier_quality_as_its_final_one(small_config):
+    cfg = small_config.replace(impl="numpy-online", steps=200_000)
+    session = Session(cfg, snapshot_interval_s=None, quality_points=10)
+    for ev in session.run():
+        if isinstance(ev, ChunkTimed) and ev.end > 50:
+            session.cancel()
+        rec = getattr(ev, "record", None)
+    assert rec is not None and rec.status == "cancelled"
+    assert rec.history and rec.history[-1]["iteration"] == 0  # measured on the initial map only
+    assert rec.qe is None and rec.te is None  # quality.qe/te are the final map's, which was not measured
