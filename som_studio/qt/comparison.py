@@ -55,6 +55,7 @@ from som_studio.report.history import RunHistory, StoredRun
 from som_studio.report.writers import OutputError, write_atomic, write_json
 from som_studio.session.capture import DEFAULT_FRAMES, FrameKeeper, feature_range, map_image
 from som_studio.session.record import RunRecord, runs_document
+from som_studio.qt import dialogs
 
 EXPORTS = {
     "html": ("Report (HTML)…", "HTML page (*.html)", ".html"),
@@ -626,12 +627,7 @@ class ComparisonView(QWidget):
     # -- dialogs ---------------------------------------------------------------------------------
     def show_error(self, title: str, message: str) -> None:
         """A window-modal, non-blocking dialog naming the problem."""
-        box = QMessageBox(QMessageBox.Icon.Critical, title, message, QMessageBox.StandardButton.Ok, self)
-        box.setWindowModality(Qt.WindowModality.WindowModal)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        self.error_dialog = box
-        box.finished.connect(lambda _=0: setattr(self, "error_dialog", None))
-        box.open()
+        dialogs.show_error(self, title, message)
 
 
 def history_folder(settings: Any) -> Path:

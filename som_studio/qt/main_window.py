@@ -42,6 +42,7 @@ from som_studio.qt.widgets.timing_plot import TimingPlot, format_seconds
 from som_studio.report.history import RunHistory, StoredRun
 from som_studio.session.events import ChunkTimed, Compiled, QualityMeasured, Started
 from som_studio.session.record import RunRecord, runs_document
+from som_studio.qt import dialogs
 
 TITLE = "SOM Studio"
 
@@ -463,12 +464,7 @@ class MainWindow(QMainWindow):
     # -- dialogs ---------------------------------------------------------------------------
     def show_error(self, title: str, message: str) -> None:
         """A dialog naming the problem; window-modal and non-blocking, so the app stays usable."""
-        box = QMessageBox(QMessageBox.Icon.Critical, title, message, QMessageBox.StandardButton.Ok, self)
-        box.setWindowModality(Qt.WindowModality.WindowModal)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        self.error_dialog = box
-        box.finished.connect(lambda _=0: setattr(self, "error_dialog", None))
-        box.open()
+        dialogs.show_error(self, title, message)
 
     _about_box: QMessageBox | None = None
 

@@ -35,6 +35,7 @@ from som_studio.qt.widgets.timing_plot import format_seconds
 from som_studio.report.history import SUFFIX, HistoryError, RunHistory, StoredRun
 from som_studio.report.writers import OutputError
 from som_studio.session.record import RunRecord
+from som_studio.qt import dialogs
 
 
 def _when(created: str) -> str:
@@ -389,9 +390,4 @@ class RunsPanel(QWidget):
 
     def show_error(self, title: str, message: str) -> None:
         """A window-modal, non-blocking dialog naming the problem."""
-        box = QMessageBox(QMessageBox.Icon.Critical, title, message, QMessageBox.StandardButton.Ok, self)
-        box.setWindowModality(Qt.WindowModality.WindowModal)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        self.error_dialog = box
-        box.finished.connect(lambda _=0: setattr(self, "error_dialog", None))
-        box.open()
+        dialogs.show_error(self, title, message)
