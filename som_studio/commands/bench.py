@@ -204,7 +204,7 @@ def format_table(records, baseline: str | None = None, prefer_numpy: bool = Fals
             f"{tp:,.0f}" if tp else "-",
             f"{r.qe:.4g}" if r.qe is not None else "-",
             f"{r.te:.3f}" if r.te is not None else "-",
-            (f"{sp[r.impl]:.1f}x" if sp[r.impl] >= 10 else f"{sp[r.impl]:.3g}x") if sp.get(r.impl) else "-",
+            (f"{sp[r.impl]:.1f}x" if sp[r.impl] >= 0.1 else f"{sp[r.impl]:.2g}x") if sp.get(r.impl) else "-",
         ])
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths)), "  ".join("-" * w for w in widths)]
