@@ -10,7 +10,6 @@ import pytest
 from som_studio import __version__, cli
 from som_studio.commands import COMMANDS
 from som_studio.core import registry
-from som_studio.core.protocol import Implementation
 
 SMALL = ["--grid", "10x8", "--samples", "60", "--epochs", "3", "--steps", "200", "--quiet"]
 
@@ -109,13 +108,8 @@ class _Broken:
 
 
 @pytest.fixture
-def broken_impl():
-    impl = registry.register(Implementation(
-        name="test-broken", kind="batch", backend="numpy", description="broken on purpose",
-        factory=f"{__name__}:_Broken", estimate=lambda s: 0,
-    ))
-    yield impl
-    registry._REGISTRY.pop(impl.name)
+def broken_impl(register_impl):
+    return register_impl("test-broken", f"{__name__}:_Broken")
 
 
 def test_one_failure_does_not_stop_the_others(capsys, tmp_path, broken_impl):

@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 
 import numpy as np
 import pytest
@@ -27,19 +26,6 @@ pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSi
 WAIT_MS = 60_000  # guards against a hang on a loaded machine, not a timing assertion
 
 
-@pytest.fixture
-def window(qtbot, tmp_path):
-    threads_before = set(threading.enumerate())
-    win = MainWindow(Settings(tmp_path / "settings.ini"))
-    qtbot.addWidget(win)
-    win.show()
-    yield win
-    win.close()
-    # No leaked worker process or reader thread once the window is closed.
-    assert multiprocessing.active_children() == []
-    assert win.controller._reader is None and win.controller.process is None
-    leaked = [t for t in threading.enumerate() if t not in threads_before and t.is_alive()]
-    assert leaked == []
 
 
 def configure(win: MainWindow, impl: str = "numpy-batch", grid: str = "12x9", samples: int = 120,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import multiprocessing
 
 import numpy as np
 import pytest
@@ -142,17 +141,6 @@ def test_save_open_and_export_everything(view, stored, tmp_path) -> None:
 
 
 # -- the app, for real: worker processes ---------------------------------------------------------
-@pytest.fixture
-def window(qtbot, tmp_path):
-    from som_studio.qt.main_window import MainWindow
-    from som_studio.qt.settings import Settings
-
-    win = MainWindow(Settings(tmp_path / "settings.ini"))
-    qtbot.addWidget(win)
-    win.show()
-    yield win
-    win.close()
-    assert multiprocessing.active_children() == []
 
 
 def test_compare_queue_runs_ticked_implementations_and_history_survives_restart(qtbot, window, tmp_path) -> None:

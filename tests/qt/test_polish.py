@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import socket
 import subprocess
@@ -79,17 +78,6 @@ def test_wayland_socket_is_found_under_the_runtime_dir(tmp_path, monkeypatch):
 
 
 # -- the window and its parts ---------------------------------------------------------------------
-@pytest.fixture
-def window(qtbot, tmp_path):
-    from som_studio.qt.main_window import MainWindow
-    from som_studio.qt.settings import Settings
-
-    win = MainWindow(Settings(tmp_path / "settings.ini"))
-    qtbot.addWidget(win)
-    win.show()
-    yield win
-    win.close()
-    assert multiprocessing.active_children() == []
 
 
 def test_desktop_identity_and_icon(window):

@@ -6,8 +6,6 @@ import numpy as np
 import pytest
 
 from som_studio.config import DataSpec, RunConfig
-from som_studio.core import registry
-from som_studio.core.protocol import Implementation
 from som_studio.session.events import (
     ChunkTimed,
     Compiled,
@@ -157,13 +155,8 @@ class _Exploding:
 
 
 @pytest.fixture
-def exploding_impl():
-    impl = registry.register(Implementation(
-        name="test-exploding", kind="batch", backend="numpy", description="fails on purpose",
-        factory=f"{__name__}:_Exploding", estimate=lambda s: 0,
-    ))
-    yield impl
-    registry._REGISTRY.pop(impl.name)
+def exploding_impl(register_impl):
+    return register_impl("test-exploding", f"{__name__}:_Exploding")
 
 
 def test_a_failing_trainer_yields_failed(small_config, exploding_impl):
