@@ -29,7 +29,9 @@ def bench_in_subprocess(args: list[str], cpu_devices: int | None = None) -> list
         if cpu_devices:
             cmd += ["--cpu-devices", str(cpu_devices)]
         cmd += ["bench", *args, "--quiet", "--json", str(out)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}
+        )
         if not out.exists():
             raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr}")
         return json.loads(out.read_text())["runs"]

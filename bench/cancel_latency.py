@@ -76,8 +76,9 @@ def main() -> None:
     for name in [n.strip() for n in args.impl.split(",") if n.strip()]:
         impl = registry.get(name)
         # Ten times the playbook's iterations, so no run can finish before its cancel lands.
-        cfg = base.replace(impl=name, epochs=500 if impl.kind == "batch" else None,
-                           steps=500_000 if impl.kind == "online" else None)
+        cfg = base.replace(
+            impl=name, epochs=500 if impl.kind == "batch" else None, steps=500_000 if impl.kind == "online" else None
+        )
         lat, stop, statuses = [], [], set()
         for _ in range(args.repeats):
             # Past the first chunks (1, 4, 16 iterations) so chunks are at their steady ~40 ms size.
@@ -87,14 +88,28 @@ def main() -> None:
                 continue  # finished before the cancel: no latency to measure
             stop.append(s)
             lat.append(f)
-        rows.append([name, ",".join(sorted(statuses)), str(len(lat)),
-                     fmt_s(float(np.median(stop))), fmt_s(max(stop)),
-                     fmt_s(float(np.median(lat))), fmt_s(float(np.percentile(lat, 95))), fmt_s(max(lat))])
+        rows.append(
+            [
+                name,
+                ",".join(sorted(statuses)),
+                str(len(lat)),
+                fmt_s(float(np.median(stop))),
+                fmt_s(max(stop)),
+                fmt_s(float(np.median(lat))),
+                fmt_s(float(np.percentile(lat, 95))),
+                fmt_s(max(lat)),
+            ]
+        )
         print(f"{name}: done", flush=True)
-    print(table(["implementation", "status", "cancels", "final map: median", "max",
-                 "Finished: median", "p95", "max"], rows))
-    print("latency from Session.cancel() on another thread to the final map (training stopped) and to "
-          "Finished(status=cancelled) (target < 100 ms); a cancelled run skips the final QE/TE pass")
+    print(
+        table(
+            ["implementation", "status", "cancels", "final map: median", "max", "Finished: median", "p95", "max"], rows
+        )
+    )
+    print(
+        "latency from Session.cancel() on another thread to the final map (training stopped) and to "
+        "Finished(status=cancelled) (target < 100 ms); a cancelled run skips the final QE/TE pass"
+    )
 
 
 if __name__ == "__main__":

@@ -66,8 +66,13 @@ def measure_launch(n: int, env: dict[str, str]) -> list[float]:
     times = []
     for _ in range(n):
         t0 = time.perf_counter()
-        p = subprocess.Popen([sys.executable, "-c", LAUNCH_SNIPPET], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                             text=True, env=env)
+        p = subprocess.Popen(
+            [sys.executable, "-c", LAUNCH_SNIPPET],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=env,
+        )
         assert p.stdout is not None
         line = p.stdout.readline()
         t = time.perf_counter() - t0
@@ -79,9 +84,25 @@ def measure_launch(n: int, env: dict[str, str]) -> list[float]:
 
 def headless_run(args: argparse.Namespace, workdir: Path, k: int) -> dict:
     out = workdir / f"headless{k}.json"
-    cmd = [sys.executable, "-m", "som_studio", "bench", "--impl", args.impl, "--grid", args.grid,
-           "--samples", str(args.samples), "--epochs", str(args.epochs), "--steps", str(args.steps),
-           "--json", str(out), "--quiet"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "som_studio",
+        "bench",
+        "--impl",
+        args.impl,
+        "--grid",
+        args.grid,
+        "--samples",
+        str(args.samples),
+        "--epochs",
+        str(args.epochs),
+        "--steps",
+        str(args.steps),
+        "--json",
+        str(out),
+        "--quiet",
+    ]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return json.loads(out.read_text())["runs"][0]
 
@@ -122,8 +143,9 @@ def main() -> int:
     ap.add_argument("--epochs", type=int, default=10, help="for batch implementations (default %(default)s)")
     ap.add_argument("--steps", type=int, default=50_000, help="for online implementations (default %(default)s)")
     ap.add_argument("--repeats", type=int, default=2, help="headless and app runs each, alternating")
-    ap.add_argument("--stop-impls", default="numpy-batch,jax-jit-online",
-                    help="implementations whose Stop latency is measured")
+    ap.add_argument(
+        "--stop-impls", default="numpy-batch,jax-jit-online", help="implementations whose Stop latency is measured"
+    )
     ap.add_argument("--stops", type=int, default=6, help="stops per implementation and phase")
     ap.add_argument("--launches", type=int, default=3)
     ap.add_argument("--screenshot", metavar="PNG", help="save the window mid-training here")
@@ -136,13 +158,17 @@ def main() -> int:
     # Keep the user's settings out of it: a private config home for every app started here.
     env = dict(os.environ, XDG_CONFIG_HOME=str(workdir / "config"))
     os.environ["XDG_CONFIG_HOME"] = env["XDG_CONFIG_HOME"]
-    print(f"platform: {os.environ['QT_QPA_PLATFORM']}   cores: {os.cpu_count()}   workload: {args.impl} "
-          f"{args.grid}, {args.samples} samples, {args.epochs} epochs / {args.steps} steps")
+    print(
+        f"platform: {os.environ['QT_QPA_PLATFORM']}   cores: {os.cpu_count()}   workload: {args.impl} "
+        f"{args.grid}, {args.samples} samples, {args.epochs} epochs / {args.steps} steps"
+    )
 
     if "d" not in skip:
         launch = measure_launch(args.launches, env)
-        print(f"(d) launch to visible window: median {pct(launch, 50):.2f} s, max {max(launch):.2f} s "
-              f"over {len(launch)} launches (target < 1.5 s)")
+        print(
+            f"(d) launch to visible window: median {pct(launch, 50):.2f} s, max {max(launch):.2f} s "
+            f"over {len(launch)} launches (target < 1.5 s)"
+        )
 
     from PySide6.QtCore import QEventLoop, QTimer
     from PySide6.QtWidgets import QApplication
@@ -205,22 +231,30 @@ def main() -> int:
         for name, runs in (("headless", heads), ("app", apps)):
             for r in runs:
                 t = r["timings"]
-                print(f"{name:<10} {t['compile_s']:9.3f} {t['median_s']:10.4f} "
-                      f"{sum(c['seconds'] for c in t['chunks']):11.3f} {t['total_s']:9.3f}")
+                print(
+                    f"{name:<10} {t['compile_s']:9.3f} {t['median_s']:10.4f} "
+                    f"{sum(c['seconds'] for c in t['chunks']):11.3f} {t['total_s']:9.3f}"
+                )
         h_med = np.median([r["timings"]["median_s"] for r in heads])
         a_med = np.median([r["timings"]["median_s"] for r in apps])
         h_sum = np.median([sum(c["seconds"] for c in r["timings"]["chunks"]) for r in heads])
         a_sum = np.median([sum(c["seconds"] for c in r["timings"]["chunks"]) for r in apps])
-        print(f"slowdown, median time per iteration: {100 * (a_med / h_med - 1):+.1f} %   "
-              f"training time (sum of chunks): {100 * (a_sum / h_sum - 1):+.1f} %   (target < 5 %)")
+        print(
+            f"slowdown, median time per iteration: {100 * (a_med / h_med - 1):+.1f} %   "
+            f"training time (sum of chunks): {100 * (a_sum / h_sum - 1):+.1f} %   (target < 5 %)"
+        )
         spread = [r["timings"]["median_s"] for r in heads]
         print(f"  (headless runs alone differ by {100 * (max(spread) / min(spread) - 1):.0f} %: machine noise)")
-        print(f"the app process (GUI and reader thread) used {100 * np.median(gui_cpu):.1f} % of one core "
-              f"while a run was watched (the worker trains in its own process)")
+        print(
+            f"the app process (GUI and reader thread) used {100 * np.median(gui_cpu):.1f} % of one core "
+            f"while a run was watched (the worker trains in its own process)"
+        )
         s = lateness.samples
-        print(f"\n(b) event-loop lateness during training (10 ms timer, {len(s)} ticks): "
-              f"p50 {1e3 * pct(s, 50):.1f} ms, p99 {1e3 * pct(s, 99):.1f} ms, max {1e3 * max(s):.1f} ms "
-              f"(target p99 < 30 ms)")
+        print(
+            f"\n(b) event-loop lateness during training (10 ms timer, {len(s)} ticks): "
+            f"p50 {1e3 * pct(s, 50):.1f} ms, p99 {1e3 * pct(s, 99):.1f} ms, max {1e3 * max(s):.1f} ms "
+            f"(target p99 < 30 ms)"
+        )
 
     if "c" not in skip:
         rng = random.Random(0)
@@ -248,11 +282,14 @@ def main() -> int:
                     win.controller.stop()
                     wait_for(win.controller.run_ended)
                     lat += win.controller.stop_latencies
-                    how.append("killed" if win.controller.last_exitcode and win.controller.last_exitcode < 0
-                               else "cancelled")
+                    how.append(
+                        "killed" if win.controller.last_exitcode and win.controller.last_exitcode < 0 else "cancelled"
+                    )
                 kinds = ", ".join(f"{h} {how.count(h)}" for h in sorted(set(how)))
-                print(f"{impl:<18} {phase:<10} {len(lat):>3} {1e3 * pct(lat, 50):8.1f} {1e3 * pct(lat, 99):8.1f} "
-                      f"{1e3 * max(lat):8.1f}  {kinds}")
+                print(
+                    f"{impl:<18} {phase:<10} {len(lat):>3} {1e3 * pct(lat, 50):8.1f} {1e3 * pct(lat, 99):8.1f} "
+                    f"{1e3 * max(lat):8.1f}  {kinds}"
+                )
         lateness.stop()
         s = lateness.samples
         print(f"event-loop lateness during the stop runs: p99 {1e3 * pct(s, 99):.1f} ms, max {1e3 * max(s):.1f} ms")

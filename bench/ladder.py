@@ -27,8 +27,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="scaled-down workload")
     ap.add_argument("--impl", help="comma-separated subset (default: every single-device implementation)")
-    ap.add_argument("--naive-steps", type=int, default=None,
-                    help="steps for jax-naive-online (default: all of them; it is slow by design)")
+    ap.add_argument(
+        "--naive-steps",
+        type=int,
+        default=None,
+        help="steps for jax-naive-online (default: all of them; it is slow by design)",
+    )
     args = ap.parse_args()
     if args.quick:
         w, h, epochs, steps = 60, 34, 10, 5000
@@ -42,8 +46,9 @@ def main() -> None:
         n = steps if impl.kind == "online" else epochs
         if name == "jax-naive-online" and args.naive_steps:
             n = args.naive_steps
-        cfg = base.replace(impl=name, steps=n if impl.kind == "online" else None,
-                           epochs=n if impl.kind == "batch" else None)
+        cfg = base.replace(
+            impl=name, steps=n if impl.kind == "online" else None, epochs=n if impl.kind == "batch" else None
+        )
         print(f"running {name} ({n} {'steps' if impl.kind == 'online' else 'epochs'}) ...", flush=True)
         records.append(run_to_completion(Session(cfg, snapshot_interval_s=None, quality_points=0)))
     ref = {r.kind: r for r in records if registry.get(r.impl).backend == "numpy"}
@@ -51,13 +56,24 @@ def main() -> None:
     for r in records:
         base_r = ref.get(r.kind)
         ratio = base_r.median_s / r.median_s if base_r and r.median_s and base_r.median_s else None
-        rows.append([r.impl, r.kind, r.status, fmt_s(r.compile_s), fmt_s(r.median_s), fmt_s(r.p95_s),
-                     fmt_s(r.total_s), f"{r.qe:.4g}" if r.qe is not None else "-",
-                     f"{ratio:.1f}x" if ratio else "-"])
+        rows.append(
+            [
+                r.impl,
+                r.kind,
+                r.status,
+                fmt_s(r.compile_s),
+                fmt_s(r.median_s),
+                fmt_s(r.p95_s),
+                fmt_s(r.total_s),
+                f"{r.qe:.4g}" if r.qe is not None else "-",
+                f"{ratio:.1f}x" if ratio else "-",
+            ]
+        )
     print()
     print(f"workload: {w}x{h} map, 1000 random colours, {epochs} epochs (batch) / {steps} steps (online)")
-    print(table(["implementation", "kind", "status", "compile", "median/it", "p95/it", "total", "QE",
-                 "vs numpy-*"], rows))
+    print(
+        table(["implementation", "kind", "status", "compile", "median/it", "p95/it", "total", "QE", "vs numpy-*"], rows)
+    )
 
 
 if __name__ == "__main__":

@@ -29,12 +29,21 @@ def main() -> None:
     rows = []
     for name in names:
         n_steps = min(steps, 500) if name == "jax-naive-online" else steps
-        (run,) = bench_in_subprocess(["--impl", name, "--grid", "240x135", "--samples", "1000",
-                                      "--epochs", str(epochs), "--steps", str(n_steps)])
+        (run,) = bench_in_subprocess(
+            ["--impl", name, "--grid", "240x135", "--samples", "1000", "--epochs", str(epochs), "--steps", str(n_steps)]
+        )
         est, peak = run["memory"]["estimate_bytes"], run["memory"]["peak_bytes"]
         err = (est - peak) / peak * 100 if peak else float("nan")
-        rows.append([name, run["status"], format_bytes(est), format_bytes(peak), f"{err:+.0f} %",
-                     "yes" if abs(err) <= 30 else "NO"])
+        rows.append(
+            [
+                name,
+                run["status"],
+                format_bytes(est),
+                format_bytes(peak),
+                f"{err:+.0f} %",
+                "yes" if abs(err) <= 30 else "NO",
+            ]
+        )
         print(f"{name}: estimate {format_bytes(est)}, measured {format_bytes(peak)}", flush=True)
     print()
     print("workload: 240x135 map, 1000 random colours (float32)")

@@ -102,8 +102,16 @@ def minisom_batch(cfg: RunConfig, data: np.ndarray) -> Row:
     offset = [0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        som = MiniSom(p.height, p.width, p.features, sigma=float(sig[0]), learning_rate=1.0,
-                      decay_function=lambda lr, t, T: 1.0, neighborhood_function="gaussian", random_seed=cfg.seed)
+        som = MiniSom(
+            p.height,
+            p.width,
+            p.features,
+            sigma=float(sig[0]),
+            learning_rate=1.0,
+            decay_function=lambda lr, t, T: 1.0,
+            neighborhood_function="gaussian",
+            random_seed=cfg.seed,
+        )
     som._weights = p.init_map.astype(np.float64)
     som._sigma_decay_function = lambda s, t, T: float(sig[offset[0] + t])
     x = p.data.astype(np.float64)
@@ -126,9 +134,16 @@ def minisom_online(cfg: RunConfig, data: np.ndarray) -> Row:
     offset = [0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        som = MiniSom(p.height, p.width, p.features, sigma=float(sig[0]), learning_rate=float(lr[0]),
-                      decay_function=lambda a, t, T: float(lr[offset[0] + t]),
-                      neighborhood_function="gaussian", random_seed=cfg.seed)
+        som = MiniSom(
+            p.height,
+            p.width,
+            p.features,
+            sigma=float(sig[0]),
+            learning_rate=float(lr[0]),
+            decay_function=lambda a, t, T: float(lr[offset[0] + t]),
+            neighborhood_function="gaussian",
+            random_seed=cfg.seed,
+        )
     som._weights = p.init_map.astype(np.float64)
     som._sigma_decay_function = lambda s, t, T: float(sig[offset[0] + t])
     x = p.data.astype(np.float64)
@@ -154,10 +169,20 @@ def xpysom_batch(cfg: RunConfig, data: np.ndarray) -> Row:
     sig = iso_sigma(p)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        som = XPySom(p.height, p.width, p.features, sigma=float(sig[0]), sigmaN=float(sig[-1]),
-                     learning_rate=1.0, learning_rateN=1.0, decay_function="exponential",
-                     neighborhood_function="gaussian", std_coeff=1 / math.sqrt(2.0),
-                     random_seed=cfg.seed, xp=np)
+        som = XPySom(
+            p.height,
+            p.width,
+            p.features,
+            sigma=float(sig[0]),
+            sigmaN=float(sig[-1]),
+            learning_rate=1.0,
+            learning_rateN=1.0,
+            decay_function="exponential",
+            neighborhood_function="gaussian",
+            std_coeff=1 / math.sqrt(2.0),
+            random_seed=cfg.seed,
+            xp=np,
+        )
     som._weights = p.init_map.astype(np.float32)
     x = p.data.astype(np.float32)
     times = []
@@ -236,15 +261,19 @@ def main() -> None:
         ("jax-fused-batch", lambda: session_row(batch.replace(impl="jax-fused-batch"), data)),
         ("jax-vmap-batch", lambda: session_row(batch.replace(impl="jax-vmap-batch"), data)),
         ("numpy-batch", lambda: session_row(batch.replace(impl="numpy-batch"), data)),
-        ("numpy-batch f64", lambda: session_row(batch.replace(impl="numpy-batch", precision="float64"), data,
-                                                "numpy-batch f64")),
+        (
+            "numpy-batch f64",
+            lambda: session_row(batch.replace(impl="numpy-batch", precision="float64"), data, "numpy-batch f64"),
+        ),
         ("MiniSom batch", lambda: minisom_batch(batch, data)),
         ("XPySom batch", lambda: xpysom_batch(batch, data)),
         ("jax-scan-online", lambda: session_row(online.replace(impl="jax-scan-online"), data)),
         ("jax-jit-online", lambda: session_row(online.replace(impl="jax-jit-online"), data)),
         ("numpy-online", lambda: session_row(online.replace(impl="numpy-online"), data)),
-        ("numpy-online f64", lambda: session_row(online.replace(impl="numpy-online", precision="float64"), data,
-                                                 "numpy-online f64")),
+        (
+            "numpy-online f64",
+            lambda: session_row(online.replace(impl="numpy-online", precision="float64"), data, "numpy-online f64"),
+        ),
         ("MiniSom online", lambda: minisom_online(online, data)),
     ]
     rows: list[Row] = []
@@ -255,11 +284,31 @@ def main() -> None:
         try:
             rows.append(fn())
         except ImportError as exc:
-            rows.append(Row(name, "batch" if "batch" in name else "online", None, None, None, None, None,
-                            f"not installed ({exc.name}); pip install -e '.[bench]'"))
+            rows.append(
+                Row(
+                    name,
+                    "batch" if "batch" in name else "online",
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    f"not installed ({exc.name}); pip install -e '.[bench]'",
+                )
+            )
         except AttributeError as exc:  # e.g. a MiniSom older than train_batch_offline
-            rows.append(Row(name, "batch" if "batch" in name else "online", None, None, None, None, None,
-                            f"unsupported version: {exc}"))
+            rows.append(
+                Row(
+                    name,
+                    "batch" if "batch" in name else "online",
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    f"unsupported version: {exc}",
+                )
+            )
 
     ours = {"batch": "jax-fused-batch", "online": "jax-scan-online"}
     by = {r.name: r for r in rows}
@@ -275,24 +324,48 @@ def main() -> None:
     for r in rows:
         mine = by.get(ours[r.kind])
         slower = r.median_s / mine.median_s if mine and mine.median_s and r.median_s else None
-        out.append([
-            r.name, r.kind, fmt_s(r.compile_s), fmt_s(r.median_s), fmt_s(r.total_s),
-            f"{slower:.1f}x" if slower else "-",
-            f"{r.qe:.3e}" if r.qe is not None else "-",
-            rel(r.qe, ref[r.kind]), rel(r.qe, ref64[r.kind]),
-            f"{r.te:.4f}" if r.te is not None else "-",
-            r.note,
-        ])
+        out.append(
+            [
+                r.name,
+                r.kind,
+                fmt_s(r.compile_s),
+                fmt_s(r.median_s),
+                fmt_s(r.total_s),
+                f"{slower:.1f}x" if slower else "-",
+                f"{r.qe:.3e}" if r.qe is not None else "-",
+                rel(r.qe, ref[r.kind]),
+                rel(r.qe, ref64[r.kind]),
+                f"{r.te:.4f}" if r.te is not None else "-",
+                r.note,
+            ]
+        )
     print()
-    print(f"workload: 240x135 map, 1000 random colours, {epochs} epochs (batch) / {steps:,} steps (online), "
-          "seed 0")
-    print(table(["row", "kind", "compile", "median/it", "full run", "x ours", "QE", "QE vs numpy",
-                 "QE vs numpy f64", "TE", "note"], out))
-    print("median/it: per epoch (batch rows) or per step (online rows);\n"
-          "x ours: the row's median over ours, same kind;\n"
-          "QE vs numpy: against numpy-batch / numpy-online in float32, the same precision;\n"
-          "QE vs numpy f64: against the same reference in float64, free of float32 rounding (late in a run\n"
-          "a rounding-level difference can flip a near-tied BMU, and float32 runs drift apart by a few %)")
+    print(f"workload: 240x135 map, 1000 random colours, {epochs} epochs (batch) / {steps:,} steps (online), seed 0")
+    print(
+        table(
+            [
+                "row",
+                "kind",
+                "compile",
+                "median/it",
+                "full run",
+                "x ours",
+                "QE",
+                "QE vs numpy",
+                "QE vs numpy f64",
+                "TE",
+                "note",
+            ],
+            out,
+        )
+    )
+    print(
+        "median/it: per epoch (batch rows) or per step (online rows);\n"
+        "x ours: the row's median over ours, same kind;\n"
+        "QE vs numpy: against numpy-batch / numpy-online in float32, the same precision;\n"
+        "QE vs numpy f64: against the same reference in float64, free of float32 rounding (late in a run\n"
+        "a rounding-level difference can flip a near-tied BMU, and float32 runs drift apart by a few %)"
+    )
 
     def ratio(a: str, b: str) -> float | None:
         ra, rb = by.get(a), by.get(b)

@@ -36,15 +36,25 @@ def main() -> None:
     ap.add_argument("--epochs", type=int, default=1, help="default %(default)s")
     args = ap.parse_args()
     width, height = parse_grid(args.grid)
-    cfg = RunConfig(impl="jax-fused-batch", width=width, height=height, data=DataSpec(samples=args.samples),
-                    epochs=args.epochs, seed=0, precision="float32")
+    cfg = RunConfig(
+        impl="jax-fused-batch",
+        width=width,
+        height=height,
+        data=DataSpec(samples=args.samples),
+        epochs=args.epochs,
+        seed=0,
+        precision="float32",
+    )
     session = Session(cfg, snapshot_interval_s=None, quality_points=0, final_quality=False)
     record = None
     compile_s = None
     for ev in session.run():
         if isinstance(ev, Started):
-            print(f"{cfg.grid} map ({cfg.units:,} units), {ev.samples:,} x {ev.features} examples, "
-                  f"{args.epochs} epoch(s); estimate {memory.format_bytes(ev.estimate_bytes)}", flush=True)
+            print(
+                f"{cfg.grid} map ({cfg.units:,} units), {ev.samples:,} x {ev.features} examples, "
+                f"{args.epochs} epoch(s); estimate {memory.format_bytes(ev.estimate_bytes)}",
+                flush=True,
+            )
         elif isinstance(ev, Compiled):
             compile_s = ev.seconds
         elif isinstance(ev, (Finished, Failed)):
@@ -53,14 +63,37 @@ def main() -> None:
     if record.status != "ok":
         raise SystemExit(f"scale: {record.status}: {record.message}")
     n, m = record.samples, cfg.units
-    rows = [[
-        cfg.grid, f"{n:,}", fmt_s(compile_s), fmt_s(record.median_s), fmt_s(record.total_s),
-        memory.format_bytes(record.estimate_bytes or 0), memory.format_bytes(record.peak_bytes or 0),
-        f"{(record.peak_bytes or 0) / (record.estimate_bytes or 1):.2f}",
-        memory.format_bytes(n * m * 4), memory.format_bytes(m * m * 4),
-    ]]
-    print(table(["map", "examples", "compile", "epoch", "total", "estimate", "measured peak", "peak/est",
-                 "N x M f32", "M x M f32"], rows))
+    rows = [
+        [
+            cfg.grid,
+            f"{n:,}",
+            fmt_s(compile_s),
+            fmt_s(record.median_s),
+            fmt_s(record.total_s),
+            memory.format_bytes(record.estimate_bytes or 0),
+            memory.format_bytes(record.peak_bytes or 0),
+            f"{(record.peak_bytes or 0) / (record.estimate_bytes or 1):.2f}",
+            memory.format_bytes(n * m * 4),
+            memory.format_bytes(m * m * 4),
+        ]
+    ]
+    print(
+        table(
+            [
+                "map",
+                "examples",
+                "compile",
+                "epoch",
+                "total",
+                "estimate",
+                "measured peak",
+                "peak/est",
+                "N x M f32",
+                "M x M f32",
+            ],
+            rows,
+        )
+    )
 
 
 if __name__ == "__main__":

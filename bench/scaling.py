@@ -97,10 +97,19 @@ def worker(args: argparse.Namespace) -> None:
         label = impl if smoothing is None else f"{impl} ({smoothing})"
         if smoothing is None and ("smoothing" in desc or "program" in desc):
             label = f"{impl} (auto: {desc.get('smoothing') or desc.get('program')})"
-        print(json.dumps({"devices": n, "layout": lay, "impl": label, "epoch_s": per_epoch,
-                          "bytes_per_epoch": desc.get("bytes_per_epoch"),
-                          "collectives": len([c for c in desc.get("collectives", []) if c["per_epoch"] and c["sent_bytes"]])}),
-              flush=True)
+        print(
+            json.dumps(
+                {
+                    "devices": n,
+                    "layout": lay,
+                    "impl": label,
+                    "epoch_s": per_epoch,
+                    "bytes_per_epoch": desc.get("bytes_per_epoch"),
+                    "collectives": len([c for c in desc.get("collectives", []) if c["per_epoch"] and c["sent_bytes"]]),
+                }
+            ),
+            flush=True,
+        )
 
 
 def main() -> None:
@@ -119,8 +128,18 @@ def main() -> None:
         return
     rows_data = []
     for n in (int(x) for x in args.devices.split(",")):
-        cmd = [sys.executable, __file__, "--worker", str(n), "--samples", str(args.samples),
-               "--epochs-per-chunk", str(args.epochs_per_chunk), "--repeats", str(args.repeats)]
+        cmd = [
+            sys.executable,
+            __file__,
+            "--worker",
+            str(n),
+            "--samples",
+            str(args.samples),
+            "--epochs-per-chunk",
+            str(args.epochs_per_chunk),
+            "--repeats",
+            str(args.repeats),
+        ]
         cmd += ["--quick"] if args.quick else []
         cmd += ["--gpu"] if args.gpu else []
         print(f"{n} device(s): {', '.join(layouts(n))} ...", file=sys.stderr, flush=True)
@@ -137,12 +156,22 @@ def main() -> None:
     for r in rows_data:
         ratio = base["epoch_s"] / r["epoch_s"] if base and r["epoch_s"] else None
         b = r["bytes_per_epoch"]
-        rows.append([r["impl"], str(r["devices"]), r["layout"], fmt_s(r["epoch_s"]),
-                     f"{ratio:.2f}x" if ratio else "-",
-                     "-" if b is None else f"{b / 1024:.1f} KiB", str(r["collectives"]) if b is not None else "-"])
+        rows.append(
+            [
+                r["impl"],
+                str(r["devices"]),
+                r["layout"],
+                fmt_s(r["epoch_s"]),
+                f"{ratio:.2f}x" if ratio else "-",
+                "-" if b is None else f"{b / 1024:.1f} KiB",
+                str(r["collectives"]) if b is not None else "-",
+            ]
+        )
     w, h = args.grid
-    print(f"workload: {w}x{h} map, {args.samples} random colours, float32; "
-          f"median of {args.repeats} chunks of {args.epochs_per_chunk} epochs")
+    print(
+        f"workload: {w}x{h} map, {args.samples} random colours, float32; "
+        f"median of {args.repeats} chunks of {args.epochs_per_chunk} epochs"
+    )
     print(f"speed-up: against {base['impl'] if base else '?'} on 1 device, measured in this run")
     print("sent/epoch: bytes each device sends per epoch (ring estimates from the compiled HLO's collectives)")
     print(table(["implementation", "devices", "layout", "epoch", "speed-up", "sent/epoch", "collectives"], rows))

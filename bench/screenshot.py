@@ -28,7 +28,7 @@ def main() -> int:
     from som_studio.qt.main_window import MainWindow
     from som_studio.qt.settings import Settings
 
-    app = QApplication.instance() or QApplication([])
+    app = QApplication.instance() or QApplication([])  # noqa: F841 (keeps Qt alive)
     win = MainWindow(Settings(Path(tempfile.mkdtemp()) / "shot.ini"))
     win.resize(1400, 860)
     win.show()

@@ -19,9 +19,9 @@ from pathlib import Path
 
 ICONS = Path(__file__).resolve().parents[1] / "resources" / "icons"
 SIZES = (16, 24, 32, 48, 64, 128, 256, 512)
-N = 6                # cells per side
-CELL, GAP = 28, 6    # in a 256 x 256 canvas
-BMU = (4, 1)         # column, row of the ringed best-matching unit
+N = 6  # cells per side
+CELL, GAP = 28, 6  # in a 256 x 256 canvas
+BMU = (4, 1)  # column, row of the ringed best-matching unit
 
 
 def cell_colour(col: int, row: int) -> str:
@@ -39,7 +39,9 @@ def svg() -> str:
     for row in range(N):
         for col in range(N):
             x, y = origin + col * (CELL + GAP), origin + row * (CELL + GAP)
-            cells.append(f'    <rect x="{x:g}" y="{y:g}" width="{CELL}" height="{CELL}" rx="7" fill="{cell_colour(col, row)}"/>')
+            cells.append(
+                f'    <rect x="{x:g}" y="{y:g}" width="{CELL}" height="{CELL}" rx="7" fill="{cell_colour(col, row)}"/>'
+            )
     bx = origin + BMU[0] * (CELL + GAP) + CELL / 2
     by = origin + BMU[1] * (CELL + GAP) + CELL / 2
     return f"""<?xml version="1.0" encoding="UTF-8"?>

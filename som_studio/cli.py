@@ -36,12 +36,17 @@ examples:
 def build_parser() -> argparse.ArgumentParser:
     from som_studio.commands import COMMANDS
 
-    p = argparse.ArgumentParser(prog="som-studio", description=DESCRIPTION, epilog=EPILOG,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="som-studio", description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--version", action="version", version=f"som-studio {__version__}")
-    p.add_argument("--cpu-devices", type=int, metavar="N",
-                   help="use JAX's CPU backend with N simulated devices (1-1024), even where a GPU "
-                        "exists: try device layouts without a cluster")
+    p.add_argument(
+        "--cpu-devices",
+        type=int,
+        metavar="N",
+        help="use JAX's CPU backend with N simulated devices (1-1024), even where a GPU "
+        "exists: try device layouts without a cluster",
+    )
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         mod = importlib.import_module(f"som_studio.commands.{name}")

@@ -200,8 +200,11 @@ def _probe_jax() -> JaxFacts:
             stats = d.memory_stats() or {}
         except Exception:  # not every backend reports memory
             stats = {}
-        facts.append(DeviceFact(int(d.id), str(d.platform), str(d.device_kind),
-                                stats.get("bytes_limit"), stats.get("bytes_in_use")))
+        facts.append(
+            DeviceFact(
+                int(d.id), str(d.platform), str(d.device_kind), stats.get("bytes_limit"), stats.get("bytes_in_use")
+            )
+        )
     gpu_error = None
     if backend == "cpu":
         # JAX keeps the reason a GPU backend failed to start; asking for it repeats it.
@@ -270,8 +273,9 @@ def collect(probes: Probes | None = None) -> Facts:
     from som_studio import __version__
 
     p = probes or Probes()
-    env = {k: p.environ[k] for k in (*XLA_ENV, "DISPLAY", "WAYLAND_DISPLAY", "SSH_CONNECTION", "SSH_TTY")
-           if k in p.environ}
+    env = {
+        k: p.environ[k] for k in (*XLA_ENV, "DISPLAY", "WAYLAND_DISPLAY", "SSH_CONNECTION", "SSH_TTY") if k in p.environ
+    }
     return Facts(
         som_studio=__version__,
         python=tuple(p.python[:3]),  # type: ignore[arg-type]
@@ -307,7 +311,7 @@ def install_fix(f: Facts) -> str:
     return (
         f'pip install -U "jax[{extra}]"   (into the Python that runs SOM Studio)\n'
         f'this interpreter: "{f.executable}" -m pip install -U "jax[{extra}]"\n'
-        f'a source checkout: SOM_STUDIO_EXTRAS={extra} ./dev.sh app\n'
+        f"a source checkout: SOM_STUDIO_EXTRAS={extra} ./dev.sh app\n"
         f"then check again: som-studio doctor"
     )
 
@@ -333,61 +337,98 @@ def diagnose(f: Facts) -> list[Finding]:
 
     # Python and Qt.
     if f.python[:2] < (3, 12) and _minor(pyside) == (6, 12):
-        out.append(Finding(
-            "error", f"Python {py} with PySide6 {pyside} crashes",
-            "PySide6 6.12 on Python 3.11 aborts after a few thousand signal emissions "
-            "(Fatal Python error: bool_dealloc); Python 3.12 is not affected.",
-            "use Python 3.12 or newer: python3.12 -m venv .venv && .venv/bin/pip install .  (in the source folder)\n"
-            "or let ./dev.sh env pick a Python >= 3.12 itself"))
+        out.append(
+            Finding(
+                "error",
+                f"Python {py} with PySide6 {pyside} crashes",
+                "PySide6 6.12 on Python 3.11 aborts after a few thousand signal emissions "
+                "(Fatal Python error: bool_dealloc); Python 3.12 is not affected.",
+                "use Python 3.12 or newer: python3.12 -m venv .venv && .venv/bin/pip install .  "
+                "(in the source folder)\n"
+                "or let ./dev.sh env pick a Python >= 3.12 itself",
+            )
+        )
     elif f.python[:2] < (3, 12):
-        out.append(Finding("warning", f"Python {py} is older than SOM Studio supports",
-                           "SOM Studio needs Python 3.12 or newer (jax >= 0.11 does too).",
-                           "use Python 3.12 or newer for SOM Studio's environment"))
+        out.append(
+            Finding(
+                "warning",
+                f"Python {py} is older than SOM Studio supports",
+                "SOM Studio needs Python 3.12 or newer (jax >= 0.11 does too).",
+                "use Python 3.12 or newer for SOM Studio's environment",
+            )
+        )
     else:
         out.append(Finding("ok", f"Python {py}" + (f" with PySide6 {pyside}" if pyside else "")))
 
     # JAX and the GPU.
     gpus = _gpu_devices(f)
     if f.jax.error is not None:
-        out.append(Finding(
-            "error", "JAX fails to import or start", f.jax.error,
-            f'reinstall it: "{f.executable}" -m pip install -U --force-reinstall jax jaxlib'
-            + (f'\nwith the GPU plugin: "{f.executable}" -m pip install -U "jax[{f.cuda_extra}]"'
-               if f.driver.present else "")))
+        out.append(
+            Finding(
+                "error",
+                "JAX fails to import or start",
+                f.jax.error,
+                f'reinstall it: "{f.executable}" -m pip install -U --force-reinstall jax jaxlib'
+                + (
+                    f'\nwith the GPU plugin: "{f.executable}" -m pip install -U "jax[{f.cuda_extra}]"'
+                    if f.driver.present
+                    else ""
+                ),
+            )
+        )
     elif gpus:
-        out.append(Finding("ok", f"JAX runs on the GPU ({f.jax.backend}: "
-                                 + ", ".join(sorted({d.kind for d in gpus})) + ")"))
+        out.append(
+            Finding("ok", f"JAX runs on the GPU ({f.jax.backend}: " + ", ".join(sorted({d.kind for d in gpus})) + ")")
+        )
     elif f.driver.present and f.driver.ok:
         platforms = f.env.get("JAX_PLATFORMS", "")
         if platforms and not any(p in platforms for p in ("cuda", "gpu")):
-            out.append(Finding(
-                "warning", f"JAX is kept on the CPU by JAX_PLATFORMS={platforms}",
-                "an NVIDIA driver is present, but JAX_PLATFORMS (or --cpu-devices) limits JAX to the CPU.",
-                "unset JAX_PLATFORMS and drop --cpu-devices to use the GPU"))
+            out.append(
+                Finding(
+                    "warning",
+                    f"JAX is kept on the CPU by JAX_PLATFORMS={platforms}",
+                    "an NVIDIA driver is present, but JAX_PLATFORMS (or --cpu-devices) limits JAX to the CPU.",
+                    "unset JAX_PLATFORMS and drop --cpu-devices to use the GPU",
+                )
+            )
         else:
-            out.append(Finding("error", "an NVIDIA driver is present but JAX runs on the CPU",
-                               _why_cpu(f), install_fix(f)))
+            out.append(
+                Finding("error", "an NVIDIA driver is present but JAX runs on the CPU", _why_cpu(f), install_fix(f))
+            )
     elif f.driver.present:
-        out.append(Finding(
-            "warning", "nvidia-smi is installed but cannot talk to the NVIDIA driver",
-            (f.driver.output.splitlines() or [""])[0],
-            "check the driver with `nvidia-smi` (a reboot after a driver update often helps)"
-            + ("; in a container, start it with --gpus all" if f.in_container else "")))
+        out.append(
+            Finding(
+                "warning",
+                "nvidia-smi is installed but cannot talk to the NVIDIA driver",
+                (f.driver.output.splitlines() or [""])[0],
+                "check the driver with `nvidia-smi` (a reboot after a driver update often helps)"
+                + ("; in a container, start it with --gpus all" if f.in_container else ""),
+            )
+        )
     else:
-        out.append(Finding(
-            "warning", "no GPU: JAX runs on the CPU",
-            "nvidia-smi is not on PATH, so no NVIDIA driver is visible to this process.",
-            "on a GPU machine, install the NVIDIA driver; in a container, start it with --gpus all "
-            "(NVIDIA Container Toolkit); everything still works on the CPU, only slower"))
+        out.append(
+            Finding(
+                "warning",
+                "no GPU: JAX runs on the CPU",
+                "nvidia-smi is not on PATH, so no NVIDIA driver is visible to this process.",
+                "on a GPU machine, install the NVIDIA driver; in a container, start it with --gpus all "
+                "(NVIDIA Container Toolkit); everything still works on the CPU, only slower",
+            )
+        )
 
     # Plugins whose version does not match jaxlib are refused by JAX.
     jaxlib = f.versions.get("jaxlib")
     stale = {d: v for d, v in f.plugins.items() if jaxlib and v != jaxlib}
     if stale and not gpus and f.jax.error is None:
-        out.append(Finding(
-            "warning", "CUDA plugin version differs from jaxlib",
-            ", ".join(f"{d} {v}" for d, v in stale.items()) + f" vs jaxlib {jaxlib}; JAX uses a plugin "
-            "only when the versions match.", install_fix(f)))
+        out.append(
+            Finding(
+                "warning",
+                "CUDA plugin version differs from jaxlib",
+                ", ".join(f"{d} {v}" for d, v in stale.items()) + f" vs jaxlib {jaxlib}; JAX uses a plugin "
+                "only when the versions match.",
+                install_fix(f),
+            )
+        )
 
     # Memory on a unified-memory machine.
     out.append(_memory_finding(f, bool(gpus) or (f.driver.present and f.driver.ok)))
@@ -395,11 +436,15 @@ def diagnose(f: Facts) -> list[Finding]:
     # Display.
     if f.display is None:
         where = "an SSH session" if f.over_ssh else "this session"
-        out.append(Finding(
-            "warning", f"no display in {where}: the desktop app cannot open",
-            "neither DISPLAY nor WAYLAND_DISPLAY is set; the headless commands (bench, devices, doctor, ...) work.",
-            "use the headless commands; or forward X (ssh -X), or run the app on the machine's desktop; "
-            "for screenshots: xvfb-run -a som-studio"))
+        out.append(
+            Finding(
+                "warning",
+                f"no display in {where}: the desktop app cannot open",
+                "neither DISPLAY nor WAYLAND_DISPLAY is set; the headless commands (bench, devices, doctor, ...) work.",
+                "use the headless commands; or forward X (ssh -X), or run the app on the machine's desktop; "
+                "for screenshots: xvfb-run -a som-studio",
+            )
+        )
     else:
         out.append(Finding("ok", f"display available ({f.display})"))
 
@@ -411,12 +456,17 @@ def _why_cpu(f: Facts) -> str:
     gpu = ", ".join(g.name for g in f.driver.gpus) or "an NVIDIA GPU"
     cuda = f" (CUDA {f.driver.cuda_version})" if f.driver.cuda_version else ""
     if not f.plugins:
-        reason = "no CUDA plugin for JAX is installed (jax-cuda13-plugin / jax-cuda12-plugin), so JAX only has its CPU backend."
+        reason = (
+            "no CUDA plugin for JAX is installed (jax-cuda13-plugin / jax-cuda12-plugin), "
+            "so JAX only has its CPU backend."
+        )
     else:
         reason = "JAX's CUDA plugin is installed but did not start"
         reason += f": {f.jax.gpu_error}" if f.jax.gpu_error else "."
-    return (f"nvidia-smi sees {gpu}{cuda}, but JAX's backend is {f.jax.backend or 'unknown'}: {reason} "
-            "This is the CUDA/JAX mismatch: training runs, but on the CPU.")
+    return (
+        f"nvidia-smi sees {gpu}{cuda}, but JAX's backend is {f.jax.backend or 'unknown'}: {reason} "
+        "This is the CUDA/JAX mismatch: training runs, but on the CPU."
+    )
 
 
 def _memory_finding(f: Facts, has_gpu: bool) -> Finding:
@@ -425,11 +475,13 @@ def _memory_finding(f: Facts, has_gpu: bool) -> Finding:
         return Finding("ok", "memory: no GPU, so JAX's GPU memory settings do not apply")
     if f.preallocate and f.unified_memory:
         return Finding(
-            "warning", f"GPU memory preallocation is on for unified memory ({frac:.0%} of it at JAX's first operation)",
+            "warning",
+            f"GPU memory preallocation is on for unified memory ({frac:.0%} of it at JAX's first operation)",
             "this GPU shares its memory with the CPU: preallocating takes that share away from the desktop "
             "and every other program for as long as SOM Studio runs.",
             "unset XLA_PYTHON_CLIENT_PREALLOCATE (SOM Studio then sets it to false), "
-            "or export XLA_PYTHON_CLIENT_PREALLOCATE=false")
+            "or export XLA_PYTHON_CLIENT_PREALLOCATE=false",
+        )
     if f.preallocate:
         return Finding("ok", f"memory: JAX preallocates {frac:.0%} of the GPU's memory (your setting)")
     who = "SOM Studio's default" if f.preallocate_is_ours else "your setting"
@@ -455,9 +507,16 @@ def format_report(f: Facts, findings: list[Finding]) -> str:
     def para(first: str, text: str) -> None:
         # Wrap prose, but never inside a word: commands stay copyable.
         for i, ln in enumerate(text.splitlines()):
-            lines.extend(textwrap.wrap(ln, 100, initial_indent=f"      {first if i == 0 else ' ' * len(first)}",
-                                       subsequent_indent=" " * (6 + len(first)),
-                                       break_long_words=False, break_on_hyphens=False))
+            lines.extend(
+                textwrap.wrap(
+                    ln,
+                    100,
+                    initial_indent=f"      {first if i == 0 else ' ' * len(first)}",
+                    subsequent_indent=" " * (6 + len(first)),
+                    break_long_words=False,
+                    break_on_hyphens=False,
+                )
+            )
 
     lines.append("Versions")
     row("Python", f"{'.'.join(map(str, f.python))} ({f.executable})")
@@ -486,8 +545,11 @@ def format_report(f: Facts, findings: list[Finding]) -> str:
     else:
         row("backend", f"{f.jax.backend} ({len(f.jax.devices)} device{'s' if len(f.jax.devices) != 1 else ''})")
         for d in f.jax.devices:
-            mem = (f"memory {format_bytes(d.memory_in_use)} in use of {format_bytes(d.memory_limit)}"
-                   if d.memory_limit else "memory not reported (host RAM)")
+            mem = (
+                f"memory {format_bytes(d.memory_in_use)} in use of {format_bytes(d.memory_limit)}"
+                if d.memory_limit
+                else "memory not reported (host RAM)"
+            )
             lines.append(f"    {d.id:>3}  {d.platform:<5} {d.kind:<24} {mem}")
         if f.jax.gpu_error and (f.plugins or f.driver.present):
             row("GPU backend", f.jax.gpu_error)

@@ -31,8 +31,7 @@ def root() -> Path:
     for cand in (pkg / "_data", pkg.parent):
         if (cand / "resources").is_dir() and (cand / "packaging" / DESKTOP_FILE).is_file():
             return cand
-    raise ResourceError(f"SOM Studio's resources are not in {pkg / '_data'} nor {pkg.parent}: "
-                        "reinstall som-studio")
+    raise ResourceError(f"SOM Studio's resources are not in {pkg / '_data'} nor {pkg.parent}: reinstall som-studio")
 
 
 def _existing(p: Path) -> Path:

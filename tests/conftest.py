@@ -36,10 +36,16 @@ def register_impl():
     added: list[str] = []
 
     def register(name: str, factory: str) -> Implementation:
-        impl = registry.register(Implementation(
-            name=name, kind="batch", backend="numpy", description=f"{name}, for a test",
-            factory=factory, estimate=lambda s: 0,
-        ))
+        impl = registry.register(
+            Implementation(
+                name=name,
+                kind="batch",
+                backend="numpy",
+                description=f"{name}, for a test",
+                factory=factory,
+                estimate=lambda s: 0,
+            )
+        )
         added.append(name)
         return impl
 

@@ -58,8 +58,9 @@ def test_devices(capsys):
 
 def test_bench_mixes_kinds_and_writes_json(capsys, tmp_path):
     path = tmp_path / "runs.json"
-    code, out, err = _run(capsys, "bench", "--impl", "numpy-batch,numpy-online,jax-vmap-batch",
-                          *SMALL, "--json", str(path))
+    code, out, err = _run(
+        capsys, "bench", "--impl", "numpy-batch,numpy-online,jax-vmap-batch", *SMALL, "--json", str(path)
+    )
     assert code == 0, err
     for name in ("numpy-batch", "numpy-online", "jax-vmap-batch"):
         assert name in out
@@ -114,7 +115,7 @@ def broken_impl(register_impl):
 
 def test_one_failure_does_not_stop_the_others(capsys, tmp_path, broken_impl):
     path = tmp_path / "runs.json"
-    code, out, err = _run(capsys, "bench", "--impl", f"{broken_impl.name},numpy-batch", *SMALL, "--json", str(path))
+    code, out, _err = _run(capsys, "bench", "--impl", f"{broken_impl.name},numpy-batch", *SMALL, "--json", str(path))
     assert code == 1
     runs = json.loads(path.read_text())["runs"]
     assert runs[0]["status"] == "failed" and "broken" in runs[0]["message"]
@@ -156,9 +157,23 @@ def test_bad_input_is_a_clear_error_without_traceback(capsys, argv, text):
 def test_cli_entry_point_runs_as_a_process(tmp_path):
     (tmp_path / "d.csv").write_text("r,g,b\n" + "\n".join(f"{i / 40},{1 - i / 40},0.5" for i in range(40)))
     out = subprocess.run(
-        [sys.executable, "-m", "som_studio", "bench", "--impl", "numpy-online,jax-jit-online",
-         "--grid", "6x5", "--steps", "100", "--data", str(tmp_path / "d.csv")],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "som_studio",
+            "bench",
+            "--impl",
+            "numpy-online,jax-jit-online",
+            "--grid",
+            "6x5",
+            "--steps",
+            "100",
+            "--data",
+            str(tmp_path / "d.csv"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert out.returncode == 0, out.stderr
     assert "jax-jit-online" in out.stdout and "speed-up" in out.stdout
@@ -171,8 +186,12 @@ def test_bench_speedups_default_to_the_first_listed_of_each_kind():
     def rec(impl, kind, seconds):
         return RunRecord(impl=impl, kind=kind, config={}, status="ok", chunks=[Chunk(0, 1, seconds)])
 
-    runs = [rec("jax-vmap-batch", "batch", 1.0), rec("numpy-batch", "batch", 4.0),
-            rec("numpy-online", "online", 2.0), rec("jax-jit-online", "online", 0.5)]
+    runs = [
+        rec("jax-vmap-batch", "batch", 1.0),
+        rec("numpy-batch", "batch", 4.0),
+        rec("numpy-online", "online", 2.0),
+        rec("jax-jit-online", "online", 0.5),
+    ]
     assert speedups(runs) == {"jax-vmap-batch": 1.0, "numpy-batch": 0.25, "numpy-online": 1.0, "jax-jit-online": 4.0}
     assert speedups(runs, "numpy-batch")["jax-vmap-batch"] == 4.0
 
@@ -183,9 +202,21 @@ def test_ctrl_c_during_bench_is_a_short_message_and_no_file(tmp_path):
 
     out = tmp_path / "runs.json"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "som_studio", "bench", "--impl", "numpy-online", "--steps", "10000000",
-         "--json", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "som_studio",
+            "bench",
+            "--impl",
+            "numpy-online",
+            "--steps",
+            "10000000",
+            "--json",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     time.sleep(1.5)  # well into training (start-up takes ~0.2 s)
     proc.send_signal(signal.SIGINT)

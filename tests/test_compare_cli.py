@@ -23,9 +23,22 @@ RUN = ["compare", "--impl", ",".join(IMPLS), "--grid", "9x6", "--steps", "300", 
 @pytest.fixture(scope="module")
 def outputs(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("compare")
-    args = RUN + ["--report", str(d / "r.html"), "--pdf", str(d / "r.pdf"), "--csv", str(d / "r.csv"),
-                  "--json", str(d / "r.json"), "--animation", str(d / "a.gif"), "--maps", str(d / "maps"),
-                  "--frames", "12"]
+    args = RUN + [
+        "--report",
+        str(d / "r.html"),
+        "--pdf",
+        str(d / "r.pdf"),
+        "--csv",
+        str(d / "r.csv"),
+        "--json",
+        str(d / "r.json"),
+        "--animation",
+        str(d / "a.gif"),
+        "--maps",
+        str(d / "maps"),
+        "--frames",
+        "12",
+    ]
     assert cli.main(args) == 0
     return d
 
@@ -46,8 +59,9 @@ def test_csv_round_trips_to_the_json(outputs) -> None:
         rows = list(csv.DictReader(f))
     for run in doc["runs"]:
         mine = [r for r in rows if r["impl"] == run["impl"]]
-        assert [(int(r["first"]), int(r["count"]), float(r["seconds"])) for r in mine] == \
-               [(c["first"], c["count"], c["seconds"]) for c in run["timings"]["chunks"]]
+        assert [(int(r["first"]), int(r["count"]), float(r["seconds"])) for r in mine] == [
+            (c["first"], c["count"], c["seconds"]) for c in run["timings"]["chunks"]
+        ]
         assert [float(r["iteration_s"]) for r in mine] == run["timings"]["iteration_s"]
         assert sum(int(r["count"]) for r in mine) == 300
 
@@ -77,8 +91,13 @@ def test_html_report_holds_every_runs_figures(outputs) -> None:
     doc = json.loads((outputs / "r.json").read_text())
     for run in doc["runs"]:
         t = run["timings"]
-        for figure in (run["impl"], format_seconds(t["median_s"]), format_seconds(t["p95_s"]),
-                       format_seconds(t["compile_s"]), f"{run['quality']['qe']:.4f}"):
+        for figure in (
+            run["impl"],
+            format_seconds(t["median_s"]),
+            format_seconds(t["p95_s"]),
+            format_seconds(t["compile_s"]),
+            f"{run['quality']['qe']:.4f}",
+        ):
             assert figure in text, figure
     assert len(p.imgs) == 3 and all(s.startswith("data:image/png;base64,") for s in p.imgs)
     assert not re.search(r'(src|href)="(?!data:)', page)  # self-contained: nothing fetched from elsewhere
@@ -108,8 +127,10 @@ def test_animation_and_maps(outputs) -> None:
     assert 2 <= im.n_frames <= 12
     # two 9x6 maps scaled to 256x171 panels, side by side
     ph = round(6 * animation.PANEL / 9)
-    assert im.size == (2 * animation.PANEL + 3 * animation.MARGIN,
-                       animation.MARGIN + animation.TITLE_H + ph + animation.BAR_H + animation.MARGIN)
+    assert im.size == (
+        2 * animation.PANEL + 3 * animation.MARGIN,
+        animation.MARGIN + animation.TITLE_H + ph + animation.BAR_H + animation.MARGIN,
+    )
     for name in IMPLS:
         png = Image.open(outputs / "maps" / f"{name}.png")
         assert png.format == "PNG" and png.size == (9 * 54, 6 * 54)  # whole-factor upscale to >= 480 px
@@ -188,11 +209,13 @@ def test_compare_help_imports_neither_qt_nor_jax() -> None:
     import subprocess
     import sys
 
-    code = ("import sys; from som_studio import cli\n"
-            "try: cli.main(['compare', '--help'])\n"
-            "except SystemExit: pass\n"
-            "bad = [m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph', 'jax', 'PIL')]\n"
-            "print('HEAVY', bad)")
+    code = (
+        "import sys; from som_studio import cli\n"
+        "try: cli.main(['compare', '--help'])\n"
+        "except SystemExit: pass\n"
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph', 'jax', 'PIL')]\n"
+        "print('HEAVY', bad)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "--animation FILE" in out and "HEAVY []" in out
     assert compare.REPORT_SUFFIXES == (".html", ".htm")
@@ -201,8 +224,20 @@ def test_compare_help_imports_neither_qt_nor_jax() -> None:
 def test_the_terminal_table_and_the_report_agree_on_the_baseline(tmp_path, capsys) -> None:
     # compare's default baseline is each kind's NumPy run, also when it is not listed first.
     path = tmp_path / "r.json"
-    args = ["compare", "--impl", "jax-vmap-batch,numpy-batch", "--grid", "10x8", "--epochs", "5", "--samples", "200",
-            "-q", "--json", str(path)]
+    args = [
+        "compare",
+        "--impl",
+        "jax-vmap-batch,numpy-batch",
+        "--grid",
+        "10x8",
+        "--epochs",
+        "5",
+        "--samples",
+        "200",
+        "-q",
+        "--json",
+        str(path),
+    ]
     assert cli.main(args) == 0
     out = capsys.readouterr().out
     med = {r["impl"]: r["timings"]["median_s"] for r in json.loads(path.read_text())["runs"]}

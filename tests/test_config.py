@@ -68,8 +68,17 @@ def test_counts_required_for_the_kind():
 
 
 def test_round_trip_through_dict():
-    cfg = RunConfig(impl="numpy-online", width=30, height=7, steps=123, sigma_start=(5.0, 2.0),
-                    lr_start=0.3, seed=9, precision="float64", data=DataSpec(path="x.csv", scale=True))
+    cfg = RunConfig(
+        impl="numpy-online",
+        width=30,
+        height=7,
+        steps=123,
+        sigma_start=(5.0, 2.0),
+        lr_start=0.3,
+        seed=9,
+        precision="float64",
+        data=DataSpec(path="x.csv", scale=True),
+    )
     again = RunConfig.from_dict(cfg.to_dict())
     assert again.to_dict() == cfg.to_dict()
     assert again.validate("online") is again
@@ -90,8 +99,13 @@ def test_default_schedules_follow_the_grid():
 
 @pytest.mark.parametrize(
     ("changes", "field"),
-    [({"seed": float("nan")}, "seed"), ({"seed": float("inf")}, "seed"), ({"width": float("inf")}, "grid"),
-     ({"height": float("nan")}, "grid"), ({"layout": 5}, "layout")],
+    [
+        ({"seed": float("nan")}, "seed"),
+        ({"seed": float("inf")}, "seed"),
+        ({"width": float("inf")}, "grid"),
+        ({"height": float("nan")}, "grid"),
+        ({"layout": 5}, "layout"),
+    ],
 )
 def test_non_finite_or_mistyped_values_name_their_field(changes, field):
     with pytest.raises(ConfigError) as info:

@@ -67,18 +67,22 @@ def test_desktop_entry_validates():
 
 
 def test_metainfo_validates():
-    proc = subprocess.run([_tool("appstreamcli"), "validate", "--no-net", str(res.metainfo())],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [_tool("appstreamcli"), "validate", "--no-net", str(res.metainfo())], capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "E:" not in proc.stdout and "W:" not in proc.stdout, proc.stdout
 
 
-@pytest.mark.parametrize(("arg", "quoted"), [
-    ("/home/me/.venv/bin/som-studio", "/home/me/.venv/bin/som-studio"),
-    ("/home/me/my apps/bin/som-studio", '"/home/me/my apps/bin/som-studio"'),
-    ("/opt/$x/100%/som-studio", '"/opt/\\$x/100%%/som-studio"'),
-    ('/a"b/som-studio', '"/a\\"b/som-studio"'),
-])
+@pytest.mark.parametrize(
+    ("arg", "quoted"),
+    [
+        ("/home/me/.venv/bin/som-studio", "/home/me/.venv/bin/som-studio"),
+        ("/home/me/my apps/bin/som-studio", '"/home/me/my apps/bin/som-studio"'),
+        ("/opt/$x/100%/som-studio", '"/opt/\\$x/100%%/som-studio"'),
+        ('/a"b/som-studio', '"/a\\"b/som-studio"'),
+    ],
+)
 def test_exec_quoting_follows_the_spec(arg, quoted):
     assert inst.exec_quote(arg) == quoted
 

@@ -24,10 +24,21 @@ SMI_SUMMARY = """\
 """
 GB10 = DeviceFact(0, "gpu", "NVIDIA GB10", 96 << 30, 1 << 20)
 ON_GPU = JaxFacts(backend="gpu", devices=(GB10,))
-ON_CPU = JaxFacts(backend="cpu", devices=(DeviceFact(0, "cpu", "cpu"),),
-                  gpu_error="Unknown backend: 'gpu' requested, but no platforms that are instances of gpu are present.")
-VERSIONS = {"numpy": "2.3.1", "jax": "0.12.1", "jaxlib": "0.12.1", "PySide6-Essentials": "6.12.0",
-            "shiboken6": "6.12.0", "pyqtgraph": "0.14.0", "jax-cuda13-plugin": "0.12.1", "jax-cuda13-pjrt": "0.12.1"}
+ON_CPU = JaxFacts(
+    backend="cpu",
+    devices=(DeviceFact(0, "cpu", "cpu"),),
+    gpu_error="Unknown backend: 'gpu' requested, but no platforms that are instances of gpu are present.",
+)
+VERSIONS = {
+    "numpy": "2.3.1",
+    "jax": "0.12.1",
+    "jaxlib": "0.12.1",
+    "PySide6-Essentials": "6.12.0",
+    "shiboken6": "6.12.0",
+    "pyqtgraph": "0.14.0",
+    "jax-cuda13-plugin": "0.12.1",
+    "jax-cuda13-pjrt": "0.12.1",
+}
 
 
 def fake_smi(summary: str = SMI_SUMMARY, query: str = "NVIDIA GB10, [N/A]", rc: int = 0):
@@ -35,6 +46,7 @@ def fake_smi(summary: str = SMI_SUMMARY, query: str = "NVIDIA GB10, [N/A]", rc: 
         if any(a.startswith("--query-gpu") for a in argv):
             return rc, query
         return rc, summary
+
     return run
 
 
@@ -44,10 +56,16 @@ def spark(**over) -> Probes:
     versions.update(over.pop("versions", {}))
     p = Probes(
         environ={"DISPLAY": ":1", "XLA_PYTHON_CLIENT_PREALLOCATE": "false"},
-        python=(3, 12, 3), executable="/home/me/som/.venv/bin/python", machine="aarch64", system="Linux",
+        python=(3, 12, 3),
+        executable="/home/me/som/.venv/bin/python",
+        machine="aarch64",
+        system="Linux",
         version=lambda d: versions.get(d),
         which=lambda name: "/usr/bin/nvidia-smi" if name == "nvidia-smi" else None,
-        run=fake_smi(), jax=lambda: ON_GPU, preallocate_is_ours=lambda: True, in_container=lambda: False,
+        run=fake_smi(),
+        jax=lambda: ON_GPU,
+        preallocate_is_ours=lambda: True,
+        in_container=lambda: False,
     )
     return replace(p, **over)
 
@@ -89,8 +107,13 @@ def test_driver_present_without_plugin_is_the_cuda_jax_mismatch():
 
 def test_cuda12_driver_gets_the_cuda12_extra():
     summary = SMI_SUMMARY.replace("CUDA Version: 13.0", "CUDA Version: 12.8")
-    fs = findings(spark(jax=lambda: ON_CPU, run=fake_smi(summary, "NVIDIA RTX A6000, 49140"),
-                        versions={"jax-cuda13-plugin": None, "jax-cuda13-pjrt": None}))
+    fs = findings(
+        spark(
+            jax=lambda: ON_CPU,
+            run=fake_smi(summary, "NVIDIA RTX A6000, 49140"),
+            versions={"jax-cuda13-plugin": None, "jax-cuda13-pjrt": None},
+        )
+    )
     [err] = by_severity(fs, "error")
     assert 'pip install -U "jax[cuda12]"' in err.fix and "cuda13" not in err.fix
 
@@ -121,15 +144,18 @@ def test_jax_that_fails_to_import_is_an_error():
     fs = findings(spark(jax=lambda: JaxFacts(error="ImportError: libcudart.so.13: cannot open shared object file")))
     [err] = by_severity(fs, "error")
     assert err.title == "JAX fails to import or start" and "libcudart" in err.detail
-    assert "--force-reinstall jax jaxlib" in err.fix and 'jax[cuda13]' in err.fix
+    assert "--force-reinstall jax jaxlib" in err.fix and "jax[cuda13]" in err.fix
     assert doctor.exit_status(fs) == 1
 
 
-@pytest.mark.parametrize(("python", "pyside", "severity"), [
-    ((3, 11, 7), "6.12.0", "error"),
-    ((3, 11, 7), "6.11.2", "warning"),
-    ((3, 12, 1), "6.12.0", None),
-])
+@pytest.mark.parametrize(
+    ("python", "pyside", "severity"),
+    [
+        ((3, 11, 7), "6.12.0", "error"),
+        ((3, 11, 7), "6.11.2", "warning"),
+        ((3, 12, 1), "6.12.0", None),
+    ],
+)
 def test_python_and_pyside_pairs(python, pyside, severity):
     fs = findings(spark(python=python, versions={"PySide6-Essentials": pyside}))
     bad = [f for f in fs if f.severity != "ok" and "Python" in f.title]
@@ -143,7 +169,9 @@ def test_python_and_pyside_pairs(python, pyside, severity):
 
 
 def test_no_display_over_ssh_is_a_warning():
-    fs = findings(spark(environ={"SSH_CONNECTION": "10.0.0.2 5000 10.0.0.3 22", "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}))
+    fs = findings(
+        spark(environ={"SSH_CONNECTION": "10.0.0.2 5000 10.0.0.3 22", "XLA_PYTHON_CLIENT_PREALLOCATE": "false"})
+    )
     [warn] = by_severity(fs, "warning")
     assert warn.title == "no display in an SSH session: the desktop app cannot open"
     assert "ssh -X" in warn.fix and "xvfb-run" in warn.fix
@@ -156,8 +184,14 @@ def test_wayland_counts_as_a_display():
 
 
 def test_no_gpu_at_all_is_a_warning():
-    fs = findings(spark(which=lambda name: None, jax=lambda: ON_CPU, in_container=lambda: True,
-                        versions={"jax-cuda13-plugin": None, "jax-cuda13-pjrt": None}))
+    fs = findings(
+        spark(
+            which=lambda name: None,
+            jax=lambda: ON_CPU,
+            in_container=lambda: True,
+            versions={"jax-cuda13-plugin": None, "jax-cuda13-pjrt": None},
+        )
+    )
     [warn] = by_severity(fs, "warning")
     assert warn.title == "no GPU: JAX runs on the CPU" and "--gpus all" in warn.fix
     assert doctor.exit_status(fs) == 0
@@ -171,11 +205,14 @@ def test_nvidia_smi_that_cannot_reach_the_driver():
     assert by_severity(fs, "error") == []
 
 
-@pytest.mark.parametrize("env", [
-    {"XLA_PYTHON_CLIENT_PREALLOCATE": "true"},
-    {"XLA_PYTHON_CLIENT_PREALLOCATE": "1", "XLA_CLIENT_MEM_FRACTION": ".9"},
-    {},  # JAX's own default when nothing (not even SOM Studio) set it
-])
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"XLA_PYTHON_CLIENT_PREALLOCATE": "true"},
+        {"XLA_PYTHON_CLIENT_PREALLOCATE": "1", "XLA_CLIENT_MEM_FRACTION": ".9"},
+        {},  # JAX's own default when nothing (not even SOM Studio) set it
+    ],
+)
 def test_preallocation_on_unified_memory_is_a_warning(env):
     fs = findings(spark(environ={"DISPLAY": ":1", **env}, preallocate_is_ours=lambda: False))
     [warn] = by_severity(fs, "warning")
@@ -186,8 +223,14 @@ def test_preallocation_on_unified_memory_is_a_warning(env):
 
 def test_preallocation_on_a_discrete_gpu_is_fine():
     h100 = JaxFacts(backend="gpu", devices=(DeviceFact(0, "gpu", "NVIDIA H100 80GB HBM3", 80 << 30, 0),))
-    fs = findings(spark(environ={"DISPLAY": ":1", "XLA_PYTHON_CLIENT_PREALLOCATE": "true"}, jax=lambda: h100,
-                        run=fake_smi(query="NVIDIA H100 80GB HBM3, 81559"), preallocate_is_ours=lambda: False))
+    fs = findings(
+        spark(
+            environ={"DISPLAY": ":1", "XLA_PYTHON_CLIENT_PREALLOCATE": "true"},
+            jax=lambda: h100,
+            run=fake_smi(query="NVIDIA H100 80GB HBM3, 81559"),
+            preallocate_is_ours=lambda: False,
+        )
+    )
     assert by_severity(fs, "warning") == []
     assert any("preallocates 75%" in f.title and "your setting" in f.title for f in fs)
 
@@ -195,13 +238,20 @@ def test_preallocation_on_a_discrete_gpu_is_fine():
 def test_report_lists_versions_devices_settings_and_findings():
     facts = doctor.collect(spark(jax=lambda: ON_CPU, versions={"jax-cuda13-plugin": None, "jax-cuda13-pjrt": None}))
     text = doctor.format_report(facts, doctor.diagnose(facts))
-    for needle in ("Python          3.12.3 (/home/me/som/.venv/bin/python)", "jaxlib          0.12.1",
-                   "CUDA plugins    none installed", "driver / CUDA   580.95.05 / 13.0",
-                   "NVIDIA GB10, memory not reported (unified)", "backend         cpu (1 device)",
-                   "XLA_PYTHON_CLIENT_PREALLOCATE=false  (SOM Studio's default)",
-                   "unified CPU/GPU memory: yes", "DISPLAY=:1",
-                   "[error] an NVIDIA driver is present but JAX runs on the CPU",
-                   'fix: pip install -U "jax[cuda13]"', "1 error, 0 warnings."):
+    for needle in (
+        "Python          3.12.3 (/home/me/som/.venv/bin/python)",
+        "jaxlib          0.12.1",
+        "CUDA plugins    none installed",
+        "driver / CUDA   580.95.05 / 13.0",
+        "NVIDIA GB10, memory not reported (unified)",
+        "backend         cpu (1 device)",
+        "XLA_PYTHON_CLIENT_PREALLOCATE=false  (SOM Studio's default)",
+        "unified CPU/GPU memory: yes",
+        "DISPLAY=:1",
+        "[error] an NVIDIA driver is present but JAX runs on the CPU",
+        'fix: pip install -U "jax[cuda13]"',
+        "1 error, 0 warnings.",
+    ):
         assert needle in text, needle
     gpu = doctor.collect(spark())
     text = doctor.format_report(gpu, doctor.diagnose(gpu))
@@ -219,17 +269,23 @@ def test_report_text_for_this_process():
 
 def _som_studio(tmp_path: Path, smi: str | None, *args: str) -> subprocess.CompletedProcess[str]:
     """Run the real command with a fake ``nvidia-smi`` first on PATH (or none)."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("JAX_PLATFORMS", "XLA_FLAGS", "XLA_PYTHON_CLIENT_PREALLOCATE", "DISPLAY", "WAYLAND_DISPLAY")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("JAX_PLATFORMS", "XLA_FLAGS", "XLA_PYTHON_CLIENT_PREALLOCATE", "DISPLAY", "WAYLAND_DISPLAY")
+    }
     bindir = tmp_path / "bin"
     bindir.mkdir()
     if smi is not None:
         exe = bindir / "nvidia-smi"
-        exe.write_text(f"#!/bin/sh\ncase \"$1\" in --query-gpu*) echo 'NVIDIA GB10, [N/A]';; *) cat <<'END'\n{smi}END\nesac\n")
+        exe.write_text(
+            f"#!/bin/sh\ncase \"$1\" in --query-gpu*) echo 'NVIDIA GB10, [N/A]';; *) cat <<'END'\n{smi}END\nesac\n"
+        )
         exe.chmod(0o755)
     env["PATH"] = f"{bindir}{os.pathsep}{os.path.dirname(sys.executable)}{os.pathsep}/usr/bin:/bin"
-    return subprocess.run([sys.executable, "-m", "som_studio", "doctor", *args], env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "som_studio", "doctor", *args], env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_command_exits_1_when_the_driver_is_there_but_jax_is_on_the_cpu(tmp_path):

@@ -16,16 +16,19 @@ from som_studio.session.session import Session, run_to_completion
 def _env_in_child(env: dict[str, str], *argv: str) -> str:
     """XLA_PYTHON_CLIENT_PREALLOCATE as seen by ``som-studio ARGV`` once the CLI has configured JAX."""
     # A stand-in for the app reports the setting when the app would start, and that JAX has not.
-    code = ("import os, sys\n"
-            "from som_studio import cli\n"
-            "def app(parser, args):\n"
-            "    print(os.environ.get('XLA_PYTHON_CLIENT_PREALLOCATE'), 'jax' in sys.modules, end='')\n"
-            "    return 0\n"
-            "cli._open_app = app\n"
-            "sys.exit(cli.main(sys.argv[1:]))\n")
+    code = (
+        "import os, sys\n"
+        "from som_studio import cli\n"
+        "def app(parser, args):\n"
+        "    print(os.environ.get('XLA_PYTHON_CLIENT_PREALLOCATE'), 'jax' in sys.modules, end='')\n"
+        "    return 0\n"
+        "cli._open_app = app\n"
+        "sys.exit(cli.main(sys.argv[1:]))\n"
+    )
     base = {k: v for k, v in os.environ.items() if not k.startswith(("XLA_", "JAX_"))}
-    proc = subprocess.run([sys.executable, "-c", code, *argv], env={**base, **env},
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *argv], env={**base, **env}, capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 
@@ -44,8 +47,11 @@ def test_a_runs_device_buffers_are_freed_when_it_ends(impl, small_config):
     jax = jax_runtime.jax()
     before = {id(a) for a in jax.live_arrays()}
     cfg = replace(small_config, impl=impl, steps=50, epochs=2)
-    cfg = replace(cfg, steps=cfg.steps if registry.get(impl).kind == "online" else None,
-                  epochs=cfg.epochs if registry.get(impl).kind == "batch" else None)
+    cfg = replace(
+        cfg,
+        steps=cfg.steps if registry.get(impl).kind == "online" else None,
+        epochs=cfg.epochs if registry.get(impl).kind == "batch" else None,
+    )
     record = run_to_completion(Session(cfg, snapshot_interval_s=None, quality_points=0))
     assert record.status == "ok", record.message
     left = [a for a in jax.live_arrays() if id(a) not in before]

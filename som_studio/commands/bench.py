@@ -40,18 +40,27 @@ across machines (one command per machine; process 0 prints and writes):
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    p = sub.add_parser("bench", help=HELP, description=DESCRIPTION,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "bench", help=HELP, description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     add_run_options(p, baseline_default="the first listed implementation of the same kind")
     p.add_argument("--json", metavar="FILE", help="write every run's full record as JSON (see README)")
     d = p.add_argument_group("across processes and machines (JAX's distributed runtime)")
-    d.add_argument("--coordinator", metavar="HOST:PORT",
-                   help="address of process 0, which hosts the coordinator there; every process gives the same")
+    d.add_argument(
+        "--coordinator",
+        metavar="HOST:PORT",
+        help="address of process 0, which hosts the coordinator there; every process gives the same",
+    )
     d.add_argument("--num-processes", type=_count, metavar="P", help="number of processes taking part")
     d.add_argument("--process-id", type=_whole, metavar="I", help="this process's number, 0..P-1 (0 prints and writes)")
-    d.add_argument("--init-timeout", type=_count, default=120, metavar="S",
-                   help="give up when the processes are not all connected within S seconds, or when a peer stops "
-                        "answering for S seconds; default %(default)s")
+    d.add_argument(
+        "--init-timeout",
+        type=_count,
+        default=120,
+        metavar="S",
+        help="give up when the processes are not all connected within S seconds, or when a peer stops "
+        "answering for S seconds; default %(default)s",
+    )
     return p
 
 
@@ -75,8 +84,10 @@ def _cluster(args: argparse.Namespace):
     flat = [n for n in names if not registry.get(n).shards]
     if flat:
         sharded = [i.name for i in registry.all_implementations() if i.shards]
-        raise CommandError(f"--coordinator: {', '.join(flat)} run{'s' if len(flat) == 1 else ''} on one device; "
-                           f"only sharded implementations span processes ({', '.join(sharded)})")
+        raise CommandError(
+            f"--coordinator: {', '.join(flat)} run{'s' if len(flat) == 1 else ''} on one device; "
+            f"only sharded implementations span processes ({', '.join(sharded)})"
+        )
     return cluster
 
 
@@ -135,8 +146,8 @@ def run_configs(configs, *, quiet: bool = False, silent: bool = False, observe=N
     from som_studio.core.data import DataError
     from som_studio.core.problem import check_range, load_problem_data
     from som_studio.session.events import ChunkTimed, Failed, Finished, Started
-    from som_studio.session.session import Session
     from som_studio.session.record import RunRecord
+    from som_studio.session.session import Session
 
     session_kw.setdefault("snapshot_interval_s", None)
     progress = Progress(not quiet and not silent)
@@ -194,18 +205,37 @@ def format_table(records, baseline: str | None = None, prefer_numpy: bool = Fals
     from som_studio.report.content import format_seconds as _fmt_s
 
     sp = speedups(records, baseline, prefer_numpy)
-    head = ["implementation", "kind", "status", "compile", "median/it", "p95/it", "total", "samples/s", "QE", "TE", "speed-up"]
+    head = [
+        "implementation",
+        "kind",
+        "status",
+        "compile",
+        "median/it",
+        "p95/it",
+        "total",
+        "samples/s",
+        "QE",
+        "TE",
+        "speed-up",
+    ]
     rows = []
     for r in records:
         tp = r.throughput
-        rows.append([
-            r.impl, r.kind, r.status, _fmt_s(r.compile_s) if r.status != "failed" else "-",
-            _fmt_s(r.median_s), _fmt_s(r.p95_s), _fmt_s(r.total_s) if r.total_s else "-",
-            f"{tp:,.0f}" if tp else "-",
-            f"{r.qe:.4g}" if r.qe is not None else "-",
-            f"{r.te:.3f}" if r.te is not None else "-",
-            (f"{sp[r.impl]:.1f}x" if sp[r.impl] >= 0.1 else f"{sp[r.impl]:.2g}x") if sp.get(r.impl) else "-",
-        ])
+        rows.append(
+            [
+                r.impl,
+                r.kind,
+                r.status,
+                _fmt_s(r.compile_s) if r.status != "failed" else "-",
+                _fmt_s(r.median_s),
+                _fmt_s(r.p95_s),
+                _fmt_s(r.total_s) if r.total_s else "-",
+                f"{tp:,.0f}" if tp else "-",
+                f"{r.qe:.4g}" if r.qe is not None else "-",
+                f"{r.te:.3f}" if r.te is not None else "-",
+                (f"{sp[r.impl]:.1f}x" if sp[r.impl] >= 0.1 else f"{sp[r.impl]:.2g}x") if sp.get(r.impl) else "-",
+            ]
+        )
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths)), "  ".join("-" * w for w in widths)]
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in rows]
@@ -217,6 +247,8 @@ def format_table(records, baseline: str | None = None, prefer_numpy: bool = Fals
             from som_studio.core.memory import format_bytes
 
             kinds = sorted({c["kind"] for c in r.extra.get("collectives", []) if c["per_epoch"] and c["sent_bytes"]})
-            lines.append(f"{r.impl} on {r.layout}: sends {format_bytes(r.extra['bytes_per_epoch'])} per device "
-                         f"per epoch ({', '.join(kinds) or 'no collectives'})")
+            lines.append(
+                f"{r.impl} on {r.layout}: sends {format_bytes(r.extra['bytes_per_epoch'])} per device "
+                f"per epoch ({', '.join(kinds) or 'no collectives'})"
+            )
     return "\n".join(lines)

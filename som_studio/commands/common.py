@@ -59,35 +59,76 @@ def add_run_options(p: argparse.ArgumentParser, *, baseline_default: str) -> Non
     ``baseline_default`` says, for the help, which run is the baseline when none is given.
     """
     g = p.add_argument_group("the SOM to train (the same for every implementation)")
-    g.add_argument("--impl", default="numpy-batch,jax-vmap-batch",
-                   help="comma-separated implementations to run, in order (see `som-studio list`); "
-                        "default: %(default)s")
-    g.add_argument("--grid", type=_grid, default=(cfgmod.DEFAULT_WIDTH, cfgmod.DEFAULT_HEIGHT), metavar="WxH",
-                   help="map size, width x height (240x135: 240 columns, 135 rows); default 240x135")
-    g.add_argument("--samples", type=_count, default=cfgmod.DEFAULT_SAMPLES, metavar="N",
-                   help="number of random colours to train on (ignored with --data); default %(default)s")
+    g.add_argument(
+        "--impl",
+        default="numpy-batch,jax-vmap-batch",
+        help="comma-separated implementations to run, in order (see `som-studio list`); default: %(default)s",
+    )
+    g.add_argument(
+        "--grid",
+        type=_grid,
+        default=(cfgmod.DEFAULT_WIDTH, cfgmod.DEFAULT_HEIGHT),
+        metavar="WxH",
+        help="map size, width x height (240x135: 240 columns, 135 rows); default 240x135",
+    )
+    g.add_argument(
+        "--samples",
+        type=_count,
+        default=cfgmod.DEFAULT_SAMPLES,
+        metavar="N",
+        help="number of random colours to train on (ignored with --data); default %(default)s",
+    )
     g.add_argument("--data", metavar="FILE", help=".npy or .csv file of examples x features (numeric, optional header)")
     g.add_argument("--scale", action="store_true", help="min-max scale each feature of --data to [0, 1]")
     # None until configs_from_args: it tells a count given for no listed implementation.
-    g.add_argument("--epochs", type=_count, metavar="N",
-                   help=f"epochs for batch implementations; default {cfgmod.DEFAULT_EPOCHS}")
-    g.add_argument("--steps", type=_count, metavar="N",
-                   help=f"steps for online implementations; default {cfgmod.DEFAULT_STEPS}")
-    g.add_argument("--sigma-start", type=_pair, metavar="S|SX,SY",
-                   help="start neighbourhood radius (per axis); default a quarter of each side")
-    g.add_argument("--sigma-end", type=_pair, metavar="S|SX,SY",
-                   help="end neighbourhood radius (per axis); default 2 (or the start radius if smaller)")
-    g.add_argument("--lr-start", type=float, default=cfgmod.DEFAULT_LR[0], metavar="A",
-                   help="online learning rate at the first step; default %(default)s")
-    g.add_argument("--lr-end", type=float, default=cfgmod.DEFAULT_LR[1], metavar="A",
-                   help="online learning rate at the last step; default %(default)s")
-    g.add_argument("--seed", type=_whole, default=0, metavar="N", help="seed for data, initial map and sample order; default 0")
+    g.add_argument(
+        "--epochs", type=_count, metavar="N", help=f"epochs for batch implementations; default {cfgmod.DEFAULT_EPOCHS}"
+    )
+    g.add_argument(
+        "--steps", type=_count, metavar="N", help=f"steps for online implementations; default {cfgmod.DEFAULT_STEPS}"
+    )
+    g.add_argument(
+        "--sigma-start",
+        type=_pair,
+        metavar="S|SX,SY",
+        help="start neighbourhood radius (per axis); default a quarter of each side",
+    )
+    g.add_argument(
+        "--sigma-end",
+        type=_pair,
+        metavar="S|SX,SY",
+        help="end neighbourhood radius (per axis); default 2 (or the start radius if smaller)",
+    )
+    g.add_argument(
+        "--lr-start",
+        type=float,
+        default=cfgmod.DEFAULT_LR[0],
+        metavar="A",
+        help="online learning rate at the first step; default %(default)s",
+    )
+    g.add_argument(
+        "--lr-end",
+        type=float,
+        default=cfgmod.DEFAULT_LR[1],
+        metavar="A",
+        help="online learning rate at the last step; default %(default)s",
+    )
+    g.add_argument(
+        "--seed", type=_whole, default=0, metavar="N", help="seed for data, initial map and sample order; default 0"
+    )
     g.add_argument("--precision", choices=cfgmod.PRECISIONS, default="float32", help="default %(default)s")
-    g.add_argument("--layout", default="1x1", metavar="DATAxMAP",
-                   help="device mesh: devices along the data axis x along the map axis; default 1x1")
+    g.add_argument(
+        "--layout",
+        default="1x1",
+        metavar="DATAxMAP",
+        help="device mesh: devices along the data axis x along the map axis; default 1x1",
+    )
     o = p.add_argument_group("output")
-    o.add_argument("--baseline", metavar="IMPL",
-                   help=f"speed-ups are against this implementation, for runs of its kind (default: {baseline_default})")
+    o.add_argument(
+        "--baseline",
+        metavar="IMPL",
+        help=f"speed-ups are against this implementation, for runs of its kind (default: {baseline_default})",
+    )
     o.add_argument("--force", action="store_true", help="overwrite output files that exist")
     o.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 
@@ -100,7 +141,9 @@ def impl_names(args: argparse.Namespace) -> list[str]:
         raise CommandError("--impl: give at least one implementation (see `som-studio list`)")
     unknown = [n for n in names if n not in registry.names()]
     if unknown:
-        raise CommandError(f"--impl: unknown implementation(s) {', '.join(unknown)}; choose from {', '.join(registry.names())}")
+        raise CommandError(
+            f"--impl: unknown implementation(s) {', '.join(unknown)}; choose from {', '.join(registry.names())}"
+        )
     if len(set(names)) != len(names):
         raise CommandError("--impl: an implementation is listed twice")
     return names
@@ -123,12 +166,16 @@ def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
     if args.baseline and args.baseline not in names:
         raise CommandError(f"--baseline: {args.baseline!r} is not among --impl ({', '.join(names)})")
     kinds = {registry.get(n).kind for n in names}
-    for flag, given, kind, other, other_given in (("--epochs", args.epochs, "batch", "--steps", args.steps),
-                                                  ("--steps", args.steps, "online", "--epochs", args.epochs)):
+    for flag, given, kind, other, other_given in (
+        ("--epochs", args.epochs, "batch", "--steps", args.steps),
+        ("--steps", args.steps, "online", "--epochs", args.epochs),
+    ):
         if given is not None and other_given is None and kind not in kinds:
-            raise CommandError(f"{flag}: applies to {kind} implementations and none is listed "
-                               f"({', '.join(names)} train{'s' if len(names) == 1 else ''} in "
-                               f"{'epochs' if kind == 'online' else 'steps'}); use {other} N")
+            raise CommandError(
+                f"{flag}: applies to {kind} implementations and none is listed "
+                f"({', '.join(names)} train{'s' if len(names) == 1 else ''} in "
+                f"{'epochs' if kind == 'online' else 'steps'}); use {other} N"
+            )
     epochs = cfgmod.DEFAULT_EPOCHS if args.epochs is None else args.epochs
     steps = cfgmod.DEFAULT_STEPS if args.steps is None else args.steps
     out = []
@@ -178,17 +225,28 @@ def check_layouts(configs: list[RunConfig]) -> None:
             raise CommandError(_flag_message(exc)) from None
 
 
-_FLAGS = {"grid": "--grid", "samples": "--samples", "steps": "--steps", "epochs": "--epochs",
-          "sigma_start": "--sigma-start", "sigma_end": "--sigma-end", "lr_start": "--lr-start",
-          "lr_end": "--lr-end", "seed": "--seed", "precision": "--precision", "layout": "--layout"}
+_FLAGS = {
+    "grid": "--grid",
+    "samples": "--samples",
+    "steps": "--steps",
+    "epochs": "--epochs",
+    "sigma_start": "--sigma-start",
+    "sigma_end": "--sigma-end",
+    "lr_start": "--lr-start",
+    "lr_end": "--lr-end",
+    "seed": "--seed",
+    "precision": "--precision",
+    "layout": "--layout",
+}
 
 
 def _flag_message(exc: ConfigError) -> str:
     return f"{_FLAGS.get(exc.field, exc.field)}: {exc.message}"
 
 
-def check_output(path: str | None, force: bool, *, flag: str | None = None,
-                 suffixes: tuple[str, ...] | None = None) -> Path | None:
+def check_output(
+    path: str | None, force: bool, *, flag: str | None = None, suffixes: tuple[str, ...] | None = None
+) -> Path | None:
     """Refuse an output file up front: before any training happens.
 
     ``flag`` prefixes the message (``--pdf: ...``); ``suffixes`` (lower case,

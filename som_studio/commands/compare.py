@@ -43,18 +43,26 @@ REPORT_SUFFIXES = (".html", ".htm")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    p = sub.add_parser("compare", help=HELP, description=DESCRIPTION,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "compare", help=HELP, description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     add_run_options(p, baseline_default="the NumPy run of the same kind, else the first listed")
     o = p.add_argument_group("files to write (each checked before training starts)")
     o.add_argument("--report", metavar="FILE.html", help="the report as one self-contained HTML page")
     o.add_argument("--pdf", metavar="FILE.pdf", help="the report as PDF")
     o.add_argument("--csv", metavar="FILE.csv", help="one row per timed chunk per run")
     o.add_argument("--json", metavar="FILE.json", help="every run's full record (the schema of `bench --json`)")
-    o.add_argument("--animation", metavar="FILE", help="the maps' evolution, all runs side by side: .gif, .webp or .mp4")
+    o.add_argument(
+        "--animation", metavar="FILE", help="the maps' evolution, all runs side by side: .gif, .webp or .mp4"
+    )
     o.add_argument("--maps", metavar="DIR", help="write each run's final map as DIR/<implementation>.png")
-    o.add_argument("--frames", type=int, default=60, metavar="N",
-                   help="at most N animation frames, evenly spread over each run (default %(default)s)")
+    o.add_argument(
+        "--frames",
+        type=int,
+        default=60,
+        metavar="N",
+        help="at most N animation frames, evenly spread over each run (default %(default)s)",
+    )
     o.add_argument("--title", metavar="TEXT", help="the report's title (default: the implementations compared)")
     return p
 
@@ -107,9 +115,17 @@ def check_outputs(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
     if args.maps is not None:
         out["maps"] = _maps_paths(args.maps, names, args.force)
 
-    files = [(flag, p) for flag, p in (("--report", out["report"]), ("--pdf", out["pdf"]), ("--csv", out["csv"]),
-                                        ("--json", out["json"]),
-                                        ("--animation", out["animation"][0] if out["animation"] else None)) if p]
+    files = [
+        (flag, p)
+        for flag, p in (
+            ("--report", out["report"]),
+            ("--pdf", out["pdf"]),
+            ("--csv", out["csv"]),
+            ("--json", out["json"]),
+            ("--animation", out["animation"][0] if out["animation"] else None),
+        )
+        if p
+    ]
     if out["maps"]:
         files += [("--maps", p) for p in out["maps"][1].values()]
     seen: dict[Path, str] = {}
@@ -122,11 +138,14 @@ def check_outputs(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
     if out["report"] or out["pdf"]:
         # Fail now, not after minutes of training, if Qt cannot draw here.
         try:
-            from som_studio.qt import report_render  # noqa: F401
             import pyqtgraph  # noqa: F401
+
+            from som_studio.qt import report_render  # noqa: F401
         except ImportError as exc:
-            raise CommandError(f"--report/--pdf draw their charts with Qt, which cannot be imported here ({exc}); "
-                               "install PySide6-Essentials and pyqtgraph, or write only --csv/--json") from None
+            raise CommandError(
+                f"--report/--pdf draw their charts with Qt, which cannot be imported here ({exc}); "
+                "install PySide6-Essentials and pyqtgraph, or write only --csv/--json"
+            ) from None
     return out
 
 

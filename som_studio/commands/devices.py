@@ -26,16 +26,38 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     from som_studio import config as cfgmod
     from som_studio.commands.common import _count, _grid
 
-    p = sub.add_parser("devices", help="list the devices JAX sees; show how a layout shards a run",
-                       description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--layout", metavar="DATAxMAP",
-                   help="show how this layout (devices along data x along map) places a run's arrays")
-    p.add_argument("--grid", type=_grid, default=(cfgmod.DEFAULT_WIDTH, cfgmod.DEFAULT_HEIGHT), metavar="WxH",
-                   help="map size, width x height; default 240x135")
-    p.add_argument("--samples", type=_count, default=cfgmod.DEFAULT_SAMPLES, metavar="N",
-                   help="number of examples; default %(default)s")
-    p.add_argument("--features", type=_count, default=3, metavar="D",
-                   help="features per example (3 for colours); default %(default)s")
+    p = sub.add_parser(
+        "devices",
+        help="list the devices JAX sees; show how a layout shards a run",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--layout",
+        metavar="DATAxMAP",
+        help="show how this layout (devices along data x along map) places a run's arrays",
+    )
+    p.add_argument(
+        "--grid",
+        type=_grid,
+        default=(cfgmod.DEFAULT_WIDTH, cfgmod.DEFAULT_HEIGHT),
+        metavar="WxH",
+        help="map size, width x height; default 240x135",
+    )
+    p.add_argument(
+        "--samples",
+        type=_count,
+        default=cfgmod.DEFAULT_SAMPLES,
+        metavar="N",
+        help="number of examples; default %(default)s",
+    )
+    p.add_argument(
+        "--features",
+        type=_count,
+        default=3,
+        metavar="D",
+        help="features per example (3 for colours); default %(default)s",
+    )
     p.add_argument("--precision", choices=cfgmod.PRECISIONS, default="float32", help="default %(default)s")
     p.add_argument("--json", metavar="FILE", help="write the layout's sharding description as JSON (needs --layout)")
     p.add_argument("--force", action="store_true", help="overwrite --json FILE if it exists")
@@ -80,8 +102,15 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--layout: {exc.message}") from None
     width, height = args.grid
     itemsize = 4 if args.precision == "float32" else 8
-    desc = sharding.describe(layout, height=height, width=width, features=args.features,
-                             samples=args.samples, itemsize=itemsize, devices=infos)
+    desc = sharding.describe(
+        layout,
+        height=height,
+        width=width,
+        features=args.features,
+        samples=args.samples,
+        itemsize=itemsize,
+        devices=infos,
+    )
     print(sharding.render_text(desc, precision=args.precision))
     if json_path is not None:
         from som_studio.report.writers import OutputError, write_json

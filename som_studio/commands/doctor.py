@@ -8,11 +8,13 @@ import json
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser(
-        "doctor", help="check Python, JAX, the GPU, memory settings and the display",
+        "doctor",
+        help="check Python, JAX, the GPU, memory settings and the display",
         description="Check the environment SOM Studio runs in: versions, JAX's backend and devices, "
-                    "the CUDA plugin and NVIDIA driver, the XLA and memory settings in force, the display. "
-                    "Each problem comes with its fix. Exit status 1 when there is an error (the main job "
-                    "cannot work as intended), 0 otherwise: warnings do not fail scripts.")
+        "the CUDA plugin and NVIDIA driver, the XLA and memory settings in force, the display. "
+        "Each problem comes with its fix. Exit status 1 when there is an error (the main job "
+        "cannot work as intended), 0 otherwise: warnings do not fail scripts.",
+    )
     p.add_argument("--json", action="store_true", help="print the facts and findings as JSON")
     return p
 

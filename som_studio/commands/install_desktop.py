@@ -27,16 +27,19 @@ from pathlib import Path
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser(
-        "install-desktop", help="add SOM Studio to the desktop's applications menu (this user)",
+        "install-desktop",
+        help="add SOM Studio to the desktop's applications menu (this user)",
         description="Install SOM Studio's desktop entry, icons and AppStream metadata for the\n"
-                    "current user (into $XDG_DATA_HOME, by default ~/.local/share), with the\n"
-                    "launcher pointing at this installation's som-studio.",
+        "current user (into $XDG_DATA_HOME, by default ~/.local/share), with the\n"
+        "launcher pointing at this installation's som-studio.",
         epilog="examples:\n  som-studio install-desktop --dry-run\n  som-studio install-desktop\n"
-               "  sudo som-studio install-desktop --prefix /usr/local   # every user\n"
-               "  som-studio install-desktop --uninstall\n",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--prefix", metavar="DIR",
-                   help="install under DIR/share instead of the XDG data home (e.g. /usr/local)")
+        "  sudo som-studio install-desktop --prefix /usr/local   # every user\n"
+        "  som-studio install-desktop --uninstall\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--prefix", metavar="DIR", help="install under DIR/share instead of the XDG data home (e.g. /usr/local)"
+    )
     p.add_argument("--dry-run", action="store_true", help="print what would be written; write nothing")
     p.add_argument("--force", action="store_true", help="replace files that exist with other content")
     p.add_argument("--uninstall", action="store_true", help="remove the files an install put there")
@@ -114,8 +117,10 @@ def targets(share: Path, argv: list[str]) -> list[Target]:
 
     icons = share / "icons" / "hicolor"
     out = [
-        Target(share / "applications" / res.DESKTOP_FILE,
-               desktop_text(res.desktop_entry().read_text(encoding="utf-8"), argv).encode()),
+        Target(
+            share / "applications" / res.DESKTOP_FILE,
+            desktop_text(res.desktop_entry().read_text(encoding="utf-8"), argv).encode(),
+        ),
         Target(share / "metainfo" / res.METAINFO_FILE, res.metainfo().read_bytes()),
         Target(icons / "scalable" / "apps" / f"{res.APP_ID}.svg", res.icon_svg().read_bytes()),
     ]
@@ -156,8 +161,9 @@ def run(args: argparse.Namespace) -> int:
                 print(f"unchanged {t.path}")
                 continue
             if not args.force:
-                raise CommandError(f"{t.path}: exists with other content (an older install?); "
-                                   "use --force to replace it")
+                raise CommandError(
+                    f"{t.path}: exists with other content (an older install?); use --force to replace it"
+                )
         changed.append(t)
     for t in changed:
         if args.dry_run:
@@ -198,5 +204,7 @@ def _hint(share: Path, prefix: str | None) -> None:
     if prefix and share not in dirs and share != data_dir(None):
         print(f"note: {share} is not in XDG_DATA_DIRS, so desktops will not look there", file=sys.stderr)
     else:
-        print("SOM Studio is now in the applications menu (search for 'SOM Studio'; "
-              "if it does not appear, log out and in again).")
+        print(
+            "SOM Studio is now in the applications menu (search for 'SOM Studio'; "
+            "if it does not appear, log out and in again)."
+        )

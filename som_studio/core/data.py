@@ -80,8 +80,10 @@ def _load_npy(p: Path) -> np.ndarray:
     except OSError as exc:
         raise DataError(f"{p}: cannot read ({exc.strerror or exc})") from None
     if header[2].hasobject:
-        raise DataError(f"{p}: holds Python objects, which would be unpickled to be read: a data file must "
-                        "never run code, so only numeric arrays are loaded")
+        raise DataError(
+            f"{p}: holds Python objects, which would be unpickled to be read: a data file must "
+            "never run code, so only numeric arrays are loaded"
+        )
     try:
         arr = np.load(p, allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:
@@ -131,8 +133,9 @@ def _load_csv(p: Path) -> np.ndarray:
     bad = ~np.isfinite(values)
     if bad.any():
         i, j = np.argwhere(bad)[0]
-        raise DataError(f"{p}: {int(bad.sum())} value(s) are NaN or infinite "
-                        f"(first at row {numbers[i + start]}, column {j + 1})")
+        raise DataError(
+            f"{p}: {int(bad.sum())} value(s) are NaN or infinite (first at row {numbers[i + start]}, column {j + 1})"
+        )
     return values
 
 

@@ -22,8 +22,23 @@ from typing import Any
 
 KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute", "collective-broadcast")
 
-_ITEMSIZE = {"pred": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "f16": 2, "bf16": 2, "s32": 4, "u32": 4,
-             "f32": 4, "s64": 8, "u64": 8, "f64": 8, "c64": 8, "c128": 16}
+_ITEMSIZE = {
+    "pred": 1,
+    "s8": 1,
+    "u8": 1,
+    "s16": 2,
+    "u16": 2,
+    "f16": 2,
+    "bf16": 2,
+    "s32": 4,
+    "u32": 4,
+    "f32": 4,
+    "s64": 8,
+    "u64": 8,
+    "f64": 8,
+    "c64": 8,
+    "c128": 16,
+}
 _COMP_RE = re.compile(r"^\s*(?:ENTRY\s+)?%?([\w.\-]+)\s*\(.*\)\s*->\s*.*\{\s*$")
 _INSTR_RE = re.compile(
     r"^\s*(?:ROOT\s+)?%?[\w.\-]+\s*=\s*(?P<shape>.+?)\s+(?P<op>" + "|".join(KINDS) + r")(?P<start>-start)?\("
@@ -135,15 +150,18 @@ def collectives(text: str, devices: int = 1) -> list[dict[str, Any]]:
                 dt, dims, nbytes = arrays[0] if len(arrays) == 1 else (arrays[0][0], (), sum(a[2] for a in arrays))
             kind = m.group("op")
             group = _group_size(ln, devices)
-            out.append({
-                "kind": kind,
-                "shape": f"{dt}[{','.join(str(d) for d in dims)}]" if len(arrays) == 1 or m.group("start")
-                else "(" + ", ".join(f"{a[0]}[{','.join(map(str, a[1]))}]" for a in arrays) + ")",
-                "bytes": nbytes,
-                "group": group,
-                "sent_bytes": _sent(kind, nbytes, group),
-                "per_epoch": name in in_loop,
-            })
+            out.append(
+                {
+                    "kind": kind,
+                    "shape": f"{dt}[{','.join(str(d) for d in dims)}]"
+                    if len(arrays) == 1 or m.group("start")
+                    else "(" + ", ".join(f"{a[0]}[{','.join(map(str, a[1]))}]" for a in arrays) + ")",
+                    "bytes": nbytes,
+                    "group": group,
+                    "sent_bytes": _sent(kind, nbytes, group),
+                    "per_epoch": name in in_loop,
+                }
+            )
     return out
 
 

@@ -198,7 +198,7 @@ class _FusedTrainer:
     def __init__(self, problem: Problem) -> None:
         self.p = problem
         self.device = jax.devices()[0]
-        put = lambda a: jax.device_put(a, self.device)  # noqa: E731
+        put = lambda a: jax.device_put(a, self.device)
         self.w = put(np.ascontiguousarray(np.moveaxis(problem.init_map, 2, 0)))
         self.data = put(problem.data)
         self.sx, self.sy, self.lr = put(problem.sigma_x), put(problem.sigma_y), put(problem.lr)
@@ -266,7 +266,7 @@ class ScanOnline(_FusedTrainer):
 
     def __init__(self, problem: Problem) -> None:
         super().__init__(problem)
-        put = lambda a: jax.device_put(a, self.device)  # noqa: E731
+        put = lambda a: jax.device_put(a, self.device)
         dt = problem.dtype
         self.order = put(problem.order)
         self.xs = put(np.arange(problem.width, dtype=dt))
@@ -282,4 +282,3 @@ class ScanOnline(_FusedTrainer):
 
     def _args(self) -> tuple:
         return (self.data, self.order, self.sx, self.sy, self.lr, self.xs, self.ys)
-

@@ -37,7 +37,7 @@ class _JaxTrainer:
     def __init__(self, problem: Problem) -> None:
         self.p = problem
         self.device = jax.devices()[0]
-        put = lambda a: jax.device_put(a, self.device)  # noqa: E731
+        put = lambda a: jax.device_put(a, self.device)
         self.weights = put(problem.init_map)
         self.data = put(problem.data)
         self.sx, self.sy, self.lr = put(problem.sigma_x), put(problem.sigma_y), put(problem.lr)
@@ -131,9 +131,7 @@ class JaxVmapBatch(_JaxTrainer):
             return h[:, :, None] * x, h
 
         def epoch(w, t, data, sx, sy, xs, ys):
-            num, h = jax.vmap(contribution, in_axes=(0, None, None, None, None, None))(
-                data, w, sx[t], sy[t], xs, ys
-            )
+            num, h = jax.vmap(contribution, in_axes=(0, None, None, None, None, None))(data, w, sx[t], sy[t], xs, ys)
             num, den = num.sum(axis=0), h.sum(axis=0)
             ok = den > min_w
             return jnp.where(ok[:, :, None], num / jnp.where(ok, den, 1)[:, :, None], w)

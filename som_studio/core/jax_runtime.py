@@ -95,4 +95,3 @@ def _on_event(name: str, _secs: float, **_kw: object) -> None:
 def compile_count() -> int:
     """XLA compilations in this process so far (0 until JAX is started here)."""
     return _compiles
-

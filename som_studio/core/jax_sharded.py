@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from som_studio.core import hlo, jax_runtime, sharding
-from som_studio.core.jax_fused import batch_epoch, bmus, sq_distances
+from som_studio.core.jax_fused import bmus, sq_distances
 from som_studio.core.problem import MIN_WEIGHT, Problem
 
 jax = jax_runtime.jax()
@@ -142,11 +142,11 @@ class _ShardedTrainer:
     def __init__(self, problem: Problem) -> None:
         self.p = problem
         devs = jax.devices()
-        self.layout = sharding.check_layout(problem.config.layout, len(devs), impl=self.name,
-                                            map_axis=self.map_axis, backend=jax.default_backend())
+        self.layout = sharding.check_layout(
+            problem.config.layout, len(devs), impl=self.name, map_axis=self.map_axis, backend=jax.default_backend()
+        )
         self.devices = devs[: self.layout.devices]
-        self.mesh = jax.sharding.Mesh(np.array(self.devices).reshape(self.layout.data, self.layout.map),
-                                      sharding.AXES)
+        self.mesh = jax.sharding.Mesh(np.array(self.devices).reshape(self.layout.data, self.layout.map), sharding.AXES)
         dt = problem.dtype
         h, n = problem.height, problem.samples
         hp = sharding.padded(h, self.layout.map)
@@ -215,8 +215,13 @@ class _ShardedTrainer:
         out = hlo.summary(colls, self.layout.devices)
         p = self.p
         out["sharding"] = sharding.describe(
-            self.layout, height=p.height, width=p.width, features=p.features, samples=p.samples,
-            itemsize=p.dtype.itemsize, devices=[{"id": int(d.id), "kind": str(d.device_kind)} for d in self.devices],
+            self.layout,
+            height=p.height,
+            width=p.width,
+            features=p.features,
+            samples=p.samples,
+            itemsize=p.dtype.itemsize,
+            devices=[{"id": int(d.id), "kind": str(d.device_kind)} for d in self.devices],
         )
         return out
 
@@ -277,8 +282,12 @@ class JaxJitShardedBatch(_ShardedTrainer):
             return full_epochs(w, first, count, x, weight, sx, sy, height=h, blocked=program == "blocked")
 
         keys = ("w", "scalar", "scalar", "x", "weight", "sx", "sy")
-        return jax.jit(epochs, in_shardings=tuple(self._sharding(k) for k in keys),
-                       out_shardings=self._sharding("w"), donate_argnums=0)
+        return jax.jit(
+            epochs,
+            in_shardings=tuple(self._sharding(k) for k in keys),
+            out_shardings=self._sharding("w"),
+            donate_argnums=0,
+        )
 
 
 # How jax-shardmap-batch contracts the rows (Hy) when the map is split by rows.
@@ -398,7 +407,8 @@ class JaxShardmapBatch(_ShardedTrainer):
             return lax.fori_loop(first, first + count, epoch, w)
 
         fn = jax.shard_map(
-            local_epochs, mesh=self.mesh,
+            local_epochs,
+            mesh=self.mesh,
             in_specs=(P("map", None, None), P(), P(), P("data", None), P("data"), P(), P()),
             out_specs=P("map", None, None),
         )
@@ -433,8 +443,12 @@ class JaxPmapBatch(_ShardedTrainer):
     def _place_all(self) -> None:
         h = self._host
         self.w = self._copy_w()
-        self._args = (self._stacked(h["x"]), self._stacked(h["weight"]),
-                      self._place("sx", h["sx"]), self._place("sy", h["sy"]))
+        self._args = (
+            self._stacked(h["x"]),
+            self._stacked(h["weight"]),
+            self._place("sx", h["sx"]),
+            self._place("sy", h["sy"]),
+        )
 
     def _copy_w(self) -> Any:
         # One copy of the map per device: the replicated parameters of the pmap tutorials.
@@ -461,8 +475,9 @@ class JaxPmapBatch(_ShardedTrainer):
 
             return lax.fori_loop(first, first + count, epoch, w)
 
-        return jax.pmap(epochs, axis_name="data", in_axes=(0, None, None, 0, 0, None, None),
-                        devices=self.devices, donate_argnums=0)
+        return jax.pmap(
+            epochs, axis_name="data", in_axes=(0, None, None, 0, 0, None, None), devices=self.devices, donate_argnums=0
+        )
 
     def get_map(self) -> np.ndarray:
         # This process's first copy, read as it lies (indexing self.w would compile a slice).

@@ -64,8 +64,9 @@ def jax_fused_batch(s: ProblemSize) -> int:
     chunk = sample_chunk(s.samples, s.features, block)
     # donated map in and out, padded codebook, |w|^2, sums (D+1 planes), the two
     # neighbourhood products, the new map; Hx and Hy
-    maps = (2 * s.units * s.features + padded * (s.features + 1) + 3 * s.units * (s.features + 1)
-            + s.units * s.features) * s.itemsize
+    maps = (
+        2 * s.units * s.features + padded * (s.features + 1) + 3 * s.units * (s.features + 1) + s.units * s.features
+    ) * s.itemsize
     grids = (s.height * s.height + s.width * s.width) * s.itemsize
     argmin = chunk_elements(chunk, s.features, block) * s.itemsize
     # BMU indices, the data with a ones column

@@ -115,8 +115,10 @@ def check_range(data: np.ndarray, precision: str, name: str = "data") -> None:
     top = float(np.max(np.abs(data)))
     if top >= limit:
         fix = "min-max scale the data to [0, 1]" + (" or use float64" if precision != "float64" else "")
-        raise DataError(f"{name}: values up to {top:.3g} are too large for {precision}: squared distances of "
-                        f"{data.shape[1]}-feature examples overflow past {limit:.3g}; {fix}")
+        raise DataError(
+            f"{name}: values up to {top:.3g} are too large for {precision}: squared distances of "
+            f"{data.shape[1]}-feature examples overflow past {limit:.3g}; {fix}"
+        )
 
 
 def make_problem(config: RunConfig, kind: str, data: np.ndarray | None = None) -> Problem:

@@ -45,108 +45,128 @@ def names() -> list[str]:
 
 
 # -- the playbook's ladder --------------------------------------------------------
-register(Implementation(
-    name="numpy-online",
-    kind="online",
-    backend="numpy",
-    description="NumPy reference, online: one example per step, full-map update (the playbook's loop)",
-    factory="som_studio.core.numpy_som:NumpyOnline",
-    estimate=memory.numpy_online,
-))
-register(Implementation(
-    name="numpy-batch",
-    kind="batch",
-    backend="numpy",
-    description=(
-        "NumPy reference, batch: the playbook's per-example loop; each BMU's neighbourhood is the "
-        "separable outer product, computed when first needed in an epoch (no M x M cache)"
-    ),
-    factory="som_studio.core.numpy_som:NumpyBatch",
-    estimate=memory.numpy_batch,
-))
-register(Implementation(
-    name="jax-naive-online",
-    kind="online",
-    backend="jax",
-    description="The NumPy online loop with jnp swapped in, run eagerly: one dispatch per operation",
-    factory="som_studio.core.jax_ladder:JaxNaiveOnline",
-    estimate=memory.jax_online,
-))
-register(Implementation(
-    name="jax-jit-online",
-    kind="online",
-    backend="jax",
-    description="Online step compiled with jax.jit: one dispatch per step, Python loop over steps",
-    factory="som_studio.core.jax_ladder:JaxJitOnline",
-    estimate=memory.jax_online,
-))
-register(Implementation(
-    name="jax-vmap-batch",
-    kind="batch",
-    backend="jax",
-    description="Batch epoch under jit with per-example vmap (N x M x D intermediate), Python loop over epochs",
-    factory="som_studio.core.jax_ladder:JaxVmapBatch",
-    estimate=memory.jax_vmap_batch,
-))
+register(
+    Implementation(
+        name="numpy-online",
+        kind="online",
+        backend="numpy",
+        description="NumPy reference, online: one example per step, full-map update (the playbook's loop)",
+        factory="som_studio.core.numpy_som:NumpyOnline",
+        estimate=memory.numpy_online,
+    )
+)
+register(
+    Implementation(
+        name="numpy-batch",
+        kind="batch",
+        backend="numpy",
+        description=(
+            "NumPy reference, batch: the playbook's per-example loop; each BMU's neighbourhood is the "
+            "separable outer product, computed when first needed in an epoch (no M x M cache)"
+        ),
+        factory="som_studio.core.numpy_som:NumpyBatch",
+        estimate=memory.numpy_batch,
+    )
+)
+register(
+    Implementation(
+        name="jax-naive-online",
+        kind="online",
+        backend="jax",
+        description="The NumPy online loop with jnp swapped in, run eagerly: one dispatch per operation",
+        factory="som_studio.core.jax_ladder:JaxNaiveOnline",
+        estimate=memory.jax_online,
+    )
+)
+register(
+    Implementation(
+        name="jax-jit-online",
+        kind="online",
+        backend="jax",
+        description="Online step compiled with jax.jit: one dispatch per step, Python loop over steps",
+        factory="som_studio.core.jax_ladder:JaxJitOnline",
+        estimate=memory.jax_online,
+    )
+)
+register(
+    Implementation(
+        name="jax-vmap-batch",
+        kind="batch",
+        backend="jax",
+        description="Batch epoch under jit with per-example vmap (N x M x D intermediate), Python loop over epochs",
+        factory="som_studio.core.jax_ladder:JaxVmapBatch",
+        estimate=memory.jax_vmap_batch,
+    )
+)
 
 # -- issue 3: the fast implementations -----------------------------------------------
-register(Implementation(
-    name="jax-fused-batch",
-    kind="batch",
-    backend="jax",
-    description=(
-        "Batch epochs fused into one jitted fori_loop per chunk: blocked exact argmin in sample "
-        "chunks, segment-sum per unit, separable neighbourhood Hy @ S @ Hx^T; map donated"
-    ),
-    factory="som_studio.core.jax_fused:FusedBatch",
-    estimate=memory.jax_fused_batch,
-))
-register(Implementation(
-    name="jax-scan-online",
-    kind="online",
-    backend="jax",
-    description="Online steps fused into one jitted fori_loop per chunk (one dispatch per chunk); map donated",
-    factory="som_studio.core.jax_fused:ScanOnline",
-    estimate=memory.jax_scan_online,
-))
+register(
+    Implementation(
+        name="jax-fused-batch",
+        kind="batch",
+        backend="jax",
+        description=(
+            "Batch epochs fused into one jitted fori_loop per chunk: blocked exact argmin in sample "
+            "chunks, segment-sum per unit, separable neighbourhood Hy @ S @ Hx^T; map donated"
+        ),
+        factory="som_studio.core.jax_fused:FusedBatch",
+        estimate=memory.jax_fused_batch,
+    )
+)
+register(
+    Implementation(
+        name="jax-scan-online",
+        kind="online",
+        backend="jax",
+        description="Online steps fused into one jitted fori_loop per chunk (one dispatch per chunk); map donated",
+        factory="som_studio.core.jax_fused:ScanOnline",
+        estimate=memory.jax_scan_online,
+    )
+)
 
 # -- issue 4: the sharded batch implementations -----------------------------------
-register(Implementation(
-    name="jax-pmap-batch",
-    kind="batch",
-    backend="jax",
-    description=(
-        "Data-parallel with jax.pmap + lax.psum, as the pmap tutorials do: the map replicated on every "
-        "device, per-device sums added (layouts DATAx1 only). pmap is in maintenance mode in current JAX "
-        "and is built on shard_map"
-    ),
-    factory="som_studio.core.jax_sharded:JaxPmapBatch",
-    estimate=memory.jax_pmap_batch,
-    shards=True,
-    map_axis=False,
-))
-register(Implementation(
-    name="jax-jit-sharded-batch",
-    kind="batch",
-    backend="jax",
-    description=(
-        "The one-device batch program under jit, inputs placed with NamedSharding over the data x map "
-        "mesh: the compiler partitions it and chooses the communication (automatic parallelism)"
-    ),
-    factory="som_studio.core.jax_sharded:JaxJitShardedBatch",
-    estimate=memory.jax_jit_sharded_batch,
-    shards=True,
-))
-register(Implementation(
-    name="jax-shardmap-batch",
-    kind="batch",
-    backend="jax",
-    description=(
-        "Explicit per-device program with jax.shard_map over the data x map mesh: local winner search on "
-        "the local map rows, global best match across map, sums reduced across data, separable smoothing "
-        "(no M x M matrix); for maps larger than one device, rows pass around a ring"
-    ),
-    factory="som_studio.core.jax_sharded:JaxShardmapBatch",
-    estimate=memory.jax_shardmap_batch,
-    shards=True,
-))
+register(
+    Implementation(
+        name="jax-pmap-batch",
+        kind="batch",
+        backend="jax",
+        description=(
+            "Data-parallel with jax.pmap + lax.psum, as the pmap tutorials do: the map replicated on every "
+            "device, per-device sums added (layouts DATAx1 only). pmap is in maintenance mode in current JAX "
+            "and is built on shard_map"
+        ),
+        factory="som_studio.core.jax_sharded:JaxPmapBatch",
+        estimate=memory.jax_pmap_batch,
+        shards=True,
+        map_axis=False,
+    )
+)
+register(
+    Implementation(
+        name="jax-jit-sharded-batch",
+        kind="batch",
+        backend="jax",
+        description=(
+            "The one-device batch program under jit, inputs placed with NamedSharding over the data x map "
+            "mesh: the compiler partitions it and chooses the communication (automatic parallelism)"
+        ),
+        factory="som_studio.core.jax_sharded:JaxJitShardedBatch",
+        estimate=memory.jax_jit_sharded_batch,
+        shards=True,
+    )
+)
+register(
+    Implementation(
+        name="jax-shardmap-batch",
+        kind="batch",
+        backend="jax",
+        description=(
+            "Explicit per-device program with jax.shard_map over the data x map mesh: local winner search on "
+            "the local map rows, global best match across map, sums reduced across data, separable smoothing "
+            "(no M x M matrix); for maps larger than one device, rows pass around a ring"
+        ),
+        factory="som_studio.core.jax_sharded:JaxShardmapBatch",
+        estimate=memory.jax_shardmap_batch,
+        shards=True,
+    )
+)

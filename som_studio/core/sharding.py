@@ -179,8 +179,11 @@ def describe(
     ids = [int(d["id"]) for d in devices]
     return {
         "layout": str(lay),
-        "mesh": {"axes": list(AXES), "shape": [lay.data, lay.map],
-                 "devices": [ids[i * lay.map:(i + 1) * lay.map] for i in range(lay.data)]},
+        "mesh": {
+            "axes": list(AXES),
+            "shape": [lay.data, lay.map],
+            "devices": [ids[i * lay.map : (i + 1) * lay.map] for i in range(lay.data)],
+        },
         "devices": devices,
         "arrays": {
             "map": _array((height, width, features), "map", lay, ids, itemsize),
@@ -218,7 +221,7 @@ def _box(title: str, blocks: list[tuple[tuple[int, int], list[int]]], unit: str,
         label = [rng, "device" + ("s " if len(devs) > 1 else " ") + ", ".join(str(d) for d in devs)]
         body = [""] * max(height, len(label))
         top = (len(body) - len(label)) // 2
-        body[top:top + len(label)] = label
+        body[top : top + len(label)] = label
         out += ["│" + b.center(inner) + "│" for b in body]
     out.append("└" + "─" * inner + "┘")
     return out
@@ -235,10 +238,14 @@ def render_text(desc: dict[str, Any], *, precision: str | None = None) -> str:
     h, w, d = arr["map"]["shape"]
     n = arr["data"]["shape"][0]
     dt = f", {precision}" if precision else ""
-    lines = [f"layout {lay}: {lay.data} along data x {lay.map} along map = {lay.devices} device"
-             + ("s" if lay.devices != 1 else "")]
+    lines = [
+        f"layout {lay}: {lay.data} along data x {lay.map} along map = {lay.devices} device"
+        + ("s" if lay.devices != 1 else "")
+    ]
     mesh = desc["mesh"]["devices"]
-    lines.append("mesh (rows: data, columns: map): " + "  ".join("[" + " ".join(str(x) for x in row) + "]" for row in mesh))
+    lines.append(
+        "mesh (rows: data, columns: map): " + "  ".join("[" + " ".join(str(x) for x in row) + "]" for row in mesh)
+    )
     lines.append("")
     pad_m = arr["map"]["padded_shape"][0] - h
     pad_d = arr["data"]["padded_shape"][0] - n
@@ -246,11 +253,20 @@ def render_text(desc: dict[str, Any], *, precision: str | None = None) -> str:
     note_d = f"; padded by {pad_d} zero-weight example{'s' if pad_d != 1 else ''}" if pad_d else ""
     # Shape the box like the grid: a character cell is about twice as tall as wide.
     map_lines = min(max(round((_BOX_WIDTH - 2) / 2 * h / w), lay.map), 20)
-    lines += _box(f"map grid {w} x {h} ({w} columns, {h} rows, {d} features{dt}): rows split over map, "
-                  f"replicated over data{note_m}", _holders(desc, "map"), "rows", map_lines)
+    lines += _box(
+        f"map grid {w} x {h} ({w} columns, {h} rows, {d} features{dt}): rows split over map, "
+        f"replicated over data{note_m}",
+        _holders(desc, "map"),
+        "rows",
+        map_lines,
+    )
     lines.append("")
-    lines += _box(f"data {n} x {d}: examples split over data, replicated over map{note_d}",
-                  _holders(desc, "data"), "examples", min(max(lay.data * 2, 4), 10))
+    lines += _box(
+        f"data {n} x {d}: examples split over data, replicated over map{note_d}",
+        _holders(desc, "data"),
+        "examples",
+        min(max(lay.data * 2, 4), 10),
+    )
     lines.append("")
     lines.append("per device (per-unit sums are placed like the map):")
     head = ["device", "kind", "map rows", "data rows", "bytes", "memory"]
@@ -263,8 +279,16 @@ def render_text(desc: dict[str, Any], *, precision: str | None = None) -> str:
         mem = "-"
         if dev.get("memory_limit"):
             mem = f"{_fmt_bytes(dev.get('memory_in_use') or 0)} / {_fmt_bytes(dev['memory_limit'])}"
-        rows.append([str(i), str(dev.get("kind", "?")), f"{m0}-{m1 - 1}" if m1 > m0 else "-",
-                     f"{d0}-{d1 - 1}" if d1 > d0 else "-", _fmt_bytes(total), mem])
+        rows.append(
+            [
+                str(i),
+                str(dev.get("kind", "?")),
+                f"{m0}-{m1 - 1}" if m1 > m0 else "-",
+                f"{d0}-{d1 - 1}" if d1 > d0 else "-",
+                _fmt_bytes(total),
+                mem,
+            ]
+        )
     widths = [max(len(hd), *(len(r[k]) for r in rows)) for k, hd in enumerate(head)]
     lines.append("  ".join(hd.ljust(wd) for hd, wd in zip(head, widths)))
     lines += ["  ".join(c.ljust(wd) for c, wd in zip(r, widths)) for r in rows]

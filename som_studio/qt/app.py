@@ -75,8 +75,12 @@ def display_problem() -> str:
     elif platform_name.startswith("wayland"):
         x = ""
     if not x and not wl:
-        return "DISPLAY and WAYLAND_DISPLAY are unset" if not platform_name else f"QT_QPA_PLATFORM={platform_name} " \
+        return (
+            "DISPLAY and WAYLAND_DISPLAY are unset"
+            if not platform_name
+            else f"QT_QPA_PLATFORM={platform_name} "
             f"but {'DISPLAY' if platform_name == 'xcb' else 'WAYLAND_DISPLAY'} is unset"
+        )
     if (wl and wayland_reachable(wl)) or (x and x_server_reachable(x)):
         return ""
     unreachable = [f"{k}={v}" for k, v in (("WAYLAND_DISPLAY", wl), ("DISPLAY", x)) if v]
@@ -100,9 +104,12 @@ def main(args: argparse.Namespace | None = None) -> int:
         from som_studio.qt.main_window import MainWindow
         from som_studio.qt.settings import Settings
     except ImportError as exc:
-        print(f"som-studio: the desktop app cannot start: {exc}.\n"
-              "Install its libraries (pip install PySide6-Essentials pyqtgraph), or use the headless "
-              "commands: som-studio list | devices | bench", file=sys.stderr)
+        print(
+            f"som-studio: the desktop app cannot start: {exc}.\n"
+            "Install its libraries (pip install PySide6-Essentials pyqtgraph), or use the headless "
+            "commands: som-studio list | devices | bench",
+            file=sys.stderr,
+        )
         return 2
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -153,8 +160,11 @@ def _show_unexpected_errors(window: object) -> None:
             return
         traceback.print_exception(kind, exc, tb)  # type: ignore[arg-type]
         try:
-            window.show_error("Unexpected error", f"{kind.__name__}: {exc}\n\n"  # type: ignore[attr-defined]
-                              "The app goes on; the details were printed on the terminal.")
+            window.show_error(
+                "Unexpected error",
+                f"{kind.__name__}: {exc}\n\n"  # type: ignore[attr-defined]
+                "The app goes on; the details were printed on the terminal.",
+            )
         except Exception:
             pass
 

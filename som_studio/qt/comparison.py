@@ -25,7 +25,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+    Signal,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -49,13 +57,13 @@ from PySide6.QtWidgets import (
 
 from som_studio.config import ConfigError, RunConfig
 from som_studio.core import registry
-from som_studio.report.content import NOISY_RATIO, Report, build_report
+from som_studio.qt import dialogs
 from som_studio.qt.runs import RunsModel
+from som_studio.report.content import NOISY_RATIO, Report, build_report
 from som_studio.report.history import RunHistory, StoredRun
 from som_studio.report.writers import OutputError, write_atomic, write_json
 from som_studio.session.capture import DEFAULT_FRAMES, FrameKeeper, feature_range, map_image
 from som_studio.session.record import RunRecord, runs_document
-from som_studio.qt import dialogs
 
 EXPORTS = {
     "html": ("Report (HTML)…", "HTML page (*.html)", ".html"),
@@ -121,8 +129,14 @@ class RunRecorder(QObject):
             random = (record.config.get("data") or {}).get("source", "random") == "random"
             lo, hi = (None, None) if random else feature_range(final)
             image = map_image(final, lo, hi)
-        run = StoredRun(record=record, name=record.impl, iterations=self._iterations or record.iterations_done,
-                        final_map=final, final_image=image, frames=self._keeper.frames)
+        run = StoredRun(
+            record=record,
+            name=record.impl,
+            iterations=self._iterations or record.iterations_done,
+            final_map=final,
+            final_image=image,
+            frames=self._keeper.frames,
+        )
         self._reset()
         self.run_recorded.emit(run)
 
@@ -138,8 +152,9 @@ class CompareQueue(QObject):
     progress = Signal(str)
     finished = Signal(list)  # the implementations that ran, in order
 
-    def __init__(self, launch: Callable[[RunConfig], str], ended: Any, stop: Callable[[], None],
-                 parent: QObject | None = None) -> None:
+    def __init__(
+        self, launch: Callable[[RunConfig], str], ended: Any, stop: Callable[[], None], parent: QObject | None = None
+    ) -> None:
         super().__init__(parent)
         self._launch = launch
         self._stop = stop
@@ -210,13 +225,13 @@ class SummaryModel(QAbstractTableModel):
         self._messages = [r.record.message for r in report.runs] if report else []
         self.endResetModel()
 
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self._rows)
 
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self._header)
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
             return self._header[section]
         return None
@@ -253,10 +268,16 @@ class ComparisonView(QWidget):
     selection_changed = Signal()
     status = Signal(str)
 
-    def __init__(self, runs: RunsModel, launch: Callable[[RunConfig], str] | None = None, ended: Any = None,
-                 stop: Callable[[], None] | None = None,
-                 base_config: Callable[[], RunConfig | None] | None = None,
-                 iterations: Callable[[], dict[str, int]] | None = None, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        runs: RunsModel,
+        launch: Callable[[RunConfig], str] | None = None,
+        ended: Any = None,
+        stop: Callable[[], None] | None = None,
+        base_config: Callable[[], RunConfig | None] | None = None,
+        iterations: Callable[[], dict[str, int]] | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.runs = runs
         self.history = runs.history
@@ -279,8 +300,10 @@ class ComparisonView(QWidget):
         self._tick_order: list[str] = []  # the queue runs in the order implementations were ticked
         self.impl_list.itemChanged.connect(self._on_impl_ticked)
         self.compare_button = QPushButton("Compare")
-        self.compare_button.setToolTip("Run the ticked implementations one after another on the Run panel's "
-                                       "configuration (same data, seed and schedules)")
+        self.compare_button.setToolTip(
+            "Run the ticked implementations one after another on the Run panel's "
+            "configuration (same data, seed and schedules)"
+        )
         self.compare_button.clicked.connect(self.compare_ticked)
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
@@ -308,8 +331,9 @@ class ComparisonView(QWidget):
         self.runs_view = QListView()
         self.runs_view.setModel(runs)
         self.runs_view.setModelColumn(0)
-        self.runs_view.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked
-                                       | QAbstractItemView.EditTrigger.EditKeyPressed)
+        self.runs_view.setEditTriggers(
+            QAbstractItemView.EditTrigger.DoubleClicked | QAbstractItemView.EditTrigger.EditKeyPressed
+        )
         self.runs_view.setToolTip("Tick runs to compare them (the Runs tab lists them in full)")
         runs.rowsInserted.connect(lambda *_: self.runs_view.scrollToBottom())
         lv.addWidget(QLabel("Runs (tick to compare)"))
@@ -318,8 +342,10 @@ class ComparisonView(QWidget):
 
         # -- right: the comparison ------------------------------------------------------
         self.baseline = QComboBox()
-        self.baseline.setToolTip("Speed-ups are the baseline's median time per iteration over each run's, "
-                                 "within a kind (an epoch for batch runs, a step for online ones)")
+        self.baseline.setToolTip(
+            "Speed-ups are the baseline's median time per iteration over each run's, "
+            "within a kind (an epoch for batch runs, a step for online ones)"
+        )
         self.baseline.currentIndexChanged.connect(self._on_baseline_changed)
         self.export_button = QToolButton()
         self.export_button.setText("Export")
@@ -411,8 +437,11 @@ class ComparisonView(QWidget):
         finally:
             self.impl_list.blockSignals(False)
         if not (self.queue is not None and self.queue.active):
-            self.queue_label.setText("Runs in the order ticked: " + " → ".join(self._tick_order)
-                                     if self._tick_order else "Tick implementations in the order they should run.")
+            self.queue_label.setText(
+                "Runs in the order ticked: " + " → ".join(self._tick_order)
+                if self._tick_order
+                else "Tick implementations in the order they should run."
+            )
 
     def ticked_impls(self) -> list[str]:
         """The ticked implementations, in the order they were ticked (the order they run in)."""
@@ -423,8 +452,9 @@ class ComparisonView(QWidget):
         self.impl_list.blockSignals(True)
         try:
             for it in self._impl_items():
-                it.setCheckState(Qt.CheckState.Checked if it.data(Qt.ItemDataRole.UserRole) in names
-                                 else Qt.CheckState.Unchecked)
+                it.setCheckState(
+                    Qt.CheckState.Checked if it.data(Qt.ItemDataRole.UserRole) in names else Qt.CheckState.Unchecked
+                )
         finally:
             self.impl_list.blockSignals(False)
         known = {it.data(Qt.ItemDataRole.UserRole) for it in self._impl_items()}
@@ -444,8 +474,9 @@ class ComparisonView(QWidget):
         for name in names:
             impl = registry.get(name)
             n = counts.get(impl.kind) or base.iterations
-            cfg = base.replace(impl=name, steps=n if impl.kind == "online" else None,
-                               epochs=n if impl.kind == "batch" else None)
+            cfg = base.replace(
+                impl=name, steps=n if impl.kind == "online" else None, epochs=n if impl.kind == "batch" else None
+            )
             try:
                 cfg.validate(impl.kind)
             except ConfigError as exc:
@@ -526,13 +557,16 @@ class ComparisonView(QWidget):
         if self.report is None:
             return "Tick runs in the Runs list to compare them, or tick implementations and press Compare."
         if not self.report.flags:
-            return ("<span style='color:#2e7d4f'>No suspect numbers: no recompiles after warm-up, steady iterations "
-                    f"(p95 within {NOISY_RATIO:g}x the median), the same configuration for every run.</span>")
+            return (
+                "<span style='color:#2e7d4f'>No suspect numbers: no recompiles after warm-up, steady iterations "
+                f"(p95 within {NOISY_RATIO:g}x the median), the same configuration for every run.</span>"
+            )
         lines = []
         for f in self.report.flags:
             color = "#a05a00" if f.level == "warning" else "#3a5a9a"
-            lines.append(f"<b style='color:{color}'>{'Warning' if f.level == 'warning' else 'Note'}:</b> "
-                         f"{escape(f.text)}")
+            lines.append(
+                f"<b style='color:{color}'>{'Warning' if f.level == 'warning' else 'Note'}:</b> {escape(f.text)}"
+            )
         return "<br>".join(lines)
 
     def _draw_charts(self) -> None:
@@ -663,6 +697,7 @@ def install(window: Any) -> ComparisonView:
     menu = window.menuBar().addMenu("&Compare")
     compare = QAction("&Compare ticked implementations", window)
     compare.setShortcut(QKeySequence("Ctrl+Shift+R"))
+
     def show_dock() -> None:
         dock.show()
         dock.raise_()

@@ -186,8 +186,14 @@ class RunController(QObject):
             self.state_changed.emit(state)
 
     # -- control ----------------------------------------------------------------------
-    def start(self, config: RunConfig, cpu_devices: int | None = None, view: tuple[str, int] = ("rgb", 0),
-              hooks: dict[str, Any] | None = None, session_options: dict[str, Any] | None = None) -> None:
+    def start(
+        self,
+        config: RunConfig,
+        cpu_devices: int | None = None,
+        view: tuple[str, int] = ("rgb", 0),
+        hooks: dict[str, Any] | None = None,
+        session_options: dict[str, Any] | None = None,
+    ) -> None:
         """Start a worker process for ``config``; refused while a run is in progress."""
         from som_studio.qt.worker_process import run_worker
 
@@ -379,8 +385,13 @@ class RunController(QObject):
             if self._stop_requested_at is not None:
                 record.status = "cancelled"
                 done = sum(c.count for c in self._chunks)
-                where = ("while starting" if self._started is None else
-                         "during compilation" if not self._compiled else f"after {done} iterations")
+                where = (
+                    "while starting"
+                    if self._started is None
+                    else "during compilation"
+                    if not self._compiled
+                    else f"after {done} iterations"
+                )
                 record.message = f"stopped {where}"
                 self.run_finished.emit(record)
             else:
@@ -451,8 +462,12 @@ class DeviceProbe(QObject):
             return
         self._info = None
         r, w = self._ctx.Pipe(duplex=False)
-        self._process = self._ctx.Process(target=getattr(worker_process, self._target), args=(cpu_devices, w),
-                                          name=f"som-studio-{self._target}", daemon=True)
+        self._process = self._ctx.Process(
+            target=getattr(worker_process, self._target),
+            args=(cpu_devices, w),
+            name=f"som-studio-{self._target}",
+            daemon=True,
+        )
         self._process.start()
         w.close()
         self._reader = _PipeReader(r, self._process)

@@ -28,9 +28,11 @@ class DoctorDialog(QDialog):
         self.resize(760, 560)
         self.probe = DeviceProbe(self, target="doctor_report")
         self.report_ready = self.probe.info_ready
-        self.intro = QLabel("What <code>som-studio doctor</code> reports for this machine: versions, the JAX backend "
-                            "and devices, the GPU driver, memory settings and the display, with fixes for what is "
-                            "wrong.")
+        self.intro = QLabel(
+            "What <code>som-studio doctor</code> reports for this machine: versions, the JAX backend "
+            "and devices, the GPU driver, memory settings and the display, with fixes for what is "
+            "wrong."
+        )
         self.intro.setWordWrap(True)
         self.text = QPlainTextEdit()
         self.text.setReadOnly(True)
@@ -65,8 +67,10 @@ class DoctorDialog(QDialog):
         if "text" in info:
             self.text.setPlainText(str(info["text"]))
         else:
-            self.text.setPlainText("The doctor could not finish: "
-                                   f"{info.get('error', 'no answer')}\n\nRun `som-studio doctor` in a terminal.")
+            self.text.setPlainText(
+                "The doctor could not finish: "
+                f"{info.get('error', 'no answer')}\n\nRun `som-studio doctor` in a terminal."
+            )
         self.copy_button.setEnabled(True)
         self.again_button.setEnabled(True)
 

@@ -10,7 +10,7 @@ import platform
 import sys
 import time
 from importlib import metadata
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from PySide6.QtCore import Qt, QTimer
@@ -31,7 +31,7 @@ from som_studio import __version__
 from som_studio.config import RunConfig
 from som_studio.core import memory
 from som_studio.qt import controller as ctl
-from som_studio.qt import frames
+from som_studio.qt import dialogs, frames
 from som_studio.qt.comparison import history_folder
 from som_studio.qt.runs import RunsModel, RunsPanel
 from som_studio.qt.settings import Settings
@@ -42,7 +42,6 @@ from som_studio.qt.widgets.timing_plot import TimingPlot, format_seconds
 from som_studio.report.history import RunHistory, StoredRun
 from som_studio.session.events import ChunkTimed, Compiled, QualityMeasured, Started
 from som_studio.session.record import RunRecord, runs_document
-from som_studio.qt import dialogs
 
 TITLE = "SOM Studio"
 
@@ -168,8 +167,9 @@ class MainWindow(QMainWindow):
         self.about_action = QAction("&About SOM Studio", self)
         self.about_action.triggered.connect(self.show_about)
         self.doctor_action = QAction("Environment &doctor…", self)
-        self.doctor_action.setToolTip("Check Python, JAX, the GPU driver, memory settings and the display "
-                                      "(som-studio doctor)")
+        self.doctor_action.setToolTip(
+            "Check Python, JAX, the GPU driver, memory settings and the display (som-studio doctor)"
+        )
         self.doctor_action.triggered.connect(self.show_doctor)
 
         bar = self.menuBar()
@@ -256,8 +256,9 @@ class MainWindow(QMainWindow):
         c = self.map_view.choice()
         self.controller_cpu_devices = st.cpu_devices
         try:
-            self.controller.start(st.config, st.cpu_devices, view=(c.mode, c.component),
-                                  hooks=hooks if isinstance(hooks, dict) else None)
+            self.controller.start(
+                st.config, st.cpu_devices, view=(c.mode, c.component), hooks=hooks if isinstance(hooks, dict) else None
+            )
         except OSError as exc:  # no process could be started (limits, memory)
             self.show_error("Cannot start the run", f"Starting the training process failed: {exc}")
             return False
@@ -305,8 +306,9 @@ class MainWindow(QMainWindow):
             self.map_view.begin(fm.shape[-1], run.name)
             random = (r.config.get("data") or {}).get("source", "random") == "random"
             lo, hi = (np.zeros(fm.shape[-1]), np.ones(fm.shape[-1])) if random else frames.feature_range(fm)
-            self.map_view.show_frame(frames.make_frame(r.iterations_done, fm, self.map_view.choice(), lo, hi),
-                                     force=True)
+            self.map_view.show_frame(
+                frames.make_frame(r.iterations_done, fm, self.map_view.choice(), lo, hi), force=True
+            )
             self.map_view.keep_final(fm)
             self.map_view.caption.setText(f"{run.name} (kept run): iteration {r.iterations_done:,}")
         self.status_label.setText(f"Showing {run.name} ({r.impl}, {r.status}) from the run list")
@@ -332,8 +334,10 @@ class MainWindow(QMainWindow):
     def _on_compiled(self, ev: Compiled) -> None:
         self.timing_plot.set_compile(ev.seconds, ev.compiles)
         if ev.compiles:
-            self.status_label.setText(f"Training ({ev.compiles} compilation{'s' if ev.compiles != 1 else ''}, "
-                                      f"{format_seconds(ev.seconds)} compile + warm-up)")
+            self.status_label.setText(
+                f"Training ({ev.compiles} compilation{'s' if ev.compiles != 1 else ''}, "
+                f"{format_seconds(ev.seconds)} compile + warm-up)"
+            )
         else:  # NumPy: nothing to compile
             self.status_label.setText(f"Training ({format_seconds(ev.seconds)} warm-up)")
 
@@ -367,7 +371,8 @@ class MainWindow(QMainWindow):
             med = record.median_s
             self.status_label.setText(
                 f"Finished {record.impl}: {record.iterations_done:,} iterations in {record.total_s:.2f} s"
-                + (f", median {format_seconds(med)}/iteration" if med else ""))
+                + (f", median {format_seconds(med)}/iteration" if med else "")
+            )
         else:
             self.status_label.setText(f"Stopped {record.impl}: {record.message}")
 
@@ -407,7 +412,7 @@ class MainWindow(QMainWindow):
         self.sharding_view.set_config(st.config, st.cpu_devices, st.features, st.samples)
         self._detect_if_layout_needs_it(st)
 
-    _auto_detected: set[int | None] = set()
+    _auto_detected: ClassVar[set[int | None]] = set()
 
     def _detect_if_layout_needs_it(self, st: PanelState) -> None:
         """Ask which devices JAX sees once a layout needs several and nobody asked yet.
@@ -419,8 +424,12 @@ class MainWindow(QMainWindow):
         from som_studio.config import parse_layout
         from som_studio.core import registry
 
-        if st.config is None or st.cpu_devices is not None or self.probe.running \
-                or self.panel._known_device_count() is not None:
+        if (
+            st.config is None
+            or st.cpu_devices is not None
+            or self.probe.running
+            or self.panel._known_device_count() is not None
+        ):
             return  # simulated devices are checked against their count already
         if st.cpu_devices in self._auto_detected:
             return
@@ -469,10 +478,10 @@ class MainWindow(QMainWindow):
     _about_box: QMessageBox | None = None
 
     def _about_text(self, info: dict[str, Any] | None) -> str:
-        from PySide6 import __version__ as pyside_version
-        from PySide6.QtCore import qVersion
         import numpy as np
         import pyqtgraph as pg
+        from PySide6 import __version__ as pyside_version
+        from PySide6.QtCore import qVersion
 
         def version(dist: str) -> str:
             try:
@@ -509,8 +518,13 @@ class MainWindow(QMainWindow):
         if info is None:
             # The GUI never starts JAX itself; a short-lived worker asks it.
             self.detect_devices()
-        box = QMessageBox(QMessageBox.Icon.Information, "About SOM Studio", self._about_text(info),
-                          QMessageBox.StandardButton.Ok, self)
+        box = QMessageBox(
+            QMessageBox.Icon.Information,
+            "About SOM Studio",
+            self._about_text(info),
+            QMessageBox.StandardButton.Ok,
+            self,
+        )
         box.setTextFormat(Qt.TextFormat.RichText)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self._about_box = box

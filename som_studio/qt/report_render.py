@@ -53,7 +53,7 @@ def _duration_axis():  # type: ignore[no-untyped-def]
     from som_studio.report.content import format_seconds
 
     class DurationAxis(pg.AxisItem):
-        def logTickStrings(self, values, scale, spacing):  # type: ignore[no-untyped-def]  # noqa: N802 (Qt name)
+        def logTickStrings(self, values, scale, spacing):  # type: ignore[no-untyped-def]
             out = []
             for v in values:
                 s = 10.0 ** float(v)
@@ -93,8 +93,8 @@ def _png(image) -> bytes:  # type: ignore[no-untyped-def]
 
 def _export(widget, width: int, height: int) -> bytes:  # type: ignore[no-untyped-def]
     """PNG of a ``GraphicsLayoutWidget`` laid out at ``width`` x ``height``, exported at :data:`EXPORT_SCALE`."""
-    from PySide6.QtCore import QRectF
     from pyqtgraph.exporters import ImageExporter
+    from PySide6.QtCore import QRectF
 
     widget.resize(width, height)
     widget.ci.setGeometry(QRectF(0, 0, width, height))
@@ -178,10 +178,11 @@ def maps_layout(report: Report, legend_px: int = 15, fixed: bool = True):  # typ
     if fixed:
         win = pg.GraphicsLayoutWidget()
     else:
+
         class MapsWidget(pg.GraphicsLayoutWidget):  # type: ignore[misc]
             """Rows no taller than their maps need at this width, at the top: titles stay on their maps."""
 
-            def resizeEvent(self, ev):  # type: ignore[no-untyped-def]  # noqa: N802 (Qt name)
+            def resizeEvent(self, ev):  # type: ignore[no-untyped-def]
                 need = self.width() / per_row * aspect + 72  # the two-line title
                 ci = getattr(self, "ci", None)  # not yet while pyqtgraph builds the widget
                 for row in range(rows if ci is not None else 0):
@@ -194,8 +195,10 @@ def maps_layout(report: Report, legend_px: int = 15, fixed: bool = True):  # typ
         r = run.record
         sub = f"QE {r.qe:.4f} · TE {r.te:.3f}" if r.qe is not None and r.te is not None else r.status
         color = PALETTE[i % len(PALETTE)]  # the run's colour in the other charts
-        title = f"<span style='font-size:13pt; font-weight:600; color:{color}'>{_esc(run.name)}</span><br>" \
-                f"<span style='font-size:10pt; color:#5b6475'>{_esc(sub)}</span>"
+        title = (
+            f"<span style='font-size:13pt; font-weight:600; color:{color}'>{_esc(run.name)}</span><br>"
+            f"<span style='font-size:10pt; color:#5b6475'>{_esc(sub)}</span>"
+        )
         plot = win.addPlot(row=i // per_row, col=i % per_row)
         plot.setTitle(title, color="#1d2330")
         plot.vb.setDefaultPadding(0.0)
@@ -258,18 +261,33 @@ def timing_layout(report: Report, legend_px: int = 15):  # type: ignore[no-untyp
     index = {run.name: i for i, run in enumerate(report.runs)}
     for s, compile_s in series:
         color = PALETTE[index[s.name] % len(PALETTE)]
-        curve = pg.PlotDataItem(s.x, s.y, stepMode="center", pen=pg.mkPen(color, width=_width(index[s.name])),
-                                name=s.name)
+        curve = pg.PlotDataItem(
+            s.x, s.y, stepMode="center", pen=pg.mkPen(color, width=_width(index[s.name])), name=s.name
+        )
         plot.addItem(curve)
         if compile_s and compile_s >= MIN_MARKED_COMPILE_S:
-            star = pg.PlotDataItem([0.0], [compile_s], pen=None, symbol="star", symbolSize=18,
-                                   symbolBrush=pg.mkBrush(color), symbolPen=pg.mkPen("#ffffff", width=1))
+            star = pg.PlotDataItem(
+                [0.0],
+                [compile_s],
+                pen=None,
+                symbol="star",
+                symbolSize=18,
+                symbolBrush=pg.mkBrush(color),
+                symbolPen=pg.mkPen("#ffffff", width=1),
+            )
             plot.addItem(star)
     marked = any(c and c >= MIN_MARKED_COMPILE_S for _, c in series)
     legend = _legend(win, plot, 1, extra=int(marked), text_px=legend_px)
     if marked:
-        marker = pg.PlotDataItem([], [], pen=None, symbol="star", symbolSize=22, symbolBrush=pg.mkBrush("#6b7280"),
-                                 symbolPen=pg.mkPen("#ffffff"))
+        marker = pg.PlotDataItem(
+            [],
+            [],
+            pen=None,
+            symbol="star",
+            symbolSize=22,
+            symbolBrush=pg.mkBrush("#6b7280"),
+            symbolPen=pg.mkPen("#ffffff"),
+        )
         legend.addItem(marker, "compile + warm-up")
     if not series:
         plot.addItem(pg.TextItem("no timed iterations", color="#b3261e"))
@@ -295,9 +313,16 @@ def quality_layout(report: Report, legend_px: int = 15):  # type: ignore[no-unty
         for s in report.quality_series(which):
             color = PALETTE[index[s.name] % len(PALETTE)]
             i = index[s.name]
-            item = pg.PlotDataItem(s.x, s.y, pen=pg.mkPen(color, width=_width(i)), symbol=SYMBOLS[i % len(SYMBOLS)],
-                                   symbolSize=_width(i) * 3 + 2, symbolBrush=pg.mkBrush(color), symbolPen=None,
-                                   name=s.name)
+            item = pg.PlotDataItem(
+                s.x,
+                s.y,
+                pen=pg.mkPen(color, width=_width(i)),
+                symbol=SYMBOLS[i % len(SYMBOLS)],
+                symbolSize=_width(i) * 3 + 2,
+                symbolBrush=pg.mkBrush(color),
+                symbolPen=None,
+                name=s.name,
+            )
             plot.addItem(item)
     _legend(win, plot, 1, columns=2, text_px=legend_px)
     return win, CHART_WIDTH, 480
@@ -328,8 +353,12 @@ def pdf_bytes(report: Report, charts: dict[str, bytes | None]) -> bytes:
         ".meta { color: #5b6475; } .status-failed { color: #b3261e; } .status-cancelled { color: #a05a00; }"
         "footer { color: #7a8294; }"
     )
-    layout = QPageLayout(QPageSize(QPageSize.PageSizeId.A4), QPageLayout.Orientation.Landscape,
-                         QMarginsF(14, 12, 14, 12), QPageLayout.Unit.Millimeter)
+    layout = QPageLayout(
+        QPageSize(QPageSize.PageSizeId.A4),
+        QPageLayout.Orientation.Landscape,
+        QMarginsF(14, 12, 14, 12),
+        QPageLayout.Unit.Millimeter,
+    )
     # Lay the document out on the page's printable area, in the document's
     # pixels (1/96 inch): print_ then scales it to the writer, with our margins
     # instead of its default 2 cm.
@@ -371,10 +400,19 @@ def _preview(folder: str) -> None:
     runs: list[ReportRun] = []
     for name, per in (("numpy-batch", 0.02), ("jax-vmap-batch", 0.004)):
         chunks = [Chunk(i, 1, per * (1 + 0.1 * rng.random())) for i in range(20)]
-        rec = RunRecord(impl=name, kind="batch", config={"impl": name, "grid": [40, 30], "epochs": 20},
-                        status="ok", compile_s=0.5 if "jax" in name else 0.0, chunks=chunks,
-                        total_s=sum(c.seconds for c in chunks), qe=0.1, te=0.05, samples=1000,
-                        history=[{"iteration": i, "qe": 0.3 / (i + 1), "te": 0.5 / (i + 1)} for i in range(0, 21, 4)])
+        rec = RunRecord(
+            impl=name,
+            kind="batch",
+            config={"impl": name, "grid": [40, 30], "epochs": 20},
+            status="ok",
+            compile_s=0.5 if "jax" in name else 0.0,
+            chunks=chunks,
+            total_s=sum(c.seconds for c in chunks),
+            qe=0.1,
+            te=0.05,
+            samples=1000,
+            history=[{"iteration": i, "qe": 0.3 / (i + 1), "te": 0.5 / (i + 1)} for i in range(0, 21, 4)],
+        )
         img = (rng.random((30, 40, 3)) * 255).astype(np.uint8)
         runs.append(ReportRun(name, rec, img, ((0, img), (20, img)), 20))
     report = build_report(runs)
@@ -395,8 +433,18 @@ if __name__ == "__main__":
     _preview(sys.argv[1] if len(sys.argv) > 1 else "report-preview")
 
 
-__all__: Sequence[str] = ("ensure_app", "render_charts", "pdf_bytes", "maps_chart", "timing_chart", "quality_chart",
-                          "maps_layout", "timing_layout", "quality_layout", "LAYOUTS")
+__all__: Sequence[str] = (
+    "LAYOUTS",
+    "ensure_app",
+    "maps_chart",
+    "maps_layout",
+    "pdf_bytes",
+    "quality_chart",
+    "quality_layout",
+    "render_charts",
+    "timing_chart",
+    "timing_layout",
+)
 
 LAYOUTS = {"maps": maps_layout, "timing": timing_layout, "quality": quality_layout}
 """The chart builders by section key: each returns (GraphicsLayoutWidget, width, height)."""

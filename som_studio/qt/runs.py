@@ -31,11 +31,11 @@ from PySide6.QtWidgets import (
 )
 
 from som_studio.config import ConfigError, RunConfig
+from som_studio.qt import dialogs
 from som_studio.qt.widgets.timing_plot import format_seconds
 from som_studio.report.history import SUFFIX, HistoryError, RunHistory, StoredRun
 from som_studio.report.writers import OutputError
 from som_studio.session.record import RunRecord
-from som_studio.qt import dialogs
 
 
 def _when(created: str) -> str:
@@ -55,8 +55,21 @@ class RunsModel(QAbstractTableModel):
     ``checked_changed`` fires when the set of ticked runs (or a ticked run's name) changes.
     """
 
-    COLUMNS = ("name", "implementation", "grid", "layout", "status", "iterations", "compile", "median / it",
-               "samples/s", "QE", "TE", "when", "note")
+    COLUMNS = (
+        "name",
+        "implementation",
+        "grid",
+        "layout",
+        "status",
+        "iterations",
+        "compile",
+        "median / it",
+        "samples/s",
+        "QE",
+        "TE",
+        "when",
+        "note",
+    )
     checked_changed = Signal()
     rename_failed = Signal(str)
 
@@ -133,19 +146,24 @@ class RunsModel(QAbstractTableModel):
     def set_checked(self, run_ids: list[str] | set[str]) -> None:
         self._checked = {i for i in run_ids if any(r.id == i for r in self.history.runs)}
         if self.history.runs:
-            self.dataChanged.emit(self.index(0, 0), self.index(len(self.history.runs) - 1, 0),
-                                  [Qt.ItemDataRole.CheckStateRole])
+            self.dataChanged.emit(
+                self.index(0, 0), self.index(len(self.history.runs) - 1, 0), [Qt.ItemDataRole.CheckStateRole]
+            )
         self.checked_changed.emit()
 
     # -- Qt's table interface -------------------------------------------------------------
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.history.runs)
 
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.COLUMNS)
 
-    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def headerData(
+        self,
+        section: int,
+        orientation: Qt.Orientation,
+        role: int = Qt.ItemDataRole.DisplayRole,
+    ) -> Any:
         if orientation == Qt.Orientation.Horizontal:
             if role == Qt.ItemDataRole.DisplayRole:
                 return self.COLUMNS[section]
@@ -195,8 +213,12 @@ class RunsModel(QAbstractTableModel):
         )
         return values[col]
 
-    def setData(self, index: QModelIndex | QPersistentModelIndex, value: Any,  # noqa: N802
-                role: int = Qt.ItemDataRole.EditRole) -> bool:
+    def setData(
+        self,
+        index: QModelIndex | QPersistentModelIndex,
+        value: Any,
+        role: int = Qt.ItemDataRole.EditRole,
+    ) -> bool:
         if index.column() != 0:
             return False
         run = self.history.runs[index.row()]
@@ -211,8 +233,9 @@ class RunsModel(QAbstractTableModel):
             if name == run.name:
                 return False
             if name and self.unique_name(name, run.id) != name:
-                self.rename_failed.emit(f"another run is already called {name!r}: names tell runs apart "
-                                        "in the comparison and its report")
+                self.rename_failed.emit(
+                    f"another run is already called {name!r}: names tell runs apart in the comparison and its report"
+                )
                 return False
             try:
                 self.history.rename(run.id, name)
@@ -238,8 +261,13 @@ class RunsPanel(QWidget):
 
     status = Signal(str)
 
-    def __init__(self, model: RunsModel, rerun: Callable[[RunConfig], str] | None = None,
-                 show_run: Callable[[StoredRun], None] | None = None, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        model: RunsModel,
+        rerun: Callable[[RunConfig], str] | None = None,
+        show_run: Callable[[StoredRun], None] | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.model = model
         self._rerun = rerun
@@ -249,15 +277,18 @@ class RunsPanel(QWidget):
         self.table.setModel(model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked
-                                   | QAbstractItemView.EditTrigger.EditKeyPressed)
+        self.table.setEditTriggers(
+            QAbstractItemView.EditTrigger.DoubleClicked | QAbstractItemView.EditTrigger.EditKeyPressed
+        )
         self.table.verticalHeader().hide()
         header = self.table.horizontalHeader()
         header.setStretchLastSection(True)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.setColumnWidth(0, 170)
-        self.table.setToolTip("Tick runs to compare them (Compare tab); double-click a name to rename it, "
-                              "another cell to show the run again")
+        self.table.setToolTip(
+            "Tick runs to compare them (Compare tab); double-click a name to rename it, "
+            "another cell to show the run again"
+        )
         self.table.doubleClicked.connect(self._on_double_clicked)
         model.rename_failed.connect(lambda text: self.show_error("Cannot rename the run", text))
         model.rowsInserted.connect(self._on_rows_inserted)
@@ -326,8 +357,11 @@ class RunsPanel(QWidget):
             self.status.emit("Select the runs to remove first")
             return
         what = f"the run {runs[0].name!r}" if len(runs) == 1 else f"{len(runs)} runs"
-        answer = QMessageBox.question(self, "Remove runs", f"Remove {what} from the list? Its saved file is "
-                                      "deleted too (save it first to keep a copy).")
+        answer = QMessageBox.question(
+            self,
+            "Remove runs",
+            f"Remove {what} from the list? Its saved file is deleted too (save it first to keep a copy).",
+        )
         if answer == QMessageBox.StandardButton.Yes:
             self.remove_selected()
 
@@ -343,8 +377,9 @@ class RunsPanel(QWidget):
         if run is None:
             return False
         if path is None:
-            path, _ = QFileDialog.getSaveFileName(self, "Save run", f"{run.name}{SUFFIX}",
-                                                  f"SOM Studio run (*{SUFFIX})")
+            path, _ = QFileDialog.getSaveFileName(
+                self, "Save run", f"{run.name}{SUFFIX}", f"SOM Studio run (*{SUFFIX})"
+            )
             if not path:
                 return False
         try:

@@ -54,8 +54,10 @@ class Settings:
             return None
         # Radii left to their defaults stay "auto": they follow the grid size.
         auto = d.get("sigma_auto") or {}
-        return cfg.replace(sigma_start=None if auto.get("start") else cfg.sigma_start,
-                           sigma_end=None if auto.get("end") else cfg.sigma_end)
+        return cfg.replace(
+            sigma_start=None if auto.get("start") else cfg.sigma_start,
+            sigma_end=None if auto.get("end") else cfg.sigma_end,
+        )
 
     def set_run_config(self, config: RunConfig) -> None:
         d = config.to_dict()
@@ -64,8 +66,9 @@ class Settings:
 
     def iterations(self) -> dict[str, int]:
         """The last steps (online) and epochs (batch) chosen, kept apart."""
-        return {kind: self._int(f"run/{kind}_iterations", default)
-                for kind, default in (("online", 50_000), ("batch", 50))}
+        return {
+            kind: self._int(f"run/{kind}_iterations", default) for kind, default in (("online", 50_000), ("batch", 50))
+        }
 
     def set_iterations(self, kind: str, value: int) -> None:
         self._qs.setValue(f"run/{kind}_iterations", int(value))

@@ -28,8 +28,9 @@ def _split(n: int, parts: int) -> list[tuple[int, int]]:
     return [(min(n, i * size), min(n, (i + 1) * size)) for i in range(parts)]
 
 
-def layout_description(layout: str, height: int, width: int, features: int, samples: int,
-                       itemsize: int = 4, device_kind: str = "device") -> dict[str, Any]:
+def layout_description(
+    layout: str, height: int, width: int, features: int, samples: int, itemsize: int = 4, device_kind: str = "device"
+) -> dict[str, Any]:
     """The sharding description of a run's map and data for ``layout`` (pure arithmetic)."""
     d, m = parse_layout(layout)
     ids = [[i * m + j for j in range(m)] for i in range(d)]
@@ -58,8 +59,9 @@ def layout_description(layout: str, height: int, width: int, features: int, samp
     }
 
 
-def describe(config: RunConfig, features: int, samples: int, shards: bool,
-             devices: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def describe(
+    config: RunConfig, features: int, samples: int, shards: bool, devices: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
     """The description for a run of ``config``; implementations that do not shard use ``1x1``.
 
     ``devices`` (``[{"id", "kind", "memory_in_use", "memory_limit"}]``, from a
@@ -74,8 +76,17 @@ def describe(config: RunConfig, features: int, samples: int, shards: bool,
     fn = getattr(engine, "describe", None)
     if fn is not None:
         d, m = parse_layout(layout)
-        return dict(fn(layout, height=config.height, width=config.width, features=features, samples=samples,
-                       itemsize=itemsize, devices=devices if devices and len(devices) >= d * m else None))
+        return dict(
+            fn(
+                layout,
+                height=config.height,
+                width=config.width,
+                features=features,
+                samples=samples,
+                itemsize=itemsize,
+                devices=devices if devices and len(devices) >= d * m else None,
+            )
+        )
     desc = layout_description(layout, config.height, config.width, features, samples, itemsize)
     if devices:
         known = {int(dev["id"]): dev for dev in devices}

@@ -82,9 +82,15 @@ class _Outbox:
             self._cond.wait_for(lambda: not self._items, timeout)
 
 
-def run_worker(config: Any, cpu_devices: int | None, events: Connection, control: Connection,
-               view: tuple[str, int] = ("rgb", 0), hooks: dict[str, Any] | None = None,
-               session_options: dict[str, Any] | None = None) -> None:
+def run_worker(
+    config: Any,
+    cpu_devices: int | None,
+    events: Connection,
+    control: Connection,
+    view: tuple[str, int] = ("rgb", 0),
+    hooks: dict[str, Any] | None = None,
+    session_options: dict[str, Any] | None = None,
+) -> None:
     """Entry point of the child process (``multiprocessing`` ``spawn`` target)."""
     # Before anything imports JAX: the device count of this run's process.
     _forget_inherited_cpu_devices()
@@ -109,8 +115,14 @@ def run_worker(config: Any, cpu_devices: int | None, events: Connection, control
     os._exit(0)
 
 
-def _run(config: Any, events: Connection, control: Connection, view: tuple[str, int],
-         hooks: dict[str, Any], options: dict[str, Any]) -> None:
+def _run(
+    config: Any,
+    events: Connection,
+    control: Connection,
+    view: tuple[str, int],
+    hooks: dict[str, Any],
+    options: dict[str, Any],
+) -> None:
     from som_studio.qt import frames
     from som_studio.session.events import Failed, Finished, Snapshot
     from som_studio.session.session import Session

@@ -60,11 +60,12 @@ def animation_format(path: str | os.PathLike[str]) -> str:
     ext = Path(path).suffix.lower()
     fmt = FORMATS.get(ext)
     if fmt is None:
-        raise AnimationError(f"{path}: unknown animation format {ext or '(no extension)'!r}; "
-                             "use .gif, .webp or .mp4")
+        raise AnimationError(f"{path}: unknown animation format {ext or '(no extension)'!r}; use .gif, .webp or .mp4")
     if fmt == "MP4" and find_ffmpeg() is None:
-        raise AnimationError(f"{path}: writing .mp4 needs ffmpeg, which was not found; install it "
-                             "(apt install ffmpeg, or pip install imageio-ffmpeg) or write .gif or .webp")
+        raise AnimationError(
+            f"{path}: writing .mp4 needs ffmpeg, which was not found; install it "
+            "(apt install ffmpeg, or pip install imageio-ffmpeg) or write .gif or .webp"
+        )
     return fmt
 
 
@@ -155,13 +156,32 @@ def encode(frames: Sequence[np.ndarray], fmt: str, fps: int = FPS) -> bytes:
         # GIF has 256 colours a frame. Pillow's default palette (median cut) took
         # 0.15-0.4 s a frame here, the fast octree ~1-7 ms; dithering hides the
         # octree's banding on the maps' smooth gradients.
-        paletted = [im.quantize(colors=256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.FLOYDSTEINBERG)
-                    for im in images]
-        paletted[0].save(buf, format="GIF", save_all=True, append_images=paletted[1:], duration=durations,
-                         loop=0, optimize=False, disposal=1)
+        paletted = [
+            im.quantize(colors=256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.FLOYDSTEINBERG)
+            for im in images
+        ]
+        paletted[0].save(
+            buf,
+            format="GIF",
+            save_all=True,
+            append_images=paletted[1:],
+            duration=durations,
+            loop=0,
+            optimize=False,
+            disposal=1,
+        )
     else:
-        images[0].save(buf, format="WEBP", save_all=True, append_images=images[1:], duration=durations,
-                       loop=0, lossless=False, quality=90, method=4)
+        images[0].save(
+            buf,
+            format="WEBP",
+            save_all=True,
+            append_images=images[1:],
+            duration=durations,
+            loop=0,
+            lossless=False,
+            quality=90,
+            method=4,
+        )
     return buf.getvalue()
 
 
@@ -173,11 +193,30 @@ def _encode_mp4(frames: Sequence[np.ndarray], fps: int) -> bytes:
     with tempfile.TemporaryDirectory(prefix="som-studio-mp4-") as tmp:
         out = Path(tmp) / "out.mp4"
         cmd = [
-            exe, "-loglevel", "error", "-y",
-            "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{w}x{h}", "-r", str(fps), "-i", "-",
+            exe,
+            "-loglevel",
+            "error",
+            "-y",
+            "-f",
+            "rawvideo",
+            "-pix_fmt",
+            "rgb24",
+            "-s",
+            f"{w}x{h}",
+            "-r",
+            str(fps),
+            "-i",
+            "-",
             # H.264 wants even sizes; hold the last frame like the GIF does.
-            "-vf", f"pad=ceil(iw/2)*2:ceil(ih/2)*2:color=white,tpad=stop_mode=clone:stop_duration={HOLD_S}",
-            "-c:v", "libx264", "-pix_fmt", "yuv420p", "-movflags", "+faststart", str(out),
+            "-vf",
+            f"pad=ceil(iw/2)*2:ceil(ih/2)*2:color=white,tpad=stop_mode=clone:stop_duration={HOLD_S}",
+            "-c:v",
+            "libx264",
+            "-pix_fmt",
+            "yuv420p",
+            "-movflags",
+            "+faststart",
+            str(out),
         ]
         data = b"".join(np.ascontiguousarray(f, dtype=np.uint8).tobytes() for f in frames)
         try:
@@ -186,5 +225,7 @@ def _encode_mp4(frames: Sequence[np.ndarray], fps: int) -> bytes:
             raise AnimationError(f"ffmpeg failed to run: {exc}") from None
         if proc.returncode != 0 or not out.exists():
             msg = proc.stderr.decode(errors="replace").strip().splitlines()
-            raise AnimationError("ffmpeg could not encode the animation: " + (msg[-1] if msg else f"exit {proc.returncode}"))
+            raise AnimationError(
+                "ffmpeg could not encode the animation: " + (msg[-1] if msg else f"exit {proc.returncode}")
+            )
         return out.read_bytes()

@@ -223,21 +223,42 @@ def run_flags(run: ReportRun) -> list[Flag]:
         out.append(Flag("warning", f"{run.name} failed: {r.message or 'no reason given'}", run.name))
         return out
     if r.status == "cancelled":
-        out.append(Flag("warning", f"{run.name} was cancelled after {r.iterations_done} of {run.planned} iterations; "
-                                   "its figures cover only what ran", run.name))
+        out.append(
+            Flag(
+                "warning",
+                f"{run.name} was cancelled after {r.iterations_done} of {run.planned} iterations; "
+                "its figures cover only what ran",
+                run.name,
+            )
+        )
     if r.recompiles > 0:
-        out.append(Flag("warning", f"{run.name} compiled {r.recompiles} more time(s) after warm-up: the timed "
-                                   "iterations include compilation (a shape, dtype or static argument changed "
-                                   "between calls)", run.name))
+        out.append(
+            Flag(
+                "warning",
+                f"{run.name} compiled {r.recompiles} more time(s) after warm-up: the timed "
+                "iterations include compilation (a shape, dtype or static argument changed "
+                "between calls)",
+                run.name,
+            )
+        )
     med, p95 = r.median_s, r.p95_s
     n = len(r.chunks)
     if med and p95 and n >= FEW_CHUNKS and p95 / med > NOISY_RATIO:
-        out.append(Flag("warning", f"{run.name} has noisy iterations: its p95 is {p95 / med:.1f}x its median "
-                                   f"({format_seconds(p95)} vs {format_seconds(med)}); something else may have "
-                                   "competed for the machine, or short chunks carry per-call overhead", run.name))
+        out.append(
+            Flag(
+                "warning",
+                f"{run.name} has noisy iterations: its p95 is {p95 / med:.1f}x its median "
+                f"({format_seconds(p95)} vs {format_seconds(med)}); something else may have "
+                "competed for the machine, or short chunks carry per-call overhead",
+                run.name,
+            )
+        )
     if 0 < n < FEW_CHUNKS:
-        out.append(Flag("note", f"{run.name} has only {n} timed chunk(s): its median and p95 rest on few "
-                                "measurements", run.name))
+        out.append(
+            Flag(
+                "note", f"{run.name} has only {n} timed chunk(s): its median and p95 rest on few measurements", run.name
+            )
+        )
     return out
 
 
@@ -277,8 +298,21 @@ class Report:
     progress_axis: bool = False
 
     # -- summary -------------------------------------------------------------
-    SUMMARY_HEADER = ("implementation", "kind", "status", "layout", "compile", "median / it", "p95 / it",
-                      "total", "samples/s", "speed-up", "QE", "TE", "peak memory")
+    SUMMARY_HEADER = (
+        "implementation",
+        "kind",
+        "status",
+        "layout",
+        "compile",
+        "median / it",
+        "p95 / it",
+        "total",
+        "samples/s",
+        "speed-up",
+        "QE",
+        "TE",
+        "peak memory",
+    )
 
     def summary_values(self) -> list[dict[str, Any]]:
         """Raw values per run (for sorting), keyed by :attr:`SUMMARY_HEADER`."""
@@ -286,21 +320,23 @@ class Report:
         for run, sp in zip(self.runs, self.speedup):
             r = run.record
             ok = r.status != "failed"
-            rows.append({
-                "implementation": run.name,
-                "kind": r.kind,
-                "status": r.status,
-                "layout": r.layout,
-                "compile": r.compile_s if ok else None,
-                "median / it": r.median_s,
-                "p95 / it": r.p95_s,
-                "total": r.total_s if r.total_s else None,
-                "samples/s": r.throughput,
-                "speed-up": sp,
-                "QE": r.qe,
-                "TE": r.te,
-                "peak memory": r.peak_bytes,
-            })
+            rows.append(
+                {
+                    "implementation": run.name,
+                    "kind": r.kind,
+                    "status": r.status,
+                    "layout": r.layout,
+                    "compile": r.compile_s if ok else None,
+                    "median / it": r.median_s,
+                    "p95 / it": r.p95_s,
+                    "total": r.total_s if r.total_s else None,
+                    "samples/s": r.throughput,
+                    "speed-up": sp,
+                    "QE": r.qe,
+                    "TE": r.te,
+                    "peak memory": r.peak_bytes,
+                }
+            )
         return rows
 
     def summary_rows(self) -> list[list[str]]:
@@ -309,14 +345,23 @@ class Report:
         for v, base in zip(self.summary_values(), self.baseline_of):
             sp = v["speed-up"]
             speed = "-" if sp is None else ("baseline" if base == v["implementation"] else f"{sp:.2f}x")
-            out.append([
-                v["implementation"], v["kind"], v["status"], v["layout"],
-                format_seconds(v["compile"]), format_seconds(v["median / it"]), format_seconds(v["p95 / it"]),
-                format_seconds(v["total"]),
-                "-" if v["samples/s"] is None else f"{v['samples/s']:,.0f}",
-                speed, _fmt_num(v["QE"], ".4f"), _fmt_num(v["TE"], ".3f"),
-                "-" if v["peak memory"] is None else format_bytes(v["peak memory"]),
-            ])
+            out.append(
+                [
+                    v["implementation"],
+                    v["kind"],
+                    v["status"],
+                    v["layout"],
+                    format_seconds(v["compile"]),
+                    format_seconds(v["median / it"]),
+                    format_seconds(v["p95 / it"]),
+                    format_seconds(v["total"]),
+                    "-" if v["samples/s"] is None else f"{v['samples/s']:,.0f}",
+                    speed,
+                    _fmt_num(v["QE"], ".4f"),
+                    _fmt_num(v["TE"], ".3f"),
+                    "-" if v["peak memory"] is None else format_bytes(v["peak memory"]),
+                ]
+            )
         return out
 
     # -- configuration and environment ------------------------------------------
@@ -381,8 +426,15 @@ class Report:
 def _env_facts(env: dict[str, Any]) -> dict[str, str]:
     """A run's environment as labelled text."""
     out: dict[str, str] = {}
-    labels = [("python", "Python"), ("numpy", "NumPy"), ("jax", "JAX"), ("jaxlib", "jaxlib"),
-              ("platform", "platform"), ("cpu", "CPU model"), ("cpu_count", "CPU cores")]
+    labels = [
+        ("python", "Python"),
+        ("numpy", "NumPy"),
+        ("jax", "JAX"),
+        ("jaxlib", "jaxlib"),
+        ("platform", "platform"),
+        ("cpu", "CPU model"),
+        ("cpu_count", "CPU cores"),
+    ]
     for key, label in labels:
         if env.get(key) is not None:
             out[label] = str(env[key])
@@ -429,12 +481,21 @@ def build_report(items: Sequence[Any], baseline: str | None = None, title: str |
     flags = [f for run in runs for f in run_flags(run)]
     if diffs:
         parts = "; ".join(f"{k}: " + ", ".join(f"{n} {v}" for n, v in vals.items()) for k, vals in diffs.items())
-        flags.append(Flag("warning", f"the runs' configurations differ ({parts}); their figures are not "
-                                     "measured on the same problem"))
+        flags.append(
+            Flag(
+                "warning",
+                f"the runs' configurations differ ({parts}); their figures are not measured on the same problem",
+            )
+        )
     if progress:
-        flags.append(Flag("note", "online and batch runs are both here: an iteration is a step for one and an "
-                                  "epoch for the other, so speed-ups are given only within a kind"))
-    created = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        flags.append(
+            Flag(
+                "note",
+                "online and batch runs are both here: an iteration is a step for one and an "
+                "epoch for the other, so speed-ups are given only within a kind",
+            )
+        )
+    created = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     title = title or "SOM Studio comparison: " + ", ".join(names)
     return Report(
         title=title,

@@ -50,7 +50,7 @@ class StoredRun:
     record: RunRecord
     name: str = ""
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
-    created: str = field(default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds"))
+    created: str = field(default_factory=lambda: _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds"))
     iterations: int = 0
     final_map: np.ndarray | None = None
     final_image: np.ndarray | None = None
@@ -65,16 +65,29 @@ class StoredRun:
         """From a finished :class:`~som_studio.session.capture.RunCapture`."""
         if capture.record is None:
             raise ValueError("the run has not finished: nothing to store")
-        return cls(record=capture.record, name=capture.name or capture.record.impl, iterations=capture.iterations,
-                   final_map=capture.final_map, final_image=capture.final_image, frames=list(capture.frames))
+        return cls(
+            record=capture.record,
+            name=capture.name or capture.record.impl,
+            iterations=capture.iterations,
+            final_map=capture.final_map,
+            final_image=capture.final_image,
+            frames=list(capture.frames),
+        )
 
     def report_run(self) -> ReportRun:
         return ReportRun(self.name, self.record, self.final_image, tuple(self.frames), self.iterations)
 
     # -- one file ------------------------------------------------------------------------
     def to_bytes(self) -> bytes:
-        meta = {"format": FORMAT, "version": VERSION, "id": self.id, "name": self.name, "created": self.created,
-                "iterations": self.iterations, "record": self.record.to_dict()}
+        meta = {
+            "format": FORMAT,
+            "version": VERSION,
+            "id": self.id,
+            "name": self.name,
+            "created": self.created,
+            "iterations": self.iterations,
+            "record": self.record.to_dict(),
+        }
         arrays: dict[str, np.ndarray] = {
             "meta": np.frombuffer(json.dumps(meta, allow_nan=False, default=_jsonable).encode("utf-8"), dtype=np.uint8),
             "frame_iterations": np.array([it for it, _ in self.frames], dtype=np.int64),
@@ -108,7 +121,9 @@ class StoredRun:
                 if meta.get("format") != FORMAT:
                     raise HistoryError(f"{p}: not a SOM Studio run file")
                 if int(meta.get("version", 0)) > VERSION:
-                    raise HistoryError(f"{p}: written by a newer SOM Studio (format {meta['version']}); update to open it")
+                    raise HistoryError(
+                        f"{p}: written by a newer SOM Studio (format {meta['version']}); update to open it"
+                    )
                 its = z["frame_iterations"].tolist() if "frame_iterations" in z.files else []
                 frames = list(zip(its, _frames(z)))
                 return cls(

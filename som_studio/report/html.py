@@ -53,8 +53,15 @@ def _img_src(key: str, png: bytes | None, for_qt: bool) -> str | None:
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
-def _table(header: list[str], rows: list[list[str]], *, numeric: set[str] | None = None,
-           row_classes: list[str] | None = None, for_qt: bool = False, wide: bool = False) -> str:
+def _table(
+    header: list[str],
+    rows: list[list[str]],
+    *,
+    numeric: set[str] | None = None,
+    row_classes: list[str] | None = None,
+    for_qt: bool = False,
+    wide: bool = False,
+) -> str:
     numeric = numeric or set()
     attrs = ' border="0" cellspacing="0" cellpadding="4"' + (' width="100%"' if wide else "") if for_qt else ""
     out = [f"<table{attrs}>", "<tr>" + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr>"]
@@ -75,8 +82,13 @@ def _table(header: list[str], rows: list[list[str]], *, numeric: set[str] | None
     return html if for_qt else f'<div class="table-wrap">{html}</div>'
 
 
-def report_html(report: Report, charts: Mapping[str, bytes | None], *, for_qt: bool = False,
-                image_widths: Mapping[str, int] | None = None) -> str:
+def report_html(
+    report: Report,
+    charts: Mapping[str, bytes | None],
+    *,
+    for_qt: bool = False,
+    image_widths: Mapping[str, int] | None = None,
+) -> str:
     """The whole report as one HTML document.
 
     Parameters
@@ -100,20 +112,24 @@ def report_html(report: Report, charts: Mapping[str, bytes | None], *, for_qt: b
     a("</head><body><main>")
     a(f"<h1>{escape(report.title)}</h1>")
     runs = ", ".join(escape(r.name) for r in report.runs)
-    a(f'<p class="meta">{len(report.runs)} run(s): {runs}. Made {escape(report.created)} by SOM Studio '
-      f"{escape(__version__)}.</p>")
+    a(
+        f'<p class="meta">{len(report.runs)} run(s): {runs}. Made {escape(report.created)} by SOM Studio '
+        f"{escape(__version__)}.</p>"
+    )
 
     # -- summary
     a("<h2>Summary</h2>")
     a(_table(list(report.SUMMARY_HEADER), report.summary_rows(), numeric=NUMERIC, for_qt=for_qt, wide=True))
     bases = sorted({(r.record.kind, b) for r, b in zip(report.runs, report.baseline_of) if b})
     base_text = "; ".join(f"{escape(b)} for {escape(k)} runs" for k, b in bases) or "none"
-    a("<p>Times are per iteration: an epoch for batch implementations, a step for online ones. "
-      "<b>speed-up</b> is the baseline's median time per iteration divided by the run's "
-      f"(baseline: {base_text}). <b>samples/s</b> is computed at the median. <b>compile</b> is compilation "
-      "and warm-up, timed apart. <b>QE</b>/<b>TE</b> are the final map's quantization and topographic "
-      "errors. <b>peak memory</b> is the growth of the process's memory during the run (plus device memory "
-      "where the device reports it).</p>")
+    a(
+        "<p>Times are per iteration: an epoch for batch implementations, a step for online ones. "
+        "<b>speed-up</b> is the baseline's median time per iteration divided by the run's "
+        f"(baseline: {base_text}). <b>samples/s</b> is computed at the median. <b>compile</b> is compilation "
+        "and warm-up, timed apart. <b>QE</b>/<b>TE</b> are the final map's quantization and topographic "
+        "errors. <b>peak memory</b> is the growth of the process's memory during the run (plus device memory "
+        "where the device reports it).</p>"
+    )
 
     # -- flags
     a("<h2>Read with care</h2>")
@@ -126,8 +142,10 @@ def report_html(report: Report, charts: Mapping[str, bytes | None], *, for_qt: b
             a(f'<li class="{f.level}">{label}{escape(f.text)}</li>')
         a("</ul>")
     else:
-        a('<ul class="flags"><li class="ok">No suspect numbers: no run recompiled after warm-up, iterations '
-          "are steady (p95 within 2x of the median), and every run trained the same configuration.</li></ul>")
+        a(
+            '<ul class="flags"><li class="ok">No suspect numbers: no run recompiled after warm-up, iterations '
+            "are steady (p95 within 2x of the median), and every run trained the same configuration.</li></ul>"
+        )
 
     # -- charts
     for sec in report.sections:
@@ -149,11 +167,19 @@ def report_html(report: Report, charts: Mapping[str, bytes | None], *, for_qt: b
     if report.config_diffs:
         a("<p>Highlighted rows differ between runs: " + escape(", ".join(report.config_diffs)) + ".</p>")
     else:
-        a("<p>Every run trained the same configuration (each with its own implementation; steps for online "
-          "runs, epochs for batch runs).</p>")
+        a(
+            "<p>Every run trained the same configuration (each with its own implementation; steps for online "
+            "runs, epochs for batch runs).</p>"
+        )
     classes = ["diff" if k in report.config_diffs else "" for k in keys]
-    a(_table(["field"] + [r.name for r in report.runs], [[k] + row for k, row in zip(keys, rows)],
-             row_classes=classes, for_qt=for_qt))
+    a(
+        _table(
+            ["field"] + [r.name for r in report.runs],
+            [[k] + row for k, row in zip(keys, rows)],
+            row_classes=classes,
+            for_qt=for_qt,
+        )
+    )
 
     # -- environment
     a(f"<h2{page_break}>Environment</h2>")
@@ -165,9 +191,11 @@ def report_html(report: Report, charts: Mapping[str, bytes | None], *, for_qt: b
         a("<h3>Per run</h3>")
         a(_table(["run"] + per_keys, [[r.name] + row for r, row in zip(report.runs, per_rows)], for_qt=for_qt))
 
-    a(f"<footer>SOM Studio {escape(__version__)}. The raw numbers behind this report: "
-      "<code>som-studio compare ... --json FILE</code> (every run's full record) and <code>--csv FILE</code> "
-      "(one row per timed chunk).</footer>")
+    a(
+        f"<footer>SOM Studio {escape(__version__)}. The raw numbers behind this report: "
+        "<code>som-studio compare ... --json FILE</code> (every run's full record) and <code>--csv FILE</code> "
+        "(one row per timed chunk).</footer>"
+    )
     a("</main></body></html>")
     return "\n".join(p for p in parts if p)
 

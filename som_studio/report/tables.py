@@ -29,8 +29,19 @@ def chunks_csv(records: Sequence[RunRecord]) -> str:
     w.writerow(CSV_COLUMNS)
     for r in records:
         for i, c in enumerate(r.chunks):
-            w.writerow([r.impl, r.kind, r.status, i, c.first, c.count, repr(c.seconds),
-                        repr(c.seconds / c.count) if c.count else "", repr(r.compile_s)])
+            w.writerow(
+                [
+                    r.impl,
+                    r.kind,
+                    r.status,
+                    i,
+                    c.first,
+                    c.count,
+                    repr(c.seconds),
+                    repr(c.seconds / c.count) if c.count else "",
+                    repr(r.compile_s),
+                ]
+            )
     return buf.getvalue()
 
 

@@ -60,13 +60,16 @@ class Cluster:
     def check(self) -> Cluster:
         m = _ADDR_RE.match(self.coordinator)
         if not m or not 0 < int(m.group(2)) < 65536:
-            raise DistributedError(f"--coordinator: expected HOST:PORT such as 192.168.100.1:5555, got {self.coordinator!r}")
+            raise DistributedError(
+                f"--coordinator: expected HOST:PORT such as 192.168.100.1:5555, got {self.coordinator!r}"
+            )
         if self.num_processes < 1:
             raise DistributedError(f"--num-processes: must be at least 1, got {self.num_processes}")
         if not 0 <= self.process_id < self.num_processes:
             raise DistributedError(
                 f"--process-id: must be in 0..{self.num_processes - 1} for --num-processes {self.num_processes}, "
-                f"got {self.process_id}")
+                f"got {self.process_id}"
+            )
         if self.init_timeout < 1:
             raise DistributedError(f"--init-timeout: must be at least 1 second, got {self.init_timeout}")
         return self
@@ -127,7 +130,8 @@ def check_same_runs(runs: object, cluster: Cluster) -> None:
         raise DistributedError(
             f"process{'es' if len(differ) > 1 else ''} {', '.join(map(str, differ))} "
             f"{'were' if len(differ) > 1 else 'was'} given different run options from process 0: "
-            "every process must be started with the same options except --process-id and --json")
+            "every process must be started with the same options except --process-id and --json"
+        )
 
 
 def _report(state: str) -> None:
@@ -176,8 +180,14 @@ def supervise(argv: list[str], cluster: Cluster) -> int:
     rfd, wfd = os.pipe()
     env = dict(os.environ, **{CHILD_ENV: str(wfd)})
     # The child's output is relayed (less Gloo's connection chatter, which goes to stdout).
-    proc = subprocess.Popen([sys.executable, "-m", "som_studio", *argv], env=env, pass_fds=(wfd,),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "som_studio", *argv],
+        env=env,
+        pass_fds=(wfd,),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     os.close(wfd)
     assert proc.stdout is not None and proc.stderr is not None
     sinks = {proc.stdout.fileno(): sys.stdout, proc.stderr.fileno(): sys.stderr}
@@ -226,7 +236,8 @@ def supervise(argv: list[str], cluster: Cluster) -> int:
         if state == "connected":
             raise DistributedError(
                 f"{cluster.who()}: the distributed run was lost ({sig}): a peer process died or stopped answering "
-                f"for {max(cluster.init_timeout, 5)} s (the heartbeat timeout, set by --init-timeout)")
+                f"for {max(cluster.init_timeout, 5)} s (the heartbeat timeout, set by --init-timeout)"
+            )
         if state == "connecting":
             raise DistributedError(_not_connected(cluster) + f" (JAX's runtime aborted: {sig})")
         raise DistributedError(f"{cluster.who()}: the process aborted ({sig}) before it connected")
@@ -252,9 +263,11 @@ def _relay(buf: bytes, sink: Any, final: bool = False) -> bytes:
 
 def _not_connected(c: Cluster) -> str:
     role = "waiting for the other processes at" if c.is_main else "connecting to the coordinator at"
-    return (f"{c.who()}: gave up {role} {c.coordinator} after {c.init_timeout} s (--init-timeout): "
-            f"start all {c.num_processes} processes with the same --coordinator and --num-processes, "
-            f"process 0 on the machine whose address is given, and check that the port is reachable")
+    return (
+        f"{c.who()}: gave up {role} {c.coordinator} after {c.init_timeout} s (--init-timeout): "
+        f"start all {c.num_processes} processes with the same --coordinator and --num-processes, "
+        f"process 0 on the machine whose address is given, and check that the port is reachable"
+    )
 
 
 def _raise_interrupt(signum: int, _frame: object) -> None:

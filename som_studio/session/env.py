@@ -71,4 +71,3 @@ def device_info(device: Any) -> dict[str, Any]:
         info["memory_limit"] = stats.get("bytes_limit")
         info["memory_in_use"] = stats.get("bytes_in_use")
     return info
-

@@ -66,12 +66,16 @@ def check_layout_devices(impl: Implementation, config: RunConfig) -> None:
     from som_studio.core import jax_runtime, sharding
 
     jax = jax_runtime.jax()
-    lay = sharding.check_layout(config.layout, jax.device_count(), impl=impl.name, map_axis=impl.map_axis,
-                                backend=jax.default_backend())
+    lay = sharding.check_layout(
+        config.layout, jax.device_count(), impl=impl.name, map_axis=impl.map_axis, backend=jax.default_backend()
+    )
     if jax.process_count() > 1 and lay.devices != jax.device_count():
         # Every process must hold part of the mesh: each runs the same program on its own devices.
-        raise ConfigError("layout", f"across {jax.process_count()} processes a layout must use all "
-                                    f"{jax.device_count()} global devices (e.g. {jax.device_count()}x1), got {lay}")
+        raise ConfigError(
+            "layout",
+            f"across {jax.process_count()} processes a layout must use all "
+            f"{jax.device_count()} global devices (e.g. {jax.device_count()}x1), got {lay}",
+        )
 
 
 def available_memory(impl: Implementation) -> tuple[int, str]:
@@ -183,7 +187,9 @@ class Session:
             record.kind = impl.kind
             cfg.validate(impl.kind)
             if cfg.precision not in impl.precisions:
-                raise ConfigError("precision", f"{impl.name} supports {', '.join(impl.precisions)}, not {cfg.precision}")
+                raise ConfigError(
+                    "precision", f"{impl.name} supports {', '.join(impl.precisions)}, not {cfg.precision}"
+                )
             data = self._data if self._data is not None else load_problem_data(cfg)
             check_range(data, cfg.precision, cfg.data.path or "data")
             record.samples = int(data.shape[0])
@@ -203,14 +209,19 @@ class Session:
             return
         yield from self._train(impl, cfg, data, record)
 
-    def _train(self, impl: Implementation, cfg: RunConfig, data: np.ndarray, record: RunRecord) -> Generator[Event, None, None]:
+    def _train(
+        self, impl: Implementation, cfg: RunConfig, data: np.ndarray, record: RunRecord
+    ) -> Generator[Event, None, None]:
         from som_studio.core import jax_runtime
 
         devices: list[Any] = []
         if impl.backend == "jax":
             data_n, map_n = parse_layout(record.layout)
-            devices = [d for d in jax_runtime.jax().devices()[: data_n * map_n]
-                       if d.process_index == jax_runtime.jax().process_index()]
+            devices = [
+                d
+                for d in jax_runtime.jax().devices()[: data_n * map_n]
+                if d.process_index == jax_runtime.jax().process_index()
+            ]
         watch = PeakMemory(devices)
         watch.start()
         # Training time starts here: checking the config, loading data and starting

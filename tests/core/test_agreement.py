@@ -56,8 +56,15 @@ def _data(cfg):
 
 def _cfg(w, h, d, precision="float32", n=80):
     # The data are made by _data from (n, d); sigma shrinks fast so maps differ across units.
-    return RunConfig(width=w, height=h, data=DataSpec(samples=n * 1000 + d), seed=2, precision=precision,
-                     sigma_start=(max(w / 2, 1.0), max(h / 2, 1.0)), sigma_end=(0.7, 0.7))
+    return RunConfig(
+        width=w,
+        height=h,
+        data=DataSpec(samples=n * 1000 + d),
+        seed=2,
+        precision=precision,
+        sigma_start=(max(w / 2, 1.0), max(h / 2, 1.0)),
+        sigma_end=(0.7, 0.7),
+    )
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))

@@ -131,7 +131,13 @@ def test_session_fails_clearly_on_data_too_large(tmp_path):
     from som_studio.session.session import Session, run_to_completion
 
     (tmp_path / "big.csv").write_text("1e200,2\n3e200,4\n5,6\n")
-    cfg = RunConfig(impl="numpy-batch", width=3, height=2, epochs=1, precision="float64",
-                    data=DataSpec(path=str(tmp_path / "big.csv")))
+    cfg = RunConfig(
+        impl="numpy-batch",
+        width=3,
+        height=2,
+        epochs=1,
+        precision="float64",
+        data=DataSpec(path=str(tmp_path / "big.csv")),
+    )
     rec = run_to_completion(Session(cfg))
     assert rec.status == "failed" and "too large for float64" in rec.message

@@ -36,8 +36,9 @@ def _data(samples: int, features: int, seed: int = 7) -> np.ndarray:
     return np.random.default_rng(seed).random((samples, features))
 
 
-def _problem(kind: str, width: int, height: int, features: int, iterations: int, precision: str = "float64",
-             samples: int = 60):
+def _problem(
+    kind: str, width: int, height: int, features: int, iterations: int, precision: str = "float64", samples: int = 60
+):
     cfg = RunConfig(
         impl="numpy-batch" if kind == "batch" else "numpy-online",
         width=width,
@@ -129,8 +130,10 @@ def test_session_compiles_only_in_warmup(small_config):
 
 
 def test_session_quality_matches_reference(small_config):
-    for fast, ref, extra in (("jax-fused-batch", "numpy-batch", {"epochs": 10}),
-                             ("jax-scan-online", "numpy-online", {"steps": 2000})):
+    for fast, ref, extra in (
+        ("jax-fused-batch", "numpy-batch", {"epochs": 10}),
+        ("jax-scan-online", "numpy-online", {"steps": 2000}),
+    ):
         a = run_to_completion(Session(small_config.replace(impl=fast, **extra), quality_points=0))
         b = run_to_completion(Session(small_config.replace(impl=ref, **extra), quality_points=0))
         assert a.status == b.status == "ok"
@@ -182,6 +185,7 @@ def test_fused_plan_bounds_the_chunk_and_balances_it(samples, features, units):
     assert g * b >= units and b % 16 == 0 and (g - 1) * b < units  # no wholly empty block
     nc = fused_plan.sample_chunk(samples, features, b)
     chunks = -(-samples // nc)
-    assert fused_plan.chunk_elements(nc, features, b) <= max(fused_plan.ARGMIN_ELEMENTS,
-                                                             fused_plan.chunk_elements(1, features, b))
+    assert fused_plan.chunk_elements(nc, features, b) <= max(
+        fused_plan.ARGMIN_ELEMENTS, fused_plan.chunk_elements(1, features, b)
+    )
     assert chunks * nc - samples < chunks  # padding: under one example per chunk

@@ -55,7 +55,7 @@ def _cases() -> list[tuple[str, str]]:
         if name == "numpy-batch":  # the reference itself
             continue
         impl = registry.get(name)
-        for layout in (["1x1", "2x2", "4x2", "1x4", "8x1"] if impl.shards else ["1x1"]):
+        for layout in ["1x1", "2x2", "4x2", "1x4", "8x1"] if impl.shards else ["1x1"]:
             if impl.map_axis or layout.endswith("x1"):
                 out.append((name, layout))
     return out
@@ -64,8 +64,16 @@ def _cases() -> list[tuple[str, str]]:
 # Uneven on purpose: 9 rows over 2 or 4 map blocks, 30 examples over 4 or 8 data blocks.
 @pytest.mark.parametrize(("impl", "layout"), _cases())
 def test_every_batch_implementation_agrees(impl, layout, reference):
-    cfg = RunConfig(impl=impl, width=7, height=9, data=DataSpec(samples=30), seed=5, epochs=EPOCHS,
-                    precision="float64", layout=layout)
+    cfg = RunConfig(
+        impl=impl,
+        width=7,
+        height=9,
+        data=DataSpec(samples=30),
+        seed=5,
+        epochs=EPOCHS,
+        precision="float64",
+        layout=layout,
+    )
     got, recompiles = _train(cfg)
     np.testing.assert_allclose(got, reference(cfg), rtol=0, atol=1e-10)
     assert recompiles == 0
@@ -74,8 +82,16 @@ def test_every_batch_implementation_agrees(impl, layout, reference):
 @pytest.mark.parametrize("impl", SHARDED)
 def test_float32_agrees(impl, reference):
     layout = "2x2" if registry.get(impl).map_axis else "4x1"
-    cfg = RunConfig(impl=impl, width=10, height=6, data=DataSpec(samples=41), seed=1, epochs=EPOCHS,
-                    precision="float32", layout=layout)
+    cfg = RunConfig(
+        impl=impl,
+        width=10,
+        height=6,
+        data=DataSpec(samples=41),
+        seed=1,
+        epochs=EPOCHS,
+        precision="float32",
+        layout=layout,
+    )
     got, _ = _train(cfg)
     assert got.dtype == np.float32
     np.testing.assert_allclose(got, reference(cfg), rtol=0, atol=2e-5)
@@ -85,16 +101,28 @@ def test_float32_agrees(impl, reference):
 def test_shardmap_smoothing_strategies_agree(smoothing, reference):
     from som_studio.core.jax_sharded import JaxShardmapBatch
 
-    cfg = RunConfig(impl="jax-shardmap-batch", width=6, height=11, data=DataSpec(samples=19), seed=2,
-                    epochs=EPOCHS, precision="float64", layout="2x4")
+    cfg = RunConfig(
+        impl="jax-shardmap-batch",
+        width=6,
+        height=11,
+        data=DataSpec(samples=19),
+        seed=2,
+        epochs=EPOCHS,
+        precision="float64",
+        layout="2x4",
+    )
     trainer = JaxShardmapBatch(make_problem(cfg, "batch"), smoothing=smoothing)
     trainer.warmup()
     trainer.run(0, EPOCHS)
     kinds = {c["kind"] for c in trainer.describe()["collectives"] if c["per_epoch"] and c["sent_bytes"]}
     np.testing.assert_allclose(trainer.get_map(), reference(cfg), rtol=0, atol=1e-10)
     trainer.close()
-    expected = {"all-gather": "all-gather", "psum-scatter": "reduce-scatter", "ring": "collective-permute",
-                "replicated-sums": "all-reduce"}[smoothing]
+    expected = {
+        "all-gather": "all-gather",
+        "psum-scatter": "reduce-scatter",
+        "ring": "collective-permute",
+        "replicated-sums": "all-reduce",
+    }[smoothing]
     assert expected in kinds
 
 
@@ -102,8 +130,16 @@ def test_shardmap_smoothing_strategies_agree(smoothing, reference):
 def test_jit_sharded_programs_agree(program, reference):
     from som_studio.core.jax_sharded import JaxJitShardedBatch
 
-    cfg = RunConfig(impl="jax-jit-sharded-batch", width=6, height=11, data=DataSpec(samples=19), seed=2,
-                    epochs=EPOCHS, precision="float64", layout="4x2")
+    cfg = RunConfig(
+        impl="jax-jit-sharded-batch",
+        width=6,
+        height=11,
+        data=DataSpec(samples=19),
+        seed=2,
+        epochs=EPOCHS,
+        precision="float64",
+        layout="4x2",
+    )
     trainer = JaxJitShardedBatch(make_problem(cfg, "batch"), program=program)
     trainer.warmup()
     trainer.run(0, EPOCHS)
@@ -113,8 +149,9 @@ def test_jit_sharded_programs_agree(program, reference):
 
 
 def test_session_records_collectives_and_layout():
-    cfg = RunConfig(impl="jax-shardmap-batch", width=8, height=6, data=DataSpec(samples=20), seed=0,
-                    epochs=3, layout="2x2")
+    cfg = RunConfig(
+        impl="jax-shardmap-batch", width=8, height=6, data=DataSpec(samples=20), seed=0, epochs=3, layout="2x2"
+    )
     record = run_to_completion(Session(cfg, snapshot_interval_s=None, quality_points=0))
     assert record.status == "ok", record.message
     assert record.layout == "2x2"
@@ -155,8 +192,22 @@ def test_session_refuses_layouts(impl, layout, words):
 
 def test_bench_refuses_a_layout_before_training(tmp_path, capsys):
     out = tmp_path / "runs.json"
-    rc = cli.main(["bench", "--impl", "numpy-batch,jax-pmap-batch", "--layout", "1x2", "--grid", "5x4",
-                   "--epochs", "2", "--json", str(out), "-q"])
+    rc = cli.main(
+        [
+            "bench",
+            "--impl",
+            "numpy-batch,jax-pmap-batch",
+            "--layout",
+            "1x2",
+            "--grid",
+            "5x4",
+            "--epochs",
+            "2",
+            "--json",
+            str(out),
+            "-q",
+        ]
+    )
     err = capsys.readouterr().err
     assert rc == 2 and not out.exists()
     assert "som-studio bench: error: --layout: jax-pmap-batch is data-parallel only" in err
@@ -208,18 +259,34 @@ def test_hlo_collectives_parsed():
 
 
 @pytest.mark.parametrize("precision", ["float32", "float64"])
-@pytest.mark.parametrize(("impl", "layout"), [("jax-pmap-batch", "4x1"), ("jax-jit-sharded-batch", "2x4"),
-                                              ("jax-shardmap-batch", "4x2"), ("jax-shardmap-batch", "1x8")])
+@pytest.mark.parametrize(
+    ("impl", "layout"),
+    [
+        ("jax-pmap-batch", "4x1"),
+        ("jax-jit-sharded-batch", "2x4"),
+        ("jax-shardmap-batch", "4x2"),
+        ("jax-shardmap-batch", "1x8"),
+    ],
+)
 def test_agrees_with_the_fused_single_device_implementation(impl, layout, precision):
-    cfg = RunConfig(impl=impl, width=11, height=10, data=DataSpec(samples=37), seed=7, epochs=EPOCHS,
-                    precision=precision, layout=layout)
+    cfg = RunConfig(
+        impl=impl,
+        width=11,
+        height=10,
+        data=DataSpec(samples=37),
+        seed=7,
+        epochs=EPOCHS,
+        precision=precision,
+        layout=layout,
+    )
     fused, _ = _train(cfg.replace(impl="jax-fused-batch", layout="1x1"), chunks=((0, EPOCHS),))
     got, _ = _train(cfg)
     np.testing.assert_allclose(got, fused, rtol=0, atol=1e-10 if precision == "float64" else 2e-6)
 
 
-BIG = RunConfig(impl="jax-fused-batch", width=45, height=31, data=DataSpec(samples=4500), seed=9, epochs=2,
-                precision="float64")
+BIG = RunConfig(
+    impl="jax-fused-batch", width=45, height=31, data=DataSpec(samples=4500), seed=9, epochs=2, precision="float64"
+)
 
 
 @pytest.fixture(scope="module")
@@ -227,8 +294,15 @@ def fused_big() -> np.ndarray:
     return _train(BIG, chunks=((0, 2),))[0]
 
 
-@pytest.mark.parametrize(("impl", "layout"), [("jax-pmap-batch", "2x1"), ("jax-jit-sharded-batch", "2x1"),
-                                              ("jax-jit-sharded-batch", "1x2"), ("jax-shardmap-batch", "2x2")])
+@pytest.mark.parametrize(
+    ("impl", "layout"),
+    [
+        ("jax-pmap-batch", "2x1"),
+        ("jax-jit-sharded-batch", "2x1"),
+        ("jax-jit-sharded-batch", "1x2"),
+        ("jax-shardmap-batch", "2x2"),
+    ],
+)
 def test_blocked_winner_search_over_several_blocks_and_chunks(impl, layout, fused_big):
     """Enough units for several unit blocks per device, enough examples for several example chunks."""
     from som_studio.core.fused_plan import UNIT_BLOCK, sample_chunk, unit_blocks

@@ -37,8 +37,10 @@ def _expected(mesh, spec, shape, padded_shape):
     out = []
     for dev in mesh.devices.flat:
         idx = index_map[dev]
-        ranges = [[min(sl.start or 0, n), min(sl.stop if sl.stop is not None else p, n)]
-                  for sl, n, p in zip(idx, shape, padded_shape)]
+        ranges = [
+            [min(sl.start or 0, n), min(sl.stop if sl.stop is not None else p, n)]
+            for sl, n, p in zip(idx, shape, padded_shape)
+        ]
         out.append({"device": dev.id, "index": ranges, "replica": replicas[dev.id]})
     return out, named.shard_shape(tuple(padded_shape))
 

@@ -15,10 +15,10 @@ pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
 
-from som_studio.qt import controller as ctl  # noqa: E402
-from som_studio.qt.main_window import MainWindow  # noqa: E402
-from som_studio.qt.settings import Settings  # noqa: E402
-from som_studio.qt.worker_process import HOOK_ABORT_AFTER, HOOK_BLOCK_WARMUP  # noqa: E402
+from som_studio.qt import controller as ctl
+from som_studio.qt.main_window import MainWindow
+from som_studio.qt.settings import Settings
+from som_studio.qt.worker_process import HOOK_ABORT_AFTER, HOOK_BLOCK_WARMUP
 
 # The offscreen platform plugin says this about dock widgets; it is not a problem of ours.
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
@@ -26,10 +26,9 @@ pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSi
 WAIT_MS = 60_000  # guards against a hang on a loaded machine, not a timing assertion
 
 
-
-
-def configure(win: MainWindow, impl: str = "numpy-batch", grid: str = "12x9", samples: int = 120,
-              iterations: int = 8) -> None:
+def configure(
+    win: MainWindow, impl: str = "numpy-batch", grid: str = "12x9", samples: int = 120, iterations: int = 8
+) -> None:
     p = win.panel
     p.impl.setCurrentIndex(p.impl.findData(impl))
     p.grid.setCurrentText(grid)
@@ -116,8 +115,9 @@ def test_pause_and_resume(qtbot, window):
     assert window.controller.state == ctl.RUNNING
     # Another picture of the map: the worker renders it from the next frame on.
     window.map_view.set_choice("umatrix", 0)
-    with qtbot.waitSignal(window.controller.frame_ready, timeout=WAIT_MS,
-                          check_params_cb=lambda f: f.view.mode == "umatrix"):
+    with qtbot.waitSignal(
+        window.controller.frame_ready, timeout=WAIT_MS, check_params_cb=lambda f: f.view.mode == "umatrix"
+    ):
         pass
     assert window.map_view.last_frame.image.ndim == 2
     with qtbot.waitSignal(window.controller.run_ended, timeout=WAIT_MS):
@@ -261,8 +261,9 @@ def test_sharding_view_follows_the_layout(qtbot, window):
 
 def test_no_display_message(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
-    out = subprocess.run([sys.executable, "-m", "som_studio"], env=env, capture_output=True, text=True,
-                         timeout=120, cwd=tmp_path)
+    out = subprocess.run(
+        [sys.executable, "-m", "som_studio"], env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
     assert out.returncode == 2
     assert "needs a display" in out.stderr
     assert "som-studio bench" in out.stderr and "som-studio list" in out.stderr
@@ -338,8 +339,9 @@ sys.exit(main([]))
 
 def test_quit_during_a_run_ends_the_app_and_its_worker(tmp_path):
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(tmp_path))
-    out = subprocess.run([sys.executable, "-c", QUIT_DURING_RUN], env=env, capture_output=True, text=True,
-                         timeout=120, cwd=tmp_path)
+    out = subprocess.run(
+        [sys.executable, "-c", QUIT_DURING_RUN], env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
     assert out.returncode == 0, out.stderr
     pid = int(out.stdout.split("worker")[1].split()[0])
     with pytest.raises(ProcessLookupError):

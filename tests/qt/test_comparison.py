@@ -12,15 +12,15 @@ import pytest
 pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
-from PIL import Image  # noqa: E402
-from PySide6.QtCore import Qt  # noqa: E402
+from PIL import Image
+from PySide6.QtCore import Qt
 
-from som_studio.config import DataSpec, RunConfig  # noqa: E402
-from som_studio.qt.comparison import ComparisonView  # noqa: E402
-from som_studio.qt.runs import RunsModel, RunsPanel  # noqa: E402
-from som_studio.report.history import RunHistory, StoredRun  # noqa: E402
-from som_studio.session.capture import RunCapture  # noqa: E402
-from som_studio.session.session import Session  # noqa: E402
+from som_studio.config import DataSpec, RunConfig
+from som_studio.qt.comparison import ComparisonView
+from som_studio.qt.runs import RunsModel, RunsPanel
+from som_studio.report.history import RunHistory, StoredRun
+from som_studio.session.capture import RunCapture
+from som_studio.session.session import Session
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
 
@@ -110,8 +110,13 @@ def test_save_open_and_export_everything(view, stored, tmp_path) -> None:
     view.set_checked([stored[0].id, stored[1].id])
     out = tmp_path / "out"
     out.mkdir()
-    for kind, name in (("html", "c.html"), ("pdf", "c.pdf"), ("csv", "c.csv"), ("json", "c.json"),
-                       ("animation", "c.gif")):
+    for kind, name in (
+        ("html", "c.html"),
+        ("pdf", "c.pdf"),
+        ("csv", "c.csv"),
+        ("json", "c.json"),
+        ("animation", "c.gif"),
+    ):
         assert view.export(kind, str(out / name)), view.error_dialog and view.error_dialog.text()
     assert view.export("maps", str(out))
     doc = json.loads((out / "c.json").read_text())

@@ -29,14 +29,17 @@ def test_views_fit_the_feature_count():
     plane = frames.make_frame(0, w, frames.ViewChoice(frames.COMPONENT, 4), lo, hi)
     assert plane.image.shape == (5, 8)
     assert plane.image.min() == 0 and plane.image.max() == 255  # scaled to the feature's range
-    np.testing.assert_array_equal(np.argsort(plane.image.ravel(), kind="stable"),
-                                  np.argsort(np.round((w[..., 4] - lo[4]) / (hi[4] - lo[4]) * 255).ravel(), kind="stable"))
+    np.testing.assert_array_equal(
+        np.argsort(plane.image.ravel(), kind="stable"),
+        np.argsort(np.round((w[..., 4] - lo[4]) / (hi[4] - lo[4]) * 255).ravel(), kind="stable"),
+    )
     assert frames.ViewChoice(frames.COMPONENT, 9).fit(6).component == 0
 
 
 @pytest.mark.parametrize("layout", ["1x1", "2x1", "1x2", "2x2", "4x2", "2x4", "1x8"])
 def test_layout_matches_jax_devices_indices_map(layout):
-    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    from jax.sharding import Mesh, NamedSharding
+    from jax.sharding import PartitionSpec as P
 
     from som_studio.core import jax_runtime
 

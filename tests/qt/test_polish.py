@@ -13,15 +13,17 @@ import pytest
 pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import Qt  # noqa: E402
-from PySide6.QtGui import QGuiApplication  # noqa: E402
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
 
-from som_studio import resources  # noqa: E402
-from som_studio.qt import app as appmod  # noqa: E402
-from som_studio.qt.widgets.timing_plot import SecondsAxis, TimingPlot, short_seconds  # noqa: E402
-from som_studio.session.events import ChunkTimed  # noqa: E402
+from som_studio import resources
+from som_studio.qt import app as appmod
+from som_studio.qt.widgets.timing_plot import SecondsAxis, TimingPlot, short_seconds
+from som_studio.session.events import ChunkTimed
 
-pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints", "This plugin does not support raise")
+pytestmark = pytest.mark.qt_log_ignore(
+    "This plugin does not support propagateSizeHints", "This plugin does not support raise"
+)
 
 WAIT_MS = 60_000  # guards against a hang on a loaded machine, not a timing assertion
 
@@ -35,8 +37,9 @@ def test_unreachable_display_is_reported_before_qt_aborts(tmp_path):
     n = _free_x_display()
     env = {k: v for k, v in os.environ.items() if k not in ("WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
     env["DISPLAY"] = f":{n}"
-    out = subprocess.run([sys.executable, "-m", "som_studio"], env=env, capture_output=True, text=True,
-                         timeout=120, cwd=tmp_path)
+    out = subprocess.run(
+        [sys.executable, "-m", "som_studio"], env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
     assert out.returncode == 2, out.stderr
     assert f"DISPLAY=:{n} set, but no display server answers there" in out.stderr
     assert "som-studio bench" in out.stderr and "xvfb-run" in out.stderr
@@ -135,19 +138,21 @@ def test_timing_axis_labels_are_seconds_and_do_not_pile_up():
     axis = SecondsAxis("left")
     axis.setLogMode(False, True)
     # 50 ms to 75 ms: less than a fifth of a decade, on 120 pixels.
-    (_, values), = axis.tickValues(np.log10(0.05), np.log10(0.075), 120)
+    ((_, values),) = axis.tickValues(np.log10(0.05), np.log10(0.075), 120)
     assert 2 <= len(values) <= 4
     labels = axis.tickStrings(values, 1.0, 0.0)
     assert all(label.endswith(" ms") for label in labels)
     # Six decades on 120 pixels: a few decade ticks, not 54 minor ones.
-    (_, values), = axis.tickValues(-7.0, -1.0, 120)
+    ((_, values),) = axis.tickValues(-7.0, -1.0, 120)
     assert 2 <= len(values) <= 4 and all(float(v).is_integer() for v in values)
 
 
 def test_compare_queue_follows_the_order_ticked(window):
     view = window.comparison
-    items = {view.impl_list.item(i).data(Qt.ItemDataRole.UserRole): view.impl_list.item(i)
-             for i in range(view.impl_list.count())}
+    items = {
+        view.impl_list.item(i).data(Qt.ItemDataRole.UserRole): view.impl_list.item(i)
+        for i in range(view.impl_list.count())
+    }
     for name in ("jax-jit-online", "numpy-batch", "numpy-online"):  # not the registry's order
         items[name].setCheckState(Qt.CheckState.Checked)
     items["numpy-batch"].setCheckState(Qt.CheckState.Unchecked)

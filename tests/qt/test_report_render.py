@@ -9,30 +9,52 @@ import pytest
 
 pytest.importorskip("pyqtgraph")
 
-from PIL import Image  # noqa: E402
+from PIL import Image
 
-from som_studio.qt import report_render  # noqa: E402
-from som_studio.report.content import ReportRun, build_report  # noqa: E402
-from som_studio.session.record import Chunk, RunRecord  # noqa: E402
+from som_studio.qt import report_render
+from som_studio.report.content import ReportRun, build_report
+from som_studio.session.record import Chunk, RunRecord
 
 
 def _runs() -> list[ReportRun]:
     rng = np.random.default_rng(1)
-    ok = RunRecord(impl="numpy-batch", kind="batch", config={"impl": "numpy-batch", "grid": [8, 5], "epochs": 6},
-                   status="ok", chunks=[Chunk(i, 1, 0.01 + 0.001 * i) for i in range(6)], compile_s=0.0,
-                   qe=0.1, te=0.02, samples=50,
-                   history=[{"iteration": i, "qe": 0.3 - 0.03 * i, "te": 0.1} for i in (0, 3, 6)])
-    cancelled = RunRecord(impl="jax-vmap-batch", kind="batch", config={"impl": "jax-vmap-batch", "grid": [8, 5],
-                                                                       "epochs": 6},
-                          status="cancelled", chunks=[Chunk(0, 1, 0.004), Chunk(1, 2, 0.007)], compile_s=0.8,
-                          qe=0.2, te=0.05, samples=50, history=[{"iteration": 0, "qe": 0.3, "te": 0.1}])
-    failed = RunRecord(impl="jax-jit-online", kind="online", config={"impl": "jax-jit-online", "grid": [8, 5],
-                                                                     "steps": 100},
-                       status="failed", message="memory: too big")
+    ok = RunRecord(
+        impl="numpy-batch",
+        kind="batch",
+        config={"impl": "numpy-batch", "grid": [8, 5], "epochs": 6},
+        status="ok",
+        chunks=[Chunk(i, 1, 0.01 + 0.001 * i) for i in range(6)],
+        compile_s=0.0,
+        qe=0.1,
+        te=0.02,
+        samples=50,
+        history=[{"iteration": i, "qe": 0.3 - 0.03 * i, "te": 0.1} for i in (0, 3, 6)],
+    )
+    cancelled = RunRecord(
+        impl="jax-vmap-batch",
+        kind="batch",
+        config={"impl": "jax-vmap-batch", "grid": [8, 5], "epochs": 6},
+        status="cancelled",
+        chunks=[Chunk(0, 1, 0.004), Chunk(1, 2, 0.007)],
+        compile_s=0.8,
+        qe=0.2,
+        te=0.05,
+        samples=50,
+        history=[{"iteration": 0, "qe": 0.3, "te": 0.1}],
+    )
+    failed = RunRecord(
+        impl="jax-jit-online",
+        kind="online",
+        config={"impl": "jax-jit-online", "grid": [8, 5], "steps": 100},
+        status="failed",
+        message="memory: too big",
+    )
     img = (rng.random((5, 8, 3)) * 255).astype(np.uint8)
-    return [ReportRun("numpy-batch", ok, img, ((0, img), (6, img)), 6),
-            ReportRun("jax-vmap-batch", cancelled, img, ((0, img), (3, img)), 6),
-            ReportRun("jax-jit-online", failed)]
+    return [
+        ReportRun("numpy-batch", ok, img, ((0, img), (6, img)), 6),
+        ReportRun("jax-vmap-batch", cancelled, img, ((0, img), (3, img)), 6),
+        ReportRun("jax-jit-online", failed),
+    ]
 
 
 def test_charts_are_pngs_even_with_failed_and_cancelled_runs(qapp) -> None:

@@ -34,12 +34,25 @@ def captures() -> list[RunCapture]:
 
 
 def _record(name: str, kind: str = "batch", seconds=(0.01,) * 8, **kw) -> RunRecord:
-    cfg = {"impl": name, "grid": [10, 7], "data": {"source": "random", "samples": 80}, "seed": 5,
-           ("epochs" if kind == "batch" else "steps"): len(seconds)}
+    cfg = {
+        "impl": name,
+        "grid": [10, 7],
+        "data": {"source": "random", "samples": 80},
+        "seed": 5,
+        ("epochs" if kind == "batch" else "steps"): len(seconds),
+    }
     cfg.update(kw.pop("config", {}))
     chunks = [Chunk(i, 1, s) for i, s in enumerate(seconds)]
-    return RunRecord(impl=name, kind=kind, config=cfg, status=kw.pop("status", "ok"), chunks=chunks,
-                     total_s=sum(seconds), samples=80, **kw)
+    return RunRecord(
+        impl=name,
+        kind=kind,
+        config=cfg,
+        status=kw.pop("status", "ok"),
+        chunks=chunks,
+        total_s=sum(seconds),
+        samples=80,
+        **kw,
+    )
 
 
 def test_default_baseline_is_the_numpy_run_of_the_kind(captures) -> None:
@@ -63,8 +76,11 @@ def test_explicit_baseline(captures) -> None:
 
 
 def test_baselines_stay_within_a_kind() -> None:
-    recs = [_record("jax-jit-online", "online", (1e-4,) * 6), _record("numpy-batch", "batch", (0.02,) * 6),
-            _record("numpy-online", "online", (4e-4,) * 6)]
+    recs = [
+        _record("jax-jit-online", "online", (1e-4,) * 6),
+        _record("numpy-batch", "batch", (0.02,) * 6),
+        _record("numpy-online", "online", (4e-4,) * 6),
+    ]
     report = build_report(recs)
     assert report.baseline_of == ["numpy-online", "numpy-batch", "numpy-online"]
     assert report.speedup == pytest.approx([4.0, 1.0, 1.0])
@@ -113,7 +129,11 @@ def test_csv_round_trips_to_the_json_numbers(captures) -> None:
         assert len(mine) == len(chunks) > 0
         for i, (row, c) in enumerate(zip(mine, chunks)):
             assert int(row["chunk"]) == i
-            assert (int(row["first"]), int(row["count"]), float(row["seconds"])) == (c["first"], c["count"], c["seconds"])
+            assert (int(row["first"]), int(row["count"]), float(row["seconds"])) == (
+                c["first"],
+                c["count"],
+                c["seconds"],
+            )
             assert float(row["iteration_s"]) == run["timings"]["iteration_s"][i]
             assert float(row["compile_s"]) == run["timings"]["compile_s"]
             assert row["status"] == run["status"] and row["kind"] == run["kind"]
@@ -155,8 +175,14 @@ def test_html_parses_and_holds_every_runs_figures(captures) -> None:
     text = " ".join(parser.text)
     for run in report.runs:
         r = run.record
-        for figure in (run.name, format_seconds(r.median_s), format_seconds(r.p95_s), format_seconds(r.compile_s),
-                       f"{r.qe:.4f}", f"{r.te:.3f}"):
+        for figure in (
+            run.name,
+            format_seconds(r.median_s),
+            format_seconds(r.p95_s),
+            format_seconds(r.compile_s),
+            f"{r.qe:.4f}",
+            f"{r.te:.3f}",
+        ):
             assert figure in text, figure
     assert "Time per iteration" in text and "compile" in text and "p95" in text
     assert len(parser.images) == 2  # the quality chart was not drawn: no broken image
@@ -207,8 +233,13 @@ def test_sessions_count_warmup_compiles_apart(captures) -> None:
 
 def test_a_run_stopped_before_it_started(captures) -> None:
     """The app's record of a run killed while starting has no kind, no chunks and no map."""
-    stopped = RunRecord(impl="jax-jit-online", kind="?", config={"impl": "jax-jit-online"}, status="cancelled",
-                        message="stopped while starting")
+    stopped = RunRecord(
+        impl="jax-jit-online",
+        kind="?",
+        config={"impl": "jax-jit-online"},
+        status="cancelled",
+        message="stopped while starting",
+    )
     report = build_report([captures[1], stopped])
     assert report.speedup[1] is None and not report.progress_axis
     assert report.summary_rows()[1][2] == "cancelled"

@@ -30,8 +30,16 @@ def main(argv: list[str]) -> int:
     from som_studio.session.session import Session
 
     for impl, layout in IMPLS:
-        cfg = RunConfig(impl=impl, width=7, height=9, data=DataSpec(samples=30), seed=4, epochs=6,
-                        precision="float64", layout=layout)
+        cfg = RunConfig(
+            impl=impl,
+            width=7,
+            height=9,
+            data=DataSpec(samples=30),
+            seed=4,
+            epochs=6,
+            precision="float64",
+            layout=layout,
+        )
         final = None
         for ev in Session(cfg, snapshot_interval_s=None, quality_points=3, **LOCKSTEP_SESSION).run():
             if isinstance(ev, Snapshot):

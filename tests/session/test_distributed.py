@@ -34,8 +34,15 @@ def _start(args: list[str], **kw) -> subprocess.Popen:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     env.pop("XLA_FLAGS", None)  # the test process's 8 devices are not the children's
     env.pop("JAX_PLATFORMS", None)
-    return subprocess.Popen([sys.executable, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True, text=True, **kw)
+    return subprocess.Popen(
+        [sys.executable, *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        text=True,
+        **kw,
+    )
 
 
 def _finish(procs: list[subprocess.Popen]) -> list[tuple[int, str, str]]:
@@ -73,11 +80,31 @@ def test_two_processes_train_the_map_of_one(tmp_path):
 
 def test_bench_across_two_processes_only_process_0_writes(tmp_path):
     coord = f"127.0.0.1:{_port()}"
-    common = ["--cpu-devices", "1", "bench", "--impl", "jax-shardmap-batch", "--layout", "2x1", "--grid", "6x5",
-              "--samples", "12", "--epochs", "3", "--coordinator", coord, "--num-processes", "2",
-              "--init-timeout", "30"]
-    procs = [_start(["-m", "som_studio", *common, "--process-id", str(i), "--json", str(tmp_path / f"p{i}.json")])
-             for i in range(2)]
+    common = [
+        "--cpu-devices",
+        "1",
+        "bench",
+        "--impl",
+        "jax-shardmap-batch",
+        "--layout",
+        "2x1",
+        "--grid",
+        "6x5",
+        "--samples",
+        "12",
+        "--epochs",
+        "3",
+        "--coordinator",
+        coord,
+        "--num-processes",
+        "2",
+        "--init-timeout",
+        "30",
+    ]
+    procs = [
+        _start(["-m", "som_studio", *common, "--process-id", str(i), "--json", str(tmp_path / f"p{i}.json")])
+        for i in range(2)
+    ]
     (rc0, out0, err0), (rc1, out1, err1) = _finish(procs)
     assert rc0 == 0, err0[-3000:]
     assert rc1 == 0, err1[-3000:]
@@ -92,12 +119,39 @@ def test_bench_across_two_processes_only_process_0_writes(tmp_path):
 def test_a_peer_that_never_arrives_is_a_clear_error(tmp_path):
     coord = f"127.0.0.1:{_port()}"
     t0 = time.monotonic()
-    (rc, out, err), = _finish([_start(["-m", "som_studio", "--cpu-devices", "1", "bench", "--impl",
-                                       "jax-shardmap-batch", "--layout", "2x1", "--grid", "6x5", "--epochs", "2",
-                                       "--coordinator", coord, "--num-processes", "2", "--process-id", "0",
-                                       "--init-timeout", "2"])])
+    ((rc, out, err),) = _finish(
+        [
+            _start(
+                [
+                    "-m",
+                    "som_studio",
+                    "--cpu-devices",
+                    "1",
+                    "bench",
+                    "--impl",
+                    "jax-shardmap-batch",
+                    "--layout",
+                    "2x1",
+                    "--grid",
+                    "6x5",
+                    "--epochs",
+                    "2",
+                    "--coordinator",
+                    coord,
+                    "--num-processes",
+                    "2",
+                    "--process-id",
+                    "0",
+                    "--init-timeout",
+                    "2",
+                ]
+            )
+        ]
+    )
     assert rc == 2 and out == ""
-    assert f"som-studio bench: error: process 0 of 2: gave up waiting for the other processes at {coord} after 2 s" in err
+    assert (
+        f"som-studio bench: error: process 0 of 2: gave up waiting for the other processes at {coord} after 2 s" in err
+    )
     assert time.monotonic() - t0 < LIMIT_S
 
 
@@ -108,8 +162,10 @@ def test_a_peer_that_never_arrives_is_a_clear_error(tmp_path):
         (["--num-processes", "2"], "--num-processes and --process-id need --coordinator"),
         (["--coordinator", "nohost", "--num-processes", "2", "--process-id", "0"], "expected HOST:PORT"),
         (["--coordinator", "h:5", "--num-processes", "2", "--process-id", "2"], "--process-id: must be in 0..1"),
-        (["--coordinator", "h:5", "--num-processes", "2", "--process-id", "0", "--impl", "numpy-batch"],
-         "numpy-batch runs on one device; only sharded implementations span processes"),
+        (
+            ["--coordinator", "h:5", "--num-processes", "2", "--process-id", "0", "--impl", "numpy-batch"],
+            "numpy-batch runs on one device; only sharded implementations span processes",
+        ),
     ],
 )
 def test_bad_distributed_options_are_refused(args, words, capsys):
@@ -122,9 +178,34 @@ def test_bad_distributed_options_are_refused(args, words, capsys):
 
 def test_processes_given_different_runs_are_refused():
     coord = f"127.0.0.1:{_port()}"
-    procs = [_start(["-m", "som_studio", "--cpu-devices", "1", "bench", "--impl", "jax-shardmap-batch", "--layout",
-                     "2x1", "--grid", "6x5", "--epochs", epochs, "--coordinator", coord, "--num-processes", "2",
-                     "--process-id", str(i), "--init-timeout", "30"]) for i, epochs in enumerate(["3", "4"])]
+    procs = [
+        _start(
+            [
+                "-m",
+                "som_studio",
+                "--cpu-devices",
+                "1",
+                "bench",
+                "--impl",
+                "jax-shardmap-batch",
+                "--layout",
+                "2x1",
+                "--grid",
+                "6x5",
+                "--epochs",
+                epochs,
+                "--coordinator",
+                coord,
+                "--num-processes",
+                "2",
+                "--process-id",
+                str(i),
+                "--init-timeout",
+                "30",
+            ]
+        )
+        for i, epochs in enumerate(["3", "4"])
+    ]
     for rc, out, err in _finish(procs):
         assert rc == 2 and out == ""
         assert "process 1 was given different run options from process 0" in err
@@ -146,9 +227,30 @@ def _processes_with(text: str) -> list[int]:
 def test_a_peer_that_dies_is_a_clear_error_and_nothing_is_left(tmp_path):
     coord = f"127.0.0.1:{_port()}"
     # Two runs: process 0 reports the first one's end on stderr; process 1 dies during the second.
-    common = ["-m", "som_studio", "--cpu-devices", "1", "bench", "--impl", "jax-shardmap-batch,jax-jit-sharded-batch",
-              "--layout", "2x1", "--grid", "6x5", "--samples", "12", "--epochs", "1500", "--coordinator", coord,
-              "--num-processes", "2", "--init-timeout", "5", "-q"]
+    common = [
+        "-m",
+        "som_studio",
+        "--cpu-devices",
+        "1",
+        "bench",
+        "--impl",
+        "jax-shardmap-batch,jax-jit-sharded-batch",
+        "--layout",
+        "2x1",
+        "--grid",
+        "6x5",
+        "--samples",
+        "12",
+        "--epochs",
+        "1500",
+        "--coordinator",
+        coord,
+        "--num-processes",
+        "2",
+        "--init-timeout",
+        "5",
+        "-q",
+    ]
     p0 = _start([*common, "--process-id", "0"])
     p1 = _start([*common, "--process-id", "1"])
     try:
@@ -158,7 +260,7 @@ def test_a_peer_that_dies_is_a_clear_error_and_nothing_is_left(tmp_path):
             line = p0.stderr.readline()
             assert line or p0.poll() is None, "process 0 ended before its first run did"
         os.killpg(p1.pid, signal.SIGKILL)  # the supervisor; its child must follow it
-        (rc, _, err), = _finish([p0])
+        ((rc, _, err),) = _finish([p0])
         assert rc == 2
         assert "process 0 of 2: the distributed run was lost" in err
     finally:

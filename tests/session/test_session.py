@@ -128,8 +128,14 @@ def test_bad_configs_fail_with_a_message(small_config, changes, text):
 def test_too_big_is_refused_up_front(tmp_path):
     # 32768 x 32768 units of 64 float64 features: 550 GB, on any machine.
     np.save(tmp_path / "wide.npy", np.zeros((4, 64)))
-    cfg = RunConfig(impl="numpy-online", width=32768, height=32768, steps=1, precision="float64",
-                    data=DataSpec(path=str(tmp_path / "wide.npy")))
+    cfg = RunConfig(
+        impl="numpy-online",
+        width=32768,
+        height=32768,
+        steps=1,
+        precision="float64",
+        data=DataSpec(path=str(tmp_path / "wide.npy")),
+    )
     evs = _events(cfg)
     assert isinstance(evs[0], Failed)
     msg = evs[0].record.message

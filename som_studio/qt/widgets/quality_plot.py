@@ -28,8 +28,9 @@ class QualityPlot(QWidget):
         self.plot.getAxis("left").enableAutoSIPrefix(False)
         self.plot.showGrid(x=True, y=True, alpha=0.2)
         legend = self.plot.addLegend(offset=(-10, 10))
-        self.qe_curve = self.plot.plot(pen=pg.mkPen((52, 152, 219), width=2), symbol="o", symbolSize=5,
-                                       symbolBrush=(52, 152, 219), name="QE")
+        self.qe_curve = self.plot.plot(
+            pen=pg.mkPen((52, 152, 219), width=2), symbol="o", symbolSize=5, symbolBrush=(52, 152, 219), name="QE"
+        )
         # TE is a fraction in [0, 1]: its own axis on the right, linked in x.
         self.te_view = pg.ViewBox()
         self.plot.showAxis("right")
@@ -38,8 +39,9 @@ class QualityPlot(QWidget):
         self.plot.getAxis("right").linkToView(self.te_view)
         self.te_view.setXLink(self.plot.getPlotItem())
         self.te_view.setYRange(0, 1)
-        self.te_curve = pg.PlotDataItem(pen=pg.mkPen((231, 76, 60), width=2), symbol="t", symbolSize=6,
-                                        symbolBrush=(231, 76, 60))
+        self.te_curve = pg.PlotDataItem(
+            pen=pg.mkPen((231, 76, 60), width=2), symbol="t", symbolSize=6, symbolBrush=(231, 76, 60)
+        )
         self.te_view.addItem(self.te_curve)
         legend.addItem(self.te_curve, "TE")
         self.plot.getPlotItem().vb.sigResized.connect(self._sync_views)

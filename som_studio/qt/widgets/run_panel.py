@@ -230,11 +230,23 @@ class RunPanel(QWidget):
         # What a worker saw holds for the device settings it ran with, no others.
         self.simulate.toggled.connect(self._forget_devices)
         self.cpu_devices.valueChanged.connect(self._forget_devices)
-        for sig_ in (self.grid.currentTextChanged, self.samples.valueChanged, self.random_data.toggled,
-                     self.path.editingFinished, self.scale.toggled, self.iterations.valueChanged,
-                     self.sigma_start.textChanged, self.sigma_end.textChanged, self.lr_start.valueChanged,
-                     self.lr_end.valueChanged, self.seed.valueChanged, self.precision.currentTextChanged,
-                     self.layout_box.currentTextChanged, self.simulate.toggled, self.cpu_devices.valueChanged):
+        for sig_ in (
+            self.grid.currentTextChanged,
+            self.samples.valueChanged,
+            self.random_data.toggled,
+            self.path.editingFinished,
+            self.scale.toggled,
+            self.iterations.valueChanged,
+            self.sigma_start.textChanged,
+            self.sigma_end.textChanged,
+            self.lr_start.valueChanged,
+            self.lr_end.valueChanged,
+            self.seed.valueChanged,
+            self.precision.currentTextChanged,
+            self.layout_box.currentTextChanged,
+            self.simulate.toggled,
+            self.cpu_devices.valueChanged,
+        ):
             sig_.connect(self.revalidate)
         self.grid.setCurrentText("240x135")
         self._sync_data_enabled()
@@ -276,7 +288,7 @@ class RunPanel(QWidget):
             self.devices_label.setToolTip("")
 
     def _known_device_count(self) -> int | None:
-        info, simulated = getattr(self, "_devices_info", (None, None))
+        info, _simulated = getattr(self, "_devices_info", (None, None))
         if info is None or "error" in info:
             return None
         return len(info.get("devices") or []) or None
@@ -348,8 +360,9 @@ class RunPanel(QWidget):
         self.revalidate()
 
     def _on_browse(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Training data", self.path.text() or str(Path.home()),
-                                              "Data (*.npy *.csv *.txt);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Training data", self.path.text() or str(Path.home()), "Data (*.npy *.csv *.txt);;All files (*)"
+        )
         if path:
             self.path.setText(path)
             self.file_data.setChecked(True)
@@ -418,14 +431,19 @@ class RunPanel(QWidget):
                 layout=self.layout_box.currentText().strip(),
             ).validate(impl.kind)
             if cfg.precision not in impl.precisions:
-                raise ConfigError("precision", f"{impl.name} supports {', '.join(impl.precisions)}, not {cfg.precision}")
+                raise ConfigError(
+                    "precision", f"{impl.name} supports {', '.join(impl.precisions)}, not {cfg.precision}"
+                )
             d, m = cfgmod.parse_layout(cfg.layout)
             if impl.shards and cpu is not None and d * m > cpu:
-                raise ConfigError("layout", f"{cfg.layout} needs {d * m} devices, but {cpu} simulated CPU devices are set")
+                raise ConfigError(
+                    "layout", f"{cfg.layout} needs {d * m} devices, but {cpu} simulated CPU devices are set"
+                )
             seen = self._known_device_count()
             if impl.shards and cpu is None and seen is not None and d * m > seen:
-                raise ConfigError("layout", f"{cfg.layout} needs {d * m} devices, but JAX sees {seen}; "
-                                            "simulate CPU devices to try it")
+                raise ConfigError(
+                    "layout", f"{cfg.layout} needs {d * m} devices, but JAX sees {seen}; simulate CPU devices to try it"
+                )
         except ConfigError as exc:
             return PanelState(None, str(exc), "", cpu)
         from som_studio.session.session import problem_size
@@ -434,10 +452,17 @@ class RunPanel(QWidget):
         have, where = self._available(impl)
         text = f"Memory: about {memory.format_bytes(need)} of {memory.format_bytes(have)} {where} available"
         if need > have:
-            return PanelState(None, (
-                f"memory: {impl.name} on a {cfg.grid} map with {samples:,} x {features} data needs about "
-                f"{memory.format_bytes(need)}, but only {memory.format_bytes(have)} of {where} is available"),
-                text, cpu, features, samples)
+            return PanelState(
+                None,
+                (
+                    f"memory: {impl.name} on a {cfg.grid} map with {samples:,} x {features} data needs about "
+                    f"{memory.format_bytes(need)}, but only {memory.format_bytes(have)} of {where} is available"
+                ),
+                text,
+                cpu,
+                features,
+                samples,
+            )
         return PanelState(cfg, "", text, cpu, features, samples)
 
     def _available(self, impl: Any) -> tuple[int, str]:

@@ -20,8 +20,18 @@ from som_studio.core import registry
 from som_studio.core.memory import format_bytes
 from som_studio.qt.sharding_layout import describe
 
-_PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
-            "#9c755f", "#bab0ac"]
+_PALETTE = [
+    "#4e79a7",
+    "#f28e2b",
+    "#e15759",
+    "#76b7b2",
+    "#59a14f",
+    "#edc948",
+    "#b07aa1",
+    "#ff9da7",
+    "#9c755f",
+    "#bab0ac",
+]
 
 
 def device_colour(device: int) -> QColor:
@@ -44,8 +54,9 @@ class ShardingView(QWidget):
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
 
     # -- feeding ---------------------------------------------------------------------------
-    def set_config(self, config: RunConfig | None, cpu_devices: int | None = None, features: int = 3,
-                   samples: int | None = None) -> None:
+    def set_config(
+        self, config: RunConfig | None, cpu_devices: int | None = None, features: int = 3, samples: int | None = None
+    ) -> None:
         """Show how ``config`` would be laid out (before a run)."""
         if config is None:
             self.description, self.note = None, "Choose a valid configuration to see its layout."
@@ -64,12 +75,10 @@ class ShardingView(QWidget):
             self.description, self.note = None, str(exc)
             self.update()
             return
-        self.note = ("" if impl.shards else
-                     f"{impl.name} does not shard: it runs on the first device (layout 1x1)")
+        self.note = "" if impl.shards else f"{impl.name} does not shard: it runs on the first device (layout 1x1)"
         self.update()
 
-    def set_run(self, config: RunConfig, layout: str, env: dict[str, Any], features: int = 3,
-                samples: int = 0) -> None:
+    def set_run(self, config: RunConfig, layout: str, env: dict[str, Any], features: int = 3, samples: int = 0) -> None:
         """A run started: show the layout it runs with, on the devices it reported, with their memory."""
         self._memory = {}
         devices = list(env.get("devices") or [])
@@ -90,7 +99,9 @@ class ShardingView(QWidget):
         p.setPen(text)
         desc = self.description
         if desc is None:
-            p.drawText(self.rect().adjusted(8, 8, -8, -8), Qt.AlignmentFlag.AlignLeft | Qt.TextFlag.TextWordWrap, self.note)
+            p.drawText(
+                self.rect().adjusted(8, 8, -8, -8), Qt.AlignmentFlag.AlignLeft | Qt.TextFlag.TextWordWrap, self.note
+            )
             p.end()
             return
         fm = p.fontMetrics()
@@ -121,14 +132,21 @@ class ShardingView(QWidget):
         # The map's copies on the left (each keeps the map's aspect ratio), the data's copies on the right.
         map_area = QRectF(area.left(), area.top(), area.width() * 0.72, area.height())
         mh, mw = map_arr["shape"][0], map_arr["shape"][1]
-        map_right = self._paint_copies(p, map_area, map_arr, (mh, mw),
-                                       f"map {mh}x{mw}x{map_arr['shape'][2]}: rows split over 'map'")
+        map_right = self._paint_copies(
+            p, map_area, map_arr, (mh, mw), f"map {mh}x{mw}x{map_arr['shape'][2]}: rows split over 'map'"
+        )
         left = max(map_right, area.left() + fm.horizontalAdvance("map 0000x0000x00: rows split over 'map', 0 copies"))
         left += 3 * margin
         data_area = QRectF(left, area.top(), min(area.right() - left, area.width() * 0.28), area.height())
         n = max(int(data_arr["shape"][0]), 1)
-        self._paint_copies(p, data_area, data_arr, (n, max(1, n // 8)),
-                           f"data {data_arr['shape'][0]:,}x{data_arr['shape'][1]} over 'data'", fill=True)
+        self._paint_copies(
+            p,
+            data_area,
+            data_arr,
+            (n, max(1, n // 8)),
+            f"data {data_arr['shape'][0]:,}x{data_arr['shape'][1]} over 'data'",
+            fill=True,
+        )
         y = area.bottom() + line * 0.5
         x = float(margin)
         for dev, label, tw in legend:
@@ -145,8 +163,9 @@ class ShardingView(QWidget):
         p.drawText(QRectF(margin, y + line, w - 2 * margin, line), Qt.AlignmentFlag.AlignLeft, foot)
         p.end()
 
-    def _paint_copies(self, p: QPainter, area: QRectF, arr: dict[str, Any], aspect: tuple[int, int], title: str,
-                      fill: bool = False) -> float:
+    def _paint_copies(
+        self, p: QPainter, area: QRectF, arr: dict[str, Any], aspect: tuple[int, int], title: str, fill: bool = False
+    ) -> float:
         """One picture per replica (copy) of ``arr``, side by side, split in bands by the first index range.
 
         Returns the right edge of what was drawn.
@@ -157,8 +176,11 @@ class ShardingView(QWidget):
         p.setPen(text)
         label = title + (f", {r} copies" if r > 1 else "")
         label = p.fontMetrics().elidedText(label, Qt.TextElideMode.ElideRight, int(area.width()))
-        p.drawText(QRectF(area.left(), area.top() - p.fontMetrics().height(), area.width(),
-                          p.fontMetrics().height()), Qt.AlignmentFlag.AlignLeft, label)
+        p.drawText(
+            QRectF(area.left(), area.top() - p.fontMetrics().height(), area.width(), p.fontMetrics().height()),
+            Qt.AlignmentFlag.AlignLeft,
+            label,
+        )
         gap = 6.0
         copy_w = (area.width() - gap * (r - 1)) / r
         rows, cols = aspect
@@ -177,8 +199,9 @@ class ShardingView(QWidget):
                 start, stop = (int(v) for v in s["index"][0])
                 if stop <= start:
                     continue
-                cell = QRectF(box.left(), box.top() + box.height() * start / n, box.width(),
-                              box.height() * (stop - start) / n)
+                cell = QRectF(
+                    box.left(), box.top() + box.height() * start / n, box.width(), box.height() * (stop - start) / n
+                )
                 p.fillRect(cell, device_colour(int(s["device"])))
                 p.setPen(QPen(self.palette().base().color(), 1))
                 p.drawRect(cell)

@@ -48,17 +48,28 @@ class SecondsAxis(pg.AxisItem):
     on short ranges), at most about one per 30 pixels.
     """
 
-    def tickValues(self, minVal: float, maxVal: float, size: float) -> list[tuple[float | None, list[float]]]:  # noqa: N802, N803
+    def tickValues(self, minVal: float, maxVal: float, size: float) -> list[tuple[float | None, list[float]]]:
         if not self.logMode:
             return super().tickValues(minVal, maxVal, size)
         lo, hi = sorted((minVal, maxVal))
         room = max(2, int(size / 30))
-        mantissas = ((1,), (1, 3), (1, 2, 5), (1, 1.5, 2, 3, 5, 7), tuple(range(1, 10)),
-                     tuple(m / 10 for m in range(10, 100, 2)), tuple(m / 10 for m in range(10, 100)))
+        mantissas = (
+            (1,),
+            (1, 3),
+            (1, 2, 5),
+            (1, 1.5, 2, 3, 5, 7),
+            tuple(range(1, 10)),
+            tuple(m / 10 for m in range(10, 100, 2)),
+            tuple(m / 10 for m in range(10, 100)),
+        )
         fits: list[list[float]] = []
         for steps in mantissas:  # coarse to fine: the first with three ticks that fit, else the finest that fits
-            vals = [v for e in range(int(np.floor(lo)) - 1, int(np.ceil(hi)) + 1)
-                    for m in steps if lo <= (v := float(np.log10(m) + e)) <= hi]
+            vals = [
+                v
+                for e in range(int(np.floor(lo)) - 1, int(np.ceil(hi)) + 1)
+                for m in steps
+                if lo <= (v := float(np.log10(m) + e)) <= hi
+            ]
             if len(vals) > room:
                 break
             fits.append(vals)
@@ -66,13 +77,13 @@ class SecondsAxis(pg.AxisItem):
                 break
         if not fits:  # many decades: every k-th decade
             vals = [float(e) for e in range(int(np.ceil(lo)), int(np.floor(hi)) + 1)]
-            fits.append(vals[::max(1, int(np.ceil(len(vals) / room)))])
+            fits.append(vals[:: max(1, int(np.ceil(len(vals) / room)))])
         vals = fits[-1]
         return [(None, vals)]
 
-    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # noqa: N802
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
         if self.logMode:
-            return [short_seconds(10.0 ** v) for v in values]
+            return [short_seconds(10.0**v) for v in values]
         return [short_seconds(v * scale) for v in values]
 
 
