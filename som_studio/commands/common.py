@@ -8,6 +8,7 @@ from pathlib import Path
 
 from som_studio import config as cfgmod
 from som_studio.config import ConfigError, DataSpec, RunConfig
+from som_studio.session.preflight import iteration_counts
 
 
 class CommandError(Exception):
@@ -178,16 +179,14 @@ def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
             )
     epochs = cfgmod.DEFAULT_EPOCHS if args.epochs is None else args.epochs
     steps = cfgmod.DEFAULT_STEPS if args.steps is None else args.steps
-    out = []
-    for name in names:
-        impl = registry.get(name)
-        cfg = RunConfig(
+    kinds_of = {name: registry.get(name).kind for name in names}
+    configs = [
+        RunConfig(
             impl=name,
             width=width,
             height=height,
             data=data,
-            steps=steps if impl.kind == "online" else None,
-            epochs=epochs if impl.kind == "batch" else None,
+            **iteration_counts(kinds_of[name], epochs if kinds_of[name] == "batch" else steps),
             sigma_start=args.sigma_start,
             sigma_end=args.sigma_end,
             lr_start=args.lr_start,
@@ -196,36 +195,38 @@ def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
             precision=args.precision,
             layout=args.layout,
         )
-        try:
-            cfg.validate(impl.kind)
-        except ConfigError as exc:
-            raise CommandError(_flag_message(exc)) from None
-        out.append(cfg)
-    check_layouts(out)
-    return out
+        for name in names
+    ]
+    check_configs(configs)
+    return configs
 
 
-def check_layouts(configs: list[RunConfig]) -> None:
-    """Refuse, before any training, a layout the devices JAX sees cannot hold.
+def check_configs(configs: list[RunConfig]) -> None:
+    """Refuse, before any training, what the session would refuse (the one preflight, flags named).
 
-    Only sharded implementations use the layout (the others run on one device),
-    so JAX is started here only when one of them is asked for.
+    Every config is checked before the layouts are checked against the devices,
+    and JAX is started for that only when a sharded implementation is asked
+    for (the others run on one device and do not use the layout).
     """
     from som_studio.core import registry
+    from som_studio.session.preflight import Devices, preflight
 
-    sharded = [c for c in configs if registry.get(c.impl).shards]
-    if not sharded:
+    for cfg in configs:
+        refused = preflight(cfg)
+        if refused:
+            raise CommandError(refused[0].text(FLAGS))
+    if not any(registry.get(c.impl).shards for c in configs):
         return
-    from som_studio.session.session import check_layout_devices
-
-    for cfg in sharded:
-        try:
-            check_layout_devices(registry.get(cfg.impl), cfg)
-        except ConfigError as exc:
-            raise CommandError(_flag_message(exc)) from None
+    devices = Devices.from_jax()
+    for cfg in configs:
+        refused = preflight(cfg, devices=devices)
+        if refused:
+            raise CommandError(refused[0].text(FLAGS))
 
 
-_FLAGS = {
+# Each run setting's flag: a refusal names its field by it (the app names its controls instead).
+FLAGS = {
+    "impl": "--impl",
     "grid": "--grid",
     "samples": "--samples",
     "steps": "--steps",
@@ -237,11 +238,10 @@ _FLAGS = {
     "seed": "--seed",
     "precision": "--precision",
     "layout": "--layout",
+    "data": "--data",
+    "memory": "memory",
+    "cpu_devices": "--cpu-devices",
 }
-
-
-def _flag_message(exc: ConfigError) -> str:
-    return f"{_FLAGS.get(exc.field, exc.field)}: {exc.message}"
 
 
 def check_output(

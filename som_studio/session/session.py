@@ -25,10 +25,10 @@ from typing import Any
 import numpy as np
 
 from som_studio.config import ConfigError, RunConfig, parse_layout
-from som_studio.core import memory, metrics, registry
+from som_studio.core import metrics, registry
 from som_studio.core.data import DataError
 from som_studio.core.problem import check_range, load_problem_data, make_problem
-from som_studio.core.protocol import Implementation, ProblemSize
+from som_studio.core.protocol import Implementation
 from som_studio.session import env as envmod
 from som_studio.session.events import (
     ChunkTimed,
@@ -41,69 +41,16 @@ from som_studio.session.events import (
     Started,
 )
 from som_studio.session.memwatch import PeakMemory
+from som_studio.session.preflight import Devices, Refusal, memory_need, preflight
 from som_studio.session.record import Chunk, RunRecord
 
 
-class MemoryRefused(RuntimeError):
-    """A configuration that would not fit; the message gives estimate and available."""
+class Refused(ValueError):
+    """A configuration :func:`~som_studio.session.preflight.preflight` refuses; carries the refusals."""
 
-
-def problem_size(config: RunConfig, samples: int, features: int) -> ProblemSize:
-    data, map_ = parse_layout(config.layout)
-    return ProblemSize(
-        height=config.height,
-        width=config.width,
-        features=features,
-        samples=samples,
-        iterations=config.iterations,
-        itemsize=np.dtype(config.precision).itemsize,
-        devices=data * map_,
-    )
-
-
-def check_layout_devices(impl: Implementation, config: RunConfig) -> None:
-    """Refuse a layout the devices JAX sees cannot hold (:class:`ConfigError`, field ``layout``)."""
-    from som_studio.core import jax_runtime, sharding
-
-    jax = jax_runtime.jax()
-    lay = sharding.check_layout(
-        config.layout, jax.device_count(), impl=impl.name, map_axis=impl.map_axis, backend=jax.default_backend()
-    )
-    if jax.process_count() > 1 and lay.devices != jax.device_count():
-        # Every process must hold part of the mesh: each runs the same program on its own devices.
-        raise ConfigError(
-            "layout",
-            f"across {jax.process_count()} processes a layout must use all "
-            f"{jax.device_count()} global devices (e.g. {jax.device_count()}x1), got {lay}",
-        )
-
-
-def available_memory(impl: Implementation) -> tuple[int, str]:
-    """(bytes, where) that a run of ``impl`` can still use."""
-    if impl.backend == "jax":
-        from som_studio.core import jax_runtime
-
-        jax = jax_runtime.jax()
-        dev = jax.devices()[0]
-        try:
-            stats = dev.memory_stats() or {}
-        except Exception:
-            stats = {}
-        if "bytes_limit" in stats:
-            return int(stats["bytes_limit"]) - int(stats.get("bytes_in_use", 0)), f"{dev.device_kind} memory"
-    return memory.host_available(), "host memory"
-
-
-def check_memory(impl: Implementation, config: RunConfig, samples: int, features: int) -> int:
-    """The estimate in bytes; raises :class:`MemoryRefused` when it does not fit."""
-    need = impl.estimate(problem_size(config, samples, features))
-    have, where = available_memory(impl)
-    if need > have:
-        raise MemoryRefused(
-            f"memory: {impl.name} on a {config.grid} map with {samples:,} x {features} data needs about "
-            f"{memory.format_bytes(need)}, but only {memory.format_bytes(have)} of {where} is available"
-        )
-    return need
+    def __init__(self, refusals: list[Refusal]) -> None:
+        super().__init__(str(refusals[0]))
+        self.refusals = refusals
 
 
 class Session:
@@ -185,21 +132,22 @@ class Session:
         try:
             impl = registry.get(cfg.impl)
             record.kind = impl.kind
-            cfg.validate(impl.kind)
-            if cfg.precision not in impl.precisions:
-                raise ConfigError(
-                    "precision", f"{impl.name} supports {', '.join(impl.precisions)}, not {cfg.precision}"
-                )
+            # The checks that need neither data nor devices come first: a bad config loads nothing.
+            refused = preflight(cfg)
+            if refused:
+                raise Refused(refused)
             data = self._data if self._data is not None else load_problem_data(cfg)
             check_range(data, cfg.precision, cfg.data.path or "data")
             record.samples = int(data.shape[0])
             record.layout = cfg.layout if impl.shards else "1x1"
-            if impl.shards:
-                check_layout_devices(impl, cfg)
-            record.estimate_bytes = check_memory(impl, cfg, data.shape[0], data.shape[1])
+            devices = Devices.from_jax() if impl.backend == "jax" else None
+            refused = preflight(cfg, data_shape=data.shape, devices=devices)
+            if refused:
+                raise Refused(refused)
+            record.estimate_bytes = memory_need(impl, cfg, data.shape[0], data.shape[1], devices)[0]
             record.env = envmod.describe(impl.backend)
         except Exception as exc:
-            if isinstance(exc, (ConfigError, DataError, registry.UnknownImplementation, MemoryRefused)):
+            if isinstance(exc, (ConfigError, DataError, registry.UnknownImplementation, Refused)):
                 record.message = str(exc)
             else:  # an environment that cannot run this (e.g. JAX fails to start)
                 record.message = f"{type(exc).__name__}: {exc}"

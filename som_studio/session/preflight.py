@@ -1,0 +1,206 @@
+"""Preflight: every reason a configuration would be refused before it trains, as values.
+
+One function, :func:`preflight`, decides what the session refuses (the
+implementation, the kind's count, the precision, the layout against the
+devices, the memory), so the session, the CLI and the app's run model refuse
+the same configurations with the same words. A refusal is a
+:class:`Refusal` (the field and the reason); each front end names the field
+its own way (:meth:`Refusal.text`): the CLI with its flag (``--layout``), the
+app with its control's label (``Layout``).
+
+Checks whose inputs are not known are left out rather than guessed: the layout
+against the devices when nobody has asked JAX which devices there are, the
+memory when the data's size is not known yet.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from som_studio.config import ConfigError, RunConfig, parse_layout
+from som_studio.core import memory, registry
+from som_studio.core.protocol import Implementation, ProblemSize
+
+# The field a remedy changes, for the remedies a refusal can suggest.
+CPU_DEVICES = "cpu_devices"
+
+# The core's layout message ends with the CLI's remedy; it is kept apart so
+# that the app can name its own control instead (issue 14: the app named a flag).
+_CPU_HINT = re.compile(r"; simulate more with --cpu-devices (\d+)$")
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a configuration cannot run: the offending ``field`` and the ``reason``.
+
+    ``field`` is a :class:`RunConfig` field name (``grid``, ``steps``,
+    ``precision``, ``layout``…), or ``impl``, ``data`` or ``memory``.
+    ``remedy`` is ``(field, value)``: a setting that would make it runnable
+    (``("cpu_devices", 4)``: simulate 4 CPU devices), or ``None``.
+    """
+
+    field: str
+    reason: str
+    remedy: tuple[str, int] | None = None
+
+    def text(self, names: Mapping[str, str] | None = None) -> str:
+        """``"<name>: <reason>"``, the field and the remedy's field named by ``names`` (default: as they are)."""
+        names = names or {}
+        out = f"{names.get(self.field, self.field)}: {self.reason}"
+        if self.remedy is not None:
+            field, value = self.remedy
+            out += f"; simulate more with {names.get(field, '--cpu-devices')} {value}"
+        return out
+
+    def __str__(self) -> str:
+        # What the session writes into a failed run's record (unchanged words).
+        return self.text()
+
+    @classmethod
+    def from_error(cls, exc: ConfigError) -> Refusal:
+        m = _CPU_HINT.search(exc.message)
+        if m is None:
+            return cls(exc.field, exc.message)
+        return cls(exc.field, exc.message[: m.start()], (CPU_DEVICES, int(m.group(1))))
+
+
+@dataclass(frozen=True)
+class Devices:
+    """What is known of the devices a run would get.
+
+    ``count`` ``None``: not known (the layout is then only checked for what
+    needs no devices). ``memory``: free bytes on the first device and what it
+    is called, or ``None`` (host memory is checked instead).
+    """
+
+    count: int | None = None
+    backend: str | None = None
+    processes: int = 1
+    memory: tuple[int, str] | None = None
+
+    @classmethod
+    def from_jax(cls) -> Devices:
+        """What this process's JAX sees (starts JAX)."""
+        from som_studio.core import jax_runtime
+
+        jax = jax_runtime.jax()
+        dev = jax.devices()[0]
+        try:
+            stats = dev.memory_stats() or {}
+        except Exception:  # a backend without memory statistics
+            stats = {}
+        mem = None
+        if "bytes_limit" in stats:
+            mem = (int(stats["bytes_limit"]) - int(stats.get("bytes_in_use", 0)), f"{dev.device_kind} memory")
+        return cls(jax.device_count(), jax.default_backend(), jax.process_count(), mem)
+
+    @classmethod
+    def from_info(cls, info: Mapping[str, object] | None, simulated: int | None = None) -> Devices:
+        """From a worker's description of its JAX (``session.env.describe``), or the simulated count alone."""
+        devs = list(info.get("devices") or []) if info and "error" not in info else []  # type: ignore[call-overload]
+        mem = None
+        if devs and devs[0].get("memory_limit"):
+            free = int(devs[0]["memory_limit"]) - int(devs[0].get("memory_in_use") or 0)
+            mem = (free, f"{devs[0].get('kind', 'device')} memory")
+        if simulated:
+            return cls(simulated, "cpu", 1, mem)
+        if not devs:
+            return cls(None, None, 1, mem)
+        return cls(len(devs), str(info.get("backend")) if info else None, 1, mem)
+
+
+def iteration_counts(kind: str, n: int) -> dict[str, int | None]:
+    """``steps``/``epochs`` for a :class:`RunConfig` of ``kind``: online runs count steps, batch runs epochs."""
+    return {"steps": n if kind == "online" else None, "epochs": n if kind == "batch" else None}
+
+
+def problem_size(config: RunConfig, samples: int, features: int) -> ProblemSize:
+    data, map_ = parse_layout(config.layout)
+    return ProblemSize(
+        height=config.height,
+        width=config.width,
+        features=features,
+        samples=samples,
+        iterations=config.iterations,
+        itemsize=np.dtype(config.precision).itemsize,
+        devices=data * map_,
+    )
+
+
+def memory_need(
+    impl: Implementation, config: RunConfig, samples: int, features: int, devices: Devices | None = None
+) -> tuple[int, int, str]:
+    """(bytes needed, bytes available, where) for a valid ``config`` on ``samples`` x ``features`` data."""
+    need = impl.estimate(problem_size(config, samples, features))
+    if impl.backend == "jax" and devices is not None and devices.memory is not None:
+        have, where = devices.memory
+    else:
+        have, where = memory.host_available(), "host memory"
+    return need, have, where
+
+
+def preflight(
+    config: RunConfig,
+    *,
+    data_shape: tuple[int, ...] | None = None,
+    devices: Devices | None = None,
+) -> list[Refusal]:
+    """Every refusal the session would raise for ``config``; empty when it would train.
+
+    A configuration that fails validation gets that one refusal (the later
+    checks need valid sizes); otherwise precision, layout and memory are each
+    checked and every failure listed, in that order.
+
+    Parameters
+    ----------
+    config : the run.
+    data_shape : (samples, features) of the training data, when known: checks memory.
+    devices : the devices the run would get, when known: checks the layout against them.
+    """
+    from som_studio.core import sharding
+
+    try:
+        impl = registry.get(config.impl)
+    except registry.UnknownImplementation as exc:
+        return [Refusal("impl", str(exc).removeprefix("impl: "))]
+    try:
+        config.validate(impl.kind)
+    except ConfigError as exc:
+        return [Refusal.from_error(exc)]
+    out: list[Refusal] = []
+    if config.precision not in impl.precisions:
+        out.append(Refusal("precision", f"{impl.name} supports {', '.join(impl.precisions)}, not {config.precision}"))
+    if impl.shards:
+        try:
+            lay = sharding.Layout.parse(config.layout)
+            known = devices.count if devices is not None else None
+            backend = devices.backend if devices is not None else None
+            # Devices not known: only what needs none (a data-parallel map axis) is checked.
+            count = known if known is not None else lay.devices
+            sharding.check_layout(lay, count, impl=impl.name, map_axis=impl.map_axis, backend=backend)
+            processes = devices.processes if devices is not None else 1
+            if known is not None and processes > 1 and lay.devices != known:
+                # Every process must hold part of the mesh: each runs the same program on its own devices.
+                raise ConfigError(
+                    "layout",
+                    f"across {processes} processes a layout must use all "
+                    f"{known} global devices (e.g. {known}x1), got {lay}",
+                )
+        except ConfigError as exc:
+            out.append(Refusal.from_error(exc))
+    if data_shape is not None:
+        samples, features = int(data_shape[0]), int(data_shape[1])
+        need, have, where = memory_need(impl, config, samples, features, devices)
+        if need > have:
+            out.append(
+                Refusal(
+                    "memory",
+                    f"{impl.name} on a {config.grid} map with {samples:,} x {features} data needs about "
+                    f"{memory.format_bytes(need)}, but only {memory.format_bytes(have)} of {where} is available",
+                )
+            )
+    return out
