@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import platform
+import sys
+from importlib import metadata
+from typing import Any
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QWidget
 
@@ -16,5 +21,59 @@ def show_error(owner: QWidget, title: str, message: str) -> QMessageBox:
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     owner.error_dialog = box  # type: ignore[attr-defined]
     box.finished.connect(lambda _=0: setattr(owner, "error_dialog", None))
+    box.open()
+    return box
+
+
+def about_text(info: dict[str, Any] | None) -> str:
+    """The About box: versions, and the JAX backend and devices a worker reported (``None``: asking)."""
+    import numpy as np
+    import pyqtgraph as pg
+    from PySide6 import __version__ as pyside_version
+    from PySide6.QtCore import qVersion
+
+    from som_studio import __version__
+    from som_studio.core import memory
+
+    def version(dist: str) -> str:
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            return "not installed"
+
+    if info is None:
+        backend = "asking a worker process…"
+    elif "error" in info:
+        backend = f"unavailable ({info['error']})"
+    else:
+        devs = info.get("devices") or []
+        kinds = sorted({str(d.get("kind")) for d in devs})
+        mem = ""
+        if devs and devs[0].get("memory_limit"):
+            mem = f", {memory.format_bytes(devs[0]['memory_limit'])} each"
+        backend = f"{info.get('backend')} — {len(devs)} device(s): {', '.join(kinds)}{mem}"
+    return (
+        f"<h3>SOM Studio {__version__}</h3>"
+        "<p>Self-organizing maps from NumPy to fused, sharded JAX, timed honestly and watched live.</p>"
+        "<table>"
+        f"<tr><td>Python</td><td>{platform.python_version()} ({sys.platform})</td></tr>"
+        f"<tr><td>NumPy</td><td>{np.__version__}</td></tr>"
+        f"<tr><td>JAX / jaxlib</td><td>{version('jax')} / {version('jaxlib')}</td></tr>"
+        f"<tr><td>JAX backend</td><td>{backend}</td></tr>"
+        f"<tr><td>Qt / PySide6</td><td>{qVersion()} / {pyside_version}</td></tr>"
+        f"<tr><td>pyqtgraph</td><td>{pg.__version__}</td></tr>"
+        "</table>"
+    )
+
+
+def show_about(owner: QWidget, info: dict[str, Any] | None) -> QMessageBox:
+    """The About box, non-blocking; kept as ``owner._about_box`` while open (its text follows the probe)."""
+    box = QMessageBox(
+        QMessageBox.Icon.Information, "About SOM Studio", about_text(info), QMessageBox.StandardButton.Ok, owner
+    )
+    box.setTextFormat(Qt.TextFormat.RichText)
+    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    owner._about_box = box  # type: ignore[attr-defined]
+    box.finished.connect(lambda _=0: setattr(owner, "_about_box", None))
     box.open()
     return box

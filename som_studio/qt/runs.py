@@ -12,7 +12,6 @@ Threads: GUI thread only.
 
 from __future__ import annotations
 
-import datetime as _dt
 from collections.abc import Callable
 from typing import Any
 
@@ -30,20 +29,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from som_studio.app_model.runs import COLUMNS, RunList, row_texts, run_tooltip
 from som_studio.config import ConfigError, RunConfig
 from som_studio.qt import dialogs
-from som_studio.qt.widgets.timing_plot import format_seconds
 from som_studio.report.history import SUFFIX, HistoryError, RunHistory, StoredRun
 from som_studio.report.writers import OutputError
 from som_studio.session.record import RunRecord
-
-
-def _when(created: str) -> str:
-    try:
-        t = _dt.datetime.fromisoformat(created).astimezone()
-    except ValueError:
-        return created
-    return t.strftime("%H:%M:%S" if t.date() == _dt.date.today() else "%Y-%m-%d %H:%M")
 
 
 class RunsModel(QAbstractTableModel):
@@ -55,28 +46,14 @@ class RunsModel(QAbstractTableModel):
     ``checked_changed`` fires when the set of ticked runs (or a ticked run's name) changes.
     """
 
-    COLUMNS = (
-        "name",
-        "implementation",
-        "grid",
-        "layout",
-        "status",
-        "iterations",
-        "compile",
-        "median / it",
-        "samples/s",
-        "QE",
-        "TE",
-        "when",
-        "note",
-    )
+    COLUMNS = COLUMNS
     checked_changed = Signal()
     rename_failed = Signal(str)
 
     def __init__(self, history: RunHistory, parent: Any = None) -> None:
         super().__init__(parent)
         self.history = history
-        self._checked: set[str] = set()
+        self.list = RunList(history)  # the runs and the ticks, without Qt
 
     # -- the runs ------------------------------------------------------------------------
     @property
@@ -85,44 +62,28 @@ class RunsModel(QAbstractTableModel):
 
     @property
     def records(self) -> list[RunRecord]:
-        return [r.record for r in self.history.runs]
+        return self.list.records
 
     def run_at(self, row: int) -> StoredRun:
         return self.history.runs[row]
 
     def row_of(self, run_id: str) -> int:
-        return next(i for i, r in enumerate(self.history.runs) if r.id == run_id)
+        return self.list.row_of(run_id)
 
     def unique_name(self, name: str, run_id: str | None = None) -> str:
-        """``name``, or ``name (2)``, ``(3)``... if another run has it.
-
-        Names are what the comparison, its report and the exported map files
-        tell runs apart by: two runs called "numpy-batch" would share a title,
-        a baseline entry and a PNG file.
-        """
-        taken = {r.name for r in self.history.runs if r.id != run_id}
-        if name not in taken:
-            return name
-        k = 2
-        while f"{name} ({k})" in taken:
-            k += 1
-        return f"{name} ({k})"
+        """``name``, or ``name (2)``, ``(3)``... if another run has it (see :meth:`RunList.unique_name`)."""
+        return self.list.unique_name(name, run_id)
 
     def add(self, run: StoredRun, check: bool = False) -> StoredRun:
         """Keep ``run`` (saved at once, named apart from the others); if it cannot be saved it is
         listed until the app closes, and the error re-raised."""
-        run.name = self.unique_name(run.name)
         n = len(self.history.runs)
         self.beginInsertRows(QModelIndex(), n, n)
-        error: OutputError | None = None
         try:
-            kept = self.history.add(run)
-        except OutputError as exc:
-            self.history.runs.append(run)
-            kept, error = run, exc
-        self.endInsertRows()
+            kept, error = self.list.add(run, check)
+        finally:
+            self.endInsertRows()
         if check:
-            self._checked.add(kept.id)
             self.checked_changed.emit()
         if error is not None:
             raise error
@@ -132,19 +93,18 @@ class RunsModel(QAbstractTableModel):
         row = self.row_of(run_id)
         self.beginRemoveRows(QModelIndex(), row, row)
         try:
-            self.history.remove(run_id)
+            was_checked = self.list.remove(run_id)
         finally:
             self.endRemoveRows()
-        if run_id in self._checked:
-            self._checked.discard(run_id)
+        if was_checked:
             self.checked_changed.emit()
 
     def checked_runs(self) -> list[StoredRun]:
         """The ticked runs, in the history's order."""
-        return [r for r in self.history.runs if r.id in self._checked]
+        return self.list.checked_runs()
 
     def set_checked(self, run_ids: list[str] | set[str]) -> None:
-        self._checked = {i for i in run_ids if any(r.id == i for r in self.history.runs)}
+        self.list.set_checked(run_ids)
         if self.history.runs:
             self.dataChanged.emit(
                 self.index(0, 0), self.index(len(self.history.runs) - 1, 0), [Qt.ItemDataRole.CheckStateRole]
@@ -181,7 +141,7 @@ class RunsModel(QAbstractTableModel):
         run = self.history.runs[index.row()]
         col = index.column()
         if role == Qt.ItemDataRole.CheckStateRole and col == 0:
-            return Qt.CheckState.Checked if run.id in self._checked else Qt.CheckState.Unchecked
+            return Qt.CheckState.Checked if self.list.is_checked(run.id) else Qt.CheckState.Unchecked
         if role == Qt.ItemDataRole.UserRole:
             return run.id
         if role == Qt.ItemDataRole.EditRole and col == 0:
@@ -189,29 +149,10 @@ class RunsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole and 5 <= col <= 10:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole:
-            r = run.record
-            return f"{run.name}: {r.impl} · {r.status} · {run.created}" + (f"\n{r.message}" if r.message else "")
+            return run_tooltip(run)
         if role != Qt.ItemDataRole.DisplayRole:
             return None
-        r = run.record
-        grid = r.config.get("grid", ["?", "?"])
-        med, thr = r.median_s, r.throughput
-        values = (
-            run.name,
-            r.impl,
-            f"{grid[0]}x{grid[1]}",
-            r.layout,
-            r.status,
-            f"{r.iterations_done:,}",
-            format_seconds(r.compile_s) if r.compile_s else "",
-            format_seconds(med) if med else "",
-            f"{thr:,.0f}" if thr else "",
-            f"{r.qe:.4g}" if r.qe is not None else "",
-            f"{r.te:.3f}" if r.te is not None else "",
-            _when(run.created),
-            r.message,
-        )
-        return values[col]
+        return row_texts(run)[col]
 
     def setData(
         self,
@@ -224,7 +165,7 @@ class RunsModel(QAbstractTableModel):
         run = self.history.runs[index.row()]
         if role == Qt.ItemDataRole.CheckStateRole:
             on = Qt.CheckState(value) == Qt.CheckState.Checked
-            (self._checked.add if on else self._checked.discard)(run.id)
+            self.list.check(run.id, on)
             self.dataChanged.emit(index, index, [Qt.ItemDataRole.CheckStateRole])
             self.checked_changed.emit()
             return True
@@ -232,10 +173,9 @@ class RunsModel(QAbstractTableModel):
             name = str(value).strip()
             if name == run.name:
                 return False
-            if name and self.unique_name(name, run.id) != name:
-                self.rename_failed.emit(
-                    f"another run is already called {name!r}: names tell runs apart in the comparison and its report"
-                )
+            problem = self.list.rename_problem(run, name)
+            if problem:
+                self.rename_failed.emit(problem)
                 return False
             try:
                 self.history.rename(run.id, name)
@@ -243,7 +183,7 @@ class RunsModel(QAbstractTableModel):
                 self.rename_failed.emit(str(exc))
                 return False
             self.dataChanged.emit(index, index)
-            if run.id in self._checked:
+            if self.list.is_checked(run.id):
                 self.checked_changed.emit()  # the comparison shows names
             return True
         return False

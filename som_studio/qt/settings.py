@@ -15,6 +15,7 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, QSettings
 
+from som_studio.app_model.form import MAX_SIMULATED_DEVICES, RunForm
 from som_studio.config import ConfigError, RunConfig
 
 
@@ -42,6 +43,26 @@ class Settings:
         self._qs.sync()
 
     # -- the run configuration -------------------------------------------------------
+    def restore_form(self, form: RunForm, cpu_devices: int | None = None) -> None:
+        """Give ``form`` the remembered counts, configuration and device setting (``cpu_devices`` wins)."""
+        form.set_counts(self.iterations())
+        cfg = self.run_config()
+        if cfg is not None:
+            form.set_config(cfg)
+        n = cpu_devices or self.cpu_devices()
+        if n:
+            form.edit(simulate=True, cpu_devices=min(int(n), MAX_SIMULATED_DEVICES))
+        else:
+            form.edit(simulate=False)
+
+    def save_form(self, form: RunForm) -> None:
+        """Remember ``form``'s runnable configuration, its counts and its device setting."""
+        if form.state.config is not None:
+            self.set_run_config(form.state.config)
+        for kind, n in form.counts().items():
+            self.set_iterations(kind, n)
+        self.set_cpu_devices(form.fields.simulated)
+
     def run_config(self) -> RunConfig | None:
         """The last configuration, or ``None`` when none was saved or it no longer parses."""
         text = self._qs.value("run/config", None)

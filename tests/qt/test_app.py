@@ -129,8 +129,9 @@ def test_invalid_grid_disables_run_with_reason(qtbot, window):
     p = window.panel
     p.grid.setCurrentText("0x9")
     assert not window.run_action.isEnabled()
-    assert "grid: width and height must be positive, got 0x9" in p.reason_label.text()
-    assert "grid" in window.run_action.toolTip()
+    # The session's refusal, named by the control's label (the CLI names its flag: --grid).
+    assert p.reason_label.text() == "Grid: width and height must be positive, got 0x9"
+    assert "Grid" in window.run_action.toolTip()
     assert not window.start_run()
     p.grid.setCurrentText("12 by 9")
     assert "expected WIDTHxHEIGHT" in p.reason_label.text()
@@ -138,7 +139,7 @@ def test_invalid_grid_disables_run_with_reason(qtbot, window):
     p.grid.setCurrentText("32768x32768")
     p.samples.setValue(100_000_000)
     assert not window.run_action.isEnabled()
-    assert p.reason_label.text().startswith("memory: numpy-batch on a 32768x32768 map")
+    assert p.reason_label.text().startswith("Memory: numpy-batch on a 32768x32768 map")
     p.samples.setValue(120)
     p.grid.setCurrentText("12x9")
     assert window.run_action.isEnabled() and p.reason_label.text() == ""
@@ -151,13 +152,14 @@ def test_bad_data_file_shown_as_reason(qtbot, window, tmp_path):
     p.file_data.setChecked(True)
     p.path.setText(str(bad))
     p.path.editingFinished.emit()
-    assert not window.run_action.isEnabled()
-    assert "non-numeric value 'x'" in p.reason_label.text()
+    assert not window.run_action.isEnabled()  # not while the file is read, on a thread of its own
+    qtbot.waitUntil(lambda: "non-numeric value 'x'" in p.reason_label.text(), timeout=WAIT_MS)
+    assert p.reason_label.text().startswith("Data: ") and not window.run_action.isEnabled()
     good = tmp_path / "good.npy"
     np.save(good, np.random.default_rng(0).random((50, 5)))
     p.path.setText(str(good))
     p.path.editingFinished.emit()
-    assert window.run_action.isEnabled()
+    qtbot.waitUntil(window.run_action.isEnabled, timeout=WAIT_MS)
     assert "50 x 5" in p.data_info.text()
 
 
@@ -219,7 +221,7 @@ def test_settings_round_trip(qtbot, tmp_path):
     p.grid.setCurrentText("60x34")
     p.samples.setValue(500)
     p.iterations.setValue(1234)
-    p.seed.setValue(7)
+    p.seed.setText(str(2**40))  # beyond a spin box's 2^31 - 1, within what RunConfig takes
     p.precision.setCurrentText("float64")
     p.layout_box.setCurrentText("2x1")
     p.sigma_end.setText("1.5")
@@ -230,7 +232,7 @@ def test_settings_round_trip(qtbot, tmp_path):
     win.resize(790, 580)
     size = win.size()
     saved = p.state.config
-    assert saved is not None
+    assert saved is not None and saved.seed == 2**40
     win.close()
 
     again = MainWindow(Settings(path))
@@ -357,7 +359,8 @@ def test_run_on_a_file_with_five_features_shows_the_u_matrix(qtbot, window, tmp_
     p.file_data.setChecked(True)
     p.path.setText(str(data))
     p.path.editingFinished.emit()
-    assert p.state.runnable and p.state.features == 5
+    qtbot.waitUntil(lambda: p.state.runnable, timeout=WAIT_MS)
+    assert p.state.features == 5
     frames: list = []
     window.controller.frame_ready.connect(frames.append)
     run_and_wait(qtbot, window)

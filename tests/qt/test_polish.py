@@ -218,9 +218,9 @@ def test_devices_seen_with_other_settings_are_forgotten(window):
     p = window.panel
     p.set_cpu_devices(8)
     p.set_devices({"backend": "cpu", "devices": [{"kind": "cpu"}] * 8}, 8)
-    assert p.devices_label.text() == "Devices: 8 × cpu (simulated)" and p._known_device_count() == 8
+    assert p.devices_label.text() == "Devices: 8 × cpu (simulated)" and p.form.known_device_count() == 8
     p.simulate.setChecked(False)  # the machine's own devices: not known until a worker says
-    assert p._known_device_count() is None and "not asked yet" in p.devices_label.text()
+    assert p.form.known_device_count() is None and "not asked yet" in p.devices_label.text()
 
 
 def test_stop_during_a_comparison_stops_the_comparison(qtbot, window):
@@ -249,4 +249,8 @@ def test_a_layout_needing_several_devices_asks_which_there_are(qtbot, window):
     with qtbot.waitSignal(window.probe.info_ready, timeout=WAIT_MS):
         p.layout_box.setCurrentText("2x2")  # this process's 8 simulated devices are not the worker's
     assert not window.run_action.isEnabled()
-    assert "2x2 needs 4 devices, but JAX sees 1" in p.reason_label.text()
+    # The session's layout refusal, with the app's control named where the CLI names --cpu-devices.
+    assert p.reason_label.text() == (
+        "Layout: layout 2x2 needs 4 devices (2 along data x 2 along map), but JAX sees 1 cpu device; "
+        "simulate more with Layout's simulate box and CPU devices 4"
+    )

@@ -1,18 +1,21 @@
 """The run panel: choose the implementation, the map, the data, the schedules and the devices.
 
-A thin view over :class:`~som_studio.config.RunConfig`: it builds a config from
-its fields and checks it with the same code the CLI uses
-(:meth:`RunConfig.validate`, the implementation's memory estimate), so the
-reason shown under the form is the CLI's error message, word for word.
+A thin view over :class:`~som_studio.app_model.form.RunForm`: it renders the
+form's fields and verdict and sends it every edit; the form builds the
+:class:`~som_studio.config.RunConfig` and checks it with the preflight the
+session and the CLI use, so a refusal here is the CLI's, named by this
+panel's label instead of the CLI's flag. Data files are read on a thread of
+their own, never on the GUI thread.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QRegularExpression, Qt, Signal
+from PySide6.QtGui import QRegularExpressionValidator
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -24,77 +27,48 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QRadioButton,
+    QScrollArea,
     QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
 from som_studio import config as cfgmod
-from som_studio.config import ConfigError, DataSpec, RunConfig
-from som_studio.core import memory, registry
-from som_studio.core.data import DataError, load_data
+from som_studio.app_model.form import MAX_SIMULATED_DEVICES, FormFields, FormState, RunForm, read_data_shape
+from som_studio.config import RunConfig
+from som_studio.core import registry
 
 GRID_PRESETS = ("60x34", "240x135", "512x512", "1024x1024")
 LAYOUT_PRESETS = ("1x1", "2x1", "1x2", "2x2", "4x1", "1x4", "4x2", "2x4", "8x1", "1x8")
-MAX_SIMULATED_DEVICES = 64
 
 
-@dataclass(frozen=True)
-class PanelState:
-    """The panel's verdict: a runnable config, or the reason it is not runnable."""
-
-    config: RunConfig | None
-    reason: str
-    memory_text: str
-    cpu_devices: int | None
-    features: int = 3
-    samples: int = 0
-
-    @property
-    def runnable(self) -> bool:
-        return self.config is not None and not self.reason
-
-
-def _parse_radii(text: str, field: str) -> tuple[float, float] | None:
-    text = text.strip().lower()
-    if not text or text == "auto":
-        return None
-    parts = [p for p in text.replace("x", ",").replace(" ", ",").split(",") if p]
-    try:
-        vals = [float(p) for p in parts]
-    except ValueError:
-        raise ConfigError(field, f"expected a radius or X,Y radii, got {text!r}") from None
-    if len(vals) == 1:
-        vals *= 2
-    if len(vals) != 2:
-        raise ConfigError(field, f"expected a radius or X,Y radii, got {text!r}")
-    return vals[0], vals[1]
+PanelState = FormState  # the panel's verdict is the form's
 
 
 class RunPanel(QWidget):
     """The form that describes one run.
 
-    Threads: GUI thread only. ``state_changed`` is emitted after every edit
-    with the new :class:`PanelState`.
+    Threads: GUI thread only, but for the data reader's thread, which only
+    emits ``_data_read``. ``state_changed`` is emitted after every change of
+    the form's verdict, with the new :class:`FormState`.
 
     Parameters
     ----------
-    device_memory : callable giving (bytes, where) a JAX run can use, or ``None``
-        when not known yet (the app learns it from a worker; the GUI process
-        itself never starts JAX).
+    form : the configuration being edited (a new one by default).
     """
 
     state_changed = Signal(object)
     detect_requested = Signal()
+    _data_read = Signal(object, object, str)  # key, shape, error; emitted on the reader's thread
 
-    def __init__(self, parent: QWidget | None = None, device_memory: Any = None) -> None:
+    def __init__(self, parent: QWidget | None = None, form: RunForm | None = None) -> None:
         super().__init__(parent)
-        self._device_memory = device_memory
-        self._iterations = {"online": cfgmod.DEFAULT_STEPS, "batch": cfgmod.DEFAULT_EPOCHS}
-        self._data_cache: dict[tuple[str, bool], tuple[tuple[int, ...] | None, str]] = {}
-        self._kind = "batch"
-        self._building = True
-        self._state = PanelState(None, "", "", None)
+        self.form = form or RunForm()
+        self._rendering = True
+        self._readers: list[threading.Thread] = []
+        self._reading: tuple[str, bool] | None = None
+        self._asking = False
+        self._ever_asked = False
 
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
@@ -117,7 +91,7 @@ class RunPanel(QWidget):
 
         self.random_data = QRadioButton("Random colours")
         self.samples = QSpinBox()
-        self.samples.setRange(1, 100_000_000)
+        self.samples.setRange(1, cfgmod.MAX_SAMPLES)
         self.samples.setGroupSeparatorShown(True)
         self.samples.setValue(cfgmod.DEFAULT_SAMPLES)
         self.file_data = QRadioButton("File")
@@ -175,8 +149,9 @@ class RunPanel(QWidget):
         self.lr_label = QLabel("Learning rate")
         form.addRow(self.lr_label, lr)
 
-        self.seed = QSpinBox()
-        self.seed.setRange(0, 2**31 - 1)
+        # Text, not a spin box: seeds go up to 2^63 - 1, beyond a spin box's 2^31 - 1.
+        self.seed = QLineEdit("0")
+        self.seed.setValidator(QRegularExpressionValidator(QRegularExpression(r"\d{0,19}")))
         self.precision = QComboBox()
         self.precision.addItems(cfgmod.PRECISIONS)
         sp = QHBoxLayout()
@@ -223,254 +198,186 @@ class RunPanel(QWidget):
         outer.addStretch(1)
 
         self.detect.clicked.connect(self.detect_requested)
-        self.impl.currentIndexChanged.connect(self._on_impl_changed)
         self.browse.clicked.connect(self._on_browse)
-        self.file_data.toggled.connect(self._sync_data_enabled)
-        self.simulate.toggled.connect(self.cpu_devices.setEnabled)
-        # What a worker saw holds for the device settings it ran with, no others.
-        self.simulate.toggled.connect(self._forget_devices)
-        self.cpu_devices.valueChanged.connect(self._forget_devices)
-        for sig_ in (
-            self.grid.currentTextChanged,
-            self.samples.valueChanged,
-            self.random_data.toggled,
-            self.path.editingFinished,
-            self.scale.toggled,
-            self.iterations.valueChanged,
-            self.sigma_start.textChanged,
-            self.sigma_end.textChanged,
-            self.lr_start.valueChanged,
-            self.lr_end.valueChanged,
-            self.seed.valueChanged,
-            self.precision.currentTextChanged,
-            self.layout_box.currentTextChanged,
-            self.simulate.toggled,
-            self.cpu_devices.valueChanged,
-        ):
-            sig_.connect(self.revalidate)
-        self.grid.setCurrentText("240x135")
-        self._sync_data_enabled()
-        self.cpu_devices.setEnabled(False)
-        self._building = False
-        self._on_impl_changed()
+        edits: list[tuple[Any, str, Any]] = [
+            (self.impl.currentIndexChanged, "impl", lambda: self.impl.currentData()),
+            (self.grid.currentTextChanged, "grid", None),
+            (self.samples.valueChanged, "samples", None),
+            (self.file_data.toggled, "file", None),
+            (self.path.editingFinished, "path", lambda: self.path.text().strip()),
+            (self.scale.toggled, "scale", None),
+            (self.iterations.valueChanged, "iterations", None),
+            (self.sigma_start.textChanged, "sigma_start", None),
+            (self.sigma_end.textChanged, "sigma_end", None),
+            (self.lr_start.valueChanged, "lr_start", None),
+            (self.lr_end.valueChanged, "lr_end", None),
+            (self.seed.textChanged, "seed", None),
+            (self.precision.currentTextChanged, "precision", None),
+            (self.layout_box.currentTextChanged, "layout", None),
+            (self.simulate.toggled, "simulate", None),
+            (self.cpu_devices.valueChanged, "cpu_devices", None),
+        ]
+        for signal, name, read in edits:
+            signal.connect(lambda *args, n=name, r=read: self._edit(n, r() if r else args[0]))
+        self._data_read.connect(self._on_data_read)
+        self.form.on_state(self._on_form_state)
+        self.form.on_fields(lambda _f: self._render(self.form.state))
+        self._rendering = False
+        self._render(self.form.state)
 
-    # -- reading and writing the form ---------------------------------------------------
+    # -- the form's state ------------------------------------------------------------------
     @property
-    def state(self) -> PanelState:
-        return self._state
+    def state(self) -> FormState:
+        return self.form.state
 
     def selected_impl(self) -> Any:
-        return registry.get(self.impl.currentData())
+        return registry.get(self.form.fields.impl)
 
-    def set_devices(self, info: dict[str, Any] | None, simulated: int | None) -> None:
-        """Show the devices a worker reported (``env`` of a run, or the probe's answer)."""
-        self._devices_info = (info, simulated)
-        if info is None:
+    def _edit(self, name: str, value: Any) -> None:
+        if not self._rendering:
+            self.form.edit(**{name: value})
+
+    def _on_form_state(self, st: FormState) -> None:
+        self._render(st)
+        self._read_data_if_needed(st)
+        self.state_changed.emit(st)
+
+    def _render(self, st: FormState) -> None:
+        """Show the form's fields and verdict; the widgets' own signals are ignored meanwhile."""
+        f = self.form.fields
+        self._rendering = True
+        try:
+            self._render_fields(f)
+        finally:
+            self._rendering = False
+        self.data_info.setText(st.data_text)
+        self.reason_label.setText(st.reason)
+        self.reason_label.setVisible(bool(st.reason))
+        self.memory_label.setText(st.memory_text)
+        self._render_devices(f)
+
+    def _render_fields(self, f: FormFields) -> None:
+        i = self.impl.findData(f.impl)
+        if i >= 0 and i != self.impl.currentIndex():
+            self.impl.setCurrentIndex(i)
+        impl = self.selected_impl()
+        self.impl_info.setText(f"{impl.description}\n[{impl.supports()}]")
+        self.impl.setToolTip(impl.description)
+        online = impl.kind == "online"
+        self.iterations_label.setText("Steps" if online else "Epochs")
+        self.lr_start.setEnabled(online)
+        self.lr_end.setEnabled(online)
+        self.lr_label.setToolTip("" if online else "batch training does not use a learning rate")
+        for combo, text in ((self.grid, f.grid), (self.layout_box, f.layout), (self.precision, f.precision)):
+            if combo.currentText() != text:
+                combo.setCurrentText(text)
+        for edit, text in ((self.sigma_start, f.sigma_start), (self.sigma_end, f.sigma_end), (self.seed, f.seed)):
+            if edit.text() != text:
+                edit.setText(text)
+        if self.path.text().strip() != f.path:
+            self.path.setText(f.path)
+        for spin, value in (
+            (self.samples, f.samples),
+            (self.iterations, f.iterations),
+            (self.lr_start, f.lr_start),
+            (self.lr_end, f.lr_end),
+            (self.cpu_devices, f.cpu_devices),
+        ):
+            if spin.value() != value:
+                spin.setValue(value)  # shown within the widget's range; the form keeps the exact value
+        (self.file_data if f.file else self.random_data).setChecked(True)
+        self.scale.setChecked(f.scale)
+        self.simulate.setChecked(f.simulate)
+        self.samples.setEnabled(not f.file)
+        for w in (self.path, self.browse, self.scale):
+            w.setEnabled(f.file)
+        self.cpu_devices.setEnabled(f.simulate)
+
+    def _render_devices(self, f: FormFields) -> None:
+        seen = self.form.devices_info()
+        if self._asking:
             self.devices_label.setText("Devices: asking…")
-        elif "error" in info:
-            self.devices_label.setText(f"Devices: JAX cannot start here ({info['error']})")
+        elif seen is None:
+            later = " for these settings" if self._ever_asked else ""
+            self.devices_label.setText(f"Devices: not asked yet{later}")
+            self.devices_label.setToolTip("")
+        elif "error" in seen[0]:
+            self.devices_label.setText(f"Devices: JAX cannot start here ({seen[0]['error']})")
         else:
+            info, simulated = seen
             devs = info.get("devices") or []
             kinds = ", ".join(sorted({str(d.get("kind")) for d in devs}))
             sim = " (simulated)" if simulated else ""
             self.devices_label.setText(f"Devices: {len(devs)} × {kinds}{sim}")
             self.devices_label.setToolTip(f"JAX backend: {info.get('backend')}")
-        self.revalidate()
 
-    def _forget_devices(self) -> None:
-        info, simulated = getattr(self, "_devices_info", (None, None))
-        if info is None:
-            return
-        now = self.cpu_devices.value() if self.simulate.isChecked() else None
-        if now != simulated:
-            self._devices_info = (None, None)
-            self.devices_label.setText("Devices: not asked yet for these settings")
-            self.devices_label.setToolTip("")
-
-    def _known_device_count(self) -> int | None:
-        info, _simulated = getattr(self, "_devices_info", (None, None))
-        if info is None or "error" in info:
-            return None
-        return len(info.get("devices") or []) or None
-
-    def set_device_memory(self, device_memory: Any) -> None:
-        self._device_memory = device_memory
-        self.revalidate()
+    # -- intents from the window ------------------------------------------------------------
+    def set_devices(self, info: dict[str, Any] | None, simulated: int | None) -> None:
+        """Show the devices a worker reported (``env`` of a run, or the probe's answer); ``None``: asking."""
+        self._asking = info is None
+        self._ever_asked = True
+        self.form.set_devices(info, simulated)
 
     def set_iterations_memory(self, iterations: dict[str, int]) -> None:
         """The last steps/epochs per kind (from settings); shows the current kind's."""
-        self._iterations.update(iterations)
-        self._building = True
-        self.iterations.setValue(self._iterations[self._kind])
-        self._building = False
-        self.revalidate()
+        self.form.set_counts(iterations)
 
     def iterations_memory(self) -> dict[str, int]:
-        return dict(self._iterations)
+        return self.form.counts()
 
     def set_cpu_devices(self, n: int | None) -> None:
-        self.simulate.setChecked(bool(n))
         if n:
-            self.cpu_devices.setValue(min(int(n), MAX_SIMULATED_DEVICES))
+            self.form.edit(simulate=True, cpu_devices=min(int(n), MAX_SIMULATED_DEVICES))
+        else:
+            self.form.edit(simulate=False)
 
     def load_config(self, cfg: RunConfig) -> None:
         """Show ``cfg`` in the form (unknown implementations keep the current choice)."""
-        self._building = True
-        try:
-            i = self.impl.findData(cfg.impl)
-            if i >= 0:
-                self.impl.setCurrentIndex(i)
-            self.grid.setCurrentText(cfg.grid)
-            if cfg.data.path is None:
-                self.random_data.setChecked(True)
-                self.samples.setValue(max(1, min(cfg.data.samples, self.samples.maximum())))
-            else:
-                self.file_data.setChecked(True)
-                self.path.setText(cfg.data.path)
-                self.scale.setChecked(cfg.data.scale)
-            if cfg.iterations:
-                kind = "online" if cfg.steps is not None else "batch"
-                self._iterations[kind] = cfg.iterations
-            self.sigma_start.setText(",".join(f"{v:g}" for v in cfg.sigma_start) if cfg.sigma_start else "")
-            self.sigma_end.setText(",".join(f"{v:g}" for v in cfg.sigma_end) if cfg.sigma_end else "")
-            self.lr_start.setValue(cfg.lr_start)
-            self.lr_end.setValue(cfg.lr_end)
-            self.seed.setValue(min(cfg.seed, self.seed.maximum()))
-            self.precision.setCurrentText(cfg.precision)
-            self.layout_box.setCurrentText(cfg.layout)
-        finally:
-            self._building = False
-        self._on_impl_changed()
+        self.form.set_config(cfg)
 
-    # -- slots ---------------------------------------------------------------------------
-    def _on_impl_changed(self) -> None:
-        impl = self.selected_impl()
-        self.impl_info.setText(f"{impl.description}\n[{impl.supports()}]")
-        self.impl.setToolTip(impl.description)
-        if not self._building:
-            self._iterations[self._kind] = self.iterations.value()
-        self._kind = impl.kind
-        self._building = True
-        self.iterations_label.setText("Steps" if impl.kind == "online" else "Epochs")
-        self.iterations.setValue(self._iterations[impl.kind])
-        self.lr_start.setEnabled(impl.kind == "online")
-        self.lr_end.setEnabled(impl.kind == "online")
-        self.lr_label.setToolTip("" if impl.kind == "online" else "batch training does not use a learning rate")
-        self._building = False
-        self.revalidate()
+    def revalidate(self) -> None:
+        self.form.revalidate()
+
+    # -- reading data files off the GUI thread ------------------------------------------------
+    def _read_data_if_needed(self, st: FormState) -> None:
+        key = st.data_needed
+        if key is None or key == self._reading:
+            return
+        self._readers = [t for t in self._readers if t.is_alive()]
+        self._reading = key
+        reader = threading.Thread(
+            target=lambda: self._data_read.emit(key, *read_data_shape(key)), name="som-data-reader", daemon=True
+        )
+        self._readers.append(reader)
+        reader.start()
+
+    def _on_data_read(self, key: tuple[str, bool], shape: tuple[int, ...] | None, error: str) -> None:
+        if key == self._reading:
+            self._reading = None
+        self.form.data_read(key, shape, error)
+
+    def wait_for_readers(self) -> None:
+        """Wait for the data files being read (closing the window)."""
+        for reader in self._readers:
+            reader.join()
+        self._readers = []
 
     def _on_browse(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
             self, "Training data", self.path.text() or str(Path.home()), "Data (*.npy *.csv *.txt);;All files (*)"
         )
         if path:
-            self.path.setText(path)
-            self.file_data.setChecked(True)
-            self.revalidate()
+            self.form.edit(path=path, file=True)
 
-    def _sync_data_enabled(self) -> None:
-        file = self.file_data.isChecked()
-        self.samples.setEnabled(not file)
-        self.path.setEnabled(file)
-        self.browse.setEnabled(file)
-        self.scale.setEnabled(file)
 
-    def _data_shape(self) -> tuple[tuple[int, ...] | None, str]:
-        """(shape, error) of the chosen file, loaded once per (path, scale)."""
-        key = (self.path.text().strip(), self.scale.isChecked())
-        if key not in self._data_cache:
-            if not key[0]:
-                return None, "data: choose a .npy or .csv file"
-            try:
-                arr = load_data(key[0], scale=key[1])
-                self._data_cache[key] = (tuple(arr.shape), "")
-            except DataError as exc:
-                self._data_cache[key] = (None, f"data: {exc}")
-        return self._data_cache[key]
-
-    def revalidate(self) -> None:
-        if self._building:
-            return
-        self._iterations[self._kind] = self.iterations.value()
-        self._state = self._evaluate()
-        self.reason_label.setText(self._state.reason)
-        self.reason_label.setVisible(bool(self._state.reason))
-        self.memory_label.setText(self._state.memory_text)
-        self.state_changed.emit(self._state)
-
-    def _evaluate(self) -> PanelState:
-        impl = self.selected_impl()
-        cpu = self.cpu_devices.value() if self.simulate.isChecked() else None
-        self.data_info.setText("")
-        try:
-            width, height = cfgmod.parse_grid(self.grid.currentText())
-            if self.file_data.isChecked():
-                shape, err = self._data_shape()
-                if shape is None:
-                    return PanelState(None, err, "", cpu)
-                samples, features = shape[0], shape[1]
-                self.data_info.setText(f"{samples:,} x {features} loaded")
-                data = DataSpec(path=self.path.text().strip(), scale=self.scale.isChecked())
-            else:
-                samples, features = self.samples.value(), 3
-                data = DataSpec(samples=samples)
-            n = self.iterations.value()
-            cfg = RunConfig(
-                impl=impl.name,
-                width=width,
-                height=height,
-                data=data,
-                steps=n if impl.kind == "online" else None,
-                epochs=n if impl.kind == "batch" else None,
-                sigma_start=_parse_radii(self.sigma_start.text(), "sigma_start"),
-                sigma_end=_parse_radii(self.sigma_end.text(), "sigma_end"),
-                lr_start=self.lr_start.value(),
-                lr_end=self.lr_end.value(),
-                seed=self.seed.value(),
-                precision=self.precision.currentText(),
-                layout=self.layout_box.currentText().strip(),
-            ).validate(impl.kind)
-            if cfg.precision not in impl.precisions:
-                raise ConfigError(
-                    "precision", f"{impl.name} supports {', '.join(impl.precisions)}, not {cfg.precision}"
-                )
-            d, m = cfgmod.parse_layout(cfg.layout)
-            if impl.shards and cpu is not None and d * m > cpu:
-                raise ConfigError(
-                    "layout", f"{cfg.layout} needs {d * m} devices, but {cpu} simulated CPU devices are set"
-                )
-            seen = self._known_device_count()
-            if impl.shards and cpu is None and seen is not None and d * m > seen:
-                raise ConfigError(
-                    "layout", f"{cfg.layout} needs {d * m} devices, but JAX sees {seen}; simulate CPU devices to try it"
-                )
-        except ConfigError as exc:
-            return PanelState(None, str(exc), "", cpu)
-        from som_studio.session.session import problem_size
-
-        need = impl.estimate(problem_size(cfg, samples, features))
-        have, where = self._available(impl)
-        text = f"Memory: about {memory.format_bytes(need)} of {memory.format_bytes(have)} {where} available"
-        if need > have:
-            return PanelState(
-                None,
-                (
-                    f"memory: {impl.name} on a {cfg.grid} map with {samples:,} x {features} data needs about "
-                    f"{memory.format_bytes(need)}, but only {memory.format_bytes(have)} of {where} is available"
-                ),
-                text,
-                cpu,
-                features,
-                samples,
-            )
-        return PanelState(cfg, "", text, cpu, features, samples)
-
-    def _available(self, impl: Any) -> tuple[int, str]:
-        if impl.backend == "jax" and self._device_memory is not None:
-            known = self._device_memory()
-            if known is not None:
-                return known
-        return memory.host_available(), "host memory"
+def scrolled(panel: QWidget) -> QScrollArea:
+    """``panel`` in a scroll area that scrolls down, never sideways."""
+    scroll = QScrollArea()
+    scroll.setWidget(panel)
+    scroll.setWidgetResizable(True)
+    scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    scroll.setMinimumWidth(340)
+    return scroll
 
 
 def _preview() -> None:  # python -m som_studio.qt.widgets.run_panel

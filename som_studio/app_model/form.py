@@ -1,0 +1,346 @@
+"""The configuration being edited: the form's fields, the :class:`RunConfig` they make, and why it cannot run.
+
+:class:`RunForm` is the Run panel without Qt. The panel renders its
+:class:`FormFields` and sends it edits (:meth:`RunForm.edit`); the form builds
+the :class:`~som_studio.config.RunConfig` from its own fields (never from
+widgets, so nothing is clamped to a widget's range) and checks it with the one
+:func:`~som_studio.session.preflight.preflight` the session and the CLI use.
+Each refusal is shown with its control's label (:data:`LABELS`), where the CLI
+names its flag.
+
+Data files are read off the GUI thread: the form says which file it needs
+(:attr:`FormState.data_needed`), the view reads it with :func:`read_data_shape`
+where it likes, and gives the answer back (:meth:`RunForm.data_read`).
+
+Threads: one thread (the GUI's); listeners are called on it, synchronously.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from som_studio import config as cfgmod
+from som_studio.config import ConfigError, DataSpec, RunConfig
+from som_studio.core import memory, registry
+from som_studio.session.preflight import Devices, Refusal, iteration_counts, memory_need, preflight
+
+# The app names a refused field by its control's label (the CLI by its flag).
+LABELS: Mapping[str, str] = {
+    "impl": "Implementation",
+    "grid": "Grid",
+    "samples": "Data (random colours)",
+    "data": "Data",
+    "steps": "Steps",
+    "epochs": "Epochs",
+    "sigma_start": "Radius σ (start)",
+    "sigma_end": "Radius σ (end)",
+    "lr_start": "Learning rate (start)",
+    "lr_end": "Learning rate (end)",
+    "seed": "Seed",
+    "precision": "Precision",
+    "layout": "Layout",
+    "memory": "Memory",
+    "config": "Configuration",
+    "cpu_devices": "Layout's simulate box and CPU devices",
+}
+
+MAX_SIMULATED_DEVICES = 64  # JAX's CPU backend simulates this many at most, here
+
+DataKey = tuple[str, bool]  # (path, min-max scaled)
+
+
+@dataclass(frozen=True)
+class FormFields:
+    """What the form holds, as the user typed it (text where text is typed)."""
+
+    impl: str = ""
+    grid: str = f"{cfgmod.DEFAULT_WIDTH}x{cfgmod.DEFAULT_HEIGHT}"
+    file: bool = False
+    samples: int = cfgmod.DEFAULT_SAMPLES
+    path: str = ""
+    scale: bool = False
+    steps: int = cfgmod.DEFAULT_STEPS
+    epochs: int = cfgmod.DEFAULT_EPOCHS
+    sigma_start: str = ""
+    sigma_end: str = ""
+    lr_start: float = cfgmod.DEFAULT_LR[0]
+    lr_end: float = cfgmod.DEFAULT_LR[1]
+    seed: str = "0"
+    precision: str = "float32"
+    layout: str = "1x1"
+    simulate: bool = False
+    cpu_devices: int = 8
+
+    @property
+    def kind(self) -> str:
+        try:
+            return registry.get(self.impl).kind
+        except registry.UnknownImplementation:
+            return "batch"
+
+    @property
+    def iterations(self) -> int:
+        """Steps or epochs, whichever the chosen implementation counts."""
+        return self.steps if self.kind == "online" else self.epochs
+
+    @property
+    def simulated(self) -> int | None:
+        """Simulated CPU devices, or ``None`` for the machine's own devices."""
+        return self.cpu_devices if self.simulate else None
+
+
+@dataclass(frozen=True)
+class FormState:
+    """The form's verdict: a runnable config, or the refusals; what to show beside it."""
+
+    config: RunConfig | None
+    refusals: tuple[Refusal, ...] = ()
+    memory_text: str = ""
+    cpu_devices: int | None = None
+    features: int = 3
+    samples: int = 0
+    data_text: str = ""
+    data_needed: DataKey | None = None  # a file to read before the config can be checked
+    candidate: RunConfig | None = field(default=None, compare=False)  # built, though refused
+
+    @property
+    def reason(self) -> str:
+        """The first refusal, named as the app names it; ``""`` when runnable."""
+        return self.refusals[0].text(LABELS) if self.refusals else ""
+
+    @property
+    def runnable(self) -> bool:
+        return self.config is not None and not self.refusals
+
+
+def parse_radii(text: str, field: str) -> tuple[float, float] | None:
+    """``""``/``auto``: the default; ``S`` or ``SX,SY`` (or ``SXxSY``): radii per axis."""
+    text = text.strip().lower()
+    if not text or text == "auto":
+        return None
+    parts = [p for p in text.replace("x", ",").replace(" ", ",").split(",") if p]
+    try:
+        vals = [float(p) for p in parts]
+    except ValueError:
+        raise ConfigError(field, f"expected a radius or X,Y radii, got {text!r}") from None
+    if len(vals) == 1:
+        vals *= 2
+    if len(vals) != 2:
+        raise ConfigError(field, f"expected a radius or X,Y radii, got {text!r}")
+    return vals[0], vals[1]
+
+
+def number_text(v: float) -> str:
+    """``v`` as short text that reads back as exactly ``v`` (``2``, ``1.5``, ``0.123456789``)."""
+    short = f"{v:g}"
+    return short if float(short) == v else repr(float(v))
+
+
+def read_data_shape(key: DataKey) -> tuple[tuple[int, ...] | None, str]:
+    """(shape, "") of a data file, or (None, why not); may take long: call it off the GUI thread."""
+    from som_studio.core.data import DataError, load_data
+
+    path, scale = key
+    try:
+        return tuple(load_data(path, scale=scale).shape), ""
+    except DataError as exc:
+        return None, str(exc)
+    except OSError as exc:  # a file that vanished or cannot be read between the edit and the load
+        return None, f"cannot read {path}: {exc.strerror or exc}"
+
+
+class RunForm:
+    """The configuration being edited, checked after every edit.
+
+    Parameters
+    ----------
+    fields : the starting fields (default: the first registered implementation, the playbook's map).
+    """
+
+    def __init__(self, fields: FormFields | None = None) -> None:
+        self._fields = fields or FormFields(impl=registry.names()[0])
+        self._shapes: dict[DataKey, tuple[tuple[int, ...] | None, str]] = {}
+        self._devices: tuple[dict[str, Any], int | None] | None = None  # what a worker saw, and with what setting
+        self._device_memory: tuple[int, str] | None = None
+        self._state_listeners: list[Callable[[FormState], None]] = []
+        self._fields_listeners: list[Callable[[FormFields], None]] = []
+        self._state = self._evaluate()
+
+    # -- observing ----------------------------------------------------------------------
+    def on_state(self, listener: Callable[[FormState], None]) -> None:
+        """Call ``listener(state)`` after every change of the verdict."""
+        self._state_listeners.append(listener)
+
+    def on_fields(self, listener: Callable[[FormFields], None]) -> None:
+        """Call ``listener(fields)`` when the fields change other than by :meth:`edit` (a loaded config)."""
+        self._fields_listeners.append(listener)
+
+    @property
+    def fields(self) -> FormFields:
+        return self._fields
+
+    @property
+    def state(self) -> FormState:
+        return self._state
+
+    # -- intents ------------------------------------------------------------------------
+    def edit(self, **changes: Any) -> FormState:
+        """Change fields (``iterations=`` sets the current kind's count) and check again."""
+        if "iterations" in changes:
+            n = changes.pop("iterations")
+            changes["steps" if self._fields.kind == "online" else "epochs"] = n
+        self._fields = dataclasses.replace(self._fields, **changes)
+        if self._devices is not None and self._devices[1] != self._fields.simulated:
+            self._devices = None  # what a worker saw holds for the device setting it ran with, no other
+        return self.revalidate()
+
+    def set_config(self, cfg: RunConfig) -> FormState:
+        """Show ``cfg`` (an unknown implementation keeps the current one); the device setting stays."""
+        f = self._fields
+        impl = cfg.impl if cfg.impl in registry.names() else f.impl
+        changes: dict[str, Any] = {
+            "impl": impl,
+            "grid": cfg.grid,
+            "file": cfg.data.path is not None,
+            "sigma_start": ",".join(number_text(v) for v in cfg.sigma_start) if cfg.sigma_start else "",
+            "sigma_end": ",".join(number_text(v) for v in cfg.sigma_end) if cfg.sigma_end else "",
+            "lr_start": cfg.lr_start,
+            "lr_end": cfg.lr_end,
+            "seed": str(int(cfg.seed)),
+            "precision": cfg.precision,
+            "layout": cfg.layout,
+        }
+        if cfg.data.path is None:
+            changes["samples"] = cfg.data.samples
+        else:
+            changes.update(path=cfg.data.path, scale=cfg.data.scale)
+        if cfg.steps is not None:
+            changes["steps"] = cfg.steps
+        if cfg.epochs is not None:
+            changes["epochs"] = cfg.epochs
+        self._fields = dataclasses.replace(f, **changes)
+        for listener in self._fields_listeners:
+            listener(self._fields)
+        return self.revalidate()
+
+    def set_counts(self, counts: Mapping[str, int]) -> FormState:
+        """The remembered steps (``online``) and epochs (``batch``)."""
+        changes = {k: int(v) for k, v in (("steps", counts.get("online")), ("epochs", counts.get("batch"))) if v}
+        self._fields = dataclasses.replace(self._fields, **changes)
+        for listener in self._fields_listeners:
+            listener(self._fields)
+        return self.revalidate()
+
+    def counts(self) -> dict[str, int]:
+        return {"online": self._fields.steps, "batch": self._fields.epochs}
+
+    def data_read(self, key: DataKey, shape: tuple[int, ...] | None, error: str) -> FormState:
+        """The answer of :func:`read_data_shape` for ``key``."""
+        self._shapes[key] = (shape, error)
+        return self.revalidate()
+
+    def set_devices(self, info: dict[str, Any] | None, simulated: int | None) -> FormState:
+        """What a worker saw (``env`` of a run, or the probe's answer) with ``simulated`` CPU devices."""
+        self._devices = None if info is None else (info, simulated)
+        if info is not None and "error" not in info:
+            mem = Devices.from_info(info).memory
+            if mem is not None:
+                self._device_memory = mem
+        return self.revalidate()
+
+    def known_device_count(self) -> int | None:
+        """Devices a worker saw with the current device setting, or ``None``."""
+        if self._devices is None or self._devices[1] != self._fields.simulated:
+            return None
+        info = self._devices[0]
+        if "error" in info:
+            return None
+        return len(info.get("devices") or []) or None
+
+    def devices_info(self) -> tuple[dict[str, Any], int | None] | None:
+        return self._devices
+
+    def revalidate(self) -> FormState:
+        self._state = self._evaluate()
+        for listener in self._state_listeners:
+            listener(self._state)
+        return self._state
+
+    # -- the verdict ----------------------------------------------------------------------
+    def _devices_now(self) -> Devices:
+        f = self._fields
+        if f.simulated:
+            return Devices(f.simulated, "cpu", 1, self._device_memory)
+        count = self.known_device_count()
+        if count is None:
+            return Devices(None, None, 1, self._device_memory)
+        assert self._devices is not None
+        return Devices(count, str(self._devices[0].get("backend")), 1, self._device_memory)
+
+    def _evaluate(self) -> FormState:
+        f = self._fields
+        cpu = f.simulated
+        try:
+            impl = registry.get(f.impl)
+        except registry.UnknownImplementation as exc:
+            return FormState(None, (Refusal("impl", str(exc).removeprefix("impl: ")),), cpu_devices=cpu)
+        data_text = ""
+        try:
+            width, height = cfgmod.parse_grid(f.grid)
+            if f.file:
+                key = (f.path.strip(), f.scale)
+                if not key[0]:
+                    return FormState(None, (Refusal("data", "choose a .npy or .csv file"),), cpu_devices=cpu)
+                if key not in self._shapes:
+                    wait = Refusal("data", f"reading {key[0]}…")
+                    return FormState(None, (wait,), cpu_devices=cpu, data_text="reading…", data_needed=key)
+                shape, err = self._shapes[key]
+                if shape is None:
+                    return FormState(None, (Refusal("data", err),), cpu_devices=cpu)
+                if len(shape) != 2:
+                    return FormState(None, (Refusal("data", f"expected examples x features, got {shape}"),))
+                samples, features = shape[0], shape[1]
+                data_text = f"{samples:,} x {features} loaded"
+                data = DataSpec(path=key[0], scale=f.scale)
+            else:
+                samples, features = f.samples, 3
+                data = DataSpec(samples=samples)
+            try:
+                seed = int(f.seed.strip())
+            except ValueError:
+                raise ConfigError("seed", f"must be a whole number >= 0, got {f.seed!r}") from None
+            cfg = RunConfig(
+                impl=impl.name,
+                width=width,
+                height=height,
+                data=data,
+                **iteration_counts(impl.kind, f.iterations),
+                sigma_start=parse_radii(f.sigma_start, "sigma_start"),
+                sigma_end=parse_radii(f.sigma_end, "sigma_end"),
+                lr_start=f.lr_start,
+                lr_end=f.lr_end,
+                seed=seed,
+                precision=f.precision,
+                layout=f.layout.strip(),
+            )
+        except ConfigError as exc:
+            return FormState(None, (Refusal.from_error(exc),), cpu_devices=cpu, data_text=data_text)
+        devices = self._devices_now()
+        refusals = tuple(preflight(cfg, data_shape=(samples, features), devices=devices))
+        text = ""
+        if not refusals or all(r.field == "memory" for r in refusals):
+            need, have, where = memory_need(impl, cfg, samples, features, devices)
+            text = f"Memory: about {memory.format_bytes(need)} of {memory.format_bytes(have)} {where} available"
+        return FormState(
+            None if refusals else cfg,
+            refusals,
+            text,
+            cpu,
+            features,
+            samples,
+            data_text,
+            candidate=cfg,
+        )

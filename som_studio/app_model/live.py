@@ -1,0 +1,80 @@
+"""The active run's live state: progress, elapsed time, the estimate of what is left, what to say.
+
+:class:`LiveRun` follows one run through the session's events (as the app's
+controller forwards them) and answers what the status bar shows, so the
+window only renders it. Times are passed in (``now``), which keeps it
+testable without a clock.
+
+Threads: one thread (the GUI's).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from som_studio.config import RunConfig
+from som_studio.report.content import format_seconds
+from som_studio.session.events import ChunkTimed, Compiled, Started
+from som_studio.session.record import RunRecord
+
+
+@dataclass
+class LiveRun:
+    """Progress of the run in progress (or of the last one)."""
+
+    impl: str = ""
+    total: int = 0
+    done: int = 0
+    train_elapsed: float = 0.0  # training seconds up to the last chunk, for the estimate
+    t0: float | None = None
+
+    def begin(self, config: RunConfig, now: float) -> str:
+        """A run of ``config`` starts now; the status line."""
+        self.impl, self.total, self.done, self.train_elapsed, self.t0 = config.impl, config.iterations, 0, 0.0, now
+        return f"Starting {config.impl} on a {config.grid} map…"
+
+    def started(self, ev: Started) -> str:
+        self.total = ev.iterations
+        return f"{ev.config.impl}: compiling and warming up…"
+
+    @staticmethod
+    def compiled(ev: Compiled) -> str:
+        if ev.compiles:
+            return (
+                f"Training ({ev.compiles} compilation{'s' if ev.compiles != 1 else ''}, "
+                f"{format_seconds(ev.seconds)} compile + warm-up)"
+            )
+        return f"Training ({format_seconds(ev.seconds)} warm-up)"  # NumPy: nothing to compile
+
+    def chunks(self, chunks: Sequence[ChunkTimed]) -> None:
+        self.done = chunks[-1].end
+        self.train_elapsed = chunks[-1].elapsed_s
+
+    @property
+    def progress(self) -> float:
+        """Done, 0 to 1."""
+        return self.done / self.total if self.total else 0.0
+
+    def time_text(self, now: float, running: bool = True) -> str:
+        """``elapsed`` (and, while running, the estimate of what is left and the count)."""
+        if self.t0 is None:
+            return ""
+        text = f"elapsed {now - self.t0:5.1f} s"
+        if running and self.done and self.total:
+            rate = self.train_elapsed / self.done
+            text += f"   ETA {rate * (self.total - self.done):5.1f} s   {self.done:,}/{self.total:,}"
+        return text
+
+    @staticmethod
+    def finished(record: RunRecord) -> str:
+        if record.status == "ok":
+            med = record.median_s
+            return f"Finished {record.impl}: {record.iterations_done:,} iterations in {record.total_s:.2f} s" + (
+                f", median {format_seconds(med)}/iteration" if med else ""
+            )
+        return f"Stopped {record.impl}: {record.message}"
+
+    @staticmethod
+    def failed(message: str) -> str:
+        return f"Failed: {message}"

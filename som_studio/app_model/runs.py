@@ -1,0 +1,158 @@
+"""The runs so far and which of them are ticked (Qt-free); the app's run table adapts it.
+
+:class:`RunList` is the kept run history (:class:`~som_studio.report.history.RunHistory`,
+saved as each run finishes) plus the selection the comparison compares.
+Names tell runs apart (the comparison's titles, its baseline, exported file
+names), so :meth:`RunList.unique_name` keeps them apart.
+
+Threads: one thread (the GUI's).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Iterable
+
+from som_studio.report.content import format_seconds
+from som_studio.report.history import RunHistory, StoredRun
+from som_studio.report.writers import OutputError
+from som_studio.session.record import RunRecord
+
+
+class RunList:
+    """Every kept run, oldest first, and the ticked ones."""
+
+    def __init__(self, history: RunHistory) -> None:
+        self.history = history
+        self._checked: set[str] = set()
+
+    @property
+    def runs(self) -> list[StoredRun]:
+        return self.history.runs
+
+    @property
+    def records(self) -> list[RunRecord]:
+        return [r.record for r in self.history.runs]
+
+    def row_of(self, run_id: str) -> int:
+        return next(i for i, r in enumerate(self.history.runs) if r.id == run_id)
+
+    def unique_name(self, name: str, run_id: str | None = None) -> str:
+        """``name``, or ``name (2)``, ``(3)``... if another run has it."""
+        taken = {r.name for r in self.history.runs if r.id != run_id}
+        if name not in taken:
+            return name
+        k = 2
+        while f"{name} ({k})" in taken:
+            k += 1
+        return f"{name} ({k})"
+
+    def add(self, run: StoredRun, check: bool = False) -> tuple[StoredRun, OutputError | None]:
+        """Keep ``run`` (saved at once, named apart); one that cannot be saved is listed until the app closes."""
+        run.name = self.unique_name(run.name)
+        error: OutputError | None = None
+        try:
+            kept = self.history.add(run)
+        except OutputError as exc:
+            self.history.runs.append(run)
+            kept, error = run, exc
+        if check:
+            self._checked.add(kept.id)
+        return kept, error
+
+    def remove(self, run_id: str) -> bool:
+        """Remove a run and its file; whether it was ticked."""
+        self.history.remove(run_id)
+        was = run_id in self._checked
+        self._checked.discard(run_id)
+        return was
+
+    def rename_problem(self, run: StoredRun, name: str) -> str:
+        """Why ``run`` cannot be called ``name`` (``""``: it can)."""
+        if name and self.unique_name(name, run.id) != name:
+            return f"another run is already called {name!r}: names tell runs apart in the comparison and its report"
+        return ""
+
+    def is_checked(self, run_id: str) -> bool:
+        return run_id in self._checked
+
+    def check(self, run_id: str, on: bool) -> None:
+        (self._checked.add if on else self._checked.discard)(run_id)
+
+    def set_checked(self, run_ids: Iterable[str]) -> None:
+        known = {r.id for r in self.history.runs}
+        self._checked = {i for i in run_ids if i in known}
+
+    def checked_runs(self) -> list[StoredRun]:
+        """The ticked runs, in the history's order."""
+        return [r for r in self.history.runs if r.id in self._checked]
+
+    def export_records(self) -> list[RunRecord]:
+        """The ticked runs' records, or every run's when none is ticked (Export runs as JSON)."""
+        ticked = self.checked_runs()
+        return [r.record for r in ticked] if ticked else self.records
+
+    def write_json(self, path: str) -> int:
+        """Write :meth:`export_records` as the ``--json`` document (replacing ``path``); how many.
+
+        Raises :class:`~som_studio.report.writers.OutputError` when it cannot be written.
+        """
+        from som_studio.report.writers import write_json
+        from som_studio.session.record import runs_document
+
+        records = self.export_records()
+        write_json(path, runs_document(records), force=True)
+        return len(records)
+
+
+# The run table's columns, and each run's text in them.
+COLUMNS = (
+    "name",
+    "implementation",
+    "grid",
+    "layout",
+    "status",
+    "iterations",
+    "compile",
+    "median / it",
+    "samples/s",
+    "QE",
+    "TE",
+    "when",
+    "note",
+)
+
+
+def _when(created: str) -> str:
+    try:
+        t = _dt.datetime.fromisoformat(created).astimezone()
+    except ValueError:
+        return created
+    return t.strftime("%H:%M:%S" if t.date() == _dt.date.today() else "%Y-%m-%d %H:%M")
+
+
+def row_texts(run: StoredRun) -> tuple[str, ...]:
+    """``run`` as the run table shows it, one text per :data:`COLUMNS` entry."""
+    r = run.record
+    grid = r.config.get("grid", ["?", "?"])
+    med, thr = r.median_s, r.throughput
+    return (
+        run.name,
+        r.impl,
+        f"{grid[0]}x{grid[1]}",
+        r.layout,
+        r.status,
+        f"{r.iterations_done:,}",
+        format_seconds(r.compile_s) if r.compile_s else "",
+        format_seconds(med) if med else "",
+        f"{thr:,.0f}" if thr else "",
+        f"{r.qe:.4g}" if r.qe is not None else "",
+        f"{r.te:.3f}" if r.te is not None else "",
+        _when(run.created),
+        r.message,
+    )
+
+
+def run_tooltip(run: StoredRun) -> str:
+    r = run.record
+    return f"{run.name}: {r.impl} · {r.status} · {run.created}" + (f"\n{r.message}" if r.message else "")

@@ -1,0 +1,171 @@
+"""The live views of a run: map, timings, quality, sharding, progress and status, fed by the controller.
+
+:class:`LiveViews` connects the :class:`~som_studio.qt.controller.RunController`'s
+signals to the views, and lets :class:`~som_studio.app_model.live.LiveRun` say
+what the status bar shows. It also shows a kept run again in the same views.
+
+Threads: GUI thread only.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import QObject, QTimer
+from PySide6.QtWidgets import QLabel, QProgressBar
+
+from som_studio.app_model.live import LiveRun
+from som_studio.qt import controller as ctl
+from som_studio.qt import frames
+from som_studio.qt.widgets.map_view import MapView
+from som_studio.qt.widgets.quality_plot import QualityPlot
+from som_studio.qt.widgets.timing_plot import TimingPlot
+from som_studio.report.history import StoredRun
+from som_studio.session.events import ChunkTimed, Compiled, QualityMeasured, Started
+from som_studio.session.record import RunRecord
+
+PROGRESS_STEPS = 1000
+
+
+class LiveViews(QObject):
+    """Renders one run at a time into the window's views.
+
+    Parameters
+    ----------
+    controller : the run's owner, whose signals feed the views.
+    map_view, timing_plot, quality_plot, sharding_view : the views.
+    on_env : called with a worker's description of its devices (``Started.env``).
+    on_failed : called with the message of a failed run (the window shows a dialog).
+    """
+
+    def __init__(
+        self,
+        controller: ctl.RunController,
+        map_view: MapView,
+        timing_plot: TimingPlot,
+        quality_plot: QualityPlot,
+        sharding_view: Any,
+        on_env: Any = None,
+        on_failed: Any = None,
+    ) -> None:
+        super().__init__(controller)
+        self.controller = controller
+        self.map_view, self.timing_plot, self.quality_plot = map_view, timing_plot, quality_plot
+        self.sharding_view = sharding_view
+        # The status bar's parts.
+        self.status = QLabel("Ready")
+        self.time_label = QLabel("")
+        self.progress = QProgressBar()
+        self.progress.setRange(0, PROGRESS_STEPS)
+        self.progress.setFixedWidth(220)
+        self.run = LiveRun()
+        self._on_env = on_env
+        self._on_failed = on_failed
+        self._clock = QTimer(self)
+        self._clock.setInterval(250)
+        self._clock.timeout.connect(self._update_time)
+
+    def connect(self) -> None:  # type: ignore[override]
+        """Follow the controller's signals (after whatever must see a run's events first)."""
+        c, map_view, quality_plot = self.controller, self.map_view, self.quality_plot
+        c.run_started.connect(self._on_run_started)
+        c.compiled.connect(self._on_compiled)
+        c.chunks_timed.connect(self._on_chunks_timed)
+        c.frame_ready.connect(map_view.show_frame)
+        c.final_map.connect(map_view.keep_final)
+        c.quality_measured.connect(quality_plot.add)
+        c.run_finished.connect(self._on_run_finished)
+        c.run_failed.connect(self._on_run_failed)
+        c.state_changed.connect(self._on_state_changed)
+
+    def begin(self, config: Any) -> None:
+        """A run of ``config`` was just started."""
+        self.status.setText(self.run.begin(config, time.perf_counter()))
+        self.progress.setValue(0)
+        self.timing_plot.begin("batch", 1)
+        self.quality_plot.begin()
+        self._clock.start()
+
+    def stop_clock(self) -> None:
+        self._clock.stop()
+
+    # -- from the controller ---------------------------------------------------------------
+    def _on_run_started(self, ev: Started) -> None:
+        self.status.setText(self.run.started(ev))
+        self.map_view.begin(ev.features, ev.config.impl)
+        self.timing_plot.begin(ev.kind, ev.samples)
+        self.quality_plot.begin()
+        if self._on_env is not None:
+            self._on_env(ev.env)
+        self.sharding_view.set_run(ev.config, ev.layout, ev.env, ev.features, ev.samples)
+
+    def _on_compiled(self, ev: Compiled) -> None:
+        self.timing_plot.set_compile(ev.seconds, ev.compiles)
+        self.status.setText(self.run.compiled(ev))
+
+    def _on_chunks_timed(self, chunks: list[Any]) -> None:
+        self.timing_plot.add_chunks(chunks)
+        self.run.chunks(chunks)
+        self.progress.setValue(int(PROGRESS_STEPS * self.run.progress))
+        self._update_time()
+
+    def _update_time(self) -> None:
+        if self.controller.busy:
+            self.time_label.setText(self.run.time_text(time.perf_counter()))
+
+    def _on_run_finished(self, record: RunRecord) -> None:
+        # The run itself lands in the run list through the comparison's recorder.
+        self.timing_plot.flush()
+        if record.status == "ok":
+            self.progress.setValue(PROGRESS_STEPS)
+        self.status.setText(self.run.finished(record))
+
+    def _on_run_failed(self, message: str, record: RunRecord) -> None:
+        self.timing_plot.flush()
+        self.status.setText(self.run.failed(message))
+        if self._on_failed is not None:
+            self._on_failed(message)
+
+    def _on_state_changed(self, state: str) -> None:
+        if state == ctl.PAUSED:
+            self.status.setText("Paused")
+        elif state == ctl.STOPPING:
+            self.status.setText("Stopping…")
+        if state == ctl.IDLE:
+            self._clock.stop()
+            self.time_label.setText(self.run.time_text(time.perf_counter(), running=False))
+
+    # -- a kept run ------------------------------------------------------------------------
+    def show_run(self, run: StoredRun) -> None:
+        """Show a kept run again: its final map, timings and quality curves."""
+        if self.controller.busy:
+            self.status.setText("A run is in progress: its views are live; show kept runs after it")
+            return
+        r = run.record
+        self.timing_plot.begin(r.kind, r.samples or 1)
+        if r.compile_s:
+            self.timing_plot.set_compile(r.compile_s)
+        elapsed = 0.0
+        chunks = []
+        for c in r.chunks:
+            elapsed += c.seconds
+            chunks.append(ChunkTimed(c.first, c.count, c.seconds, elapsed))
+        if chunks:
+            self.timing_plot.add_chunks(chunks)
+        self.timing_plot.flush()
+        self.quality_plot.begin()
+        for h in r.history:
+            self.quality_plot.add(QualityMeasured(int(h["iteration"]), float(h["qe"]), float(h["te"])))
+        if run.final_map is not None:
+            fm = np.asarray(run.final_map)
+            self.map_view.begin(fm.shape[-1], run.name)
+            random = (r.config.get("data") or {}).get("source", "random") == "random"
+            lo, hi = (np.zeros(fm.shape[-1]), np.ones(fm.shape[-1])) if random else frames.feature_range(fm)
+            self.map_view.show_frame(
+                frames.make_frame(r.iterations_done, fm, self.map_view.choice(), lo, hi), force=True
+            )
+            self.map_view.keep_final(fm)
+            self.map_view.caption.setText(f"{run.name} (kept run): iteration {r.iterations_done:,}")
+        self.status.setText(f"Showing {run.name} ({r.impl}, {r.status}) from the run list")
