@@ -7,10 +7,14 @@ never special-cases a name. New implementations are added with :func:`register`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from som_studio.core import memory
 from som_studio.core.protocol import Implementation
 
 _REGISTRY: dict[str, Implementation] = {}
+_BUILTIN: frozenset[str] = frozenset()  # the ladder below, set once it is registered
 
 
 class UnknownImplementation(KeyError):
@@ -27,6 +31,32 @@ def register(impl: Implementation) -> Implementation:
         raise ValueError(f"implementation {impl.name!r} is already registered")
     _REGISTRY[impl.name] = impl
     return impl
+
+
+def unregister(name: str) -> Implementation:
+    """Remove a registered implementation (one registered for a while, e.g. by a test)."""
+    if name in _BUILTIN:
+        raise ValueError(f"implementation {name!r} is built in")
+    return _REGISTRY.pop(name)
+
+
+@contextmanager
+def registered(*impls: Implementation) -> Iterator[tuple[Implementation, ...]]:
+    """Register ``impls`` for the ``with`` block only (tests inject fakes this way, in any process)."""
+    done: list[str] = []
+    try:
+        for impl in impls:
+            register(impl)
+            done.append(impl.name)
+        yield impls
+    finally:
+        for name in done:
+            _REGISTRY.pop(name, None)
+
+
+def is_builtin(name: str) -> bool:
+    """Whether every process has ``name`` registered on import (else it was registered at run time)."""
+    return name in _BUILTIN
 
 
 def get(name: str) -> Implementation:
@@ -170,3 +200,4 @@ register(
         shards=True,
     )
 )
+_BUILTIN = frozenset(_REGISTRY)

@@ -1,6 +1,8 @@
 """The desktop app: the only package that imports PySide6 and pyqtgraph.
 
-Two modules here stay Qt-free on purpose, because they run in the worker
-process that trains: :mod:`.worker_process` and :mod:`.frames`. Importing this
-package imports nothing heavy.
+Every module here is a view or a Qt adapter: the state it renders lives in
+:mod:`som_studio.app_model`, the worker process in :mod:`som_studio.worker`
+(both Qt-free; this package imports them, never the other way).
+:mod:`.frames` is the one Qt-free module left, until the picture pipeline
+takes it. Importing this package imports nothing heavy.
 """

@@ -1,11 +1,10 @@
-"""The one owner of a run: starts the worker process, forwards its events as Qt signals, stops it.
+"""The one owner of a run: starts the worker process, forwards its messages as Qt signals, stops it.
 
 :class:`RunController` lives in the GUI thread. It starts one worker process
-per run (``spawn``, never ``fork``: JAX is multithreaded) and one
-:class:`_PipeReader` thread that reads the worker's pipe. The reader keeps what
-arrives in a list (and only the latest map frame) and wakes the GUI thread
-once; the GUI thread takes everything when it gets to it. So a fast worker can
-never flood the event loop, and nothing is dropped except out-of-date frames.
+per run (:func:`som_studio.worker.process.run_worker`; ``spawn``, never
+``fork``: JAX is multithreaded) and one :class:`~som_studio.qt.pipe_reader.PipeReader`
+thread that reads the worker's typed messages; this module only turns them
+into signals, at most :data:`MAX_DISPATCH_HZ` times a second.
 
 Stopping sends ``cancel`` (the session stops between chunks, typically within
 one ~40 ms chunk, and reports its final map and quality) and kills the process
@@ -17,101 +16,27 @@ Python, or when chunks are longer than the grace period).
 from __future__ import annotations
 
 import multiprocessing
-import signal
-import threading
 import time
-from multiprocessing.connection import Connection, wait
+from multiprocessing.connection import Connection
 from typing import Any
 
-from PySide6.QtCore import QObject, QThread, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from som_studio.config import RunConfig
+from som_studio.core import registry
+from som_studio.qt.pipe_reader import PipeReader
+from som_studio.qt.probe import DeviceProbe
 from som_studio.session.events import ChunkTimed, Compiled, Failed, Finished, QualityMeasured, Started
 from som_studio.session.record import Chunk, RunRecord
+from som_studio.worker import messages as msgs
+from som_studio.worker.process import describe_exit
+
+__all__ = ["DeviceProbe", "RunController", "describe_exit"]
 
 KILL_AFTER_MS = 150
 MAX_DISPATCH_HZ = 30  # the GUI takes the worker's events at most this often
 
 IDLE, STARTING, RUNNING, PAUSED, STOPPING = "idle", "starting", "running", "paused", "stopping"
-
-
-class _PipeReader(QThread):
-    """Reads the worker's pipe on its own thread until the worker ends.
-
-    Threads: :meth:`run` runs on this thread and emits ``events_ready`` and
-    ``ended`` from it; :meth:`take` is called from the GUI thread.
-    """
-
-    events_ready = Signal()
-    ended = Signal(int)
-
-    def __init__(self, conn: Connection, process: Any) -> None:
-        super().__init__()
-        self._conn = conn
-        self._process = process
-        self._lock = threading.Lock()
-        self._pending: list[tuple[str, Any]] = []
-        self._frame: Any = None
-        self._signalled = False
-
-    def take(self) -> tuple[list[tuple[str, Any]], Any]:
-        """Everything that arrived since the last call, and the latest frame (GUI thread)."""
-        with self._lock:
-            items, frame = self._pending, self._frame
-            self._pending, self._frame, self._signalled = [], None, False
-        return items, frame
-
-    def _push(self, msg: tuple[str, Any]) -> None:
-        with self._lock:
-            if msg[0] == "frame":
-                self._frame = msg[1]  # an older frame not yet drawn is out of date
-            else:
-                self._pending.append(msg)
-            wake = not self._signalled
-            self._signalled = True
-        if wake:
-            self.events_ready.emit()
-
-    def run(self) -> None:
-        conn, sentinel = self._conn, self._process.sentinel
-        done = False
-        while not done:
-            ready = wait([conn, sentinel], timeout=0.5)
-            if not ready:
-                continue
-            # Read whatever is there (also after the process ended), until EOF.
-            while conn.poll():
-                try:
-                    msg = conn.recv()
-                except (EOFError, OSError):
-                    done = True
-                    break
-                except Exception as exc:  # a message cut short by a crash
-                    self._push(("error", f"unreadable message from the worker ({exc})"))
-                    done = True
-                    break
-                self._push(msg)
-            if sentinel in ready:
-                done = True
-        self._process.join(5)
-        code = self._process.exitcode
-        self.ended.emit(-999 if code is None else int(code))
-
-
-def describe_exit(code: int) -> str:
-    """What an exit code says about how the worker ended."""
-    if code < 0 and code != -999:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        hint = {
-            "SIGKILL": " (killed: out of memory, or by another program)",
-            "SIGABRT": " (aborted: typically an XLA or CUDA error)",
-            "SIGSEGV": " (crashed)",
-        }.get(name, "")
-        return f"the training process was ended by {name}{hint}"
-    return f"the training process exited with status {code}"
 
 
 class RunController(QObject):
@@ -141,7 +66,7 @@ class RunController(QObject):
         self._ctx = multiprocessing.get_context("spawn")
         self._process: Any = None
         self._control: Connection | None = None
-        self._reader: _PipeReader | None = None
+        self._reader: PipeReader | None = None
         self._state = IDLE
         self._stop_requested_at: float | None = None
         self._killed = False
@@ -194,11 +119,17 @@ class RunController(QObject):
         hooks: dict[str, Any] | None = None,
         session_options: dict[str, Any] | None = None,
     ) -> None:
-        """Start a worker process for ``config``; refused while a run is in progress."""
-        from som_studio.qt.worker_process import run_worker
+        """Start a worker process for ``config``; refused while a run is in progress.
+
+        An implementation registered at run time (a test's fake) travels with
+        the request and is registered in the worker for the run.
+        """
+        from som_studio.worker.process import RunRequest, run_worker
 
         if self.busy:
             raise RuntimeError("a run is already in progress")
+        impl = registry.get(config.impl) if config.impl in registry.names() else None
+        extra = (impl,) if impl is not None and not registry.is_builtin(impl.name) else ()
         self._reset_run()
         self._config = config
         self._killed = False
@@ -207,7 +138,11 @@ class RunController(QObject):
         control_r, control_w = self._ctx.Pipe(duplex=False)
         proc = self._ctx.Process(
             target=run_worker,
-            args=(config, cpu_devices, events_w, control_r, view, hooks, session_options),
+            args=(
+                RunRequest(config, cpu_devices, view, dict(hooks or {}), dict(session_options or {}), extra),
+                events_w,
+                control_r,
+            ),
             name="som-studio-worker",
             daemon=True,
         )
@@ -223,32 +158,39 @@ class RunController(QObject):
         events_w.close()
         control_r.close()
         self._process, self._control = proc, control_w
-        reader = _PipeReader(events_r, proc)
+        reader = PipeReader(events_r, proc)
         reader.events_ready.connect(self._on_events_ready)
         reader.ended.connect(self._on_ended)
         self._reader = reader
         reader.start()
 
-    def _send(self, msg: Any) -> None:
+    def _send(self, msg: msgs.Message) -> None:
         if self._control is not None:
             try:
-                self._control.send(msg)
+                self._control.send(msgs.encode(msg))
             except (OSError, ValueError):  # the worker is gone already
                 pass
 
     def pause(self) -> None:
         if self._state == RUNNING:
-            self._send("pause")
+            self._send(msgs.Pause())
             self._set_state(PAUSED)
 
     def resume(self) -> None:
         if self._state == PAUSED:
-            self._send("resume")
+            self._send(msgs.Resume())
             self._set_state(RUNNING)
+
+    def toggle_pause(self) -> None:
+        """Pause a running run, resume a paused one."""
+        if self._state == PAUSED:
+            self.resume()
+        else:
+            self.pause()
 
     def set_view(self, mode: str, component: int) -> None:
         """Ask the worker for another picture of the map (takes effect with the next frame)."""
-        self._send(("view", mode, component))
+        self._send(msgs.SetView(mode, component))
 
     def stop(self) -> None:
         """Cancel the run; kill the worker if it has not ended ``KILL_AFTER_MS`` later."""
@@ -256,7 +198,7 @@ class RunController(QObject):
             return
         self._stop_requested_at = time.perf_counter()
         self._set_state(STOPPING)
-        self._send("cancel")
+        self._send(msgs.Cancel())
         # The session checks for cancel only between chunks: before the first
         # one (start-up, compile) and when one chunk takes longer than the
         # grace period, waiting cannot help, so the process goes at once.
@@ -275,7 +217,7 @@ class RunController(QObject):
         """End any run now and wait for its process and thread (closing the window)."""
         proc, reader = self._process, self._reader
         if proc is not None:
-            self._send("cancel")
+            self._send(msgs.Cancel())
             proc.join(KILL_AFTER_MS / 1000)
             if proc.is_alive():
                 self._killed = True
@@ -325,31 +267,37 @@ class RunController(QObject):
         self._last_dispatch = time.perf_counter()
         items, frame = self._reader.take()
         chunks: list[ChunkTimed] = []
-        for kind, payload in items:
-            if kind == "event" and isinstance(payload, ChunkTimed):
-                chunks.append(payload)
-                self._chunks.append(Chunk(payload.first, payload.count, payload.seconds))
+        for msg in items:
+            if isinstance(msg, msgs.EventMessage) and isinstance(msg.event, ChunkTimed):
+                ev = msg.event
+                chunks.append(ev)
+                self._chunks.append(Chunk(ev.first, ev.count, ev.seconds))
                 continue
             if chunks:
                 self.chunks_timed.emit(chunks)
                 chunks = []
-            if frame is not None and (kind == "final_map" or isinstance(payload, (Finished, Failed))):
-                self.frame_ready.emit(frame)  # draw the final map before saying it is final
+            final = isinstance(msg, msgs.FinalMap) or (
+                isinstance(msg, msgs.EventMessage) and isinstance(msg.event, (Finished, Failed))
+            )
+            if frame is not None and final:
+                self.frame_ready.emit(frame.frame)  # draw the final map before saying it is final
                 frame = None
-            self._dispatch(kind, payload)
+            self._dispatch(msg)
         if chunks:
             self.chunks_timed.emit(chunks)
         if frame is not None:
-            self.frame_ready.emit(frame)
+            self.frame_ready.emit(frame.frame)
 
-    def _dispatch(self, kind: str, payload: Any) -> None:
-        if kind == "error":
-            self._error_text = str(payload)
+    def _dispatch(self, msg: msgs.Message) -> None:
+        if isinstance(msg, msgs.WorkerError):
+            self._error_text = msg.text
             return
-        if kind == "final_map":
-            self.final_map.emit(payload)
+        if isinstance(msg, msgs.FinalMap):
+            self.final_map.emit(msg.map)
             return
-        ev = payload
+        if not isinstance(msg, msgs.EventMessage):
+            return
+        ev = msg.event
         if isinstance(ev, Started):
             self._started = ev
             if self._state == STARTING:
@@ -424,81 +372,3 @@ class RunController(QObject):
         if self._chunks and st is not None:
             rec.total_s = sum(c.seconds for c in self._chunks) + self._compile_s
         return rec
-
-
-class DeviceProbe(QObject):
-    """Asks a short-lived worker process what JAX sees (backend, devices, memory, versions).
-
-    The GUI process never starts JAX itself: the device count is chosen per run,
-    and starting JAX takes seconds the window must not wait for.
-
-    Threads: GUI thread; ``info_ready(dict)`` is emitted in the GUI thread.
-
-    Parameters
-    ----------
-    target : the child's entry point in :mod:`som_studio.qt.worker_process`,
-        called as ``target(cpu_devices, conn)``; it sends one ``("info", dict)``.
-        ``"probe"`` (devices) or ``"doctor_report"`` (the environment doctor).
-    """
-
-    info_ready = Signal(dict)
-
-    def __init__(self, parent: QObject | None = None, target: str = "probe") -> None:
-        super().__init__(parent)
-        self._target = target
-        self._ctx = multiprocessing.get_context("spawn")
-        self._process: Any = None
-        self._reader: _PipeReader | None = None
-        self._info: dict[str, Any] | None = None
-
-    @property
-    def running(self) -> bool:
-        return self._process is not None
-
-    def start(self, cpu_devices: int | None) -> None:
-        from som_studio.qt import worker_process
-
-        if self._process is not None:
-            return
-        self._info = None
-        r, w = self._ctx.Pipe(duplex=False)
-        self._process = self._ctx.Process(
-            target=getattr(worker_process, self._target),
-            args=(cpu_devices, w),
-            name=f"som-studio-{self._target}",
-            daemon=True,
-        )
-        self._process.start()
-        w.close()
-        self._reader = _PipeReader(r, self._process)
-        self._reader.events_ready.connect(self._on_events_ready)
-        self._reader.ended.connect(self._on_ended)
-        self._reader.start()
-
-    def _on_events_ready(self) -> None:
-        if self._reader is None:
-            return
-        items, _ = self._reader.take()
-        for kind, payload in items:
-            if kind == "info":
-                self._info = dict(payload)
-
-    def _on_ended(self, code: int) -> None:
-        self._on_events_ready()
-        info = self._info or {"error": describe_exit(code)}
-        self.shutdown()
-        self.info_ready.emit(info)
-
-    def shutdown(self) -> None:
-        if self._process is not None and self._process.is_alive():
-            self._process.kill()
-            self._process.join(1)
-        if self._reader is not None:
-            self._reader.events_ready.disconnect(self._on_events_ready)
-            self._reader.ended.disconnect(self._on_ended)
-            self._reader.wait(2000)
-            self._reader.deleteLater()
-            self._reader = None
-        if self._process is not None:
-            self._process.close()
-            self._process = None

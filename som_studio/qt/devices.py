@@ -18,7 +18,7 @@ from PySide6.QtCore import QObject, Signal
 from som_studio.app_model.form import FormState, RunForm
 from som_studio.config import ConfigError, parse_layout
 from som_studio.core import registry
-from som_studio.qt import controller as ctl
+from som_studio.qt.probe import DeviceProbe
 
 
 class DeviceWatch(QObject):
@@ -40,7 +40,7 @@ class DeviceWatch(QObject):
         super().__init__(parent)
         self.form = form
         self._show = show
-        self.probe = ctl.DeviceProbe(self)
+        self.probe = DeviceProbe(self)
         self.probe.info_ready.connect(self._on_probe_info)
         self.env_info: dict[str, Any] | None = None  # the last good description of JAX's devices
         self._probe_cpu: int | None = None

@@ -1,4 +1,4 @@
-"""Small dialogs shared by the app's views (GUI thread only)."""
+"""Small dialogs and actions shared by the app's views (GUI thread only)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,19 @@ from importlib import metadata
 from typing import Any
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMessageBox, QWidget
+
+
+def action(owner: QWidget, text: str, slot: Any, shortcut: Any = None, tip: str = "") -> QAction:
+    """A menu action of ``owner`` calling ``slot``, with its shortcut and tooltip."""
+    a = QAction(text, owner)
+    if shortcut is not None:
+        a.setShortcut(QKeySequence(shortcut))
+    if tip:
+        a.setToolTip(tip)
+    a.triggered.connect(slot)
+    return a
 
 
 def show_error(owner: QWidget, title: str, message: str) -> QMessageBox:

@@ -1,7 +1,7 @@
 """Help > Environment doctor: ``som-studio doctor``'s report in a dialog, with a Copy button.
 
 The report starts JAX and runs ``nvidia-smi``, so it is made in a short-lived
-worker process (:func:`som_studio.qt.worker_process.doctor_report`); the dialog
+worker process (:func:`som_studio.worker.process.doctor_report`); the dialog
 opens at once and fills in when the answer comes.
 
 Threads: GUI thread only.
@@ -14,13 +14,23 @@ from typing import Any
 from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
-from som_studio.qt.controller import DeviceProbe
+from som_studio.qt.probe import DeviceProbe
 
 WAITING = "Checking the environment (starting JAX and asking nvidia-smi in a separate process)…"
 
 
 class DoctorDialog(QDialog):
     """Shows the environment doctor's report; ``report_ready(dict)`` fires when it has arrived."""
+
+    @classmethod
+    def show_for(cls, parent: QWidget, dialog: DoctorDialog | None = None) -> DoctorDialog:
+        """Show ``dialog`` (a new one for ``parent`` when ``None``) and ask for a fresh report."""
+        if dialog is None:
+            dialog = cls(parent)
+        dialog.show()
+        dialog.raise_()
+        dialog.check()
+        return dialog
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)

@@ -14,15 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import (
-    QApplication,
-    QDockWidget,
-    QFileDialog,
-    QMainWindow,
-    QMessageBox,
-    QWidget,
-)
+from PySide6.QtGui import QCloseEvent, QKeySequence
+from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QMainWindow, QMessageBox, QWidget
 
 from som_studio.app_model.form import FormState, RunForm
 from som_studio.config import RunConfig
@@ -123,7 +116,9 @@ class MainWindow(QMainWindow):
         self.controller.state_changed.connect(self._on_state_changed)
         self.panel.state_changed.connect(self._on_form_state)
         self.map_view.view_changed.connect(self.controller.set_view)
-        self.devices.info_ready.connect(self._on_probe_info)
+        self.devices.info_ready.connect(
+            lambda info: self._about_box and self._about_box.setText(dialogs.about_text(info))
+        )
         self.panel.detect_requested.connect(self.detect_devices)
         self.settings.restore_form(self.form, self._cli_cpu_devices)
         self.map_view.set_choice(*self.settings.view())
@@ -140,28 +135,22 @@ class MainWindow(QMainWindow):
         self.docks[key] = dock
         return dock
 
-    def _action(self, text: str, slot: Any, shortcut: Any = None, tip: str = "") -> QAction:
-        action = QAction(text, self)
-        if shortcut is not None:
-            action.setShortcut(QKeySequence(shortcut))
-        if tip:
-            action.setToolTip(tip)
-        action.triggered.connect(slot)
-        return action
-
     def _make_actions(self) -> None:
-        self.run_action = self._action("&Run", lambda: self.start_run(), "Ctrl+R")
-        self.pause_action = self._action("&Pause", self.toggle_pause, "Ctrl+P")
-        self.stop_action = self._action("&Stop", self.controller.stop, Qt.Key.Key_Escape)
-        self.open_action = self._action("&Open run…", lambda: self.runs_panel.open_runs(), "Ctrl+O")
+        def action(text: str, slot: Any, shortcut: Any = None, tip: str = "") -> Any:
+            return dialogs.action(self, text, slot, shortcut, tip)
+
+        self.run_action = action("&Run", lambda: self.start_run(), "Ctrl+R")
+        self.pause_action = action("&Pause", self.controller.toggle_pause, "Ctrl+P")
+        self.stop_action = action("&Stop", self.controller.stop, Qt.Key.Key_Escape)
+        self.open_action = action("&Open run…", lambda: self.runs_panel.open_runs(), "Ctrl+O")
         tip = "The ticked runs' full records (all kept runs when none is ticked)"
-        self.export_action = self._action("&Export runs as JSON…", self.export_runs, "Ctrl+E", tip)
-        self.quit_action = self._action("&Quit", self.close, QKeySequence.StandardKey.Quit)
+        self.export_action = action("&Export runs as JSON…", self.export_runs, "Ctrl+E", tip)
+        self.quit_action = action("&Quit", self.close, QKeySequence.StandardKey.Quit)
         if self.quit_action.shortcut().isEmpty():  # not every platform names one
             self.quit_action.setShortcut(QKeySequence("Ctrl+Q"))
-        self.about_action = self._action("&About SOM Studio", self.show_about)
+        self.about_action = action("&About SOM Studio", self.show_about)
         tip = "Check Python, JAX, the GPU driver, memory settings and the display (som-studio doctor)"
-        self.doctor_action = self._action("Environment &doctor…", self.show_doctor, tip=tip)
+        self.doctor_action = action("Environment &doctor…", self.show_doctor, tip=tip)
         run_actions = (self.run_action, self.pause_action, self.stop_action)
         bar = self.menuBar()
         menus = {
@@ -230,12 +219,6 @@ class MainWindow(QMainWindow):
             return st.reason or "not runnable"
         return "" if self.start_run() else "a run is already in progress"
 
-    def toggle_pause(self) -> None:
-        if self.controller.state == ctl.PAUSED:
-            self.controller.resume()
-        else:
-            self.controller.pause()
-
     def _on_state_changed(self, state: str) -> None:
         busy = state != ctl.IDLE
         self.pause_action.setText("&Resume" if state == ctl.PAUSED else "&Pause")
@@ -265,10 +248,6 @@ class MainWindow(QMainWindow):
     def detect_devices(self) -> None:
         self.devices.detect()
 
-    def _on_probe_info(self, info: dict[str, Any]) -> None:
-        if self._about_box is not None:
-            self._about_box.setText(dialogs.about_text(info))
-
     # -- dialogs ---------------------------------------------------------------------------
     def show_error(self, title: str, message: str) -> None:
         """A dialog naming the problem; window-modal and non-blocking, so the app stays usable."""
@@ -283,11 +262,7 @@ class MainWindow(QMainWindow):
         """The environment doctor's report, made in a worker process (it starts JAX and runs nvidia-smi)."""
         from som_studio.qt.doctor_dialog import DoctorDialog
 
-        if self.doctor_dialog is None:
-            self.doctor_dialog = DoctorDialog(self)
-        self.doctor_dialog.show()
-        self.doctor_dialog.raise_()
-        self.doctor_dialog.check()
+        self.doctor_dialog = DoctorDialog.show_for(self, self.doctor_dialog)
 
     def export_runs(self) -> None:
         if not self.runs.records:

@@ -15,10 +15,12 @@ pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
 
+from som_studio.core import registry
 from som_studio.qt import controller as ctl
 from som_studio.qt.main_window import MainWindow
 from som_studio.qt.settings import Settings
-from som_studio.qt.worker_process import HOOK_ABORT_AFTER, HOOK_BLOCK_WARMUP
+from som_studio.worker.process import HOOK_ABORT_AFTER
+from tests.worker.fakes import slow_warmup_impl
 
 # The offscreen platform plugin says this about dock widgets; it is not a problem of ours.
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
@@ -74,14 +76,22 @@ def test_small_run_end_to_end(qtbot, window):
     assert window.run_action.isEnabled()
 
 
-def test_stop_during_compile(qtbot, window):
-    configure(window)
+@pytest.fixture
+def slow_warmup():
+    """An implementation whose warm-up blocks for a minute, registered (here and in the worker) for one test."""
+    with registry.registered(slow_warmup_impl()) as (impl,):
+        yield impl
+
+
+def test_stop_during_compile(qtbot, slow_warmup, window):
+    # The window lists the registered fake; the worker gets it with the run, through the registry.
+    configure(window, impl=slow_warmup.name)
     compiled: list = []
     window.controller.compiled.connect(compiled.append)
     # The warm-up blocks like a long compile, deaf to the session's cancel flag:
     # only killing the process can stop it.
     with qtbot.waitSignal(window.controller.run_started, timeout=WAIT_MS):
-        window.start_run(hooks={HOOK_BLOCK_WARMUP: 60})
+        window.start_run()
     with qtbot.waitSignal(window.controller.run_ended, timeout=WAIT_MS):
         window.stop_action.trigger()
     assert compiled == []

@@ -7,7 +7,7 @@ import pytest
 
 from som_studio.config import DataSpec, RunConfig
 from som_studio.qt import frames
-from som_studio.qt.sharding_layout import describe, layout_description
+from som_studio.app_model.sharding_layout import describe, layout_description
 
 
 def test_rgb_frame_is_uint8_row_major():

@@ -1,7 +1,7 @@
 """The sharding view: the map grid and the data, coloured by the device that holds each part.
 
 Pure layout first, drawing last (``jax.debug.visualize_sharding``'s habit): the
-description comes from :mod:`som_studio.qt.sharding_layout` (the engine's
+description comes from :mod:`som_studio.app_model.sharding_layout` (the engine's
 sharding description when it exists) and this widget only paints it.
 Replicated parts are marked with the replica count; bytes per device and, when
 a run reported it, device memory are listed under the picture.
@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 from som_studio.config import ConfigError, RunConfig
 from som_studio.core import registry
 from som_studio.core.memory import format_bytes
-from som_studio.qt.sharding_layout import describe
+from som_studio.app_model.sharding_layout import describe
 
 _PALETTE = [
     "#4e79a7",
@@ -218,7 +218,7 @@ class ShardingView(QWidget):
 def _preview() -> None:  # python -m som_studio.qt.widgets.sharding_view
     from PySide6.QtWidgets import QApplication
 
-    from som_studio.qt.sharding_layout import layout_description
+    from som_studio.app_model.sharding_layout import layout_description
 
     app = QApplication([])
     view = ShardingView()

@@ -7,19 +7,10 @@ abort or an out-of-memory kill takes down only the child; the simulated CPU
 device count is fixed per process, so each run may choose its own; and device
 memory goes back to the system when the child exits.
 
-Protocol (every message is a tuple, pickled through a one-way pipe):
-
-child -> parent (``events``):
-  ``("event", ev)``      a session event; ``Snapshot`` is replaced by a
-                         ``("frame", MapFrame)`` rendered here, coalesced to
-                         the latest while the pipe is busy;
-  ``("final_map", map)`` the last map, raw, just before ``Finished``/``Failed``
-                         (so the app can show it in any view afterwards);
-  ``("error", text)``    the worker itself failed outside the session.
-
-parent -> child (``control``): ``"cancel"``, ``"pause"``, ``"resume"``,
-``("view", mode, component)``. End of file on ``control`` (the app died)
-cancels the run.
+The messages both ways are :mod:`som_studio.worker.messages` (typed,
+versioned). A run is asked for with a :class:`RunRequest`; implementations
+registered at run time in the app (a test's fake, a plug-in) travel with it
+and are registered in the child for the run.
 
 Threads in the child: the main thread drives the session; a sender thread
 renders frames and writes the pipe (so a slow reader or a large map never
@@ -34,13 +25,46 @@ import threading
 import time
 import traceback
 from collections import deque
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
-# Test hooks, by name; only the tests set them (they simulate an engine that
-# crashes or a compile that does not return, which real code cannot do on demand).
+from som_studio.session.events import Failed, Finished, Snapshot
+from som_studio.worker.messages import (
+    Cancel,
+    EventMessage,
+    FinalMap,
+    FrameMessage,
+    Info,
+    Message,
+    Pause,
+    ProtocolError,
+    Resume,
+    SetView,
+    WorkerError,
+    decode,
+    encode,
+)
+
+# A test hook, by name; only the tests set it: it simulates an engine that
+# crashes after a given event, which real code cannot do on demand.
 HOOK_ABORT_AFTER = "abort_after"  # os.abort() after yielding an event of this type name
-HOOK_BLOCK_WARMUP = "block_warmup_s"  # warm-up blocks this long, deaf to cancel, like a compile
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What one run's worker is asked to do (pickled to the child).
+
+    ``implementations``: registered in the child for the run when it does not
+    know them (those the app registered at run time: a test's fake, a plug-in).
+    """
+
+    config: Any
+    cpu_devices: int | None = None
+    view: tuple[str, int] = ("rgb", 0)
+    hooks: dict[str, Any] = field(default_factory=dict)
+    session_options: dict[str, Any] = field(default_factory=dict)
+    implementations: tuple[Any, ...] = ()
 
 
 class _Outbox:
@@ -57,7 +81,7 @@ class _Outbox:
                 # Keep only the newest picture of the map: an older one still
                 # waiting is out of date before it could be drawn.
                 for i, old in enumerate(self._items):
-                    if old[0] == "snapshot":
+                    if isinstance(old, Snapshot):
                         del self._items[i]
                         break
             self._items.append(item)
@@ -82,27 +106,30 @@ class _Outbox:
             self._cond.wait_for(lambda: not self._items, timeout)
 
 
-def run_worker(
-    config: Any,
-    cpu_devices: int | None,
-    events: Connection,
-    control: Connection,
-    view: tuple[str, int] = ("rgb", 0),
-    hooks: dict[str, Any] | None = None,
-    session_options: dict[str, Any] | None = None,
-) -> None:
+def send(conn: Connection, msg: Message) -> None:
+    """Write one message (:func:`~som_studio.worker.messages.encode`)."""
+    conn.send(encode(msg))
+
+
+def receive(conn: Connection) -> Message:
+    """Read one message; :class:`~som_studio.worker.messages.ProtocolError` when it is not one."""
+    return decode(conn.recv())
+
+
+def run_worker(request: RunRequest, events: Connection, control: Connection) -> None:
     """Entry point of the child process (``multiprocessing`` ``spawn`` target)."""
     # Before anything imports JAX: the device count of this run's process.
     _forget_inherited_cpu_devices()
-    from som_studio.core import jax_runtime
+    from som_studio.core import jax_runtime, registry
 
-    jax_runtime.configure(cpu_devices)
-    hooks = dict(hooks or {})
+    jax_runtime.configure(request.cpu_devices)
     try:
-        _run(config, events, control, view, hooks, session_options or {})
+        unknown = tuple(i for i in request.implementations if i.name not in registry.names())
+        with registry.registered(*unknown):
+            _run(request, events, control)
     except BaseException:  # report, never hang the app waiting for an event
         try:
-            events.send(("error", traceback.format_exc()))
+            send(events, WorkerError(traceback.format_exc()))
         except (OSError, ValueError):
             pass
         raise
@@ -115,52 +142,43 @@ def run_worker(
     os._exit(0)
 
 
-def _run(
-    config: Any,
-    events: Connection,
-    control: Connection,
-    view: tuple[str, int],
-    hooks: dict[str, Any],
-    options: dict[str, Any],
-) -> None:
-    from som_studio.qt import frames
-    from som_studio.session.events import Failed, Finished, Snapshot
+def _run(request: RunRequest, events: Connection, control: Connection) -> None:
+    from som_studio.qt import frames  # Qt-free; moves to the picture pipeline's module
     from som_studio.session.session import Session
 
-    if hooks.get(HOOK_BLOCK_WARMUP):
-        _install_blocking_warmup(float(hooks[HOOK_BLOCK_WARMUP]))
-    session = Session(config, **options)
-    state = {"view": frames.ViewChoice(*view), "range": None}
+    session = Session(request.config, **request.session_options)
+    state: dict[str, Any] = {"view": frames.ViewChoice(*request.view), "range": None}
     outbox = _Outbox()
 
     def read_control() -> None:
         while True:
             try:
-                msg = control.recv()
+                msg = receive(control)
             except (EOFError, OSError):
                 session.cancel()  # the app is gone: stop, nobody is watching
                 return
-            if msg == "cancel":
+            except ProtocolError:
+                continue  # not ours to act on; the app's own messages are typed
+            if isinstance(msg, Cancel):
                 session.cancel()  # a cancelled session skips its final quality pass
-            elif msg == "pause":
+            elif isinstance(msg, Pause):
                 session.pause()
-            elif msg == "resume":
+            elif isinstance(msg, Resume):
                 session.resume()
-            elif isinstance(msg, tuple) and msg[0] == "view":
-                state["view"] = frames.ViewChoice(str(msg[1]), int(msg[2]))
+            elif isinstance(msg, SetView):
+                state["view"] = frames.ViewChoice(str(msg.mode), int(msg.component))
 
     def send_loop() -> None:
         while (item := outbox.get()) is not None:
-            if item[0] == "snapshot":
-                ev = item[1]
+            if isinstance(item, Snapshot):
                 if state["range"] is None:
-                    state["range"] = frames.feature_range(ev.map)
+                    state["range"] = frames.feature_range(item.map)
                 lo, hi = state["range"]
-                msg: tuple[str, Any] = ("frame", frames.make_frame(ev.iteration, ev.map, state["view"], lo, hi))
+                msg: Message = FrameMessage(frames.make_frame(item.iteration, item.map, state["view"], lo, hi))
             else:
                 msg = item
             try:
-                events.send(msg)
+                send(events, msg)
             except (OSError, ValueError):  # the app closed its end
                 session.cancel()
                 return
@@ -168,16 +186,16 @@ def _run(
     threading.Thread(target=read_control, name="som-control", daemon=True).start()
     sender = threading.Thread(target=send_loop, name="som-sender", daemon=True)
     sender.start()
-    abort_after = hooks.get(HOOK_ABORT_AFTER)
+    abort_after = request.hooks.get(HOOK_ABORT_AFTER)
     last_map = None
     for ev in session.run():
         if isinstance(ev, Snapshot):
             last_map = ev.map
-            outbox.put(("snapshot", ev), snapshot=True)
+            outbox.put(ev, snapshot=True)
         else:
             if isinstance(ev, (Finished, Failed)) and last_map is not None:
-                outbox.put(("final_map", last_map))
-            outbox.put(("event", ev))
+                outbox.put(FinalMap(last_map))
+            outbox.put(EventMessage(ev))
         if abort_after == type(ev).__name__:
             # Crash as an engine would in its next chunk: what was yielded is out.
             outbox.wait_sent(5.0)
@@ -202,28 +220,6 @@ def _forget_inherited_cpu_devices() -> None:
             del os.environ["JAX_PLATFORMS"]
 
 
-def _install_blocking_warmup(seconds: float) -> None:
-    """Test hook: every trainer's warm-up blocks for ``seconds``, like a long compile."""
-    import time
-
-    from som_studio.core.protocol import Implementation
-
-    create = Implementation.create
-
-    def create_blocking(self: Implementation, problem: Any) -> Any:
-        trainer = create(self, problem)
-        warmup = trainer.warmup
-
-        def slow_warmup() -> None:
-            time.sleep(seconds)  # uninterruptible from the session, as a compile is
-            warmup()
-
-        trainer.warmup = slow_warmup
-        return trainer
-
-    Implementation.create = create_blocking  # type: ignore[method-assign]
-
-
 def probe(cpu_devices: int | None, events: Connection) -> None:
     """Child entry point: report the JAX backend, devices and versions, then exit."""
     _forget_inherited_cpu_devices()
@@ -233,10 +229,9 @@ def probe(cpu_devices: int | None, events: Connection) -> None:
     try:
         from som_studio.session import env as envmod
 
-        info = envmod.describe("jax")
-        events.send(("info", info))
+        send(events, Info(envmod.describe("jax")))
     except Exception as exc:  # JAX cannot start here: say why
-        events.send(("info", {"error": f"{type(exc).__name__}: {exc}"}))
+        send(events, Info({"error": f"{type(exc).__name__}: {exc}"}))
     finally:
         events.close()
 
@@ -254,8 +249,26 @@ def doctor_report(cpu_devices: int | None, events: Connection) -> None:
     try:
         from som_studio import doctor
 
-        events.send(("info", {"text": doctor.report_text()}))
+        send(events, Info({"text": doctor.report_text()}))
     except Exception:  # the doctor itself failed: show why rather than nothing
-        events.send(("info", {"error": traceback.format_exc()}))
+        send(events, Info({"error": traceback.format_exc()}))
     finally:
         events.close()
+
+
+def describe_exit(code: int) -> str:
+    """What a worker's exit code says about how it ended (``-999``: its end was not seen)."""
+    import signal
+
+    if code < 0 and code != -999:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        hint = {
+            "SIGKILL": " (killed: out of memory, or by another program)",
+            "SIGABRT": " (aborted: typically an XLA or CUDA error)",
+            "SIGSEGV": " (crashed)",
+        }.get(name, "")
+        return f"the training process was ended by {name}{hint}"
+    return f"the training process exited with status {code}"
