@@ -189,10 +189,12 @@ class RunForm:
     # -- intents ------------------------------------------------------------------------
     def edit(self, **changes: Any) -> FormState:
         """Change fields (``iterations=`` sets the current kind's count) and check again."""
-        if "iterations" in changes:
-            n = changes.pop("iterations")
-            changes["steps" if self._fields.kind == "online" else "epochs"] = n
+        n = changes.pop("iterations", None)
         self._fields = dataclasses.replace(self._fields, **changes)
+        if n is not None:  # the count of the kind chosen, with this edit's implementation
+            self._fields = dataclasses.replace(
+                self._fields, **{"steps" if self._fields.kind == "online" else "epochs": n}
+            )
         if self._devices is not None and self._devices[1] != self._fields.simulated:
             self._devices = None  # what a worker saw holds for the device setting it ran with, no other
         return self.revalidate()

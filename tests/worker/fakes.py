@@ -33,3 +33,21 @@ def slow_warmup_impl(name: str = "test-slow-warmup") -> Implementation:
         factory=f"{__name__}:SlowWarmupBatch",
         estimate=memory.numpy_batch,
     )
+
+
+class BrokenRun(NumpyBatch):
+    """NumPy batch whose first chunk fails: the run's record says so."""
+
+    def run(self, first: int, count: int) -> None:
+        raise RuntimeError("the test's engine broke at its first chunk")
+
+
+def broken_impl(name: str = "test-broken-run") -> Implementation:
+    return Implementation(
+        name=name,
+        kind="batch",
+        backend="numpy",
+        description="NumPy batch that fails at its first chunk (a test's stand-in for a broken engine)",
+        factory=f"{__name__}:BrokenRun",
+        estimate=memory.numpy_batch,
+    )

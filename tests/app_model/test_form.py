@@ -1,0 +1,131 @@
+"""The configuration being edited, driven without Qt: fields, the config they make, and every refusal."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from som_studio.app_model.form import LABELS, RunForm, read_data_shape
+from som_studio.config import DataSpec, RunConfig
+from som_studio.session.preflight import CPU_DEVICES, Refusal
+
+
+def small_form(**changes) -> RunForm:
+    form = RunForm()
+    form.edit(**{"impl": "numpy-batch", "grid": "12x9", "samples": 120, "iterations": 5, **changes})
+    return form
+
+
+def test_the_defaults_make_a_runnable_config():
+    st = RunForm().state
+    assert st.runnable and st.refusals == ()
+    assert st.config is not None and st.config.grid == "240x135" and st.config.data == DataSpec()
+    assert st.memory_text.startswith("Memory: about ")
+
+
+def test_a_bad_grid_is_one_refusal_named_by_the_control():
+    form = small_form()
+    st = form.edit(grid="0x9")
+    assert not st.runnable and st.config is None
+    assert st.refusals == (Refusal("grid", "width and height must be positive, got 0x9"),)
+    assert st.reason == "Grid: width and height must be positive, got 0x9"
+    assert form.edit(grid="12x9").runnable
+
+
+def test_seeds_beyond_a_spin_box_are_kept_exactly():
+    form = small_form()
+    assert form.edit(seed=str(2**40)).config.seed == 2**40  # a Qt spin box stops at 2^31 - 1
+    st = form.edit(seed=str(2**63))
+    assert st.refusals[0].field == "seed" and not st.runnable
+    assert form.edit(seed="twelve").refusals[0].field == "seed"
+
+
+def test_a_config_shown_is_the_config_run():
+    # No round trip through widgets (or through short text): what is set is what runs.
+    cfg = RunConfig(
+        impl="numpy-online",
+        width=17,
+        height=5,
+        data=DataSpec(samples=77),
+        steps=123,
+        sigma_start=(1.2345678901, 2.0),
+        sigma_end=(0.3, 0.3),
+        lr_start=0.123456789,
+        lr_end=0.0123,
+        seed=2**50 + 1,
+        precision="float64",
+    )
+    form = RunForm()
+    assert form.set_config(cfg).config == cfg
+    assert form.fields.sigma_end == "0.3,0.3" and form.fields.seed == str(2**50 + 1)
+
+
+def test_steps_and_epochs_follow_the_implementation_and_are_kept_per_kind():
+    form = small_form()
+    assert form.state.config.epochs == 5 and form.state.config.steps is None
+    st = form.edit(impl="numpy-online")
+    assert st.config.steps == form.fields.steps and st.config.epochs is None
+    form.edit(iterations=777)
+    assert form.edit(impl="numpy-batch").config.epochs == 5
+    assert form.counts() == {"online": 777, "batch": 5}
+
+
+def test_a_data_file_is_read_by_the_caller_and_its_answer_checked(tmp_path):
+    good = tmp_path / "good.npy"
+    np.save(good, np.random.default_rng(0).random((50, 5)))
+    form = small_form()
+    st = form.edit(file=True, path=str(good))
+    # The form never reads a file itself: it says which one it needs (the app reads it off the GUI thread).
+    assert st.data_needed == (str(good), False) and not st.runnable and st.refusals[0].field == "data"
+    st = form.data_read(st.data_needed, *read_data_shape(st.data_needed))
+    assert st.runnable and (st.samples, st.features) == (50, 5) and st.data_text == "50 x 5 loaded"
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b\n1,2\n3,x\n")
+    st = form.edit(path=str(bad))
+    st = form.data_read(st.data_needed, *read_data_shape(st.data_needed))
+    assert st.refusals[0].field == "data" and "non-numeric value 'x'" in st.reason
+    assert st.reason.startswith("Data: ")
+
+
+def test_a_layout_beyond_the_simulated_devices_suggests_more():
+    form = small_form()
+    st = form.edit(impl="jax-shardmap-batch", layout="2x2", simulate=True, cpu_devices=3)
+    (r,) = st.refusals
+    assert r.field == "layout" and r.remedy == (CPU_DEVICES, 4)
+    assert "needs 4 devices" in r.reason and "JAX sees 3 cpu devices" in r.reason
+    assert st.reason.endswith(f"simulate more with {LABELS[CPU_DEVICES]} 4")
+    assert "--cpu-devices" not in st.reason  # the app names its control, not the CLI's flag
+    assert form.edit(cpu_devices=4).runnable
+
+
+def test_devices_seen_hold_for_the_setting_they_were_seen_with():
+    form = small_form(impl="jax-shardmap-batch", layout="2x1")
+    form.set_devices({"backend": "cpu", "devices": [{"kind": "cpu"}]}, None)
+    assert form.known_device_count() == 1
+    assert form.state.refusals[0].field == "layout"  # one device seen, two needed
+    form.edit(simulate=True, cpu_devices=2)
+    assert form.state.runnable and form.known_device_count() is None and form.devices_info() is None
+
+
+def test_memory_beyond_the_machine_is_refused_with_the_estimate():
+    st = small_form().edit(grid="32768x32768", samples=100_000_000)
+    assert [r.field for r in st.refusals] == ["memory"]
+    assert st.reason.startswith("Memory: numpy-batch on a 32768x32768 map with 100,000,000 x 3 data needs about")
+    assert st.memory_text  # the estimate is shown with the refusal
+
+
+def test_listeners_hear_edits_and_loaded_configs():
+    form = small_form()
+    states, fields = [], []
+    form.on_state(states.append)
+    form.on_fields(fields.append)
+    form.edit(grid="10x7")
+    assert states[-1].config.grid == "10x7" and fields == []
+    form.set_config(RunConfig(impl="numpy-batch", width=3, height=4, epochs=2))
+    assert fields[-1].grid == "3x4" and states[-1].config.grid == "3x4"
+
+
+@pytest.mark.parametrize("impl", ["not-an-implementation"])
+def test_an_unknown_implementation_is_refused(impl):
+    st = RunForm().edit(impl=impl)
+    assert st.refusals[0].field == "impl" and impl in st.reason

@@ -1,0 +1,46 @@
+"""The active run's live state and the run list with its ticks, without Qt."""
+
+from __future__ import annotations
+
+from som_studio.app_model.live import LiveRun
+from som_studio.app_model.runs import COLUMNS, RunList, row_texts
+from som_studio.config import RunConfig
+from som_studio.report.history import RunHistory, StoredRun
+from som_studio.session.events import ChunkTimed
+from som_studio.session.record import RunRecord
+
+
+def test_live_run_progress_and_time():
+    live = LiveRun()
+    assert live.time_text(5.0) == "" and live.progress == 0.0
+    text = live.begin(RunConfig(impl="numpy-online", width=10, height=7, steps=1000), now=100.0)
+    assert text == "Starting numpy-online on a 10x7 map…"
+    live.chunks([ChunkTimed(0, 250, 0.5, 0.5)])
+    assert live.progress == 0.25
+    # 0.5 s for 250 steps: 1.5 s for the 750 left.
+    assert live.time_text(102.0) == "elapsed   2.0 s   ETA   1.5 s   250/1,000"
+    assert live.time_text(103.0, running=False) == "elapsed   3.0 s"
+    assert live.failed("boom") == "Failed: boom"
+
+
+def _record(impl: str, status: str = "ok") -> RunRecord:
+    return RunRecord(impl=impl, kind="batch", config={"grid": [4, 3]}, status=status)
+
+
+def test_run_list_names_ticks_and_exports(tmp_path):
+    runs = RunList(RunHistory(tmp_path / "history"))
+    a, err = runs.add(StoredRun(_record("numpy-batch")))
+    assert err is None and a.name == "numpy-batch"
+    b, _ = runs.add(StoredRun(_record("numpy-batch")), check=True)
+    assert b.name == "numpy-batch (2)"  # names tell runs apart in comparisons and their files
+    assert runs.checked_runs() == [b] and runs.export_records() == [b.record]
+    assert "already called 'numpy-batch'" in runs.rename_problem(b, "numpy-batch")
+    assert runs.rename_problem(b, "mine") == ""
+    runs.set_checked([])
+    assert runs.export_records() == [a.record, b.record]  # none ticked: all
+    assert runs.remove(a.id) is False and [r.id for r in runs.runs] == [b.id]
+    assert len(row_texts(b)) == len(COLUMNS) and row_texts(b)[2] == "4x3"
+    # The list is the history: a new list over the same folder has the same runs.
+    assert [r.id for r in RunList(RunHistory(tmp_path / "history")).runs] == [b.id]
+    out = tmp_path / "runs.json"
+    assert runs.write_json(str(out)) == 1 and '"numpy-batch"' in out.read_text()

@@ -1,0 +1,99 @@
+"""The worker without Qt: its typed messages, and a run in a real spawned process."""
+
+from __future__ import annotations
+
+import multiprocessing
+
+import numpy as np
+import pytest
+
+from som_studio.config import DataSpec, RunConfig
+from som_studio.core import registry
+from som_studio.session.events import Compiled, Failed, Finished, Started
+from som_studio.worker import messages as m
+from som_studio.worker.process import RunRequest, describe_exit, receive, run_worker, send
+from tests.worker.fakes import broken_impl
+
+TIMEOUT_S = 120  # guards against a hang on a loaded machine, not a timing assertion
+
+
+@pytest.mark.parametrize(
+    "msg",
+    [m.Cancel(), m.Pause(), m.Resume(), m.SetView("component", 2), m.WorkerError("boom"), m.Info({"backend": "cpu"})],
+)
+def test_messages_round_trip(msg):
+    wire = m.encode(msg)
+    assert wire[:2] == (m.PROTOCOL_VERSION, type(msg).__name__)
+    assert m.decode(wire) == msg
+
+
+def test_another_version_or_a_stranger_is_refused_by_name():
+    with pytest.raises(m.ProtocolError, match="protocol version 99"):
+        m.decode((99, "Cancel"))
+    with pytest.raises(m.ProtocolError, match="unknown worker message 'Explode'"):
+        m.decode((m.PROTOCOL_VERSION, "Explode"))
+    with pytest.raises(m.ProtocolError, match="not a worker message"):
+        m.decode("cancel")  # the untyped messages of before
+    with pytest.raises(m.ProtocolError, match="malformed SetView"):
+        m.decode((m.PROTOCOL_VERSION, "SetView", "rgb", 0, "extra"))
+    with pytest.raises(m.ProtocolError):
+        m.encode(("event", None))  # type: ignore[arg-type]
+
+
+def test_exit_codes_are_described():
+    assert "SIGKILL" in describe_exit(-9) and "out of memory" in describe_exit(-9)
+    assert describe_exit(3) == "the training process exited with status 3"
+
+
+def _run(request: RunRequest) -> list[m.Message]:
+    ctx = multiprocessing.get_context("spawn")
+    events_r, events_w = ctx.Pipe(duplex=False)
+    control_r, control_w = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=run_worker, args=(request, events_w, control_r), daemon=True)
+    proc.start()
+    events_w.close()
+    control_r.close()
+    out: list[m.Message] = []
+    try:
+        while events_r.poll(TIMEOUT_S):
+            try:
+                out.append(receive(events_r))
+            except EOFError:
+                break
+    finally:
+        control_w.close()
+        proc.join(TIMEOUT_S)
+        if proc.is_alive():
+            proc.kill()
+            proc.join()
+    assert proc.exitcode == 0
+    return out
+
+
+def test_a_run_streams_typed_messages():
+    cfg = RunConfig(impl="numpy-batch", width=6, height=5, data=DataSpec(samples=40), epochs=3, seed=1)
+    out = _run(RunRequest(cfg, view=("umatrix", 0)))
+    events = [x.event for x in out if isinstance(x, m.EventMessage)]
+    assert isinstance(events[0], Started) and any(isinstance(e, Compiled) for e in events)
+    assert isinstance(events[-1], Finished) and events[-1].record.status == "ok"
+    frames = [x.frame for x in out if isinstance(x, m.FrameMessage)]
+    assert frames and frames[-1].view.mode == "umatrix" and frames[-1].image.shape == (5, 6)
+    (final,) = [x for x in out if isinstance(x, m.FinalMap)]
+    assert np.asarray(final.map).shape == (5, 6, 3)
+    assert out.index(final) < len(out) - 1  # the final map comes before Finished
+
+
+def test_a_fake_implementation_reaches_the_worker_through_the_registry():
+    # Registered here for the test only; the request carries it and the worker registers it for the run.
+    with registry.registered(broken_impl()) as (impl,):
+        cfg = RunConfig(impl=impl.name, width=6, height=5, data=DataSpec(samples=40), epochs=3)
+        out = _run(RunRequest(cfg, implementations=(impl,)))
+    assert impl.name not in registry.names()
+    failed = [x.event for x in out if isinstance(x, m.EventMessage) and isinstance(x.event, Failed)]
+    assert len(failed) == 1 and "the test's engine broke at its first chunk" in failed[0].record.message
+
+
+def test_send_writes_what_receive_reads():
+    r, w = multiprocessing.Pipe(duplex=False)
+    send(w, m.SetView("rgb"))
+    assert receive(r) == m.SetView("rgb", 0)
