@@ -15,10 +15,10 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
+from som_studio.app_model.sharding_layout import describe
 from som_studio.config import ConfigError, RunConfig
 from som_studio.core import registry
 from som_studio.core.memory import format_bytes
-from som_studio.app_model.sharding_layout import describe
 
 _PALETTE = [
     "#4e79a7",
