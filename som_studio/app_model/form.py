@@ -230,8 +230,10 @@ class RunForm:
 
     def set_counts(self, counts: Mapping[str, int]) -> FormState:
         """The remembered steps (``online``) and epochs (``batch``)."""
-        changes = {k: int(v) for k, v in (("steps", counts.get("online")), ("epochs", counts.get("batch"))) if v}
-        self._fields = dataclasses.replace(self._fields, **changes)
+        f = self._fields
+        self._fields = dataclasses.replace(
+            f, steps=int(counts.get("online") or f.steps), epochs=int(counts.get("batch") or f.epochs)
+        )
         for listener in self._fields_listeners:
             listener(self._fields)
         return self.revalidate()

@@ -131,7 +131,7 @@ class Settings:
     # -- helpers -----------------------------------------------------------------------
     def _int(self, key: str, default: int) -> int:
         try:
-            return int(self._qs.value(key, default))  # type: ignore[arg-type]
+            return int(self._qs.value(key, default))  # type: ignore[call-overload]
         except (TypeError, ValueError):
             return default
 

@@ -70,8 +70,8 @@ class RunPanel(QWidget):
         self._asking = False
         self._ever_asked = False
 
-        form = QFormLayout()
-        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        rows = QFormLayout()
+        rows.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
 
         self.impl = QComboBox()
         for impl in registry.all_implementations():
@@ -80,14 +80,14 @@ class RunPanel(QWidget):
         self.impl_info = QLabel()
         self.impl_info.setWordWrap(True)
         self.impl_info.setStyleSheet("color: #555;")
-        form.addRow("Implementation", self.impl)
-        form.addRow("", self.impl_info)
+        rows.addRow("Implementation", self.impl)
+        rows.addRow("", self.impl_info)
 
         self.grid = QComboBox()
         self.grid.setEditable(True)
         self.grid.addItems(GRID_PRESETS)
         self.grid.setToolTip("width x height (240x135: 240 columns, 135 rows); pick a preset or type one")
-        form.addRow("Grid", self.grid)
+        rows.addRow("Grid", self.grid)
 
         self.random_data = QRadioButton("Random colours")
         self.samples = QSpinBox()
@@ -117,13 +117,13 @@ class RunPanel(QWidget):
         row3.addWidget(self.data_info, 1)
         data_box.addLayout(row3)
         self.random_data.setChecked(True)
-        form.addRow("Data", data_box)
+        rows.addRow("Data", data_box)
 
         self.iterations_label = QLabel("Epochs")
         self.iterations = QSpinBox()
         self.iterations.setRange(1, cfgmod.MAX_ITERATIONS)
         self.iterations.setGroupSeparatorShown(True)
-        form.addRow(self.iterations_label, self.iterations)
+        rows.addRow(self.iterations_label, self.iterations)
 
         self.sigma_start = QLineEdit()
         self.sigma_end = QLineEdit()
@@ -134,20 +134,20 @@ class RunPanel(QWidget):
         sig.addWidget(self.sigma_start)
         sig.addWidget(QLabel("→"))
         sig.addWidget(self.sigma_end)
-        form.addRow("Radius σ", sig)
+        rows.addRow("Radius σ", sig)
         self.lr_start = QDoubleSpinBox()
         self.lr_end = QDoubleSpinBox()
-        for w, v in ((self.lr_start, cfgmod.DEFAULT_LR[0]), (self.lr_end, cfgmod.DEFAULT_LR[1])):
-            w.setDecimals(4)
-            w.setRange(0.0, 1.0)
-            w.setSingleStep(0.01)
-            w.setValue(v)
+        for box, v in ((self.lr_start, cfgmod.DEFAULT_LR[0]), (self.lr_end, cfgmod.DEFAULT_LR[1])):
+            box.setDecimals(4)
+            box.setRange(0.0, 1.0)
+            box.setSingleStep(0.01)
+            box.setValue(v)
         lr = QHBoxLayout()
         lr.addWidget(self.lr_start)
         lr.addWidget(QLabel("→"))
         lr.addWidget(self.lr_end)
         self.lr_label = QLabel("Learning rate")
-        form.addRow(self.lr_label, lr)
+        rows.addRow(self.lr_label, lr)
 
         # Text, not a spin box: seeds go up to 2^63 - 1, beyond a spin box's 2^31 - 1.
         self.seed = QLineEdit("0")
@@ -158,7 +158,7 @@ class RunPanel(QWidget):
         sp.addWidget(self.seed, 1)
         sp.addWidget(QLabel("Precision"))
         sp.addWidget(self.precision, 1)
-        form.addRow("Seed", sp)
+        rows.addRow("Seed", sp)
 
         self.layout_box = QComboBox()
         self.layout_box.setEditable(True)
@@ -174,7 +174,7 @@ class RunPanel(QWidget):
         lay.addWidget(self.layout_box, 1)
         lay.addWidget(self.simulate)
         lay.addWidget(self.cpu_devices, 1)
-        form.addRow("Layout", lay)
+        rows.addRow("Layout", lay)
         self.devices_label = QLabel("Devices: not asked yet")
         self.devices_label.setWordWrap(True)
         self.detect = QPushButton("Detect")
@@ -182,7 +182,7 @@ class RunPanel(QWidget):
         dev = QHBoxLayout()
         dev.addWidget(self.devices_label, 1)
         dev.addWidget(self.detect)
-        form.addRow("", dev)
+        rows.addRow("", dev)
 
         self.memory_label = QLabel()
         self.memory_label.setWordWrap(True)
@@ -192,7 +192,7 @@ class RunPanel(QWidget):
         self.reason_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
         outer = QVBoxLayout(self)
-        outer.addLayout(form)
+        outer.addLayout(rows)
         outer.addWidget(self.memory_label)
         outer.addWidget(self.reason_label)
         outer.addStretch(1)
@@ -276,15 +276,12 @@ class RunPanel(QWidget):
                 edit.setText(text)
         if self.path.text().strip() != f.path:
             self.path.setText(f.path)
-        for spin, value in (
-            (self.samples, f.samples),
-            (self.iterations, f.iterations),
-            (self.lr_start, f.lr_start),
-            (self.lr_end, f.lr_end),
-            (self.cpu_devices, f.cpu_devices),
-        ):
-            if spin.value() != value:
-                spin.setValue(value)  # shown within the widget's range; the form keeps the exact value
+        for spin, n in ((self.samples, f.samples), (self.iterations, f.iterations), (self.cpu_devices, f.cpu_devices)):
+            if spin.value() != n:
+                spin.setValue(n)
+        for box, x in ((self.lr_start, f.lr_start), (self.lr_end, f.lr_end)):
+            if box.value() != x:
+                box.setValue(x)  # shown to the box's 4 decimals; the form keeps the exact value
         (self.file_data if f.file else self.random_data).setChecked(True)
         self.scale.setChecked(f.scale)
         self.simulate.setChecked(f.simulate)
