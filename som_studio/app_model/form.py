@@ -44,7 +44,7 @@ LABELS: Mapping[str, str] = {
     "layout": "Layout",
     "memory": "Memory",
     "config": "Configuration",
-    "cpu_devices": "Layout's simulate box and CPU devices",
+    "cpu_devices": "Layout's “simulate” box set to {n} CPU devices",
 }
 
 MAX_SIMULATED_DEVICES = 64  # JAX's CPU backend simulates this many at most, here

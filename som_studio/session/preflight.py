@@ -48,12 +48,17 @@ class Refusal:
     remedy: tuple[str, int] | None = None
 
     def text(self, names: Mapping[str, str] | None = None) -> str:
-        """``"<name>: <reason>"``, the field and the remedy's field named by ``names`` (default: as they are)."""
+        """``"<name>: <reason>"``, the field and the remedy's field named by ``names`` (default: as they are).
+
+        A remedy's name may hold ``{n}`` where its value goes; otherwise the value follows it.
+        """
         names = names or {}
         out = f"{names.get(self.field, self.field)}: {self.reason}"
         if self.remedy is not None:
             field, value = self.remedy
-            out += f"; simulate more with {names.get(field, '--cpu-devices')} {value}"
+            # A name may place the value itself ("{n}"); a flag is followed by it.
+            name = names.get(field, "--cpu-devices")
+            out += "; simulate more with " + (name if "{n}" in name else name + " {n}").format(n=value)
         return out
 
     def __str__(self) -> str:

@@ -93,7 +93,7 @@ def test_a_layout_beyond_the_simulated_devices_suggests_more():
     (r,) = st.refusals
     assert r.field == "layout" and r.remedy == (CPU_DEVICES, 4)
     assert "needs 4 devices" in r.reason and "JAX sees 3 cpu devices" in r.reason
-    assert st.reason.endswith(f"simulate more with {LABELS[CPU_DEVICES]} 4")
+    assert st.reason.endswith("simulate more with " + LABELS[CPU_DEVICES].format(n=4))
     assert "--cpu-devices" not in st.reason  # the app names its control, not the CLI's flag
     assert form.edit(cpu_devices=4).runnable
 

@@ -252,5 +252,5 @@ def test_a_layout_needing_several_devices_asks_which_there_are(qtbot, window):
     # The session's layout refusal, with the app's control named where the CLI names --cpu-devices.
     assert p.reason_label.text() == (
         "Layout: layout 2x2 needs 4 devices (2 along data x 2 along map), but JAX sees 1 cpu device; "
-        "simulate more with Layout's simulate box and CPU devices 4"
+        "simulate more with Layout's “simulate” box set to 4 CPU devices"
     )
