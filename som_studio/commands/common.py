@@ -8,7 +8,6 @@ from pathlib import Path
 
 from som_studio import config as cfgmod
 from som_studio.config import ConfigError, DataSpec, RunConfig
-from som_studio.session.preflight import iteration_counts
 
 
 class CommandError(Exception):
@@ -158,6 +157,7 @@ def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
     it would otherwise be ignored and the runs would take the default count.
     """
     from som_studio.core import registry
+    from som_studio.session.preflight import iteration_counts
 
     width, height = args.grid
     if args.scale and args.data is None:
