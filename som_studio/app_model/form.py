@@ -152,6 +152,20 @@ def read_data_shape(key: DataKey) -> tuple[tuple[int, ...] | None, str]:
         return None, f"cannot read {path}: {exc.strerror or exc}"
 
 
+def devices_text(seen: tuple[dict[str, Any], int | None] | None, asking: bool, asked_before: bool) -> tuple[str, str]:
+    """(line, tooltip) saying which devices a worker saw (``seen``: info and simulated count)."""
+    if asking:
+        return "Devices: asking…", ""
+    if seen is None:
+        return "Devices: not asked yet" + (" for these settings" if asked_before else ""), ""
+    info, simulated = seen
+    if "error" in info:
+        return f"Devices: JAX cannot start here ({info['error']})", ""
+    devs = info.get("devices") or []
+    kinds = ", ".join(sorted({str(d.get("kind")) for d in devs}))
+    return f"Devices: {len(devs)} × {kinds}{' (simulated)' if simulated else ''}", f"JAX backend: {info.get('backend')}"
+
+
 class RunForm:
     """The configuration being edited, checked after every edit.
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMessageBox, QWidget
+from PySide6.QtWidgets import QMessageBox, QScrollArea, QWidget
 
 
 def action(owner: QWidget, text: str, slot: Any, shortcut: Any = None, tip: str = "") -> QAction:
@@ -89,3 +89,13 @@ def show_about(owner: QWidget, info: dict[str, Any] | None) -> QMessageBox:
     box.finished.connect(lambda _=0: setattr(owner, "_about_box", None))
     box.open()
     return box
+
+
+def scrolled(panel: QWidget) -> QScrollArea:
+    """``panel`` in a scroll area that scrolls down, never sideways."""
+    scroll = QScrollArea()
+    scroll.setWidget(panel)
+    scroll.setWidgetResizable(True)
+    scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    scroll.setMinimumWidth(340)
+    return scroll

@@ -28,7 +28,7 @@ from som_studio.qt.runs import RunsModel, RunsPanel
 from som_studio.qt.settings import Settings
 from som_studio.qt.widgets.map_view import MapView
 from som_studio.qt.widgets.quality_plot import QualityPlot
-from som_studio.qt.widgets.run_panel import RunPanel, scrolled
+from som_studio.qt.widgets.run_panel import RunPanel
 from som_studio.qt.widgets.sharding_view import ShardingView
 from som_studio.qt.widgets.timing_plot import TimingPlot
 from som_studio.report.history import RunHistory
@@ -94,7 +94,7 @@ class MainWindow(QMainWindow):
             Qt.DockWidgetArea.BottomDockWidgetArea,
         )
         for key, title, widget, area in (
-            ("run", "Run", scrolled(self.panel), left),
+            ("run", "Run", dialogs.scrolled(self.panel), left),
             ("timings", "Timings", self.timing_plot, right),
             ("quality", "Quality", self.quality_plot, right),
             ("runs", "Runs", self.runs_panel, bottom),

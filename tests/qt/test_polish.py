@@ -254,3 +254,19 @@ def test_a_layout_needing_several_devices_asks_which_there_are(qtbot, window):
         "Layout: layout 2x2 needs 4 devices (2 along data x 2 along map), but JAX sees 1 cpu device; "
         "simulate more with Layout's “simulate” box set to 4 CPU devices"
     )
+
+
+def test_a_field_being_typed_in_keeps_its_text_when_the_form_changes_elsewhere(qtbot, window):
+    p = window.panel
+    p.file_data.setChecked(True)
+    window.activateWindow()
+    p.path.setFocus()
+    qtbot.waitUntil(p.path.hasFocus, timeout=WAIT_MS)
+    p.path.setText("/data/half-typ")  # not finished: the form has not been told yet
+    p.set_devices({"backend": "cpu", "devices": [{"kind": "cpu"}]}, None)  # a probe answers meanwhile
+    assert p.path.text() == "/data/half-typ" and p.form.fields.path == ""
+    # A configuration loaded into the form is shown, typing or not.
+    from som_studio.config import DataSpec, RunConfig
+
+    p.load_config(RunConfig(impl="numpy-batch", data=DataSpec(path="/data/full.csv"), epochs=2))
+    assert p.path.text() == "/data/full.csv"

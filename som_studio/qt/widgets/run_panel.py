@@ -27,22 +27,25 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QRadioButton,
-    QScrollArea,
     QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
 from som_studio import config as cfgmod
-from som_studio.app_model.form import MAX_SIMULATED_DEVICES, FormFields, FormState, RunForm, read_data_shape
+from som_studio.app_model.form import (
+    MAX_SIMULATED_DEVICES,
+    FormFields,
+    FormState,
+    RunForm,
+    devices_text,
+    read_data_shape,
+)
 from som_studio.config import RunConfig
 from som_studio.core import registry
 
 GRID_PRESETS = ("60x34", "240x135", "512x512", "1024x1024")
 LAYOUT_PRESETS = ("1x1", "2x1", "1x2", "2x2", "4x1", "1x4", "4x2", "2x4", "8x1", "1x8")
-
-
-PanelState = FormState  # the panel's verdict is the form's
 
 
 class RunPanel(QWidget):
@@ -65,6 +68,7 @@ class RunPanel(QWidget):
         super().__init__(parent)
         self.form = form or RunForm()
         self._rendering = True
+        self._force = True
         self._readers: list[threading.Thread] = []
         self._reading: tuple[str, bool] | None = None
         self._asking = False
@@ -221,9 +225,9 @@ class RunPanel(QWidget):
             signal.connect(lambda *args, n=name, r=read: self._edit(n, r() if r else args[0]))
         self._data_read.connect(self._on_data_read)
         self.form.on_state(self._on_form_state)
-        self.form.on_fields(lambda _f: self._render(self.form.state))
+        self.form.on_fields(lambda _f: self._render(self.form.state, force=True))
         self._rendering = False
-        self._render(self.form.state)
+        self._render(self.form.state, force=True)
 
     # -- the form's state ------------------------------------------------------------------
     @property
@@ -242,10 +246,16 @@ class RunPanel(QWidget):
         self._read_data_if_needed(st)
         self.state_changed.emit(st)
 
-    def _render(self, st: FormState) -> None:
-        """Show the form's fields and verdict; the widgets' own signals are ignored meanwhile."""
+    def _render(self, st: FormState, force: bool = False) -> None:
+        """Show the form's fields and verdict; the widgets' own signals are ignored meanwhile.
+
+        A widget being typed in keeps its text unless ``force`` (a configuration
+        loaded into the form): an edit elsewhere, or a device probe's answer,
+        must not take a half-typed path or grid from under the user.
+        """
         f = self.form.fields
         self._rendering = True
+        self._force = force
         try:
             self._render_fields(f)
         finally:
@@ -269,18 +279,18 @@ class RunPanel(QWidget):
         self.lr_end.setEnabled(online)
         self.lr_label.setToolTip("" if online else "batch training does not use a learning rate")
         for combo, text in ((self.grid, f.grid), (self.layout_box, f.layout), (self.precision, f.precision)):
-            if combo.currentText() != text:
+            if combo.currentText() != text and self._may_set(combo):
                 combo.setCurrentText(text)
         for edit, text in ((self.sigma_start, f.sigma_start), (self.sigma_end, f.sigma_end), (self.seed, f.seed)):
-            if edit.text() != text:
+            if edit.text() != text and self._may_set(edit):
                 edit.setText(text)
-        if self.path.text().strip() != f.path:
+        if self.path.text().strip() != f.path and self._may_set(self.path):
             self.path.setText(f.path)
         for spin, n in ((self.samples, f.samples), (self.iterations, f.iterations), (self.cpu_devices, f.cpu_devices)):
-            if spin.value() != n:
+            if spin.value() != n and self._may_set(spin):
                 spin.setValue(n)
         for box, x in ((self.lr_start, f.lr_start), (self.lr_end, f.lr_end)):
-            if box.value() != x:
+            if box.value() != x and self._may_set(box):
                 box.setValue(x)  # shown to the box's 4 decimals; the form keeps the exact value
         (self.file_data if f.file else self.random_data).setChecked(True)
         self.scale.setChecked(f.scale)
@@ -290,23 +300,14 @@ class RunPanel(QWidget):
             w.setEnabled(f.file)
         self.cpu_devices.setEnabled(f.simulate)
 
+    def _may_set(self, w: QWidget) -> bool:
+        """Whether rendering may write ``w``: forced, or nobody is typing in it."""
+        return self._force or not (w.hasFocus() or any(c.hasFocus() for c in w.findChildren(QWidget)))
+
     def _render_devices(self, f: FormFields) -> None:
-        seen = self.form.devices_info()
-        if self._asking:
-            self.devices_label.setText("Devices: asking…")
-        elif seen is None:
-            later = " for these settings" if self._ever_asked else ""
-            self.devices_label.setText(f"Devices: not asked yet{later}")
-            self.devices_label.setToolTip("")
-        elif "error" in seen[0]:
-            self.devices_label.setText(f"Devices: JAX cannot start here ({seen[0]['error']})")
-        else:
-            info, simulated = seen
-            devs = info.get("devices") or []
-            kinds = ", ".join(sorted({str(d.get("kind")) for d in devs}))
-            sim = " (simulated)" if simulated else ""
-            self.devices_label.setText(f"Devices: {len(devs)} × {kinds}{sim}")
-            self.devices_label.setToolTip(f"JAX backend: {info.get('backend')}")
+        text, tip = devices_text(self.form.devices_info(), self._asking, self._ever_asked)
+        self.devices_label.setText(text)
+        self.devices_label.setToolTip(tip)
 
     # -- intents from the window ------------------------------------------------------------
     def set_devices(self, info: dict[str, Any] | None, simulated: int | None) -> None:
@@ -365,16 +366,6 @@ class RunPanel(QWidget):
         )
         if path:
             self.form.edit(path=path, file=True)
-
-
-def scrolled(panel: QWidget) -> QScrollArea:
-    """``panel`` in a scroll area that scrolls down, never sideways."""
-    scroll = QScrollArea()
-    scroll.setWidget(panel)
-    scroll.setWidgetResizable(True)
-    scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-    scroll.setMinimumWidth(340)
-    return scroll
 
 
 def _preview() -> None:  # python -m som_studio.qt.widgets.run_panel
