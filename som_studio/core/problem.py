@@ -61,23 +61,23 @@ class Problem:
 
     @property
     def height(self) -> int:
-        return self.init_map.shape[0]
+        return int(self.init_map.shape[0])
 
     @property
     def width(self) -> int:
-        return self.init_map.shape[1]
+        return int(self.init_map.shape[1])
 
     @property
     def features(self) -> int:
-        return self.init_map.shape[2]
+        return int(self.init_map.shape[2])
 
     @property
     def samples(self) -> int:
-        return self.data.shape[0]
+        return int(self.data.shape[0])
 
     @property
     def iterations(self) -> int:
-        return self.sigma_x.shape[0]
+        return int(self.sigma_x.shape[0])
 
 
 def decay(start: float, end: float, iterations: int) -> np.ndarray:

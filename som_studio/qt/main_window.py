@@ -10,7 +10,7 @@ import platform
 import sys
 import time
 from importlib import metadata
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 from PySide6.QtCore import Qt, QTimer
@@ -412,7 +412,7 @@ class MainWindow(QMainWindow):
         self.sharding_view.set_config(st.config, st.cpu_devices, st.features, st.samples)
         self._detect_if_layout_needs_it(st)
 
-    _auto_detected: ClassVar[set[int | None]] = set()
+    _auto_detected: frozenset[int | None] = frozenset()  # replaced, never mutated: each window its own
 
     def _detect_if_layout_needs_it(self, st: PanelState) -> None:
         """Ask which devices JAX sees once a layout needs several and nobody asked yet.

@@ -110,7 +110,8 @@ class Settings:
     # -- helpers -----------------------------------------------------------------------
     def _int(self, key: str, default: int) -> int:
         try:
-            return int(self._qs.value(key, default))  # type: ignore[arg-type]
+            v: Any = self._qs.value(key, default)
+            return int(v)
         except (TypeError, ValueError):
             return default
 

@@ -130,7 +130,7 @@ def _run(
     if hooks.get(HOOK_BLOCK_WARMUP):
         _install_blocking_warmup(float(hooks[HOOK_BLOCK_WARMUP]))
     session = Session(config, **options)
-    state = {"view": frames.ViewChoice(*view), "range": None}
+    state: dict[str, Any] = {"view": frames.ViewChoice(*view), "range": None}
     outbox = _Outbox()
 
     def read_control() -> None:
@@ -218,7 +218,7 @@ def _install_blocking_warmup(seconds: float) -> None:
             time.sleep(seconds)  # uninterruptible from the session, as a compile is
             warmup()
 
-        trainer.warmup = slow_warmup
+        trainer.warmup = slow_warmup  # type: ignore[method-assign]  # a test hook wraps this one trainer's warmup
         return trainer
 
     Implementation.create = create_blocking  # type: ignore[method-assign]

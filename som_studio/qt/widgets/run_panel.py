@@ -163,11 +163,11 @@ class RunPanel(QWidget):
         form.addRow("Radius σ", sig)
         self.lr_start = QDoubleSpinBox()
         self.lr_end = QDoubleSpinBox()
-        for w, v in ((self.lr_start, cfgmod.DEFAULT_LR[0]), (self.lr_end, cfgmod.DEFAULT_LR[1])):
-            w.setDecimals(4)
-            w.setRange(0.0, 1.0)
-            w.setSingleStep(0.01)
-            w.setValue(v)
+        for spin, v in ((self.lr_start, cfgmod.DEFAULT_LR[0]), (self.lr_end, cfgmod.DEFAULT_LR[1])):
+            spin.setDecimals(4)
+            spin.setRange(0.0, 1.0)
+            spin.setSingleStep(0.01)
+            spin.setValue(v)
         lr = QHBoxLayout()
         lr.addWidget(self.lr_start)
         lr.addWidget(QLabel("→"))
