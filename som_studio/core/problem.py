@@ -1,7 +1,7 @@
 """One SOM, defined once: data, initial map, schedules and sample order.
 
 Every implementation trains from a :class:`Problem` built by :func:`make_problem`,
-so they all see the same seeded numbers. The formulas (also in the README):
+so they all see the same seeded numbers. The formulas (also in docs/internals.md):
 
 * iteration ``t`` in ``0 .. T-1``, ``T`` steps (online) or epochs (batch);
 * exponential decay from start to end: ``v(t) = v0 * (v1 / v0) ** (t / (T - 1))``
