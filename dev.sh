@@ -2,7 +2,8 @@
 # Sets up a project-local virtual environment and runs SOM Studio or its tests.
 #
 #   ./dev.sh app [ARGS...]   set up, then launch `som-studio ARGS...`
-#   ./dev.sh test [ARGS...]  set up, then run the test suite (pytest ARGS...)
+#   ./dev.sh test [ARGS...]  set up, check, then run the test suite (pytest ARGS...)
+#   ./dev.sh check           set up, then only the checks: ruff check, ruff format --check, mypy
 #   ./dev.sh env             set up only, print the interpreter in use
 #
 # Finds Python >= 3.12 itself: $PYTHON if set, else the first of python3.13,
@@ -61,11 +62,32 @@ setup() {
     fi
 }
 
+# The checks `test` runs before pytest; the first that finds anything stops the run
+# and says which it was and how to fix it. Settings: pyproject.toml ([tool.ruff], [tool.mypy]).
+step() {  # step NAME HINT CMD...
+    local name=$1 hint=$2
+    shift 2
+    if ! "$@"; then
+        echo "dev.sh: the '$name' step failed (see above). $hint" >&2
+        exit 1
+    fi
+}
+
+checks() {
+    local t0=$SECONDS
+    step "ruff check" "Many fix themselves: $VENV/bin/ruff check --fix ." "$VENV/bin/ruff" check --quiet .
+    step "ruff format --check" "Format with: $VENV/bin/ruff format ." "$VENV/bin/ruff" format --check --quiet .
+    step "mypy" "Types are checked as [tool.mypy] in pyproject.toml says." \
+        "$VENV/bin/mypy" --no-error-summary --hide-error-context
+    echo "dev.sh: ruff check, ruff format --check, mypy: clean ($((SECONDS - t0)) s)" >&2
+}
+
 cmd=${1:-app}
 shift || true
 case "$cmd" in
     app)  setup; exec "$VENV/bin/som-studio" "$@" ;;
-    test) setup; exec "$VENV/bin/python" -m pytest "$@" ;;
+    test) setup; checks; exec "$VENV/bin/python" -m pytest "$@" ;;
+    check) setup; checks ;;
     env)  setup; "$VENV/bin/python" -c 'import sys; print(sys.executable, sys.version)' ;;
-    *)    echo "usage: ./dev.sh app|test|env [ARGS...]" >&2; exit 2 ;;
+    *)    echo "usage: ./dev.sh app|test|check|env [ARGS...]" >&2; exit 2 ;;
 esac

@@ -521,10 +521,10 @@ def format_report(f: Facts, findings: list[Finding]) -> str:
     lines.append("Versions")
     row("Python", f"{'.'.join(map(str, f.python))} ({f.executable})")
     row("platform", f"{f.system} {f.machine}" + (" (in a container)" if f.in_container else ""))
-    for d in DISTRIBUTIONS:
-        if d == "PySide6" and f.versions.get("PySide6-Essentials"):
+    for dist in DISTRIBUTIONS:
+        if dist == "PySide6" and f.versions.get("PySide6-Essentials"):
             continue
-        row("PySide6" if d == "PySide6-Essentials" else d, f.versions.get(d) or "not installed")
+        row("PySide6" if dist == "PySide6-Essentials" else dist, f.versions.get(dist) or "not installed")
     row("CUDA plugins", ", ".join(f"{d} {v}" for d, v in f.plugins.items()) or "none installed")
 
     lines += ["", "NVIDIA driver"]

@@ -233,7 +233,7 @@ def format_table(records, baseline: str | None = None, prefer_numpy: bool = Fals
                 f"{tp:,.0f}" if tp else "-",
                 f"{r.qe:.4g}" if r.qe is not None else "-",
                 f"{r.te:.3f}" if r.te is not None else "-",
-                (f"{sp[r.impl]:.1f}x" if sp[r.impl] >= 0.1 else f"{sp[r.impl]:.2g}x") if sp.get(r.impl) else "-",
+                (f"{s:.1f}x" if s >= 0.1 else f"{s:.2g}x") if (s := sp.get(r.impl)) else "-",
             ]
         )
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]

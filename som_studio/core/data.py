@@ -85,7 +85,7 @@ def _load_npy(p: Path) -> np.ndarray:
             "never run code, so only numeric arrays are loaded"
         )
     try:
-        arr = np.load(p, allow_pickle=False)
+        arr: np.ndarray = np.load(p, allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:
         raise DataError(f"{p}: cannot read as .npy ({exc or 'file is truncated'})") from None
     return arr

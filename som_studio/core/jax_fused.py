@@ -35,13 +35,19 @@ sigma around the BMU was considered and not kept: see :class:`ScanOnline`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from som_studio.core import jax_runtime
 from som_studio.core.fused_plan import ARGMIN_ELEMENTS, UNIT_BLOCK, sample_chunk, unit_blocks
 from som_studio.core.problem import MIN_WEIGHT, Problem
 
-jax = jax_runtime.jax()
+if TYPE_CHECKING:  # the same module, named so that annotations like jax.Array resolve
+    import jax
+else:
+    jax = jax_runtime.jax()
 jnp = jax.numpy
 lax = jax.lax
 
@@ -202,7 +208,7 @@ class _FusedTrainer:
         self.w = put(np.ascontiguousarray(np.moveaxis(problem.init_map, 2, 0)))
         self.data = put(problem.data)
         self.sx, self.sy, self.lr = put(problem.sigma_x), put(problem.sigma_y), put(problem.lr)
-        self._program = None
+        self._program: Callable[..., jax.Array] | None = None  # each trainer builds its own
 
     def _args(self) -> tuple:
         raise NotImplementedError
@@ -213,6 +219,7 @@ class _FusedTrainer:
         self._call(0, 0)
 
     def _call(self, first: int, count: int) -> None:
+        assert self._program is not None, "the trainer's __init__ builds its program"
         self.w = self._program(self.w, np.int32(first), np.int32(count), *self._args())
         self.w.block_until_ready()
 

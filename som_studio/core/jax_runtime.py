@@ -85,9 +85,9 @@ def jax() -> ModuleType:
     return _jax
 
 
-def _on_event(name: str, _secs: float, **_kw: object) -> None:
+def _on_event(event: str, duration_secs: float, **_kw: str | int) -> None:
     global _compiles
-    if name == "/jax/core/compile/backend_compile_duration":
+    if event == "/jax/core/compile/backend_compile_duration":
         with _lock:
             _compiles += 1
 

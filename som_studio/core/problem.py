@@ -1,7 +1,7 @@
 """One SOM, defined once: data, initial map, schedules and sample order.
 
 Every implementation trains from a :class:`Problem` built by :func:`make_problem`,
-so they all see the same seeded numbers. The formulas (also in the README):
+so they all see the same seeded numbers. The formulas (also in docs/internals.md):
 
 * iteration ``t`` in ``0 .. T-1``, ``T`` steps (online) or epochs (batch);
 * exponential decay from start to end: ``v(t) = v0 * (v1 / v0) ** (t / (T - 1))``
@@ -61,23 +61,23 @@ class Problem:
 
     @property
     def height(self) -> int:
-        return self.init_map.shape[0]
+        return int(self.init_map.shape[0])
 
     @property
     def width(self) -> int:
-        return self.init_map.shape[1]
+        return int(self.init_map.shape[1])
 
     @property
     def features(self) -> int:
-        return self.init_map.shape[2]
+        return int(self.init_map.shape[2])
 
     @property
     def samples(self) -> int:
-        return self.data.shape[0]
+        return int(self.data.shape[0])
 
     @property
     def iterations(self) -> int:
-        return self.sigma_x.shape[0]
+        return int(self.sigma_x.shape[0])
 
 
 def decay(start: float, end: float, iterations: int) -> np.ndarray:

@@ -86,7 +86,7 @@ class Implementation:
 
     def create(self, problem: Problem) -> Trainer:
         module, _, attr = self.factory.partition(":")
-        cls = getattr(importlib.import_module(module), attr)
+        cls: Callable[[Problem], Trainer] = getattr(importlib.import_module(module), attr)
         return cls(problem)
 
     def supports(self) -> str:

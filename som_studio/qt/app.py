@@ -10,6 +10,11 @@ import argparse
 import os
 import socket
 import sys
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from som_studio.qt.main_window import MainWindow
 
 NO_DISPLAY = """\
 som-studio: the desktop app needs a display, and none was found ({reason}).
@@ -115,7 +120,7 @@ def main(args: argparse.Namespace | None = None) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("SOM Studio")
     app.setOrganizationName("som-studio")
-    app.setApplicationDisplayName("SOM Studio")
+    QApplication.setApplicationDisplayName("SOM Studio")  # a QGuiApplication static, as are the two above
     cpu_devices = getattr(args, "cpu_devices", None) if args is not None else None
     window = MainWindow(Settings(), cpu_devices=cpu_devices)
     _show_unexpected_errors(window)
@@ -148,22 +153,21 @@ def apply_identity(app: object) -> None:
     app.setWindowIcon(app_icon())  # type: ignore[attr-defined]
 
 
-def _show_unexpected_errors(window: object) -> None:
+def _show_unexpected_errors(window: MainWindow) -> None:
     """An exception that escapes a slot is shown in a dialog (and printed); the app goes on."""
     import traceback
 
     previous = sys.excepthook
 
-    def hook(kind: type[BaseException], exc: BaseException, tb: object) -> None:
+    def hook(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
         if issubclass(kind, KeyboardInterrupt):
-            previous(kind, exc, tb)  # type: ignore[arg-type]
+            previous(kind, exc, tb)
             return
-        traceback.print_exception(kind, exc, tb)  # type: ignore[arg-type]
+        traceback.print_exception(kind, exc, tb)
         try:
             window.show_error(
                 "Unexpected error",
-                f"{kind.__name__}: {exc}\n\n"  # type: ignore[attr-defined]
-                "The app goes on; the details were printed on the terminal.",
+                f"{kind.__name__}: {exc}\n\nThe app goes on; the details were printed on the terminal.",
             )
         except Exception:
             pass

@@ -574,9 +574,9 @@ class ComparisonView(QWidget):
 
         for key, holder in self._chart_widgets.items():
             lay = holder.layout()
-            while lay.count():
-                w = lay.takeAt(0).widget()
-                if w is not None:
+            assert lay is not None  # each holder is built with its layout
+            while (item := lay.takeAt(0)) is not None:
+                if (w := item.widget()) is not None:
                     w.deleteLater()
             if self.report is None:
                 lay.addWidget(QLabel("Nothing ticked."))
@@ -655,6 +655,7 @@ class ComparisonView(QWidget):
         if existing and not force:
             raise OutputError(f"{existing[0]}: exists")
         for r in runs:
+            assert r.final_image is not None  # kept by the filter above
             write_atomic(paths[r.name], png_bytes(upscale(r.final_image)), force=True)
         return f"{len(runs)} map(s) to {folder}{os.sep}"
 
@@ -704,7 +705,11 @@ def install(window: Any) -> ComparisonView:
         if dock.height() < 420 and not dock.isFloating():  # room for the charts
             window.resizeDocks([dock], [460], Qt.Orientation.Vertical)
 
-    compare.triggered.connect(lambda: (show_dock(), view.compare_ticked()))
+    def show_and_compare() -> None:
+        show_dock()
+        view.compare_ticked()
+
+    compare.triggered.connect(show_and_compare)
     if view.queue is not None:
         view.queue.finished.connect(lambda _impls: show_dock())
     cancel = QAction("Ca&ncel comparison", window)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -184,7 +185,7 @@ def maps_layout(report: Report, legend_px: int = 15, fixed: bool = True):  # typ
 
             def resizeEvent(self, ev):  # type: ignore[no-untyped-def]
                 need = self.width() / per_row * aspect + 72  # the two-line title
-                ci = getattr(self, "ci", None)  # not yet while pyqtgraph builds the widget
+                ci: Any = getattr(self, "ci", None)  # not yet while pyqtgraph builds the widget
                 for row in range(rows if ci is not None else 0):
                     ci.layout.setRowMaximumHeight(row, need)
                 super().resizeEvent(ev)

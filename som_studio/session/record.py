@@ -1,6 +1,6 @@
 """The record of one run: what ``--json`` writes, what reports and the app read.
 
-``RunRecord.to_dict`` is the JSON schema documented in the README
+``RunRecord.to_dict`` is the JSON schema documented in docs/json-schema.md
 (``schema_version`` :data:`SCHEMA_VERSION`).
 """
 

@@ -199,3 +199,37 @@ def test_cancel_stops_the_queue(qtbot, window) -> None:
         view.cancel_compare()
     assert len(view.history.runs) <= 1  # the first run was stopped; the others never started
     assert not view.queue.active and view.compare_button.isEnabled()
+
+
+def test_compare_queue_follows_the_order_ticked(window):
+    view = window.comparison
+    items = {
+        view.impl_list.item(i).data(Qt.ItemDataRole.UserRole): view.impl_list.item(i)
+        for i in range(view.impl_list.count())
+    }
+    for name in ("jax-jit-online", "numpy-batch", "numpy-online"):  # not the registry's order
+        items[name].setCheckState(Qt.CheckState.Checked)
+    items["numpy-batch"].setCheckState(Qt.CheckState.Unchecked)
+    assert view.ticked_impls() == ["jax-jit-online", "numpy-online"]
+    assert items["jax-jit-online"].text() == "1. jax-jit-online" and items["numpy-batch"].text() == "numpy-batch"
+    assert "jax-jit-online → numpy-online" in view.queue_label.text()
+    configs, reason = view.compare_configs()
+    assert reason == "" and [c.impl for c in configs] == ["jax-jit-online", "numpy-online"]
+
+
+def test_stop_during_a_comparison_stops_the_comparison(qtbot, window):
+    p = window.panel
+    p.impl.setCurrentIndex(p.impl.findData("numpy-online"))
+    p.grid.setCurrentText("8x6")
+    p.random_data.setChecked(True)
+    p.samples.setValue(50)
+    p.iterations.setValue(5_000_000)
+    p.simulate.setChecked(False)
+    view = window.comparison
+    view.set_ticked_impls(["numpy-online", "jax-jit-online"])
+    with qtbot.waitSignal(window.controller.chunks_timed, timeout=WAIT_MS):
+        assert view.compare_ticked()
+    with qtbot.waitSignal(view.queue.finished, timeout=WAIT_MS):
+        window.stop_action.trigger()
+    assert [r.record.status for r in window.runs.runs] == ["cancelled"]  # jax-jit-online never started
+    assert not window.controller.busy and view.compare_button.isEnabled()

@@ -1,0 +1,55 @@
+"""The run panel's devices: what a worker reported, forgotten when the settings change, asked for when needed."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pytestqt")
+
+
+pytestmark = pytest.mark.qt_log_ignore(
+    "This plugin does not support propagateSizeHints", "This plugin does not support raise"
+)
+
+WAIT_MS = 60_000  # guards against a hang on a loaded machine, not a timing assertion
+
+
+def test_devices_seen_with_other_settings_are_forgotten(window):
+    p = window.panel
+    p.set_cpu_devices(8)
+    p.set_devices({"backend": "cpu", "devices": [{"kind": "cpu"}] * 8}, 8)
+    assert p.devices_label.text() == "Devices: 8 × cpu (simulated)" and p.form.known_device_count() == 8
+    p.simulate.setChecked(False)  # the machine's own devices: not known until a worker says
+    assert p.form.known_device_count() is None and "not asked yet" in p.devices_label.text()
+
+
+def test_a_layout_needing_several_devices_asks_which_there_are(qtbot, window):
+    p = window.panel
+    p.simulate.setChecked(False)
+    p.grid.setCurrentText("8x6")
+    p.impl.setCurrentIndex(p.impl.findData("jax-shardmap-batch"))
+    with qtbot.waitSignal(window.probe.info_ready, timeout=WAIT_MS):
+        p.layout_box.setCurrentText("2x2")  # this process's 8 simulated devices are not the worker's
+    assert not window.run_action.isEnabled()
+    # The session's layout refusal, with the app's control named where the CLI names --cpu-devices.
+    assert p.reason_label.text() == (
+        "Layout: layout 2x2 needs 4 devices (2 along data x 2 along map), but JAX sees 1 cpu device; "
+        "simulate more with Layout's “simulate” box set to 4 CPU devices"
+    )
+
+
+def test_a_field_being_typed_in_keeps_its_text_when_the_form_changes_elsewhere(qtbot, window):
+    p = window.panel
+    p.file_data.setChecked(True)
+    window.activateWindow()
+    p.path.setFocus()
+    qtbot.waitUntil(p.path.hasFocus, timeout=WAIT_MS)
+    p.path.setText("/data/half-typ")  # not finished: the form has not been told yet
+    p.set_devices({"backend": "cpu", "devices": [{"kind": "cpu"}]}, None)  # a probe answers meanwhile
+    assert p.path.text() == "/data/half-typ" and p.form.fields.path == ""
+    # A configuration loaded into the form is shown, typing or not.
+    from som_studio.config import DataSpec, RunConfig
+
+    p.load_config(RunConfig(impl="numpy-batch", data=DataSpec(path="/data/full.csv"), epochs=2))
+    assert p.path.text() == "/data/full.csv"

@@ -1,0 +1,53 @@
+"""The timing plot: each run framed afresh, seconds on a log axis whose labels do not pile up."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pytestqt")
+
+from som_studio.qt.widgets.timing_plot import SecondsAxis, TimingPlot, short_seconds
+from som_studio.session.events import ChunkTimed
+
+pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
+
+
+def _chunks(first_end: int, step: int, n: int, seconds: float) -> list[ChunkTimed]:
+    return [ChunkTimed(first_end + i * step - step, step, seconds * step, 0.0) for i in range(n)]
+
+
+def test_timing_plot_frames_each_run_afresh(qtbot):
+    plot = TimingPlot()
+    qtbot.addWidget(plot)
+    plot.resize(600, 300)
+    plot.show()
+    # 20,000 online steps, then a batch run of 6 epochs (a compare queue's order).
+    plot.begin("online", 1)
+    plot.add_chunks(_chunks(100, 100, 200, 5e-5))
+    plot.flush()
+    qtbot.wait(50)
+    assert plot.plot.viewRange()[0][1] >= 19_000
+    plot.begin("batch", 1000)
+    for k in range(1, 4):
+        plot.add_chunks(_chunks(k, 1, 1, 0.07))
+        plot.flush()
+        qtbot.wait(20)
+    lo, hi = plot.plot.viewRange()[0]
+    assert -1 <= lo and hi <= 10, (lo, hi)  # not the previous run's thousands of steps
+    assert len(plot.points.getData()[0]) == 3  # every epoch drawn
+
+
+def test_timing_axis_labels_are_seconds_and_do_not_pile_up():
+    assert [short_seconds(s) for s in (0.07, 5e-5, 1.5, 2.5e-3)] == ["70 ms", "50 µs", "1.5 s", "2.5 ms"]
+    axis = SecondsAxis("left")
+    axis.setLogMode(False, True)
+    # 50 ms to 75 ms: less than a fifth of a decade, on 120 pixels.
+    ((_, values),) = axis.tickValues(np.log10(0.05), np.log10(0.075), 120)
+    assert 2 <= len(values) <= 4
+    labels = axis.tickStrings(values, 1.0, 0.0)
+    assert all(label.endswith(" ms") for label in labels)
+    # Six decades on 120 pixels: a few decade ticks, not 54 minor ones.
+    ((_, values),) = axis.tickValues(-7.0, -1.0, 120)
+    assert 2 <= len(values) <= 4 and all(float(v).is_integer() for v in values)
