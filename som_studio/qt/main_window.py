@@ -32,18 +32,19 @@ from som_studio.config import RunConfig
 from som_studio.core import memory
 from som_studio.qt import controller as ctl
 from som_studio.qt import dialogs, frames
-from som_studio.qt.comparison import history_folder
+from som_studio.qt.comparison import ComparisonView, LiveRecorder, history_folder
 from som_studio.qt.runs import RunsModel, RunsPanel
 from som_studio.qt.settings import Settings
 from som_studio.qt.widgets.map_view import MapView
 from som_studio.qt.widgets.quality_plot import QualityPlot
 from som_studio.qt.widgets.run_panel import PanelState, RunPanel
 from som_studio.qt.widgets.timing_plot import TimingPlot, format_seconds
-from som_studio.report.history import RunHistory, StoredRun
 from som_studio.session.events import ChunkTimed, Compiled, QualityMeasured, Started
 from som_studio.session.record import RunRecord, runs_document
+from som_studio.storage import RunHistory, StoredRun
 
 TITLE = "SOM Studio"
+BOTTOM = Qt.DockWidgetArea.BottomDockWidgetArea
 
 
 class MainWindow(QMainWindow):
@@ -114,10 +115,25 @@ class MainWindow(QMainWindow):
         self._clock.timeout.connect(self._update_time)
 
         self._make_actions()
-        # issue 6: the run history, the comparison view and report export.
-        from som_studio.qt import comparison
-
-        self.comparison = comparison.install(self)
+        # The comparison view, given only what it needs to run a comparison; every run is recorded into the list.
+        self.comparison = ComparisonView(
+            self.runs,
+            launch=self.run_config,
+            ended=self.controller.run_ended,
+            stop=self.controller.stop,
+            base_config=lambda: self.panel.state.config,
+            iterations=self.panel.iterations_memory,
+        )
+        self.recorder = LiveRecorder(self.controller, parent=self)
+        self.recorder.run_recorded.connect(lambda run: self.comparison.note_recorded(self.runs_panel.add_run(run)))
+        self.comparison.status.connect(self.status_label.setText)
+        self.comparison.show_requested.connect(self._show_compare_dock)
+        self.stop_action.triggered.connect(self.comparison.cancel_compare)  # Esc stops the comparison, not one run
+        self.tabifyDockWidget(self.docks["runs"], self._add_dock("compare", "Compare", self.comparison, BOTTOM))
+        self.menuBar().insertMenu(self.menuBar().actions()[-1], self.comparison.menu)  # before Help
+        next(a.menu() for a in self.menuBar().actions() if a.text() == "&View").addAction(
+            self.docks["compare"].toggleViewAction()
+        )
         self.runs_panel.status.connect(self.status_label.setText)
         if self.history.problems:
             self.status_label.setText("Some kept runs could not be read: " + "; ".join(self.history.problems))
@@ -126,6 +142,13 @@ class MainWindow(QMainWindow):
         self._on_panel_state(self.panel.state)
 
     # -- construction --------------------------------------------------------------------
+    def _show_compare_dock(self) -> None:
+        dock = self.docks["compare"]
+        dock.show()
+        dock.raise_()
+        if dock.height() < 420 and not dock.isFloating():  # room for the charts
+            self.resizeDocks([dock], [460], Qt.Orientation.Vertical)
+
     def _add_dock(self, key: str, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
         dock.setObjectName(f"dock_{key}")  # saveState() needs names
@@ -304,8 +327,7 @@ class MainWindow(QMainWindow):
         if run.final_map is not None:
             fm = np.asarray(run.final_map)
             self.map_view.begin(fm.shape[-1], run.name)
-            random = (r.config.get("data") or {}).get("source", "random") == "random"
-            lo, hi = (np.zeros(fm.shape[-1]), np.ones(fm.shape[-1])) if random else frames.feature_range(fm)
+            lo, hi = frames.colour_range(fm)  # the one rule: a kept run, re-drawn, on its final map's range
             self.map_view.show_frame(
                 frames.make_frame(r.iterations_done, fm, self.map_view.choice(), lo, hi), force=True
             )

@@ -18,9 +18,8 @@ from PySide6.QtCore import Qt
 from som_studio.config import DataSpec, RunConfig
 from som_studio.qt.comparison import ComparisonView
 from som_studio.qt.runs import RunsModel, RunsPanel
-from som_studio.report.history import RunHistory, StoredRun
-from som_studio.session.capture import RunCapture
 from som_studio.session.session import Session
+from som_studio.storage import RunHistory, RunRecorder, StoredRun
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
 
@@ -35,9 +34,9 @@ def stored() -> list[StoredRun]:
         cfg = base.replace(impl=impl, width=grid[0], height=grid[1])
         if impl.endswith("batch"):
             cfg = cfg.replace(steps=None, epochs=4)
-        cap = RunCapture.new(frames=8)
+        cap = RunRecorder(frames=8)
         cap.feed_all(Session(cfg, snapshot_interval_s=0.0, quality_points=3).run())
-        out.append(StoredRun.from_capture(cap))
+        out.append(cap.stored())
     return out
 
 
