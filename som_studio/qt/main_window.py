@@ -41,7 +41,7 @@ from som_studio.qt.widgets.run_panel import PanelState, RunPanel
 from som_studio.qt.widgets.timing_plot import TimingPlot, format_seconds
 from som_studio.session.events import ChunkTimed, Compiled, QualityMeasured, Started
 from som_studio.session.record import RunRecord, runs_document
-from som_studio.storage import RunHistory, StoredRun
+from som_studio.storage import FinalMap, RunHistory, StoredRun, replay
 
 TITLE = "SOM Studio"
 BOTTOM = Qt.DockWidgetArea.BottomDockWidgetArea
@@ -305,34 +305,31 @@ class MainWindow(QMainWindow):
         return "" if self.start_run() else "a run is already in progress"
 
     def show_run(self, run: StoredRun) -> None:
-        """Show a kept run again in the live views: its final map, timings and quality curves."""
+        """Show a kept run again in the live views: its events replayed (:func:`~som_studio.storage.replay`)."""
         if self.controller.busy:
             self.status_label.setText("A run is in progress: its views are live; show kept runs after it")
             return
         r = run.record
         self.timing_plot.begin(r.kind, r.samples or 1)
-        if r.compile_s:
-            self.timing_plot.set_compile(r.compile_s)
-        elapsed = 0.0
+        self.quality_plot.begin()
         chunks = []
-        for c in r.chunks:
-            elapsed += c.seconds
-            chunks.append(ChunkTimed(c.first, c.count, c.seconds, elapsed))
+        for ev in replay(run):
+            if isinstance(ev, Compiled) and ev.seconds:
+                self.timing_plot.set_compile(ev.seconds)
+            elif isinstance(ev, ChunkTimed):
+                chunks.append(ev)
+            elif isinstance(ev, QualityMeasured):
+                self.quality_plot.add(ev)
+            elif isinstance(ev, FinalMap):  # re-drawn in the view chosen now, by the picture pipeline's rule
+                fm = np.asarray(ev.map)
+                self.map_view.begin(fm.shape[-1], run.name)
+                frame = frames.make_frame(r.iterations_done, fm, self.map_view.choice(), *frames.colour_range(fm))
+                self.map_view.show_frame(frame, force=True)
+                self.map_view.keep_final(fm)
+                self.map_view.caption.setText(f"{run.name} (kept run): iteration {r.iterations_done:,}")
         if chunks:
             self.timing_plot.add_chunks(chunks)
         self.timing_plot.flush()
-        self.quality_plot.begin()
-        for h in r.history:
-            self.quality_plot.add(QualityMeasured(int(h["iteration"]), float(h["qe"]), float(h["te"])))
-        if run.final_map is not None:
-            fm = np.asarray(run.final_map)
-            self.map_view.begin(fm.shape[-1], run.name)
-            lo, hi = frames.colour_range(fm)  # the one rule: a kept run, re-drawn, on its final map's range
-            self.map_view.show_frame(
-                frames.make_frame(r.iterations_done, fm, self.map_view.choice(), lo, hi), force=True
-            )
-            self.map_view.keep_final(fm)
-            self.map_view.caption.setText(f"{run.name} (kept run): iteration {r.iterations_done:,}")
         self.status_label.setText(f"Showing {run.name} ({r.impl}, {r.status}) from the run list")
 
     def toggle_pause(self) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 
 import numpy as np
 import pytest
@@ -198,3 +199,52 @@ def test_cancel_stops_the_queue(qtbot, window) -> None:
         view.cancel_compare()
     assert len(view.history.runs) <= 1  # the first run was stopped; the others never started
     assert not view.queue.active and view.compare_button.isEnabled()
+
+
+# -- one pipeline: the CLI and the app write the same files for the same runs -----------------------
+
+
+def _without_date(text: str) -> str:
+    return re.sub(r"Made \S+ by", "Made - by", text)
+
+
+def test_the_cli_and_the_app_write_the_same_comparison_files(qtbot, tmp_path, monkeypatch) -> None:
+    from pypdf import PdfReader
+
+    from som_studio import cli
+    from som_studio.commands import compare
+
+    # The runs the CLI trains, kept as it made them (a spy on the real step, nothing replaced).
+    kept: list[StoredRun] = []
+    train = compare.train
+    monkeypatch.setattr(compare, "train", lambda *a, **k: kept.extend(train(*a, **k)) or list(kept))
+    by_cli, by_app = tmp_path / "cli", tmp_path / "app"
+    by_app.mkdir()
+    files = {"html": "r.html", "pdf": "r.pdf", "csv": "r.csv", "json": "r.json", "animation": "a.gif"}
+    flags = {"html": "--report", "pdf": "--pdf", "csv": "--csv", "json": "--json", "animation": "--animation"}
+    args = ["compare", "--impl", "numpy-online,jax-jit-online", "--grid", "9x6", "--steps", "300", "--samples", "50"]
+    args += ["--seed", "3", "-q", "--maps", str(by_cli / "maps")]
+    for kind, name in files.items():
+        args += [flags[kind], str(by_cli / name)]
+    by_cli.mkdir()
+    assert cli.main(args) == 0
+    assert [r.name for r in kept] == ["numpy-online", "jax-jit-online"]
+
+    # The app, with those runs in its run list, as it would open them after a restart.
+    history = RunHistory(tmp_path / "history")
+    for run in kept:
+        history.add(run)
+    view = ComparisonView(RunsModel(RunHistory(tmp_path / "history")))
+    qtbot.addWidget(view)
+    view.set_checked([r.id for r in view.history.runs])
+    for kind, name in files.items():
+        assert view.export(kind, str(by_app / name)), view.error_dialog and view.error_dialog.text()
+    (by_app / "maps").mkdir()
+    assert view.export("maps", str(by_app / "maps"))
+
+    for name in ("r.csv", "r.json", "a.gif", "maps/numpy-online.png", "maps/jax-jit-online.png"):
+        assert (by_cli / name).read_bytes() == (by_app / name).read_bytes(), name
+    # The report says when it was made; nothing else differs.
+    assert _without_date((by_cli / "r.html").read_text()) == _without_date((by_app / "r.html").read_text())
+    pages = [[_without_date(p.extract_text()) for p in PdfReader(d / "r.pdf").pages] for d in (by_cli, by_app)]
+    assert pages[0] == pages[1] and len(pages[0]) >= 4

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from som_studio import picture as frames
 from som_studio.config import DataSpec, RunConfig
-from som_studio.qt import frames
 from som_studio.qt.sharding_layout import describe, layout_description
 
 
