@@ -130,8 +130,9 @@ def maps_layout(report: Report, legend_px: int = 15, fixed: bool = True):  # typ
             def resizeEvent(self, ev):  # type: ignore[no-untyped-def]
                 need = self.width() / per_row * aspect + 72  # the two-line title
                 ci = getattr(self, "ci", None)  # not yet while pyqtgraph builds the widget
-                for row in range(rows if ci is not None else 0):
-                    ci.layout.setRowMaximumHeight(row, need)
+                if ci is not None:
+                    for row in range(rows):
+                        ci.layout.setRowMaximumHeight(row, need)
                 super().resizeEvent(ev)
 
         win = MapsWidget()

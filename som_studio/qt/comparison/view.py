@@ -198,7 +198,7 @@ class ComparisonView(QWidget):
         menu = QMenu("&Compare", self)
         compare_action = QAction("&Compare ticked implementations", menu)
         compare_action.setShortcut(QKeySequence("Ctrl+Shift+R"))
-        compare_action.triggered.connect(lambda: (self.show_requested.emit(), self.compare_ticked()))
+        compare_action.triggered.connect(self._on_compare_action)
         cancel = QAction("Ca&ncel comparison", menu)
         cancel.triggered.connect(self.cancel_compare)
         menu.addAction(compare_action)
@@ -206,6 +206,10 @@ class ComparisonView(QWidget):
         menu.addSeparator()
         menu.addMenu(self._export_menu(menu))
         return menu
+
+    def _on_compare_action(self) -> None:
+        self.show_requested.emit()
+        self.compare_ticked()
 
     # -- the runs (the shared run list) ----------------------------------------------------
     def checked_runs(self) -> list[StoredRun]:
@@ -330,10 +334,12 @@ class ComparisonView(QWidget):
 
         for key, holder in self._chart_widgets.items():
             lay = holder.layout()
+            assert lay is not None  # every holder got its layout in __init__
             while lay.count():
-                w = lay.takeAt(0).widget()
-                if w is not None:
-                    w.deleteLater()
+                item = lay.takeAt(0)
+                old = item.widget() if item is not None else None
+                if old is not None:
+                    old.deleteLater()
             if self.report is None:
                 lay.addWidget(QLabel("Nothing ticked."))
                 continue
