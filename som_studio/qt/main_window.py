@@ -40,7 +40,7 @@ from som_studio.qt.widgets.quality_plot import QualityPlot
 from som_studio.qt.widgets.run_panel import PanelState, RunPanel
 from som_studio.qt.widgets.timing_plot import TimingPlot, format_seconds
 from som_studio.session.events import ChunkTimed, Compiled, QualityMeasured, Started
-from som_studio.session.record import RunRecord, runs_document
+from som_studio.session.record import RunRecord
 from som_studio.storage import FinalMap, RunHistory, StoredRun, replay
 
 TITLE = "SOM Studio"
@@ -575,12 +575,13 @@ class MainWindow(QMainWindow):
             self.write_runs(path)
 
     def write_runs(self, path: str) -> bool:
-        from som_studio.report.writers import OutputError, write_json
+        from som_studio.comparison import Exporter, compare
+        from som_studio.report.writers import OutputError
 
         try:
-            # The file dialog has already asked before replacing a file.
+            # The file dialog has already asked before replacing a file. The comparison pipeline writes it.
             records = self._export_records()
-            write_json(path, runs_document(records), force=True)
+            Exporter(compare(records), force=True).write("json", path)
         except (OutputError, ValueError) as exc:
             self.show_error("Export failed", str(exc))
             return False
