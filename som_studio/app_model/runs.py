@@ -1,6 +1,6 @@
 """The runs so far and which of them are ticked (Qt-free); the app's run table adapts it.
 
-:class:`RunList` is the kept run history (:class:`~som_studio.report.history.RunHistory`,
+:class:`RunList` is the kept run history (:class:`~som_studio.storage.RunHistory`,
 saved as each run finishes) plus the selection the comparison compares.
 Names tell runs apart (the comparison's titles, its baseline, exported file
 names), so :meth:`RunList.unique_name` keeps them apart.
@@ -14,9 +14,9 @@ import datetime as _dt
 from collections.abc import Iterable
 
 from som_studio.report.content import format_seconds
-from som_studio.report.history import RunHistory, StoredRun
 from som_studio.report.writers import OutputError
 from som_studio.session.record import RunRecord
+from som_studio.storage import RunHistory, StoredRun
 
 
 class RunList:
@@ -97,11 +97,10 @@ class RunList:
 
         Raises :class:`~som_studio.report.writers.OutputError` when it cannot be written.
         """
-        from som_studio.report.writers import write_json
-        from som_studio.session.record import runs_document
+        from som_studio.comparison import Exporter, compare
 
         records = self.export_records()
-        write_json(path, runs_document(records), force=True)
+        Exporter(compare(records), force=True).write("json", path)  # the one comparison pipeline's JSON
         return len(records)
 
 

@@ -68,7 +68,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def _maps_paths(folder: str, names: list[str], force: bool) -> tuple[Path, dict[str, Path]]:
-    from som_studio.report.tables import safe_file_stem
+    from som_studio.comparison.export import map_file_names
     from som_studio.report.writers import OutputError, check_writable
 
     d = Path(folder)
@@ -82,7 +82,7 @@ def _maps_paths(folder: str, names: list[str], force: bool) -> tuple[Path, dict[
             raise CommandError(f"--maps: {d}: cannot create it, folder {parent} is not writable")
     elif not os.access(d, os.W_OK | os.X_OK):
         raise CommandError(f"--maps: {d}: folder is not writable")
-    paths = {n: d / f"{safe_file_stem(n)}.png" for n in names}
+    paths = {n: d / f for n, f in map_file_names(names).items()}
     if d.is_dir():
         for p in paths.values():
             try:
@@ -150,85 +150,81 @@ def check_outputs(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from som_studio.commands.bench import format_table, run_configs
-
     configs = configs_from_args(args)
-    names = [c.impl for c in configs]
-    outputs = check_outputs(args, names)
-
-    from som_studio.session.capture import RunCapture
-
-    captures = [RunCapture.new(name, frames=args.frames) for name in names]
-
-    def observe(index: int, _cfg: object, event: object) -> None:
-        captures[index].feed(event)  # type: ignore[arg-type]
-
-    # Snapshots only where an animation wants them: the initial and final maps come anyway.
-    interval = 1 / 30 if outputs["animation"] else None
-    records = run_configs(configs, quiet=args.quiet, observe=observe, snapshot_interval_s=interval)
-    print(format_table(records, args.baseline, prefer_numpy=True))  # the report's baselines
-
-    from som_studio.report.content import build_report
-
-    report = build_report(captures, baseline=args.baseline, title=args.title)
-    for flag in report.flags:
+    outputs = check_outputs(args, [c.impl for c in configs])
+    runs = train(args, configs, snapshots=outputs["animation"] is not None)
+    comparison = compare(runs, baseline=args.baseline, title=args.title)
+    for flag in comparison.flags:
         print(f"{flag.level}: {flag.text}")
-    write_outputs(report, records, outputs, force=args.force, max_frames=args.frames)
-    return 0 if all(r.status == "ok" for r in records) else 1
+    write_outputs(comparison, outputs, force=args.force, max_frames=args.frames)
+    return 0 if all(r.record.status == "ok" for r in runs) else 1
 
 
-def write_outputs(report: Any, records: list[Any], outputs: dict[str, Any], *, force: bool, max_frames: int) -> None:
-    """Write every requested file; the first failure stops with a :class:`CommandError` naming its flag."""
-    from som_studio.report.writers import OutputError, write_atomic, write_json
+def train(args: argparse.Namespace, configs: list[Any], snapshots: bool = False) -> list[Any]:
+    """Train ``configs`` one after another, print bench's table; the runs as kept (:class:`StoredRun`).
 
-    def write(flag: str, path: Path, content: bytes | str) -> None:
+    ``snapshots``: keep maps through the run for an animation (the initial and
+    final maps come anyway).
+    """
+    from som_studio.commands.bench import format_table, run_configs
+    from som_studio.storage import RunRecorder
+
+    recorders = [RunRecorder(c.impl, frames=args.frames) for c in configs]
+
+    def observe(index: int, _cfg: object, event: Any) -> None:
+        recorders[index].feed(event)
+
+    records = run_configs(configs, quiet=args.quiet, observe=observe, snapshot_interval_s=1 / 30 if snapshots else None)
+    print(format_table(records, args.baseline, prefer_numpy=True))  # the report's baselines
+    return [r.stored() for r in recorders]
+
+
+def compare(runs: list[Any], baseline: str | None = None, title: str | None = None) -> Any:
+    from som_studio.comparison import compare as make
+
+    return make(runs, baseline=baseline, title=title)
+
+
+def write_outputs(comparison: Any, outputs: dict[str, Any], *, force: bool, max_frames: int) -> None:
+    """Write every requested file through the comparison pipeline's exporter.
+
+    The first failure stops with a :class:`CommandError` naming its flag.
+    """
+    from som_studio.comparison import EXPORTS, Exporter, ExportError
+    from som_studio.report.writers import OutputError
+
+    renderer = None
+    if outputs["report"] or outputs["pdf"]:
+        from som_studio.qt.report_render import QtRenderer
+
+        renderer = QtRenderer()
+    exporter = Exporter(comparison, renderer, force=force, max_frames=max_frames)
+
+    def write(kind: str, path: Path) -> None:
         try:
-            write_atomic(path, content, force=force)
-        except OutputError as exc:
-            raise CommandError(f"{flag}: {exc}") from None
+            exporter.write(kind, path)
+        except (OutputError, ExportError) as exc:
+            raise CommandError(f"{EXPORTS[kind].flag}: {exc}") from None
         print(f"wrote {path}", file=sys.stderr)
 
     if outputs["json"]:
-        from som_studio.session.record import runs_document
-
-        try:
-            write_json(outputs["json"], runs_document(records), force=force)
-        except OutputError as exc:
-            raise CommandError(f"--json: {exc}") from None
-        print(f"wrote {outputs['json']}", file=sys.stderr)
+        write("json", outputs["json"])
     if outputs["csv"]:
-        from som_studio.report.tables import chunks_csv
-
-        write("--csv", outputs["csv"], chunks_csv(records))
+        write("csv", outputs["csv"])
     if outputs["maps"]:
-        from som_studio.report.tables import png_bytes, upscale
-
-        folder, paths = outputs["maps"]
+        folder, _paths = outputs["maps"]
         try:
-            folder.mkdir(exist_ok=True)
-        except OSError as exc:
-            raise CommandError(f"--maps: {folder}: cannot create it ({exc.strerror or exc})") from None
-        for run in report.runs:
-            if run.final_image is None:
+            written, missing = exporter.write_maps(folder, create=True)
+        except OutputError as exc:
+            raise CommandError(f"--maps: {exc}") from None
+        for run in comparison.runs:
+            if run.name in missing:
                 print(f"--maps: {run.name} has no map ({run.record.status}); no file", file=sys.stderr)
-                continue
-            write("--maps", paths[run.name], png_bytes(upscale(run.final_image)))
+        for path in written:
+            print(f"wrote {path}", file=sys.stderr)
     if outputs["animation"]:
-        from som_studio.report.animation import AnimationError, compose_frames, encode
-
-        path, fmt = outputs["animation"]
-        try:
-            data = encode(compose_frames(report.runs, max_frames), fmt)
-        except AnimationError as exc:
-            raise CommandError(f"--animation: {exc}") from None
-        write("--animation", path, data)
-    if outputs["report"] or outputs["pdf"]:
-        from som_studio.qt.report_render import pdf_bytes, render_charts
-
-        charts = render_charts(report)
-        if outputs["report"]:
-            from som_studio.report.html import report_html
-
-            write("--report", outputs["report"], report_html(report, charts))
-        if outputs["pdf"]:
-            write("--pdf", outputs["pdf"], pdf_bytes(report, charts))
+        write("animation", outputs["animation"][0])
+    if outputs["report"]:
+        write("html", outputs["report"])
+    if outputs["pdf"]:
+        write("pdf", outputs["pdf"])

@@ -16,15 +16,15 @@ import numpy as np
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QLabel, QProgressBar
 
+from som_studio import picture
 from som_studio.app_model.live import LiveRun
 from som_studio.qt import controller as ctl
-from som_studio.qt import frames
 from som_studio.qt.widgets.map_view import MapView
 from som_studio.qt.widgets.quality_plot import QualityPlot
 from som_studio.qt.widgets.timing_plot import TimingPlot
-from som_studio.report.history import StoredRun
 from som_studio.session.events import ChunkTimed, Compiled, QualityMeasured, Started
 from som_studio.session.record import RunRecord
+from som_studio.storage import FinalMap, StoredRun, replay
 
 PROGRESS_STEPS = 1000
 
@@ -139,33 +139,29 @@ class LiveViews(QObject):
 
     # -- a kept run ------------------------------------------------------------------------
     def show_run(self, run: StoredRun) -> None:
-        """Show a kept run again: its final map, timings and quality curves."""
+        """Show a kept run again: its events replayed (:func:`~som_studio.storage.replay`) into the views."""
         if self.controller.busy:
             self.status.setText("A run is in progress: its views are live; show kept runs after it")
             return
         r = run.record
         self.timing_plot.begin(r.kind, r.samples or 1)
-        if r.compile_s:
-            self.timing_plot.set_compile(r.compile_s)
-        elapsed = 0.0
+        self.quality_plot.begin()
         chunks = []
-        for c in r.chunks:
-            elapsed += c.seconds
-            chunks.append(ChunkTimed(c.first, c.count, c.seconds, elapsed))
+        for ev in replay(run):
+            if isinstance(ev, Compiled) and ev.seconds:
+                self.timing_plot.set_compile(ev.seconds)
+            elif isinstance(ev, ChunkTimed):
+                chunks.append(ev)
+            elif isinstance(ev, QualityMeasured):
+                self.quality_plot.add(ev)
+            elif isinstance(ev, FinalMap):  # re-drawn in the view chosen now, by the picture pipeline's rule
+                fm = np.asarray(ev.map)
+                self.map_view.begin(fm.shape[-1], run.name)
+                frame = picture.make_frame(r.iterations_done, fm, self.map_view.choice(), *picture.colour_range(fm))
+                self.map_view.show_frame(frame, force=True)
+                self.map_view.keep_final(fm)
+                self.map_view.caption.setText(f"{run.name} (kept run): iteration {r.iterations_done:,}")
         if chunks:
             self.timing_plot.add_chunks(chunks)
         self.timing_plot.flush()
-        self.quality_plot.begin()
-        for h in r.history:
-            self.quality_plot.add(QualityMeasured(int(h["iteration"]), float(h["qe"]), float(h["te"])))
-        if run.final_map is not None:
-            fm = np.asarray(run.final_map)
-            self.map_view.begin(fm.shape[-1], run.name)
-            random = (r.config.get("data") or {}).get("source", "random") == "random"
-            lo, hi = (np.zeros(fm.shape[-1]), np.ones(fm.shape[-1])) if random else frames.feature_range(fm)
-            self.map_view.show_frame(
-                frames.make_frame(r.iterations_done, fm, self.map_view.choice(), lo, hi), force=True
-            )
-            self.map_view.keep_final(fm)
-            self.map_view.caption.setText(f"{run.name} (kept run): iteration {r.iterations_done:,}")
         self.status.setText(f"Showing {run.name} ({r.impl}, {r.status}) from the run list")

@@ -15,13 +15,13 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QCloseEvent, QKeySequence
-from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QMainWindow, QMessageBox, QWidget
+from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMessageBox, QWidget
 
 from som_studio.app_model.form import FormState, RunForm
 from som_studio.config import RunConfig
 from som_studio.qt import controller as ctl
 from som_studio.qt import dialogs
-from som_studio.qt.comparison import history_folder
+from som_studio.qt.comparison import ComparisonView, LiveRecorder, history_folder
 from som_studio.qt.devices import DeviceWatch
 from som_studio.qt.live_views import LiveViews
 from som_studio.qt.runs import RunsModel, RunsPanel
@@ -31,7 +31,7 @@ from som_studio.qt.widgets.quality_plot import QualityPlot
 from som_studio.qt.widgets.run_panel import RunPanel
 from som_studio.qt.widgets.sharding_view import ShardingView
 from som_studio.qt.widgets.timing_plot import TimingPlot
-from som_studio.report.history import RunHistory
+from som_studio.storage import RunHistory
 
 TITLE = "SOM Studio"
 
@@ -105,11 +105,25 @@ class MainWindow(QMainWindow):
         self.docks["runs"].raise_()
 
         self._make_actions()
-        from som_studio.qt import comparison
-
-        # The comparison's recorder keeps each run as it ends, before the live views report it.
-        self.comparison = comparison.install(self)
-        self.live.connect()  # after the comparison's recorder: a run is kept before the views report it
+        # The comparison view, given only what it needs to run a comparison. The recorder keeps each
+        # run as it ends, before the live views report it (connected first).
+        self.comparison = ComparisonView(
+            self.runs,
+            launch=self.run_config,
+            ended=self.controller.run_ended,
+            stop=self.controller.stop,
+            base_config=lambda: self.form.state.config,
+            iterations=self.form.counts,
+        )
+        self.recorder = LiveRecorder(self.controller, parent=self)
+        self.recorder.run_recorded.connect(lambda run: self.comparison.note_recorded(self.runs_panel.add_run(run)))
+        self.comparison.status.connect(self.status_label.setText)
+        self.comparison.show_requested.connect(self._show_compare_dock)
+        self.stop_action.triggered.connect(self.comparison.cancel_compare)  # Esc stops the comparison, not one run
+        self.tabifyDockWidget(self.docks["runs"], self._add_dock("compare", "Compare", self.comparison, bottom))
+        self.menuBar().insertMenu(self.menuBar().actions()[-1], self.comparison.menu)  # before Help
+        self.menus["&View"].addAction(self.docks["compare"].toggleViewAction())
+        self.live.connect()
         self.runs_panel.status.connect(self.status_label.setText)
         if self.history.problems:
             self.status_label.setText("Some kept runs could not be read: " + "; ".join(self.history.problems))
@@ -127,6 +141,13 @@ class MainWindow(QMainWindow):
         self._on_form_state(self.form.state)
 
     # -- construction --------------------------------------------------------------------
+    def _show_compare_dock(self) -> None:
+        dock = self.docks["compare"]
+        dock.show()
+        dock.raise_()
+        if dock.height() < 420 and not dock.isFloating():  # room for the charts
+            self.resizeDocks([dock], [460], Qt.Orientation.Vertical)
+
     def _add_dock(self, key: str, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
         dock.setObjectName(f"dock_{key}")  # saveState() needs names
@@ -144,7 +165,7 @@ class MainWindow(QMainWindow):
         self.stop_action = action("&Stop", self.controller.stop, Qt.Key.Key_Escape)
         self.open_action = action("&Open run…", lambda: self.runs_panel.open_runs(), "Ctrl+O")
         tip = "The ticked runs' full records (all kept runs when none is ticked)"
-        self.export_action = action("&Export runs as JSON…", self.export_runs, "Ctrl+E", tip)
+        self.export_action = action("&Export runs as JSON…", lambda: self.runs_panel.export_runs(), "Ctrl+E", tip)
         self.quit_action = action("&Quit", self.close, QKeySequence.StandardKey.Quit)
         if self.quit_action.shortcut().isEmpty():  # not every platform names one
             self.quit_action.setShortcut(QKeySequence("Ctrl+Q"))
@@ -159,8 +180,9 @@ class MainWindow(QMainWindow):
             "&View": tuple(d.toggleViewAction() for d in self.docks.values()),
             "&Help": (self.doctor_action, None, self.about_action),
         }
+        self.menus = {}
         for title, actions in menus.items():
-            m = bar.addMenu(title)
+            self.menus[title] = m = bar.addMenu(title)
             for a in actions:
                 m.addSeparator() if a is None else m.addAction(a)
         tb = self.addToolBar("Run")
@@ -263,25 +285,6 @@ class MainWindow(QMainWindow):
         from som_studio.qt.doctor_dialog import DoctorDialog
 
         self.doctor_dialog = DoctorDialog.show_for(self, self.doctor_dialog)
-
-    def export_runs(self) -> None:
-        if not self.runs.records:
-            self.show_error("Nothing to export", "No run has finished yet: run a configuration first (Ctrl+R).")
-            return
-        path, _ = QFileDialog.getSaveFileName(self, "Export runs as JSON", "som-runs.json", "JSON (*.json)")
-        if path:
-            self.write_runs(path)
-
-    def write_runs(self, path: str) -> bool:
-        from som_studio.report.writers import OutputError
-
-        try:
-            n = self.runs.list.write_json(path)  # the file dialog asked before replacing
-        except (OutputError, ValueError) as exc:
-            self.show_error("Export failed", str(exc))
-            return False
-        self.status_label.setText(f"Wrote {n} run(s) to {path}")
-        return True
 
     # -- closing ---------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:

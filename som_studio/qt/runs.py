@@ -1,6 +1,6 @@
 """The one list of runs: the persistent run history, as a table every view shares.
 
-:class:`RunsModel` is a table adapter over :class:`~som_studio.report.history.RunHistory`
+:class:`RunsModel` is a table adapter over :class:`~som_studio.storage.RunHistory`
 (every run the app finished, saved as it finished, so it survives a restart).
 Its first column holds each run's name, editable, with a tick box: the ticked
 runs are the ones the comparison view compares. :class:`RunsPanel` is the
@@ -32,9 +32,9 @@ from PySide6.QtWidgets import (
 from som_studio.app_model.runs import COLUMNS, RunList, row_texts, run_tooltip
 from som_studio.config import ConfigError, RunConfig
 from som_studio.qt import dialogs
-from som_studio.report.history import SUFFIX, HistoryError, RunHistory, StoredRun
 from som_studio.report.writers import OutputError
 from som_studio.session.record import RunRecord
+from som_studio.storage import SUFFIX, HistoryError, RunHistory, StoredRun
 
 
 class RunsModel(QAbstractTableModel):
@@ -328,6 +328,27 @@ class RunsPanel(QWidget):
             self.show_error("Cannot save the run", str(exc))
             return False
         self.status.emit(f"Saved {run.name} to {path}")
+        return True
+
+    def export_runs(self) -> None:
+        """Ask where, then write the ticked runs' records (all when none is ticked) as the ``--json`` document."""
+        if not self.model.records:
+            self.show_error("Nothing to export", "No run has finished yet: run a configuration first (Ctrl+R).")
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Export runs as JSON", "som-runs.json", "JSON (*.json)")
+        if path:
+            self.write_runs(path)
+
+    def write_runs(self, path: str) -> bool:
+        """Write the export to ``path`` (replacing it: the file dialog has asked) through the comparison pipeline."""
+        from som_studio.report.writers import OutputError
+
+        try:
+            n = self.model.list.write_json(path)
+        except (OutputError, ValueError) as exc:
+            self.show_error("Export failed", str(exc))
+            return False
+        self.status.emit(f"Wrote {n} run(s) to {path}")
         return True
 
     def open_runs(self, paths: list[str] | None = None) -> list[StoredRun]:

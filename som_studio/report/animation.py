@@ -1,6 +1,6 @@
 """The maps' evolution as an animation: every run side by side, frame by frame.
 
-Made from the frames each run kept (:class:`~som_studio.session.capture.FrameKeeper`),
+Made from the frames each run kept (:class:`~som_studio.storage.FrameKeeper`),
 aligned by training progress: frame ``k`` of ``F`` shows each run as it was
 ``k / (F - 1)`` of the way through its iterations, so a fast and a slow
 implementation of the same SOM unfold together. GIF and WebP are encoded by

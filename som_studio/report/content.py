@@ -1,6 +1,6 @@
 """The content of a comparison report: tables, chart data and text, without Qt.
 
-:func:`build_report` turns finished runs (:class:`~som_studio.session.capture.RunCapture`
+:func:`build_report` turns finished runs (:class:`~som_studio.storage.RunRecorder`
 or bare :class:`~som_studio.session.record.RunRecord`) into a :class:`Report`:
 the summary table, every run's configuration (and where they differ), the
 environment, the data of each chart with a paragraph that says how to read it,

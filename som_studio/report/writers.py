@@ -79,10 +79,14 @@ def _file_mode(p: Path) -> int:
     return 0o644
 
 
+def json_text(doc: Any) -> str:
+    """``doc`` as indented JSON text ending in a newline; NaN and infinities (not JSON) become ``null``."""
+    return json.dumps(_finite(doc), indent=2, allow_nan=False, default=_jsonable) + "\n"
+
+
 def write_json(path: str | os.PathLike[str], doc: Any, force: bool = False) -> Path:
-    """``doc`` as indented JSON; NaN and infinities (not JSON) are written as ``null``."""
-    text = json.dumps(_finite(doc), indent=2, allow_nan=False, default=_jsonable)
-    return write_atomic(path, text + "\n", force)
+    """``doc`` as indented JSON (:func:`json_text`), written atomically."""
+    return write_atomic(path, json_text(doc), force)
 
 
 def _finite(o: Any) -> Any:

@@ -143,7 +143,7 @@ def run_worker(request: RunRequest, events: Connection, control: Connection) -> 
 
 
 def _run(request: RunRequest, events: Connection, control: Connection) -> None:
-    from som_studio.qt import frames  # Qt-free; moves to the picture pipeline's module
+    from som_studio import picture as frames
     from som_studio.session.session import Session
 
     session = Session(request.config, **request.session_options)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from som_studio.app_model.live import LiveRun
 from som_studio.app_model.runs import COLUMNS, RunList, row_texts
 from som_studio.config import RunConfig
-from som_studio.report.history import RunHistory, StoredRun
 from som_studio.session.events import ChunkTimed
 from som_studio.session.record import RunRecord
+from som_studio.storage import RunHistory, StoredRun
 
 
 def test_live_run_progress_and_time():

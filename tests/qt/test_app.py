@@ -298,12 +298,12 @@ def test_export_runs_as_json(qtbot, window, tmp_path):
     configure(window, iterations=3)
     run_and_wait(qtbot, window)
     out = tmp_path / "runs.json"
-    assert window.write_runs(str(out))
+    assert window.runs_panel.write_runs(str(out))
     doc = json.loads(out.read_text())
     assert doc["schema_version"] == 1 and doc["runs"][0]["impl"] == "numpy-batch"
     assert doc["runs"][0]["status"] == "ok"
-    assert not window.write_runs(str(tmp_path / "missing" / "runs.json"))
-    assert "does not exist" in _close_error_dialog(window)
+    assert not window.runs_panel.write_runs(str(tmp_path / "missing" / "runs.json"))
+    assert "does not exist" in _close_error_dialog(window.runs_panel)
 
 
 def test_about_box_names_the_jax_backend_and_devices(qtbot, window):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 
 import numpy as np
 import pytest
@@ -18,9 +19,8 @@ from PySide6.QtCore import Qt
 from som_studio.config import DataSpec, RunConfig
 from som_studio.qt.comparison import ComparisonView
 from som_studio.qt.runs import RunsModel, RunsPanel
-from som_studio.report.history import RunHistory, StoredRun
-from som_studio.session.capture import RunCapture
 from som_studio.session.session import Session
+from som_studio.storage import RunHistory, RunRecorder, StoredRun
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
 
@@ -35,9 +35,9 @@ def stored() -> list[StoredRun]:
         cfg = base.replace(impl=impl, width=grid[0], height=grid[1])
         if impl.endswith("batch"):
             cfg = cfg.replace(steps=None, epochs=4)
-        cap = RunCapture.new(frames=8)
+        cap = RunRecorder(frames=8)
         cap.feed_all(Session(cfg, snapshot_interval_s=0.0, quality_points=3).run())
-        out.append(StoredRun.from_capture(cap))
+        out.append(cap.stored())
     return out
 
 
@@ -233,3 +233,52 @@ def test_stop_during_a_comparison_stops_the_comparison(qtbot, window):
         window.stop_action.trigger()
     assert [r.record.status for r in window.runs.runs] == ["cancelled"]  # jax-jit-online never started
     assert not window.controller.busy and view.compare_button.isEnabled()
+
+
+# -- one pipeline: the CLI and the app write the same files for the same runs -----------------------
+
+
+def _without_date(text: str) -> str:
+    return re.sub(r"Made \S+ by", "Made - by", text)
+
+
+def test_the_cli_and_the_app_write_the_same_comparison_files(qtbot, tmp_path, monkeypatch) -> None:
+    from pypdf import PdfReader
+
+    from som_studio import cli
+    from som_studio.commands import compare
+
+    # The runs the CLI trains, kept as it made them (a spy on the real step, nothing replaced).
+    kept: list[StoredRun] = []
+    train = compare.train
+    monkeypatch.setattr(compare, "train", lambda *a, **k: kept.extend(train(*a, **k)) or list(kept))
+    by_cli, by_app = tmp_path / "cli", tmp_path / "app"
+    by_app.mkdir()
+    files = {"html": "r.html", "pdf": "r.pdf", "csv": "r.csv", "json": "r.json", "animation": "a.gif"}
+    flags = {"html": "--report", "pdf": "--pdf", "csv": "--csv", "json": "--json", "animation": "--animation"}
+    args = ["compare", "--impl", "numpy-online,jax-jit-online", "--grid", "9x6", "--steps", "300", "--samples", "50"]
+    args += ["--seed", "3", "-q", "--maps", str(by_cli / "maps")]
+    for kind, name in files.items():
+        args += [flags[kind], str(by_cli / name)]
+    by_cli.mkdir()
+    assert cli.main(args) == 0
+    assert [r.name for r in kept] == ["numpy-online", "jax-jit-online"]
+
+    # The app, with those runs in its run list, as it would open them after a restart.
+    history = RunHistory(tmp_path / "history")
+    for run in kept:
+        history.add(run)
+    view = ComparisonView(RunsModel(RunHistory(tmp_path / "history")))
+    qtbot.addWidget(view)
+    view.set_checked([r.id for r in view.history.runs])
+    for kind, name in files.items():
+        assert view.export(kind, str(by_app / name)), view.error_dialog and view.error_dialog.text()
+    (by_app / "maps").mkdir()
+    assert view.export("maps", str(by_app / "maps"))
+
+    for name in ("r.csv", "r.json", "a.gif", "maps/numpy-online.png", "maps/jax-jit-online.png"):
+        assert (by_cli / name).read_bytes() == (by_app / name).read_bytes(), name
+    # The report says when it was made; nothing else differs.
+    assert _without_date((by_cli / "r.html").read_text()) == _without_date((by_app / "r.html").read_text())
+    pages = [[_without_date(p.extract_text()) for p in PdfReader(d / "r.pdf").pages] for d in (by_cli, by_app)]
+    assert pages[0] == pages[1] and len(pages[0]) >= 4

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from som_studio import picture as frames
 from som_studio.app_model.sharding_layout import describe, layout_description
 from som_studio.config import DataSpec, RunConfig
-from som_studio.qt import frames
 
 
 def test_rgb_frame_is_uint8_row_major():

@@ -15,9 +15,9 @@ from som_studio.config import DataSpec, RunConfig
 from som_studio.report.content import ReportRun, build_report, config_differences, format_seconds
 from som_studio.report.html import report_html
 from som_studio.report.tables import CSV_COLUMNS, chunks_csv
-from som_studio.session.capture import RunCapture
 from som_studio.session.record import Chunk, RunRecord, runs_document
 from som_studio.session.session import Session
+from som_studio.storage import RunRecorder as RunCapture
 
 
 @pytest.fixture(scope="module")

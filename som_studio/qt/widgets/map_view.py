@@ -1,9 +1,11 @@
 """The live map: one ImageItem, updated from the latest frame only.
 
-Frames arrive already rendered (uint8, row-major) from the worker process,
-so drawing one is a cheap ``setImage(..., autoLevels=False)``. The view choice
-(RGB, U-matrix, a component plane) is sent to the worker; after a run the final
-map is kept so another choice can still be shown.
+Frames arrive already rendered (uint8, row-major) from the worker process by
+the picture pipeline (:mod:`som_studio.picture`), so drawing one is a cheap
+``setImage(..., autoLevels=False)``. The view choice (RGB, U-matrix, a
+component plane) is sent to the worker; after a run the final map is kept so
+another choice can still be shown, drawn by the same pipeline on the run's
+colour range (the one the frames carried).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from som_studio.qt import frames
+from som_studio import picture
 
 pg.setConfigOptions(imageAxisOrder="row-major")
 
@@ -44,7 +46,7 @@ class MapView(QWidget):
         self._final: np.ndarray | None = None
         self._range: tuple[np.ndarray, np.ndarray] | None = None
         self.frames_drawn = 0
-        self.last_frame: frames.MapFrame | None = None
+        self.last_frame: picture.MapFrame | None = None
         self._last_draw = 0.0
 
         self.mode = QComboBox()
@@ -69,26 +71,26 @@ class MapView(QWidget):
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addLayout(top)
         lay.addWidget(self.plot, 1)
-        self._fill_modes(3, frames.ViewChoice())
+        self._fill_modes(3, picture.ViewChoice())
         self.mode.currentIndexChanged.connect(self._on_mode_changed)
 
     # -- choice of picture ------------------------------------------------------------
-    def _fill_modes(self, features: int, choice: frames.ViewChoice) -> None:
+    def _fill_modes(self, features: int, choice: picture.ViewChoice) -> None:
         self.mode.blockSignals(True)
         self.mode.clear()
         if features == 3:
-            self.mode.addItem("RGB colours", _key(frames.RGB, 0))
-        self.mode.addItem("U-matrix", _key(frames.UMATRIX, 0))
+            self.mode.addItem("RGB colours", _key(picture.RGB, 0))
+        self.mode.addItem("U-matrix", _key(picture.UMATRIX, 0))
         for k in range(min(features, 256)):
-            self.mode.addItem(f"Feature {k}", _key(frames.COMPONENT, k))
+            self.mode.addItem(f"Feature {k}", _key(picture.COMPONENT, k))
         fitted = choice.fit(features)
         i = self.mode.findData(_key(fitted.mode, fitted.component))
         self.mode.setCurrentIndex(max(i, 0))
         self.mode.blockSignals(False)
 
-    def choice(self) -> frames.ViewChoice:
-        mode, _, comp = str(self.mode.currentData() or _key(frames.UMATRIX, 0)).partition(":")
-        return frames.ViewChoice(mode, int(comp))
+    def choice(self) -> picture.ViewChoice:
+        mode, _, comp = str(self.mode.currentData() or _key(picture.UMATRIX, 0)).partition(":")
+        return picture.ViewChoice(mode, int(comp))
 
     def set_choice(self, mode: str, component: int) -> None:
         i = self.mode.findData(_key(mode, component))
@@ -101,7 +103,7 @@ class MapView(QWidget):
         if self._final is not None and self._range is not None:
             # After a run: re-render the kept final map (one-off, on a user action).
             it = self.last_frame.iteration if self.last_frame else 0
-            self.show_frame(frames.make_frame(it, self._final, c, *self._range), force=True)
+            self.show_frame(picture.make_frame(it, self._final, c, *self._range), force=True)
         elif self.last_frame is not None and self.last_frame.view.mode != c.mode:
             # No map kept (a run killed before it could send one): say when the choice shows.
             self.caption.setText(f"iteration {self.last_frame.iteration:,} (the new view shows from the next frame)")
@@ -112,10 +114,11 @@ class MapView(QWidget):
         self._features = features
         self._final = None
         self._range = None
+        self.last_frame = None  # the last run's frame (and its colour range) is not this run's
         self._fill_modes(features, self.choice())
         self.caption.setText(title)
 
-    def show_frame(self, frame: frames.MapFrame, force: bool = False) -> None:
+    def show_frame(self, frame: picture.MapFrame, force: bool = False) -> None:
         now = time.perf_counter()
         if not force and now - self._last_draw < MIN_DRAW_INTERVAL_S:
             self.last_frame = frame  # drawn with the next frame or at the end
@@ -134,7 +137,9 @@ class MapView(QWidget):
     def keep_final(self, weights: np.ndarray) -> None:
         """Keep the final map so the view can still change after the run."""
         self._final = weights
-        self._range = frames.feature_range(weights)
+        # The run's colour range, as its frames were drawn; a frame without one: the rule's fallback.
+        carried = self.last_frame.range if self.last_frame is not None else None
+        self._range = carried if carried is not None else picture.colour_range(weights)
         if self.last_frame is not None:
             self.show_frame(self.last_frame, force=True)
 
@@ -148,7 +153,7 @@ def _preview() -> None:  # python -m som_studio.qt.widgets.map_view
     view.begin(3, "fake data")
     rng = np.random.default_rng(0)
     weights = rng.random((135, 240, 3))
-    lo, hi = frames.feature_range(weights)
+    lo, hi = picture.colour_range(weights)
     state = {"i": 0}
 
     def tick() -> None:
@@ -156,7 +161,7 @@ def _preview() -> None:  # python -m som_studio.qt.widgets.map_view
         # Smooth the map a little each tick, as training does.
         weights = (weights + np.roll(weights, 1, 0) + np.roll(weights, 1, 1)) / 3
         state["i"] += 1
-        view.show_frame(frames.make_frame(state["i"], weights, view.choice(), lo, hi))
+        view.show_frame(picture.make_frame(state["i"], weights, view.choice(), lo, hi))
 
     timer = QTimer()
     timer.timeout.connect(tick)

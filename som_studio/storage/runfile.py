@@ -1,14 +1,16 @@
-"""Runs kept for later: one file per run, and the history of runs the app remembers.
+"""A run kept for later: one ``.somrun`` file per run.
 
 A stored run is one ``.somrun`` file: a NumPy ``.npz`` archive (zip) holding
 the run's record as JSON (the schema of ``bench --json``), its name, its final
 map (raw and as a picture) and the frames it kept for the animation (PNG
 each). No pickle is involved in reading one, so a file from elsewhere cannot
-run code.
+run code. The format and its keys are a contract: files written by earlier
+versions open unchanged.
 
-:class:`RunHistory` is a folder of such files: every run the app finishes is
-saved there at once, so the history survives a crash or a restart; renaming
-or removing a run rewrites or deletes its file. Qt-free.
+A :class:`StoredRun` is the same record whether it was just trained (built by
+:class:`~som_studio.storage.recorder.RunRecorder` from the live events) or
+opened from a file; :func:`~som_studio.storage.replay.replay` gives back the
+events the live view consumed. Qt-free.
 """
 
 from __future__ import annotations
@@ -19,16 +21,18 @@ import json
 import os
 import uuid
 import zipfile
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from som_studio.report.content import ReportRun
 from som_studio.report.tables import png_bytes
-from som_studio.report.writers import OutputError, write_atomic
+from som_studio.report.writers import write_atomic
 from som_studio.session.record import RunRecord
+
+if TYPE_CHECKING:
+    from som_studio.report.content import ReportRun
 
 FORMAT = "som-studio-run"
 VERSION = 1
@@ -62,7 +66,7 @@ class StoredRun:
 
     @classmethod
     def from_capture(cls, capture: Any) -> StoredRun:
-        """From a finished :class:`~som_studio.session.capture.RunCapture`."""
+        """From a finished :class:`~som_studio.storage.recorder.RunRecorder` (or anything with its attributes)."""
         if capture.record is None:
             raise ValueError("the run has not finished: nothing to store")
         return cls(
@@ -75,6 +79,9 @@ class StoredRun:
         )
 
     def report_run(self) -> ReportRun:
+        """This run as a comparison shows it."""
+        from som_studio.report.content import ReportRun
+
         return ReportRun(self.name, self.record, self.final_image, tuple(self.frames), self.iterations)
 
     # -- one file ------------------------------------------------------------------------
@@ -165,64 +172,3 @@ def _jsonable(o: Any) -> Any:
     if isinstance(o, np.ndarray):
         return o.tolist()
     raise TypeError(f"not JSON serialisable: {type(o).__name__}")
-
-
-class RunHistory:
-    """The runs kept in ``folder`` (one ``.somrun`` file each), oldest first.
-
-    Files that cannot be read are left alone and listed in :attr:`problems`.
-    Every change is written through at once.
-    """
-
-    def __init__(self, folder: str | os.PathLike[str]) -> None:
-        self.folder = Path(folder)
-        self.problems: list[str] = []
-        self.runs: list[StoredRun] = []
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            self.problems.append(f"{self.folder}: cannot create the history folder ({exc.strerror or exc})")
-            return
-        for p in sorted(self.folder.glob(f"*{SUFFIX}")):
-            try:
-                self.runs.append(StoredRun.load(p))
-            except HistoryError as exc:
-                self.problems.append(str(exc))
-        self.runs.sort(key=lambda r: r.created)
-
-    def _path(self, run: StoredRun) -> Path:
-        return self.folder / f"{run.id}{SUFFIX}"
-
-    def get(self, run_id: str) -> StoredRun:
-        return next(r for r in self.runs if r.id == run_id)
-
-    def add(self, run: StoredRun) -> StoredRun:
-        """Keep ``run`` (a copy with a fresh id if its id is already here); returns what was kept."""
-        if any(r.id == run.id for r in self.runs):
-            run = replace(run, id=uuid.uuid4().hex[:12])
-        run.save(self._path(run), force=True)
-        self.runs.append(run)
-        return run
-
-    def rename(self, run_id: str, name: str) -> None:
-        run = self.get(run_id)
-        name = name.strip()
-        if not name:
-            raise ValueError("a run needs a name")
-        old = run.name
-        run.name = name
-        try:
-            run.save(self._path(run), force=True)
-        except OutputError:
-            run.name = old
-            raise
-
-    def remove(self, run_id: str) -> None:
-        run = self.get(run_id)
-        try:
-            self._path(run).unlink()
-        except FileNotFoundError:
-            pass
-        except OSError as exc:
-            raise OutputError(f"{self._path(run)}: cannot remove ({exc.strerror or exc})") from None
-        self.runs.remove(run)

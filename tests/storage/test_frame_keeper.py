@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from som_studio.session.capture import FrameKeeper, RunCapture, map_image
+from som_studio.picture import map_image
 from som_studio.session.session import Session
+from som_studio.storage import FrameKeeper
+from som_studio.storage import RunRecorder as RunCapture
 
 
 @pytest.mark.parametrize("offered", [1, 2, 7, 8, 9, 63, 64, 65, 1000, 4097])

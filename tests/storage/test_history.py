@@ -5,18 +5,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from som_studio.report.history import HistoryError, RunHistory, StoredRun
 from som_studio.report.writers import OutputError
-from som_studio.session.capture import RunCapture
 from som_studio.session.session import Session
+from som_studio.storage import HistoryError, RunHistory, RunRecorder, StoredRun
 
 
 @pytest.fixture(scope="module")
-def capture() -> RunCapture:
+def capture() -> RunRecorder:
     from som_studio.config import DataSpec, RunConfig
 
     cfg = RunConfig(impl="numpy-online", width=7, height=5, data=DataSpec(samples=40), steps=200, seed=1)
-    cap = RunCapture.new(frames=8)
+    cap = RunRecorder(frames=8)
     cap.feed_all(Session(cfg, snapshot_interval_s=0.0, chunk_target_s=0.0005, quality_points=3).run())
     return cap
 

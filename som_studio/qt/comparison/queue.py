@@ -1,0 +1,174 @@
+"""Comparing implementations in the app: pick them in order, run them one after another, cancel.
+
+:class:`ImplementationPicker` is the list of implementations to tick (in the
+order they should run) with Compare and Cancel; :class:`CompareQueue` runs one
+configuration per ticked implementation, one after another, through the
+controller the view is given.
+
+Threads: GUI thread only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QPushButton, QVBoxLayout
+
+from som_studio.config import RunConfig
+from som_studio.core import registry
+
+HINT = "Tick implementations in the order they should run."
+
+
+class CompareQueue(QObject):
+    """Runs configurations one after another; cancel stops the current run and drops the rest.
+
+    ``launch(config) -> str`` starts one run and returns ``""``, or says why it
+    could not start (that configuration is then skipped). ``ended`` is the
+    controller's ``run_ended`` signal.
+    """
+
+    progress = Signal(str)
+    finished = Signal(list)  # the implementations that ran, in order
+
+    def __init__(
+        self, launch: Callable[[RunConfig], str], ended: Any, stop: Callable[[], None], parent: QObject | None = None
+    ) -> None:
+        super().__init__(parent)
+        self._launch = launch
+        self._stop = stop
+        self._queue: list[RunConfig] = []
+        self._done: list[str] = []
+        self._active = False
+        self._skipped: list[str] = []
+        self._current = ""
+        ended.connect(self._on_ended)
+
+    @property
+    def active(self) -> bool:
+        return self._active
+
+    def start(self, configs: list[RunConfig]) -> None:
+        if self._active:
+            raise RuntimeError("a comparison is already running")
+        self._queue, self._done, self._skipped = list(configs), [], []
+        self._active = True
+        self._next()
+
+    def cancel(self) -> None:
+        if not self._active:
+            return
+        self._queue.clear()
+        self.progress.emit("Comparison cancelled")
+        self._stop()
+
+    def _next(self) -> None:
+        while self._queue:
+            cfg = self._queue.pop(0)
+            n = len(self._done) + len(self._skipped) + 1
+            total = n + len(self._queue)
+            reason = self._launch(cfg)
+            if not reason:
+                self.progress.emit(f"Comparing: {cfg.impl} ({n} of {total})")
+                self._current = cfg.impl
+                return
+            self._skipped.append(f"{cfg.impl}: {reason}")
+        self._active = False
+        text = f"Compared {len(self._done)} run(s)"
+        if self._skipped:
+            text += "; skipped " + "; ".join(self._skipped)
+        self.progress.emit(text)
+        self.finished.emit(list(self._done))
+
+    def _on_ended(self) -> None:
+        if not self._active:
+            return
+        self._done.append(self._current)
+        self._next()
+
+
+class ImplementationPicker(QGroupBox):
+    """The implementations to compare, ticked in the order they run, with Compare and Cancel."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__("Compare implementations")
+        self.impl_list = QListWidget()
+        for impl in registry.all_implementations():
+            item = QListWidgetItem(impl.name)
+            item.setData(Qt.ItemDataRole.UserRole, impl.name)
+            item.setToolTip(f"{impl.description}\n[{impl.supports()}]")
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Unchecked)
+            self.impl_list.addItem(item)
+        self._tick_order: list[str] = []  # the queue runs in the order implementations were ticked
+        self.impl_list.itemChanged.connect(self._on_impl_ticked)
+        self.compare_button = QPushButton("Compare")
+        self.compare_button.setToolTip(
+            "Run the ticked implementations one after another on the Run panel's "
+            "configuration (same data, seed and schedules)"
+        )
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.queue_label = QLabel(HINT)
+        self.queue_label.setWordWrap(True)
+        self.running = False
+        g = QVBoxLayout(self)
+        g.addWidget(self.impl_list)
+        row = QHBoxLayout()
+        row.addWidget(self.compare_button)
+        row.addWidget(self.cancel_button)
+        g.addLayout(row)
+        g.addWidget(self.queue_label)
+
+    def _items(self) -> list[QListWidgetItem]:
+        return [self.impl_list.item(i) for i in range(self.impl_list.count())]
+
+    def _on_impl_ticked(self, item: QListWidgetItem) -> None:
+        name = item.data(Qt.ItemDataRole.UserRole)
+        ticked = item.checkState() == Qt.CheckState.Checked
+        if ticked and name not in self._tick_order:
+            self._tick_order.append(name)
+        elif not ticked and name in self._tick_order:
+            self._tick_order.remove(name)
+        else:
+            return  # a change of text, not of the tick
+        self._show_tick_order()
+
+    def _show_tick_order(self) -> None:
+        """Number the ticked implementations in the order they will run."""
+        self.impl_list.blockSignals(True)
+        try:
+            for it in self._items():
+                name = it.data(Qt.ItemDataRole.UserRole)
+                it.setText(f"{self._tick_order.index(name) + 1}. {name}" if name in self._tick_order else name)
+        finally:
+            self.impl_list.blockSignals(False)
+        if not self.running:
+            self.queue_label.setText(
+                "Runs in the order ticked: " + " → ".join(self._tick_order) if self._tick_order else HINT
+            )
+
+    def ticked(self) -> list[str]:
+        """The ticked implementations, in the order they were ticked (the order they run in)."""
+        return list(self._tick_order)
+
+    def set_ticked(self, names: list[str]) -> None:
+        """Tick ``names`` in this order (and untick the others)."""
+        self.impl_list.blockSignals(True)
+        try:
+            for it in self._items():
+                it.setCheckState(
+                    Qt.CheckState.Checked if it.data(Qt.ItemDataRole.UserRole) in names else Qt.CheckState.Unchecked
+                )
+        finally:
+            self.impl_list.blockSignals(False)
+        known = {it.data(Qt.ItemDataRole.UserRole) for it in self._items()}
+        self._tick_order = [n for n in dict.fromkeys(names) if n in known]
+        self._show_tick_order()
+
+    def set_running(self, running: bool) -> None:
+        self.running = running
+        self.compare_button.setEnabled(not running)
+        self.cancel_button.setEnabled(running)

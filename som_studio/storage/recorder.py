@@ -1,0 +1,190 @@
+"""One recorder for every run: the events a run yields, in, a :class:`StoredRun`, out.
+
+The headless ``compare`` command feeds it a session's events as they come
+(``Snapshot`` carries the raw map); the app feeds it what its worker process
+sends (the same events, but pictures already drawn as
+:class:`~som_studio.picture.MapFrame` and the last map as :class:`FinalMap`).
+Both end in the same :class:`StoredRun`: the record, the final map and its
+picture on the run's colour range, and at most ``frames`` pictures for the
+animation, evenly spread, in bounded memory (:class:`FrameKeeper`).
+
+Qt-free: the app's Qt side only connects signals to :meth:`RunRecorder.feed`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+import numpy as np
+
+from som_studio.picture.views import ColourRange, MapFrame, as_rgb, colour_range, map_image
+from som_studio.session.events import Event, Failed, Finished, Snapshot, Started
+from som_studio.session.record import RunRecord
+from som_studio.storage.runfile import StoredRun
+
+T = TypeVar("T")
+
+DEFAULT_FRAMES = 64
+"""Frames a recorder keeps by default (about 6 MB for a 240x135 map)."""
+
+
+@dataclass(frozen=True, eq=False)
+class FinalMap:
+    """The run's last map, raw (H, W, D), as the app's worker sends it when the run ends."""
+
+    map: np.ndarray
+
+
+RecordedEvent = Event | MapFrame | FinalMap
+"""What a recorder takes, and what :func:`~som_studio.storage.replay.replay` gives back."""
+
+
+class FrameKeeper(Generic[T]):
+    """Keep at most ``capacity`` of the items offered, evenly spread, plus always the latest.
+
+    Items are kept when their arrival index is a multiple of a stride; when
+    the kept list fills up, every other item is dropped and the stride
+    doubles. So memory stays bounded by ``capacity`` items however long the
+    run, the kept items are evenly spaced in arrival order (snapshots arrive
+    evenly in time, being throttled), and the latest item — the final map
+    once the run ends — is always among :attr:`frames`.
+
+    Parameters
+    ----------
+    capacity : at most this many items are held (at least 2).
+    """
+
+    def __init__(self, capacity: int = DEFAULT_FRAMES) -> None:
+        if capacity < 2:
+            raise ValueError(f"a frame keeper holds at least 2 frames, not {capacity}")
+        self.capacity = capacity
+        self._kept: list[tuple[int, T]] = []
+        self._latest: tuple[int, T] | None = None  # the newest item when the stride skipped it
+        self._stride = 1
+        self._offered = 0
+
+    def offer(self, iteration: int, item: T) -> None:
+        index = self._offered
+        self._offered += 1
+        if index % self._stride:
+            self._latest = (iteration, item)
+            return
+        self._latest = None
+        self._kept.append((iteration, item))
+        # Full (one place stays free for the latest item): thin out to every other.
+        if len(self._kept) >= self.capacity:
+            dropped_last = len(self._kept) % 2 == 0
+            self._kept = self._kept[::2]
+            self._stride *= 2
+            if dropped_last:  # thinned away, but it is still the latest
+                self._latest = (iteration, item)
+
+    @property
+    def offered(self) -> int:
+        """How many items were offered so far."""
+        return self._offered
+
+    @property
+    def frames(self) -> list[tuple[int, T]]:
+        """The kept ``(iteration, item)`` pairs in arrival order, the latest last."""
+        return self._kept + ([self._latest] if self._latest is not None else [])
+
+    def __len__(self) -> int:
+        return len(self._kept) + (self._latest is not None)
+
+
+class RunRecorder:
+    """Feed it one run's events (:meth:`feed`); :meth:`stored` gives the run as kept.
+
+    A ``Started`` event begins a new run (the app reuses one recorder). Pictures
+    are (H, W, 3) uint8: a raw ``Snapshot`` is drawn with
+    :func:`~som_studio.picture.map_image` on the run's colour range, fixed at
+    the first map seen; a ``MapFrame`` is kept as drawn (a scalar view in grey)
+    and lends its range.
+
+    Attributes
+    ----------
+    name : the run's display name (the implementation by default).
+    record : the run's record, once it finished or failed.
+    iterations : the iterations the run was to do (from ``Started``).
+    final_map : the last map as a host array, or ``None`` (failed before training).
+    range : the run's colour range, once a map or frame was seen.
+    """
+
+    def __init__(self, name: str = "", frames: int = DEFAULT_FRAMES) -> None:
+        self._name = name
+        self._capacity = frames
+        self._reset()
+
+    @classmethod
+    def new(cls, name: str = "", frames: int = DEFAULT_FRAMES) -> RunRecorder:
+        return cls(name, frames)
+
+    def _reset(self) -> None:
+        self.name = self._name
+        self.record: RunRecord | None = None
+        self.iterations = 0
+        self.final_map: np.ndarray | None = None
+        self.range: ColourRange | None = None
+        self.keeper: FrameKeeper[np.ndarray] = FrameKeeper(self._capacity)
+
+    # -- in -------------------------------------------------------------------------------
+    def feed(self, event: RecordedEvent) -> None:
+        if isinstance(event, Started):
+            self._reset()
+            self.iterations = event.iterations
+            self.name = self.name or event.config.impl
+        elif isinstance(event, Snapshot):
+            if self.range is None:
+                self.range = colour_range(event.map)
+            self.final_map = event.map
+            self.keeper.offer(event.iteration, map_image(event.map, *self.range))
+        elif isinstance(event, MapFrame):
+            if self.range is None and event.range is not None:
+                self.range = event.range
+            self.keeper.offer(int(event.iteration), as_rgb(event.image))
+        elif isinstance(event, FinalMap):
+            self.final_map = np.asarray(event.map)
+        elif isinstance(event, (Finished, Failed)):
+            self.record = event.record
+            self.name = self.name or event.record.impl
+
+    def feed_all(self, events: Iterable[RecordedEvent]) -> RunRecorder:
+        for ev in events:
+            self.feed(ev)
+        return self
+
+    # -- out ------------------------------------------------------------------------------
+    @property
+    def lo(self) -> np.ndarray | None:
+        return self.range.lo if self.range is not None else None
+
+    @property
+    def hi(self) -> np.ndarray | None:
+        return self.range.hi if self.range is not None else None
+
+    @property
+    def frames(self) -> list[tuple[int, np.ndarray]]:
+        return self.keeper.frames
+
+    @property
+    def final_image(self) -> np.ndarray | None:
+        """The final map's picture, on the run's colour range."""
+        if self.final_map is None:
+            return None
+        return map_image(self.final_map, *(self.range or colour_range(self.final_map)))
+
+    def stored(self) -> StoredRun:
+        """The run as kept (a new id); raises ``ValueError`` before the run ended."""
+        if self.record is None:
+            raise ValueError("the run has not finished: nothing to store")
+        return StoredRun(
+            record=self.record,
+            name=self.name or self.record.impl,
+            iterations=self.iterations or self.record.iterations_done,
+            final_map=self.final_map,
+            final_image=self.final_image,
+            frames=list(self.frames),
+        )
