@@ -152,7 +152,7 @@ def rss_mb(pid: int) -> float | None:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024 / 1e6
+                return round(int(line.split()[1]) * 1024 / 1e6, 2)
     except (FileNotFoundError, ProcessLookupError, PermissionError):
         return None
     return None
@@ -249,7 +249,7 @@ def main() -> int:
                 s = {"t_s": round(now - t0, 2), "app_rss_mb": rss_mb(proc.pid), "worker_rss_mb": rss_mb(worker_pid)}  # type: ignore[arg-type]
                 out["samples"].append(s)
                 print(
-                    f"soak: t={s['t_s']:7.1f} s  app {s['app_rss_mb']:.1f} MB  worker {s['worker_rss_mb']} MB",
+                    f"soak: t={s['t_s']:7.1f} s  app {s['app_rss_mb']} MB  worker {s['worker_rss_mb']} MB",
                     flush=True,
                 )
                 next_sample += SAMPLE_S
