@@ -204,3 +204,24 @@ def test_a_missing_hangul_font_is_reported_only_for_korean():
     assert i18n.hangul_font_problem("en", fonts=[], os_release=deb) == ""
     i18n.install("ko")
     assert "다음 패키지를 설치하세요: fonts-noto-cjk" in i18n.hangul_font_problem("ko", fonts=[], os_release=deb)
+
+
+# -- desktop entry and AppStream metadata -----------------------------------------------
+def test_desktop_entry_and_appstream_metadata_speak_korean():
+    import xml.etree.ElementTree as ET
+
+    from som_studio import resources
+
+    entry = resources.desktop_entry().read_text(encoding="utf-8")
+    for key in ("Name[ko]=", "GenericName[ko]=", "Comment[ko]=", "Keywords[ko]="):
+        assert any(line.startswith(key) and len(line) > len(key) for line in entry.splitlines()), key
+    meta = ET.parse(resources.metainfo()).getroot()
+    lang = "{http://www.w3.org/XML/1998/namespace}lang"
+    for tag in ("name", "summary"):
+        assert [e.get(lang) for e in meta.findall(tag)] == [None, "ko"], tag
+    # Every paragraph and list item of every description has its Korean twin.
+    for desc in meta.iter("description"):
+        for tag in ("p", "li"):
+            english = [e for e in desc.iter(tag) if e.get(lang) is None]
+            korean = [e for e in desc.iter(tag) if e.get(lang) == "ko"]
+            assert len(korean) == len(english), (tag, len(english), len(korean))
