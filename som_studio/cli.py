@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from som_studio import __version__
@@ -47,6 +48,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="use JAX's CPU backend with N simulated devices (1-1024), even where a GPU "
         "exists: try device layouts without a cluster",
     )
+    p.add_argument(  # issue 14: read before parsing by i18n.language_flag; here for --help and to be accepted
+        "--lang",
+        metavar="ko|en",
+        help="the language of messages: ko (Korean) or en (English); default: $SOM_STUDIO_LANG, "
+        "else the locale (LC_ALL, LC_MESSAGES, LANG, LANGUAGE)",
+    )
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         mod = importlib.import_module(f"som_studio.commands.{name}")
@@ -58,9 +65,20 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from som_studio.commands.common import CommandError
 
+    raw = list(sys.argv[1:] if argv is None else argv)
+    # i18n (issue 14): the language before anything is parsed, so flag-value errors are in it too.
+    from som_studio import i18n
+    from som_studio.i18n import _
+
+    try:
+        i18n.install(i18n.resolve_language(i18n.language_flag(raw), os.environ))
+    except i18n.LanguageError as exc:
+        i18n.install(i18n.default_language())
+        print(_("som-studio: error: {message}").format(message=exc), file=sys.stderr)
+        return 2
     parser = build_parser()
     args = parser.parse_args(argv)
-    args._argv = list(sys.argv[1:] if argv is None else argv)  # to re-run in a supervised child
+    args._argv = raw  # to re-run in a supervised child
     from som_studio.core import jax_runtime
 
     try:
@@ -72,14 +90,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args._module.run(args) or 0)
     except CommandError as exc:
-        print(f"som-studio {args.command}: error: {exc}", file=sys.stderr)
+        print(_("som-studio {command}: error: {message}").format(command=args.command, message=exc), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"som-studio {args.command}: interrupted", file=sys.stderr)
+        print(_("som-studio {command}: interrupted").format(command=args.command), file=sys.stderr)
         return 130
     except BrokenPipeError:  # `som-studio list | head`: the reader left, not an error of ours
-        import os
-
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0

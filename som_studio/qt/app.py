@@ -122,7 +122,12 @@ def main(args: argparse.Namespace | None = None) -> int:
     app.setOrganizationName("som-studio")
     QApplication.setApplicationDisplayName("SOM Studio")  # a QGuiApplication static, as are the two above
     cpu_devices = getattr(args, "cpu_devices", None) if args is not None else None
-    window = MainWindow(Settings(), cpu_devices=cpu_devices)
+    settings = Settings()
+    # i18n (issue 14): --lang, else View > Language, else the environment; Qt's strings, a Hangul font.
+    from som_studio.qt.i18n import apply_language
+
+    apply_language(app, getattr(args, "lang", None), settings)
+    window = MainWindow(settings, cpu_devices=cpu_devices)
     _show_unexpected_errors(window)
     window.show()
     return int(app.exec())

@@ -43,8 +43,8 @@ def test_one_run_list_shared_by_the_runs_dock_and_the_comparison(qtbot, window):
     window.runs_panel.select(run.id)
     window.runs_panel.show_selected()
     assert window.map_view.last_frame.image.shape == (7, 10, 3)
-    assert len(window.timing_plot._x) == len(run.record.chunks) > 0
-    assert len(window.quality_plot._it) == len(run.record.history) > 0
+    assert len(window.timing_plot._points) == len(run.record.chunks) > 0
+    assert len(window.quality_plot._qe) == len(run.record.history) > 0
     # Re-run: the kept configuration, not the form's; the second run gets a name of its own
     # (names title the comparison, pick its baseline and name exported map files).
     p.grid.setCurrentText("12x9")

@@ -6,7 +6,10 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from som_studio.session.decimate import MinMaxSeries
 from som_studio.session.events import QualityMeasured
+
+HISTORY_POINTS = 2000  # issue 14: the most points a curve keeps, whatever the run's length
 
 
 class QualityPlot(QWidget):
@@ -17,9 +20,9 @@ class QualityPlot(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._it: list[float] = []
-        self._qe: list[float] = []
-        self._te: list[float] = []
+        # Bounded (issue 14): old measurements fold into min/max buckets, the whole run stays visible.
+        self._qe = MinMaxSeries(HISTORY_POINTS)
+        self._te = MinMaxSeries(HISTORY_POINTS)
         self.caption = QLabel("No run yet")
         self.plot = pg.PlotWidget()
         self.plot.setLabel("bottom", "iteration")
@@ -59,7 +62,6 @@ class QualityPlot(QWidget):
         from som_studio.qt.widgets.timing_plot import reset_range
 
         reset_range(self.plot)
-        self._it.clear()
         self._qe.clear()
         self._te.clear()
         self.qe_curve.setData([], [])
@@ -67,12 +69,10 @@ class QualityPlot(QWidget):
         self.caption.setText("waiting for the first measurement…")
 
     def add(self, q: QualityMeasured) -> None:
-        self._it.append(float(q.iteration))
-        self._qe.append(q.qe)
-        self._te.append(q.te)
-        x = np.asarray(self._it)
-        self.qe_curve.setData(x, np.asarray(self._qe))
-        self.te_curve.setData(x, np.asarray(self._te))
+        self._qe.append(q.iteration, q.qe)
+        self._te.append(q.iteration, q.te)
+        self.qe_curve.setData(*self._qe.arrays())
+        self.te_curve.setData(*self._te.arrays())
         self.caption.setText(f"iteration {q.iteration:,}:  QE {q.qe:.4f}   TE {q.te:.3f}")
 
 

@@ -8,6 +8,7 @@ on the curve: it is shown in the caption, apart from steady state.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
 
 import numpy as np
@@ -15,10 +16,12 @@ import pyqtgraph as pg
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
+from som_studio.session.decimate import MinMaxSeries
 from som_studio.session.events import ChunkTimed
 
 ROLLING = 15  # chunks in the rolling median
 REDRAW_MS = 100
+HISTORY_POINTS = 4000  # issue 14: the most points a curve keeps, whatever the run's length
 
 
 def format_seconds(s: float) -> str:
@@ -111,9 +114,10 @@ class TimingPlot(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._x: list[float] = []
-        self._y: list[float] = []
-        self._m: list[float] = []
+        # Bounded (issue 14): old chunks fold into min/max buckets, the whole run stays visible.
+        self._points = MinMaxSeries(HISTORY_POINTS)
+        self._medians = MinMaxSeries(HISTORY_POINTS)
+        self._recent: deque[float] = deque(maxlen=ROLLING)
         self._per_iteration_samples = 1
         self._compile_s: float | None = None
         self._compiles: int | None = None
@@ -150,9 +154,9 @@ class TimingPlot(QWidget):
 
     def begin(self, kind: str, samples: int) -> None:
         """A new run: clear the curves; ``samples`` per iteration for throughput (batch: all)."""
-        self._x.clear()
-        self._y.clear()
-        self._m.clear()
+        self._points.clear()
+        self._medians.clear()
+        self._recent.clear()
         self._redraw.stop()
         self._compile_s = None
         self._compiles = None
@@ -170,10 +174,10 @@ class TimingPlot(QWidget):
 
     def add_chunks(self, chunks: Sequence[ChunkTimed]) -> None:
         for c in chunks:
-            self._x.append(float(c.end))
-            self._y.append(c.iteration_s)
+            self._points.append(c.end, c.iteration_s)
+            self._recent.append(c.iteration_s)
             # Incremental: each point's median over the chunks before it, computed once.
-            self._m.append(float(np.median(self._y[-ROLLING:])))
+            self._medians.append(c.end, float(np.median(self._recent)))
         # Redraw at most every REDRAW_MS: each redraw repaints the axes, which
         # costs more than the curves; a timing curve gains nothing from 30 Hz.
         if not self._redraw.isActive():
@@ -185,15 +189,14 @@ class TimingPlot(QWidget):
         self._draw()
 
     def _draw(self) -> None:
-        if not self._x:
+        if not len(self._points):
             return
-        x = np.asarray(self._x)
-        self.points.setData(x, np.asarray(self._y))
-        self.median.setData(x, np.asarray(self._m))
+        self.points.setData(*self._points.arrays())
+        self.median.setData(*self._medians.arrays())
         self._update_caption()
 
     def median_s(self) -> float | None:
-        return float(np.median(self._y[-ROLLING:])) if self._y else None
+        return float(np.median(self._recent)) if self._recent else None
 
     def _update_caption(self) -> None:
         bits = []
