@@ -26,6 +26,7 @@ from som_studio.config import RunConfig
 from som_studio.core import registry
 from som_studio.qt.pipe_reader import PipeReader
 from som_studio.qt.probe import DeviceProbe
+from som_studio.session.chunklog import ChunkLog
 from som_studio.session.events import ChunkTimed, Compiled, Failed, Finished, QualityMeasured, Started
 from som_studio.session.record import Chunk, RunRecord
 from som_studio.worker import messages as msgs
@@ -86,7 +87,7 @@ class RunController(QObject):
         self._started: Started | None = None
         self._compile_s = 0.0
         self._compiled = False
-        self._chunks: list[Chunk] = []
+        self._chunks = ChunkLog()  # every chunk, 24 bytes each: a run of hours stays small (issue 14)
         self._history: list[dict[str, float]] = []
         self._terminal = False
         self._error_text = ""
