@@ -53,6 +53,9 @@ register(
         description="NumPy reference, online: one example per step, full-map update (the playbook's loop)",
         factory="som_studio.core.numpy_som:NumpyOnline",
         estimate=memory.numpy_online,
+        topologies=("rect", "hex"),
+        toroid=True,
+        missing_values=True,
     )
 )
 register(
@@ -66,6 +69,9 @@ register(
         ),
         factory="som_studio.core.numpy_som:NumpyBatch",
         estimate=memory.numpy_batch,
+        topologies=("rect", "hex"),
+        toroid=True,
+        missing_values=True,
     )
 )
 register(
