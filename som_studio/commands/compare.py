@@ -165,7 +165,9 @@ def run(args: argparse.Namespace) -> int:
 
     # Snapshots only where an animation wants them: the initial and final maps come anyway.
     interval = 1 / 30 if outputs["animation"] else None
-    records = run_configs(configs, quiet=args.quiet, observe=observe, snapshot_interval_s=interval)
+    records = run_configs(
+        configs, quiet=args.quiet, observe=observe, snapshot_interval_s=interval, save_runs=args.save_runs
+    )
     print(format_table(records, args.baseline, prefer_numpy=True))  # the report's baselines
 
     from som_studio.report.content import build_report
