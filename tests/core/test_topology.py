@@ -128,5 +128,5 @@ def test_default_grid_is_about_five_sqrt_n_with_the_pca_side_ratio():
     data = rng.normal(size=(400, 2)) * [4.0, 1.0]
     width, height = default_grid(data)
     assert abs(width * height - 100) <= 10 and width > height
-    w6, h6 = default_grid(data, "hex", toroid=True)
+    _, h6 = default_grid(data, "hex", toroid=True)
     assert h6 % 2 == 0
