@@ -105,12 +105,14 @@ class SomRun:
             parts = list(self.project_chunks(data, clusters=clusters))
             if not parts:
                 raise DataError(f"{data}: has no data rows")
-            ids = [p.ids for p in parts]
+            ids = [p.ids for p in parts if p.ids is not None]
             return Projection(
-                *(np.concatenate([getattr(p, f) for p in parts]) for f in ("bmu_row", "bmu_col", "distance")),
-                np.concatenate([p.cluster for p in parts]),
-                np.concatenate([p.label for p in parts]),
-                None if ids[0] is None else np.concatenate(ids),  # type: ignore[arg-type]
+                bmu_row=np.concatenate([p.bmu_row for p in parts]),
+                bmu_col=np.concatenate([p.bmu_col for p in parts]),
+                distance=np.concatenate([p.distance for p in parts]),
+                cluster=np.concatenate([p.cluster for p in parts]),
+                label=np.concatenate([p.label for p in parts]),
+                ids=np.concatenate(ids) if ids else None,
             )
         arr = check_data(np.asarray(data), "data")
         self._check_width(arr.shape[1], "data")

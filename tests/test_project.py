@@ -169,3 +169,33 @@ def test_an_iris_row_without_a_label_column_is_refused_naming_the_flags(capsys):
 def test_resources_ship_the_iris_licence():
     text = (Path(IRIS).parent / "README.md").read_text()
     assert "Fisher" in text and "CC BY 4.0" in text
+
+
+def test_history_keeps_the_model_when_a_run_is_saved_again(iris_run, tmp_path):
+    from som_studio.model import load_run
+    from som_studio.report.history import StoredRun
+
+    run = StoredRun.load(iris_run[0])
+    assert run.record.model is not None and run.record.model.feature_names[0] == "sepal_length"
+    again = run.save(tmp_path / "again.somrun")
+    a, b = load_run(iris_run[0]), load_run(again)
+    np.testing.assert_array_equal(a.codebook, b.codebook)
+    np.testing.assert_array_equal(a.labels, b.labels)
+    np.testing.assert_array_equal(a.clusters, b.clusters)
+
+
+def test_a_version_1_file_opens_as_an_unscaled_model(tmp_path):
+    from som_studio.model import load_run
+
+    meta = {"format": "som-studio-run", "version": 1, "record": {"config": {"impl": "numpy-batch"}}}
+    path = tmp_path / "old.somrun"
+    with path.open("wb") as f:  # a file object: savez would add .npz to a name
+        np.savez(
+            f,
+            meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
+            final_map=np.arange(24, dtype=np.float32).reshape(2, 4, 3),
+        )
+    run = load_run(path)
+    assert run.feature_names == ["x1", "x2", "x3"] and run.labels is None and run.clusters is None
+    np.testing.assert_array_equal(run.codebook[1, 0], [12, 13, 14])
+    assert run.project(np.array([[12.2, 13, 14]])).bmu_row.tolist() == [1]

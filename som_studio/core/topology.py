@@ -126,8 +126,8 @@ def neighbour_pairs(height: int, width: int, topology: str = "rect", toroid: boo
     ``rect``: the 4 edge neighbours; ``hex``: the 6 touching units. On a toroid
     the edges wrap; a side too short to wrap (1 or 2 units) adds no duplicate pairs.
     """
-    r, c = np.meshgrid(np.arange(height), np.arange(width), indexing="ij")
-    r, c = r.ravel(), c.ravel()
+    grid_r, grid_c = np.meshgrid(np.arange(height), np.arange(width), indexing="ij")
+    r, c = grid_r.ravel(), grid_c.ravel()
     # Half of each unit's neighbours (the other half are found from the other side).
     if topology == "hex":
         even = [(0, 1), (1, -1), (1, 0)]
@@ -147,7 +147,7 @@ def neighbour_pairs(height: int, width: int, topology: str = "rect", toroid: boo
             a = (r[sel] * width + c[sel])[ok]
             b = (rr * width + cc)[ok]
             pairs.append(np.stack([a, b], axis=1))
-    out = np.concatenate(pairs) if pairs else np.empty((0, 2), dtype=np.int64)
+    out: np.ndarray = np.concatenate(pairs) if pairs else np.empty((0, 2), dtype=np.int64)
     out = out[out[:, 0] != out[:, 1]]
     out = np.sort(out, axis=1)
-    return np.unique(out, axis=0)
+    return np.asarray(np.unique(out, axis=0))

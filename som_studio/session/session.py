@@ -115,7 +115,8 @@ class Session:
     Parameters
     ----------
     config : the run.
-    data : pre-loaded (N, D) data, to share one load between runs.
+    data : pre-loaded (N, D) data, or a :class:`~som_studio.core.data.Table` (its
+        feature names and labels then reach the record), to share one load between runs.
     snapshot_interval_s : least time between snapshots; ``None``: only the
         initial and final maps.
     quality_points : measure QE/TE this many times over the run (plus at 0);
@@ -128,7 +129,7 @@ class Session:
         self,
         config: RunConfig,
         *,
-        data: np.ndarray | None = None,
+        data: np.ndarray | Table | None = None,
         snapshot_interval_s: float | None = 1 / 30,
         quality_points: int = 10,
         final_quality: bool = True,
@@ -190,9 +191,9 @@ class Session:
                 raise ConfigError(
                     "precision", f"{impl.name} supports {', '.join(impl.precisions)}, not {cfg.precision}"
                 )
-            loaded = self._data if self._data is not None else load_problem_table(cfg)
+            loaded: np.ndarray | Table = self._data if self._data is not None else load_problem_table(cfg)
             table = loaded if isinstance(loaded, Table) else None
-            data = table.values if table is not None else loaded
+            data: np.ndarray = loaded.values if isinstance(loaded, Table) else loaded
             if table is not None:
                 record.config["feature_names"] = list(table.feature_names)
             refusal = impl.refusal(cfg.topology, cfg.toroid, bool(np.isnan(data).any()))
