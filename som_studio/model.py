@@ -158,7 +158,7 @@ class SomRun:
 
     def _project_values(self, values: np.ndarray, ids: np.ndarray | None, clusters: np.ndarray | None) -> Projection:
         x = self.scaling.apply(values)
-        first, _, d2 = metrics.best_two(self._trained, x)
+        first, d2 = metrics.nearest_units(self._trained, x)
         row, col = np.divmod(first, self.width)
         cl = clusters if clusters is not None else self.clusters
         return Projection(

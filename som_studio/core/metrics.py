@@ -67,6 +67,38 @@ def _best_two_missing(codebook: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, 
     return first, second, best_d2
 
 
+def nearest_units(weights: np.ndarray, data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each example: flat index of its best-matching unit and its squared distance (known features).
+
+    :func:`best_two` without the second unit, for projecting many rows: an
+    argmin per row instead of a partition. Ties go to the first unit in row-major order.
+    """
+    h, w, d = weights.shape
+    codebook = weights.reshape(h * w, d).astype(np.float64)
+    x = np.asarray(data, dtype=np.float64)
+    m = codebook.shape[0]
+    known = ~np.isnan(x)
+    missing = not known.all()
+    xz = np.where(known, x, 0.0) if missing else x
+    cb_sq = codebook * codebook
+    cb_norm = cb_sq.sum(axis=1)
+    block = max(1, _BLOCK_ELEMENTS // max(m, 1))
+    first = np.empty(len(x), dtype=np.int64)
+    best_d2 = np.empty(len(x), dtype=np.float64)
+    for s in range(0, len(x), block):
+        xb = xz[s : s + block]
+        cross = xb @ codebook.T
+        cross *= -2.0
+        cross += (known[s : s + block] @ cb_sq.T) if missing else cb_norm[None, :]
+        fb = np.argmin(cross, axis=1)
+        first[s : s + len(xb)] = fb
+        exact = xb - codebook[fb]  # exact distance to the best, free of cancellation
+        if missing:
+            exact[~known[s : s + block]] = 0.0
+        best_d2[s : s + len(xb)] = np.einsum("nd,nd->n", exact, exact)
+    return first, best_d2
+
+
 def label_purity(weights: np.ndarray, data: np.ndarray, labels: np.ndarray) -> float:
     """Share of examples whose best-matching unit's majority label is their own (0-1)."""
     first, _, _ = best_two(weights, data)
