@@ -62,6 +62,8 @@ class SomRun:
     config : the run's configuration, as its record's ``config`` dict
     labels : (height, width) array of str (``""`` for units without hits), or ``None``
     clusters : (height, width) int32 array, or ``None``
+    hits : (height, width) int64, training examples per unit, or ``None`` (older files)
+    purity : (height, width) float64, share of a unit's examples with its label (NaN: no hits), or ``None``
     scaling : how the data were scaled before training
     record : the whole run record (dict, the ``--json`` schema)
     """
@@ -82,6 +84,8 @@ class SomRun:
         self.feature_names = list(model.feature_names)
         self.labels = model.unit_labels
         self.clusters = model.clusters
+        self.hits = model.hits
+        self.purity = model.unit_purity
         self.codebook = self.scaling.invert(self._trained)
 
     @property
@@ -94,6 +98,66 @@ class SomRun:
 
     def __repr__(self) -> str:
         return f"<SomRun {self.path.name}: {self.width}x{self.height} map of {len(self.feature_names)} features>"
+
+    # -- exports ------------------------------------------------------------------------
+    def unit_columns(self) -> list[str]:
+        """The header of :meth:`unit_rows`: unit, row, col, hits, label, purity, cluster, then the features."""
+        return ["unit", "row", "col", "hits", "label", "purity", "cluster", *self.feature_names]
+
+    def unit_rows(self) -> Iterator[list[Any]]:
+        """One row per unit (row-major): its hits, majority label, purity, cluster and codebook by feature name.
+
+        Values the run does not have are ``""``; the codebook is in the data's original units.
+        """
+        cb = self.codebook.reshape(self.height * self.width, -1)
+        for u in range(self.height * self.width):
+            r, c = divmod(u, self.width)
+            purity = self.purity.ravel()[u] if self.purity is not None else np.nan
+            yield [
+                u,
+                r,
+                c,
+                int(self.hits.ravel()[u]) if self.hits is not None else "",
+                self.labels.ravel()[u] if self.labels is not None else "",
+                "" if np.isnan(purity) else f"{purity:.6g}",
+                int(self.clusters.ravel()[u]) if self.clusters is not None else "",
+                *(f"{v:.9g}" for v in cb[u]),
+            ]
+
+    def export_units(self, path: str | os.PathLike[str]) -> Path:
+        """Write :meth:`unit_rows` as CSV (UTF-8, header first) atomically."""
+        import csv
+        import io
+
+        from som_studio.report.writers import write_atomic
+
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(self.unit_columns())
+        w.writerows(self.unit_rows())
+        return write_atomic(path, buf.getvalue(), force=True)
+
+    def export_codebook(self, path: str | os.PathLike[str]) -> Path:
+        """The codebook in original units: ``.npy`` (height x width x features) or ``.csv`` (a row per unit)."""
+        import io
+
+        from som_studio.report.writers import write_atomic
+
+        p = Path(path)
+        if p.suffix.lower() == ".npy":
+            buf = io.BytesIO()
+            np.save(buf, self.codebook)
+            return write_atomic(p, buf.getvalue(), force=True)
+        if p.suffix.lower() != ".csv":
+            raise ValueError(f"{p}: a codebook exports as .csv or .npy")
+        import csv
+
+        text = io.StringIO()
+        w = csv.writer(text, lineterminator="\n")  # quotes a feature name holding a comma
+        w.writerow(["row", "col", *self.feature_names])
+        for u, values in enumerate(self.codebook.reshape(self.height * self.width, -1)):
+            w.writerow([*divmod(u, self.width), *(f"{v:.9g}" for v in values)])
+        return write_atomic(p, text.getvalue(), force=True)
 
     # -- projection ----------------------------------------------------------------------
     def project(self, data: Any, clusters: np.ndarray | None = None) -> Projection:

@@ -199,3 +199,21 @@ def test_a_version_1_file_opens_as_an_unscaled_model(tmp_path):
     assert run.feature_names == ["x1", "x2", "x3"] and run.labels is None and run.clusters is None
     np.testing.assert_array_equal(run.codebook[1, 0], [12, 13, 14])
     assert run.project(np.array([[12.2, 13, 14]])).bmu_row.tolist() == [1]
+
+
+def test_unit_and_codebook_exports(iris_run, tmp_path):
+    from som_studio.model import load_run
+
+    run = load_run(iris_run[0])
+    assert run.hits.sum() == 150 and run.hits.shape == (8, 12)
+    units = list(csv.reader(run.export_units(tmp_path / "units.csv").open()))
+    assert units[0] == ["unit", "row", "col", "hits", "label", "purity", "cluster", *run.feature_names]
+    assert len(units) == 1 + 96
+    hit = next(u for u in units[1:] if int(u[3]) > 0)
+    assert hit[4] in {"setosa", "versicolor", "virginica"} and 0 < float(hit[5]) <= 1
+    empty = next(u for u in units[1:] if u[3] == "0")
+    assert empty[4] == "" and empty[5] == ""
+    np.testing.assert_array_equal(np.load(run.export_codebook(tmp_path / "cb.npy")), run.codebook)
+    rows = list(csv.reader(run.export_codebook(tmp_path / "cb.csv").open()))
+    assert rows[0][:3] == ["row", "col", "sepal_length"] and len(rows) == 97
+    np.testing.assert_allclose([float(v) for v in rows[13][2:]], run.codebook[1, 0], rtol=1e-8)

@@ -32,7 +32,9 @@ class ModelInfo:
     """What a trained map needs to take new data.
 
     ``unit_labels`` is (H, W) str (``""`` for units without hits) or ``None``;
-    ``clusters`` is (H, W) int32 or ``None``.
+    ``unit_purity`` (H, W) float64, the share of each unit's examples that carry
+    its majority label (NaN without hits), or ``None``; ``hits`` (H, W) int64,
+    the training examples per unit; ``clusters`` is (H, W) int32 or ``None``.
     """
 
     feature_names: tuple[str, ...]
@@ -42,17 +44,24 @@ class ModelInfo:
     ignore: tuple[str, ...] = ()
     unit_labels: np.ndarray | None = None
     clusters: np.ndarray | None = None
+    hits: np.ndarray | None = None
+    unit_purity: np.ndarray | None = None
 
 
 def attach(record: Any, config: Any, table: Table, final_map: np.ndarray) -> None:
     """Set ``record.model`` (and ``record.label_purity`` when the table has labels) for a finished run."""
     weights = np.asarray(final_map, dtype=np.float64)
     h, w = weights.shape[:2]
-    unit_labels = None
+    unit_labels = unit_purity = None
+    first, _ = metrics.nearest_units(weights, table.values)
+    hits = metrics.hits(first, h * w)
     if table.labels is not None:
-        first, _, _ = metrics.best_two(weights, table.values)
-        unit_labels = metrics.unit_labels(first, table.labels, h * w).reshape(h, w)
-        record.label_purity = float(np.mean(unit_labels.ravel()[first] == table.labels))
+        flat = metrics.unit_labels(first, table.labels, h * w)
+        own = flat[first] == table.labels
+        record.label_purity = float(np.mean(own))
+        agree = np.bincount(first, own.astype(np.float64), h * w)
+        unit_purity = np.where(hits > 0, agree / np.maximum(hits, 1), np.nan).reshape(h, w)
+        unit_labels = flat.reshape(h, w)
     clusters = None
     if config.clusters is not None:
         from som_studio.core.clusters import kmeans
@@ -66,6 +75,8 @@ def attach(record: Any, config: Any, table: Table, final_map: np.ndarray) -> Non
         ignore=tuple(config.ignore),
         unit_labels=unit_labels,
         clusters=clusters,
+        hits=hits.reshape(h, w),
+        unit_purity=unit_purity,
     )
 
 
@@ -86,6 +97,10 @@ def model_arrays(model: ModelInfo | None) -> dict[str, np.ndarray]:
         out["unit_labels"] = np.asarray(model.unit_labels, dtype=str)
     if model.clusters is not None:
         out["clusters"] = np.asarray(model.clusters, dtype=np.int32)
+    if model.hits is not None:
+        out["hits"] = np.asarray(model.hits, dtype=np.int64)
+    if model.unit_purity is not None:
+        out["unit_purity"] = np.asarray(model.unit_purity, dtype=np.float64)
     return out
 
 
@@ -111,6 +126,8 @@ def read_model(z: Any) -> ModelInfo | None:
             ignore=tuple(str(c) for c in meta.get("ignore") or ()),
             unit_labels=np.asarray(z["unit_labels"]).astype(str) if "unit_labels" in z.files else None,
             clusters=np.asarray(z["clusters"]).astype(np.int32) if "clusters" in z.files else None,
+            hits=np.asarray(z["hits"]).astype(np.int64) if "hits" in z.files else None,
+            unit_purity=np.asarray(z["unit_purity"]).astype(np.float64) if "unit_purity" in z.files else None,
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelFileError(f"the model description is damaged ({type(exc).__name__}: {exc})") from None
