@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from som_studio.core import metrics
-from som_studio.core.data import CsvReader, DataError, Scaling, check_data, read_table
+from som_studio.core.data import CsvReader, DataError, Scaling, check_data, open_npy
 from som_studio.core.model_file import ModelFileError, ModelInfo, read_model
 
 FORMAT = "som-studio-run"
@@ -188,10 +188,12 @@ class SomRun:
         """Project a file in chunks of ``rows``: memory does not grow with its length."""
         p = Path(path)
         if p.suffix.lower() == ".npy":
-            arr = read_table(p).values
-            self._check_width(arr.shape[1], str(p))
+            arr = open_npy(p)
+            width = arr.shape[1] if arr.ndim == 2 else 1
+            self._check_width(width, str(p))
             for s in range(0, len(arr), rows):
-                yield self._project_values(arr[s : s + rows], None, clusters)
+                values = check_data(np.asarray(arr[s : s + rows]), str(p), first_row=s)
+                yield self._project_values(values, None, clusters)
             return
         m = self.model
         optional = [c for c in (m.label_column, m.id_column, *m.ignore) if c]

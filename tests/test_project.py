@@ -217,3 +217,23 @@ def test_unit_and_codebook_exports(iris_run, tmp_path):
     rows = list(csv.reader(run.export_codebook(tmp_path / "cb.csv").open()))
     assert rows[0][:3] == ["row", "col", "sepal_length"] and len(rows) == 97
     np.testing.assert_allclose([float(v) for v in rows[13][2:]], run.codebook[1, 0], rtol=1e-8)
+
+
+def test_project_a_npy_file_in_chunks(iris_run, tmp_path):
+    from som_studio.core.data import DataError
+    from som_studio.model import load_run
+
+    run = load_run(iris_run[0])
+    values = np.loadtxt(IRIS, delimiter=",", skiprows=1, usecols=(0, 1, 2, 3))
+    np.save(tmp_path / "x.npy", values)
+    whole = run.project(values)
+    parts = list(run.project_chunks(tmp_path / "x.npy", rows=40))
+    assert [len(p.bmu_row) for p in parts] == [40, 40, 40, 30]
+    np.testing.assert_array_equal(np.concatenate([p.bmu_col for p in parts]), whole.bmu_col)
+    values[95] = np.nan
+    np.save(tmp_path / "y.npy", values)
+    with pytest.raises(DataError, match="data row 96 has no known feature"):
+        list(run.project_chunks(tmp_path / "y.npy", rows=40))
+    np.save(tmp_path / "z.npy", values[:, :3])
+    with pytest.raises(DataError, match="has 3 features; the run was trained on 4"):
+        run.project(tmp_path / "z.npy")

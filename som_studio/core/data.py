@@ -203,8 +203,11 @@ def read_table(
     )
 
 
-def check_data(arr: np.ndarray, name: str = "data", scale: bool = False) -> np.ndarray:
-    """Validate a loaded array and return it as float64 (examples x features); NaN is a missing value."""
+def check_data(arr: np.ndarray, name: str = "data", scale: bool = False, first_row: int = 0) -> np.ndarray:
+    """Validate a loaded array and return it as float64 (examples x features); NaN is a missing value.
+
+    ``first_row`` is the 0-based index of ``arr``'s first row in its file (messages count from there).
+    """
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         raise DataError(f"{name}: data must be numeric, got dtype {arr.dtype}")
     if np.issubdtype(arr.dtype, np.complexfloating):
@@ -221,8 +224,8 @@ def check_data(arr: np.ndarray, name: str = "data", scale: bool = False) -> np.n
     inf = np.isinf(out)
     if inf.any():
         row, col = np.argwhere(inf)[0]
-        raise DataError(f"{name}: {int(inf.sum())} value(s) are infinite (first at index [{row}, {col}])")
-    check_known_rows(out, name)
+        raise DataError(f"{name}: {int(inf.sum())} value(s) are infinite (first at index [{first_row + row}, {col}])")
+    check_known_rows(out, name, first_row=first_row)
     if scale:
         out = fit_scaling(out, "minmax").apply(out)
     return np.ascontiguousarray(out)
@@ -251,7 +254,7 @@ def _check_path(path: str | Path) -> Path:
     return p
 
 
-def _load_npy(p: Path) -> np.ndarray:
+def _load_npy(p: Path, mmap: bool = False) -> np.ndarray:
     try:
         with open(p, "rb") as f:
             major, _ = np.lib.format.read_magic(f)
@@ -266,9 +269,20 @@ def _load_npy(p: Path) -> np.ndarray:
             "never run code, so only numeric arrays are loaded"
         )
     try:
-        arr = np.load(p, allow_pickle=False)
+        arr = np.load(p, allow_pickle=False, mmap_mode="r" if mmap else None)
     except (ValueError, OSError, EOFError) as exc:
         raise DataError(f"{p}: cannot read as .npy ({exc or 'file is truncated'})") from None
+    return arr
+
+
+def open_npy(path: str | Path) -> np.ndarray:
+    """A ``.npy`` file mapped read-only (rows are read when used), its header checked as :func:`read_table` does."""
+    p = _check_path(path)
+    arr = _load_npy(p, mmap=True)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise DataError(f"{p}: data must be numeric, got dtype {arr.dtype}")
+    if arr.ndim not in (1, 2):
+        raise DataError(f"{p}: expected a 2-D array (examples x features), got {arr.ndim}-D shape {arr.shape}")
     return arr
 
 
