@@ -48,14 +48,20 @@ class ModelInfo:
     unit_purity: np.ndarray | None = None
 
 
-def attach(record: Any, config: Any, table: Table, final_map: np.ndarray) -> None:
-    """Set ``record.model`` (and ``record.label_purity`` when the table has labels) for a finished run."""
+def attach(record: Any, config: Any, table: Table, final_map: np.ndarray, measure: bool = True) -> None:
+    """Set ``record.model`` (and ``record.label_purity`` when the table has labels) for a finished run.
+
+    ``measure`` ``False`` skips the pass over the data (hits, unit labels, purity).
+    """
     weights = np.asarray(final_map, dtype=np.float64)
     h, w = weights.shape[:2]
-    unit_labels = unit_purity = None
-    first, _ = metrics.nearest_units(weights, table.values)
-    hits = metrics.hits(first, h * w)
-    if table.labels is not None:
+    unit_labels: np.ndarray | None = None
+    unit_purity: np.ndarray | None = None
+    hits: np.ndarray | None = None
+    if measure:
+        first, _ = metrics.nearest_units(weights, table.values)
+        hits = metrics.hits(first, h * w)
+    if hits is not None and table.labels is not None:
         flat = metrics.unit_labels(first, table.labels, h * w)
         own = flat[first] == table.labels
         record.label_purity = float(np.mean(own))
@@ -75,7 +81,7 @@ def attach(record: Any, config: Any, table: Table, final_map: np.ndarray) -> Non
         ignore=tuple(config.ignore),
         unit_labels=unit_labels,
         clusters=clusters,
-        hits=hits.reshape(h, w),
+        hits=hits.reshape(h, w) if hits is not None else None,
         unit_purity=unit_purity,
     )
 

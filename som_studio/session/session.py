@@ -335,7 +335,8 @@ class Session:
             if it == T and table is not None:
                 from som_studio.core import model_file
 
-                model_file.attach(record, cfg, table, final)
+                # Hits and labels take a pass over the data: skipped with the final quality pass.
+                model_file.attach(record, cfg, table, final, measure=self.final_quality)
             yield Finished(record)
         except Exception as exc:
             record.total_s = time.perf_counter() - t0 - excluded - self._outside_s
