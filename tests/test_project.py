@@ -237,3 +237,17 @@ def test_project_a_npy_file_in_chunks(iris_run, tmp_path):
     np.save(tmp_path / "z.npy", values[:, :3])
     with pytest.raises(DataError, match="has 3 features; the run was trained on 4"):
         run.project(tmp_path / "z.npy")
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--grid", "6x5", "--topology", "hex", "--toroid"], "--toroid: a hex toroid needs an even height"),
+        (["--data", IRIS, "--labels", "species", "--scale", "--scaling", "zscore"], "--scale is --scaling minmax"),
+        (["--scaling", "zscore"], "--scaling: scales the features of a data file"),
+        (["--data", IRIS, "--labels", "kind"], "--labels kind: no such column"),
+    ],
+)
+def test_table_and_topology_flags_refuse_clearly(capsys, extra, message):
+    code, _, err = _run(capsys, "bench", "--impl", "numpy-batch", "--epochs", "1", "--quiet", *extra)
+    assert code == 2 and message in err

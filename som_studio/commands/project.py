@@ -71,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
             raise
     except DataError as exc:
         raise CommandError(str(exc)) from None
+    except BrokenPipeError:  # `--out - | head`: the reader left; cli.main ends quietly
+        raise
     except OSError as exc:
         raise CommandError(f"--out: {args.out}: cannot write ({exc.strerror or exc})") from None
     print(f"wrote {out} ({n:,} rows)", file=sys.stderr)
