@@ -130,3 +130,15 @@ def test_default_grid_is_about_five_sqrt_n_with_the_pca_side_ratio():
     assert abs(width * height - 100) <= 10 and width > height
     _, h6 = default_grid(data, "hex", toroid=True)
     assert h6 % 2 == 0
+
+
+@pytest.mark.parametrize(("topology", "toroid"), [("rect", False), ("rect", True), ("hex", False), ("hex", True)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_separable_neighbourhood_equals_the_plane_distance_formula(topology, toroid, dtype):
+    for by, bx in [(0, 0), (3, 5), (5, 7), (2, 1)]:
+        dx, dy = topo.offsets(6, 8, by, bx, topology, toroid)
+        sx, sy = dtype(2.5), dtype(1.5)
+        direct = np.exp(-(dx.astype(dtype) ** 2) / sx**2) * np.exp(-(dy.astype(dtype) ** 2) / sy**2)
+        got = topo.neighbourhood(6, 8, by, bx, 2.5, 1.5, topology, toroid, dtype)
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(got, direct)
