@@ -17,6 +17,12 @@ from typing import Any, Literal
 
 Precision = Literal["float32", "float64"]
 PRECISIONS: tuple[str, ...] = ("float32", "float64")
+TOPOLOGIES: tuple[str, ...] = ("rect", "hex")
+INITS: tuple[str, ...] = ("random", "pca", "sample")
+SCALINGS: tuple[str, ...] = ("none", "minmax", "zscore")
+# Rows of a hex lattice are this far apart in plane units (1 = adjacent units).
+HEX_ROW = math.sqrt(3.0) / 2.0
+MAX_CLUSTERS = 1000
 
 # The playbook workload.
 DEFAULT_WIDTH = 240
@@ -78,14 +84,18 @@ def _whole(v: float) -> bool:
     return isinstance(v, int) or (isinstance(v, float) and v.is_integer())
 
 
-def default_sigma_start(width: int, height: int) -> tuple[float, float]:
-    """Start radius per axis: a quarter of the side, at least 1 unit."""
-    return (max(width / 4.0, 1.0), max(height / 4.0, 1.0))
+def default_sigma_start(width: int, height: int, topology: str = "rect") -> tuple[float, float]:
+    """Start radius per axis: a quarter of the side in plane units, at least 1 unit.
+
+    On a hex lattice rows are ``sqrt(3)/2`` apart, so the height spans ``height * sqrt(3)/2``.
+    """
+    span_y = height * HEX_ROW if topology == "hex" else float(height)
+    return (max(width / 4.0, 1.0), max(span_y / 4.0, 1.0))
 
 
-def default_sigma_end(width: int, height: int) -> tuple[float, float]:
+def default_sigma_end(width: int, height: int, topology: str = "rect") -> tuple[float, float]:
     """End radius per axis: 2 units, or the start radius when the map is smaller."""
-    sx, sy = default_sigma_start(width, height)
+    sx, sy = default_sigma_start(width, height, topology)
     return (min(DEFAULT_SIGMA_END, sx), min(DEFAULT_SIGMA_END, sy))
 
 
@@ -124,8 +134,16 @@ class RunConfig:
 
     ``steps`` is given for online implementations and ``epochs`` for batch ones;
     giving the other kind's count is an error (see :meth:`validate`).
-    Radii (``sigma_*``) are per axis, ``(x, y)``, in grid units; ``None`` takes
-    the defaults for the grid size.
+    Radii (``sigma_*``) are per axis, ``(x, y)``, in plane units (1 = the distance
+    between adjacent units); ``None`` takes the defaults for the grid size.
+
+    ``topology`` is ``rect`` or ``hex`` and ``toroid`` wraps distances on both
+    axes (a hex toroid needs an even height). ``init`` ``None`` is ``random`` for
+    generated colours and ``pca`` for a data file (see :attr:`init_method`).
+    ``scaling`` is ``none``, ``minmax`` or ``zscore``; ``data.scale`` (the older
+    switch) reads as ``minmax`` (see :attr:`scaling_method`). ``labels``,
+    ``ignore`` and ``id_column`` name columns of a CSV table; ``clusters`` is
+    the k of k-means on the codebook (``None``: no clusters).
     """
 
     impl: str = "numpy-batch"
@@ -141,6 +159,14 @@ class RunConfig:
     seed: int = 0
     precision: str = "float32"
     layout: str = "1x1"
+    topology: str = "rect"
+    toroid: bool = False
+    init: str | None = None
+    scaling: str = "none"
+    labels: str | None = None
+    ignore: tuple[str, ...] = ()
+    id_column: str | None = None
+    clusters: int | None = None
 
     # -- derived -------------------------------------------------------------------
     @property
@@ -155,9 +181,23 @@ class RunConfig:
     def sigmas(self) -> tuple[tuple[float, float], tuple[float, float]]:
         """(start, end) radii with defaults filled in."""
         return (
-            self.sigma_start or default_sigma_start(self.width, self.height),
-            self.sigma_end or default_sigma_end(self.width, self.height),
+            self.sigma_start or default_sigma_start(self.width, self.height, self.topology),
+            self.sigma_end or default_sigma_end(self.width, self.height, self.topology),
         )
+
+    @property
+    def init_method(self) -> str:
+        """``init``, or its default: ``pca`` for a data file, ``random`` for generated colours."""
+        if self.init is not None:
+            return self.init
+        return "pca" if self.data.path is not None else "random"
+
+    @property
+    def scaling_method(self) -> str:
+        """``scaling``; the older ``data.scale`` switch reads as ``minmax``."""
+        if self.scaling == "none" and self.data.scale:
+            return "minmax"
+        return self.scaling
 
     @property
     def iterations(self) -> int:
@@ -232,7 +272,45 @@ class RunConfig:
         if not isinstance(self.layout, str):
             raise ConfigError("layout", f"expected DATAxMAP such as 2x2, got {self.layout!r}")
         parse_layout(self.layout)
+        self._validate_map_and_table()
         return self
+
+    def _validate_map_and_table(self) -> None:
+        if self.topology not in TOPOLOGIES:
+            raise ConfigError("topology", f"must be one of {', '.join(TOPOLOGIES)}, got {self.topology!r}")
+        if not isinstance(self.toroid, bool):
+            raise ConfigError("toroid", f"must be true or false, got {self.toroid!r}")
+        if self.toroid and self.topology == "hex" and self.height % 2:
+            raise ConfigError(
+                "toroid",
+                f"a hex toroid needs an even height (rows wrap in pairs of offsets), got {self.height}",
+            )
+        if self.init is not None and self.init not in INITS:
+            raise ConfigError("init", f"must be one of {', '.join(INITS)}, got {self.init!r}")
+        if self.scaling not in SCALINGS:
+            raise ConfigError("scaling", f"must be one of {', '.join(SCALINGS)}, got {self.scaling!r}")
+        table = self.labels is not None or self.ignore or self.id_column is not None
+        if table and self.data.path is None:
+            raise ConfigError("labels", "labels, ignored and id columns name columns of a data file; none is given")
+        if self.scaling_method != "none" and self.data.path is None:
+            raise ConfigError("scaling", "scales the features of a data file; random colours are already in [0, 1]")
+        named = [("labels", self.labels), ("id_column", self.id_column)] + [("ignore", c) for c in self.ignore]
+        for name, col in named:
+            if col is not None and (not isinstance(col, str) or not col.strip()):
+                raise ConfigError(name, f"a column name is required, got {col!r}")
+        if self.labels is not None and self.labels == self.id_column:
+            raise ConfigError("id_column", f"column {self.labels!r} is already the labels")
+        for col in self.ignore:
+            if col in (self.labels, self.id_column):
+                raise ConfigError("ignore", f"column {col!r} is the labels or the id column; it cannot be ignored")
+        if self.clusters is not None:
+            if isinstance(self.clusters, bool) or not isinstance(self.clusters, int):
+                raise ConfigError("clusters", f"must be a whole number, got {self.clusters!r}")
+            if not 2 <= self.clusters <= min(MAX_CLUSTERS, self.units):
+                raise ConfigError(
+                    "clusters",
+                    f"must be between 2 and {min(MAX_CLUSTERS, self.units)} (the units), got {self.clusters}",
+                )
 
     # -- (de)serialisation: enough to re-run ------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -246,7 +324,18 @@ class RunConfig:
             "seed": self.seed,
             "precision": self.precision,
             "layout": self.layout,
+            "topology": self.topology,
+            "toroid": self.toroid,
+            "init": self.init_method,
+            "scaling": self.scaling_method,
+            "labels": self.labels,
         }
+        if self.ignore:
+            d["ignore"] = list(self.ignore)
+        if self.id_column is not None:
+            d["id_column"] = self.id_column
+        if self.clusters is not None:
+            d["clusters"] = self.clusters
         if self.steps is not None:
             d["steps"] = self.steps
         if self.epochs is not None:
@@ -274,6 +363,15 @@ class RunConfig:
                 seed=int(d.get("seed", 0)),
                 precision=str(d.get("precision", "float32")),
                 layout=str(d.get("layout", "1x1")),
+                topology=str(d.get("topology", "rect")),
+                toroid=bool(d.get("toroid", False)),
+                init=str(d["init"]) if d.get("init") is not None else None,
+                # Older records have only data.scale: it reads as minmax.
+                scaling=str(d.get("scaling") or ("minmax" if (d.get("data") or {}).get("scale") else "none")),
+                labels=str(d["labels"]) if d.get("labels") is not None else None,
+                ignore=tuple(str(c) for c in d.get("ignore") or ()),
+                id_column=str(d["id_column"]) if d.get("id_column") is not None else None,
+                clusters=int(d["clusters"]) if d.get("clusters") is not None else None,
             )
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, ConfigError):

@@ -111,3 +111,66 @@ def test_non_finite_or_mistyped_values_name_their_field(changes, field):
     with pytest.raises(ConfigError) as info:
         RunConfig(epochs=1, **changes).validate("batch")
     assert info.value.field == field
+
+
+@pytest.mark.parametrize(
+    ("changes", "field", "words"),
+    [
+        ({"topology": "square"}, "topology", "rect, hex"),
+        ({"topology": "hex", "toroid": True, "height": 5}, "toroid", "even height"),
+        ({"init": "zeros"}, "init", "random, pca, sample"),
+        ({"scaling": "log"}, "scaling", "none, minmax, zscore"),
+        ({"scaling": "zscore"}, "scaling", "data file"),  # random colours
+        ({"labels": "species"}, "labels", "data file"),
+        ({"clusters": 1}, "clusters", "between 2"),
+    ],
+)
+def test_map_and_table_fields_are_validated_by_name(changes, field, words):
+    cfg = RunConfig(impl="numpy-batch", epochs=3).replace(**changes)
+    with pytest.raises(ConfigError) as info:
+        cfg.validate("batch")
+    assert info.value.field == field
+    assert words in info.value.message
+
+
+def test_hex_toroid_with_even_height_is_fine_and_defaults_follow_the_data():
+    RunConfig(impl="numpy-batch", epochs=3, topology="hex", toroid=True, height=6).validate("batch")
+    assert RunConfig().init_method == "random"
+    assert RunConfig(data=DataSpec(path="x.csv")).init_method == "pca"
+    # the older switch reads as minmax
+    assert RunConfig(data=DataSpec(path="x.csv", scale=True)).scaling_method == "minmax"
+
+
+def test_hex_default_radius_is_a_quarter_of_each_side_in_plane_units():
+    (sx, sy), _ = RunConfig(width=40, height=40, topology="hex").sigmas
+    assert sx == 10.0 and sy == pytest.approx(40 * 3**0.5 / 2 / 4)
+
+
+def test_new_fields_round_trip_and_old_records_read_scale_as_minmax():
+    cfg = RunConfig(
+        impl="numpy-batch",
+        epochs=3,
+        data=DataSpec(path="iris.csv"),
+        topology="hex",
+        toroid=True,
+        height=8,
+        init="sample",
+        scaling="zscore",
+        labels="species",
+        ignore=("date",),
+        id_column="id",
+        clusters=3,
+    )
+    d = cfg.to_dict()
+    assert (d["topology"], d["toroid"], d["init"], d["scaling"], d["labels"]) == (
+        "hex",
+        True,
+        "sample",
+        "zscore",
+        "species",
+    )
+    back = RunConfig.from_dict(d)
+    assert back.replace(sigma_start=None, sigma_end=None) == cfg and back.sigmas == cfg.sigmas
+    old = {"impl": "numpy-batch", "epochs": 2, "data": {"source": "file", "path": "a.csv", "scale": True}}
+    back = RunConfig.from_dict(old)
+    assert back.scaling_method == "minmax" and back.topology == "rect" and back.init_method == "pca"

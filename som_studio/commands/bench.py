@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from som_studio.commands.common import (
     CommandError,
@@ -119,7 +120,9 @@ def run(args: argparse.Namespace) -> int:
         from som_studio.session.distributed import LOCKSTEP_SESSION
 
         session_kw.update(LOCKSTEP_SESSION)
-    records = run_configs(configs, quiet=args.quiet, silent=not main, **session_kw)
+    records = run_configs(
+        configs, quiet=args.quiet, silent=not main, save_runs=args.save_runs if main else None, **session_kw
+    )
     if not main:  # only process 0 prints and writes
         return 0 if all(r.status == "ok" for r in records) else 1
     print(format_table(records, args.baseline))
@@ -135,7 +138,23 @@ def run(args: argparse.Namespace) -> int:
     return 0 if all(r.status == "ok" for r in records) else 1
 
 
-def run_configs(configs, *, quiet: bool = False, silent: bool = False, observe=None, **session_kw):
+def save_run(folder, record, final_map, *, silent: bool = False) -> None:
+    """Write ``folder/<implementation>.somrun`` (``--save-runs``): the run, its final map and its model."""
+    from som_studio.report.writers import OutputError
+    from som_studio.storage import StoredRun
+
+    path = Path(folder) / f"{record.impl}.somrun"
+    try:
+        StoredRun(record=record, final_map=final_map).save(path, force=True)
+    except OutputError as exc:
+        raise CommandError(f"--save-runs: {exc}") from None
+    if not silent:
+        print(f"wrote {path}", file=sys.stderr)
+
+
+def run_configs(
+    configs, *, quiet: bool = False, silent: bool = False, observe=None, save_runs: str | None = None, **session_kw
+):
     """Run each config in turn with a progress bar; return their records.
 
     ``quiet``: no progress bar; ``silent``: nothing at all on stderr.
@@ -144,8 +163,8 @@ def run_configs(configs, *, quiet: bool = False, silent: bool = False, observe=N
     :class:`~som_studio.session.session.Session`.
     """
     from som_studio.core.data import DataError
-    from som_studio.core.problem import check_range, load_problem_data
-    from som_studio.session.events import ChunkTimed, Failed, Finished, Started
+    from som_studio.core.problem import check_range, load_problem_table
+    from som_studio.session.events import ChunkTimed, Failed, Finished, Snapshot, Started
     from som_studio.session.record import RunRecord
     from som_studio.session.session import Session
 
@@ -154,17 +173,20 @@ def run_configs(configs, *, quiet: bool = False, silent: bool = False, observe=N
     records = []
     data = None
     try:
-        data = load_problem_data(configs[0])  # the same data for every run
-        check_range(data, configs[0].precision, configs[0].data.path or "data")  # one precision for all
+        data = load_problem_table(configs[0])  # the same data for every run
+        check_range(data.values, configs[0].precision, configs[0].data.path or "data")  # one precision for all
     except DataError as exc:
         raise CommandError(f"--data: {exc}") from None
     for index, cfg in enumerate(configs):
         session = Session(cfg, data=data, **session_kw)
         total = 0
         record: RunRecord | None = None
+        final = None
         for ev in session.run():
             if observe is not None:
                 observe(index, cfg, ev)
+            if isinstance(ev, Snapshot):
+                final = ev.map
             if isinstance(ev, Started):
                 total = ev.iterations
                 progress.update(cfg.impl, 0, total, 0.0)
@@ -173,6 +195,8 @@ def run_configs(configs, *, quiet: bool = False, silent: bool = False, observe=N
             elif isinstance(ev, (Finished, Failed)):
                 record = ev.record
         assert record is not None
+        if save_runs is not None and record.status == "ok":
+            save_run(save_runs, record, final, silent=silent)
         if silent:
             pass
         elif record.status == "ok":

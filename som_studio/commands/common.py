@@ -67,9 +67,9 @@ def add_run_options(p: argparse.ArgumentParser, *, baseline_default: str) -> Non
     g.add_argument(
         "--grid",
         type=_grid,
-        default=(cfgmod.DEFAULT_WIDTH, cfgmod.DEFAULT_HEIGHT),
         metavar="WxH",
-        help="map size, width x height (240x135: 240 columns, 135 rows); default 240x135",
+        help="map size, width x height (240x135: 240 columns, 135 rows); default 240x135 for random colours, "
+        "and for --data about 5*sqrt(N) units with the sides in the ratio of the first two principal components",
     )
     g.add_argument(
         "--samples",
@@ -79,7 +79,31 @@ def add_run_options(p: argparse.ArgumentParser, *, baseline_default: str) -> Non
         help="number of random colours to train on (ignored with --data); default %(default)s",
     )
     g.add_argument("--data", metavar="FILE", help=".npy or .csv file of examples x features (numeric, optional header)")
-    g.add_argument("--scale", action="store_true", help="min-max scale each feature of --data to [0, 1]")
+    g.add_argument(
+        "--scale", action="store_true", help="min-max scale each feature of --data to [0, 1] (--scaling minmax)"
+    )
+    # -- issue 13: map topology, initialisation and data tables --
+    g.add_argument("--topology", choices=cfgmod.TOPOLOGIES, default="rect", help="lattice; default %(default)s")
+    g.add_argument("--toroid", action="store_true", help="wrap the map on both axes (hex: needs an even height)")
+    g.add_argument(
+        "--init", choices=cfgmod.INITS, help="initial map; default random for random colours, pca for --data"
+    )
+    g.add_argument(
+        "--scaling", choices=cfgmod.SCALINGS, help="scale each feature of --data (zscore: mean 0, sd 1); default none"
+    )
+    g.add_argument("--labels", metavar="COLUMN", help="the column of --data holding each row's label")
+    g.add_argument(
+        "--ignore",
+        type=lambda t: tuple(c.strip() for c in t.split(",") if c.strip()),
+        default=(),
+        metavar="COL[,COL...]",
+        help="columns of --data to leave out",
+    )
+    g.add_argument("--id", dest="id_column", metavar="COLUMN", help="a column of --data carried through to projections")
+    g.add_argument(
+        "--clusters", type=_count, metavar="K", help="k-means clusters of the trained codebook; default none"
+    )
+    g.add_argument("--save-runs", metavar="DIR", help="write DIR/<implementation>.somrun for each finished run")
     # None until configs_from_args: it tells a count given for no listed implementation.
     g.add_argument(
         "--epochs", type=_count, metavar="N", help=f"epochs for batch implementations; default {cfgmod.DEFAULT_EPOCHS}"
@@ -159,10 +183,27 @@ def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
     from som_studio.core import registry
     from som_studio.session.preflight import iteration_counts
 
-    width, height = args.grid
     if args.scale and args.data is None:
         raise CommandError("--scale: scales the features of --data FILE; random colours are already in [0, 1]")
+    if args.scale and args.scaling not in (None, "minmax"):
+        raise CommandError(f"--scale is --scaling minmax; it cannot go with --scaling {args.scaling}")
     data = DataSpec(path=args.data, samples=args.samples, scale=args.scale)
+    table_kw = {
+        "topology": args.topology,
+        "toroid": args.toroid,
+        "init": args.init,
+        "scaling": "minmax" if args.scale else (args.scaling or "none"),
+        "labels": args.labels,
+        "ignore": args.ignore,
+        "id_column": args.id_column,
+        "clusters": args.clusters,
+    }
+    width, height = args.grid or default_grid_for(args, data, table_kw)
+    if args.save_runs:
+        try:
+            Path(args.save_runs).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CommandError(f"--save-runs: {args.save_runs}: cannot create ({exc.strerror or exc})") from None
     names = impl_names(args)
     if args.baseline and args.baseline not in names:
         raise CommandError(f"--baseline: {args.baseline!r} is not among --impl ({', '.join(names)})")
@@ -194,11 +235,40 @@ def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
             seed=args.seed,
             precision=args.precision,
             layout=args.layout,
+            **table_kw,
         )
         for name in names
     ]
     check_configs(configs)
     return configs
+
+
+def default_grid_for(args: argparse.Namespace, data: DataSpec, table_kw: dict) -> tuple[int, int]:
+    """The grid when ``--grid`` is not given: the playbook's for colours, the SOM Toolbox's rule for ``--data``."""
+    if data.path is None:
+        return cfgmod.DEFAULT_WIDTH, cfgmod.DEFAULT_HEIGHT
+    from som_studio.core.data import DataError
+    from som_studio.core.init import default_grid
+    from som_studio.core.problem import load_problem_table
+
+    probe = RunConfig(data=data, width=1, height=1, **{**table_kw, "clusters": None, "toroid": False})
+    try:
+        probe._validate_map_and_table()
+        values = load_problem_table(probe).values
+    except ConfigError as exc:
+        from som_studio.session.preflight import Refusal
+
+        raise CommandError(Refusal.from_error(exc).text(FLAGS)) from None
+    except DataError as exc:
+        raise CommandError(f"--data: {exc}") from None
+    width, height = default_grid(values, args.topology, args.toroid)
+    if not getattr(args, "quiet", False):
+        print(
+            f"grid: {width}x{height} for {len(values):,} rows (about 5*sqrt(N) units, sides in the ratio of "
+            "the first two principal components); --grid WxH sets it",
+            file=sys.stderr,
+        )
+    return width, height
 
 
 def check_configs(configs: list[RunConfig]) -> None:
@@ -241,6 +311,14 @@ FLAGS = {
     "data": "--data",
     "memory": "memory",
     "cpu_devices": "--cpu-devices",
+    "topology": "--topology",
+    "toroid": "--toroid",
+    "init": "--init",
+    "scaling": "--scaling",
+    "labels": "--labels",
+    "ignore": "--ignore",
+    "id_column": "--id",
+    "clusters": "--clusters",
 }
 
 

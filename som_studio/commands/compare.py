@@ -174,7 +174,10 @@ def train(args: argparse.Namespace, configs: list[Any], snapshots: bool = False)
     def observe(index: int, _cfg: object, event: Any) -> None:
         recorders[index].feed(event)
 
-    records = run_configs(configs, quiet=args.quiet, observe=observe, snapshot_interval_s=1 / 30 if snapshots else None)
+    interval = 1 / 30 if snapshots else None
+    records = run_configs(
+        configs, quiet=args.quiet, observe=observe, snapshot_interval_s=interval, save_runs=args.save_runs
+    )
     print(format_table(records, args.baseline, prefer_numpy=True))  # the report's baselines
     return [r.stored() for r in recorders]
 

@@ -1,4 +1,12 @@
-"""Training data: seeded random colours, or ``.npy`` / ``.csv`` files of any width.
+"""Training data: seeded random colours, or ``.npy`` / ``.csv`` tables of any width.
+
+A CSV table may have a header row: its names become the feature names. One
+text column can be the labels (``labels``), some columns can be left out
+(``ignore``) and one carried through to projections (``id_column``); any other
+non-numeric column is refused with a message naming it and those choices.
+Files are read as UTF-8 (with or without a BOM) or CP949 (Korean Excel's CSV
+export). Missing values (an empty cell, ``NA``, ``NaN``; NaN in a ``.npy``)
+are kept as NaN; a row with no known feature is refused with its row number.
 
 A data file never executes code: ``.npy`` is read with ``allow_pickle=False``.
 Every problem with a file is reported as a :class:`DataError` that names the
@@ -7,10 +15,22 @@ file and what is wrong with it.
 
 from __future__ import annotations
 
+import codecs
 import csv
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+
+SCALINGS: tuple[str, ...] = ("none", "minmax", "zscore")
+# Cell texts read as a missing value (compared in lower case).
+MISSING = frozenset({"", "na", "nan", "n/a"})
+# The encodings a CSV is read in, in this order: UTF-8 first (a BOM is dropped),
+# then CP949, the code page Korean Excel writes "CSV" in.
+ENCODINGS: tuple[str, ...] = ("utf-8-sig", "cp949")
+_READ_BLOCK = 1 << 20
 
 
 class DataError(ValueError):
@@ -22,30 +42,174 @@ def random_colours(count: int, rng: np.random.Generator) -> np.ndarray:
     return rng.random((count, 3))
 
 
+# -- scaling ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Scaling:
+    """A per-feature affine scaling ``(x - offset) / scale``, kept so new data is scaled the same way.
+
+    ``method`` is ``none``, ``minmax`` (to [0, 1]; constant features become 0) or
+    ``zscore`` (mean 0, standard deviation 1 with the N-1 divisor, as the SOM
+    Toolbox's ``var``; constant features become 0). Missing values stay missing.
+    """
+
+    method: str
+    offset: np.ndarray
+    scale: np.ndarray
+
+    def apply(self, values: np.ndarray) -> np.ndarray:
+        """``values`` (N, D) in the scaled space (float64)."""
+        scaled: np.ndarray = (np.asarray(values, dtype=np.float64) - self.offset) / self.scale
+        return scaled
+
+    def invert(self, values: np.ndarray) -> np.ndarray:
+        """Back from the scaled space to the data's original units (float64)."""
+        original: np.ndarray = np.asarray(values, dtype=np.float64) * self.scale + self.offset
+        return original
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"method": self.method, "offset": self.offset.tolist(), "scale": self.scale.tolist()}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Scaling:
+        method = str(d.get("method", "none"))
+        if method not in SCALINGS:
+            raise DataError(f"unknown scaling {method!r}; expected one of {', '.join(SCALINGS)}")
+        offset = np.asarray(d["offset"], dtype=np.float64)
+        scale = np.asarray(d["scale"], dtype=np.float64)
+        if offset.shape != scale.shape or offset.ndim != 1 or not np.all(scale > 0):
+            raise DataError("scaling parameters are damaged (offset and scale must be matching rows, scale > 0)")
+        return cls(method, offset, scale)
+
+    @classmethod
+    def identity(cls, features: int) -> Scaling:
+        return cls("none", np.zeros(features), np.ones(features))
+
+
+def fit_scaling(values: np.ndarray, method: str) -> Scaling:
+    """The scaling ``method`` fitted to ``values`` (N, D), ignoring missing values (NaN)."""
+    if method not in SCALINGS:
+        raise DataError(f"unknown scaling {method!r}; expected one of {', '.join(SCALINGS)}")
+    x = np.asarray(values, dtype=np.float64)
+    d = x.shape[1]
+    if method == "none":
+        return Scaling.identity(d)
+    known = ~np.isnan(x)
+    # Every column has a known value (read_table refuses an all-missing column), but
+    # stay quiet and neutral for arrays built elsewhere.
+    has = known.any(axis=0)
+    safe = np.where(known, x, 0.0)
+    if method == "minmax":
+        lo = np.where(has, np.min(np.where(known, x, np.inf), axis=0), 0.0)
+        hi = np.where(has, np.max(np.where(known, x, -np.inf), axis=0), 1.0)
+        span = hi - lo
+        return Scaling("minmax", lo, np.where(span > 0, span, 1.0))
+    n = known.sum(axis=0)
+    mean = np.where(n > 0, safe.sum(axis=0) / np.maximum(n, 1), 0.0)
+    sq = np.where(known, (x - mean) ** 2, 0.0).sum(axis=0)
+    std = np.sqrt(sq / np.maximum(n - 1, 1))
+    return Scaling("zscore", mean, np.where(std > 0, std, 1.0))
+
+
+# -- tables ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Table:
+    """A data table: numeric features, and the optional label and id columns.
+
+    Attributes
+    ----------
+    values : (N, D) float64 array; NaN marks a missing value
+    feature_names : one name per feature column
+    labels : (N,) array of str, or ``None``
+    ids : (N,) array of str, or ``None``
+    label_column, id_column : the chosen columns' names, or ``None``
+    scaling : how ``values`` were scaled from the file's units (``none`` when not)
+    """
+
+    values: np.ndarray
+    feature_names: tuple[str, ...]
+    labels: np.ndarray | None = None
+    ids: np.ndarray | None = None
+    label_column: str | None = None
+    id_column: str | None = None
+    scaling: Scaling | None = field(default=None)
+
+    @property
+    def has_missing(self) -> bool:
+        return bool(np.isnan(self.values).any())
+
+    def scaled(self, method: str) -> Table:
+        """This table with its features scaled by ``method`` (fitted to these values)."""
+        s = fit_scaling(self.values, method)
+        values = self.values if method == "none" else np.ascontiguousarray(s.apply(self.values))
+        return replace(self, values=values, scaling=s)
+
+
+def default_feature_names(count: int) -> tuple[str, ...]:
+    """Names for features of a file without a header: ``x1``, ``x2``, ..."""
+    return tuple(f"x{j + 1}" for j in range(count))
+
+
 def load_data(path: str | Path, scale: bool = False) -> np.ndarray:
     """Load an (examples x features) float64 array from ``.npy`` or ``.csv``.
 
     A 1-D array is taken as one feature. ``scale`` min-max scales each feature
-    to [0, 1] (constant features become 0).
+    to [0, 1] (constant features become 0). Missing values are NaN.
     """
-    p = Path(path)
-    name = str(p)
-    if not p.exists():
-        raise DataError(f"{name}: no such file")
-    if p.is_dir():
-        raise DataError(f"{name}: is a folder, not a data file")
-    suffix = p.suffix.lower()
-    if suffix == ".npy":
+    table = read_table(path)
+    return table.scaled("minmax").values if scale else table.values
+
+
+def read_table(
+    path: str | Path,
+    labels: str | None = None,
+    ignore: Sequence[str] = (),
+    id_column: str | None = None,
+) -> Table:
+    """Read a whole ``.npy`` or ``.csv`` file as a :class:`Table` (unscaled).
+
+    ``labels``, ``ignore`` and ``id_column`` name columns of a CSV's header
+    (or ``x1``, ``x2``, ... in a file without one).
+    """
+    p = _check_path(path)
+    if p.suffix.lower() == ".npy":
+        if labels or ignore or id_column:
+            raise DataError(f"{p}: a .npy file has no named columns: --labels, --ignore and --id apply to .csv tables")
         arr = _load_npy(p)
-    elif suffix in (".csv", ".txt"):
-        arr = _load_csv(p)
-    else:
-        raise DataError(f"{name}: unsupported file type {p.suffix or '(none)'!r}; use .npy or .csv")
-    return check_data(arr, name, scale)
+        values = check_data(arr, str(p))
+        return Table(values, default_feature_names(values.shape[1]))
+    reader = CsvReader(p, labels=labels, ignore=ignore, id_column=id_column)
+    parts = list(reader.chunks())
+    if not parts:
+        raise DataError(
+            f"{p}: has a header but no data rows (zero rows)" if reader.header else f"{p}: the file is empty"
+        )
+    values = np.concatenate([c.values for c in parts])
+    empty = np.isnan(values).all(axis=0)
+    if empty.any():
+        j = int(np.argmax(empty))
+        raise DataError(
+            f"{p}: column {reader.feature_columns[j] + 1} ({reader.feature_names[j]!r}) has no values "
+            "(every cell is empty or missing); leave it out with --ignore"
+        )
+    return Table(
+        np.ascontiguousarray(values),
+        reader.feature_names,
+        labels=np.concatenate([c.labels for c in parts]) if labels else None,
+        ids=np.concatenate([c.ids for c in parts]) if id_column else None,
+        label_column=labels,
+        id_column=id_column,
+    )
 
 
-def check_data(arr: np.ndarray, name: str = "data", scale: bool = False) -> np.ndarray:
-    """Validate a loaded array and return it as float64 (examples x features)."""
+def check_data(arr: np.ndarray, name: str = "data", scale: bool = False, first_row: int = 0) -> np.ndarray:
+    """Validate a loaded array and return it as float64 (examples x features); NaN is a missing value.
+
+    ``first_row`` is the 0-based index of ``arr``'s first row in its file (messages count from there).
+    """
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         raise DataError(f"{name}: data must be numeric, got dtype {arr.dtype}")
     if np.issubdtype(arr.dtype, np.complexfloating):
@@ -59,18 +223,40 @@ def check_data(arr: np.ndarray, name: str = "data", scale: bool = False) -> np.n
     if arr.shape[1] == 0:
         raise DataError(f"{name}: contains no features (zero columns)")
     out = np.asarray(arr, dtype=np.float64)
-    bad = ~np.isfinite(out)
-    if bad.any():
-        row, col = np.argwhere(bad)[0]
-        raise DataError(f"{name}: {int(bad.sum())} value(s) are NaN or infinite (first at index [{row}, {col}])")
+    inf = np.isinf(out)
+    if inf.any():
+        row, col = np.argwhere(inf)[0]
+        raise DataError(f"{name}: {int(inf.sum())} value(s) are infinite (first at index [{first_row + row}, {col}])")
+    check_known_rows(out, name, first_row=first_row)
     if scale:
-        lo, hi = out.min(axis=0), out.max(axis=0)
-        span = np.where(hi > lo, hi - lo, 1.0)
-        out = (out - lo) / span
+        out = fit_scaling(out, "minmax").apply(out)
     return np.ascontiguousarray(out)
 
 
-def _load_npy(p: Path) -> np.ndarray:
+def check_known_rows(values: np.ndarray, name: str, lines: np.ndarray | None = None, first_row: int = 0) -> None:
+    """Refuse a row whose features are all missing, naming it (1-based data row; its file line if known)."""
+    none = np.isnan(values).all(axis=1)
+    if none.any():
+        i = int(np.argmax(none))
+        where = f" (line {int(lines[i])} of the file)" if lines is not None else ""
+        raise DataError(
+            f"{name}: data row {first_row + i + 1}{where} has no known feature value (all missing); "
+            "a row needs at least one"
+        )
+
+
+def _check_path(path: str | Path) -> Path:
+    p = Path(path)
+    if not p.exists():
+        raise DataError(f"{p}: no such file")
+    if p.is_dir():
+        raise DataError(f"{p}: is a folder, not a data file")
+    if p.suffix.lower() not in (".npy", ".csv", ".txt"):
+        raise DataError(f"{p}: unsupported file type {p.suffix or '(none)'!r}; use .npy or .csv")
+    return p
+
+
+def _load_npy(p: Path, mmap: bool = False) -> np.ndarray:
     try:
         with open(p, "rb") as f:
             major, _ = np.lib.format.read_magic(f)
@@ -85,58 +271,197 @@ def _load_npy(p: Path) -> np.ndarray:
             "never run code, so only numeric arrays are loaded"
         )
     try:
-        arr: np.ndarray = np.load(p, allow_pickle=False)
+        arr: np.ndarray = np.load(p, allow_pickle=False, mmap_mode="r" if mmap else None)
     except (ValueError, OSError, EOFError) as exc:
         raise DataError(f"{p}: cannot read as .npy ({exc or 'file is truncated'})") from None
     return arr
 
 
-def _load_csv(p: Path) -> np.ndarray:
+def open_npy(path: str | Path) -> np.ndarray:
+    """A ``.npy`` file mapped read-only (rows are read when used), its header checked as :func:`read_table` does."""
+    p = _check_path(path)
+    arr = _load_npy(p, mmap=True)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise DataError(f"{p}: data must be numeric, got dtype {arr.dtype}")
+    if arr.ndim not in (1, 2):
+        raise DataError(f"{p}: expected a 2-D array (examples x features), got {arr.ndim}-D shape {arr.shape}")
+    return arr
+
+
+# -- CSV, streamed ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Chunk:
+    """Consecutive data rows of a table: ``first`` is the 0-based index of the first."""
+
+    first: int
+    values: np.ndarray
+    labels: np.ndarray | None
+    ids: np.ndarray | None
+    lines: np.ndarray
+
+
+def detect_encoding(p: Path) -> str:
+    """The encoding ``p`` decodes in (:data:`ENCODINGS`), read in blocks; :class:`DataError` otherwise."""
     try:
-        text = p.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError:
-        raise DataError(f"{p}: not a text file (cannot decode as UTF-8)") from None
+        with open(p, "rb") as f:
+            head = f.read(4)
     except OSError as exc:
         raise DataError(f"{p}: cannot read ({exc.strerror or exc})") from None
-    # (line number in the file, text): messages name the file's own lines.
-    lines = [(n, ln) for n, ln in enumerate(text.splitlines(), 1) if ln.strip() and not ln.lstrip().startswith("#")]
-    if not lines:
-        raise DataError(f"{p}: the file is empty")
-    try:
-        dialect = csv.Sniffer().sniff(lines[0][1], delimiters=",;\t ")
-        delim = dialect.delimiter
-    except csv.Error:
-        delim = ","
-    rows = [[c.strip() for c in r] for r in csv.reader((ln for _, ln in lines), delimiter=delim, skipinitialspace=True)]
-    rows = [[c for c in r if c != ""] if delim == " " else r for r in rows]
-    numbers = [n for n, _ in lines]
-    start = 0
-    # A header names columns: none of its cells is a number. A first row with some
-    # numbers is data, and a bad cell in it is an error, not a header to drop.
-    if not any(_is_number(c) for c in rows[0]):
-        start = 1
-    body = rows[start:]
-    if not body:
-        raise DataError(f"{p}: has a header but no data rows (zero rows)")
-    width = len(rows[0])
-    values = np.empty((len(body), width), dtype=np.float64)
-    for i, r in enumerate(body):
-        line = numbers[i + start]
-        if len(r) != width:
-            raise DataError(f"{p}: ragged rows: row {line} has {len(r)} columns, expected {width}")
-        for j, c in enumerate(r):
-            try:
-                values[i, j] = float(c)
-            except ValueError:
-                what = "empty value" if c == "" else f"non-numeric value {c!r}"
-                raise DataError(f"{p}: {what} at row {line}, column {j + 1}") from None
-    bad = ~np.isfinite(values)
-    if bad.any():
-        i, j = np.argwhere(bad)[0]
-        raise DataError(
-            f"{p}: {int(bad.sum())} value(s) are NaN or infinite (first at row {numbers[i + start]}, column {j + 1})"
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        raise DataError(f"{p}: the text is UTF-16 encoded; save it as CSV UTF-8 (or CP949)")
+    first_error = ""
+    for enc in ENCODINGS:
+        dec = codecs.getincrementaldecoder(enc)()
+        offset = 0
+        try:
+            with open(p, "rb") as f:
+                while block := f.read(_READ_BLOCK):
+                    dec.decode(block)
+                    offset += len(block)
+                dec.decode(b"", final=True)
+            return enc
+        except UnicodeDecodeError as exc:
+            if not first_error:
+                bad = exc.object[exc.start : exc.start + 1].hex()
+                first_error = f"byte 0x{bad} at offset {offset + exc.start}"
+    raise DataError(
+        f"{p}: not a text file in a supported encoding: it is neither UTF-8 ({first_error} is not UTF-8) "
+        "nor CP949; save it as CSV UTF-8"
+    )
+
+
+class CsvReader:
+    """A CSV table read row by row: the header and column roles first, then chunks of rows.
+
+    Memory is bounded by the chunk size, so projecting a file of any length
+    does not grow with its row count. Messages name the file's own lines
+    (blank and ``#`` comment lines counted).
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        labels: str | None = None,
+        ignore: Sequence[str] = (),
+        id_column: str | None = None,
+        *,
+        optional: Sequence[str] = (),
+    ) -> None:
+        self.path = p = _check_path(path)
+        self.encoding = detect_encoding(p)
+        first = next(self._lines(), None)
+        if first is None:
+            raise DataError(f"{p}: the file is empty")
+        _, text = first
+        try:
+            self.delimiter = csv.Sniffer().sniff(text, delimiters=",;\t ").delimiter
+        except csv.Error:
+            self.delimiter = ","
+        cells = self._split(text)
+        # A header names columns: none of its cells is a number. A first row with some
+        # numbers is data, and a bad cell in it is an error, not a header to drop.
+        self.header = not any(_is_number(c) for c in cells)
+        self.width = len(cells)
+        names = (
+            [c or f"x{j + 1}" for j, c in enumerate(cells)] if self.header else list(default_feature_names(len(cells)))
         )
-    return values
+        self.columns: tuple[str, ...] = tuple(names)
+        if len(set(names)) != len(names):
+            dup = next(n for n in names if names.count(n) > 1)
+            raise DataError(f"{p}: the header names column {dup!r} twice; column names must be unique")
+        self.label_index = self._column(labels, "--labels", optional)
+        self.id_index = self._column(id_column, "--id", optional)
+        skip = {self._column(c, "--ignore", optional) for c in ignore}
+        roles = {self.label_index, self.id_index} | skip
+        self.feature_columns = [j for j in range(self.width) if j not in roles]
+        if not self.feature_columns:
+            raise DataError(f"{p}: no feature column is left once labels, id and ignored columns are set aside")
+        self.feature_names: tuple[str, ...] = tuple(names[j] for j in self.feature_columns)
+
+    def _column(self, name: str | None, flag: str, optional: Sequence[str]) -> int | None:
+        if name is None:
+            return None
+        if name in self.columns:
+            return self.columns.index(name)
+        if name in optional:
+            return None
+        shown = ", ".join(self.columns[:12]) + (", ..." if len(self.columns) > 12 else "")
+        raise DataError(f"{self.path}: {flag} {name}: no such column; the columns are {shown}")
+
+    def _lines(self) -> Iterator[tuple[int, str]]:
+        try:
+            with open(self.path, encoding=self.encoding, newline="") as f:
+                for n, ln in enumerate(f, 1):
+                    s = ln.strip()
+                    if s and not s.startswith("#"):
+                        yield n, ln.rstrip("\r\n")
+        except OSError as exc:
+            raise DataError(f"{self.path}: cannot read ({exc.strerror or exc})") from None
+
+    def _split(self, text: str) -> list[str]:
+        row = next(csv.reader([text], delimiter=self.delimiter, skipinitialspace=True), [])
+        row = [c.strip() for c in row]
+        return [c for c in row if c != ""] if self.delimiter == " " else row
+
+    def chunks(self, rows: int = 65536) -> Iterator[Chunk]:
+        """The data rows in chunks of at most ``rows``."""
+        lines = self._lines()
+        if self.header:
+            next(lines)
+        cols = self.feature_columns
+        done = 0
+        buf_v: list[list[float]] = []
+        buf_l: list[str] = []
+        buf_i: list[str] = []
+        buf_n: list[int] = []
+        for n, text in lines:
+            r = self._split(text)
+            if len(r) != self.width:
+                raise DataError(f"{self.path}: ragged rows: row {n} has {len(r)} columns, expected {self.width}")
+            buf_v.append([self._number(r[j], n, j) for j in cols])
+            if self.label_index is not None:
+                buf_l.append(r[self.label_index])
+            if self.id_index is not None:
+                buf_i.append(r[self.id_index])
+            buf_n.append(n)
+            if len(buf_v) >= rows:
+                yield self._chunk(done, buf_v, buf_l, buf_i, buf_n)
+                done += len(buf_v)
+                buf_v, buf_l, buf_i, buf_n = [], [], [], []
+        if buf_v:
+            yield self._chunk(done, buf_v, buf_l, buf_i, buf_n)
+
+    def _chunk(self, first: int, v: list[list[float]], lab: list[str], ids: list[str], lines: list[int]) -> Chunk:
+        values = np.array(v, dtype=np.float64).reshape(len(v), len(self.feature_columns))
+        line_arr = np.array(lines, dtype=np.int64)
+        check_known_rows(values, str(self.path), line_arr, first)
+        return Chunk(
+            first,
+            values,
+            np.array(lab, dtype=str) if self.label_index is not None else None,
+            np.array(ids, dtype=str) if self.id_index is not None else None,
+            line_arr,
+        )
+
+    def _number(self, cell: str, line: int, j: int) -> float:
+        if cell.lower() in MISSING:
+            return np.nan
+        try:
+            v = float(cell)
+        except ValueError:
+            named = f" ({self.columns[j]!r})" if self.header else ""
+            flag = self.columns[j]
+            raise DataError(
+                f"{self.path}: non-numeric value {cell!r} at row {line}, column {j + 1}{named}: a text column "
+                f"can be the labels (--labels {flag}), left out (--ignore {flag}) or carried through "
+                f"(--id {flag})"
+            ) from None
+        if np.isinf(v):
+            raise DataError(f"{self.path}: infinite value {cell!r} at row {line}, column {j + 1}")
+        # float() reads "nan" spellings the MISSING set does not list ("-nan", "NAN ")
+        return v
 
 
 def _is_number(text: str) -> bool:

@@ -1,12 +1,16 @@
 """Map quality: quantization error, topographic error and the U-matrix.
 
 Computed on the host in float64, in blocks of examples so memory stays bounded
-(no full N x M distance matrix for large problems).
+(no full N x M distance matrix for large problems). The topographic error and
+the U-matrix follow the map's topology (:mod:`som_studio.core.topology`).
+Missing values (NaN) are left out of each example's distances, as in training.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from som_studio.core import topology as topo
 
 _BLOCK_ELEMENTS = 1 << 22  # examples x units per block (32 MiB of float64)
 
@@ -17,6 +21,8 @@ def best_two(weights: np.ndarray, data: np.ndarray) -> tuple[np.ndarray, np.ndar
     codebook = weights.reshape(h * w, d).astype(np.float64)
     x = np.asarray(data, dtype=np.float64)
     m = codebook.shape[0]
+    if np.isnan(x).any():
+        return _best_two_missing(codebook, x)
     cb_sq = np.einsum("md,md->m", codebook, codebook)
     block = max(1, _BLOCK_ELEMENTS // max(m, 1))
     first = np.empty(len(x), dtype=np.int64)
@@ -41,34 +47,118 @@ def best_two(weights: np.ndarray, data: np.ndarray) -> tuple[np.ndarray, np.ndar
     return first, second, best_d2
 
 
+def _best_two_missing(codebook: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`best_two` over each example's known features only."""
+    m = codebook.shape[0]
+    known = ~np.isnan(x)
+    xz = np.where(known, x, 0.0)
+    cb_sq = codebook * codebook
+    block = max(1, _BLOCK_ELEMENTS // max(m, 1))
+    first = np.empty(len(x), dtype=np.int64)
+    second = np.empty(len(x), dtype=np.int64)
+    best_d2 = np.empty(len(x), dtype=np.float64)
+    for s in range(0, len(x), block):
+        xb, kb = xz[s : s + block], known[s : s + block]
+        d2 = kb @ cb_sq.T - 2.0 * (xb @ codebook.T)
+        order = np.argsort(d2, axis=1, kind="stable")[:, :2] if m >= 2 else np.zeros((len(xb), 2), dtype=np.int64)
+        first[s : s + len(xb)], second[s : s + len(xb)] = order[:, 0], order[:, 1]
+        exact = np.where(kb, xb - codebook[order[:, 0]], 0.0)
+        best_d2[s : s + len(xb)] = np.einsum("nd,nd->n", exact, exact)
+    return first, second, best_d2
+
+
+def nearest_units(weights: np.ndarray, data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each example: flat index of its best-matching unit and its squared distance (known features).
+
+    :func:`best_two` without the second unit, for projecting many rows: an
+    argmin per row instead of a partition. Ties go to the first unit in row-major order.
+    """
+    h, w, d = weights.shape
+    codebook = weights.reshape(h * w, d).astype(np.float64)
+    x = np.asarray(data, dtype=np.float64)
+    m = codebook.shape[0]
+    known = ~np.isnan(x)
+    missing = not known.all()
+    xz = np.where(known, x, 0.0) if missing else x
+    cb_sq = codebook * codebook
+    cb_norm = cb_sq.sum(axis=1)
+    block = max(1, _BLOCK_ELEMENTS // max(m, 1))
+    first = np.empty(len(x), dtype=np.int64)
+    best_d2 = np.empty(len(x), dtype=np.float64)
+    for s in range(0, len(x), block):
+        xb = xz[s : s + block]
+        cross = xb @ codebook.T
+        cross *= -2.0
+        cross += (known[s : s + block] @ cb_sq.T) if missing else cb_norm[None, :]
+        fb = np.argmin(cross, axis=1)
+        first[s : s + len(xb)] = fb
+        exact = xb - codebook[fb]  # exact distance to the best, free of cancellation
+        if missing:
+            exact[~known[s : s + block]] = 0.0
+        best_d2[s : s + len(xb)] = np.einsum("nd,nd->n", exact, exact)
+    return first, best_d2
+
+
+def label_purity(weights: np.ndarray, data: np.ndarray, labels: np.ndarray) -> float:
+    """Share of examples whose best-matching unit's majority label is their own (0-1)."""
+    first, _, _ = best_two(weights, data)
+    majority = unit_labels(first, labels, weights.shape[0] * weights.shape[1])
+    return float(np.mean(majority[first] == np.asarray(labels, dtype=str)))
+
+
+def unit_labels(bmus: np.ndarray, labels: np.ndarray, units: int) -> np.ndarray:
+    """Majority label of each unit (flat, ``""`` for units without hits; ties: the first label in sorted order)."""
+    names, codes = np.unique(np.asarray(labels, dtype=str), return_inverse=True)
+    counts = np.zeros((units, len(names)), dtype=np.int64)
+    np.add.at(counts, (np.asarray(bmus), codes), 1)
+    out = np.asarray(names, dtype=object)[np.argmax(counts, axis=1)]
+    out[counts.sum(axis=1) == 0] = ""
+    return out.astype(str)
+
+
+def hits(bmus: np.ndarray, units: int) -> np.ndarray:
+    """Examples per unit (flat, int64)."""
+    return np.bincount(np.asarray(bmus), minlength=units).astype(np.int64)
+
+
 def quantization_error(weights: np.ndarray, data: np.ndarray) -> float:
     """Mean Euclidean distance from each example to its best-matching unit."""
     _, _, d2 = best_two(weights, data)
     return float(np.mean(np.sqrt(d2)))
 
 
-def topographic_error(weights: np.ndarray, data: np.ndarray) -> float:
-    """Fraction of examples whose two best units are not grid neighbours (8-neighbourhood)."""
-    return quality(weights, data)[1]
+def topographic_error(weights: np.ndarray, data: np.ndarray, topology: str = "rect", toroid: bool = False) -> float:
+    """Fraction of examples whose two best units are not adjacent (rect: 8-neighbourhood; hex: 6)."""
+    return quality(weights, data, topology, toroid)[1]
 
 
-def quality(weights: np.ndarray, data: np.ndarray) -> tuple[float, float]:
+def quality(weights: np.ndarray, data: np.ndarray, topology: str = "rect", toroid: bool = False) -> tuple[float, float]:
     """(QE, TE) in one pass over the data."""
     first, second, d2 = best_two(weights, data)
     qe = float(np.mean(np.sqrt(d2)))
     if weights.shape[0] * weights.shape[1] < 2:
         return qe, 0.0
-    width = weights.shape[1]
-    fy, fx = np.divmod(first, width)
-    sy, sx = np.divmod(second, width)
-    adjacent = (np.abs(fy - sy) <= 1) & (np.abs(fx - sx) <= 1)
+    height, width = weights.shape[:2]
+    if topology == "rect" and not toroid:
+        fy, fx = np.divmod(first, width)
+        sy, sx = np.divmod(second, width)
+        adjacent = (np.abs(fy - sy) <= 1) & (np.abs(fx - sx) <= 1)
+    else:
+        adjacent = topo.adjacent(height, width, first, second, topology, toroid)
     return qe, float(np.mean(~adjacent))
 
 
-def u_matrix(weights: np.ndarray) -> np.ndarray:
-    """Mean distance of each unit to its 4-neighbours, shape (height, width)."""
+def u_matrix(weights: np.ndarray, topology: str = "rect", toroid: bool = False) -> np.ndarray:
+    """Mean distance of each unit to its neighbours (rect: 4; hex: 6; wrapped on a toroid), shape (height, width)."""
     w = np.asarray(weights, dtype=np.float64)
     h, wd, _ = w.shape
+    if topology != "rect" or toroid:
+        flat = w.reshape(h * wd, -1)
+        pairs = topo.neighbour_pairs(h, wd, topology, toroid)
+        dist = np.linalg.norm(flat[pairs[:, 0]] - flat[pairs[:, 1]], axis=-1)
+        total = np.bincount(pairs[:, 0], dist, h * wd) + np.bincount(pairs[:, 1], dist, h * wd)
+        count = np.bincount(pairs[:, 0], minlength=h * wd) + np.bincount(pairs[:, 1], minlength=h * wd)
+        return np.where(count > 0, total / np.maximum(count, 1), 0.0).reshape(h, wd)
     total = np.zeros((h, wd))
     count = np.zeros((h, wd))
     dy = np.linalg.norm(w[1:] - w[:-1], axis=-1)

@@ -2,12 +2,20 @@
 
 They are the ground truth every other implementation is compared with, so they
 are written for clarity first: one example at a time, as the playbook does.
+
+Topology (:mod:`som_studio.core.topology`): a rect planar map keeps the
+separable neighbourhood it always had (bit for bit); hex and toroid maps take
+the neighbourhood of their plane distances. Missing values (NaN): the BMU
+search and the update use each example's known features only, as the SOM
+Toolbox does; a batch epoch then averages each feature over the examples that
+know it.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from som_studio.core import topology as topo
 from som_studio.core.problem import MIN_WEIGHT, Problem
 
 # numpy-batch keeps each best-matching unit's neighbourhood for the rest of the
@@ -17,8 +25,12 @@ NEIGHBOURHOOD_CACHE_BYTES = 256 << 20
 
 
 def bmu_index(weights: np.ndarray, x: np.ndarray) -> tuple[int, int]:
-    """(y, x) of the unit nearest to ``x`` (first in row-major order on ties)."""
-    diff = weights - x
+    """(y, x) of the unit nearest to ``x`` (first in row-major order on ties); NaN features are left out."""
+    known = ~np.isnan(x)
+    if known.all():
+        diff = weights - x
+    else:
+        diff = weights[:, :, known] - x[known]
     dist = np.einsum("hwd,hwd->hw", diff, diff)
     by, bx = divmod(int(np.argmin(dist)), weights.shape[1])
     return by, bx
@@ -33,12 +45,25 @@ class _NumpyTrainer:
         dt = problem.dtype
         self._xs = np.arange(problem.width, dtype=dt)
         self._ys = np.arange(problem.height, dtype=dt)
+        cfg = problem.config
+        self._separable = cfg.topology == "rect" and not cfg.toroid
+        self._missing = bool(np.isnan(problem.data).any())
 
     def _h1(self, t: int, by: int, bx: int) -> tuple[np.ndarray, np.ndarray]:
         p = self.p
         hy = np.exp(-((self._ys - by) ** 2) / p.sigma_y[t] ** 2)
         hx = np.exp(-((self._xs - bx) ** 2) / p.sigma_x[t] ** 2)
         return hy, hx
+
+    def _h(self, t: int, by: int, bx: int) -> np.ndarray:
+        """The (height, width) neighbourhood of unit (by, bx) at iteration ``t``, unscaled."""
+        if self._separable:
+            hy, hx = self._h1(t, by, bx)
+            return np.outer(hy, hx)
+        p, cfg = self.p, self.p.config
+        return topo.neighbourhood(
+            p.height, p.width, by, bx, p.sigma_x[t], p.sigma_y[t], cfg.topology, cfg.toroid, p.dtype
+        )
 
     def warmup(self) -> None:
         """Nothing compiles in NumPy."""
@@ -55,14 +80,26 @@ class NumpyOnline(_NumpyTrainer):
 
     def run(self, first: int, count: int) -> None:
         p, w = self.p, self.weights
+        if self._separable and not self._missing:
+            for t in range(first, first + count):
+                x = p.data[p.order[t]]  # type: ignore[index]
+                diff = w - x
+                dist = np.einsum("hwd,hwd->hw", diff, diff)
+                by, bx = divmod(int(np.argmin(dist)), p.width)
+                hy, hx = self._h1(t, by, bx)
+                h = np.outer(hy * p.lr[t], hx)
+                w -= h[:, :, None] * diff
+            return
         for t in range(first, first + count):
             x = p.data[p.order[t]]  # type: ignore[index]
-            diff = w - x
-            dist = np.einsum("hwd,hwd->hw", diff, diff)
-            by, bx = divmod(int(np.argmin(dist)), p.width)
-            hy, hx = self._h1(t, by, bx)
-            h = np.outer(hy * p.lr[t], hx)
-            w -= h[:, :, None] * diff
+            known = ~np.isnan(x)
+            by, bx = bmu_index(w, x)
+            h = self._h(t, by, bx) * p.lr[t]
+            if known.all():
+                w -= h[:, :, None] * (w - x)
+            else:
+                # Only the known features move: a missing value says nothing about them.
+                w[:, :, known] -= h[:, :, None] * (w[:, :, known] - x[known])
 
 
 class NumpyBatch(_NumpyTrainer):
@@ -84,18 +121,27 @@ class NumpyBatch(_NumpyTrainer):
             # of 1000 neighbourhood-weighted examples drifts (QE 29 % off float64
             # on the playbook workload), and the reference must not.
             num = np.zeros(w.shape, dtype=np.float64)
-            den = np.zeros(w.shape[:2], dtype=np.float64)
+            # With missing values each feature has its own total weight: the examples that know it.
+            den = np.zeros(w.shape if self._missing else w.shape[:2], dtype=np.float64)
             cache: dict[tuple[int, int], np.ndarray] = {}
             for x in p.data:
                 b = bmu_index(w, x)
                 h = cache.get(b)
                 if h is None:
-                    hy, hx = self._h1(t, *b)
-                    h = np.outer(hy, hx)
+                    h = self._h(t, *b)
                     if len(cache) < budget:
                         cache[b] = h
-                num += h[:, :, None] * x
-                den += h
+                if self._missing:
+                    known = ~np.isnan(x)
+                    num[:, :, known] += h[:, :, None] * x[known]
+                    den[:, :, known] += h[:, :, None]
+                else:
+                    num += h[:, :, None] * x
+                    den += h
+            if self._missing:
+                ok = den > MIN_WEIGHT
+                self.weights = np.where(ok, num / np.where(ok, den, 1), w).astype(w.dtype)
+                continue
             ok = den > MIN_WEIGHT
             safe = np.where(ok, den, 1)[:, :, None]
             self.weights = np.where(ok[:, :, None], num / safe, w).astype(w.dtype)

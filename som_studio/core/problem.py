@@ -7,10 +7,12 @@ so they all see the same seeded numbers. The formulas (also in docs/internals.md
 * exponential decay from start to end: ``v(t) = v0 * (v1 / v0) ** (t / (T - 1))``
   (``v(0) = v0``, ``v(T-1) = v1``; ``T = 1`` uses ``v0``), for the radius on each
   axis (``sigma_x``, ``sigma_y``) and for the online learning rate;
-* separable Gaussian neighbourhood of unit ``(x, y)`` around the best-matching
-  unit ``(bx, by)``: ``h = exp(-(x-bx)^2 / sigma_x^2) * exp(-(y-by)^2 / sigma_y^2)``;
-* best-matching unit: smallest squared Euclidean distance, first in row-major
-  (``y`` then ``x``) order on ties;
+* Gaussian neighbourhood of unit ``(x, y)`` around the best-matching unit
+  ``(bx, by)``: ``h = exp(-dx^2 / sigma_x^2) * exp(-dy^2 / sigma_y^2)``, with
+  ``dx, dy`` the plane offsets of the map's topology (rect: ``x - bx``,
+  ``y - by``; hex and toroid: :mod:`som_studio.core.topology`);
+* best-matching unit: smallest squared Euclidean distance over the example's
+  known features, first in row-major (``y`` then ``x``) order on ties;
 * online step ``t``: sample ``order[t]``; ``W += lr(t) * h * (x - W)``;
 * batch epoch ``t``: BMUs of all samples against the map at the epoch's start;
   ``W = sum_i h_i x_i / sum_i h_i`` for each unit whose total weight
@@ -25,7 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from som_studio.config import RunConfig
-from som_studio.core.data import DataError, load_data, random_colours
+from som_studio.core.data import DataError, Table, default_feature_names, random_colours, read_table
+from som_studio.core.init import initial_map
 
 # Units whose total batch neighbourhood weight is below this keep their weights:
 # far from every best-matching unit the Gaussian underflows (in float32 below
@@ -94,12 +97,23 @@ def seed_streams(seed: int) -> tuple[np.random.Generator, np.random.Generator, n
     return tuple(np.random.default_rng(c) for c in children)  # type: ignore[return-value]
 
 
-def load_problem_data(config: RunConfig) -> np.ndarray:
-    """The run's data as float64 (N, D): a file, or seeded random colours."""
+def load_problem_table(config: RunConfig) -> Table:
+    """The run's data as a :class:`Table`, scaled as the config says (float64, NaN = missing).
+
+    A file is read with the config's label, ignored and id columns; otherwise
+    seeded random colours (features ``r``, ``g``, ``b``).
+    """
     if config.data.path is not None:
-        return load_data(config.data.path, scale=config.data.scale)
+        table = read_table(config.data.path, config.labels, config.ignore, config.id_column)
+        return table.scaled(config.scaling_method)
     data_rng, _, _ = seed_streams(config.seed)
-    return random_colours(config.data.samples, data_rng)
+    values = random_colours(config.data.samples, data_rng)
+    return Table(values, ("r", "g", "b") if values.shape[1] == 3 else default_feature_names(values.shape[1]))
+
+
+def load_problem_data(config: RunConfig) -> np.ndarray:
+    """The run's data as float64 (N, D): a file (scaled as the config says), or seeded random colours."""
+    return load_problem_table(config).values
 
 
 def check_range(data: np.ndarray, precision: str, name: str = "data") -> None:
@@ -112,7 +126,7 @@ def check_range(data: np.ndarray, precision: str, name: str = "data") -> None:
     if data.size == 0:
         return
     limit = math.sqrt(float(np.finfo(np.dtype(precision)).max) / (4 * data.shape[1]))
-    top = float(np.max(np.abs(data)))
+    top = float(np.nanmax(np.abs(data)))
     if top >= limit:
         fix = "min-max scale the data to [0, 1]" + (" or use float64" if precision != "float64" else "")
         raise DataError(
@@ -127,8 +141,7 @@ def make_problem(config: RunConfig, kind: str, data: np.ndarray | None = None) -
         data = load_problem_data(config)
     dtype = np.dtype(config.precision)
     _, init_rng, order_rng = seed_streams(config.seed)
-    lo, hi = data.min(axis=0), data.max(axis=0)
-    init = lo + (hi - lo) * init_rng.random((config.height, config.width, data.shape[1]))
+    init = initial_map(config.init_method, data, config.height, config.width, init_rng, config.topology)
     T = config.iterations
     (sx0, sy0), (sx1, sy1) = config.sigmas
     order = None

@@ -83,6 +83,21 @@ class Implementation:
     # Sharded implementations that replicate the map (data-parallel only) say
     # False: their layouts must have map size 1.
     map_axis: bool = True
+    # What maps and data it trains: lattices, wrapped (toroid) maps, missing values (NaN).
+    topologies: tuple[str, ...] = ("rect",)
+    toroid: bool = False
+    missing_values: bool = False
+
+    def refusal(self, topology: str = "rect", toroid: bool = False, missing: bool = False) -> str | None:
+        """Why this implementation cannot train such a map or data, or ``None`` when it can."""
+        if topology not in self.topologies:
+            only = "/".join(self.topologies)
+            return f"{self.name} trains {only} maps only, not {topology} yet (use numpy-online or numpy-batch)"
+        if toroid and not self.toroid:
+            return f"{self.name} does not train toroid maps yet (use numpy-online or numpy-batch)"
+        if missing and not self.missing_values:
+            return f"{self.name} does not train on data with missing values yet (use numpy-online or numpy-batch)"
+        return None
 
     def create(self, problem: Problem) -> Trainer:
         module, _, attr = self.factory.partition(":")

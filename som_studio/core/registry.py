@@ -83,6 +83,9 @@ register(
         description="NumPy reference, online: one example per step, full-map update (the playbook's loop)",
         factory="som_studio.core.numpy_som:NumpyOnline",
         estimate=memory.numpy_online,
+        topologies=("rect", "hex"),
+        toroid=True,
+        missing_values=True,
     )
 )
 register(
@@ -96,6 +99,9 @@ register(
         ),
         factory="som_studio.core.numpy_som:NumpyBatch",
         estimate=memory.numpy_batch,
+        topologies=("rect", "hex"),
+        toroid=True,
+        missing_values=True,
     )
 )
 register(

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TypedDict
 
 import numpy as np
 
@@ -118,7 +119,14 @@ class Devices:
         return cls(len(devs), str(info.get("backend")) if info else None, 1, mem)
 
 
-def iteration_counts(kind: str, n: int) -> dict[str, int | None]:
+class IterationCounts(TypedDict):
+    """The ``steps``/``epochs`` keyword arguments of a :class:`RunConfig`."""
+
+    steps: int | None
+    epochs: int | None
+
+
+def iteration_counts(kind: str, n: int) -> IterationCounts:
     """``steps``/``epochs`` for a :class:`RunConfig` of ``kind``: online runs count steps, batch runs epochs."""
     return {"steps": n if kind == "online" else None, "epochs": n if kind == "batch" else None}
 
@@ -179,6 +187,9 @@ def preflight(
     out: list[Refusal] = []
     if config.precision not in impl.precisions:
         out.append(Refusal("precision", f"{impl.name} supports {', '.join(impl.precisions)}, not {config.precision}"))
+    lattice = impl.refusal(config.topology, config.toroid, False)  # missing values: known once the data is read
+    if lattice:
+        out.append(Refusal("impl", lattice))
     if impl.shards:
         try:
             lay = sharding.Layout.parse(config.layout)

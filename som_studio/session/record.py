@@ -48,6 +48,9 @@ class RunRecord:
     peak_bytes: int | None = None
     samples: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    label_purity: float | None = None
+    # What a .somrun stores beyond the JSON (scaling, unit labels, clusters): see core/model_file.py.
+    model: Any = None
 
     # -- derived timings ----------------------------------------------------------
     @property
@@ -101,7 +104,12 @@ class RunRecord:
                 "warmup_compiles": self.warmup_compiles,
                 "throughput_samples_per_s": self.throughput,
             },
-            "quality": {"qe": self.qe, "te": self.te, "history": self.history},
+            "quality": {
+                "qe": self.qe,
+                "te": self.te,
+                "history": self.history,
+                **({"label_purity": self.label_purity} if self.label_purity is not None else {}),
+            },
             "memory": {"estimate_bytes": self.estimate_bytes, "peak_bytes": self.peak_bytes},
             **({"extra": self.extra} if self.extra else {}),
         }
@@ -127,6 +135,7 @@ class RunRecord:
             total_s=float(t.get("total_s") or 0.0),
             qe=q.get("qe"),
             te=q.get("te"),
+            label_purity=q.get("label_purity"),
             history=list(q.get("history", [])),
             estimate_bytes=m.get("estimate_bytes"),
             peak_bytes=m.get("peak_bytes"),

@@ -26,8 +26,8 @@ import numpy as np
 
 from som_studio.config import ConfigError, RunConfig, parse_layout
 from som_studio.core import metrics, registry
-from som_studio.core.data import DataError
-from som_studio.core.problem import check_range, load_problem_data, make_problem
+from som_studio.core.data import DataError, Table
+from som_studio.core.problem import check_range, load_problem_table, make_problem
 from som_studio.core.protocol import Implementation
 from som_studio.session import env as envmod
 from som_studio.session.events import (
@@ -62,7 +62,8 @@ class Session:
     Parameters
     ----------
     config : the run.
-    data : pre-loaded (N, D) data, to share one load between runs.
+    data : pre-loaded (N, D) data, or a :class:`~som_studio.core.data.Table` (its
+        feature names and labels then reach the record), to share one load between runs.
     snapshot_interval_s : least time between snapshots; ``None``: only the
         initial and final maps.
     quality_points : measure QE/TE this many times over the run (plus at 0);
@@ -75,7 +76,7 @@ class Session:
         self,
         config: RunConfig,
         *,
-        data: np.ndarray | None = None,
+        data: np.ndarray | Table | None = None,
         snapshot_interval_s: float | None = 1 / 30,
         quality_points: int = 10,
         final_quality: bool = True,
@@ -136,7 +137,14 @@ class Session:
             refused = preflight(cfg)
             if refused:
                 raise Refused(refused)
-            data = self._data if self._data is not None else load_problem_data(cfg)
+            loaded: np.ndarray | Table = self._data if self._data is not None else load_problem_table(cfg)
+            table = loaded if isinstance(loaded, Table) else None
+            data: np.ndarray = loaded.values if isinstance(loaded, Table) else loaded
+            if table is not None:
+                record.config["feature_names"] = list(table.feature_names)
+            refusal = impl.refusal(cfg.topology, cfg.toroid, bool(np.isnan(data).any()))
+            if refusal:
+                raise ConfigError("impl", refusal)
             check_range(data, cfg.precision, cfg.data.path or "data")
             record.samples = int(data.shape[0])
             record.layout = cfg.layout if impl.shards else "1x1"
@@ -155,10 +163,10 @@ class Session:
             record.env = record.env or envmod.describe(None)  # the JSON's env keys, even here
             yield Failed(record)
             return
-        yield from self._train(impl, cfg, data, record)
+        yield from self._train(impl, cfg, data, record, table)
 
     def _train(
-        self, impl: Implementation, cfg: RunConfig, data: np.ndarray, record: RunRecord
+        self, impl: Implementation, cfg: RunConfig, data: np.ndarray, record: RunRecord, table: Table | None = None
     ) -> Generator[Event, None, None]:
         from som_studio.core import jax_runtime
 
@@ -197,7 +205,7 @@ class Session:
             if 0 in q_at:
                 tq = time.perf_counter()
                 with watch.exclude():
-                    qe, te = metrics.quality(problem.init_map, problem.data)
+                    qe, te = metrics.quality(problem.init_map, problem.data, cfg.topology, cfg.toroid)
                 record.history.append({"iteration": 0, "qe": qe, "te": te})
                 excluded += time.perf_counter() - tq
                 yield QualityMeasured(0, qe, te)
@@ -238,7 +246,7 @@ class Session:
                     if it < T or not self.final_quality:
                         tq = time.perf_counter()
                         with watch.exclude():
-                            qe, te = metrics.quality(trainer.get_map(), problem.data)
+                            qe, te = metrics.quality(trainer.get_map(), problem.data, cfg.topology, cfg.toroid)
                         record.history.append({"iteration": it, "qe": qe, "te": te})
                         excluded += time.perf_counter() - tq
                         yield QualityMeasured(it, qe, te)
@@ -264,7 +272,7 @@ class Session:
             # A cancelled run ends now: its final quality pass (a second or more on
             # a big map) would only delay the answer the user asked for.
             if self.final_quality and it == T:
-                qe, te = metrics.quality(final, problem.data)
+                qe, te = metrics.quality(final, problem.data, cfg.topology, cfg.toroid)
                 record.qe, record.te = qe, te
                 if not record.history or record.history[-1]["iteration"] != it:
                     record.history.append({"iteration": it, "qe": qe, "te": te})
@@ -272,6 +280,11 @@ class Session:
             elif record.history and record.history[-1]["iteration"] == it:
                 # Measured on the final map already; an earlier measurement is not the final map's.
                 record.qe, record.te = record.history[-1]["qe"], record.history[-1]["te"]
+            if it == T and table is not None:
+                from som_studio.core import model_file
+
+                # Hits and labels take a pass over the data: skipped with the final quality pass.
+                model_file.attach(record, cfg, table, final, measure=self.final_quality)
             yield Finished(record)
         except Exception as exc:
             record.total_s = time.perf_counter() - t0 - excluded - self._outside_s

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from som_studio.core import model_file
 from som_studio.report.tables import png_bytes
 from som_studio.report.writers import write_atomic
 from som_studio.session.record import RunRecord
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     from som_studio.report.content import ReportRun
 
 FORMAT = "som-studio-run"
-VERSION = 1
+VERSION = 2  # 2: the model arrays of core/model_file.py (docs/somrun-format.md)
 SUFFIX = ".somrun"
 
 
@@ -103,6 +104,7 @@ class StoredRun:
             arrays["final_map"] = np.asarray(self.final_map)
         if self.final_image is not None:
             arrays["final_image"] = np.asarray(self.final_image, dtype=np.uint8)
+        arrays.update(model_file.model_arrays(self.record.model))
         if self.frames:
             # PNG per frame, lossless: 40 % of zlib on raw pixels for these smooth pictures, ~6 ms a frame.
             pngs = [png_bytes(np.asarray(img, dtype=np.uint8), fast=True) for _, img in self.frames]
@@ -133,8 +135,10 @@ class StoredRun:
                     )
                 its = z["frame_iterations"].tolist() if "frame_iterations" in z.files else []
                 frames = list(zip(its, _frames(z)))
+                record = RunRecord.from_dict(meta["record"])
+                record.model = model_file.read_model(z)
                 return cls(
-                    record=RunRecord.from_dict(meta["record"]),
+                    record=record,
                     name=str(meta.get("name") or ""),
                     id=str(meta.get("id") or uuid.uuid4().hex[:12]),
                     created=str(meta.get("created") or ""),
@@ -145,6 +149,8 @@ class StoredRun:
                 )
         except HistoryError:
             raise
+        except model_file.ModelFileError as exc:
+            raise HistoryError(f"{p}: {exc}") from None
         except FileNotFoundError:
             raise HistoryError(f"{p}: no such file") from None
         except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, json.JSONDecodeError) as exc:

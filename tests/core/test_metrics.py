@@ -66,3 +66,22 @@ def test_to_rgb():
     img = metrics.to_rgb(np.array([[[0.0, 0.5, 1.0], [2.0, -1.0, 0.25]]]))
     assert img.dtype == np.uint8 and img.shape == (1, 2, 3)
     assert img.tolist() == [[[0, 128, 255], [255, 0, 64]]]
+
+
+def test_nearest_units_agrees_with_best_two_with_and_without_missing_values():
+    from som_studio.core.metrics import best_two, nearest_units
+
+    rng = np.random.default_rng(0)
+    w = rng.random((5, 7, 4))
+    x = rng.random((300, 4))
+    f1, _, d1 = best_two(w, x)
+    f2, d2 = nearest_units(w, x)
+    np.testing.assert_array_equal(f1, f2)
+    np.testing.assert_allclose(d1, d2)
+    x[::3, 1] = np.nan
+    f1, _, d1 = best_two(w, x)
+    f2, d2 = nearest_units(w, x)
+    np.testing.assert_array_equal(f1, f2)
+    np.testing.assert_allclose(d1, d2)
+    # known features only: the distance ignores the NaN column
+    np.testing.assert_allclose(d2[0], np.sum((np.delete(x[0], 1) - np.delete(w.reshape(35, 4)[f2[0]], 1)) ** 2))

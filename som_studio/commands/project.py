@@ -1,0 +1,106 @@
+"""``som-studio project``: where the rows of a data file land on a trained map.
+
+Writes ``row,bmu_col,bmu_row,distance,cluster,label`` (then the run's ``--id``
+column) for each input row, streaming: the file is read and written in chunks,
+to a temporary file renamed at the end, so a refusal leaves no output file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from som_studio.commands.common import CommandError, _count
+
+HELP = "project the rows of a data file onto a stored run's map; write each row's unit as CSV"
+COLUMNS = ("row", "bmu_col", "bmu_row", "distance", "cluster", "label")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "project",
+        help=HELP,
+        description=(
+            "Project the rows of DATA (.csv or .npy) onto the map of RUN (a .somrun file, e.g. from "
+            "--save-runs). Columns are matched by name; the data is scaled as the run's data was. "
+            "Writes row,bmu_col,bmu_row,distance,cluster,label (then the run's id column) per row; "
+            "`row` is the 0-based data row, `distance` is in the scaled space the map was trained in."
+        ),
+    )
+    p.add_argument("run_file", metavar="RUN.somrun", help="a stored run")
+    p.add_argument("data", metavar="DATA", help=".csv or .npy file of rows to project")
+    p.add_argument("--out", required=True, metavar="FILE.csv", help="output CSV file; - for stdout")
+    p.add_argument("--clusters", type=_count, metavar="K", help="k-means with K clusters instead of the run's")
+    p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from som_studio.core.data import DataError
+    from som_studio.model import RunFileError, load_run
+
+    try:
+        model = load_run(args.run_file)
+    except RunFileError as exc:
+        raise CommandError(str(exc)) from None
+    clusters = None
+    if args.clusters is not None:
+        from som_studio.core.clusters import kmeans
+
+        if args.clusters > model.width * model.height:
+            raise CommandError(f"--clusters: at most {model.width * model.height} (the units), got {args.clusters}")
+        clusters = kmeans(model.scaling.apply(model.codebook), args.clusters, seed=int(model.config.get("seed", 0)))
+    id_name = model.model.id_column
+    header = [*COLUMNS, *([id_name] if id_name else [])]
+    out = None if args.out == "-" else _check_out(args.out, args.force)
+    try:
+        if out is None:
+            _write(sys.stdout, model, args.data, clusters, header)
+            return 0
+        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".part", dir=out.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+                n = _write(f, model, args.data, clusters, header)
+            os.replace(tmp, out)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except DataError as exc:
+        raise CommandError(str(exc)) from None
+    except BrokenPipeError:  # `--out - | head`: the reader left; cli.main ends quietly
+        raise
+    except OSError as exc:
+        raise CommandError(f"--out: {args.out}: cannot write ({exc.strerror or exc})") from None
+    print(f"wrote {out} ({n:,} rows)", file=sys.stderr)
+    return 0
+
+
+def _check_out(path: str, force: bool) -> Path:
+    from som_studio.report.writers import OutputError, check_writable
+
+    if Path(path).suffix.lower() != ".csv":
+        raise CommandError(f"--out: {path}: expected a .csv file name (or - for stdout)")
+    try:
+        return check_writable(path, force)
+    except OutputError as exc:
+        raise CommandError(f"--out: {exc}") from None
+
+
+def _write(f, model, data: str, clusters, header: list[str]) -> int:  # type: ignore[no-untyped-def]
+    w = csv.writer(f, lineterminator="\n")
+    w.writerow(header)
+    n = 0
+    for part in model.project_chunks(data, clusters=clusters):
+        cluster = [("" if c < 0 else str(c)) for c in part.cluster.tolist()]
+        ids = part.ids.tolist() if part.ids is not None else None
+        for i in range(len(part.bmu_row)):
+            line = [n, int(part.bmu_col[i]), int(part.bmu_row[i]), f"{part.distance[i]:.9g}", cluster[i], part.label[i]]
+            if len(header) > len(COLUMNS):
+                line.append(ids[i] if ids is not None else "")
+            w.writerow(line)
+            n += 1
+    return n

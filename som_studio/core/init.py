@@ -1,0 +1,130 @@
+"""Initial maps and the default map size for a data set.
+
+* ``random``: each feature uniform between its smallest and largest value
+  (today's initialisation, the default for generated colours);
+* ``pca``: the map spans the first two principal components, as the SOM
+  Toolbox's ``lininit``: unit coordinates run from -1 to 1 along each side and
+  each side follows one component scaled by its standard deviation, the larger
+  component along the longer side (the default for data files);
+* ``sample``: each unit starts at a random example.
+
+Missing values are left out (``random``: per-feature range of the known values;
+``pca``: the covariance of the data with missing values set to their feature's
+mean; ``sample``: a missing value is replaced by its feature's mean).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from som_studio.core import topology as topo
+
+# The SOM Toolbox's rule: about 5 * sqrt(N) units.
+UNITS_PER_SQRT_SAMPLE = 5.0
+# A side ratio past this (a data set with one dominant direction) gives a thread, not a map.
+MAX_SIDE_RATIO = 8.0
+
+
+def _filled(data: np.ndarray) -> np.ndarray:
+    """``data`` with each missing value replaced by its feature's mean (float64)."""
+    x = np.asarray(data, dtype=np.float64)
+    if not np.isnan(x).any():
+        return x
+    mean = np.nanmean(x, axis=0)
+    return np.where(np.isnan(x), np.nan_to_num(mean)[None, :], x)
+
+
+def principal_components(data: np.ndarray, k: int = 2) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(mean, variances, directions)`` of the ``k`` largest principal components.
+
+    ``directions`` is (k, D) with unit rows; a data set with fewer than ``k``
+    features, or fewer than two examples, gives zero variances for the missing ones.
+    """
+    x = _filled(data)
+    mean = x.mean(axis=0)
+    d = x.shape[1]
+    if x.shape[0] < 2:
+        return mean, np.zeros(k), np.eye(k, d)
+    cov = np.atleast_2d(np.cov(x - mean, rowvar=False))
+    vals, vecs = np.linalg.eigh(cov)
+    order = np.argsort(vals)[::-1]
+    vals = np.clip(vals[order], 0.0, None)
+    vecs = vecs[:, order].T
+    # A deterministic sign: each direction's largest component is positive.
+    signs = np.sign(vecs[np.arange(len(vecs)), np.argmax(np.abs(vecs), axis=1)])
+    vecs = vecs * np.where(signs == 0, 1.0, signs)[:, None]
+    out_vals = np.zeros(k)
+    out_vecs = np.zeros((k, d))
+    n = min(k, len(vals))
+    out_vals[:n], out_vecs[:n] = vals[:n], vecs[:n]
+    return mean, out_vals, out_vecs
+
+
+def default_grid(data: np.ndarray, topology: str = "rect", toroid: bool = False) -> tuple[int, int]:
+    """``(width, height)`` for ``data``: about 5*sqrt(N) units, sides in the ratio of the first two components.
+
+    The SOM Toolbox's ``som_topol_struct`` rule; the longer side is the width,
+    and on a hex lattice the height counts rows ``sqrt(3)/2`` apart. A hex
+    toroid gets an even height.
+    """
+    n = data.shape[0]
+    units = max(4, math.ceil(UNITS_PER_SQRT_SAMPLE * math.sqrt(n)))
+    _, var, _ = principal_components(data, 2)
+    ratio = math.sqrt(var[0] / var[1]) if var[1] > 0 else MAX_SIDE_RATIO
+    ratio = min(max(ratio, 1.0), MAX_SIDE_RATIO)
+    row = topo.HEX_ROW if topology == "hex" else 1.0
+    # width / (height * row) = ratio and width * height = units.
+    height = max(2, round(math.sqrt(units / (ratio * row))))
+    if topology == "hex" and toroid and height % 2:
+        height += 1
+    width = max(2, round(units / height))
+    return width, height
+
+
+def initial_map(
+    method: str,
+    data: np.ndarray,
+    height: int,
+    width: int,
+    rng: np.random.Generator,
+    topology: str = "rect",
+) -> np.ndarray:
+    """The (height, width, D) float64 initial map by ``method`` (``random``, ``pca`` or ``sample``)."""
+    if method == "random":
+        if np.isnan(data).any():
+            lo, hi = np.nanmin(data, axis=0), np.nanmax(data, axis=0)
+        else:
+            # Exactly today's draws: the agreement tests and stored runs depend on them.
+            lo, hi = data.min(axis=0), data.max(axis=0)
+        drawn: np.ndarray = lo + (hi - lo) * rng.random((height, width, data.shape[1]))
+        return drawn
+    if method == "sample":
+        rows = rng.integers(0, data.shape[0], size=height * width)
+        return _filled(data)[rows].reshape(height, width, data.shape[1])
+    if method == "pca":
+        return _pca_map(data, height, width, topology)
+    raise ValueError(f"unknown initialisation {method!r}")
+
+
+def _pca_map(data: np.ndarray, height: int, width: int, topology: str) -> np.ndarray:
+    mean, var, vecs = principal_components(data, 2)
+    x, y = topo.unit_xy(height, width, topology)
+    # Coordinates from -1 to 1 along each side (a side of one unit sits at 0).
+    cx = _spread(x)
+    cy = _spread(y)
+    sd = np.sqrt(var)
+    span_x = float(np.ptp(x)) if width > 1 else 0.0
+    span_y = float(np.ptp(y)) if height > 1 else 0.0
+    # The larger component along the longer side, as lininit does.
+    first, second = (cx, cy) if span_x >= span_y else (cy, cx)
+    out = mean + first[..., None] * (sd[0] * vecs[0]) + second[..., None] * (sd[1] * vecs[1])
+    return np.ascontiguousarray(out)
+
+
+def _spread(v: np.ndarray) -> np.ndarray:
+    lo, hi = float(v.min()), float(v.max())
+    if hi <= lo:
+        return np.zeros_like(v)
+    return (v - lo) / (hi - lo) * 2.0 - 1.0

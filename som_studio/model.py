@@ -1,0 +1,268 @@
+"""A trained map for Python users: ``som_studio.load_run(path)``, no Qt.
+
+>>> run = som_studio.load_run("iris.somrun")          # doctest: +SKIP
+>>> run.codebook.shape, run.feature_names               # doctest: +SKIP
+>>> result = run.project("new.csv")                     # doctest: +SKIP
+
+The codebook is given in the data's original units; projection scales new data
+the way the training data was scaled and finds each row's best-matching unit
+over its known features. Reading a ``.somrun`` runs no code (no pickle).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from som_studio.core import metrics
+from som_studio.core.data import CsvReader, DataError, Scaling, check_data, open_npy
+from som_studio.core.model_file import ModelFileError, ModelInfo, read_model
+
+FORMAT = "som-studio-run"
+# The newest .somrun format this reader opens (docs/somrun-format.md).
+READS_VERSION = 2
+PROJECT_CHUNK_ROWS = 8192
+
+
+class RunFileError(ValueError):
+    """A run file cannot be used; the message names the file and why."""
+
+
+@dataclass(frozen=True, eq=False)
+class Projection:
+    """Where rows land on a map: for each row, its unit and distance, its unit's cluster and label.
+
+    ``bmu_row``/``bmu_col`` are int64; ``distance`` is in the scaled space the map
+    was trained in (over the row's known features); ``cluster`` is -1 and
+    ``label`` ``""`` where the run has none.
+    """
+
+    bmu_row: np.ndarray
+    bmu_col: np.ndarray
+    distance: np.ndarray
+    cluster: np.ndarray
+    label: np.ndarray
+    ids: np.ndarray | None = None
+
+
+class SomRun:
+    """A stored run's trained map.
+
+    Attributes
+    ----------
+    codebook : (height, width, features) float64, in the data's original units
+    feature_names : list of str
+    config : the run's configuration, as its record's ``config`` dict
+    labels : (height, width) array of str (``""`` for units without hits), or ``None``
+    clusters : (height, width) int32 array, or ``None``
+    hits : (height, width) int64, training examples per unit, or ``None`` (older files)
+    purity : (height, width) float64, share of a unit's examples with its label (NaN: no hits), or ``None``
+    scaling : how the data were scaled before training
+    record : the whole run record (dict, the ``--json`` schema)
+    """
+
+    def __init__(self, path: Path, record: dict[str, Any], trained: np.ndarray, model: ModelInfo | None) -> None:
+        self.path = path
+        self.record = record
+        self.config: dict[str, Any] = dict(record.get("config") or {})
+        self._trained = np.asarray(trained, dtype=np.float64)  # the scaled space
+        d = self._trained.shape[2]
+        if model is None:  # a run stored before models were: unscaled, unnamed
+            names = self.config.get("feature_names") or [f"x{j + 1}" for j in range(d)]
+            model = ModelInfo(tuple(names), Scaling.identity(d))
+        if len(model.feature_names) != d or model.scaling.offset.shape != (d,):
+            raise RunFileError(f"{path}: the model's {len(model.feature_names)} features do not match its map's {d}")
+        self.model = model
+        self.scaling = model.scaling
+        self.feature_names = list(model.feature_names)
+        self.labels = model.unit_labels
+        self.clusters = model.clusters
+        self.hits = model.hits
+        self.purity = model.unit_purity
+        self.codebook = self.scaling.invert(self._trained)
+
+    @property
+    def height(self) -> int:
+        return int(self._trained.shape[0])
+
+    @property
+    def width(self) -> int:
+        return int(self._trained.shape[1])
+
+    def __repr__(self) -> str:
+        return f"<SomRun {self.path.name}: {self.width}x{self.height} map of {len(self.feature_names)} features>"
+
+    # -- exports ------------------------------------------------------------------------
+    def unit_columns(self) -> list[str]:
+        """The header of :meth:`unit_rows`: unit, row, col, hits, label, purity, cluster, then the features."""
+        return ["unit", "row", "col", "hits", "label", "purity", "cluster", *self.feature_names]
+
+    def unit_rows(self) -> Iterator[list[Any]]:
+        """One row per unit (row-major): its hits, majority label, purity, cluster and codebook by feature name.
+
+        Values the run does not have are ``""``; the codebook is in the data's original units.
+        """
+        cb = self.codebook.reshape(self.height * self.width, -1)
+        for u in range(self.height * self.width):
+            r, c = divmod(u, self.width)
+            purity = self.purity.ravel()[u] if self.purity is not None else np.nan
+            yield [
+                u,
+                r,
+                c,
+                int(self.hits.ravel()[u]) if self.hits is not None else "",
+                self.labels.ravel()[u] if self.labels is not None else "",
+                "" if np.isnan(purity) else f"{purity:.6g}",
+                int(self.clusters.ravel()[u]) if self.clusters is not None else "",
+                *(f"{v:.9g}" for v in cb[u]),
+            ]
+
+    def export_units(self, path: str | os.PathLike[str]) -> Path:
+        """Write :meth:`unit_rows` as CSV (UTF-8, header first) atomically."""
+        import csv
+        import io
+
+        from som_studio.report.writers import write_atomic
+
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(self.unit_columns())
+        w.writerows(self.unit_rows())
+        return write_atomic(path, buf.getvalue(), force=True)
+
+    def export_codebook(self, path: str | os.PathLike[str]) -> Path:
+        """The codebook in original units: ``.npy`` (height x width x features) or ``.csv`` (a row per unit)."""
+        import io
+
+        from som_studio.report.writers import write_atomic
+
+        p = Path(path)
+        if p.suffix.lower() == ".npy":
+            buf = io.BytesIO()
+            np.save(buf, self.codebook)
+            return write_atomic(p, buf.getvalue(), force=True)
+        if p.suffix.lower() != ".csv":
+            raise ValueError(f"{p}: a codebook exports as .csv or .npy")
+        import csv
+
+        text = io.StringIO()
+        w = csv.writer(text, lineterminator="\n")  # quotes a feature name holding a comma
+        w.writerow(["row", "col", *self.feature_names])
+        for u, values in enumerate(self.codebook.reshape(self.height * self.width, -1)):
+            w.writerow([*divmod(u, self.width), *(f"{v:.9g}" for v in values)])
+        return write_atomic(p, text.getvalue(), force=True)
+
+    # -- projection ----------------------------------------------------------------------
+    def project(self, data: Any, clusters: np.ndarray | None = None) -> Projection:
+        """Project an (N, features) array in the data's original units, or a ``.csv``/``.npy`` file.
+
+        A file's columns are matched by name (its label, ignored and id columns may be present).
+        """
+        if isinstance(data, (str, os.PathLike)):
+            parts = list(self.project_chunks(data, clusters=clusters))
+            if not parts:
+                raise DataError(f"{data}: has no data rows")
+            ids = [p.ids for p in parts if p.ids is not None]
+            return Projection(
+                bmu_row=np.concatenate([p.bmu_row for p in parts]),
+                bmu_col=np.concatenate([p.bmu_col for p in parts]),
+                distance=np.concatenate([p.distance for p in parts]),
+                cluster=np.concatenate([p.cluster for p in parts]),
+                label=np.concatenate([p.label for p in parts]),
+                ids=np.concatenate(ids) if ids else None,
+            )
+        arr = check_data(np.asarray(data), "data")
+        self._check_width(arr.shape[1], "data")
+        return self._project_values(arr, None, clusters)
+
+    def project_chunks(
+        self, path: str | os.PathLike[str], rows: int = PROJECT_CHUNK_ROWS, clusters: np.ndarray | None = None
+    ) -> Iterator[Projection]:
+        """Project a file in chunks of ``rows``: memory does not grow with its length."""
+        p = Path(path)
+        if p.suffix.lower() == ".npy":
+            arr = open_npy(p)
+            width = arr.shape[1] if arr.ndim == 2 else 1
+            self._check_width(width, str(p))
+            for s in range(0, len(arr), rows):
+                values = check_data(np.asarray(arr[s : s + rows]), str(p), first_row=s)
+                yield self._project_values(values, None, clusters)
+            return
+        m = self.model
+        optional = [c for c in (m.label_column, m.id_column, *m.ignore) if c]
+        reader = CsvReader(p, m.label_column, m.ignore, m.id_column, optional=optional)
+        if not reader.header:
+            self._check_width(len(reader.feature_names), str(p))
+            order = list(range(len(self.feature_names)))
+        else:
+            have, want = list(reader.feature_names), self.feature_names
+            missing = [n for n in want if n not in have]
+            unexpected = [n for n in have if n not in want]
+            if missing or unexpected:
+                bits = []
+                if missing:
+                    bits.append(f"missing {', '.join(missing)}")
+                if unexpected:
+                    bits.append(f"unexpected {', '.join(unexpected)}")
+                raise DataError(
+                    f"{p}: its feature columns do not match the run's ({', '.join(want)}): {'; '.join(bits)}"
+                )
+            order = [have.index(n) for n in want]
+        for chunk in reader.chunks(rows):
+            yield self._project_values(chunk.values[:, order], chunk.ids, clusters)
+
+    def _check_width(self, d: int, name: str) -> None:
+        if d != len(self.feature_names):
+            raise DataError(f"{name}: has {d} features; the run was trained on {len(self.feature_names)}")
+
+    def _project_values(self, values: np.ndarray, ids: np.ndarray | None, clusters: np.ndarray | None) -> Projection:
+        x = self.scaling.apply(values)
+        first, d2 = metrics.nearest_units(self._trained, x)
+        row, col = np.divmod(first, self.width)
+        cl = clusters if clusters is not None else self.clusters
+        return Projection(
+            bmu_row=row,
+            bmu_col=col,
+            distance=np.sqrt(d2),
+            cluster=cl.ravel()[first].astype(np.int64) if cl is not None else np.full(len(first), -1),
+            label=self.labels.ravel()[first] if self.labels is not None else np.full(len(first), "", dtype=str),
+            ids=ids,
+        )
+
+
+def load_run(path: str | os.PathLike[str]) -> SomRun:
+    """Open a ``.somrun`` file; raises :class:`RunFileError` naming what is wrong."""
+    p = Path(path)
+    try:
+        with np.load(p, allow_pickle=False) as z:
+            if "meta" not in z.files:
+                raise RunFileError(f"{p}: not a SOM Studio run file (no run description in it)")
+            meta = json.loads(bytes(z["meta"]).decode("utf-8"))
+            if meta.get("format") != FORMAT:
+                raise RunFileError(f"{p}: not a SOM Studio run file")
+            version = int(meta.get("version", 0))
+            if version > READS_VERSION:
+                raise RunFileError(
+                    f"{p}: written by a newer SOM Studio (format {version}; this one reads up to "
+                    f"{READS_VERSION}); update to open it"
+                )
+            if "final_map" not in z.files:
+                raise RunFileError(f"{p}: the run has no final map (it did not finish)")
+            trained = np.asarray(z["final_map"])
+            model = read_model(z)
+            return SomRun(p, meta.get("record") or {}, trained, model)
+    except RunFileError:
+        raise
+    except ModelFileError as exc:
+        raise RunFileError(f"{p}: {exc}") from None
+    except FileNotFoundError:
+        raise RunFileError(f"{p}: no such file") from None
+    except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as exc:
+        raise RunFileError(f"{p}: not a readable SOM Studio run file ({type(exc).__name__}: {exc})") from None

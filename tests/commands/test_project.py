@@ -1,0 +1,254 @@
+"""Trained maps on real data: iris, --save-runs, `som-studio project`, load_run without Qt."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from som_studio import cli
+from som_studio.resources import root
+
+IRIS = root() / "resources" / "data" / "iris.csv"
+HEX = ["--impl", "numpy-batch", "--topology", "hex", "--scaling", "zscore", "--labels", "species"]
+
+
+def _run(capsys, *argv):
+    code = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def iris_run(tmp_path_factory):
+    """A 12x8 hex map of iris (numpy-batch, pca, zscore), saved as a .somrun, with its --json record."""
+    folder = tmp_path_factory.mktemp("runs")
+    argv = [
+        "bench", "--data", IRIS, *HEX, "--grid", "12x8", "--init", "pca", "--epochs", "20",
+        "--precision", "float64", "--clusters", "3", "--id", "row_id",
+        "--save-runs", folder / "saved", "--json", folder / "runs.json", "--quiet",
+    ]  # fmt: skip
+    # an id column to carry through: the row number as text
+    rows = IRIS.read_text().splitlines()
+    data = folder / "iris_ids.csv"
+    data.write_text("\n".join([rows[0] + ",row_id"] + [f"{r},r{i}" for i, r in enumerate(rows[1:])]) + "\n")
+    argv[2] = data
+    assert cli.main([str(a) for a in argv]) == 0
+    record = json.loads((folder / "runs.json").read_text())["runs"][0]
+    return folder / "saved" / "numpy-batch.somrun", record, data
+
+
+def test_iris_hex_map_label_purity_and_record_config(iris_run):
+    path, record, _ = iris_run
+    assert path.is_file()
+    assert record["quality"]["label_purity"] >= 0.9
+    cfg = record["config"]
+    assert (cfg["topology"], cfg["toroid"], cfg["init"], cfg["scaling"], cfg["labels"]) == (
+        "hex", False, "pca", "zscore", "species",
+    )  # fmt: skip
+    assert cfg["feature_names"] == ["sepal_length", "sepal_width", "petal_length", "petal_width"]
+
+
+def test_load_run_imports_no_qt_and_gives_the_model(iris_run):
+    path = iris_run[0]
+    probe = (
+        "import sys, som_studio\n"
+        f"run = som_studio.load_run({str(path)!r})\n"
+        "print(run.codebook.shape, run.feature_names, run.labels.shape, sorted(set(run.labels.ravel())))\n"
+        "print(','.join(m for m in sys.modules if m.split('.')[0] in ('jax', 'PySide6', 'pyqtgraph')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    first, mods = out.stdout.splitlines()
+    assert first.startswith("(8, 12, 4) ['sepal_length', 'sepal_width', 'petal_length', 'petal_width'] (8, 12)")
+    assert "setosa" in first and mods == ""
+
+
+def test_codebook_is_in_original_units_and_projection_gives_the_training_bmus(iris_run):
+    from som_studio.core import metrics
+    from som_studio.core.data import read_table
+    from som_studio.model import load_run
+
+    path, _, data = iris_run
+    run = load_run(path)
+    table = read_table(IRIS, labels="species")
+    lo, hi = table.values.min(axis=0), table.values.max(axis=0)
+    assert np.all(run.codebook.min(axis=(0, 1)) > lo - 1) and np.all(run.codebook.max(axis=(0, 1)) < hi + 1)
+    first, _, _ = metrics.best_two(run.scaling.apply(run.codebook), run.scaling.apply(table.values))
+    proj = run.project(table.values)
+    np.testing.assert_array_equal(proj.bmu_row * 12 + proj.bmu_col, first)
+    by_file = run.project(data)
+    np.testing.assert_array_equal(by_file.bmu_col, proj.bmu_col)
+    assert by_file.ids[:2].tolist() == ["r0", "r1"]
+    assert set(proj.cluster.tolist()) <= {0, 1, 2}
+
+
+def test_project_command_writes_the_contract_columns(iris_run, capsys, tmp_path):
+    path, _, data = iris_run
+    out = tmp_path / "p.csv"
+    code, _, err = _run(capsys, "project", path, data, "--out", out)
+    assert code == 0, err
+    rows = list(csv.reader(out.open()))
+    assert rows[0] == ["row", "bmu_col", "bmu_row", "distance", "cluster", "label", "row_id"]
+    assert len(rows) == 151 and rows[1][0] == "0" and rows[150][0] == "149"
+    assert rows[1][5] == "setosa" and rows[150][6] == "r149"
+    assert float(rows[1][3]) >= 0 and rows[1][4] in {"0", "1", "2"}
+    # columns are matched by name: a reordered file without the label/id columns lands alike
+    table = np.loadtxt(IRIS, delimiter=",", skiprows=1, usecols=(0, 1, 2, 3))
+    shuffled = tmp_path / "reordered.csv"
+    shuffled.write_text(
+        "petal_width,sepal_length,petal_length,sepal_width\n" + "".join(f"{r[3]},{r[0]},{r[2]},{r[1]}\n" for r in table)
+    )
+    code, stdout, _ = _run(capsys, "project", path, shuffled, "--out", "-", "--clusters", "4")
+    lines = list(csv.reader(stdout.splitlines()))
+    assert code == 0 and [r[1:3] for r in lines[1:]] == [r[1:3] for r in rows[1:]]
+    assert lines[1][6] == "" and {r[4] for r in lines[1:]} <= {"0", "1", "2", "3"}
+
+
+def test_project_refusals_exit_2_and_leave_no_file(iris_run, capsys, tmp_path):
+    path, _, _ = iris_run
+    bad = tmp_path / "bad.csv"
+    bad.write_text("sepal_length,sepal_width,petal_len,petal_width,colour\n1,2,3,4,5\n")
+    out = tmp_path / "out.csv"
+    code, _, err = _run(capsys, "project", path, bad, "--out", out)
+    assert code == 2 and not out.exists()
+    assert "missing petal_length" in err and "unexpected petal_len, colour" in err
+    late = tmp_path / "late.csv"  # a bad row far down: the output is already being written
+    late.write_text("sepal_length,sepal_width,petal_length,petal_width\n" + "5,3,1,0.2\n" * 50 + "NA,,nan,NA\n")
+    code, _, err = _run(capsys, "project", path, late, "--out", out)
+    assert code == 2 and not out.exists() and "data row 51" in err
+    assert list(tmp_path.glob(".out.csv.*")) == []
+
+
+def test_a_run_file_from_a_newer_version_is_refused(iris_run, tmp_path, capsys):
+    import io
+    import zipfile
+
+    path = iris_run[0]
+    z = np.load(path, allow_pickle=False)
+    arrays = {k: z[k] for k in z.files}
+    meta = json.loads(bytes(arrays["meta"]).decode())
+    meta["version"] = 99
+    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    newer = tmp_path / "newer.somrun"
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    newer.write_bytes(buf.getvalue())
+    assert zipfile.is_zipfile(newer)
+    code, _, err = _run(capsys, "project", newer, IRIS, "--out", tmp_path / "x.csv")
+    assert code == 2 and "newer SOM Studio (format 99" in err
+
+
+def test_default_grid_for_a_data_file_is_said(capsys):
+    code, _, err = _run(capsys, "bench", "--data", IRIS, *HEX, "--epochs", "1")
+    assert code == 0
+    assert "grid: " in err and "5*sqrt(N)" in err
+
+
+def test_jax_refuses_hex_with_a_reason(capsys):
+    pytest.importorskip("jax")
+    code, out, err = _run(
+        capsys, "bench", "--grid", "6x4", "--samples", "20", "--epochs", "1", "--impl", "jax-vmap-batch",
+        "--topology", "hex", "--quiet",
+    )  # fmt: skip
+    assert code == 1
+    assert "jax-vmap-batch trains rect maps only, not hex" in out + err
+
+
+def test_an_iris_row_without_a_label_column_is_refused_naming_the_flags(capsys):
+    code, _, err = _run(capsys, "bench", "--data", IRIS, "--impl", "numpy-batch", "--epochs", "1", "--quiet")
+    assert code == 2
+    assert "'species'" in err and "--labels species" in err
+
+
+def test_resources_ship_the_iris_licence():
+    text = (Path(IRIS).parent / "README.md").read_text()
+    assert "Fisher" in text and "CC BY 4.0" in text
+
+
+def test_history_keeps_the_model_when_a_run_is_saved_again(iris_run, tmp_path):
+    from som_studio.storage import StoredRun
+
+    from som_studio.model import load_run
+
+    run = StoredRun.load(iris_run[0])
+    assert run.record.model is not None and run.record.model.feature_names[0] == "sepal_length"
+    again = run.save(tmp_path / "again.somrun")
+    a, b = load_run(iris_run[0]), load_run(again)
+    np.testing.assert_array_equal(a.codebook, b.codebook)
+    np.testing.assert_array_equal(a.labels, b.labels)
+    np.testing.assert_array_equal(a.clusters, b.clusters)
+
+
+def test_a_version_1_file_opens_as_an_unscaled_model(tmp_path):
+    from som_studio.model import load_run
+
+    meta = {"format": "som-studio-run", "version": 1, "record": {"config": {"impl": "numpy-batch"}}}
+    path = tmp_path / "old.somrun"
+    with path.open("wb") as f:  # a file object: savez would add .npz to a name
+        np.savez(
+            f,
+            meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
+            final_map=np.arange(24, dtype=np.float32).reshape(2, 4, 3),
+        )
+    run = load_run(path)
+    assert run.feature_names == ["x1", "x2", "x3"] and run.labels is None and run.clusters is None
+    np.testing.assert_array_equal(run.codebook[1, 0], [12, 13, 14])
+    assert run.project(np.array([[12.2, 13, 14]])).bmu_row.tolist() == [1]
+
+
+def test_unit_and_codebook_exports(iris_run, tmp_path):
+    from som_studio.model import load_run
+
+    run = load_run(iris_run[0])
+    assert run.hits.sum() == 150 and run.hits.shape == (8, 12)
+    units = list(csv.reader(run.export_units(tmp_path / "units.csv").open()))
+    assert units[0] == ["unit", "row", "col", "hits", "label", "purity", "cluster", *run.feature_names]
+    assert len(units) == 1 + 96
+    hit = next(u for u in units[1:] if int(u[3]) > 0)
+    assert hit[4] in {"setosa", "versicolor", "virginica"} and 0 < float(hit[5]) <= 1
+    empty = next(u for u in units[1:] if u[3] == "0")
+    assert empty[4] == "" and empty[5] == ""
+    np.testing.assert_array_equal(np.load(run.export_codebook(tmp_path / "cb.npy")), run.codebook)
+    rows = list(csv.reader(run.export_codebook(tmp_path / "cb.csv").open()))
+    assert rows[0][:3] == ["row", "col", "sepal_length"] and len(rows) == 97
+    np.testing.assert_allclose([float(v) for v in rows[13][2:]], run.codebook[1, 0], rtol=1e-8)
+
+
+def test_project_a_npy_file_in_chunks(iris_run, tmp_path):
+    from som_studio.core.data import DataError
+    from som_studio.model import load_run
+
+    run = load_run(iris_run[0])
+    values = np.loadtxt(IRIS, delimiter=",", skiprows=1, usecols=(0, 1, 2, 3))
+    np.save(tmp_path / "x.npy", values)
+    whole = run.project(values)
+    parts = list(run.project_chunks(tmp_path / "x.npy", rows=40))
+    assert [len(p.bmu_row) for p in parts] == [40, 40, 40, 30]
+    np.testing.assert_array_equal(np.concatenate([p.bmu_col for p in parts]), whole.bmu_col)
+    values[95] = np.nan
+    np.save(tmp_path / "y.npy", values)
+    with pytest.raises(DataError, match="data row 96 has no known feature"):
+        list(run.project_chunks(tmp_path / "y.npy", rows=40))
+    np.save(tmp_path / "z.npy", values[:, :3])
+    with pytest.raises(DataError, match="has 3 features; the run was trained on 4"):
+        run.project(tmp_path / "z.npy")
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--grid", "6x5", "--topology", "hex", "--toroid"], "--toroid: a hex toroid needs an even height"),
+        (["--data", IRIS, "--labels", "species", "--scale", "--scaling", "zscore"], "--scale is --scaling minmax"),
+        (["--scaling", "zscore"], "--scaling: scales the features of a data file"),
+        (["--data", IRIS, "--labels", "kind"], "--labels kind: no such column"),
+    ],
+)
+def test_table_and_topology_flags_refuse_clearly(capsys, extra, message):
+    code, _, err = _run(capsys, "bench", "--impl", "numpy-batch", "--epochs", "1", "--quiet", *extra)
+    assert code == 2 and message in err

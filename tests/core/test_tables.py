@@ -1,0 +1,128 @@
+"""Real tables: header, label / ignore / id columns, encodings, missing values, scaling."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from som_studio.core.data import CsvReader, DataError, Scaling, fit_scaling, read_table
+
+IRIS_HEAD = (
+    "sepal_length,sepal_width,petal_length,petal_width,species\n"
+    "5.1,3.5,1.4,0.2,setosa\n"
+    "7.0,3.2,4.7,1.4,versicolor\n"
+    "6.3,3.3,6.0,2.5,virginica\n"
+)
+
+
+def test_header_names_and_label_column(tmp_path):
+    p = tmp_path / "iris.csv"
+    p.write_text(IRIS_HEAD)
+    t = read_table(p, labels="species")
+    assert t.feature_names == ("sepal_length", "sepal_width", "petal_length", "petal_width")
+    assert t.values.shape == (3, 4)
+    assert t.labels.tolist() == ["setosa", "versicolor", "virginica"]
+    assert t.label_column == "species" and t.ids is None
+
+
+def test_ignore_and_id_columns(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_text("id,date,a,b,kind\nr1,2024-01-01,1,2,x\nr2,2024-01-02,3,4,y\n")
+    t = read_table(p, labels="kind", ignore=["date"], id_column="id")
+    assert t.feature_names == ("a", "b")
+    np.testing.assert_array_equal(t.values, [[1, 2], [3, 4]])
+    assert t.ids.tolist() == ["r1", "r2"] and t.labels.tolist() == ["x", "y"]
+
+
+def test_non_numeric_column_is_named_with_the_flags(tmp_path):
+    p = tmp_path / "iris.csv"
+    p.write_text(IRIS_HEAD)
+    with pytest.raises(DataError) as info:
+        read_table(p)
+    msg = str(info.value)
+    assert "non-numeric value 'setosa' at row 2, column 5 ('species')" in msg
+    for flag in ("--labels species", "--ignore species", "--id species"):
+        assert flag in msg
+
+
+def test_unknown_column_lists_the_columns(tmp_path):
+    p = tmp_path / "iris.csv"
+    p.write_text(IRIS_HEAD)
+    with pytest.raises(DataError, match=r"--labels kind: no such column; the columns are sepal_length, "):
+        read_table(p, labels="kind")
+
+
+def test_headerless_columns_are_x1_x2(tmp_path):
+    p = tmp_path / "n.csv"
+    p.write_text("1,2,a\n3,4,b\n")
+    t = read_table(p, labels="x3")
+    assert t.feature_names == ("x1", "x2") and t.labels.tolist() == ["a", "b"]
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "cp949"])
+def test_utf8_with_or_without_bom_and_cp949(tmp_path, encoding):
+    p = tmp_path / "k.csv"
+    p.write_bytes("키,몸무게,종류\n170,60,사람\n30,4,고양이\n".encode(encoding))
+    t = read_table(p, labels="종류")
+    assert t.feature_names == ("키", "몸무게")
+    assert t.labels.tolist() == ["사람", "고양이"]
+
+
+def test_other_encodings_are_refused_naming_the_problem(tmp_path):
+    p = tmp_path / "latin.csv"
+    p.write_bytes("name,a\n\xff\xfe\xfd,1\n".encode("latin-1"))
+    with pytest.raises(DataError, match=r"latin.csv: not a text file in a supported encoding.*UTF-8.*CP949"):
+        read_table(p, labels="name")
+    p16 = tmp_path / "u16.csv"
+    p16.write_bytes("a,b\n1,2\n".encode("utf-16"))
+    with pytest.raises(DataError, match="UTF-16"):
+        read_table(p16)
+
+
+def test_missing_values_are_nan(tmp_path):
+    p = tmp_path / "m.csv"
+    p.write_text("a,b,c\n1,,3\nNA,2,NaN\n4,n/a,6\n")
+    t = read_table(p)
+    expect = np.array([[1, np.nan, 3], [np.nan, 2, np.nan], [4, np.nan, 6]])
+    np.testing.assert_array_equal(t.values, expect)
+    assert t.has_missing
+
+
+def test_npy_nan_allowed_but_a_row_without_known_values_refused(tmp_path):
+    np.save(tmp_path / "ok.npy", np.array([[1.0, np.nan], [np.nan, 2.0]]))
+    assert np.isnan(read_table(tmp_path / "ok.npy").values).sum() == 2
+    np.save(tmp_path / "bad.npy", np.array([[1.0, 2.0], [3.0, 4.0], [np.nan, np.nan]]))
+    with pytest.raises(DataError, match=r"bad.npy: data row 3 has no known feature value"):
+        read_table(tmp_path / "bad.npy")
+
+
+@pytest.mark.parametrize("method", ["none", "minmax", "zscore"])
+def test_scaling_round_trip_and_reapplied_to_new_data(method):
+    rng = np.random.default_rng(0)
+    x = rng.normal(5, 3, size=(40, 3))
+    x[3, 1] = np.nan
+    x[:, 2] = 7.0  # constant: scaled to 0 (minmax, zscore), not NaN
+    s = fit_scaling(x, method)
+    y = s.apply(x)
+    np.testing.assert_allclose(s.invert(y), x)
+    again = Scaling.from_dict(s.to_dict())
+    np.testing.assert_array_equal(again.apply(x[:5]), y[:5])
+    if method == "minmax":
+        assert np.nanmin(y[:, :2]) == 0 and np.nanmax(y[:, :2]) == 1
+        np.testing.assert_array_equal(y[:, 2], 0)
+    if method == "zscore":
+        np.testing.assert_allclose(np.nanmean(y[:, :2], axis=0), 0, atol=1e-12)
+        np.testing.assert_allclose(np.nanstd(y[:, :2], axis=0, ddof=1), 1)
+        np.testing.assert_array_equal(y[:, 2], 0)
+    assert np.isnan(y[3, 1])
+
+
+def test_chunks_stream_rows_in_order(tmp_path):
+    p = tmp_path / "big.csv"
+    p.write_text("a,b,id\n" + "".join(f"{i},{2 * i},r{i}\n" for i in range(25)))
+    reader = CsvReader(p, id_column="id")
+    chunks = list(reader.chunks(rows=10))
+    assert [c.first for c in chunks] == [0, 10, 20]
+    assert [len(c.values) for c in chunks] == [10, 10, 5]
+    assert chunks[2].ids.tolist() == [f"r{i}" for i in range(20, 25)]
+    assert chunks[1].lines[0] == 12  # line 1 is the header
