@@ -172,9 +172,8 @@ def test_resources_ship_the_iris_licence():
 
 
 def test_history_keeps_the_model_when_a_run_is_saved_again(iris_run, tmp_path):
-    from som_studio.storage import StoredRun
-
     from som_studio.model import load_run
+    from som_studio.storage import StoredRun
 
     run = StoredRun.load(iris_run[0])
     assert run.record.model is not None and run.record.model.feature_names[0] == "sepal_length"
