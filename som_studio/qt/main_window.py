@@ -365,7 +365,7 @@ class MainWindow(QMainWindow):
     def _on_run_finished(self, record: RunRecord) -> None:
         # The run itself lands in the run list through the comparison's recorder
         # (with its final map and frames).
-        self.timing_plot.flush()
+        self.timing_plot.finish(record.median_s, record.mean_s)
         if record.status == "ok":
             self.progress.setValue(1000)
             med = record.median_s
