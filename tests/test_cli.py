@@ -51,6 +51,7 @@ def test_list(capsys):
         assert impl.name in out and impl.description in out
 
 
+@pytest.mark.cpu_backend
 def test_devices(capsys):
     code, out, _ = _run(capsys, "devices")
     assert code == 0 and "backend: cpu" in out
