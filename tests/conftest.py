@@ -36,6 +36,9 @@ MULTI_DEVICE_MODULES = ("core/test_sharded.py", "core/test_sharding.py", "sessio
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "cpu_backend: asserts facts of the CPU backend (skipped on another backend)")
+    config.addinivalue_line(
+        "markers", "test_devices: needs the TEST_CPU_DEVICES simulated devices (skipped on the default backend)"
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -50,7 +53,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     cpu = pytest.mark.skip(reason=f"asserts the CPU backend; the default backend is {backend}")
     for item in items:
         path = item.path.as_posix()
-        if n < TEST_CPU_DEVICES and any(path.endswith(m) for m in MULTI_DEVICE_MODULES):
+        many = any(path.endswith(m) for m in MULTI_DEVICE_MODULES) or item.get_closest_marker("test_devices")
+        if n < TEST_CPU_DEVICES and many:
             item.add_marker(multi)
         elif backend != "cpu" and item.get_closest_marker("cpu_backend"):
             item.add_marker(cpu)

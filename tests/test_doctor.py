@@ -259,6 +259,7 @@ def test_report_lists_versions_devices_settings_and_findings():
     assert "jax-cuda13-plugin 0.12.1, jax-cuda13-pjrt 0.12.1" in text and "CUDA plugin     in use" in text
 
 
+@pytest.mark.test_devices
 def test_report_text_for_this_process():
     # The real probes: JAX on this test process's 8 simulated CPU devices.
     text = doctor.report_text()
