@@ -48,7 +48,7 @@ from som_studio.session.events import (
 )
 from som_studio.session.memwatch import PeakMemory
 from som_studio.session.record import Chunk, RunRecord
-from som_studio.session.timing import QUALITY_SHARE, QualityPacer, next_chunk, predict_quality_s
+from som_studio.session.timing import QUALITY_SHARE, QualityPacer, next_chunk, predict_quality_s, worth_cutting
 
 #: First guesses at quality measurement rates, in example-unit pairs x features
 #: per second, before a run has measured its own (2-core CPU here: NumPy
@@ -136,8 +136,9 @@ class Session:
     final_quality : measure the final map's QE/TE (off for huge problems).
     chunk_target_s : aim for chunks of about this much wall time.
     quality_share : the share of training time quality measurements may take
-        together; ``None``: measure every planned point (runs across
-        processes do so, so every process cuts the same chunks).
+        together; ``None``: measure every planned point, however short the
+        chunks it cuts (runs across processes do so, so every process cuts
+        the same chunks).
     """
 
     def __init__(
@@ -304,6 +305,7 @@ class Session:
             yield Compiled(record.compile_s, record.warmup_compiles)
 
             it, chunk = 0, 1
+            rate: float | None = None  # seconds per iteration of the last chunk
             last_snapshot = time.perf_counter()
             next_q = [q for q in q_at if q > 0]
             while it < T:
@@ -315,15 +317,22 @@ class Session:
                 if self._cancel.is_set():
                     break
                 count = min(chunk, T - it)
-                # Points the budget cannot afford now are dropped before they cut a
-                # chunk short; the next one it can afford ends this chunk.
-                while next_q and next_q[0] < it + count and next_q[0] < T and not pacer.allow(train_s()):
+                # Points inside this chunk that the budget cannot afford now, or that
+                # would cut it too short to time well, are dropped; the next one
+                # left ends the chunk.
+                while (
+                    next_q
+                    and next_q[0] < it + count
+                    and next_q[0] < T
+                    and not (pacer.allow(train_s()) and (share is None or worth_cutting(next_q[0] - it, rate)))
+                ):
                     next_q.pop(0)
                 if next_q:
                     count = min(count, next_q[0] - it)
                 ts = time.perf_counter()
                 trainer.run(it, count)
                 dt = time.perf_counter() - ts
+                rate = dt / count if count else rate
                 record.chunks.append(Chunk(it, count, dt))
                 it += count
                 yield ChunkTimed(it - count, count, dt, train_s())

@@ -145,3 +145,19 @@ def test_quality_of_jax_runs_is_measured_on_the_device_and_not_counted_as_recomp
         assert a["te"] == pytest.approx(b["te"], abs=2 / 120)
     # The quality program's compile is not the trainer's: no recompiles reported.
     assert rec.recompiles == 0
+
+
+def test_worth_cutting():
+    assert timing.worth_cutting(5, None)  # nothing timed yet
+    assert not timing.worth_cutting(5, 90e-6)  # 5 GPU epochs of 90 us: 0.45 ms
+    assert timing.worth_cutting(500, 90e-6)
+    assert timing.MIN_CUT_S >= 50 * timing.CHUNK_OVERHEAD_S  # overhead under 2 % of a cut chunk
+
+
+def test_points_that_would_cut_chunks_too_short_are_skipped(monkeypatch):
+    monkeypatch.setattr(timing, "MIN_CUT_S", 1e9)  # every cut too short
+    session = Session(_cfg("numpy-batch", epochs=30), snapshot_interval_s=None, quality_points=10, chunk_target_s=1e12)
+    rec = run_to_completion(session)
+    assert [c.count for c in rec.chunks] == [1, 4, 16, 9]  # grown as if there were no points
+    # The initial map, 21 (a point where a chunk ends anyway) and the final map.
+    assert [h["iteration"] for h in rec.history] == [0, 21, 30]
