@@ -2,8 +2,9 @@
 
 Runs every registered single-device implementation on the same SOM (240 x 135
 map, 1000 random colours; 50 epochs batch, 50,000 steps online) in one process,
-one after another, and prints per-iteration medians and p95s, the compile time
-apart, and the ratio of each median to the NumPy reference of its kind.
+one after another, and prints per-iteration medians, p95s and means, the
+compile time apart, the ratio of each median to the NumPy reference of its kind,
+and the kernel plan each JAX run recorded.
 
     python bench/ladder.py            # the playbook workload (a few minutes here)
     python bench/ladder.py --quick    # 60 x 34, 10 epochs, 5000 steps (seconds)
@@ -64,15 +65,32 @@ def main() -> None:
                 fmt_s(r.compile_s),
                 fmt_s(r.median_s),
                 fmt_s(r.p95_s),
+                fmt_s(r.mean_s),
                 fmt_s(r.total_s),
                 f"{r.qe:.4g}" if r.qe is not None else "-",
                 f"{ratio:.1f}x" if ratio else "-",
+                r.extra.get("kernel_plan", "-"),
             ]
         )
     print()
     print(f"workload: {w}x{h} map, 1000 random colours, {epochs} epochs (batch) / {steps} steps (online)")
     print(
-        table(["implementation", "kind", "status", "compile", "median/it", "p95/it", "total", "QE", "vs numpy-*"], rows)
+        table(
+            [
+                "implementation",
+                "kind",
+                "status",
+                "compile",
+                "median/it",
+                "p95/it",
+                "mean/it",
+                "total",
+                "QE",
+                "vs numpy-*",
+                "kernel plan",
+            ],
+            rows,
+        )
     )
 
 

@@ -30,6 +30,8 @@ from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from typing import Any, Literal
 
+from som_studio.session.env import PRECISION_ENV, PRECISION_POLICY
+
 Severity = Literal["error", "warning", "ok"]
 
 #: Distributions worth a line in the report, in report order.
@@ -274,7 +276,9 @@ def collect(probes: Probes | None = None) -> Facts:
 
     p = probes or Probes()
     env = {
-        k: p.environ[k] for k in (*XLA_ENV, "DISPLAY", "WAYLAND_DISPLAY", "SSH_CONNECTION", "SSH_TTY") if k in p.environ
+        k: p.environ[k]
+        for k in (*XLA_ENV, *PRECISION_ENV, "DISPLAY", "WAYLAND_DISPLAY", "SSH_CONNECTION", "SSH_TTY")
+        if k in p.environ
     }
     return Facts(
         som_studio=__version__,
@@ -433,6 +437,9 @@ def diagnose(f: Facts) -> list[Finding]:
     # Memory on a unified-memory machine.
     out.append(_memory_finding(f, bool(gpus) or (f.driver.present and f.driver.ok)))
 
+    # Precision: settings that change float32 products.
+    out.extend(_precision_findings(f))
+
     # Display.
     if f.display is None:
         where = "an SSH session" if f.over_ssh else "this session"
@@ -450,6 +457,38 @@ def diagnose(f: Facts) -> list[Finding]:
 
     order = {"error": 0, "warning": 1, "ok": 2}
     return sorted(out, key=lambda x: order[x.severity])
+
+
+def _precision_findings(f: Facts) -> list[Finding]:
+    """A warning per precision variable set; one ok line stating the policy when none is."""
+    out = []
+    jdmp = f.env.get("JAX_DEFAULT_MATMUL_PRECISION")
+    if jdmp is not None:
+        out.append(
+            Finding(
+                "warning",
+                f"JAX_DEFAULT_MATMUL_PRECISION={jdmp} is set",
+                "it sets JAX's precision for every float32 product that names none: SOM Studio names "
+                "HIGHEST on each of its own, so its maps do not change, but other JAX code in this process "
+                "does, and timings compared with other tools are then not like for like.",
+                "unset JAX_DEFAULT_MATMUL_PRECISION",
+            )
+        )
+    tf32 = f.env.get("NVIDIA_TF32_OVERRIDE")
+    if tf32 is not None:
+        out.append(
+            Finding(
+                "warning",
+                f"NVIDIA_TF32_OVERRIDE={tf32} is set",
+                "it overrides whether NVIDIA's libraries (cuBLAS, cuDNN) use TF32 for float32 products, "
+                "under every framework in this process: figures measured under it do not compare with "
+                "figures measured without it.",
+                "unset NVIDIA_TF32_OVERRIDE",
+            )
+        )
+    if not out:
+        out.append(Finding("ok", "precision: " + PRECISION_POLICY))
+    return out
 
 
 def _why_cpu(f: Facts) -> str:
@@ -574,6 +613,11 @@ def format_report(f: Facts, findings: list[Finding]) -> str:
     if f.mem_fraction is None:
         lines.append(f"  memory fraction unset  (JAX's default: {DEFAULT_MEM_FRACTION:.0%} when preallocating)")
     lines.append(f"  unified CPU/GPU memory: {'yes' if f.unified_memory else 'no'}")
+
+    lines += ["", "Precision policy"]
+    para("", PRECISION_POLICY)
+    for k in PRECISION_ENV:
+        lines.append(f"  {k}={f.env[k]}" if k in f.env else f"  {k} unset")
 
     lines += ["", "Display"]
     row("display", f.display or "none (DISPLAY and WAYLAND_DISPLAY unset)")

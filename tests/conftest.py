@@ -3,6 +3,11 @@
 Runs before anything imports Qt or JAX: Qt draws offscreen, and JAX's CPU
 backend exposes 8 simulated devices for the sharding tests (the device count is
 fixed per process; tests that need another count start a subprocess).
+
+``SOM_STUDIO_TEST_DEFAULT_BACKEND=1`` runs the Qt-free tiers on JAX's default
+backend instead (a GPU where there is one: ``bench/gpu_check.py`` does so):
+CPU devices are not forced, the Qt tier is not collected, and tests that need
+the 8 simulated devices or the CPU backend skip with the reason.
 """
 
 from __future__ import annotations
@@ -11,12 +16,49 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 TEST_CPU_DEVICES = 8
+#: Run on JAX's default backend (see the module's docstring).
+DEFAULT_BACKEND = os.environ.get("SOM_STUDIO_TEST_DEFAULT_BACKEND", "") == "1"
 
 from som_studio.core import jax_runtime  # noqa: E402
 
-jax_runtime.configure(TEST_CPU_DEVICES)
+if DEFAULT_BACKEND:
+    # The Qt tier needs PySide6 and a display; a GPU check needs neither.
+    collect_ignore_glob = ["qt/*"]
+else:
+    jax_runtime.configure(TEST_CPU_DEVICES)
 
 import pytest  # noqa: E402
+
+#: Modules whose tests lay out meshes over TEST_CPU_DEVICES devices (or start
+#: processes that simulate them): on the default backend they need as many devices.
+MULTI_DEVICE_MODULES = ("core/test_sharded.py", "core/test_sharding.py", "session/test_distributed.py")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "cpu_backend: asserts facts of the CPU backend (skipped on another backend)")
+    config.addinivalue_line(
+        "markers", "test_devices: needs the TEST_CPU_DEVICES simulated devices (skipped on the default backend)"
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not DEFAULT_BACKEND:
+        return
+    jax = jax_runtime.jax()
+    backend, n = jax.default_backend(), jax.device_count()
+    multi = pytest.mark.skip(
+        reason=f"needs {TEST_CPU_DEVICES} devices; the default backend ({backend}) has {n} "
+        "(SOM_STUDIO_TEST_DEFAULT_BACKEND=1)"
+    )
+    cpu = pytest.mark.skip(reason=f"asserts the CPU backend; the default backend is {backend}")
+    for item in items:
+        path = item.path.as_posix()
+        many = any(path.endswith(m) for m in MULTI_DEVICE_MODULES) or item.get_closest_marker("test_devices")
+        if n < TEST_CPU_DEVICES and many:
+            item.add_marker(multi)
+        elif backend != "cpu" and item.get_closest_marker("cpu_backend"):
+            item.add_marker(cpu)
+
 
 from som_studio.config import DataSpec, RunConfig  # noqa: E402
 

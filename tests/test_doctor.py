@@ -259,6 +259,7 @@ def test_report_lists_versions_devices_settings_and_findings():
     assert "jax-cuda13-plugin 0.12.1, jax-cuda13-pjrt 0.12.1" in text and "CUDA plugin     in use" in text
 
 
+@pytest.mark.test_devices
 def test_report_text_for_this_process():
     # The real probes: JAX on this test process's 8 simulated CPU devices.
     text = doctor.report_text()
@@ -308,3 +309,31 @@ def test_command_exits_0_on_warnings_only(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "[warning] no GPU: JAX runs on the CPU" in proc.stdout
     assert "[warning] no display" in proc.stdout and "0 errors, 2 warnings." in proc.stdout
+
+
+# -- precision policy (issue 11) --------------------------------------------------------
+def test_precision_policy_is_stated_and_its_overrides_warned_about():
+    facts = doctor.collect(spark())
+    fs = doctor.diagnose(facts)
+    assert any(f.severity == "ok" and "HIGHEST" in f.title for f in fs)
+    text = doctor.format_report(facts, fs)
+    assert "Precision policy" in text and "JAX_DEFAULT_MATMUL_PRECISION unset" in text
+    for var, value in (("JAX_DEFAULT_MATMUL_PRECISION", "tensorfloat32"), ("NVIDIA_TF32_OVERRIDE", "0")):
+        env = {"DISPLAY": ":1", "XLA_PYTHON_CLIENT_PREALLOCATE": "false", var: value}
+        facts = doctor.collect(spark(environ=env))
+        fs = doctor.diagnose(facts)
+        [warn] = by_severity(fs, "warning")
+        assert warn.title == f"{var}={value} is set" and warn.fix == f"unset {var}"
+        assert f"{var}={value}" in doctor.format_report(facts, fs)
+        assert doctor.exit_status(fs) == 0  # a warning, not an error
+
+
+def test_every_record_states_the_precision_policy(monkeypatch):
+    from som_studio.session import env
+
+    monkeypatch.setenv("NVIDIA_TF32_OVERRIDE", "1")
+    monkeypatch.delenv("JAX_DEFAULT_MATMUL_PRECISION", raising=False)
+    for backend in ("numpy", None):
+        e = env.describe(backend)
+        assert e["precision_policy"] == env.PRECISION_POLICY == doctor.PRECISION_POLICY
+        assert e["precision_env"] == {"NVIDIA_TF32_OVERRIDE": "1"}

@@ -226,9 +226,13 @@ def format_table(records, baseline: str | None = None, prefer_numpy: bool = Fals
 
     ``baseline`` and ``prefer_numpy`` choose each kind's baseline as :func:`speedups` does.
     """
+    from som_studio.report.content import baseline_index
     from som_studio.report.content import format_seconds as _fmt_s
+    from som_studio.session import timing
 
     sp = speedups(records, baseline, prefer_numpy)
+    names = [r.impl for r in records]
+    b = names.index(baseline) if baseline in names else None
     head = [
         "implementation",
         "kind",
@@ -236,15 +240,22 @@ def format_table(records, baseline: str | None = None, prefer_numpy: bool = Fals
         "compile",
         "median/it",
         "p95/it",
+        "mean/it",
         "total",
         "samples/s",
         "QE",
         "TE",
+        "end-to-end",
+        "faster after",
         "speed-up",
     ]
     rows = []
-    for r in records:
+    for i, r in enumerate(records):
         tp = r.throughput
+        j = baseline_index(records, i, b, prefer_numpy)
+        base = records[j] if j is not None and j != i and records[j].status == r.status == "ok" else None
+        e2e = timing.end_to_end_speedup(base.total_s, r.total_s) if base else None
+        pay = timing.break_even_iterations(base.compile_s, base.mean_s, r.compile_s, r.mean_s) if base else None
         rows.append(
             [
                 r.impl,
@@ -253,10 +264,13 @@ def format_table(records, baseline: str | None = None, prefer_numpy: bool = Fals
                 _fmt_s(r.compile_s) if r.status != "failed" else "-",
                 _fmt_s(r.median_s),
                 _fmt_s(r.p95_s),
+                _fmt_s(r.mean_s),
                 _fmt_s(r.total_s) if r.total_s else "-",
                 f"{tp:,.0f}" if tp else "-",
                 f"{r.qe:.4g}" if r.qe is not None else "-",
                 f"{r.te:.3f}" if r.te is not None else "-",
+                f"{e2e:.2g}x" if e2e is not None else "-",
+                ("never" if pay is None else "from start" if pay == 0 else f"{pay:,} it") if base else "-",
                 (f"{s:.1f}x" if s >= 0.1 else f"{s:.2g}x") if (s := sp.get(r.impl)) else "-",
             ]
         )
@@ -266,6 +280,12 @@ def format_table(records, baseline: str | None = None, prefer_numpy: bool = Fals
     for r in records:
         if r.status != "ok" and r.message:
             lines.append(f"{r.impl}: {r.message}")
+    for r in records:  # the report's rule (report/content.py): over iterations, enough chunks
+        if timing.is_noisy(r.median_s, r.p95_s, len(r.chunks)) and r.median_s and r.p95_s:
+            lines.append(
+                f"noisy iterations: the p95 of {r.impl} is {r.p95_s / r.median_s:.1f}x its median "
+                "(something else may have competed for the machine)"
+            )
     for r in records:  # what sharded runs communicate (read from their compiled programs)
         if r.status == "ok" and r.extra.get("bytes_per_epoch") is not None:
             from som_studio.core.memory import format_bytes

@@ -155,7 +155,7 @@ register(
         kind="online",
         backend="jax",
         description="Online steps fused into one jitted fori_loop per chunk (one dispatch per chunk); map donated",
-        factory="som_studio.core.jax_fused:ScanOnline",
+        factory="som_studio.core.jax_scan_online:ScanOnline",
         estimate=memory.jax_scan_online,
     )
 )

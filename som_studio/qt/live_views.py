@@ -116,8 +116,9 @@ class LiveViews(QObject):
             self.time_label.setText(self.run.time_text(time.perf_counter()))
 
     def _on_run_finished(self, record: RunRecord) -> None:
-        # The run itself lands in the run list through the comparison's recorder.
-        self.timing_plot.flush()
+        # The run itself lands in the run list through the comparison's recorder. The header ends
+        # on the figures the record holds, not the rolling ones.
+        self.timing_plot.finish(record.median_s, record.mean_s)
         if record.status == "ok":
             self.progress.setValue(PROGRESS_STEPS)
         self.status.setText(self.run.finished(record))

@@ -19,12 +19,13 @@ from typing import Any
 import numpy as np
 
 from som_studio.core.memory import format_bytes
+from som_studio.session import timing
 from som_studio.session.record import RunRecord
 
-NOISY_RATIO = 2.0
+NOISY_RATIO = timing.NOISY_RATIO
 """A run whose p95 per-iteration time exceeds its median by this factor is flagged as noisy."""
 
-FEW_CHUNKS = 5
+FEW_CHUNKS = timing.FEW_CHUNKS
 """Fewer timed chunks than this make the p95 an unreliable figure."""
 
 
@@ -243,7 +244,7 @@ def run_flags(run: ReportRun) -> list[Flag]:
         )
     med, p95 = r.median_s, r.p95_s
     n = len(r.chunks)
-    if med and p95 and n >= FEW_CHUNKS and p95 / med > NOISY_RATIO:
+    if med and p95 and timing.is_noisy(med, p95, n):
         out.append(
             Flag(
                 "warning",
@@ -296,6 +297,10 @@ class Report:
     config_diffs: dict[str, dict[str, str]]
     sections: list[ChartSection]
     progress_axis: bool = False
+    #: Whole-run speed-up against the same baseline (compile and warm-up included).
+    end_to_end: list[float | None] | None = None
+    #: Iterations after which each run's whole time beats its baseline's (None: never or unknown).
+    pays_off: list[int | None] | None = None
 
     # -- summary -------------------------------------------------------------
     SUMMARY_HEADER = (
@@ -306,9 +311,12 @@ class Report:
         "compile",
         "median / it",
         "p95 / it",
+        "mean / it",
         "total",
         "samples/s",
         "speed-up",
+        "end-to-end",
+        "faster after",
         "QE",
         "TE",
         "peak memory",
@@ -317,7 +325,10 @@ class Report:
     def summary_values(self) -> list[dict[str, Any]]:
         """Raw values per run (for sorting), keyed by :attr:`SUMMARY_HEADER`."""
         rows = []
-        for run, sp in zip(self.runs, self.speedup):
+        n = len(self.runs)
+        e2e = self.end_to_end or [None] * n
+        pays = self.pays_off or [None] * n
+        for run, sp, ee, pay in zip(self.runs, self.speedup, e2e, pays):
             r = run.record
             ok = r.status != "failed"
             rows.append(
@@ -329,9 +340,12 @@ class Report:
                     "compile": r.compile_s if ok else None,
                     "median / it": r.median_s,
                     "p95 / it": r.p95_s,
+                    "mean / it": r.mean_s,
                     "total": r.total_s if r.total_s else None,
                     "samples/s": r.throughput,
                     "speed-up": sp,
+                    "end-to-end": ee,
+                    "faster after": pay,
                     "QE": r.qe,
                     "TE": r.te,
                     "peak memory": r.peak_bytes,
@@ -344,7 +358,17 @@ class Report:
         out = []
         for v, base in zip(self.summary_values(), self.baseline_of):
             sp = v["speed-up"]
-            speed = "-" if sp is None else ("baseline" if base == v["implementation"] else f"{sp:.2f}x")
+            is_base = base == v["implementation"]
+            speed = "-" if sp is None else ("baseline" if is_base else f"{sp:.2f}x")
+            ee = v["end-to-end"]
+            whole = "-" if ee is None or is_base else f"{ee:.2f}x"
+            pay = v["faster after"]
+            if is_base or sp is None:
+                after = "-"
+            elif pay is None:
+                after = "never"
+            else:
+                after = "from the start" if pay == 0 else f"{pay:,} it"
             out.append(
                 [
                     v["implementation"],
@@ -354,9 +378,12 @@ class Report:
                     format_seconds(v["compile"]),
                     format_seconds(v["median / it"]),
                     format_seconds(v["p95 / it"]),
+                    format_seconds(v["mean / it"]),
                     format_seconds(v["total"]),
                     "-" if v["samples/s"] is None else f"{v['samples/s']:,.0f}",
                     speed,
+                    whole,
+                    after,
                     _fmt_num(v["QE"], ".4f"),
                     _fmt_num(v["TE"], ".3f"),
                     "-" if v["peak memory"] is None else format_bytes(v["peak memory"]),
@@ -451,6 +478,8 @@ def _env_facts(env: dict[str, Any]) -> dict[str, str]:
             text += f" ({format_bytes(limit)} each)"
         out["devices"] = text
     out["XLA_FLAGS"] = str(env.get("xla_flags") or "(none)")
+    if env.get("precision_policy"):
+        out["precision"] = str(env["precision_policy"])
     return out
 
 
@@ -471,9 +500,17 @@ def build_report(items: Sequence[Any], baseline: str | None = None, title: str |
     b = names.index(baseline) if baseline is not None else None
     sp = speedups(records, b)
     base_of = []
-    for i in range(len(records)):
+    e2e: list[float | None] = []
+    pays: list[int | None] = []
+    for i, r in enumerate(records):
         j = baseline_index(records, i, b)
         base_of.append(names[j] if j is not None else None)
+        base = records[j] if j is not None else None
+        ok = base is not None and base.status == r.status == "ok"
+        e2e.append(timing.end_to_end_speedup(base.total_s, r.total_s) if ok and base else None)
+        pays.append(
+            timing.break_even_iterations(base.compile_s, base.mean_s, r.compile_s, r.mean_s) if ok and base else None
+        )
     kinds = sorted({r.kind for r in records})
     progress = len({k for k in kinds if k in ("online", "batch")}) > 1
     diffs = config_differences(runs)
@@ -507,6 +544,8 @@ def build_report(items: Sequence[Any], baseline: str | None = None, title: str |
         config_diffs=diffs,
         sections=_sections(runs, kinds, progress),
         progress_axis=progress,
+        end_to_end=e2e,
+        pays_off=pays,
     )
 
 
@@ -556,9 +595,12 @@ def _sections(runs: list[ReportRun], kinds: list[str], progress: bool) -> list[C
             "start of each curve; they are in no chunk, median or p95 (the summary's 'compile' column). "
             "Quality measurements and map copies for display are not timed either.",
             "The summary gives the median time per iteration (the typical iteration) and the 95th percentile "
-            "(p95), which shows stalls and noise; means are not used because one slow chunk would dominate "
-            "them. The vertical axis is logarithmic, so runs that differ a thousandfold fit on one chart: "
-            "equal vertical gaps are equal ratios of speed.",
+            "(p95), which shows stalls and noise, both over iterations (a chunk of many iterations weighs "
+            "more than a warm-up chunk of one), and the mean (all training time over all iterations: what "
+            "a stopwatch sees per iteration). 'end-to-end' compares whole runs, compile and warm-up "
+            "included; 'faster after' is the iteration count from which a run's whole time beats its "
+            "baseline's (its compile paid off). The vertical axis is logarithmic, so runs that differ a "
+            "thousandfold fit on one chart: equal vertical gaps are equal ratios of speed.",
         ),
         x_label=x_label,
         y_label=f"seconds per {word}",

@@ -1,4 +1,4 @@
-"""The environment a run ran in: versions, backend, devices."""
+"""The environment a run ran in: versions, backend, devices, and the precision policy."""
 
 from __future__ import annotations
 
@@ -7,6 +7,21 @@ import platform
 from functools import lru_cache
 from importlib import metadata
 from typing import Any
+
+#: How SOM Studio computes in float32, stated in every record's ``env`` and the report.
+PRECISION_POLICY = (
+    "float32 products at lax.Precision.HIGHEST (no TF32 or bfloat16 passes on GPUs); "
+    "best-matching units by the elementwise form sum (x - w)^2"
+)
+#: Environment variables that change float32 matrix products on NVIDIA GPUs
+#: (JAX's default precision for products that name none; cuBLAS/cuDNN's TF32 use).
+PRECISION_ENV = ("JAX_DEFAULT_MATMUL_PRECISION", "NVIDIA_TF32_OVERRIDE")
+
+
+def precision_env(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The :data:`PRECISION_ENV` variables that are set, with their values."""
+    env = os.environ if environ is None else environ
+    return {k: env[k] for k in PRECISION_ENV if k in env}
 
 
 def _version(dist: str) -> str | None:
@@ -45,6 +60,8 @@ def describe(backend: str | None) -> dict[str, Any]:
         "cpu": cpu_model(),
         "cpu_count": os.cpu_count(),
         "xla_flags": os.environ.get("XLA_FLAGS", ""),
+        "precision_policy": PRECISION_POLICY,
+        "precision_env": precision_env(),
     }
     if backend == "jax":
         from som_studio.core import jax_runtime

@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from som_studio.session.timing import mean_per_iteration, weighted_percentile
+
 SCHEMA_VERSION = 1
 
 
@@ -57,13 +59,25 @@ class RunRecord:
     def iteration_s(self) -> list[float]:
         return [c.seconds / c.count for c in self.chunks if c.count]
 
+    def _weighted(self, q: float) -> float | None:
+        # Over iterations, not chunks: a warm-up chunk of one iteration counts once.
+        timed = [c for c in self.chunks if c.count]
+        return weighted_percentile([c.seconds / c.count for c in timed], [c.count for c in timed], q)
+
     @property
     def median_s(self) -> float | None:
-        return percentile(self.iteration_s, 50)
+        """Median seconds per iteration, over iterations (each chunk weighted by its iterations)."""
+        return self._weighted(50)
 
     @property
     def p95_s(self) -> float | None:
-        return percentile(self.iteration_s, 95)
+        """95th percentile of seconds per iteration, over iterations."""
+        return self._weighted(95)
+
+    @property
+    def mean_s(self) -> float | None:
+        """Training seconds per iteration over all chunks: what a stopwatch sees per iteration."""
+        return mean_per_iteration([c.count for c in self.chunks], [c.seconds for c in self.chunks])
 
     @property
     def recompiles(self) -> int:
@@ -99,6 +113,7 @@ class RunRecord:
                 "iteration_s": self.iteration_s,
                 "median_s": self.median_s,
                 "p95_s": self.p95_s,
+                "mean_s": self.mean_s,
                 "total_s": self.total_s,
                 "compiles": self.compiles,
                 "warmup_compiles": self.warmup_compiles,

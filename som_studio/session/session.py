@@ -7,7 +7,13 @@ the tests and the app's worker process all run training the same way::
         ...
 
 Cancel and pause are checked between chunks. A chunk is sized to take about
-``chunk_target_s`` so snapshots flow and cancel stays prompt. Timing is honest:
+``chunk_target_s`` so snapshots flow and cancel stays prompt
+(:func:`~som_studio.session.timing.next_chunk`). Quality (QE/TE) is measured
+on the run's device for JAX runs (:mod:`som_studio.core.quality_jax`), on the
+host for NumPy ones (:mod:`som_studio.core.metrics`), at planned points that
+a :class:`~som_studio.session.timing.QualityPacer` skips when they would take
+more than a tenth of the training time so far; the final map is always
+measured unless the run was cancelled. Timing is honest:
 each chunk is timed with its results ready (the trainer blocks), compile and
 warm-up are timed apart, and the session's own measurements (quality, map
 copies) are not counted in any chunk. The run's total time starts when training
@@ -43,6 +49,12 @@ from som_studio.session.events import (
 from som_studio.session.memwatch import PeakMemory
 from som_studio.session.preflight import Devices, Refusal, memory_need, preflight
 from som_studio.session.record import Chunk, RunRecord
+from som_studio.session.timing import QUALITY_SHARE, QualityPacer, next_chunk, predict_quality_s, worth_cutting
+
+#: First guesses at quality measurement rates, in example-unit pairs x features
+#: per second, before a run has measured its own (2-core CPU here: NumPy
+#: 1-5e8, the JAX program 3-6e9; an H100's is a guess, not yet measured).
+QUALITY_RATES = {"numpy": 2e8, "cpu": 3e9, "accelerator": 1e11}
 
 
 class Refused(ValueError):
@@ -67,9 +79,14 @@ class Session:
     snapshot_interval_s : least time between snapshots; ``None``: only the
         initial and final maps.
     quality_points : measure QE/TE this many times over the run (plus at 0);
-        0: only on the final map.
+        0: only on the final map. Points are skipped when measuring would
+        exceed ``quality_share`` of the training time so far.
     final_quality : measure the final map's QE/TE (off for huge problems).
     chunk_target_s : aim for chunks of about this much wall time.
+    quality_share : the share of training time quality measurements may take
+        together; ``None``: measure every planned point, however short the
+        chunks it cuts (runs across processes do so, so every process cuts
+        the same chunks).
     """
 
     def __init__(
@@ -82,6 +99,7 @@ class Session:
         final_quality: bool = True,
         chunk_target_s: float = 0.04,
         max_chunk: int | None = None,
+        quality_share: float | None = QUALITY_SHARE,
     ) -> None:
         self.config = config
         self._data = data
@@ -90,6 +108,7 @@ class Session:
         self.final_quality = final_quality
         self.chunk_target_s = chunk_target_s
         self.max_chunk = max_chunk
+        self.quality_share = quality_share
         self._cancel = threading.Event()
         self._running = threading.Event()
         self._running.set()
@@ -186,6 +205,7 @@ class Session:
         self._outside_s = 0.0
         excluded = 0.0  # the session's own measurements, not part of training time
         trainer = None
+        measure = None
         T = cfg.iterations
         try:
             problem = make_problem(cfg, impl.kind, data)
@@ -201,15 +221,35 @@ class Session:
             )
             trainer = impl.create(problem)
             yield Snapshot(0, problem.init_map.copy())
-            q_at = self._quality_iterations(T)
-            if 0 in q_at:
+            measure = _Quality(impl, problem, devices[0] if devices else None)
+            share = self.quality_share
+            if impl.backend == "jax" and jax_runtime.jax().process_count() > 1:
+                share = None  # every process must cut the same chunks: no decisions on local clocks
+            pacer = QualityPacer(share=share, first_guess_s=measure.guess_s)
+            own_compiles = 0  # compiles of the quality program after warm-up: not the trainer's
+
+            def train_s() -> float:
+                return time.perf_counter() - t0 - excluded - self._outside_s
+
+            def quality(weights: np.ndarray) -> tuple[float, float]:
+                nonlocal excluded, own_compiles
                 tq = time.perf_counter()
+                c = jax_runtime.compile_count()
                 with watch.exclude():
-                    qe, te = metrics.quality(problem.init_map, problem.data, cfg.topology, cfg.toroid)
+                    qe, te, compile_s = measure(weights)
+                own_compiles += jax_runtime.compile_count() - c
+                spent = time.perf_counter() - tq
+                excluded += spent
+                pacer.spend(spent, compile_s)
+                return qe, te
+
+            q_at = self._quality_iterations(T)
+            if 0 in q_at and pacer.allow(train_s()):
+                qe, te = quality(problem.init_map)
                 record.history.append({"iteration": 0, "qe": qe, "te": te})
-                excluded += time.perf_counter() - tq
                 yield QualityMeasured(0, qe, te)
 
+            own_compiles = 0
             c0 = jax_runtime.compile_count()
             tw = time.perf_counter()
             trainer.warmup()
@@ -221,6 +261,7 @@ class Session:
             yield Compiled(record.compile_s, record.warmup_compiles)
 
             it, chunk = 0, 1
+            rate: float | None = None  # seconds per iteration of the last chunk
             last_snapshot = time.perf_counter()
             next_q = [q for q in q_at if q > 0]
             while it < T:
@@ -232,23 +273,36 @@ class Session:
                 if self._cancel.is_set():
                     break
                 count = min(chunk, T - it)
+                # Points inside this chunk that the budget cannot afford now, or that
+                # would cut it too short to time well, are dropped; the next one
+                # left ends the chunk.
+                while (
+                    next_q
+                    and next_q[0] < it + count
+                    and next_q[0] < T
+                    and not (pacer.allow(train_s()) and (share is None or worth_cutting(next_q[0] - it, rate)))
+                ):
+                    next_q.pop(0)
                 if next_q:
                     count = min(count, next_q[0] - it)
                 ts = time.perf_counter()
                 trainer.run(it, count)
                 dt = time.perf_counter() - ts
+                rate = dt / count if count else rate
                 record.chunks.append(Chunk(it, count, dt))
                 it += count
-                yield ChunkTimed(it - count, count, dt, time.perf_counter() - t0 - excluded - self._outside_s)
-                chunk = self._next_chunk(count, dt)
+                yield ChunkTimed(it - count, count, dt, train_s())
+                if count < chunk and it < T:
+                    # Cut short by a quality point: its rate still holds, and the next
+                    # chunk grows from the size planned, not from the cut one.
+                    chunk = next_chunk(chunk, dt / count * chunk, self.chunk_target_s, self.max_chunk)
+                else:
+                    chunk = next_chunk(count, dt, self.chunk_target_s, self.max_chunk)
                 if next_q and it == next_q[0]:
                     next_q.pop(0)
-                    if it < T or not self.final_quality:
-                        tq = time.perf_counter()
-                        with watch.exclude():
-                            qe, te = metrics.quality(trainer.get_map(), problem.data, cfg.topology, cfg.toroid)
+                    if (it < T or not self.final_quality) and pacer.allow(train_s()):
+                        qe, te = quality(trainer.get_map())
                         record.history.append({"iteration": it, "qe": qe, "te": te})
-                        excluded += time.perf_counter() - tq
                         yield QualityMeasured(it, qe, te)
                 if (
                     self.snapshot_interval_s is not None
@@ -261,8 +315,8 @@ class Session:
                     last_snapshot = time.perf_counter()
                     yield Snapshot(it, snap)
 
-            record.total_s = time.perf_counter() - t0 - excluded - self._outside_s
-            record.compiles = jax_runtime.compile_count() - c0
+            record.total_s = train_s()
+            record.compiles = jax_runtime.compile_count() - c0 - own_compiles
             record.peak_bytes = watch.stop()
             final = trainer.get_map()
             record.status = "cancelled" if it < T else "ok"
@@ -272,11 +326,13 @@ class Session:
             # A cancelled run ends now: its final quality pass (a second or more on
             # a big map) would only delay the answer the user asked for.
             if self.final_quality and it == T:
-                qe, te = metrics.quality(final, problem.data, cfg.topology, cfg.toroid)
-                record.qe, record.te = qe, te
-                if not record.history or record.history[-1]["iteration"] != it:
+                if record.history and record.history[-1]["iteration"] == it:
+                    qe, te = record.history[-1]["qe"], record.history[-1]["te"]
+                else:
+                    qe, te = quality(final)
                     record.history.append({"iteration": it, "qe": qe, "te": te})
                     yield QualityMeasured(it, qe, te)
+                record.qe, record.te = qe, te
             elif record.history and record.history[-1]["iteration"] == it:
                 # Measured on the final map already; an earlier measurement is not the final map's.
                 record.qe, record.te = record.history[-1]["qe"], record.history[-1]["te"]
@@ -296,6 +352,8 @@ class Session:
         finally:
             if trainer is not None:
                 trainer.close()
+            if measure is not None:
+                measure.close()
 
     def _quality_iterations(self, T: int) -> list[int]:
         if self.quality_points <= 0:
@@ -303,11 +361,47 @@ class Session:
         pts = {round(k * T / self.quality_points) for k in range(self.quality_points + 1)}
         return sorted(p for p in pts if 0 <= p <= T)
 
-    def _next_chunk(self, count: int, seconds: float) -> int:
-        per = seconds / count if count else seconds
-        want = int(self.chunk_target_s / per) if per > 0 else count * 4
-        nxt = max(1, min(want, count * 4))
-        return min(nxt, self.max_chunk) if self.max_chunk else nxt
+
+class _Quality:
+    """QE/TE of one run's maps: on the run's first device for JAX runs, on the host otherwise.
+
+    Calling it gives ``(qe, te, compile_s)``; the device program is compiled at
+    the first call (``compile_s`` then says how long that took).
+    """
+
+    def __init__(self, impl: Implementation, problem: Any, device: Any) -> None:
+        self.problem = problem
+        self.device = device
+        cfg = problem.config
+        self.topology, self.toroid = cfg.topology, cfg.toroid
+        # The device program knows the planar rectangular lattice; other lattices (which the JAX
+        # implementations refuse today) are measured by the reference on the host.
+        self.on_device = impl.backend == "jax" and self.topology == "rect" and not self.toroid
+        self._q: Any = None
+        pairs_rate = QUALITY_RATES["numpy"]
+        if self.on_device:
+            platform = getattr(device, "platform", "cpu")
+            pairs_rate = QUALITY_RATES["cpu" if platform == "cpu" else "accelerator"]
+        #: First guess at one measurement's time (the device program's compile not included).
+        self.guess_s = predict_quality_s(problem.samples, problem.height * problem.width, problem.features, pairs_rate)
+
+    def __call__(self, weights: np.ndarray) -> tuple[float, float, float]:
+        if not self.on_device:
+            qe, te = metrics.quality(weights, self.problem.data, self.topology, self.toroid)
+            return qe, te, 0.0
+        if self._q is None:
+            from som_studio.core.quality_jax import DeviceQuality
+
+            p = self.problem
+            self._q = DeviceQuality(p.data, p.height, p.width, p.dtype, self.device)
+        compiled_before = self._q.compile_s
+        qe, te = self._q(weights)
+        return qe, te, self._q.compile_s - compiled_before
+
+    def close(self) -> None:
+        if self._q is not None:
+            self._q.close()
+            self._q = None
 
 
 def run_to_completion(session: Session) -> RunRecord:

@@ -27,6 +27,7 @@ from som_studio.session.session import Session, run_to_completion
 
 jax = jax_runtime.jax()
 jf = pytest.importorskip("som_studio.core.jax_fused")
+jso = pytest.importorskip("som_studio.core.jax_scan_online")
 
 SHAPES = [(12, 9), (7, 1), (5, 13)]  # (width, height): landscape, one row, portrait
 FEATURES = [1, 3, 16]
@@ -162,7 +163,7 @@ def test_blocked_argmin_is_exact_with_first_tie(monkeypatch, units, block):
 def test_first_argmin_2d_takes_first_in_row_major_order():
     v = np.full((4, 5), 3.0)
     v[2, 1] = v[1, 3] = v[3, 0] = 1.0
-    r, c = jax.jit(jf.first_argmin_2d)(v)
+    r, c = jax.jit(jso.first_argmin_2d)(v)
     assert (int(r), int(c)) == (1, 3)
 
 

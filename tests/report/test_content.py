@@ -251,3 +251,23 @@ def test_runs_that_never_started_are_grouped_by_their_configs_kind() -> None:
     batch = RunRecord(impl="numpy-batch", kind="?", config={"impl": "numpy-batch", "epochs": 5}, status="failed")
     report = build_report([online, batch])
     assert report.config_diffs == {}
+
+
+def test_summary_shows_mean_end_to_end_and_where_a_run_pays_off() -> None:
+    # NumPy: no compile, 10 ms per epoch; JAX: 0.3 s of compile, 1 ms per epoch; 100 epochs each.
+    ref = _record("numpy-batch", seconds=(0.01,) * 100)
+    fast = _record("jax-fused-batch", seconds=(0.001,) * 100, compile_s=0.3)
+    fast.total_s += 0.3
+    report = build_report([ref, fast])
+    h = report.SUMMARY_HEADER
+    row = report.summary_rows()[1]
+    assert row[h.index("mean / it")] == format_seconds(fast.mean_s) == "1.00 ms"
+    assert row[h.index("speed-up")] == "10.00x"
+    assert row[h.index("end-to-end")] == "2.50x"  # 1.0 s against 0.4 s
+    assert row[h.index("faster after")] == "34 it"  # 0.3 s of compile repaid at 9 ms per epoch
+    assert report.summary_rows()[0][h.index("faster after")] == "-"  # the baseline
+
+
+def test_env_table_states_the_precision_policy(captures) -> None:
+    shared, _, _ = build_report(captures).env_table()
+    assert dict(shared)["precision"].startswith("float32 products at lax.Precision.HIGHEST")

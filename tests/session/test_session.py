@@ -172,6 +172,7 @@ def test_a_failing_trainer_yields_failed(small_config, exploding_impl):
     assert evs[-1].record.chunks  # what ran before the failure is kept
 
 
+@pytest.mark.cpu_backend
 def test_jax_runs_report_compile_apart_and_do_not_recompile(small_config):
     cfg = small_config.replace(impl="jax-jit-online", steps=2000)
     rec = run_to_completion(Session(cfg, snapshot_interval_s=0.0, quality_points=4, chunk_target_s=0.005))

@@ -121,6 +121,8 @@ class TimingPlot(QWidget):
         self._per_iteration_samples = 1
         self._compile_s: float | None = None
         self._compiles: int | None = None
+        # The finished run's recorded (median, mean) per iteration: the caption ends on them.
+        self._final: tuple[float | None, float | None] | None = None
 
         self.caption = QLabel("No run yet")
         self.log_scale = QCheckBox("log scale")
@@ -160,6 +162,7 @@ class TimingPlot(QWidget):
         self._redraw.stop()
         self._compile_s = None
         self._compiles = None
+        self._final = None
         self._per_iteration_samples = samples if kind == "batch" else 1
         self.points.setData([], [])
         self.median.setData([], [])
@@ -188,6 +191,12 @@ class TimingPlot(QWidget):
         self._redraw.stop()
         self._draw()
 
+    def finish(self, median_s: float | None, mean_s: float | None) -> None:
+        """The run ended: draw everything and show the figures its record holds, not the rolling ones."""
+        self._final = (median_s, mean_s)
+        self.flush()
+        self._update_caption()
+
     def _draw(self) -> None:
         if not len(self._points):
             return
@@ -196,6 +205,8 @@ class TimingPlot(QWidget):
         self._update_caption()
 
     def median_s(self) -> float | None:
+        if self._final is not None:
+            return self._final[0]
         return float(np.median(self._recent)) if self._recent else None
 
     def _update_caption(self) -> None:
@@ -207,6 +218,8 @@ class TimingPlot(QWidget):
         if med:
             bits.append(f"median {format_seconds(med)}/iteration")
             bits.append(f"{self._per_iteration_samples / med:,.0f} samples/s")
+        if self._final is not None and self._final[1]:
+            bits.append(f"mean {format_seconds(self._final[1])}/iteration")
         self.caption.setText("   ·   ".join(bits) if bits else "compiling and warming up…")
 
 

@@ -1,0 +1,120 @@
+"""Quality on the device (``core/quality_jax.py``) against the NumPy reference (``core/metrics.py``).
+
+Float64 maps: both sides choose the same two units for every example (the
+reference ranks ``|w|^2 - 2 x.w`` in float64, the device the direct form; on
+these random maps the gaps between units are far above 1e-12), so indices are
+compared exactly and QE to 1e-12. Ties: the device takes the first unit in
+row-major order; the reference's ``argpartition`` may take either, so on tied
+maps QE (the same distance either way) and TE (the pair of tied units is the
+same pair) are compared, not the order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from som_studio.core import metrics
+
+qj = pytest.importorskip("som_studio.core.quality_jax")
+
+MAPS = [(1, 1, 3, 5), (1, 2, 3, 7), (9, 12, 3, 120), (5, 7, 1, 40), (6, 5, 16, 33), (40, 30, 3, 250), (23, 61, 2, 97)]
+
+
+def _map(h, w, d, n, seed=0, dtype=np.float64):
+    rng = np.random.default_rng(seed + h * 100 + w)
+    return rng.random((h, w, d)).astype(dtype), rng.random((n, d)).astype(dtype)
+
+
+def _plans(n, m, d):
+    # The chosen plan, one block of every unit, and small blocks with several chunks.
+    return [qj.plan("cpu", n, m, d), qj.QualityPlan(7, max(m, 1)), qj.QualityPlan(16, 32), qj.QualityPlan(5, 16)]
+
+
+@pytest.mark.parametrize("h,w,d,n", MAPS)
+def test_best_two_matches_reference_float64(h, w, d, n):
+    wts, x = _map(h, w, d, n)
+    f_ref, s_ref, d2_ref = metrics.best_two(wts, x)
+    for p in _plans(n, h * w, d):
+        first, second, d2 = qj.best_two(wts, x, p)
+        np.testing.assert_array_equal(first, f_ref, err_msg=p.describe())
+        if h * w >= 2:
+            np.testing.assert_array_equal(second, s_ref, err_msg=p.describe())
+        np.testing.assert_allclose(d2, d2_ref, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("h,w,d,n", MAPS)
+def test_quality_matches_reference(h, w, d, n):
+    wts, x = _map(h, w, d, n)
+    qe_ref, te_ref = metrics.quality(wts, x)
+    for budget in (qj.QUALITY_ELEMENTS, 64):  # one chunk, and as many chunks as there are examples
+        qe, te = qj.quality(wts, x, budget=budget)
+        assert qe == pytest.approx(qe_ref, rel=1e-12)
+        assert te == te_ref
+
+
+def test_float32_maps_agree_with_the_float64_reference():
+    wts, x = _map(40, 30, 3, 500, dtype=np.float32)
+    qe_ref, te_ref = metrics.quality(wts, x)
+    qe, te = qj.quality(wts, x)
+    assert qe == pytest.approx(qe_ref, rel=1e-6)
+    # A near-tie (1e-7 relative) may rank differently in float32: at most a few examples.
+    assert abs(te - te_ref) <= 3 / 500
+
+
+@pytest.mark.parametrize("block", [16, 32, 2048])
+def test_ties_take_the_first_unit_and_match_reference_quality(block):
+    wts, x = _map(20, 25, 3, 60)
+    flat = wts.reshape(-1, 3)
+    flat[400] = flat[3]  # a tie across blocks: unit 3 must win
+    flat[17] = flat[16]  # a tie inside one block, neighbours
+    flat[499] = flat[0]  # the last unit (a partial block) ties the first
+    x[:4] = flat[3]
+    x[4:8] = flat[16]
+    x[8:10] = flat[0]
+    first, second, d2 = qj.best_two(wts, x, qj.QualityPlan(7, block))
+    assert first[:4].tolist() == [3] * 4 and second[:4].tolist() == [400] * 4
+    assert first[4:8].tolist() == [16] * 4 and second[4:8].tolist() == [17] * 4
+    assert first[8:10].tolist() == [0] * 2 and second[8:10].tolist() == [499] * 2
+    assert np.all(d2[:10] == 0)
+    # The reference may order a tied pair either way: QE and TE do not depend on it.
+    qe_ref, te_ref = metrics.quality(wts, x)
+    qe, te = qj.quality(wts, x)
+    assert qe == pytest.approx(qe_ref, rel=1e-12, abs=1e-15)
+    assert te == te_ref
+
+
+def test_device_quality_measures_many_maps_with_one_compile():
+    from som_studio.core import jax_runtime
+
+    wts, x = _map(9, 12, 3, 120)
+    q = qj.DeviceQuality(x, 9, 12, np.float64, budget=300)
+    try:
+        assert q.plan.chunk < 120  # several chunks, padded
+        c0 = jax_runtime.compile_count()
+        for k in range(3):
+            w = wts * (1 + 0.1 * k)
+            assert q(w) == pytest.approx(metrics.quality(w, x), rel=1e-12)
+        assert jax_runtime.compile_count() - c0 <= 1
+        assert q.compile_s > 0
+    finally:
+        q.close()
+
+
+@pytest.mark.parametrize("h,w,d", [(1, 1, 3), (1, 6, 2), (9, 12, 3), (7, 4, 16)])
+def test_u_matrix_matches_reference(h, w, d):
+    wts, _ = _map(h, w, d, 1)
+    np.testing.assert_allclose(qj.u_matrix(wts), metrics.u_matrix(wts), rtol=1e-12, atol=1e-15)
+
+
+def test_plan_bounds_memory_and_keeps_cpu_chunks_small():
+    m = 1024 * 1024
+    p = qj.plan("gpu", 100_000, m, 3)
+    assert p.block == qj.MAX_BLOCK
+    assert p.chunk * (m + 2 * p.block * 6) <= qj.QUALITY_ELEMENTS
+    assert qj.plan("cpu", 100_000, 32_400, 3).chunk <= qj.CPU_CHUNK
+    assert qj.plan("cpu", 5, 100, 3) == qj.QualityPlan(5, 100)  # small maps: one block
+    # Equal chunks: padding under one example per chunk.
+    p = qj.plan("gpu", 1001, 32_400, 3)
+    chunks = -(-1001 // p.chunk)
+    assert chunks * p.chunk - 1001 < chunks

@@ -1,0 +1,163 @@
+"""The timing rules of a run (``session/timing.py``) and how the session follows them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from som_studio.config import DataSpec, RunConfig
+from som_studio.session import timing
+from som_studio.session.events import ChunkTimed, QualityMeasured
+from som_studio.session.record import Chunk, RunRecord
+from som_studio.session.session import Session, run_to_completion
+
+
+# -- chunk sizes -----------------------------------------------------------------------
+def test_next_chunk_aims_at_the_target_and_grows_at_most_fourfold():
+    assert timing.next_chunk(1, 1e-5, 0.04) == timing.GROWTH
+    assert timing.next_chunk(1000, 0.004, 0.04) == 4000  # 4 us each: 10,000 wanted, 4x allowed
+    assert timing.next_chunk(4000, 0.016, 0.04) == 10_000  # at the target
+    assert timing.next_chunk(10, 1.0, 0.04) == 1  # slow iterations: one at a time
+    assert timing.next_chunk(100, 0.0, 0.04) == 400  # a clock that saw nothing: grow
+    assert timing.next_chunk(1000, 0.004, 0.04, max_chunk=50) == 50
+
+
+# -- figures over iterations -------------------------------------------------------------
+def test_weighted_percentile_counts_iterations_not_chunks():
+    # Warm-up: chunks of 1, 4 and 16 iterations, slow per iteration; then 3 chunks of 10,000 at 1 us.
+    values = [50e-6, 20e-6, 5e-6, 1e-6, 1e-6, 1.1e-6]
+    weights = [1, 4, 16, 10_000, 10_000, 10_000]
+    assert timing.weighted_percentile(values, weights, 50) == 1e-6
+    assert timing.weighted_percentile(values, weights, 95) == 1.1e-6
+    # Unweighted, the warm-up chunks would set the p95.
+    assert float(np.percentile(values, 95)) > 20e-6
+    assert timing.weighted_percentile([], [], 50) is None
+    assert timing.weighted_percentile([3.0], [0], 50) is None
+    # Equal weights: the inverted CDF of the values.
+    assert timing.weighted_percentile([1.0, 2.0, 3.0, 4.0], [1, 1, 1, 1], 50) == 2.0
+    assert timing.weighted_percentile([4.0, 1.0, 3.0, 2.0], [1, 1, 1, 1], 100) == 4.0
+
+
+def test_record_mean_and_percentiles_are_over_iterations():
+    r = RunRecord(impl="x", kind="batch", config={})
+    r.chunks = [Chunk(0, 1, 1e-3), Chunk(1, 4, 0.8e-3), Chunk(5, 1000, 0.1), Chunk(1005, 1000, 0.12)]
+    r.chunks.append(Chunk(2005, 1000, 0.1))
+    assert r.mean_s == pytest.approx((1e-3 + 0.8e-3 + 0.1 + 0.12 + 0.1) / 3005)
+    assert r.median_s == pytest.approx(1e-4)
+    assert r.p95_s == pytest.approx(1.2e-4)
+    d = r.to_dict()["timings"]
+    assert d["mean_s"] == r.mean_s and d["median_s"] == r.median_s
+    assert RunRecord(impl="x", kind="batch", config={}).to_dict()["timings"]["mean_s"] is None
+
+
+def test_noisy_only_when_the_spread_is_real():
+    assert timing.is_noisy(1.0, 2.5, 10)
+    assert not timing.is_noisy(1.0, 1.9, 10)
+    assert not timing.is_noisy(1.0, 5.0, timing.FEW_CHUNKS - 1)
+    assert not timing.is_noisy(None, 5.0, 10)
+    # Warm-up chunks that were slow per iteration no longer make a steady run noisy.
+    r = RunRecord(impl="x", kind="online", config={})
+    r.chunks = [Chunk(0, 1, 1e-4), Chunk(1, 4, 2e-4), Chunk(5, 16, 2e-4)] + [
+        Chunk(21 + 10_000 * i, 10_000, 0.04) for i in range(6)
+    ]
+    assert not timing.is_noisy(r.median_s, r.p95_s, len(r.chunks))
+
+
+# -- what a rung is worth -------------------------------------------------------------------
+def test_end_to_end_speedup_counts_the_whole_run():
+    # iris on jax-fused-batch: 21.65x per iteration, but its whole run took 300 ms against NumPy's 179 ms.
+    assert timing.end_to_end_speedup(0.179, 0.300) == pytest.approx(0.5967, rel=1e-3)
+    assert timing.end_to_end_speedup(None, 1.0) is None
+    assert timing.end_to_end_speedup(1.0, 0.0) is None
+
+
+def test_break_even_iterations():
+    # 0.3 s of compile to win 0.9 ms per iteration: ahead after 334 iterations.
+    n = timing.break_even_iterations(0.0, 1e-3, 0.3, 0.1e-3)
+    assert n == 334
+    assert 0.3 + n * 0.1e-3 < n * 1e-3 and not 0.3 + (n - 1) * 0.1e-3 < (n - 1) * 1e-3
+    assert timing.break_even_iterations(0.5, 1e-3, 0.1, 2e-3) == 0  # ahead from the start
+    assert timing.break_even_iterations(0.0, 1e-3, 0.3, 1e-3) is None  # never: not faster per iteration
+    assert timing.break_even_iterations(0.0, None, 0.3, 1e-3) is None
+
+
+# -- quality pacing ---------------------------------------------------------------------------
+def test_pacer_keeps_measurements_to_a_tenth_of_training():
+    p = timing.QualityPacer(first_guess_s=1.0)
+    assert not p.allow(5.0)  # 1 s of 5 s is 20 %
+    assert p.allow(10.0)
+    p.spend(1.4, compile_s=0.4)  # one that compiled keeps the prediction: 1 s
+    assert p.predicted_s() == pytest.approx(1.0)
+    assert not p.allow(20.0)  # 2.4 s of 20 s
+    assert p.allow(24.0)
+    p.spend(2.0)  # a plain measurement sets it
+    assert p.predicted_s() == 2.0
+    assert not p.allow(50.0) and p.allow(54.0)  # (1.4 + 2 + 2) s of 54 s
+
+
+def test_pacer_never_skips_negligible_measurements():
+    p = timing.QualityPacer(first_guess_s=1e-4)
+    assert p.allow(0.0)
+    p.spend(0.3, compile_s=0.299)
+    assert p.allow(0.01)  # the compile was a one-off; each later point costs ~1 ms
+    assert timing.QualityPacer(share=None, first_guess_s=100.0).allow(0.0)
+
+
+def test_predict_quality_s():
+    assert timing.predict_quality_s(1000, 32_400, 3, 1e8) == pytest.approx(0.972)
+
+
+# -- the session follows them ---------------------------------------------------------------------
+def _cfg(impl: str, **kw) -> RunConfig:
+    return RunConfig(impl=impl, width=12, height=9, data=DataSpec(samples=120), seed=3, **kw)
+
+
+def test_expensive_quality_points_are_skipped_but_the_final_map_is_measured(monkeypatch):
+    from som_studio.session import session as sessmod
+
+    # Make every measurement look expensive: 10 s predicted, far over a tenth of the run.
+    monkeypatch.setitem(sessmod.QUALITY_RATES, "numpy", 1.0)
+    monkeypatch.setitem(sessmod.QUALITY_RATES, "cpu", 1.0)
+    for impl, extra in (("numpy-batch", {"epochs": 30}), ("jax-fused-batch", {"epochs": 30})):
+        # chunk_target_s: chunks grow 1, 4, 16, ... whatever the clock says.
+        session = Session(_cfg(impl, **extra), snapshot_interval_s=None, quality_points=10, chunk_target_s=1e12)
+        evs = list(session.run())
+        q = [e.iteration for e in evs if isinstance(e, QualityMeasured)]
+        rec = evs[-1].record
+        assert rec.status == "ok"
+        assert q == [30], impl  # only the final map
+        assert rec.qe is not None and rec.history == [{"iteration": 30, "qe": rec.qe, "te": rec.te}]
+        # The skipped points (3, 6, 9, ...) did not cut chunks.
+        assert [e.count for e in evs if isinstance(e, ChunkTimed)] == [1, 4, 16, 9]
+
+
+def test_quality_of_jax_runs_is_measured_on_the_device_and_not_counted_as_recompiles():
+    # quality_share=None: every planned point, whatever the clock says.
+    rec = run_to_completion(
+        Session(_cfg("jax-scan-online", steps=600), snapshot_interval_s=None, quality_points=3, quality_share=None)
+    )
+    assert rec.status == "ok"
+    assert [h["iteration"] for h in rec.history] == [0, 200, 400, 600]
+    ref = run_to_completion(Session(_cfg("numpy-online", steps=600), snapshot_interval_s=None, quality_points=3))
+    for a, b in zip(rec.history, ref.history):
+        # float32 maps of the same SOM (elementwise to 2e-5, tests/core/test_agreement.py)
+        assert a["qe"] == pytest.approx(b["qe"], rel=1e-5)
+        assert a["te"] == pytest.approx(b["te"], abs=2 / 120)
+    # The quality program's compile is not the trainer's: no recompiles reported.
+    assert rec.recompiles == 0
+
+
+def test_worth_cutting():
+    assert timing.worth_cutting(5, None)  # nothing timed yet
+    assert not timing.worth_cutting(5, 90e-6)  # 5 GPU epochs of 90 us: 0.45 ms
+    assert timing.worth_cutting(500, 90e-6)
+    assert timing.MIN_CUT_S >= 50 * timing.CHUNK_OVERHEAD_S  # overhead under 2 % of a cut chunk
+
+
+def test_points_that_would_cut_chunks_too_short_are_skipped(monkeypatch):
+    monkeypatch.setattr(timing, "MIN_CUT_S", 1e9)  # every cut too short
+    session = Session(_cfg("numpy-batch", epochs=30), snapshot_interval_s=None, quality_points=10, chunk_target_s=1e12)
+    rec = run_to_completion(session)
+    assert [c.count for c in rec.chunks] == [1, 4, 16, 9]  # grown as if there were no points
+    # The initial map, 21 (a point where a chunk ends anyway) and the final map.
+    assert [h["iteration"] for h in rec.history] == [0, 21, 30]
