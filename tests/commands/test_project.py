@@ -156,8 +156,8 @@ def test_jax_refuses_hex_with_a_reason(capsys):
         capsys, "bench", "--grid", "6x4", "--samples", "20", "--epochs", "1", "--impl", "jax-vmap-batch",
         "--topology", "hex", "--quiet",
     )  # fmt: skip
-    assert code == 1
-    assert "jax-vmap-batch trains rect maps only, not hex" in out + err
+    assert code == 2  # refused up front by the one preflight, before any data is read
+    assert "--impl: jax-vmap-batch trains rect maps only, not hex" in out + err
 
 
 def test_an_iris_row_without_a_label_column_is_refused_naming_the_flags(capsys):
