@@ -6,15 +6,16 @@ Each is one renderer in :data:`RENDERERS`, called through :func:`render`; a new
 view (hex cells, a hit map, a label overlay) is one more entry, and every user
 below gets it.
 
-**The one colour-range rule** (:func:`colour_range`): every picture of a run is
-scaled on one per-feature range, fixed for the whole run: the range of the
-first map the pipeline sees of it. Live, that is the initial map, which spans
-the data (it is drawn uniformly between the data's per-feature minimum and
-maximum), so colours do not drift as the map contracts; a frame carries its
-range (:attr:`MapFrame.range`), so whoever keeps or re-draws the map later uses
-the same one. A kept run re-drawn in another view, with no frame at hand, uses
-its final map's range. The U-matrix is relative: each picture is scaled to its
-own maximum.
+**The one colour-range rule**: every picture of a run is scaled on one
+per-feature range, fixed for the whole run: the training data's per-feature
+range, which the session announces in its ``Started`` event
+(:func:`data_range`), so colours do not drift as the map contracts or grows
+(a PCA-initialised map starts on a plane inside the data and spreads out).
+Where that is not known (an older sender), the range of the first map at hand
+(:func:`colour_range`). A frame carries its range (:attr:`MapFrame.range`), so
+whoever keeps or re-draws the map later uses the same one. A kept run re-drawn
+in another view, with no frame at hand, uses its final map's range. The
+U-matrix is relative: each picture is scaled to its own maximum.
 
 Users: the worker process (its frames, :func:`make_frame`), the live map view
 (re-drawing a finished run), the run recorder (a run's final picture,
@@ -50,6 +51,15 @@ def colour_range(first_map: np.ndarray) -> ColourRange:
     w = np.asarray(first_map, dtype=np.float64)
     flat = w.reshape(-1, w.shape[-1])
     return ColourRange(flat.min(axis=0), flat.max(axis=0))
+
+
+def data_range(started: object) -> ColourRange | None:
+    """The colour range a run's ``Started`` event announces (its data's per-feature range), or ``None``."""
+    rng = getattr(started, "data_range", None)
+    if rng is None:
+        return None
+    lo, hi = (np.asarray(v, dtype=np.float64) for v in rng)
+    return ColourRange(lo, hi)
 
 
 feature_range = colour_range

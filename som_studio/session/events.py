@@ -30,6 +30,9 @@ class Started:
     env: dict[str, Any]
     layout: str
     estimate_bytes: int
+    #: Per-feature (min, max) of the training data (missing values ignored): the colour range of
+    #: the run's pictures (:func:`som_studio.picture.data_range`). ``None`` from older senders.
+    data_range: tuple[tuple[float, ...], tuple[float, ...]] | None = None
 
 
 @dataclass(frozen=True)

@@ -218,6 +218,10 @@ class Session:
                 env=record.env,
                 layout=record.layout,
                 estimate_bytes=record.estimate_bytes or 0,
+                data_range=(
+                    tuple(float(v) for v in np.nanmin(problem.data, axis=0)),
+                    tuple(float(v) for v in np.nanmax(problem.data, axis=0)),
+                ),
             )
             trainer = impl.create(problem)
             yield Snapshot(0, problem.init_map.copy())

@@ -19,7 +19,7 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
-from som_studio.picture.views import ColourRange, MapFrame, as_rgb, colour_range, map_image
+from som_studio.picture.views import ColourRange, MapFrame, as_rgb, colour_range, data_range, map_image
 from som_studio.session.events import Event, Failed, Finished, Snapshot, Started
 from som_studio.session.record import RunRecord
 from som_studio.storage.runfile import StoredRun
@@ -136,6 +136,7 @@ class RunRecorder:
             self._reset()
             self.iterations = event.iterations
             self.name = self.name or event.config.impl
+            self.range = data_range(event)
         elif isinstance(event, Snapshot):
             if self.range is None:
                 self.range = colour_range(event.map)

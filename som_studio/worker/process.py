@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
-from som_studio.session.events import Failed, Finished, Snapshot
+from som_studio.session.events import Failed, Finished, Snapshot, Started
 from som_studio.worker.messages import (
     Cancel,
     EventMessage,
@@ -170,6 +170,8 @@ def _run(request: RunRequest, events: Connection, control: Connection) -> None:
 
     def send_loop() -> None:
         while (item := outbox.get()) is not None:
+            if isinstance(item, Started):
+                state["range"] = frames.data_range(item)
             if isinstance(item, Snapshot):
                 if state["range"] is None:
                     state["range"] = frames.feature_range(item.map)

@@ -25,9 +25,11 @@ def events(request, tmp_path_factory) -> list:
 
 
 def as_the_worker_sends(events: list) -> list:
-    """The app's path: each snapshot drawn in the worker (range fixed at the first), the last map sent raw."""
+    """The app's path: each snapshot drawn in the worker (on the range Started announces), the last map sent raw."""
     out, rng, last = [], None, None
     for ev in events:
+        if isinstance(ev, Started):
+            rng = picture.data_range(ev)
         if isinstance(ev, Snapshot):
             rng = rng or picture.colour_range(ev.map)
             out.append(picture.make_frame(ev.iteration, ev.map, picture.ViewChoice(), *rng))
@@ -50,10 +52,11 @@ def test_the_cli_and_the_app_record_the_same_run(events) -> None:
     assert [it for it, _ in cli.frames] == [it for it, _ in app.frames]
     for (_, a), (_, b) in zip(cli.frames, app.frames):
         np.testing.assert_array_equal(a, b)
-    # The range is the initial map's (it spans the data), so the final map does not fill it.
-    first = next(ev.map for ev in events if isinstance(ev, Snapshot))
-    lo, hi = picture.colour_range(first)
+    # The range is the data's, announced when the run starts: the map, however it was initialised, lies within it.
+    started = next(ev for ev in events if isinstance(ev, Started))
+    lo, hi = picture.data_range(started)
     assert (cli.final_map.min(axis=(0, 1)) >= lo).all() and (cli.final_map.max(axis=(0, 1)) <= hi).all()
+    np.testing.assert_array_equal(cli.final_image, picture.map_image(cli.final_map, lo, hi))
 
 
 def test_a_kept_run_replays_as_the_live_events(events, tmp_path) -> None:
@@ -98,8 +101,9 @@ def test_a_run_refused_before_it_started_replays_as_one_failure(tmp_path) -> Non
 def test_the_recorder_starts_afresh_with_each_run(events) -> None:
     rec = RunRecorder(frames=4).feed_all(events)
     first = rec.stored()
-    rec.feed_all(events[:1])  # a new Started
-    assert rec.record is None and rec.final_map is None and rec.frames == [] and rec.range is None
+    rec.feed_all(events[:1])  # a new Started: nothing kept but the new run's announced colour range
+    assert rec.record is None and rec.final_map is None and rec.frames == []
+    assert rec.range is not None and np.array_equal(rec.range.lo, picture.data_range(events[0]).lo)
     with pytest.raises(ValueError, match="has not finished"):
         rec.stored()
     assert first.record.status == "ok"
