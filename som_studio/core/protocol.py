@@ -53,6 +53,8 @@ class ProblemSize:
     iterations: int
     itemsize: int
     devices: int = 1
+    # Of ``devices``, how many split the map's rows (the layout's map axis); the rest split the examples.
+    map_devices: int = 1
     # The backend the run will use ("cpu", "gpu", "tpu"): it picks the kernel plan the
     # estimate counts. The preflight does not start JAX to learn it, so "cpu" unless told.
     backend: str = "cpu"
@@ -60,6 +62,11 @@ class ProblemSize:
     @property
     def units(self) -> int:
         return self.height * self.width
+
+    @property
+    def data_devices(self) -> int:
+        """Devices splitting the examples (the layout's data axis)."""
+        return max(1, self.devices // max(self.map_devices, 1))
 
 
 @dataclass(frozen=True)
