@@ -175,9 +175,10 @@ def test_fused_batch_memory_is_bounded_at_scale():
     s = ProblemSize(height=1024, width=1024, features=3, samples=100_000, iterations=1, itemsize=4)
     est = registry.get("jax-fused-batch").estimate(s)
     assert est < 2 << 30
-    # No term grows as N x M: ten times the examples adds only per-example arrays.
+    # No term grows as N x M: ten times the examples adds only per-example arrays (the host's copy, the
+    # device's, the examples with a weight column, and its float64 accumulation copy: under 8 x D floats each).
     s10 = ProblemSize(height=1024, width=1024, features=3, samples=1_000_000, iterations=1, itemsize=4)
-    assert registry.get("jax-fused-batch").estimate(s10) - est < 10 * 100_000 * 3 * 4 * 4
+    assert registry.get("jax-fused-batch").estimate(s10) - est < 10 * 100_000 * 3 * 4 * 8
     assert memory.jax_fused_batch(s) == est
 
 
