@@ -35,6 +35,8 @@ sigma around the BMU was considered and not kept: see :class:`ScanOnline`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from som_studio.core import fused_plan, jax_runtime, kernels
@@ -42,12 +44,15 @@ from som_studio.core.fused_plan import KernelPlan
 from som_studio.core.kernels import HIGHEST, sq_distances  # sq_distances: re-exported for the online trainers
 from som_studio.core.problem import Problem
 
+if TYPE_CHECKING:
+    from jax import Array
+
 jax = jax_runtime.jax()
 jnp = jax.numpy
 lax = jax.lax
 
 
-def bmus(wt: jax.Array, data: jax.Array, plan: KernelPlan | None = None) -> jax.Array:
+def bmus(wt: Array, data: Array, plan: KernelPlan | None = None) -> Array:
     """Flat index of each example's best-matching unit (first in row-major order on ties).
 
     ``plan`` defaults to the one chosen for the default backend and these sizes
@@ -59,9 +64,7 @@ def bmus(wt: jax.Array, data: jax.Array, plan: KernelPlan | None = None) -> jax.
     return kernels.bmus(wt, data, plan)
 
 
-def batch_epoch(
-    w: jax.Array, data: jax.Array, sx: jax.Array, sy: jax.Array, plan: KernelPlan | None = None
-) -> jax.Array:
+def batch_epoch(w: Array, data: Array, sx: Array, sy: Array, plan: KernelPlan | None = None) -> Array:
     """One batch epoch on a feature-major map ``w`` (D, H, W); returns the new map (``plan`` as for :func:`bmus`)."""
     d, h, wd = w.shape
     m = h * wd
@@ -122,8 +125,8 @@ class _FusedTrainer:
         self.w = put(np.ascontiguousarray(np.moveaxis(problem.init_map, 2, 0)))
         self.data = put(problem.data)
         self.sx, self.sy, self.lr = put(problem.sigma_x), put(problem.sigma_y), put(problem.lr)
-        self._program = None
-        self._compiled = None
+        self._program: Any = None
+        self._compiled: Any = None
 
     def _args(self) -> tuple:
         raise NotImplementedError

@@ -9,6 +9,8 @@ test lowers their programs (:meth:`programs`) to keep it so.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from som_studio.core import jax_runtime
@@ -54,7 +56,7 @@ class _JaxTrainer:
         dt = problem.dtype
         self.xs = put(np.arange(problem.width, dtype=dt))
         self.ys = put(np.arange(problem.height, dtype=dt))
-        self._compiled = None
+        self._compiled: Any = None
 
     def describe(self) -> dict:
         """The kernel plan and, where one program runs, XLA's account of its memory (after :meth:`warmup`)."""

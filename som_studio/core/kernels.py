@@ -31,9 +31,14 @@ What was *not* run on a GPU: these steps are verified on the CPU only.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from som_studio.core import jax_runtime
 from som_studio.core.fused_plan import KernelPlan
 from som_studio.core.problem import MIN_WEIGHT
+
+if TYPE_CHECKING:
+    from jax import Array
 
 jax = jax_runtime.jax()
 jnp = jax.numpy
@@ -42,7 +47,7 @@ lax = jax.lax
 HIGHEST = lax.Precision.HIGHEST
 
 
-def sq_distances(w: jax.Array, x: jax.Array) -> jax.Array:
+def sq_distances(w: Array, x: Array) -> Array:
     """``sum_d (w_d - x_d)^2`` summed over features in order, as the NumPy reference does.
 
     ``w`` is (D, ...) and ``x`` (D, ...) broadcastable against it.
@@ -55,7 +60,7 @@ def sq_distances(w: jax.Array, x: jax.Array) -> jax.Array:
     return acc
 
 
-def _first_min(dist: jax.Array, cols: jax.Array | None = None) -> jax.Array:
+def _first_min(dist: Array, cols: Array | None = None) -> Array:
     """Per row of ``dist`` (n, k): the first column holding the row's minimum, or ``cols`` at it.
 
     Two vectorised reductions (~5x faster on the CPU than ``jnp.argmin``'s
@@ -71,7 +76,7 @@ def _first_min(dist: jax.Array, cols: jax.Array | None = None) -> jax.Array:
     return jnp.minimum(first, k - 1) if cols is None else first
 
 
-def _in_chunks(fn, data: jax.Array, chunk: int) -> jax.Array:
+def _in_chunks(fn, data: Array, chunk: int) -> Array:
     """``fn`` over examples in chunks of ``chunk`` (the last padded), results concatenated."""
     n, d = data.shape
     if chunk >= n:
@@ -81,7 +86,7 @@ def _in_chunks(fn, data: jax.Array, chunk: int) -> jax.Array:
     return lax.map(fn, xp).reshape(-1)[:n]
 
 
-def direct(wt: jax.Array, data: jax.Array, chunk: int) -> jax.Array:
+def direct(wt: Array, data: Array, chunk: int) -> Array:
     """Direct distances to all units, one first-argmin over them per example (``direct`` plan)."""
 
     def chunk_bmus(x):
@@ -94,7 +99,7 @@ def direct(wt: jax.Array, data: jax.Array, chunk: int) -> jax.Array:
     return _in_chunks(chunk_bmus, data, chunk)
 
 
-def matmul(wt: jax.Array, data: jax.Array, chunk: int, candidates: int) -> jax.Array:
+def matmul(wt: Array, data: Array, chunk: int, candidates: int) -> Array:
     """``|w|^2 - 2 x.w`` (HIGHEST) to all units, the best ``candidates`` re-ranked directly (``matmul`` plan)."""
     m = wt.shape[1]
     k = max(1, min(candidates, m))
@@ -110,7 +115,7 @@ def matmul(wt: jax.Array, data: jax.Array, chunk: int, candidates: int) -> jax.A
     return _in_chunks(chunk_bmus, data, chunk)
 
 
-def blocked(wt: jax.Array, data: jax.Array, chunk: int, block: int) -> jax.Array:
+def blocked(wt: Array, data: Array, chunk: int, block: int) -> Array:
     """``jax-fused-batch``'s CPU search (``blocked`` plan).
 
     1. a scan over blocks of ``block`` units takes each block's minimum of
@@ -168,7 +173,7 @@ def blocked(wt: jax.Array, data: jax.Array, chunk: int, block: int) -> jax.Array
     return _in_chunks(chunk_bmus, data, chunk)
 
 
-def bmus(wt: jax.Array, data: jax.Array, plan: KernelPlan) -> jax.Array:
+def bmus(wt: Array, data: Array, plan: KernelPlan) -> Array:
     """Flat index of each example's best-matching unit by ``plan`` (first in row-major order on ties).
 
     Parameters
@@ -188,12 +193,12 @@ def bmus(wt: jax.Array, data: jax.Array, plan: KernelPlan) -> jax.Array:
     return blocked(wt, data, plan.chunk, plan.block)
 
 
-def _wide(dtype) -> object:
+def _wide(dtype: Any) -> Any:
     """The dtype float32 steps accumulate in: float64 (float64 runs stay float64)."""
     return jnp.float64 if jnp.dtype(dtype).itemsize < 8 else dtype
 
 
-def gaussian(a: jax.Array, b: jax.Array, sigma: jax.Array, extent: int) -> jax.Array:
+def gaussian(a: Array, b: Array, sigma: Array, extent: int) -> Array:
     """``exp(-(a_i - b_j)^2 / sigma^2)`` for integer-valued grid coordinates ``a``, ``b`` (< ``extent`` apart).
 
     The 1-D profile ``exp(-k^2 / sigma^2)``, ``k = 0 .. extent-1``, is computed
@@ -211,7 +216,7 @@ def gaussian(a: jax.Array, b: jax.Array, sigma: jax.Array, extent: int) -> jax.A
     return jnp.take(g, jnp.minimum(dist, extent - 1), axis=0)
 
 
-def unit_sums(vals: jax.Array, idx: jax.Array, units: int) -> jax.Array:
+def unit_sums(vals: Array, idx: Array, units: int) -> Array:
     """Per unit (``units`` slots, indices outside dropped), the sum of its rows of ``vals``; order-independent.
 
     Float32 rows are added in float64 and rounded once, so the scatter-add's
@@ -223,7 +228,7 @@ def unit_sums(vals: jax.Array, idx: jax.Array, units: int) -> jax.Array:
     return out.astype(dtype)
 
 
-def ratio(num: jax.Array, den: jax.Array, old: jax.Array) -> jax.Array:
+def ratio(num: Array, den: Array, old: Array) -> Array:
     """``num / den`` where ``den > MIN_WEIGHT``, else ``old``; divided in float64, rounded once.
 
     ``den`` broadcasts against ``num`` and ``old`` (a size-1 feature axis).
