@@ -161,6 +161,14 @@ def forced(form: str | None, budget: int | None = None) -> Iterator[None]:
         _forced_budget.reset(token_b)
 
 
+def default_form(backend: str, features: int) -> str:
+    """The form a device takes unless one is forced: blocked on the CPU; direct, or matmul past
+    :data:`DIRECT_MAX_FEATURES` features, on an accelerator."""
+    if backend == "cpu":
+        return "blocked"
+    return "direct" if features <= DIRECT_MAX_FEATURES else "matmul"
+
+
 def choose(
     backend: str,
     units: int,
@@ -186,13 +194,8 @@ def choose(
     KernelPlan
     """
     backend = "gpu" if backend in ("cuda", "rocm") else backend
-    form = form or forced_form()
+    form = form or forced_form() or default_form(backend, features)
     budget = budget if budget is not None else _forced_budget.get()
-    if form is None:
-        if backend == "cpu":
-            form = "blocked"
-        else:
-            form = "direct" if features <= DIRECT_MAX_FEATURES else "matmul"
     if form == "blocked":
         _, block = unit_blocks(units, UNIT_BLOCK)
         elements = ARGMIN_ELEMENTS if budget is None else max(1, budget // itemsize)

@@ -65,7 +65,11 @@ def jax_vmap_batch(s: ProblemSize) -> int:
 def _plan(s: ProblemSize, units: int, samples: int):
     from som_studio.core import fused_plan
 
-    return fused_plan.choose(s.backend, units, s.features, samples, s.itemsize)
+    try:
+        form = fused_plan.forced_form()
+    except ValueError:  # a bad SOM_STUDIO_KERNEL_PLAN: the run refuses it with its message; estimate the default
+        form = fused_plan.default_form(s.backend, s.features)
+    return fused_plan.choose(s.backend, units, s.features, samples, s.itemsize, form=form)
 
 
 def search_bytes(plan, units: int, features: int, itemsize: int) -> int:

@@ -61,6 +61,11 @@ def test_a_plan_is_forced_by_the_context_manager_and_the_environment(monkeypatch
     with pytest.raises(ValueError, match="unknown kernel plan"):
         with fused_plan.forced("fast"):
             pass
+    # The preflight's estimate never fails on it (the run refuses it with the message above).
+    from som_studio.core import memory
+    from som_studio.core.protocol import ProblemSize
+
+    assert memory.jax_fused_batch(ProblemSize(9, 12, 3, 100, 5, 4)) > 0
 
 
 def _planned_batch_impls() -> list[tuple[str, str]]:
