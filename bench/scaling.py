@@ -60,7 +60,8 @@ def worker(args: argparse.Namespace) -> None:
         jax_runtime.configure(args.worker)
     from som_studio.config import DataSpec, RunConfig
     from som_studio.core import registry
-    from som_studio.core.jax_sharded import PROGRAMS, SMOOTHING, JaxJitShardedBatch, JaxShardmapBatch
+    from som_studio.core.jax_jit_sharded import PROGRAMS, JaxJitShardedBatch
+    from som_studio.core.jax_shardmap import SMOOTHING, JaxShardmapBatch
     from som_studio.core.problem import make_problem
 
     n = args.worker

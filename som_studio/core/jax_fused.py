@@ -1,4 +1,5 @@
-"""The fast JAX implementations: ``jax-fused-batch`` and ``jax-scan-online``.
+"""The fused batch implementation, ``jax-fused-batch``, and the trainer base it shares with ``jax-scan-online``
+(:mod:`som_studio.core.jax_scan_online`).
 
 Both run a whole chunk of iterations (the session's ``run(first, count)``) as
 *one* dispatch of one compiled program: ``first`` and ``count`` are traced
@@ -26,155 +27,71 @@ Batch epoch (:func:`batch_epoch`), with ``M = H * W`` units:
   ``S`` (and the counts), ``Hy @ S @ Hx^T`` with ``Hy`` ``(H, H)`` and ``Hx``
   ``(W, W)`` — never ``M x M``, never ``N x M x D``.
 
-Online step (:func:`online_step`): distances of one example to every unit in
-the reference's form ``sum_d (w - x)^2``, the first minimum found by rows (row
-minima, the first row holding the least, then the first column of that row),
-then the full-map update ``W += lr * hy hx^T * (x - W)``. A window of +/- k
-sigma around the BMU was considered and not kept: see :class:`ScanOnline`.
+How the best-matching units are searched depends on the device and size: the kernel plan
+(:mod:`som_studio.core.fused_plan`; the blocked search above is the CPU's, the direct form over all
+units a GPU's with few features, an exact matmul form with many), recorded as ``extra.kernel_plan``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from som_studio.core import jax_runtime
-from som_studio.core.fused_plan import ARGMIN_ELEMENTS, UNIT_BLOCK, sample_chunk, unit_blocks
-from som_studio.core.problem import MIN_WEIGHT, Problem
+from som_studio.core import fused_plan, jax_runtime, kernels
+from som_studio.core.fused_plan import KernelPlan
+from som_studio.core.kernels import HIGHEST  # sq_distances: re-exported for the online trainers
+from som_studio.core.problem import Problem
 
 if TYPE_CHECKING:  # the same module, named so that annotations like jax.Array resolve
     import jax
+    from jax import Array
 else:
     jax = jax_runtime.jax()
 jnp = jax.numpy
 lax = jax.lax
 
 
-def sq_distances(w: jax.Array, x: jax.Array) -> jax.Array:
-    """``sum_d (w_d - x_d)^2`` summed over features in order, as the NumPy reference does.
-
-    ``w`` is (D, ...) and ``x`` (D, ...) broadcastable against it.
-    """
-    diff = w[0] - x[0]
-    acc = diff * diff
-    for k in range(1, w.shape[0]):
-        diff = w[k] - x[k]
-        acc = acc + diff * diff
-    return acc
-
-
-def bmus(wt: jax.Array, data: jax.Array, block: int = UNIT_BLOCK) -> jax.Array:
+def bmus(wt: Array, data: Array, plan: KernelPlan | None = None) -> Array:
     """Flat index of each example's best-matching unit (first in row-major order on ties).
 
-    Two passes per chunk of examples:
-
-    1. a scan over blocks of ``B`` units takes each block's minimum of
-       ``|w|^2 - 2 x.w`` (one small product that XLA fuses into the minimum,
-       ~3x faster here than the direct form); each example keeps its two best
-       blocks;
-    2. the units of those two blocks are ranked again with the reference's
-       direct form ``sum (w - x)^2`` and the first minimum in row-major order
-       wins.
-
-    The expanded form alone loses the nearest unit in float32 late in training
-    (its rounding error, ~1e-7 x (|x|^2 + |w|^2), exceeds the squared distances
-    to the nearest units, ~1e-7 at QE ~2e-4); measured on the playbook run it
-    raised the final QE by 12 % over float64. Pass 2 settles every choice with
-    the direct form; pass 1 only has to put the best unit among the two best
-    blocks, which fails only if three blocks lie within that rounding error.
-
-    Parameters
-    ----------
-    wt : (D, M) codebook, feature-major.
-    data : (N, D) examples.
-    block : units per block.
-
-    Returns
-    -------
-    (N,) int32
+    ``plan`` defaults to the one chosen for the default backend and these sizes
+    (:func:`som_studio.core.fused_plan.choose`); see :mod:`som_studio.core.kernels`.
     """
-    d, m = wt.shape
-    n = data.shape[0]
-    g, b = unit_blocks(m, block)
-    mp = g * b
-    dtype = wt.dtype
-    # Padding units sit at 1e30 in every feature: never a minimum in either form
-    # (|w|^2 is set to inf for them; their direct distance overflows to inf in
-    # float32 and is ~1e60 in float64).
-    wp = jnp.pad(wt, ((0, 0), (0, mp - m)), constant_values=jnp.asarray(1e30, dtype))
-    c = jnp.where(jnp.arange(mp, dtype=jnp.int32) < m, jnp.sum(wp * wp, axis=0), jnp.asarray(jnp.inf, dtype))
-    # |w|^2 - 2 x.w as one product: [-2x, 1] @ [w; |w|^2] (D + 1 terms).
-    wa = jnp.concatenate([wp, c[None, :]], axis=0)
-    # Block-major (G, D, B): a gathered block is one contiguous run.
-    blocks = wp.reshape(d, g, b).transpose(1, 0, 2)
-
-    def chunk_bmus(x):  # (n_c, D) -> (n_c,)
-        nc = x.shape[0]
-        xa = jnp.concatenate([-2 * x, jnp.ones((nc, 1), dtype)], axis=1)
-
-        def block_min(carry, gi):
-            return carry, jnp.min(xa @ lax.dynamic_slice_in_dim(wa, gi * b, b, axis=1), axis=1)
-
-        _, lo = lax.scan(block_min, 0, jnp.arange(g, dtype=jnp.int32))  # (G, n_c)
-        # The two best blocks per example, the first on ties (two reductions
-        # each, over the small (G, n_c) array of block minima).
-        row = lax.broadcasted_iota(jnp.int32, lo.shape, 0)
-        g1 = jnp.min(jnp.where(lo == jnp.min(lo, axis=0), row, g), axis=0)
-        lo = jnp.where(row == g1[None, :], jnp.asarray(jnp.inf, dtype), lo)
-        g2 = jnp.minimum(jnp.min(jnp.where(lo == jnp.min(lo, axis=0), row, g), axis=0), g - 1)
-        # Candidates in row-major order (lower block first), so the first
-        # minimum among them is the first in the map. With one block, g2 == g1.
-        glo, ghi = jnp.minimum(g1, g2), jnp.maximum(g1, g2)
-        cand = jnp.take(blocks, jnp.stack([glo, ghi], axis=1), axis=0)  # (n_c, 2, D, B)
-        cand = cand.transpose(2, 0, 1, 3).reshape(d, nc, 2 * b)
-        dist = sq_distances(cand, x.T[:, :, None])
-        # Materialised once, so both reductions below read the very same values.
-        dist = lax.optimization_barrier(dist)
-        low = jnp.min(dist, axis=1, keepdims=True)
-        # First column holding the minimum: two vectorised reductions, ~5x faster
-        # here than jnp.argmin's variadic one.
-        col = lax.broadcasted_iota(jnp.int32, dist.shape, 1)
-        first = jnp.min(jnp.where(dist == low, col, 2 * b), axis=1)
-        return jnp.where(first < b, glo * b + first, ghi * b + first - b)
-
-    nc = sample_chunk(n, d, b, ARGMIN_ELEMENTS)
-    if nc >= n:
-        return chunk_bmus(data)
-    chunks = -(-n // nc)
-    xp = jnp.pad(data, ((0, chunks * nc - n), (0, 0))).reshape(chunks, nc, d)
-    return lax.map(chunk_bmus, xp).reshape(-1)[:n]
+    if plan is None:
+        d, m = wt.shape
+        plan = fused_plan.choose(jax.default_backend(), m, d, data.shape[0], wt.dtype.itemsize)
+    return kernels.bmus(wt, data, plan)
 
 
-def gaussian_matrix(coords: jax.Array, sigma: jax.Array) -> jax.Array:
-    """``exp(-(i - j)^2 / sigma^2)`` for every pair of grid coordinates on one axis."""
-    diff = coords[:, None] - coords[None, :]
-    return jnp.exp(-(diff * diff) / (sigma * sigma))
-
-
-def batch_epoch(w: jax.Array, data: jax.Array, sx: jax.Array, sy: jax.Array, block: int = UNIT_BLOCK) -> jax.Array:
-    """One batch epoch on a feature-major map ``w`` (D, H, W); returns the new map."""
+def batch_epoch(w: Array, data: Array, sx: Array, sy: Array, plan: KernelPlan | None = None) -> Array:
+    """One batch epoch on a feature-major map ``w`` (D, H, W); returns the new map (``plan`` as for :func:`bmus`)."""
     d, h, wd = w.shape
     m = h * wd
     dtype = w.dtype
-    idx = bmus(w.reshape(d, m), data, block)
+    idx = bmus(w.reshape(d, m), data, plan)
     # Per-unit sums of examples, and counts, as one (M, D+1) scatter-add.
     ones = jnp.ones((data.shape[0], 1), dtype)
-    sums = jax.ops.segment_sum(jnp.concatenate([data, ones], axis=1), idx, num_segments=m)
+    sums = kernels.unit_sums(jnp.concatenate([data, ones], axis=1), idx, m)
     s = sums.T.reshape(d + 1, h, wd)
-    hx = gaussian_matrix(jnp.arange(wd, dtype=dtype), sx)
-    hy = gaussian_matrix(jnp.arange(h, dtype=dtype), sy)
+    hx = kernels.gaussian(jnp.arange(wd, dtype=dtype), jnp.arange(wd, dtype=dtype), sx, wd)
+    hy = kernels.gaussian(jnp.arange(h, dtype=dtype), jnp.arange(h, dtype=dtype), sy, h)
     # Hy @ S @ Hx^T per plane (Gaussians are symmetric): O(M (H + W)) per plane.
-    t = jnp.einsum("kab,xb->kax", s, hx)
-    num = jnp.einsum("ya,kax->kyx", hy, t)
-    den = num[d]
-    ok = den > jnp.asarray(MIN_WEIGHT, dtype)
-    return jnp.where(ok[None], num[:d] / jnp.where(ok, den, 1)[None], w)
+    t = jnp.einsum("kab,xb->kax", s, hx, precision=HIGHEST)
+    num = jnp.einsum("ya,kax->kyx", hy, t, precision=HIGHEST)
+    return kernels.ratio(num[:d], num[d][None], w)
 
 
 class _FusedTrainer:
-    """Device state shared by both trainers: problem arrays placed once, map feature-major."""
+    """Device state shared by both trainers: problem arrays placed once, map feature-major.
+
+    :meth:`warmup` compiles the chunk program ahead of time (:meth:`programs`
+    lowers it), so :meth:`describe` can report what XLA compiled and
+    :meth:`run` never compiles.
+    """
+
+    # Each trainer sets its kernel plan (fused_plan.KernelPlan, online_plan.OnlinePlan); describe() names it.
+    plan: Any = None
 
     def __init__(self, problem: Problem) -> None:
         self.p = problem
@@ -183,23 +100,33 @@ class _FusedTrainer:
         self.w = put(np.ascontiguousarray(np.moveaxis(problem.init_map, 2, 0)))
         self.data = put(problem.data)
         self.sx, self.sy, self.lr = put(problem.sigma_x), put(problem.sigma_y), put(problem.lr)
-        self._program: Callable[..., jax.Array] | None = None  # each trainer builds its own
+        self._program: Any = None
+        self._compiled: Any = None
 
     def _args(self) -> tuple:
         raise NotImplementedError
 
+    def programs(self) -> dict:
+        """The chunk program, lowered for this trainer's arguments (nothing compiled)."""
+        return {"chunk": self._program.lower(self.w, np.int32(0), np.int32(0), *self._args())}
+
     def warmup(self) -> None:
-        # A zero-iteration chunk through the very program run() uses: it compiles
-        # (and loads) that program once and leaves the map as it was.
+        # Ahead of time: the one compilation run() uses and describe() reads. A
+        # zero-iteration chunk then loads it and leaves the map as it was.
+        self._compiled = self.programs()["chunk"].compile()
         self._call(0, 0)
 
     def _call(self, first: int, count: int) -> None:
-        assert self._program is not None, "the trainer's __init__ builds its program"
-        self.w = self._program(self.w, np.int32(first), np.int32(count), *self._args())
+        program = self._compiled if self._compiled is not None else self._program
+        self.w = program(self.w, np.int32(first), np.int32(count), *self._args())
         self.w.block_until_ready()
 
     def run(self, first: int, count: int) -> None:
         self._call(first, count)
+
+    def describe(self) -> dict:
+        """The kernel plan and XLA's own account of the compiled program's memory (after :meth:`warmup`)."""
+        return {"kernel_plan": str(self.plan), "memory_compiled_bytes": jax_runtime.compiled_bytes(self._compiled)}
 
     def get_map(self) -> np.ndarray:
         return np.ascontiguousarray(np.moveaxis(np.asarray(self.w), 0, 2))
@@ -210,17 +137,25 @@ class _FusedTrainer:
             if a is not None:
                 a.delete()
                 setattr(self, name, None)
+        self._compiled = None
 
 
 class FusedBatch(_FusedTrainer):
-    """``jax-fused-batch``: whole chunks of batch epochs in one jitted ``fori_loop``."""
+    """``jax-fused-batch``: whole chunks of batch epochs in one jitted ``fori_loop``.
+
+    The BMU search follows the device's kernel plan (:func:`fused_plan.choose`):
+    the blocked search on the CPU, the direct or matmul form on an accelerator.
+    """
 
     def __init__(self, problem: Problem) -> None:
         super().__init__(problem)
+        p = problem
+        self.plan = fused_plan.choose(self.device.platform, p.height * p.width, p.features, p.samples, p.dtype.itemsize)
+        plan = self.plan
 
         def chunk(w, first, count, data, sx, sy):
             def body(t, w):
-                return batch_epoch(w, data, sx[t], sy[t])
+                return batch_epoch(w, data, sx[t], sy[t], plan)
 
             return lax.fori_loop(first, first + count, body, w)
 

@@ -1,10 +1,15 @@
 """The playbook's JAX ladder, ported: eager, per-step ``jit``, per-example ``vmap``.
 
 These are deliberately the *teaching* versions: each shows one idea and its
-cost. The fused implementations are elsewhere.
+cost. The fused implementations are elsewhere. None of them has a matrix
+product (distances and neighbourhoods are elementwise, ``jnp.outer`` a
+broadcast multiply), so nothing here can fall to TF32 on a GPU; the precision
+test lowers their programs (:meth:`programs`) to keep it so.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
@@ -32,7 +37,14 @@ def _online_step(weights, x, sx, sy, lr, xs, ys):
 
 
 class _JaxTrainer:
-    """Shared device state: problem arrays placed once on the first device."""
+    """Shared device state: problem arrays placed once on the first device.
+
+    ``plan`` names the BMU search for the record (``extra.kernel_plan``); the
+    subclasses with one compiled program compile it ahead of time in
+    :meth:`warmup` so that :meth:`describe` can give XLA's memory figure.
+    """
+
+    plan = "direct/argmin-all"
 
     def __init__(self, problem: Problem) -> None:
         self.p = problem
@@ -44,6 +56,11 @@ class _JaxTrainer:
         dt = problem.dtype
         self.xs = put(np.arange(problem.width, dtype=dt))
         self.ys = put(np.arange(problem.height, dtype=dt))
+        self._compiled: Any = None
+
+    def describe(self) -> dict:
+        """The kernel plan and, where one program runs, XLA's account of its memory (after :meth:`warmup`)."""
+        return {"kernel_plan": self.plan, "memory_compiled_bytes": jax_runtime.compiled_bytes(self._compiled)}
 
     def _scratch(self):
         """A throw-away map for warm-up (a transfer, which compiles nothing)."""
@@ -58,6 +75,7 @@ class _JaxTrainer:
             if a is not None:
                 a.delete()
                 setattr(self, name, None)
+        self._compiled = None
 
 
 class JaxNaiveOnline(_JaxTrainer):
@@ -66,6 +84,16 @@ class JaxNaiveOnline(_JaxTrainer):
     Every operation is a separate dispatch to the device, so per-step overhead
     dominates: the lesson is that swapping the import is not enough.
     """
+
+    plan = "direct/argmin-all/eager"
+
+    def programs(self) -> dict:
+        """The step's operations lowered as one program (eagerly, each is its own small program)."""
+        p = self.p
+        x = self.data[int(p.order[0])]  # type: ignore[index]
+        return {
+            "step": jax.jit(_online_step).lower(self.weights, x, self.sx[0], self.sy[0], self.lr[0], self.xs, self.ys)
+        }
 
     def _step(self, w, t):
         p = self.p
@@ -86,6 +114,8 @@ class JaxNaiveOnline(_JaxTrainer):
 class JaxJitOnline(_JaxTrainer):
     """``jax-jit-online``: the step compiled with ``jit``, one dispatch per step."""
 
+    plan = "direct/argmin-all/step"
+
     def __init__(self, problem: Problem) -> None:
         super().__init__(problem)
         self.order = jax.device_put(problem.order, self.device)
@@ -98,13 +128,19 @@ class JaxJitOnline(_JaxTrainer):
     def _args(self):
         return (self.data, self.order, self.sx, self.sy, self.lr, self.xs, self.ys)
 
+    def programs(self) -> dict:
+        """The step program, lowered for this trainer's arguments (nothing compiled)."""
+        return {"step": self._step.lower(self.weights, np.int32(0), *self._args())}
+
     def warmup(self) -> None:
-        self._step(self._scratch(), np.int32(0), *self._args()).block_until_ready()
+        self._compiled = self.programs()["step"].compile()
+        self._compiled(self._scratch(), np.int32(0), *self._args()).block_until_ready()
 
     def run(self, first: int, count: int) -> None:
         w, args = self.weights, self._args()
+        step = self._compiled or self._step
         for t in range(first, first + count):
-            w = self._step(w, np.int32(t), *args)
+            w = step(w, np.int32(t), *args)
         self.weights = w.block_until_ready()
 
     def close(self) -> None:
@@ -117,7 +153,10 @@ class JaxVmapBatch(_JaxTrainer):
 
     Each example's neighbourhood-weighted contribution is computed in parallel
     (an N x M x D intermediate) and summed, as the playbook's ``vmap`` notebook does.
+    Naive on purpose, but exact: no product, so no TF32 on a GPU.
     """
+
+    plan = "direct/argmin-all/vmap"
 
     def __init__(self, problem: Problem) -> None:
         super().__init__(problem)
@@ -141,11 +180,17 @@ class JaxVmapBatch(_JaxTrainer):
     def _args(self):
         return (self.data, self.sx, self.sy, self.xs, self.ys)
 
+    def programs(self) -> dict:
+        """The epoch program, lowered for this trainer's arguments (nothing compiled)."""
+        return {"epoch": self._epoch.lower(self.weights, np.int32(0), *self._args())}
+
     def warmup(self) -> None:
-        self._epoch(self._scratch(), np.int32(0), *self._args()).block_until_ready()
+        self._compiled = self.programs()["epoch"].compile()
+        self._compiled(self._scratch(), np.int32(0), *self._args()).block_until_ready()
 
     def run(self, first: int, count: int) -> None:
         w, args = self.weights, self._args()
+        epoch = self._compiled or self._epoch
         for t in range(first, first + count):
-            w = self._epoch(w, np.int32(t), *args)
+            w = epoch(w, np.int32(t), *args)
         self.weights = w.block_until_ready()

@@ -95,3 +95,20 @@ def _on_event(event: str, duration_secs: float, **_kw: str | int) -> None:
 def compile_count() -> int:
     """XLA compilations in this process so far (0 until JAX is started here)."""
     return _compiles
+
+
+def compiled_bytes(compiled: object) -> int | None:
+    """XLA's own account of a compiled program's memory: arguments + outputs + temporaries - aliased.
+
+    Donated arguments whose buffers the outputs reuse (``alias``) are counted
+    once. ``None`` when there is no compiled program or the backend does not say.
+    """
+    if compiled is None:
+        return None
+    try:
+        m = compiled.memory_analysis()  # type: ignore[attr-defined]
+    except Exception:  # not every backend implements it
+        return None
+    if m is None:
+        return None
+    return int(m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes - m.alias_size_in_bytes)

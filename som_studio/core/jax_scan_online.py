@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from som_studio.core import jax_runtime
-from som_studio.core.jax_fused import _FusedTrainer, sq_distances
+from som_studio.core.jax_fused import _FusedTrainer
+from som_studio.core.kernels import sq_distances
 from som_studio.core.online_plan import Argmin, OnlinePlan, choose
 from som_studio.core.problem import Problem
 
@@ -143,5 +144,5 @@ class ScanOnline(_FusedTrainer):
         return (self.data, self.order, self.sx, self.sy, self.lr, self.xs, self.ys)
 
     def describe(self) -> dict[str, Any]:
-        """``kernel_plan``: the plan this trainer compiled (see :mod:`som_studio.core.online_plan`)."""
-        return {"kernel_plan": self.plan.describe()}
+        """``kernel_plan``: the plan this trainer compiled (see :mod:`som_studio.core.online_plan`), and its memory."""
+        return {**super().describe(), "kernel_plan": self.plan.describe()}

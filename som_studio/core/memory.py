@@ -7,9 +7,15 @@ workload by ``bench/memory.py``, which prints estimate against measured peak).
 
 from __future__ import annotations
 
+import dataclasses
 import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from som_studio.core.protocol import ProblemSize
+
+if TYPE_CHECKING:
+    from som_studio.core.fused_plan import KernelPlan
 
 MiB = 1 << 20
 
@@ -17,6 +23,10 @@ MiB = 1 << 20
 # temporaries and allocator slack; XLA's compiled executables and buffers.
 NUMPY_OVERHEAD = 2 * MiB
 JAX_OVERHEAD = 56 * MiB
+# What compiling a batch epoch program with a kernel plan adds on top (XLA and LLVM at work; the
+# host's resident memory, not the program's): measured by bench/memory.py on the playbook workload,
+# jax-fused-batch grew 108-114 MiB for an 11 MiB program, against ~65 MiB for the one-step programs.
+BATCH_COMPILE_OVERHEAD = 40 * MiB
 
 
 def _base(s: ProblemSize) -> int:
@@ -50,28 +60,87 @@ def jax_vmap_batch(s: ProblemSize) -> int:
     return 2 * _base(s) + per_example + 4 * s.units * s.features * s.itemsize + JAX_OVERHEAD
 
 
-# -- issue 3: the fast implementations -------------------------------------------------
-def jax_fused_batch(s: ProblemSize) -> int:
-    """Map, per-unit sums and neighbourhood products on the device, plus one argmin chunk.
+# -- the batch programs with a kernel plan: what XLA's memory_analysis() counts ---------
+# Each estimate below is the host's copy of the problem, JAX_OVERHEAD, and the
+# compiled program's own figure on one device (arguments + outputs + temporaries,
+# the donated map once), :func:`batch_device_bytes`; tests/core/test_memory.py
+# holds that figure to XLA's, plan by plan and layout by layout.
 
-    The argmin works on sample chunks whose working set is bounded by
-    ``fused_plan.ARGMIN_ELEMENTS``, so no term grows as N x M.
+
+def _plan(s: ProblemSize, units: int, samples: int) -> KernelPlan:
+    from som_studio.core import fused_plan
+
+    try:
+        form = fused_plan.forced_form()
+    except ValueError:  # a bad SOM_STUDIO_KERNEL_PLAN: the run refuses it with its message; estimate the default
+        form = fused_plan.default_form(s.backend, s.features)
+    return fused_plan.choose(s.backend, units, s.features, samples, s.itemsize, form=form)
+
+
+def search_bytes(plan: KernelPlan, units: int, features: int, itemsize: int) -> int:
+    """The BMU search's working set on one device under ``plan`` (:class:`~som_studio.core.fused_plan.KernelPlan`).
+
+    ``direct``: XLA fuses the distances into the argmin (none materialised),
+    a few numbers per example; ``matmul``: the chunk's scores against every
+    unit; ``blocked``: per example a few block-wide rows when the candidate
+    gather fuses into the distances (up to 12 features, measured with XLA on
+    the CPU), ~2.5 per feature when it does not.
     """
-    from som_studio.core.fused_plan import UNIT_BLOCK, chunk_elements, sample_chunk, unit_blocks
+    from som_studio.core.fused_plan import RERANK
 
-    blocks, block = unit_blocks(s.units, UNIT_BLOCK)
-    padded = blocks * block
-    chunk = sample_chunk(s.samples, s.features, block)
-    # donated map in and out, padded codebook, |w|^2, sums (D+1 planes), the two
-    # neighbourhood products, the new map; Hx and Hy
-    maps = (
-        2 * s.units * s.features + padded * (s.features + 1) + 3 * s.units * (s.features + 1) + s.units * s.features
-    ) * s.itemsize
-    grids = (s.height * s.height + s.width * s.width) * s.itemsize
-    argmin = chunk_elements(chunk, s.features, block) * s.itemsize
-    # BMU indices, the data with a ones column
-    per_example = s.samples * (4 + (s.features + 1) * s.itemsize)
-    return 2 * _base(s) + maps + grids + argmin + per_example + JAX_OVERHEAD
+    c = int(plan.chunk)
+    if plan.form == "direct":
+        return c * 16
+    if plan.form == "matmul":
+        return c * (units + RERANK * (features + 2)) * itemsize
+    rows = 4 + features // 4 if features <= 12 else (5 * features) // 2
+    return c * int(plan.block) * rows * itemsize
+
+
+def epoch_bytes(units: int, features: int, samples: int, itemsize: int) -> int:
+    """An epoch's buffers beside the search: per-unit sums (float32 ones accumulated in float64),
+    the two neighbourhood products, and the examples with their weight column."""
+    wide = 8 if itemsize < 8 else 0
+    return units * (features + 1) * (3 * itemsize + wide) + samples * (features + 1) * (itemsize + wide)
+
+
+def batch_device_bytes(s: ProblemSize, *, layout: str = "fused") -> int:
+    """XLA's figure for the batch chunk program on one device, estimated.
+
+    ``layout``: ``"fused"`` (one device), ``"replicated"`` (``jax-pmap-batch``:
+    the whole map per device), ``"rows"`` (``jax-shardmap-batch``: the device's
+    rows of the map, the whole map's sums gathered for the row contraction),
+    ``"partitioned"`` (``jax-jit-sharded-batch``: the whole-matrix program
+    when the map is split, N/d x M distances; else as replicated).
+    """
+    from som_studio.core.sharding import ceil_div
+
+    d, it = s.features, s.itemsize
+    n_local = ceil_div(s.samples, s.data_devices)
+    m_local = s.units if layout in ("fused", "replicated") else ceil_div(s.height, s.map_devices) * s.width
+    args = (m_local * d + n_local * (d + (0 if layout == "fused" else 1)) + 2 * s.iterations) * it
+    if layout == "partitioned" and s.map_devices > 1:
+        m_local = ceil_div(s.height, s.map_devices) * s.width
+        args = (m_local * d + n_local * (d + 1) + 2 * s.iterations) * it
+        # the distance block and the winner mask beside it, split by rows: (N/d) x (M/m) each
+        return args + 2 * n_local * m_local * it + epoch_bytes(s.units, d, n_local, it)
+    plan = _plan(s, m_local if layout == "rows" else s.units, n_local if layout != "partitioned" else s.samples)
+    if layout == "partitioned" and plan.chunk >= s.samples:
+        # A global program: the partitioner splits one whole chunk across the data axis; chunks of a lax.map it
+        # leaves whole on every device (measured with XLA on the CPU).
+        plan = dataclasses.replace(plan, chunk=ceil_div(plan.chunk, s.data_devices))
+    search = search_bytes(plan, m_local, d, it)
+    gathered = s.units if layout == "rows" and s.map_devices > 1 else m_local
+    return args + search + epoch_bytes(gathered, d, n_local, it)
+
+
+def jax_fused_batch(s: ProblemSize) -> int:
+    """The host's problem, and on the device the program's arguments, epoch buffers and one search chunk.
+
+    The search works on example chunks bounded by the kernel plan's budget
+    (:mod:`som_studio.core.fused_plan`), so no term grows as N x M.
+    """
+    return _base(s) + batch_device_bytes(s, layout="fused") + JAX_OVERHEAD + BATCH_COMPILE_OVERHEAD
 
 
 def jax_scan_online(s: ProblemSize) -> int:
@@ -79,31 +148,29 @@ def jax_scan_online(s: ProblemSize) -> int:
     return jax_online(s)
 
 
-# -- issue 4: the sharded implementations ----------------------------------------------
+# -- the sharded implementations: per device ---------------------------------------------
 def jax_shardmap_batch(s: ProblemSize) -> int:
-    """Per device, at most: the whole map's size for the map, its sums and the gathered rows
-    (the layout's split is not known here, so no division by the map axis), the device's block of
-    examples, and ``jax-fused-batch``'s bounded argmin working set."""
-    from som_studio.core.fused_plan import ARGMIN_ELEMENTS
-    from som_studio.core.sharding import ceil_div
-
-    n_local = ceil_div(s.samples, s.devices)
-    maps = (2 * s.units * s.features + 3 * s.units * (s.features + 1)) * s.itemsize
-    data = n_local * (s.features + 2) * s.itemsize + 3 * s.iterations * s.itemsize
-    argmin = min(ARGMIN_ELEMENTS, n_local * s.units) * s.itemsize
-    return maps + data + argmin + JAX_OVERHEAD
+    """Per device: its rows of the map, the whole map's sums it gathers, its examples and its search chunk."""
+    return _base(s) + batch_device_bytes(s, layout="rows") + JAX_OVERHEAD + BATCH_COMPILE_OVERHEAD
 
 
 def jax_pmap_batch(s: ProblemSize) -> int:
-    """Per device: the whole map replicated, as :func:`jax_shardmap_batch` counts it."""
-    return jax_shardmap_batch(s)
+    """Per device: the whole map replicated, its block of examples and its search chunk."""
+    return _base(s) + batch_device_bytes(s, layout="replicated") + JAX_OVERHEAD + BATCH_COMPILE_OVERHEAD
 
 
 def jax_jit_sharded_batch(s: ProblemSize) -> int:
-    """As :func:`jax_shardmap_batch`, plus the whole distance block a split map uses (N/d x M)."""
-    from som_studio.core.sharding import ceil_div
+    """Per device: as pmap when the map is whole; with the map split, the N/d x M distance block."""
+    return _base(s) + batch_device_bytes(s, layout="partitioned") + JAX_OVERHEAD + BATCH_COMPILE_OVERHEAD
 
-    return jax_shardmap_batch(s) + ceil_div(s.samples, s.devices) * s.units * s.itemsize * 2
+
+def device_estimate(estimate: Callable[[ProblemSize], int], s: ProblemSize) -> int:
+    """The part of ``estimate(s)`` that is the compiled program on one device (the host's copy and the
+    runtime's and compiler's overheads taken off): what XLA's ``memory_analysis()`` is compared with."""
+    out = estimate(s) - _base(s) - JAX_OVERHEAD
+    if estimate in (jax_fused_batch, jax_shardmap_batch, jax_pmap_batch, jax_jit_sharded_batch):
+        out -= BATCH_COMPILE_OVERHEAD
+    return out
 
 
 def host_available() -> int:

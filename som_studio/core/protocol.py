@@ -53,10 +53,20 @@ class ProblemSize:
     iterations: int
     itemsize: int
     devices: int = 1
+    # Of ``devices``, how many split the map's rows (the layout's map axis); the rest split the examples.
+    map_devices: int = 1
+    # The backend the run will use ("cpu", "gpu", "tpu"): it picks the kernel plan the
+    # estimate counts. The preflight does not start JAX to learn it, so "cpu" unless told.
+    backend: str = "cpu"
 
     @property
     def units(self) -> int:
         return self.height * self.width
+
+    @property
+    def data_devices(self) -> int:
+        """Devices splitting the examples (the layout's data axis)."""
+        return max(1, self.devices // max(self.map_devices, 1))
 
 
 @dataclass(frozen=True)
@@ -69,7 +79,18 @@ class Implementation:
 
     A trainer may also have ``describe() -> dict``: facts about what it compiled
     (e.g. the collectives of a sharded program), called once after
-    :meth:`Trainer.warmup` and copied into the run record's ``extra``.
+    :meth:`Trainer.warmup` and copied into the run record's ``extra``. Every
+    JAX trainer gives there ``kernel_plan`` (its BMU search, a short string
+    such as ``"direct/argmin-all/chunk=4096"``, see
+    :mod:`som_studio.core.fused_plan`) and ``memory_compiled_bytes`` (XLA's own
+    account of the program that runs, per device: arguments + outputs +
+    temporaries, aliased buffers once; ``None`` where no one program runs).
+
+    A JAX trainer also has ``programs() -> dict[str, jax.stages.Lowered]``: the
+    programs :meth:`Trainer.run` executes, lowered for the trainer's own
+    arguments but not compiled (callable before :meth:`Trainer.warmup`). Tests
+    read them, e.g. to check that every product asks for full precision
+    (:func:`som_studio.core.hlo.imprecise_dots`) under every kernel plan.
     """
 
     name: str

@@ -171,7 +171,7 @@ register(
             "device, per-device sums added (layouts DATAx1 only). pmap is in maintenance mode in current JAX "
             "and is built on shard_map"
         ),
-        factory="som_studio.core.jax_sharded:JaxPmapBatch",
+        factory="som_studio.core.jax_pmap:JaxPmapBatch",
         estimate=memory.jax_pmap_batch,
         shards=True,
         map_axis=False,
@@ -186,7 +186,7 @@ register(
             "The one-device batch program under jit, inputs placed with NamedSharding over the data x map "
             "mesh: the compiler partitions it and chooses the communication (automatic parallelism)"
         ),
-        factory="som_studio.core.jax_sharded:JaxJitShardedBatch",
+        factory="som_studio.core.jax_jit_sharded:JaxJitShardedBatch",
         estimate=memory.jax_jit_sharded_batch,
         shards=True,
     )
@@ -201,7 +201,7 @@ register(
             "the local map rows, global best match across map, sums reduced across data, separable smoothing "
             "(no M x M matrix); for maps larger than one device, rows pass around a ring"
         ),
-        factory="som_studio.core.jax_sharded:JaxShardmapBatch",
+        factory="som_studio.core.jax_shardmap:JaxShardmapBatch",
         estimate=memory.jax_shardmap_batch,
         shards=True,
     )

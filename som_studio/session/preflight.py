@@ -141,6 +141,7 @@ def problem_size(config: RunConfig, samples: int, features: int) -> ProblemSize:
         iterations=config.iterations,
         itemsize=np.dtype(config.precision).itemsize,
         devices=data * map_,
+        map_devices=map_,
     )
 
 

@@ -32,3 +32,85 @@ def test_vmap_batch_estimate_scales_with_examples_times_units():
 def test_format_bytes():
     assert memory.format_bytes(512) == "512 B"
     assert memory.format_bytes(3 * 1024**3) == "3.0 GiB"
+
+
+# -- the estimates against XLA's own accounting of the program that runs -------------------------
+# (width, height, features, samples): the playbook's map; many features and examples (several chunks).
+PLAYBOOK, WIDE = (240, 135, 3, 1000), (100, 80, 20, 5000)
+
+
+def _compiled_vs_estimate(name: str, size: tuple[int, int, int, int], layout: str | None, form: str | None):
+    import numpy as np
+
+    from som_studio.config import DataSpec, RunConfig
+    from som_studio.core import fused_plan, jax_runtime
+    from som_studio.core.problem import make_problem
+    from som_studio.core.sharding import parse_layout
+
+    w, h, d, n = size
+    impl = registry.get(name)
+    kind = {"epochs": 3} if impl.kind == "batch" else {"steps": 3}
+    cfg = RunConfig(
+        impl=name,
+        width=w,
+        height=h,
+        data=DataSpec(samples=n),
+        seed=1,
+        precision="float32",
+        **kind,
+        layout=layout or "1x1",
+    )
+    data_axis, map_axis = parse_layout(cfg.layout)
+    s = ProblemSize(
+        height=h,
+        width=w,
+        features=d,
+        samples=n,
+        iterations=3,
+        itemsize=4,
+        devices=data_axis * map_axis,
+        map_devices=map_axis,
+    )
+    with fused_plan.forced(form):
+        trainer = impl.create(make_problem(cfg, impl.kind, np.random.default_rng(0).random((n, d))))
+        est = memory.device_estimate(impl.estimate, s)
+    try:
+        programs = trainer.programs()
+        assert len(programs) == 1
+        compiled = jax_runtime.compiled_bytes(next(iter(programs.values())).compile())
+    finally:
+        trainer.close()
+    return compiled, est
+
+
+def _memory_cases():
+    import pytest
+
+    from som_studio.core import fused_plan
+
+    out = []
+    for impl in registry.all_implementations():
+        if impl.backend != "jax" or impl.name == "jax-naive-online":  # eager: no one program to compare
+            continue
+        layouts = (["2x2", "1x4", "4x1"] if impl.map_axis else ["4x1"]) if impl.shards else [None]
+        forms = fused_plan.FORMS if impl.kind == "batch" and impl.name != "jax-vmap-batch" else (None,)
+        for layout in layouts:
+            for form in forms:
+                out.append(pytest.param(impl.name, PLAYBOOK, layout, form, id=f"{impl.name}-{layout}-{form}-playbook"))
+        if impl.name == "jax-fused-batch":
+            out += [pytest.param(impl.name, WIDE, None, f, id=f"{impl.name}-{f}-wide") for f in fused_plan.FORMS]
+    return out
+
+
+import pytest  # noqa: E402
+
+
+@pytest.mark.parametrize(("name", "size", "layout", "form"), _memory_cases())
+def test_estimates_hold_to_xlas_accounting_of_the_program(name, size, layout, form):
+    """Within 30 % of memory_analysis() (arguments + outputs + temporaries, per device) where it is over 8 MiB."""
+    compiled, est = _compiled_vs_estimate(name, size, layout, form)
+    assert compiled is not None and compiled > 0
+    if compiled > 8 * memory.MiB:
+        assert abs(est - compiled) <= 0.3 * compiled, f"estimate {est} against compiled {compiled}"
+    else:  # small programs: the estimate only has to stay in the same few MiB
+        assert est <= compiled + 8 * memory.MiB

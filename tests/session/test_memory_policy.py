@@ -56,3 +56,6 @@ def test_a_runs_device_buffers_are_freed_when_it_ends(impl, small_config):
     assert record.status == "ok", record.message
     left = [a for a in jax.live_arrays() if id(a) not in before]
     assert left == [], f"{impl} left {len(left)} device arrays alive: {[a.shape for a in left]}"
+    # Every JAX run records its BMU search and, where one program runs, XLA's figure for it.
+    assert isinstance(record.extra.get("kernel_plan"), str) and record.extra["kernel_plan"]
+    assert "memory_compiled_bytes" in record.extra

@@ -1,0 +1,87 @@
+"""Exact float32 everywhere: no JAX program SOM Studio runs has a product without full precision.
+
+On an NVIDIA GPU a float32 ``dot`` without ``precision=HIGHEST`` runs as TF32
+(a 10-bit mantissa) and picks wrong best-matching units (../shared/GPU.md). No
+GPU is needed to catch it: the precision a product asks for is in the program's
+text. Every registered JAX implementation is lowered (and compiled, since XLA
+may write products the source never spelled) under every kernel plan, at sizes
+that give one and several example chunks, and must have no such product.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from som_studio.config import DataSpec, RunConfig
+from som_studio.core import fused_plan, hlo, jax_runtime, registry
+from som_studio.core.problem import make_problem
+
+jax = jax_runtime.jax()
+
+# (width, height, features, samples, chunk budget in bytes): one example chunk at the default budget; several
+# chunks, blocks and (matmul) more features than the direct form takes on an accelerator.
+SIZES = [(12, 9, 3, 60, None), (20, 15, 20, 400, 1 << 16)]
+
+
+def _cases() -> list[tuple[str, str]]:
+    """Every JAX implementation under every plan; online ones, which search no plan, once."""
+    out = []
+    for impl in registry.all_implementations():
+        if impl.backend == "jax":
+            out += [(impl.name, f) for f in (fused_plan.FORMS if impl.kind == "batch" else fused_plan.FORMS[:1])]
+    return out
+
+
+def _problem(name: str, width: int, height: int, features: int, samples: int, _budget: int | None):
+    impl = registry.get(name)
+    layout = ("2x2" if impl.map_axis else "4x1") if impl.shards else None
+    cfg = RunConfig(
+        impl=name,
+        width=width,
+        height=height,
+        data=DataSpec(samples=samples),
+        seed=1,
+        precision="float32",
+        epochs=2 if impl.kind == "batch" else None,
+        steps=5 if impl.kind == "online" else None,
+        **({"layout": layout} if layout else {}),
+    )
+    data = np.random.default_rng(0).random((samples, features))
+    return make_problem(cfg, impl.kind, data)
+
+
+def test_imprecise_dots_reads_stablehlo_and_hlo():
+    jnp = jax.numpy
+
+    def f(a, b):
+        return a @ b, jnp.matmul(a, b, precision=jax.lax.Precision.HIGHEST), jnp.einsum("ij,jk->ik", a, b + 1)
+
+    a, b = np.ones((3, 4), np.float32), np.ones((4, 5), np.float32)
+    lowered = jax.jit(f).lower(a, b)
+    assert len(hlo.imprecise_dots(lowered.as_text())) == 2
+    assert len(hlo.imprecise_dots(lowered.compile().as_text())) == 2
+    good = jax.jit(lambda a, b: jnp.matmul(a, b, precision="highest")).lower(a, b)
+    assert hlo.imprecise_dots(good.as_text()) == [] and hlo.imprecise_dots(good.compile().as_text()) == []
+    assert hlo.imprecise_dots("%d = f32[2,2]{1,0} dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}")
+    assert not hlo.imprecise_dots("%m = f32[2]{0} multiply(%a, %b)")
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: "x".join(map(str, s[:4])))
+@pytest.mark.parametrize(("name", "form"), _cases())
+def test_every_product_of_every_jax_program_is_highest(name, form, size):
+    with fused_plan.forced(form, budget=size[-1]):
+        trainer = registry.get(name).create(_problem(name, *size))
+    try:
+        programs = trainer.programs()  # every JAX trainer must expose what it runs
+        assert programs, name
+        for key, lowered in programs.items():
+            assert hlo.imprecise_dots(lowered.as_text()) == [], f"{name} {form} {key}: StableHLO"
+            assert hlo.imprecise_dots(lowered.compile().as_text()) == [], f"{name} {form} {key}: compiled HLO"
+        plan = str(getattr(trainer, "plan", ""))
+        if registry.get(name).kind == "batch" and name != "jax-vmap-batch":
+            assert plan.startswith(form + "/"), plan
+            if size[-1] is not None:
+                assert int(plan.rsplit("chunk=", 1)[1]) < size[3] // 2  # several chunks per device
+    finally:
+        trainer.close()
