@@ -87,7 +87,10 @@ def test_describe_names_the_plan():
     p = _problem(6, 5, 3, 10)
     t = jso.ScanOnline(p, OnlinePlan("all", 4))
     try:
-        assert t.describe() == {"kernel_plan": "direct/argmin-all/steps-per-trip=4"}
+        t.warmup()
+        facts = t.describe()
+        assert facts["kernel_plan"] == "direct/argmin-all/steps-per-trip=4"
+        assert facts["memory_compiled_bytes"] > 0  # XLA's account of the program that runs
     finally:
         t.close()
     t = registry.get("jax-scan-online").create(p)
