@@ -41,6 +41,22 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+def _parametrized_over_devices(item: pytest.Item, available: int) -> bool:
+    """Whether a parametrized case needs more devices than ``available``: a ``layout`` parameter
+    larger than that, or a sharded implementation named by a ``name`` parameter (their cases lay
+    the map over several simulated devices)."""
+    from som_studio.core import registry
+
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    layout = params.get("layout")
+    if isinstance(layout, str) and "x" in layout:
+        data, _, map_ = layout.partition("x")
+        if data.isdigit() and map_.isdigit() and int(data) * int(map_) > available:
+            return True
+    name = params.get("name")
+    return isinstance(name, str) and name in registry.names() and registry.get(name).shards
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if not DEFAULT_BACKEND:
         return
@@ -53,7 +69,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     cpu = pytest.mark.skip(reason=f"asserts the CPU backend; the default backend is {backend}")
     for item in items:
         path = item.path.as_posix()
-        many = any(path.endswith(m) for m in MULTI_DEVICE_MODULES) or item.get_closest_marker("test_devices")
+        many = (
+            any(path.endswith(m) for m in MULTI_DEVICE_MODULES)
+            or item.get_closest_marker("test_devices")
+            or _parametrized_over_devices(item, n)
+        )
         if n < TEST_CPU_DEVICES and many:
             item.add_marker(multi)
         elif backend != "cpu" and item.get_closest_marker("cpu_backend"):

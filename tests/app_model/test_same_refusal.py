@@ -38,7 +38,14 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("argv", "fields", "refusal"), CASES, ids=["data-parallel", "learning-rate", "devices"])
+# The "devices" case names the simulated CPU devices the tests run with: it needs them.
+@pytest.mark.parametrize(
+    ("argv", "fields", "refusal"),
+    [
+        pytest.param(*case, id=name, marks=[pytest.mark.test_devices] if name == "devices" else [])
+        for case, name in zip(CASES, ["data-parallel", "learning-rate", "devices"])
+    ],
+)
 def test_the_cli_and_the_app_give_the_same_refusal(argv, fields, refusal):
     args = build_parser().parse_args(["bench", *argv])
     with pytest.raises(CommandError) as cli:
