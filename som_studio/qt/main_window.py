@@ -94,7 +94,7 @@ class MainWindow(QMainWindow):
             Qt.DockWidgetArea.BottomDockWidgetArea,
         )
         for key, title, widget, area in (
-            ("run", "Run", dialogs.scrolled(self.panel), left),
+            ("run", "Run", self.panel, left),  # the panel scrolls its own fields, its verdict stays in sight
             ("timings", "Timings", self.timing_plot, right),
             ("quality", "Quality", self.quality_plot, right),
             ("runs", "Runs", self.runs_panel, bottom),
