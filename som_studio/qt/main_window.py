@@ -17,7 +17,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMessageBox, QWidget
 
-from som_studio.app_model.form import FormState, RunForm
+from som_studio.app_model.form import FormState, RunForm, read_data
 from som_studio.config import RunConfig
 from som_studio.qt import controller as ctl
 from som_studio.qt import dialogs
@@ -166,6 +166,7 @@ class MainWindow(QMainWindow):
         self.open_action = action("&Open run…", lambda: self.runs_panel.open_runs(), "Ctrl+O")
         tip = "The ticked runs' full records (all kept runs when none is ticked)"
         self.export_action = action("&Export runs as JSON…", lambda: self.runs_panel.export_runs(), "Ctrl+E", tip)
+        self.example_action = action("Open e&xample data", self.panel.open_example, tip="iris: a hex map, ready to run")
         self.quit_action = action("&Quit", self.close, QKeySequence.StandardKey.Quit)
         if self.quit_action.shortcut().isEmpty():  # not every platform names one
             self.quit_action.setShortcut(QKeySequence("Ctrl+Q"))
@@ -175,7 +176,7 @@ class MainWindow(QMainWindow):
         run_actions = (self.run_action, self.pause_action, self.stop_action)
         bar = self.menuBar()
         menus = {
-            "&File": (self.open_action, self.export_action, None, self.quit_action),
+            "&File": (self.open_action, self.example_action, self.export_action, None, self.quit_action),
             "&Run": run_actions,
             "&View": tuple(d.toggleViewAction() for d in self.docks.values()),
             "&Help": (self.doctor_action, None, self.about_action),
@@ -233,10 +234,8 @@ class MainWindow(QMainWindow):
     def run_config(self, cfg: RunConfig) -> str:
         """Show ``cfg`` in the form and run it; ``""``, or why it cannot run (re-run, compare queue)."""
         st = self.form.set_config(cfg)
-        if st.data_needed is not None:  # a file not read yet: read it now, the answer is needed
-            from som_studio.app_model.form import read_data_shape
-
-            st = self.form.data_read(st.data_needed, *read_data_shape(st.data_needed))
+        while st.data_needed is not None:  # a file not read yet: read it now, the answer is needed
+            st = self.form.data_read(st.data_needed, read_data(st.data_needed))
         if not st.runnable:
             return st.reason or "not runnable"
         return "" if self.start_run() else "a run is already in progress"

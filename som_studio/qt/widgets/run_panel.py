@@ -97,10 +97,7 @@ class RunPanel(QWidget):
         self.grid = QComboBox()
         self.grid.setEditable(True)
         self.grid.addItems(GRID_PRESETS)
-        self.grid.setToolTip(
-            "width x height (240x135: 240 columns, 135 rows); pick a preset or type one; "
-            "auto: the playbook's for colours, about 5·√N units for a data file"
-        )
+        self.grid.setToolTip("width x height (240x135: 240 columns, 135 rows); auto: chosen for the data")
         self.grid_info = note()
         rows.addRow("Grid", self.grid)
         rows.addRow(self.grid_info)
@@ -216,11 +213,9 @@ class RunPanel(QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(scroll, 1)
-        verdict = QVBoxLayout()
-        verdict.setContentsMargins(9, 0, 9, 9)
-        verdict.addWidget(self.memory_label)
-        verdict.addWidget(self.reason_label)
-        outer.addLayout(verdict)
+        for label in (self.memory_label, self.reason_label):
+            label.setContentsMargins(9, 0, 9, 4)
+            outer.addWidget(label)
         self.setMinimumWidth(300)
 
         self.detect.clicked.connect(self.detect_requested)
@@ -322,7 +317,7 @@ class RunPanel(QWidget):
         self.samples.setEnabled(not f.file)
         for w in (self.path, self.browse):
             w.setEnabled(f.file)
-        self.table.render(f, self.form.columns())
+        self.table.show_fields(f, self.form.columns())
         self.cpu_devices.setEnabled(f.simulate)
 
     def _may_set(self, w: QWidget) -> bool:
@@ -346,6 +341,12 @@ class RunPanel(QWidget):
             self.form.edit(simulate=True, cpu_devices=min(int(n), MAX_SIMULATED_DEVICES))
         else:
             self.form.edit(simulate=False)
+
+    def open_example(self) -> None:
+        """File > Open example data: iris on a 12x8 hex map, shown in the form ready to run."""
+        from som_studio.app_model.examples import iris_config
+
+        self.form.set_config(iris_config(self.form.fields.epochs))
 
     def load_config(self, cfg: RunConfig) -> None:
         """Show ``cfg`` in the form (unknown implementations keep the current choice)."""

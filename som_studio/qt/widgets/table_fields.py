@@ -111,7 +111,7 @@ class TableFields(QWidget):
         kept = [c for c in self._ignored if c != column] + ([column] if on else [])
         self._edit("ignore", tuple(c for c in self._columns if c in kept) or tuple(kept))
 
-    def render(self, f: FormFields, columns: tuple[str, ...]) -> None:
+    def show_fields(self, f: FormFields, columns: tuple[str, ...]) -> None:
         """Show ``f``; ``columns`` (the file's, once read) are the label, ignore and id choices."""
         self._rendering = True
         try:
