@@ -24,6 +24,7 @@ from som_studio.qt import dialogs
 from som_studio.qt.comparison import ComparisonView, LiveRecorder, history_folder
 from som_studio.qt.devices import DeviceWatch
 from som_studio.qt.live_views import LiveViews
+from som_studio.qt.project_dialog import show_projection
 from som_studio.qt.runs import RunsModel, RunsPanel
 from som_studio.qt.settings import Settings
 from som_studio.qt.widgets.map_view import MapView
@@ -125,6 +126,7 @@ class MainWindow(QMainWindow):
         self.menus["&View"].addAction(self.docks["compare"].toggleViewAction())
         self.live.connect()
         self.runs_panel.status.connect(self.status_label.setText)
+        self.runs_panel.projector.projected.connect(lambda result: show_projection(self.map_view, result))
         if self.history.problems:
             self.status_label.setText("Some kept runs could not be read: " + "; ".join(self.history.problems))
         self.controller.state_changed.connect(self._on_state_changed)
@@ -292,6 +294,7 @@ class MainWindow(QMainWindow):
         self.controller.shutdown()
         self.devices.shutdown()
         self.panel.wait_for_readers()
+        self.runs_panel.projector.wait()
         if self.doctor_dialog is not None:
             self.doctor_dialog.probe.shutdown()
         event.accept()
