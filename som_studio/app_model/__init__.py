@@ -8,8 +8,8 @@ CLI use.
 
 from __future__ import annotations
 
-from som_studio.app_model.form import LABELS, FormFields, FormState, RunForm, read_data_shape
+from som_studio.app_model.form import LABELS, FormFields, FormState, RunForm, read_data
 from som_studio.app_model.live import LiveRun
 from som_studio.app_model.runs import RunList
 
-__all__ = ["LABELS", "FormFields", "FormState", "LiveRun", "RunForm", "RunList", "read_data_shape"]
+__all__ = ["LABELS", "FormFields", "FormState", "LiveRun", "RunForm", "RunList", "read_data"]

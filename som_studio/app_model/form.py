@@ -9,8 +9,12 @@ Each refusal is shown with its control's label (:data:`LABELS`), where the CLI
 names its flag.
 
 Data files are read off the GUI thread: the form says which file it needs
-(:attr:`FormState.data_needed`), the view reads it with :func:`read_data_shape`
-where it likes, and gives the answer back (:meth:`RunForm.data_read`).
+(:attr:`FormState.data_needed`, the file with the chosen label, ignored and id
+columns and scaling), the view reads it with :func:`read_data` where it likes,
+and gives the answer back (:meth:`RunForm.data_read`): the header's column
+names (offered as the label, ignored and id choices), the table's size, and
+the default grid for the data (the SOM Toolbox's rule, as the CLI takes it when
+``--grid`` is not given), used while the grid is left to ``auto``.
 
 Threads: one thread (the GUI's); listeners are called on it, synchronously.
 """
@@ -18,6 +22,7 @@ Threads: one thread (the GUI's); listeners are called on it, synchronously.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,11 +50,53 @@ LABELS: Mapping[str, str] = {
     "memory": "Memory",
     "config": "Configuration",
     "cpu_devices": "Layout's “simulate” box set to {n} CPU devices",
+    "topology": "Lattice",
+    "toroid": "Toroid",
+    "init": "Initialisation",
+    "scaling": "Scaling",
+    "labels": "Label column",
+    "ignore": "Ignore",
+    "id_column": "ID column",
+    "clusters": "Clusters",
 }
+
+# Refusals from reading a table name the CLI's flags inside their reason ("--labels species"):
+# the app names its controls there too.
+_FLAG_WORDS = {"labels": "labels", "ignore": "ignore", "id": "id_column"}
+_FLAG_IN_TEXT = re.compile(r"--(labels|ignore|id)\b ?")
+
+AUTO = "auto"  # the grid and the initialisation left to their defaults
 
 MAX_SIMULATED_DEVICES = 64  # JAX's CPU backend simulates this many at most, here
 
-DataKey = tuple[str, bool]  # (path, min-max scaled)
+
+@dataclass(frozen=True)
+class DataKey:
+    """A data file as the form reads it: the path and the table's column roles and scaling."""
+
+    path: str
+    labels: str | None = None
+    ignore: tuple[str, ...] = ()
+    id_column: str | None = None
+    scaling: str = "none"
+
+
+@dataclass(frozen=True)
+class DataInfo:
+    """What :func:`read_data` found in a file.
+
+    ``columns``: the header's names (``x1``, ``x2``... without one; empty for a
+    ``.npy`` or an unreadable file); ``shape``: (rows, features) of the table
+    read with the key's roles, or ``None`` with ``error`` saying why;
+    ``grids``: the default (width, height) per (lattice, toroid).
+    """
+
+    columns: tuple[str, ...] = ()
+    shape: tuple[int, int] | None = None
+    error: str = ""
+    missing: bool = False
+    feature_names: tuple[str, ...] = ()
+    grids: Mapping[tuple[str, bool], tuple[int, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -57,11 +104,18 @@ class FormFields:
     """What the form holds, as the user typed it (text where text is typed)."""
 
     impl: str = ""
-    grid: str = f"{cfgmod.DEFAULT_WIDTH}x{cfgmod.DEFAULT_HEIGHT}"
+    grid: str = AUTO  # "auto" (or empty): the playbook's for colours, the data's default for a file
     file: bool = False
     samples: int = cfgmod.DEFAULT_SAMPLES
     path: str = ""
-    scale: bool = False
+    scaling: str = "none"
+    topology: str = "rect"
+    toroid: bool = False
+    init: str = AUTO  # "auto": pca for a file, random for colours (as the CLI)
+    labels: str = ""  # "" for none
+    ignore: tuple[str, ...] = ()
+    id_column: str = ""
+    clusters: int = 0  # 0 for none
     steps: int = cfgmod.DEFAULT_STEPS
     epochs: int = cfgmod.DEFAULT_EPOCHS
     sigma_start: str = ""
@@ -87,6 +141,14 @@ class FormFields:
         return self.steps if self.kind == "online" else self.epochs
 
     @property
+    def grid_auto(self) -> bool:
+        return self.grid.strip().lower() in ("", AUTO)
+
+    @property
+    def data_key(self) -> DataKey:
+        return DataKey(self.path.strip(), self.labels or None, tuple(self.ignore), self.id_column or None, self.scaling)
+
+    @property
     def simulated(self) -> int | None:
         """Simulated CPU devices, or ``None`` for the machine's own devices."""
         return self.cpu_devices if self.simulate else None
@@ -103,13 +165,15 @@ class FormState:
     features: int = 3
     samples: int = 0
     data_text: str = ""
+    grid_text: str = ""  # what the grid left to "auto" is, and why
+    columns: tuple[str, ...] = ()  # the data file's columns, for the label, ignore and id choices
     data_needed: DataKey | None = None  # a file to read before the config can be checked
     candidate: RunConfig | None = field(default=None, compare=False)  # built, though refused
 
     @property
     def reason(self) -> str:
         """The first refusal, named as the app names it; ``""`` when runnable."""
-        return self.refusals[0].text(LABELS) if self.refusals else ""
+        return app_words(self.refusals[0].text(LABELS)) if self.refusals else ""
 
     @property
     def runnable(self) -> bool:
@@ -139,17 +203,32 @@ def number_text(v: float) -> str:
     return short if float(short) == v else repr(float(v))
 
 
-def read_data_shape(key: DataKey) -> tuple[tuple[int, ...] | None, str]:
-    """(shape, "") of a data file, or (None, why not); may take long: call it off the GUI thread."""
-    from som_studio.core.data import DataError, load_data
+def app_words(text: str) -> str:
+    """``text`` with the CLI's table flags (``--labels species``) named as the app's controls."""
+    return _FLAG_IN_TEXT.sub(lambda m: LABELS[_FLAG_WORDS[m.group(1)]] + " ", text)
 
-    path, scale = key
+
+def read_data(key: DataKey) -> DataInfo:
+    """Read the data file ``key`` names; may take long: call it off the GUI thread."""
+    from pathlib import Path
+
+    from som_studio.core.data import CsvReader, DataError, read_table
+    from som_studio.core.init import default_grid
+
+    columns: tuple[str, ...] = ()
     try:
-        return tuple(load_data(path, scale=scale).shape), ""
+        if Path(key.path).suffix.lower() in (".csv", ".txt"):
+            # The header alone, with no roles: offered even when the table is refused.
+            columns = CsvReader(key.path).columns
+        table = read_table(key.path, key.labels, key.ignore, key.id_column).scaled(key.scaling)
     except DataError as exc:
-        return None, str(exc)
+        return DataInfo(columns, None, str(exc))
     except OSError as exc:  # a file that vanished or cannot be read between the edit and the load
-        return None, f"cannot read {path}: {exc.strerror or exc}"
+        return DataInfo(columns, None, f"cannot read {key.path}: {exc.strerror or exc}")
+    values = table.values
+    grids = {(t, w): default_grid(values, t, w) for t in cfgmod.TOPOLOGIES for w in (False, True)}
+    shape = (int(values.shape[0]), int(values.shape[1]))
+    return DataInfo(columns, shape, "", table.has_missing, table.feature_names, grids)
 
 
 def devices_text(seen: tuple[dict[str, Any], int | None] | None, asking: bool, asked_before: bool) -> tuple[str, str]:
@@ -176,7 +255,8 @@ class RunForm:
 
     def __init__(self, fields: FormFields | None = None) -> None:
         self._fields = fields or FormFields(impl=registry.names()[0])
-        self._shapes: dict[DataKey, tuple[tuple[int, ...] | None, str]] = {}
+        self._data: dict[DataKey, DataInfo] = {}
+        self._columns: dict[str, tuple[str, ...]] = {}  # per path: the header's names, kept while re-reading
         self._devices: tuple[dict[str, Any], int | None] | None = None  # what a worker saw, and with what setting
         self._device_memory: tuple[int, str] | None = None
         self._state_listeners: list[Callable[[FormState], None]] = []
@@ -221,6 +301,14 @@ class RunForm:
             "impl": impl,
             "grid": cfg.grid,
             "file": cfg.data.path is not None,
+            "topology": cfg.topology,
+            "toroid": cfg.toroid,
+            "init": cfg.init or AUTO,
+            "scaling": cfg.scaling_method,
+            "labels": cfg.labels or "",
+            "ignore": tuple(cfg.ignore),
+            "id_column": cfg.id_column or "",
+            "clusters": cfg.clusters or 0,
             "sigma_start": ",".join(number_text(v) for v in cfg.sigma_start) if cfg.sigma_start else "",
             "sigma_end": ",".join(number_text(v) for v in cfg.sigma_end) if cfg.sigma_end else "",
             "lr_start": cfg.lr_start,
@@ -232,7 +320,7 @@ class RunForm:
         if cfg.data.path is None:
             changes["samples"] = cfg.data.samples
         else:
-            changes.update(path=cfg.data.path, scale=cfg.data.scale)
+            changes["path"] = cfg.data.path
         if cfg.steps is not None:
             changes["steps"] = cfg.steps
         if cfg.epochs is not None:
@@ -255,10 +343,32 @@ class RunForm:
     def counts(self) -> dict[str, int]:
         return {"online": self._fields.steps, "batch": self._fields.epochs}
 
-    def data_read(self, key: DataKey, shape: tuple[int, ...] | None, error: str) -> FormState:
-        """The answer of :func:`read_data_shape` for ``key``."""
-        self._shapes[key] = (shape, error)
+    def data_read(self, key: DataKey, info: DataInfo) -> FormState:
+        """The answer of :func:`read_data` for ``key``.
+
+        Columns chosen as labels, ignored or id that the file does not have
+        (chosen for another file) are let go, so the choices are the file's.
+        """
+        self._data[key] = info
+        if info.columns:
+            self._columns[key.path] = info.columns
+            f = self._fields
+            if f.data_key.path == key.path:
+                known = set(info.columns)
+                kept: dict[str, Any] = {
+                    "labels": f.labels if f.labels in known else "",
+                    "id_column": f.id_column if f.id_column in known else "",
+                    "ignore": tuple(c for c in f.ignore if c in known),
+                }
+                if any(getattr(f, k) != v for k, v in kept.items()):
+                    self._fields = dataclasses.replace(f, **kept)
+                    for listener in self._fields_listeners:
+                        listener(self._fields)
         return self.revalidate()
+
+    def columns(self) -> tuple[str, ...]:
+        """The columns of the current data file, once read (empty otherwise)."""
+        return self._columns.get(self._fields.path.strip(), ()) if self._fields.file else ()
 
     def set_devices(self, info: dict[str, Any] | None, simulated: int | None) -> FormState:
         """What a worker saw (``env`` of a run, or the probe's answer) with ``simulated`` CPU devices."""
@@ -305,27 +415,64 @@ class RunForm:
             impl = registry.get(f.impl)
         except registry.UnknownImplementation as exc:
             return FormState(None, (Refusal("impl", str(exc).removeprefix("impl: ")),), cpu_devices=cpu)
-        data_text = ""
+        data_text = grid_text = ""
+        columns = self.columns()
+        info: DataInfo | None = None
+        table: dict[str, Any] = {
+            "topology": f.topology,
+            "toroid": f.toroid,
+            "init": None if f.init in ("", AUTO) else f.init,
+            "scaling": f.scaling,
+            "labels": f.labels or None,
+            "ignore": tuple(f.ignore),
+            "id_column": f.id_column or None,
+            "clusters": f.clusters or None,
+        }
         try:
-            width, height = cfgmod.parse_grid(f.grid)
             if f.file:
-                key = (f.path.strip(), f.scale)
-                if not key[0]:
+                key = f.data_key
+                if not key.path:
                     return FormState(None, (Refusal("data", "choose a .npy or .csv file"),), cpu_devices=cpu)
-                if key not in self._shapes:
-                    wait = Refusal("data", f"reading {key[0]}…")
-                    return FormState(None, (wait,), cpu_devices=cpu, data_text="reading…", data_needed=key)
-                shape, err = self._shapes[key]
-                if shape is None:
-                    return FormState(None, (Refusal("data", err),), cpu_devices=cpu)
-                if len(shape) != 2:
-                    return FormState(None, (Refusal("data", f"expected examples x features, got {shape}"),))
-                samples, features = shape[0], shape[1]
+                data = DataSpec(path=key.path)
+                # Roles and scaling are checked before the file is read, as the CLI does; the
+                # file is still read for its columns when they are not known (a new file).
+                probe = RunConfig(data=data, width=1, height=1, **{**table, "clusters": None, "toroid": False})
+                try:
+                    probe._validate_map_and_table()
+                except ConfigError as exc:
+                    ask = None if key.path in self._columns or key in self._data else key
+                    return FormState(
+                        None, (Refusal.from_error(exc),), cpu_devices=cpu, columns=columns, data_needed=ask
+                    )
+                if key not in self._data:
+                    wait = Refusal("data", f"reading {key.path}…")
+                    return FormState(
+                        None, (wait,), cpu_devices=cpu, data_text="reading…", columns=columns, data_needed=key
+                    )
+                info = self._data[key]
+                if info.shape is None:
+                    return FormState(None, (Refusal("data", info.error),), cpu_devices=cpu, columns=columns)
+                samples, features = info.shape
                 data_text = f"{samples:,} x {features} loaded"
-                data = DataSpec(path=key[0], scale=f.scale)
+                if info.missing:
+                    data_text += " (with missing values)"
             else:
                 samples, features = f.samples, 3
                 data = DataSpec(samples=samples)
+                # The table's choices are kept for when a file is chosen again, but do not apply to colours.
+                table.update(scaling="none", labels=None, ignore=(), id_column=None)
+            if f.grid_auto:
+                if info is not None:
+                    width, height = info.grids[(f.topology, f.toroid)]
+                    grid_text = (
+                        f"Grid: {width}x{height} for {samples:,} rows (about 5·√N units, sides in the ratio of "
+                        "the first two principal components); type WxH to set it"
+                    )
+                else:
+                    width, height = cfgmod.DEFAULT_WIDTH, cfgmod.DEFAULT_HEIGHT
+                    grid_text = f"Grid: {width}x{height} (the playbook's map); type WxH to set it"
+            else:
+                width, height = cfgmod.parse_grid(f.grid)
             try:
                 seed = int(f.seed.strip())
             except ValueError:
@@ -343,11 +490,24 @@ class RunForm:
                 seed=seed,
                 precision=f.precision,
                 layout=f.layout.strip(),
+                **table,
             )
         except ConfigError as exc:
-            return FormState(None, (Refusal.from_error(exc),), cpu_devices=cpu, data_text=data_text)
+            return FormState(
+                None,
+                (Refusal.from_error(exc),),
+                cpu_devices=cpu,
+                data_text=data_text,
+                grid_text=grid_text,
+                columns=columns,
+            )
         devices = self._devices_now()
         refusals = tuple(preflight(cfg, data_shape=(samples, features), devices=devices))
+        if info is not None and info.missing and not any(r.field == "impl" for r in refusals):
+            # The preflight cannot know of missing values before the data is read; the form can.
+            lattice = impl.refusal(cfg.topology, cfg.toroid, True)
+            if lattice:
+                refusals = (Refusal("impl", lattice), *refusals)
         text = ""
         if not refusals or all(r.field == "memory" for r in refusals):
             need, have, where = memory_need(impl, cfg, samples, features, devices)
@@ -360,5 +520,7 @@ class RunForm:
             features,
             samples,
             data_text,
+            grid_text,
+            columns,
             candidate=cfg,
         )

@@ -17,13 +17,14 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMessageBox, QWidget
 
-from som_studio.app_model.form import FormState, RunForm
+from som_studio.app_model.form import FormState, RunForm, read_data
 from som_studio.config import RunConfig
 from som_studio.qt import controller as ctl
 from som_studio.qt import dialogs
 from som_studio.qt.comparison import ComparisonView, LiveRecorder, history_folder
 from som_studio.qt.devices import DeviceWatch
 from som_studio.qt.live_views import LiveViews
+from som_studio.qt.project_dialog import show_projection
 from som_studio.qt.runs import RunsModel, RunsPanel
 from som_studio.qt.settings import Settings
 from som_studio.qt.widgets.map_view import MapView
@@ -94,7 +95,7 @@ class MainWindow(QMainWindow):
             Qt.DockWidgetArea.BottomDockWidgetArea,
         )
         for key, title, widget, area in (
-            ("run", "Run", dialogs.scrolled(self.panel), left),
+            ("run", "Run", self.panel, left),  # the panel scrolls its own fields, its verdict stays in sight
             ("timings", "Timings", self.timing_plot, right),
             ("quality", "Quality", self.quality_plot, right),
             ("runs", "Runs", self.runs_panel, bottom),
@@ -125,6 +126,7 @@ class MainWindow(QMainWindow):
         self.menus["&View"].addAction(self.docks["compare"].toggleViewAction())
         self.live.connect()
         self.runs_panel.status.connect(self.status_label.setText)
+        self.runs_panel.projector.projected.connect(lambda result: show_projection(self.map_view, result))
         if self.history.problems:
             self.status_label.setText("Some kept runs could not be read: " + "; ".join(self.history.problems))
         self.controller.state_changed.connect(self._on_state_changed)
@@ -166,6 +168,7 @@ class MainWindow(QMainWindow):
         self.open_action = action("&Open run…", lambda: self.runs_panel.open_runs(), "Ctrl+O")
         tip = "The ticked runs' full records (all kept runs when none is ticked)"
         self.export_action = action("&Export runs as JSON…", lambda: self.runs_panel.export_runs(), "Ctrl+E", tip)
+        self.example_action = action("Open e&xample data", self.panel.open_example, tip="iris: a hex map, ready to run")
         self.quit_action = action("&Quit", self.close, QKeySequence.StandardKey.Quit)
         if self.quit_action.shortcut().isEmpty():  # not every platform names one
             self.quit_action.setShortcut(QKeySequence("Ctrl+Q"))
@@ -175,7 +178,7 @@ class MainWindow(QMainWindow):
         run_actions = (self.run_action, self.pause_action, self.stop_action)
         bar = self.menuBar()
         menus = {
-            "&File": (self.open_action, self.export_action, None, self.quit_action),
+            "&File": (self.open_action, self.example_action, self.export_action, None, self.quit_action),
             "&Run": run_actions,
             "&View": tuple(d.toggleViewAction() for d in self.docks.values()),
             "&Help": (self.doctor_action, None, self.about_action),
@@ -233,10 +236,8 @@ class MainWindow(QMainWindow):
     def run_config(self, cfg: RunConfig) -> str:
         """Show ``cfg`` in the form and run it; ``""``, or why it cannot run (re-run, compare queue)."""
         st = self.form.set_config(cfg)
-        if st.data_needed is not None:  # a file not read yet: read it now, the answer is needed
-            from som_studio.app_model.form import read_data_shape
-
-            st = self.form.data_read(st.data_needed, *read_data_shape(st.data_needed))
+        while st.data_needed is not None:  # a file not read yet: read it now, the answer is needed
+            st = self.form.data_read(st.data_needed, read_data(st.data_needed))
         if not st.runnable:
             return st.reason or "not runnable"
         return "" if self.start_run() else "a run is already in progress"
@@ -293,6 +294,7 @@ class MainWindow(QMainWindow):
         self.controller.shutdown()
         self.devices.shutdown()
         self.panel.wait_for_readers()
+        self.runs_panel.projector.wait()
         if self.doctor_dialog is not None:
             self.doctor_dialog.probe.shutdown()
         event.accept()

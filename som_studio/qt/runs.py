@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 from som_studio.app_model.runs import COLUMNS, RunList, row_texts, run_tooltip
 from som_studio.config import ConfigError, RunConfig
 from som_studio.qt import dialogs
+from som_studio.qt.project_dialog import ProjectData
 from som_studio.report.writers import OutputError
 from som_studio.session.record import RunRecord
 from som_studio.storage import SUFFIX, HistoryError, RunHistory, StoredRun
@@ -254,8 +255,12 @@ class RunsPanel(QWidget):
         self.remove_button.setToolTip("Remove the selected runs from the list and their files (Delete)")
         self.show_button.setEnabled(show_run is not None)
         self.rerun_button.setEnabled(rerun is not None)
+        self.projector = ProjectData(self._one, self)  # Project data… and Export units…
+        self.projector.status.connect(self.status)
         buttons = QHBoxLayout()
-        for b in (self.show_button, self.rerun_button, self.save_button, self.open_button, self.remove_button):
+        for b in (self.show_button, self.rerun_button, *self.projector.buttons, self.save_button):
+            buttons.addWidget(b)
+        for b in (self.open_button, self.remove_button):
             buttons.addWidget(b)
         buttons.addStretch(1)
         lay = QVBoxLayout(self)

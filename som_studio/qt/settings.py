@@ -15,7 +15,7 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, QSettings
 
-from som_studio.app_model.form import MAX_SIMULATED_DEVICES, RunForm
+from som_studio.app_model.form import AUTO, MAX_SIMULATED_DEVICES, RunForm
 from som_studio.config import ConfigError, RunConfig
 
 
@@ -49,6 +49,8 @@ class Settings:
         cfg = self.run_config()
         if cfg is not None:
             form.set_config(cfg)
+            if self._auto().get("grid"):  # left to "auto": it follows the data again
+                form.edit(grid=AUTO)
         n = cpu_devices or self.cpu_devices()
         if n:
             form.edit(simulate=True, cpu_devices=min(int(n), MAX_SIMULATED_DEVICES))
@@ -58,7 +60,7 @@ class Settings:
     def save_form(self, form: RunForm) -> None:
         """Remember ``form``'s runnable configuration, its counts and its device setting."""
         if form.state.config is not None:
-            self.set_run_config(form.state.config)
+            self.set_run_config(form.state.config, grid_auto=form.fields.grid_auto)
         for kind, n in form.counts().items():
             self.set_iterations(kind, n)
         self.set_cpu_devices(form.fields.simulated)
@@ -73,17 +75,27 @@ class Settings:
             cfg = RunConfig.from_dict(d)
         except (ValueError, ConfigError, TypeError):
             return None
-        # Radii left to their defaults stay "auto": they follow the grid size.
+        # Radii and the initialisation left to their defaults stay so: they follow the grid and the data.
         auto = d.get("sigma_auto") or {}
         return cfg.replace(
             sigma_start=None if auto.get("start") else cfg.sigma_start,
             sigma_end=None if auto.get("end") else cfg.sigma_end,
+            init=None if d.get("init_auto") else cfg.init,
         )
 
-    def set_run_config(self, config: RunConfig) -> None:
+    def set_run_config(self, config: RunConfig, grid_auto: bool = False) -> None:
         d = config.to_dict()
         d["sigma_auto"] = {"start": config.sigma_start is None, "end": config.sigma_end is None}
+        d["init_auto"] = config.init is None
+        d["grid_auto"] = grid_auto
         self._qs.setValue("run/config", json.dumps(d))
+
+    def _auto(self) -> dict[str, bool]:
+        try:
+            d = json.loads(str(self._qs.value("run/config", "") or "{}"))
+        except ValueError:
+            return {}
+        return {"grid": bool(d.get("grid_auto"))} if isinstance(d, dict) else {}
 
     def iterations(self) -> dict[str, int]:
         """The last steps (online) and epochs (batch) chosen, kept apart."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from som_studio.app_model.form import LABELS, RunForm, read_data_shape
+from som_studio.app_model.form import LABELS, DataKey, RunForm, read_data
 from som_studio.config import DataSpec, RunConfig
 from som_studio.session.preflight import CPU_DEVICES, Refusal
 
@@ -76,13 +76,13 @@ def test_a_data_file_is_read_by_the_caller_and_its_answer_checked(tmp_path):
     form = small_form()
     st = form.edit(file=True, path=str(good))
     # The form never reads a file itself: it says which one it needs (the app reads it off the GUI thread).
-    assert st.data_needed == (str(good), False) and not st.runnable and st.refusals[0].field == "data"
-    st = form.data_read(st.data_needed, *read_data_shape(st.data_needed))
+    assert st.data_needed == DataKey(str(good)) and not st.runnable and st.refusals[0].field == "data"
+    st = form.data_read(st.data_needed, read_data(st.data_needed))
     assert st.runnable and (st.samples, st.features) == (50, 5) and st.data_text == "50 x 5 loaded"
     bad = tmp_path / "bad.csv"
     bad.write_text("a,b\n1,2\n3,x\n")
     st = form.edit(path=str(bad))
-    st = form.data_read(st.data_needed, *read_data_shape(st.data_needed))
+    st = form.data_read(st.data_needed, read_data(st.data_needed))
     assert st.refusals[0].field == "data" and "non-numeric value 'x'" in st.reason
     assert st.reason.startswith("Data: ")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from som_studio.app_model.form import LABELS, RunForm
+from som_studio.app_model.form import LABELS, RunForm, read_data
 from som_studio.cli import build_parser
 from som_studio.commands.common import FLAGS, CommandError, configs_from_args
 from som_studio.session.preflight import Refusal
@@ -58,3 +58,39 @@ def test_the_cli_and_the_app_give_the_same_refusal(argv, fields, refusal):
     assert app.state.reason == refusal.text(LABELS)
     assert str(cli.value).startswith(FLAGS[refusal.field] + ": ")
     assert app.state.reason.startswith(LABELS[refusal.field] + ": ")
+
+
+def test_a_hex_toroid_with_an_odd_height_is_refused_alike():
+    args = build_parser().parse_args(
+        ["bench", "--impl", "numpy-batch", "--grid", "12x7", "--topology", "hex", "--toroid"]
+    )
+    with pytest.raises(CommandError) as cli:
+        configs_from_args(args)
+    app = RunForm()
+    app.edit(impl="numpy-batch", grid="12x7", topology="hex", toroid=True)
+    refusal = Refusal("toroid", "a hex toroid needs an even height (rows wrap in pairs of offsets), got 7")
+    assert app.state.refusals[0] == refusal
+    assert str(cli.value) == refusal.text(FLAGS) and str(cli.value).startswith("--toroid: ")
+    assert app.state.reason == refusal.text(LABELS) and app.state.reason.startswith("Toroid: ")
+
+
+def test_a_text_column_not_named_is_refused_alike(tmp_path):
+    table = tmp_path / "t.csv"
+    table.write_text("a,b,kind\n1,2,x\n3,4,y\n5,6,x\n")
+    args = build_parser().parse_args(["bench", "--impl", "numpy-batch", "--data", str(table), "--quiet"])
+    with pytest.raises(CommandError) as cli:
+        configs_from_args(args)
+    app = RunForm()
+    st = app.edit(impl="numpy-batch", file=True, path=str(table))
+    st = app.data_read(st.data_needed, read_data(st.data_needed))
+    reason = (
+        f"{table}: non-numeric value 'x' at row 2, column 3 ('kind'): a text column can be the labels "
+        "(--labels kind), left out (--ignore kind) or carried through (--id kind)"
+    )
+    assert st.refusals[0] == Refusal("data", reason)
+    assert str(cli.value) == "--data: " + reason
+    # The app names its controls where the CLI names its flags.
+    assert st.reason == (
+        f"Data: {table}: non-numeric value 'x' at row 2, column 3 ('kind'): a text column can be the labels "
+        "(Label column kind), left out (Ignore kind) or carried through (ID column kind)"
+    )

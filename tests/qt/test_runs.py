@@ -65,3 +65,46 @@ def test_one_run_list_shared_by_the_runs_dock_and_the_comparison(qtbot, window):
         assert again.runs_panel.table.model().rowCount() == 1
     finally:
         again.close()
+
+
+def test_project_data_on_a_stored_run_shows_the_hit_map_and_names_mismatched_columns(qtbot, window, tmp_path):
+    import csv
+
+    import numpy as np
+
+    from som_studio.qt.project_dialog import HITS_ITEM
+    from som_studio.resources import resource
+
+    iris = resource("data", "iris.csv")
+    window.example_action.trigger()
+    p = window.panel
+    p.iterations.setValue(5)
+    p.simulate.setChecked(False)
+    qtbot.waitUntil(lambda: p.state.runnable, timeout=WAIT_MS)
+    with qtbot.waitSignal(window.controller.run_ended, timeout=WAIT_MS):
+        assert window.start_run()
+    panel = window.runs_panel
+    run = window.runs.runs[-1]
+    assert run.record.status == "ok"
+    panel.select(run.id)
+    with qtbot.waitSignal(panel.projector.projected, timeout=WAIT_MS) as got:
+        panel.projector.project(str(iris))  # off the GUI thread, through som_studio.model
+    result = got.args[0]
+    assert result.rows == 150 and result.hits.shape == (8, 12)
+    view = window.map_view
+    assert view.mode.currentText() == HITS_ITEM and view.last_frame.image.shape == (8, 12)
+    assert "150 rows" in view.caption.text() and "150 rows" in window.status_label.text()
+    assert np.array_equal(view.last_frame.image, result.frame().image)
+    # A file whose columns do not match is refused, naming them; the map view keeps the last picture.
+    bad = tmp_path / "bad.csv"
+    bad.write_text("sepal_length,sepal_width,petal_width,extra\n5,3,0.2,1\n")
+    panel.projector.project(str(bad))
+    qtbot.waitUntil(lambda: panel.error_dialog is not None, timeout=WAIT_MS)
+    text = panel.error_dialog.text()
+    assert "missing petal_length" in text and "unexpected extra" in text
+    panel.error_dialog.accept()
+    # Export units…: the per-unit CSV som_studio.model writes.
+    out = panel.projector.export_units(str(tmp_path / "units.csv"))
+    rows = list(csv.reader(out.open()))
+    assert rows[0][:4] == ["unit", "row", "col", "hits"] and len(rows) == 97
+    assert sum(int(r[3]) for r in rows[1:]) == 150

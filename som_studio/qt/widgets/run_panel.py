@@ -22,11 +22,13 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
     QRadioButton,
+    QScrollArea,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -35,16 +37,19 @@ from PySide6.QtWidgets import (
 from som_studio import config as cfgmod
 from som_studio.app_model.form import (
     MAX_SIMULATED_DEVICES,
+    DataInfo,
+    DataKey,
     FormFields,
     FormState,
     RunForm,
     devices_text,
-    read_data_shape,
+    read_data,
 )
 from som_studio.config import RunConfig
 from som_studio.core import registry
+from som_studio.qt.widgets.table_fields import TableFields, note
 
-GRID_PRESETS = ("60x34", "240x135", "512x512", "1024x1024")
+GRID_PRESETS = ("auto", "60x34", "240x135", "512x512", "1024x1024")
 LAYOUT_PRESETS = ("1x1", "2x1", "1x2", "2x2", "4x1", "1x4", "4x2", "2x4", "8x1", "1x8")
 
 
@@ -62,7 +67,7 @@ class RunPanel(QWidget):
 
     state_changed = Signal(object)
     detect_requested = Signal()
-    _data_read = Signal(object, object, str)  # key, shape, error; emitted on the reader's thread
+    _data_read = Signal(object, object)  # key, DataInfo; emitted on the reader's thread
 
     def __init__(self, parent: QWidget | None = None, form: RunForm | None = None) -> None:
         super().__init__(parent)
@@ -70,28 +75,32 @@ class RunPanel(QWidget):
         self._rendering = True
         self._force = True
         self._readers: list[threading.Thread] = []
-        self._reading: tuple[str, bool] | None = None
+        self._reading: DataKey | None = None
         self._asking = False
         self._ever_asked = False
 
         rows = QFormLayout()
         rows.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        # Narrow: a label goes above its field rather than being clipped (issue 14: "nplementation").
+        rows.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
 
         self.impl = QComboBox()
+        self.impl.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.impl.setMinimumContentsLength(12)
         for impl in registry.all_implementations():
             self.impl.addItem(impl.name, impl.name)
             self.impl.setItemData(self.impl.count() - 1, impl.description, Qt.ItemDataRole.ToolTipRole)
-        self.impl_info = QLabel()
-        self.impl_info.setWordWrap(True)
-        self.impl_info.setStyleSheet("color: #555;")
+        self.impl_info = note()
         rows.addRow("Implementation", self.impl)
-        rows.addRow("", self.impl_info)
+        rows.addRow(self.impl_info)  # both columns: a long description wraps, it never widens the form
 
         self.grid = QComboBox()
         self.grid.setEditable(True)
         self.grid.addItems(GRID_PRESETS)
-        self.grid.setToolTip("width x height (240x135: 240 columns, 135 rows); pick a preset or type one")
+        self.grid.setToolTip("width x height (240x135: 240 columns, 135 rows); auto: chosen for the data")
+        self.grid_info = note()
         rows.addRow("Grid", self.grid)
+        rows.addRow(self.grid_info)
 
         self.random_data = QRadioButton("Random colours")
         self.samples = QSpinBox()
@@ -101,11 +110,11 @@ class RunPanel(QWidget):
         self.file_data = QRadioButton("File")
         self.path = QLineEdit()
         self.path.setPlaceholderText(".npy or .csv, examples x features")
+        self.path.setMinimumWidth(60)
         self.browse = QPushButton("…")
         self.browse.setToolTip("Choose a .npy or .csv file")
         self.browse.setFixedWidth(28)
-        self.scale = QCheckBox("scale to [0, 1]")
-        self.data_info = QLabel()
+        self.data_info = note()
         row1 = QHBoxLayout()
         row1.addWidget(self.random_data)
         row1.addWidget(self.samples, 1)
@@ -116,12 +125,11 @@ class RunPanel(QWidget):
         data_box = QVBoxLayout()
         data_box.addLayout(row1)
         data_box.addLayout(row2)
-        row3 = QHBoxLayout()
-        row3.addWidget(self.scale)
-        row3.addWidget(self.data_info, 1)
-        data_box.addLayout(row3)
+        data_box.addWidget(self.data_info)
         self.random_data.setChecked(True)
         rows.addRow("Data", data_box)
+        self.table = TableFields()
+        self.table.add_rows(rows)
 
         self.iterations_label = QLabel("Epochs")
         self.iterations = QSpinBox()
@@ -188,18 +196,27 @@ class RunPanel(QWidget):
         dev.addWidget(self.detect)
         rows.addRow("", dev)
 
-        self.memory_label = QLabel()
-        self.memory_label.setWordWrap(True)
-        self.reason_label = QLabel()
-        self.reason_label.setWordWrap(True)
-        self.reason_label.setStyleSheet("color: #c0392b;")
+        self.memory_label = note()
+        self.reason_label = note("color: #c0392b;")
         self.reason_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
+        # The fields scroll down (never sideways); the verdict stays below them, always in sight.
+        fields = QWidget()
+        inner = QVBoxLayout(fields)
+        inner.addLayout(rows)
+        inner.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidget(fields)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         outer = QVBoxLayout(self)
-        outer.addLayout(rows)
-        outer.addWidget(self.memory_label)
-        outer.addWidget(self.reason_label)
-        outer.addStretch(1)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll, 1)
+        for label in (self.memory_label, self.reason_label):
+            label.setContentsMargins(9, 0, 9, 4)
+            outer.addWidget(label)
+        self.setMinimumWidth(300)
 
         self.detect.clicked.connect(self.detect_requested)
         self.browse.clicked.connect(self._on_browse)
@@ -209,7 +226,6 @@ class RunPanel(QWidget):
             (self.samples.valueChanged, "samples", None),
             (self.file_data.toggled, "file", None),
             (self.path.editingFinished, "path", lambda: self.path.text().strip()),
-            (self.scale.toggled, "scale", None),
             (self.iterations.valueChanged, "iterations", None),
             (self.sigma_start.textChanged, "sigma_start", None),
             (self.sigma_end.textChanged, "sigma_end", None),
@@ -223,6 +239,7 @@ class RunPanel(QWidget):
         ]
         for signal, name, read in edits:
             signal.connect(lambda *args, n=name, r=read: self._edit(n, r() if r else args[0]))
+        self.table.edited.connect(self._edit)
         self._data_read.connect(self._on_data_read)
         self.form.on_state(self._on_form_state)
         self.form.on_fields(lambda _f: self._render(self.form.state, force=True))
@@ -261,6 +278,9 @@ class RunPanel(QWidget):
         finally:
             self._rendering = False
         self.data_info.setText(st.data_text)
+        self.data_info.setVisible(bool(st.data_text))
+        self.grid_info.setText(st.grid_text)
+        self.grid_info.setVisible(bool(st.grid_text))
         self.reason_label.setText(st.reason)
         self.reason_label.setVisible(bool(st.reason))
         self.memory_label.setText(st.memory_text)
@@ -293,11 +313,11 @@ class RunPanel(QWidget):
             if box.value() != x and self._may_set(box):
                 box.setValue(x)  # shown to the box's 4 decimals; the form keeps the exact value
         (self.file_data if f.file else self.random_data).setChecked(True)
-        self.scale.setChecked(f.scale)
         self.simulate.setChecked(f.simulate)
         self.samples.setEnabled(not f.file)
-        for w in (self.path, self.browse, self.scale):
+        for w in (self.path, self.browse):
             w.setEnabled(f.file)
+        self.table.show_fields(f, self.form.columns())
         self.cpu_devices.setEnabled(f.simulate)
 
     def _may_set(self, w: QWidget) -> bool:
@@ -316,25 +336,21 @@ class RunPanel(QWidget):
         self._ever_asked = True
         self.form.set_devices(info, simulated)
 
-    def set_iterations_memory(self, iterations: dict[str, int]) -> None:
-        """The last steps/epochs per kind (from settings); shows the current kind's."""
-        self.form.set_counts(iterations)
-
-    def iterations_memory(self) -> dict[str, int]:
-        return self.form.counts()
-
     def set_cpu_devices(self, n: int | None) -> None:
         if n:
             self.form.edit(simulate=True, cpu_devices=min(int(n), MAX_SIMULATED_DEVICES))
         else:
             self.form.edit(simulate=False)
 
+    def open_example(self) -> None:
+        """File > Open example data: iris on a 12x8 hex map, shown in the form ready to run."""
+        from som_studio.app_model.examples import iris_config
+
+        self.form.set_config(iris_config(self.form.fields.epochs))
+
     def load_config(self, cfg: RunConfig) -> None:
         """Show ``cfg`` in the form (unknown implementations keep the current choice)."""
         self.form.set_config(cfg)
-
-    def revalidate(self) -> None:
-        self.form.revalidate()
 
     # -- reading data files off the GUI thread ------------------------------------------------
     def _read_data_if_needed(self, st: FormState) -> None:
@@ -344,15 +360,15 @@ class RunPanel(QWidget):
         self._readers = [t for t in self._readers if t.is_alive()]
         self._reading = key
         reader = threading.Thread(
-            target=lambda: self._data_read.emit(key, *read_data_shape(key)), name="som-data-reader", daemon=True
+            target=lambda: self._data_read.emit(key, read_data(key)), name="som-data-reader", daemon=True
         )
         self._readers.append(reader)
         reader.start()
 
-    def _on_data_read(self, key: tuple[str, bool], shape: tuple[int, ...] | None, error: str) -> None:
+    def _on_data_read(self, key: DataKey, info: DataInfo) -> None:
         if key == self._reading:
             self._reading = None
-        self.form.data_read(key, shape, error)
+        self.form.data_read(key, info)
 
     def wait_for_readers(self) -> None:
         """Wait for the data files being read (closing the window)."""

@@ -1,0 +1,105 @@
+"""New data on a stored run's map (Runs > Project data…), and its per-unit export (Runs > Export units…).
+
+Both go through :mod:`som_studio.model` (``load_run`` / ``project``), the model
+Python users and ``som-studio project`` use, so the app matches columns by name
+and refuses a file with the same words. :func:`project_stored` reads the file
+in chunks (memory does not grow with its length) and may take long: call it
+off the GUI thread.
+
+Threads: any; nothing here starts a thread or imports Qt.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from som_studio.model import RunFileError, SomRun, load_run
+from som_studio.picture import views as picture
+from som_studio.report.writers import OutputError
+from som_studio.storage.runfile import StoredRun
+
+
+class ProjectionError(ValueError):
+    """New data cannot be projected on a run (or its units exported); the message says why."""
+
+
+@dataclass(frozen=True, eq=False)
+class ProjectedHits:
+    """How many rows of ``data_path`` landed on each unit of ``run_name``'s map.
+
+    ``hits`` is (height, width) int64; ``topology`` is the run's lattice.
+    """
+
+    run_name: str
+    data_path: str
+    hits: np.ndarray
+    topology: str = "rect"
+
+    @property
+    def rows(self) -> int:
+        return int(self.hits.sum())
+
+    @property
+    def caption(self) -> str:
+        h, w = self.hits.shape
+        used = int((self.hits > 0).sum())
+        return (
+            f"{Path(self.data_path).name} on {self.run_name}: {self.rows:,} rows, hits per unit "
+            f"0–{int(self.hits.max()) if self.hits.size else 0}, {used} of {w * h} units hit"
+        )
+
+    def frame(self) -> picture.MapFrame:
+        """The hit map as a picture: the counts drawn by the component-plane renderer (0 to the most hits)."""
+        counts = self.hits.astype(np.float64)[..., None]
+        top = float(counts.max()) if counts.size else 0.0
+        view = picture.ViewChoice(picture.COMPONENT, 0)
+        lo, hi = np.zeros(1), np.array([max(top, 1.0)])
+        return picture.MapFrame(0, view, picture.render(counts, view, lo, hi), picture.ColourRange(lo, hi))
+
+
+def _model(run: StoredRun) -> SomRun:
+    """The run as :func:`som_studio.load_run` gives it (read back from its own ``.somrun`` bytes)."""
+    if run.final_map is None:
+        raise ProjectionError(f"{run.name}: the run has no trained map (it did not finish)")
+    with tempfile.TemporaryDirectory(prefix="som-studio-") as folder:
+        path = Path(folder) / "run.somrun"
+        try:
+            run.save(path)
+            return load_run(path)
+        except (RunFileError, OutputError, OSError) as exc:
+            raise ProjectionError(f"{run.name}: {exc}") from None
+
+
+def project_stored(run: StoredRun, data_path: str | os.PathLike[str]) -> ProjectedHits:
+    """Project the file ``data_path`` on ``run``'s trained map: its hit map. Raises :class:`ProjectionError`."""
+    from som_studio.core.data import DataError
+
+    model = _model(run)
+    hits = np.zeros((model.height, model.width), dtype=np.int64)
+    try:
+        for part in model.project_chunks(data_path):
+            np.add.at(hits, (part.bmu_row, part.bmu_col), 1)
+    except DataError as exc:
+        raise ProjectionError(str(exc)) from None
+    except OSError as exc:
+        raise ProjectionError(f"{data_path}: cannot read ({exc.strerror or exc})") from None
+    if not hits.any():
+        raise ProjectionError(f"{data_path}: has no data rows")
+    return ProjectedHits(run.name, str(data_path), hits, str(model.config.get("topology", "rect")))
+
+
+def export_units(run: StoredRun, path: str | os.PathLike[str]) -> Path:
+    """Write ``run``'s per-unit CSV (unit, hits, label, purity, cluster, codebook by feature name)."""
+    model = _model(run)
+    try:
+        out: Path = model.export_units(path)
+    except OutputError as exc:
+        raise ProjectionError(str(exc)) from None
+    except OSError as exc:
+        raise ProjectionError(f"{path}: cannot write ({exc.strerror or exc})") from None
+    return out

@@ -1,0 +1,129 @@
+"""Runs > Project data… and Export units…: new data on a stored run's map, and its per-unit CSV.
+
+A thin view of :mod:`som_studio.app_model.projection`: it asks for the files,
+projects on a thread of its own (a large file never blocks the window) and
+shows the hit map of the new data in the map view, or the refusal (columns
+that do not match are named) in a dialog.
+
+The hit map is drawn by the picture pipeline's component-plane renderer fed
+with the counts, as a square-pixel image (a hex map's hexagons come with the
+hit-map pictures of ``som_studio.picture`` once they exist).
+
+Threads: GUI thread, but for the projection's thread, which only emits ``_done``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QFileDialog, QPushButton, QWidget
+
+from som_studio.app_model.projection import ProjectedHits, ProjectionError, export_units, project_stored
+from som_studio.picture import views as picture
+from som_studio.qt import dialogs
+from som_studio.storage.runfile import StoredRun
+
+HITS_ITEM = "Hits of the new data"
+
+
+class ProjectData(QObject):
+    """The Runs panel's *Project data…* and *Export units…* buttons and what they do.
+
+    Parameters
+    ----------
+    pick : ``pick(what)`` gives the one selected run, or ``None`` (having said why).
+    parent : the widget dialogs open over.
+
+    ``projected(ProjectedHits)`` and ``status(str)`` are emitted on the GUI thread.
+    """
+
+    projected = Signal(object)
+    status = Signal(str)
+    _done = Signal(object, str)  # ProjectedHits or None, the refusal; emitted on the projection's thread
+
+    def __init__(self, pick: Callable[[str], StoredRun | None], parent: QWidget) -> None:
+        super().__init__(parent)
+        self._pick = pick
+        self._parent = parent
+        self._threads: list[threading.Thread] = []
+        self.project_button = QPushButton("Project data…")
+        self.project_button.setToolTip("Where the rows of another file land on the selected run's map (its hit map)")
+        self.export_button = QPushButton("Export units…")
+        self.export_button.setToolTip("A CSV with one line per unit: hits, label, purity, cluster, codebook")
+        self.project_button.clicked.connect(lambda: self.project())
+        self.export_button.clicked.connect(lambda: self.export_units())
+        self._done.connect(self._on_done)
+
+    @property
+    def buttons(self) -> tuple[QPushButton, QPushButton]:
+        return self.project_button, self.export_button
+
+    def project(self, path: str | None = None) -> None:
+        """Project ``path`` (asked for when ``None``) on the selected run, off the GUI thread."""
+        run = self._pick("Project data")
+        if run is None:
+            return
+        if path is None:
+            path, _ = QFileDialog.getOpenFileName(
+                self._parent, f"Data to project on {run.name}", "", "Data (*.csv *.npy *.txt);;All files (*)"
+            )
+            if not path:
+                return
+        self.status.emit(f"Projecting {Path(path).name} on {run.name}…")
+        self._threads = [t for t in self._threads if t.is_alive()]
+        thread = threading.Thread(target=self._project, args=(run, path), name="som-projection", daemon=True)
+        self._threads.append(thread)
+        thread.start()
+
+    def _project(self, run: StoredRun, path: str) -> None:
+        try:
+            self._done.emit(project_stored(run, path), "")
+        except ProjectionError as exc:
+            self._done.emit(None, str(exc))
+
+    def _on_done(self, result: ProjectedHits | None, error: str) -> None:
+        if result is None:
+            self.status.emit("Cannot project the data")
+            dialogs.show_error(self._parent, "Cannot project the data", error)
+            return
+        self.status.emit(result.caption)
+        self.projected.emit(result)
+
+    def export_units(self, path: str | None = None) -> Path | None:
+        """Write the selected run's per-unit CSV to ``path`` (asked for when ``None``)."""
+        run = self._pick("Export units")
+        if run is None:
+            return None
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(
+                self._parent, f"Units of {run.name}", f"{run.name}-units.csv", "CSV (*.csv)"
+            )
+            if not path:
+                return None
+        try:
+            out = export_units(run, path)
+        except ProjectionError as exc:
+            dialogs.show_error(self._parent, "Cannot export the units", str(exc))
+            return None
+        self.status.emit(f"Wrote {out}")
+        return out
+
+    def wait(self) -> None:
+        """Wait for projections under way (closing the window)."""
+        for thread in self._threads:
+            thread.join()
+        self._threads = []
+
+
+def show_projection(map_view: Any, result: ProjectedHits) -> None:
+    """Show ``result``'s hit map in ``map_view`` (a :class:`~som_studio.qt.widgets.map_view.MapView`)."""
+    map_view.begin(1, result.caption)
+    i = map_view.mode.findData(f"{picture.COMPONENT}:0")
+    map_view.mode.setItemText(i, HITS_ITEM)
+    map_view.set_choice(picture.COMPONENT, 0)
+    map_view.show_frame(result.frame(), force=True)
+    map_view.caption.setText(result.caption)

@@ -1,0 +1,156 @@
+"""The run panel's map and table controls: lattice, toroid, initialisation, scaling, column roles, clusters.
+
+A thin view of the form's fields (:class:`~som_studio.app_model.form.FormFields`):
+it renders them with the data file's columns (once read) and reports each
+edit as ``edited(name, value)``; the form decides everything else.
+
+Threads: GUI thread only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QMenu,
+    QSizePolicy,
+    QSpinBox,
+    QToolButton,
+    QWidget,
+)
+
+from som_studio import config as cfgmod
+from som_studio.app_model.form import AUTO, LABELS, FormFields
+
+NONE = "(none)"
+_INIT_TIPS = {
+    AUTO: "pca for a data file, random for random colours (as the CLI)",
+    "random": "each feature uniform between its smallest and largest value",
+    "pca": "the map spans the first two principal components (the SOM Toolbox's lininit)",
+    "sample": "each unit starts at a random example",
+}
+
+
+def _combo(items: tuple[str, ...], tip: str = "") -> QComboBox:
+    box = QComboBox()
+    box.addItems(items)
+    box.setToolTip(tip)
+    # Long column names must not widen the panel (issue 14: it clipped its labels and scrolled sideways).
+    box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    box.setMinimumContentsLength(6)
+    return box
+
+
+class TableFields(QWidget):
+    """Lattice, Toroid, Initialisation, Scaling, Label column, Ignore, ID column and Clusters.
+
+    ``edited`` is emitted with a :class:`FormFields` name and its new value,
+    only for the user's edits (never while rendering).
+    """
+
+    edited = Signal(str, object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._rendering = False
+        self.topology = _combo(cfgmod.TOPOLOGIES, "rect: 4 neighbours in a square grid; hex: 6 in offset rows")
+        self.toroid = QCheckBox(LABELS["toroid"])
+        self.toroid.setToolTip("distances wrap around both axes (a hex toroid needs an even height)")
+        self.init = _combo((AUTO, *cfgmod.INITS), _INIT_TIPS[AUTO])
+        for i, name in enumerate((AUTO, *cfgmod.INITS)):
+            self.init.setItemData(i, _INIT_TIPS[name], Qt.ItemDataRole.ToolTipRole)
+        self.scaling = _combo(cfgmod.SCALINGS, "each feature of the file: minmax to [0, 1]; zscore to mean 0, sd 1")
+        self.labels = _combo((NONE,), "the column holding each row's label (shown on the map, and its purity)")
+        self.id_column = _combo((NONE,), "a column carried through to projections of new data")
+        self.ignore = QToolButton()
+        self.ignore.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.ignore.setToolTip("columns of the file left out of training")
+        self.ignore.setMenu(QMenu(self.ignore))
+        # Many ignored names must not widen the panel: the button shows what fits (its tooltip all).
+        self.ignore.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.ignore.setMinimumWidth(60)
+        self.clusters = QSpinBox()
+        self.clusters.setRange(0, cfgmod.MAX_CLUSTERS)
+        self.clusters.setSpecialValueText("none")
+        self.clusters.setToolTip("k-means clusters of the trained codebook; none: no clusters")
+        self._columns: tuple[str, ...] = ()
+        self._ignored: tuple[str, ...] = ()
+
+        self.topology.currentTextChanged.connect(lambda t: self._edit("topology", t))
+        self.toroid.toggled.connect(lambda on: self._edit("toroid", on))
+        self.init.currentTextChanged.connect(lambda t: self._edit("init", t))
+        self.scaling.currentTextChanged.connect(lambda t: self._edit("scaling", t))
+        self.labels.currentTextChanged.connect(lambda t: self._edit("labels", "" if t == NONE else t))
+        self.id_column.currentTextChanged.connect(lambda t: self._edit("id_column", "" if t == NONE else t))
+        self.clusters.valueChanged.connect(lambda n: self._edit("clusters", n))
+
+    def add_rows(self, rows: QFormLayout) -> None:
+        """Add the controls to ``rows``, each named as the CLI's flag words."""
+        lattice = QHBoxLayout()
+        lattice.addWidget(self.topology, 1)
+        lattice.addWidget(self.toroid)
+        rows.addRow(LABELS["topology"], lattice)
+        rows.addRow(LABELS["init"], self.init)
+        rows.addRow(LABELS["scaling"], self.scaling)
+        rows.addRow(LABELS["labels"], self.labels)
+        rows.addRow(LABELS["ignore"], self.ignore)
+        rows.addRow(LABELS["id_column"], self.id_column)
+        rows.addRow(LABELS["clusters"], self.clusters)
+
+    def _edit(self, name: str, value: Any) -> None:
+        if not self._rendering:
+            self.edited.emit(name, value)
+
+    def _toggle_ignored(self, column: str, on: bool) -> None:
+        kept = [c for c in self._ignored if c != column] + ([column] if on else [])
+        self._edit("ignore", tuple(c for c in self._columns if c in kept) or tuple(kept))
+
+    def show_fields(self, f: FormFields, columns: tuple[str, ...]) -> None:
+        """Show ``f``; ``columns`` (the file's, once read) are the label, ignore and id choices."""
+        self._rendering = True
+        try:
+            self.topology.setCurrentText(f.topology)
+            self.toroid.setChecked(f.toroid)
+            self.init.setCurrentText(f.init or AUTO)
+            self.init.setToolTip(_INIT_TIPS.get(f.init or AUTO, ""))
+            self.scaling.setCurrentText(f.scaling)
+            self.clusters.setValue(f.clusters)
+            # The chosen names stay offered while a new file is read (its columns are not known yet).
+            offered = columns or tuple(c for c in (f.labels, f.id_column, *f.ignore) if c)
+            for box, chosen in ((self.labels, f.labels), (self.id_column, f.id_column)):
+                items = (NONE, *offered)
+                if tuple(box.itemText(i) for i in range(box.count())) != items:
+                    box.clear()
+                    box.addItems(items)
+                box.setCurrentText(chosen or NONE)
+            self._columns, self._ignored = offered, tuple(f.ignore)
+            menu = self.ignore.menu()
+            menu.clear()
+            for c in offered:
+                act = menu.addAction(c)
+                act.setCheckable(True)
+                act.setChecked(c in f.ignore)
+                act.toggled.connect(lambda on, c=c: self._toggle_ignored(c, on))
+            self.ignore.setText(", ".join(f.ignore) if f.ignore else NONE)
+            self.ignore.setToolTip("left out of training: " + (", ".join(f.ignore) or "none"))
+            self.ignore.setEnabled(bool(offered) and f.file)
+            for w in (self.scaling, self.labels, self.id_column):
+                w.setEnabled(f.file)
+        finally:
+            self._rendering = False
+
+
+def note(style: str = "color: #555;") -> QLabel:
+    """A label that wraps its text to the panel's width (it never widens the panel)."""
+    label = QLabel()
+    label.setWordWrap(True)
+    label.setStyleSheet(style)
+    label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+    label.setMinimumWidth(1)
+    return label
