@@ -147,6 +147,9 @@ register(
         ),
         factory="som_studio.core.jax_fused:FusedBatch",
         estimate=memory.jax_fused_batch,
+        topologies=("rect", "hex"),
+        toroid=True,
+        missing_values=True,
     )
 )
 register(
@@ -157,6 +160,9 @@ register(
         description="Online steps fused into one jitted fori_loop per chunk (one dispatch per chunk); map donated",
         factory="som_studio.core.jax_scan_online:ScanOnline",
         estimate=memory.jax_scan_online,
+        topologies=("rect", "hex"),
+        toroid=True,
+        missing_values=True,
     )
 )
 
