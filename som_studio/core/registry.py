@@ -112,6 +112,9 @@ register(
         description="The NumPy online loop with jnp swapped in, run eagerly: one dispatch per operation",
         factory="som_studio.core.jax_ladder:JaxNaiveOnline",
         estimate=memory.jax_online,
+        topologies=("rect", "hex"),
+        toroid=True,
+        missing_values=True,
     )
 )
 register(
@@ -122,6 +125,9 @@ register(
         description="Online step compiled with jax.jit: one dispatch per step, Python loop over steps",
         factory="som_studio.core.jax_ladder:JaxJitOnline",
         estimate=memory.jax_online,
+        topologies=("rect", "hex"),
+        toroid=True,
+        missing_values=True,
     )
 )
 register(
@@ -132,6 +138,9 @@ register(
         description="Batch epoch under jit with per-example vmap (N x M x D intermediate), Python loop over epochs",
         factory="som_studio.core.jax_ladder:JaxVmapBatch",
         estimate=memory.jax_vmap_batch,
+        topologies=("rect", "hex"),
+        toroid=True,
+        missing_values=True,
     )
 )
 

@@ -133,7 +133,9 @@ def test_fused_batch_every_plan_float64(lattice, missing, form):
     np.testing.assert_allclose(got, ref, atol=TOL["float64"], rtol=0)
 
 
-@pytest.mark.parametrize("name", ["jax-fused-batch", "jax-scan-online"])
+@pytest.mark.parametrize(
+    "name", ["jax-fused-batch", "jax-scan-online", "jax-naive-online", "jax-jit-online", "jax-vmap-batch"]
+)
 def test_every_jax_implementation_declares_every_lattice_and_missing_values(name):
     impl = registry.get(name)
     for lattice in LATTICES:
