@@ -108,6 +108,16 @@ def _with_known(fn: Any, data: Array, known: Array | None) -> tuple[Any, Array]:
     return (lambda xk: fn(xk[:, :d], xk[:, d:])), jnp.concatenate([data, known], axis=1)
 
 
+def _square(w: Array) -> Array:
+    """``w * w``, an overflow to inf held at the largest finite number.
+
+    The masked products multiply it by 0 for unknown features: units moved far
+    away (1e30, the sharded trainers' padding) must give a huge score, never
+    ``0 * inf = NaN``.
+    """
+    return jnp.minimum(w * w, jnp.finfo(w.dtype).max)
+
+
 def direct(wt: Array, data: Array, chunk: int, known: Array | None = None) -> Array:
     """Direct distances to all units, one first-argmin over them per example (``direct`` plan).
 
@@ -135,7 +145,7 @@ def matmul(wt: Array, data: Array, chunk: int, candidates: int, known: Array | N
     m = wt.shape[1]
     k = max(1, min(candidates, m))
     c = jnp.sum(wt * wt, axis=0)
-    wa = jnp.concatenate([wt, wt * wt], axis=0)
+    wa = jnp.concatenate([wt, _square(wt)], axis=0)
 
     def chunk_bmus(x, kn):
         if kn is None:
@@ -192,7 +202,7 @@ def blocked(wt: Array, data: Array, chunk: int, block: int, known: Array | None 
         real = jnp.arange(mp, dtype=jnp.int32) < m
         wz = jnp.where(real[None, :], wp, jnp.zeros((), dtype))
         pad = jnp.where(real, jnp.zeros((), dtype), jnp.asarray(jnp.inf, dtype))
-        wa = jnp.concatenate([wz, wz * wz, pad[None, :]], axis=0)
+        wa = jnp.concatenate([wz, _square(wz), pad[None, :]], axis=0)
 
     def chunk_bmus(x, kn):  # (n_c, D) -> (n_c,)
         nc = x.shape[0]

@@ -190,6 +190,9 @@ register(
         estimate=memory.jax_pmap_batch,
         shards=True,
         map_axis=False,
+        topologies=("rect", "hex"),
+        toroid=True,
+        missing_values=True,
     )
 )
 register(
@@ -204,6 +207,9 @@ register(
         factory="som_studio.core.jax_jit_sharded:JaxJitShardedBatch",
         estimate=memory.jax_jit_sharded_batch,
         shards=True,
+        topologies=("rect", "hex"),
+        toroid=True,
+        missing_values=True,
     )
 )
 register(
@@ -219,6 +225,9 @@ register(
         factory="som_studio.core.jax_shardmap:JaxShardmapBatch",
         estimate=memory.jax_shardmap_batch,
         shards=True,
+        topologies=("rect", "hex"),
+        toroid=True,
+        missing_values=True,
     )
 )
 _BUILTIN = frozenset(_REGISTRY)

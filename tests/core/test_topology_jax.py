@@ -133,11 +133,74 @@ def test_fused_batch_every_plan_float64(lattice, missing, form):
     np.testing.assert_allclose(got, ref, atol=TOL["float64"], rtol=0)
 
 
-@pytest.mark.parametrize(
-    "name", ["jax-fused-batch", "jax-scan-online", "jax-naive-online", "jax-jit-online", "jax-vmap-batch"]
-)
+@pytest.mark.parametrize("name", [i.name for i in registry.all_implementations() if i.backend == "jax"])
 def test_every_jax_implementation_declares_every_lattice_and_missing_values(name):
     impl = registry.get(name)
     for lattice in LATTICES:
         for missing in (False, True):
             assert impl.refusal(*lattice, missing) is None, (lattice, missing)
+
+
+# -- the sharded implementations, on the 8 simulated CPU devices (tests/conftest.py) -----------------
+
+
+def _sharded_cases() -> list:
+    out = []
+    for impl in registry.all_implementations():
+        if not impl.shards:
+            continue
+        for layout in ("2x2", "1x3", "4x1") if impl.map_axis else ("4x1", "2x1"):
+            out.append(pytest.param(impl.name, layout, id=f"{impl.name}-{layout}"))
+    return out
+
+
+def _sharded_problem(lattice, missing, layout, precision="float64"):
+    # 8 rows (even: a hex toroid) over 3 map blocks pads a row: the wrap must be at the real height.
+    cfg = _cfg("batch", lattice, precision, 3, (7, 8 if lattice[1] else 9)).replace(layout=layout)
+    return make_problem(cfg, "batch", _data(30, 4, missing))
+
+
+@pytest.mark.test_devices
+@pytest.mark.parametrize("missing", [False, True], ids=["full", "missing"])
+@pytest.mark.parametrize("lattice", LATTICES, ids=lambda lt: f"{lt[0]}-{'toroid' if lt[1] else 'planar'}")
+@pytest.mark.parametrize("name,layout", _sharded_cases())
+def test_sharded_match_numpy_batch(name, layout, lattice, missing):
+    p = _sharded_problem(lattice, missing, layout)
+    ref = _train(registry.get("numpy-batch").create(p), 3)
+    got = _train(registry.get(name).create(p), 3)
+    np.testing.assert_allclose(got, ref, atol=TOL["float64"], rtol=0)
+
+
+@pytest.mark.test_devices
+@pytest.mark.parametrize("form", fused_plan.FORMS)
+@pytest.mark.parametrize("lattice", [("hex", True), ("rect", True)], ids=["hex-toroid", "rect-toroid"])
+def test_sharded_every_plan_with_missing_values_float32(lattice, form):
+    for name, layout in (("jax-shardmap-batch", "2x2"), ("jax-jit-sharded-batch", "2x1"), ("jax-pmap-batch", "2x1")):
+        p = _sharded_problem(lattice, True, layout, "float32")
+        ref = _train(registry.get("numpy-batch").create(p), 3)
+        with fused_plan.forced(form, budget=2048):
+            got = _train(registry.get(name).create(p), 3)
+        np.testing.assert_allclose(got, ref, atol=TOL["float32"], rtol=0, err_msg=name)
+
+
+@pytest.mark.test_devices
+@pytest.mark.parametrize("smoothing", ["all-gather", "psum-scatter", "ring", "replicated-sums"])
+@pytest.mark.parametrize("lattice", [("hex", False), ("hex", True)], ids=["hex-planar", "hex-toroid"])
+def test_shardmap_every_smoothing_on_hex_maps(smoothing, lattice):
+    from som_studio.core.jax_shardmap import JaxShardmapBatch
+
+    p = _sharded_problem(lattice, True, "2x4")
+    ref = _train(registry.get("numpy-batch").create(p), 3)
+    got = _train(JaxShardmapBatch(p, smoothing=smoothing), 3)
+    np.testing.assert_allclose(got, ref, atol=TOL["float64"], rtol=0)
+
+
+@pytest.mark.test_devices
+@pytest.mark.parametrize("program", ["planned", "whole-matrix"])
+def test_jit_sharded_programs_on_a_hex_toroid_with_missing_values(program):
+    from som_studio.core.jax_jit_sharded import JaxJitShardedBatch
+
+    p = _sharded_problem(("hex", True), True, "4x2")
+    ref = _train(registry.get("numpy-batch").create(p), 3)
+    got = _train(JaxJitShardedBatch(p, program=program), 3)
+    np.testing.assert_allclose(got, ref, atol=TOL["float64"], rtol=0)
