@@ -204,3 +204,18 @@ def test_jit_sharded_programs_on_a_hex_toroid_with_missing_values(program):
     ref = _train(registry.get("numpy-batch").create(p), 3)
     got = _train(JaxJitShardedBatch(p, program=program), 3)
     np.testing.assert_allclose(got, ref, atol=TOL["float64"], rtol=0)
+
+
+@pytest.mark.parametrize("lattice", [("hex", True), ("rect", True)], ids=["hex-toroid", "rect-toroid"])
+def test_a_jax_session_measures_quality_on_the_device_for_every_lattice(lattice):
+    from som_studio.session.session import Session, run_to_completion
+
+    base = RunConfig(
+        width=10, height=8, data=DataSpec(samples=150), seed=1, epochs=6, topology=lattice[0], toroid=lattice[1]
+    )
+    ref = run_to_completion(Session(base.replace(impl="numpy-batch"), snapshot_interval_s=None))
+    got = run_to_completion(Session(base.replace(impl="jax-fused-batch"), snapshot_interval_s=None))
+    assert ref.status == got.status == "ok", got.message
+    # The same SOM, measured by the device program (TE by the lattice's adjacency) and by the reference.
+    assert got.qe == pytest.approx(ref.qe, rel=1e-5)
+    assert got.te == pytest.approx(ref.te, abs=1e-9)
