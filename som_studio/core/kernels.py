@@ -304,16 +304,22 @@ def ratio(num: Array, den: Array, old: Array) -> Array:
 # -- topology: neighbourhood weights of hex and toroid maps (formulas of core/topology.py) ------------
 
 
-def _twice_weights(k2: Array, step: float, sigma: Array, dtype: Any) -> Array:
+def _twice_weights(k2: Array, step: float, sigma: Array, dtype: Any, wide: bool = True) -> Array:
     """``exp(-((k2 / 2) * step)^2 / sigma^2)`` for integer ``k2`` (twice an offset in grid steps).
 
     Computed in float64 and rounded once, below the smallest normal number set
     to zero, as :func:`gaussian` does: with ``step = 1`` and even ``k2`` these are
-    exactly :func:`gaussian`'s numbers.
+    exactly :func:`gaussian`'s numbers. ``wide=False``: in ``dtype`` throughout,
+    as the online steps compute their rect neighbourhood (and the reference its
+    own): a float64 ``exp`` per unit row and column is not vectorised on the CPU
+    and tripled the cost of an online step on the playbook map.
     """
-    wide = _wide(dtype)
-    d = k2.astype(wide) * 0.5 * step
-    s = sigma.astype(wide)
+    if not wide:
+        d = k2.astype(dtype) * jnp.asarray(0.5 * step, dtype)
+        return jnp.exp(-(d * d) / (sigma * sigma))
+    acc = _wide(dtype)
+    d = k2.astype(acc) * 0.5 * step
+    s = sigma.astype(acc)
     g = jnp.exp(-(d * d) / (s * s))
     return jnp.where(g < jnp.finfo(dtype).tiny, 0, g).astype(dtype)
 
@@ -338,23 +344,32 @@ def axis_weights(n: int, sigma: Array, dtype: Any, step: float = 1.0, shift2: in
 
 
 def grid_weights(
-    by: Array, bx: Array, sx: Array, sy: Array, shape: tuple[int, int], lattice: tuple[str, bool], dtype: Any
+    by: Array,
+    bx: Array,
+    sx: Array,
+    sy: Array,
+    shape: tuple[int, int],
+    lattice: tuple[str, bool],
+    dtype: Any,
+    wide: bool = False,
 ) -> Array:
     """(H, W) neighbourhood around unit (``by``, ``bx``) on a hex and/or toroid map (``lattice``: topology, toroid).
 
     ``hy[r] * hx[r mod 2][c]`` as :func:`som_studio.core.topology.neighbourhood`
-    writes it: separable once the rows are split by parity.
+    writes it: separable once the rows are split by parity. In the run's
+    precision, as the reference computes it (``wide``: float64 rounded once, see :func:`_twice_weights`).
     """
     h, w = shape
     topology, wrap = lattice
     hexa = topology == "hex"
-    hy = _twice_weights(_fold(2 * (jnp.arange(h, dtype=jnp.int32) - by), h, wrap), HEX_ROW if hexa else 1.0, sy, dtype)
+    rows = _fold(2 * (jnp.arange(h, dtype=jnp.int32) - by), h, wrap)
+    hy = _twice_weights(rows, HEX_ROW if hexa else 1.0, sy, dtype, wide)
     cols = 2 * (jnp.arange(w, dtype=jnp.int32) - bx)
     if not hexa:
-        return hy[:, None] * _twice_weights(_fold(cols, w, wrap), 1.0, sx, dtype)[None, :]
+        return hy[:, None] * _twice_weights(_fold(cols, w, wrap), 1.0, sx, dtype, wide)[None, :]
     pb = by % 2
-    hx0 = _twice_weights(_fold(cols - pb, w, wrap), 1.0, sx, dtype)
-    hx1 = _twice_weights(_fold(cols + 1 - pb, w, wrap), 1.0, sx, dtype)
+    hx0 = _twice_weights(_fold(cols - pb, w, wrap), 1.0, sx, dtype, wide)
+    hx1 = _twice_weights(_fold(cols + 1 - pb, w, wrap), 1.0, sx, dtype, wide)
     odd = (jnp.arange(h) % 2 == 1)[:, None]
     return hy[:, None] * jnp.where(odd, hx1[None, :], hx0[None, :])
 
