@@ -52,7 +52,7 @@ jnp = jax.numpy
 lax = jax.lax
 
 
-def bmus(wt: Array, data: Array, plan: KernelPlan | None = None) -> Array:
+def bmus(wt: Array, data: Array, plan: KernelPlan | None = None, known: Array | None = None) -> Array:
     """Flat index of each example's best-matching unit (first in row-major order on ties).
 
     ``plan`` defaults to the one chosen for the default backend and these sizes
@@ -61,15 +61,35 @@ def bmus(wt: Array, data: Array, plan: KernelPlan | None = None) -> Array:
     if plan is None:
         d, m = wt.shape
         plan = fused_plan.choose(jax.default_backend(), m, d, data.shape[0], wt.dtype.itemsize)
-    return kernels.bmus(wt, data, plan)
+    return kernels.bmus(wt, data, plan, known)
 
 
-def batch_epoch(w: Array, data: Array, sx: Array, sy: Array, plan: KernelPlan | None = None) -> Array:
-    """One batch epoch on a feature-major map ``w`` (D, H, W); returns the new map (``plan`` as for :func:`bmus`)."""
+def batch_epoch(
+    w: Array,
+    data: Array,
+    sx: Array,
+    sy: Array,
+    plan: KernelPlan | None = None,
+    lattice: tuple[str, bool] = ("rect", False),
+    known: Array | None = None,
+) -> Array:
+    """One batch epoch on a feature-major map ``w`` (D, H, W); returns the new map (``plan`` as for :func:`bmus`).
+
+    ``lattice`` is (topology, toroid); ``known`` (N, D) 0/1 marks each example's
+    known features when some are missing (``data`` then holds 0 at the others):
+    the search ranks by known features only and each feature is averaged over
+    the examples that know it, as the NumPy reference does.
+    """
     d, h, wd = w.shape
     m = h * wd
     dtype = w.dtype
-    idx = bmus(w.reshape(d, m), data, plan)
+    idx = bmus(w.reshape(d, m), data, plan, known)
+    if known is not None or lattice != ("rect", False):
+        # Per-unit sums of known values and of known counts, as one (M, 2D) scatter-add.
+        weights = jnp.ones((data.shape[0], 1), dtype) if known is None else known
+        sums = kernels.unit_sums(jnp.concatenate([data, weights], axis=1), idx, m)
+        num = kernels.smooth(sums.T.reshape(-1, h, wd), sx, sy, lattice)
+        return kernels.ratio(num[:d], num[d:], w)
     # Per-unit sums of examples, and counts, as one (M, D+1) scatter-add.
     ones = jnp.ones((data.shape[0], 1), dtype)
     sums = kernels.unit_sums(jnp.concatenate([data, ones], axis=1), idx, m)
@@ -132,7 +152,7 @@ class _FusedTrainer:
         return np.ascontiguousarray(np.moveaxis(np.asarray(self.w), 0, 2))
 
     def close(self) -> None:
-        for name in ("w", "data", "sx", "sy", "lr", "order", "xs", "ys"):
+        for name in ("w", "data", "sx", "sy", "lr", "order", "xs", "ys", "known"):
             a = getattr(self, name, None)
             if a is not None:
                 a.delete()
@@ -152,14 +172,24 @@ class FusedBatch(_FusedTrainer):
         p = problem
         self.plan = fused_plan.choose(self.device.platform, p.height * p.width, p.features, p.samples, p.dtype.itemsize)
         plan = self.plan
+        lattice = (p.config.topology, bool(p.config.toroid))
+        self.known = None
+        if np.isnan(p.data).any():
+            # NaN become 0 with a 0/1 mask beside them, placed once (the search and the sums read both).
+            known = ~np.isnan(p.data)
+            self.data.delete()
+            self.data = jax.device_put(np.where(known, p.data, 0).astype(p.dtype), self.device)
+            self.known = jax.device_put(known.astype(p.dtype), self.device)
 
-        def chunk(w, first, count, data, sx, sy):
+        def chunk(w, first, count, data, sx, sy, known=None):
             def body(t, w):
-                return batch_epoch(w, data, sx[t], sy[t], plan)
+                return batch_epoch(w, data, sx[t], sy[t], plan, lattice, known)
 
             return lax.fori_loop(first, first + count, body, w)
 
         self._program = jax.jit(chunk, donate_argnums=0)
 
     def _args(self) -> tuple:
+        if self.known is not None:
+            return (self.data, self.sx, self.sy, self.known)
         return (self.data, self.sx, self.sy)

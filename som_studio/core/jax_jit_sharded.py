@@ -17,11 +17,13 @@ jax = jax_runtime.jax()
 PROGRAMS = ("planned", "whole-matrix")
 
 
-def chunk_program(height: int, plan: KernelPlan | None):
+def chunk_program(height: int, plan: KernelPlan | None, lattice=("rect", False), missing: bool = False):
     """The pure chunk program: :func:`~som_studio.core.sharded_epoch.full_epochs`, nothing about devices."""
 
     def epochs(w, first, count, x, weight, sx, sy):
-        return full_epochs(w, first, count, x, weight, sx, sy, height=height, plan=plan)
+        return full_epochs(
+            w, first, count, x, weight, sx, sy, height=height, plan=plan, lattice=lattice, missing=missing
+        )
 
     return epochs
 
@@ -72,7 +74,9 @@ class JaxJitShardedBatch(ShardedTrainer):
         return out
 
     def _jitted(self) -> Any:
-        epochs = chunk_program(self.p.height, self.plan if self.program == "planned" else None)
+        epochs = chunk_program(
+            self.p.height, self.plan if self.program == "planned" else None, self.lattice, self.missing
+        )
         keys = ("w", "scalar", "scalar", "x", "weight", "sx", "sy")
         return jax.jit(
             epochs,

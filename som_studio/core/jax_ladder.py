@@ -14,25 +14,55 @@ from typing import Any
 import numpy as np
 
 from som_studio.core import jax_runtime
+from som_studio.core.kernels import grid_weights
 from som_studio.core.problem import MIN_WEIGHT, Problem
 
 jax = jax_runtime.jax()
 jnp = jax.numpy
 
 
-def _bmu(weights, x):
-    """(y, x) of the best-matching unit, as device scalars."""
+RECT = ("rect", False)
+
+
+def _bmu(weights, x, known=None):
+    """(y, x) of the best-matching unit, as device scalars, and ``weights - x``.
+
+    ``known`` (D,) bool: only those features count (``x`` is 0 at the others, and so is the difference).
+    """
     diff = weights - x
+    if known is not None:
+        diff = jnp.where(known, diff, jnp.zeros((), diff.dtype))
     dist = jnp.sum(diff * diff, axis=-1)
     b = jnp.argmin(dist)
     return b // weights.shape[1], b % weights.shape[1], diff
 
 
-def _online_step(weights, x, sx, sy, lr, xs, ys):
-    by, bx, diff = _bmu(weights, x)
-    hy = jnp.exp(-((ys - by.astype(ys.dtype)) ** 2) / sy**2)
-    hx = jnp.exp(-((xs - bx.astype(xs.dtype)) ** 2) / sx**2)
-    h = jnp.outer(hy * lr, hx)
+def _known(x, missing: bool):
+    """``(x with NaN set to 0, known mask)`` when the data have missing values, else ``(x, None)``."""
+    if not missing:
+        return x, None
+    known = ~jnp.isnan(x)
+    return jnp.where(known, x, 0), known
+
+
+def _grid(by, bx, sx, sy, xs, ys, lattice):
+    """The (H, W) neighbourhood of unit (by, bx): the playbook's outer product on a planar rect map."""
+    if lattice == RECT:
+        hy = jnp.exp(-((ys - by.astype(ys.dtype)) ** 2) / sy**2)
+        hx = jnp.exp(-((xs - bx.astype(xs.dtype)) ** 2) / sx**2)
+        return jnp.outer(hy, hx)
+    return grid_weights(by, bx, sx, sy, (ys.shape[0], xs.shape[0]), lattice, ys.dtype)
+
+
+def _online_step(weights, x, sx, sy, lr, xs, ys, lattice=RECT, missing=False):
+    x, known = _known(x, missing)
+    by, bx, diff = _bmu(weights, x, known)
+    if lattice == RECT:
+        hy = jnp.exp(-((ys - by.astype(ys.dtype)) ** 2) / sy**2)
+        hx = jnp.exp(-((xs - bx.astype(xs.dtype)) ** 2) / sx**2)
+        h = jnp.outer(hy * lr, hx)
+    else:
+        h = _grid(by, bx, sx, sy, xs, ys, lattice) * lr
     return weights - h[:, :, None] * diff
 
 
@@ -57,6 +87,9 @@ class _JaxTrainer:
         self.xs = put(np.arange(problem.width, dtype=dt))
         self.ys = put(np.arange(problem.height, dtype=dt))
         self._compiled: Any = None
+        # Static facts of the run: which neighbourhood, and whether rows may hold NaN.
+        self.lattice = (problem.config.topology, bool(problem.config.toroid))
+        self.missing = bool(np.isnan(problem.data).any())
 
     def describe(self) -> dict:
         """The kernel plan and, where one program runs, XLA's account of its memory (after :meth:`warmup`)."""
@@ -91,14 +124,17 @@ class JaxNaiveOnline(_JaxTrainer):
         """The step's operations lowered as one program (eagerly, each is its own small program)."""
         p = self.p
         x = self.data[int(p.order[0])]  # type: ignore[index]
+        step = jax.jit(_online_step, static_argnums=(7, 8))
         return {
-            "step": jax.jit(_online_step).lower(self.weights, x, self.sx[0], self.sy[0], self.lr[0], self.xs, self.ys)
+            "step": step.lower(
+                self.weights, x, self.sx[0], self.sy[0], self.lr[0], self.xs, self.ys, self.lattice, self.missing
+            )
         }
 
     def _step(self, w, t):
         p = self.p
         x = self.data[int(p.order[t])]  # type: ignore[index]
-        return _online_step(w, x, self.sx[t], self.sy[t], self.lr[t], self.xs, self.ys)
+        return _online_step(w, x, self.sx[t], self.sy[t], self.lr[t], self.xs, self.ys, self.lattice, self.missing)
 
     def warmup(self) -> None:
         # Eager ops still compile once per primitive and shape: do it on a copy.
@@ -120,8 +156,10 @@ class JaxJitOnline(_JaxTrainer):
         super().__init__(problem)
         self.order = jax.device_put(problem.order, self.device)
 
+        lattice, missing = self.lattice, self.missing
+
         def step(w, t, data, order, sx, sy, lr, xs, ys):
-            return _online_step(w, data[order[t]], sx[t], sy[t], lr[t], xs, ys)
+            return _online_step(w, data[order[t]], sx[t], sy[t], lr[t], xs, ys, lattice, missing)
 
         self._step = jax.jit(step, donate_argnums=0)
 
@@ -161,19 +199,25 @@ class JaxVmapBatch(_JaxTrainer):
     def __init__(self, problem: Problem) -> None:
         super().__init__(problem)
         min_w = np.asarray(MIN_WEIGHT, dtype=problem.dtype)
+        lattice, missing = self.lattice, self.missing
 
         def contribution(x, w, sx, sy, xs, ys):
-            by, bx, _ = _bmu(w, x)
-            hy = jnp.exp(-((ys - by.astype(ys.dtype)) ** 2) / sy**2)
-            hx = jnp.exp(-((xs - bx.astype(xs.dtype)) ** 2) / sx**2)
-            h = jnp.outer(hy, hx)
-            return h[:, :, None] * x, h
+            x, known = _known(x, missing)
+            by, bx, _ = _bmu(w, x, known)
+            h = _grid(by, bx, sx, sy, xs, ys, lattice)
+            if known is None:
+                return h[:, :, None] * x, h
+            # Each feature's weight: the examples that know it (an N x M x D intermediate, as num's).
+            kn = known.astype(x.dtype)
+            return h[:, :, None] * x, h[:, :, None] * kn
 
         def epoch(w, t, data, sx, sy, xs, ys):
             num, h = jax.vmap(contribution, in_axes=(0, None, None, None, None, None))(data, w, sx[t], sy[t], xs, ys)
             num, den = num.sum(axis=0), h.sum(axis=0)
+            if den.ndim == 2:
+                den = den[:, :, None]
             ok = den > min_w
-            return jnp.where(ok[:, :, None], num / jnp.where(ok, den, 1)[:, :, None], w)
+            return jnp.where(ok, num / jnp.where(ok, den, 1), w)
 
         self._epoch = jax.jit(epoch, donate_argnums=0)
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from som_studio.core import jax_runtime
 from som_studio.core.jax_fused import _FusedTrainer
-from som_studio.core.kernels import sq_distances
+from som_studio.core.kernels import grid_weights, sq_distances
 from som_studio.core.online_plan import Argmin, OnlinePlan, choose
 from som_studio.core.problem import Problem
 
@@ -55,23 +55,45 @@ def first_argmin_all(values: jax.Array) -> tuple[jax.Array, jax.Array]:
 
 
 def online_step(
-    w: jax.Array, x: jax.Array, sx: Any, sy: Any, lr: Any, xs: jax.Array, ys: jax.Array, argmin: Argmin = "rows"
+    w: jax.Array,
+    x: jax.Array,
+    sx: Any,
+    sy: Any,
+    lr: Any,
+    xs: jax.Array,
+    ys: jax.Array,
+    argmin: Argmin = "rows",
+    lattice: tuple[str, bool] = ("rect", False),
+    missing: bool = False,
 ) -> jax.Array:
     """One online step on a feature-major map ``w`` (D, H, W) with example ``x`` (D,).
 
     With ``lr == 0`` the map comes back bit for bit as it was (``w - 0 * diff``
     with a finite ``diff``): the masked tail of :func:`chunk_program` relies on it.
+    ``lattice`` (topology, toroid) other than a planar rect map takes
+    :func:`~som_studio.core.kernels.grid_weights`; ``missing``: ``x`` may hold
+    NaN, and the search and the update use its known features only (static,
+    so data without NaN compile the plain step).
     """
+    known = None
+    if missing:
+        known = ~jnp.isnan(x)
+        x = jnp.where(known, x, 0)
     diff = w - x[:, None, None]
-    dist = sq_distances(w, x[:, None, None])
+    if known is not None:
+        diff = jnp.where(known[:, None, None], diff, jnp.zeros((), w.dtype))
+    dist = sq_distances(w, x[:, None, None], None if known is None else known[:, None, None])
     r, c = (first_argmin_2d if argmin == "rows" else first_argmin_all)(dist)
+    if lattice != ("rect", False):
+        h = grid_weights(r, c, sx, sy, (w.shape[1], w.shape[2]), lattice, w.dtype) * lr
+        return w - h[None] * diff
     by, bx = r.astype(w.dtype), c.astype(w.dtype)
     hy = jnp.exp(-((ys - by) ** 2) / (sy * sy)) * lr
     hx = jnp.exp(-((xs - bx) ** 2) / (sx * sx))
     return w - (hy[:, None] * hx[None, :])[None] * diff
 
 
-def chunk_program(plan: OnlinePlan) -> Any:
+def chunk_program(plan: OnlinePlan, lattice: tuple[str, bool] = ("rect", False), missing: bool = False) -> Any:
     """The chunk program of ``plan``: ``(w, first, count, data, order, sx, sy, lr, xs, ys) -> w``.
 
     ``ceil(count / K)`` trips of ``K`` straight-line steps. A step past
@@ -86,7 +108,7 @@ def chunk_program(plan: OnlinePlan) -> Any:
         if k == 1:
 
             def body1(t, w):
-                return online_step(w, data[order[t]], sx[t], sy[t], lr[t], xs, ys, plan.argmin)
+                return online_step(w, data[order[t]], sx[t], sy[t], lr[t], xs, ys, plan.argmin, lattice, missing)
 
             return lax.fori_loop(first, first + count, body1, w)
 
@@ -100,7 +122,7 @@ def chunk_program(plan: OnlinePlan) -> Any:
                 t = t0 + j
                 ti = jnp.minimum(t, last)
                 rate = jnp.where(t < end, lr[ti], zero)
-                w = online_step(w, data[order[ti]], sx[ti], sy[ti], rate, xs, ys, plan.argmin)
+                w = online_step(w, data[order[ti]], sx[ti], sy[ti], rate, xs, ys, plan.argmin, lattice, missing)
             return w
 
         return lax.fori_loop(0, (count + (k - 1)) // k, body, w)
@@ -138,7 +160,9 @@ class ScanOnline(_FusedTrainer):
         self.xs = put(np.arange(problem.width, dtype=dt))
         self.ys = put(np.arange(problem.height, dtype=dt))
         self.plan = plan or choose(self.device.platform, problem.height * problem.width, problem.features)
-        self._program = jax.jit(chunk_program(self.plan), donate_argnums=0)
+        lattice = (problem.config.topology, bool(problem.config.toroid))
+        missing = bool(np.isnan(problem.data).any())
+        self._program = jax.jit(chunk_program(self.plan, lattice, missing), donate_argnums=0)
 
     def _args(self) -> tuple:
         return (self.data, self.order, self.sx, self.sy, self.lr, self.xs, self.ys)

@@ -8,7 +8,20 @@ from som_studio.core import jax_runtime
 from som_studio.core.fused_plan import KernelPlan
 from som_studio.core.mesh import P, ShardedTrainer
 from som_studio.core.problem import Problem
-from som_studio.core.sharded_epoch import NO_UNIT, gauss, smooth_x, smooth_y, unit_sums, update, winners
+from som_studio.core.sharded_epoch import (
+    NO_UNIT,
+    RECT,
+    gauss,
+    lattice_hy,
+    lattice_x,
+    pick,
+    smooth_x,
+    smooth_y,
+    split_missing,
+    unit_sums,
+    update,
+    winners,
+)
 
 jax = jax_runtime.jax()
 jnp = jax.numpy
@@ -19,10 +32,15 @@ lax = jax.lax
 SMOOTHING = ("all-gather", "psum-scatter", "ring", "replicated-sums")
 
 
-def chunk_program(height: int, hl: int, nmap: int, smoothing: str, plan: KernelPlan):
+def chunk_program(
+    height: int, hl: int, nmap: int, smoothing: str, plan: KernelPlan, lattice=RECT, missing: bool = False
+):
     """The pure per-device chunk program (for ``shard_map``): ``hl`` local rows of ``nmap`` blocks.
 
-    See :class:`JaxShardmapBatch` for what travels where under each ``smoothing``.
+    See :class:`JaxShardmapBatch` for what travels where under each ``smoothing``. ``lattice``
+    (topology, toroid) other than a planar rect map smooths with the pieces of
+    :mod:`~som_studio.core.sharded_epoch` (a hex map carries two column-smoothed halves through
+    the same exchanges); ``missing``: examples may hold NaN.
     """
 
     def local_epochs(w, first, count, x, weight, sx, sy):
@@ -30,37 +48,47 @@ def chunk_program(height: int, hl: int, nmap: int, smoothing: str, plan: KernelP
         dt = w.dtype
         j = lax.axis_index("map")
         row0 = j * hl
-        ys_l = (row0 + jnp.arange(hl, dtype=jnp.int32)).astype(dt)
-        ys = jnp.arange(hl * nmap, dtype=dt)
         xs = jnp.arange(wd, dtype=dt)
         valid = jnp.repeat(row0 + jnp.arange(hl, dtype=jnp.int32) < height, wd)
+        rows_l = row0 + jnp.arange(hl, dtype=jnp.int32)
+        rows = jnp.arange(hl * nmap, dtype=jnp.int32)
+        x, known = split_missing(x, missing)
+        plain = lattice == RECT
+
+        def hy(targets, sources, t):
+            # The rows' neighbourhood between global rows (int32 indices, as float coordinates for gauss).
+            if plain:
+                return gauss(targets.astype(dt), sources.astype(dt), sy[t], hl * nmap)
+            return lattice_hy(targets, sources, sy[t], height, lattice, dt)
+
+        def sx_stage(s, rows_of_s, t):
+            return smooth_x(s, gauss(xs, xs, sx[t], wd)) if plain else lattice_x(s, rows_of_s, sx[t], lattice)
 
         def epoch(t, w):
-            dmin_l, idx_l = winners(w.reshape(-1, d), x, valid, row0 * wd, plan)
+            dmin_l, idx_l = winners(w.reshape(-1, d), x, valid, row0 * wd, plan, known)
             dmin = lax.pmin(dmin_l, "map")
             idx = lax.pmin(jnp.where(dmin_l == dmin, idx_l, NO_UNIT), "map")
             if smoothing == "replicated-sums":
-                s = unit_sums(x, weight, idx, hl * nmap * wd).reshape(hl * nmap, wd, d + 1)
-                t_all = smooth_x(lax.psum(s, "data"), gauss(xs, xs, sx[t], wd))
-                return update(w, smooth_y(gauss(ys_l, ys, sy[t], hl * nmap), t_all))
-            s = unit_sums(x, weight, idx - row0 * wd, hl * wd).reshape(hl, wd, d + 1)
+                s = unit_sums(x, weight, idx, hl * nmap * wd, known).reshape(hl * nmap, wd, -1)
+                t_all = sx_stage(lax.psum(s, "data"), rows, t)
+                return update(w, pick(smooth_y(hy(rows_l, rows, t), t_all), rows_l, lattice))
+            s = unit_sums(x, weight, idx - row0 * wd, hl * wd, known).reshape(hl, wd, -1)
             s = lax.psum(s, "data")
-            t_l = smooth_x(s, gauss(xs, xs, sx[t], wd))
+            t_l = sx_stage(s, rows_l, t)
             if smoothing == "all-gather":
                 t_all = lax.all_gather(t_l, "map", axis=0, tiled=True)
-                out = smooth_y(gauss(ys_l, ys, sy[t], hl * nmap), t_all)
+                out = smooth_y(hy(rows_l, rows, t), t_all)
             elif smoothing == "psum-scatter":
-                part = smooth_y(gauss(ys, ys_l, sy[t], hl * nmap), t_l)
+                part = smooth_y(hy(rows, rows_l, t), t_l)
                 out = lax.psum_scatter(part, "map", scatter_dimension=0, tiled=True)
             else:  # ring: after k shifts a device holds block (j - k) mod nmap
-                out = smooth_y(gauss(ys_l, ys_l, sy[t], hl * nmap), t_l)
+                out = smooth_y(hy(rows_l, rows_l, t), t_l)
                 blk = t_l
                 for k in range(1, nmap):
                     blk = lax.ppermute(blk, "map", [(a, (a + 1) % nmap) for a in range(nmap)])
                     src0 = ((j - k) % nmap) * hl
-                    ys_b = (src0 + jnp.arange(hl, dtype=jnp.int32)).astype(dt)
-                    out = out + smooth_y(gauss(ys_l, ys_b, sy[t], hl * nmap), blk)
-            return update(w, out)
+                    out = out + smooth_y(hy(rows_l, src0 + jnp.arange(hl, dtype=jnp.int32), t), blk)
+            return update(w, pick(out, rows_l, lattice))
 
         return lax.fori_loop(first, first + count, epoch, w)
 
@@ -143,7 +171,13 @@ class JaxShardmapBatch(ShardedTrainer):
     def _jitted(self) -> Any:
         fn = jax.shard_map(
             chunk_program(
-                self.p.height, self._host["w"].shape[0] // self.layout.map, self.layout.map, self.smoothing, self.plan
+                self.p.height,
+                self._host["w"].shape[0] // self.layout.map,
+                self.layout.map,
+                self.smoothing,
+                self.plan,
+                self.lattice,
+                self.missing,
             ),
             mesh=self.mesh,
             in_specs=(P("map", None, None), P(), P(), P("data", None), P("data"), P(), P()),

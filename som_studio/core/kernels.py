@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from som_studio.core import jax_runtime
 from som_studio.core.fused_plan import KernelPlan
 from som_studio.core.problem import MIN_WEIGHT
+from som_studio.core.topology import HEX_ROW
 
 if TYPE_CHECKING:
     from jax import Array
@@ -47,17 +48,30 @@ lax = jax.lax
 HIGHEST = lax.Precision.HIGHEST
 
 
-def sq_distances(w: Array, x: Array) -> Array:
+def sq_distances(w: Array, x: Array, known: Array | None = None) -> Array:
     """``sum_d (w_d - x_d)^2`` summed over features in order, as the NumPy reference does.
 
-    ``w`` is (D, ...) and ``x`` (D, ...) broadcastable against it.
+    ``w`` is (D, ...) and ``x`` (D, ...) broadcastable against it. ``known``
+    (like ``x``, boolean or 0/1) leaves the unknown features out: their terms
+    are exactly zero, so the sum is the reference's sum over known features.
     """
-    diff = w[0] - x[0]
-    acc = diff * diff
-    for k in range(1, w.shape[0]):
+
+    def term(k: int) -> Array:
         diff = w[k] - x[k]
-        acc = acc + diff * diff
+        if known is not None:
+            diff = jnp.where(known[k] != 0, diff, jnp.zeros((), diff.dtype))
+        return diff * diff
+
+    acc = term(0)
+    for k in range(1, w.shape[0]):
+        acc = acc + term(k)
     return acc
+
+
+def split_known(data: Array) -> tuple[Array, Array]:
+    """``(x, known)`` of examples with missing values (NaN): NaN set to 0, and a 0/1 mask in the data's dtype."""
+    known = ~jnp.isnan(data)
+    return jnp.where(known, data, 0), known.astype(data.dtype)
 
 
 def _first_min(dist: Array, cols: Array | None = None) -> Array:
@@ -86,36 +100,68 @@ def _in_chunks(fn, data: Array, chunk: int) -> Array:
     return lax.map(fn, xp).reshape(-1)[:n]
 
 
-def direct(wt: Array, data: Array, chunk: int) -> Array:
-    """Direct distances to all units, one first-argmin over them per example (``direct`` plan)."""
+def _with_known(fn: Any, data: Array, known: Array | None) -> tuple[Any, Array]:
+    """``fn(x, known)`` over rows of ``data`` (and ``known``) as one array, for :func:`_in_chunks`."""
+    if known is None:
+        return (lambda xk: fn(xk, None)), data
+    d = data.shape[1]
+    return (lambda xk: fn(xk[:, :d], xk[:, d:])), jnp.concatenate([data, known], axis=1)
 
-    def chunk_bmus(x):
-        dist = sq_distances(wt[:, None, :], x.T[:, :, None])  # (n_c, M)
+
+def _square(w: Array) -> Array:
+    """``w * w``, an overflow to inf held at the largest finite number.
+
+    The masked products multiply it by 0 for unknown features: units moved far
+    away (1e30, the sharded trainers' padding) must give a huge score, never
+    ``0 * inf = NaN``.
+    """
+    return jnp.minimum(w * w, jnp.finfo(w.dtype).max)
+
+
+def direct(wt: Array, data: Array, chunk: int, known: Array | None = None) -> Array:
+    """Direct distances to all units, one first-argmin over them per example (``direct`` plan).
+
+    ``known`` (N, D) 0/1: each example's known features (``data`` holds 0 at the others).
+    """
+
+    def chunk_bmus(x, kn):
+        kt = None if kn is None else kn.T[:, :, None]
+        dist = sq_distances(wt[:, None, :], x.T[:, :, None], kt)  # (n_c, M)
         # jnp.argmin is one variadic reduction (value and index together) whose ties
         # go to the first index: XLA fuses the distances into it, so the n_c x M
         # matrix need not exist, and both halves read the very same values.
         return jnp.argmin(dist, axis=1).astype(jnp.int32)
 
-    return _in_chunks(chunk_bmus, data, chunk)
+    return _in_chunks(*_with_known(chunk_bmus, data, known), chunk)
 
 
-def matmul(wt: Array, data: Array, chunk: int, candidates: int) -> Array:
-    """``|w|^2 - 2 x.w`` (HIGHEST) to all units, the best ``candidates`` re-ranked directly (``matmul`` plan)."""
+def matmul(wt: Array, data: Array, chunk: int, candidates: int, known: Array | None = None) -> Array:
+    """``|w|^2 - 2 x.w`` (HIGHEST) to all units, the best ``candidates`` re-ranked directly (``matmul`` plan).
+
+    With ``known``, ``|w|^2`` counts each example's known features only: one
+    product ``[-2x, known] @ [w; w*w]`` (``x`` is 0 where unknown), then the
+    re-rank by the masked direct form, so the choice stays exact.
+    """
     m = wt.shape[1]
     k = max(1, min(candidates, m))
     c = jnp.sum(wt * wt, axis=0)
+    wa = jnp.concatenate([wt, _square(wt)], axis=0)
 
-    def chunk_bmus(x):
-        score = c[None, :] - 2 * jnp.matmul(x, wt, precision=HIGHEST)  # (n_c, M)
+    def chunk_bmus(x, kn):
+        if kn is None:
+            score = c[None, :] - 2 * jnp.matmul(x, wt, precision=HIGHEST)  # (n_c, M)
+        else:
+            score = jnp.matmul(jnp.concatenate([-2 * x, kn], axis=1), wa, precision=HIGHEST)
         _, cand = lax.top_k(-score, k)  # (n_c, k) unit indices
         cand = cand.astype(jnp.int32)
-        dist = sq_distances(jnp.take(wt, cand, axis=1), x.T[:, :, None])  # (n_c, k)
+        kt = None if kn is None else kn.T[:, :, None]
+        dist = sq_distances(jnp.take(wt, cand, axis=1), x.T[:, :, None], kt)  # (n_c, k)
         return _first_min(dist, cand)
 
-    return _in_chunks(chunk_bmus, data, chunk)
+    return _in_chunks(*_with_known(chunk_bmus, data, known), chunk)
 
 
-def blocked(wt: Array, data: Array, chunk: int, block: int) -> Array:
+def blocked(wt: Array, data: Array, chunk: int, block: int, known: Array | None = None) -> Array:
     """``jax-fused-batch``'s CPU search (``blocked`` plan).
 
     1. a scan over blocks of ``block`` units takes each block's minimum of
@@ -131,6 +177,11 @@ def blocked(wt: Array, data: Array, chunk: int, block: int) -> Array:
     raised the final QE by 12 % over float64. Pass 2 settles every choice with
     the direct form; pass 1 only has to put the best unit among the two best
     blocks, which fails only if three blocks lie within that rounding error.
+
+    With ``known`` (missing values), pass 1's product is ``[-2x, known, 1] @
+    [w; w*w; pad]`` (``|w|^2`` over each example's known features; ``pad`` is
+    +inf for padding units, 0 for real ones, and padding units are 0 in the
+    other rows so no ``0 * inf`` arises) and pass 2 the masked direct form.
     """
     d, m = wt.shape
     g = max(1, -(-m // block))
@@ -147,9 +198,16 @@ def blocked(wt: Array, data: Array, chunk: int, block: int) -> Array:
     # Block-major (G, D, B): a gathered block is one contiguous run.
     blocks = wp.reshape(d, g, b).transpose(1, 0, 2)
 
-    def chunk_bmus(x):  # (n_c, D) -> (n_c,)
+    if known is not None:
+        real = jnp.arange(mp, dtype=jnp.int32) < m
+        wz = jnp.where(real[None, :], wp, jnp.zeros((), dtype))
+        pad = jnp.where(real, jnp.zeros((), dtype), jnp.asarray(jnp.inf, dtype))
+        wa = jnp.concatenate([wz, _square(wz), pad[None, :]], axis=0)
+
+    def chunk_bmus(x, kn):  # (n_c, D) -> (n_c,)
         nc = x.shape[0]
-        xa = jnp.concatenate([-2 * x, jnp.ones((nc, 1), dtype)], axis=1)
+        ones = jnp.ones((nc, 1), dtype)
+        xa = jnp.concatenate([-2 * x, ones] if kn is None else [-2 * x, kn, ones], axis=1)
 
         def block_min(carry, gi):
             wb = lax.dynamic_slice_in_dim(wa, gi * b, b, axis=1)
@@ -167,13 +225,14 @@ def blocked(wt: Array, data: Array, chunk: int, block: int) -> Array:
         glo, ghi = jnp.minimum(g1, g2), jnp.maximum(g1, g2)
         cand = jnp.take(blocks, jnp.stack([glo, ghi], axis=1), axis=0)  # (n_c, 2, D, B)
         cand = cand.transpose(2, 0, 1, 3).reshape(d, nc, 2 * b)
-        first = _first_min(sq_distances(cand, x.T[:, :, None]))
+        kt = None if kn is None else kn.T[:, :, None]
+        first = _first_min(sq_distances(cand, x.T[:, :, None], kt))
         return jnp.where(first < b, glo * b + first, ghi * b + first - b)
 
-    return _in_chunks(chunk_bmus, data, chunk)
+    return _in_chunks(*_with_known(chunk_bmus, data, known), chunk)
 
 
-def bmus(wt: Array, data: Array, plan: KernelPlan) -> Array:
+def bmus(wt: Array, data: Array, plan: KernelPlan, known: Array | None = None) -> Array:
     """Flat index of each example's best-matching unit by ``plan`` (first in row-major order on ties).
 
     Parameters
@@ -181,16 +240,18 @@ def bmus(wt: Array, data: Array, plan: KernelPlan) -> Array:
     wt : (D, M) codebook, feature-major.
     data : (N, D) examples.
     plan : the device's kernel plan (:func:`som_studio.core.fused_plan.choose`).
+    known : (N, D) 0/1, each example's known features (missing values; ``data`` is 0 at the others), or
+        ``None`` when every feature is known.
 
     Returns
     -------
     (N,) int32
     """
     if plan.form == "direct":
-        return direct(wt, data, plan.chunk)
+        return direct(wt, data, plan.chunk, known)
     if plan.form == "matmul":
-        return matmul(wt, data, plan.chunk, plan.candidates)
-    return blocked(wt, data, plan.chunk, plan.block)
+        return matmul(wt, data, plan.chunk, plan.candidates, known)
+    return blocked(wt, data, plan.chunk, plan.block, known)
 
 
 def _wide(dtype: Any) -> Any:
@@ -238,3 +299,109 @@ def ratio(num: Array, den: Array, old: Array) -> Array:
     ok = den > jnp.asarray(MIN_WEIGHT, dtype)
     q = num.astype(wide) / jnp.where(ok, den, 1).astype(wide)
     return jnp.where(ok, q.astype(dtype), old)
+
+
+# -- topology: neighbourhood weights of hex and toroid maps (formulas of core/topology.py) ------------
+
+
+def _twice_weights(k2: Array, step: float, sigma: Array, dtype: Any, wide: bool = True) -> Array:
+    """``exp(-((k2 / 2) * step)^2 / sigma^2)`` for integer ``k2`` (twice an offset in grid steps).
+
+    Computed in float64 and rounded once, below the smallest normal number set
+    to zero, as :func:`gaussian` does: with ``step = 1`` and even ``k2`` these are
+    exactly :func:`gaussian`'s numbers. ``wide=False``: in ``dtype`` throughout,
+    as the online steps compute their rect neighbourhood (and the reference its
+    own): a float64 ``exp`` per unit row and column is not vectorised on the CPU
+    and tripled the cost of an online step on the playbook map.
+    """
+    if not wide:
+        d = k2.astype(dtype) * jnp.asarray(0.5 * step, dtype)
+        return jnp.exp(-(d * d) / (sigma * sigma))
+    acc = _wide(dtype)
+    d = k2.astype(acc) * 0.5 * step
+    s = sigma.astype(acc)
+    g = jnp.exp(-(d * d) / (s * s))
+    return jnp.where(g < jnp.finfo(dtype).tiny, 0, g).astype(dtype)
+
+
+def _fold(k2: Array, n: int, wrap: bool) -> Array:
+    """``|k2|``, wrapped to the nearest image on a ring of ``n`` grid steps (``2 n`` in twice-units)."""
+    k2 = jnp.abs(k2)
+    return jnp.minimum(k2, 2 * n - k2) if wrap else k2
+
+
+def axis_weights(n: int, sigma: Array, dtype: Any, step: float = 1.0, shift2: int = 0, wrap: bool = False) -> Array:
+    """(n, n) neighbourhood matrix of one axis: ``[a, b] = exp(-(((a - b) + shift2 / 2) * step)^2 / sigma^2)``.
+
+    ``a`` is the target's index, ``b`` the source's; ``shift2 / 2`` the half-unit
+    shift of hex rows of different parity; ``wrap`` a toroid (period ``n``). The
+    2n + 1 distinct values are computed once (a float64 profile) and gathered.
+    """
+    i = jnp.arange(n, dtype=jnp.int32)
+    k2 = _fold(2 * (i[:, None] - i[None, :]) + shift2, n, wrap)
+    prof = _twice_weights(jnp.arange(2 * n + 1, dtype=jnp.int32), step, sigma, dtype)
+    return jnp.take(prof, k2, axis=0)
+
+
+def grid_weights(
+    by: Array,
+    bx: Array,
+    sx: Array,
+    sy: Array,
+    shape: tuple[int, int],
+    lattice: tuple[str, bool],
+    dtype: Any,
+    wide: bool = False,
+) -> Array:
+    """(H, W) neighbourhood around unit (``by``, ``bx``) on a hex and/or toroid map (``lattice``: topology, toroid).
+
+    ``hy[r] * hx[r mod 2][c]`` as :func:`som_studio.core.topology.neighbourhood`
+    writes it: separable once the rows are split by parity. In the run's
+    precision, as the reference computes it (``wide``: float64 rounded once, see :func:`_twice_weights`).
+    """
+    h, w = shape
+    topology, wrap = lattice
+    hexa = topology == "hex"
+    rows = _fold(2 * (jnp.arange(h, dtype=jnp.int32) - by), h, wrap)
+    hy = _twice_weights(rows, HEX_ROW if hexa else 1.0, sy, dtype, wide)
+    cols = 2 * (jnp.arange(w, dtype=jnp.int32) - bx)
+    if not hexa:
+        return hy[:, None] * _twice_weights(_fold(cols, w, wrap), 1.0, sx, dtype, wide)[None, :]
+    pb = by % 2
+    hx0 = _twice_weights(_fold(cols - pb, w, wrap), 1.0, sx, dtype, wide)
+    hx1 = _twice_weights(_fold(cols + 1 - pb, w, wrap), 1.0, sx, dtype, wide)
+    odd = (jnp.arange(h) % 2 == 1)[:, None]
+    return hy[:, None] * jnp.where(odd, hx1[None, :], hx0[None, :])
+
+
+def smooth(s: Array, sx: Array, sy: Array, lattice: tuple[str, bool] = ("rect", False)) -> Array:
+    """``sum_v h(u, v) s_v`` for per-unit sums ``s`` (K, H, W) on any lattice, never forming M x M.
+
+    Rect: ``Hy @ S @ Hx^T`` (a toroid only wraps the 1-D matrices). Hex: a
+    unit's x offset depends on its column and on both rows' parities, so with
+    ``Hx0`` (same parity), ``Hx+`` (target odd, source even: +1/2) and ``Hx-``
+    (-1/2), even target rows get ``Hy[e, e] S_e Hx0 + Hy[e, o] S_o Hx-`` and odd
+    ones ``Hy[o, e] S_e Hx+ + Hy[o, o] S_o Hx0``: 2x the column products of a
+    rect map, the same row products.
+    """
+    topology, wrap = lattice
+    _, h, w = s.shape
+    dtype = s.dtype
+    if topology != "hex":
+        hx = axis_weights(w, sx, dtype, wrap=wrap)
+        hy = axis_weights(h, sy, dtype, wrap=wrap)
+        t = jnp.einsum("kab,xb->kax", s, hx, precision=HIGHEST)
+        return jnp.einsum("ya,kax->kyx", hy, t, precision=HIGHEST)
+    hy = axis_weights(h, sy, dtype, step=HEX_ROW, wrap=wrap)
+    se, so = s[:, 0::2], s[:, 1::2]
+    a0 = jnp.einsum("kab,xb->kax", s, axis_weights(w, sx, dtype, wrap=wrap), precision=HIGHEST)
+    ap = jnp.einsum("kab,xb->kax", se, axis_weights(w, sx, dtype, shift2=1, wrap=wrap), precision=HIGHEST)
+    am = jnp.einsum("kab,xb->kax", so, axis_weights(w, sx, dtype, shift2=-1, wrap=wrap), precision=HIGHEST)
+    # Source rows in their map order (even then odd), the matching columns of Hy.
+    he = jnp.concatenate([hy[0::2, 0::2], hy[0::2, 1::2]], axis=1)
+    ho = jnp.concatenate([hy[1::2, 0::2], hy[1::2, 1::2]], axis=1)
+    ne = jnp.einsum("ya,kax->kyx", he, jnp.concatenate([a0[:, 0::2], am], axis=1), precision=HIGHEST)
+    no = jnp.einsum("ya,kax->kyx", ho, jnp.concatenate([ap, a0[:, 1::2]], axis=1), precision=HIGHEST)
+    # Interleave the even and odd rows back (an odd height has one even row more).
+    no = jnp.pad(no, ((0, 0), (0, ne.shape[1] - no.shape[1]), (0, 0)))
+    return jnp.stack([ne, no], axis=2).reshape(s.shape[0], 2 * ne.shape[1], w)[:, :h]

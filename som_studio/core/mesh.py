@@ -64,6 +64,10 @@ class ShardedTrainer:
         weight[:n] = 1
         self._host = {"w": w, "x": x, "weight": weight, "sx": problem.sigma_x, "sy": problem.sigma_y}
         self._compiled: Any = None
+        # Static facts the chunk programs are written for: the lattice (topology, toroid), and whether
+        # examples hold NaN (missing values; kept in the placed examples, split in the program).
+        self.lattice = (problem.config.topology, bool(problem.config.toroid))
+        self.missing = bool(np.isnan(problem.data).any())
         units, samples = self._plan_sizes()
         self.plan = fused_plan.choose(
             self.devices[0].platform, units, problem.features, samples, problem.dtype.itemsize

@@ -11,7 +11,11 @@ does not wait on a host pass over examples x units:
   variadic reduction over wide rows);
 * **QE** from the exact distance to the chosen unit, recomputed from the
   example and that unit (in float64 where JAX has it), averaged in float64;
-* **TE**: the share of examples whose two best units are not 8-neighbours.
+* **TE**: the share of examples whose two best units are not adjacent, as
+  :func:`som_studio.core.topology.adjacent` says (rect: the 8 surrounding
+  units; hex: the 6 touching ones; wrapped on a toroid);
+* **missing values** (NaN): each example's distances over its known features
+  only, as in training (the program is compiled for data with or without them).
 
 Examples are processed in equal chunks (``lax.map``) so the working set is
 ``chunk x units`` elements within :data:`QUALITY_ELEMENTS`, never ``N x M``.
@@ -29,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from som_studio.core import jax_runtime
+from som_studio.core import topology as topo
 
 if TYPE_CHECKING:  # the same module, named so that annotations like jax.Array resolve
     import jax
@@ -105,13 +110,22 @@ def _first_min(dist: jax.Array, col: jax.Array, m: int) -> tuple[jax.Array, jax.
     return jnp.min(jnp.where(dist == low, col, m), axis=1), low[:, 0]
 
 
-def _direct(wt: jax.Array, x: jax.Array) -> jax.Array:
-    """``sum_d (x_d - w_d)^2`` for every example of ``x`` (n, D) and unit of ``wt`` (D, B): (n, B)."""
-    diff = x[:, 0:1] - wt[0][None, :]
-    dist = diff * diff
-    for k in range(1, wt.shape[0]):  # features in order, as the reference sums them
-        diff = x[:, k : k + 1] - wt[k][None, :]
-        dist = dist + diff * diff
+def _known_diff(diff: jax.Array, known: jax.Array | None, k: int, shape: tuple) -> jax.Array:
+    """``diff`` where feature ``k`` of the example is known, else 0 (``known`` (n, D) bool, or None: all)."""
+    if known is None:
+        return diff
+    return jnp.where(known[:, k].reshape(shape), diff, jnp.zeros((), diff.dtype))
+
+
+def _direct(wt: jax.Array, x: jax.Array, known: jax.Array | None = None) -> jax.Array:
+    """``sum_d (x_d - w_d)^2`` for every example of ``x`` (n, D) and unit of ``wt`` (D, B): (n, B).
+
+    ``known`` (n, D) bool leaves each example's unknown features out (``x`` is 0 there).
+    """
+    dist = jnp.zeros((), wt.dtype)
+    for k in range(wt.shape[0]):  # features in order, as the reference sums them
+        diff = _known_diff(x[:, k : k + 1] - wt[k][None, :], known, k, (-1, 1))
+        dist = dist + diff * diff if k else diff * diff
     # Materialised once, so every reduction reads the very same values.
     return lax.optimization_barrier(dist)
 
@@ -126,7 +140,9 @@ def _block_best_two(dist: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array, j
     return i1, v1, jnp.minimum(i2, m - 1), v2
 
 
-def _chunk_best_two(wt: jax.Array, x: jax.Array, block: int) -> tuple[jax.Array, jax.Array]:
+def _chunk_best_two(
+    wt: jax.Array, x: jax.Array, block: int, known: jax.Array | None = None
+) -> tuple[jax.Array, jax.Array]:
     """First and second best unit (flat, row-major first on ties) of each example in ``x`` (n, D).
 
     With one block: the direct distances to every unit, ranked. With ``G > 1``
@@ -148,16 +164,15 @@ def _chunk_best_two(wt: jax.Array, x: jax.Array, block: int) -> tuple[jax.Array,
         return zero, zero
     g = -(-m // block)
     if g == 1:
-        i1, _, i2, _ = _block_best_two(_direct(wt, x))
+        i1, _, i2, _ = _block_best_two(_direct(wt, x, known))
         return i1, i2
     # Padding units at +inf in every feature: an infinite distance, last in order.
     wp = jnp.pad(wt, ((0, 0), (0, g * block - m)), constant_values=jnp.asarray(jnp.inf, wt.dtype))
     wb = wp.reshape(d, g, block)
-    diff = x[:, 0, None, None] - wb[0][None]
-    acc = diff * diff
-    for k in range(1, d):
-        diff = x[:, k, None, None] - wb[k][None]
-        acc = acc + diff * diff
+    acc = jnp.zeros((), wt.dtype)
+    for k in range(d):
+        diff = _known_diff(x[:, k, None, None] - wb[k][None], known, k, (-1, 1, 1))
+        acc = acc + diff * diff if k else diff * diff
     lo = jnp.min(acc, axis=2)  # (n, G)
     col = lax.broadcasted_iota(jnp.int32, lo.shape, 1)
     g1, _ = _first_min(lo, col, g)
@@ -167,9 +182,10 @@ def _chunk_best_two(wt: jax.Array, x: jax.Array, block: int) -> tuple[jax.Array,
     blocks = wb.transpose(1, 0, 2)  # (G, D, B): a gathered block is one contiguous run
     cand = jnp.take(blocks, jnp.stack([glo, ghi], axis=1), axis=0)  # (n, 2, D, B)
     cand = cand.transpose(0, 2, 1, 3).reshape(n, d, 2 * block)
-    dist = (x[:, 0, None] - cand[:, 0]) ** 2
-    for k in range(1, d):
-        dist = dist + (x[:, k, None] - cand[:, k]) ** 2
+    dist = jnp.zeros((), wt.dtype)
+    for k in range(d):
+        diff = _known_diff(x[:, k, None] - cand[:, k], known, k, (-1, 1))
+        dist = dist + diff * diff if k else diff * diff
     i1, _, i2, _ = _block_best_two(lax.optimization_barrier(dist))
 
     def unit(i):
@@ -178,36 +194,80 @@ def _chunk_best_two(wt: jax.Array, x: jax.Array, block: int) -> tuple[jax.Array,
     return unit(i1), unit(i2)
 
 
-def _exact_d2(wt: jax.Array, x: jax.Array, first: jax.Array) -> jax.Array:
-    """Squared distance of each example to its chosen unit, in float64 where JAX has it."""
-    acc = jnp.float64 if jax.config.jax_enable_x64 else wt.dtype
+def _exact_d2(wt: jax.Array, x: jax.Array, first: jax.Array, known: jax.Array | None = None) -> jax.Array:
+    """Squared distance of each example to its chosen unit (known features), in float64 where JAX has it."""
+    acc = _wide()
     w = jnp.take(wt, first, axis=1).T.astype(acc)  # (n, D)
     diff = x.astype(acc) - w
+    if known is not None:
+        diff = jnp.where(known, diff, jnp.zeros((), acc))
     return jnp.sum(diff * diff, axis=1)
 
 
-def best_two_program(wt: jax.Array, xp: jax.Array, block: int) -> tuple[jax.Array, jax.Array, jax.Array]:
-    """``(first, second, d2)`` for padded, chunked examples ``xp`` (chunks, n, D); flattened."""
+def _wide() -> Any:
+    return jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
+
+
+def best_two_program(
+    wt: jax.Array, xp: jax.Array, block: int, missing: bool = False
+) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """``(first, second, d2)`` for padded, chunked examples ``xp`` (chunks, n, D); flattened.
+
+    ``missing``: ``xp`` may hold NaN (missing values), left out of each example's distances.
+    """
 
     def one(x):
-        first, second = _chunk_best_two(wt, x, block)
-        return first, second, _exact_d2(wt, x, first)
+        known = None
+        if missing:
+            known = ~jnp.isnan(x)
+            x = jnp.where(known, x, 0)
+        first, second = _chunk_best_two(wt, x, block, known)
+        return first, second, _exact_d2(wt, x, first, known)
 
     first, second, d2 = lax.map(one, xp)
     return first.reshape(-1), second.reshape(-1), d2.reshape(-1)
 
 
-def quality_program(
-    wt: jax.Array, xp: jax.Array, valid: jax.Array, width: int, block: int
-) -> tuple[jax.Array, jax.Array]:
-    """(sum of distances to the best unit, count of topographic errors) over the valid examples."""
-    first, second, d2 = best_two_program(wt, xp, block)
+def adjacent(first: jax.Array, second: jax.Array, shape: tuple[int, int], lattice: tuple[str, bool]) -> jax.Array:
+    """Whether units ``first`` and ``second`` (flat) are adjacent, as :func:`topology.adjacent` decides."""
+    height, width = shape
+    topology, wrap = lattice
     fy, fx = first // width, first % width
     sy, sx = second // width, second % width
-    adjacent = (jnp.abs(fy - sy) <= 1) & (jnp.abs(fx - sx) <= 1)
+    if topology != "hex":
+        dy, dx = jnp.abs(fy - sy), jnp.abs(fx - sx)
+        if wrap:
+            dy, dx = jnp.minimum(dy, height - dy), jnp.minimum(dx, width - dx)
+        return (dy <= 1) & (dx <= 1)
+    # Plane distance at most 1 (the 6 touching units), wrapped on a toroid, in float64 where JAX has it.
+    acc = _wide()
+    px, py = topo.periods(height, width, topology)
+
+    def xy(r, c):
+        return c.astype(acc) + 0.5 * (r % 2).astype(acc), r.astype(acc) * topo.HEX_ROW
+
+    (ax, ay), (bx, by) = xy(fy, fx), xy(sy, sx)
+    dx, dy = ax - bx, ay - by
+    if wrap:
+        dx, dy = dx - px * jnp.round(dx / px), dy - py * jnp.round(dy / py)
+    return jnp.sqrt(dx * dx + dy * dy) <= 1.0 + 1e-9
+
+
+def quality_program(
+    wt: jax.Array,
+    xp: jax.Array,
+    valid: jax.Array,
+    width: int,
+    block: int,
+    lattice: tuple[str, bool] = ("rect", False),
+    missing: bool = False,
+) -> tuple[jax.Array, jax.Array]:
+    """(sum of distances to the best unit, count of topographic errors) over the valid examples."""
+    first, second, d2 = best_two_program(wt, xp, block, missing)
+    adj = adjacent(first, second, (wt.shape[1] // width, width), lattice)
     acc = d2.dtype
     qe_sum = jnp.sum(jnp.where(valid, jnp.sqrt(d2), jnp.zeros((), acc)))
-    te_count = jnp.sum(jnp.where(valid & ~adjacent, 1, 0))
+    te_count = jnp.sum(jnp.where(valid & ~adj, 1, 0))
     return qe_sum, te_count
 
 
@@ -223,9 +283,24 @@ def u_matrix_program(w: jax.Array) -> jax.Array:
     return jnp.where(count > 0, total / jnp.maximum(count, 1), 0)
 
 
-_quality = jax.jit(quality_program, static_argnums=(3, 4))
-_best_two = jax.jit(best_two_program, static_argnums=2)
+def u_matrix_pairs_program(w: jax.Array, pairs: jax.Array) -> jax.Array:
+    """Mean distance of each unit of ``w`` (H, W, D) to its neighbours, listed once per pair in ``pairs`` (P, 2).
+
+    Any lattice (:func:`som_studio.core.topology.neighbour_pairs`: hex, toroid), as :func:`metrics.u_matrix`.
+    """
+    h, wd, d = w.shape
+    flat = w.reshape(h * wd, d)
+    dist = jnp.sqrt(jnp.sum((flat[pairs[:, 0]] - flat[pairs[:, 1]]) ** 2, axis=-1))
+    ends = jnp.concatenate([pairs[:, 0], pairs[:, 1]])
+    total = jax.ops.segment_sum(jnp.concatenate([dist, dist]), ends, num_segments=h * wd)
+    count = jax.ops.segment_sum(jnp.ones(ends.shape, w.dtype), ends, num_segments=h * wd)
+    return jnp.where(count > 0, total / jnp.maximum(count, 1), 0).reshape(h, wd)
+
+
+_quality = jax.jit(quality_program, static_argnums=(3, 4, 5, 6))
+_best_two = jax.jit(best_two_program, static_argnums=(2, 3))
 _u_matrix = jax.jit(u_matrix_program)
+_u_matrix_pairs = jax.jit(u_matrix_pairs_program)
 
 
 class DeviceQuality:
@@ -240,6 +315,7 @@ class DeviceQuality:
     dtype : the run's precision; distances are ranked in it (as training ranks them).
     device : where to compute; default JAX's first device.
     budget : elements of one chunk's distance matrix.
+    topology, toroid : the map's lattice (the topographic error's adjacency).
     """
 
     def __init__(
@@ -250,8 +326,12 @@ class DeviceQuality:
         dtype: Any,
         device: Any = None,
         budget: int = QUALITY_ELEMENTS,
+        topology: str = "rect",
+        toroid: bool = False,
     ) -> None:
         self.height, self.width = height, width
+        self.lattice = (topology, bool(toroid))
+        self.missing = bool(np.isnan(data).any())
         self.dtype = np.dtype(dtype)
         self.device = device if device is not None else jax.devices()[0]
         n, d = data.shape
@@ -273,7 +353,9 @@ class DeviceQuality:
         if self._compiled is None:
             t0 = time.perf_counter()
             spec = jax.ShapeDtypeStruct((self.features, self.height * self.width), self.dtype)
-            self._compiled = _quality.lower(spec, self._xp, self._valid, self.width, self.plan.block).compile()
+            self._compiled = _quality.lower(
+                spec, self._xp, self._valid, self.width, self.plan.block, self.lattice, self.missing
+            ).compile()
             self.compile_s = time.perf_counter() - t0
 
     def __call__(self, weights: np.ndarray) -> tuple[float, float]:
@@ -310,21 +392,33 @@ def best_two(
     n = data.shape[0]
     p = plan_ or plan(jax.default_backend(), n, h * w, d)
     wt = np.ascontiguousarray(np.asarray(weights).reshape(h * w, d).T)
-    first, second, d2 = _best_two(wt, _chunked(data, p.chunk, dtype), p.block)
+    first, second, d2 = _best_two(wt, _chunked(data, p.chunk, dtype), p.block, bool(np.isnan(data).any()))
     return np.asarray(first)[:n], np.asarray(second)[:n], np.asarray(d2)[:n]
 
 
-def quality(weights: np.ndarray, data: np.ndarray, device: Any = None, budget: int = QUALITY_ELEMENTS):
+def quality(
+    weights: np.ndarray,
+    data: np.ndarray,
+    device: Any = None,
+    budget: int = QUALITY_ELEMENTS,
+    topology: str = "rect",
+    toroid: bool = False,
+):
     """(QE, TE) of ``weights`` (H, W, D) on ``data``, computed on ``device`` (one-off: compiles each call)."""
     h, w, _ = weights.shape
-    q = DeviceQuality(data, h, w, np.asarray(weights).dtype, device, budget)
+    q = DeviceQuality(data, h, w, np.asarray(weights).dtype, device, budget, topology, toroid)
     try:
         return q(weights)
     finally:
         q.close()
 
 
-def u_matrix(weights: np.ndarray, device: Any = None) -> np.ndarray:
-    """:func:`metrics.u_matrix` of ``weights`` (H, W, D), computed on ``device``."""
-    w = jax.device_put(np.asarray(weights), device if device is not None else jax.devices()[0])
-    return np.asarray(_u_matrix(w))
+def u_matrix(weights: np.ndarray, device: Any = None, topology: str = "rect", toroid: bool = False) -> np.ndarray:
+    """:func:`metrics.u_matrix` of ``weights`` (H, W, D) on its lattice, computed on ``device``."""
+    device = device if device is not None else jax.devices()[0]
+    w = jax.device_put(np.asarray(weights), device)
+    if topology == "rect" and not toroid:
+        return np.asarray(_u_matrix(w))
+    h, wd, _ = w.shape
+    pairs = topo.neighbour_pairs(h, wd, topology, toroid).astype(np.int32).reshape(-1, 2)
+    return np.asarray(_u_matrix_pairs(w, jax.device_put(pairs, device)))

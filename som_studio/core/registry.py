@@ -112,6 +112,9 @@ register(
         description="The NumPy online loop with jnp swapped in, run eagerly: one dispatch per operation",
         factory="som_studio.core.jax_ladder:JaxNaiveOnline",
         estimate=memory.jax_online,
+        topologies=("rect", "hex"),
+        toroid=True,
+        missing_values=True,
     )
 )
 register(
@@ -122,6 +125,9 @@ register(
         description="Online step compiled with jax.jit: one dispatch per step, Python loop over steps",
         factory="som_studio.core.jax_ladder:JaxJitOnline",
         estimate=memory.jax_online,
+        topologies=("rect", "hex"),
+        toroid=True,
+        missing_values=True,
     )
 )
 register(
@@ -132,6 +138,9 @@ register(
         description="Batch epoch under jit with per-example vmap (N x M x D intermediate), Python loop over epochs",
         factory="som_studio.core.jax_ladder:JaxVmapBatch",
         estimate=memory.jax_vmap_batch,
+        topologies=("rect", "hex"),
+        toroid=True,
+        missing_values=True,
     )
 )
 
@@ -147,6 +156,9 @@ register(
         ),
         factory="som_studio.core.jax_fused:FusedBatch",
         estimate=memory.jax_fused_batch,
+        topologies=("rect", "hex"),
+        toroid=True,
+        missing_values=True,
     )
 )
 register(
@@ -157,6 +169,9 @@ register(
         description="Online steps fused into one jitted fori_loop per chunk (one dispatch per chunk); map donated",
         factory="som_studio.core.jax_scan_online:ScanOnline",
         estimate=memory.jax_scan_online,
+        topologies=("rect", "hex"),
+        toroid=True,
+        missing_values=True,
     )
 )
 
@@ -175,6 +190,9 @@ register(
         estimate=memory.jax_pmap_batch,
         shards=True,
         map_axis=False,
+        topologies=("rect", "hex"),
+        toroid=True,
+        missing_values=True,
     )
 )
 register(
@@ -189,6 +207,9 @@ register(
         factory="som_studio.core.jax_jit_sharded:JaxJitShardedBatch",
         estimate=memory.jax_jit_sharded_batch,
         shards=True,
+        topologies=("rect", "hex"),
+        toroid=True,
+        missing_values=True,
     )
 )
 register(
@@ -204,6 +225,9 @@ register(
         factory="som_studio.core.jax_shardmap:JaxShardmapBatch",
         estimate=memory.jax_shardmap_batch,
         shards=True,
+        topologies=("rect", "hex"),
+        toroid=True,
+        missing_values=True,
     )
 )
 _BUILTIN = frozenset(_REGISTRY)

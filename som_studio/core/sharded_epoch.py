@@ -29,15 +29,26 @@ import numpy as np
 from som_studio.core import jax_runtime, kernels
 from som_studio.core.fused_plan import KernelPlan
 from som_studio.core.kernels import HIGHEST, sq_distances
+from som_studio.core.topology import HEX_ROW
 
 jax = jax_runtime.jax()
 jnp = jax.numpy
 lax = jax.lax
 
 NO_UNIT = np.iinfo(np.int32).max
+RECT = ("rect", False)
 
 
-def winners(w_flat, x, valid, offset, plan: KernelPlan | None):
+def split_missing(x, missing: bool):
+    """``(x, known)``: with missing values (NaN), NaN set to 0 and the 0/1 mask; else ``(x, None)``.
+
+    The sharded programs keep NaN in their placed examples and split them once
+    per chunk, so their arguments are the same with and without missing values.
+    """
+    return kernels.split_known(x) if missing else (x, None)
+
+
+def winners(w_flat, x, valid, offset, plan: KernelPlan | None, known=None):
     """(smallest squared distance, index of the first unit reaching it) per example.
 
     ``valid`` masks padded units (they are moved to 1e30 in every feature, as
@@ -45,7 +56,7 @@ def winners(w_flat, x, valid, offset, plan: KernelPlan | None):
     of the first local unit. The distance returned is the reference's direct
     form ``sum_d (w_d - x_d)^2`` (the expanded ``|w|^2 - 2 x.w`` loses the
     nearest unit in float32 late in training), so devices compare exactly what
-    one device would.
+    one device would. ``known`` (N, D) 0/1: each example's known features (missing values).
 
     ``plan``: the device's kernel plan (:mod:`som_studio.core.fused_plan`; on
     the CPU ``jax-fused-batch``'s blocked search), then the winner's distance
@@ -54,11 +65,12 @@ def winners(w_flat, x, valid, offset, plan: KernelPlan | None):
     scan's dynamic slices it cannot: it would all-gather the map every epoch).
     """
     wt = jnp.where(valid[None, :], w_flat.T, jnp.asarray(1e30, w_flat.dtype))  # (D, M), feature-major
+    kt = None if known is None else known.T
     if plan is not None:
-        idx = kernels.bmus(wt, x, plan)
-        dmin = sq_distances(jnp.take(wt, idx, axis=1), x.T)
+        idx = kernels.bmus(wt, x, plan, known)
+        dmin = sq_distances(jnp.take(wt, idx, axis=1), x.T, kt)
         return dmin, idx + offset
-    dist = sq_distances(wt[:, None, :], x.T[:, :, None])  # (N, M)
+    dist = sq_distances(wt[:, None, :], x.T[:, :, None], None if kt is None else kt[:, :, None])  # (N, M)
     dmin = jnp.min(dist, axis=1)
     # Minimum, then the first index equal to it: the row-major tie rule, and
     # cheaper on the CPU than argmin over wide rows.
@@ -67,9 +79,13 @@ def winners(w_flat, x, valid, offset, plan: KernelPlan | None):
     return dmin, idx + offset
 
 
-def unit_sums(x, weight, local_idx, units):
-    """(units, D+1): per unit, the sum of weight * x and of weight; indices outside are dropped."""
-    vals = jnp.concatenate([x * weight[:, None], weight[:, None]], axis=1)
+def unit_sums(x, weight, local_idx, units, known=None):
+    """(units, D+1): per unit, the sum of weight * x and of weight; indices outside are dropped.
+
+    With ``known`` (missing values), (units, 2D): each feature's own total weight, of the examples that know it.
+    """
+    wcol = weight[:, None] if known is None else known * weight[:, None]
+    vals = jnp.concatenate([x * weight[:, None], wcol], axis=1)
     inside = (local_idx >= 0) & (local_idx < units)
     seg = jnp.where(inside, local_idx, units)
     return kernels.unit_sums(vals, seg, units + 1)[:units]
@@ -94,21 +110,74 @@ def smooth_y(hy, t):
 
 
 def update(w, out):
-    """``num / den`` where the total weight exceeds MIN_WEIGHT; elsewhere the old weights."""
-    return kernels.ratio(out[..., :-1], out[..., -1:], w)
+    """``num / den`` where the total weight exceeds MIN_WEIGHT; elsewhere the old weights.
+
+    ``out`` holds D numerators then one total weight, or D (missing values: one per feature).
+    """
+    d = w.shape[-1]
+    return kernels.ratio(out[..., :d], out[..., d:], w)
 
 
-def full_epochs(w, first, count, x, weight, sx, sy, *, height: int, plan: KernelPlan | None):
+# -- hex and toroid maps: the rows' smoothing split into pieces a device can do on its own rows ---------
+#
+# A hex unit's x offset depends on its column and both rows' parities (topology.py), so the column
+# stage computes, for each source row, the sums as an even target row sees them (``T_0``) and as an
+# odd one does (``T_1``), side by side on the last axis; the row stage contracts both with ``Hy`` and
+# each target row keeps the half of its own parity (:func:`pick`). A toroid wraps ``Hy`` at the real
+# height (padded rows hold no sums) and ``Hx`` at the width.
+
+
+def lattice_x(s, rows, sx, lattice):
+    """Contract the columns of ``s`` (rows, W, K), whose global row indices are ``rows``: (rows, W, K or 2K)."""
+    topology, wrap = lattice
+    wd, dt = s.shape[1], s.dtype
+    hx0 = kernels.axis_weights(wd, sx, dt, wrap=wrap)
+    if topology != "hex":
+        return smooth_x(s, hx0)
+    odd = (rows % 2 == 1)[:, None, None]
+    same = smooth_x(s, hx0)
+    t0 = jnp.where(odd, smooth_x(s, kernels.axis_weights(wd, sx, dt, shift2=-1, wrap=wrap)), same)
+    t1 = jnp.where(odd, same, smooth_x(s, kernels.axis_weights(wd, sx, dt, shift2=1, wrap=wrap)))
+    return jnp.concatenate([t0, t1], axis=2)
+
+
+def lattice_hy(targets, sources, sy, height: int, lattice, dtype):
+    """``Hy[target, source]`` for global row indices (int32), wrapped at ``height`` on a toroid."""
+    topology, wrap = lattice
+    k2 = 2 * (targets[:, None] - sources[None, :])
+    if wrap:
+        k2 = jnp.abs(k2)
+        k2 = jnp.abs(jnp.minimum(k2, 2 * height - k2))  # padded rows (past height) weigh nothing anyway
+    return kernels._twice_weights(k2, HEX_ROW if topology == "hex" else 1.0, sy, dtype)
+
+
+def pick(out, targets, lattice):
+    """The row stage's result for each target row: on a hex map, the half of its own parity."""
+    if lattice[0] != "hex":
+        return out
+    k = out.shape[-1] // 2
+    return jnp.where((targets % 2 == 1)[:, None, None], out[..., k:], out[..., :k])
+
+
+def full_epochs(
+    w, first, count, x, weight, sx, sy, *, height: int, plan: KernelPlan | None, lattice=RECT, missing: bool = False
+):
     """Epochs on whole arrays (``w`` may have padded rows beyond ``height``): one device's program."""
     hp, wd, d = w.shape
     dt = w.dtype
     ys, xs = jnp.arange(hp, dtype=dt), jnp.arange(wd, dtype=dt)
+    rows = jnp.arange(hp, dtype=jnp.int32)
     valid = jnp.repeat(jnp.arange(hp) < height, wd)
+    x, known = split_missing(x, missing)
 
     def epoch(t, w):
-        _, idx = winners(w.reshape(-1, d), x, valid, 0, plan)
-        s = unit_sums(x, weight, idx, hp * wd).reshape(hp, wd, d + 1)
-        out = smooth_y(gauss(ys, ys, sy[t], hp), smooth_x(s, gauss(xs, xs, sx[t], wd)))
+        _, idx = winners(w.reshape(-1, d), x, valid, 0, plan, known)
+        s = unit_sums(x, weight, idx, hp * wd, known).reshape(hp, wd, -1)
+        if lattice == RECT:
+            out = smooth_y(gauss(ys, ys, sy[t], hp), smooth_x(s, gauss(xs, xs, sx[t], wd)))
+        else:
+            hy = lattice_hy(rows, rows, sy[t], height, lattice, dt)
+            out = pick(smooth_y(hy, lattice_x(s, rows, sx[t], lattice)), rows, lattice)
         return update(w, out)
 
     return lax.fori_loop(first, first + count, epoch, w)

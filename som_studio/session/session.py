@@ -378,9 +378,8 @@ class _Quality:
         self.device = device
         cfg = problem.config
         self.topology, self.toroid = cfg.topology, cfg.toroid
-        # The device program knows the planar rectangular lattice; other lattices (which the JAX
-        # implementations refuse today) are measured by the reference on the host.
-        self.on_device = impl.backend == "jax" and self.topology == "rect" and not self.toroid
+        # The device program follows every lattice and missing values, as the reference does.
+        self.on_device = impl.backend == "jax"
         self._q: Any = None
         pairs_rate = QUALITY_RATES["numpy"]
         if self.on_device:
@@ -397,7 +396,9 @@ class _Quality:
             from som_studio.core.quality_jax import DeviceQuality
 
             p = self.problem
-            self._q = DeviceQuality(p.data, p.height, p.width, p.dtype, self.device)
+            self._q = DeviceQuality(
+                p.data, p.height, p.width, p.dtype, self.device, topology=self.topology, toroid=self.toroid
+            )
         compiled_before = self._q.compile_s
         qe, te = self._q(weights)
         return qe, te, self._q.compile_s - compiled_before

@@ -150,14 +150,21 @@ def test_default_grid_for_a_data_file_is_said(capsys):
     assert "grid: " in err and "5*sqrt(N)" in err
 
 
-def test_jax_refuses_hex_with_a_reason(capsys):
+def test_an_implementation_without_hex_refuses_it_with_a_reason(capsys):
     pytest.importorskip("jax")
-    code, out, err = _run(
-        capsys, "bench", "--grid", "6x4", "--samples", "20", "--epochs", "1", "--impl", "jax-vmap-batch",
-        "--topology", "hex", "--quiet",
-    )  # fmt: skip
+    import dataclasses
+
+    from som_studio.core import registry
+
+    # Every built-in implementation trains hex maps; one that declares rect only is refused.
+    rect_only = dataclasses.replace(registry.get("jax-vmap-batch"), name="jax-rect-only", topologies=("rect",))
+    with registry.registered(rect_only):
+        code, out, err = _run(
+            capsys, "bench", "--grid", "6x4", "--samples", "20", "--epochs", "1", "--impl", "jax-rect-only",
+            "--topology", "hex", "--quiet",
+        )  # fmt: skip
     assert code == 2  # refused up front by the one preflight, before any data is read
-    assert "--impl: jax-vmap-batch trains rect maps only, not hex" in out + err
+    assert "--impl: jax-rect-only trains rect maps only, not hex" in out + err
 
 
 def test_an_iris_row_without_a_label_column_is_refused_naming_the_flags(capsys):

@@ -85,3 +85,21 @@ def test_every_product_of_every_jax_program_is_highest(name, form, size):
                 assert int(plan.rsplit("chunk=", 1)[1]) < size[3] // 2  # several chunks per device
     finally:
         trainer.close()
+
+
+@pytest.mark.parametrize(("name", "form"), _cases())
+def test_hex_toroid_programs_with_missing_values_are_highest_too(name, form):
+    # The other lattices' smoothing and the masked searches are programs of their own.
+    problem = _problem(name, 20, 16, 20, 400, None)
+    data = problem.data.astype(np.float64)
+    data[np.random.default_rng(2).random(data.shape) < 0.1] = np.nan
+    data[:, 0] = np.where(np.isnan(data).all(axis=1), 0.5, data[:, 0])
+    cfg = problem.config.replace(topology="hex", toroid=True)
+    with fused_plan.forced(form, budget=1 << 16):
+        trainer = registry.get(name).create(make_problem(cfg, problem.kind, data))
+    try:
+        for key, lowered in trainer.programs().items():
+            assert hlo.imprecise_dots(lowered.as_text()) == [], f"{name} {form} {key}: StableHLO"
+            assert hlo.imprecise_dots(lowered.compile().as_text()) == [], f"{name} {form} {key}: compiled HLO"
+    finally:
+        trainer.close()

@@ -118,3 +118,56 @@ def test_plan_bounds_memory_and_keeps_cpu_chunks_small():
     p = qj.plan("gpu", 1001, 32_400, 3)
     chunks = -(-1001 // p.chunk)
     assert chunks * p.chunk - 1001 < chunks
+
+
+# -- hex and toroid maps, missing values ----------------------------------------------------------
+
+LATTICES = [("rect", False), ("rect", True), ("hex", False), ("hex", True)]
+
+
+def _holes(x, seed=4):
+    rng = np.random.default_rng(seed)
+    holes = rng.random(x.shape) < 0.25
+    holes[:, 0] &= ~holes[:, 1:].all(axis=1)  # every row keeps a known feature
+    x = x.copy()
+    x[holes] = np.nan
+    return x
+
+
+@pytest.mark.parametrize("lattice", LATTICES, ids=lambda lt: f"{lt[0]}-{'toroid' if lt[1] else 'planar'}")
+@pytest.mark.parametrize("h,w,d,n", [(1, 2, 3, 7), (8, 12, 3, 120), (6, 5, 16, 33), (40, 30, 3, 250), (2, 9, 2, 40)])
+def test_te_follows_the_lattice(h, w, d, n, lattice):
+    wts, x = _map(h, w, d, n)
+    qe_ref, te_ref = metrics.quality(wts, x, *lattice)
+    for budget in (qj.QUALITY_ELEMENTS, 64):
+        qe, te = qj.quality(wts, x, budget=budget, topology=lattice[0], toroid=lattice[1])
+        assert qe == pytest.approx(qe_ref, rel=1e-12)
+        assert te == te_ref
+
+
+@pytest.mark.parametrize("h,w,d,n", [(8, 12, 3, 120), (6, 5, 16, 33), (40, 30, 4, 250)])
+def test_missing_values_leave_out_unknown_features(h, w, d, n):
+    wts, x = _map(h, w, d, n)
+    x = _holes(x)
+    f_ref, s_ref, d2_ref = metrics.best_two(wts, x)
+    for p in _plans(n, h * w, d):
+        first, second, d2 = qj.best_two(wts, x, p)
+        np.testing.assert_array_equal(first, f_ref, err_msg=p.describe())
+        np.testing.assert_array_equal(second, s_ref, err_msg=p.describe())
+        np.testing.assert_allclose(d2, d2_ref, rtol=1e-12, atol=1e-15)
+    qe_ref, te_ref = metrics.quality(wts, x, "hex", True)
+    qe, te = qj.quality(wts, x, budget=64, topology="hex", toroid=True)
+    assert qe == pytest.approx(qe_ref, rel=1e-12)
+    assert te == te_ref
+
+
+@pytest.mark.parametrize("lattice", LATTICES[1:], ids=["rect-toroid", "hex-planar", "hex-toroid"])
+@pytest.mark.parametrize("h,w,d", [(1, 1, 3), (1, 6, 2), (2, 2, 3), (9, 12, 3), (8, 4, 16)])
+def test_u_matrix_follows_the_lattice(h, w, d, lattice):
+    wts, _ = _map(h, w, d, 1)
+    np.testing.assert_allclose(
+        qj.u_matrix(wts, topology=lattice[0], toroid=lattice[1]),
+        metrics.u_matrix(wts, *lattice),
+        rtol=1e-12,
+        atol=1e-15,
+    )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -104,8 +106,10 @@ def test_batch_with_missing_values_averages_known_values_per_feature():
     np.testing.assert_allclose(t.get_map()[0, 0], [2.0, 2.0])
 
 
-def test_jax_implementations_refuse_hex_toroid_and_missing_values_clearly():
-    impl = registry.get("jax-vmap-batch")
+def test_an_implementation_without_the_capabilities_refuses_hex_toroid_and_missing_values_clearly():
+    # Every built-in implementation trains every lattice and missing values now; the
+    # refusal stays for one that does not declare them (the protocol's defaults).
+    impl = dataclasses.replace(registry.get("jax-vmap-batch"), topologies=("rect",), toroid=False, missing_values=False)
     assert "hex" in impl.refusal("hex")
     assert "toroid" in impl.refusal("rect", True)
     assert "missing values" in impl.refusal(missing=True)
