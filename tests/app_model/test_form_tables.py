@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from som_studio import resources
 from som_studio.app_model.form import LABELS, DataKey, RunForm, app_words, read_data
 from som_studio.config import RunConfig
@@ -87,12 +85,28 @@ def test_scaling_and_roles_do_not_apply_to_random_colours():
     assert st.runnable and st.config.scaling == "none" and st.config.labels is None
 
 
-@pytest.mark.parametrize("impl", ["jax-fused-batch"])
-def test_an_implementation_without_hex_is_refused_by_its_control(impl):
-    form = iris_form(labels="species", grid="12x8", topology="hex")
-    st = form.edit(impl=impl)
+def test_an_implementation_without_hex_is_refused_by_its_control():
+    import dataclasses
+
+    from som_studio.core import registry
+
+    # Every built-in implementation trains hex maps; one that declares rect only is refused.
+    rect_only = dataclasses.replace(registry.get("jax-fused-batch"), name="jax-rect-only", topologies=("rect",))
+    with registry.registered(rect_only):
+        form = iris_form(labels="species", grid="12x8", topology="hex")
+        st = form.edit(impl="jax-rect-only")
     assert st.refusals[0].field == "impl" and st.reason.startswith("Implementation: ")
     assert "hex" in st.reason
+
+
+def test_every_builtin_implementation_takes_the_iris_hex_map():
+    from som_studio.core import registry
+
+    form = iris_form(labels="species", grid="12x8", topology="hex")
+    for impl in registry.all_implementations():
+        if not impl.shards:
+            st = form.edit(impl=impl.name)
+            assert not [r for r in st.refusals if r.field == "impl"], (impl.name, st.reason)
 
 
 def test_read_data_reports_without_raising(tmp_path):
