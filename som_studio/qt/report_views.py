@@ -43,7 +43,7 @@ def _map_plot(win, image: np.ndarray, title: str, row: int, col: int):  # type: 
     return plot
 
 
-def _colour_bar(win, bar: picture.ColourBar, row: int, col: int):  # type: ignore[no-untyped-def]
+def _colour_bar(win, bar: picture.ColourBar, row: int, col: int) -> int:  # type: ignore[no-untyped-def]
     """The bar's colours from its low end to its high end, over an axis in the bar's values."""
     import pyqtgraph as pg
     from PySide6.QtCore import QRectF
@@ -62,32 +62,32 @@ def _colour_bar(win, bar: picture.ColourBar, row: int, col: int):  # type: ignor
     gradient.setRect(QRectF(lo, 0.0, hi - lo, 1.0))
     plot.addItem(gradient)
     plot.setRange(xRange=(lo, hi), yRange=(0, 1), padding=0.0)
-    win.ci.layout.setRowFixedHeight(row, BAR_HEIGHT)
-    return plot
+    return BAR_HEIGHT
 
 
-def _swatches(win, sw: picture.Swatches, row: int, col: int):  # type: ignore[no-untyped-def]
+def _swatches(win, sw: picture.Swatches, row: int, col: int) -> int:  # type: ignore[no-untyped-def]
     """A legend of categories as coloured squares and names, with the swatches' note under it."""
-    entries = " &nbsp; ".join(
+    items = [
         f"<span style='color:#{r:02x}{g:02x}{b:02x}; font-size:14pt'>&#9632;</span> {escape(name)}"
         for name, (r, g, b) in sw.entries[:16]
-    )
+    ]
+    # Three to a line, so a long legend does not widen its column past its map's.
+    entries = "<br>".join(" &nbsp; ".join(items[i : i + 3]) for i in range(0, len(items), 3))
     more = f" … (+{len(sw.entries) - 16})" if len(sw.entries) > 16 else ""
     note = f"<br><b>{escape(sw.note)}</b>" if sw.note else ""
-    label = win.addLabel(
-        f"<span style='font-size:10pt; color:#1d2330'>{entries}{more}{note}</span>", row=row, col=col
-    )
-    win.ci.layout.setRowFixedHeight(row, BAR_HEIGHT)
-    return label
+    win.addLabel(f"<span style='font-size:10pt; color:#1d2330'>{entries}{more}{note}</span>", row=row, col=col)
+    lines = -(-min(len(sw.entries), 16) // 3) + bool(sw.note)
+    return max(BAR_HEIGHT, 12 + 24 * lines)
 
 
-def _legend(win, legend: picture.Legend | None, row: int, col: int) -> None:  # type: ignore[no-untyped-def]
+def _legend(win, legend: picture.Legend | None, row: int, col: int) -> int:  # type: ignore[no-untyped-def]
+    """Draw ``legend`` in cell (``row``, ``col``); the height it needs."""
     if isinstance(legend, picture.ColourBar):
-        _colour_bar(win, legend, row, col)
-    elif isinstance(legend, picture.Swatches):
-        _swatches(win, legend, row, col)
-    else:
-        win.addLabel("", row=row, col=col)
+        return _colour_bar(win, legend, row, col)
+    if isinstance(legend, picture.Swatches):
+        return _swatches(win, legend, row, col)
+    win.addLabel("", row=row, col=col)
+    return BAR_HEIGHT
 
 
 def views_layout(report: Report, key: str):  # type: ignore[no-untyped-def]
@@ -135,11 +135,13 @@ def run_views_layout(run: ReportRun, win):  # type: ignore[no-untyped-def]
         chunk = top[start : start + TOP_COLUMNS]
         aspect = max(d.image.shape[0] / d.image.shape[1] for _, d in chunk)
         panel_h = int(col_w * aspect) + 40
+        legend_h = BAR_HEIGHT
         for c, (title, drawn) in enumerate(chunk):
             _map_plot(win, drawn.image, title, row, c)
-            _legend(win, drawn.legend, row + 1, c)
+            legend_h = max(legend_h, _legend(win, drawn.legend, row + 1, c))
         grid.setRowFixedHeight(row, panel_h)
-        height += panel_h + BAR_HEIGHT + 12
+        grid.setRowFixedHeight(row + 1, legend_h)
+        height += panel_h + legend_h + 12
         row += 2
     win.addLabel(
         "<span style='font-size:13pt; font-weight:600; color:#1d2330'>Component planes</span>",
@@ -154,11 +156,13 @@ def run_views_layout(run: ReportRun, win):  # type: ignore[no-untyped-def]
         chunk = planes[start : start + PLANE_COLUMNS]
         aspect = max(d.image.shape[0] / d.image.shape[1] for _, d in chunk)
         panel_h = int(col_w * aspect) + 40
+        legend_h = BAR_HEIGHT
         for c, (title, drawn) in enumerate(chunk):
             _map_plot(win, drawn.image, title, row, c)
-            _legend(win, drawn.legend, row + 1, c)
+            legend_h = max(legend_h, _legend(win, drawn.legend, row + 1, c))
         grid.setRowFixedHeight(row, panel_h)
-        height += panel_h + BAR_HEIGHT + 12
+        grid.setRowFixedHeight(row + 1, legend_h)
+        height += panel_h + legend_h + 12
         row += 2
     for c in range(cols):
         grid.setColumnFixedWidth(c, col_w - 12)

@@ -67,7 +67,9 @@ class ReportRun:
     @property
     def has_views(self) -> bool:
         """Whether the report shows this run's map views: a finished run on a data file (it has a model)."""
-        return self.final_map is not None and getattr(self.record, "model", None) is not None
+        data = self.record.config.get("data")
+        on_file = isinstance(data, dict) and bool(data.get("path"))
+        return on_file and self.final_map is not None and getattr(self.record, "model", None) is not None
 
     @property
     def planned(self) -> int:

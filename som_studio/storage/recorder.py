@@ -20,6 +20,7 @@ from typing import Generic, TypeVar
 import numpy as np
 
 from som_studio.picture.mapviews import MapViews
+from som_studio.picture.raster import frame_scale, report_scale
 from som_studio.picture.views import ColourRange, MapFrame, as_rgb, colour_range, data_range, map_image
 from som_studio.session.events import Event, Failed, Finished, Snapshot, Started
 from som_studio.session.record import RunRecord
@@ -169,6 +170,13 @@ class RunRecorder:
     def _kept_scale(self) -> int | None:
         return KEPT_HEX_SCALE if self.views.topology == "hex" else None
 
+    def _final_scale(self) -> int | None:
+        """A hex map's final picture: hexagons large enough for a report (its longer side ~480 pixels)."""
+        if self.views.topology != "hex" or self.final_map is None:
+            return None
+        h, w = self.final_map.shape[:2]
+        return max(frame_scale(h, w, "hex"), report_scale(h, w))
+
     def feed_all(self, events: Iterable[RecordedEvent]) -> RunRecorder:
         for ev in events:
             self.feed(ev)
@@ -192,7 +200,7 @@ class RunRecorder:
         """The final map's picture, on the run's colour range."""
         if self.final_map is None:
             return None
-        return map_image(self.final_map, *(self.range or colour_range(self.final_map)), self.views)
+        return map_image(self.final_map, *(self.range or colour_range(self.final_map)), self.views, self._final_scale())
 
     def stored(self) -> StoredRun:
         """The run as kept (a new id); raises ``ValueError`` before the run ended."""
