@@ -57,7 +57,7 @@ def ward(codebook: np.ndarray, k: int) -> np.ndarray:
     the row-major position of their first unit). SciPy comes with JAX; without it
     this raises ``ImportError`` naming it.
     """
-    from scipy.cluster.hierarchy import fcluster, linkage
+    from scipy.cluster.hierarchy import fcluster, linkage  # type: ignore[import-untyped]
 
     h, w, d = codebook.shape
     x = np.nan_to_num(np.asarray(codebook, dtype=np.float64).reshape(h * w, d))

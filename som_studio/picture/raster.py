@@ -81,7 +81,7 @@ class Raster:
 
     def unit_at(self, px: float, py: float) -> tuple[int, int] | None:
         """The unit ``(row, column)`` under picture pixel ``(px, py)``, or ``None`` (for a hover read-out)."""
-        ix, iy = int(math.floor(px)), int(math.floor(py))
+        ix, iy = math.floor(px), math.floor(py)
         if not (0 <= iy < self.index.shape[0] and 0 <= ix < self.index.shape[1]):
             return None
         u = int(self.index[iy, ix])
@@ -108,8 +108,8 @@ def raster(height: int, width: int, topology: str = "rect", scale: int = 1) -> R
         index.setflags(write=False)
         return Raster(height, width, "rect", scale, index, (-0.5, -0.5))
     x0, y0 = -0.5, -_CIRCUM
-    cols = int(math.ceil((width + (0.5 if height > 1 else 0.0)) * scale))
-    rows = int(math.ceil(((height - 1) * HEX_ROW + 2 * _CIRCUM) * scale))
+    cols = math.ceil((width + (0.5 if height > 1 else 0.0)) * scale)
+    rows = math.ceil(((height - 1) * HEX_ROW + 2 * _CIRCUM) * scale)
     y = y0 + (np.arange(rows) + 0.5) / scale
     x = x0 + (np.arange(cols) + 0.5) / scale
     best = np.full((rows, cols), -1, dtype=np.int32)

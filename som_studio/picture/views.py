@@ -347,7 +347,9 @@ def _clusters(weights: np.ndarray, _view: ViewChoice, canvas: Canvas) -> Drawn:
     r = canvas.raster(h, w, minimum=3)
     img = r.paint(colours)
     img[r.borders(clusters)] = BORDER
-    legend = Swatches(tuple((f"cluster {k}", category_colour(k)) for k in ks), "codebook clusters", f"{len(ks)} clusters")
+    legend = Swatches(
+        tuple((f"cluster {k}", category_colour(k)) for k in ks), "codebook clusters", f"{len(ks)} clusters"
+    )
     return Drawn(img, legend, raster=r)
 
 

@@ -116,7 +116,10 @@ def _pictures(run: ReportRun) -> tuple[list[tuple[str, picture.Drawn]], list[tup
             top.append((title, picture.draw(weights, picture.ViewChoice(mode), lo, hi, views, scale)))
     plane_scale = picture.report_scale(h, w, PANEL_TARGET_PX * 3 // 4)
     planes = [
-        (views.feature_name(k), picture.draw(weights, picture.ViewChoice(picture.COMPONENT, k), lo, hi, views, plane_scale))
+        (
+            views.feature_name(k),
+            picture.draw(weights, picture.ViewChoice(picture.COMPONENT, k), lo, hi, views, plane_scale),
+        )
         for k in range(d)
     ]
     return top, planes

@@ -32,7 +32,8 @@ DEFAULT_FRAMES = 64
 """Frames a recorder keeps by default (about 6 MB for a 240x135 map; 22 MB on a hex lattice)."""
 
 KEPT_HEX_SCALE = 2
-"""Pixels per unit of a hex map's kept frames: hexagons still read as offset rows, in a quarter of a live frame's memory."""
+"""Pixels per unit of a hex map's kept frames: hexagons still read as offset rows,
+in a quarter of a live frame's memory."""
 
 
 @dataclass(frozen=True, eq=False)

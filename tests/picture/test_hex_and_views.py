@@ -145,7 +145,9 @@ def test_the_planes_grid_names_each_plane_and_maps_pixels_back_to_units():
     t = f.tiles[3]
     assert t.bar is not None and t.bar.lo == pytest.approx(10 + 2 * lo[3])  # in the data's original units
     assert f.unit_at(t.x + 0.5, t.y + 0.5) == (0, 0)
-    np.testing.assert_array_equal(f.image[t.y, t.x], picture.VIRIDIS[int(round((w[0, 0, 3] - lo[3]) / (hi[3] - lo[3]) * 255))])
+    np.testing.assert_array_equal(
+        f.image[t.y, t.x], picture.VIRIDIS[round((w[0, 0, 3] - lo[3]) / (hi[3] - lo[3]) * 255)]
+    )
     shared = picture.make_frame(0, w, picture.ViewChoice(picture.PLANES_SHARED), lo, hi, views)
     assert isinstance(shared.legend, picture.ColourBar) and all(t.bar is None for t in shared.tiles)
 

@@ -1,4 +1,4 @@
-"""A run on a table, on a hex map: the recorder learns the lattice from Started and the views' inputs from the record."""
+"""A run on a table, on a hex map: the recorder learns the lattice from Started, the views' inputs from the record."""
 
 from __future__ import annotations
 
