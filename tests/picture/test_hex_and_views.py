@@ -168,3 +168,34 @@ def test_viridis_ends():
     assert np.abs(picture.VIRIDIS[-1].astype(int) - (253, 231, 37)).max() <= 4
     mid = picture.VIRIDIS[128].astype(int)
     assert math.dist(mid, (33, 145, 140)) < 6
+
+
+def test_the_worker_measures_hits_and_labels_live_when_cheap():
+    from pathlib import Path
+
+    from som_studio.config import DataSpec, RunConfig
+    from som_studio.session.events import Snapshot, Started
+    from som_studio.session.session import Session
+    from som_studio.worker.process import _live_views
+
+    iris = Path(__file__).resolve().parents[2] / "resources" / "data" / "iris.csv"
+    cfg = RunConfig(
+        impl="numpy-batch", width=6, height=4, data=DataSpec(path=str(iris)), epochs=4, topology="hex", labels="species"
+    )
+    session = Session(cfg, snapshot_interval_s=0.0, quality_points=0)
+    views, frames = None, []
+    for ev in session.run():
+        if isinstance(ev, Started):
+            views = picture.MapViews.from_started(ev)
+        elif isinstance(ev, Snapshot):
+            live = _live_views(session, views, picture.ViewChoice(picture.LABELS), ev)
+            frames.append(
+                picture.make_frame(
+                    ev.iteration, ev.map, picture.ViewChoice(picture.LABELS), *picture.colour_range(ev.map), live
+                )
+            )
+            # Another view needs no measuring: the views go through as they are.
+            assert _live_views(session, views, picture.ViewChoice(picture.UMATRIX), ev) is views
+    assert frames and all(f.view.mode == picture.LABELS and f.topology == "hex" for f in frames)
+    assert {n for n, _ in frames[-1].legend.entries} == {"setosa", "versicolor", "virginica"}
+    assert "label purity" in frames[-1].legend.note
