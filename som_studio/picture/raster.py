@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -50,34 +50,72 @@ class Raster:
         """The picture's (rows, columns) of pixels."""
         return int(self.index.shape[0]), int(self.index.shape[1])
 
-    def paint(self, colours: np.ndarray, background: tuple[int, ...] = (255, 255, 255)) -> np.ndarray:
-        """The picture of per-unit ``colours`` (units, C) uint8: (rows, columns, C), ``background`` outside."""
+    def paint(
+        self,
+        colours: np.ndarray,
+        background: tuple[int, ...] = (255, 255, 255),
+        marks: np.ndarray | None = None,
+        mark_colour: tuple[int, ...] = (0, 0, 0),
+    ) -> np.ndarray:
+        """The picture of per-unit ``colours`` (units, C) uint8: (rows, columns, C), ``background`` outside.
+
+        ``marks`` (rows, columns) bool: pixels drawn in ``mark_colour`` instead (borders).
+        """
         c = np.asarray(colours, dtype=np.uint8).reshape(self.height * self.width, -1)
-        if self.topology == "rect" and self.scale == 1:
+        if self.topology == "rect" and self.scale == 1 and marks is None:
             return np.ascontiguousarray(c.reshape(self.height, self.width, -1))
-        table = np.concatenate([c, np.asarray(background, dtype=np.uint8).reshape(1, -1)[:, : c.shape[1]]])
-        out: np.ndarray = table[self.index]  # index -1 picks the background row appended last
-        return out
+        channels = c.shape[1]
+        table = np.zeros((len(c) + 2, 4), dtype=np.uint8)
+        table[:-2, :channels] = c
+        table[-2, :channels] = np.asarray(background, dtype=np.uint8)[:channels]  # index -1 -> background
+        table[-1, :channels] = np.asarray(mark_colour, dtype=np.uint8)[:channels]
+        # One 4-byte gather per pixel: several times quicker than gathering rows of 3 bytes.
+        words = table.view(np.uint32).reshape(-1)
+        index = self._filled if marks is None else self._marked(marks)
+        out = words[index].view(np.uint8).reshape(*index.shape, 4)[..., :channels]
+        return np.ascontiguousarray(out)
+
+    @cached_property
+    def _filled(self) -> np.ndarray:
+        """:attr:`index` with the background as unit ``height * width`` (the row :meth:`paint` appends)."""
+        filled: np.ndarray = np.where(self.index >= 0, self.index, self.height * self.width)
+        filled.setflags(write=False)
+        return filled
+
+    def _marked(self, marks: np.ndarray) -> np.ndarray:
+        index = self._filled.copy()
+        index[marks] = self.height * self.width + 1
+        return index
+
+    @cached_property
+    def _edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Pixels next to a pixel of another unit (both inside): (pixel a, pixel b, unit of a, unit of b), flat.
+
+        Found once per raster, so a border view costs a comparison per edge pixel, not per pixel.
+        """
+        idx = self.index
+        flat = np.arange(idx.size).reshape(idx.shape)
+        pa, pb = [], []
+        for a, b, fa, fb in (
+            (idx[:, 1:], idx[:, :-1], flat[:, 1:], flat[:, :-1]),
+            (idx[1:], idx[:-1], flat[1:], flat[:-1]),
+        ):
+            sel = (a != b) & (a >= 0) & (b >= 0)
+            pa.append(fa[sel])
+            pb.append(fb[sel])
+        pixel_a, pixel_b = np.concatenate(pa), np.concatenate(pb)
+        units = idx.reshape(-1)
+        return pixel_a, pixel_b, units[pixel_a], units[pixel_b]
 
     def borders(self, groups: np.ndarray) -> np.ndarray:
         """(rows, columns) bool: pixels on the edge between units of different ``groups`` (flat or (H, W))."""
         g = np.asarray(groups).reshape(-1)
-        ext = np.concatenate([g, g[:1]])  # any value for the background: masked out below
-        inside = self.index >= 0
-        px = ext[self.index]
-        edge = np.zeros(self.index.shape, dtype=bool)
-        for a, b, ia, ib in (
-            (px[:, 1:], px[:, :-1], inside[:, 1:], inside[:, :-1]),
-            (px[1:, :], px[:-1, :], inside[1:, :], inside[:-1, :]),
-        ):
-            diff = (a != b) & ia & ib
-            if a.shape[1] != px.shape[1]:
-                edge[:, 1:] |= diff
-                edge[:, :-1] |= diff
-            else:
-                edge[1:, :] |= diff
-                edge[:-1, :] |= diff
-        return edge
+        pixel_a, pixel_b, unit_a, unit_b = self._edges
+        differ = g[unit_a] != g[unit_b]
+        edge = np.zeros(self.index.size, dtype=bool)
+        edge[pixel_a[differ]] = True
+        edge[pixel_b[differ]] = True
+        return edge.reshape(self.index.shape)
 
     def unit_at(self, px: float, py: float) -> tuple[int, int] | None:
         """The unit ``(row, column)`` under picture pixel ``(px, py)``, or ``None`` (for a hover read-out)."""

@@ -50,6 +50,7 @@ import numpy as np
 from som_studio.core.metrics import u_matrix
 from som_studio.picture.colours import (
     BORDER,
+    CATEGORICAL,
     EMPTY,
     ColourBar,
     Legend,
@@ -325,9 +326,11 @@ def _labels(weights: np.ndarray, _view: ViewChoice, canvas: Canvas) -> Drawn:
     v = canvas.views
     h, w = weights.shape[:2]
     labels = np.asarray(v.labels, dtype=str).reshape(h * w)
-    names = sorted({str(n) for n in labels if n})
+    found, codes = np.unique(labels, return_inverse=True)  # sorted: "" (no hits) first when present
+    names = [str(n) for n in found if n]
     colour_of = {n: category_colour(i) for i, n in enumerate(names)}
-    colours = np.array([colour_of.get(str(n), EMPTY) for n in labels], dtype=np.float64)
+    table = np.array([colour_of.get(str(n), EMPTY) for n in found], dtype=np.float64)
+    colours = table[codes.reshape(-1)]
     if v.unit_purity is not None:
         # A unit whose examples disagree is paler: its colour fades towards white as its purity falls.
         p = np.nan_to_num(np.asarray(v.unit_purity, dtype=np.float64).reshape(h * w), nan=1.0)
@@ -340,13 +343,12 @@ def _labels(weights: np.ndarray, _view: ViewChoice, canvas: Canvas) -> Drawn:
 
 def _clusters(weights: np.ndarray, _view: ViewChoice, canvas: Canvas) -> Drawn:
     h, w = weights.shape[:2]
-    clusters = np.asarray(canvas.views.clusters).reshape(h * w)
-    ks = sorted({int(c) for c in clusters})
-    colours = np.array([category_colour(int(c)) for c in clusters], dtype=np.uint8)
+    clusters = np.asarray(canvas.views.clusters, dtype=np.int64).reshape(h * w)
+    ks = [int(k) for k in np.unique(clusters)]
+    colours = np.asarray(CATEGORICAL, dtype=np.uint8)[clusters % len(CATEGORICAL)]
     # Borders need room between units: at least 3 pixels per unit.
     r = canvas.raster(h, w, minimum=3)
-    img = r.paint(colours)
-    img[r.borders(clusters)] = BORDER
+    img = r.paint(colours, marks=r.borders(clusters), mark_colour=BORDER)
     legend = Swatches(
         tuple((f"cluster {k}", category_colour(k)) for k in ks), "codebook clusters", f"{len(ks)} clusters"
     )
