@@ -591,9 +591,10 @@ def _sections(runs: list[ReportRun], kinds: list[str], progress: bool) -> list[C
         "maps",
         "Final maps",
         (
-            "The map each run ended with, one pixel per unit: the three features as red, green and blue when the "
-            "data has three features, otherwise the U-matrix (each unit's mean distance to its neighbours; light "
-            "marks the borders between clusters). Colours use the initial map's range.",
+            "The map each run ended with, one block per unit (a square, or a hexagon on a hex map): the three "
+            "features as red, green and blue when the data has three features, otherwise the U-matrix (each "
+            "unit's mean distance to its neighbours; light marks the borders between clusters). Colours use the "
+            "training data's per-feature range.",
             "Runs of the same kind start from the same data, seed and initial map and compute the same SOM, so "
             "their maps should look alike; tiny differences come from floating-point rounding. A map that looks "
             "different points to a bug, not to a faster implementation.",
