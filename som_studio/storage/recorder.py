@@ -31,9 +31,14 @@ T = TypeVar("T")
 DEFAULT_FRAMES = 64
 """Frames a recorder keeps by default (about 6 MB for a 240x135 map; 22 MB on a hex lattice)."""
 
-KEPT_HEX_SCALE = 2
-"""Pixels per unit of a hex map's kept frames: hexagons still read as offset rows,
-in a quarter of a live frame's memory."""
+KEPT_HEX_PIXELS = 150_000
+"""A hex map's kept frames stay under about this many pixels (a quarter of a live frame's; 2 pixels per unit
+at least, so hexagons still read as offset rows on a big map)."""
+
+
+def kept_scale(height: int, width: int) -> int:
+    """Pixels per unit of a hex map's kept frames (see :data:`KEPT_HEX_PIXELS`)."""
+    return max(2, min(12, int((KEPT_HEX_PIXELS / max(height * width, 1)) ** 0.5)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -108,7 +113,7 @@ class RunRecorder:
     are (H, W, 3) uint8: a raw ``Snapshot`` is drawn with
     :func:`~som_studio.picture.map_image` on the run's colour range, fixed at
     the first map seen; a ``MapFrame`` is kept as drawn (a scalar view in grey; a hex frame thinned
-    to :data:`KEPT_HEX_SCALE` pixels per unit) and lends its range. The run's
+    to about :func:`kept_scale` pixels per unit) and lends its range. The run's
     lattice comes from ``Started`` (:attr:`views`): a hex map's pictures are hexagons.
 
     Attributes
@@ -157,9 +162,10 @@ class RunRecorder:
             if self.range is None and event.range is not None:
                 self.range = event.range
             image = as_rgb(event.image)
-            if event.topology == "hex" and event.scale > KEPT_HEX_SCALE:
-                step = event.scale // KEPT_HEX_SCALE
-                image = np.ascontiguousarray(image[::step, ::step])
+            if event.topology == "hex" and event.grid is not None and not event.tiles:
+                step = event.scale // kept_scale(*event.grid)
+                if step > 1:  # thinned to about the kept scale: bounded memory for a long run's frames
+                    image = np.ascontiguousarray(image[::step, ::step])
             self.keeper.offer(int(event.iteration), image)
         elif isinstance(event, FinalMap):
             self.final_map = np.asarray(event.map)
@@ -169,7 +175,9 @@ class RunRecorder:
             self.views = self.views.with_model(getattr(event.record, "model", None), event.record)
 
     def _kept_scale(self) -> int | None:
-        return KEPT_HEX_SCALE if self.views.topology == "hex" else None
+        if self.views.topology != "hex" or self.final_map is None:
+            return None
+        return kept_scale(*self.final_map.shape[:2])
 
     def _final_scale(self) -> int | None:
         """A hex map's final picture: hexagons large enough for a report (its longer side ~480 pixels)."""

@@ -12,7 +12,7 @@ from som_studio.config import DataSpec, RunConfig
 from som_studio.session.events import Finished, Snapshot, Started
 from som_studio.session.session import Session
 from som_studio.storage import FinalMap, RunRecorder, StoredRun
-from som_studio.storage.recorder import KEPT_HEX_SCALE
+from som_studio.storage.recorder import kept_scale
 
 IRIS = Path(__file__).resolve().parents[2] / "resources" / "data" / "iris.csv"
 
@@ -65,7 +65,8 @@ def test_a_hex_run_is_kept_in_hexagons_with_its_views(events) -> None:
     # Kept frames are hexagons at the kept scale, whichever path drew them.
     app = RunRecorder(frames=6).feed_all(worker_frames(events, picture.ViewChoice(picture.UMATRIX)))
     sizes = {img.shape[:2] for _, img in rec.frames} | {img.shape[:2] for _, img in app.frames}
-    assert sizes == {picture.raster(4, 6, "hex", KEPT_HEX_SCALE).shape}
+    assert sizes == {picture.raster(4, 6, "hex", kept_scale(4, 6)).shape}
+    assert kept_scale(135, 240) == 2 and kept_scale(4, 6) == 12
 
 
 def test_a_kept_run_brings_its_views_back(events, tmp_path) -> None:
