@@ -47,3 +47,33 @@ def kmeans(codebook: np.ndarray, k: int, seed: int = 0) -> np.ndarray:
     relabel[np.unique(assign)[order]] = np.arange(len(order), dtype=np.int32)
     labels: np.ndarray = relabel[assign].reshape(h, w)
     return labels
+
+
+def ward(codebook: np.ndarray, k: int) -> np.ndarray:
+    """Cluster number (0 .. k-1) of each unit by Ward's hierarchy on a (H, W, D) codebook, shape (H, W) int32.
+
+    SciPy's agglomerative clustering (Ward's minimum-variance linkage) cut at ``k``
+    clusters; deterministic, numbered as :func:`kmeans` numbers its clusters (by
+    the row-major position of their first unit). SciPy comes with JAX; without it
+    this raises ``ImportError`` naming it.
+    """
+    from scipy.cluster.hierarchy import fcluster, linkage  # type: ignore[import-untyped]
+
+    h, w, d = codebook.shape
+    x = np.nan_to_num(np.asarray(codebook, dtype=np.float64).reshape(h * w, d))
+    m = len(x)
+    if not 1 <= k <= m:
+        raise ValueError(f"Ward's clustering needs 1 <= k <= {m} units, got k={k}")
+    if m == 1:
+        return np.zeros((h, w), dtype=np.int32)
+    assign = fcluster(linkage(x, method="ward"), t=k, criterion="maxclust") - 1
+    return _number_by_first_unit(np.asarray(assign, dtype=np.int64)).reshape(h, w)
+
+
+def _number_by_first_unit(assign: np.ndarray) -> np.ndarray:
+    """Cluster numbers renumbered 0, 1, ... in the row-major order of each cluster's first unit."""
+    values, first = np.unique(assign, return_index=True)
+    relabel = np.empty(int(values.max()) + 1, dtype=np.int32)
+    relabel[values[np.argsort(first)]] = np.arange(len(values), dtype=np.int32)
+    out: np.ndarray = relabel[assign]
+    return out

@@ -8,6 +8,8 @@ Missing values (NaN) are left out of each example's distances, as in training.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from som_studio.core import topology as topo
@@ -154,10 +156,10 @@ def u_matrix(weights: np.ndarray, topology: str = "rect", toroid: bool = False) 
     h, wd, _ = w.shape
     if topology != "rect" or toroid:
         flat = w.reshape(h * wd, -1)
-        pairs = topo.neighbour_pairs(h, wd, topology, toroid)
-        dist = np.linalg.norm(flat[pairs[:, 0]] - flat[pairs[:, 1]], axis=-1)
+        pairs, count = _neighbour_pairs(h, wd, topology, toroid)
+        diff = flat[pairs[:, 0]] - flat[pairs[:, 1]]
+        dist = np.sqrt(np.einsum("pd,pd->p", diff, diff))
         total = np.bincount(pairs[:, 0], dist, h * wd) + np.bincount(pairs[:, 1], dist, h * wd)
-        count = np.bincount(pairs[:, 0], minlength=h * wd) + np.bincount(pairs[:, 1], minlength=h * wd)
         return np.where(count > 0, total / np.maximum(count, 1), 0.0).reshape(h, wd)
     total = np.zeros((h, wd))
     count = np.zeros((h, wd))
@@ -172,6 +174,21 @@ def u_matrix(weights: np.ndarray, topology: str = "rect", toroid: bool = False) 
     count[:, 1:] += 1
     count[:, :-1] += 1
     return np.where(count > 0, total / np.maximum(count, 1), 0.0)
+
+
+@lru_cache(maxsize=8)
+def _neighbour_pairs(height: int, width: int, topology: str, toroid: bool) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`~som_studio.core.topology.neighbour_pairs` and each unit's neighbour count, cached.
+
+    The U-matrix of a live frame is drawn ~30 times a second; finding the pairs
+    (a sort of all of them) costs more than the distances, and never changes in a run.
+    """
+    pairs = topo.neighbour_pairs(height, width, topology, toroid)
+    units = height * width
+    count = np.bincount(pairs[:, 0], minlength=units) + np.bincount(pairs[:, 1], minlength=units)
+    pairs.setflags(write=False)
+    count.setflags(write=False)
+    return pairs, count
 
 
 def to_rgb(weights: np.ndarray, lo: np.ndarray | None = None, hi: np.ndarray | None = None) -> np.ndarray:

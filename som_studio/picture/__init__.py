@@ -3,19 +3,38 @@
 Qt-free and cheap to pickle: the worker process renders its frames here, the
 live map view re-renders a finished run's map here, the run recorder draws a
 run's final picture here, and the comparison and its report show those pictures.
+Hex maps are drawn as hexagons (:mod:`.raster`); the views' inputs beyond the
+map travel as a :class:`MapViews` (:mod:`.mapviews`); colour maps and legends
+are :mod:`.colours`.
 """
 
+from som_studio.picture.colours import VIRIDIS, ColourBar, Legend, Swatches
+from som_studio.picture.mapviews import MapViews, cheap_to_measure
+from som_studio.picture.raster import Raster, frame_scale, raster, report_scale
 from som_studio.picture.views import (
+    CLUSTERS,
     COMPONENT,
+    HITS,
+    LABELS,
     MODES,
+    PLANES,
+    PLANES_SHARED,
     RGB,
     UMATRIX,
+    VIEWS,
     ColourRange,
+    Drawn,
     MapFrame,
+    Tile,
     ViewChoice,
+    ViewKind,
     as_rgb,
+    available,
+    choices,
     colour_range,
+    coloured,
     data_range,
+    draw,
     feature_range,
     make_frame,
     map_image,
@@ -23,18 +42,41 @@ from som_studio.picture.views import (
 )
 
 __all__ = [
+    "CLUSTERS",
     "COMPONENT",
+    "HITS",
+    "LABELS",
     "MODES",
+    "PLANES",
+    "PLANES_SHARED",
     "RGB",
     "UMATRIX",
+    "VIEWS",
+    "VIRIDIS",
+    "ColourBar",
     "ColourRange",
+    "Drawn",
+    "Legend",
     "MapFrame",
+    "MapViews",
+    "Raster",
+    "Swatches",
+    "Tile",
     "ViewChoice",
+    "ViewKind",
     "as_rgb",
+    "available",
+    "cheap_to_measure",
+    "choices",
     "colour_range",
+    "coloured",
     "data_range",
+    "draw",
     "feature_range",
+    "frame_scale",
     "make_frame",
     "map_image",
+    "raster",
     "render",
+    "report_scale",
 ]

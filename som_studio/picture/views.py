@@ -1,10 +1,26 @@
 """A map (H, W, D) to a uint8 picture, for every view and every user of pictures.
 
 The views: ``rgb`` (a 3-feature map as colours), ``umatrix`` (each unit's mean
-distance to its grid neighbours) and ``component`` (one feature as a plane).
-Each is one renderer in :data:`RENDERERS`, called through :func:`render`; a new
-view (hex cells, a hit map, a label overlay) is one more entry, and every user
-below gets it.
+distance to its grid neighbours, on the run's lattice), ``component`` (one
+feature as a plane), ``planes`` / ``planes-shared`` (every plane in one
+picture, titled with the feature names, on per-plane or one shared scale),
+``hits`` (examples per unit), ``labels`` (each unit's majority label, paler
+where its examples disagree) and ``clusters`` (the codebook's clusters with
+their borders). Each is one renderer in :data:`RENDERERS`, called through
+:func:`draw`; :data:`VIEWS` lists them (name, label, what they need) for
+whoever offers a choice, and :func:`choices` gives a run's choices in order.
+A view that needs more than the map takes it from a
+:class:`~som_studio.picture.mapviews.MapViews` (the run's lattice, feature
+names, hits, labels, clusters; how those travel is told there).
+
+**Cells**: a ``rect`` map is drawn as squares, a ``hex`` map as hexagons
+(:mod:`som_studio.picture.raster`), at a fixed number of pixels per unit per
+picture (a frame's :attr:`MapFrame.scale`; :func:`MapFrame.unit_at` maps a
+pixel back to its unit). A rect map's scalar views at one pixel per unit stay
+(H, W) levels that the viewer draws through :data:`~som_studio.picture.colours.VIRIDIS`;
+every other picture is RGB with the colour map applied here, so the app and the
+report show the same colours. Each drawn view carries its legend as data
+(:class:`~som_studio.picture.colours.ColourBar` or :class:`~som_studio.picture.colours.Swatches`).
 
 **The one colour-range rule**: every picture of a run is scaled on one
 per-feature range, fixed for the whole run: the training data's per-feature
@@ -26,17 +42,75 @@ Qt-free and cheap to pickle.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
 
 from som_studio.core.metrics import u_matrix
+from som_studio.picture.colours import (
+    BORDER,
+    CATEGORICAL,
+    EMPTY,
+    ColourBar,
+    Legend,
+    Swatches,
+    apply_lut,
+    category_colour,
+)
+from som_studio.picture.mapviews import MapViews
+from som_studio.picture.raster import Raster, frame_scale, raster
 
 RGB = "rgb"
 UMATRIX = "umatrix"
 COMPONENT = "component"
-MODES = (RGB, UMATRIX, COMPONENT)
+PLANES = "planes"
+PLANES_SHARED = "planes-shared"
+HITS = "hits"
+LABELS = "labels"
+CLUSTERS = "clusters"
+MODES = (RGB, UMATRIX, COMPONENT, PLANES, PLANES_SHARED, HITS, LABELS, CLUSTERS)
+
+
+@dataclass(frozen=True)
+class ViewKind:
+    """One view as a choice box lists it.
+
+    ``needs``: what must be at hand to draw it: ``"three features"``, or an input of
+    :class:`~som_studio.picture.mapviews.MapViews` (``"hits"``, ``"labels"``, ``"clusters"``).
+    ``per_feature``: one choice per feature (the component planes), named after it.
+    """
+
+    mode: str
+    label: str
+    needs: tuple[str, ...] = ()
+    per_feature: bool = False
+
+
+VIEWS: tuple[ViewKind, ...] = (
+    ViewKind(RGB, "RGB colours", ("three features",)),
+    ViewKind(UMATRIX, "U-matrix"),
+    ViewKind(PLANES, "All feature planes"),
+    ViewKind(PLANES_SHARED, "All feature planes (one scale)"),
+    ViewKind(HITS, "Hit map", ("hits",)),
+    ViewKind(LABELS, "Labels", ("labels",)),
+    ViewKind(CLUSTERS, "Clusters", ("clusters",)),
+    ViewKind(COMPONENT, "Feature plane", per_feature=True),
+)
+"""Every view, in the order a choice box lists them: the one listing the app's map view reads."""
+
+_NEEDS = {k.mode: k.needs for k in VIEWS}
+
+
+def available(mode: str, features: int, views: MapViews | None = None) -> bool:
+    """Whether view ``mode`` can be drawn for a map of ``features`` features with ``views`` at hand."""
+    for need in _NEEDS.get(mode, ()):
+        if need == "three features":
+            if features != 3:
+                return False
+        elif views is None or not views.has(need):
+            return False
+    return mode in _NEEDS
 
 
 class ColourRange(NamedTuple):
@@ -78,28 +152,75 @@ class ViewChoice:
     mode: str = RGB
     component: int = 0
 
-    def fit(self, features: int) -> ViewChoice:
-        """The nearest choice that makes sense for ``features`` features."""
-        if self.mode == RGB and features != 3:
-            return ViewChoice(UMATRIX, 0)
+    def fit(self, features: int, views: MapViews | None = None) -> ViewChoice:
+        """The nearest choice that makes sense for ``features`` features and the inputs in ``views``.
+
+        A view whose inputs are missing (hits during a run too large to measure them live) is the U-matrix.
+        """
         if self.mode == COMPONENT and not 0 <= self.component < features:
             return ViewChoice(COMPONENT, 0)
+        if not available(self.mode, features, views):
+            return ViewChoice(UMATRIX, 0)
         return self
+
+    @property
+    def key(self) -> str:
+        """``mode:component``, a string for a choice box's item data."""
+        return f"{self.mode}:{self.component}"
+
+
+def choices(features: int, views: MapViews | None = None) -> list[tuple[ViewChoice, str]]:
+    """A run's view choices in :data:`VIEWS` order, each with its text (planes named after their features).
+
+    Views whose inputs are not at hand are left out; ``views`` ``None``: a plain rect map, no extras.
+    """
+    out: list[tuple[ViewChoice, str]] = []
+    for kind in VIEWS:
+        if not available(kind.mode, features, views):
+            continue
+        if kind.per_feature:
+            name = views.feature_name if views is not None else (lambda k: f"Feature {k}")
+            out += [(ViewChoice(kind.mode, k), name(k)) for k in range(min(features, 256))]
+        else:
+            out.append((ViewChoice(kind.mode, 0), kind.label))
+    return out
 
 
 @dataclass(frozen=True, eq=False)
 class MapFrame:
     """One picture of the map after ``iteration`` iterations.
 
-    ``image`` is uint8, (H, W, 3) for RGB or (H, W) for a scalar view (drawn
-    through a colour map with levels 0..255). ``range`` is the run's colour
-    range the picture was drawn on (``None`` from an older sender).
+    ``image`` is uint8, (rows, columns, 3) RGB, or (H, W) levels for a rect
+    map's scalar view at one pixel per unit (drawn through
+    :data:`~som_studio.picture.colours.VIRIDIS` with levels 0..255). ``range`` is
+    the run's colour range the picture was drawn on (``None`` from an older
+    sender). ``legend`` is the view's colour bar or swatches; ``tiles`` the
+    panels of a picture made of several (the planes grid). ``grid`` is the
+    map's (height, width), ``topology`` and ``scale`` how its cells were laid
+    out (:meth:`unit_at`).
     """
 
     iteration: int
     view: ViewChoice
     image: np.ndarray
     range: ColourRange | None = None
+    legend: Legend | None = None
+    tiles: tuple[Tile, ...] = ()
+    grid: tuple[int, int] | None = None
+    topology: str = "rect"
+    scale: int = 1
+
+    def unit_at(self, px: float, py: float) -> tuple[int, int] | None:
+        """The unit ``(row, column)`` under pixel ``(px, py)`` of :attr:`image`, or ``None`` (a hover read-out)."""
+        h, w = self.grid if self.grid is not None else self.image.shape[:2]
+        for t in self.tiles:  # a grid of planes: the tile under the pixel, then the unit in it
+            if t.x <= px < t.x + t.width and t.y <= py < t.y + t.height:
+                px, py = px - t.x, py - t.y
+                break
+        else:
+            if self.tiles:
+                return None
+        return raster(h, w, self.topology, self.scale).unit_at(px, py)
 
 
 def _to_u8(values: np.ndarray, lo: np.ndarray | float, hi: np.ndarray | float) -> np.ndarray:
@@ -109,37 +230,224 @@ def _to_u8(values: np.ndarray, lo: np.ndarray | float, hi: np.ndarray | float) -
     return np.clip((values - lo_a) / span * 255.0 + 0.5, 0, 255).astype(np.uint8)
 
 
-def _rgb(weights: np.ndarray, _view: ViewChoice, rng: ColourRange) -> np.ndarray:
+@dataclass(frozen=True, eq=False)
+class Canvas:
+    """Where and on what a view is drawn: the run's colour range, its views' inputs and the pixels per unit.
+
+    ``scale`` ``None``: :func:`~som_studio.picture.raster.frame_scale` (a live frame's).
+    """
+
+    range: ColourRange
+    views: MapViews = field(default_factory=MapViews)
+    scale: int | None = None
+
+    def raster(self, height: int, width: int, minimum: int = 1) -> Raster:
+        topology = self.views.topology
+        s = self.scale if self.scale is not None else frame_scale(height, width, topology, minimum)
+        return raster(height, width, topology, max(s, minimum))
+
+    @property
+    def plain(self) -> bool:
+        """One pixel per square unit: scalar views stay (H, W) levels, drawn through the colour map by the viewer."""
+        return self.views.topology != "hex" and self.scale in (None, 1)
+
+
+@dataclass(frozen=True, eq=False)
+class Tile:
+    """One panel of a picture made of several (the planes grid): its title, its pixel box and its colour bar."""
+
+    title: str
+    x: int
+    y: int
+    width: int
+    height: int
+    bar: ColourBar | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Drawn:
+    """A view drawn: the uint8 picture, its legend and, for a grid of panels, where each panel is."""
+
+    image: np.ndarray
+    legend: Legend | None = None
+    tiles: tuple[Tile, ...] = ()
+    raster: Raster | None = None
+
+
+def _scalar(levels: np.ndarray, canvas: Canvas, legend: Legend | None) -> Drawn:
+    """A scalar view: (H, W) levels as they are on a plain canvas, else coloured and painted cell by cell."""
+    h, w = levels.shape
+    if canvas.plain:
+        return Drawn(levels, legend, raster=raster(h, w, "rect", 1))
+    r = canvas.raster(h, w)
+    return Drawn(r.paint(apply_lut(levels.reshape(-1))), legend, raster=r)
+
+
+def _cells(colours: np.ndarray, h: int, w: int, canvas: Canvas, legend: Legend | None, minimum: int = 1) -> Drawn:
+    r = canvas.raster(h, w, minimum)
+    return Drawn(r.paint(colours.reshape(h * w, -1)), legend, raster=r)
+
+
+def _rgb(weights: np.ndarray, _view: ViewChoice, canvas: Canvas) -> Drawn:
     w = np.asarray(weights, dtype=np.float64)[..., :3]
-    return _to_u8(w, np.asarray(rng.lo)[:3], np.asarray(rng.hi)[:3])
+    rng = canvas.range
+    img = _to_u8(w, np.asarray(rng.lo)[:3], np.asarray(rng.hi)[:3])
+    h, wd = img.shape[:2]
+    if canvas.plain:
+        return Drawn(img, raster=raster(h, wd, "rect", 1))
+    return _cells(img, h, wd, canvas, None)
 
 
-def _component(weights: np.ndarray, view: ViewChoice, rng: ColourRange) -> np.ndarray:
-    k = view.component
-    return _to_u8(np.asarray(weights[..., k], dtype=np.float64), float(rng.lo[k]), float(rng.hi[k]))
+def _component(weights: np.ndarray, view: ViewChoice, canvas: Canvas) -> Drawn:
+    k, rng, v = view.component, canvas.range, canvas.views
+    lo, hi = float(rng.lo[k]), float(rng.hi[k])
+    bar = ColourBar(v.original(k, lo), v.original(k, hi), v.feature_name(k))
+    return _scalar(_to_u8(np.asarray(weights[..., k], dtype=np.float64), lo, hi), canvas, bar)
 
 
-def _umatrix(weights: np.ndarray, _view: ViewChoice, _rng: ColourRange) -> np.ndarray:
-    um = u_matrix(weights)
+def _umatrix(weights: np.ndarray, _view: ViewChoice, canvas: Canvas) -> Drawn:
+    um = u_matrix(weights, canvas.views.topology, canvas.views.toroid)
     # U-matrix values are relative: scale each picture to its own maximum.
     top = float(um.max()) if um.size else 0.0
-    return _to_u8(um, 0.0, top if top > 0 else 1.0)
+    bar = ColourBar(0.0, top, "mean distance to neighbouring units")
+    return _scalar(_to_u8(um, 0.0, top if top > 0 else 1.0), canvas, bar)
 
 
-Renderer = Callable[[np.ndarray, ViewChoice, ColourRange], np.ndarray]
-RENDERERS: dict[str, Renderer] = {RGB: _rgb, UMATRIX: _umatrix, COMPONENT: _component}
-"""One renderer per view mode: (map, fitted choice, colour range) -> uint8 image, row-major."""
+def _hits(weights: np.ndarray, _view: ViewChoice, canvas: Canvas) -> Drawn:
+    h, w = weights.shape[:2]
+    hits = np.asarray(canvas.views.hits).reshape(h * w)
+    top = int(hits.max()) if hits.size else 0
+    colours = apply_lut(_to_u8(hits.astype(np.float64), 0.0, float(max(top, 1))))
+    colours[hits == 0] = EMPTY  # no examples: told apart from few
+    return _cells(colours, h, w, canvas, ColourBar(0.0, float(top), "examples per unit", integer=True))
+
+
+def _labels(weights: np.ndarray, _view: ViewChoice, canvas: Canvas) -> Drawn:
+    v = canvas.views
+    h, w = weights.shape[:2]
+    labels = np.asarray(v.labels, dtype=str).reshape(h * w)
+    found, codes = np.unique(labels, return_inverse=True)  # sorted: "" (no hits) first when present
+    names = [str(n) for n in found if n]
+    colour_of = {n: category_colour(i) for i, n in enumerate(names)}
+    table = np.array([colour_of.get(str(n), EMPTY) for n in found], dtype=np.float64)
+    colours = table[codes.reshape(-1)]
+    if v.unit_purity is not None:
+        # A unit whose examples disagree is paler: its colour fades towards white as its purity falls.
+        p = np.nan_to_num(np.asarray(v.unit_purity, dtype=np.float64).reshape(h * w), nan=1.0)
+        fade = (0.35 + 0.65 * np.clip(p, 0.0, 1.0))[:, None]
+        colours = 255.0 - (255.0 - colours) * fade
+    note = f"label purity {v.purity:.3f}" if v.purity is not None else ""
+    legend = Swatches(tuple((n, colour_of[n]) for n in names), "majority label", note)
+    return _cells(np.round(colours).astype(np.uint8), h, w, canvas, legend)
+
+
+def _clusters(weights: np.ndarray, _view: ViewChoice, canvas: Canvas) -> Drawn:
+    h, w = weights.shape[:2]
+    clusters = np.asarray(canvas.views.clusters, dtype=np.int64).reshape(h * w)
+    ks = [int(k) for k in np.unique(clusters)]
+    colours = np.asarray(CATEGORICAL, dtype=np.uint8)[clusters % len(CATEGORICAL)]
+    # Borders need room between units: at least 3 pixels per unit.
+    r = canvas.raster(h, w, minimum=3)
+    img = r.paint(colours, marks=r.borders(clusters), mark_colour=BORDER)
+    legend = Swatches(
+        tuple((f"cluster {k}", category_colour(k)) for k in ks), "codebook clusters", f"{len(ks)} clusters"
+    )
+    return Drawn(img, legend, raster=r)
+
+
+PLANE_GAP = 6
+"""Pixels between two planes of the grid."""
+
+
+def _planes(weights: np.ndarray, view: ViewChoice, canvas: Canvas) -> Drawn:
+    """Every component plane in one picture, a grid of tiles, each with its feature's name and colour bar."""
+    h, w, d = weights.shape
+    rng, v = canvas.range, canvas.views
+    shared = view.mode == PLANES_SHARED
+    lo_all, hi_all = float(np.min(rng.lo[:d])), float(np.max(rng.hi[:d]))
+    side = int(np.ceil(np.sqrt(d)))
+    # A live grid of planes stays as large as one live frame: smaller cells per plane.
+    s = canvas.scale if canvas.scale is not None else frame_scale(h * side, w * side, v.topology)
+    r = raster(h, w, v.topology, s)
+    th, tw = r.shape
+    cols = int(np.ceil(np.sqrt(d * th / max(tw, 1)))) if d > 1 else 1
+    cols = max(1, min(d, cols))
+    rows = -(-d // cols)
+    out = np.full((rows * th + (rows - 1) * PLANE_GAP, cols * tw + (cols - 1) * PLANE_GAP, 3), 255, np.uint8)
+    tiles = []
+    for k in range(d):
+        lo, hi = (lo_all, hi_all) if shared else (float(rng.lo[k]), float(rng.hi[k]))
+        levels = _to_u8(np.asarray(weights[..., k], dtype=np.float64), lo, hi)
+        y0, x0 = (k // cols) * (th + PLANE_GAP), (k % cols) * (tw + PLANE_GAP)
+        out[y0 : y0 + th, x0 : x0 + tw] = r.paint(apply_lut(levels.reshape(-1)))
+        bar = ColourBar(v.original(k, lo), v.original(k, hi), v.feature_name(k))
+        tiles.append(Tile(v.feature_name(k), x0, y0, tw, th, None if shared else bar))
+    legend = ColourBar(lo_all, hi_all, "all features (scaled values)") if shared else None
+    return Drawn(out, legend, tuple(tiles), r)
+
+
+Renderer = Callable[[np.ndarray, ViewChoice, Canvas], Drawn]
+RENDERERS: dict[str, Renderer] = {
+    RGB: _rgb,
+    UMATRIX: _umatrix,
+    COMPONENT: _component,
+    PLANES: _planes,
+    PLANES_SHARED: _planes,
+    HITS: _hits,
+    LABELS: _labels,
+    CLUSTERS: _clusters,
+}
+"""One renderer per view mode: (map, fitted choice, canvas) -> :class:`Drawn`, row-major uint8."""
+
+
+def draw(
+    weights: np.ndarray,
+    view: ViewChoice,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    views: MapViews | None = None,
+    scale: int | None = None,
+) -> Drawn:
+    """``weights`` (H, W, D) in ``view`` (already fitted) on the range ``lo``..``hi``, with its legend.
+
+    ``views``: the run's lattice and the views' inputs (default: a plain rect map);
+    ``scale``: pixels per unit (default: a live frame's, :func:`~som_studio.picture.raster.frame_scale`).
+    """
+    canvas = Canvas(ColourRange(lo, hi), views or MapViews(), scale)
+    d = RENDERERS[view.mode](np.asarray(weights), view, canvas)
+    return Drawn(np.ascontiguousarray(d.image), d.legend, d.tiles, d.raster)
 
 
 def render(weights: np.ndarray, view: ViewChoice, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """The uint8 image of ``weights`` (H, W, D) for ``view`` (already fitted), on the range ``lo``..``hi``."""
-    return np.ascontiguousarray(RENDERERS[view.mode](weights, view, ColourRange(lo, hi)))
+    return draw(weights, view, lo, hi).image
 
 
-def make_frame(iteration: int, weights: np.ndarray, view: ViewChoice, lo: np.ndarray, hi: np.ndarray) -> MapFrame:
-    """The frame of ``weights`` in ``view`` (fitted to its features), carrying the range it was drawn on."""
-    fitted = view.fit(weights.shape[-1])
-    return MapFrame(iteration, fitted, render(weights, fitted, lo, hi), ColourRange(lo, hi))
+def make_frame(
+    iteration: int,
+    weights: np.ndarray,
+    view: ViewChoice,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    views: MapViews | None = None,
+    scale: int | None = None,
+) -> MapFrame:
+    """The frame of ``weights`` in ``view`` (fitted to its features and to ``views``), carrying its range."""
+    fitted = view.fit(weights.shape[-1], views)
+    d = draw(weights, fitted, lo, hi, views, scale)
+    h, w = weights.shape[:2]
+    r = d.raster
+    return MapFrame(
+        iteration,
+        fitted,
+        d.image,
+        ColourRange(lo, hi),
+        legend=d.legend,
+        tiles=d.tiles,
+        grid=(h, w),
+        topology=r.topology if r is not None else "rect",
+        scale=r.scale if r is not None else 1,
+    )
 
 
 def as_rgb(image: np.ndarray) -> np.ndarray:
@@ -150,28 +458,55 @@ def as_rgb(image: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(img, dtype=np.uint8)
 
 
-def map_image(weights: np.ndarray, lo: np.ndarray | None = None, hi: np.ndarray | None = None) -> np.ndarray:
+def coloured(image: np.ndarray) -> np.ndarray:
+    """An (H, W, 3) uint8 picture: a scalar view's (H, W) levels through the colour map (viridis), RGB as it is."""
+    img = np.asarray(image)
+    return np.ascontiguousarray(apply_lut(img) if img.ndim == 2 else img, dtype=np.uint8)
+
+
+def map_image(
+    weights: np.ndarray,
+    lo: np.ndarray | None = None,
+    hi: np.ndarray | None = None,
+    views: MapViews | None = None,
+    scale: int | None = None,
+) -> np.ndarray:
     """A run's picture as kept and reported: (H, W, 3) uint8, RGB for 3 features, the U-matrix in grey otherwise.
 
     ``lo``/``hi``: the run's colour range (:func:`colour_range`); without one,
-    the values are taken to lie in [0, 1].
+    the values are taken to lie in [0, 1]. ``views``: the run's lattice (a hex
+    map is drawn as hexagons, at ``scale`` pixels per unit, coloured through the colour map).
     """
     w = np.asarray(weights)
     rng = unit_range(w.shape[-1]) if lo is None or hi is None else ColourRange(lo, hi)
-    return as_rgb(render(w, ViewChoice(RGB).fit(w.shape[-1]), rng.lo, rng.hi))
+    return as_rgb(draw(w, ViewChoice(RGB).fit(w.shape[-1]), rng.lo, rng.hi, views, scale).image)
 
 
 __all__ = [
+    "CLUSTERS",
     "COMPONENT",
+    "HITS",
+    "LABELS",
     "MODES",
+    "PLANES",
+    "PLANES_SHARED",
     "RENDERERS",
     "RGB",
     "UMATRIX",
+    "VIEWS",
+    "Canvas",
     "ColourRange",
+    "Drawn",
     "MapFrame",
+    "Tile",
     "ViewChoice",
+    "ViewKind",
     "as_rgb",
+    "available",
+    "choices",
     "colour_range",
+    "coloured",
+    "draw",
     "feature_range",
     "make_frame",
     "map_image",

@@ -34,7 +34,7 @@ from som_studio.qt.report_charts import (
     quality_layout,
     timing_layout,
 )
-from som_studio.report.content import Report
+from som_studio.report.content import VIEWS_PREFIX, Report
 
 
 def ensure_app():  # type: ignore[no-untyped-def]
@@ -93,11 +93,24 @@ def quality_chart(report: Report) -> bytes | None:
     return _export(*quality_layout(report, legend_px=EXPORT_LEGEND_PX))
 
 
+def views_chart(report: Report, key: str) -> bytes | None:
+    """PNG of one run's map views (section ``views-<index>``): U-matrix, hits, labels, clusters, planes."""
+    from som_studio.qt.report_views import views_layout
+
+    return _export(*views_layout(report, key))
+
+
 def render_charts(report: Report) -> dict[str, bytes | None]:
     """PNG bytes of every chart section of ``report``, by section key."""
     ensure_app()
     drawers = {"maps": maps_chart, "timing": timing_chart, "quality": quality_chart}
-    return {sec.key: drawers[sec.key](report) for sec in report.sections if sec.key in drawers}
+    out: dict[str, bytes | None] = {}
+    for sec in report.sections:
+        if sec.key in drawers:
+            out[sec.key] = drawers[sec.key](report)
+        elif sec.key.startswith(VIEWS_PREFIX):
+            out[sec.key] = views_chart(report, sec.key)
+    return out
 
 
 def pdf_bytes(report: Report, charts: Mapping[str, bytes | None]) -> bytes:
@@ -223,4 +236,5 @@ __all__ = [
     "render_charts",
     "timing_chart",
     "timing_layout",
+    "views_chart",
 ]

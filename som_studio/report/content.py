@@ -52,7 +52,9 @@ class ReportRun:
 
     ``final_image`` is the final map's (H, W, 3) uint8 picture; ``frames`` the
     kept ``(iteration, image)`` pairs for the animation; ``iterations`` the
-    iterations the run was to do (a cancelled run did fewer).
+    iterations the run was to do (a cancelled run did fewer); ``final_map`` the
+    raw final map (H, W, D) in the trained space, which the views of a run on a
+    data file are drawn from (with the record's model: hits, labels, clusters).
     """
 
     name: str
@@ -60,6 +62,14 @@ class ReportRun:
     final_image: np.ndarray | None = None
     frames: tuple[tuple[int, np.ndarray], ...] = ()
     iterations: int = 0
+    final_map: np.ndarray | None = None
+
+    @property
+    def has_views(self) -> bool:
+        """Whether the report shows this run's map views: a finished run on a data file (it has a model)."""
+        data = self.record.config.get("data")
+        on_file = isinstance(data, dict) and bool(data.get("path"))
+        return on_file and self.final_map is not None and getattr(self.record, "model", None) is not None
 
     @property
     def planned(self) -> int:
@@ -84,6 +94,7 @@ def _as_run(item: Any) -> ReportRun:
         final_image=item.final_image,
         frames=tuple(item.frames),
         iterations=item.iterations,
+        final_map=getattr(item, "final_map", None),
     )
 
 
@@ -94,7 +105,7 @@ def _unique_names(runs: list[ReportRun]) -> list[ReportRun]:
         n = seen.get(r.name, 0) + 1
         seen[r.name] = n
         if n > 1:
-            r = ReportRun(f"{r.name} ({n})", r.record, r.final_image, r.frames, r.iterations)
+            r = ReportRun(f"{r.name} ({n})", r.record, r.final_image, r.frames, r.iterations, r.final_map)
         out.append(r)
     return out
 
@@ -449,6 +460,10 @@ class Report:
     def section(self, key: str) -> ChartSection:
         return next(s for s in self.sections if s.key == key)
 
+    def views_run(self, key: str) -> ReportRun:
+        """The run a map-views section (key ``views-<index>``) shows."""
+        return self.runs[int(key.removeprefix(VIEWS_PREFIX))]
+
 
 def _env_facts(env: dict[str, Any]) -> dict[str, str]:
     """A run's environment as labelled text."""
@@ -576,9 +591,10 @@ def _sections(runs: list[ReportRun], kinds: list[str], progress: bool) -> list[C
         "maps",
         "Final maps",
         (
-            "The map each run ended with, one pixel per unit: the three features as red, green and blue when the "
-            "data has three features, otherwise the U-matrix (each unit's mean distance to its neighbours; light "
-            "marks the borders between clusters). Colours use the initial map's range.",
+            "The map each run ended with, one block per unit (a square, or a hexagon on a hex map): the three "
+            "features as red, green and blue when the data has three features, otherwise the U-matrix (each "
+            "unit's mean distance to its neighbours; light marks the borders between clusters). Colours use the "
+            "training data's per-feature range.",
             "Runs of the same kind start from the same data, seed and initial map and compute the same SOM, so "
             "their maps should look alike; tiny differences come from floating-point rounding. A map that looks "
             "different points to a bug, not to a faster implementation.",
@@ -619,4 +635,53 @@ def _sections(runs: list[ReportRun], kinds: list[str], progress: bool) -> list[C
         x_label=x_label,
         y_label="",
     )
-    return [maps, timing, quality]
+    return [maps, timing, quality, *_views_sections(runs)]
+
+
+VIEWS_PREFIX = "views-"
+"""Key of a run's map-views section: ``views-<index of the run>``."""
+
+
+def _views_sections(runs: list[ReportRun]) -> list[ChartSection]:
+    """One section per run on a data file: its U-matrix, hits, labels, clusters and every component plane."""
+    out = []
+    for i, run in enumerate(runs):
+        if not run.has_views:
+            continue
+        cfg = run.record.config
+        model = run.record.model
+        hexa = cfg.get("topology") == "hex"
+        grid = cfg.get("grid") or []
+        size = f"{grid[0]} x {grid[1]} " if len(grid) == 2 else ""
+        lattice = "hexagonal" if hexa else "rectangular"
+        wrap = ", wrapped into a toroid" if cfg.get("toroid") else ""
+        paras = [
+            f"The {size}map of {run.name} on a {lattice} lattice{wrap}, each unit drawn as "
+            f"{'a hexagon' if hexa else 'a square'} where it sits on the grid. The U-matrix shows each unit's "
+            "mean distance to its neighbouring units: light ridges are borders between groups of similar units.",
+        ]
+        if model.hits is not None:
+            hits = np.asarray(model.hits)
+            paras.append(
+                f"The hit map counts the training examples whose best-matching unit each unit is (grey: none; "
+                f"{int((hits > 0).sum())} of {hits.size} units have at least one, the busiest {int(hits.max())})."
+            )
+        purity = run.record.label_purity
+        if model.unit_labels is not None:
+            names = sorted({str(n) for n in np.asarray(model.unit_labels).ravel() if n})
+            figure = f"Label purity is {purity:.3f}: the share" if purity is not None else "Label purity is the share"
+            paras.append(
+                f"The label overlay colours each unit by the majority label of its examples "
+                f"({', '.join(names)}), paler where its examples disagree. {figure} of examples whose "
+                "best-matching unit's majority label is their own."
+            )
+        if model.clusters is not None:
+            k = len({int(c) for c in np.asarray(model.clusters).ravel()})
+            paras.append(f"Clusters: k-means on the codebook into {k} clusters, with their borders drawn in black.")
+        paras.append(
+            "Component planes: one per feature, named, each on its own colour scale in the data's original units "
+            "(the colour bar under it): where a feature is high or low on the map, and which features go together."
+        )
+        title = f"Map views: {run.name}" + (f" (label purity {purity:.3f})" if purity is not None else "")
+        out.append(ChartSection(f"{VIEWS_PREFIX}{i}", title, tuple(paras)))
+    return out

@@ -113,6 +113,9 @@ class Session:
         self._running = threading.Event()
         self._running.set()
         self._outside_s = 0.0  # time the caller spent between events, since training started
+        #: The run's training data (N, D) and labels once loaded, for the views that need them (hits, labels).
+        self.data: np.ndarray | None = None
+        self.labels: np.ndarray | None = None
 
     # -- control (any thread) -------------------------------------------------------
     def cancel(self) -> None:
@@ -159,6 +162,7 @@ class Session:
             loaded: np.ndarray | Table = self._data if self._data is not None else load_problem_table(cfg)
             table = loaded if isinstance(loaded, Table) else None
             data: np.ndarray = loaded.values if isinstance(loaded, Table) else loaded
+            self.data, self.labels = data, table.labels if table is not None else None
             if table is not None:
                 record.config["feature_names"] = list(table.feature_names)
             refusal = impl.refusal(cfg.topology, cfg.toroid, bool(np.isnan(data).any()))

@@ -19,6 +19,8 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
+from som_studio.picture.mapviews import MapViews
+from som_studio.picture.raster import frame_scale, report_scale
 from som_studio.picture.views import ColourRange, MapFrame, as_rgb, colour_range, data_range, map_image
 from som_studio.session.events import Event, Failed, Finished, Snapshot, Started
 from som_studio.session.record import RunRecord
@@ -27,7 +29,16 @@ from som_studio.storage.runfile import StoredRun
 T = TypeVar("T")
 
 DEFAULT_FRAMES = 64
-"""Frames a recorder keeps by default (about 6 MB for a 240x135 map)."""
+"""Frames a recorder keeps by default (about 6 MB for a 240x135 map; 22 MB on a hex lattice)."""
+
+KEPT_HEX_PIXELS = 150_000
+"""A hex map's kept frames stay under about this many pixels (a quarter of a live frame's; 2 pixels per unit
+at least, so hexagons still read as offset rows on a big map)."""
+
+
+def kept_scale(height: int, width: int) -> int:
+    """Pixels per unit of a hex map's kept frames (see :data:`KEPT_HEX_PIXELS`)."""
+    return max(2, min(12, int((KEPT_HEX_PIXELS / max(height * width, 1)) ** 0.5)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -101,8 +112,9 @@ class RunRecorder:
     A ``Started`` event begins a new run (the app reuses one recorder). Pictures
     are (H, W, 3) uint8: a raw ``Snapshot`` is drawn with
     :func:`~som_studio.picture.map_image` on the run's colour range, fixed at
-    the first map seen; a ``MapFrame`` is kept as drawn (a scalar view in grey)
-    and lends its range.
+    the first map seen; a ``MapFrame`` is kept as drawn (a scalar view in grey; a hex frame thinned
+    to about :func:`kept_scale` pixels per unit) and lends its range. The run's
+    lattice comes from ``Started`` (:attr:`views`): a hex map's pictures are hexagons.
 
     Attributes
     ----------
@@ -111,6 +123,8 @@ class RunRecorder:
     iterations : the iterations the run was to do (from ``Started``).
     final_map : the last map as a host array, or ``None`` (failed before training).
     range : the run's colour range, once a map or frame was seen.
+    views : the run's lattice and feature names (from ``Started``), with hits, labels
+        and clusters once the run's record brings its model.
     """
 
     def __init__(self, name: str = "", frames: int = DEFAULT_FRAMES) -> None:
@@ -128,6 +142,7 @@ class RunRecorder:
         self.iterations = 0
         self.final_map: np.ndarray | None = None
         self.range: ColourRange | None = None
+        self.views = MapViews()
         self.keeper: FrameKeeper[np.ndarray] = FrameKeeper(self._capacity)
 
     # -- in -------------------------------------------------------------------------------
@@ -137,20 +152,39 @@ class RunRecorder:
             self.iterations = event.iterations
             self.name = self.name or event.config.impl
             self.range = data_range(event)
+            self.views = MapViews.from_started(event)
         elif isinstance(event, Snapshot):
             if self.range is None:
                 self.range = colour_range(event.map)
             self.final_map = event.map
-            self.keeper.offer(event.iteration, map_image(event.map, *self.range))
+            self.keeper.offer(event.iteration, map_image(event.map, *self.range, self.views, self._kept_scale()))
         elif isinstance(event, MapFrame):
             if self.range is None and event.range is not None:
                 self.range = event.range
-            self.keeper.offer(int(event.iteration), as_rgb(event.image))
+            image = as_rgb(event.image)
+            if event.topology == "hex" and event.grid is not None and not event.tiles:
+                step = event.scale // kept_scale(*event.grid)
+                if step > 1:  # thinned to about the kept scale: bounded memory for a long run's frames
+                    image = np.ascontiguousarray(image[::step, ::step])
+            self.keeper.offer(int(event.iteration), image)
         elif isinstance(event, FinalMap):
             self.final_map = np.asarray(event.map)
         elif isinstance(event, (Finished, Failed)):
             self.record = event.record
             self.name = self.name or event.record.impl
+            self.views = self.views.with_model(getattr(event.record, "model", None), event.record)
+
+    def _kept_scale(self) -> int | None:
+        if self.views.topology != "hex" or self.final_map is None:
+            return None
+        return kept_scale(*self.final_map.shape[:2])
+
+    def _final_scale(self) -> int | None:
+        """A hex map's final picture: hexagons large enough for a report (its longer side ~480 pixels)."""
+        if self.views.topology != "hex" or self.final_map is None:
+            return None
+        h, w = self.final_map.shape[:2]
+        return max(frame_scale(h, w, "hex"), report_scale(h, w))
 
     def feed_all(self, events: Iterable[RecordedEvent]) -> RunRecorder:
         for ev in events:
@@ -175,7 +209,7 @@ class RunRecorder:
         """The final map's picture, on the run's colour range."""
         if self.final_map is None:
             return None
-        return map_image(self.final_map, *(self.range or colour_range(self.final_map)))
+        return map_image(self.final_map, *(self.range or colour_range(self.final_map)), self.views, self._final_scale())
 
     def stored(self) -> StoredRun:
         """The run as kept (a new id); raises ``ValueError`` before the run ended."""

@@ -83,7 +83,7 @@ class StoredRun:
         """This run as a comparison shows it."""
         from som_studio.report.content import ReportRun
 
-        return ReportRun(self.name, self.record, self.final_image, tuple(self.frames), self.iterations)
+        return ReportRun(self.name, self.record, self.final_image, tuple(self.frames), self.iterations, self.final_map)
 
     # -- one file ------------------------------------------------------------------------
     def to_bytes(self) -> bytes:

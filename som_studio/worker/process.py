@@ -147,7 +147,7 @@ def _run(request: RunRequest, events: Connection, control: Connection) -> None:
     from som_studio.session.session import Session
 
     session = Session(request.config, **request.session_options)
-    state: dict[str, Any] = {"view": frames.ViewChoice(*request.view), "range": None}
+    state: dict[str, Any] = {"view": frames.ViewChoice(*request.view), "range": None, "views": None}
     outbox = _Outbox()
 
     def read_control() -> None:
@@ -172,11 +172,13 @@ def _run(request: RunRequest, events: Connection, control: Connection) -> None:
         while (item := outbox.get()) is not None:
             if isinstance(item, Started):
                 state["range"] = frames.data_range(item)
+                state["views"] = frames.MapViews.from_started(item)  # the lattice: hexagons on a hex map
             if isinstance(item, Snapshot):
                 if state["range"] is None:
                     state["range"] = frames.feature_range(item.map)
                 lo, hi = state["range"]
-                msg: Message = FrameMessage(frames.make_frame(item.iteration, item.map, state["view"], lo, hi))
+                views = _live_views(session, state["views"], state["view"], item)
+                msg: Message = FrameMessage(frames.make_frame(item.iteration, item.map, state["view"], lo, hi, views))
             else:
                 msg = item
             try:
@@ -205,6 +207,22 @@ def _run(request: RunRequest, events: Connection, control: Connection) -> None:
             os.abort()
     outbox.close()
     sender.join()
+
+
+def _live_views(session: Any, views: Any, view: Any, snapshot: Snapshot) -> Any:
+    """The views' inputs for this frame: hits and labels measured on its map when the view needs them and it is cheap.
+
+    Runs on the sender thread (never the training one); see :mod:`som_studio.picture.mapviews`.
+    """
+    from som_studio import picture
+
+    data = getattr(session, "data", None)
+    if views is None or data is None or view.mode not in (picture.HITS, picture.LABELS):
+        return views
+    h, w, d = snapshot.map.shape
+    if not picture.cheap_to_measure(len(data), h * w, d):
+        return views
+    return views.measured(snapshot.map, data, getattr(session, "labels", None), snapshot.iteration)
 
 
 def _forget_inherited_cpu_devices() -> None:

@@ -1,0 +1,144 @@
+"""What the views of a map need beyond the map itself: the run's lattice, its feature names, hits, labels, clusters.
+
+A :class:`MapViews` is small, frozen and Qt-free, so it crosses processes and
+threads as it is. How its parts travel:
+
+* the lattice, the feature names and the scaling come with the run's
+  configuration (:meth:`MapViews.from_started`, from the ``Started`` event;
+  :meth:`MapViews.from_record` for a kept run);
+* hits, each unit's majority label and purity, and the clusters of the final
+  map are computed once, by the session, where the data is
+  (:func:`som_studio.core.model_file.attach` into the record's model) and
+  read from there (:meth:`MapViews.with_model`): a kept run, the report and
+  the app after a run all draw them from the ``.somrun``;
+* during a run, the worker measures hits and labels on the current map when
+  that is cheap (:meth:`MapViews.measured`, at most :data:`LIVE_BUDGET`
+  example-unit-feature products, on its sender thread, never the training one);
+  above that, the hit and label views show from the final map on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from som_studio.core import metrics
+
+LIVE_BUDGET = 20_000_000
+"""Largest examples x units x features measured for a live frame's hits and labels (~20 ms of NumPy here)."""
+
+
+@dataclass(frozen=True, eq=False)
+class MapViews:
+    """The inputs of the views of one run's map, other than the map.
+
+    Attributes
+    ----------
+    topology, toroid : the lattice (``rect`` or ``hex``) and whether it wraps.
+    feature_names : one per feature (``()``: unnamed, shown as ``Feature k``).
+    offset, scale : the data's scaling (``x = trained * scale + offset`` in original units), or ``None``.
+    hits : (H, W) int64 examples per unit, or ``None``.
+    labels : (H, W) str, each unit's majority label (``""`` without hits), or ``None``.
+    unit_purity : (H, W) float64 share of a unit's examples carrying its label (NaN without hits), or ``None``.
+    purity : the run's label purity (0-1), or ``None``.
+    clusters : (H, W) int cluster of each unit, or ``None``.
+    iteration : the iteration the hits and labels were measured at (``None``: the final map).
+    """
+
+    topology: str = "rect"
+    toroid: bool = False
+    feature_names: tuple[str, ...] = ()
+    offset: np.ndarray | None = None
+    scale: np.ndarray | None = None
+    hits: np.ndarray | None = None
+    labels: np.ndarray | None = None
+    unit_purity: np.ndarray | None = None
+    purity: float | None = None
+    clusters: np.ndarray | None = None
+    iteration: int | None = None
+
+    # -- built from --------------------------------------------------------------------
+    @classmethod
+    def from_config(cls, config: Any, feature_names: Any = ()) -> MapViews:
+        """From a run's configuration: a :class:`~som_studio.config.RunConfig` or its ``to_dict()``."""
+        get = config.get if isinstance(config, dict) else lambda k, d=None: getattr(config, k, d)
+        names = tuple(str(n) for n in (feature_names or get("feature_names") or ()))
+        return cls(topology=str(get("topology") or "rect"), toroid=bool(get("toroid") or False), feature_names=names)
+
+    @classmethod
+    def from_started(cls, started: Any) -> MapViews:
+        """From a run's ``Started`` event (its configuration)."""
+        return cls.from_config(getattr(started, "config", {}) or {})
+
+    @classmethod
+    def from_record(cls, record: Any) -> MapViews:
+        """From a finished run's record: its configuration and, where it has one, its model."""
+        return cls.from_config(getattr(record, "config", {}) or {}).with_model(getattr(record, "model", None), record)
+
+    def with_model(self, model: Any, record: Any = None) -> MapViews:
+        """These views with what a run's model holds (a :class:`~som_studio.core.model_file.ModelInfo`)."""
+        if model is None:
+            return self
+        scaling = getattr(model, "scaling", None)
+        purity = getattr(record, "label_purity", None) if record is not None else None
+        if purity is None and model.unit_purity is not None and model.hits is not None:
+            h = np.asarray(model.hits, dtype=np.float64)
+            p = np.nan_to_num(np.asarray(model.unit_purity, dtype=np.float64))
+            purity = float((p * h).sum() / h.sum()) if h.sum() else None
+        return replace(
+            self,
+            feature_names=tuple(model.feature_names) or self.feature_names,
+            offset=None if scaling is None else np.asarray(scaling.offset, dtype=np.float64),
+            scale=None if scaling is None else np.asarray(scaling.scale, dtype=np.float64),
+            hits=model.hits,
+            labels=model.unit_labels,
+            unit_purity=model.unit_purity,
+            purity=purity,
+            clusters=model.clusters,
+            iteration=None,
+        )
+
+    def measured(
+        self, weights: np.ndarray, data: np.ndarray, labels: np.ndarray | None = None, iteration: int | None = None
+    ) -> MapViews:
+        """These views with hits (and majority labels and purity, given ``labels``) of ``data`` on ``weights``."""
+        h, w = weights.shape[:2]
+        first, _ = metrics.nearest_units(weights, data)
+        hits = metrics.hits(first, h * w)
+        if labels is None:
+            return replace(self, hits=hits.reshape(h, w), iteration=iteration)
+        lab = np.asarray(labels, dtype=str)
+        flat = metrics.unit_labels(first, lab, h * w)
+        own = flat[first] == lab
+        agree = np.bincount(first, own.astype(np.float64), h * w)
+        unit_purity = np.where(hits > 0, agree / np.maximum(hits, 1), np.nan).reshape(h, w)
+        return replace(
+            self,
+            hits=hits.reshape(h, w),
+            labels=flat.reshape(h, w),
+            unit_purity=unit_purity,
+            purity=float(np.mean(own)) if len(own) else None,
+            iteration=iteration,
+        )
+
+    # -- reading -------------------------------------------------------------------------
+    def feature_name(self, k: int) -> str:
+        """Feature ``k``'s name (``Feature k`` when unnamed)."""
+        return self.feature_names[k] if 0 <= k < len(self.feature_names) else f"Feature {k}"
+
+    def original(self, k: int, value: float) -> float:
+        """A trained-space value of feature ``k`` in the data's original units."""
+        if self.offset is None or self.scale is None or k >= len(self.offset):
+            return float(value)
+        return float(value * self.scale[k] + self.offset[k])
+
+    def has(self, need: str) -> bool:
+        """Whether the input ``need`` (``hits``, ``labels``, ``clusters``) is at hand."""
+        return getattr(self, need, None) is not None
+
+
+def cheap_to_measure(samples: int, units: int, features: int) -> bool:
+    """Whether a live frame may measure hits and labels (:data:`LIVE_BUDGET`)."""
+    return samples * units * max(features, 1) <= LIVE_BUDGET
