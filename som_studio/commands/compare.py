@@ -152,21 +152,37 @@ def check_outputs(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     configs = configs_from_args(args)
     outputs = check_outputs(args, [c.impl for c in configs])
-    runs = train(args, configs, snapshots=outputs["animation"] is not None)
+    try:
+        runs, interrupted = train(args, configs, snapshots=outputs["animation"] is not None), False
+    except TrainingInterrupted as stop:  # Ctrl-C: what ran is still compared and written
+        runs, interrupted = stop.runs, True
     comparison = compare(runs, baseline=args.baseline, title=args.title)
     for flag in comparison.flags:
         print(f"{flag.level}: {flag.text}")
     write_outputs(comparison, outputs, force=args.force, max_frames=args.frames)
+    if interrupted:
+        print("som-studio compare: interrupted", file=sys.stderr)
+        return 130
     return 0 if all(r.record.status == "ok" for r in runs) else 1
+
+
+class TrainingInterrupted(Exception):
+    """Ctrl-C stopped :func:`train`; ``runs`` are the runs kept, the last one ``cancelled``."""
+
+    def __init__(self, runs: list[Any]) -> None:
+        super().__init__("interrupted")
+        self.runs = runs
 
 
 def train(args: argparse.Namespace, configs: list[Any], snapshots: bool = False) -> list[Any]:
     """Train ``configs`` one after another, print bench's table; the runs as kept (:class:`StoredRun`).
 
+    Ctrl-C raises :class:`TrainingInterrupted` after the table is printed, with
+    the runs so far (the interrupted one ``cancelled``, the later ones left out).
     ``snapshots``: keep maps through the run for an animation (the initial and
     final maps come anyway).
     """
-    from som_studio.commands.bench import format_table, run_configs
+    from som_studio.commands.bench import Interrupted, format_table, run_configs
     from som_studio.storage import RunRecorder
 
     recorders = [RunRecorder(c.impl, frames=args.frames) for c in configs]
@@ -175,11 +191,18 @@ def train(args: argparse.Namespace, configs: list[Any], snapshots: bool = False)
         recorders[index].feed(event)
 
     interval = 1 / 30 if snapshots else None
-    records = run_configs(
-        configs, quiet=args.quiet, observe=observe, snapshot_interval_s=interval, save_runs=args.save_runs
-    )
+    interrupted = False
+    try:
+        records = run_configs(
+            configs, quiet=args.quiet, observe=observe, snapshot_interval_s=interval, save_runs=args.save_runs
+        )
+    except Interrupted as stop:
+        records, interrupted = stop.records, True
     print(format_table(records, args.baseline, prefer_numpy=True))  # the report's baselines
-    return [r.stored() for r in recorders]
+    runs = [r.stored() for r in recorders[: len(records)]]
+    if interrupted:
+        raise TrainingInterrupted(runs)
+    return runs
 
 
 def compare(runs: list[Any], baseline: str | None = None, title: str | None = None) -> Any:
