@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -198,3 +199,29 @@ def test_bench_speedups_default_to_the_first_listed_of_each_kind():
     ]
     assert speedups(runs) == {"jax-vmap-batch": 1.0, "numpy-batch": 0.25, "numpy-online": 1.0, "jax-jit-online": 4.0}
     assert speedups(runs, "numpy-batch")["jax-vmap-batch"] == 4.0
+
+
+def test_json_dash_prints_the_json_alone_and_the_table_on_stderr(capsys, tmp_path):
+    for command in ("bench", "compare"):
+        argv = [command, "--impl", "numpy-batch", "--grid", "5x4", "--samples", "30", "--epochs", "2", "-q"]
+        assert cli.main([*argv, "--json", "-"]) == 0
+        out, err = capsys.readouterr()
+        doc = json.loads(out)  # nothing else on stdout
+        assert [r["impl"] for r in doc["runs"]] == ["numpy-batch"]
+        assert "median/it" in err
+        assert not (tmp_path / "-").exists() and not Path("-").exists()
+
+
+def test_doctor_json_writes_a_file_like_every_command_and_prints_alone_or_with_dash(capsys, tmp_path):
+    out = tmp_path / "doctor.json"
+    status = cli.main(["doctor", "--json", str(out)])
+    printed, err = capsys.readouterr()
+    doc = json.loads(out.read_text())
+    assert "findings" in doc and "python" in printed.lower() and f"wrote {out}" in err
+    assert cli.main(["doctor", "--json", str(out)]) == 2  # an existing file needs --force
+    assert "--force" in capsys.readouterr().err
+    assert cli.main(["doctor", "--json", str(out), "--force"]) == status
+    capsys.readouterr()
+    for argv in (["doctor", "--json"], ["doctor", "--json", "-"]):
+        assert cli.main(argv) == status
+        assert json.loads(capsys.readouterr().out)["findings"] == doc["findings"]

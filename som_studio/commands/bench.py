@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from som_studio.commands.common import (
+    STDOUT,
     CommandError,
     Progress,
     _count,
@@ -47,7 +48,11 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "bench", help=HELP, description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     add_run_options(p, baseline_default="the first listed implementation of the same kind")
-    p.add_argument("--json", metavar="FILE", help="write every run's full record as JSON (see README)")
+    p.add_argument(
+        "--json",
+        metavar="FILE",
+        help="write every run's full record as JSON (see README); - prints it (the table then goes to stderr)",
+    )
     d = p.add_argument_group("across processes and machines (JAX's distributed runtime)")
     d.add_argument(
         "--coordinator",
@@ -101,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         from som_studio.session import distributed
 
         if not distributed.in_child():
-            if main:
+            if main and args.json != STDOUT:
                 check_output(args.json, args.force)  # refuse before any process starts training
             try:
                 return distributed.supervise(args._argv, cluster)
@@ -116,7 +121,8 @@ def run(args: argparse.Namespace) -> int:
             check_same_runs([c.to_dict() for c in configs], cluster)
         except DistributedError as exc:
             raise CommandError(str(exc)) from None
-    json_path = check_output(args.json, args.force) if main else None
+    to_stdout = args.json == STDOUT
+    json_path = check_output(args.json, args.force) if main and not to_stdout else None
     session_kw = {}
     if cluster is not None:
         from som_studio.session.distributed import LOCKSTEP_SESSION
@@ -136,8 +142,13 @@ def run(args: argparse.Namespace) -> int:
         records, interrupted = stop.records, True
     if not main:  # only process 0 prints and writes
         return 0 if all(r.status == "ok" for r in records) else 1
-    print(format_table(records, args.baseline))
-    if json_path is not None:
+    print(format_table(records, args.baseline), file=sys.stderr if to_stdout else sys.stdout)
+    if to_stdout:
+        from som_studio.report.writers import json_text
+        from som_studio.session.record import runs_document
+
+        sys.stdout.write(json_text(runs_document(records)))
+    elif json_path is not None:
         from som_studio.report.writers import OutputError, write_json
         from som_studio.session.record import runs_document
 

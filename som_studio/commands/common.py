@@ -322,13 +322,18 @@ FLAGS = {
 }
 
 
+STDOUT = "-"
+"""``--json -``: the JSON goes to standard output (and the table, when there is one, to stderr)."""
+
+
 def check_output(
     path: str | None, force: bool, *, flag: str | None = None, suffixes: tuple[str, ...] | None = None
 ) -> Path | None:
     """Refuse an output file up front: before any training happens.
 
     ``flag`` prefixes the message (``--pdf: ...``); ``suffixes`` (lower case,
-    with the dot) are the extensions the file may have.
+    with the dot) are the extensions the file may have. :data:`STDOUT` (``-``)
+    is not a file: callers test for it before calling.
     """
     if path is None:
         return None

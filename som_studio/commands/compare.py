@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from som_studio.commands.common import CommandError, add_run_options, check_output, configs_from_args
+from som_studio.commands.common import STDOUT, CommandError, add_run_options, check_output, configs_from_args
 
 HELP = "run implementations on the same SOM and write a report (HTML, PDF), CSV, JSON, maps, animation"
 
@@ -23,7 +23,8 @@ write what you ask for:
                       numbers (recompiles, noisy iterations, differing configs)
   --pdf FILE.pdf      the same report as a PDF
   --csv FILE          one row per timed chunk per run
-  --json FILE         every run's full record (the schema of `bench --json`)
+  --json FILE         every run's full record (the schema of `bench --json`);
+                      - prints it (the table and flags then go to stderr)
   --animation FILE    the maps' evolution, all runs side by side; the format
                       follows the extension: .gif, .webp, or .mp4 (needs ffmpeg)
   --maps DIR          the final map of each run as DIR/<implementation>.png
@@ -51,7 +52,11 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     o.add_argument("--report", metavar="FILE.html", help="the report as one self-contained HTML page")
     o.add_argument("--pdf", metavar="FILE.pdf", help="the report as PDF")
     o.add_argument("--csv", metavar="FILE.csv", help="one row per timed chunk per run")
-    o.add_argument("--json", metavar="FILE.json", help="every run's full record (the schema of `bench --json`)")
+    o.add_argument(
+        "--json",
+        metavar="FILE.json",
+        help="every run's full record (the schema of `bench --json`); - prints it (the table then goes to stderr)",
+    )
     o.add_argument(
         "--animation", metavar="FILE", help="the maps' evolution, all runs side by side: .gif, .webp or .mp4"
     )
@@ -98,7 +103,7 @@ def check_outputs(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
         "report": check_output(args.report, args.force, flag="--report", suffixes=REPORT_SUFFIXES),
         "pdf": check_output(args.pdf, args.force, flag="--pdf", suffixes=(".pdf",)),
         "csv": check_output(args.csv, args.force, flag="--csv"),
-        "json": check_output(args.json, args.force, flag="--json"),
+        "json": STDOUT if args.json == STDOUT else check_output(args.json, args.force, flag="--json"),
         "animation": None,
         "maps": None,
     }
@@ -121,7 +126,7 @@ def check_outputs(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
             ("--report", out["report"]),
             ("--pdf", out["pdf"]),
             ("--csv", out["csv"]),
-            ("--json", out["json"]),
+            ("--json", out["json"] if out["json"] != STDOUT else None),
             ("--animation", out["animation"][0] if out["animation"] else None),
         )
         if p
@@ -157,8 +162,9 @@ def run(args: argparse.Namespace) -> int:
     except TrainingInterrupted as stop:  # Ctrl-C: what ran is still compared and written
         runs, interrupted = stop.runs, True
     comparison = compare(runs, baseline=args.baseline, title=args.title)
+    text_out = sys.stderr if args.json == STDOUT else sys.stdout  # stdout holds the JSON alone
     for flag in comparison.flags:
-        print(f"{flag.level}: {flag.text}")
+        print(f"{flag.level}: {flag.text}", file=text_out)
     write_outputs(comparison, outputs, force=args.force, max_frames=args.frames)
     if interrupted:
         print("som-studio compare: interrupted", file=sys.stderr)
@@ -198,7 +204,8 @@ def train(args: argparse.Namespace, configs: list[Any], snapshots: bool = False)
         )
     except Interrupted as stop:
         records, interrupted = stop.records, True
-    print(format_table(records, args.baseline, prefer_numpy=True))  # the report's baselines
+    text_out = sys.stderr if args.json == STDOUT else sys.stdout  # stdout holds the JSON alone
+    print(format_table(records, args.baseline, prefer_numpy=True), file=text_out)  # the report's baselines
     runs = [r.stored() for r in recorders[: len(records)]]
     if interrupted:
         raise TrainingInterrupted(runs)
@@ -233,7 +240,9 @@ def write_outputs(comparison: Any, outputs: dict[str, Any], *, force: bool, max_
             raise CommandError(f"{EXPORTS[kind].flag}: {exc}") from None
         print(f"wrote {path}", file=sys.stderr)
 
-    if outputs["json"]:
+    if outputs["json"] == STDOUT:
+        sys.stdout.write(str(exporter.content("json")))
+    elif outputs["json"]:
         write("json", outputs["json"])
     if outputs["csv"]:
         write("csv", outputs["csv"])
