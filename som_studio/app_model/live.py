@@ -70,7 +70,8 @@ class LiveRun:
     def finished(record: RunRecord) -> str:
         if record.status == "ok":
             med = record.median_s
-            return f"Finished {record.impl}: {record.iterations_done:,} iterations in {record.total_s:.2f} s" + (
+            n = record.iterations_done
+            return f"Finished {record.impl}: {n:,} iteration{'' if n == 1 else 's'} in {record.total_s:.2f} s" + (
                 f", median {format_seconds(med)}/iteration" if med else ""
             )
         return f"Stopped {record.impl}: {record.message}"

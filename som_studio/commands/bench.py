@@ -326,7 +326,9 @@ def run_configs(
                 records.append(record)
             elif len(records) <= index:  # interrupted before its record was kept
                 done = sum(c.count for c in partial.chunks)
-                partial.message = f"interrupted (Ctrl-C) while {phase}" + (f", after {done} iterations" if done else "")
+                partial.message = f"interrupted (Ctrl-C) while {phase}"
+                if done:
+                    partial.message += f", after {done} iteration{'' if done == 1 else 's'}"
                 if observe is not None:
                     observe(index, cfg, Finished(partial))
                 if not silent:

@@ -46,8 +46,11 @@ def _whole(text: str) -> int:
 
 
 def _count(text: str) -> int:
-    """A whole number >= 1 (sizes, iterations, seconds)."""
-    v = _whole(text)
+    """A whole number >= 1 (sizes, iterations, seconds); 0 and -3 get the same rule."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
     if v < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {v}")
     return v

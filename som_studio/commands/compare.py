@@ -166,6 +166,12 @@ def run(args: argparse.Namespace) -> int:
     for flag in comparison.flags:
         print(f"{flag.level}: {flag.text}", file=text_out)
     write_outputs(comparison, outputs, force=args.force, max_frames=args.frames)
+    if not any(outputs[k] for k in ("report", "pdf", "csv", "json", "animation", "maps")) and not args.save_runs:
+        print(
+            "compare wrote no file: give --report FILE.html, --pdf FILE.pdf, --csv FILE, --json FILE, "
+            "--animation FILE or --maps DIR to keep the comparison (`bench` alone prints the table)",
+            file=sys.stderr,
+        )
     if interrupted:
         print("som-studio compare: interrupted", file=sys.stderr)
         return 130

@@ -227,7 +227,8 @@ def run_flags(run: ReportRun) -> list[Flag]:
         out.append(
             Flag(
                 "warning",
-                f"{run.name} was cancelled after {r.iterations_done} of {run.planned} iterations; "
+                f"{run.name} was cancelled after {r.iterations_done} of {run.planned} "
+                f"iteration{'' if run.planned == 1 else 's'}; "
                 "its figures cover only what ran",
                 run.name,
             )
