@@ -128,9 +128,20 @@ def main(args: argparse.Namespace | None = None) -> int:
 
     apply_language(app, getattr(args, "lang", None), settings)
     window = MainWindow(settings, cpu_devices=cpu_devices)
+    show_settings_problems(window, settings)
     _show_unexpected_errors(window)
     window.show()
     return int(app.exec())
+
+
+def show_settings_problems(window: MainWindow, settings: object) -> None:
+    """What is wrong with the settings file, on the terminal and in the status bar, after the runs' problems."""
+    problems: list[str] = list(getattr(settings, "problems", []))
+    for text in problems:
+        print(f"som-studio: {text}", file=sys.stderr)
+    if problems:
+        before = window.status_label.text()
+        window.status_label.setText("; ".join([*([before] if before else []), *problems]))
 
 
 def app_icon() -> object:

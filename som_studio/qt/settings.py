@@ -18,6 +18,9 @@ from PySide6.QtCore import QByteArray, QSettings
 from som_studio.app_model.form import MAX_SIMULATED_DEVICES, RunForm
 from som_studio.config import ConfigError, RunConfig
 
+VERSION = 1
+"""The settings format this SOM Studio writes (``settings/version``); a newer file is not overwritten."""
+
 
 class Settings:
     """Typed access to the app's QSettings.
@@ -34,6 +37,22 @@ class Settings:
             self._qs = QSettings("som-studio", "SOM Studio")
         else:
             self._qs = QSettings(str(path), QSettings.Format.IniFormat)
+        #: What is wrong with the settings file, for the user to read (the app starts anyway).
+        self.problems: list[str] = []
+        #: A file written by a newer SOM Studio is read (every value is validated) but never written.
+        self.read_only = False
+        where = self._qs.fileName()
+        if self._qs.status() == QSettings.Status.FormatError:
+            self.problems.append(f"{where}: the settings file is damaged; SOM Studio starts with its defaults")
+        elif self._qs.status() == QSettings.Status.AccessError:
+            self.problems.append(f"{where}: the settings file cannot be read; SOM Studio starts with its defaults")
+        version = self._int("settings/version", VERSION)
+        if version > VERSION:
+            self.read_only = True
+            self.problems.append(
+                f"{where}: written by a newer SOM Studio (settings version {version}, this one reads {VERSION}); "
+                "what this version understands is used, and the file is left as it is"
+            )
 
     @property
     def qsettings(self) -> QSettings:
@@ -83,7 +102,7 @@ class Settings:
     def set_run_config(self, config: RunConfig) -> None:
         d = config.to_dict()
         d["sigma_auto"] = {"start": config.sigma_start is None, "end": config.sigma_end is None}
-        self._qs.setValue("run/config", json.dumps(d))
+        self._set("run/config", json.dumps(d))
 
     def iterations(self) -> dict[str, int]:
         """The last steps (online) and epochs (batch) chosen, kept apart."""
@@ -92,7 +111,7 @@ class Settings:
         }
 
     def set_iterations(self, kind: str, value: int) -> None:
-        self._qs.setValue(f"run/{kind}_iterations", int(value))
+        self._set(f"run/{kind}_iterations", int(value))
 
     def cpu_devices(self) -> int | None:
         """Simulated CPU devices for runs, or ``None`` for the machine's own devices."""
@@ -100,35 +119,42 @@ class Settings:
         return v or None
 
     def set_cpu_devices(self, n: int | None) -> None:
-        self._qs.setValue("run/cpu_devices", int(n or 0))
+        self._set("run/cpu_devices", int(n or 0))
 
     def view(self) -> tuple[str, int]:
         return str(self._qs.value("view/mode", "rgb")), self._int("view/component", 0)
 
     def set_view(self, mode: str, component: int) -> None:
-        self._qs.setValue("view/mode", mode)
-        self._qs.setValue("view/component", int(component))
+        self._set("view/mode", mode)
+        self._set("view/component", int(component))
 
     def log_timing(self) -> bool:
         return str(self._qs.value("view/log_timing", "true")).lower() == "true"
 
     def set_log_timing(self, on: bool) -> None:
-        self._qs.setValue("view/log_timing", "true" if on else "false")
+        self._set("view/log_timing", "true" if on else "false")
 
     # -- the window --------------------------------------------------------------------
     def geometry(self) -> QByteArray | None:
         return self._bytes("window/geometry")
 
     def set_geometry(self, value: QByteArray) -> None:
-        self._qs.setValue("window/geometry", value)
+        self._set("window/geometry", value)
 
     def window_state(self) -> QByteArray | None:
         return self._bytes("window/state")
 
     def set_window_state(self, value: QByteArray) -> None:
-        self._qs.setValue("window/state", value)
+        self._set("window/state", value)
 
     # -- helpers -----------------------------------------------------------------------
+    def _set(self, key: str, value: object) -> None:
+        if self.read_only:
+            return
+        if self._qs.value("settings/version") is None:
+            self._qs.setValue("settings/version", VERSION)
+        self._qs.setValue(key, value)
+
     def _int(self, key: str, default: int) -> int:
         try:
             return int(self._qs.value(key, default))  # type: ignore[call-overload]

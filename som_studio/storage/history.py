@@ -32,7 +32,13 @@ class RunHistory:
         except OSError as exc:
             self.problems.append(f"{self.folder}: cannot create the history folder ({exc.strerror or exc})")
             return
-        for p in sorted(self.folder.glob(f"*{SUFFIX}")):
+        try:  # scandir, not glob: glob would hide an unreadable folder as an empty one
+            with os.scandir(self.folder) as entries:
+                paths = sorted(Path(e.path) for e in entries if e.name.endswith(SUFFIX))
+        except OSError as exc:
+            self.problems.append(f"{self.folder}: cannot read the runs folder ({exc.strerror or exc})")
+            return
+        for p in paths:
             try:
                 self.runs.append(StoredRun.load(p))
             except HistoryError as exc:

@@ -383,3 +383,29 @@ def test_run_on_a_file_with_five_features_shows_the_u_matrix(qtbot, window, tmp_
     last = window.map_view.last_frame
     assert last.view.mode == "component" and last.view.component == 3 and last.iteration == 3
     assert not np.array_equal(last.image, frames[-1].image)
+
+
+@pytest.fixture
+def damaged_files(tmp_path):
+    """Before the window opens: a settings file from a newer SOM Studio, a text file among the kept runs."""
+    settings = tmp_path / "settings.ini"
+    settings.write_text("[settings]\nversion=99\n\n[view]\nlog_timing=true\n")
+    (tmp_path / "history").mkdir()
+    (tmp_path / "history" / "bad.somrun").write_text("a note, not a run\n")
+    return settings, settings.read_bytes()
+
+
+def test_damaged_settings_and_runs_are_named_and_the_app_starts(qtbot, damaged_files, window):
+    from som_studio.qt.app import show_settings_problems
+
+    settings_file, before = damaged_files
+    show_settings_problems(window, window.settings)
+    shown = window.status_label.text()
+    assert "bad.somrun: not a SOM Studio run file: it is a text file" in shown
+    assert f"{settings_file}: written by a newer SOM Studio (settings version 99" in shown
+    assert window.timing_plot.log_scale.isChecked()  # what it understands is used
+    configure(window)
+    run_and_wait(qtbot, window)  # the app works, and keeps its new run beside the bad file
+    assert len(window.history.runs) == 1
+    window.close()
+    assert settings_file.read_bytes() == before  # a newer version's file is left as it is
