@@ -352,18 +352,27 @@ def speedups(records, baseline: str | None = None, prefer_numpy: bool = False) -
     return dict(zip(names, content.speedups(records, b, prefer_numpy=prefer_numpy)))
 
 
+def _speed_cell(s: float | None, note: str) -> str:
+    """A speed-up as the table shows it, with its note (another problem, simulated devices)."""
+    if not s:
+        return note or "-"
+    text = f"{s:.1f}x" if s >= 0.1 else f"{s:.2g}x"
+    return f"{text} ({note})" if note else text
+
+
 def format_table(records, baseline: str | None = None, prefer_numpy: bool = False) -> str:
     """The runs as a text table, with failures' messages and sharded runs' traffic below it.
 
     ``baseline`` and ``prefer_numpy`` choose each kind's baseline as :func:`speedups` does.
     """
-    from som_studio.report.content import baseline_index
+    from som_studio.report.content import baseline_index, speedup_notes
     from som_studio.report.content import format_seconds as _fmt_s
     from som_studio.session import timing
 
     sp = speedups(records, baseline, prefer_numpy)
     names = [r.impl for r in records]
     b = names.index(baseline) if baseline in names else None
+    notes = speedup_notes(records, [sp.get(n) for n in names])
     head = [
         "implementation",
         "kind",
@@ -402,7 +411,7 @@ def format_table(records, baseline: str | None = None, prefer_numpy: bool = Fals
                 f"{r.te:.3f}" if r.te is not None else "-",
                 f"{e2e:.2g}x" if e2e is not None else "-",
                 ("never" if pay is None else "from start" if pay == 0 else f"{pay:,} it") if base else "-",
-                (f"{s:.1f}x" if s >= 0.1 else f"{s:.2g}x") if (s := sp.get(r.impl)) else "-",
+                _speed_cell(sp.get(r.impl), notes[i]),
             ]
         )
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
