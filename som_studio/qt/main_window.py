@@ -138,6 +138,7 @@ class MainWindow(QMainWindow):
         self.map_view.set_choice(*self.settings.view())
         self.timing_plot.log_scale.setChecked(self.settings.log_timing())
         self._restore_window()
+        self._on_state_changed(self.controller.state)  # Pause and Stop off until a run starts
         self._on_form_state(self.form.state)
 
     # -- construction --------------------------------------------------------------------
