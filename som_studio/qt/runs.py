@@ -357,9 +357,16 @@ class RunsPanel(QWidget):
         opened = []
         for p in paths:
             try:
-                opened.append(self.add_run(StoredRun.load(p), check=True))
+                run = StoredRun.load(p)
             except HistoryError as exc:
                 self.show_error("Cannot open the run", str(exc))
+                continue
+            kept = self.model.history.find(run)
+            if kept is not None:  # already listed (the history's own file, or a copy of it): not twice
+                self.status.emit(f"{kept.name or kept.record.impl} is already in the list")
+                opened.append(kept)
+                continue
+            opened.append(self.add_run(run, check=True))
         return opened
 
     def rerun_selected(self) -> None:

@@ -51,6 +51,10 @@ class RunHistory:
     def get(self, run_id: str) -> StoredRun:
         return next(r for r in self.runs if r.id == run_id)
 
+    def find(self, run: StoredRun) -> StoredRun | None:
+        """The kept run that ``run`` is (the same file opened again: same id, made at the same time), or None."""
+        return next((r for r in self.runs if r.id == run.id and r.created == run.created), None)
+
     def add(self, run: StoredRun) -> StoredRun:
         """Keep ``run`` (a copy with a fresh id if its id is already here); returns what was kept."""
         if any(r.id == run.id for r in self.runs):

@@ -473,3 +473,15 @@ def test_the_quality_plot_keeps_sane_axes_with_no_point_or_one(qtbot, window):
     assert not plot.plot.getAxis("bottom").autoSIPrefix
     plot.add(QualityMeasured(400, 0.1, 0.2))  # two points: pyqtgraph's own range again (at its next update)
     qtbot.waitUntil(lambda: plot.plot.getPlotItem().vb.viewRange()[0][1] >= 400, timeout=WAIT_MS)
+
+
+def test_opening_a_run_already_in_the_list_does_not_add_it_twice(qtbot, window, tmp_path):
+    configure(window)
+    run_and_wait(qtbot, window)
+    (kept,) = window.history.runs
+    copy = kept.save(tmp_path / "copy.somrun")
+    own_file = next((tmp_path / "history").glob("*.somrun"))
+    for path in (own_file, copy):
+        assert [r.id for r in window.runs_panel.open_runs([str(path)])] == [kept.id]
+    assert len(window.history.runs) == 1 and window.runs.rowCount() == 1
+    assert "already in the list" in window.status_label.text()
