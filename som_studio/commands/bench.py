@@ -247,11 +247,15 @@ def run_configs(
     run is recorded as ``cancelled`` (and ``observe`` sees its ``Finished``),
     the later runs do not start, and :class:`Interrupted` carries the records.
     """
+    from som_studio.core import registry
     from som_studio.core.data import DataError
     from som_studio.core.problem import check_range, load_problem_table
     from som_studio.session.events import ChunkTimed, Compiled, Failed, Finished, QualityMeasured, Snapshot, Started
     from som_studio.session.record import Chunk, RunRecord
     from som_studio.session.session import Session
+
+    def _unstarted(cfg) -> RunRecord:  # filled in from the events as they come
+        return RunRecord(impl=cfg.impl, kind=registry.get(cfg.impl).kind, config=cfg.to_dict(), status="cancelled")
 
     session_kw.setdefault("snapshot_interval_s", None)
     progress = Progress(not quiet and not silent)
@@ -260,7 +264,7 @@ def run_configs(
     with ctrl_c:
         index, cfg = 0, configs[0]
         # What the run showed so far: the record of a run interrupted outside the chunk loop.
-        partial = RunRecord(impl=cfg.impl, kind="?", config=cfg.to_dict(), status="cancelled")
+        partial = _unstarted(cfg)
         phase = "loading the data"
         record: RunRecord | None = None
         try:
@@ -272,7 +276,7 @@ def run_configs(
                 raise CommandError(f"--data: {exc}") from None
             for index, cfg in enumerate(configs):
                 session = Session(cfg, data=data, **session_kw)
-                partial = RunRecord(impl=cfg.impl, kind="?", config=cfg.to_dict(), status="cancelled")
+                partial = _unstarted(cfg)
                 phase = "preparing the run"
                 ctrl_c.session = session
                 total = 0
@@ -401,7 +405,7 @@ def format_table(records, baseline: str | None = None, prefer_numpy: bool = Fals
                 r.impl,
                 r.kind,
                 r.status,
-                _fmt_s(r.compile_s) if r.status != "failed" else "-",
+                _fmt_s(r.compile_s) if r.status != "failed" and (r.compile_s or r.chunks) else "-",
                 _fmt_s(r.median_s),
                 _fmt_s(r.p95_s),
                 _fmt_s(r.mean_s),

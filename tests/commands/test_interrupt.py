@@ -77,9 +77,9 @@ def test_ctrl_c_while_training_keeps_the_finished_run_and_cancels_the_current(tm
     out = tmp_path / "runs.json"
     cmd = Command(
         "bench", "--impl", "numpy-batch,numpy-online", "--grid", "8x6", "--samples", "50",
-        "--epochs", "3", "--steps", "50000000", "--json", str(out),
+        "--epochs", "3", "--steps", "5000000", "--json", str(out),
     )  # fmt: skip
-    cmd.wait_for(r"numpy-online .*\] [1-9]\d*/50000000")  # the online run is training
+    cmd.wait_for(r"numpy-online .*\] [1-9]\d*/5000000")  # the online run is training
     status, table, err = cmd.interrupt()
     assert status == 130
     assert "som-studio bench: interrupted" in err and "Traceback" not in err
@@ -123,10 +123,11 @@ def test_ctrl_c_while_loading_the_data_writes_the_cancelled_run(tmp_path) -> Non
         assert time.monotonic() < end and cmd.proc.poll() is None, cmd.err
         time.sleep(0.02)
     time.sleep(0.2)  # the command is now blocked reading the pipe
-    status, _table, err = cmd.interrupt()
+    status, table, err = cmd.interrupt()
     assert status == 130 and "Traceback" not in err
+    assert re.search(r"numpy-batch\s+batch\s+cancelled\s+-\s", table)  # nothing compiled, nothing timed
     (run,) = _run(out)
-    assert run["status"] == "cancelled"
+    assert run["status"] == "cancelled" and run["kind"] == "batch"
     assert run["message"] == "interrupted (Ctrl-C) while loading the data"
 
 
@@ -135,9 +136,9 @@ def test_ctrl_c_during_compare_writes_the_report_with_the_cancelled_run(tmp_path
     report, doc = tmp_path / "r.html", tmp_path / "r.json"
     cmd = Command(
         "compare", "--impl", "numpy-batch,numpy-online", "--grid", "8x6", "--samples", "50",
-        "--epochs", "3", "--steps", "50000000", "--json", str(doc), "--report", str(report),
+        "--epochs", "3", "--steps", "5000000", "--json", str(doc), "--report", str(report),
     )  # fmt: skip
-    cmd.wait_for(r"numpy-online .*\] [1-9]\d*/50000000")
+    cmd.wait_for(r"numpy-online .*\] [1-9]\d*/5000000")
     status, _table, err = cmd.interrupt()
     assert status == 130, err
     assert "som-studio compare: interrupted" in err and "Traceback" not in err
