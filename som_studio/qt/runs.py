@@ -363,6 +363,7 @@ class RunsPanel(QWidget):
                 continue
             kept = self.model.history.find(run)
             if kept is not None:  # already listed (the history's own file, or a copy of it): not twice
+                self.model.set_checked({r.id for r in self.model.checked_runs()} | {kept.id})
                 self.status.emit(f"{kept.name or kept.record.impl} is already in the list")
                 opened.append(kept)
                 continue

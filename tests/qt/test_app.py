@@ -484,4 +484,5 @@ def test_opening_a_run_already_in_the_list_does_not_add_it_twice(qtbot, window, 
     for path in (own_file, copy):
         assert [r.id for r in window.runs_panel.open_runs([str(path)])] == [kept.id]
     assert len(window.history.runs) == 1 and window.runs.rowCount() == 1
+    assert [r.id for r in window.runs.checked_runs()] == [kept.id]  # ticked, as an opened run is
     assert "already in the list" in window.status_label.text()
