@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from typing import Any, Literal
 
+from som_studio.display import DisplayCheck, check_display
 from som_studio.session.env import PRECISION_ENV, PRECISION_POLICY
 
 Severity = Literal["error", "warning", "ok"]
@@ -122,6 +123,8 @@ class Facts:
     env: dict[str, str]
     preallocate_is_ours: bool
     in_container: bool
+    #: Whether the app could open a window here (:func:`som_studio.display.check_display`).
+    display_check: DisplayCheck | None = None
 
     @property
     def display(self) -> str | None:
@@ -242,6 +245,8 @@ class Probes:
     jax: Callable[[], JaxFacts] = _probe_jax
     preallocate_is_ours: Callable[[], bool] = _preallocate_is_ours
     in_container: Callable[[], bool] = _in_container
+    #: The app's own display check (sockets, then Qt's platform plugin in a child process).
+    display: Callable[[Mapping[str, str]], DisplayCheck] = check_display
 
 
 def parse_nvidia_smi(summary: str, query: str) -> tuple[str | None, str | None, tuple[GpuFact, ...]]:
@@ -293,6 +298,7 @@ def collect(probes: Probes | None = None) -> Facts:
         env=env,
         preallocate_is_ours=p.preallocate_is_ours(),
         in_container=p.in_container(),
+        display_check=p.display(p.environ),
     )
 
 
@@ -450,6 +456,28 @@ def diagnose(f: Facts) -> list[Finding]:
                 "neither DISPLAY nor WAYLAND_DISPLAY is set; the headless commands (bench, devices, doctor, ...) work.",
                 "use the headless commands; or forward X (ssh -X), or run the app on the machine's desktop; "
                 "for screenshots: xvfb-run -a som-studio",
+            )
+        )
+    elif f.display_check is not None and f.display_check.kind == "plugin":
+        check = f.display_check
+        out.append(
+            Finding(
+                "error",
+                f"the desktop app cannot open a window on {f.display}: Qt's platform plugin cannot load",
+                check.reason + ("" if not check.packages else f"; missing: {', '.join(check.packages)}"),
+                check.install
+                or "install the libraries Qt's platform plugin names above; the headless "
+                "commands (bench, compare, devices, doctor) work meanwhile",
+            )
+        )
+    elif f.display_check is not None and f.display_check.kind == "unreachable":
+        out.append(
+            Finding(
+                "warning",
+                f"the display does not answer ({f.display}): the desktop app cannot open",
+                f.display_check.reason + "; the headless commands (bench, devices, doctor, ...) work.",
+                "start or forward the display (ssh -X), correct DISPLAY, or run under a virtual one: "
+                "xvfb-run -a som-studio",
             )
         )
     else:

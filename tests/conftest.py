@@ -13,7 +13,25 @@ the 8 simulated devices or the CPU backend skip with the reason.
 from __future__ import annotations
 
 import os
+import tempfile
+from pathlib import Path
 
+# No test writes into the real home (~/.local/share/som-studio, ~/.config): the whole run,
+# and the processes it starts, get a temporary home before anything reads these variables,
+# and each test gets a fresh one of its own (the ``temporary_home`` fixture below). The
+# caches stay where they were (compiled programs, fonts): they only make the suite faster.
+_REAL_CACHE = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+TEST_HOME = Path(tempfile.mkdtemp(prefix="som-studio-test-home-"))
+
+
+def _use_home(home: Path, setenv=os.environ.__setitem__) -> None:
+    for name, sub in (("HOME", ""), ("XDG_DATA_HOME", ".local/share"), ("XDG_CONFIG_HOME", ".config")):
+        (home / sub).mkdir(parents=True, exist_ok=True)
+        setenv(name, str(home / sub))
+    setenv("XDG_CACHE_HOME", _REAL_CACHE)
+
+
+_use_home(TEST_HOME)
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 TEST_CPU_DEVICES = 8
 #: Run on JAX's default backend (see the module's docstring).
@@ -81,6 +99,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 from som_studio.config import DataSpec, RunConfig  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def temporary_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """This test's own home folder (``HOME``, ``XDG_DATA_HOME``, ``XDG_CONFIG_HOME`` inside it)."""
+    home = tmp_path_factory.mktemp("home")
+    _use_home(home, monkeypatch.setenv)
+    return home
 
 
 @pytest.fixture

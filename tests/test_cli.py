@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -200,31 +201,65 @@ def test_bench_speedups_default_to_the_first_listed_of_each_kind():
     assert speedups(runs, "numpy-batch")["jax-vmap-batch"] == 4.0
 
 
-def test_ctrl_c_during_bench_is_a_short_message_and_no_file(tmp_path):
-    import signal
-    import time
+def test_json_dash_prints_the_json_alone_and_the_table_on_stderr(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for command in ("bench", "compare"):
+        argv = [command, "--impl", "numpy-batch", "--grid", "5x4", "--samples", "30", "--epochs", "2", "-q"]
+        assert cli.main([*argv, "--json", "-"]) == 0
+        out, err = capsys.readouterr()
+        doc = json.loads(out)  # nothing else on stdout
+        assert [r["impl"] for r in doc["runs"]] == ["numpy-batch"]
+        assert "median/it" in err
+        assert not Path("-").exists()
 
-    out = tmp_path / "runs.json"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "som_studio",
-            "bench",
-            "--impl",
-            "numpy-online",
-            "--steps",
-            "10000000",
-            "--json",
-            str(out),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    time.sleep(1.5)  # well into training (start-up takes ~0.2 s)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130
-    assert "som-studio bench: interrupted" in err and "Traceback" not in err
-    assert list(tmp_path.iterdir()) == []
+
+def test_doctor_json_writes_a_file_like_every_command_and_prints_alone_or_with_dash(capsys, tmp_path):
+    out = tmp_path / "doctor.json"
+    status = cli.main(["doctor", "--json", str(out)])
+    printed, err = capsys.readouterr()
+    doc = json.loads(out.read_text())
+    assert "findings" in doc and "python" in printed.lower() and f"wrote {out}" in err
+    assert cli.main(["doctor", "--json", str(out)]) == 2  # an existing file needs --force
+    assert "--force" in capsys.readouterr().err
+    assert cli.main(["doctor", "--json", str(out), "--force"]) == status
+    capsys.readouterr()
+    for argv in (["doctor", "--json"], ["doctor", "--json", "-"]):
+        assert cli.main(argv) == status
+        assert json.loads(capsys.readouterr().out)["findings"] == doc["findings"]
+
+
+@pytest.mark.parametrize("value", ["0", "-3"])
+def test_a_count_says_one_rule_for_zero_and_negatives(capsys, value):
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["bench", "--epochs", value])
+    assert stop.value.code == 2
+    assert f"argument --epochs: must be at least 1, got {value}" in capsys.readouterr().err
+
+
+def test_a_prose_file_has_no_numeric_data_rather_than_ragged_rows(capsys, tmp_path):
+    prose = tmp_path / "story.csv"
+    prose.write_text("It was a dark and stormy night, and the rain fell.\nThen, suddenly, a shot rang out!\nEnd.\n")
+    assert cli.main(["bench", "--impl", "numpy-batch", "--grid", "4x3", "--data", str(prose), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "no numeric data" in err and "ragged" not in err
+
+
+def test_one_iteration_is_singular():
+    from som_studio.app_model.live import LiveRun
+    from som_studio.session.record import Chunk, RunRecord
+
+    record = RunRecord(impl="numpy-batch", kind="batch", config={}, status="ok", chunks=[Chunk(0, 1, 0.01)])
+    assert "1 iteration in" in LiveRun.finished(record)
+    from som_studio.config import DataSpec, RunConfig
+    from som_studio.session.session import Session, run_to_completion
+
+    session = Session(RunConfig(impl="numpy-batch", width=4, height=3, data=DataSpec(samples=20), epochs=1))
+    session.cancel()  # stops before its one epoch
+    assert run_to_completion(session).message == "cancelled after 0 of 1 iteration"
+
+
+def test_compare_without_an_output_flag_says_it_wrote_nothing(capsys):
+    argv = ["compare", "--impl", "numpy-batch", "--grid", "4x3", "--samples", "20", "--epochs", "1", "-q"]
+    assert cli.main(argv) == 0
+    err = capsys.readouterr().err
+    assert "compare wrote no file" in err and "--report" in err and "--json" in err

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from som_studio import doctor
+from som_studio.display import DisplayCheck
 from som_studio.doctor import DeviceFact, JaxFacts, Probes
 
 SMI_SUMMARY = """\
@@ -66,6 +67,7 @@ def spark(**over) -> Probes:
         jax=lambda: ON_GPU,
         preallocate_is_ours=lambda: True,
         in_container=lambda: False,
+        display=lambda env: DisplayCheck("ok", display="DISPLAY=:1"),  # the faked session's display works
     )
     return replace(p, **over)
 
@@ -337,3 +339,21 @@ def test_every_record_states_the_precision_policy(monkeypatch):
         e = env.describe(backend)
         assert e["precision_policy"] == env.PRECISION_POLICY == doctor.PRECISION_POLICY
         assert e["precision_env"] == {"NVIDIA_TF32_OVERRIDE": "1"}
+
+
+def test_a_process_som_studio_started_keeps_preallocation_as_its_default(tmp_path):
+    """The app's doctor runs in a child process: the default it inherits is still SOM Studio's, not the user's."""
+    env = {k: v for k, v in os.environ.items() if k not in ("XLA_PYTHON_CLIENT_PREALLOCATE",)}
+    env = {k: v for k, v in env.items() if k != "SOM_STUDIO_PREALLOCATE_DEFAULT"}
+    child = "from som_studio.core import jax_runtime as j; j.configure(); print(j.preallocate_is_ours())"
+    parent = (
+        "import subprocess, sys\n"
+        "from som_studio.core import jax_runtime as j\n"
+        "j.configure()\n"
+        f"print(j.preallocate_is_ours()); sys.stdout.flush(); subprocess.run([sys.executable, '-c', {child!r}])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", parent], env=env, capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["True", "True"], out.stderr
+    env["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"  # the user's own setting stays theirs, in children too
+    out = subprocess.run([sys.executable, "-c", parent], env=env, capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["False", "False"], out.stderr

@@ -28,10 +28,13 @@ class LiveRun:
     done: int = 0
     train_elapsed: float = 0.0  # training seconds up to the last chunk, for the estimate
     t0: float | None = None
+    paused_s: float = 0.0  # time spent paused, not counted as elapsed
+    paused_at: float | None = None
 
     def begin(self, config: RunConfig, now: float) -> str:
         """A run of ``config`` starts now; the status line."""
         self.impl, self.total, self.done, self.train_elapsed, self.t0 = config.impl, config.iterations, 0, 0.0, now
+        self.paused_s, self.paused_at = 0.0, None
         return f"Starting {config.impl} on a {config.grid} map…"
 
     def started(self, ev: Started) -> str:
@@ -60,17 +63,35 @@ class LiveRun:
         """``elapsed`` (and, while running, the estimate of what is left and the count)."""
         if self.t0 is None:
             return ""
-        text = f"elapsed {now - self.t0:5.1f} s"
+        text = f"elapsed {self.elapsed(now):5.1f} s"
         if running and self.done and self.total:
             rate = self.train_elapsed / self.done
             text += f"   ETA {rate * (self.total - self.done):5.1f} s   {self.done:,}/{self.total:,}"
         return text
 
+    def pause(self, now: float) -> None:
+        """The run paused now: the elapsed time stops here until :meth:`resume`."""
+        if self.paused_at is None:
+            self.paused_at = now
+
+    def resume(self, now: float) -> None:
+        if self.paused_at is not None:
+            self.paused_s += now - self.paused_at
+            self.paused_at = None
+
+    def elapsed(self, now: float) -> float:
+        """Seconds since the run began, pauses left out."""
+        if self.t0 is None:
+            return 0.0
+        end = self.paused_at if self.paused_at is not None else now
+        return end - self.t0 - self.paused_s
+
     @staticmethod
     def finished(record: RunRecord) -> str:
         if record.status == "ok":
             med = record.median_s
-            return f"Finished {record.impl}: {record.iterations_done:,} iterations in {record.total_s:.2f} s" + (
+            n = record.iterations_done
+            return f"Finished {record.impl}: {n:,} iteration{'' if n == 1 else 's'} in {record.total_s:.2f} s" + (
                 f", median {format_seconds(med)}/iteration" if med else ""
             )
         return f"Stopped {record.impl}: {record.message}"

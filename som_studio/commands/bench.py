@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 from som_studio.commands.common import (
+    STDOUT,
     CommandError,
     Progress,
     _count,
@@ -45,7 +48,11 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "bench", help=HELP, description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     add_run_options(p, baseline_default="the first listed implementation of the same kind")
-    p.add_argument("--json", metavar="FILE", help="write every run's full record as JSON (see README)")
+    p.add_argument(
+        "--json",
+        metavar="FILE",
+        help="write every run's full record as JSON (see README); - prints it (the table then goes to stderr)",
+    )
     d = p.add_argument_group("across processes and machines (JAX's distributed runtime)")
     d.add_argument(
         "--coordinator",
@@ -99,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         from som_studio.session import distributed
 
         if not distributed.in_child():
-            if main:
+            if main and args.json != STDOUT:
                 check_output(args.json, args.force)  # refuse before any process starts training
             try:
                 return distributed.supervise(args._argv, cluster)
@@ -114,19 +121,34 @@ def run(args: argparse.Namespace) -> int:
             check_same_runs([c.to_dict() for c in configs], cluster)
         except DistributedError as exc:
             raise CommandError(str(exc)) from None
-    json_path = check_output(args.json, args.force) if main else None
+    to_stdout = args.json == STDOUT
+    json_path = check_output(args.json, args.force) if main and not to_stdout else None
     session_kw = {}
     if cluster is not None:
         from som_studio.session.distributed import LOCKSTEP_SESSION
 
         session_kw.update(LOCKSTEP_SESSION)
-    records = run_configs(
-        configs, quiet=args.quiet, silent=not main, save_runs=args.save_runs if main else None, **session_kw
-    )
+    interrupted = False
+    try:
+        records = run_configs(
+            configs,
+            quiet=args.quiet,
+            silent=not main,
+            save_runs=args.save_runs if main else None,
+            interruptible=cluster is None,  # processes in lockstep cannot stop one alone
+            **session_kw,
+        )
+    except Interrupted as stop:
+        records, interrupted = stop.records, True
     if not main:  # only process 0 prints and writes
         return 0 if all(r.status == "ok" for r in records) else 1
-    print(format_table(records, args.baseline))
-    if json_path is not None:
+    print(format_table(records, args.baseline), file=sys.stderr if to_stdout else sys.stdout)
+    if to_stdout:
+        from som_studio.report.writers import json_text
+        from som_studio.session.record import runs_document
+
+        sys.stdout.write(json_text(runs_document(records)))
+    elif json_path is not None:
         from som_studio.report.writers import OutputError, write_json
         from som_studio.session.record import runs_document
 
@@ -135,6 +157,9 @@ def run(args: argparse.Namespace) -> int:
         except OutputError as exc:
             raise CommandError(str(exc)) from None
         print(f"wrote {json_path}", file=sys.stderr)
+    if interrupted:
+        print("som-studio bench: interrupted", file=sys.stderr)
+        return 130
     return 0 if all(r.status == "ok" for r in records) else 1
 
 
@@ -152,8 +177,64 @@ def save_run(folder, record, final_map, *, silent: bool = False) -> None:
         print(f"wrote {path}", file=sys.stderr)
 
 
+class Interrupted(Exception):
+    """Ctrl-C stopped :func:`run_configs`: ``records`` holds the finished runs and the interrupted one.
+
+    The interrupted run's record has ``status == "cancelled"``; the runs after it never started.
+    """
+
+    def __init__(self, records: list) -> None:
+        super().__init__("interrupted")
+        self.records = records
+
+
+class _CtrlC:
+    """SIGINT while runs train: cancel the session where it can stop cleanly, else interrupt now.
+
+    Between chunks a session stops on its cancel flag and ends its record as
+    ``cancelled`` itself, so the first Ctrl-C in the chunk loop only sets that
+    flag. Loading data, compiling and the final quality pass cannot be cancelled
+    (a compile is one call into XLA), so there, and at a second Ctrl-C, the
+    handler raises :class:`KeyboardInterrupt` and :func:`run_configs` writes the
+    record itself. Installed only in the main thread (where Python runs handlers).
+    """
+
+    def __init__(self, enabled: bool) -> None:
+        import threading
+
+        self.enabled = enabled and threading.current_thread() is threading.main_thread()
+        self.session: Any = None
+        self.cancellable = False
+        self.requested = False
+        self._old: Any = None
+
+    def __enter__(self) -> _CtrlC:
+        if self.enabled:
+            self._old = signal.signal(signal.SIGINT, self._on_sigint)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        if self.enabled:
+            signal.signal(signal.SIGINT, self._old)
+
+    def _on_sigint(self, _signum: int, _frame: object) -> None:
+        first = not self.requested
+        self.requested = True
+        if first and self.cancellable and self.session is not None:
+            self.session.cancel()
+            return
+        raise KeyboardInterrupt
+
+
 def run_configs(
-    configs, *, quiet: bool = False, silent: bool = False, observe=None, save_runs: str | None = None, **session_kw
+    configs,
+    *,
+    quiet: bool = False,
+    silent: bool = False,
+    observe=None,
+    save_runs: str | None = None,
+    interruptible: bool = True,
+    **session_kw,
 ):
     """Run each config in turn with a progress bar; return their records.
 
@@ -161,49 +242,103 @@ def run_configs(
     ``observe(index, config, event)``, if given, sees every event of every run
     (``compare`` keeps the maps from it). ``session_kw`` go to each
     :class:`~som_studio.session.session.Session`.
+
+    Ctrl-C (with ``interruptible``) in any phase of a run stops there: the
+    run is recorded as ``cancelled`` (and ``observe`` sees its ``Finished``),
+    the later runs do not start, and :class:`Interrupted` carries the records.
     """
+    from som_studio.core import registry
     from som_studio.core.data import DataError
     from som_studio.core.problem import check_range, load_problem_table
-    from som_studio.session.events import ChunkTimed, Failed, Finished, Snapshot, Started
-    from som_studio.session.record import RunRecord
+    from som_studio.session.events import ChunkTimed, Compiled, Failed, Finished, QualityMeasured, Snapshot, Started
+    from som_studio.session.record import Chunk, RunRecord
     from som_studio.session.session import Session
+
+    def _unstarted(cfg) -> RunRecord:  # filled in from the events as they come
+        return RunRecord(impl=cfg.impl, kind=registry.get(cfg.impl).kind, config=cfg.to_dict(), status="cancelled")
 
     session_kw.setdefault("snapshot_interval_s", None)
     progress = Progress(not quiet and not silent)
-    records = []
-    data = None
-    try:
-        data = load_problem_table(configs[0])  # the same data for every run
-        check_range(data.values, configs[0].precision, configs[0].data.path or "data")  # one precision for all
-    except DataError as exc:
-        raise CommandError(f"--data: {exc}") from None
-    for index, cfg in enumerate(configs):
-        session = Session(cfg, data=data, **session_kw)
-        total = 0
+    records: list[RunRecord] = []
+    ctrl_c = _CtrlC(interruptible)
+    with ctrl_c:
+        index, cfg = 0, configs[0]
+        # What the run showed so far: the record of a run interrupted outside the chunk loop.
+        partial = _unstarted(cfg)
+        phase = "loading the data"
         record: RunRecord | None = None
-        final = None
-        for ev in session.run():
-            if observe is not None:
-                observe(index, cfg, ev)
-            if isinstance(ev, Snapshot):
-                final = ev.map
-            if isinstance(ev, Started):
-                total = ev.iterations
-                progress.update(cfg.impl, 0, total, 0.0)
-            elif isinstance(ev, ChunkTimed):
-                progress.update(cfg.impl, ev.end, total, ev.elapsed_s)
-            elif isinstance(ev, (Finished, Failed)):
-                record = ev.record
-        assert record is not None
-        if save_runs is not None and record.status == "ok":
-            save_run(save_runs, record, final, silent=silent)
-        if silent:
-            pass
-        elif record.status == "ok":
-            progress.done(f"{cfg.impl}: ok in {record.total_s:.2f} s")
-        else:
-            progress.done(f"{cfg.impl}: {record.status}: {record.message}")
-        records.append(record)
+        try:
+            data = None
+            try:
+                data = load_problem_table(configs[0])  # the same data for every run
+                check_range(data.values, configs[0].precision, configs[0].data.path or "data")  # one precision
+            except DataError as exc:
+                raise CommandError(f"--data: {exc}") from None
+            for index, cfg in enumerate(configs):
+                session = Session(cfg, data=data, **session_kw)
+                partial = _unstarted(cfg)
+                phase = "preparing the run"
+                ctrl_c.session = session
+                total = 0
+                record = None
+                final = None
+                events = session.run()
+                try:
+                    for ev in events:
+                        if observe is not None:
+                            observe(index, cfg, ev)
+                        if isinstance(ev, Snapshot):
+                            final = ev.map
+                        if isinstance(ev, Started):
+                            total = ev.iterations
+                            partial.kind, partial.env, partial.layout = ev.kind, ev.env, ev.layout
+                            partial.samples, partial.estimate_bytes = ev.samples, ev.estimate_bytes
+                            phase = "compiling"
+                            progress.update(cfg.impl, 0, total, 0.0)
+                        elif isinstance(ev, Compiled):
+                            partial.compile_s, partial.warmup_compiles = ev.seconds, ev.compiles
+                            phase = "training"
+                            ctrl_c.cancellable = True
+                        elif isinstance(ev, ChunkTimed):
+                            partial.chunks.append(Chunk(ev.first, ev.count, ev.seconds))
+                            partial.total_s = ev.elapsed_s
+                            if ev.end >= total:  # the final quality pass cannot be cancelled
+                                phase = "measuring the final map"
+                                ctrl_c.cancellable = False
+                            progress.update(cfg.impl, ev.end, total, ev.elapsed_s)
+                        elif isinstance(ev, QualityMeasured):
+                            partial.history.append({"iteration": ev.iteration, "qe": ev.qe, "te": ev.te})
+                        elif isinstance(ev, (Finished, Failed)):
+                            record = ev.record
+                finally:
+                    ctrl_c.cancellable = False
+                    getattr(events, "close", lambda: None)()  # a generator: closes the trainer now
+                assert record is not None
+                if save_runs is not None and record.status == "ok":
+                    save_run(save_runs, record, final, silent=silent)
+                if silent:
+                    pass
+                elif record.status == "ok":
+                    progress.done(f"{cfg.impl}: ok in {record.total_s:.2f} s")
+                else:
+                    progress.done(f"{cfg.impl}: {record.status}: {record.message}")
+                records.append(record)
+                if ctrl_c.requested:  # cancelled between chunks: the runs after it do not start
+                    raise Interrupted(records)
+        except KeyboardInterrupt:
+            if len(records) <= index and record is not None:  # it ended just before Ctrl-C
+                records.append(record)
+            elif len(records) <= index:  # interrupted before its record was kept
+                done = sum(c.count for c in partial.chunks)
+                partial.message = f"interrupted (Ctrl-C) while {phase}"
+                if done:
+                    partial.message += f", after {done} iteration{'' if done == 1 else 's'}"
+                if observe is not None:
+                    observe(index, cfg, Finished(partial))
+                if not silent:
+                    progress.done(f"{cfg.impl}: cancelled: {partial.message}")
+                records.append(partial)
+            raise Interrupted(records) from None
     return records
 
 
@@ -221,18 +356,27 @@ def speedups(records, baseline: str | None = None, prefer_numpy: bool = False) -
     return dict(zip(names, content.speedups(records, b, prefer_numpy=prefer_numpy)))
 
 
+def _speed_cell(s: float | None, note: str) -> str:
+    """A speed-up as the table shows it, with its note (another problem, simulated devices)."""
+    if not s:
+        return note or "-"
+    text = f"{s:.1f}x" if s >= 0.1 else f"{s:.2g}x"
+    return f"{text} ({note})" if note else text
+
+
 def format_table(records, baseline: str | None = None, prefer_numpy: bool = False) -> str:
     """The runs as a text table, with failures' messages and sharded runs' traffic below it.
 
     ``baseline`` and ``prefer_numpy`` choose each kind's baseline as :func:`speedups` does.
     """
-    from som_studio.report.content import baseline_index
+    from som_studio.report.content import baseline_index, speedup_notes
     from som_studio.report.content import format_seconds as _fmt_s
     from som_studio.session import timing
 
     sp = speedups(records, baseline, prefer_numpy)
     names = [r.impl for r in records]
     b = names.index(baseline) if baseline in names else None
+    notes = speedup_notes(records, [sp.get(n) for n in names])
     head = [
         "implementation",
         "kind",
@@ -261,7 +405,7 @@ def format_table(records, baseline: str | None = None, prefer_numpy: bool = Fals
                 r.impl,
                 r.kind,
                 r.status,
-                _fmt_s(r.compile_s) if r.status != "failed" else "-",
+                _fmt_s(r.compile_s) if r.status != "failed" and (r.compile_s or r.chunks) else "-",
                 _fmt_s(r.median_s),
                 _fmt_s(r.p95_s),
                 _fmt_s(r.mean_s),
@@ -271,7 +415,7 @@ def format_table(records, baseline: str | None = None, prefer_numpy: bool = Fals
                 f"{r.te:.3f}" if r.te is not None else "-",
                 f"{e2e:.2g}x" if e2e is not None else "-",
                 ("never" if pay is None else "from start" if pay == 0 else f"{pay:,} it") if base else "-",
-                (f"{s:.1f}x" if s >= 0.1 else f"{s:.2g}x") if (s := sp.get(r.impl)) else "-",
+                _speed_cell(sp.get(r.impl), notes[i]),
             ]
         )
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]

@@ -46,8 +46,11 @@ def _whole(text: str) -> int:
 
 
 def _count(text: str) -> int:
-    """A whole number >= 1 (sizes, iterations, seconds)."""
-    v = _whole(text)
+    """A whole number >= 1 (sizes, iterations, seconds); 0 and -3 get the same rule."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
     if v < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {v}")
     return v
@@ -322,13 +325,18 @@ FLAGS = {
 }
 
 
+STDOUT = "-"
+"""``--json -``: the JSON goes to standard output (and the table, when there is one, to stderr)."""
+
+
 def check_output(
     path: str | None, force: bool, *, flag: str | None = None, suffixes: tuple[str, ...] | None = None
 ) -> Path | None:
     """Refuse an output file up front: before any training happens.
 
     ``flag`` prefixes the message (``--pdf: ...``); ``suffixes`` (lower case,
-    with the dot) are the extensions the file may have.
+    with the dot) are the extensions the file may have. :data:`STDOUT` (``-``)
+    is not a file: callers test for it before calling.
     """
     if path is None:
         return None

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from som_studio.commands.common import CommandError, add_run_options, check_output, configs_from_args
+from som_studio.commands.common import STDOUT, CommandError, add_run_options, check_output, configs_from_args
 
 HELP = "run implementations on the same SOM and write a report (HTML, PDF), CSV, JSON, maps, animation"
 
@@ -23,7 +23,8 @@ write what you ask for:
                       numbers (recompiles, noisy iterations, differing configs)
   --pdf FILE.pdf      the same report as a PDF
   --csv FILE          one row per timed chunk per run
-  --json FILE         every run's full record (the schema of `bench --json`)
+  --json FILE         every run's full record (the schema of `bench --json`);
+                      - prints it (the table and flags then go to stderr)
   --animation FILE    the maps' evolution, all runs side by side; the format
                       follows the extension: .gif, .webp, or .mp4 (needs ffmpeg)
   --maps DIR          the final map of each run as DIR/<implementation>.png
@@ -51,7 +52,11 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     o.add_argument("--report", metavar="FILE.html", help="the report as one self-contained HTML page")
     o.add_argument("--pdf", metavar="FILE.pdf", help="the report as PDF")
     o.add_argument("--csv", metavar="FILE.csv", help="one row per timed chunk per run")
-    o.add_argument("--json", metavar="FILE.json", help="every run's full record (the schema of `bench --json`)")
+    o.add_argument(
+        "--json",
+        metavar="FILE.json",
+        help="every run's full record (the schema of `bench --json`); - prints it (the table then goes to stderr)",
+    )
     o.add_argument(
         "--animation", metavar="FILE", help="the maps' evolution, all runs side by side: .gif, .webp or .mp4"
     )
@@ -98,7 +103,7 @@ def check_outputs(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
         "report": check_output(args.report, args.force, flag="--report", suffixes=REPORT_SUFFIXES),
         "pdf": check_output(args.pdf, args.force, flag="--pdf", suffixes=(".pdf",)),
         "csv": check_output(args.csv, args.force, flag="--csv"),
-        "json": check_output(args.json, args.force, flag="--json"),
+        "json": STDOUT if args.json == STDOUT else check_output(args.json, args.force, flag="--json"),
         "animation": None,
         "maps": None,
     }
@@ -121,7 +126,7 @@ def check_outputs(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
             ("--report", out["report"]),
             ("--pdf", out["pdf"]),
             ("--csv", out["csv"]),
-            ("--json", out["json"]),
+            ("--json", out["json"] if out["json"] != STDOUT else None),
             ("--animation", out["animation"][0] if out["animation"] else None),
         )
         if p
@@ -152,21 +157,44 @@ def check_outputs(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     configs = configs_from_args(args)
     outputs = check_outputs(args, [c.impl for c in configs])
-    runs = train(args, configs, snapshots=outputs["animation"] is not None)
+    try:
+        runs, interrupted = train(args, configs, snapshots=outputs["animation"] is not None), False
+    except TrainingInterrupted as stop:  # Ctrl-C: what ran is still compared and written
+        runs, interrupted = stop.runs, True
     comparison = compare(runs, baseline=args.baseline, title=args.title)
+    text_out = sys.stderr if args.json == STDOUT else sys.stdout  # stdout holds the JSON alone
     for flag in comparison.flags:
-        print(f"{flag.level}: {flag.text}")
+        print(f"{flag.level}: {flag.text}", file=text_out)
     write_outputs(comparison, outputs, force=args.force, max_frames=args.frames)
+    if not any(outputs[k] for k in ("report", "pdf", "csv", "json", "animation", "maps")) and not args.save_runs:
+        print(
+            "compare wrote no file: give --report FILE.html, --pdf FILE.pdf, --csv FILE, --json FILE, "
+            "--animation FILE or --maps DIR to keep the comparison (`bench` alone prints the table)",
+            file=sys.stderr,
+        )
+    if interrupted:
+        print("som-studio compare: interrupted", file=sys.stderr)
+        return 130
     return 0 if all(r.record.status == "ok" for r in runs) else 1
+
+
+class TrainingInterrupted(Exception):
+    """Ctrl-C stopped :func:`train`; ``runs`` are the runs kept, the last one ``cancelled``."""
+
+    def __init__(self, runs: list[Any]) -> None:
+        super().__init__("interrupted")
+        self.runs = runs
 
 
 def train(args: argparse.Namespace, configs: list[Any], snapshots: bool = False) -> list[Any]:
     """Train ``configs`` one after another, print bench's table; the runs as kept (:class:`StoredRun`).
 
+    Ctrl-C raises :class:`TrainingInterrupted` after the table is printed, with
+    the runs so far (the interrupted one ``cancelled``, the later ones left out).
     ``snapshots``: keep maps through the run for an animation (the initial and
     final maps come anyway).
     """
-    from som_studio.commands.bench import format_table, run_configs
+    from som_studio.commands.bench import Interrupted, format_table, run_configs
     from som_studio.storage import RunRecorder
 
     recorders = [RunRecorder(c.impl, frames=args.frames) for c in configs]
@@ -175,11 +203,19 @@ def train(args: argparse.Namespace, configs: list[Any], snapshots: bool = False)
         recorders[index].feed(event)
 
     interval = 1 / 30 if snapshots else None
-    records = run_configs(
-        configs, quiet=args.quiet, observe=observe, snapshot_interval_s=interval, save_runs=args.save_runs
-    )
-    print(format_table(records, args.baseline, prefer_numpy=True))  # the report's baselines
-    return [r.stored() for r in recorders]
+    interrupted = False
+    try:
+        records = run_configs(
+            configs, quiet=args.quiet, observe=observe, snapshot_interval_s=interval, save_runs=args.save_runs
+        )
+    except Interrupted as stop:
+        records, interrupted = stop.records, True
+    text_out = sys.stderr if args.json == STDOUT else sys.stdout  # stdout holds the JSON alone
+    print(format_table(records, args.baseline, prefer_numpy=True), file=text_out)  # the report's baselines
+    runs = [r.stored() for r in recorders[: len(records)]]
+    if interrupted:
+        raise TrainingInterrupted(runs)
+    return runs
 
 
 def compare(runs: list[Any], baseline: str | None = None, title: str | None = None) -> Any:
@@ -210,7 +246,9 @@ def write_outputs(comparison: Any, outputs: dict[str, Any], *, force: bool, max_
             raise CommandError(f"{EXPORTS[kind].flag}: {exc}") from None
         print(f"wrote {path}", file=sys.stderr)
 
-    if outputs["json"]:
+    if outputs["json"] == STDOUT:
+        sys.stdout.write(str(exporter.content("json")))
+    elif outputs["json"]:
         write("json", outputs["json"])
     if outputs["csv"]:
         write("csv", outputs["csv"])

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
+import sys
+
+from som_studio.commands.common import STDOUT, CommandError, check_output
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -15,17 +17,37 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "Each problem comes with its fix. Exit status 1 when there is an error (the main job "
         "cannot work as intended), 0 otherwise: warnings do not fail scripts.",
     )
-    p.add_argument("--json", action="store_true", help="print the facts and findings as JSON")
+    p.add_argument(
+        "--json",
+        nargs="?",
+        const=STDOUT,
+        metavar="FILE",
+        help="write the facts and findings as JSON to FILE; alone or with -, print them",
+    )
+    p.add_argument("--force", action="store_true", help="overwrite the --json file if it exists")
     return p
 
 
 def run(args: argparse.Namespace) -> int:
     from som_studio import doctor
 
+    # The file is checked before the checks run, as every command refuses its outputs up front.
+    path = check_output(args.json, args.force, flag="--json") if args.json not in (None, STDOUT) else None
     facts = doctor.collect()
     findings = doctor.diagnose(facts)
-    if args.json:
-        print(json.dumps(doctor.as_dict(facts, findings), indent=2))
+    if args.json == STDOUT:
+        from som_studio.report.writers import json_text
+
+        sys.stdout.write(json_text(doctor.as_dict(facts, findings)))
+    elif path is not None:
+        from som_studio.report.writers import OutputError, write_json
+
+        try:
+            write_json(path, doctor.as_dict(facts, findings), force=args.force)
+        except OutputError as exc:
+            raise CommandError(f"--json: {exc}") from None
+        print(doctor.format_report(facts, findings), end="")
+        print(f"wrote {path}", file=sys.stderr)
     else:
         print(doctor.format_report(facts, findings), end="")
     return doctor.exit_status(findings)

@@ -418,6 +418,12 @@ class CsvReader:
         buf_n: list[int] = []
         for n, text in lines:
             r = self._split(text)
+            if done == 0 and not buf_v and not any(_is_number(c) or c.lower() in MISSING for c in r):
+                # The first data row has no number at all: prose or another text file, not a table with a bad row.
+                raise DataError(
+                    f"{self.path}: no numeric data: line {n} holds text, not numbers; expected a table of "
+                    "examples x features (numbers separated by commas, semicolons, tabs or spaces)"
+                )
             if len(r) != self.width:
                 raise DataError(f"{self.path}: ragged rows: row {n} has {len(r)} columns, expected {self.width}")
             buf_v.append([self._number(r[j], n, j) for j in cols])

@@ -34,12 +34,21 @@ class JaxConfigError(RuntimeError):
     """JAX is already running with settings that cannot change any more."""
 
 
+_DEFAULT_MARK = "SOM_STUDIO_PREALLOCATE_DEFAULT"
+"""Set (to ``1``) when ``XLA_PYTHON_CLIENT_PREALLOCATE=false`` is SOM Studio's default, for its child processes."""
+
+
 def configure(cpu_devices: int | None = None) -> None:
     """Set JAX's environment before it is imported (idempotent)."""
     global _cpu_devices, _preallocate_by_us
     if _preallocate_by_us is None:
-        _preallocate_by_us = "XLA_PYTHON_CLIENT_PREALLOCATE" not in os.environ
+        # A process SOM Studio started (the app's workers, the doctor's) inherits the default as if
+        # the user had set it: the mark says whose it is.
+        inherited = os.environ.get(_DEFAULT_MARK) == "1" and os.environ.get("XLA_PYTHON_CLIENT_PREALLOCATE") == "false"
+        _preallocate_by_us = inherited or "XLA_PYTHON_CLIENT_PREALLOCATE" not in os.environ
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    if _preallocate_by_us:
+        os.environ[_DEFAULT_MARK] = "1"
     if cpu_devices is None:
         return
     if not 1 <= cpu_devices <= MAX_CPU_DEVICES:

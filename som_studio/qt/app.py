@@ -7,11 +7,13 @@ letting Qt abort the process.
 from __future__ import annotations
 
 import argparse
-import os
-import socket
 import sys
+from collections.abc import Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING
+
+from som_studio import display
+from som_studio.display import wayland_reachable, x_server_reachable  # noqa: F401  (the app's names for them)
 
 if TYPE_CHECKING:
     from som_studio.qt.main_window import MainWindow
@@ -24,72 +26,15 @@ The headless commands work without one, e.g. over SSH:
   som-studio bench --grid 60x34       train and time implementations
 Or forward a display (ssh -X), or run under a virtual one: xvfb-run -a som-studio"""
 
-
-def _connects(family: int, address: str | bytes | tuple[str, int], timeout_s: float = 1.0) -> bool:
-    try:
-        with socket.socket(family, socket.SOCK_STREAM) as sock:
-            sock.settimeout(timeout_s)
-            sock.connect(address)
-        return True
-    except OSError:
-        return False
-
-
-def x_server_reachable(display: str) -> bool:
-    """Whether an X server answers at ``display`` (``[host]:n[.screen]``).
-
-    The same places Xlib tries: the local socket ``/tmp/.X11-unix/X<n>`` (and
-    its abstract twin on Linux) for ``:n`` and ``unix:n``, TCP port 6000+n for
-    ``host:n``. A string that is no display name is not reachable.
-    """
-    host, sep, rest = display.rpartition(":")
-    number = rest.split(".", 1)[0]
-    if not sep or not number.isdigit():
-        return False
-    n = int(number)
-    if host.startswith("/"):  # macOS launchd sockets: a path, not a host
-        return _connects(socket.AF_UNIX, display)
-    if host in ("", "unix"):
-        path = f"/tmp/.X11-unix/X{n}"
-        if os.path.exists(path) and _connects(socket.AF_UNIX, path):
-            return True
-        return sys.platform.startswith("linux") and _connects(socket.AF_UNIX, "\0" + path)
-    return _connects(socket.AF_INET6 if ":" in host else socket.AF_INET, (host.strip("[]"), 6000 + n))
-
-
-def wayland_reachable(name: str) -> bool:
-    """Whether a Wayland compositor answers at ``$WAYLAND_DISPLAY`` (absolute, or under ``$XDG_RUNTIME_DIR``)."""
-    path = name if os.path.isabs(name) else os.path.join(os.environ.get("XDG_RUNTIME_DIR") or "/run/user/0", name)
-    return _connects(socket.AF_UNIX, path)
+PLUGIN_FAILS = """\
+som-studio: the desktop app cannot open a window: {reason}.
+{fix}
+The headless commands work meanwhile: som-studio list | devices | bench | compare | doctor"""
 
 
 def display_problem() -> str:
-    """Why Qt could not open a window here, or ``""`` when it can.
-
-    Checked before the ``QApplication`` exists, because Qt aborts the process
-    (no exception to catch) when its platform plugin cannot connect.
-    """
-    platform_name = os.environ.get("QT_QPA_PLATFORM", "").split(":", 1)[0].strip().lower()
-    if platform_name and platform_name not in ("xcb", "wayland", "wayland-egl"):
-        return ""  # offscreen, minimal, vnc, eglfs...: Qt's own business
-    if not (sys.platform.startswith("linux") or "bsd" in sys.platform):
-        return ""  # macOS and Windows always have their window system
-    x, wl = os.environ.get("DISPLAY", ""), os.environ.get("WAYLAND_DISPLAY", "")
-    if platform_name == "xcb":
-        wl = ""
-    elif platform_name.startswith("wayland"):
-        x = ""
-    if not x and not wl:
-        return (
-            "DISPLAY and WAYLAND_DISPLAY are unset"
-            if not platform_name
-            else f"QT_QPA_PLATFORM={platform_name} "
-            f"but {'DISPLAY' if platform_name == 'xcb' else 'WAYLAND_DISPLAY'} is unset"
-        )
-    if (wl and wayland_reachable(wl)) or (x and x_server_reachable(x)):
-        return ""
-    unreachable = [f"{k}={v}" for k, v in (("WAYLAND_DISPLAY", wl), ("DISPLAY", x)) if v]
-    return f"{' and '.join(unreachable)} set, but no display server answers there"
+    """Why no display server answers here, or ``""`` (see :func:`som_studio.display.display_problem`)."""
+    return display.display_problem()
 
 
 def has_display() -> bool:
@@ -97,11 +42,27 @@ def has_display() -> bool:
     return not display_problem()
 
 
+def startup_problem(env: Mapping[str, str] | None = None) -> str:
+    """What stops the app from opening a window here, as the message to print, or ``""``.
+
+    The one check the doctor makes too (:func:`som_studio.display.check_display`):
+    run before the ``QApplication`` exists, because Qt aborts the process when
+    its platform plugin cannot connect or load.
+    """
+    check = display.check_display(env)
+    if check.ok:
+        return ""
+    if check.kind == "plugin":
+        fix = f"Install what it needs: {check.install}" if check.packages else "See `som-studio doctor`."
+        return PLUGIN_FAILS.format(reason=check.reason, fix=fix)
+    return NO_DISPLAY.format(reason=check.reason)
+
+
 def main(args: argparse.Namespace | None = None) -> int:
     """Run the app until its window closes; returns the exit status."""
-    problem = display_problem()
+    problem = startup_problem()
     if problem:
-        print(NO_DISPLAY.format(reason=problem), file=sys.stderr)
+        print(problem, file=sys.stderr)
         return 2
     try:
         from PySide6.QtWidgets import QApplication
@@ -128,9 +89,20 @@ def main(args: argparse.Namespace | None = None) -> int:
 
     apply_language(app, getattr(args, "lang", None), settings)
     window = MainWindow(settings, cpu_devices=cpu_devices)
+    show_settings_problems(window, settings)
     _show_unexpected_errors(window)
     window.show()
     return int(app.exec())
+
+
+def show_settings_problems(window: MainWindow, settings: object) -> None:
+    """What is wrong with the settings file, on the terminal and in the status bar, after the runs' problems."""
+    problems: list[str] = list(getattr(settings, "problems", []))
+    for text in problems:
+        print(f"som-studio: {text}", file=sys.stderr)
+    if problems:
+        before = window.status_label.text()
+        window.status_label.setText("; ".join([*([before] if before else []), *problems]))
 
 
 def app_icon() -> object:

@@ -63,6 +63,7 @@ class LiveViews(QObject):
         self.run = LiveRun()
         self._on_env = on_env
         self._on_failed = on_failed
+        self._features: int | None = None  # the last run's, to tell when its view stops making sense
         self._clock = QTimer(self)
         self._clock.setInterval(250)
         self._clock.timeout.connect(self._update_time)
@@ -94,7 +95,12 @@ class LiveViews(QObject):
     # -- from the controller ---------------------------------------------------------------
     def _on_run_started(self, ev: Started) -> None:
         self.status.setText(self.run.started(ev))
+        before, self._features = self._features, ev.features
         self.map_view.begin(ev.features, ev.config.impl)
+        if before is not None and before != ev.features:
+            # Another kind of data: the last run's view ("Feature 2") means nothing here; its default does.
+            default = picture.ViewChoice().fit(ev.features)
+            self.map_view.set_choice(default.mode, default.component)
         self.timing_plot.begin(ev.kind, ev.samples)
         self.quality_plot.begin()
         if self._on_env is not None:
@@ -130,6 +136,10 @@ class LiveViews(QObject):
             self._on_failed(message)
 
     def _on_state_changed(self, state: str) -> None:
+        if state == ctl.PAUSED:
+            self.run.pause(time.perf_counter())
+        else:
+            self.run.resume(time.perf_counter())
         if state == ctl.PAUSED:
             self.status.setText("Paused")
         elif state == ctl.STOPPING:

@@ -23,6 +23,7 @@ from som_studio.qt import controller as ctl
 from som_studio.qt import dialogs
 from som_studio.qt.comparison import ComparisonView, LiveRecorder, history_folder
 from som_studio.qt.devices import DeviceWatch
+from som_studio.qt.doctor_dialog import DoctorDialog
 from som_studio.qt.live_views import LiveViews
 from som_studio.qt.project_dialog import show_projection
 from som_studio.qt.runs import RunsModel, RunsPanel
@@ -140,6 +141,7 @@ class MainWindow(QMainWindow):
         self.map_view.set_choice(*self.settings.view())
         self.timing_plot.log_scale.setChecked(self.settings.log_timing())
         self._restore_window()
+        self._on_state_changed(self.controller.state)  # Pause and Stop off until a run starts
         self._on_form_state(self.form.state)
 
     # -- construction --------------------------------------------------------------------
@@ -283,8 +285,6 @@ class MainWindow(QMainWindow):
 
     def show_doctor(self) -> None:
         """The environment doctor's report, made in a worker process (it starts JAX and runs nvidia-smi)."""
-        from som_studio.qt.doctor_dialog import DoctorDialog
-
         self.doctor_dialog = DoctorDialog.show_for(self, self.doctor_dialog)
 
     # -- closing ---------------------------------------------------------------------------

@@ -362,9 +362,17 @@ class RunsPanel(QWidget):
         opened = []
         for p in paths:
             try:
-                opened.append(self.add_run(StoredRun.load(p), check=True))
+                run = StoredRun.load(p)
             except HistoryError as exc:
                 self.show_error("Cannot open the run", str(exc))
+                continue
+            kept = self.model.history.find(run)
+            if kept is not None:  # already listed (the history's own file, or a copy of it): not twice
+                self.model.set_checked({r.id for r in self.model.checked_runs()} | {kept.id})
+                self.status.emit(f"{kept.name or kept.record.impl} is already in the list")
+                opened.append(kept)
+                continue
+            opened.append(self.add_run(run, check=True))
         return opened
 
     def rerun_selected(self) -> None:
@@ -389,6 +397,4 @@ class RunsPanel(QWidget):
         if index.column() != 0 and self._show_run is not None:  # column 0: rename
             self._show_run(self.model.run_at(index.row()))
 
-    def show_error(self, title: str, message: str) -> None:
-        """A window-modal, non-blocking dialog naming the problem."""
-        dialogs.show_error(self, title, message)
+    show_error = dialogs.show_error  # a window-modal, non-blocking dialog naming the problem

@@ -17,6 +17,14 @@ from PySide6.QtCore import QByteArray, QSettings
 
 from som_studio.app_model.form import AUTO, MAX_SIMULATED_DEVICES, RunForm
 from som_studio.config import ConfigError, RunConfig
+from som_studio.core import registry
+
+FIRST_IMPL = "jax-fused-batch"
+"""What a first start shows: the map takes shape within seconds (50 epochs of the 240x135 map take
+about 2 s on a 2-core CPU, compile included), where numpy-online, the slowest rung, would crawl."""
+
+VERSION = 1
+"""The settings format this SOM Studio writes (``settings/version``); a newer file is not overwritten."""
 
 
 class Settings:
@@ -34,6 +42,22 @@ class Settings:
             self._qs = QSettings("som-studio", "SOM Studio")
         else:
             self._qs = QSettings(str(path), QSettings.Format.IniFormat)
+        #: What is wrong with the settings file, for the user to read (the app starts anyway).
+        self.problems: list[str] = []
+        #: A file written by a newer SOM Studio is read (every value is validated) but never written.
+        self.read_only = False
+        where = self._qs.fileName()
+        if self._qs.status() == QSettings.Status.FormatError:
+            self.problems.append(f"{where}: the settings file is damaged; SOM Studio starts with its defaults")
+        elif self._qs.status() == QSettings.Status.AccessError:
+            self.problems.append(f"{where}: the settings file cannot be read; SOM Studio starts with its defaults")
+        version = self._int("settings/version", VERSION)
+        if version > VERSION:
+            self.read_only = True
+            self.problems.append(
+                f"{where}: written by a newer SOM Studio (settings version {version}, this one reads {VERSION}); "
+                "what this version understands is used, and the file is left as it is"
+            )
 
     @property
     def qsettings(self) -> QSettings:
@@ -51,6 +75,8 @@ class Settings:
             form.set_config(cfg)
             if self._auto().get("grid"):  # left to "auto": it follows the data again
                 form.edit(grid=AUTO)
+        elif FIRST_IMPL in registry.names():
+            form.edit(impl=FIRST_IMPL)
         n = cpu_devices or self.cpu_devices()
         if n:
             form.edit(simulate=True, cpu_devices=min(int(n), MAX_SIMULATED_DEVICES))
@@ -88,7 +114,7 @@ class Settings:
         d["sigma_auto"] = {"start": config.sigma_start is None, "end": config.sigma_end is None}
         d["init_auto"] = config.init is None
         d["grid_auto"] = grid_auto
-        self._qs.setValue("run/config", json.dumps(d))
+        self._set("run/config", json.dumps(d))
 
     def _auto(self) -> dict[str, bool]:
         try:
@@ -104,7 +130,7 @@ class Settings:
         }
 
     def set_iterations(self, kind: str, value: int) -> None:
-        self._qs.setValue(f"run/{kind}_iterations", int(value))
+        self._set(f"run/{kind}_iterations", int(value))
 
     def cpu_devices(self) -> int | None:
         """Simulated CPU devices for runs, or ``None`` for the machine's own devices."""
@@ -112,35 +138,42 @@ class Settings:
         return v or None
 
     def set_cpu_devices(self, n: int | None) -> None:
-        self._qs.setValue("run/cpu_devices", int(n or 0))
+        self._set("run/cpu_devices", int(n or 0))
 
     def view(self) -> tuple[str, int]:
         return str(self._qs.value("view/mode", "rgb")), self._int("view/component", 0)
 
     def set_view(self, mode: str, component: int) -> None:
-        self._qs.setValue("view/mode", mode)
-        self._qs.setValue("view/component", int(component))
+        self._set("view/mode", mode)
+        self._set("view/component", int(component))
 
     def log_timing(self) -> bool:
         return str(self._qs.value("view/log_timing", "true")).lower() == "true"
 
     def set_log_timing(self, on: bool) -> None:
-        self._qs.setValue("view/log_timing", "true" if on else "false")
+        self._set("view/log_timing", "true" if on else "false")
 
     # -- the window --------------------------------------------------------------------
     def geometry(self) -> QByteArray | None:
         return self._bytes("window/geometry")
 
     def set_geometry(self, value: QByteArray) -> None:
-        self._qs.setValue("window/geometry", value)
+        self._set("window/geometry", value)
 
     def window_state(self) -> QByteArray | None:
         return self._bytes("window/state")
 
     def set_window_state(self, value: QByteArray) -> None:
-        self._qs.setValue("window/state", value)
+        self._set("window/state", value)
 
     # -- helpers -----------------------------------------------------------------------
+    def _set(self, key: str, value: object) -> None:
+        if self.read_only:
+            return
+        if self._qs.value("settings/version") is None:
+            self._qs.setValue("settings/version", VERSION)
+        self._qs.setValue(key, value)
+
     def _int(self, key: str, default: int) -> int:
         try:
             return int(self._qs.value(key, default))  # type: ignore[call-overload]

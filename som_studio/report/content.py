@@ -133,13 +133,17 @@ def baseline_index(
     """
     me = records[i]
 
-    def usable(j: int) -> bool:
+    from som_studio.report.problem import problem_key
+
+    def usable(j: int) -> bool:  # a speed-up is between runs of one kind on one problem
         r = records[j]
-        return r.kind == me.kind and bool(r.median_s)
+        return r.kind == me.kind and bool(r.median_s) and problem_key(r) == problem_key(me)
 
     if baseline is not None and usable(baseline):
         return baseline
     same = [j for j in range(len(records)) if usable(j)]
+    if same == [i] and any(r.kind == me.kind and r.median_s for j, r in enumerate(records) if j != i):
+        return None  # alone on its problem: a ratio to another problem's run would mean nothing
     numpy_runs = [j for j in same if _backend(records[j].impl) == "numpy"] if prefer_numpy else []
     if numpy_runs:
         return numpy_runs[0]
@@ -238,7 +242,8 @@ def run_flags(run: ReportRun) -> list[Flag]:
         out.append(
             Flag(
                 "warning",
-                f"{run.name} was cancelled after {r.iterations_done} of {run.planned} iterations; "
+                f"{run.name} was cancelled after {r.iterations_done} of {run.planned} "
+                f"iteration{'' if run.planned == 1 else 's'}; "
                 "its figures cover only what ran",
                 run.name,
             )
@@ -312,6 +317,9 @@ class Report:
     end_to_end: list[float | None] | None = None
     #: Iterations after which each run's whole time beats its baseline's (None: never or unknown).
     pays_off: list[int | None] | None = None
+    #: What each run's speed-up cell says besides (or instead of) the ratio: "n/a: different problem",
+    #: or that its simulated devices share the machine's cores (see :mod:`som_studio.report.problem`).
+    speedup_notes: list[str] | None = None
 
     # -- summary -------------------------------------------------------------
     SUMMARY_HEADER = (
@@ -367,10 +375,13 @@ class Report:
     def summary_rows(self) -> list[list[str]]:
         """The summary table as text, one row per run, columns as :attr:`SUMMARY_HEADER`."""
         out = []
-        for v, base in zip(self.summary_values(), self.baseline_of):
+        notes = self.speedup_notes or [""] * len(self.runs)
+        for v, base, note in zip(self.summary_values(), self.baseline_of, notes):
             sp = v["speed-up"]
             is_base = base == v["implementation"]
-            speed = "-" if sp is None else ("baseline" if is_base else f"{sp:.2f}x")
+            speed = (note or "-") if sp is None else ("baseline" if is_base else f"{sp:.2f}x")
+            if sp is not None and note and not is_base:
+                speed += f" ({note})"
             ee = v["end-to-end"]
             whole = "-" if ee is None or is_base else f"{ee:.2f}x"
             pay = v["faster after"]
@@ -507,7 +518,11 @@ def build_report(items: Sequence[Any], baseline: str | None = None, title: str |
     """
     if not items:
         raise ValueError("a report needs at least one run")
+    from som_studio.report import problem
+
     runs = _unique_names([_as_run(i) for i in items])
+    groups = problem.problem_groups([r.record for r in runs])
+    runs = [runs[i] for g in groups for i in g]  # runs of one problem side by side, in their order
     records = [r.record for r in runs]
     names = [r.name for r in runs]
     if baseline is not None and baseline not in names:
@@ -531,12 +546,16 @@ def build_report(items: Sequence[Any], baseline: str | None = None, title: str |
     diffs = config_differences(runs)
 
     flags = [f for run in runs for f in run_flags(run)]
-    if diffs:
-        parts = "; ".join(f"{k}: " + ", ".join(f"{n} {v}" for n, v in vals.items()) for k, vals in diffs.items())
+    notes = speedup_notes(records, sp)
+    flags += _difference_flags(runs, diffs)
+    shared = [(run.name, problem.shared_cores_note(run.record)) for run in runs]
+    if any(n for _, n in shared):
+        who = ", ".join(f"{name} ({n})" for name, n in shared if n)
         flags.append(
             Flag(
-                "warning",
-                f"the runs' configurations differ ({parts}); their figures are not measured on the same problem",
+                "note",
+                f"runs on simulated CPU devices: {who}; the devices share the machine's cores, so their "
+                "speed-ups say little about as many real devices",
             )
         )
     if progress:
@@ -561,7 +580,49 @@ def build_report(items: Sequence[Any], baseline: str | None = None, title: str |
         progress_axis=progress,
         end_to_end=e2e,
         pays_off=pays,
+        speedup_notes=notes,
     )
+
+
+def speedup_notes(records: Sequence[RunRecord], sp: Sequence[float | None]) -> list[str]:
+    """Each run's speed-up note: no baseline on its problem, or simulated devices sharing cores."""
+    from som_studio.report.problem import DIFFERENT_PROBLEM, shared_cores_note
+
+    out = []
+    for i, r in enumerate(records):
+        others = any(j != i and q.kind == r.kind and q.median_s for j, q in enumerate(records))
+        if sp[i] is None and r.median_s and others:  # timed, and its kind has runs, but none on its problem
+            out.append(DIFFERENT_PROBLEM)
+        else:
+            out.append(shared_cores_note(r) if sp[i] is not None else "")
+    return out
+
+
+def _difference_flags(runs: Sequence[ReportRun], diffs: dict[str, dict[str, str]]) -> list[Flag]:
+    """The configurations' differences as a list a reader can scan: the problems, then each setting apart."""
+    from som_studio.report.problem import PROBLEM_FIELDS, describe_problem, problem_groups
+
+    out: list[Flag] = []
+    regrouped = problem_groups([r.record for r in runs])
+    if len(regrouped) > 1:
+        out.append(
+            Flag(
+                "warning",
+                f"the runs' configurations differ: they solve {len(regrouped)} different problems, so speed-ups "
+                "are given only between runs of the same problem (the others read "
+                '"n/a: different problem")',
+            )
+        )
+        for k, g in enumerate(regrouped, 1):
+            names = ", ".join(runs[i].name for i in g)
+            out.append(Flag("note", f"problem {k}: {describe_problem(runs[g[0]].record)}: {names}"))
+    problem_keys = {f for f in diffs if f.split(".", 1)[0] in PROBLEM_FIELDS}
+    for key, vals in diffs.items():
+        if len(regrouped) > 1 and key in problem_keys:
+            continue  # said by the problems above
+        values = ", ".join(f"{name} {v}" for name, v in vals.items())
+        out.append(Flag("warning", f"the runs' configurations differ in {key}: {values}"))
+    return out
 
 
 def _iteration_word(kinds: list[str]) -> str:

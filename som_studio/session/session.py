@@ -329,7 +329,7 @@ class Session:
             final = trainer.get_map()
             record.status = "cancelled" if it < T else "ok"
             if it < T:
-                record.message = f"cancelled after {it} of {T} iterations"
+                record.message = f"cancelled after {it} of {T} iteration{'' if T == 1 else 's'}"
             yield Snapshot(it, final)
             # A cancelled run ends now: its final quality pass (a second or more on
             # a big map) would only delay the answer the user asked for.

@@ -32,7 +32,13 @@ class RunHistory:
         except OSError as exc:
             self.problems.append(f"{self.folder}: cannot create the history folder ({exc.strerror or exc})")
             return
-        for p in sorted(self.folder.glob(f"*{SUFFIX}")):
+        try:  # scandir, not glob: glob would hide an unreadable folder as an empty one
+            with os.scandir(self.folder) as entries:
+                paths = sorted(Path(e.path) for e in entries if e.name.endswith(SUFFIX))
+        except OSError as exc:
+            self.problems.append(f"{self.folder}: cannot read the runs folder ({exc.strerror or exc})")
+            return
+        for p in paths:
             try:
                 self.runs.append(StoredRun.load(p))
             except HistoryError as exc:
@@ -44,6 +50,10 @@ class RunHistory:
 
     def get(self, run_id: str) -> StoredRun:
         return next(r for r in self.runs if r.id == run_id)
+
+    def find(self, run: StoredRun) -> StoredRun | None:
+        """The kept run that ``run`` is (the same file opened again: same id, made at the same time), or None."""
+        return next((r for r in self.runs if r.id == run.id and r.created == run.created), None)
 
     def add(self, run: StoredRun) -> StoredRun:
         """Keep ``run`` (a copy with a fresh id if its id is already here); returns what was kept."""

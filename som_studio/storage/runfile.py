@@ -21,6 +21,7 @@ import json
 import os
 import uuid
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -123,6 +124,7 @@ class StoredRun:
         """Read a ``.somrun`` file; raises :class:`HistoryError` naming what is wrong."""
         p = Path(path)
         try:
+            _check_archive(p)
             with np.load(p, allow_pickle=False) as z:
                 if "meta" not in z.files:
                     raise HistoryError(f"{p}: not a SOM Studio run file (no run description in it)")
@@ -153,8 +155,48 @@ class StoredRun:
             raise HistoryError(f"{p}: {exc}") from None
         except FileNotFoundError:
             raise HistoryError(f"{p}: no such file") from None
-        except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, json.JSONDecodeError) as exc:
-            raise HistoryError(f"{p}: not a readable SOM Studio run file ({type(exc).__name__}: {exc})") from None
+        except IsADirectoryError:
+            raise HistoryError(f"{p}: is a folder, not a SOM Studio run file") from None
+        except PermissionError as exc:
+            raise HistoryError(f"{p}: cannot read ({exc.strerror or exc})") from None
+        except (zipfile.BadZipFile, EOFError, zlib.error) as exc:
+            raise HistoryError(f"{p}: damaged or truncated SOM Studio run file ({exc or 'ends early'})") from None
+        except ValueError as exc:
+            if "pickle" in str(exc):  # NumPy's advice to unpickle is never ours to give: a run file holds no objects
+                raise HistoryError(
+                    f"{p}: not a SOM Studio run file: it holds Python objects, which SOM Studio never loads"
+                ) from None
+            raise HistoryError(f"{p}: damaged SOM Studio run file ({type(exc).__name__}: {exc})") from None
+        except (OSError, KeyError, TypeError, json.JSONDecodeError) as exc:
+            raise HistoryError(f"{p}: damaged SOM Studio run file ({type(exc).__name__}: {exc})") from None
+
+
+_ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip's first entry, or an empty zip
+
+
+def _check_archive(p: Path) -> None:
+    """Refuse, naming why, a file that is not even the zip archive a ``.somrun`` is."""
+    with open(p, "rb") as f:
+        head = f.read(64)
+    if head.startswith(_ZIP_MAGIC):
+        return
+    if not head:
+        raise HistoryError(f"{p}: not a SOM Studio run file: the file is empty")
+    if head.startswith(b"\x93NUMPY"):
+        why = "it is a single NumPy array (.npy), not a run"
+    elif b"\x00" not in head and _is_text(head):
+        why = f"it is a text file (starting {head.decode('utf-8', 'replace').splitlines()[0][:40]!r})"
+    else:
+        why = "its first bytes are not those of a zip archive"
+    raise HistoryError(f"{p}: not a SOM Studio run file: {why}; a .somrun is a zip archive of NumPy arrays")
+
+
+def _is_text(head: bytes) -> bool:
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _frames(z: Any) -> list[np.ndarray]:

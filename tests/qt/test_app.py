@@ -19,6 +19,7 @@ from som_studio.core import registry
 from som_studio.qt import controller as ctl
 from som_studio.qt.main_window import MainWindow
 from som_studio.qt.settings import Settings
+from som_studio.session.events import QualityMeasured
 from som_studio.worker.process import HOOK_ABORT_AFTER
 from tests.worker.fakes import slow_warmup_impl
 
@@ -383,3 +384,105 @@ def test_run_on_a_file_with_five_features_shows_the_u_matrix(qtbot, window, tmp_
     last = window.map_view.last_frame
     assert last.view.mode == "component" and last.view.component == 3 and last.iteration == 3
     assert not np.array_equal(last.image, frames[-1].image)
+
+
+@pytest.fixture
+def damaged_files(tmp_path):
+    """Before the window opens: a settings file from a newer SOM Studio, a text file among the kept runs."""
+    settings = tmp_path / "settings.ini"
+    settings.write_text("[settings]\nversion=99\n\n[view]\nlog_timing=true\n")
+    (tmp_path / "history").mkdir()
+    (tmp_path / "history" / "bad.somrun").write_text("a note, not a run\n")
+    return settings, settings.read_bytes()
+
+
+def test_damaged_settings_and_runs_are_named_and_the_app_starts(qtbot, damaged_files, window):
+    from som_studio.qt.app import show_settings_problems
+
+    settings_file, before = damaged_files
+    show_settings_problems(window, window.settings)
+    shown = window.status_label.text()
+    assert "bad.somrun: not a SOM Studio run file: it is a text file" in shown
+    assert f"{settings_file}: written by a newer SOM Studio (settings version 99" in shown
+    assert window.timing_plot.log_scale.isChecked()  # what it understands is used
+    configure(window)
+    run_and_wait(qtbot, window)  # the app works, and keeps its new run beside the bad file
+    assert len(window.history.runs) == 1
+    window.close()
+    assert settings_file.read_bytes() == before  # a newer version's file is left as it is
+
+
+# -- rough edges (issue 14) -----------------------------------------------------------------------
+def test_a_first_start_opens_on_a_jax_implementation_with_pause_and_stop_off(window):
+    assert window.form.state.config is not None and window.form.state.config.impl == "jax-fused-batch"
+    assert window.panel.impl.currentData() == "jax-fused-batch"
+    assert window.run_action.isEnabled()
+    assert not window.pause_action.isEnabled() and not window.stop_action.isEnabled()
+
+
+def test_elapsed_stops_while_paused(small_config):
+    from som_studio.app_model.live import LiveRun
+
+    live = LiveRun()
+    live.begin(small_config, now=100.0)
+    live.pause(102.0)
+    assert live.time_text(110.0, running=False) == "elapsed   2.0 s"
+    live.pause(105.0)  # a second pause signal changes nothing
+    live.resume(110.0)
+    assert live.time_text(111.0, running=False) == "elapsed   3.0 s"
+    live.begin(small_config, now=200.0)  # a new run starts from zero, unpaused
+    assert live.time_text(201.0, running=False) == "elapsed   1.0 s"
+
+
+def _choice(window) -> tuple[str, int]:
+    c = window.map_view.choice()
+    return c.mode, c.component
+
+
+def test_the_view_goes_back_to_the_runs_default_when_the_features_change(qtbot, window, tmp_path):
+    from som_studio import picture
+    from som_studio.config import DataSpec, RunConfig
+
+    table = tmp_path / "five.csv"
+    rows = np.random.default_rng(1).uniform(size=(40, 5))
+    table.write_text("a,b,c,d,e\n" + "\n".join(",".join(f"{v:.3f}" for v in r) for r in rows) + "\n")
+    colours = RunConfig(impl="numpy-batch", width=8, height=5, data=DataSpec(samples=40), epochs=3)
+    five = colours.replace(data=DataSpec(path=str(table)))
+
+    with qtbot.waitSignal(window.controller.run_ended, timeout=WAIT_MS):
+        assert window.run_config(colours) == ""
+    assert window.map_view.choice().mode == picture.RGB
+    window.map_view.set_choice(picture.COMPONENT, 2)
+    with qtbot.waitSignal(window.controller.run_ended, timeout=WAIT_MS):
+        assert window.run_config(five) == ""
+    assert _choice(window) == (picture.UMATRIX, 0)  # not "Feature 2" of the colours
+    window.map_view.set_choice(picture.COMPONENT, 4)
+    with qtbot.waitSignal(window.controller.run_ended, timeout=WAIT_MS):
+        assert window.run_config(five.replace(seed=2)) == ""
+    assert _choice(window) == (picture.COMPONENT, 4)  # the same features: the choice stays
+
+
+def test_the_quality_plot_keeps_sane_axes_with_no_point_or_one(qtbot, window):
+    plot = window.quality_plot
+    plot.begin()  # a run that failed before its first measurement
+    (x0, x1), (y0, y1) = plot.plot.getPlotItem().vb.viewRange()
+    assert x0 > -1 and 0 < x1 < 2 and y0 > -0.5 and y1 <= 1.5
+    plot.add(QualityMeasured(0, 0.2, 0.4))  # a one-point run
+    (x0, x1), (y0, y1) = plot.plot.getPlotItem().vb.viewRange()
+    assert -0.5 < x0 <= 0 and 0 < x1 < 2 and y0 >= -0.01 and 0.2 < y1 < 0.5
+    assert not plot.plot.getAxis("bottom").autoSIPrefix
+    plot.add(QualityMeasured(400, 0.1, 0.2))  # two points: pyqtgraph's own range again (at its next update)
+    qtbot.waitUntil(lambda: plot.plot.getPlotItem().vb.viewRange()[0][1] >= 400, timeout=WAIT_MS)
+
+
+def test_opening_a_run_already_in_the_list_does_not_add_it_twice(qtbot, window, tmp_path):
+    configure(window)
+    run_and_wait(qtbot, window)
+    (kept,) = window.history.runs
+    copy = kept.save(tmp_path / "copy.somrun")
+    own_file = next((tmp_path / "history").glob("*.somrun"))
+    for path in (own_file, copy):
+        assert [r.id for r in window.runs_panel.open_runs([str(path)])] == [kept.id]
+    assert len(window.history.runs) == 1 and window.runs.rowCount() == 1
+    assert [r.id for r in window.runs.checked_runs()] == [kept.id]  # ticked, as an opened run is
+    assert "already in the list" in window.status_label.text()

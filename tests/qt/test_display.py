@@ -79,3 +79,112 @@ def test_desktop_identity_and_icon(window):
     icon = QGuiApplication.windowIcon()
     assert not icon.isNull()
     assert {s.width() for s in icon.availableSizes()} >= {16, 48, 256}
+
+
+# -- a display that answers, but Qt's platform plugin cannot start on it ---------------------------
+class RefusingXServer:
+    """Listens on an X11 TCP port and hangs up on every client: reachable, yet xcb cannot connect.
+
+    Qt's xcb plugin then aborts the process (SIGABRT), as it does when a library it needs is missing.
+    """
+
+    def __enter__(self) -> str:
+        import threading
+
+        for n in range(40, 90):
+            self.server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            try:
+                self.server.bind(("127.0.0.1", 6000 + n))
+                break
+            except OSError:
+                self.server.close()
+        else:
+            pytest.skip("no free X11 TCP port (6040-6089) to listen on")
+        self.server.listen(8)
+        self.server.settimeout(0.1)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+        return f"127.0.0.1:{n}"
+
+    def _serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                continue
+            conn.close()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+        self.server.close()
+
+
+def _env_with(display: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    env["DISPLAY"] = display
+    return env
+
+
+def test_a_platform_plugin_that_cannot_start_is_exit_2_not_an_abort(tmp_path):
+    with RefusingXServer() as display:
+        env = _env_with(display)
+        out = subprocess.run(
+            [sys.executable, "-m", "som_studio"], env=env, capture_output=True, text=True, timeout=180, cwd=tmp_path
+        )
+    assert out.returncode == 2, out.stderr
+    assert f"Qt's xcb platform plugin cannot start on DISPLAY={display}" in out.stderr
+    assert "(Qt aborted)" in out.stderr and "som-studio doctor" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_the_doctor_reports_it_as_an_error_with_the_same_check():
+    from som_studio import doctor
+    from som_studio.display import check_display
+
+    with RefusingXServer() as display:
+        env = _env_with(display)
+        check = check_display(env)
+        facts = doctor.collect(doctor.Probes(environ=env, jax=lambda: doctor.JaxFacts(error="not asked")))
+    assert check.kind == "plugin" and facts.display_check == check
+    errors = [f for f in doctor.diagnose(facts) if f.severity == "error"]
+    assert any("Qt's platform plugin cannot load" in f.title and display in f.title for f in errors)
+    assert doctor.exit_status(doctor.diagnose(facts)) == 1
+
+
+def test_a_display_that_works_passes_the_plugin_check(tmp_path):
+    import shutil
+
+    if shutil.which("Xvfb") is None:
+        pytest.skip("no Xvfb here to stand in for a real display")
+    n = _free_x_display()
+    server = subprocess.Popen(["Xvfb", f":{n}", "-nolisten", "tcp"], stderr=subprocess.DEVNULL)
+    try:
+        import time
+
+        end = time.monotonic() + 30
+        while not appmod.x_server_reachable(f":{n}") and time.monotonic() < end:
+            time.sleep(0.05)
+        from som_studio.display import check_display
+
+        assert check_display(_env_with(f":{n}")).ok
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def test_missing_libraries_are_named_as_the_packages_that_ship_them():
+    from som_studio.display import debian_package, missing_libraries
+
+    # ldd's report on Qt 6.12's libqxcb.so on an Ubuntu 24.04 without libxcb-cursor0 and libxkbcommon-x11-0
+    ldd = (
+        "\tlinux-vdso.so.1 (0x00007ffd)\n"
+        "\tlibQt6XcbQpa.so.6 => /venv/PySide6/Qt/lib/libQt6XcbQpa.so.6 (0x00007f)\n"
+        "\tlibxcb-cursor.so.0 => not found\n"
+        "\tlibxkbcommon-x11.so.0 => not found\n"
+        "\tlibxcb-cursor.so.0 => not found\n"
+    )
+    assert missing_libraries(ldd) == ["libxcb-cursor.so.0", "libxkbcommon-x11.so.0"]
+    assert [debian_package(s) for s in missing_libraries(ldd)] == ["libxcb-cursor0", "libxkbcommon-x11-0"]
+    assert debian_package("libxcb-icccm.so.4") == "libxcb-icccm4"

@@ -108,7 +108,8 @@ def test_flags_recompile_noise_failure_and_config_difference() -> None:
     assert "numpy-online failed: memory: too big" in text
     assert set(report.config_diffs) == {"grid", "seed"}  # not impl, not steps vs epochs across kinds
     assert report.config_diffs["grid"]["jax-naive-online"] == "20 x 7"
-    assert "configurations differ (grid:" in text
+    assert "configurations differ: they solve 2 different problems" in text  # a list, one item a line:
+    assert "configurations differ in seed: numpy-batch" in text
     assert not any(f.run == "numpy-batch" for f in report.flags)
 
 

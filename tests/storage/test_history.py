@@ -61,7 +61,7 @@ def test_unreadable_files_are_named_not_fatal(tmp_path, capture) -> None:
     again = RunHistory(folder)
     assert len(again.runs) == 1
     assert len(again.problems) == 2
-    assert any("broken.somrun: not a readable SOM Studio run file" in p for p in again.problems)
+    assert any("broken.somrun: not a SOM Studio run file: it is a text file" in p for p in again.problems)
     assert any("other.somrun: not a SOM Studio run file" in p for p in again.problems)
     with pytest.raises(HistoryError, match="no such file"):
         StoredRun.load(tmp_path / "missing.somrun")

@@ -29,6 +29,8 @@ class QualityPlot(QWidget):
         self.plot.setLabel("left", "quantization error")
         # QE is a small distance (~0.05): "50 (x0.001)" read as a QE of 50.
         self.plot.getAxis("left").enableAutoSIPrefix(False)
+        # Iterations are counts: never "iteration (x0.001)" around a lone point at 0.
+        self.plot.getAxis("bottom").enableAutoSIPrefix(False)
         self.plot.showGrid(x=True, y=True, alpha=0.2)
         legend = self.plot.addLegend(offset=(-10, 10))
         self.qe_curve = self.plot.plot(
@@ -66,6 +68,7 @@ class QualityPlot(QWidget):
         self._te.clear()
         self.qe_curve.setData([], [])
         self.te_curve.setData([], [])
+        self._fit_axes()
         self.caption.setText("waiting for the first measurement…")
 
     def add(self, q: QualityMeasured) -> None:
@@ -73,7 +76,19 @@ class QualityPlot(QWidget):
         self._te.append(q.iteration, q.te)
         self.qe_curve.setData(*self._qe.arrays())
         self.te_curve.setData(*self._te.arrays())
+        self._fit_axes()
         self.caption.setText(f"iteration {q.iteration:,}:  QE {q.qe:.4f}   TE {q.te:.3f}")
+
+    def _fit_axes(self) -> None:
+        """Auto-range from two iterations on; before that, fixed axes from 0 (pyqtgraph would centre a
+        lone point in a range of its own making, -400 to 400, and none at all for no point)."""
+        xs, qe = self._qe.arrays()
+        if len(np.unique(xs)) >= 2:
+            self.plot.enableAutoRange()
+            return
+        top = float(np.nanmax(qe)) if len(qe) and np.isfinite(qe).any() else 0.0
+        self.plot.setXRange(0.0, max(float(xs.max()) if len(xs) else 0.0, 1.0), padding=0.05)
+        self.plot.setYRange(0.0, top * 1.5 if top > 0 else 1.0, padding=0.0)
 
 
 def _preview() -> None:  # python -m som_studio.qt.widgets.quality_plot

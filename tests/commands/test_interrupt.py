@@ -1,0 +1,147 @@
+"""Ctrl-C during ``bench`` and ``compare`` (issue 14): a real SIGINT in each phase of a run.
+
+Exit status 130, and the table, ``--json`` and the report still written with the
+finished runs and the interrupted run as ``"status": "cancelled"``. The phase is
+reached for sure, not guessed by sleeping: the data is a named pipe the command
+blocks on, and the progress bar (on a pseudo-terminal) says when a run started
+and when it trained.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+
+class Command:
+    """``som-studio ARGS`` in a child process whose stderr is a terminal (so the progress bar shows)."""
+
+    def __init__(self, *argv: str) -> None:
+        self._master, slave = pty.openpty()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "som_studio", *argv],
+            stdout=subprocess.PIPE,
+            stderr=slave,
+            text=True,
+        )
+        os.close(slave)
+        self.err = ""
+
+    def wait_for(self, pattern: str, timeout: float = 120) -> None:
+        """Read stderr until ``pattern`` (a regex) shows."""
+        end = time.monotonic() + timeout
+        while not re.search(pattern, self.err):
+            assert self.proc.poll() is None, f"ended before {pattern!r}: {self.err}"
+            assert time.monotonic() < end, f"no {pattern!r} in {self.err!r}"
+            self._read(0.1)
+
+    def _read(self, wait: float) -> bool:
+        ready, _, _ = select.select([self._master], [], [], wait)
+        if not ready:
+            return True
+        try:
+            chunk = os.read(self._master, 4096)
+        except OSError:  # the child closed its side
+            return False
+        self.err += chunk.decode(errors="replace")
+        return bool(chunk)
+
+    def interrupt(self) -> tuple[int, str, str]:
+        self.proc.send_signal(signal.SIGINT)
+        out = self.proc.stdout.read() if self.proc.stdout else ""
+        self.proc.wait(timeout=120)
+        while self._read(0.05) and self.proc.poll() is None:
+            pass
+        while self._read(0):
+            pass
+        os.close(self._master)
+        return self.proc.returncode, out, self.err
+
+
+def _run(json_doc: Path) -> list[dict]:
+    return json.loads(json_doc.read_text())["runs"]
+
+
+def test_ctrl_c_while_training_keeps_the_finished_run_and_cancels_the_current(tmp_path) -> None:
+    out = tmp_path / "runs.json"
+    cmd = Command(
+        "bench", "--impl", "numpy-batch,numpy-online", "--grid", "8x6", "--samples", "50",
+        "--epochs", "3", "--steps", "5000000", "--json", str(out),
+    )  # fmt: skip
+    cmd.wait_for(r"numpy-online .*\] [1-9]\d*/5000000")  # the online run is training
+    status, table, err = cmd.interrupt()
+    assert status == 130
+    assert "som-studio bench: interrupted" in err and "Traceback" not in err
+    runs = _run(out)
+    assert [(r["impl"], r["status"]) for r in runs] == [("numpy-batch", "ok"), ("numpy-online", "cancelled")]
+    assert runs[1]["timings"]["chunks"]  # what it trained is kept
+    assert re.search(r"numpy-online\s+online\s+cancelled", table)
+
+
+def test_ctrl_c_while_compiling_cancels_the_run(tmp_path) -> None:
+    out = tmp_path / "runs.json"
+    # A big map: the initial quality pass and the compile take a good second after the bar shows 0.
+    cmd = Command("bench", "--impl", "jax-fused-batch,numpy-batch", "--epochs", "1000", "--json", str(out))
+    cmd.wait_for(r"jax-fused-batch .*\] 0/1000")
+    status, table, err = cmd.interrupt()
+    assert status == 130 and "Traceback" not in err
+    (run,) = _run(out)  # numpy-batch, after it, never started
+    assert (run["impl"], run["status"]) == ("jax-fused-batch", "cancelled")
+    # Reached while compiling, unless the signal came late enough to land in the chunk loop.
+    assert re.search(r"interrupted \(Ctrl-C\) while compiling|cancelled after", run["message"])
+    assert "jax-fused-batch" in table and "numpy-batch" not in table
+
+
+def test_ctrl_c_while_loading_the_data_writes_the_cancelled_run(tmp_path) -> None:
+    data = tmp_path / "rows.csv"
+    os.mkfifo(data)
+    out = tmp_path / "runs.json"
+    cmd = Command("bench", "--impl", "numpy-batch", "--grid", "4x3", "--data", str(data), "--json", str(out))
+    got: list[int] = []
+
+    def feed() -> None:  # opening blocks until the command opens the file to read it
+        with open(data, "w") as f:
+            f.write("a,b\n1,2\n")
+            f.flush()
+            got.append(1)
+            time.sleep(60)  # keep the pipe open: the command waits for more rows
+
+    threading.Thread(target=feed, daemon=True).start()
+    end = time.monotonic() + 60
+    while not got:
+        assert time.monotonic() < end and cmd.proc.poll() is None, cmd.err
+        time.sleep(0.02)
+    time.sleep(0.2)  # the command is now blocked reading the pipe
+    status, table, err = cmd.interrupt()
+    assert status == 130 and "Traceback" not in err
+    assert re.search(r"numpy-batch\s+batch\s+cancelled\s+-\s", table)  # nothing compiled, nothing timed
+    (run,) = _run(out)
+    assert run["status"] == "cancelled" and run["kind"] == "batch"
+    assert run["message"] == "interrupted (Ctrl-C) while loading the data"
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_ctrl_c_during_compare_writes_the_report_with_the_cancelled_run(tmp_path) -> None:
+    report, doc = tmp_path / "r.html", tmp_path / "r.json"
+    cmd = Command(
+        "compare", "--impl", "numpy-batch,numpy-online", "--grid", "8x6", "--samples", "50",
+        "--epochs", "3", "--steps", "5000000", "--json", str(doc), "--report", str(report),
+    )  # fmt: skip
+    cmd.wait_for(r"numpy-online .*\] [1-9]\d*/5000000")
+    status, _table, err = cmd.interrupt()
+    assert status == 130, err
+    assert "som-studio compare: interrupted" in err and "Traceback" not in err
+    assert [(r["impl"], r["status"]) for r in _run(doc)] == [("numpy-batch", "ok"), ("numpy-online", "cancelled")]
+    html = report.read_text()
+    assert "numpy-online" in html and "cancelled" in html

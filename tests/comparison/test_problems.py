@@ -1,0 +1,72 @@
+"""Speed-ups only between runs of the same problem; runs grouped by problem; simulated devices said (issue 14)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from som_studio.comparison import compare
+from som_studio.config import DataSpec, RunConfig
+from som_studio.session.session import Session, run_to_completion
+
+
+def _run(impl: str, **kw):
+    kw.setdefault("data", DataSpec(samples=40))
+    cfg = RunConfig(impl=impl, width=kw.pop("width", 8), height=kw.pop("height", 5), epochs=3, seed=1, **kw)
+    record = run_to_completion(Session(cfg, quality_points=0))
+    assert record.status == "ok", record.message
+    return record
+
+
+@pytest.fixture(scope="module")
+def iris_like(tmp_path_factory):
+    path = tmp_path_factory.mktemp("data") / "iris.csv"
+    rows = np.random.default_rng(0).uniform(size=(30, 4))
+    path.write_text("a,b,c,d\n" + "\n".join(",".join(f"{v:.3f}" for v in r) for r in rows) + "\n")
+    return str(path)
+
+
+def _cell(comparison, name: str, column: str = "speed-up") -> str:
+    names = [r.name for r in comparison.runs]
+    return comparison.summary_rows()[names.index(name)][comparison.SUMMARY_HEADER.index(column)]
+
+
+def test_runs_of_different_problems_have_no_speed_up_and_group_by_problem(iris_like) -> None:
+    colour_np = _run("numpy-batch", width=24, height=13)
+    iris_jax = _run("jax-vmap-batch", data=DataSpec(path=iris_like), width=12, height=8)
+    colour_jax = _run("jax-vmap-batch", width=24, height=13)
+    comparison = compare([colour_np, iris_jax, colour_jax])
+    names = [r.name for r in comparison.runs]
+    # Grouped: both colour runs side by side, the iris run after them.
+    assert [r.record.config["grid"] for r in comparison.runs] == [[24, 13], [24, 13], [12, 8]]
+    assert _cell(comparison, names[0]) == "baseline"
+    assert _cell(comparison, names[1]).endswith("x")  # against the NumPy run of its own problem
+    assert _cell(comparison, names[2]) == "n/a: different problem"
+    texts = [f.text for f in comparison.flags]
+    assert any("they solve 2 different problems" in t for t in texts)
+    problems = [t for t in texts if t.startswith("problem ")]
+    assert len(problems) == 2
+    assert problems[0].startswith("problem 1: random colours (40 x 3), grid 24 x 13 (rect): ")
+    assert problems[1].startswith(f"problem 2: {iris_like} (30 x 4), grid 12 x 8 (rect): ")
+    assert all(len(t) < 300 for t in texts)  # a list of short items, not one run-on paragraph
+
+
+def test_a_lone_run_on_each_of_two_problems_reads_not_applicable(iris_like) -> None:
+    iris = _run("numpy-batch", data=DataSpec(path=iris_like), width=12, height=8)
+    colour = _run("jax-vmap-batch", width=24, height=13)
+    comparison = compare([iris, colour])
+    assert [_cell(comparison, r.name) for r in comparison.runs] == ["n/a: different problem"] * 2
+    assert comparison.speedup == [None, None]
+
+
+def test_runs_on_simulated_devices_say_they_share_the_cores() -> None:
+    np_run = _run("numpy-batch")
+    sharded = _run("jax-shardmap-batch", layout="2x1")
+    comparison = compare([np_run, sharded])
+    cell = _cell(comparison, "jax-shardmap-batch")
+    cores = sharded.env["cpu_count"]
+    assert cell.endswith(f"x (2 simulated devices share {cores} cores)")
+    assert any("share the machine's cores" in f.text for f in comparison.flags)
+    from som_studio.commands.bench import format_table
+
+    assert f"(2 simulated devices share {cores} cores)" in format_table([np_run, sharded])
