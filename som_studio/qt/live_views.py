@@ -96,7 +96,7 @@ class LiveViews(QObject):
     def _on_run_started(self, ev: Started) -> None:
         self.status.setText(self.run.started(ev))
         before, self._features = self._features, ev.features
-        self.map_view.begin(ev.features, ev.config.impl)
+        self.map_view.begin(ev.features, ev.config.impl, picture.MapViews.from_started(ev))
         if before is not None and before != ev.features:
             # Another kind of data: the last run's view ("Feature 2") means nothing here; its default does.
             default = picture.ViewChoice().fit(ev.features)
@@ -167,8 +167,10 @@ class LiveViews(QObject):
                 self.quality_plot.add(ev)
             elif isinstance(ev, FinalMap):  # re-drawn in the view chosen now, by the picture pipeline's rule
                 fm = np.asarray(ev.map)
-                self.map_view.begin(fm.shape[-1], run.name)
-                frame = picture.make_frame(r.iterations_done, fm, self.map_view.choice(), *picture.colour_range(fm))
+                views = picture.MapViews.from_record(r)  # the lattice, feature names and the model's hits/labels
+                self.map_view.begin(fm.shape[-1], run.name, views)
+                rng = picture.colour_range(fm)
+                frame = picture.make_frame(r.iterations_done, fm, self.map_view.choice(), *rng, views)
                 self.map_view.show_frame(frame, force=True)
                 self.map_view.keep_final(fm)
                 self.map_view.caption.setText(f"{run.name} (kept run): iteration {r.iterations_done:,}")

@@ -170,9 +170,10 @@ def _run(request: RunRequest, events: Connection, control: Connection) -> None:
 
     def send_loop() -> None:
         while (item := outbox.get()) is not None:
-            if isinstance(item, Started):
-                state["range"] = frames.data_range(item)
-                state["views"] = frames.MapViews.from_started(item)  # the lattice: hexagons on a hex map
+            started = item.event if isinstance(item, EventMessage) else item
+            if isinstance(started, Started):
+                state["range"] = frames.data_range(started)
+                state["views"] = frames.MapViews.from_started(started)  # the lattice: hexagons on a hex map
             if isinstance(item, Snapshot):
                 if state["range"] is None:
                     state["range"] = frames.feature_range(item.map)

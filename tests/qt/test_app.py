@@ -378,7 +378,10 @@ def test_run_on_a_file_with_five_features_shows_the_u_matrix(qtbot, window, tmp_
     assert window.runs.records[-1].status == "ok"
     assert frames[-1].view.mode == "umatrix" and frames[-1].image.shape == (9, 12)
     modes = [window.map_view.mode.itemText(i) for i in range(window.map_view.mode.count())]
-    assert modes == ["U-matrix"] + [f"Feature {k}" for k in range(5)]
+    # The picture pipeline's listing (picture.choices): the U-matrix, the planes grid, then each plane.
+    assert modes == ["U-matrix", "All feature planes", "All feature planes (one scale)"] + [
+        f"Feature {k}" for k in range(5)
+    ]
     # After the run, the kept final map is re-rendered for a new choice, in this process.
     window.map_view.set_choice("component", 3)
     last = window.map_view.last_frame

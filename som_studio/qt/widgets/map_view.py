@@ -44,6 +44,7 @@ class MapView(QWidget):
         super().__init__(parent)
         self._features = 3
         self._final: np.ndarray | None = None
+        self._views: picture.MapViews | None = None
         self._range: tuple[np.ndarray, np.ndarray] | None = None
         self.frames_drawn = 0
         self.last_frame: picture.MapFrame | None = None
@@ -78,11 +79,9 @@ class MapView(QWidget):
     def _fill_modes(self, features: int, choice: picture.ViewChoice) -> None:
         self.mode.blockSignals(True)
         self.mode.clear()
-        if features == 3:
-            self.mode.addItem("RGB colours", _key(picture.RGB, 0))
-        self.mode.addItem("U-matrix", _key(picture.UMATRIX, 0))
-        for k in range(min(features, 256)):
-            self.mode.addItem(f"Feature {k}", _key(picture.COMPONENT, k))
+        # The picture pipeline's listing: the views this run has inputs for, planes by feature name.
+        for view, text in picture.choices(features, self._views):
+            self.mode.addItem(text, _key(view.mode, view.component))
         fitted = choice.fit(features)
         i = self.mode.findData(_key(fitted.mode, fitted.component))
         self.mode.setCurrentIndex(max(i, 0))
@@ -103,14 +102,15 @@ class MapView(QWidget):
         if self._final is not None and self._range is not None:
             # After a run: re-render the kept final map (one-off, on a user action).
             it = self.last_frame.iteration if self.last_frame else 0
-            self.show_frame(picture.make_frame(it, self._final, c, *self._range), force=True)
+            self.show_frame(picture.make_frame(it, self._final, c, *self._range, self._views), force=True)
         elif self.last_frame is not None and self.last_frame.view.mode != c.mode:
             # No map kept (a run killed before it could send one): say when the choice shows.
             self.caption.setText(f"iteration {self.last_frame.iteration:,} (the new view shows from the next frame)")
 
     # -- feeding -------------------------------------------------------------------------
-    def begin(self, features: int, title: str) -> None:
-        """A new run with ``features`` features starts."""
+    def begin(self, features: int, title: str, views: picture.MapViews | None = None) -> None:
+        """A new run with ``features`` features starts; ``views``: its lattice, names and extra inputs."""
+        self._views = views
         self._features = features
         self._final = None
         self._range = None
