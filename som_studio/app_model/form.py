@@ -30,34 +30,35 @@ from typing import Any
 from som_studio import config as cfgmod
 from som_studio.config import ConfigError, DataSpec, RunConfig
 from som_studio.core import memory, registry
+from som_studio.i18n import N_, _
 from som_studio.session.preflight import Devices, Refusal, iteration_counts, memory_need, preflight
 
-# The app names a refused field by its control's label (the CLI by its flag).
+# The app names a refused field by its control's label (the CLI by its flag); shown through _().
 LABELS: Mapping[str, str] = {
-    "impl": "Implementation",
-    "grid": "Grid",
-    "samples": "Data (random colours)",
-    "data": "Data",
-    "steps": "Steps",
-    "epochs": "Epochs",
-    "sigma_start": "Radius σ (start)",
-    "sigma_end": "Radius σ (end)",
-    "lr_start": "Learning rate (start)",
-    "lr_end": "Learning rate (end)",
-    "seed": "Seed",
-    "precision": "Precision",
-    "layout": "Layout",
-    "memory": "Memory",
-    "config": "Configuration",
-    "cpu_devices": "Layout's “simulate” box set to {n} CPU devices",
-    "topology": "Lattice",
-    "toroid": "Toroid",
-    "init": "Initialisation",
-    "scaling": "Scaling",
-    "labels": "Label column",
-    "ignore": "Ignore",
-    "id_column": "ID column",
-    "clusters": "Clusters",
+    "impl": N_("Implementation"),
+    "grid": N_("Grid"),
+    "samples": N_("Data (random colours)"),
+    "data": N_("Data"),
+    "steps": N_("Steps"),
+    "epochs": N_("Epochs"),
+    "sigma_start": N_("Radius σ (start)"),
+    "sigma_end": N_("Radius σ (end)"),
+    "lr_start": N_("Learning rate (start)"),
+    "lr_end": N_("Learning rate (end)"),
+    "seed": N_("Seed"),
+    "precision": N_("Precision"),
+    "layout": N_("Layout"),
+    "memory": N_("Memory"),
+    "config": N_("Configuration"),
+    "cpu_devices": N_("Layout's “simulate” box set to {n} CPU devices"),
+    "topology": N_("Lattice"),
+    "toroid": N_("Toroid"),
+    "init": N_("Initialisation"),
+    "scaling": N_("Scaling"),
+    "labels": N_("Label column"),
+    "ignore": N_("Ignore"),
+    "id_column": N_("ID column"),
+    "clusters": N_("Clusters"),
 }
 
 # Refusals from reading a table name the CLI's flags inside their reason ("--labels species"):
@@ -173,11 +174,16 @@ class FormState:
     @property
     def reason(self) -> str:
         """The first refusal, named as the app names it; ``""`` when runnable."""
-        return app_words(self.refusals[0].text(LABELS)) if self.refusals else ""
+        return app_words(self.refusals[0].text(labels())) if self.refusals else ""
 
     @property
     def runnable(self) -> bool:
         return self.config is not None and not self.refusals
+
+
+def labels() -> dict[str, str]:
+    """:data:`LABELS` in the language in use."""
+    return {k: _(v) for k, v in LABELS.items()}
 
 
 def parse_radii(text: str, field: str) -> tuple[float, float] | None:
@@ -189,11 +195,11 @@ def parse_radii(text: str, field: str) -> tuple[float, float] | None:
     try:
         vals = [float(p) for p in parts]
     except ValueError:
-        raise ConfigError(field, f"expected a radius or X,Y radii, got {text!r}") from None
+        raise ConfigError(field, _("expected a radius or X,Y radii, got {text!r}").format(text=text)) from None
     if len(vals) == 1:
         vals *= 2
     if len(vals) != 2:
-        raise ConfigError(field, f"expected a radius or X,Y radii, got {text!r}")
+        raise ConfigError(field, _("expected a radius or X,Y radii, got {text!r}").format(text=text))
     return vals[0], vals[1]
 
 
@@ -205,7 +211,7 @@ def number_text(v: float) -> str:
 
 def app_words(text: str) -> str:
     """``text`` with the CLI's table flags (``--labels species``) named as the app's controls."""
-    return _FLAG_IN_TEXT.sub(lambda m: LABELS[_FLAG_WORDS[m.group(1)]] + " ", text)
+    return _FLAG_IN_TEXT.sub(lambda m: _(LABELS[_FLAG_WORDS[m.group(1)]]) + " ", text)
 
 
 def read_data(key: DataKey) -> DataInfo:
@@ -224,7 +230,9 @@ def read_data(key: DataKey) -> DataInfo:
     except DataError as exc:
         return DataInfo(columns, None, str(exc))
     except OSError as exc:  # a file that vanished or cannot be read between the edit and the load
-        return DataInfo(columns, None, f"cannot read {key.path}: {exc.strerror or exc}")
+        return DataInfo(
+            columns, None, _("cannot read {path}: {error}").format(path=key.path, error=exc.strerror or exc)
+        )
     values = table.values
     grids = {(t, w): default_grid(values, t, w) for t in cfgmod.TOPOLOGIES for w in (False, True)}
     shape = (int(values.shape[0]), int(values.shape[1]))
@@ -234,15 +242,16 @@ def read_data(key: DataKey) -> DataInfo:
 def devices_text(seen: tuple[dict[str, Any], int | None] | None, asking: bool, asked_before: bool) -> tuple[str, str]:
     """(line, tooltip) saying which devices a worker saw (``seen``: info and simulated count)."""
     if asking:
-        return "Devices: asking…", ""
+        return _("Devices: asking…"), ""
     if seen is None:
-        return "Devices: not asked yet" + (" for these settings" if asked_before else ""), ""
+        return (_("Devices: not asked yet for these settings") if asked_before else _("Devices: not asked yet")), ""
     info, simulated = seen
     if "error" in info:
-        return f"Devices: JAX cannot start here ({info['error']})", ""
+        return _("Devices: JAX cannot start here ({error})").format(error=info["error"]), ""
     devs = info.get("devices") or []
     kinds = ", ".join(sorted({str(d.get("kind")) for d in devs}))
-    return f"Devices: {len(devs)} × {kinds}{' (simulated)' if simulated else ''}", f"JAX backend: {info.get('backend')}"
+    line = _("Devices: {n} × {kinds} (simulated)") if simulated else _("Devices: {n} × {kinds}")
+    return line.format(n=len(devs), kinds=kinds), _("JAX backend: {backend}").format(backend=info.get("backend"))
 
 
 class RunForm:
@@ -432,7 +441,7 @@ class RunForm:
             if f.file:
                 key = f.data_key
                 if not key.path:
-                    return FormState(None, (Refusal("data", "choose a .npy or .csv file"),), cpu_devices=cpu)
+                    return FormState(None, (Refusal("data", _("choose a .npy or .csv file")),), cpu_devices=cpu)
                 data = DataSpec(path=key.path)
                 # Roles and scaling are checked before the file is read, as the CLI does; the
                 # file is still read for its columns when they are not known (a new file).
@@ -445,17 +454,19 @@ class RunForm:
                         None, (Refusal.from_error(exc),), cpu_devices=cpu, columns=columns, data_needed=ask
                     )
                 if key not in self._data:
-                    wait = Refusal("data", f"reading {key.path}…")
+                    wait = Refusal("data", _("reading {path}…").format(path=key.path))
                     return FormState(
-                        None, (wait,), cpu_devices=cpu, data_text="reading…", columns=columns, data_needed=key
+                        None, (wait,), cpu_devices=cpu, data_text=_("reading…"), columns=columns, data_needed=key
                     )
                 info = self._data[key]
                 if info.shape is None:
                     return FormState(None, (Refusal("data", info.error),), cpu_devices=cpu, columns=columns)
                 samples, features = info.shape
-                data_text = f"{samples:,} x {features} loaded"
                 if info.missing:
-                    data_text += " (with missing values)"
+                    data_text = _("{rows:,} x {features} loaded (with missing values)")
+                else:
+                    data_text = _("{rows:,} x {features} loaded")
+                data_text = data_text.format(rows=samples, features=features)
             else:
                 samples, features = f.samples, 3
                 data = DataSpec(samples=samples)
@@ -464,19 +475,21 @@ class RunForm:
             if f.grid_auto:
                 if info is not None:
                     width, height = info.grids[(f.topology, f.toroid)]
-                    grid_text = (
-                        f"Grid: {width}x{height} for {samples:,} rows (about 5·√N units, sides in the ratio of "
+                    grid_text = _(
+                        "Grid: {grid} for {rows:,} rows (about 5·√N units, sides in the ratio of "
                         "the first two principal components); type WxH to set it"
-                    )
+                    ).format(grid=f"{width}x{height}", rows=samples)
                 else:
                     width, height = cfgmod.DEFAULT_WIDTH, cfgmod.DEFAULT_HEIGHT
-                    grid_text = f"Grid: {width}x{height} (the playbook's map); type WxH to set it"
+                    grid_text = _("Grid: {grid} (the playbook's map); type WxH to set it").format(
+                        grid=f"{width}x{height}"
+                    )
             else:
                 width, height = cfgmod.parse_grid(f.grid)
             try:
                 seed = int(f.seed.strip())
             except ValueError:
-                raise ConfigError("seed", f"must be a whole number >= 0, got {f.seed!r}") from None
+                raise ConfigError("seed", _("must be a whole number >= 0, got {seed!r}").format(seed=f.seed)) from None
             cfg = RunConfig(
                 impl=impl.name,
                 width=width,
@@ -511,7 +524,9 @@ class RunForm:
         text = ""
         if not refusals or all(r.field == "memory" for r in refusals):
             need, have, where = memory_need(impl, cfg, samples, features, devices)
-            text = f"Memory: about {memory.format_bytes(need)} of {memory.format_bytes(have)} {where} available"
+            text = _("Memory: about {need} of {have} {where} available").format(
+                need=memory.format_bytes(need), have=memory.format_bytes(have), where=where
+            )
         return FormState(
             None if refusals else cfg,
             refusals,

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from som_studio.config import RunConfig
+from som_studio.i18n import _, ngettext
 from som_studio.report.content import format_seconds
 from som_studio.session.events import ChunkTimed, Compiled, Started
 from som_studio.session.record import RunRecord
@@ -35,20 +36,22 @@ class LiveRun:
         """A run of ``config`` starts now; the status line."""
         self.impl, self.total, self.done, self.train_elapsed, self.t0 = config.impl, config.iterations, 0, 0.0, now
         self.paused_s, self.paused_at = 0.0, None
-        return f"Starting {config.impl} on a {config.grid} map…"
+        return _("Starting {impl} on a {grid} map…").format(impl=config.impl, grid=config.grid)
 
     def started(self, ev: Started) -> str:
         self.total = ev.iterations
-        return f"{ev.config.impl}: compiling and warming up…"
+        return _("{impl}: compiling and warming up…").format(impl=ev.config.impl)
 
     @staticmethod
     def compiled(ev: Compiled) -> str:
         if ev.compiles:
-            return (
-                f"Training ({ev.compiles} compilation{'s' if ev.compiles != 1 else ''}, "
-                f"{format_seconds(ev.seconds)} compile + warm-up)"
+            text = ngettext(
+                "Training ({n} compilation, {time} compile + warm-up)",
+                "Training ({n} compilations, {time} compile + warm-up)",
+                ev.compiles,
             )
-        return f"Training ({format_seconds(ev.seconds)} warm-up)"  # NumPy: nothing to compile
+            return text.format(n=ev.compiles, time=format_seconds(ev.seconds))
+        return _("Training ({time} warm-up)").format(time=format_seconds(ev.seconds))  # NumPy: nothing to compile
 
     def chunks(self, chunks: Sequence[ChunkTimed]) -> None:
         self.done = chunks[-1].end
@@ -63,10 +66,11 @@ class LiveRun:
         """``elapsed`` (and, while running, the estimate of what is left and the count)."""
         if self.t0 is None:
             return ""
-        text = f"elapsed {self.elapsed(now):5.1f} s"
+        text = _("elapsed {seconds} s").format(seconds=f"{self.elapsed(now):5.1f}")
         if running and self.done and self.total:
             rate = self.train_elapsed / self.done
-            text += f"   ETA {rate * (self.total - self.done):5.1f} s   {self.done:,}/{self.total:,}"
+            left = _("ETA {seconds} s").format(seconds=f"{rate * (self.total - self.done):5.1f}")
+            text += f"   {left}   {self.done:,}/{self.total:,}"
         return text
 
     def pause(self, now: float) -> None:
@@ -91,11 +95,16 @@ class LiveRun:
         if record.status == "ok":
             med = record.median_s
             n = record.iterations_done
-            return f"Finished {record.impl}: {n:,} iteration{'' if n == 1 else 's'} in {record.total_s:.2f} s" + (
-                f", median {format_seconds(med)}/iteration" if med else ""
-            )
-        return f"Stopped {record.impl}: {record.message}"
+            text = ngettext(
+                "Finished {impl}: {n:,} iteration in {seconds} s",
+                "Finished {impl}: {n:,} iterations in {seconds} s",
+                n,
+            ).format(impl=record.impl, n=n, seconds=f"{record.total_s:.2f}")
+            if med:
+                text += _(", median {time}/iteration").format(time=format_seconds(med))
+            return text
+        return _("Stopped {impl}: {message}").format(impl=record.impl, message=record.message)
 
     @staticmethod
     def failed(message: str) -> str:
-        return f"Failed: {message}"
+        return _("Failed: {message}").format(message=message)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from som_studio.i18n import _
 from som_studio.model import RunFileError, SomRun, load_run
 from som_studio.picture import views as picture
 from som_studio.report.writers import OutputError
@@ -48,9 +49,13 @@ class ProjectedHits:
     def caption(self) -> str:
         h, w = self.hits.shape
         used = int((self.hits > 0).sum())
-        return (
-            f"{Path(self.data_path).name} on {self.run_name}: {self.rows:,} rows, hits per unit "
-            f"0–{int(self.hits.max()) if self.hits.size else 0}, {used} of {w * h} units hit"
+        return _("{file} on {run}: {rows:,} rows, hits per unit 0–{most}, {used} of {units} units hit").format(
+            file=Path(self.data_path).name,
+            run=self.run_name,
+            rows=self.rows,
+            most=int(self.hits.max()) if self.hits.size else 0,
+            used=used,
+            units=w * h,
         )
 
     def frame(self) -> picture.MapFrame:
@@ -65,7 +70,7 @@ class ProjectedHits:
 def _model(run: StoredRun) -> SomRun:
     """The run as :func:`som_studio.load_run` gives it (read back from its own ``.somrun`` bytes)."""
     if run.final_map is None:
-        raise ProjectionError(f"{run.name}: the run has no trained map (it did not finish)")
+        raise ProjectionError(_("{name}: the run has no trained map (it did not finish)").format(name=run.name))
     with tempfile.TemporaryDirectory(prefix="som-studio-") as folder:
         path = Path(folder) / "run.somrun"
         try:
@@ -87,9 +92,11 @@ def project_stored(run: StoredRun, data_path: str | os.PathLike[str]) -> Project
     except DataError as exc:
         raise ProjectionError(str(exc)) from None
     except OSError as exc:
-        raise ProjectionError(f"{data_path}: cannot read ({exc.strerror or exc})") from None
+        raise ProjectionError(
+            _("{path}: cannot read ({error})").format(path=data_path, error=exc.strerror or exc)
+        ) from None
     if not hits.any():
-        raise ProjectionError(f"{data_path}: has no data rows")
+        raise ProjectionError(_("{path}: has no data rows").format(path=data_path))
     return ProjectedHits(run.name, str(data_path), hits, str(model.config.get("topology", "rect")))
 
 
@@ -101,5 +108,7 @@ def export_units(run: StoredRun, path: str | os.PathLike[str]) -> Path:
     except OutputError as exc:
         raise ProjectionError(str(exc)) from None
     except OSError as exc:
-        raise ProjectionError(f"{path}: cannot write ({exc.strerror or exc})") from None
+        raise ProjectionError(
+            _("{path}: cannot write ({error})").format(path=path, error=exc.strerror or exc)
+        ) from None
     return out

@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Iterable
 
+from som_studio.i18n import N_, _
 from som_studio.report.content import format_seconds
 from som_studio.report.writers import OutputError
 from som_studio.session.record import RunRecord
@@ -70,7 +71,9 @@ class RunList:
     def rename_problem(self, run: StoredRun, name: str) -> str:
         """Why ``run`` cannot be called ``name`` (``""``: it can)."""
         if name and self.unique_name(name, run.id) != name:
-            return f"another run is already called {name!r}: names tell runs apart in the comparison and its report"
+            return _(
+                "another run is already called '{name}': names tell runs apart in the comparison and its report"
+            ).format(name=name)
         return ""
 
     def is_checked(self, run_id: str) -> bool:
@@ -104,22 +107,36 @@ class RunList:
         return len(records)
 
 
-# The run table's columns, and each run's text in them.
+# The run table's columns (shown through _()), and each run's text in them.
 COLUMNS = (
-    "name",
-    "implementation",
-    "grid",
-    "layout",
-    "status",
-    "iterations",
-    "compile",
-    "median / it",
+    N_("name"),
+    N_("implementation"),
+    N_("grid"),
+    N_("layout"),
+    N_("status"),
+    N_("iterations"),
+    N_("compile"),
+    N_("median / it"),
     "samples/s",
     "QE",
     "TE",
-    "when",
-    "note",
+    N_("when"),
+    N_("note"),
 )
+
+# A run's status and kind as the app shows them (the record keeps the English words).
+STATUS_WORDS = {"ok": N_("ok"), "failed": N_("failed"), "cancelled": N_("cancelled")}
+KIND_WORDS = {"online": N_("online"), "batch": N_("batch")}
+
+
+def status_text(status: str) -> str:
+    """A run's ``status`` (``ok``, ``failed``, ``cancelled``) in the language in use."""
+    return _(STATUS_WORDS[status]) if status in STATUS_WORDS else status
+
+
+def kind_text(kind: str) -> str:
+    """An implementation's ``kind`` (``online``, ``batch``) in the language in use."""
+    return _(KIND_WORDS[kind]) if kind in KIND_WORDS else kind
 
 
 def _when(created: str) -> str:
@@ -140,7 +157,7 @@ def row_texts(run: StoredRun) -> tuple[str, ...]:
         r.impl,
         f"{grid[0]}x{grid[1]}",
         r.layout,
-        r.status,
+        status_text(r.status),
         f"{r.iterations_done:,}",
         format_seconds(r.compile_s) if r.compile_s else "",
         format_seconds(med) if med else "",
@@ -154,4 +171,4 @@ def row_texts(run: StoredRun) -> tuple[str, ...]:
 
 def run_tooltip(run: StoredRun) -> str:
     r = run.record
-    return f"{run.name}: {r.impl} · {r.status} · {run.created}" + (f"\n{r.message}" if r.message else "")
+    return f"{run.name}: {r.impl} · {status_text(r.status)} · {run.created}" + (f"\n{r.message}" if r.message else "")

@@ -2,6 +2,276 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="ko_KR">
 <context>
+    <name>App</name>
+    <message>
+        <source>The app goes on; the details were printed on the terminal.</source>
+        <translation>앱은 계속 실행됩니다. 자세한 내용은 터미널에 출력했습니다.</translation>
+    </message>
+    <message>
+        <source>Unexpected error</source>
+        <translation>예기치 않은 오류</translation>
+    </message>
+</context>
+<context>
+    <name>CompareQueue</name>
+    <message>
+        <source>Comparison cancelled</source>
+        <translation>비교를 취소했습니다</translation>
+    </message>
+    <message>
+        <source>Comparing: {impl} ({n} of {total})</source>
+        <translation>비교 중: {impl} ({total}개 중 {n}번째)</translation>
+    </message>
+    <message>
+        <source>Compared {n} run(s)</source>
+        <translation>실행 {n}개를 비교했습니다</translation>
+    </message>
+    <message>
+        <source>skipped {runs}</source>
+        <translation>건너뜀: {runs}</translation>
+    </message>
+</context>
+<context>
+    <name>ComparisonView</name>
+    <message>
+        <source>Final maps</source>
+        <translation>최종 지도</translation>
+    </message>
+    <message>
+        <source>Time per iteration</source>
+        <translation>반복당 시간</translation>
+    </message>
+    <message>
+        <source>Quality</source>
+        <translation>품질</translation>
+    </message>
+    <message>
+        <source>Report (HTML)…</source>
+        <translation>보고서 (HTML)…</translation>
+    </message>
+    <message>
+        <source>Report (PDF)…</source>
+        <translation>보고서 (PDF)…</translation>
+    </message>
+    <message>
+        <source>Timed chunks (CSV)…</source>
+        <translation>청크별 시간 (CSV)…</translation>
+    </message>
+    <message>
+        <source>Full records (JSON)…</source>
+        <translation>전체 기록 (JSON)…</translation>
+    </message>
+    <message>
+        <source>Final maps (PNG, one per run)…</source>
+        <translation>최종 지도 (PNG, 실행마다 하나)…</translation>
+    </message>
+    <message>
+        <source>Animation (GIF, WebP, MP4)…</source>
+        <translation>애니메이션 (GIF, WebP, MP4)…</translation>
+    </message>
+    <message>
+        <source>Tick runs in the Runs list to compare them, or tick implementations and press Compare.</source>
+        <translation>실행 목록에서 비교할 실행을 체크하거나, 구현을 체크하고 비교를 누르세요.</translation>
+    </message>
+    <message>
+        <source>No suspect numbers: no recompiles after warm-up, steady iterations (p95 within {ratio}x the median), the same configuration for every run.</source>
+        <translation>의심스러운 수치가 없습니다: 워밍업 후 재컴파일 없음, 반복 시간 안정 (p95가 중앙값의 {ratio}x 이내), 모든 실행의 설정 동일.</translation>
+    </message>
+    <message>
+        <source>Warning:</source>
+        <translation>경고:</translation>
+    </message>
+    <message>
+        <source>Note:</source>
+        <translation>참고:</translation>
+    </message>
+    <message>
+        <source>Tick runs to compare them (the Runs tab lists them in full)</source>
+        <translation>비교할 실행을 체크하세요 (실행 탭에 전체 목록이 있습니다)</translation>
+    </message>
+    <message>
+        <source>Runs (tick to compare)</source>
+        <translation>실행 (체크하면 비교)</translation>
+    </message>
+    <message>
+        <source>Speed-ups are the baseline&apos;s median time per iteration over each run&apos;s, within a kind (an epoch for batch runs, a step for online ones)</source>
+        <translation>속도 향상은 같은 종류 안에서 기준의 반복당 중앙값 시간을 각 실행의 값으로 나눈 것입니다 (배치 실행은 에폭, 온라인 실행은 스텝 기준)</translation>
+    </message>
+    <message>
+        <source>Export</source>
+        <translation>내보내기</translation>
+    </message>
+    <message>
+        <source>Baseline:</source>
+        <translation>기준:</translation>
+    </message>
+    <message>
+        <source>&amp;Export comparison</source>
+        <translation>비교 내보내기(&amp;E)</translation>
+    </message>
+    <message>
+        <source>&amp;Compare</source>
+        <translation>비교(&amp;C)</translation>
+    </message>
+    <message>
+        <source>&amp;Compare ticked implementations</source>
+        <translation>체크한 구현 비교(&amp;C)</translation>
+    </message>
+    <message>
+        <source>Ca&amp;ncel comparison</source>
+        <translation>비교 취소(&amp;N)</translation>
+    </message>
+    <message>
+        <source>tick the implementations to compare</source>
+        <translation>비교할 구현을 체크하세요</translation>
+    </message>
+    <message>
+        <source>the Run panel&apos;s configuration is not runnable; fix it first</source>
+        <translation>실행 패널의 설정으로는 실행할 수 없습니다. 먼저 설정을 고치세요</translation>
+    </message>
+    <message>
+        <source>Cannot compare</source>
+        <translation>비교할 수 없습니다</translation>
+    </message>
+    <message>
+        <source>NumPy run of each kind (default)</source>
+        <translation>종류별 NumPy 실행 (기본값)</translation>
+    </message>
+    <message>
+        <source>Nothing ticked.</source>
+        <translation>체크한 실행이 없습니다.</translation>
+    </message>
+    <message>
+        <source>Nothing to export</source>
+        <translation>내보낼 것이 없습니다</translation>
+    </message>
+    <message>
+        <source>Tick the runs to compare first.</source>
+        <translation>먼저 비교할 실행을 체크하세요.</translation>
+    </message>
+    <message>
+        <source>Folder for the final maps</source>
+        <translation>최종 지도를 저장할 폴더</translation>
+    </message>
+    <message>
+        <source>Export failed</source>
+        <translation>내보내기 실패</translation>
+    </message>
+    <message>
+        <source>Wrote {path}</source>
+        <translation>{path}에 저장했습니다</translation>
+    </message>
+    <message>
+        <source>none of the ticked runs has a final map</source>
+        <translation>체크한 실행 중 최종 지도가 있는 실행이 없습니다</translation>
+    </message>
+    <message>
+        <source>{n} map(s) to {folder}</source>
+        <translation>지도 {n}개 → {folder}</translation>
+    </message>
+</context>
+<context>
+    <name>Dialogs</name>
+    <message>
+        <source>not installed</source>
+        <translation>설치되지 않음</translation>
+    </message>
+    <message>
+        <source>asking a worker process…</source>
+        <translation>워커 프로세스에 묻는 중…</translation>
+    </message>
+    <message>
+        <source>unavailable ({error})</source>
+        <translation>사용할 수 없음 ({error})</translation>
+    </message>
+    <message>
+        <source>{backend}: {n} device(s): {kinds}, {memory} each</source>
+        <translation>{backend}: 장치 {n}개: {kinds}, 각 {memory}</translation>
+    </message>
+    <message>
+        <source>{backend}: {n} device(s): {kinds}</source>
+        <translation>{backend}: 장치 {n}개: {kinds}</translation>
+    </message>
+    <message>
+        <source>Self-organizing maps from NumPy to fused, sharded JAX, timed honestly and watched live.</source>
+        <translation>NumPy부터 퓨전·샤딩된 JAX까지, 자기 조직화 지도를 정직하게 측정하고 실시간으로 지켜봅니다.</translation>
+    </message>
+    <message>
+        <source>JAX backend</source>
+        <translation>JAX 백엔드</translation>
+    </message>
+    <message>
+        <source>About SOM Studio</source>
+        <translation>SOM Studio 정보</translation>
+    </message>
+</context>
+<context>
+    <name>DoctorDialog</name>
+    <message>
+        <source>Checking the environment (starting JAX and asking {tool} in a separate process)…</source>
+        <translation>환경을 점검하는 중입니다 (별도 프로세스에서 JAX를 시작하고 {tool}에 묻는 중)…</translation>
+    </message>
+    <message>
+        <source>Environment doctor</source>
+        <translation>환경 진단</translation>
+    </message>
+    <message>
+        <source>What {command} reports for this machine: versions, the JAX backend and devices, the GPU driver, memory settings and the display, with fixes for what is wrong.</source>
+        <translation>이 컴퓨터에 대한 {command} 보고서입니다: 버전, JAX 백엔드와 장치, GPU 드라이버, 메모리 설정, 디스플레이, 그리고 문제가 있으면 해결 방법.</translation>
+    </message>
+    <message>
+        <source>Copy</source>
+        <translation>복사</translation>
+    </message>
+    <message>
+        <source>Copy the report to the clipboard (to paste it into a bug report)</source>
+        <translation>보고서를 클립보드에 복사합니다 (버그 리포트에 붙여 넣을 때)</translation>
+    </message>
+    <message>
+        <source>Check again</source>
+        <translation>다시 점검</translation>
+    </message>
+    <message>
+        <source>The doctor could not finish: {error}
+
+Run {command} in a terminal.</source>
+        <translation>진단을 끝내지 못했습니다: {error}
+
+터미널에서 {command}를 실행하세요.</translation>
+    </message>
+    <message>
+        <source>no answer</source>
+        <translation>응답 없음</translation>
+    </message>
+</context>
+<context>
+    <name>ImplementationPicker</name>
+    <message>
+        <source>Tick implementations in the order they should run.</source>
+        <translation>실행할 순서대로 구현을 체크하세요.</translation>
+    </message>
+    <message>
+        <source>Compare implementations</source>
+        <translation>구현 비교</translation>
+    </message>
+    <message>
+        <source>Compare</source>
+        <translation>비교</translation>
+    </message>
+    <message>
+        <source>Run the ticked implementations one after another on the Run panel&apos;s configuration (same data, seed and schedules)</source>
+        <translation>체크한 구현을 실행 패널의 설정으로 차례로 실행합니다 (같은 데이터, 시드, 스케줄)</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>취소</translation>
+    </message>
+    <message>
+        <source>Runs in the order ticked: {order}</source>
+        <translation>체크한 순서로 실행: {order}</translation>
+    </message>
+</context>
+<context>
     <name>LanguageMenu</name>
     <message>
         <source>SOM Studio will follow the system&apos;s language from its next start.</source>
@@ -18,6 +288,737 @@
     <message>
         <source>Follow the system</source>
         <translation>시스템 설정 따르기</translation>
+    </message>
+</context>
+<context>
+    <name>LiveViews</name>
+    <message>
+        <source>Ready</source>
+        <translation>준비됨</translation>
+    </message>
+    <message>
+        <source>Paused</source>
+        <translation>일시 정지됨</translation>
+    </message>
+    <message>
+        <source>Stopping…</source>
+        <translation>중지하는 중…</translation>
+    </message>
+    <message>
+        <source>A run is in progress: its views are live; show kept runs after it</source>
+        <translation>실행 중입니다. 화면은 실시간으로 갱신됩니다. 저장된 실행은 끝난 뒤에 보세요</translation>
+    </message>
+    <message>
+        <source>{name} (kept run): iteration {n:,}</source>
+        <translation>{name} (저장된 실행): 반복 {n:,}</translation>
+    </message>
+    <message>
+        <source>Showing {name} ({impl}, {status}) from the run list</source>
+        <translation>실행 목록의 {name} ({impl}, {status}) 표시 중</translation>
+    </message>
+</context>
+<context>
+    <name>MainWindow</name>
+    <message>
+        <source>The run failed</source>
+        <translation>실행 실패</translation>
+    </message>
+    <message>
+        <source>Run</source>
+        <translation>실행</translation>
+    </message>
+    <message>
+        <source>Timings</source>
+        <translation>시간</translation>
+    </message>
+    <message>
+        <source>Quality</source>
+        <translation>품질</translation>
+    </message>
+    <message>
+        <source>Runs</source>
+        <translation>실행 목록</translation>
+    </message>
+    <message>
+        <source>Sharding</source>
+        <translation>샤딩</translation>
+    </message>
+    <message>
+        <source>Compare</source>
+        <translation>비교</translation>
+    </message>
+    <message>
+        <source>Some kept runs could not be read: {problems}</source>
+        <translation>저장된 실행 일부를 읽지 못했습니다: {problems}</translation>
+    </message>
+    <message>
+        <source>Cannot start the run</source>
+        <translation>실행을 시작할 수 없습니다</translation>
+    </message>
+    <message>
+        <source>Starting the training process failed: {error}</source>
+        <translation>학습 프로세스를 시작하지 못했습니다: {error}</translation>
+    </message>
+    <message>
+        <source>not runnable</source>
+        <translation>실행할 수 없음</translation>
+    </message>
+    <message>
+        <source>a run is already in progress</source>
+        <translation>이미 실행 중입니다</translation>
+    </message>
+    <message>
+        <source>&amp;Resume</source>
+        <translation>재개(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;Pause</source>
+        <translation>일시 정지(&amp;P)</translation>
+    </message>
+    <message>
+        <source>Cannot run: {reason}</source>
+        <translation>실행할 수 없습니다: {reason}</translation>
+    </message>
+    <message>
+        <source>Run this configuration ({shortcut})</source>
+        <translation>이 설정으로 실행 ({shortcut})</translation>
+    </message>
+    <message>
+        <source>Ready</source>
+        <translation>준비됨</translation>
+    </message>
+    <message>
+        <source>&amp;Run</source>
+        <translation>실행(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;Stop</source>
+        <translation>중지(&amp;S)</translation>
+    </message>
+    <message>
+        <source>&amp;Open run…</source>
+        <translation>실행 열기(&amp;O)…</translation>
+    </message>
+    <message>
+        <source>The ticked runs&apos; full records (all kept runs when none is ticked)</source>
+        <translation>체크한 실행의 전체 기록 (체크한 실행이 없으면 저장된 모든 실행)</translation>
+    </message>
+    <message>
+        <source>&amp;Export runs as JSON…</source>
+        <translation>실행을 JSON으로 내보내기(&amp;E)…</translation>
+    </message>
+    <message>
+        <source>{name}: a hex map, ready to run</source>
+        <translation>{name}: 육각형 지도, 바로 실행 가능</translation>
+    </message>
+    <message>
+        <source>Open e&amp;xample data</source>
+        <translation>예제 데이터 열기(&amp;X)</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>종료(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>&amp;About SOM Studio</source>
+        <translation>SOM Studio 정보(&amp;A)</translation>
+    </message>
+    <message>
+        <source>Check Python, JAX, the GPU driver, memory settings and the display ({command})</source>
+        <translation>Python, JAX, GPU 드라이버, 메모리 설정, 디스플레이를 점검합니다 ({command})</translation>
+    </message>
+    <message>
+        <source>Environment &amp;doctor…</source>
+        <translation>환경 진단(&amp;D)…</translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation>파일(&amp;F)</translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation>보기(&amp;V)</translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation>도움말(&amp;H)</translation>
+    </message>
+    <message>
+        <source>Language</source>
+        <translation>언어</translation>
+    </message>
+</context>
+<context>
+    <name>MapView</name>
+    <message>
+        <source>No run yet</source>
+        <translation>아직 실행 없음</translation>
+    </message>
+    <message>
+        <source>Show</source>
+        <translation>표시</translation>
+    </message>
+    <message>
+        <source>iteration {n:,} (the new view shows from the next frame)</source>
+        <translation>반복 {n:,} (새 보기는 다음 프레임부터 표시됩니다)</translation>
+    </message>
+    <message>
+        <source>iteration {n:,}</source>
+        <translation>반복 {n:,}</translation>
+    </message>
+</context>
+<context>
+    <name>ProjectData</name>
+    <message>
+        <source>Hits of the new data</source>
+        <translation>새 데이터의 히트</translation>
+    </message>
+    <message>
+        <source>Project data…</source>
+        <translation>데이터 투영…</translation>
+    </message>
+    <message>
+        <source>Where the rows of another file land on the selected run&apos;s map (its hit map)</source>
+        <translation>다른 파일의 행이 선택한 실행의 지도 어디에 놓이는지 봅니다 (히트 맵)</translation>
+    </message>
+    <message>
+        <source>Export units…</source>
+        <translation>유닛 내보내기…</translation>
+    </message>
+    <message>
+        <source>A CSV with one line per unit: hits, label, purity, cluster, codebook</source>
+        <translation>유닛마다 한 줄인 CSV: 히트, 레이블, 순도, 클러스터, 코드북</translation>
+    </message>
+    <message>
+        <source>Data ({patterns});;All files (*)</source>
+        <translation>데이터 ({patterns});;모든 파일 (*)</translation>
+    </message>
+    <message>
+        <source>Data to project on {name}</source>
+        <translation>{name}에 투영할 데이터</translation>
+    </message>
+    <message>
+        <source>Projecting {file} on {name}…</source>
+        <translation>{file}을(를) {name}에 투영하는 중…</translation>
+    </message>
+    <message>
+        <source>Cannot project the data</source>
+        <translation>데이터를 투영할 수 없습니다</translation>
+    </message>
+    <message>
+        <source>Units of {name}</source>
+        <translation>{name}의 유닛</translation>
+    </message>
+    <message>
+        <source>Cannot export the units</source>
+        <translation>유닛을 내보낼 수 없습니다</translation>
+    </message>
+    <message>
+        <source>Wrote {path}</source>
+        <translation>{path}에 저장했습니다</translation>
+    </message>
+</context>
+<context>
+    <name>QualityPlot</name>
+    <message>
+        <source>No run yet</source>
+        <translation>아직 실행 없음</translation>
+    </message>
+    <message>
+        <source>iteration</source>
+        <translation>반복</translation>
+    </message>
+    <message>
+        <source>quantization error</source>
+        <translation>양자화 오차</translation>
+    </message>
+    <message>
+        <source>topographic error</source>
+        <translation>위상 오차</translation>
+    </message>
+    <message>
+        <source>waiting for the first measurement…</source>
+        <translation>첫 측정을 기다리는 중…</translation>
+    </message>
+    <message>
+        <source>iteration {n:,}:</source>
+        <translation>반복 {n:,}:</translation>
+    </message>
+</context>
+<context>
+    <name>ReportCharts</name>
+    <message>
+        <source>{label} (log scale)</source>
+        <translation>{label} (로그 스케일)</translation>
+    </message>
+    <message>
+        <source>compile + warm-up</source>
+        <translation>컴파일 + 워밍업</translation>
+    </message>
+    <message>
+        <source>no timed iterations</source>
+        <translation>측정된 반복 없음</translation>
+    </message>
+    <message>
+        <source>quantization error (QE)</source>
+        <translation>양자화 오차 (QE)</translation>
+    </message>
+    <message>
+        <source>topographic error (TE)</source>
+        <translation>위상 오차 (TE)</translation>
+    </message>
+</context>
+<context>
+    <name>ReportViews</name>
+    <message>
+        <source>U-matrix</source>
+        <translation>U-행렬</translation>
+    </message>
+    <message>
+        <source>Hit map</source>
+        <translation>히트 맵</translation>
+    </message>
+    <message>
+        <source>Labels (majority per unit)</source>
+        <translation>레이블 (유닛별 다수)</translation>
+    </message>
+    <message>
+        <source>Clusters</source>
+        <translation>클러스터</translation>
+    </message>
+    <message>
+        <source>Component planes</source>
+        <translation>성분 평면</translation>
+    </message>
+</context>
+<context>
+    <name>RunController</name>
+    <message>
+        <source>stopped while starting</source>
+        <translation>시작 중에 중지됨</translation>
+    </message>
+    <message>
+        <source>stopped during compilation</source>
+        <translation>컴파일 중에 중지됨</translation>
+    </message>
+    <message>
+        <source>stopped after {n} iterations</source>
+        <translation>반복 {n}회 후 중지됨</translation>
+    </message>
+</context>
+<context>
+    <name>RunPanel</name>
+    <message>
+        <source>width x height ({example}: 240 columns, 135 rows); {auto}: chosen for the data</source>
+        <translation>너비 x 높이 ({example}: 240열, 135행); {auto}: 데이터에 맞춰 선택</translation>
+    </message>
+    <message>
+        <source>Random colours</source>
+        <translation>무작위 색상</translation>
+    </message>
+    <message>
+        <source>File</source>
+        <translation>파일</translation>
+    </message>
+    <message>
+        <source>{formats}, examples x features</source>
+        <translation>{formats}, 샘플 x 특성</translation>
+    </message>
+    <message>
+        <source>Choose a {formats} file</source>
+        <translation>{formats} 파일 선택</translation>
+    </message>
+    <message>
+        <source>neighbourhood radius at the start, in grid units: one value or X,Y; empty for the default</source>
+        <translation>시작 시 이웃 반경 (격자 단위): 값 하나 또는 X,Y; 비우면 기본값</translation>
+    </message>
+    <message>
+        <source>neighbourhood radius at the end, in grid units: one value or X,Y; empty for the default</source>
+        <translation>끝날 때 이웃 반경 (격자 단위): 값 하나 또는 X,Y; 비우면 기본값</translation>
+    </message>
+    <message>
+        <source>auto</source>
+        <translation>자동</translation>
+    </message>
+    <message>
+        <source>Radius σ</source>
+        <translation>반경 σ</translation>
+    </message>
+    <message>
+        <source>Learning rate</source>
+        <translation>학습률</translation>
+    </message>
+    <message>
+        <source>device mesh: devices along the data axis x along the map axis</source>
+        <translation>장치 메시: 데이터 축 장치 수 x 지도 축 장치 수</translation>
+    </message>
+    <message>
+        <source>simulate</source>
+        <translation>가상</translation>
+    </message>
+    <message>
+        <source>use JAX&apos;s CPU backend with this many simulated devices (set per run)</source>
+        <translation>JAX의 CPU 백엔드를 이 개수의 가상 장치로 사용합니다 (실행마다 설정)</translation>
+    </message>
+    <message>
+        <source>CPU devices</source>
+        <translation>CPU 장치</translation>
+    </message>
+    <message>
+        <source>Detect</source>
+        <translation>감지</translation>
+    </message>
+    <message>
+        <source>ask a short-lived worker process which devices JAX sees with these settings</source>
+        <translation>이 설정에서 JAX가 어떤 장치를 보는지 잠깐 실행되는 워커 프로세스에 묻습니다</translation>
+    </message>
+    <message>
+        <source>batch training does not use a learning rate</source>
+        <translation>배치 학습은 학습률을 쓰지 않습니다</translation>
+    </message>
+    <message>
+        <source>Data ({patterns});;All files (*)</source>
+        <translation>데이터 ({patterns});;모든 파일 (*)</translation>
+    </message>
+    <message>
+        <source>Training data</source>
+        <translation>학습 데이터</translation>
+    </message>
+</context>
+<context>
+    <name>RunsModel</name>
+    <message>
+        <source>Tick runs to compare them; double-click a name to rename it</source>
+        <translation>비교할 실행을 체크하세요. 이름을 더블클릭하면 바꿀 수 있습니다</translation>
+    </message>
+</context>
+<context>
+    <name>RunsPanel</name>
+    <message>
+        <source>Tick runs to compare them (Compare tab); double-click a name to rename it, another cell to show the run again</source>
+        <translation>비교할 실행을 체크하세요 (비교 탭). 이름을 더블클릭하면 이름을 바꾸고, 다른 칸을 더블클릭하면 실행을 다시 보여 줍니다</translation>
+    </message>
+    <message>
+        <source>Cannot rename the run</source>
+        <translation>실행 이름을 바꿀 수 없습니다</translation>
+    </message>
+    <message>
+        <source>Show</source>
+        <translation>보기</translation>
+    </message>
+    <message>
+        <source>Show the selected run again: its final map, timings and quality</source>
+        <translation>선택한 실행을 다시 보여 줍니다: 최종 지도, 시간, 품질</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>삭제</translation>
+    </message>
+    <message>
+        <source>Save…</source>
+        <translation>저장…</translation>
+    </message>
+    <message>
+        <source>Open…</source>
+        <translation>열기…</translation>
+    </message>
+    <message>
+        <source>Re-run</source>
+        <translation>다시 실행</translation>
+    </message>
+    <message>
+        <source>Run the selected run&apos;s configuration again</source>
+        <translation>선택한 실행의 설정으로 다시 실행합니다</translation>
+    </message>
+    <message>
+        <source>Remove the selected runs from the list and their files (Delete)</source>
+        <translation>선택한 실행을 목록과 파일에서 삭제합니다 (Delete)</translation>
+    </message>
+    <message>
+        <source>Select one run in the list, then choose {action} again.</source>
+        <translation>목록에서 실행 하나를 선택한 뒤 {action}을(를) 다시 누르세요.</translation>
+    </message>
+    <message>
+        <source>{error}
+The run is listed until the app closes.</source>
+        <translation>{error}
+이 실행은 앱을 닫을 때까지만 목록에 남습니다.</translation>
+    </message>
+    <message>
+        <source>Cannot keep the run</source>
+        <translation>실행을 저장할 수 없습니다</translation>
+    </message>
+    <message>
+        <source>Select the runs to remove first</source>
+        <translation>먼저 삭제할 실행을 선택하세요</translation>
+    </message>
+    <message>
+        <source>Remove the run “{name}” from the list?</source>
+        <translation>실행 “{name}”을(를) 목록에서 삭제할까요?</translation>
+    </message>
+    <message>
+        <source>Remove {n} runs from the list?</source>
+        <translation>실행 {n}개를 목록에서 삭제할까요?</translation>
+    </message>
+    <message>
+        <source>Their saved files are deleted too (save a run first to keep a copy).</source>
+        <translation>저장된 파일도 함께 삭제됩니다 (사본이 필요하면 먼저 실행을 저장하세요).</translation>
+    </message>
+    <message>
+        <source>Remove runs</source>
+        <translation>실행 삭제</translation>
+    </message>
+    <message>
+        <source>Cannot remove the run</source>
+        <translation>실행을 삭제할 수 없습니다</translation>
+    </message>
+    <message>
+        <source>SOM Studio run</source>
+        <translation>SOM Studio 실행</translation>
+    </message>
+    <message>
+        <source>Save run</source>
+        <translation>실행 저장</translation>
+    </message>
+    <message>
+        <source>Cannot save the run</source>
+        <translation>실행을 저장할 수 없습니다</translation>
+    </message>
+    <message>
+        <source>Saved {name} to {path}</source>
+        <translation>{name}을(를) {path}에 저장했습니다</translation>
+    </message>
+    <message>
+        <source>No run has finished yet: run a configuration first ({shortcut}).</source>
+        <translation>아직 끝난 실행이 없습니다. 먼저 설정을 실행하세요 ({shortcut}).</translation>
+    </message>
+    <message>
+        <source>Nothing to export</source>
+        <translation>내보낼 것이 없습니다</translation>
+    </message>
+    <message>
+        <source>Export runs as JSON</source>
+        <translation>실행을 JSON으로 내보내기</translation>
+    </message>
+    <message>
+        <source>Export failed</source>
+        <translation>내보내기 실패</translation>
+    </message>
+    <message>
+        <source>Wrote {n} run(s) to {path}</source>
+        <translation>실행 {n}개를 {path}에 저장했습니다</translation>
+    </message>
+    <message>
+        <source>Open runs</source>
+        <translation>실행 열기</translation>
+    </message>
+    <message>
+        <source>Cannot open the run</source>
+        <translation>실행을 열 수 없습니다</translation>
+    </message>
+    <message>
+        <source>{name} is already in the list</source>
+        <translation>{name}은(는) 이미 목록에 있습니다</translation>
+    </message>
+    <message>
+        <source>Its saved configuration is not valid: {error}</source>
+        <translation>저장된 설정이 올바르지 않습니다: {error}</translation>
+    </message>
+    <message>
+        <source>Cannot re-run</source>
+        <translation>다시 실행할 수 없습니다</translation>
+    </message>
+</context>
+<context>
+    <name>ShardingView</name>
+    <message>
+        <source>Choose a valid configuration to see its layout.</source>
+        <translation>배치를 보려면 올바른 설정을 고르세요.</translation>
+    </message>
+    <message>
+        <source>{impl} does not shard: it runs on the first device (layout {layout})</source>
+        <translation>{impl}은(는) 샤딩하지 않습니다: 첫 번째 장치에서 실행됩니다 (배치 {layout})</translation>
+    </message>
+    <message>
+        <source>device {id}: {bytes}</source>
+        <translation>장치 {id}: {bytes}</translation>
+    </message>
+    <message>
+        <source>(memory {used} / {limit})</source>
+        <translation>(메모리 {used} / {limit})</translation>
+    </message>
+    <message>
+        <source>map {shape}: rows split over &apos;{axis}&apos;</source>
+        <translation>지도 {shape}: 행을 &apos;{axis}&apos; 축으로 분할</translation>
+    </message>
+    <message>
+        <source>{n} copies</source>
+        <translation>복제 {n}개</translation>
+    </message>
+    <message>
+        <source>data {shape} over &apos;{axis}&apos;</source>
+        <translation>데이터 {shape}: &apos;{axis}&apos; 축으로 분할</translation>
+    </message>
+    <message>
+        <source>bytes per device hold: {arrays}</source>
+        <translation>장치별 바이트에 포함: {arrays}</translation>
+    </message>
+</context>
+<context>
+    <name>SummaryModel</name>
+    <message>
+        <source>implementation</source>
+        <translation>구현</translation>
+    </message>
+    <message>
+        <source>kind</source>
+        <translation>종류</translation>
+    </message>
+    <message>
+        <source>status</source>
+        <translation>상태</translation>
+    </message>
+    <message>
+        <source>layout</source>
+        <translation>배치</translation>
+    </message>
+    <message>
+        <source>compile</source>
+        <translation>컴파일</translation>
+    </message>
+    <message>
+        <source>median / it</source>
+        <translation>중앙값 / 반복</translation>
+    </message>
+    <message>
+        <source>p95 / it</source>
+        <translation>p95 / 반복</translation>
+    </message>
+    <message>
+        <source>mean / it</source>
+        <translation>평균 / 반복</translation>
+    </message>
+    <message>
+        <source>total</source>
+        <translation>전체</translation>
+    </message>
+    <message>
+        <source>speed-up</source>
+        <translation>속도 향상</translation>
+    </message>
+    <message>
+        <source>end-to-end</source>
+        <translation>전체 소요</translation>
+    </message>
+    <message>
+        <source>faster after</source>
+        <translation>역전 시점</translation>
+    </message>
+    <message>
+        <source>peak memory</source>
+        <translation>최대 메모리</translation>
+    </message>
+</context>
+<context>
+    <name>TableFields</name>
+    <message>
+        <source>pca for a data file, random for random colours (as the CLI)</source>
+        <translation>데이터 파일이면 pca, 무작위 색상이면 random (CLI와 같음)</translation>
+    </message>
+    <message>
+        <source>each feature uniform between its smallest and largest value</source>
+        <translation>각 특성을 최솟값과 최댓값 사이에서 균등하게</translation>
+    </message>
+    <message>
+        <source>the map spans the first two principal components (the SOM Toolbox&apos;s lininit)</source>
+        <translation>지도가 처음 두 주성분을 따라 펼쳐집니다 (SOM Toolbox의 lininit)</translation>
+    </message>
+    <message>
+        <source>each unit starts at a random example</source>
+        <translation>각 유닛이 무작위 샘플에서 시작합니다</translation>
+    </message>
+    <message>
+        <source>{rect}: 4 neighbours in a square grid; {hex}: 6 in offset rows</source>
+        <translation>{rect}: 사각 격자에서 이웃 4개; {hex}: 어긋난 행에서 이웃 6개</translation>
+    </message>
+    <message>
+        <source>distances wrap around both axes (a hex toroid needs an even height)</source>
+        <translation>거리가 두 축 모두에서 반대편으로 이어집니다 (육각형 토로이드는 높이가 짝수여야 합니다)</translation>
+    </message>
+    <message>
+        <source>each feature of the file: {minmax} to [0, 1]; {zscore} to mean 0, sd 1</source>
+        <translation>파일의 각 특성: {minmax}는 [0, 1]로, {zscore}는 평균 0, 표준편차 1로</translation>
+    </message>
+    <message>
+        <source>the column holding each row&apos;s label (shown on the map, and its purity)</source>
+        <translation>각 행의 레이블이 든 열 (지도에 레이블과 순도를 표시)</translation>
+    </message>
+    <message>
+        <source>a column carried through to projections of new data</source>
+        <translation>새 데이터를 투영할 때 함께 넘겨주는 열</translation>
+    </message>
+    <message>
+        <source>columns of the file left out of training</source>
+        <translation>학습에서 뺄 파일의 열</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>없음</translation>
+    </message>
+    <message>
+        <source>k-means clusters of the trained codebook; 0: no clusters</source>
+        <translation>학습된 코드북의 k-means 클러스터 수; 0: 클러스터 없음</translation>
+    </message>
+    <message>
+        <source>left out of training: {columns}</source>
+        <translation>학습에서 제외: {columns}</translation>
+    </message>
+</context>
+<context>
+    <name>TimingPlot</name>
+    <message>
+        <source>No run yet</source>
+        <translation>아직 실행 없음</translation>
+    </message>
+    <message>
+        <source>log scale</source>
+        <translation>로그 스케일</translation>
+    </message>
+    <message>
+        <source>iteration</source>
+        <translation>반복</translation>
+    </message>
+    <message>
+        <source>time per iteration</source>
+        <translation>반복당 시간</translation>
+    </message>
+    <message>
+        <source>per chunk</source>
+        <translation>청크별</translation>
+    </message>
+    <message>
+        <source>rolling median ({n})</source>
+        <translation>이동 중앙값 ({n})</translation>
+    </message>
+    <message>
+        <source>compiling and warming up…</source>
+        <translation>컴파일 및 워밍업 중…</translation>
+    </message>
+    <message>
+        <source>warm-up {time}</source>
+        <translation>워밍업 {time}</translation>
+    </message>
+    <message>
+        <source>compile + warm-up {time}</source>
+        <translation>컴파일 + 워밍업 {time}</translation>
+    </message>
+    <message>
+        <source>median {time}/iteration</source>
+        <translation>중앙값 {time}/반복</translation>
+    </message>
+    <message>
+        <source>mean {time}/iteration</source>
+        <translation>평균 {time}/반복</translation>
     </message>
 </context>
 </TS>

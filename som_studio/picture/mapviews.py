@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from som_studio.core import metrics
+from som_studio.i18n import _
 
 LIVE_BUDGET = 20_000_000
 """Largest examples x units x features measured for a live frame's hits and labels (~20 ms of NumPy here)."""
@@ -126,7 +127,7 @@ class MapViews:
     # -- reading -------------------------------------------------------------------------
     def feature_name(self, k: int) -> str:
         """Feature ``k``'s name (``Feature k`` when unnamed)."""
-        return self.feature_names[k] if 0 <= k < len(self.feature_names) else f"Feature {k}"
+        return self.feature_names[k] if 0 <= k < len(self.feature_names) else _("Feature {k}").format(k=k)
 
     def original(self, k: int, value: float) -> float:
         """A trained-space value of feature ``k`` in the data's original units."""

@@ -48,6 +48,7 @@ from typing import NamedTuple
 import numpy as np
 
 from som_studio.core.metrics import u_matrix
+from som_studio.i18n import N_, _, ngettext
 from som_studio.picture.colours import (
     BORDER,
     CATEGORICAL,
@@ -88,14 +89,14 @@ class ViewKind:
 
 
 VIEWS: tuple[ViewKind, ...] = (
-    ViewKind(RGB, "RGB colours", ("three features",)),
-    ViewKind(UMATRIX, "U-matrix"),
-    ViewKind(PLANES, "All feature planes"),
-    ViewKind(PLANES_SHARED, "All feature planes (one scale)"),
-    ViewKind(HITS, "Hit map", ("hits",)),
-    ViewKind(LABELS, "Labels", ("labels",)),
-    ViewKind(CLUSTERS, "Clusters", ("clusters",)),
-    ViewKind(COMPONENT, "Feature plane", per_feature=True),
+    ViewKind(RGB, N_("RGB colours"), ("three features",)),
+    ViewKind(UMATRIX, N_("U-matrix")),
+    ViewKind(PLANES, N_("All feature planes")),
+    ViewKind(PLANES_SHARED, N_("All feature planes (one scale)")),
+    ViewKind(HITS, N_("Hit map"), ("hits",)),
+    ViewKind(LABELS, N_("Labels"), ("labels",)),
+    ViewKind(CLUSTERS, N_("Clusters"), ("clusters",)),
+    ViewKind(COMPONENT, N_("Feature plane"), per_feature=True),
 )
 """Every view, in the order a choice box lists them: the one listing the app's map view reads."""
 
@@ -179,10 +180,10 @@ def choices(features: int, views: MapViews | None = None) -> list[tuple[ViewChoi
         if not available(kind.mode, features, views):
             continue
         if kind.per_feature:
-            name = views.feature_name if views is not None else (lambda k: f"Feature {k}")
+            name = views.feature_name if views is not None else (lambda k: _("Feature {k}").format(k=k))
             out += [(ViewChoice(kind.mode, k), name(k)) for k in range(min(features, 256))]
         else:
-            out.append((ViewChoice(kind.mode, 0), kind.label))
+            out.append((ViewChoice(kind.mode, 0), _(kind.label)))
     return out
 
 
@@ -309,7 +310,7 @@ def _umatrix(weights: np.ndarray, _view: ViewChoice, canvas: Canvas) -> Drawn:
     um = u_matrix(weights, canvas.views.topology, canvas.views.toroid)
     # U-matrix values are relative: scale each picture to its own maximum.
     top = float(um.max()) if um.size else 0.0
-    bar = ColourBar(0.0, top, "mean distance to neighbouring units")
+    bar = ColourBar(0.0, top, _("mean distance to neighbouring units"))
     return _scalar(_to_u8(um, 0.0, top if top > 0 else 1.0), canvas, bar)
 
 
@@ -319,7 +320,7 @@ def _hits(weights: np.ndarray, _view: ViewChoice, canvas: Canvas) -> Drawn:
     top = int(hits.max()) if hits.size else 0
     colours = apply_lut(_to_u8(hits.astype(np.float64), 0.0, float(max(top, 1))))
     colours[hits == 0] = EMPTY  # no examples: told apart from few
-    return _cells(colours, h, w, canvas, ColourBar(0.0, float(top), "examples per unit", integer=True))
+    return _cells(colours, h, w, canvas, ColourBar(0.0, float(top), _("examples per unit"), integer=True))
 
 
 def _labels(weights: np.ndarray, _view: ViewChoice, canvas: Canvas) -> Drawn:
@@ -336,8 +337,8 @@ def _labels(weights: np.ndarray, _view: ViewChoice, canvas: Canvas) -> Drawn:
         p = np.nan_to_num(np.asarray(v.unit_purity, dtype=np.float64).reshape(h * w), nan=1.0)
         fade = (0.35 + 0.65 * np.clip(p, 0.0, 1.0))[:, None]
         colours = 255.0 - (255.0 - colours) * fade
-    note = f"label purity {v.purity:.3f}" if v.purity is not None else ""
-    legend = Swatches(tuple((n, colour_of[n]) for n in names), "majority label", note)
+    note = _("label purity {purity}").format(purity=f"{v.purity:.3f}") if v.purity is not None else ""
+    legend = Swatches(tuple((n, colour_of[n]) for n in names), _("majority label"), note)
     return _cells(np.round(colours).astype(np.uint8), h, w, canvas, legend)
 
 
@@ -350,7 +351,9 @@ def _clusters(weights: np.ndarray, _view: ViewChoice, canvas: Canvas) -> Drawn:
     r = canvas.raster(h, w, minimum=3)
     img = r.paint(colours, marks=r.borders(clusters), mark_colour=BORDER)
     legend = Swatches(
-        tuple((f"cluster {k}", category_colour(k)) for k in ks), "codebook clusters", f"{len(ks)} clusters"
+        tuple((_("cluster {k}").format(k=k), category_colour(k)) for k in ks),
+        _("codebook clusters"),
+        ngettext("{n} cluster", "{n} clusters", len(ks)).format(n=len(ks)),
     )
     return Drawn(img, legend, raster=r)
 
@@ -382,7 +385,7 @@ def _planes(weights: np.ndarray, view: ViewChoice, canvas: Canvas) -> Drawn:
         out[y0 : y0 + th, x0 : x0 + tw] = r.paint(apply_lut(levels.reshape(-1)))
         bar = ColourBar(v.original(k, lo), v.original(k, hi), v.feature_name(k))
         tiles.append(Tile(v.feature_name(k), x0, y0, tw, th, None if shared else bar))
-    legend = ColourBar(lo_all, hi_all, "all features (scaled values)") if shared else None
+    legend = ColourBar(lo_all, hi_all, _("all features (scaled values)")) if shared else None
     return Drawn(out, legend, tuple(tiles), r)
 
 

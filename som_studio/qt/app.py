@@ -14,22 +14,24 @@ from typing import TYPE_CHECKING
 
 from som_studio import display
 from som_studio.display import wayland_reachable, x_server_reachable  # noqa: F401  (the app's names for them)
+from som_studio.i18n import N_, _
 
 if TYPE_CHECKING:
     from som_studio.qt.main_window import MainWindow
 
-NO_DISPLAY = """\
+# Printed before Qt starts (gettext: the language of --lang or the environment).
+NO_DISPLAY = N_("""\
 som-studio: the desktop app needs a display, and none was found ({reason}).
 The headless commands work without one, e.g. over SSH:
   som-studio list                     the implementations
   som-studio devices                  the devices JAX sees
   som-studio bench --grid 60x34       train and time implementations
-Or forward a display (ssh -X), or run under a virtual one: xvfb-run -a som-studio"""
+Or forward a display (ssh -X), or run under a virtual one: xvfb-run -a som-studio""")
 
-PLUGIN_FAILS = """\
+PLUGIN_FAILS = N_("""\
 som-studio: the desktop app cannot open a window: {reason}.
 {fix}
-The headless commands work meanwhile: som-studio list | devices | bench | compare | doctor"""
+The headless commands work meanwhile: som-studio list | devices | bench | compare | doctor""")
 
 
 def display_problem() -> str:
@@ -53,9 +55,12 @@ def startup_problem(env: Mapping[str, str] | None = None) -> str:
     if check.ok:
         return ""
     if check.kind == "plugin":
-        fix = f"Install what it needs: {check.install}" if check.packages else "See `som-studio doctor`."
-        return PLUGIN_FAILS.format(reason=check.reason, fix=fix)
-    return NO_DISPLAY.format(reason=check.reason)
+        if check.packages:
+            fix = _("Install what it needs: {install}").format(install=check.install)
+        else:
+            fix = _("See {command}.").format(command="`som-studio doctor`")
+        return _(PLUGIN_FAILS).format(reason=check.reason, fix=fix)
+    return _(NO_DISPLAY).format(reason=check.reason)
 
 
 def main(args: argparse.Namespace | None = None) -> int:
@@ -70,12 +75,12 @@ def main(args: argparse.Namespace | None = None) -> int:
         from som_studio.qt.main_window import MainWindow
         from som_studio.qt.settings import Settings
     except ImportError as exc:
-        print(
-            f"som-studio: the desktop app cannot start: {exc}.\n"
-            "Install its libraries (pip install PySide6-Essentials pyqtgraph), or use the headless "
-            "commands: som-studio list | devices | bench",
-            file=sys.stderr,
+        text = _(
+            "som-studio: the desktop app cannot start: {error}.\n"
+            "Install its libraries ({pip}), or use the headless commands: {commands}"
         )
+        pip, commands = "pip install PySide6-Essentials pyqtgraph", "som-studio list | devices | bench"
+        print(text.format(error=exc, pip=pip, commands=commands), file=sys.stderr)
         return 2
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -142,9 +147,11 @@ def _show_unexpected_errors(window: MainWindow) -> None:
             return
         traceback.print_exception(kind, exc, tb)
         try:
+            from PySide6.QtCore import QCoreApplication
+
+            note = QCoreApplication.translate("App", "The app goes on; the details were printed on the terminal.")
             window.show_error(
-                "Unexpected error",
-                f"{kind.__name__}: {exc}\n\nThe app goes on; the details were printed on the terminal.",
+                QCoreApplication.translate("App", "Unexpected error"), f"{kind.__name__}: {exc}\n\n{note}"
             )
         except Exception:
             pass

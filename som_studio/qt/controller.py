@@ -334,14 +334,13 @@ class RunController(QObject):
             if self._stop_requested_at is not None:
                 record.status = "cancelled"
                 done = sum(c.count for c in self._chunks)
-                where = (
-                    "while starting"
+                record.message = (
+                    self.tr("stopped while starting")
                     if self._started is None
-                    else "during compilation"
+                    else self.tr("stopped during compilation")
                     if not self._compiled
-                    else f"after {done} iterations"
+                    else self.tr("stopped after {n} iterations").format(n=done)
                 )
-                record.message = f"stopped {where}"
                 self.run_finished.emit(record)
             else:
                 reason = describe_exit(code)

@@ -7,9 +7,11 @@ import sys
 from importlib import metadata
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMessageBox, QScrollArea, QWidget
+
+translate = QCoreApplication.translate
 
 
 def action(owner: QWidget, text: str, slot: Any, shortcut: Any = None, tip: str = "") -> QAction:
@@ -51,27 +53,33 @@ def about_text(info: dict[str, Any] | None) -> str:
         try:
             return metadata.version(dist)
         except metadata.PackageNotFoundError:
-            return "not installed"
+            return translate("Dialogs", "not installed")
 
     if info is None:
-        backend = "asking a worker process…"
+        backend = translate("Dialogs", "asking a worker process…")
     elif "error" in info:
-        backend = f"unavailable ({info['error']})"
+        backend = translate("Dialogs", "unavailable ({error})").format(error=info["error"])
     else:
         devs = info.get("devices") or []
-        kinds = sorted({str(d.get("kind")) for d in devs})
-        mem = ""
+        kinds = ", ".join(sorted({str(d.get("kind")) for d in devs}))
         if devs and devs[0].get("memory_limit"):
-            mem = f", {memory.format_bytes(devs[0]['memory_limit'])} each"
-        backend = f"{info.get('backend')} — {len(devs)} device(s): {', '.join(kinds)}{mem}"
+            each = memory.format_bytes(devs[0]["memory_limit"])
+            text = translate("Dialogs", "{backend}: {n} device(s): {kinds}, {memory} each")
+        else:
+            each, text = "", translate("Dialogs", "{backend}: {n} device(s): {kinds}")
+        backend = text.format(backend=info.get("backend"), n=len(devs), kinds=kinds, memory=each)
+    blurb = translate(
+        "Dialogs", "Self-organizing maps from NumPy to fused, sharded JAX, timed honestly and watched live."
+    )
+    jax_backend = translate("Dialogs", "JAX backend")
     return (
         f"<h3>SOM Studio {__version__}</h3>"
-        "<p>Self-organizing maps from NumPy to fused, sharded JAX, timed honestly and watched live.</p>"
+        f"<p>{blurb}</p>"
         "<table>"
         f"<tr><td>Python</td><td>{platform.python_version()} ({sys.platform})</td></tr>"
         f"<tr><td>NumPy</td><td>{np.__version__}</td></tr>"
         f"<tr><td>JAX / jaxlib</td><td>{version('jax')} / {version('jaxlib')}</td></tr>"
-        f"<tr><td>JAX backend</td><td>{backend}</td></tr>"
+        f"<tr><td>{jax_backend}</td><td>{backend}</td></tr>"
         f"<tr><td>Qt / PySide6</td><td>{qVersion()} / {pyside_version}</td></tr>"
         f"<tr><td>pyqtgraph</td><td>{pg.__version__}</td></tr>"
         "</table>"
@@ -81,7 +89,11 @@ def about_text(info: dict[str, Any] | None) -> str:
 def show_about(owner: QWidget, info: dict[str, Any] | None) -> QMessageBox:
     """The About box, non-blocking; kept as ``owner._about_box`` while open (its text follows the probe)."""
     box = QMessageBox(
-        QMessageBox.Icon.Information, "About SOM Studio", about_text(info), QMessageBox.StandardButton.Ok, owner
+        QMessageBox.Icon.Information,
+        translate("Dialogs", "About SOM Studio"),
+        about_text(info),
+        QMessageBox.StandardButton.Ok,
+        owner,
     )
     box.setTextFormat(Qt.TextFormat.RichText)
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

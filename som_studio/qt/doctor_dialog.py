@@ -11,12 +11,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
+from som_studio.qt.i18n import QT_TRANSLATE_NOOP
 from som_studio.qt.probe import DeviceProbe
 
-WAITING = "Checking the environment (starting JAX and asking nvidia-smi in a separate process)…"
+WAITING = QT_TRANSLATE_NOOP(
+    "DoctorDialog", "Checking the environment (starting JAX and asking {tool} in a separate process)…"
+)  # shown through translate()
 
 
 class DoctorDialog(QDialog):
@@ -34,14 +38,16 @@ class DoctorDialog(QDialog):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Environment doctor")
+        self.setWindowTitle(self.tr("Environment doctor"))
         self.resize(760, 560)
         self.probe = DeviceProbe(self, target="doctor_report")
         self.report_ready = self.probe.info_ready
         self.intro = QLabel(
-            "What <code>som-studio doctor</code> reports for this machine: versions, the JAX backend "
-            "and devices, the GPU driver, memory settings and the display, with fixes for what is "
-            "wrong."
+            self.tr(
+                "What {command} reports for this machine: versions, the JAX backend "
+                "and devices, the GPU driver, memory settings and the display, with fixes for what is "
+                "wrong."
+            ).format(command="<code>som-studio doctor</code>")
         )
         self.intro.setWordWrap(True)
         self.text = QPlainTextEdit()
@@ -49,9 +55,9 @@ class DoctorDialog(QDialog):
         self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        self.copy_button = QPushButton("Copy")
-        self.copy_button.setToolTip("Copy the report to the clipboard (to paste it into a bug report)")
-        self.again_button = QPushButton("Check again")
+        self.copy_button = QPushButton(self.tr("Copy"))
+        self.copy_button.setToolTip(self.tr("Copy the report to the clipboard (to paste it into a bug report)"))
+        self.again_button = QPushButton(self.tr("Check again"))
         buttons.addButton(self.copy_button, QDialogButtonBox.ButtonRole.ActionRole)
         buttons.addButton(self.again_button, QDialogButtonBox.ButtonRole.ActionRole)
         buttons.rejected.connect(self.reject)
@@ -68,7 +74,7 @@ class DoctorDialog(QDialog):
         """Ask a worker process for a fresh report."""
         if self.probe.running:
             return
-        self.text.setPlainText(WAITING)
+        self.text.setPlainText(QCoreApplication.translate("DoctorDialog", WAITING).format(tool="nvidia-smi"))
         self.copy_button.setEnabled(False)
         self.again_button.setEnabled(False)
         self.probe.start(None)  # the machine's own devices, as `som-studio doctor` sees them
@@ -77,10 +83,9 @@ class DoctorDialog(QDialog):
         if "text" in info:
             self.text.setPlainText(str(info["text"]))
         else:
-            self.text.setPlainText(
-                "The doctor could not finish: "
-                f"{info.get('error', 'no answer')}\n\nRun `som-studio doctor` in a terminal."
-            )
+            text = self.tr("The doctor could not finish: {error}\n\nRun {command} in a terminal.")
+            error = info.get("error") or self.tr("no answer")
+            self.text.setPlainText(text.format(error=error, command="`som-studio doctor`"))
         self.copy_button.setEnabled(True)
         self.again_button.setEnabled(True)
 

@@ -24,6 +24,12 @@ from PySide6.QtWidgets import QApplication, QMenu, QWidget
 
 from som_studio import i18n
 
+
+def QT_TRANSLATE_NOOP(context: str, text: str) -> str:
+    """Mark ``text`` for the catalogue in ``context`` without translating it (typed ``str``, unlike Qt's)."""
+    return text
+
+
 SETTINGS_KEY = "view/language"  # "ko", "en", or "" (follow the system)
 
 
@@ -83,6 +89,8 @@ def apply_language(app: QCoreApplication, flag: str | None, settings: Any) -> st
         print(f"som-studio: {exc}", file=sys.stderr)
         language = "en"
     i18n.install(language)
+    # The app's worker processes (runs, the device probe, the doctor) speak it too.
+    os.environ[i18n.ENV_VAR] = language
     install_translators(app, language)
     if language == "ko":
         family = hangul_family()

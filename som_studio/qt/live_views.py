@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QLabel, QProgressBar
 
 from som_studio import picture
 from som_studio.app_model.live import LiveRun
+from som_studio.app_model.runs import status_text
 from som_studio.qt import controller as ctl
 from som_studio.qt.widgets.map_view import MapView
 from som_studio.qt.widgets.quality_plot import QualityPlot
@@ -55,7 +56,7 @@ class LiveViews(QObject):
         self.map_view, self.timing_plot, self.quality_plot = map_view, timing_plot, quality_plot
         self.sharding_view = sharding_view
         # The status bar's parts.
-        self.status = QLabel("Ready")
+        self.status = QLabel(self.tr("Ready"))
         self.time_label = QLabel("")
         self.progress = QProgressBar()
         self.progress.setRange(0, PROGRESS_STEPS)
@@ -141,9 +142,9 @@ class LiveViews(QObject):
         else:
             self.run.resume(time.perf_counter())
         if state == ctl.PAUSED:
-            self.status.setText("Paused")
+            self.status.setText(self.tr("Paused"))
         elif state == ctl.STOPPING:
-            self.status.setText("Stopping…")
+            self.status.setText(self.tr("Stopping…"))
         if state == ctl.IDLE:
             self._clock.stop()
             self.time_label.setText(self.run.time_text(time.perf_counter(), running=False))
@@ -152,7 +153,7 @@ class LiveViews(QObject):
     def show_run(self, run: StoredRun) -> None:
         """Show a kept run again: its events replayed (:func:`~som_studio.storage.replay`) into the views."""
         if self.controller.busy:
-            self.status.setText("A run is in progress: its views are live; show kept runs after it")
+            self.status.setText(self.tr("A run is in progress: its views are live; show kept runs after it"))
             return
         r = run.record
         self.timing_plot.begin(r.kind, r.samples or 1)
@@ -173,8 +174,10 @@ class LiveViews(QObject):
                 frame = picture.make_frame(r.iterations_done, fm, self.map_view.choice(), *rng, views)
                 self.map_view.show_frame(frame, force=True)
                 self.map_view.keep_final(fm)
-                self.map_view.caption.setText(f"{run.name} (kept run): iteration {r.iterations_done:,}")
+                caption = self.tr("{name} (kept run): iteration {n:,}").format(name=run.name, n=r.iterations_done)
+                self.map_view.caption.setText(caption)
         if chunks:
             self.timing_plot.add_chunks(chunks)
         self.timing_plot.flush()
-        self.status.setText(f"Showing {run.name} ({r.impl}, {r.status}) from the run list")
+        status = self.tr("Showing {name} ({impl}, {status}) from the run list")
+        self.status.setText(status.format(name=run.name, impl=r.impl, status=status_text(r.status)))

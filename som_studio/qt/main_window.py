@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMessageBox, QWidget
 
 from som_studio.app_model.form import FormState, RunForm, read_data
@@ -25,8 +25,10 @@ from som_studio.qt.comparison import ComparisonView, LiveRecorder, history_folde
 from som_studio.qt.devices import DeviceWatch
 from som_studio.qt.doctor_dialog import DoctorDialog
 from som_studio.qt.live_views import LiveViews
+from som_studio.qt.menus import make_actions
 from som_studio.qt.project_dialog import show_projection
-from som_studio.qt.runs import RunsModel, RunsPanel
+from som_studio.qt.runs import RunsModel
+from som_studio.qt.runs_panel import RunsPanel
 from som_studio.qt.settings import Settings
 from som_studio.qt.widgets.map_view import MapView
 from som_studio.qt.widgets.quality_plot import QualityPlot
@@ -48,6 +50,20 @@ class MainWindow(QMainWindow):
     settings : where to remember the configuration and the window (tests pass their own).
     cpu_devices : the ``--cpu-devices`` given on the command line; overrides the remembered count.
     """
+
+    # Made by som_studio.qt.menus.make_actions.
+    run_action: QAction
+    pause_action: QAction
+    stop_action: QAction
+    open_action: QAction
+    export_action: QAction
+    example_action: QAction
+    quit_action: QAction
+    about_action: QAction
+    doctor_action: QAction
+    menus: dict[str, Any]
+    language_menu: Any
+    language_note: Any = None
 
     def __init__(self, settings: Settings | None = None, cpu_devices: int | None = None) -> None:
         super().__init__()
@@ -83,7 +99,7 @@ class MainWindow(QMainWindow):
             self.quality_plot,
             self.sharding_view,
             on_env=lambda env: self.devices.run_env(env, self.controller_cpu_devices),
-            on_failed=lambda message: self.show_error("The run failed", message),
+            on_failed=lambda message: self.show_error(self.tr("The run failed"), message),
         )
         self.status_label, self.time_label, self.progress = self.live.status, self.live.time_label, self.live.progress
         self.statusBar().addWidget(self.status_label, 1)
@@ -96,17 +112,17 @@ class MainWindow(QMainWindow):
             Qt.DockWidgetArea.BottomDockWidgetArea,
         )
         for key, title, widget, area in (
-            ("run", "Run", self.panel, left),  # the panel scrolls its own fields, its verdict stays in sight
-            ("timings", "Timings", self.timing_plot, right),
-            ("quality", "Quality", self.quality_plot, right),
-            ("runs", "Runs", self.runs_panel, bottom),
-            ("sharding", "Sharding", self.sharding_view, bottom),
+            ("run", self.tr("Run"), self.panel, left),  # the panel scrolls its fields, its verdict stays in sight
+            ("timings", self.tr("Timings"), self.timing_plot, right),
+            ("quality", self.tr("Quality"), self.quality_plot, right),
+            ("runs", self.tr("Runs"), self.runs_panel, bottom),
+            ("sharding", self.tr("Sharding"), self.sharding_view, bottom),
         ):
             self._add_dock(key, title, widget, area)
         self.tabifyDockWidget(self.docks["runs"], self.docks["sharding"])
         self.docks["runs"].raise_()
 
-        self._make_actions()
+        make_actions(self)  # the actions, the menus (View > Language too) and the tool bar
         # The comparison view, given only what it needs to run a comparison. The recorder keeps each
         # run as it ends, before the live views report it (connected first).
         self.comparison = ComparisonView(
@@ -122,14 +138,17 @@ class MainWindow(QMainWindow):
         self.comparison.status.connect(self.status_label.setText)
         self.comparison.show_requested.connect(self._show_compare_dock)
         self.stop_action.triggered.connect(self.comparison.cancel_compare)  # Esc stops the comparison, not one run
-        self.tabifyDockWidget(self.docks["runs"], self._add_dock("compare", "Compare", self.comparison, bottom))
+        self.tabifyDockWidget(
+            self.docks["runs"], self._add_dock("compare", self.tr("Compare"), self.comparison, bottom)
+        )
         self.menuBar().insertMenu(self.menuBar().actions()[-1], self.comparison.menu)  # before Help
         self.menus["&View"].addAction(self.docks["compare"].toggleViewAction())
         self.live.connect()
         self.runs_panel.status.connect(self.status_label.setText)
         self.runs_panel.projector.projected.connect(lambda result: show_projection(self.map_view, result))
         if self.history.problems:
-            self.status_label.setText("Some kept runs could not be read: " + "; ".join(self.history.problems))
+            problems = "; ".join(self.history.problems)
+            self.status_label.setText(self.tr("Some kept runs could not be read: {problems}").format(problems=problems))
         self.controller.state_changed.connect(self._on_state_changed)
         self.panel.state_changed.connect(self._on_form_state)
         self.map_view.view_changed.connect(self.controller.set_view)
@@ -159,41 +178,6 @@ class MainWindow(QMainWindow):
         self.addDockWidget(area, dock)
         self.docks[key] = dock
         return dock
-
-    def _make_actions(self) -> None:
-        def action(text: str, slot: Any, shortcut: Any = None, tip: str = "") -> Any:
-            return dialogs.action(self, text, slot, shortcut, tip)
-
-        self.run_action = action("&Run", lambda: self.start_run(), "Ctrl+R")
-        self.pause_action = action("&Pause", self.controller.toggle_pause, "Ctrl+P")
-        self.stop_action = action("&Stop", self.controller.stop, Qt.Key.Key_Escape)
-        self.open_action = action("&Open run…", lambda: self.runs_panel.open_runs(), "Ctrl+O")
-        tip = "The ticked runs' full records (all kept runs when none is ticked)"
-        self.export_action = action("&Export runs as JSON…", lambda: self.runs_panel.export_runs(), "Ctrl+E", tip)
-        self.example_action = action("Open e&xample data", self.panel.open_example, tip="iris: a hex map, ready to run")
-        self.quit_action = action("&Quit", self.close, QKeySequence.StandardKey.Quit)
-        if self.quit_action.shortcut().isEmpty():  # not every platform names one
-            self.quit_action.setShortcut(QKeySequence("Ctrl+Q"))
-        self.about_action = action("&About SOM Studio", self.show_about)
-        tip = "Check Python, JAX, the GPU driver, memory settings and the display (som-studio doctor)"
-        self.doctor_action = action("Environment &doctor…", self.show_doctor, tip=tip)
-        run_actions = (self.run_action, self.pause_action, self.stop_action)
-        bar = self.menuBar()
-        menus = {
-            "&File": (self.open_action, self.example_action, self.export_action, None, self.quit_action),
-            "&Run": run_actions,
-            "&View": tuple(d.toggleViewAction() for d in self.docks.values()),
-            "&Help": (self.doctor_action, None, self.about_action),
-        }
-        self.menus = {}
-        for title, actions in menus.items():
-            self.menus[title] = m = bar.addMenu(title)
-            for a in actions:
-                m.addSeparator() if a is None else m.addAction(a)
-        tb = self.addToolBar("Run")
-        tb.setObjectName("toolbar_run")
-        for a in run_actions:
-            tb.addAction(a)
 
     def _restore_window(self) -> None:
         s = self.settings
@@ -229,7 +213,10 @@ class MainWindow(QMainWindow):
         try:
             self.controller.start(st.config, st.cpu_devices, view=(c.mode, c.component), hooks=hooks)
         except OSError as exc:  # no process could be started (limits, memory)
-            self.show_error("Cannot start the run", f"Starting the training process failed: {exc}")
+            self.show_error(
+                self.tr("Cannot start the run"),
+                self.tr("Starting the training process failed: {error}").format(error=exc),
+            )
             return False
         self.live.begin(st.config)
         self.save_settings()
@@ -241,12 +228,12 @@ class MainWindow(QMainWindow):
         while st.data_needed is not None:  # a file not read yet: read it now, the answer is needed
             st = self.form.data_read(st.data_needed, read_data(st.data_needed))
         if not st.runnable:
-            return st.reason or "not runnable"
-        return "" if self.start_run() else "a run is already in progress"
+            return st.reason or self.tr("not runnable")
+        return "" if self.start_run() else self.tr("a run is already in progress")
 
     def _on_state_changed(self, state: str) -> None:
         busy = state != ctl.IDLE
-        self.pause_action.setText("&Resume" if state == ctl.PAUSED else "&Pause")
+        self.pause_action.setText(self.tr("&Resume") if state == ctl.PAUSED else self.tr("&Pause"))
         self.pause_action.setEnabled(state in (ctl.RUNNING, ctl.PAUSED))
         self.stop_action.setEnabled(busy and state != ctl.STOPPING)
         self._on_form_state(self.form.state)
@@ -254,14 +241,15 @@ class MainWindow(QMainWindow):
     def _on_form_state(self, st: FormState) -> None:
         busy = self.controller.busy
         self.run_action.setEnabled(st.runnable and not busy)
+        cannot = self.tr("Cannot run: {reason}")
         if not st.runnable:
-            self.run_action.setToolTip(f"Cannot run: {st.reason}")
+            self.run_action.setToolTip(cannot.format(reason=st.reason))
             if not busy:
-                self.status_label.setText(f"Cannot run: {st.reason}")
+                self.status_label.setText(cannot.format(reason=st.reason))
         else:
-            self.run_action.setToolTip("Run this configuration (Ctrl+R)")
-            if not busy and self.status_label.text().startswith("Cannot run"):
-                self.status_label.setText("Ready")
+            self.run_action.setToolTip(self.tr("Run this configuration ({shortcut})").format(shortcut="Ctrl+R"))
+            if not busy and self.status_label.text().startswith(cannot.partition("{")[0]):
+                self.status_label.setText(self.tr("Ready"))
         self.sharding_view.set_config(st.config, st.cpu_devices, st.features, st.samples)
         self.devices.detect_if_layout_needs_it(st)
 

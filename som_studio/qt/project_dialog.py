@@ -19,15 +19,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QCoreApplication, QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QPushButton, QWidget
 
 from som_studio.app_model.projection import ProjectedHits, ProjectionError, export_units, project_stored
 from som_studio.picture import views as picture
 from som_studio.qt import dialogs
+from som_studio.qt.i18n import QT_TRANSLATE_NOOP
 from som_studio.storage.runfile import StoredRun
 
-HITS_ITEM = "Hits of the new data"
+HITS_ITEM = QT_TRANSLATE_NOOP("ProjectData", "Hits of the new data")  # shown through translate()
 
 
 class ProjectData(QObject):
@@ -50,10 +51,12 @@ class ProjectData(QObject):
         self._pick = pick
         self._parent = parent
         self._threads: list[threading.Thread] = []
-        self.project_button = QPushButton("Project data…")
-        self.project_button.setToolTip("Where the rows of another file land on the selected run's map (its hit map)")
-        self.export_button = QPushButton("Export units…")
-        self.export_button.setToolTip("A CSV with one line per unit: hits, label, purity, cluster, codebook")
+        self.project_button = QPushButton(self.tr("Project data…"))
+        self.project_button.setToolTip(
+            self.tr("Where the rows of another file land on the selected run's map (its hit map)")
+        )
+        self.export_button = QPushButton(self.tr("Export units…"))
+        self.export_button.setToolTip(self.tr("A CSV with one line per unit: hits, label, purity, cluster, codebook"))
         self.project_button.clicked.connect(lambda: self.project())
         self.export_button.clicked.connect(lambda: self.export_units())
         self._done.connect(self._on_done)
@@ -64,16 +67,16 @@ class ProjectData(QObject):
 
     def project(self, path: str | None = None) -> None:
         """Project ``path`` (asked for when ``None``) on the selected run, off the GUI thread."""
-        run = self._pick("Project data")
+        run = self._pick(self.tr("Project data…"))
         if run is None:
             return
         if path is None:
-            path, _ = QFileDialog.getOpenFileName(
-                self._parent, f"Data to project on {run.name}", "", "Data (*.csv *.npy *.txt);;All files (*)"
-            )
+            filters = self.tr("Data ({patterns});;All files (*)").format(patterns="*.csv *.npy *.txt")
+            title = self.tr("Data to project on {name}").format(name=run.name)
+            path, _ = QFileDialog.getOpenFileName(self._parent, title, "", filters)
             if not path:
                 return
-        self.status.emit(f"Projecting {Path(path).name} on {run.name}…")
+        self.status.emit(self.tr("Projecting {file} on {name}…").format(file=Path(path).name, name=run.name))
         self._threads = [t for t in self._threads if t.is_alive()]
         thread = threading.Thread(target=self._project, args=(run, path), name="som-projection", daemon=True)
         self._threads.append(thread)
@@ -87,29 +90,28 @@ class ProjectData(QObject):
 
     def _on_done(self, result: ProjectedHits | None, error: str) -> None:
         if result is None:
-            self.status.emit("Cannot project the data")
-            dialogs.show_error(self._parent, "Cannot project the data", error)
+            self.status.emit(self.tr("Cannot project the data"))
+            dialogs.show_error(self._parent, self.tr("Cannot project the data"), error)
             return
         self.status.emit(result.caption)
         self.projected.emit(result)
 
     def export_units(self, path: str | None = None) -> Path | None:
         """Write the selected run's per-unit CSV to ``path`` (asked for when ``None``)."""
-        run = self._pick("Export units")
+        run = self._pick(self.tr("Export units…"))
         if run is None:
             return None
         if path is None:
-            path, _ = QFileDialog.getSaveFileName(
-                self._parent, f"Units of {run.name}", f"{run.name}-units.csv", "CSV (*.csv)"
-            )
+            title = self.tr("Units of {name}").format(name=run.name)
+            path, _ = QFileDialog.getSaveFileName(self._parent, title, f"{run.name}-units.csv", "CSV (*.csv)")
             if not path:
                 return None
         try:
             out = export_units(run, path)
         except ProjectionError as exc:
-            dialogs.show_error(self._parent, "Cannot export the units", str(exc))
+            dialogs.show_error(self._parent, self.tr("Cannot export the units"), str(exc))
             return None
-        self.status.emit(f"Wrote {out}")
+        self.status.emit(self.tr("Wrote {path}").format(path=out))
         return out
 
     def wait(self) -> None:
@@ -123,7 +125,7 @@ def show_projection(map_view: Any, result: ProjectedHits) -> None:
     """Show ``result``'s hit map in ``map_view`` (a :class:`~som_studio.qt.widgets.map_view.MapView`)."""
     map_view.begin(1, result.caption)
     i = map_view.mode.findData(f"{picture.COMPONENT}:0")
-    map_view.mode.setItemText(i, HITS_ITEM)
+    map_view.mode.setItemText(i, QCoreApplication.translate("ProjectData", HITS_ITEM))
     map_view.set_choice(picture.COMPONENT, 0)
     map_view.show_frame(result.frame(), force=True)
     map_view.caption.setText(result.caption)

@@ -12,6 +12,7 @@ Thread: the thread that owns the ``QApplication``.
 from __future__ import annotations
 
 import numpy as np
+from PySide6.QtCore import QCoreApplication
 
 from som_studio.report.content import Report
 
@@ -25,6 +26,8 @@ EXPORT_LEGEND_PX = 24
 """Legend text size when exporting: pixel-sized rich text is not enlarged by the exporter's scale."""
 
 SYMBOLS = ("o", "s", "t", "d", "h", "p", "t1", "x")
+
+translate = QCoreApplication.translate
 
 
 def _width(index: int) -> float:
@@ -196,7 +199,7 @@ def timing_layout(report: Report, legend_px: int = 15):  # type: ignore[no-untyp
     win = pg.GraphicsLayoutWidget()
     win.setBackground("w")
     plot = win.addPlot(axisItems={"left": _duration_axis()})
-    _style_plot(plot, sec.x_label, sec.y_label + " (log scale)")
+    _style_plot(plot, sec.x_label, translate("ReportCharts", "{label} (log scale)").format(label=sec.y_label))
     plot.getAxis("left").setWidth(110)
     plot.setLogMode(x=False, y=True)
     index = {run.name: i for i, run in enumerate(report.runs)}
@@ -229,9 +232,9 @@ def timing_layout(report: Report, legend_px: int = 15):  # type: ignore[no-untyp
             symbolBrush=pg.mkBrush("#6b7280"),
             symbolPen=pg.mkPen("#ffffff"),
         )
-        legend.addItem(marker, "compile + warm-up")
+        legend.addItem(marker, translate("ReportCharts", "compile + warm-up"))
     if not series:
-        plot.addItem(pg.TextItem("no timed iterations", color="#b3261e"))
+        plot.addItem(pg.TextItem(translate("ReportCharts", "no timed iterations"), color="#b3261e"))
     return win, CHART_WIDTH, 580
 
 
@@ -243,7 +246,11 @@ def quality_layout(report: Report, legend_px: int = 15):  # type: ignore[no-unty
     win = pg.GraphicsLayoutWidget()
     win.setBackground("w")
     index = {run.name: i for i, run in enumerate(report.runs)}
-    for col, (which, label) in enumerate((("qe", "quantization error (QE)"), ("te", "topographic error (TE)"))):
+    labels = (
+        ("qe", translate("ReportCharts", "quantization error (QE)")),
+        ("te", translate("ReportCharts", "topographic error (TE)")),
+    )
+    for col, (which, label) in enumerate(labels):
         plot = win.addPlot(row=0, col=col)
         _style_plot(plot, sec.x_label, label)
         for s in report.quality_series(which):

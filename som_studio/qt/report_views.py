@@ -13,6 +13,7 @@ from __future__ import annotations
 from html import escape
 
 import numpy as np
+from PySide6.QtCore import QCoreApplication
 
 from som_studio import picture
 from som_studio.report.content import Report, ReportRun
@@ -23,6 +24,8 @@ PANEL_TARGET_PX = 360
 BAR_HEIGHT = 58
 TOP_COLUMNS = 4
 PLANE_COLUMNS = 4
+
+translate = QCoreApplication.translate
 
 
 def _map_plot(win, image: np.ndarray, title: str, row: int, col: int):  # type: ignore[no-untyped-def]
@@ -107,10 +110,10 @@ def _pictures(run: ReportRun) -> tuple[list[tuple[str, picture.Drawn]], list[tup
     scale = picture.report_scale(h, w, PANEL_TARGET_PX)
     top = []
     for mode, title in (
-        (picture.UMATRIX, "U-matrix"),
-        (picture.HITS, "Hit map"),
-        (picture.LABELS, "Labels (majority per unit)"),
-        (picture.CLUSTERS, "Clusters"),
+        (picture.UMATRIX, translate("ReportViews", "U-matrix")),
+        (picture.HITS, translate("ReportViews", "Hit map")),
+        (picture.LABELS, translate("ReportViews", "Labels (majority per unit)")),
+        (picture.CLUSTERS, translate("ReportViews", "Clusters")),
     ):
         if picture.available(mode, d, views):
             top.append((title, picture.draw(weights, picture.ViewChoice(mode), lo, hi, views, scale)))
@@ -146,8 +149,9 @@ def run_views_layout(run: ReportRun, win):  # type: ignore[no-untyped-def]
         grid.setRowFixedHeight(row + 1, legend_h)
         height += panel_h + legend_h + 12
         row += 2
+    planes_title = translate("ReportViews", "Component planes")
     win.addLabel(
-        "<span style='font-size:13pt; font-weight:600; color:#1d2330'>Component planes</span>",
+        f"<span style='font-size:13pt; font-weight:600; color:#1d2330'>{planes_title}</span>",
         row=row,
         col=0,
         colspan=cols,

@@ -4,38 +4,22 @@
 (every run the app finished, saved as it finished, so it survives a restart).
 Its first column holds each run's name, editable, with a tick box: the ticked
 runs are the ones the comparison view compares. :class:`RunsPanel` is the
-"Runs" dock: the table and what can be done to a run (rename, remove, save to
-and open from a file, re-run, show again).
+"Runs" dock (:mod:`som_studio.qt.runs_panel`).
 
 Threads: GUI thread only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QFileDialog,
-    QHBoxLayout,
-    QHeaderView,
-    QMessageBox,
-    QPushButton,
-    QTableView,
-    QVBoxLayout,
-    QWidget,
-)
 
 from som_studio.app_model.runs import COLUMNS, RunList, row_texts, run_tooltip
-from som_studio.config import ConfigError, RunConfig
-from som_studio.qt import dialogs
-from som_studio.qt.project_dialog import ProjectData
+from som_studio.i18n import _
 from som_studio.report.writers import OutputError
 from som_studio.session.record import RunRecord
-from som_studio.storage import SUFFIX, HistoryError, RunHistory, StoredRun
+from som_studio.storage import RunHistory, StoredRun
 
 
 class RunsModel(QAbstractTableModel):
@@ -127,9 +111,9 @@ class RunsModel(QAbstractTableModel):
     ) -> Any:
         if orientation == Qt.Orientation.Horizontal:
             if role == Qt.ItemDataRole.DisplayRole:
-                return self.COLUMNS[section]
+                return _(self.COLUMNS[section])  # marked N_ in app_model.runs
             if role == Qt.ItemDataRole.ToolTipRole and section == 0:
-                return "Tick runs to compare them; double-click a name to rename it"
+                return self.tr("Tick runs to compare them; double-click a name to rename it")
         return None
 
     def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
@@ -188,213 +172,3 @@ class RunsModel(QAbstractTableModel):
                 self.checked_changed.emit()  # the comparison shows names
             return True
         return False
-
-
-class RunsPanel(QWidget):
-    """The "Runs" dock: the run history's table and what can be done to its runs.
-
-    Parameters
-    ----------
-    model : the shared run list.
-    rerun : starts a configuration; returns ``""`` or why it could not start.
-    show_run : shows a kept run again in the live views (double-click, or Show).
-    """
-
-    status = Signal(str)
-
-    def __init__(
-        self,
-        model: RunsModel,
-        rerun: Callable[[RunConfig], str] | None = None,
-        show_run: Callable[[StoredRun], None] | None = None,
-        parent: QWidget | None = None,
-    ) -> None:
-        super().__init__(parent)
-        self.model = model
-        self._rerun = rerun
-        self._show_run = show_run
-        self.error_dialog: QMessageBox | None = None
-        self.table = QTableView()
-        self.table.setModel(model)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.table.setEditTriggers(
-            QAbstractItemView.EditTrigger.DoubleClicked | QAbstractItemView.EditTrigger.EditKeyPressed
-        )
-        self.table.verticalHeader().hide()
-        header = self.table.horizontalHeader()
-        header.setStretchLastSection(True)
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        self.table.setColumnWidth(0, 170)
-        self.table.setToolTip(
-            "Tick runs to compare them (Compare tab); double-click a name to rename it, "
-            "another cell to show the run again"
-        )
-        self.table.doubleClicked.connect(self._on_double_clicked)
-        model.rename_failed.connect(lambda text: self.show_error("Cannot rename the run", text))
-        model.rowsInserted.connect(self._on_rows_inserted)
-        self.table.resizeColumnsToContents()
-
-        self.show_button = QPushButton("Show")
-        self.show_button.setToolTip("Show the selected run again: its final map, timings and quality")
-        self.remove_button = QPushButton("Remove")
-        self.save_button = QPushButton("Save…")
-        self.open_button = QPushButton("Open…")
-        self.rerun_button = QPushButton("Re-run")
-        self.rerun_button.setToolTip("Run the selected run's configuration again")
-        self.show_button.clicked.connect(self.show_selected)
-        self.remove_button.clicked.connect(self.ask_remove_selected)
-        self.save_button.clicked.connect(lambda: self.save_selected())
-        self.open_button.clicked.connect(lambda: self.open_runs())
-        self.rerun_button.clicked.connect(self.rerun_selected)
-        remove = QAction("Remove", self.table)
-        remove.setShortcut(QKeySequence(QKeySequence.StandardKey.Delete))
-        remove.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
-        remove.triggered.connect(self.ask_remove_selected)
-        self.table.addAction(remove)
-        self.remove_button.setToolTip("Remove the selected runs from the list and their files (Delete)")
-        self.show_button.setEnabled(show_run is not None)
-        self.rerun_button.setEnabled(rerun is not None)
-        self.projector = ProjectData(self._one, self)  # Project data… and Export units…
-        self.projector.status.connect(self.status)
-        buttons = QHBoxLayout()
-        for b in (self.show_button, self.rerun_button, *self.projector.buttons, self.save_button):
-            buttons.addWidget(b)
-        for b in (self.open_button, self.remove_button):
-            buttons.addWidget(b)
-        buttons.addStretch(1)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(4, 4, 4, 4)
-        lay.addWidget(self.table, 1)
-        lay.addLayout(buttons)
-
-    def _on_rows_inserted(self, *_: Any) -> None:
-        self.table.resizeColumnsToContents()
-        self.table.scrollToBottom()
-
-    # -- acting on runs ------------------------------------------------------------------
-    def selected(self) -> list[StoredRun]:
-        rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})
-        return [self.model.run_at(r) for r in rows]
-
-    def select(self, run_id: str) -> None:
-        self.table.selectRow(self.model.row_of(run_id))
-
-    def _one(self, what: str) -> StoredRun | None:
-        runs = self.selected() or self.model.checked_runs()
-        if len(runs) != 1:
-            self.show_error(what, f"Select one run to {what.lower()} it.")
-            return None
-        return runs[0]
-
-    def add_run(self, run: StoredRun, check: bool = False) -> StoredRun:
-        """Keep ``run`` in the history (saved at once) and list it."""
-        try:
-            return self.model.add(run, check=check)
-        except OutputError as exc:
-            self.show_error("Cannot keep the run", f"{exc}\nThe run is listed until the app closes.")
-            return run
-
-    def ask_remove_selected(self) -> None:
-        """Remove the selected runs once the user agrees: their files go too, for good."""
-        runs = self.selected()
-        if not runs:
-            self.status.emit("Select the runs to remove first")
-            return
-        what = f"the run {runs[0].name!r}" if len(runs) == 1 else f"{len(runs)} runs"
-        answer = QMessageBox.question(
-            self,
-            "Remove runs",
-            f"Remove {what} from the list? Its saved file is deleted too (save it first to keep a copy).",
-        )
-        if answer == QMessageBox.StandardButton.Yes:
-            self.remove_selected()
-
-    def remove_selected(self) -> None:
-        for run in self.selected():
-            try:
-                self.model.remove(run.id)
-            except OutputError as exc:
-                self.show_error("Cannot remove the run", str(exc))
-
-    def save_selected(self, path: str | None = None) -> bool:
-        run = self._one("Save")
-        if run is None:
-            return False
-        if path is None:
-            path, _ = QFileDialog.getSaveFileName(
-                self, "Save run", f"{run.name}{SUFFIX}", f"SOM Studio run (*{SUFFIX})"
-            )
-            if not path:
-                return False
-        try:
-            run.save(path, force=True)  # the file dialog asked before replacing
-        except OutputError as exc:
-            self.show_error("Cannot save the run", str(exc))
-            return False
-        self.status.emit(f"Saved {run.name} to {path}")
-        return True
-
-    def export_runs(self) -> None:
-        """Ask where, then write the ticked runs' records (all when none is ticked) as the ``--json`` document."""
-        if not self.model.records:
-            self.show_error("Nothing to export", "No run has finished yet: run a configuration first (Ctrl+R).")
-            return
-        path, _ = QFileDialog.getSaveFileName(self, "Export runs as JSON", "som-runs.json", "JSON (*.json)")
-        if path:
-            self.write_runs(path)
-
-    def write_runs(self, path: str) -> bool:
-        """Write the export to ``path`` (replacing it: the file dialog has asked) through the comparison pipeline."""
-        from som_studio.report.writers import OutputError
-
-        try:
-            n = self.model.list.write_json(path)
-        except (OutputError, ValueError) as exc:
-            self.show_error("Export failed", str(exc))
-            return False
-        self.status.emit(f"Wrote {n} run(s) to {path}")
-        return True
-
-    def open_runs(self, paths: list[str] | None = None) -> list[StoredRun]:
-        if paths is None:
-            paths, _ = QFileDialog.getOpenFileNames(self, "Open runs", "", f"SOM Studio run (*{SUFFIX})")
-        opened = []
-        for p in paths:
-            try:
-                run = StoredRun.load(p)
-            except HistoryError as exc:
-                self.show_error("Cannot open the run", str(exc))
-                continue
-            kept = self.model.history.find(run)
-            if kept is not None:  # already listed (the history's own file, or a copy of it): not twice
-                self.model.set_checked({r.id for r in self.model.checked_runs()} | {kept.id})
-                self.status.emit(f"{kept.name or kept.record.impl} is already in the list")
-                opened.append(kept)
-                continue
-            opened.append(self.add_run(run, check=True))
-        return opened
-
-    def rerun_selected(self) -> None:
-        run = self._one("Re-run")
-        if run is None or self._rerun is None:
-            return
-        try:
-            cfg = RunConfig.from_dict(run.record.config)
-        except ConfigError as exc:
-            self.show_error("Cannot re-run", f"its saved configuration is not valid: {exc}")
-            return
-        reason = self._rerun(cfg)
-        if reason:
-            self.show_error("Cannot re-run", reason)
-
-    def show_selected(self) -> None:
-        run = self._one("Show")
-        if run is not None and self._show_run is not None:
-            self._show_run(run)
-
-    def _on_double_clicked(self, index: QModelIndex) -> None:
-        if index.column() != 0 and self._show_run is not None:  # column 0: rename
-            self._show_run(self.model.run_at(index.row()))
-
-    show_error = dialogs.show_error  # a window-modal, non-blocking dialog naming the problem

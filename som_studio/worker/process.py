@@ -116,8 +116,16 @@ def receive(conn: Connection) -> Message:
     return decode(conn.recv())
 
 
+def _speak() -> None:
+    """Speak the app's language: it hands it down in ``SOM_STUDIO_LANG`` (:func:`som_studio.qt.i18n.apply_language`)."""
+    from som_studio import i18n
+
+    i18n.install(i18n.default_language())
+
+
 def run_worker(request: RunRequest, events: Connection, control: Connection) -> None:
     """Entry point of the child process (``multiprocessing`` ``spawn`` target)."""
+    _speak()
     # Before anything imports JAX: the device count of this run's process.
     _forget_inherited_cpu_devices()
     from som_studio.core import jax_runtime, registry
@@ -243,6 +251,7 @@ def _forget_inherited_cpu_devices() -> None:
 
 def probe(cpu_devices: int | None, events: Connection) -> None:
     """Child entry point: report the JAX backend, devices and versions, then exit."""
+    _speak()
     _forget_inherited_cpu_devices()
     from som_studio.core import jax_runtime
 
@@ -263,6 +272,7 @@ def doctor_report(cpu_devices: int | None, events: Connection) -> None:
     Run here rather than in the app because it starts JAX and runs
     ``nvidia-smi``; it describes the machine's own devices, as the command does.
     """
+    _speak()
     _forget_inherited_cpu_devices()
     from som_studio.core import jax_runtime
 
@@ -281,15 +291,17 @@ def describe_exit(code: int) -> str:
     """What a worker's exit code says about how it ended (``-999``: its end was not seen)."""
     import signal
 
+    from som_studio.i18n import _
+
     if code < 0 and code != -999:
         try:
             name = signal.Signals(-code).name
         except ValueError:
-            name = f"signal {-code}"
+            name = _("signal {number}").format(number=-code)
         hint = {
-            "SIGKILL": " (killed: out of memory, or by another program)",
-            "SIGABRT": " (aborted: typically an XLA or CUDA error)",
-            "SIGSEGV": " (crashed)",
+            "SIGKILL": _(" (killed: out of memory, or by another program)"),
+            "SIGABRT": _(" (aborted: typically an XLA or CUDA error)"),
+            "SIGSEGV": _(" (crashed)"),
         }.get(name, "")
-        return f"the training process was ended by {name}{hint}"
-    return f"the training process exited with status {code}"
+        return _("the training process was ended by {signal}{hint}").format(signal=name, hint=hint)
+    return _("the training process exited with status {code}").format(code=code)

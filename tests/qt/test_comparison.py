@@ -18,7 +18,8 @@ from PySide6.QtCore import Qt
 
 from som_studio.config import DataSpec, RunConfig
 from som_studio.qt.comparison import ComparisonView
-from som_studio.qt.runs import RunsModel, RunsPanel
+from som_studio.qt.runs import RunsModel
+from som_studio.qt.runs_panel import RunsPanel
 from som_studio.session.session import Session
 from som_studio.storage import RunHistory, RunRecorder, StoredRun
 

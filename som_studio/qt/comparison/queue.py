@@ -18,8 +18,9 @@ from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QListWidget, QList
 
 from som_studio.config import RunConfig
 from som_studio.core import registry
+from som_studio.qt.i18n import QT_TRANSLATE_NOOP
 
-HINT = "Tick implementations in the order they should run."
+HINT = QT_TRANSLATE_NOOP("ImplementationPicker", "Tick implementations in the order they should run.")
 
 
 class CompareQueue(QObject):
@@ -61,7 +62,7 @@ class CompareQueue(QObject):
         if not self._active:
             return
         self._queue.clear()
-        self.progress.emit("Comparison cancelled")
+        self.progress.emit(self.tr("Comparison cancelled"))
         self._stop()
 
     def _next(self) -> None:
@@ -71,14 +72,16 @@ class CompareQueue(QObject):
             total = n + len(self._queue)
             reason = self._launch(cfg)
             if not reason:
-                self.progress.emit(f"Comparing: {cfg.impl} ({n} of {total})")
+                self.progress.emit(
+                    self.tr("Comparing: {impl} ({n} of {total})").format(impl=cfg.impl, n=n, total=total)
+                )
                 self._current = cfg.impl
                 return
             self._skipped.append(f"{cfg.impl}: {reason}")
         self._active = False
-        text = f"Compared {len(self._done)} run(s)"
+        text = self.tr("Compared {n} run(s)").format(n=len(self._done))
         if self._skipped:
-            text += "; skipped " + "; ".join(self._skipped)
+            text += "; " + self.tr("skipped {runs}").format(runs="; ".join(self._skipped))
         self.progress.emit(text)
         self.finished.emit(list(self._done))
 
@@ -93,7 +96,8 @@ class ImplementationPicker(QGroupBox):
     """The implementations to compare, ticked in the order they run, with Compare and Cancel."""
 
     def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__("Compare implementations")
+        super().__init__()
+        self.setTitle(self.tr("Compare implementations"))
         self.impl_list = QListWidget()
         for impl in registry.all_implementations():
             item = QListWidgetItem(impl.name)
@@ -104,14 +108,16 @@ class ImplementationPicker(QGroupBox):
             self.impl_list.addItem(item)
         self._tick_order: list[str] = []  # the queue runs in the order implementations were ticked
         self.impl_list.itemChanged.connect(self._on_impl_ticked)
-        self.compare_button = QPushButton("Compare")
+        self.compare_button = QPushButton(self.tr("Compare"))
         self.compare_button.setToolTip(
-            "Run the ticked implementations one after another on the Run panel's "
-            "configuration (same data, seed and schedules)"
+            self.tr(
+                "Run the ticked implementations one after another on the Run panel's "
+                "configuration (same data, seed and schedules)"
+            )
         )
-        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button = QPushButton(self.tr("Cancel"))
         self.cancel_button.setEnabled(False)
-        self.queue_label = QLabel(HINT)
+        self.queue_label = QLabel(self.tr(HINT))
         self.queue_label.setWordWrap(True)
         self.running = False
         g = QVBoxLayout(self)
@@ -146,9 +152,8 @@ class ImplementationPicker(QGroupBox):
         finally:
             self.impl_list.blockSignals(False)
         if not self.running:
-            self.queue_label.setText(
-                "Runs in the order ticked: " + " → ".join(self._tick_order) if self._tick_order else HINT
-            )
+            order = self.tr("Runs in the order ticked: {order}").format(order=" → ".join(self._tick_order))
+            self.queue_label.setText(order if self._tick_order else self.tr(HINT))
 
     def ticked(self) -> list[str]:
         """The ticked implementations, in the order they were ticked (the order they run in)."""

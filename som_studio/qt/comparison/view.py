@@ -19,7 +19,6 @@ Threads: everything here runs in the GUI thread.
 from __future__ import annotations
 
 from collections.abc import Callable
-from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -48,12 +47,10 @@ from som_studio.core import registry
 from som_studio.qt import dialogs
 from som_studio.qt.comparison.queue import CompareQueue, ImplementationPicker
 from som_studio.qt.comparison.summary import SummaryModel
+from som_studio.qt.comparison.texts import CHARTS, export_menu_text, notes_html, translate
 from som_studio.qt.runs import RunsModel
-from som_studio.report.content import NOISY_RATIO
 from som_studio.report.writers import OutputError
 from som_studio.storage import StoredRun
-
-CHARTS = (("maps", "Final maps"), ("timing", "Time per iteration"), ("quality", "Quality"))
 
 
 class ComparisonView(QWidget):
@@ -116,26 +113,28 @@ class ComparisonView(QWidget):
         self.runs_view.setEditTriggers(
             QAbstractItemView.EditTrigger.DoubleClicked | QAbstractItemView.EditTrigger.EditKeyPressed
         )
-        self.runs_view.setToolTip("Tick runs to compare them (the Runs tab lists them in full)")
+        self.runs_view.setToolTip(self.tr("Tick runs to compare them (the Runs tab lists them in full)"))
         runs.rowsInserted.connect(lambda *_: self.runs_view.scrollToBottom())
-        lv.addWidget(QLabel("Runs (tick to compare)"))
+        lv.addWidget(QLabel(self.tr("Runs (tick to compare)")))
         lv.addWidget(self.runs_view, 2)
         lv.addWidget(self.picker, 3)
 
         # -- right: the comparison ------------------------------------------------------
         self.baseline = QComboBox()
         self.baseline.setToolTip(
-            "Speed-ups are the baseline's median time per iteration over each run's, "
-            "within a kind (an epoch for batch runs, a step for online ones)"
+            self.tr(
+                "Speed-ups are the baseline's median time per iteration over each run's, "
+                "within a kind (an epoch for batch runs, a step for online ones)"
+            )
         )
         self.baseline.currentIndexChanged.connect(self._on_baseline_changed)
         self.export_button = QToolButton()
-        self.export_button.setText("Export")
+        self.export_button.setText(self.tr("Export"))
         self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.export_menu = self._export_menu(self.export_button)
         self.export_button.setMenu(self.export_menu)
         top = QHBoxLayout()
-        top.addWidget(QLabel("Baseline:"))
+        top.addWidget(QLabel(self.tr("Baseline:")))
         top.addWidget(self.baseline, 1)
         top.addStretch(1)
         top.addWidget(self.export_button)
@@ -157,7 +156,7 @@ class ComparisonView(QWidget):
         for key, title in CHARTS:
             holder = QWidget()
             QVBoxLayout(holder).setContentsMargins(0, 0, 0, 0)
-            self.charts.addTab(holder, title)
+            self.charts.addTab(holder, translate("ComparisonView", title))
             self._chart_widgets[key] = holder
 
         right = QWidget()
@@ -187,19 +186,19 @@ class ComparisonView(QWidget):
 
     # -- menus ------------------------------------------------------------------------------
     def _export_menu(self, parent: QWidget) -> QMenu:
-        menu = QMenu("&Export comparison", parent)
-        for key, kind in EXPORTS.items():
-            action = menu.addAction(kind.menu)
+        menu = QMenu(self.tr("&Export comparison"), parent)
+        for key in EXPORTS:
+            action = menu.addAction(export_menu_text(key))
             action.triggered.connect(lambda _=False, k=key: self.export(k))
         return menu
 
     def _compare_menu(self) -> QMenu:
         """The Compare menu, for the window's menu bar: compare, cancel, export."""
-        menu = QMenu("&Compare", self)
-        compare_action = QAction("&Compare ticked implementations", menu)
+        menu = QMenu(self.tr("&Compare"), self)
+        compare_action = QAction(self.tr("&Compare ticked implementations"), menu)
         compare_action.setShortcut(QKeySequence("Ctrl+Shift+R"))
         compare_action.triggered.connect(self._on_compare_action)
-        cancel = QAction("Ca&ncel comparison", menu)
+        cancel = QAction(self.tr("Ca&ncel comparison"), menu)
         cancel.triggered.connect(self.cancel_compare)
         menu.addAction(compare_action)
         menu.addAction(cancel)
@@ -231,10 +230,10 @@ class ComparisonView(QWidget):
         """One config per ticked implementation, from the Run panel's; or why not."""
         names = self.ticked_impls()
         if len(names) < 1:
-            return [], "tick the implementations to compare"
+            return [], self.tr("tick the implementations to compare")
         base = self._base_config() if self._base_config else None
         if base is None:
-            return [], "the Run panel's configuration is not runnable; fix it first"
+            return [], self.tr("the Run panel's configuration is not runnable; fix it first")
         counts = self._iterations() if self._iterations else {}
         out = []
         for name in names:
@@ -255,7 +254,7 @@ class ComparisonView(QWidget):
             return False
         configs, reason = self.compare_configs()
         if reason:
-            self.show_error("Cannot compare", reason)
+            self.show_error(self.tr("Cannot compare"), reason)
             return False
         self._queue_ids = []
         self.picker.set_running(True)
@@ -297,7 +296,7 @@ class ComparisonView(QWidget):
         # the baseline choices: default, or one of the compared runs
         self._filling = True
         self.baseline.clear()
-        self.baseline.addItem("NumPy run of each kind (default)", None)
+        self.baseline.addItem(self.tr("NumPy run of each kind (default)"), None)
         if self.report:
             for r in self.report.runs:
                 self.baseline.addItem(r.name, r.name)
@@ -308,26 +307,10 @@ class ComparisonView(QWidget):
             self.report = compare(self.report.runs, baseline=self._baseline_name())
         self.summary.set_report(self.report)
         self.table.resizeColumnsToContents()
-        self.notes.setText(self._notes_html())
+        self.notes.setText(notes_html(self.report))
         self._draw_charts()
         self.export_button.setEnabled(self.report is not None)
         self.selection_changed.emit()
-
-    def _notes_html(self) -> str:
-        if self.report is None:
-            return "Tick runs in the Runs list to compare them, or tick implementations and press Compare."
-        if not self.report.flags:
-            return (
-                "<span style='color:#2e7d4f'>No suspect numbers: no recompiles after warm-up, steady iterations "
-                f"(p95 within {NOISY_RATIO:g}x the median), the same configuration for every run.</span>"
-            )
-        lines = []
-        for f in self.report.flags:
-            color = "#a05a00" if f.level == "warning" else "#3a5a9a"
-            lines.append(
-                f"<b style='color:{color}'>{'Warning' if f.level == 'warning' else 'Note'}:</b> {escape(f.text)}"
-            )
-        return "<br>".join(lines)
 
     def _draw_charts(self) -> None:
         from som_studio.qt.report_charts import LAYOUTS
@@ -341,7 +324,7 @@ class ComparisonView(QWidget):
                 if old is not None:
                     old.deleteLater()
             if self.report is None:
-                lay.addWidget(QLabel("Nothing ticked."))
+                lay.addWidget(QLabel(self.tr("Nothing ticked.")))
                 continue
             options = {"fixed": False} if key == "maps" else {}
             widget, _, _ = LAYOUTS[key](self.report, **options)
@@ -355,24 +338,24 @@ class ComparisonView(QWidget):
         so then ``force`` holds); errors are shown in a dialog.
         """
         if self.report is None:
-            self.show_error("Nothing to export", "Tick the runs to compare first.")
+            self.show_error(self.tr("Nothing to export"), self.tr("Tick the runs to compare first."))
             return False
         what = EXPORTS[kind]
         if path is None:
             if kind == "maps":
-                path = QFileDialog.getExistingDirectory(self, "Folder for the final maps")
+                path = QFileDialog.getExistingDirectory(self, self.tr("Folder for the final maps"))
             else:
                 path, _ = QFileDialog.getSaveFileName(
-                    self, what.menu.rstrip("…"), f"som-comparison{what.suffix}", what.file_filter
+                    self, export_menu_text(kind).rstrip("…"), f"som-comparison{what.suffix}", what.file_filter
                 )
             if not path:
                 return False
         try:
             written = self.write(kind, path, force)
         except (OutputError, ExportError) as exc:
-            self.show_error("Export failed", str(exc))
+            self.show_error(self.tr("Export failed"), str(exc))
             return False
-        self.status.emit(f"Wrote {written}")
+        self.status.emit(self.tr("Wrote {path}").format(path=written))
         return True
 
     def write(self, kind: str, path: str, force: bool = False) -> str:
@@ -385,8 +368,8 @@ class ComparisonView(QWidget):
             return str(exporter.write(kind, path))
         written, _missing = exporter.write_maps(path)
         if not written:
-            raise ExportError("none of the ticked runs has a final map")
-        return f"{len(written)} map(s) to {Path(path)}/"
+            raise ExportError(self.tr("none of the ticked runs has a final map"))
+        return self.tr("{n} map(s) to {folder}").format(n=len(written), folder=f"{Path(path)}/")
 
     # -- dialogs ---------------------------------------------------------------------------------
     def show_error(self, title: str, message: str) -> None:

@@ -51,9 +51,9 @@ class MapView(QWidget):
         self._last_draw = 0.0
 
         self.mode = QComboBox()
-        self.caption = QLabel("No run yet")
+        self.caption = QLabel(self.tr("No run yet"))
         top = QHBoxLayout()
-        top.addWidget(QLabel("Show"))
+        top.addWidget(QLabel(self.tr("Show")))
         top.addWidget(self.mode)
         top.addStretch(1)
         top.addWidget(self.caption)
@@ -105,7 +105,8 @@ class MapView(QWidget):
             self.show_frame(picture.make_frame(it, self._final, c, *self._range, self._views), force=True)
         elif self.last_frame is not None and self.last_frame.view.mode != c.mode:
             # No map kept (a run killed before it could send one): say when the choice shows.
-            self.caption.setText(f"iteration {self.last_frame.iteration:,} (the new view shows from the next frame)")
+            caption = self.tr("iteration {n:,} (the new view shows from the next frame)")
+            self.caption.setText(caption.format(n=self.last_frame.iteration))
 
     # -- feeding -------------------------------------------------------------------------
     def begin(self, features: int, title: str, views: picture.MapViews | None = None) -> None:
@@ -132,7 +133,7 @@ class MapView(QWidget):
         self.image.setImage(img, autoLevels=False, levels=(0, 255))
         self.last_frame = frame
         self.frames_drawn += 1
-        self.caption.setText(f"iteration {frame.iteration:,}")
+        self.caption.setText(self.tr("iteration {n:,}").format(n=frame.iteration))
 
     def keep_final(self, weights: np.ndarray) -> None:
         """Keep the final map so the view can still change after the run."""

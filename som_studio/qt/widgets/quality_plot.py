@@ -23,10 +23,10 @@ class QualityPlot(QWidget):
         # Bounded (issue 14): old measurements fold into min/max buckets, the whole run stays visible.
         self._qe = MinMaxSeries(HISTORY_POINTS)
         self._te = MinMaxSeries(HISTORY_POINTS)
-        self.caption = QLabel("No run yet")
+        self.caption = QLabel(self.tr("No run yet"))
         self.plot = pg.PlotWidget()
-        self.plot.setLabel("bottom", "iteration")
-        self.plot.setLabel("left", "quantization error")
+        self.plot.setLabel("bottom", self.tr("iteration"))
+        self.plot.setLabel("left", self.tr("quantization error"))
         # QE is a small distance (~0.05): "50 (x0.001)" read as a QE of 50.
         self.plot.getAxis("left").enableAutoSIPrefix(False)
         # Iterations are counts: never "iteration (x0.001)" around a lone point at 0.
@@ -39,7 +39,7 @@ class QualityPlot(QWidget):
         # TE is a fraction in [0, 1]: its own axis on the right, linked in x.
         self.te_view = pg.ViewBox()
         self.plot.showAxis("right")
-        self.plot.getAxis("right").setLabel("topographic error")
+        self.plot.getAxis("right").setLabel(self.tr("topographic error"))
         self.plot.scene().addItem(self.te_view)
         self.plot.getAxis("right").linkToView(self.te_view)
         self.te_view.setXLink(self.plot.getPlotItem())
@@ -69,7 +69,7 @@ class QualityPlot(QWidget):
         self.qe_curve.setData([], [])
         self.te_curve.setData([], [])
         self._fit_axes()
-        self.caption.setText("waiting for the first measurement…")
+        self.caption.setText(self.tr("waiting for the first measurement…"))
 
     def add(self, q: QualityMeasured) -> None:
         self._qe.append(q.iteration, q.qe)
@@ -77,7 +77,7 @@ class QualityPlot(QWidget):
         self.qe_curve.setData(*self._qe.arrays())
         self.te_curve.setData(*self._te.arrays())
         self._fit_axes()
-        self.caption.setText(f"iteration {q.iteration:,}:  QE {q.qe:.4f}   TE {q.te:.3f}")
+        self.caption.setText(self.tr("iteration {n:,}:").format(n=q.iteration) + f"  QE {q.qe:.4f}   TE {q.te:.3f}")
 
     def _fit_axes(self) -> None:
         """Auto-range from two iterations on; before that, fixed axes from 0 (pyqtgraph would centre a

@@ -10,7 +10,6 @@ their own, never on the GUI thread.
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -37,16 +36,15 @@ from PySide6.QtWidgets import (
 from som_studio import config as cfgmod
 from som_studio.app_model.form import (
     MAX_SIMULATED_DEVICES,
-    DataInfo,
-    DataKey,
     FormFields,
     FormState,
     RunForm,
     devices_text,
-    read_data,
+    labels,
 )
 from som_studio.config import RunConfig
 from som_studio.core import registry
+from som_studio.qt.widgets.data_reader import DataReader
 from som_studio.qt.widgets.table_fields import TableFields, note
 
 GRID_PRESETS = ("auto", "60x34", "240x135", "512x512", "1024x1024")
@@ -56,9 +54,8 @@ LAYOUT_PRESETS = ("1x1", "2x1", "1x2", "2x2", "4x1", "1x4", "4x2", "2x4", "8x1",
 class RunPanel(QWidget):
     """The form that describes one run.
 
-    Threads: GUI thread only, but for the data reader's thread, which only
-    emits ``_data_read``. ``state_changed`` is emitted after every change of
-    the form's verdict, with the new :class:`FormState`.
+    Threads: GUI thread only (data files are read by a :class:`DataReader`).
+    ``state_changed`` is emitted after every change of the form's verdict, with the new :class:`FormState`.
 
     Parameters
     ----------
@@ -67,15 +64,13 @@ class RunPanel(QWidget):
 
     state_changed = Signal(object)
     detect_requested = Signal()
-    _data_read = Signal(object, object)  # key, DataInfo; emitted on the reader's thread
 
     def __init__(self, parent: QWidget | None = None, form: RunForm | None = None) -> None:
         super().__init__(parent)
         self.form = form or RunForm()
         self._rendering = True
         self._force = True
-        self._readers: list[threading.Thread] = []
-        self._reading: DataKey | None = None
+        self._reader = DataReader(self)  # data files are read off the GUI thread
         self._asking = False
         self._ever_asked = False
 
@@ -91,28 +86,33 @@ class RunPanel(QWidget):
             self.impl.addItem(impl.name, impl.name)
             self.impl.setItemData(self.impl.count() - 1, impl.description, Qt.ItemDataRole.ToolTipRole)
         self.impl_info = note()
-        rows.addRow("Implementation", self.impl)
+        names = labels()  # the controls are named as the form names them in its refusals
+        rows.addRow(names["impl"], self.impl)
         rows.addRow(self.impl_info)  # both columns: a long description wraps, it never widens the form
 
         self.grid = QComboBox()
         self.grid.setEditable(True)
         self.grid.addItems(GRID_PRESETS)
-        self.grid.setToolTip("width x height (240x135: 240 columns, 135 rows); auto: chosen for the data")
+        self.grid.setToolTip(
+            self.tr("width x height ({example}: 240 columns, 135 rows); {auto}: chosen for the data").format(
+                example="240x135", auto="auto"
+            )
+        )
         self.grid_info = note()
-        rows.addRow("Grid", self.grid)
+        rows.addRow(names["grid"], self.grid)
         rows.addRow(self.grid_info)
 
-        self.random_data = QRadioButton("Random colours")
+        self.random_data = QRadioButton(self.tr("Random colours"))
         self.samples = QSpinBox()
         self.samples.setRange(1, cfgmod.MAX_SAMPLES)
         self.samples.setGroupSeparatorShown(True)
         self.samples.setValue(cfgmod.DEFAULT_SAMPLES)
-        self.file_data = QRadioButton("File")
+        self.file_data = QRadioButton(self.tr("File"))
         self.path = QLineEdit()
-        self.path.setPlaceholderText(".npy or .csv, examples x features")
+        self.path.setPlaceholderText(self.tr("{formats}, examples x features").format(formats=".npy / .csv"))
         self.path.setMinimumWidth(60)
         self.browse = QPushButton("…")
-        self.browse.setToolTip("Choose a .npy or .csv file")
+        self.browse.setToolTip(self.tr("Choose a {formats} file").format(formats=".npy / .csv"))
         self.browse.setFixedWidth(28)
         self.data_info = note()
         row1 = QHBoxLayout()
@@ -127,11 +127,11 @@ class RunPanel(QWidget):
         data_box.addLayout(row2)
         data_box.addWidget(self.data_info)
         self.random_data.setChecked(True)
-        rows.addRow("Data", data_box)
+        rows.addRow(names["data"], data_box)
         self.table = TableFields()
         self.table.add_rows(rows)
 
-        self.iterations_label = QLabel("Epochs")
+        self.iterations_label = QLabel(names["epochs"])
         self.iterations = QSpinBox()
         self.iterations.setRange(1, cfgmod.MAX_ITERATIONS)
         self.iterations.setGroupSeparatorShown(True)
@@ -139,14 +139,18 @@ class RunPanel(QWidget):
 
         self.sigma_start = QLineEdit()
         self.sigma_end = QLineEdit()
-        for w, what in ((self.sigma_start, "start"), (self.sigma_end, "end")):
-            w.setPlaceholderText("auto")
-            w.setToolTip(f"neighbourhood radius at the {what}, in grid units: one value or X,Y; empty for the default")
+        tips = (
+            self.tr("neighbourhood radius at the start, in grid units: one value or X,Y; empty for the default"),
+            self.tr("neighbourhood radius at the end, in grid units: one value or X,Y; empty for the default"),
+        )
+        for w, tip in zip((self.sigma_start, self.sigma_end), tips):
+            w.setPlaceholderText(self.tr("auto"))
+            w.setToolTip(tip)
         sig = QHBoxLayout()
         sig.addWidget(self.sigma_start)
         sig.addWidget(QLabel("→"))
         sig.addWidget(self.sigma_end)
-        rows.addRow("Radius σ", sig)
+        rows.addRow(self.tr("Radius σ"), sig)
         self.lr_start = QDoubleSpinBox()
         self.lr_end = QDoubleSpinBox()
         for box, v in ((self.lr_start, cfgmod.DEFAULT_LR[0]), (self.lr_end, cfgmod.DEFAULT_LR[1])):
@@ -158,7 +162,7 @@ class RunPanel(QWidget):
         lr.addWidget(self.lr_start)
         lr.addWidget(QLabel("→"))
         lr.addWidget(self.lr_end)
-        self.lr_label = QLabel("Learning rate")
+        self.lr_label = QLabel(self.tr("Learning rate"))
         rows.addRow(self.lr_label, lr)
 
         # Text, not a spin box: seeds go up to 2^63 - 1, beyond a spin box's 2^31 - 1.
@@ -168,29 +172,29 @@ class RunPanel(QWidget):
         self.precision.addItems(cfgmod.PRECISIONS)
         sp = QHBoxLayout()
         sp.addWidget(self.seed, 1)
-        sp.addWidget(QLabel("Precision"))
+        sp.addWidget(QLabel(names["precision"]))
         sp.addWidget(self.precision, 1)
-        rows.addRow("Seed", sp)
+        rows.addRow(names["seed"], sp)
 
         self.layout_box = QComboBox()
         self.layout_box.setEditable(True)
         self.layout_box.addItems(LAYOUT_PRESETS)
-        self.layout_box.setToolTip("device mesh: devices along the data axis x along the map axis")
-        self.simulate = QCheckBox("simulate")
-        self.simulate.setToolTip("use JAX's CPU backend with this many simulated devices (set per run)")
+        self.layout_box.setToolTip(self.tr("device mesh: devices along the data axis x along the map axis"))
+        self.simulate = QCheckBox(self.tr("simulate"))
+        self.simulate.setToolTip(self.tr("use JAX's CPU backend with this many simulated devices (set per run)"))
         self.cpu_devices = QSpinBox()
         self.cpu_devices.setRange(1, MAX_SIMULATED_DEVICES)
         self.cpu_devices.setValue(8)
-        self.cpu_devices.setSuffix(" CPU devices")
+        self.cpu_devices.setSuffix(" " + self.tr("CPU devices"))
         lay = QHBoxLayout()
         lay.addWidget(self.layout_box, 1)
         lay.addWidget(self.simulate)
         lay.addWidget(self.cpu_devices, 1)
-        rows.addRow("Layout", lay)
-        self.devices_label = QLabel("Devices: not asked yet")
+        rows.addRow(names["layout"], lay)
+        self.devices_label = QLabel()
         self.devices_label.setWordWrap(True)
-        self.detect = QPushButton("Detect")
-        self.detect.setToolTip("ask a short-lived worker process which devices JAX sees with these settings")
+        self.detect = QPushButton(self.tr("Detect"))
+        self.detect.setToolTip(self.tr("ask a short-lived worker process which devices JAX sees with these settings"))
         dev = QHBoxLayout()
         dev.addWidget(self.devices_label, 1)
         dev.addWidget(self.detect)
@@ -240,7 +244,7 @@ class RunPanel(QWidget):
         for signal, name, read in edits:
             signal.connect(lambda *args, n=name, r=read: self._edit(n, r() if r else args[0]))
         self.table.edited.connect(self._edit)
-        self._data_read.connect(self._on_data_read)
+        self._reader.data_read.connect(self.form.data_read)
         self.form.on_state(self._on_form_state)
         self.form.on_fields(lambda _f: self._render(self.form.state, force=True))
         self._rendering = False
@@ -260,7 +264,7 @@ class RunPanel(QWidget):
 
     def _on_form_state(self, st: FormState) -> None:
         self._render(st)
-        self._read_data_if_needed(st)
+        self._reader.read(st.data_needed)
         self.state_changed.emit(st)
 
     def _render(self, st: FormState, force: bool = False) -> None:
@@ -294,10 +298,10 @@ class RunPanel(QWidget):
         self.impl_info.setText(f"{impl.description}\n[{impl.supports()}]")
         self.impl.setToolTip(impl.description)
         online = impl.kind == "online"
-        self.iterations_label.setText("Steps" if online else "Epochs")
+        self.iterations_label.setText(labels()["steps" if online else "epochs"])
         self.lr_start.setEnabled(online)
         self.lr_end.setEnabled(online)
-        self.lr_label.setToolTip("" if online else "batch training does not use a learning rate")
+        self.lr_label.setToolTip("" if online else self.tr("batch training does not use a learning rate"))
         for combo, text in ((self.grid, f.grid), (self.layout_box, f.layout), (self.precision, f.precision)):
             if combo.currentText() != text and self._may_set(combo):
                 combo.setCurrentText(text)
@@ -352,33 +356,14 @@ class RunPanel(QWidget):
         """Show ``cfg`` in the form (unknown implementations keep the current choice)."""
         self.form.set_config(cfg)
 
-    # -- reading data files off the GUI thread ------------------------------------------------
-    def _read_data_if_needed(self, st: FormState) -> None:
-        key = st.data_needed
-        if key is None or key == self._reading:
-            return
-        self._readers = [t for t in self._readers if t.is_alive()]
-        self._reading = key
-        reader = threading.Thread(
-            target=lambda: self._data_read.emit(key, read_data(key)), name="som-data-reader", daemon=True
-        )
-        self._readers.append(reader)
-        reader.start()
-
-    def _on_data_read(self, key: DataKey, info: DataInfo) -> None:
-        if key == self._reading:
-            self._reading = None
-        self.form.data_read(key, info)
-
     def wait_for_readers(self) -> None:
         """Wait for the data files being read (closing the window)."""
-        for reader in self._readers:
-            reader.join()
-        self._readers = []
+        self._reader.wait()
 
     def _on_browse(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(
-            self, "Training data", self.path.text() or str(Path.home()), "Data (*.npy *.csv *.txt);;All files (*)"
+        filters = self.tr("Data ({patterns});;All files (*)").format(patterns="*.npy *.csv *.txt")
+        path, _filter = QFileDialog.getOpenFileName(
+            self, self.tr("Training data"), self.path.text() or str(Path.home()), filters
         )
         if path:
             self.form.edit(path=path, file=True)

@@ -48,7 +48,7 @@ class ShardingView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.description: dict[str, Any] | None = None
-        self.note = "Choose a valid configuration to see its layout."
+        self.note = self.tr("Choose a valid configuration to see its layout.")
         self._memory: dict[int, tuple[int, int]] = {}
         self.setMinimumHeight(160)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
@@ -59,7 +59,7 @@ class ShardingView(QWidget):
     ) -> None:
         """Show how ``config`` would be laid out (before a run)."""
         if config is None:
-            self.description, self.note = None, "Choose a valid configuration to see its layout."
+            self.description, self.note = None, self.tr("Choose a valid configuration to see its layout.")
             self.update()
             return
         try:
@@ -75,7 +75,8 @@ class ShardingView(QWidget):
             self.description, self.note = None, str(exc)
             self.update()
             return
-        self.note = "" if impl.shards else f"{impl.name} does not shard: it runs on the first device (layout 1x1)"
+        no_shards = self.tr("{impl} does not shard: it runs on the first device (layout {layout})")
+        self.note = "" if impl.shards else no_shards.format(impl=impl.name, layout="1x1")
         self.update()
 
     def set_run(self, config: RunConfig, layout: str, env: dict[str, Any], features: int = 3, samples: int = 0) -> None:
@@ -115,10 +116,12 @@ class ShardingView(QWidget):
                 per[int(k)] = per.get(int(k), 0) + int(v)
         legend = []
         for dev in sorted(per):
-            label = f"device {dev}: {format_bytes(per[dev])}"
+            label = self.tr("device {id}: {bytes}").format(id=dev, bytes=format_bytes(per[dev]))
             if dev in self._memory:
                 used, limit = self._memory[dev]
-                label += f" (memory {format_bytes(used)} / {format_bytes(limit)})"
+                label += " " + self.tr("(memory {used} / {limit})").format(
+                    used=format_bytes(used), limit=format_bytes(limit)
+                )
             legend.append((dev, label, fm.horizontalAdvance(label) + 22))
         # Lay the legend out first, so the pictures get the height that is left.
         legend_lines, x = 1, float(margin)
@@ -132,10 +135,12 @@ class ShardingView(QWidget):
         # The map's copies on the left (each keeps the map's aspect ratio), the data's copies on the right.
         map_area = QRectF(area.left(), area.top(), area.width() * 0.72, area.height())
         mh, mw = map_arr["shape"][0], map_arr["shape"][1]
+        map_title = self.tr("map {shape}: rows split over '{axis}'")
         map_right = self._paint_copies(
-            p, map_area, map_arr, (mh, mw), f"map {mh}x{mw}x{map_arr['shape'][2]}: rows split over 'map'"
+            p, map_area, map_arr, (mh, mw), map_title.format(shape=f"{mh}x{mw}x{map_arr['shape'][2]}", axis="map")
         )
-        left = max(map_right, area.left() + fm.horizontalAdvance("map 0000x0000x00: rows split over 'map', 0 copies"))
+        widest = map_title.format(shape="0000x0000x00", axis="map") + ", " + self.tr("{n} copies").format(n=0)
+        left = max(map_right, area.left() + fm.horizontalAdvance(widest))
         left += 3 * margin
         data_area = QRectF(left, area.top(), min(area.right() - left, area.width() * 0.28), area.height())
         n = max(int(data_arr["shape"][0]), 1)
@@ -144,7 +149,9 @@ class ShardingView(QWidget):
             data_area,
             data_arr,
             (n, max(1, n // 8)),
-            f"data {data_arr['shape'][0]:,}x{data_arr['shape'][1]} over 'data'",
+            self.tr("data {shape} over '{axis}'").format(
+                shape=f"{data_arr['shape'][0]:,}x{data_arr['shape'][1]}", axis="data"
+            ),
             fill=True,
         )
         y = area.bottom() + line * 0.5
@@ -159,7 +166,9 @@ class ShardingView(QWidget):
             x += tw + 8
         arrays = ", ".join(desc["arrays"])
         p.setPen(text)
-        foot = f"bytes per device hold: {arrays}" + (f".  {self.note}" if self.note else "")
+        foot = self.tr("bytes per device hold: {arrays}").format(arrays=arrays) + (
+            f".  {self.note}" if self.note else ""
+        )
         p.drawText(QRectF(margin, y + line, w - 2 * margin, line), Qt.AlignmentFlag.AlignLeft, foot)
         p.end()
 
@@ -174,7 +183,7 @@ class ShardingView(QWidget):
         r = len(replicas)
         text = self.palette().text().color()
         p.setPen(text)
-        label = title + (f", {r} copies" if r > 1 else "")
+        label = title + (", " + self.tr("{n} copies").format(n=r) if r > 1 else "")
         label = p.fontMetrics().elidedText(label, Qt.TextElideMode.ElideRight, int(area.width()))
         p.drawText(
             QRectF(area.left(), area.top() - p.fontMetrics().height(), area.width(), p.fontMetrics().height()),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -26,15 +26,23 @@ from PySide6.QtWidgets import (
 )
 
 from som_studio import config as cfgmod
-from som_studio.app_model.form import AUTO, LABELS, FormFields
+from som_studio.app_model.form import AUTO, FormFields, labels
+from som_studio.qt.i18n import QT_TRANSLATE_NOOP
 
-NONE = "(none)"
-_INIT_TIPS = {
-    AUTO: "pca for a data file, random for random colours (as the CLI)",
-    "random": "each feature uniform between its smallest and largest value",
-    "pca": "the map spans the first two principal components (the SOM Toolbox's lininit)",
-    "sample": "each unit starts at a random example",
+translate = QCoreApplication.translate
+NONE = "—"  # no column chosen: a dash, in any language (never a column's name)
+_INIT_TIPS = {  # shown through translate("TableFields", ...)
+    AUTO: QT_TRANSLATE_NOOP("TableFields", "pca for a data file, random for random colours (as the CLI)"),
+    "random": QT_TRANSLATE_NOOP("TableFields", "each feature uniform between its smallest and largest value"),
+    "pca": QT_TRANSLATE_NOOP(
+        "TableFields", "the map spans the first two principal components (the SOM Toolbox's lininit)"
+    ),
+    "sample": QT_TRANSLATE_NOOP("TableFields", "each unit starts at a random example"),
 }
+
+
+def _init_tip(name: str) -> str:
+    return translate("TableFields", _INIT_TIPS[name]) if name in _INIT_TIPS else ""
 
 
 def _combo(items: tuple[str, ...], tip: str = "") -> QComboBox:
@@ -59,26 +67,34 @@ class TableFields(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._rendering = False
-        self.topology = _combo(cfgmod.TOPOLOGIES, "rect: 4 neighbours in a square grid; hex: 6 in offset rows")
-        self.toroid = QCheckBox(LABELS["toroid"])
-        self.toroid.setToolTip("distances wrap around both axes (a hex toroid needs an even height)")
-        self.init = _combo((AUTO, *cfgmod.INITS), _INIT_TIPS[AUTO])
+        self.topology = _combo(
+            cfgmod.TOPOLOGIES, self.tr("{rect}: 4 neighbours in a square grid; {hex}: 6 in offset rows")
+        )
+        self.topology.setToolTip(self.topology.toolTip().format(rect="rect", hex="hex"))
+        self.toroid = QCheckBox(labels()["toroid"])
+        self.toroid.setToolTip(self.tr("distances wrap around both axes (a hex toroid needs an even height)"))
+        self.init = _combo((AUTO, *cfgmod.INITS), _init_tip(AUTO))
         for i, name in enumerate((AUTO, *cfgmod.INITS)):
-            self.init.setItemData(i, _INIT_TIPS[name], Qt.ItemDataRole.ToolTipRole)
-        self.scaling = _combo(cfgmod.SCALINGS, "each feature of the file: minmax to [0, 1]; zscore to mean 0, sd 1")
-        self.labels = _combo((NONE,), "the column holding each row's label (shown on the map, and its purity)")
-        self.id_column = _combo((NONE,), "a column carried through to projections of new data")
+            self.init.setItemData(i, _init_tip(name), Qt.ItemDataRole.ToolTipRole)
+        self.scaling = _combo(
+            cfgmod.SCALINGS,
+            self.tr("each feature of the file: {minmax} to [0, 1]; {zscore} to mean 0, sd 1").format(
+                minmax="minmax", zscore="zscore"
+            ),
+        )
+        self.labels = _combo((NONE,), self.tr("the column holding each row's label (shown on the map, and its purity)"))
+        self.id_column = _combo((NONE,), self.tr("a column carried through to projections of new data"))
         self.ignore = QToolButton()
         self.ignore.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        self.ignore.setToolTip("columns of the file left out of training")
+        self.ignore.setToolTip(self.tr("columns of the file left out of training"))
         self.ignore.setMenu(QMenu(self.ignore))
         # Many ignored names must not widen the panel: the button shows what fits (its tooltip all).
         self.ignore.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.ignore.setMinimumWidth(60)
         self.clusters = QSpinBox()
         self.clusters.setRange(0, cfgmod.MAX_CLUSTERS)
-        self.clusters.setSpecialValueText("none")
-        self.clusters.setToolTip("k-means clusters of the trained codebook; none: no clusters")
+        self.clusters.setSpecialValueText(self.tr("none"))
+        self.clusters.setToolTip(self.tr("k-means clusters of the trained codebook; 0: no clusters"))
         self._columns: tuple[str, ...] = ()
         self._ignored: tuple[str, ...] = ()
 
@@ -92,16 +108,13 @@ class TableFields(QWidget):
 
     def add_rows(self, rows: QFormLayout) -> None:
         """Add the controls to ``rows``, each named as the CLI's flag words."""
+        names = labels()
         lattice = QHBoxLayout()
         lattice.addWidget(self.topology, 1)
         lattice.addWidget(self.toroid)
-        rows.addRow(LABELS["topology"], lattice)
-        rows.addRow(LABELS["init"], self.init)
-        rows.addRow(LABELS["scaling"], self.scaling)
-        rows.addRow(LABELS["labels"], self.labels)
-        rows.addRow(LABELS["ignore"], self.ignore)
-        rows.addRow(LABELS["id_column"], self.id_column)
-        rows.addRow(LABELS["clusters"], self.clusters)
+        rows.addRow(names["topology"], lattice)
+        for key in ("init", "scaling", "labels", "ignore", "id_column", "clusters"):
+            rows.addRow(names[key], getattr(self, key))
 
     def _edit(self, name: str, value: Any) -> None:
         if not self._rendering:
@@ -118,7 +131,7 @@ class TableFields(QWidget):
             self.topology.setCurrentText(f.topology)
             self.toroid.setChecked(f.toroid)
             self.init.setCurrentText(f.init or AUTO)
-            self.init.setToolTip(_INIT_TIPS.get(f.init or AUTO, ""))
+            self.init.setToolTip(_init_tip(f.init or AUTO))
             self.scaling.setCurrentText(f.scaling)
             self.clusters.setValue(f.clusters)
             # The chosen names stay offered while a new file is read (its columns are not known yet).
@@ -138,7 +151,9 @@ class TableFields(QWidget):
                 act.setChecked(c in f.ignore)
                 act.toggled.connect(lambda on, c=c: self._toggle_ignored(c, on))
             self.ignore.setText(", ".join(f.ignore) if f.ignore else NONE)
-            self.ignore.setToolTip("left out of training: " + (", ".join(f.ignore) or "none"))
+            self.ignore.setToolTip(
+                self.tr("left out of training: {columns}").format(columns=", ".join(f.ignore) or NONE)
+            )
             self.ignore.setEnabled(bool(offered) and f.file)
             for w in (self.scaling, self.labels, self.id_column):
                 w.setEnabled(f.file)

@@ -124,22 +124,23 @@ class TimingPlot(QWidget):
         # The finished run's recorded (median, mean) per iteration: the caption ends on them.
         self._final: tuple[float | None, float | None] | None = None
 
-        self.caption = QLabel("No run yet")
-        self.log_scale = QCheckBox("log scale")
+        self.caption = QLabel(self.tr("No run yet"))
+        self.log_scale = QCheckBox(self.tr("log scale"))
         top = QHBoxLayout()
         top.addWidget(self.caption, 1)
         top.addWidget(self.log_scale)
 
         self.plot = pg.PlotWidget(axisItems={"left": SecondsAxis("left")})
-        self.plot.setLabel("bottom", "iteration")
-        self.plot.setLabel("left", "time per iteration")
+        self.plot.setLabel("bottom", self.tr("iteration"))
+        self.plot.setLabel("left", self.tr("time per iteration"))
         self.plot.getAxis("left").enableAutoSIPrefix(False)  # the tick labels carry their units
         self.plot.showGrid(x=True, y=True, alpha=0.2)
         self.plot.addLegend(offset=(-10, 10), brush=(0, 0, 0, 160))
         self.plot.setClipToView(True)
         self.plot.setDownsampling(auto=True, mode="peak")
-        self.points = self.plot.plot(pen=pg.mkPen((120, 160, 220), width=1), name="per chunk")
-        self.median = self.plot.plot(pen=pg.mkPen((230, 126, 34), width=2), name=f"rolling median ({ROLLING})")
+        self.points = self.plot.plot(pen=pg.mkPen((120, 160, 220), width=1), name=self.tr("per chunk"))
+        rolling = self.tr("rolling median ({n})").format(n=ROLLING)
+        self.median = self.plot.plot(pen=pg.mkPen((230, 126, 34), width=2), name=rolling)
 
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
@@ -167,7 +168,7 @@ class TimingPlot(QWidget):
         self.points.setData([], [])
         self.median.setData([], [])
         reset_range(self.plot)
-        self.caption.setText("compiling and warming up…")
+        self.caption.setText(self.tr("compiling and warming up…"))
 
     def set_compile(self, seconds: float, compiles: int | None = None) -> None:
         """The compile and warm-up time (``compiles=0``: nothing was compiled, e.g. NumPy)."""
@@ -212,15 +213,15 @@ class TimingPlot(QWidget):
     def _update_caption(self) -> None:
         bits = []
         if self._compile_s is not None:
-            what = "warm-up" if self._compiles == 0 else "compile + warm-up"
-            bits.append(f"{what} {format_seconds(self._compile_s)}")
+            what = self.tr("warm-up {time}") if self._compiles == 0 else self.tr("compile + warm-up {time}")
+            bits.append(what.format(time=format_seconds(self._compile_s)))
         med = self.median_s()
         if med:
-            bits.append(f"median {format_seconds(med)}/iteration")
+            bits.append(self.tr("median {time}/iteration").format(time=format_seconds(med)))
             bits.append(f"{self._per_iteration_samples / med:,.0f} samples/s")
         if self._final is not None and self._final[1]:
-            bits.append(f"mean {format_seconds(self._final[1])}/iteration")
-        self.caption.setText("   ·   ".join(bits) if bits else "compiling and warming up…")
+            bits.append(self.tr("mean {time}/iteration").format(time=format_seconds(self._final[1])))
+        self.caption.setText("   ·   ".join(bits) if bits else self.tr("compiling and warming up…"))
 
 
 def _preview() -> None:  # python -m som_studio.qt.widgets.timing_plot
