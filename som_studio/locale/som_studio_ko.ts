@@ -185,12 +185,12 @@
         <translation>사용할 수 없음 ({error})</translation>
     </message>
     <message>
-        <source>{backend}: {n} device(s): {kinds}, {memory} each</source>
-        <translation>{backend}: 장치 {n}개: {kinds}, 각 {memory}</translation>
+        <source>{backend} — {n} device(s): {kinds}, {memory} each</source>
+        <translation>{backend} — 장치 {n}개: {kinds}, 각 {memory}</translation>
     </message>
     <message>
-        <source>{backend}: {n} device(s): {kinds}</source>
-        <translation>{backend}: 장치 {n}개: {kinds}</translation>
+        <source>{backend} — {n} device(s): {kinds}</source>
+        <translation>{backend} — 장치 {n}개: {kinds}</translation>
     </message>
     <message>
         <source>Self-organizing maps from NumPy to fused, sharded JAX, timed honestly and watched live.</source>
@@ -242,6 +242,13 @@ Run {command} in a terminal.</source>
     <message>
         <source>no answer</source>
         <translation>응답 없음</translation>
+    </message>
+</context>
+<context>
+    <name>GraphicsScene</name>
+    <message>
+        <source>Export...</source>
+        <translation>내보내기...</translation>
     </message>
 </context>
 <context>
@@ -468,6 +475,37 @@ Run {command} in a terminal.</source>
     </message>
 </context>
 <context>
+    <name>PlotItem</name>
+    <message>
+        <source>Plot Options</source>
+        <translation>플롯 옵션</translation>
+    </message>
+    <message>
+        <source>Transforms</source>
+        <translation>변환</translation>
+    </message>
+    <message>
+        <source>Downsample</source>
+        <translation>다운샘플</translation>
+    </message>
+    <message>
+        <source>Average</source>
+        <translation>평균</translation>
+    </message>
+    <message>
+        <source>Alpha</source>
+        <translation>투명도</translation>
+    </message>
+    <message>
+        <source>Grid</source>
+        <translation>격자선</translation>
+    </message>
+    <message>
+        <source>Points</source>
+        <translation>점</translation>
+    </message>
+</context>
+<context>
     <name>ProjectData</name>
     <message>
         <source>Hits of the new data</source>
@@ -516,6 +554,24 @@ Run {command} in a terminal.</source>
     <message>
         <source>Wrote {path}</source>
         <translation>{path}에 저장했습니다</translation>
+    </message>
+</context>
+<context>
+    <name>QAbstractFileIconProvider</name>
+    <message>
+        <source>Drive</source>
+        <translation>드라이브</translation>
+    </message>
+</context>
+<context>
+    <name>QFileDialog</name>
+    <message>
+        <source>&amp;Look in:</source>
+        <translation>찾는 위치(&amp;L):</translation>
+    </message>
+    <message>
+        <source>Files of &amp;type:</source>
+        <translation>파일 형식(&amp;T):</translation>
     </message>
 </context>
 <context>
@@ -863,6 +919,18 @@ The run is listed until the app closes.</source>
         <source>bytes per device hold: {arrays}</source>
         <translation>장치별 바이트에 포함: {arrays}</translation>
     </message>
+    <message>
+        <source>map</source>
+        <translation>지도</translation>
+    </message>
+    <message>
+        <source>data</source>
+        <translation>데이터</translation>
+    </message>
+    <message>
+        <source>sums</source>
+        <translation>합계</translation>
+    </message>
 </context>
 <context>
     <name>SummaryModel</name>
@@ -1019,6 +1087,33 @@ The run is listed until the app closes.</source>
     <message>
         <source>mean {time}/iteration</source>
         <translation>평균 {time}/반복</translation>
+    </message>
+</context>
+<context>
+    <name>ViewBox</name>
+    <message>
+        <source>ViewBox options</source>
+        <translation>ViewBox 옵션</translation>
+    </message>
+    <message>
+        <source>View All</source>
+        <translation>전체 보기</translation>
+    </message>
+    <message>
+        <source>axis</source>
+        <translation>축</translation>
+    </message>
+    <message>
+        <source>Mouse Mode</source>
+        <translation>마우스 모드</translation>
+    </message>
+    <message>
+        <source>3 button</source>
+        <translation>버튼 3개</translation>
+    </message>
+    <message>
+        <source>1 button</source>
+        <translation>버튼 1개</translation>
     </message>
 </context>
 </TS>

@@ -64,9 +64,9 @@ def about_text(info: dict[str, Any] | None) -> str:
         kinds = ", ".join(sorted({str(d.get("kind")) for d in devs}))
         if devs and devs[0].get("memory_limit"):
             each = memory.format_bytes(devs[0]["memory_limit"])
-            text = translate("Dialogs", "{backend}: {n} device(s): {kinds}, {memory} each")
+            text = translate("Dialogs", "{backend} — {n} device(s): {kinds}, {memory} each")
         else:
-            each, text = "", translate("Dialogs", "{backend}: {n} device(s): {kinds}")
+            each, text = "", translate("Dialogs", "{backend} — {n} device(s): {kinds}")
         backend = text.format(backend=info.get("backend"), n=len(devs), kinds=kinds, memory=each)
     blurb = translate(
         "Dialogs", "Self-organizing maps from NumPy to fused, sharded JAX, timed honestly and watched live."

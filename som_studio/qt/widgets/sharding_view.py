@@ -164,13 +164,18 @@ class ShardingView(QWidget):
             p.setPen(text)
             p.drawText(QRectF(x + 16, y, tw, line), Qt.AlignmentFlag.AlignLeft, label)
             x += tw + 8
-        arrays = ", ".join(desc["arrays"])
+        arrays = ", ".join(self._array_name(a) for a in desc["arrays"])
         p.setPen(text)
         foot = self.tr("bytes per device hold: {arrays}").format(arrays=arrays) + (
             f".  {self.note}" if self.note else ""
         )
         p.drawText(QRectF(margin, y + line, w - 2 * margin, line), Qt.AlignmentFlag.AlignLeft, foot)
         p.end()
+
+    def _array_name(self, key: str) -> str:
+        """The description's array ``key`` (``map``, ``data``, ``sums``) in words."""
+        words = {"map": self.tr("map"), "data": self.tr("data"), "sums": self.tr("sums")}
+        return words.get(key, key)
 
     def _paint_copies(
         self, p: QPainter, area: QRectF, arr: dict[str, Any], aspect: tuple[int, int], title: str, fill: bool = False

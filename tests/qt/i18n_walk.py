@@ -1,0 +1,208 @@
+"""Every text a window shows, gathered for the Korean tests: widgets, actions, models, plots, painted text.
+
+A helper of ``tests/qt/test_korean_app.py`` (not a test module itself).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+import pyqtgraph as pg
+from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QAbstractItemView,
+    QAbstractSpinBox,
+    QCheckBox,
+    QComboBox,
+    QDockWidget,
+    QGroupBox,
+    QLabel,
+    QLineEdit,
+    QMenu,
+    QPlainTextEdit,
+    QRadioButton,
+    QSpinBox,
+    QStyle,
+    QTabBar,
+    QWidget,
+)
+
+from som_studio import config as cfgmod
+from som_studio.core import registry
+
+HANGUL = re.compile(r"[\uac00-\ud7a3]")
+_TAG = re.compile(r"<[^>]+>")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'’.+/-]*[A-Za-z0-9]|[A-Za-z]{2,}")
+
+# Names, units, file types, keys and the configuration's own values (the CLI's words): never translated.
+ALLOWED = {
+    *(w.lower() for w in ("JAX", "NumPy", "XLA", "GPU", "CPU", "CUDA", "JIT", "vmap", "shard_map", "pmap", "HLO")),
+    *("som", "studio", "som-studio", "qe", "te", "rgb", "csv", "json", "html", "pdf", "png", "gif", "webp", "mp4"),
+    *("npy", "txt", "somrun", "id", "ms", "mb", "gb", "kb", "µs", "ns", "samples/s", "p95", "python", "pyside6"),
+    *("qt", "pyqtgraph", "jaxlib", "nvidia-smi", "lininit", "toolbox", "k-means", "wxh", "ctrl", "esc", "delete"),
+    *("iris", "cpu", "cli", "doctor", "english", "linux"),  # data set, backend, the command line, a language's own name
+    *("kib", "mib", "gib", "tib", "b"),
+    *(n.lower() for n in registry.names()),
+    *(v.lower() for v in (*cfgmod.TOPOLOGIES, *cfgmod.INITS, *cfgmod.SCALINGS, *cfgmod.PRECISIONS, "auto")),
+}
+
+
+def plain(text: str) -> str:
+    """``text`` without HTML tags, entities and menu mnemonics."""
+    text = _TAG.sub(" ", text).replace("&nbsp;", " ").replace("&amp;", "&")
+    text = re.sub(r"'[a-z_]+'", " ", text)  # a quoted identifier (a mesh axis) is a name
+    text = re.sub(r"\b(?:Ctrl|Shift|Alt)\+\S+", " ", text)  # shortcuts
+    return re.sub(r"&(?=\w)", "", text)
+
+
+def english_words(text: str, allowed: Iterable[str] = ()) -> list[str]:
+    """The words of ``text`` that are English (not names, units or configuration values)."""
+    ok = ALLOWED | {a.lower() for a in allowed}
+    out = []
+    for w in _WORD.findall(plain(text)):
+        w = w.strip(".'’-/")
+        if len(w) < 2 or w.lower() in ok or re.fullmatch(r"[a-z]?\d+[a-z]?|x\d+", w.lower()):
+            continue
+        out.append(w)
+    return out
+
+
+def _model_texts(view: QAbstractItemView) -> Iterator[str]:
+    model = view.model()
+    if model is None:
+        return
+    root = QModelIndex()
+    try:
+        columns = model.columnCount(root)
+    except TypeError:  # a QListWidget's model keeps its columnCount private: one column
+        columns = 1
+    for i in range(columns):
+        for role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            v = model.headerData(i, Qt.Orientation.Horizontal, role)
+            if isinstance(v, str):
+                yield v
+    for r in range(model.rowCount(root)):
+        for c in range(columns):
+            for role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+                v = model.index(r, c).data(role)
+                if isinstance(v, str):
+                    yield v
+
+
+def _graphics_texts(view: pg.GraphicsView) -> Iterator[str]:
+    scene = view.scene()
+    if scene is None:
+        return
+    for item in scene.items():
+        if isinstance(item, pg.LabelItem):
+            yield item.text
+        elif isinstance(item, pg.AxisItem) and item.label.isVisible():
+            yield item.labelText
+        elif isinstance(item, pg.TextItem):
+            yield item.toPlainText()
+
+
+def widget_texts(root: QWidget) -> Iterator[tuple[str, str]]:
+    """``(where, text)`` for every text ``root`` and its children show, and their actions'."""
+    for w in (root, *root.findChildren(QWidget)):
+        where = f"{type(w).__name__} {w.objectName()}".strip()
+        if w.isWindow() or isinstance(w, QDockWidget):
+            yield where, w.windowTitle()
+        yield where, w.toolTip()
+        yield where, w.statusTip()
+        if isinstance(w, QLabel):
+            yield where, w.text()
+        elif isinstance(w, QAbstractButton):
+            yield where, w.text()
+        elif isinstance(w, QGroupBox):
+            yield where, w.title()
+        elif isinstance(w, QLineEdit):
+            yield where, w.placeholderText()
+        elif isinstance(w, QPlainTextEdit):
+            yield where, w.toPlainText()
+        elif isinstance(w, QMenu):
+            yield where, w.title()
+        elif isinstance(w, QTabBar):
+            for i in range(w.count()):
+                yield where, w.tabText(i)
+                yield where, w.tabToolTip(i)
+        if isinstance(w, QComboBox):
+            for i in range(w.count()):
+                yield where, w.itemText(i)
+                tip = w.itemData(i, Qt.ItemDataRole.ToolTipRole)
+                if isinstance(tip, str):
+                    yield where, tip
+        if isinstance(w, QSpinBox):
+            yield where, w.specialValueText()
+        if isinstance(w, QAbstractSpinBox) and hasattr(w, "suffix"):
+            yield where, w.suffix()
+        if isinstance(w, QAbstractItemView) and not isinstance(w, QComboBox):
+            for t in _model_texts(w):
+                yield where, t
+        if isinstance(w, pg.GraphicsView):
+            for t in _graphics_texts(w):
+                yield where, t
+    for a in root.findChildren(QAction):
+        yield f"QAction {a.text()!r}", a.text()
+        yield f"QAction {a.text()!r}", a.toolTip()
+        if a.menu() is not None:
+            yield f"QMenu {a.text()!r}", a.menu().title()
+
+
+def painted_texts(widget: QWidget, monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
+    """The strings ``widget`` paints with ``QPainter.drawText`` (drawn once into a pixmap)."""
+    from PySide6.QtGui import QPainter
+
+    seen: list[str] = []
+    original = QPainter.drawText
+
+    def record(self, *args):  # type: ignore[no-untyped-def]
+        seen.extend(a for a in args if isinstance(a, str))
+        return original(self, *args)
+
+    monkeypatch.setattr(QPainter, "drawText", record)
+    widget.grab()
+    monkeypatch.setattr(QPainter, "drawText", original)
+    return seen
+
+
+def english_left(
+    texts: Iterable[tuple[str, str]], allowed: Iterable[str] = (), pending: Iterable[str] = ()
+) -> list[str]:
+    """``"where: text [words]"`` for each text with English words left (``pending``: parts left out)."""
+    skip = sorted(set(pending), key=len, reverse=True)
+    out = []
+    for where, text in texts:
+        for part in skip:
+            text = text.replace(part, " ")
+        if not text.strip():
+            continue
+        words = english_words(text, allowed)
+        if words:
+            out.append(f"{where}: {text!r} {words}")
+    return sorted(set(out))
+
+
+def clipped(root: QWidget) -> list[str]:
+    """Visible labels and buttons narrower than their one-line text (Korean cut off)."""
+    out = []
+    for w in root.findChildren(QWidget):
+        if not w.isVisible() or not isinstance(w, (QLabel, QAbstractButton)):
+            continue
+        if isinstance(w, QLabel) and (w.wordWrap() or w.textFormat() == Qt.TextFormat.RichText):
+            continue
+        text = plain(w.text())
+        if not text or "\n" in text:
+            continue
+        need = w.fontMetrics().horizontalAdvance(text)
+        room = w.contentsRect().width()
+        if isinstance(w, (QCheckBox, QRadioButton)):
+            room = w.width() - w.style().pixelMetric(QStyle.PixelMetric.PM_IndicatorWidth) - 4
+        elif isinstance(w, QAbstractButton):
+            room = w.width() - 2 * w.style().pixelMetric(QStyle.PixelMetric.PM_ButtonMargin) // 2
+        if room + 1 < need:
+            out.append(f"{type(w).__name__} {text!r}: {room} px for {need} px")
+    return out
