@@ -8,6 +8,13 @@ comparison view::
 
     xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python bench/screenshot.py \
         resources/screenshot.png resources/compare-screenshot.png
+
+The Korean ones (issue 14): the app as ``som-studio --lang ko`` starts it, at 1600x1000,
+comparing two implementations::
+
+    xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python bench/screenshot.py --lang ko \
+        --size 1600x1000 --compare-size 1600x1000 --compare numpy-batch,jax-fused-batch \
+        resources/screenshot-ko.png resources/comparison-ko.png
 """
 
 from __future__ import annotations
@@ -19,18 +26,31 @@ from pathlib import Path
 
 
 def main() -> int:
-    out = sys.argv[1] if len(sys.argv) > 1 else "resources/screenshot.png"
-    compare_out = sys.argv[2] if len(sys.argv) > 2 else None
+    import argparse
+
+    ap = argparse.ArgumentParser(description="Take the README's screenshots of the real app.")
+    ap.add_argument("out", nargs="?", default="resources/screenshot.png")
+    ap.add_argument("compare_out", nargs="?", default=None)
+    ap.add_argument("--lang", default=None, help="ko or en, as som-studio --lang (default: the environment's)")
+    ap.add_argument("--size", default="1400x860", help="the window's size, WxH")
+    ap.add_argument("--compare-size", default="1400x640", help="the comparison view's size, WxH")
+    ap.add_argument("--compare", default="numpy-batch,jax-vmap-batch,jax-fused-batch", help="implementations")
+    args = ap.parse_args()
+    out = args.out
     os.environ.setdefault("QT_QPA_PLATFORM", "xcb" if os.environ.get("DISPLAY") else "offscreen")
     from PySide6.QtCore import QEventLoop
     from PySide6.QtWidgets import QApplication
 
+    from som_studio.qt.i18n import apply_language
     from som_studio.qt.main_window import MainWindow
     from som_studio.qt.settings import Settings
 
-    app = QApplication.instance() or QApplication([])  # noqa: F841 (keeps Qt alive)
-    win = MainWindow(Settings(Path(tempfile.mkdtemp()) / "shot.ini"))
-    win.resize(1400, 860)
+    app = QApplication.instance() or QApplication([])
+    settings = Settings(Path(tempfile.mkdtemp()) / "shot.ini")
+    apply_language(app, args.lang, settings)  # as the app starts: --lang, else the environment
+    win = MainWindow(settings)
+    width, height = (int(v) for v in args.size.split("x"))
+    win.resize(width, height)
     win.show()
 
     def run(impl: str, grid: str, iterations: int, shot_at: float | None = None) -> None:
@@ -57,14 +77,15 @@ def main() -> int:
 
     run("numpy-online", "60x34", 5_000)
     run("jax-jit-online", "240x135", 50_000, shot_at=0.5)
-    if compare_out:
-        compare(win, compare_out)
+    if args.compare_out:
+        cw, ch = (int(v) for v in args.compare_size.split("x"))
+        compare(win, args.compare_out, args.compare.split(","), cw, ch)
     win.close()
     return 0
 
 
-def compare(win: object, out: str) -> None:
-    """Compare three batch implementations on the playbook map and grab the comparison view."""
+def compare(win: object, out: str, impls: list[str], width: int = 1400, height: int = 860) -> None:
+    """Compare batch implementations ``impls`` on the playbook map and grab the comparison view."""
     from PySide6.QtCore import QEventLoop, QTimer
 
     p = win.panel  # type: ignore[attr-defined]
@@ -72,14 +93,14 @@ def compare(win: object, out: str) -> None:
     p.grid.setCurrentText("240x135")
     p.iterations.setValue(10)
     view = win.comparison  # type: ignore[attr-defined]
-    view.set_ticked_impls(["numpy-batch", "jax-vmap-batch", "jax-fused-batch"])
+    view.set_ticked_impls(impls)
     loop = QEventLoop()
     view.queue.finished.connect(loop.quit)
     assert view.compare_ticked()
     loop.exec()
     dock = win.docks["compare"]  # type: ignore[attr-defined]
     dock.setFloating(True)
-    dock.resize(1400, 640)
+    dock.resize(width, height)
     view.charts.setCurrentIndex(0)
     QTimer.singleShot(500, loop.quit)
     loop.exec()

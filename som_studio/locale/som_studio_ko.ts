@@ -1014,6 +1014,10 @@ The run is listed until the app closes.</source>
         <translation>거리가 두 축 모두에서 반대편으로 이어집니다 (육각형 토로이드는 높이가 짝수여야 합니다)</translation>
     </message>
     <message>
+        <source>auto</source>
+        <translation>자동</translation>
+    </message>
+    <message>
         <source>each feature of the file: {minmax} to [0, 1]; {zscore} to mean 0, sd 1</source>
         <translation>파일의 각 특성: {minmax}는 [0, 1]로, {zscore}는 평균 0, 표준편차 1로</translation>
     </message>

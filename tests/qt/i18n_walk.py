@@ -47,7 +47,7 @@ ALLOWED = {
     *("kib", "mib", "gib", "tib", "b"),
     *(n.lower() for n in registry.names()),
     *(v.lower() for v in (*cfgmod.TOPOLOGIES, *cfgmod.INITS, *cfgmod.SCALINGS, *cfgmod.PRECISIONS, "auto")),
-}
+} - {"none"}  # "none" is a word: the app shows it in Korean (an editable grid keeps "auto", the CLI's word)
 
 
 def plain(text: str) -> str:

@@ -33,10 +33,10 @@ from PySide6.QtWidgets import (
     QListView,
     QMenu,
     QMessageBox,
+    QPushButton,
     QSplitter,
     QTableView,
     QTabWidget,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -128,9 +128,8 @@ class ComparisonView(QWidget):
             )
         )
         self.baseline.currentIndexChanged.connect(self._on_baseline_changed)
-        self.export_button = QToolButton()
-        self.export_button.setText(self.tr("Export"))
-        self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        # A push button with a menu: its arrow gets room of its own (a tool button's overlaps the word).
+        self.export_button = QPushButton(self.tr("Export"))
         self.export_menu = self._export_menu(self.export_button)
         self.export_button.setMenu(self.export_menu)
         top = QHBoxLayout()

@@ -73,15 +73,18 @@ class TableFields(QWidget):
         self.topology.setToolTip(self.topology.toolTip().format(rect="rect", hex="hex"))
         self.toroid = QCheckBox(labels()["toroid"])
         self.toroid.setToolTip(self.tr("distances wrap around both axes (a hex toroid needs an even height)"))
-        self.init = _combo((AUTO, *cfgmod.INITS), _init_tip(AUTO))
+        self.init = _combo((), _init_tip(AUTO))
         for i, name in enumerate((AUTO, *cfgmod.INITS)):
+            self.init.addItem(self.tr("auto") if name == AUTO else name, name)  # "auto" in words, methods by name
             self.init.setItemData(i, _init_tip(name), Qt.ItemDataRole.ToolTipRole)
         self.scaling = _combo(
-            cfgmod.SCALINGS,
+            (),
             self.tr("each feature of the file: {minmax} to [0, 1]; {zscore} to mean 0, sd 1").format(
                 minmax="minmax", zscore="zscore"
             ),
         )
+        for name in cfgmod.SCALINGS:
+            self.scaling.addItem(self.tr("none") if name == "none" else name, name)
         self.labels = _combo((NONE,), self.tr("the column holding each row's label (shown on the map, and its purity)"))
         self.id_column = _combo((NONE,), self.tr("a column carried through to projections of new data"))
         self.ignore = QToolButton()
@@ -100,8 +103,8 @@ class TableFields(QWidget):
 
         self.topology.currentTextChanged.connect(lambda t: self._edit("topology", t))
         self.toroid.toggled.connect(lambda on: self._edit("toroid", on))
-        self.init.currentTextChanged.connect(lambda t: self._edit("init", t))
-        self.scaling.currentTextChanged.connect(lambda t: self._edit("scaling", t))
+        self.init.currentIndexChanged.connect(lambda _i: self._edit("init", self.init.currentData()))
+        self.scaling.currentIndexChanged.connect(lambda _i: self._edit("scaling", self.scaling.currentData()))
         self.labels.currentTextChanged.connect(lambda t: self._edit("labels", "" if t == NONE else t))
         self.id_column.currentTextChanged.connect(lambda t: self._edit("id_column", "" if t == NONE else t))
         self.clusters.valueChanged.connect(lambda n: self._edit("clusters", n))
@@ -130,9 +133,9 @@ class TableFields(QWidget):
         try:
             self.topology.setCurrentText(f.topology)
             self.toroid.setChecked(f.toroid)
-            self.init.setCurrentText(f.init or AUTO)
+            self.init.setCurrentIndex(max(self.init.findData(f.init or AUTO), 0))
             self.init.setToolTip(_init_tip(f.init or AUTO))
-            self.scaling.setCurrentText(f.scaling)
+            self.scaling.setCurrentIndex(max(self.scaling.findData(f.scaling), 0))
             self.clusters.setValue(f.clusters)
             # The chosen names stay offered while a new file is read (its columns are not known yet).
             offered = columns or tuple(c for c in (f.labels, f.id_column, *f.ignore) if c)
