@@ -886,6 +886,22 @@ The run is listed until the app closes.</source>
     </message>
 </context>
 <context>
+    <name>Settings</name>
+    <message>
+        <source>{file}: the settings file is damaged; SOM Studio starts with its defaults</source>
+        <extracomment>A file written by a newer SOM Studio is read (every value is validated) but never written.</extracomment>
+        <translation>{file}: 설정 파일이 손상되었습니다. SOM Studio를 기본 설정으로 시작합니다</translation>
+    </message>
+    <message>
+        <source>{file}: the settings file cannot be read; SOM Studio starts with its defaults</source>
+        <translation>{file}: 설정 파일을 읽을 수 없습니다. SOM Studio를 기본 설정으로 시작합니다</translation>
+    </message>
+    <message>
+        <source>{file}: written by a newer SOM Studio (settings version {version}, this one reads {reads}); what this version understands is used, and the file is left as it is</source>
+        <translation>{file}: 더 새로운 SOM Studio가 쓴 파일입니다 (설정 버전 {version}, 이 버전은 {reads}까지 읽음). 이 버전이 이해하는 설정만 쓰고, 파일은 그대로 둡니다</translation>
+    </message>
+</context>
+<context>
     <name>ShardingView</name>
     <message>
         <source>Choose a valid configuration to see its layout.</source>

@@ -13,11 +13,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtCore import QByteArray, QCoreApplication, QSettings
 
 from som_studio.app_model.form import AUTO, MAX_SIMULATED_DEVICES, RunForm
 from som_studio.config import ConfigError, RunConfig
 from som_studio.core import registry
+from som_studio.qt.i18n import QT_TRANSLATE_NOOP
 
 FIRST_IMPL = "jax-fused-batch"
 """What a first start shows: the map takes shape within seconds (50 epochs of the 240x135 map take
@@ -42,22 +43,36 @@ class Settings:
             self._qs = QSettings("som-studio", "SOM Studio")
         else:
             self._qs = QSettings(str(path), QSettings.Format.IniFormat)
-        #: What is wrong with the settings file, for the user to read (the app starts anyway).
-        self.problems: list[str] = []
+        # What is wrong with the settings file: (template, fields), put into words when read, since
+        # the language is chosen after the settings are opened (the Language menu's choice is in them).
+        self._problems: list[tuple[str, dict[str, object]]] = []
         #: A file written by a newer SOM Studio is read (every value is validated) but never written.
         self.read_only = False
         where = self._qs.fileName()
         if self._qs.status() == QSettings.Status.FormatError:
-            self.problems.append(f"{where}: the settings file is damaged; SOM Studio starts with its defaults")
+            damaged = QT_TRANSLATE_NOOP(
+                "Settings", "{file}: the settings file is damaged; SOM Studio starts with its defaults"
+            )
+            self._problems.append((damaged, {"file": where}))
         elif self._qs.status() == QSettings.Status.AccessError:
-            self.problems.append(f"{where}: the settings file cannot be read; SOM Studio starts with its defaults")
+            unreadable = QT_TRANSLATE_NOOP(
+                "Settings", "{file}: the settings file cannot be read; SOM Studio starts with its defaults"
+            )
+            self._problems.append((unreadable, {"file": where}))
         version = self._int("settings/version", VERSION)
         if version > VERSION:
             self.read_only = True
-            self.problems.append(
-                f"{where}: written by a newer SOM Studio (settings version {version}, this one reads {VERSION}); "
-                "what this version understands is used, and the file is left as it is"
+            newer = QT_TRANSLATE_NOOP(
+                "Settings",
+                "{file}: written by a newer SOM Studio (settings version {version}, this one reads {reads}); "
+                "what this version understands is used, and the file is left as it is",
             )
+            self._problems.append((newer, {"file": where, "version": version, "reads": VERSION}))
+
+    @property
+    def problems(self) -> list[str]:
+        """What is wrong with the settings file, for the user to read (the app starts anyway)."""
+        return [QCoreApplication.translate("Settings", text).format(**fields) for text, fields in self._problems]
 
     @property
     def qsettings(self) -> QSettings:
