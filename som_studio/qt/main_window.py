@@ -142,7 +142,8 @@ class MainWindow(QMainWindow):
             self.docks["runs"], self._add_dock("compare", self.tr("Compare"), self.comparison, bottom)
         )
         self.menuBar().insertMenu(self.menuBar().actions()[-1], self.comparison.menu)  # before Help
-        self.menus["&View"].addAction(self.docks["compare"].toggleViewAction())
+        view_menu = self.menus["&View"]  # the docks, then (after a separator) the Language menu
+        view_menu.insertAction(view_menu.actions()[-2], self.docks["compare"].toggleViewAction())
         self.live.connect()
         self.runs_panel.status.connect(self.status_label.setText)
         self.runs_panel.projector.projected.connect(lambda result: show_projection(self.map_view, result))

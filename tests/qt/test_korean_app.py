@@ -109,7 +109,9 @@ def test_the_main_window_menus_plots_and_comparison_speak_korean(korean, window,
     # View > Language is there, the language names in their own words.
     labels = [a.text() for a in window.language_menu.actions()]
     assert labels == ["시스템 설정 따르기", "English", "한국어"]
-    assert window.language_menu.menuAction() in window.menus["&View"].actions()
+    view = window.menus["&View"].actions()
+    assert view[-1] is window.language_menu.menuAction() and view[-2].isSeparator()
+    assert [a.text() for a in view[:-2]] == [d.windowTitle() for d in window.docks.values()]
 
 
 def test_no_korean_label_or_button_is_cut_off(korean, window, qtbot):
