@@ -1,0 +1,228 @@
+"""Reading the map view: hover read-out, unit details on a click, the legend, and drawing off the GUI thread.
+
+:class:`MapInspector` belongs to a :class:`~som_studio.qt.widgets.map_view.MapView`:
+it maps the cursor to a unit (a hexagon on a hex map, by the lattice's
+geometry, :meth:`~som_studio.picture.MapFrame.unit_at`), says the unit and the
+value under it (:func:`~som_studio.app_model.units.readout`), shows a clicked
+unit's details (:func:`~som_studio.app_model.units.unit_details`) in a
+:class:`~som_studio.qt.widgets.unit_panel.UnitPanel`, and each frame's legend in
+a :class:`~som_studio.qt.widgets.legend.LegendView`.
+
+Whatever costs a pass over a map or its data runs on :class:`MapJobs`' one
+thread, never the GUI's: a view of the finished map drawn again in another
+choice, its U-matrix (exact hover values) and which unit each training row
+landed on (the details' rows). On a 1024x1024 map the GUI thread then only
+sets the finished picture.
+
+Threads: GUI thread, but for :class:`MapJobs`' thread, which only runs the jobs
+and emits ``_finished``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import QObject, QPointF, Qt, Signal
+from PySide6.QtWidgets import QLabel, QWidget
+
+from som_studio import picture
+from som_studio.app_model.units import UnitDetails, UnitIndex, readout, unit_details
+from som_studio.core import metrics
+from som_studio.qt.widgets.legend import LegendView
+from som_studio.qt.widgets.unit_panel import UnitPanel
+
+
+class MapJobs(QObject):
+    """One thread for the map's slow work; of each kind of job only the newest is run and answered.
+
+    ``submit(kind, job, done)``: ``job()`` runs on the thread, ``done(result)`` on the GUI thread,
+    unless a newer job of the same kind was submitted meanwhile. ``wait()`` (closing the window)
+    lets the thread finish what it holds and end. The thread ends when it has nothing to do.
+    """
+
+    _finished = Signal(str, int, object)  # kind, generation, result; emitted on the jobs' thread
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._cond = threading.Condition()
+        self._pending: dict[str, tuple[int, Callable[[], Any]]] = {}
+        self._latest: dict[str, int] = {}
+        self._done: dict[str, Callable[[Any], None]] = {}
+        self._generation = 0
+        self._thread: threading.Thread | None = None
+        self._finished.connect(self._on_finished)
+
+    def submit(self, kind: str, job: Callable[[], Any], done: Callable[[Any], None]) -> None:
+        with self._cond:
+            self._generation += 1
+            self._latest[kind] = self._generation
+            self._pending[kind] = (self._generation, job)
+            self._done[kind] = done
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="som-map-jobs", daemon=True)
+                self._thread.start()
+
+    def forget(self, *kinds: str) -> None:
+        """Drop the answers of these kinds still to come (a new run: the last one's are out of date)."""
+        for kind in kinds:
+            self._latest.pop(kind, None)
+
+    def busy(self) -> bool:
+        with self._cond:
+            return bool(self._pending) or (self._thread is not None and self._thread.is_alive())
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                if not self._pending:
+                    return
+                kind = next(iter(self._pending))
+                generation, job = self._pending.pop(kind)
+            try:
+                result = job()
+            except Exception as exc:  # a bad map must not kill the thread silently: say it where it is shown
+                result = exc
+            self._finished.emit(kind, generation, result)
+
+    def _on_finished(self, kind: str, generation: int, result: Any) -> None:
+        if self._latest.get(kind) == generation:
+            self._done[kind](result)
+
+    def wait(self) -> None:
+        """Wait for the jobs under way (closing the window); later answers are dropped."""
+        thread = self._thread
+        if thread is not None:
+            thread.join()
+        self._thread = None
+        self._latest.clear()
+
+
+class MapInspector(QObject):
+    """The map view's read-out, legend and unit details.
+
+    Parameters
+    ----------
+    image : the view's ``ImageItem`` (scene positions map to its pixels).
+    scene : the view's graphics scene (``sigMouseMoved``, ``sigMouseClicked``).
+    """
+
+    details_shown = Signal(object)  # UnitDetails
+
+    def __init__(self, image: Any, scene: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._image = image
+        self.jobs = MapJobs(self)
+        self.legend = LegendView()
+        self.panel = UnitPanel()
+        self.readout = QLabel(" ")
+        self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.frame: picture.MapFrame | None = None
+        self.views = picture.MapViews()
+        self.weights: np.ndarray | None = None
+        self.config: Any = None
+        self.index: UnitIndex | None = None
+        self.umatrix: np.ndarray | None = None
+        self.selected: tuple[int, int] | None = None
+        self._indexing = False
+        scene.sigMouseMoved.connect(self._on_moved)
+        scene.sigMouseClicked.connect(self._on_clicked)
+        self.panel.closed.connect(self._on_panel_closed)
+
+    # -- what is shown -----------------------------------------------------------------------
+    def begin(self, views: picture.MapViews | None, config: Any = None) -> None:
+        """A new run (or a kept one): forget the last map, its index and the selected unit."""
+        self.views = views or picture.MapViews()
+        self.config = config
+        self.jobs.forget("render", "index")
+        self.weights = self.index = self.umatrix = None
+        self.frame = None
+        self._indexing = False
+        self.selected = None
+        self.panel.hide()
+        self.legend.set_frame(None)
+        self.readout.setText(" ")
+
+    def set_views(self, views: picture.MapViews) -> None:
+        """The run's views' inputs changed (its model arrived with its record)."""
+        self.views = views
+        self._refresh()
+
+    def frame_shown(self, frame: picture.MapFrame) -> None:
+        self.frame = frame
+        self.legend.set_frame(frame)
+
+    def set_map(self, weights: np.ndarray) -> None:
+        """The run's final map is here: exact values and, off the GUI thread, its U-matrix and its examples' units."""
+        self.weights = weights
+        views, config = self.views, self.config
+
+        def job() -> tuple[np.ndarray, UnitIndex | None]:
+            um = metrics.u_matrix(np.asarray(weights, dtype=np.float64), views.topology, views.toroid)
+            index = UnitIndex.for_config(weights, config) if config is not None else None
+            return um, index
+
+        self._indexing = True
+        self.jobs.submit("index", job, self._on_indexed)
+        self._refresh()
+
+    def _on_indexed(self, result: Any) -> None:
+        self._indexing = False
+        if isinstance(result, tuple):
+            self.umatrix, self.index = result
+        self._refresh()
+
+    # -- the cursor ----------------------------------------------------------------------------
+    def unit_at_scene(self, pos: QPointF) -> tuple[tuple[int, int], int | None] | None:
+        """The unit (and plane of a planes grid) under scene position ``pos``, or ``None``."""
+        if self.frame is None:
+            return None
+        p = self._image.mapFromScene(pos)
+        x, y = float(p.x()), float(p.y())
+        unit = self.frame.unit_at(x, y)
+        return None if unit is None else (unit, self.frame.tile_at(x, y))
+
+    def _on_moved(self, pos: QPointF) -> None:
+        hit = self.unit_at_scene(pos)
+        if hit is None or self.frame is None:
+            self.readout.setText(" ")
+            return
+        (row, col), tile = hit
+        self.readout.setText(readout(self.frame, row, col, self.weights, self.views, tile, self.umatrix))
+
+    def _on_clicked(self, event: Any) -> None:
+        if event.button() != Qt.MouseButton.LeftButton:
+            return
+        hit = self.unit_at_scene(event.scenePos())
+        if hit is not None:
+            self.select(*hit[0])
+
+    # -- the details -------------------------------------------------------------------------
+    def select(self, row: int, col: int) -> UnitDetails:
+        """Show unit (``row``, ``col``)'s details (a click does this)."""
+        self.selected = (row, col)
+        return self._show(row, col)
+
+    def _show(self, row: int, col: int) -> UnitDetails:
+        if self.weights is None:
+            details = UnitDetails(row, col, ())
+            note = self.tr("Its codebook, hits and examples show when the run ends.")
+        else:
+            details = unit_details(self.weights, self.views, row, col, self.index)
+            note = ""
+            if self.index is None and self._indexing:
+                note = self.tr("Finding its examples…")
+            elif self.index is None and self.config is not None:
+                note = self.tr("Its examples' rows are not known: the run's data cannot be read again.")
+        self.panel.show_details(details, note)
+        self.details_shown.emit(details)
+        return details
+
+    def _refresh(self) -> None:
+        if self.selected is not None and self.panel.isVisible():
+            self._show(*self.selected)
+
+    def _on_panel_closed(self) -> None:
+        self.selected = None
