@@ -10,11 +10,12 @@ colour range (the one the frames carried).
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QRectF, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from som_studio import picture
@@ -25,6 +26,9 @@ pg.setConfigOptions(imageAxisOrder="row-major")
 # Least time between two draws: the worker already sends at most ~30 frames a
 # second; this guards the GUI if frames bunch up.
 MIN_DRAW_INTERVAL_S = 1 / 60
+# Largest picture set on the image item as it is; a larger one (the planes grid of a 1024x1024 hex map
+# is 14 million pixels) is shown thinned, its pixels still addressed as the frame's.
+MAX_SHOWN_PIXELS = 2_000_000
 
 
 def _key(mode: str, component: int) -> str:
@@ -164,7 +168,12 @@ class MapView(QWidget):
             self.image.setLookupTable(self._lut)
         else:
             self.image.setLookupTable(None)
+        rows, cols = img.shape[:2]
+        step = math.ceil(math.sqrt(rows * cols / MAX_SHOWN_PIXELS))
+        if step > 1:  # more pixels than a screen shows: every step-th, so the GUI thread's paint stays short
+            img = np.ascontiguousarray(img[::step, ::step])
         self.image.setImage(img, autoLevels=False, levels=(0, 255))
+        self.image.setRect(QRectF(0, 0, cols, rows))  # item coordinates stay the frame's pixels (unit_at)
         self.last_frame = frame
         self.inspector.frame_shown(frame)
         self.frames_drawn += 1

@@ -73,7 +73,8 @@ class UnitPanel(QWidget):
             rows = "".join(
                 f"<tr><td>{e(name)}</td><td align='right'>&nbsp;{value:.4g}</td></tr>" for name, value in d.codebook
             )
-            parts.append(f"<b>{e(self.tr('Codebook'))}</b><table>{rows}</table>")
+            heading = self.tr("Codebook")
+            parts.append(f"<b>{e(heading)}</b><table>{rows}</table>")
         facts = []
         if d.hits is not None:
             facts.append(self.tr("Hits: {n}").format(n=d.hits))
@@ -89,7 +90,8 @@ class UnitPanel(QWidget):
             parts.append("<br>".join(facts))
         if d.label_counts:
             rows = "".join(f"<tr><td>{e(name)}</td><td align='right'>&nbsp;{n}</td></tr>" for name, n in d.label_counts)
-            parts.append(f"<b>{e(self.tr('Labels of its examples'))}</b><table>{rows}</table>")
+            heading = self.tr("Labels of its examples")
+            parts.append(f"<b>{e(heading)}</b><table>{rows}</table>")
         if d.example_count is not None:
             heading = self.tr("Example rows ({n})").format(n=d.example_count)
             parts.append(f"<b>{e(heading)}</b><br>{e(d.rows_text())}")

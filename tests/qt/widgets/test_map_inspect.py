@@ -139,3 +139,19 @@ def test_a_1024_map_is_drawn_off_the_gui_thread(qtbot, view, monkeypatch):
     qtbot.waitUntil(lambda: view.last_frame.view.mode == picture.HITS, timeout=WAIT_MS)
     assert drawn_on and all(name == "som-map-jobs" for name in drawn_on)
     assert view.last_frame.grid == (1024, 1024)
+
+
+def test_a_huge_picture_is_shown_thinned_and_still_read_in_its_own_pixels(qtbot, view):
+    """A 1024x1024 hex map's planes grid (millions of pixels) is set thinned; clicks still find their hexagon."""
+    weights = np.random.default_rng(0).random((1024, 1024, 3))
+    views = picture.MapViews(topology="hex")
+    frame = picture.make_frame(1, weights, picture.ViewChoice(picture.PLANES), *picture.colour_range(weights), views)
+    view.begin(3, "big", views)
+    view.show_frame(frame, force=True)
+    shown = view.image.image
+    assert shown.shape[0] * shown.shape[1] <= 2_000_000 < frame.image.shape[0] * frame.image.shape[1]
+    tile = frame.tiles[2]
+    for row, col in ((0, 0), (700, 301), (1023, 1023)):
+        x, y = unit_centre(row, col, frame.topology, frame.scale)
+        hit = view.inspector.unit_at_scene(view.image.mapToScene(QPointF(tile.x + x, tile.y + y)))
+        assert hit == ((row, col), 2)
