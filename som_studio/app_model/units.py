@@ -127,12 +127,12 @@ def unit_details(
     own examples), else from ``views`` (the run's model); the codebook is shown
     in the data's original units through ``views``' scaling.
     """
-    w = np.asarray(weights, dtype=np.float64)
-    h, wd, d = w.shape
+    h, wd, d = np.shape(weights)
     if not (0 <= row < h and 0 <= col < wd):
         raise ValueError(f"unit ({row}, {col}) is outside a {h}x{wd} map")
     unit = row * wd + col
-    codebook = tuple((views.feature_name(k), views.original(k, float(w[row, col, k]))) for k in range(d))
+    own = np.asarray(weights[row, col], dtype=np.float64)  # this unit only: a click costs nothing on a huge map
+    codebook = tuple((views.feature_name(k), views.original(k, float(own[k]))) for k in range(d))
     hits = None if views.hits is None else int(np.asarray(views.hits).reshape(-1)[unit])
     label = None if views.labels is None else str(np.asarray(views.labels).reshape(-1)[unit])
     purity = None

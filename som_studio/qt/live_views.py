@@ -177,7 +177,7 @@ class LiveViews(QObject):
                 views = picture.MapViews.from_record(r)  # the lattice, feature names and the model's hits/labels
                 self.map_view.begin(fm.shape[-1], run.name, views, r.config)
                 self.map_view.keep_final(fm)  # on the final map's own colour range
-                self.map_view.redraw()  # off the GUI thread: a large map takes a while
+                self.map_view.redraw(r.iterations_done)  # off the GUI thread: a large map takes a while
                 self.map_view.caption.setText(f"{run.name} (kept run): iteration {r.iterations_done:,}")
         if chunks:
             self.timing_plot.add_chunks(chunks)

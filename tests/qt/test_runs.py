@@ -42,6 +42,7 @@ def test_one_run_list_shared_by_the_runs_dock_and_the_comparison(qtbot, window):
     window.timing_plot.begin("online", 1)
     window.runs_panel.select(run.id)
     window.runs_panel.show_selected()
+    qtbot.waitUntil(lambda: window.map_view.last_frame is not None, timeout=WAIT_MS)  # drawn off the GUI thread
     assert window.map_view.last_frame.image.shape == (7, 10, 3)
     assert len(window.timing_plot._points) == len(run.record.chunks) > 0
     assert len(window.quality_plot._qe) == len(run.record.history) > 0

@@ -119,11 +119,13 @@ class MapView(QWidget):
             # No map kept (a run killed before it could send one): say when the choice shows.
             self.caption.setText(f"iteration {self.last_frame.iteration:,} (the new view shows from the next frame)")
 
-    def redraw(self) -> None:
-        """Draw the kept final map in the current choice, off the GUI thread (a 1024x1024 map takes long)."""
+    def redraw(self, iteration: int | None = None) -> None:
+        """Draw the kept final map in the current choice, off the GUI thread (a 1024x1024 map takes long).
+
+        ``iteration``: the map's (default: the last frame's)."""
         if self._final is None or self._range is None:
             return
-        it = self.last_frame.iteration if self.last_frame else 0
+        it = iteration if iteration is not None else self.last_frame.iteration if self.last_frame else 0
         final, choice, rng, views = self._final, self.choice(), self._range, self._views
         self.caption.setText(self.tr("drawing…"))
         job = lambda: picture.make_frame(it, final, choice, *rng, views)
