@@ -25,12 +25,14 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QObject, QPointF, Qt, Signal
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtCore import QObject, QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QPen
+from PySide6.QtWidgets import QGraphicsEllipseItem, QLabel, QWidget
 
 from som_studio import picture
 from som_studio.app_model.units import UnitDetails, UnitIndex, readout, unit_details
 from som_studio.core import metrics
+from som_studio.picture.raster import unit_centre
 from som_studio.qt.widgets.legend import LegendView
 from som_studio.qt.widgets.unit_panel import UnitPanel
 
@@ -127,6 +129,14 @@ class MapInspector(QObject):
         self.umatrix: np.ndarray | None = None
         self.selected: tuple[int, int] | None = None
         self._indexing = False
+        # A ring around the selected unit, in the picture's pixels (a child of the image item).
+        self.marker = QGraphicsEllipseItem(image)
+        pen = QPen(QColor(20, 20, 20))
+        pen.setCosmetic(True)
+        pen.setWidth(3)
+        self.marker.setPen(pen)
+        self.marker.setZValue(10)
+        self.marker.hide()
         scene.sigMouseMoved.connect(self._on_moved)
         scene.sigMouseClicked.connect(self._on_clicked)
         self.panel.closed.connect(self._on_panel_closed)
@@ -142,6 +152,7 @@ class MapInspector(QObject):
         self._indexing = False
         self.selected = None
         self.panel.hide()
+        self.marker.hide()
         self.legend.set_frame(None)
         self.readout.setText(" ")
 
@@ -153,6 +164,17 @@ class MapInspector(QObject):
     def frame_shown(self, frame: picture.MapFrame) -> None:
         self.frame = frame
         self.legend.set_frame(frame)
+        self._place_marker()
+
+    def _place_marker(self) -> None:
+        f = self.frame
+        if f is None or self.selected is None or f.tiles or f.grid is None:
+            self.marker.hide()  # a planes grid: which plane's unit would it ring?
+            return
+        x, y = unit_centre(*self.selected, f.topology, f.scale)
+        r = max(0.6 * f.scale, 1.5)
+        self.marker.setRect(QRectF(x - r, y - r, 2 * r, 2 * r))
+        self.marker.show()
 
     def set_map(self, weights: np.ndarray) -> None:
         """The run's final map is here: exact values and, off the GUI thread, its U-matrix and its examples' units."""
@@ -203,6 +225,7 @@ class MapInspector(QObject):
     def select(self, row: int, col: int) -> UnitDetails:
         """Show unit (``row``, ``col``)'s details (a click does this)."""
         self.selected = (row, col)
+        self._place_marker()
         return self._show(row, col)
 
     def _show(self, row: int, col: int) -> UnitDetails:
@@ -226,3 +249,4 @@ class MapInspector(QObject):
 
     def _on_panel_closed(self) -> None:
         self.selected = None
+        self.marker.hide()

@@ -128,7 +128,11 @@ class MapView(QWidget):
         it = iteration if iteration is not None else self.last_frame.iteration if self.last_frame else 0
         final, choice, rng, views = self._final, self.choice(), self._range, self._views
         self.caption.setText(self.tr("drawing…"))
-        job = lambda: picture.make_frame(it, final, choice, *rng, views)
+        h, w = final.shape[:2]
+        # A finished hex map is drawn as finely as in a report (smooth hexagons on a small map); rect: as frames are.
+        hexagons = views is not None and views.topology == "hex"
+        scale = max(picture.frame_scale(h, w, "hex"), picture.report_scale(h, w)) if hexagons else None
+        job = lambda: picture.make_frame(it, final, choice, *rng, views, scale)
         self.inspector.jobs.submit("render", job, self._on_redrawn)
 
     def _on_redrawn(self, frame: object) -> None:

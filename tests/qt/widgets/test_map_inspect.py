@@ -70,6 +70,10 @@ def test_clicking_a_hexagon_shows_that_units_details(qtbot, view):
     d = sig.args[0]
     assert (d.row, d.col) == (5, 7)
     assert view.inspector.panel.isVisible()
+    # A ring marks the clicked unit on the map, centred on its hexagon.
+    ring = view.inspector.marker
+    f = view.last_frame
+    assert ring.isVisible() and ring.rect().center().toTuple() == pytest.approx(unit_centre(5, 7, f.topology, f.scale))
     text = view.inspector.panel.text()
     # Codebook by feature name, in centimetres (the map was trained z-scored).
     for k, name in enumerate(table.feature_names):
