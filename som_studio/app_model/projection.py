@@ -20,6 +20,7 @@ import numpy as np
 
 from som_studio.model import RunFileError, SomRun, load_run
 from som_studio.picture import views as picture
+from som_studio.picture.mapviews import MapViews
 from som_studio.report.writers import OutputError
 from som_studio.storage.runfile import StoredRun
 
@@ -56,7 +57,7 @@ class ProjectedHits:
     def frame(self) -> picture.MapFrame:
         """The hit map as a picture: the picture pipeline's hit view on the run's lattice, with its colour bar."""
         h, w = self.hits.shape
-        views = picture.MapViews(topology=self.topology, hits=self.hits)
+        views = MapViews(topology=self.topology, hits=self.hits)
         shape_only = np.zeros((h, w, 1))  # the hit view draws the hits; the map gives only its size
         return picture.make_frame(0, shape_only, picture.ViewChoice(picture.HITS), np.zeros(1), np.ones(1), views)
 
