@@ -38,34 +38,39 @@ from som_studio.qt.widgets.unit_panel import UnitPanel
 
 
 class MapJobs(QObject):
-    """One thread for the map's slow work; of each kind of job only the newest is run and answered.
+    """The map's slow work off the GUI thread: one thread per kind of job; of each kind only the newest
+    is run and answered.
 
-    ``submit(kind, job, done)``: ``job()`` runs on the thread, ``done(result)`` on the GUI thread,
-    unless a newer job of the same kind was submitted meanwhile. ``wait()`` (closing the window)
-    lets the thread finish what it holds and end. The thread ends when it has nothing to do.
+    ``submit(kind, job, done)``: ``job()`` runs on that kind's thread, ``done(result)`` on the GUI
+    thread, unless a newer job of the same kind was submitted meanwhile. Kinds do not wait for each
+    other (a view drawn again does not queue behind the index of a large map's examples). A thread
+    ends when its kind has nothing to do; ``wait()`` (closing the window) joins those under way.
     """
 
-    _finished = Signal(str, int, object)  # kind, generation, result; emitted on the jobs' thread
+    _finished = Signal(str, int, object)  # kind, generation, result; emitted on the job's thread
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._cond = threading.Condition()
+        self._lock = threading.Lock()
         self._pending: dict[str, tuple[int, Callable[[], Any]]] = {}
         self._latest: dict[str, int] = {}
         self._done: dict[str, Callable[[Any], None]] = {}
         self._generation = 0
-        self._thread: threading.Thread | None = None
+        self._threads: dict[str, threading.Thread] = {}
+        self._running: set[str] = set()  # kinds whose thread has not yet decided to end (under the lock)
         self._finished.connect(self._on_finished)
 
     def submit(self, kind: str, job: Callable[[], Any], done: Callable[[Any], None]) -> None:
-        with self._cond:
+        with self._lock:
             self._generation += 1
             self._latest[kind] = self._generation
             self._pending[kind] = (self._generation, job)
             self._done[kind] = done
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._run, name="som-map-jobs", daemon=True)
-                self._thread.start()
+            if kind not in self._running:
+                self._running.add(kind)
+                thread = threading.Thread(target=self._run, args=(kind,), name=f"som-map-{kind}", daemon=True)
+                self._threads[kind] = thread
+                thread.start()
 
     def forget(self, *kinds: str) -> None:
         """Drop the answers of these kinds still to come (a new run: the last one's are out of date)."""
@@ -73,19 +78,19 @@ class MapJobs(QObject):
             self._latest.pop(kind, None)
 
     def busy(self) -> bool:
-        with self._cond:
-            return bool(self._pending) or (self._thread is not None and self._thread.is_alive())
+        return any(t.is_alive() for t in list(self._threads.values()))
 
-    def _run(self) -> None:
+    def _run(self, kind: str) -> None:
         while True:
-            with self._cond:
-                if not self._pending:
+            with self._lock:
+                item = self._pending.pop(kind, None)
+                if item is None:
+                    self._running.discard(kind)  # under the lock: a job submitted from now on starts a new thread
                     return
-                kind = next(iter(self._pending))
-                generation, job = self._pending.pop(kind)
+            generation, job = item
             try:
                 result = job()
-            except Exception as exc:  # a bad map must not kill the thread silently: say it where it is shown
+            except Exception as exc:  # a bad map must not end the thread silently: say it where it is shown
                 result = exc
             self._finished.emit(kind, generation, result)
 
@@ -95,10 +100,10 @@ class MapJobs(QObject):
 
     def wait(self) -> None:
         """Wait for the jobs under way (closing the window); later answers are dropped."""
-        thread = self._thread
-        if thread is not None:
+        for thread in list(self._threads.values()):
             thread.join()
-        self._thread = None
+        with self._lock:
+            self._threads = {k: t for k, t in self._threads.items() if t.is_alive()}
         self._latest.clear()
 
 

@@ -141,7 +141,7 @@ def test_a_1024_map_is_drawn_off_the_gui_thread(qtbot, view, monkeypatch):
     qtbot.waitUntil(lambda: view.frames_drawn > before, timeout=WAIT_MS)
     view.set_choice(picture.HITS, 0)
     qtbot.waitUntil(lambda: view.last_frame.view.mode == picture.HITS, timeout=WAIT_MS)
-    assert drawn_on and all(name == "som-map-jobs" for name in drawn_on)
+    assert drawn_on and all(name == "som-map-render" for name in drawn_on)
     assert view.last_frame.grid == (1024, 1024)
 
 
@@ -159,3 +159,21 @@ def test_a_huge_picture_is_shown_thinned_and_still_read_in_its_own_pixels(qtbot,
         x, y = unit_centre(row, col, frame.topology, frame.scale)
         hit = view.inspector.unit_at_scene(view.image.mapToScene(QPointF(tile.x + x, tile.y + y)))
         assert hit == ((row, col), 2)
+
+
+def test_jobs_answer_only_the_newest_of_a_kind_and_kinds_do_not_wait_for_each_other(qtbot, view):
+    jobs = view.inspector.jobs
+    release = threading.Event()
+    answers: list = []
+    jobs.submit("index", lambda: release.wait(WAIT_MS / 1000) and "index", answers.append)
+    for k in range(3):
+        jobs.submit("render", lambda k=k: f"render {k}", answers.append)
+    # The drawing is answered while the index still works: each kind has its own thread.
+    qtbot.waitUntil(lambda: "render 2" in answers, timeout=WAIT_MS)
+    assert "index" not in answers
+    release.set()
+    qtbot.waitUntil(lambda: "index" in answers, timeout=WAIT_MS)
+    # Only the newest drawing is answered (older ones were replaced or dropped), each once.
+    assert [a for a in answers if a.startswith("render")] == ["render 2"]
+    jobs.wait()
+    assert not jobs.busy()
