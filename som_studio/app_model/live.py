@@ -91,8 +91,10 @@ class LiveRun:
         if record.status == "ok":
             med = record.median_s
             n = record.iterations_done
-            return f"Finished {record.impl}: {n:,} iteration{'' if n == 1 else 's'} in {record.total_s:.2f} s" + (
-                f", median {format_seconds(med)}/iteration" if med else ""
+            return (
+                f"Finished {record.impl}: {n:,} iteration{'' if n == 1 else 's'} in {record.total_s:.2f} s"
+                + (f", median {format_seconds(med)}/iteration" if med else "")
+                + (f", label purity {record.label_purity:.3f}" if record.label_purity is not None else "")
             )
         return f"Stopped {record.impl}: {record.message}"
 

@@ -37,6 +37,7 @@ def test_a_live_iris_run_offers_hits_labels_and_details_without_reopening(qtbot,
     assert "setosa" in legend and "virginica" in legend
     purity = float(legend.rsplit("label purity ", 1)[1])
     assert purity >= 0.9
+    assert f"label purity {purity:.3f}" in window.status_label.text()  # the run's own line says it too
     assert view.last_frame.topology == "hex"
     # A unit's details: its examples' rows come from the run's own data, found off the GUI thread.
     qtbot.waitUntil(lambda: view.inspector.index is not None, timeout=WAIT_MS)
