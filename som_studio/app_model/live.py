@@ -102,6 +102,8 @@ class LiveRun:
             ).format(impl=record.impl, n=n, seconds=f"{record.total_s:.2f}")
             if med:
                 text += _(", median {time}/iteration").format(time=format_seconds(med))
+            if record.label_purity is not None:
+                text += _(", label purity {purity}").format(purity=f"{record.label_purity:.3f}")
             return text
         return _("Stopped {impl}: {message}").format(impl=record.impl, message=record.message)
 

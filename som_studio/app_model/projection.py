@@ -21,6 +21,7 @@ import numpy as np
 from som_studio.i18n import _
 from som_studio.model import RunFileError, SomRun, load_run
 from som_studio.picture import views as picture
+from som_studio.picture.mapviews import MapViews
 from som_studio.report.writers import OutputError
 from som_studio.storage.runfile import StoredRun
 
@@ -59,12 +60,11 @@ class ProjectedHits:
         )
 
     def frame(self) -> picture.MapFrame:
-        """The hit map as a picture: the counts drawn by the component-plane renderer (0 to the most hits)."""
-        counts = self.hits.astype(np.float64)[..., None]
-        top = float(counts.max()) if counts.size else 0.0
-        view = picture.ViewChoice(picture.COMPONENT, 0)
-        lo, hi = np.zeros(1), np.array([max(top, 1.0)])
-        return picture.MapFrame(0, view, picture.render(counts, view, lo, hi), picture.ColourRange(lo, hi))
+        """The hit map as a picture: the picture pipeline's hit view on the run's lattice, with its colour bar."""
+        h, w = self.hits.shape
+        views = MapViews(topology=self.topology, hits=self.hits)
+        shape_only = np.zeros((h, w, 1))  # the hit view draws the hits; the map gives only its size
+        return picture.make_frame(0, shape_only, picture.ViewChoice(picture.HITS), np.zeros(1), np.ones(1), views)
 
 
 def _model(run: StoredRun) -> SomRun:

@@ -393,6 +393,10 @@ def format_table(records, baseline: str | None = None, prefer_numpy: bool = Fals
         "faster after",
         "speed-up",
     ]
+    # Label purity (the share of examples whose unit's majority label is their own) for runs with labels.
+    purity = any(r.label_purity is not None for r in records)
+    if purity:
+        head.insert(head.index("TE") + 1, "purity")
     rows = []
     for i, r in enumerate(records):
         tp = r.throughput
@@ -418,6 +422,8 @@ def format_table(records, baseline: str | None = None, prefer_numpy: bool = Fals
                 _speed_cell(sp.get(r.impl), notes[i]),
             ]
         )
+        if purity:
+            rows[-1].insert(head.index("purity"), f"{r.label_purity:.3f}" if r.label_purity is not None else "-")
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths)), "  ".join("-" * w for w in widths)]
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in rows]

@@ -456,6 +456,21 @@ Run {command} in a terminal.</source>
     </message>
 </context>
 <context>
+    <name>MapInspector</name>
+    <message>
+        <source>Its codebook, hits and examples show when the run ends.</source>
+        <translation>코드북, 히트, 샘플은 실행이 끝나면 표시됩니다.</translation>
+    </message>
+    <message>
+        <source>Finding its examples…</source>
+        <translation>샘플을 찾는 중…</translation>
+    </message>
+    <message>
+        <source>Its examples&apos; rows are not known: the run&apos;s data cannot be read again.</source>
+        <translation>샘플의 행을 알 수 없습니다: 이 실행의 데이터를 다시 읽을 수 없습니다.</translation>
+    </message>
+</context>
+<context>
     <name>MapView</name>
     <message>
         <source>No run yet</source>
@@ -468,6 +483,14 @@ Run {command} in a terminal.</source>
     <message>
         <source>iteration {n:,} (the new view shows from the next frame)</source>
         <translation>반복 {n:,} (새 보기는 다음 프레임부터 표시됩니다)</translation>
+    </message>
+    <message>
+        <source>drawing…</source>
+        <translation>그리는 중…</translation>
+    </message>
+    <message>
+        <source>Cannot draw this view: {error}</source>
+        <translation>이 보기를 그릴 수 없습니다: {error}</translation>
     </message>
     <message>
         <source>iteration {n:,}</source>
@@ -1107,6 +1130,45 @@ The run is listed until the app closes.</source>
     <message>
         <source>mean {time}/iteration</source>
         <translation>평균 {time}/반복</translation>
+    </message>
+</context>
+<context>
+    <name>UnitPanel</name>
+    <message>
+        <source>Close the unit&apos;s details</source>
+        <translation>유닛 상세 정보 닫기</translation>
+    </message>
+    <message>
+        <source>Codebook</source>
+        <translation>코드북</translation>
+    </message>
+    <message>
+        <source>Hits: {n}</source>
+        <translation>히트: {n}</translation>
+    </message>
+    <message>
+        <source>(no examples)</source>
+        <translation>(샘플 없음)</translation>
+    </message>
+    <message>
+        <source>Label: {label} (purity {purity:.2f})</source>
+        <translation>레이블: {label} (순도 {purity:.2f})</translation>
+    </message>
+    <message>
+        <source>Label: {label}</source>
+        <translation>레이블: {label}</translation>
+    </message>
+    <message>
+        <source>Cluster: {k}</source>
+        <translation>클러스터: {k}</translation>
+    </message>
+    <message>
+        <source>Labels of its examples</source>
+        <translation>샘플의 레이블</translation>
+    </message>
+    <message>
+        <source>Example rows ({n})</source>
+        <translation>샘플 행 ({n})</translation>
     </message>
 </context>
 <context>

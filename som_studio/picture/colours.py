@@ -4,8 +4,9 @@ Qt-free: the worker applies them when it draws a frame, the report's drawing
 shows the same colours, and the Qt layer draws the legends (:class:`ColourBar`,
 :class:`Swatches`) as it likes. The sequential map is viridis (perceptually
 even, readable in grey and with colour-blindness), computed from a
-polynomial fit so no table has to be shipped; the categorical palette is
-Okabe-Ito's, then Tableau's for more than eight categories.
+polynomial fit so no table has to be shipped; the labels' palette is
+Okabe-Ito's, then Tableau's for more than eight categories; clusters have
+their own pale palette (ColorBrewer's Set3), so the two views are never confused.
 """
 
 from __future__ import annotations
@@ -53,7 +54,24 @@ CATEGORICAL = (
     (188, 189, 34),
     (23, 190, 207),
 )
-"""Colours of labels and clusters, in order (Okabe-Ito, then Tableau's): told apart with colour-blindness too."""
+"""Colours of labels, in order (Okabe-Ito, then Tableau's): told apart with colour-blindness too."""
+
+CLUSTER_COLOURS = (
+    (141, 211, 199),
+    (255, 237, 111),
+    (190, 186, 218),
+    (251, 128, 114),
+    (128, 177, 211),
+    (253, 180, 98),
+    (179, 222, 105),
+    (252, 205, 229),
+    (188, 128, 189),
+    (204, 235, 197),
+    (217, 217, 217),
+    (255, 255, 179),
+)
+"""Colours of codebook clusters (ColorBrewer's Set3, pale): never the labels' saturated ones, so a
+cluster view is not read as a label view; clusters are told apart by their drawn borders too."""
 
 EMPTY = (236, 238, 242)
 """A unit with nothing to show (no hits, no label)."""
@@ -64,8 +82,13 @@ BORDER = (20, 20, 20)
 
 
 def category_colour(index: int) -> tuple[int, int, int]:
-    """The colour of the ``index``-th label or cluster (the palette repeats past its end)."""
+    """The colour of the ``index``-th label (the palette repeats past its end)."""
     return CATEGORICAL[index % len(CATEGORICAL)]
+
+
+def cluster_colour(index: int) -> tuple[int, int, int]:
+    """The colour of cluster ``index`` (:data:`CLUSTER_COLOURS`, repeating past its end)."""
+    return CLUSTER_COLOURS[index % len(CLUSTER_COLOURS)]
 
 
 def apply_lut(values_u8: np.ndarray, table: np.ndarray = VIRIDIS) -> np.ndarray:

@@ -3,9 +3,9 @@
 A :class:`MapViews` is small, frozen and Qt-free, so it crosses processes and
 threads as it is. How its parts travel:
 
-* the lattice, the feature names and the scaling come with the run's
-  configuration (:meth:`MapViews.from_started`, from the ``Started`` event;
-  :meth:`MapViews.from_record` for a kept run);
+* the lattice comes with the run's configuration, the feature names and the
+  scaling with its data (:meth:`MapViews.from_started`, from the ``Started``
+  event, so a live run's planes are named; :meth:`MapViews.from_record` for a kept run);
 * hits, each unit's majority label and purity, and the clusters of the final
   map are computed once, by the session, where the data is
   (:func:`som_studio.core.model_file.attach` into the record's model) and
@@ -70,8 +70,13 @@ class MapViews:
 
     @classmethod
     def from_started(cls, started: Any) -> MapViews:
-        """From a run's ``Started`` event (its configuration)."""
-        return cls.from_config(getattr(started, "config", {}) or {})
+        """From a run's ``Started`` event: its configuration, its data's feature names and scaling."""
+        views = cls.from_config(getattr(started, "config", {}) or {}, getattr(started, "feature_names", ()))
+        scaling = getattr(started, "scaling", None)
+        if scaling is None:
+            return views
+        offset, scale = (np.asarray(v, dtype=np.float64) for v in scaling)
+        return replace(views, offset=offset, scale=scale)
 
     @classmethod
     def from_record(cls, record: Any) -> MapViews:

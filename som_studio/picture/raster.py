@@ -134,6 +134,52 @@ class Raster:
         return (x - self.origin[0]) * self.scale, (y - self.origin[1]) * self.scale
 
 
+def unit_at(
+    px: float, py: float, height: int, width: int, topology: str = "rect", scale: int = 1
+) -> tuple[int, int] | None:
+    """The unit ``(row, column)`` whose cell holds picture pixel ``(px, py)`` of a map drawn at ``scale``, or ``None``.
+
+    Geometry alone, as :func:`raster` lays the cells out (the pixel looks at the
+    plane point of its centre), without building a raster: the app maps a click
+    or the cursor on a 1024x1024 map with a few dozen operations. On a hex map
+    the unit is the nearest lattice point (unit ``(r, c)`` at ``x = c + 0.5 * (r mod 2)``,
+    ``y = r * sqrt(3) / 2``) when the point lies inside its hexagon.
+    """
+    ix, iy = math.floor(px), math.floor(py)
+    if topology != "hex":
+        r, c = iy // scale, ix // scale
+        return (r, c) if 0 <= r < height and 0 <= c < width and ix >= 0 and iy >= 0 else None
+    x = -0.5 + (ix + 0.5) / scale
+    y = -_CIRCUM + (iy + 0.5) / scale
+    best: tuple[float, int, int, float, float] | None = None
+    near = round(y / HEX_ROW)
+    for r in (near - 1, near, near + 1):
+        if not 0 <= r < height:
+            continue
+        shift = 0.5 * (r % 2)
+        c = round(x - shift)
+        if not 0 <= c < width:
+            continue
+        dx, dy = x - (c + shift), y - r * HEX_ROW
+        d = dx * dx + dy * dy
+        if best is None or d < best[0]:
+            best = (d, r, c, dx, dy)
+    if best is None:
+        return None
+    _, r, c, dx, dy = best
+    inside = abs(dx) <= 0.5 and all(
+        abs(dx * math.cos(a) + dy * math.sin(a)) <= 0.5 + 1e-9 for a in (math.pi / 3, 2 * math.pi / 3)
+    )
+    return (r, c) if inside else None
+
+
+def unit_centre(row: int, col: int, topology: str = "rect", scale: int = 1) -> tuple[float, float]:
+    """Picture coordinates (pixels) of unit (``row``, ``col``)'s centre at ``scale`` pixels per unit."""
+    if topology == "hex":
+        return (col + 0.5 * (row % 2) + 0.5) * scale, (row * HEX_ROW + _CIRCUM) * scale
+    return (col + 0.5) * scale, (row + 0.5) * scale
+
+
 @lru_cache(maxsize=16)
 def raster(height: int, width: int, topology: str = "rect", scale: int = 1) -> Raster:
     """The (cached) :class:`Raster` of an ``height`` x ``width`` map drawn at ``scale`` pixels per unit."""

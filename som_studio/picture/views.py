@@ -41,6 +41,7 @@ Qt-free and cheap to pickle.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -51,16 +52,18 @@ from som_studio.core.metrics import u_matrix
 from som_studio.i18n import N_, _, ngettext
 from som_studio.picture.colours import (
     BORDER,
-    CATEGORICAL,
+    CLUSTER_COLOURS,
     EMPTY,
+    VIRIDIS,
     ColourBar,
     Legend,
     Swatches,
     apply_lut,
     category_colour,
+    cluster_colour,
 )
 from som_studio.picture.mapviews import MapViews
-from som_studio.picture.raster import Raster, frame_scale, raster
+from som_studio.picture.raster import Raster, frame_scale, raster, unit_at, unit_centre
 
 RGB = "rgb"
 UMATRIX = "umatrix"
@@ -221,7 +224,42 @@ class MapFrame:
         else:
             if self.tiles:
                 return None
-        return raster(h, w, self.topology, self.scale).unit_at(px, py)
+        return unit_at(px, py, h, w, self.topology, self.scale)
+
+    def tile_at(self, px: float, py: float) -> int | None:
+        """The panel (plane ``k`` of a planes grid) under pixel ``(px, py)``, or ``None``."""
+        for k, t in enumerate(self.tiles):
+            if t.x <= px < t.x + t.width and t.y <= py < t.y + t.height:
+                return k
+        return None
+
+    def level_at(self, row: int, col: int, tile: int | None = None) -> int | None:
+        """The colour level (0-255) unit (``row``, ``col``) is drawn with, read back from :attr:`image`.
+
+        For a scalar view (U-matrix, a plane, hits): the level on its colour bar,
+        from the pixel at the unit's centre (RGB pictures through
+        :data:`~som_studio.picture.colours.VIRIDIS`); ``None`` for other views, a
+        unit drawn in the empty colour, or a pixel off the picture.
+        """
+        if self.view.mode in (RGB, LABELS, CLUSTERS):
+            return None
+        if self.image.ndim == 2:
+            return (
+                int(self.image[row, col]) if 0 <= row < self.image.shape[0] and 0 <= col < self.image.shape[1] else None
+            )
+        x, y = unit_centre(row, col, self.topology, self.scale)
+        if self.tiles:
+            if tile is None or not 0 <= tile < len(self.tiles):
+                return None
+            x, y = x + self.tiles[tile].x, y + self.tiles[tile].y
+        ix, iy = math.floor(x), math.floor(y)
+        if not (0 <= iy < self.image.shape[0] and 0 <= ix < self.image.shape[1]):
+            return None
+        colour = np.asarray(self.image[iy, ix, :3], dtype=np.int64)
+        if tuple(int(v) for v in colour) == EMPTY:
+            return None
+        d = ((VIRIDIS.astype(np.int64) - colour) ** 2).sum(axis=1)
+        return int(np.argmin(d))
 
 
 def _to_u8(values: np.ndarray, lo: np.ndarray | float, hi: np.ndarray | float) -> np.ndarray:
@@ -346,12 +384,12 @@ def _clusters(weights: np.ndarray, _view: ViewChoice, canvas: Canvas) -> Drawn:
     h, w = weights.shape[:2]
     clusters = np.asarray(canvas.views.clusters, dtype=np.int64).reshape(h * w)
     ks = [int(k) for k in np.unique(clusters)]
-    colours = np.asarray(CATEGORICAL, dtype=np.uint8)[clusters % len(CATEGORICAL)]
+    colours = np.asarray(CLUSTER_COLOURS, dtype=np.uint8)[clusters % len(CLUSTER_COLOURS)]
     # Borders need room between units: at least 3 pixels per unit.
     r = canvas.raster(h, w, minimum=3)
     img = r.paint(colours, marks=r.borders(clusters), mark_colour=BORDER)
     legend = Swatches(
-        tuple((_("cluster {k}").format(k=k), category_colour(k)) for k in ks),
+        tuple((_("cluster {k}").format(k=k), cluster_colour(k)) for k in ks),
         _("codebook clusters"),
         ngettext("{n} cluster", "{n} clusters", len(ks)).format(n=len(ks)),
     )

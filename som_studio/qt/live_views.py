@@ -93,11 +93,16 @@ class LiveViews(QObject):
     def stop_clock(self) -> None:
         self._clock.stop()
 
+    def close(self) -> None:
+        """Closing the window: stop the clock and wait for the map view's drawing thread."""
+        self.stop_clock()
+        self.map_view.inspector.jobs.wait()
+
     # -- from the controller ---------------------------------------------------------------
     def _on_run_started(self, ev: Started) -> None:
         self.status.setText(self.run.started(ev))
         before, self._features = self._features, ev.features
-        self.map_view.begin(ev.features, ev.config.impl, picture.MapViews.from_started(ev))
+        self.map_view.begin(ev.features, ev.config.impl, picture.MapViews.from_started(ev), ev.config)
         if before is not None and before != ev.features:
             # Another kind of data: the last run's view ("Feature 2") means nothing here; its default does.
             default = picture.ViewChoice().fit(ev.features)
@@ -126,6 +131,8 @@ class LiveViews(QObject):
         # The run itself lands in the run list through the comparison's recorder. The header ends
         # on the figures the record holds, not the rolling ones.
         self.timing_plot.finish(record.median_s, record.mean_s)
+        # The record brings the run's model (hits, labels, clusters): their views are offered from now on.
+        self.map_view.set_views(picture.MapViews.from_record(record))
         if record.status == "ok":
             self.progress.setValue(PROGRESS_STEPS)
         self.status.setText(self.run.finished(record))
@@ -169,11 +176,9 @@ class LiveViews(QObject):
             elif isinstance(ev, FinalMap):  # re-drawn in the view chosen now, by the picture pipeline's rule
                 fm = np.asarray(ev.map)
                 views = picture.MapViews.from_record(r)  # the lattice, feature names and the model's hits/labels
-                self.map_view.begin(fm.shape[-1], run.name, views)
-                rng = picture.colour_range(fm)
-                frame = picture.make_frame(r.iterations_done, fm, self.map_view.choice(), *rng, views)
-                self.map_view.show_frame(frame, force=True)
-                self.map_view.keep_final(fm)
+                self.map_view.begin(fm.shape[-1], run.name, views, r.config)
+                self.map_view.keep_final(fm)  # on the final map's own colour range
+                self.map_view.redraw(r.iterations_done)  # off the GUI thread: a large map takes a while
                 caption = self.tr("{name} (kept run): iteration {n:,}").format(name=run.name, n=r.iterations_done)
                 self.map_view.caption.setText(caption)
         if chunks:

@@ -279,7 +279,7 @@ class MainWindow(QMainWindow):
     # -- closing ---------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_settings()
-        self.live.stop_clock()
+        self.live.close()
         self.controller.shutdown()
         self.devices.shutdown()
         self.panel.wait_for_readers()

@@ -338,6 +338,7 @@ class Report:
         "faster after",
         "QE",
         "TE",
+        "label purity",
         "peak memory",
     )
 
@@ -367,6 +368,7 @@ class Report:
                     "faster after": pay,
                     "QE": r.qe,
                     "TE": r.te,
+                    "label purity": r.label_purity,
                     "peak memory": r.peak_bytes,
                 }
             )
@@ -408,6 +410,7 @@ class Report:
                     after,
                     _fmt_num(v["QE"], ".4f"),
                     _fmt_num(v["TE"], ".3f"),
+                    _fmt_num(v["label purity"], ".3f"),
                     "-" if v["peak memory"] is None else format_bytes(v["peak memory"]),
                 ]
             )

@@ -16,7 +16,7 @@ from som_studio import __version__
 from som_studio.report.content import Report
 
 NUMERIC = {"compile", "median / it", "p95 / it", "total", "samples/s", "speed-up", "QE", "TE", "peak memory"}
-NUMERIC |= {"mean / it", "end-to-end"}
+NUMERIC |= {"mean / it", "end-to-end", "label purity"}
 
 _CSS = """
 body { font-family: "DejaVu Sans", "Helvetica Neue", Arial, sans-serif; color: #1d2330; margin: 0;

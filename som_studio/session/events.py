@@ -33,6 +33,12 @@ class Started:
     #: Per-feature (min, max) of the training data (missing values ignored): the colour range of
     #: the run's pictures (:func:`som_studio.picture.data_range`). ``None`` from older senders.
     data_range: tuple[tuple[float, ...], tuple[float, ...]] | None = None
+    #: The data's feature names, one per feature (``()``: unnamed, generated data or an older sender),
+    #: so live views name their planes.
+    feature_names: tuple[str, ...] = ()
+    #: The data's scaling as ``(offset, scale)`` per feature (``x = trained * scale + offset`` in the
+    #: file's units), or ``None`` (not scaled, or an older sender): live colour bars in original units.
+    scaling: tuple[tuple[float, ...], tuple[float, ...]] | None = None
 
 
 @dataclass(frozen=True)

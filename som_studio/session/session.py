@@ -226,6 +226,8 @@ class Session:
                     tuple(float(v) for v in np.nanmin(problem.data, axis=0)),
                     tuple(float(v) for v in np.nanmax(problem.data, axis=0)),
                 ),
+                feature_names=tuple(table.feature_names) if table is not None else (),
+                scaling=_scaling(table),
             )
             trainer = impl.create(problem)
             yield Snapshot(0, problem.init_map.copy())
@@ -368,6 +370,14 @@ class Session:
             return []
         pts = {round(k * T / self.quality_points) for k in range(self.quality_points + 1)}
         return sorted(p for p in pts if 0 <= p <= T)
+
+
+def _scaling(table: Table | None) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
+    """A table's scaling as ``Started`` carries it: ``(offset, scale)``, or ``None`` when it was not scaled."""
+    s = table.scaling if table is not None else None
+    if s is None or s.method == "none":
+        return None
+    return tuple(float(v) for v in s.offset), tuple(float(v) for v in s.scale)
 
 
 class _Quality:

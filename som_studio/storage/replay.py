@@ -39,7 +39,17 @@ def started(run: StoredRun) -> Started | None:
         env=r.env,
         layout=r.layout,
         estimate_bytes=int(r.estimate_bytes or 0),
+        feature_names=tuple(str(n) for n in r.config.get("feature_names") or ()),
+        scaling=_scaling(getattr(r, "model", None)),
     )
+
+
+def _scaling(model: object) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
+    """A kept run's scaling as ``Started`` carries it (``None`` when its data was not scaled)."""
+    s = getattr(model, "scaling", None)
+    if s is None or s.method == "none":
+        return None
+    return tuple(float(v) for v in s.offset), tuple(float(v) for v in s.scale)
 
 
 def replay(run: StoredRun) -> Iterator[RecordedEvent]:

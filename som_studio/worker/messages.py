@@ -22,7 +22,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
+"""1: the first; 2: the ``Started`` event inside an :class:`EventMessage` carries the data's feature
+names and scaling (a live run's planes are named, its colour bars in the file's units)."""
 
 
 class ProtocolError(ValueError):

@@ -39,8 +39,13 @@ def test_the_training_data_lands_where_the_model_puts_it(iris_run, tmp_path):
     np.add.at(expected, (p.bmu_row, p.bmu_col), 1)
     assert np.array_equal(result.hits, expected)
     frame = result.frame()
-    assert frame.image.shape == (8, 12) and frame.image.dtype == np.uint8
-    assert frame.image.max() == 255 and frame.image[result.hits == 0].max(initial=0) == 0
+    assert frame.view.mode == "hits" and frame.topology == result.topology and frame.image.dtype == np.uint8
+    assert frame.legend.label == "examples per unit" and frame.legend.hi == result.hits.max()
+    # Each unit reads back its own count from the picture (units without rows in the empty colour).
+    for row, col in zip(*np.nonzero(result.hits)):
+        level = frame.level_at(row, col)
+        assert level == pytest.approx(result.hits[row, col] / result.hits.max() * 255, abs=1.5)
+    assert all(frame.level_at(r, c) is None for r, c in zip(*np.nonzero(result.hits == 0)))
     assert "150 rows" in result.caption and "iris.csv on numpy-batch" in result.caption
 
 

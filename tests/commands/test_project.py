@@ -258,3 +258,13 @@ def test_project_a_npy_file_in_chunks(iris_run, tmp_path):
 def test_table_and_topology_flags_refuse_clearly(capsys, extra, message):
     code, _, err = _run(capsys, "bench", "--impl", "numpy-batch", "--epochs", "1", "--quiet", *extra)
     assert code == 2 and message in err
+
+
+def test_the_bench_table_shows_label_purity(capsys, tmp_path):
+    out_json = tmp_path / "runs.json"
+    argv = ["bench", "--data", IRIS, *HEX, "--grid", "6x4", "--epochs", "2", "--json", out_json]
+    code, out, _ = _run(capsys, *argv)
+    assert code == 0
+    head, _, row = out.splitlines()[:3]
+    purity = row[head.index("purity") :].split()[0]  # columns are aligned; cells may hold spaces
+    assert purity == f"{json.loads(out_json.read_text())['runs'][0]['quality']['label_purity']:.3f}"

@@ -378,12 +378,15 @@ def test_run_on_a_file_with_five_features_shows_the_u_matrix(qtbot, window, tmp_
     assert window.runs.records[-1].status == "ok"
     assert frames[-1].view.mode == "umatrix" and frames[-1].image.shape == (9, 12)
     modes = [window.map_view.mode.itemText(i) for i in range(window.map_view.mode.count())]
-    # The picture pipeline's listing (picture.choices): the U-matrix, the planes grid, then each plane.
-    assert modes == ["U-matrix", "All feature planes", "All feature planes (one scale)"] + [
-        f"Feature {k}" for k in range(5)
+    # The picture pipeline's listing (picture.choices): the U-matrix, the planes grid, then each plane,
+    # named as the run's data names its columns (a file without a header: x1, x2, ...); the hit map
+    # too, once the run's record brought its model.
+    assert modes == ["U-matrix", "All feature planes", "All feature planes (one scale)", "Hit map"] + [
+        f"x{k + 1}" for k in range(5)
     ]
-    # After the run, the kept final map is re-rendered for a new choice, in this process.
+    # After the run, the kept final map is re-rendered for a new choice, in this process (off the GUI thread).
     window.map_view.set_choice("component", 3)
+    qtbot.waitUntil(lambda: window.map_view.last_frame.view.mode == "component", timeout=WAIT_MS)
     last = window.map_view.last_frame
     assert last.view.mode == "component" and last.view.component == 3 and last.iteration == 3
     assert not np.array_equal(last.image, frames[-1].image)

@@ -42,6 +42,7 @@ def test_one_run_list_shared_by_the_runs_dock_and_the_comparison(qtbot, window):
     window.timing_plot.begin("online", 1)
     window.runs_panel.select(run.id)
     window.runs_panel.show_selected()
+    qtbot.waitUntil(lambda: window.map_view.last_frame is not None, timeout=WAIT_MS)  # drawn off the GUI thread
     assert window.map_view.last_frame.image.shape == (7, 10, 3)
     assert len(window.timing_plot._points) == len(run.record.chunks) > 0
     assert len(window.quality_plot._qe) == len(run.record.history) > 0
@@ -92,7 +93,8 @@ def test_project_data_on_a_stored_run_shows_the_hit_map_and_names_mismatched_col
     result = got.args[0]
     assert result.rows == 150 and result.hits.shape == (8, 12)
     view = window.map_view
-    assert view.mode.currentText() == HITS_ITEM and view.last_frame.image.shape == (8, 12)
+    assert view.mode.currentText() == HITS_ITEM and view.last_frame.grid == (8, 12)
+    assert view.inspector.legend.text() == f"examples per unit: 0 – {result.hits.max()}"
     assert "150 rows" in view.caption.text() and "150 rows" in window.status_label.text()
     assert np.array_equal(view.last_frame.image, result.frame().image)
     # A file whose columns do not match is refused, naming them; the map view keeps the last picture.

@@ -41,3 +41,11 @@ def test_a_run_on_a_table_gets_a_views_section(runs) -> None:
     assert "hexagonal lattice" in text and "setosa, versicolor, virginica" in text
     assert f"Label purity is {purity:.3f}" in text
     assert report.views_run(sec.key).name == "numpy-batch"
+
+
+def test_the_summary_table_has_each_runs_label_purity(runs) -> None:
+    report = build_report(runs)
+    col = report.SUMMARY_HEADER.index("label purity")
+    rows = report.summary_rows()
+    assert rows[0][col] == f"{runs[0].record.label_purity:.3f}"
+    assert rows[1][col] == "-"  # the colours run has no labels

@@ -70,6 +70,9 @@ def test_a_kept_run_replays_as_the_live_events(events, tmp_path) -> None:
     assert replayed[0].config.to_dict() == live_started.config.to_dict()
     assert replayed[0].iterations == live_started.iterations
     assert (replayed[0].kind, replayed[0].samples, replayed[0].features) == ("online", 60, 3)
+    # Its data's names (and scaling, none here) as the live one announced them: the views name planes alike.
+    assert replayed[0].feature_names == live_started.feature_names != ()
+    assert replayed[0].scaling == live_started.scaling
     chunks = [ev for ev in replayed if isinstance(ev, ChunkTimed)]
     assert [(c.first, c.count, c.seconds) for c in chunks] == [
         (c.first, c.count, c.seconds) for c in kept.record.chunks

@@ -10,20 +10,25 @@ colour range (the one the frames carried).
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QRectF, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from som_studio import picture
+from som_studio.qt.widgets.map_inspect import MapInspector
 
 pg.setConfigOptions(imageAxisOrder="row-major")
 
 # Least time between two draws: the worker already sends at most ~30 frames a
 # second; this guards the GUI if frames bunch up.
 MIN_DRAW_INTERVAL_S = 1 / 60
+# Largest picture set on the image item as it is; a larger one (the planes grid of a 1024x1024 hex map
+# is 14 million pixels) is shown thinned, its pixels still addressed as the frame's.
+MAX_SHOWN_PIXELS = 2_000_000
 
 
 def _key(mode: str, component: int) -> str:
@@ -66,12 +71,21 @@ class MapView(QWidget):
         self.plot.setCentralItem(self.view_box)
         self.image = pg.ImageItem()
         self.view_box.addItem(self.image)
-        self._lut = pg.colormap.get("viridis").getLookupTable(nPts=256)
+        self._lut = picture.VIRIDIS  # the report's colour map, so a plain frame looks as it does there
 
+        # Hover read-out under the map; legend and a clicked unit's details beside it (map_inspect.py).
+        self.inspector = MapInspector(self.image, self.plot.scene(), self)
+        side = QVBoxLayout()
+        side.addWidget(self.inspector.legend, 1)
+        side.addWidget(self.inspector.panel, 2)
+        middle = QHBoxLayout()
+        middle.addWidget(self.plot, 1)
+        middle.addLayout(side)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addLayout(top)
-        lay.addWidget(self.plot, 1)
+        lay.addLayout(middle, 1)
+        lay.addWidget(self.inspector.readout)
         self._fill_modes(3, picture.ViewChoice())
         self.mode.currentIndexChanged.connect(self._on_mode_changed)
 
@@ -100,18 +114,49 @@ class MapView(QWidget):
         c = self.choice()
         self.view_changed.emit(c.mode, c.component)
         if self._final is not None and self._range is not None:
-            # After a run: re-render the kept final map (one-off, on a user action).
-            it = self.last_frame.iteration if self.last_frame else 0
-            self.show_frame(picture.make_frame(it, self._final, c, *self._range, self._views), force=True)
+            self.redraw()
         elif self.last_frame is not None and self.last_frame.view.mode != c.mode:
             # No map kept (a run killed before it could send one): say when the choice shows.
             caption = self.tr("iteration {n:,} (the new view shows from the next frame)")
             self.caption.setText(caption.format(n=self.last_frame.iteration))
 
-    # -- feeding -------------------------------------------------------------------------
-    def begin(self, features: int, title: str, views: picture.MapViews | None = None) -> None:
-        """A new run with ``features`` features starts; ``views``: its lattice, names and extra inputs."""
+    def redraw(self, iteration: int | None = None) -> None:
+        """Draw the kept final map in the current choice, off the GUI thread (a 1024x1024 map takes long).
+
+        ``iteration``: the map's (default: the last frame's)."""
+        if self._final is None or self._range is None:
+            return
+        it = iteration if iteration is not None else self.last_frame.iteration if self.last_frame else 0
+        final, choice, rng, views = self._final, self.choice(), self._range, self._views
+        self.caption.setText(self.tr("drawing…"))
+        h, w = final.shape[:2]
+        # A finished hex map is drawn as finely as in a report (smooth hexagons on a small map); rect: as frames are.
+        hexagons = views is not None and views.topology == "hex"
+        scale = max(picture.frame_scale(h, w, "hex"), picture.report_scale(h, w)) if hexagons else None
+        job = lambda: picture.make_frame(it, final, choice, *rng, views, scale)
+        self.inspector.jobs.submit("render", job, self._on_redrawn)
+
+    def _on_redrawn(self, frame: object) -> None:
+        if isinstance(frame, picture.MapFrame):
+            caption = self.caption.text()
+            self.show_frame(frame, force=True)
+            if caption != self.tr("drawing…"):  # a kept run's caption stays
+                self.caption.setText(caption)
+        else:
+            self.caption.setText(self.tr("Cannot draw this view: {error}").format(error=frame))
+
+    def set_views(self, views: picture.MapViews) -> None:
+        """The run's views' inputs grew (its model came with its record): offer the views they allow."""
         self._views = views
+        self._fill_modes(self._features, self.choice())
+        self.inspector.set_views(views)
+
+    # -- feeding -------------------------------------------------------------------------
+    def begin(self, features: int, title: str, views: picture.MapViews | None = None, config: object = None) -> None:
+        """A new run with ``features`` features starts; ``views``: its lattice, names and extra inputs;
+        ``config``: its configuration (a clicked unit's examples are found in its data)."""
+        self._views = views
+        self.inspector.begin(views, config)
         self._features = features
         self._final = None
         self._range = None
@@ -130,8 +175,14 @@ class MapView(QWidget):
             self.image.setLookupTable(self._lut)
         else:
             self.image.setLookupTable(None)
+        rows, cols = img.shape[:2]
+        step = math.ceil(math.sqrt(rows * cols / MAX_SHOWN_PIXELS))
+        if step > 1:  # more pixels than a screen shows: every step-th, so the GUI thread's paint stays short
+            img = np.ascontiguousarray(img[::step, ::step])
         self.image.setImage(img, autoLevels=False, levels=(0, 255))
+        self.image.setRect(QRectF(0, 0, cols, rows))  # item coordinates stay the frame's pixels (unit_at)
         self.last_frame = frame
+        self.inspector.frame_shown(frame)
         self.frames_drawn += 1
         self.caption.setText(self.tr("iteration {n:,}").format(n=frame.iteration))
 
@@ -141,6 +192,7 @@ class MapView(QWidget):
         # The run's colour range, as its frames were drawn; a frame without one: the rule's fallback.
         carried = self.last_frame.range if self.last_frame is not None else None
         self._range = carried if carried is not None else picture.colour_range(weights)
+        self.inspector.set_map(weights)
         if self.last_frame is not None:
             self.show_frame(self.last_frame, force=True)
 
