@@ -12,6 +12,7 @@ from contextlib import contextmanager
 
 from som_studio.core import memory
 from som_studio.core.protocol import Implementation
+from som_studio.i18n import _
 
 _REGISTRY: dict[str, Implementation] = {}
 _BUILTIN: frozenset[str] = frozenset()  # the ladder below, set once it is registered
@@ -23,7 +24,9 @@ class UnknownImplementation(KeyError):
         self.name = name
 
     def __str__(self) -> str:
-        return f"impl: unknown implementation {self.name!r}; choose from {', '.join(names())}"
+        return "impl: " + _("unknown implementation {name!r}; choose from {choices}").format(
+            name=self.name, choices=", ".join(names())
+        )
 
 
 def register(impl: Implementation) -> Implementation:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from som_studio.config import ConfigError, parse_layout
+from som_studio.i18n import _, ngettext
 
 AXES = ("data", "map")
 
@@ -81,22 +82,24 @@ def check_layout(
     map and so cannot split it.
     """
     lay = layout if isinstance(layout, Layout) else Layout.parse(layout)
-    who = f"{impl} " if impl else ""
     if not map_axis and lay.map != 1:
         raise ConfigError(
             "layout",
-            f"{who}is data-parallel only (it replicates the map on every device), so the layout's map size "
-            f"must be 1; got {lay}: use {lay.devices}x1 instead",
+            _(
+                "{impl} is data-parallel only (it replicates the map on every device), so the layout's map size "
+                "must be 1; got {layout}: use {instead} instead"
+            ).format(impl=impl or _("this implementation"), layout=lay, instead=f"{lay.devices}x1"),
         )
     if lay.devices > device_count:
-        on = f" {backend}" if backend else ""
-        hint = ""
-        if backend in (None, "cpu"):
-            hint = f"; simulate more with --cpu-devices {lay.devices}"
+        sees = ngettext("but JAX sees {n} {backend} device", "but JAX sees {n} {backend} devices", device_count).format(
+            n=device_count, backend=backend or ""
+        )
         raise ConfigError(
             "layout",
-            f"layout {lay} needs {lay.devices} devices ({lay.data} along data x {lay.map} along map), "
-            f"but JAX sees {device_count}{on} device{'s' if device_count != 1 else ''}{hint}",
+            _("layout {layout} needs {devices} devices ({data} along data x {map} along map), {sees}").format(
+                layout=lay, devices=lay.devices, data=lay.data, map=lay.map, sees=" ".join(sees.split())
+            ),
+            remedy=("cpu_devices", lay.devices) if backend in (None, "cpu") else None,
         )
     return lay
 
@@ -174,7 +177,12 @@ def describe(
     if devices is None:
         devices = [{"id": k, "kind": "cpu"} for k in range(lay.devices)]
     if len(devices) < lay.devices:
-        raise ConfigError("layout", f"layout {lay} needs {lay.devices} devices, {len(devices)} given")
+        raise ConfigError(
+            "layout",
+            _("layout {layout} needs {devices} devices, {given} given").format(
+                layout=lay, devices=lay.devices, given=len(devices)
+            ),
+        )
     devices = [dict(d) for d in devices[: lay.devices]]
     ids = [int(d["id"]) for d in devices]
     return {
