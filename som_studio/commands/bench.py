@@ -19,12 +19,10 @@ from som_studio.commands.common import (
     configs_from_args,
     impl_names,
     kind_word,
-    ljust,
     status_word,
-    text_width,
     wrote,
 )
-from som_studio.i18n import _, ngettext
+from som_studio.i18n import _, ljust, ngettext, text_width
 
 HELP = "run and time implementations on the same SOM; print a table, write --json"
 

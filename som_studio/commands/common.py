@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-import unicodedata
 from pathlib import Path
 
 from som_studio import config as cfgmod
 from som_studio.config import ConfigError, DataSpec, RunConfig
-from som_studio.i18n import _, ngettext
+from som_studio.i18n import _, ljust, ngettext
 
 
 class CommandError(Exception):
@@ -413,16 +412,6 @@ def status_word(status: str) -> str:
 def kind_word(kind: str) -> str:
     """``online``/``batch`` in the user's language."""
     return {"online": _("online"), "batch": _("batch")}.get(kind, kind)
-
-
-def text_width(text: str) -> int:
-    """Columns ``text`` takes in a terminal: East Asian wide characters (Hangul) take two."""
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
-
-
-def ljust(text: str, width: int) -> str:
-    """``text`` padded to ``width`` terminal columns (:func:`text_width`), as ``str.ljust`` does for ASCII."""
-    return text + " " * max(0, width - text_width(text))
 
 
 class Progress:
