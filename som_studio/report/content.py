@@ -328,6 +328,11 @@ class ChartSection:
     paragraphs: tuple[str, ...]
     x_label: str = ""
     y_label: str = ""
+    #: The chart's other words: its panels' axis labels (quality), its marker's legend and
+    #: what it says when there is nothing to draw (timing).
+    panels: tuple[str, ...] = ()
+    marker: str = ""
+    empty: str = ""
 
 
 @dataclass
@@ -720,6 +725,7 @@ def _sections(runs: list[ReportRun], kinds: list[str], progress: bool) -> list[C
                 "different points to a bug, not to a faster implementation."
             ),
         ),
+        empty=_("{status}: no map"),
     )
     timing = ChartSection(
         "timing",
@@ -747,7 +753,9 @@ def _sections(runs: list[ReportRun], kinds: list[str], progress: bool) -> list[C
             ),
         ),
         x_label=x_label,
-        y_label=per_word,
+        y_label=_("{label} (log scale)").format(label=per_word),
+        marker=_("compile + warm-up"),
+        empty=_("no timed iterations"),
     )
     quality = ChartSection(
         "quality",
@@ -766,6 +774,7 @@ def _sections(runs: list[ReportRun], kinds: list[str], progress: bool) -> list[C
         ),
         x_label=x_label,
         y_label="",
+        panels=(_("quantization error (QE)"), _("topographic error (TE)")),
     )
     return [maps, timing, quality, *_views_sections(runs)]
 
