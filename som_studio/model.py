@@ -250,8 +250,12 @@ class SomRun:
 
 def load_run(path: str | os.PathLike[str]) -> SomRun:
     """Open a ``.somrun`` file; raises :class:`RunFileError` naming what is wrong."""
+    from som_studio.storage.runfile import HistoryError, check_archive
+
     p = Path(path)
     try:
+        # Not even a zip archive (a text file named .somrun): say so, not NumPy's advice to unpickle it.
+        check_archive(p)
         with np.load(p, allow_pickle=False) as z:
             if "meta" not in z.files:
                 raise RunFileError(_("{path}: not a SOM Studio run file (no run description in it)").format(path=p))
@@ -273,6 +277,8 @@ def load_run(path: str | os.PathLike[str]) -> SomRun:
             return SomRun(p, meta.get("record") or {}, trained, model)
     except RunFileError:
         raise
+    except HistoryError as exc:
+        raise RunFileError(str(exc)) from None
     except ModelFileError as exc:
         raise RunFileError(f"{p}: {exc}") from None
     except FileNotFoundError:

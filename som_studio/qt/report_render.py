@@ -116,9 +116,11 @@ def render_charts(report: Report) -> dict[str, bytes | None]:
 def report_font_families() -> list[str]:
     """The PDF's font families, first choice first.
 
-    Under Korean a font with Hangul comes first (:func:`som_studio.qt.i18n.hangul_family`):
-    Latin and Hangul then share one design, and the PDF embeds that font, so its Korean
-    is text a reader can search and copy rather than outlines or missing glyphs.
+    Under Korean the best Hangul font (:func:`som_studio.qt.i18n.hangul_family`) comes
+    second, for the characters DejaVu Sans lacks: the PDF embeds it, so the Korean is text
+    a reader can search and copy, whatever font Qt's own fallback would have found. Not
+    first: Qt's PDF writer maps the digits and spaces of a CID-keyed CJK font (Noto Sans
+    CJK) back to the wrong characters, so Latin text and numbers stay in DejaVu Sans.
     """
     from som_studio import i18n
 
@@ -128,7 +130,7 @@ def report_font_families() -> list[str]:
 
         family = hangul_family()
         if family:
-            families.insert(0, family)
+            families.append(family)
     return families
 
 

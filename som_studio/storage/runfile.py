@@ -125,7 +125,7 @@ class StoredRun:
         """Read a ``.somrun`` file; raises :class:`HistoryError` naming what is wrong."""
         p = Path(path)
         try:
-            _check_archive(p)
+            check_archive(p)
             with np.load(p, allow_pickle=False) as z:
                 if "meta" not in z.files:
                     raise HistoryError(_("{path}: not a SOM Studio run file (no run description in it)").format(path=p))
@@ -181,7 +181,7 @@ class StoredRun:
 _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip's first entry, or an empty zip
 
 
-def _check_archive(p: Path) -> None:
+def check_archive(p: Path) -> None:
     """Refuse, naming why, a file that is not even the zip archive a ``.somrun`` is."""
     with open(p, "rb") as f:
         head = f.read(64)
