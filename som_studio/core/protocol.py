@@ -135,9 +135,15 @@ class Implementation:
         cls: Callable[[Problem], Trainer] = getattr(importlib.import_module(module), attr)
         return cls(problem)
 
+    @property
+    def description_text(self) -> str:
+        """:attr:`description` in the user's language (the registry marks it for the catalogue)."""
+        return _(self.description)
+
     def supports(self) -> str:
-        """One line of what this implementation supports, for listings."""
-        bits = [self.kind, self.backend, "/".join(p.replace("float", "f") for p in self.precisions)]
+        """One line of what this implementation supports, for listings (in the user's language)."""
+        kind = {"online": _("online"), "batch": _("batch")}.get(self.kind, self.kind)
+        bits = [kind, self.backend, "/".join(p.replace("float", "f") for p in self.precisions)]
         if self.shards:
-            bits.append("sharded")
+            bits.append(_("sharded"))
         return ", ".join(bits)
