@@ -71,7 +71,7 @@ class StoredRun:
     def from_capture(cls, capture: Any) -> StoredRun:
         """From a finished :class:`~som_studio.storage.recorder.RunRecorder` (or anything with its attributes)."""
         if capture.record is None:
-            raise ValueError("the run has not finished: nothing to store")
+            raise ValueError(_("the run has not finished: nothing to store"))
         return cls(
             record=capture.record,
             name=capture.name or capture.record.impl,
