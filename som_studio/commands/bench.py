@@ -83,14 +83,14 @@ def _cluster(args: argparse.Namespace):
     if args.coordinator is None:
         if args.num_processes is not None or args.process_id is not None:
             raise CommandError(
-                _("{flags} need {needed}").format(
-                    flags="--num-processes, --process-id", needed="--coordinator HOST:PORT"
+                _("{a} and {b} need {needed}").format(
+                    a="--num-processes", b="--process-id", needed="--coordinator HOST:PORT"
                 )
             )
         return None
     if args.num_processes is None or args.process_id is None:
         raise CommandError(
-            _("{flags} need {needed}").format(flags="--coordinator", needed="--num-processes P, --process-id I")
+            _("{flag} needs {a} and {b}").format(flag="--coordinator", a="--num-processes P", b="--process-id I")
         )
     try:
         cluster = Cluster(args.coordinator, args.num_processes, args.process_id, args.init_timeout).check()

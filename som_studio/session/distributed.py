@@ -143,11 +143,11 @@ def check_same_runs(runs: object, cluster: Cluster) -> None:
         raise DistributedError(
             ngettext(
                 "process {ids} was given different run options from process 0: "
-                "every process must be started with the same options except {flags}",
+                "every process must be started with the same options except {a} and {b}",
                 "processes {ids} were given different run options from process 0: "
-                "every process must be started with the same options except {flags}",
+                "every process must be started with the same options except {a} and {b}",
                 len(differ),
-            ).format(ids=", ".join(map(str, differ)), flags="--process-id, --json")
+            ).format(ids=", ".join(map(str, differ)), a="--process-id", b="--json")
         )
 
 
@@ -295,9 +295,9 @@ def _not_connected(c: Cluster) -> str:
         gave_up.format(who=c.who(), address=c.coordinator, s=c.init_timeout, flag="--init-timeout")
         + ": "
         + _(
-            "start all {n} processes with the same {flags}, process 0 on the machine whose address is given, "
+            "start all {n} processes with the same {a} and {b}, process 0 on the machine whose address is given, "
             "and check that the port is reachable"
-        ).format(n=c.num_processes, flags="--coordinator, --num-processes")
+        ).format(n=c.num_processes, a="--coordinator", b="--num-processes")
     )
 
 
