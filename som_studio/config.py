@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from som_studio.i18n import _
+
 Precision = Literal["float32", "float64"]
 PRECISIONS: tuple[str, ...] = ("float32", "float64")
 TOPOLOGIES: tuple[str, ...] = ("rect", "hex")
@@ -41,12 +43,33 @@ MAX_SAMPLES = (1 << 31) - 1
 
 
 class ConfigError(ValueError):
-    """An invalid configuration; ``field`` names the offending setting."""
+    """An invalid configuration; ``field`` names the offending setting.
 
-    def __init__(self, field: str, message: str) -> None:
+    ``message`` is already in the user's language. ``remedy`` is ``(field, value)``,
+    a setting that would make the configuration runnable (``("cpu_devices", 4)``);
+    the message then ends with the CLI's words for it (:func:`remedy_text`), and
+    ``reason`` is the message without them, for a front end that names its own control.
+    """
+
+    def __init__(self, field: str, message: str, remedy: tuple[str, int] | None = None) -> None:
+        self.reason = message
+        if remedy is not None:
+            message += remedy_text(remedy)
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
+        self.remedy = remedy
+
+
+def remedy_text(remedy: tuple[str, int], names: dict[str, str] | None = None) -> str:
+    """``"; simulate more with --cpu-devices 4"``: the remedy's field named by ``names`` (default: the CLI flag).
+
+    A name may hold ``{n}`` where the value goes; otherwise the value follows it.
+    """
+    field, value = remedy
+    name = (names or {}).get(field, "--cpu-devices")
+    control = name.format(n=value) if "{n}" in name else f"{name} {value}"
+    return _("; simulate more with {control}").format(control=control)
 
 
 _GRID_RE = re.compile(r"^\s*(\d+)\s*[xX×]\s*(\d+)\s*$")
@@ -56,7 +79,7 @@ def parse_grid(text: str) -> tuple[int, int]:
     """Parse ``"WxH"`` (width x height: 240x135 is 240 columns, 135 rows)."""
     m = _GRID_RE.match(text)
     if not m:
-        raise ConfigError("grid", f"expected WIDTHxHEIGHT such as 240x135, got {text!r}")
+        raise ConfigError("grid", _("expected WIDTHxHEIGHT such as 240x135, got {value!r}").format(value=text))
     width, height = int(m.group(1)), int(m.group(2))
     _check_grid(width, height)
     return width, height
@@ -66,17 +89,30 @@ def parse_layout(text: str) -> tuple[int, int]:
     """Parse a device layout ``"DATAxMAP"`` such as ``2x2``."""
     m = _GRID_RE.match(text)
     if not m or int(m.group(1)) < 1 or int(m.group(2)) < 1:
-        raise ConfigError("layout", f"expected DATAxMAP with positive sizes such as 2x2, got {text!r}")
+        raise ConfigError(
+            "layout", _("expected DATAxMAP with positive sizes such as 2x2, got {value!r}").format(value=text)
+        )
     return int(m.group(1)), int(m.group(2))
 
 
 def _check_grid(width: int, height: int) -> None:
     if width < 1 or height < 1:
-        raise ConfigError("grid", f"width and height must be positive, got {width}x{height}")
+        raise ConfigError("grid", _("width and height must be positive, got {grid}").format(grid=f"{width}x{height}"))
     if width > MAX_GRID_SIDE or height > MAX_GRID_SIDE:
-        raise ConfigError("grid", f"{width}x{height}: each side must be at most {MAX_GRID_SIDE}")
+        raise ConfigError(
+            "grid", _("{grid}: each side must be at most {most}").format(grid=f"{width}x{height}", most=MAX_GRID_SIDE)
+        )
     if width * height > MAX_UNITS:
-        raise ConfigError("grid", f"{width}x{height} has {width * height:,} units; at most {MAX_UNITS:,} fit")
+        raise ConfigError(
+            "grid",
+            _("{grid} has {units:,} units; at most {most:,} fit").format(
+                grid=f"{width}x{height}", units=width * height, most=MAX_UNITS
+            ),
+        )
+
+
+def _one_of(choices: tuple[str, ...], value: object) -> str:
+    return _("must be one of {choices}, got {value!r}").format(choices=", ".join(choices), value=value)
 
 
 def _whole(v: float) -> bool:
@@ -124,8 +160,10 @@ class DataSpec:
 
     def describe(self) -> str:
         if self.path is None:
-            return f"{self.samples} random colours"
-        return Path(self.path).name + (" (min-max scaled)" if self.scale else "")
+            return _("{n} random colours").format(n=self.samples)
+        if self.scale:
+            return _("{file} (min-max scaled)").format(file=Path(self.path).name)
+        return Path(self.path).name
 
 
 @dataclass(frozen=True)
@@ -215,101 +253,118 @@ class RunConfig:
         Returns ``self`` so calls chain. Raises :class:`ConfigError`.
         """
         if not isinstance(self.impl, str) or not self.impl:
-            raise ConfigError("impl", "an implementation name is required")
+            raise ConfigError("impl", _("an implementation name is required"))
         for name in ("width", "height", "seed", "lr_start", "lr_end"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)):
-                raise ConfigError(name, f"must be a number, got {v!r}")
+                raise ConfigError(name, _("must be a number, got {value!r}").format(value=v))
         if not (_whole(self.width) and _whole(self.height)):
-            raise ConfigError("grid", "width and height must be whole numbers")
+            raise ConfigError("grid", _("width and height must be whole numbers"))
         _check_grid(self.width, self.height)
         if self.data.path is None:
             if isinstance(self.data.samples, bool) or not isinstance(self.data.samples, int):
-                raise ConfigError("samples", f"must be a whole number, got {self.data.samples!r}")
+                raise ConfigError("samples", _("must be a whole number, got {value!r}").format(value=self.data.samples))
             if self.data.samples < 1:
-                raise ConfigError("samples", f"must be at least 1, got {self.data.samples}")
+                raise ConfigError("samples", _("must be at least 1, got {value}").format(value=self.data.samples))
             if self.data.samples > MAX_SAMPLES:
-                raise ConfigError("samples", f"at most {MAX_SAMPLES:,}, got {self.data.samples:,}")
+                raise ConfigError(
+                    "samples", _("at most {most:,}, got {value:,}").format(most=MAX_SAMPLES, value=self.data.samples)
+                )
         for name in ("steps", "epochs"):
             v = getattr(self, name)
             if v is None:
                 continue
             if isinstance(v, bool) or not isinstance(v, int):
-                raise ConfigError(name, f"must be a whole number, got {v!r}")
+                raise ConfigError(name, _("must be a whole number, got {value!r}").format(value=v))
             if v < 1:
-                raise ConfigError(name, f"must be at least 1, got {v}")
+                raise ConfigError(name, _("must be at least 1, got {value}").format(value=v))
             if v > MAX_ITERATIONS:
-                raise ConfigError(name, f"at most {MAX_ITERATIONS:,}, got {v:,}")
+                raise ConfigError(name, _("at most {most:,}, got {value:,}").format(most=MAX_ITERATIONS, value=v))
         if self.steps is not None and self.epochs is not None:
-            raise ConfigError("epochs", "give steps (online) or epochs (batch), not both")
+            raise ConfigError("epochs", _("give steps (online) or epochs (batch), not both"))
         if kind == "online":
             if self.epochs is not None:
-                raise ConfigError("epochs", f"{self.impl} trains online, in steps: give steps, not epochs")
+                raise ConfigError(
+                    "epochs", _("{impl} trains online, in steps: give steps, not epochs").format(impl=self.impl)
+                )
             if self.steps is None:
-                raise ConfigError("steps", f"{self.impl} trains online: the number of steps is required")
+                raise ConfigError(
+                    "steps", _("{impl} trains online: the number of steps is required").format(impl=self.impl)
+                )
         elif kind == "batch":
             if self.steps is not None:
-                raise ConfigError("steps", f"{self.impl} trains in batch epochs: give epochs, not steps")
+                raise ConfigError(
+                    "steps", _("{impl} trains in batch epochs: give epochs, not steps").format(impl=self.impl)
+                )
             if self.epochs is None:
-                raise ConfigError("epochs", f"{self.impl} trains in batch epochs: the number of epochs is required")
+                raise ConfigError(
+                    "epochs",
+                    _("{impl} trains in batch epochs: the number of epochs is required").format(impl=self.impl),
+                )
         for name in ("sigma_start", "sigma_end"):
             v = getattr(self, name)
             if v is None:
                 continue
             if len(v) != 2:
-                raise ConfigError(name, f"needs two radii (x, y), got {v!r}")
+                raise ConfigError(name, _("needs two radii (x, y), got {value!r}").format(value=v))
             for s in v:
                 if isinstance(s, bool) or not isinstance(s, (int, float)) or not math.isfinite(s) or s <= 0:
-                    raise ConfigError(name, f"radii must be finite and > 0, got {v!r}")
+                    raise ConfigError(name, _("radii must be finite and > 0, got {value!r}").format(value=v))
         for name in ("lr_start", "lr_end"):
             v = float(getattr(self, name))
             if not math.isfinite(v) or v <= 0 or v > 1:
-                raise ConfigError(name, f"learning rate must be in (0, 1], got {v!r}")
+                raise ConfigError(name, _("learning rate must be in (0, 1], got {value!r}").format(value=v))
         if not _whole(self.seed) or self.seed < 0 or self.seed >= 2**63:
-            raise ConfigError("seed", f"must be a whole number >= 0, got {self.seed!r}")
+            raise ConfigError("seed", _("must be a whole number >= 0, got {value!r}").format(value=self.seed))
         if self.precision not in PRECISIONS:
-            raise ConfigError("precision", f"must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
+            raise ConfigError("precision", _one_of(PRECISIONS, self.precision))
         if not isinstance(self.layout, str):
-            raise ConfigError("layout", f"expected DATAxMAP such as 2x2, got {self.layout!r}")
+            raise ConfigError("layout", _("expected DATAxMAP such as 2x2, got {value!r}").format(value=self.layout))
         parse_layout(self.layout)
         self._validate_map_and_table()
         return self
 
     def _validate_map_and_table(self) -> None:
         if self.topology not in TOPOLOGIES:
-            raise ConfigError("topology", f"must be one of {', '.join(TOPOLOGIES)}, got {self.topology!r}")
+            raise ConfigError("topology", _one_of(TOPOLOGIES, self.topology))
         if not isinstance(self.toroid, bool):
-            raise ConfigError("toroid", f"must be true or false, got {self.toroid!r}")
+            raise ConfigError("toroid", _("must be true or false, got {value!r}").format(value=self.toroid))
         if self.toroid and self.topology == "hex" and self.height % 2:
             raise ConfigError(
                 "toroid",
-                f"a hex toroid needs an even height (rows wrap in pairs of offsets), got {self.height}",
+                _("a hex toroid needs an even height (rows wrap in pairs of offsets), got {value}").format(
+                    value=self.height
+                ),
             )
         if self.init is not None and self.init not in INITS:
-            raise ConfigError("init", f"must be one of {', '.join(INITS)}, got {self.init!r}")
+            raise ConfigError("init", _one_of(INITS, self.init))
         if self.scaling not in SCALINGS:
-            raise ConfigError("scaling", f"must be one of {', '.join(SCALINGS)}, got {self.scaling!r}")
+            raise ConfigError("scaling", _one_of(SCALINGS, self.scaling))
         table = self.labels is not None or self.ignore or self.id_column is not None
         if table and self.data.path is None:
-            raise ConfigError("labels", "labels, ignored and id columns name columns of a data file; none is given")
+            raise ConfigError("labels", _("labels, ignored and id columns name columns of a data file; none is given"))
         if self.scaling_method != "none" and self.data.path is None:
-            raise ConfigError("scaling", "scales the features of a data file; random colours are already in [0, 1]")
+            raise ConfigError("scaling", _("scales the features of a data file; random colours are already in [0, 1]"))
         named = [("labels", self.labels), ("id_column", self.id_column)] + [("ignore", c) for c in self.ignore]
         for name, col in named:
             if col is not None and (not isinstance(col, str) or not col.strip()):
-                raise ConfigError(name, f"a column name is required, got {col!r}")
+                raise ConfigError(name, _("a column name is required, got {value!r}").format(value=col))
         if self.labels is not None and self.labels == self.id_column:
-            raise ConfigError("id_column", f"column {self.labels!r} is already the labels")
+            raise ConfigError("id_column", _("column {name!r} is already the labels").format(name=self.labels))
         for col in self.ignore:
             if col in (self.labels, self.id_column):
-                raise ConfigError("ignore", f"column {col!r} is the labels or the id column; it cannot be ignored")
+                raise ConfigError(
+                    "ignore", _("column {name!r} is the labels or the id column; it cannot be ignored").format(name=col)
+                )
         if self.clusters is not None:
             if isinstance(self.clusters, bool) or not isinstance(self.clusters, int):
-                raise ConfigError("clusters", f"must be a whole number, got {self.clusters!r}")
+                raise ConfigError("clusters", _("must be a whole number, got {value!r}").format(value=self.clusters))
             if not 2 <= self.clusters <= min(MAX_CLUSTERS, self.units):
                 raise ConfigError(
                     "clusters",
-                    f"must be between 2 and {min(MAX_CLUSTERS, self.units)} (the units), got {self.clusters}",
+                    _("must be between 2 and {most} (the units), got {value}").format(
+                        most=min(MAX_CLUSTERS, self.units), value=self.clusters
+                    ),
                 )
 
     # -- (de)serialisation: enough to re-run ------------------------------------------
@@ -376,5 +431,5 @@ class RunConfig:
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, ConfigError):
                 raise
-            raise ConfigError("config", f"not a valid run configuration ({exc})") from None
+            raise ConfigError("config", _("not a valid run configuration ({why})").format(why=exc)) from None
         return cfg

@@ -30,7 +30,9 @@ from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from typing import Any, Literal
 
+from som_studio import i18n
 from som_studio.display import DisplayCheck, check_display
+from som_studio.i18n import _, ljust, ngettext, text_width
 from som_studio.session.env import PRECISION_ENV, PRECISION_POLICY
 
 Severity = Literal["error", "warning", "ok"]
@@ -125,6 +127,10 @@ class Facts:
     in_container: bool
     #: Whether the app could open a window here (:func:`som_studio.display.check_display`).
     display_check: DisplayCheck | None = None
+    #: The language the report speaks (``en``/``ko``), and the font families with Hangul
+    #: (``None``: not known here, no fontconfig): Korean needs one (issue 14).
+    language: str = "en"
+    hangul_fonts: tuple[str, ...] | None = None
 
     @property
     def display(self) -> str | None:
@@ -226,6 +232,13 @@ def _preallocate_is_ours() -> bool:
     return jax_runtime.preallocate_is_ours()
 
 
+def _hangul_fonts() -> tuple[str, ...] | None:
+    """Font families with Hangul glyphs (fontconfig's answer); ``None`` without ``fc-list``."""
+    if not shutil.which("fc-list"):
+        return None
+    return tuple(i18n.hangul_fonts())
+
+
 def _in_container() -> bool:
     return os.path.exists("/.dockerenv") or os.path.exists("/run/.containerenv")
 
@@ -247,6 +260,9 @@ class Probes:
     in_container: Callable[[], bool] = _in_container
     #: The app's own display check (sockets, then Qt's platform plugin in a child process).
     display: Callable[[Mapping[str, str]], DisplayCheck] = check_display
+    #: The language in force (:func:`som_studio.i18n.current_language`) and the Hangul fonts.
+    language: Callable[[], str] = i18n.current_language
+    hangul_fonts: Callable[[], tuple[str, ...] | None] = _hangul_fonts
 
 
 def parse_nvidia_smi(summary: str, query: str) -> tuple[str | None, str | None, tuple[GpuFact, ...]]:
@@ -269,7 +285,7 @@ def _probe_driver(p: Probes) -> DriverFacts:
         return DriverFacts()
     res = p.run([path])
     if res is None or res[0] != 0:
-        return DriverFacts(path=path, ok=False, output=res[1] if res else "did not answer within 20 s")
+        return DriverFacts(path=path, ok=False, output=res[1] if res else _("did not answer within 20 s"))
     q = p.run([path, "--query-gpu=name,memory.total", "--format=csv,noheader,nounits"])
     drv, cuda, gpus = parse_nvidia_smi(res[1], q[1] if q and q[0] == 0 else "")
     return DriverFacts(path=path, ok=True, output=res[1], driver_version=drv, cuda_version=cuda, gpus=gpus)
@@ -280,6 +296,7 @@ def collect(probes: Probes | None = None) -> Facts:
     from som_studio import __version__
 
     p = probes or Probes()
+    language = p.language()
     env = {
         k: p.environ[k]
         for k in (*XLA_ENV, *PRECISION_ENV, "DISPLAY", "WAYLAND_DISPLAY", "SSH_CONNECTION", "SSH_TTY")
@@ -299,6 +316,8 @@ def collect(probes: Probes | None = None) -> Facts:
         preallocate_is_ours=p.preallocate_is_ours(),
         in_container=p.in_container(),
         display_check=p.display(p.environ),
+        language=language,
+        hangul_fonts=p.hangul_fonts() if language == "ko" else None,
     )
 
 
@@ -318,11 +337,13 @@ class Finding:
 def install_fix(f: Facts) -> str:
     """The exact commands that install JAX's CUDA plugin matching the driver."""
     extra = f.cuda_extra
-    return (
-        f'pip install -U "jax[{extra}]"   (into the Python that runs SOM Studio)\n'
-        f'this interpreter: "{f.executable}" -m pip install -U "jax[{extra}]"\n'
-        f"a source checkout: SOM_STUDIO_EXTRAS={extra} ./dev.sh app\n"
-        f"then check again: som-studio doctor"
+    return "\n".join(
+        [
+            f'pip install -U "jax[{extra}]"   ' + _("(into the Python that runs SOM Studio)"),
+            _("this interpreter: {command}").format(command=f'"{f.executable}" -m pip install -U "jax[{extra}]"'),
+            _("a source checkout: {command}").format(command=f"SOM_STUDIO_EXTRAS={extra} ./dev.sh app"),
+            _("then check again: {command}").format(command="som-studio doctor"),
+        ]
     )
 
 
@@ -350,25 +371,36 @@ def diagnose(f: Facts) -> list[Finding]:
         out.append(
             Finding(
                 "error",
-                f"Python {py} with PySide6 {pyside} crashes",
-                "PySide6 6.12 on Python 3.11 aborts after a few thousand signal emissions "
-                "(Fatal Python error: bool_dealloc); Python 3.12 is not affected.",
-                "use Python 3.12 or newer: python3.12 -m venv .venv && .venv/bin/pip install .  "
-                "(in the source folder)\n"
-                "or let ./dev.sh env pick a Python >= 3.12 itself",
+                _("Python {python} with PySide6 {pyside} crashes").format(python=py, pyside=pyside),
+                _(
+                    "PySide6 6.12 on Python 3.11 aborts after a few thousand signal emissions "
+                    "({error}); Python 3.12 is not affected."
+                ).format(error="Fatal Python error: bool_dealloc"),
+                _("use Python 3.12 or newer: {command}  (in the source folder)").format(
+                    command="python3.12 -m venv .venv && .venv/bin/pip install ."
+                )
+                + "\n"
+                + _("or let {command} pick a Python >= 3.12 itself").format(command="./dev.sh env"),
             )
         )
     elif f.python[:2] < (3, 12):
         out.append(
             Finding(
                 "warning",
-                f"Python {py} is older than SOM Studio supports",
-                "SOM Studio needs Python 3.12 or newer (jax >= 0.11 does too).",
-                "use Python 3.12 or newer for SOM Studio's environment",
+                _("Python {python} is older than SOM Studio supports").format(python=py),
+                _("SOM Studio needs Python 3.12 or newer (jax >= 0.11 does too)."),
+                _("use Python 3.12 or newer for SOM Studio's environment"),
             )
         )
     else:
-        out.append(Finding("ok", f"Python {py}" + (f" with PySide6 {pyside}" if pyside else "")))
+        out.append(
+            Finding(
+                "ok",
+                _("Python {python} with PySide6 {pyside}").format(python=py, pyside=pyside)
+                if pyside
+                else f"Python {py}",
+            )
+        )
 
     # JAX and the GPU.
     gpus = _gpu_devices(f)
@@ -376,11 +408,16 @@ def diagnose(f: Facts) -> list[Finding]:
         out.append(
             Finding(
                 "error",
-                "JAX fails to import or start",
+                _("JAX fails to import or start"),
                 f.jax.error,
-                f'reinstall it: "{f.executable}" -m pip install -U --force-reinstall jax jaxlib'
+                _("reinstall it: {command}").format(
+                    command=f'"{f.executable}" -m pip install -U --force-reinstall jax jaxlib'
+                )
                 + (
-                    f'\nwith the GPU plugin: "{f.executable}" -m pip install -U "jax[{f.cuda_extra}]"'
+                    "\n"
+                    + _("with the GPU plugin: {command}").format(
+                        command=f'"{f.executable}" -m pip install -U "jax[{f.cuda_extra}]"'
+                    )
                     if f.driver.present
                     else ""
                 ),
@@ -388,7 +425,12 @@ def diagnose(f: Facts) -> list[Finding]:
         )
     elif gpus:
         out.append(
-            Finding("ok", f"JAX runs on the GPU ({f.jax.backend}: " + ", ".join(sorted({d.kind for d in gpus})) + ")")
+            Finding(
+                "ok",
+                _("JAX runs on the GPU ({backend}: {kinds})").format(
+                    backend=f.jax.backend, kinds=", ".join(sorted({d.kind for d in gpus}))
+                ),
+            )
         )
     elif f.driver.present and f.driver.ok:
         platforms = f.env.get("JAX_PLATFORMS", "")
@@ -396,33 +438,39 @@ def diagnose(f: Facts) -> list[Finding]:
             out.append(
                 Finding(
                     "warning",
-                    f"JAX is kept on the CPU by JAX_PLATFORMS={platforms}",
-                    "an NVIDIA driver is present, but JAX_PLATFORMS (or --cpu-devices) limits JAX to the CPU.",
-                    "unset JAX_PLATFORMS and drop --cpu-devices to use the GPU",
+                    _("JAX is kept on the CPU by {setting}").format(setting=f"JAX_PLATFORMS={platforms}"),
+                    _("an NVIDIA driver is present, but {var} (or {flag}) limits JAX to the CPU.").format(
+                        var="JAX_PLATFORMS", flag="--cpu-devices"
+                    ),
+                    _("unset {var} and drop {flag} to use the GPU").format(var="JAX_PLATFORMS", flag="--cpu-devices"),
                 )
             )
         else:
             out.append(
-                Finding("error", "an NVIDIA driver is present but JAX runs on the CPU", _why_cpu(f), install_fix(f))
+                Finding("error", _("an NVIDIA driver is present but JAX runs on the CPU"), _why_cpu(f), install_fix(f))
             )
     elif f.driver.present:
         out.append(
             Finding(
                 "warning",
-                "nvidia-smi is installed but cannot talk to the NVIDIA driver",
+                _("{tool} is installed but cannot talk to the NVIDIA driver").format(tool="nvidia-smi"),
                 (f.driver.output.splitlines() or [""])[0],
-                "check the driver with `nvidia-smi` (a reboot after a driver update often helps)"
-                + ("; in a container, start it with --gpus all" if f.in_container else ""),
+                _("check the driver with {command} (a reboot after a driver update often helps)").format(
+                    command="`nvidia-smi`"
+                )
+                + (_("; in a container, start it with {flag}").format(flag="--gpus all") if f.in_container else ""),
             )
         )
     else:
         out.append(
             Finding(
                 "warning",
-                "no GPU: JAX runs on the CPU",
-                "nvidia-smi is not on PATH, so no NVIDIA driver is visible to this process.",
-                "on a GPU machine, install the NVIDIA driver; in a container, start it with --gpus all "
-                "(NVIDIA Container Toolkit); everything still works on the CPU, only slower",
+                _("no GPU: JAX runs on the CPU"),
+                _("{tool} is not on PATH, so no NVIDIA driver is visible to this process.").format(tool="nvidia-smi"),
+                _(
+                    "on a GPU machine, install the NVIDIA driver; in a container, start it with {flag} "
+                    "(NVIDIA Container Toolkit); everything still works on the CPU, only slower"
+                ).format(flag="--gpus all"),
             )
         )
 
@@ -433,9 +481,10 @@ def diagnose(f: Facts) -> list[Finding]:
         out.append(
             Finding(
                 "warning",
-                "CUDA plugin version differs from jaxlib",
-                ", ".join(f"{d} {v}" for d, v in stale.items()) + f" vs jaxlib {jaxlib}; JAX uses a plugin "
-                "only when the versions match.",
+                _("CUDA plugin version differs from jaxlib"),
+                _("{plugins} vs jaxlib {jaxlib}; JAX uses a plugin only when the versions match.").format(
+                    plugins=", ".join(f"{d} {v}" for d, v in stale.items()), jaxlib=jaxlib
+                ),
                 install_fix(f),
             )
         )
@@ -446,16 +495,29 @@ def diagnose(f: Facts) -> list[Finding]:
     # Precision: settings that change float32 products.
     out.extend(_precision_findings(f))
 
+    # Korean needs a font with Hangul (issue 14): said where the user reads Korean.
+    font = _font_finding(f)
+    if font is not None:
+        out.append(font)
+
     # Display.
     if f.display is None:
-        where = "an SSH session" if f.over_ssh else "this session"
+        title = (
+            _("no display in an SSH session: the desktop app cannot open")
+            if f.over_ssh
+            else _("no display in this session: the desktop app cannot open")
+        )
         out.append(
             Finding(
                 "warning",
-                f"no display in {where}: the desktop app cannot open",
-                "neither DISPLAY nor WAYLAND_DISPLAY is set; the headless commands (bench, devices, doctor, ...) work.",
-                "use the headless commands; or forward X (ssh -X), or run the app on the machine's desktop; "
-                "for screenshots: xvfb-run -a som-studio",
+                title,
+                _("neither {a} nor {b} is set; the headless commands ({commands}) work.").format(
+                    a="DISPLAY", b="WAYLAND_DISPLAY", commands="bench, devices, doctor, ..."
+                ),
+                _(
+                    "use the headless commands; or forward X ({ssh}), or run the app on the machine's desktop; "
+                    "for screenshots: {xvfb}"
+                ).format(ssh="ssh -X", xvfb="xvfb-run -a som-studio"),
             )
         )
     elif f.display_check is not None and f.display_check.kind == "plugin":
@@ -463,28 +525,51 @@ def diagnose(f: Facts) -> list[Finding]:
         out.append(
             Finding(
                 "error",
-                f"the desktop app cannot open a window on {f.display}: Qt's platform plugin cannot load",
-                check.reason + ("" if not check.packages else f"; missing: {', '.join(check.packages)}"),
+                _("the desktop app cannot open a window on {display}: Qt's platform plugin cannot load").format(
+                    display=f.display
+                ),
+                check.reason
+                + ("" if not check.packages else _("; missing: {packages}").format(packages=", ".join(check.packages))),
                 check.install
-                or "install the libraries Qt's platform plugin names above; the headless "
-                "commands (bench, compare, devices, doctor) work meanwhile",
+                or _(
+                    "install the libraries Qt's platform plugin names above; the headless "
+                    "commands ({commands}) work meanwhile"
+                ).format(commands="bench, compare, devices, doctor"),
             )
         )
     elif f.display_check is not None and f.display_check.kind == "unreachable":
         out.append(
             Finding(
                 "warning",
-                f"the display does not answer ({f.display}): the desktop app cannot open",
-                f.display_check.reason + "; the headless commands (bench, devices, doctor, ...) work.",
-                "start or forward the display (ssh -X), correct DISPLAY, or run under a virtual one: "
-                "xvfb-run -a som-studio",
+                _("the display does not answer ({display}): the desktop app cannot open").format(display=f.display),
+                f.display_check.reason
+                + _("; the headless commands ({commands}) work.").format(commands="bench, devices, doctor, ..."),
+                _("start or forward the display ({ssh}), correct {var}, or run under a virtual one: {xvfb}").format(
+                    ssh="ssh -X", var="DISPLAY", xvfb="xvfb-run -a som-studio"
+                ),
             )
         )
     else:
-        out.append(Finding("ok", f"display available ({f.display})"))
+        out.append(Finding("ok", _("display available ({display})").format(display=f.display)))
 
     order = {"error": 0, "warning": 1, "ok": 2}
     return sorted(out, key=lambda x: order[x.severity])
+
+
+def _font_finding(f: Facts) -> Finding | None:
+    """Under Korean: a warning naming the package to install when no font has Hangul, else an ok line."""
+    if f.language != "ko" or f.hangul_fonts is None:
+        return None
+    if f.hangul_fonts:
+        return Finding("ok", _("Hangul font: {family}").format(family=f.hangul_fonts[0]))
+    return Finding(
+        "warning",
+        _("no font with Hangul glyphs: Korean text shows as empty boxes"),
+        _("fontconfig ({command}) lists no font for Korean.").format(command="fc-list :lang=ko"),
+        _("install {package}, then start SOM Studio again").format(package=i18n.font_package())
+        + "\n"
+        + _("Debian/Ubuntu: {command}").format(command="sudo apt install fonts-noto-cjk   (or fonts-nanum)"),
+    )
 
 
 def _precision_findings(f: Facts) -> list[Finding]:
@@ -495,11 +580,13 @@ def _precision_findings(f: Facts) -> list[Finding]:
         out.append(
             Finding(
                 "warning",
-                f"JAX_DEFAULT_MATMUL_PRECISION={jdmp} is set",
-                "it sets JAX's precision for every float32 product that names none: SOM Studio names "
-                "HIGHEST on each of its own, so its maps do not change, but other JAX code in this process "
-                "does, and timings compared with other tools are then not like for like.",
-                "unset JAX_DEFAULT_MATMUL_PRECISION",
+                _("{setting} is set").format(setting=f"JAX_DEFAULT_MATMUL_PRECISION={jdmp}"),
+                _(
+                    "it sets JAX's precision for every float32 product that names none: SOM Studio names "
+                    "HIGHEST on each of its own, so its maps do not change, but other JAX code in this process "
+                    "does, and timings compared with other tools are then not like for like."
+                ),
+                _("unset {var}").format(var="JAX_DEFAULT_MATMUL_PRECISION"),
             )
         )
     tf32 = f.env.get("NVIDIA_TF32_OVERRIDE")
@@ -507,52 +594,69 @@ def _precision_findings(f: Facts) -> list[Finding]:
         out.append(
             Finding(
                 "warning",
-                f"NVIDIA_TF32_OVERRIDE={tf32} is set",
-                "it overrides whether NVIDIA's libraries (cuBLAS, cuDNN) use TF32 for float32 products, "
-                "under every framework in this process: figures measured under it do not compare with "
-                "figures measured without it.",
-                "unset NVIDIA_TF32_OVERRIDE",
+                _("{setting} is set").format(setting=f"NVIDIA_TF32_OVERRIDE={tf32}"),
+                _(
+                    "it overrides whether NVIDIA's libraries (cuBLAS, cuDNN) use TF32 for float32 products, "
+                    "under every framework in this process: figures measured under it do not compare with "
+                    "figures measured without it."
+                ),
+                _("unset {var}").format(var="NVIDIA_TF32_OVERRIDE"),
             )
         )
     if not out:
-        out.append(Finding("ok", "precision: " + PRECISION_POLICY))
+        out.append(Finding("ok", _("precision: {policy}").format(policy=_(PRECISION_POLICY))))
     return out
 
 
 def _why_cpu(f: Facts) -> str:
-    gpu = ", ".join(g.name for g in f.driver.gpus) or "an NVIDIA GPU"
+    gpu = ", ".join(g.name for g in f.driver.gpus) or _("an NVIDIA GPU")
     cuda = f" (CUDA {f.driver.cuda_version})" if f.driver.cuda_version else ""
     if not f.plugins:
-        reason = (
-            "no CUDA plugin for JAX is installed (jax-cuda13-plugin / jax-cuda12-plugin), "
-            "so JAX only has its CPU backend."
+        reason = _("no CUDA plugin for JAX is installed ({plugins}), so JAX only has its CPU backend.").format(
+            plugins="jax-cuda13-plugin / jax-cuda12-plugin"
         )
+    elif f.jax.gpu_error:
+        reason = _("JAX's CUDA plugin is installed but did not start: {error}").format(error=f.jax.gpu_error)
     else:
-        reason = "JAX's CUDA plugin is installed but did not start"
-        reason += f": {f.jax.gpu_error}" if f.jax.gpu_error else "."
+        reason = _("JAX's CUDA plugin is installed but did not start.")
     return (
-        f"nvidia-smi sees {gpu}{cuda}, but JAX's backend is {f.jax.backend or 'unknown'}: {reason} "
-        "This is the CUDA/JAX mismatch: training runs, but on the CPU."
+        _("{tool} sees {gpu}, but JAX's backend is {backend}: {reason}").format(
+            tool="nvidia-smi", gpu=gpu + cuda, backend=f.jax.backend or _("unknown"), reason=reason
+        )
+        + " "
+        + _("This is the CUDA/JAX mismatch: training runs, but on the CPU.")
     )
 
 
 def _memory_finding(f: Facts, has_gpu: bool) -> Finding:
     frac = f.mem_fraction if f.mem_fraction is not None else DEFAULT_MEM_FRACTION
     if not has_gpu:
-        return Finding("ok", "memory: no GPU, so JAX's GPU memory settings do not apply")
+        return Finding("ok", _("memory: no GPU, so JAX's GPU memory settings do not apply"))
     if f.preallocate and f.unified_memory:
         return Finding(
             "warning",
-            f"GPU memory preallocation is on for unified memory ({frac:.0%} of it at JAX's first operation)",
-            "this GPU shares its memory with the CPU: preallocating takes that share away from the desktop "
-            "and every other program for as long as SOM Studio runs.",
-            "unset XLA_PYTHON_CLIENT_PREALLOCATE (SOM Studio then sets it to false), "
-            "or export XLA_PYTHON_CLIENT_PREALLOCATE=false",
+            _("GPU memory preallocation is on for unified memory ({share} of it at JAX's first operation)").format(
+                share=f"{frac:.0%}"
+            ),
+            _(
+                "this GPU shares its memory with the CPU: preallocating takes that share away from the desktop "
+                "and every other program for as long as SOM Studio runs."
+            ),
+            _("unset {var} (SOM Studio then sets it to false), or export {setting}").format(
+                var="XLA_PYTHON_CLIENT_PREALLOCATE", setting="XLA_PYTHON_CLIENT_PREALLOCATE=false"
+            ),
         )
     if f.preallocate:
-        return Finding("ok", f"memory: JAX preallocates {frac:.0%} of the GPU's memory (your setting)")
-    who = "SOM Studio's default" if f.preallocate_is_ours else "your setting"
-    return Finding("ok", f"memory: JAX allocates GPU memory on demand (XLA_PYTHON_CLIENT_PREALLOCATE=false, {who})")
+        return Finding(
+            "ok", _("memory: JAX preallocates {share} of the GPU's memory (your setting)").format(share=f"{frac:.0%}")
+        )
+    who = _("SOM Studio's default") if f.preallocate_is_ours else _("your setting")
+    return Finding(
+        "ok",
+        _("memory: JAX allocates GPU memory on demand ({setting}, {whose})").format(
+            setting="XLA_PYTHON_CLIENT_PREALLOCATE=false", whose=who
+        ),
+    )
 
 
 # --------------------------------------------------------------------------- report
@@ -566,10 +670,25 @@ def format_bytes(n: int | None) -> str:
 
 def format_report(f: Facts, findings: list[Finding]) -> str:
     """The doctor's report as plain text (what ``som-studio doctor`` prints)."""
-    lines = [f"SOM Studio {f.som_studio} doctor", ""]
+    lines = [_("SOM Studio {version} doctor").format(version=f.som_studio), ""]
+    keys = [
+        "Python",
+        _("platform"),
+        _("CUDA plugins"),
+        "nvidia-smi",
+        _("driver / CUDA"),
+        _("status"),
+        _("backend"),
+        _("GPU backend"),
+        _("CUDA plugin"),
+        _("display"),
+        _("session"),
+        "GPU 0",
+    ]
+    key_width = max(16, *(text_width(k) + 2 for k in keys))
 
     def row(key: str, value: str) -> None:
-        lines.append(f"  {key:<16}{value}")
+        lines.append(f"  {ljust(key, key_width)}{value}")
 
     def para(first: str, text: str) -> None:
         # Wrap prose, but never inside a word: commands stay copyable.
@@ -577,91 +696,115 @@ def format_report(f: Facts, findings: list[Finding]) -> str:
             lines.extend(
                 textwrap.wrap(
                     ln,
-                    100,
-                    initial_indent=f"      {first if i == 0 else ' ' * len(first)}",
-                    subsequent_indent=" " * (6 + len(first)),
+                    # 100 terminal columns: Hangul takes two each, so fewer characters fit.
+                    100 * len(ln) // max(text_width(ln), 1),
+                    initial_indent=f"      {first if i == 0 else ' ' * text_width(first)}",
+                    subsequent_indent=" " * (6 + text_width(first)),
                     break_long_words=False,
                     break_on_hyphens=False,
                 )
             )
 
-    lines.append("Versions")
+    lines.append(_("Versions"))
     row("Python", f"{'.'.join(map(str, f.python))} ({f.executable})")
-    row("platform", f"{f.system} {f.machine}" + (" (in a container)" if f.in_container else ""))
+    row(_("platform"), f"{f.system} {f.machine}" + (_(" (in a container)") if f.in_container else ""))
     for dist in DISTRIBUTIONS:
         if dist == "PySide6" and f.versions.get("PySide6-Essentials"):
             continue
-        row("PySide6" if dist == "PySide6-Essentials" else dist, f.versions.get(dist) or "not installed")
-    row("CUDA plugins", ", ".join(f"{d} {v}" for d, v in f.plugins.items()) or "none installed")
+        row("PySide6" if dist == "PySide6-Essentials" else dist, f.versions.get(dist) or _("not installed"))
+    row(_("CUDA plugins"), ", ".join(f"{d} {v}" for d, v in f.plugins.items()) or _("none installed"))
 
-    lines += ["", "NVIDIA driver"]
+    lines += ["", _("NVIDIA driver")]
     if not f.driver.present:
-        row("nvidia-smi", "not found on PATH")
+        row("nvidia-smi", _("not found on PATH"))
     elif not f.driver.ok:
-        row("nvidia-smi", f"{f.driver.path}: failed: {(f.driver.output.splitlines() or [''])[0]}")
+        row(
+            "nvidia-smi",
+            _("{path}: failed: {output}").format(path=f.driver.path, output=(f.driver.output.splitlines() or [""])[0]),
+        )
     else:
         row("nvidia-smi", f.driver.path or "")
-        row("driver / CUDA", f"{f.driver.driver_version or '?'} / {f.driver.cuda_version or '?'}")
+        row(_("driver / CUDA"), f"{f.driver.driver_version or '?'} / {f.driver.cuda_version or '?'}")
         for i, g in enumerate(f.driver.gpus):
-            mem = f"{g.memory_total_mib} MiB" if g.memory_total_mib is not None else "memory not reported (unified)"
+            mem = f"{g.memory_total_mib} MiB" if g.memory_total_mib is not None else _("memory not reported (unified)")
             row(f"GPU {i}", f"{g.name}, {mem}")
 
     lines += ["", "JAX"]
     if f.jax.error is not None:
-        row("status", f"failed: {f.jax.error}")
+        row(_("status"), _("failed: {error}").format(error=f.jax.error))
     else:
-        row("backend", f"{f.jax.backend} ({len(f.jax.devices)} device{'s' if len(f.jax.devices) != 1 else ''})")
+        n = len(f.jax.devices)
+        row(_("backend"), f"{f.jax.backend} (" + ngettext("{n} device", "{n} devices", n).format(n=n) + ")")
         for d in f.jax.devices:
             mem = (
-                f"memory {format_bytes(d.memory_in_use)} in use of {format_bytes(d.memory_limit)}"
+                _("memory {used} in use of {limit}").format(
+                    used=format_bytes(d.memory_in_use), limit=format_bytes(d.memory_limit)
+                )
                 if d.memory_limit
-                else "memory not reported (host RAM)"
+                else _("memory not reported (host RAM)")
             )
             lines.append(f"    {d.id:>3}  {d.platform:<5} {d.kind:<24} {mem}")
         if f.jax.gpu_error and (f.plugins or f.driver.present):
-            row("GPU backend", f.jax.gpu_error)
+            row(_("GPU backend"), f.jax.gpu_error)
         if f.plugins and not _gpu_devices(f):
-            row("CUDA plugin", "installed but not in use (see the findings)")
+            row(_("CUDA plugin"), _("installed but not in use (see the findings)"))
         elif f.plugins:
-            row("CUDA plugin", "in use")
+            row(_("CUDA plugin"), _("in use"))
 
-    lines += ["", "Memory and XLA settings in force"]
+    lines += ["", _("Memory and XLA settings in force")]
     for k in XLA_ENV:
         v = f.env.get(k)
         if k == "XLA_PYTHON_CLIENT_PREALLOCATE":
             if v is None:
-                lines.append(f"  {k} unset  (JAX's default: preallocate)")
+                lines.append(f"  {k} " + _("unset  (JAX's default: preallocate)"))
             else:
-                whose = "SOM Studio's default" if f.preallocate_is_ours else "your setting"
+                whose = _("SOM Studio's default") if f.preallocate_is_ours else _("your setting")
                 lines.append(f"  {k}={v}  ({whose})")
         elif k == "XLA_PYTHON_CLIENT_ALLOCATOR" and v is None:
-            lines.append(f"  {k} unset  (JAX's default: a pool that keeps freed memory for reuse)")
+            lines.append(f"  {k} " + _("unset  (JAX's default: a pool that keeps freed memory for reuse)"))
         elif v is not None:
             lines.append(f"  {k}={v}")
     if f.mem_fraction is None:
-        lines.append(f"  memory fraction unset  (JAX's default: {DEFAULT_MEM_FRACTION:.0%} when preallocating)")
-    lines.append(f"  unified CPU/GPU memory: {'yes' if f.unified_memory else 'no'}")
+        lines.append(
+            "  "
+            + _("memory fraction unset  (JAX's default: {share} when preallocating)").format(
+                share=f"{DEFAULT_MEM_FRACTION:.0%}"
+            )
+        )
+    lines.append("  " + (_("unified CPU/GPU memory: yes") if f.unified_memory else _("unified CPU/GPU memory: no")))
 
-    lines += ["", "Precision policy"]
-    para("", PRECISION_POLICY)
+    lines += ["", _("Precision policy")]
+    para("", _(PRECISION_POLICY))
     for k in PRECISION_ENV:
-        lines.append(f"  {k}={f.env[k]}" if k in f.env else f"  {k} unset")
+        lines.append(f"  {k}={f.env[k]}" if k in f.env else f"  {k} " + _("unset"))
 
-    lines += ["", "Display"]
-    row("display", f.display or "none (DISPLAY and WAYLAND_DISPLAY unset)")
+    if f.language == "ko":
+        lines += ["", _("Language")]
+        row(_("language"), i18n.LANGUAGE_NAMES["ko"])
+        fonts = f.hangul_fonts
+        row(_("Hangul fonts"), _("not known (no fontconfig)") if fonts is None else ", ".join(fonts[:3]) or _("none"))
+
+    lines += ["", _("Display")]
+    row(_("display"), f.display or _("none ({a} and {b} unset)").format(a="DISPLAY", b="WAYLAND_DISPLAY"))
     if f.over_ssh:
-        row("session", "over SSH")
+        row(_("session"), _("over SSH"))
 
-    lines += ["", "Findings"]
+    lines += ["", _("Findings")]
+    severity = {"error": _("[error]"), "warning": _("[warning]"), "ok": _("[ok]")}
     for x in findings:
-        lines.append(f"  [{x.severity}] {x.title}")
+        lines.append(f"  {severity.get(x.severity, f'[{x.severity}]')} {x.title}")
         if x.detail:
             para("", x.detail)
         if x.fix:
-            para("fix: ", x.fix)
+            para(_("fix: "), x.fix)
     n_err = sum(x.severity == "error" for x in findings)
     n_warn = sum(x.severity == "warning" for x in findings)
-    lines += ["", f"{n_err} error{'s' if n_err != 1 else ''}, {n_warn} warning{'s' if n_warn != 1 else ''}."]
+    lines += [
+        "",
+        ngettext("{n} error", "{n} errors", n_err).format(n=n_err)
+        + ", "
+        + ngettext("{n} warning.", "{n} warnings.", n_warn).format(n=n_warn),
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -35,6 +35,7 @@ import os
 import re
 import shutil
 import subprocess
+import unicodedata
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -54,11 +55,13 @@ __all__ = [
     "install",
     "language_flag",
     "language_from_env",
+    "ljust",
     "ngettext",
     "normalize",
     "parse_fc_list",
     "rank_fonts",
     "resolve_language",
+    "text_width",
 ]
 
 DOMAIN = "som_studio"
@@ -217,6 +220,16 @@ def _(message: str) -> str:
 def ngettext(singular: str, plural: str, n: int) -> str:
     """The singular or plural form for ``n``, in the current language (Korean has one form)."""
     return _translation.ngettext(singular, plural, n)
+
+
+def text_width(text: str) -> int:
+    """Columns ``text`` takes in a terminal: East Asian wide characters (Hangul) take two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def ljust(text: str, width: int) -> str:
+    """``text`` padded to ``width`` terminal columns (:func:`text_width`): text tables line up in Korean too."""
+    return text + " " * max(0, width - text_width(text))
 
 
 # argparse's messages that a user of the CLI meets; its own strings, marked here so the

@@ -24,6 +24,7 @@ import numpy as np
 from som_studio.core import metrics
 from som_studio.core.data import CsvReader, DataError, Scaling, check_data, open_npy
 from som_studio.core.model_file import ModelFileError, ModelInfo, read_model
+from som_studio.i18n import _
 
 FORMAT = "som-studio-run"
 # The newest .somrun format this reader opens (docs/somrun-format.md).
@@ -78,7 +79,11 @@ class SomRun:
             names = self.config.get("feature_names") or [f"x{j + 1}" for j in range(d)]
             model = ModelInfo(tuple(names), Scaling.identity(d))
         if len(model.feature_names) != d or model.scaling.offset.shape != (d,):
-            raise RunFileError(f"{path}: the model's {len(model.feature_names)} features do not match its map's {d}")
+            raise RunFileError(
+                _("{path}: the model's {n} features do not match its map's {d}").format(
+                    path=path, n=len(model.feature_names), d=d
+                )
+            )
         self.model = model
         self.scaling = model.scaling
         self.feature_names = list(model.feature_names)
@@ -149,7 +154,7 @@ class SomRun:
             np.save(buf, self.codebook)
             return write_atomic(p, buf.getvalue(), force=True)
         if p.suffix.lower() != ".csv":
-            raise ValueError(f"{p}: a codebook exports as .csv or .npy")
+            raise ValueError(_("{path}: a codebook exports as .csv or .npy").format(path=p))
         import csv
 
         text = io.StringIO()
@@ -168,7 +173,7 @@ class SomRun:
         if isinstance(data, (str, os.PathLike)):
             parts = list(self.project_chunks(data, clusters=clusters))
             if not parts:
-                raise DataError(f"{data}: has no data rows")
+                raise DataError(_("{path}: has no data rows").format(path=data))
             ids = [p.ids for p in parts if p.ids is not None]
             return Projection(
                 bmu_row=np.concatenate([p.bmu_row for p in parts]),
@@ -208,11 +213,13 @@ class SomRun:
             if missing or unexpected:
                 bits = []
                 if missing:
-                    bits.append(f"missing {', '.join(missing)}")
+                    bits.append(_("missing {columns}").format(columns=", ".join(missing)))
                 if unexpected:
-                    bits.append(f"unexpected {', '.join(unexpected)}")
+                    bits.append(_("unexpected {columns}").format(columns=", ".join(unexpected)))
                 raise DataError(
-                    f"{p}: its feature columns do not match the run's ({', '.join(want)}): {'; '.join(bits)}"
+                    _("{path}: its feature columns do not match the run's ({columns}): {problems}").format(
+                        path=p, columns=", ".join(want), problems="; ".join(bits)
+                    )
                 )
             order = [have.index(n) for n in want]
         for chunk in reader.chunks(rows):
@@ -220,7 +227,11 @@ class SomRun:
 
     def _check_width(self, d: int, name: str) -> None:
         if d != len(self.feature_names):
-            raise DataError(f"{name}: has {d} features; the run was trained on {len(self.feature_names)}")
+            raise DataError(
+                _("{path}: has {d} features; the run was trained on {n}").format(
+                    path=name, d=d, n=len(self.feature_names)
+                )
+            )
 
     def _project_values(self, values: np.ndarray, ids: np.ndarray | None, clusters: np.ndarray | None) -> Projection:
         x = self.scaling.apply(values)
@@ -239,30 +250,40 @@ class SomRun:
 
 def load_run(path: str | os.PathLike[str]) -> SomRun:
     """Open a ``.somrun`` file; raises :class:`RunFileError` naming what is wrong."""
+    from som_studio.storage.runfile import HistoryError, check_archive
+
     p = Path(path)
     try:
+        # Not even a zip archive (a text file named .somrun): say so, not NumPy's advice to unpickle it.
+        check_archive(p)
         with np.load(p, allow_pickle=False) as z:
             if "meta" not in z.files:
-                raise RunFileError(f"{p}: not a SOM Studio run file (no run description in it)")
+                raise RunFileError(_("{path}: not a SOM Studio run file (no run description in it)").format(path=p))
             meta = json.loads(bytes(z["meta"]).decode("utf-8"))
             if meta.get("format") != FORMAT:
-                raise RunFileError(f"{p}: not a SOM Studio run file")
+                raise RunFileError(_("{path}: not a SOM Studio run file").format(path=p))
             version = int(meta.get("version", 0))
             if version > READS_VERSION:
                 raise RunFileError(
-                    f"{p}: written by a newer SOM Studio (format {version}; this one reads up to "
-                    f"{READS_VERSION}); update to open it"
+                    _(
+                        "{path}: written by a newer SOM Studio (format {version}; this one reads up to "
+                        "{reads}); update to open it"
+                    ).format(path=p, version=version, reads=READS_VERSION)
                 )
             if "final_map" not in z.files:
-                raise RunFileError(f"{p}: the run has no final map (it did not finish)")
+                raise RunFileError(_("{path}: the run has no final map (it did not finish)").format(path=p))
             trained = np.asarray(z["final_map"])
             model = read_model(z)
             return SomRun(p, meta.get("record") or {}, trained, model)
     except RunFileError:
         raise
+    except HistoryError as exc:
+        raise RunFileError(str(exc)) from None
     except ModelFileError as exc:
         raise RunFileError(f"{p}: {exc}") from None
     except FileNotFoundError:
-        raise RunFileError(f"{p}: no such file") from None
+        raise RunFileError(_("{path}: no such file").format(path=p)) from None
     except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as exc:
-        raise RunFileError(f"{p}: not a readable SOM Studio run file ({type(exc).__name__}: {exc})") from None
+        raise RunFileError(
+            _("{path}: not a readable SOM Studio run file ({why})").format(path=p, why=f"{type(exc).__name__}: {exc}")
+        ) from None

@@ -140,3 +140,34 @@ def register_impl():
     yield register
     for name in added:
         registry._REGISTRY.pop(name)
+
+
+@pytest.fixture
+def english_left():
+    """``english_left(text)``: the English sentences of the gettext catalogue still in ``text``.
+
+    For a test that reads output under Korean: every marked string's words between its
+    placeholders (a dozen characters or more, two words at least) that its Korean
+    translation does not itself keep (code, flags and units stay as they are).
+    """
+    import re
+
+    from som_studio import i18n
+
+    catalogue = i18n.LOCALE_DIR / "ko" / "LC_MESSAGES" / f"{i18n.DOMAIN}.mo"
+    with catalogue.open("rb") as f:
+        pairs = i18n._gettext.GNUTranslations(f)._catalog  # type: ignore[attr-defined]
+    fragments: set[str] = set()
+    for msgid, msgstr in pairs.items():
+        source = msgid[0] if isinstance(msgid, tuple) else msgid
+        if not source:
+            continue
+        for piece in re.split(r"\{[^{}]*\}|%\(\w+\)\w|%s", source):
+            piece = piece.strip(" .,;:()'\"\n")
+            if len(piece) >= 12 and len(re.findall(r"[A-Za-z]{2,}", piece)) >= 2 and piece not in msgstr:
+                fragments.add(piece)
+
+    def find(text: str) -> list[str]:
+        return sorted(f for f in fragments if f in text)
+
+    return find

@@ -357,3 +357,39 @@ def test_a_process_som_studio_started_keeps_preallocation_as_its_default(tmp_pat
     env["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"  # the user's own setting stays theirs, in children too
     out = subprocess.run([sys.executable, "-c", parent], env=env, capture_output=True, text=True, timeout=60)
     assert out.stdout.split() == ["False", "False"], out.stderr
+
+
+# -- issue 14: the report in Korean, and a Hangul font for it ------------------------------------
+@pytest.fixture
+def korean():
+    from som_studio import i18n
+
+    i18n.install("ko")
+    yield
+    i18n.install("en")
+
+
+def test_the_report_speaks_korean(korean, english_left):
+    probes = spark(language=lambda: "ko", hangul_fonts=lambda: ("Noto Sans CJK KR",))
+    facts = doctor.collect(probes)
+    text = doctor.format_report(facts, doctor.diagnose(facts))
+    for word in ("진단 (doctor)", "버전", "NVIDIA 드라이버", "진단 결과", "[정상]", "한글 글꼴: Noto Sans CJK KR"):
+        assert word in text
+    assert "오류 0개, 경고 0개." in text
+    assert english_left(text) == []
+
+
+def test_korean_without_a_hangul_font_is_a_warning_naming_the_package(korean):
+    facts = doctor.collect(spark(language=lambda: "ko", hangul_fonts=lambda: ()))
+    fs = doctor.diagnose(facts)
+    (font,) = [f for f in fs if "한글 글꼴" in f.title]
+    assert font.severity == "warning" and "빈 네모" in font.title
+    assert "fonts-noto-cjk" in font.fix and "fonts-nanum" in font.fix
+    assert doctor.exit_status(fs) == 0  # a warning: scripts do not fail
+
+
+def test_english_needs_no_hangul_font():
+    asked = []
+    facts = doctor.collect(spark(hangul_fonts=lambda: asked.append(1) or ()))
+    assert facts.language == "en" and facts.hangul_fonts is None and asked == []
+    assert not any("Hangul" in f.title for f in doctor.diagnose(facts))

@@ -18,7 +18,11 @@ from som_studio.commands.common import (
     check_output,
     configs_from_args,
     impl_names,
+    kind_word,
+    status_word,
+    wrote,
 )
+from som_studio.i18n import _, ljust, ngettext, text_width
 
 HELP = "run and time implementations on the same SOM; print a table, write --json"
 
@@ -78,10 +82,16 @@ def _cluster(args: argparse.Namespace):
 
     if args.coordinator is None:
         if args.num_processes is not None or args.process_id is not None:
-            raise CommandError("--num-processes and --process-id need --coordinator HOST:PORT")
+            raise CommandError(
+                _("{a} and {b} need {needed}").format(
+                    a="--num-processes", b="--process-id", needed="--coordinator HOST:PORT"
+                )
+            )
         return None
     if args.num_processes is None or args.process_id is None:
-        raise CommandError("--coordinator needs --num-processes P and --process-id I")
+        raise CommandError(
+            _("{flag} needs {a} and {b}").format(flag="--coordinator", a="--num-processes P", b="--process-id I")
+        )
     try:
         cluster = Cluster(args.coordinator, args.num_processes, args.process_id, args.init_timeout).check()
     except DistributedError as exc:
@@ -93,8 +103,12 @@ def _cluster(args: argparse.Namespace):
     if flat:
         sharded = [i.name for i in registry.all_implementations() if i.shards]
         raise CommandError(
-            f"--coordinator: {', '.join(flat)} run{'s' if len(flat) == 1 else ''} on one device; "
-            f"only sharded implementations span processes ({', '.join(sharded)})"
+            "--coordinator: "
+            + ngettext(
+                "{names} runs on one device; only sharded implementations span processes ({sharded})",
+                "{names} run on one device; only sharded implementations span processes ({sharded})",
+                len(flat),
+            ).format(names=", ".join(flat), sharded=", ".join(sharded))
         )
     return cluster
 
@@ -156,9 +170,9 @@ def run(args: argparse.Namespace) -> int:
             write_json(json_path, runs_document(records), force=args.force)
         except OutputError as exc:
             raise CommandError(str(exc)) from None
-        print(f"wrote {json_path}", file=sys.stderr)
+        print(wrote(json_path), file=sys.stderr)
     if interrupted:
-        print("som-studio bench: interrupted", file=sys.stderr)
+        print(_("som-studio {command}: interrupted").format(command="bench"), file=sys.stderr)
         return 130
     return 0 if all(r.status == "ok" for r in records) else 1
 
@@ -174,7 +188,7 @@ def save_run(folder, record, final_map, *, silent: bool = False) -> None:
     except OutputError as exc:
         raise CommandError(f"--save-runs: {exc}") from None
     if not silent:
-        print(f"wrote {path}", file=sys.stderr)
+        print(wrote(path), file=sys.stderr)
 
 
 class Interrupted(Exception):
@@ -265,19 +279,19 @@ def run_configs(
         index, cfg = 0, configs[0]
         # What the run showed so far: the record of a run interrupted outside the chunk loop.
         partial = _unstarted(cfg)
-        phase = "loading the data"
+        phase = _("loading the data")
         record: RunRecord | None = None
         try:
             data = None
             try:
                 data = load_problem_table(configs[0])  # the same data for every run
-                check_range(data.values, configs[0].precision, configs[0].data.path or "data")  # one precision
+                check_range(data.values, configs[0].precision, configs[0].data.path or _("data"))  # one precision
             except DataError as exc:
                 raise CommandError(f"--data: {exc}") from None
             for index, cfg in enumerate(configs):
                 session = Session(cfg, data=data, **session_kw)
                 partial = _unstarted(cfg)
-                phase = "preparing the run"
+                phase = _("preparing the run")
                 ctrl_c.session = session
                 total = 0
                 record = None
@@ -293,17 +307,17 @@ def run_configs(
                             total = ev.iterations
                             partial.kind, partial.env, partial.layout = ev.kind, ev.env, ev.layout
                             partial.samples, partial.estimate_bytes = ev.samples, ev.estimate_bytes
-                            phase = "compiling"
+                            phase = _("compiling")
                             progress.update(cfg.impl, 0, total, 0.0)
                         elif isinstance(ev, Compiled):
                             partial.compile_s, partial.warmup_compiles = ev.seconds, ev.compiles
-                            phase = "training"
+                            phase = _("training")
                             ctrl_c.cancellable = True
                         elif isinstance(ev, ChunkTimed):
                             partial.chunks.append(Chunk(ev.first, ev.count, ev.seconds))
                             partial.total_s = ev.elapsed_s
                             if ev.end >= total:  # the final quality pass cannot be cancelled
-                                phase = "measuring the final map"
+                                phase = _("measuring the final map")
                                 ctrl_c.cancellable = False
                             progress.update(cfg.impl, ev.end, total, ev.elapsed_s)
                         elif isinstance(ev, QualityMeasured):
@@ -319,9 +333,9 @@ def run_configs(
                 if silent:
                     pass
                 elif record.status == "ok":
-                    progress.done(f"{cfg.impl}: ok in {record.total_s:.2f} s")
+                    progress.done(_("{impl}: ok in {s:.2f} s").format(impl=cfg.impl, s=record.total_s))
                 else:
-                    progress.done(f"{cfg.impl}: {record.status}: {record.message}")
+                    progress.done(f"{cfg.impl}: {status_word(record.status)}: {record.message}")
                 records.append(record)
                 if ctrl_c.requested:  # cancelled between chunks: the runs after it do not start
                     raise Interrupted(records)
@@ -330,13 +344,15 @@ def run_configs(
                 records.append(record)
             elif len(records) <= index:  # interrupted before its record was kept
                 done = sum(c.count for c in partial.chunks)
-                partial.message = f"interrupted (Ctrl-C) while {phase}"
+                partial.message = _("interrupted (Ctrl-C) while {phase}").format(phase=phase)
                 if done:
-                    partial.message += f", after {done} iteration{'' if done == 1 else 's'}"
+                    partial.message += ngettext(", after {n:,} iteration", ", after {n:,} iterations", done).format(
+                        n=done
+                    )
                 if observe is not None:
                     observe(index, cfg, Finished(partial))
                 if not silent:
-                    progress.done(f"{cfg.impl}: cancelled: {partial.message}")
+                    progress.done(f"{cfg.impl}: {status_word('cancelled')}: {partial.message}")
                 records.append(partial)
             raise Interrupted(records) from None
     return records
@@ -364,6 +380,15 @@ def _speed_cell(s: float | None, note: str) -> str:
     return f"{text} ({note})" if note else text
 
 
+def _faster_after(pay: int | None) -> str:
+    """The "faster after" cell: the iterations after which a run's total time beats its baseline's."""
+    if pay is None:
+        return _("never")
+    if pay == 0:
+        return _("from start")
+    return _("{n:,} it").format(n=pay)
+
+
 def format_table(records, baseline: str | None = None, prefer_numpy: bool = False) -> str:
     """The runs as a text table, with failures' messages and sharded runs' traffic below it.
 
@@ -378,25 +403,26 @@ def format_table(records, baseline: str | None = None, prefer_numpy: bool = Fals
     b = names.index(baseline) if baseline in names else None
     notes = speedup_notes(records, [sp.get(n) for n in names])
     head = [
-        "implementation",
-        "kind",
-        "status",
-        "compile",
-        "median/it",
-        "p95/it",
-        "mean/it",
-        "total",
+        _("implementation"),
+        _("kind"),
+        _("status"),
+        _("compile"),
+        _("median/it"),
+        _("p95/it"),
+        _("mean/it"),
+        _("total"),
         "samples/s",
         "QE",
         "TE",
-        "end-to-end",
-        "faster after",
-        "speed-up",
+        _("end-to-end"),
+        _("faster after"),
+        _("speed-up"),
     ]
     # Label purity (the share of examples whose unit's majority label is their own) for runs with labels.
     purity = any(r.label_purity is not None for r in records)
+    purity_head = _("purity")
     if purity:
-        head.insert(head.index("TE") + 1, "purity")
+        head.insert(head.index("TE") + 1, purity_head)
     rows = []
     for i, r in enumerate(records):
         tp = r.throughput
@@ -407,8 +433,8 @@ def format_table(records, baseline: str | None = None, prefer_numpy: bool = Fals
         rows.append(
             [
                 r.impl,
-                r.kind,
-                r.status,
+                kind_word(r.kind),
+                status_word(r.status),
                 _fmt_s(r.compile_s) if r.status != "failed" and (r.compile_s or r.chunks) else "-",
                 _fmt_s(r.median_s),
                 _fmt_s(r.p95_s),
@@ -418,23 +444,25 @@ def format_table(records, baseline: str | None = None, prefer_numpy: bool = Fals
                 f"{r.qe:.4g}" if r.qe is not None else "-",
                 f"{r.te:.3f}" if r.te is not None else "-",
                 f"{e2e:.2g}x" if e2e is not None else "-",
-                ("never" if pay is None else "from start" if pay == 0 else f"{pay:,} it") if base else "-",
+                _faster_after(pay) if base else "-",
                 _speed_cell(sp.get(r.impl), notes[i]),
             ]
         )
         if purity:
-            rows[-1].insert(head.index("purity"), f"{r.label_purity:.3f}" if r.label_purity is not None else "-")
-    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths)), "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in rows]
+            rows[-1].insert(head.index(purity_head), f"{r.label_purity:.3f}" if r.label_purity is not None else "-")
+    widths = [max(text_width(h), *(text_width(row[i]) for row in rows)) for i, h in enumerate(head)]
+    lines = ["  ".join(ljust(h, w) for h, w in zip(head, widths)), "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(ljust(c, w) for c, w in zip(row, widths)) for row in rows]
     for r in records:
         if r.status != "ok" and r.message:
             lines.append(f"{r.impl}: {r.message}")
     for r in records:  # the report's rule (report/content.py): over iterations, enough chunks
         if timing.is_noisy(r.median_s, r.p95_s, len(r.chunks)) and r.median_s and r.p95_s:
             lines.append(
-                f"noisy iterations: the p95 of {r.impl} is {r.p95_s / r.median_s:.1f}x its median "
-                "(something else may have competed for the machine)"
+                _(
+                    "noisy iterations: the p95 of {impl} is {ratio:.1f}x its median "
+                    "(something else may have competed for the machine)"
+                ).format(impl=r.impl, ratio=r.p95_s / r.median_s)
             )
     for r in records:  # what sharded runs communicate (read from their compiled programs)
         if r.status == "ok" and r.extra.get("bytes_per_epoch") is not None:
@@ -442,7 +470,11 @@ def format_table(records, baseline: str | None = None, prefer_numpy: bool = Fals
 
             kinds = sorted({c["kind"] for c in r.extra.get("collectives", []) if c["per_epoch"] and c["sent_bytes"]})
             lines.append(
-                f"{r.impl} on {r.layout}: sends {format_bytes(r.extra['bytes_per_epoch'])} per device "
-                f"per epoch ({', '.join(kinds) or 'no collectives'})"
+                _("{impl} on {layout}: sends {bytes} per device per epoch ({collectives})").format(
+                    impl=r.impl,
+                    layout=r.layout,
+                    bytes=format_bytes(r.extra["bytes_per_epoch"]),
+                    collectives=", ".join(kinds) or _("no collectives"),
+                )
             )
     return "\n".join(lines)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from som_studio import config as cfgmod
 from som_studio.config import ConfigError, DataSpec, RunConfig
+from som_studio.i18n import _, ljust, ngettext
 
 
 class CommandError(Exception):
@@ -26,12 +27,20 @@ def _pair(text: str) -> tuple[float, float]:
     try:
         vals = [float(p) for p in parts]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a radius or X,Y radii, got {text!r}") from None
+        raise argparse.ArgumentTypeError(_radii(text)) from None
     if len(vals) == 1:
         vals = vals * 2
     if len(vals) != 2:
-        raise argparse.ArgumentTypeError(f"expected a radius or X,Y radii, got {text!r}")
+        raise argparse.ArgumentTypeError(_radii(text))
     return vals[0], vals[1]
+
+
+def _radii(text: str) -> str:
+    return _("expected a radius or X,Y radii, got {value!r}").format(value=text)
+
+
+def _not_whole(text: str) -> str:
+    return _("expected a whole number, got {value!r}").format(value=text)
 
 
 def _whole(text: str) -> int:
@@ -39,9 +48,9 @@ def _whole(text: str) -> int:
     try:
         v = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(_not_whole(text)) from None
     if v < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {v}")
+        raise argparse.ArgumentTypeError(_("must be 0 or more, got {value}").format(value=v))
     return v
 
 
@@ -50,9 +59,9 @@ def _count(text: str) -> int:
     try:
         v = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(_not_whole(text)) from None
     if v < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {v}")
+        raise argparse.ArgumentTypeError(_("must be at least 1, got {value}").format(value=v))
     return v
 
 
@@ -165,14 +174,21 @@ def impl_names(args: argparse.Namespace) -> list[str]:
 
     names = [n.strip() for n in args.impl.split(",") if n.strip()]
     if not names:
-        raise CommandError("--impl: give at least one implementation (see `som-studio list`)")
+        raise CommandError(
+            "--impl: " + _("give at least one implementation (see {command})").format(command="`som-studio list`")
+        )
     unknown = [n for n in names if n not in registry.names()]
     if unknown:
         raise CommandError(
-            f"--impl: unknown implementation(s) {', '.join(unknown)}; choose from {', '.join(registry.names())}"
+            "--impl: "
+            + ngettext(
+                "unknown implementation {names}; choose from {choices}",
+                "unknown implementations {names}; choose from {choices}",
+                len(unknown),
+            ).format(names=", ".join(unknown), choices=", ".join(registry.names()))
         )
     if len(set(names)) != len(names):
-        raise CommandError("--impl: an implementation is listed twice")
+        raise CommandError("--impl: " + _("an implementation is listed twice"))
     return names
 
 
@@ -187,9 +203,16 @@ def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
     from som_studio.session.preflight import iteration_counts
 
     if args.scale and args.data is None:
-        raise CommandError("--scale: scales the features of --data FILE; random colours are already in [0, 1]")
+        raise CommandError(
+            "--scale: "
+            + _("scales the features of {flag}; random colours are already in [0, 1]").format(flag="--data FILE")
+        )
     if args.scale and args.scaling not in (None, "minmax"):
-        raise CommandError(f"--scale is --scaling minmax; it cannot go with --scaling {args.scaling}")
+        raise CommandError(
+            _("{flag} is {same}; it cannot go with {other}").format(
+                flag="--scale", same="--scaling minmax", other=f"--scaling {args.scaling}"
+            )
+        )
     data = DataSpec(path=args.data, samples=args.samples, scale=args.scale)
     table_kw = {
         "topology": args.topology,
@@ -206,21 +229,36 @@ def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
         try:
             Path(args.save_runs).mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise CommandError(f"--save-runs: {args.save_runs}: cannot create ({exc.strerror or exc})") from None
+            raise CommandError(
+                f"--save-runs: {args.save_runs}: " + _("cannot create ({why})").format(why=exc.strerror or exc)
+            ) from None
     names = impl_names(args)
     if args.baseline and args.baseline not in names:
-        raise CommandError(f"--baseline: {args.baseline!r} is not among --impl ({', '.join(names)})")
+        raise CommandError(
+            "--baseline: "
+            + _("{name!r} is not among {flag} ({names})").format(
+                name=args.baseline, flag="--impl", names=", ".join(names)
+            )
+        )
     kinds = {registry.get(n).kind for n in names}
     for flag, given, kind, other, other_given in (
         ("--epochs", args.epochs, "batch", "--steps", args.steps),
         ("--steps", args.steps, "online", "--epochs", args.epochs),
     ):
         if given is not None and other_given is None and kind not in kinds:
-            raise CommandError(
-                f"{flag}: applies to {kind} implementations and none is listed "
-                f"({', '.join(names)} train{'s' if len(names) == 1 else ''} in "
-                f"{'epochs' if kind == 'online' else 'steps'}); use {other} N"
-            )
+            if kind == "batch":
+                why = ngettext(
+                    "applies to batch implementations and none is listed ({names} trains in steps); use {other} N",
+                    "applies to batch implementations and none is listed ({names} train in steps); use {other} N",
+                    len(names),
+                )
+            else:
+                why = ngettext(
+                    "applies to online implementations and none is listed ({names} trains in epochs); use {other} N",
+                    "applies to online implementations and none is listed ({names} train in epochs); use {other} N",
+                    len(names),
+                )
+            raise CommandError(f"{flag}: " + why.format(names=", ".join(names), other=other))
     epochs = cfgmod.DEFAULT_EPOCHS if args.epochs is None else args.epochs
     steps = cfgmod.DEFAULT_STEPS if args.steps is None else args.steps
     kinds_of = {name: registry.get(name).kind for name in names}
@@ -261,14 +299,16 @@ def default_grid_for(args: argparse.Namespace, data: DataSpec, table_kw: dict) -
     except ConfigError as exc:
         from som_studio.session.preflight import Refusal
 
-        raise CommandError(Refusal.from_error(exc).text(FLAGS)) from None
+        raise CommandError(Refusal.from_error(exc).text(flag_names())) from None
     except DataError as exc:
         raise CommandError(f"--data: {exc}") from None
     width, height = default_grid(values, args.topology, args.toroid)
     if not getattr(args, "quiet", False):
         print(
-            f"grid: {width}x{height} for {len(values):,} rows (about 5*sqrt(N) units, sides in the ratio of "
-            "the first two principal components); --grid WxH sets it",
+            _(
+                "grid: {grid} for {rows:,} rows (about 5*sqrt(N) units, sides in the ratio of "
+                "the first two principal components); {flag} sets it"
+            ).format(grid=f"{width}x{height}", rows=len(values), flag="--grid WxH"),
             file=sys.stderr,
         )
     return width, height
@@ -287,14 +327,14 @@ def check_configs(configs: list[RunConfig]) -> None:
     for cfg in configs:
         refused = preflight(cfg)
         if refused:
-            raise CommandError(refused[0].text(FLAGS))
+            raise CommandError(refused[0].text(flag_names()))
     if not any(registry.get(c.impl).shards for c in configs):
         return
     devices = Devices.from_jax()
     for cfg in configs:
         refused = preflight(cfg, devices=devices)
         if refused:
-            raise CommandError(refused[0].text(FLAGS))
+            raise CommandError(refused[0].text(flag_names()))
 
 
 # Each run setting's flag: a refusal names its field by it (the app names its controls instead).
@@ -325,6 +365,11 @@ FLAGS = {
 }
 
 
+def flag_names() -> dict[str, str]:
+    """:data:`FLAGS`, with the one name that is a word, not a flag, in the user's language."""
+    return {**FLAGS, "memory": _("memory")}
+
+
 STDOUT = "-"
 """``--json -``: the JSON goes to standard output (and the table, when there is one, to stderr)."""
 
@@ -344,11 +389,29 @@ def check_output(
 
     prefix = f"{flag}: " if flag else ""
     if suffixes and Path(path).suffix.lower() not in suffixes:
-        raise CommandError(f"{prefix}{path}: expected a {' or '.join(suffixes)} file name")
+        raise CommandError(
+            f"{prefix}{path}: " + _("expected a {suffixes} file name").format(suffixes=_(" or ").join(suffixes))
+        )
     try:
         return check_writable(path, force)
     except OutputError as exc:
         raise CommandError(f"{prefix}{exc}") from None
+
+
+def wrote(path: object) -> str:
+    """The line that says an output file was written."""
+    return _("wrote {path}").format(path=path)
+
+
+def status_word(status: str) -> str:
+    """A run's status (``ok``, ``failed``, ``cancelled``) in the user's language; the JSON keeps the key."""
+    words = {"ok": _("ok"), "failed": _("failed"), "cancelled": _("cancelled")}
+    return words.get(status, status)
+
+
+def kind_word(kind: str) -> str:
+    """``online``/``batch`` in the user's language."""
+    return {"online": _("online"), "batch": _("batch")}.get(kind, kind)
 
 
 class Progress:
@@ -365,7 +428,7 @@ class Progress:
         width = 30
         bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
         eta = elapsed / frac - elapsed if frac > 0 else 0.0
-        line = f"\r{label:<22} [{bar}] {done}/{total} {elapsed:6.1f}s eta {eta:5.1f}s"
+        line = f"\r{ljust(label, 22)} [{bar}] {done}/{total} {elapsed:6.1f}s " + _("eta {eta:5.1f}s").format(eta=eta)
         if line != self._last:
             sys.stderr.write(line)
             sys.stderr.flush()

@@ -8,7 +8,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from som_studio.commands.common import STDOUT, CommandError, add_run_options, check_output, configs_from_args
+from som_studio.commands.common import (
+    STDOUT,
+    CommandError,
+    add_run_options,
+    check_output,
+    configs_from_args,
+    status_word,
+    wrote,
+)
+from som_studio.i18n import _
 
 HELP = "run implementations on the same SOM and write a report (HTML, PDF), CSV, JSON, maps, animation"
 
@@ -72,21 +81,28 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     return p
 
 
+def level_word(level: str) -> str:
+    """A flag's level (``warning``, ``note``) in the user's language."""
+    return {"warning": _("warning"), "note": _("note")}.get(level, level)
+
+
 def _maps_paths(folder: str, names: list[str], force: bool) -> tuple[Path, dict[str, Path]]:
     from som_studio.comparison.export import map_file_names
     from som_studio.report.writers import OutputError, check_writable
 
     d = Path(folder)
     if d.exists() and not d.is_dir():
-        raise CommandError(f"--maps: {d}: is a file, not a folder")
+        raise CommandError(f"--maps: {d}: " + _("is a file, not a folder"))
     if not d.exists():
         parent = d.parent if str(d.parent) else Path(".")
         if not parent.is_dir():
-            raise CommandError(f"--maps: {d}: folder {parent} does not exist")
+            raise CommandError(f"--maps: {d}: " + _("folder {folder} does not exist").format(folder=parent))
         if not os.access(parent, os.W_OK | os.X_OK):
-            raise CommandError(f"--maps: {d}: cannot create it, folder {parent} is not writable")
+            raise CommandError(
+                f"--maps: {d}: " + _("cannot create it, folder {folder} is not writable").format(folder=parent)
+            )
     elif not os.access(d, os.W_OK | os.X_OK):
-        raise CommandError(f"--maps: {d}: folder is not writable")
+        raise CommandError(f"--maps: {d}: " + _("folder is not writable"))
     paths = {n: d / f for n, f in map_file_names(names).items()}
     if d.is_dir():
         for p in paths.values():
@@ -108,7 +124,9 @@ def check_outputs(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
         "maps": None,
     }
     if args.frames < 2:
-        raise CommandError(f"--frames: an animation needs at least 2 frames, got {args.frames}")
+        raise CommandError(
+            "--frames: " + _("an animation needs at least 2 frames, got {value}").format(value=args.frames)
+        )
     if args.animation is not None:
         from som_studio.report.animation import AnimationError, animation_format
 
@@ -137,7 +155,10 @@ def check_outputs(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
     for flag, p in files:
         key = p.resolve()
         if key in seen:
-            raise CommandError(f"{flag}: {p} is also the file of {seen[key]}; give each output its own file")
+            raise CommandError(
+                f"{flag}: "
+                + _("{path} is also the file of {other}; give each output its own file").format(path=p, other=seen[key])
+            )
         seen[key] = flag
 
     if out["report"] or out["pdf"]:
@@ -148,8 +169,12 @@ def check_outputs(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
             from som_studio.qt import report_render  # noqa: F401
         except ImportError as exc:
             raise CommandError(
-                f"--report/--pdf draw their charts with Qt, which cannot be imported here ({exc}); "
-                "install PySide6-Essentials and pyqtgraph, or write only --csv/--json"
+                _(
+                    "{flags} draw their charts with Qt, which cannot be imported here ({why}); "
+                    "install {packages}, or write only {others}"
+                ).format(
+                    flags="--report/--pdf", why=exc, packages="PySide6-Essentials, pyqtgraph", others="--csv/--json"
+                )
             ) from None
     return out
 
@@ -164,16 +189,18 @@ def run(args: argparse.Namespace) -> int:
     comparison = compare(runs, baseline=args.baseline, title=args.title)
     text_out = sys.stderr if args.json == STDOUT else sys.stdout  # stdout holds the JSON alone
     for flag in comparison.flags:
-        print(f"{flag.level}: {flag.text}", file=text_out)
+        print(f"{level_word(flag.level)}: {flag.text}", file=text_out)
     write_outputs(comparison, outputs, force=args.force, max_frames=args.frames)
     if not any(outputs[k] for k in ("report", "pdf", "csv", "json", "animation", "maps")) and not args.save_runs:
         print(
-            "compare wrote no file: give --report FILE.html, --pdf FILE.pdf, --csv FILE, --json FILE, "
-            "--animation FILE or --maps DIR to keep the comparison (`bench` alone prints the table)",
+            _("compare wrote no file: give {flags} to keep the comparison ({bench} alone prints the table)").format(
+                flags="--report FILE.html, --pdf FILE.pdf, --csv FILE, --json FILE, --animation FILE, --maps DIR",
+                bench="`bench`",
+            ),
             file=sys.stderr,
         )
     if interrupted:
-        print("som-studio compare: interrupted", file=sys.stderr)
+        print(_("som-studio {command}: interrupted").format(command="compare"), file=sys.stderr)
         return 130
     return 0 if all(r.record.status == "ok" for r in runs) else 1
 
@@ -244,7 +271,7 @@ def write_outputs(comparison: Any, outputs: dict[str, Any], *, force: bool, max_
             exporter.write(kind, path)
         except (OutputError, ExportError) as exc:
             raise CommandError(f"{EXPORTS[kind].flag}: {exc}") from None
-        print(f"wrote {path}", file=sys.stderr)
+        print(wrote(path), file=sys.stderr)
 
     if outputs["json"] == STDOUT:
         sys.stdout.write(str(exporter.content("json")))
@@ -260,9 +287,15 @@ def write_outputs(comparison: Any, outputs: dict[str, Any], *, force: bool, max_
             raise CommandError(f"--maps: {exc}") from None
         for run in comparison.runs:
             if run.name in missing:
-                print(f"--maps: {run.name} has no map ({run.record.status}); no file", file=sys.stderr)
+                print(
+                    "--maps: "
+                    + _("{name} has no map ({status}); no file").format(
+                        name=run.name, status=status_word(run.record.status)
+                    ),
+                    file=sys.stderr,
+                )
         for path in written:
-            print(f"wrote {path}", file=sys.stderr)
+            print(wrote(path), file=sys.stderr)
     if outputs["animation"]:
         write("animation", outputs["animation"][0])
     if outputs["report"]:

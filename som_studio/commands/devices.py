@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from som_studio.commands.common import CommandError
+from som_studio.commands.common import CommandError, wrote
+from som_studio.i18n import _
 
 DESCRIPTION = """\
 List the devices JAX sees, with their kind and memory where known.
@@ -71,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     from som_studio.session.env import device_info
 
     if args.json and not args.layout:
-        raise CommandError("--json: needs --layout (the description is of a layout)")
+        raise CommandError("--json: " + _("needs {flag} (the description is of a layout)").format(flag="--layout"))
     layout = None
     if args.layout is not None:
         try:
@@ -88,11 +89,17 @@ def run(args: argparse.Namespace) -> int:
     devs = jax.devices()
     infos = [device_info(d) for d in devs]
     if layout is None:
-        print(f"backend: {jax.default_backend()}   devices: {len(devs)}   processes: {jax.process_count()}")
+        print(
+            _("backend: {backend}   devices: {devices}   processes: {processes}").format(
+                backend=jax.default_backend(), devices=len(devs), processes=jax.process_count()
+            )
+        )
         for d, info in zip(devs, infos):
             mem = ""
             if info.get("memory_limit"):
-                mem = f"  memory {format_bytes(info.get('memory_in_use') or 0)} / {format_bytes(info['memory_limit'])}"
+                mem = "  " + _("memory {used} / {limit}").format(
+                    used=format_bytes(info.get("memory_in_use") or 0), limit=format_bytes(info["memory_limit"])
+                )
             print(f"  {info['id']:>3}  {d.platform:<5} {info['kind']}{mem}")
         return 0
 
@@ -119,5 +126,5 @@ def run(args: argparse.Namespace) -> int:
             write_json(json_path, desc, force=args.force)
         except OutputError as exc:
             raise CommandError(str(exc)) from None
-        print(f"wrote {json_path}", file=sys.stderr)
+        print(wrote(json_path), file=sys.stderr)
     return 0

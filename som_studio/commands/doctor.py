@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from som_studio.commands.common import STDOUT, CommandError, check_output
+from som_studio.commands.common import STDOUT, CommandError, check_output, wrote
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         except OutputError as exc:
             raise CommandError(f"--json: {exc}") from None
         print(doctor.format_report(facts, findings), end="")
-        print(f"wrote {path}", file=sys.stderr)
+        print(wrote(path), file=sys.stderr)
     else:
         print(doctor.format_report(facts, findings), end="")
     return doctor.exit_status(findings)

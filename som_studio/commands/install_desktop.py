@@ -24,6 +24,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from som_studio.i18n import _
+
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser(
@@ -140,14 +142,13 @@ def run(args: argparse.Namespace) -> int:
         todo = targets(share, argv)
     except ResourceError as exc:
         raise CommandError(str(exc)) from None
-    verb = "would " if args.dry_run else ""
 
     if args.uninstall:
         for t in todo:
             if t.path.is_file():
                 if not args.dry_run:
                     t.path.unlink()
-                print(f"{verb}remove  {t.path}")
+                print((_("would remove {path}") if args.dry_run else _("removed {path}")).format(path=t.path))
         _refresh_caches(share, args.dry_run)
         return 0
 
@@ -155,28 +156,30 @@ def run(args: argparse.Namespace) -> int:
     changed: list[Target] = []
     for t in todo:
         if t.path.is_dir():
-            raise CommandError(f"{t.path}: is a folder; remove it first")
+            raise CommandError(_("{path}: is a folder; remove it first").format(path=t.path))
         if t.path.is_file():
             if t.path.read_bytes() == t.content:
-                print(f"unchanged {t.path}")
+                print(_("unchanged {path}").format(path=t.path))
                 continue
             if not args.force:
                 raise CommandError(
-                    f"{t.path}: exists with other content (an older install?); use --force to replace it"
+                    _("{path}: exists with other content (an older install?); use {flag} to replace it").format(
+                        path=t.path, flag="--force"
+                    )
                 )
         changed.append(t)
     for t in changed:
         if args.dry_run:
-            print(f"would write {t.path}")
+            print(_("would write {path}").format(path=t.path))
             continue
         try:
             t.path.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(t.path, t.content, force=True)  # refusals were decided above
         except (OutputError, OSError) as exc:
             raise CommandError(str(exc)) from None
-        print(f"wrote   {t.path}")
+        print(_("wrote {path}").format(path=t.path))
     if args.dry_run:
-        print(f"(dry run: nothing written; the launcher would run {exec_line(argv)})")
+        print(_("(dry run: nothing written; the launcher would run {command})").format(command=exec_line(argv)))
         return 0
     _refresh_caches(share, False)
     _hint(share, args.prefix)
@@ -202,9 +205,14 @@ def _refresh_caches(share: Path, dry_run: bool) -> None:
 def _hint(share: Path, prefix: str | None) -> None:
     dirs = [Path(d) for d in (os.environ.get("XDG_DATA_DIRS") or "/usr/local/share:/usr/share").split(":") if d]
     if prefix and share not in dirs and share != data_dir(None):
-        print(f"note: {share} is not in XDG_DATA_DIRS, so desktops will not look there", file=sys.stderr)
+        print(
+            _("note: {path} is not in {var}, so desktops will not look there").format(path=share, var="XDG_DATA_DIRS"),
+            file=sys.stderr,
+        )
     else:
         print(
-            "SOM Studio is now in the applications menu (search for 'SOM Studio'; "
-            "if it does not appear, log out and in again)."
+            _(
+                "SOM Studio is now in the applications menu (search for 'SOM Studio'; "
+                "if it does not appear, log out and in again)."
+            )
         )

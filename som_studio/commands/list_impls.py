@@ -7,6 +7,8 @@ import shutil
 import sys
 import textwrap
 
+from som_studio.i18n import text_width
+
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("list", help="list the implementations", description="List the registered SOM implementations.")
@@ -28,7 +30,10 @@ def run(args: argparse.Namespace) -> int:
     for i in impls:
         print(f"{i.name:<{width}}  {i.supports()}")
         if columns > len(indent) + 20:
-            print(textwrap.fill(i.description, columns - 1, initial_indent=indent, subsequent_indent=indent))
+            text = i.description_text
+            # columns - 1 terminal columns: Hangul takes two each, so fewer characters fit.
+            width = (columns - 1) * len(text) // max(text_width(text), 1)
+            print(textwrap.fill(text, width, initial_indent=indent, subsequent_indent=indent))
         else:
-            print(indent + i.description)
+            print(indent + i.description_text)
     return 0

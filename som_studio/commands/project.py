@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from som_studio.commands.common import CommandError, _count
+from som_studio.i18n import _, ngettext
 
 HELP = "project the rows of a data file onto a stored run's map; write each row's unit as CSV"
 COLUMNS = ("row", "bmu_col", "bmu_row", "distance", "cluster", "label")
@@ -52,7 +53,12 @@ def run(args: argparse.Namespace) -> int:
         from som_studio.core.clusters import kmeans
 
         if args.clusters > model.width * model.height:
-            raise CommandError(f"--clusters: at most {model.width * model.height} (the units), got {args.clusters}")
+            raise CommandError(
+                "--clusters: "
+                + _("at most {most} (the units), got {value}").format(
+                    most=model.width * model.height, value=args.clusters
+                )
+            )
         clusters = kmeans(model.scaling.apply(model.codebook), args.clusters, seed=int(model.config.get("seed", 0)))
     id_name = model.model.id_column
     header = [*COLUMNS, *([id_name] if id_name else [])]
@@ -74,8 +80,8 @@ def run(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # `--out - | head`: the reader left; cli.main ends quietly
         raise
     except OSError as exc:
-        raise CommandError(f"--out: {args.out}: cannot write ({exc.strerror or exc})") from None
-    print(f"wrote {out} ({n:,} rows)", file=sys.stderr)
+        raise CommandError(f"--out: {args.out}: " + _("cannot write ({why})").format(why=exc.strerror or exc)) from None
+    print(ngettext("wrote {path} ({n:,} row)", "wrote {path} ({n:,} rows)", n).format(path=out, n=n), file=sys.stderr)
     return 0
 
 
@@ -83,7 +89,7 @@ def _check_out(path: str, force: bool) -> Path:
     from som_studio.report.writers import OutputError, check_writable
 
     if Path(path).suffix.lower() != ".csv":
-        raise CommandError(f"--out: {path}: expected a .csv file name (or - for stdout)")
+        raise CommandError(f"--out: {path}: " + _("expected a .csv file name (or - for stdout)"))
     try:
         return check_writable(path, force)
     except OutputError as exc:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from som_studio.i18n import N_, _
 from som_studio.report.content import Report
 from som_studio.report.writers import OutputError, json_text, write_atomic
 
@@ -33,7 +34,11 @@ class Renderer(Protocol):
 
 @dataclass(frozen=True)
 class ExportKind:
-    """One kind of file: its CLI flag, the app's menu text and file dialog filter, and its default suffix."""
+    """One kind of file: its CLI flag, the app's menu text and file dialog filter, and its default suffix.
+
+    ``menu`` and ``file_filter`` are the English source strings (marked for the catalogue):
+    show :attr:`menu_text` and :attr:`filter_text`, which are in the user's language.
+    """
 
     key: str
     flag: str
@@ -42,19 +47,27 @@ class ExportKind:
     suffix: str
     drawn: bool = False  # needs a renderer
 
+    @property
+    def menu_text(self) -> str:
+        return _(self.menu)
+
+    @property
+    def filter_text(self) -> str:
+        return _(self.file_filter) if self.file_filter else ""
+
 
 EXPORTS: dict[str, ExportKind] = {
     k.key: k
     for k in (
-        ExportKind("html", "--report", "Report (HTML)…", "HTML page (*.html)", ".html", drawn=True),
-        ExportKind("pdf", "--pdf", "Report (PDF)…", "PDF (*.pdf)", ".pdf", drawn=True),
-        ExportKind("csv", "--csv", "Timed chunks (CSV)…", "CSV (*.csv)", ".csv"),
-        ExportKind("json", "--json", "Full records (JSON)…", "JSON (*.json)", ".json"),
-        ExportKind("maps", "--maps", "Final maps (PNG, one per run)…", "", ""),
+        ExportKind("html", "--report", N_("Report (HTML)…"), N_("HTML page (*.html)"), ".html", drawn=True),
+        ExportKind("pdf", "--pdf", N_("Report (PDF)…"), "PDF (*.pdf)", ".pdf", drawn=True),
+        ExportKind("csv", "--csv", N_("Timed chunks (CSV)…"), "CSV (*.csv)", ".csv"),
+        ExportKind("json", "--json", N_("Full records (JSON)…"), "JSON (*.json)", ".json"),
+        ExportKind("maps", "--maps", N_("Final maps (PNG, one per run)…"), "", ""),
         ExportKind(
             "animation",
             "--animation",
-            "Animation (GIF, WebP, MP4)…",
+            N_("Animation (GIF, WebP, MP4)…"),
             "GIF (*.gif);;WebP (*.webp);;MP4 (*.mp4)",
             ".gif",
         ),
@@ -105,7 +118,7 @@ class Exporter:
         """The report's charts, drawn once for the HTML page and the PDF."""
         if self._charts is None:
             if self.renderer is None:
-                raise ExportError("the report's charts need a renderer (Qt), and none was given")
+                raise ExportError(_("the report's charts need a renderer (Qt), and none was given"))
             self._charts = self.renderer.charts(self.report)
         return self._charts
 
@@ -136,7 +149,7 @@ class Exporter:
             assert self.renderer is not None  # charts() checked
             charts = self.charts()
             return self.renderer.pdf(self.report, charts)
-        raise ExportError(f"unknown export {kind!r}; one of {', '.join(EXPORTS)}")
+        raise ExportError(_("unknown export {kind!r}; one of {kinds}").format(kind=kind, kinds=", ".join(EXPORTS)))
 
     # -- files ----------------------------------------------------------------------------
     def write(self, kind: str, path: str | os.PathLike[str]) -> Path:
@@ -156,15 +169,17 @@ class Exporter:
             try:
                 d.mkdir()
             except OSError as exc:
-                raise OutputError(f"{d}: cannot create it ({exc.strerror or exc})") from None
+                raise OutputError(
+                    _("{path}: cannot create it ({why})").format(path=d, why=exc.strerror or exc)
+                ) from None
         if not d.is_dir():
-            raise OutputError(f"{d}: not a folder")
+            raise OutputError(_("{path}: not a folder").format(path=d))
         runs = [r for r in self.report.runs if r.final_image is not None]
         names = map_file_names([r.name for r in runs])
         paths = {r.name: d / names[r.name] for r in runs}
         existing = [p for p in paths.values() if p.exists()]
         if existing and not self.force:
-            raise OutputError(f"{existing[0]}: exists; use --force to overwrite it")
+            raise OutputError(_("{path}: exists; use {flag} to overwrite it").format(path=existing[0], flag="--force"))
         written = []
         for r in runs:
             assert r.final_image is not None

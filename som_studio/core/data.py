@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from som_studio.i18n import _, ngettext
+
 SCALINGS: tuple[str, ...] = ("none", "minmax", "zscore")
 # Cell texts read as a missing value (compared in lower case).
 MISSING = frozenset({"", "na", "nan", "n/a"})
@@ -75,11 +77,11 @@ class Scaling:
     def from_dict(cls, d: dict[str, Any]) -> Scaling:
         method = str(d.get("method", "none"))
         if method not in SCALINGS:
-            raise DataError(f"unknown scaling {method!r}; expected one of {', '.join(SCALINGS)}")
+            raise DataError(_unknown_scaling(method))
         offset = np.asarray(d["offset"], dtype=np.float64)
         scale = np.asarray(d["scale"], dtype=np.float64)
         if offset.shape != scale.shape or offset.ndim != 1 or not np.all(scale > 0):
-            raise DataError("scaling parameters are damaged (offset and scale must be matching rows, scale > 0)")
+            raise DataError(_("scaling parameters are damaged (offset and scale must be matching rows, scale > 0)"))
         return cls(method, offset, scale)
 
     @classmethod
@@ -87,10 +89,28 @@ class Scaling:
         return cls("none", np.zeros(features), np.ones(features))
 
 
+def _unknown_scaling(method: str) -> str:
+    return _("unknown scaling {method!r}; expected one of {choices}").format(method=method, choices=", ".join(SCALINGS))
+
+
+def _not_numeric(name: str, dtype: object) -> str:
+    return _("{path}: data must be numeric, got dtype {dtype}").format(path=name, dtype=dtype)
+
+
+def _not_2d(name: str, arr: np.ndarray) -> str:
+    return _("{path}: expected a 2-D array (examples x features), got {ndim}-D shape {shape}").format(
+        path=name, ndim=arr.ndim, shape=arr.shape
+    )
+
+
+def _cannot_read(p: Path, exc: OSError) -> str:
+    return _("{path}: cannot read ({why})").format(path=p, why=exc.strerror or exc)
+
+
 def fit_scaling(values: np.ndarray, method: str) -> Scaling:
     """The scaling ``method`` fitted to ``values`` (N, D), ignoring missing values (NaN)."""
     if method not in SCALINGS:
-        raise DataError(f"unknown scaling {method!r}; expected one of {', '.join(SCALINGS)}")
+        raise DataError(_unknown_scaling(method))
     x = np.asarray(values, dtype=np.float64)
     d = x.shape[1]
     if method == "none":
@@ -177,7 +197,11 @@ def read_table(
     p = _check_path(path)
     if p.suffix.lower() == ".npy":
         if labels or ignore or id_column:
-            raise DataError(f"{p}: a .npy file has no named columns: --labels, --ignore and --id apply to .csv tables")
+            raise DataError(
+                _("{path}: a .npy file has no named columns: {flags} apply to .csv tables").format(
+                    path=p, flags="--labels, --ignore, --id"
+                )
+            )
         arr = _load_npy(p)
         values = check_data(arr, str(p))
         return Table(values, default_feature_names(values.shape[1]))
@@ -185,15 +209,21 @@ def read_table(
     parts = list(reader.chunks())
     if not parts:
         raise DataError(
-            f"{p}: has a header but no data rows (zero rows)" if reader.header else f"{p}: the file is empty"
+            (
+                _("{path}: has a header but no data rows (zero rows)")
+                if reader.header
+                else _("{path}: the file is empty")
+            ).format(path=p)
         )
     values = np.concatenate([c.values for c in parts])
     empty = np.isnan(values).all(axis=0)
     if empty.any():
         j = int(np.argmax(empty))
         raise DataError(
-            f"{p}: column {reader.feature_columns[j] + 1} ({reader.feature_names[j]!r}) has no values "
-            "(every cell is empty or missing); leave it out with --ignore"
+            _(
+                "{path}: column {number} ({name!r}) has no values (every cell is empty or missing); "
+                "leave it out with {flag}"
+            ).format(path=p, number=reader.feature_columns[j] + 1, name=reader.feature_names[j], flag="--ignore")
         )
     return Table(
         np.ascontiguousarray(values),
@@ -211,22 +241,28 @@ def check_data(arr: np.ndarray, name: str = "data", scale: bool = False, first_r
     ``first_row`` is the 0-based index of ``arr``'s first row in its file (messages count from there).
     """
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-        raise DataError(f"{name}: data must be numeric, got dtype {arr.dtype}")
+        raise DataError(_not_numeric(name, arr.dtype))
     if np.issubdtype(arr.dtype, np.complexfloating):
-        raise DataError(f"{name}: complex numbers are not supported")
+        raise DataError(_("{path}: complex numbers are not supported").format(path=name))
     if arr.ndim == 1:
         arr = arr[:, None]
     if arr.ndim != 2:
-        raise DataError(f"{name}: expected a 2-D array (examples x features), got {arr.ndim}-D shape {arr.shape}")
+        raise DataError(_not_2d(name, arr))
     if arr.shape[0] == 0:
-        raise DataError(f"{name}: contains no examples (zero rows)")
+        raise DataError(_("{path}: contains no examples (zero rows)").format(path=name))
     if arr.shape[1] == 0:
-        raise DataError(f"{name}: contains no features (zero columns)")
+        raise DataError(_("{path}: contains no features (zero columns)").format(path=name))
     out = np.asarray(arr, dtype=np.float64)
     inf = np.isinf(out)
     if inf.any():
         row, col = np.argwhere(inf)[0]
-        raise DataError(f"{name}: {int(inf.sum())} value(s) are infinite (first at index [{first_row + row}, {col}])")
+        raise DataError(
+            ngettext(
+                "{path}: {n} value is infinite (first at index [{row}, {col}])",
+                "{path}: {n} values are infinite (first at index [{row}, {col}])",
+                int(inf.sum()),
+            ).format(path=name, n=int(inf.sum()), row=first_row + row, col=col)
+        )
     check_known_rows(out, name, first_row=first_row)
     if scale:
         out = fit_scaling(out, "minmax").apply(out)
@@ -238,42 +274,53 @@ def check_known_rows(values: np.ndarray, name: str, lines: np.ndarray | None = N
     none = np.isnan(values).all(axis=1)
     if none.any():
         i = int(np.argmax(none))
-        where = f" (line {int(lines[i])} of the file)" if lines is not None else ""
+        where = _(" (line {line} of the file)").format(line=int(lines[i])) if lines is not None else ""
         raise DataError(
-            f"{name}: data row {first_row + i + 1}{where} has no known feature value (all missing); "
-            "a row needs at least one"
+            _(
+                "{path}: data row {row}{where} has no known feature value (all missing); a row needs at least one"
+            ).format(path=name, row=first_row + i + 1, where=where)
         )
 
 
 def _check_path(path: str | Path) -> Path:
     p = Path(path)
     if not p.exists():
-        raise DataError(f"{p}: no such file")
+        raise DataError(_("{path}: no such file").format(path=p))
     if p.is_dir():
-        raise DataError(f"{p}: is a folder, not a data file")
+        raise DataError(_("{path}: is a folder, not a data file").format(path=p))
     if p.suffix.lower() not in (".npy", ".csv", ".txt"):
-        raise DataError(f"{p}: unsupported file type {p.suffix or '(none)'!r}; use .npy or .csv")
+        raise DataError(
+            _("{path}: unsupported file type {suffix!r}; use .npy or .csv").format(
+                path=p, suffix=p.suffix or _("(none)")
+            )
+        )
     return p
 
 
 def _load_npy(p: Path, mmap: bool = False) -> np.ndarray:
     try:
         with open(p, "rb") as f:
-            major, _ = np.lib.format.read_magic(f)
+            major, _minor = np.lib.format.read_magic(f)
             header = (np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0)(f)
     except (ValueError, EOFError):
-        raise DataError(f"{p}: not a .npy file (no NumPy array header; save one with numpy.save)") from None
+        raise DataError(
+            _("{path}: not a .npy file (no NumPy array header; save one with numpy.save)").format(path=p)
+        ) from None
     except OSError as exc:
-        raise DataError(f"{p}: cannot read ({exc.strerror or exc})") from None
+        raise DataError(_cannot_read(p, exc)) from None
     if header[2].hasobject:
         raise DataError(
-            f"{p}: holds Python objects, which would be unpickled to be read: a data file must "
-            "never run code, so only numeric arrays are loaded"
+            _(
+                "{path}: holds Python objects, which would be unpickled to be read: a data file must "
+                "never run code, so only numeric arrays are loaded"
+            ).format(path=p)
         )
     try:
         arr: np.ndarray = np.load(p, allow_pickle=False, mmap_mode="r" if mmap else None)
     except (ValueError, OSError, EOFError) as exc:
-        raise DataError(f"{p}: cannot read as .npy ({exc or 'file is truncated'})") from None
+        raise DataError(
+            _("{path}: cannot read as .npy ({why})").format(path=p, why=exc or _("file is truncated"))
+        ) from None
     return arr
 
 
@@ -282,9 +329,9 @@ def open_npy(path: str | Path) -> np.ndarray:
     p = _check_path(path)
     arr = _load_npy(p, mmap=True)
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-        raise DataError(f"{p}: data must be numeric, got dtype {arr.dtype}")
+        raise DataError(_not_numeric(str(p), arr.dtype))
     if arr.ndim not in (1, 2):
-        raise DataError(f"{p}: expected a 2-D array (examples x features), got {arr.ndim}-D shape {arr.shape}")
+        raise DataError(_not_2d(str(p), arr))
     return arr
 
 
@@ -308,9 +355,9 @@ def detect_encoding(p: Path) -> str:
         with open(p, "rb") as f:
             head = f.read(4)
     except OSError as exc:
-        raise DataError(f"{p}: cannot read ({exc.strerror or exc})") from None
+        raise DataError(_cannot_read(p, exc)) from None
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        raise DataError(f"{p}: the text is UTF-16 encoded; save it as CSV UTF-8 (or CP949)")
+        raise DataError(_("{path}: the text is UTF-16 encoded; save it as CSV UTF-8 (or CP949)").format(path=p))
     first_error = ""
     for enc in ENCODINGS:
         dec = codecs.getincrementaldecoder(enc)()
@@ -325,10 +372,12 @@ def detect_encoding(p: Path) -> str:
         except UnicodeDecodeError as exc:
             if not first_error:
                 bad = exc.object[exc.start : exc.start + 1].hex()
-                first_error = f"byte 0x{bad} at offset {offset + exc.start}"
+                first_error = _("byte 0x{byte} at offset {offset}").format(byte=bad, offset=offset + exc.start)
     raise DataError(
-        f"{p}: not a text file in a supported encoding: it is neither UTF-8 ({first_error} is not UTF-8) "
-        "nor CP949; save it as CSV UTF-8"
+        _(
+            "{path}: not a text file in a supported encoding: it is neither UTF-8 ({error} is not UTF-8) "
+            "nor CP949; save it as CSV UTF-8"
+        ).format(path=p, error=first_error)
     )
 
 
@@ -353,8 +402,8 @@ class CsvReader:
         self.encoding = detect_encoding(p)
         first = next(self._lines(), None)
         if first is None:
-            raise DataError(f"{p}: the file is empty")
-        _, text = first
+            raise DataError(_("{path}: the file is empty").format(path=p))
+        _line, text = first
         try:
             self.delimiter = csv.Sniffer().sniff(text, delimiters=",;\t ").delimiter
         except csv.Error:
@@ -370,14 +419,20 @@ class CsvReader:
         self.columns: tuple[str, ...] = tuple(names)
         if len(set(names)) != len(names):
             dup = next(n for n in names if names.count(n) > 1)
-            raise DataError(f"{p}: the header names column {dup!r} twice; column names must be unique")
+            raise DataError(
+                _("{path}: the header names column {name!r} twice; column names must be unique").format(
+                    path=p, name=dup
+                )
+            )
         self.label_index = self._column(labels, "--labels", optional)
         self.id_index = self._column(id_column, "--id", optional)
         skip = {self._column(c, "--ignore", optional) for c in ignore}
         roles = {self.label_index, self.id_index} | skip
         self.feature_columns = [j for j in range(self.width) if j not in roles]
         if not self.feature_columns:
-            raise DataError(f"{p}: no feature column is left once labels, id and ignored columns are set aside")
+            raise DataError(
+                _("{path}: no feature column is left once labels, id and ignored columns are set aside").format(path=p)
+            )
         self.feature_names: tuple[str, ...] = tuple(names[j] for j in self.feature_columns)
 
     def _column(self, name: str | None, flag: str, optional: Sequence[str]) -> int | None:
@@ -388,7 +443,11 @@ class CsvReader:
         if name in optional:
             return None
         shown = ", ".join(self.columns[:12]) + (", ..." if len(self.columns) > 12 else "")
-        raise DataError(f"{self.path}: {flag} {name}: no such column; the columns are {shown}")
+        raise DataError(
+            _("{path}: {flag} {name}: no such column; the columns are {columns}").format(
+                path=self.path, flag=flag, name=name, columns=shown
+            )
+        )
 
     def _lines(self) -> Iterator[tuple[int, str]]:
         try:
@@ -398,7 +457,7 @@ class CsvReader:
                     if s and not s.startswith("#"):
                         yield n, ln.rstrip("\r\n")
         except OSError as exc:
-            raise DataError(f"{self.path}: cannot read ({exc.strerror or exc})") from None
+            raise DataError(_cannot_read(self.path, exc)) from None
 
     def _split(self, text: str) -> list[str]:
         row = next(csv.reader([text], delimiter=self.delimiter, skipinitialspace=True), [])
@@ -421,11 +480,17 @@ class CsvReader:
             if done == 0 and not buf_v and not any(_is_number(c) or c.lower() in MISSING for c in r):
                 # The first data row has no number at all: prose or another text file, not a table with a bad row.
                 raise DataError(
-                    f"{self.path}: no numeric data: line {n} holds text, not numbers; expected a table of "
-                    "examples x features (numbers separated by commas, semicolons, tabs or spaces)"
+                    _(
+                        "{path}: no numeric data: line {line} holds text, not numbers; expected a table of "
+                        "examples x features (numbers separated by commas, semicolons, tabs or spaces)"
+                    ).format(path=self.path, line=n)
                 )
             if len(r) != self.width:
-                raise DataError(f"{self.path}: ragged rows: row {n} has {len(r)} columns, expected {self.width}")
+                raise DataError(
+                    _("{path}: ragged rows: row {row} has {n} columns, expected {width}").format(
+                        path=self.path, row=n, n=len(r), width=self.width
+                    )
+                )
             buf_v.append([self._number(r[j], n, j) for j in cols])
             if self.label_index is not None:
                 buf_l.append(r[self.label_index])
@@ -460,12 +525,26 @@ class CsvReader:
             named = f" ({self.columns[j]!r})" if self.header else ""
             flag = self.columns[j]
             raise DataError(
-                f"{self.path}: non-numeric value {cell!r} at row {line}, column {j + 1}{named}: a text column "
-                f"can be the labels (--labels {flag}), left out (--ignore {flag}) or carried through "
-                f"(--id {flag})"
+                _(
+                    "{path}: non-numeric value {value!r} at row {row}, column {column}{named}: a text column "
+                    "can be the labels ({labels}), left out ({ignore}) or carried through ({id})"
+                ).format(
+                    path=self.path,
+                    value=cell,
+                    row=line,
+                    column=j + 1,
+                    named=named,
+                    labels=f"--labels {flag}",
+                    ignore=f"--ignore {flag}",
+                    id=f"--id {flag}",
+                )
             ) from None
         if np.isinf(v):
-            raise DataError(f"{self.path}: infinite value {cell!r} at row {line}, column {j + 1}")
+            raise DataError(
+                _("{path}: infinite value {value!r} at row {row}, column {column}").format(
+                    path=self.path, value=cell, row=line, column=j + 1
+                )
+            )
         # float() reads "nan" spellings the MISSING set does not list ("-nan", "NAN ")
         return v
 

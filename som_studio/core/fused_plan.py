@@ -40,6 +40,8 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from som_studio.i18n import _
+
 FORMS = ("direct", "matmul", "blocked")
 ENV_VAR = "SOM_STUDIO_KERNEL_PLAN"
 
@@ -140,7 +142,10 @@ def forced_form() -> str | None:
     if form is None:
         form = os.environ.get(ENV_VAR, "").strip().lower() or None
     if form is not None and form not in FORMS:
-        raise ValueError(f"{ENV_VAR}: unknown kernel plan {form!r}; choose from {', '.join(FORMS)}")
+        raise ValueError(
+            f"{ENV_VAR}: "
+            + _("unknown kernel plan {form!r}; choose from {forms}").format(form=form, forms=", ".join(FORMS))
+        )
     return form
 
 

@@ -19,6 +19,8 @@ import sys
 import threading
 from types import ModuleType
 
+from som_studio.i18n import _
+
 _lock = threading.Lock()
 _compiles = 0
 _listening = False
@@ -52,14 +54,19 @@ def configure(cpu_devices: int | None = None) -> None:
     if cpu_devices is None:
         return
     if not 1 <= cpu_devices <= MAX_CPU_DEVICES:
-        raise JaxConfigError(f"--cpu-devices: must be between 1 and {MAX_CPU_DEVICES}, got {cpu_devices}")
+        raise JaxConfigError(
+            "--cpu-devices: "
+            + _("must be between 1 and {most}, got {value}").format(most=MAX_CPU_DEVICES, value=cpu_devices)
+        )
     if "jax" in sys.modules and _cpu_devices != cpu_devices:
         import jax as _jax
 
         if _jax.default_backend() != "cpu" or _jax.device_count() != cpu_devices:
             raise JaxConfigError(
-                f"JAX has already started with {_jax.device_count()} {_jax.default_backend()} device(s); "
-                f"{cpu_devices} simulated CPU devices need a fresh process"
+                _(
+                    "JAX has already started with {n} {backend} device(s); "
+                    "{want} simulated CPU devices need a fresh process"
+                ).format(n=_jax.device_count(), backend=_jax.default_backend(), want=cpu_devices)
             )
     _cpu_devices = cpu_devices
     os.environ["JAX_PLATFORMS"] = "cpu"

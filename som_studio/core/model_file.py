@@ -19,6 +19,7 @@ import numpy as np
 
 from som_studio.core import metrics
 from som_studio.core.data import Scaling, Table
+from som_studio.i18n import _
 
 MODEL_VERSION = 1
 
@@ -118,7 +119,7 @@ def read_model(z: Any) -> ModelInfo | None:
         meta = json.loads(bytes(z["model_meta"]).decode("utf-8"))
         version = int(meta.get("model_version", 0))
     except (ValueError, TypeError) as exc:
-        raise ModelFileError(f"the model description is damaged ({exc})") from None
+        raise ModelFileError(_("the model description is damaged ({why})").format(why=exc)) from None
     if version > MODEL_VERSION:
         raise ModelFileError(
             f"its model is format {version}, newer than this SOM Studio reads ({MODEL_VERSION}); update to open it"
@@ -136,4 +137,6 @@ def read_model(z: Any) -> ModelInfo | None:
             unit_purity=np.asarray(z["unit_purity"]).astype(np.float64) if "unit_purity" in z.files else None,
         )
     except (KeyError, TypeError, ValueError) as exc:
-        raise ModelFileError(f"the model description is damaged ({type(exc).__name__}: {exc})") from None
+        raise ModelFileError(
+            _("the model description is damaged ({why})").format(why=f"{type(exc).__name__}: {exc}")
+        ) from None

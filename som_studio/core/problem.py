@@ -29,6 +29,7 @@ import numpy as np
 from som_studio.config import RunConfig
 from som_studio.core.data import DataError, Table, default_feature_names, random_colours, read_table
 from som_studio.core.init import initial_map
+from som_studio.i18n import _
 
 # Units whose total batch neighbourhood weight is below this keep their weights:
 # far from every best-matching unit the Gaussian underflows (in float32 below
@@ -128,10 +129,16 @@ def check_range(data: np.ndarray, precision: str, name: str = "data") -> None:
     limit = math.sqrt(float(np.finfo(np.dtype(precision)).max) / (4 * data.shape[1]))
     top = float(np.nanmax(np.abs(data)))
     if top >= limit:
-        fix = "min-max scale the data to [0, 1]" + (" or use float64" if precision != "float64" else "")
+        fix = (
+            _("min-max scale the data to [0, 1] or use float64")
+            if precision != "float64"
+            else _("min-max scale the data to [0, 1]")
+        )
         raise DataError(
-            f"{name}: values up to {top:.3g} are too large for {precision}: squared distances of "
-            f"{data.shape[1]}-feature examples overflow past {limit:.3g}; {fix}"
+            _(
+                "{path}: values up to {top:.3g} are too large for {precision}: squared distances of "
+                "{features}-feature examples overflow past {limit:.3g}; {fix}"
+            ).format(path=name, top=top, precision=precision, features=data.shape[1], limit=limit, fix=fix)
         )
 
 

@@ -15,6 +15,10 @@ from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
+from som_studio.i18n import _
+
+_ALTERNATIVES = "numpy-online, numpy-batch"
+
 if TYPE_CHECKING:
     from som_studio.core.problem import Problem
 
@@ -113,11 +117,17 @@ class Implementation:
         """Why this implementation cannot train such a map or data, or ``None`` when it can."""
         if topology not in self.topologies:
             only = "/".join(self.topologies)
-            return f"{self.name} trains {only} maps only, not {topology} yet (use numpy-online or numpy-batch)"
+            return _("{impl} trains {only} maps only, not {topology} yet (use {alternatives})").format(
+                impl=self.name, only=only, topology=topology, alternatives=_ALTERNATIVES
+            )
         if toroid and not self.toroid:
-            return f"{self.name} does not train toroid maps yet (use numpy-online or numpy-batch)"
+            return _("{impl} does not train toroid maps yet (use {alternatives})").format(
+                impl=self.name, alternatives=_ALTERNATIVES
+            )
         if missing and not self.missing_values:
-            return f"{self.name} does not train on data with missing values yet (use numpy-online or numpy-batch)"
+            return _("{impl} does not train on data with missing values yet (use {alternatives})").format(
+                impl=self.name, alternatives=_ALTERNATIVES
+            )
         return None
 
     def create(self, problem: Problem) -> Trainer:
@@ -125,9 +135,15 @@ class Implementation:
         cls: Callable[[Problem], Trainer] = getattr(importlib.import_module(module), attr)
         return cls(problem)
 
+    @property
+    def description_text(self) -> str:
+        """:attr:`description` in the user's language (the registry marks it for the catalogue)."""
+        return _(self.description)
+
     def supports(self) -> str:
-        """One line of what this implementation supports, for listings."""
-        bits = [self.kind, self.backend, "/".join(p.replace("float", "f") for p in self.precisions)]
+        """One line of what this implementation supports, for listings (in the user's language)."""
+        kind = {"online": _("online"), "batch": _("batch")}.get(self.kind, self.kind)
+        bits = [kind, self.backend, "/".join(p.replace("float", "f") for p in self.precisions)]
         if self.shards:
-            bits.append("sharded")
+            bits.append(_("sharded"))
         return ", ".join(bits)

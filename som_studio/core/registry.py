@@ -12,6 +12,7 @@ from contextlib import contextmanager
 
 from som_studio.core import memory
 from som_studio.core.protocol import Implementation
+from som_studio.i18n import N_, _
 
 _REGISTRY: dict[str, Implementation] = {}
 _BUILTIN: frozenset[str] = frozenset()  # the ladder below, set once it is registered
@@ -23,7 +24,9 @@ class UnknownImplementation(KeyError):
         self.name = name
 
     def __str__(self) -> str:
-        return f"impl: unknown implementation {self.name!r}; choose from {', '.join(names())}"
+        return "impl: " + _("unknown implementation {name!r}; choose from {choices}").format(
+            name=self.name, choices=", ".join(names())
+        )
 
 
 def register(impl: Implementation) -> Implementation:
@@ -80,7 +83,7 @@ register(
         name="numpy-online",
         kind="online",
         backend="numpy",
-        description="NumPy reference, online: one example per step, full-map update (the playbook's loop)",
+        description=N_("NumPy reference, online: one example per step, full-map update (the playbook's loop)"),
         factory="som_studio.core.numpy_som:NumpyOnline",
         estimate=memory.numpy_online,
         topologies=("rect", "hex"),
@@ -93,7 +96,7 @@ register(
         name="numpy-batch",
         kind="batch",
         backend="numpy",
-        description=(
+        description=N_(
             "NumPy reference, batch: the playbook's per-example loop; each BMU's neighbourhood is the "
             "separable outer product, computed when first needed in an epoch (no M x M cache)"
         ),
@@ -109,7 +112,7 @@ register(
         name="jax-naive-online",
         kind="online",
         backend="jax",
-        description="The NumPy online loop with jnp swapped in, run eagerly: one dispatch per operation",
+        description=N_("The NumPy online loop with jnp swapped in, run eagerly: one dispatch per operation"),
         factory="som_studio.core.jax_ladder:JaxNaiveOnline",
         estimate=memory.jax_online,
         topologies=("rect", "hex"),
@@ -122,7 +125,7 @@ register(
         name="jax-jit-online",
         kind="online",
         backend="jax",
-        description="Online step compiled with jax.jit: one dispatch per step, Python loop over steps",
+        description=N_("Online step compiled with jax.jit: one dispatch per step, Python loop over steps"),
         factory="som_studio.core.jax_ladder:JaxJitOnline",
         estimate=memory.jax_online,
         topologies=("rect", "hex"),
@@ -135,7 +138,7 @@ register(
         name="jax-vmap-batch",
         kind="batch",
         backend="jax",
-        description="Batch epoch under jit with per-example vmap (N x M x D intermediate), Python loop over epochs",
+        description=N_("Batch epoch under jit with per-example vmap (N x M x D intermediate), Python loop over epochs"),
         factory="som_studio.core.jax_ladder:JaxVmapBatch",
         estimate=memory.jax_vmap_batch,
         topologies=("rect", "hex"),
@@ -150,7 +153,7 @@ register(
         name="jax-fused-batch",
         kind="batch",
         backend="jax",
-        description=(
+        description=N_(
             "Batch epochs fused into one jitted fori_loop per chunk: blocked exact argmin in sample "
             "chunks, segment-sum per unit, separable neighbourhood Hy @ S @ Hx^T; map donated"
         ),
@@ -166,7 +169,7 @@ register(
         name="jax-scan-online",
         kind="online",
         backend="jax",
-        description="Online steps fused into one jitted fori_loop per chunk (one dispatch per chunk); map donated",
+        description=N_("Online steps fused into one jitted fori_loop per chunk (one dispatch per chunk); map donated"),
         factory="som_studio.core.jax_scan_online:ScanOnline",
         estimate=memory.jax_scan_online,
         topologies=("rect", "hex"),
@@ -181,7 +184,7 @@ register(
         name="jax-pmap-batch",
         kind="batch",
         backend="jax",
-        description=(
+        description=N_(
             "Data-parallel with jax.pmap + lax.psum, as the pmap tutorials do: the map replicated on every "
             "device, per-device sums added (layouts DATAx1 only). pmap is in maintenance mode in current JAX "
             "and is built on shard_map"
@@ -200,7 +203,7 @@ register(
         name="jax-jit-sharded-batch",
         kind="batch",
         backend="jax",
-        description=(
+        description=N_(
             "The one-device batch program under jit, inputs placed with NamedSharding over the data x map "
             "mesh: the compiler partitions it and chooses the communication (automatic parallelism)"
         ),
@@ -217,7 +220,7 @@ register(
         name="jax-shardmap-batch",
         kind="batch",
         backend="jax",
-        description=(
+        description=N_(
             "Explicit per-device program with jax.shard_map over the data x map mesh: local winner search on "
             "the local map rows, global best match across map, sums reduced across data, separable smoothing "
             "(no M x M matrix); for maps larger than one device, rows pass around a ring"

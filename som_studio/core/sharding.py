@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from som_studio.config import ConfigError, parse_layout
+from som_studio.i18n import _, ljust, ngettext, text_width
 
 AXES = ("data", "map")
 
@@ -81,22 +82,24 @@ def check_layout(
     map and so cannot split it.
     """
     lay = layout if isinstance(layout, Layout) else Layout.parse(layout)
-    who = f"{impl} " if impl else ""
     if not map_axis and lay.map != 1:
         raise ConfigError(
             "layout",
-            f"{who}is data-parallel only (it replicates the map on every device), so the layout's map size "
-            f"must be 1; got {lay}: use {lay.devices}x1 instead",
+            _(
+                "{impl} is data-parallel only (it replicates the map on every device), so the layout's map size "
+                "must be 1; got {layout}: use {instead} instead"
+            ).format(impl=impl or _("this implementation"), layout=lay, instead=f"{lay.devices}x1"),
         )
     if lay.devices > device_count:
-        on = f" {backend}" if backend else ""
-        hint = ""
-        if backend in (None, "cpu"):
-            hint = f"; simulate more with --cpu-devices {lay.devices}"
+        sees = ngettext("but JAX sees {n} {backend} device", "but JAX sees {n} {backend} devices", device_count).format(
+            n=device_count, backend=backend or ""
+        )
         raise ConfigError(
             "layout",
-            f"layout {lay} needs {lay.devices} devices ({lay.data} along data x {lay.map} along map), "
-            f"but JAX sees {device_count}{on} device{'s' if device_count != 1 else ''}{hint}",
+            _("layout {layout} needs {devices} devices ({data} along data x {map} along map), {sees}").format(
+                layout=lay, devices=lay.devices, data=lay.data, map=lay.map, sees=" ".join(sees.split())
+            ),
+            remedy=("cpu_devices", lay.devices) if backend in (None, "cpu") else None,
         )
     return lay
 
@@ -174,7 +177,12 @@ def describe(
     if devices is None:
         devices = [{"id": k, "kind": "cpu"} for k in range(lay.devices)]
     if len(devices) < lay.devices:
-        raise ConfigError("layout", f"layout {lay} needs {lay.devices} devices, {len(devices)} given")
+        raise ConfigError(
+            "layout",
+            _("layout {layout} needs {devices} devices, {given} given").format(
+                layout=lay, devices=lay.devices, given=len(devices)
+            ),
+        )
     devices = [dict(d) for d in devices[: lay.devices]]
     ids = [int(d["id"]) for d in devices]
     return {
@@ -209,7 +217,14 @@ def _holders(desc: dict[str, Any], array: str) -> list[tuple[tuple[int, int], li
     return [blocks[k] for k in sorted(blocks)]
 
 
+def _center(text: str, width: int) -> str:
+    """``text`` centred in ``width`` terminal columns (Hangul takes two)."""
+    pad = max(0, width - text_width(text))
+    return " " * (pad // 2) + text + " " * (pad - pad // 2)
+
+
 def _box(title: str, blocks: list[tuple[tuple[int, int], list[int]]], unit: str, lines: int) -> list[str]:
+    """A box per holder of ``unit`` (``"rows"``/``"examples"``), stacked."""
     inner = _BOX_WIDTH - 2
     total = max(sum(hi - lo for (lo, hi), _ in blocks), 1)
     out = [title, "┌" + "─" * inner + "┐"]
@@ -217,12 +232,20 @@ def _box(title: str, blocks: list[tuple[tuple[int, int], list[int]]], unit: str,
         if k:
             out.append("├" + "─" * inner + "┤")
         height = max(1, round(lines * (hi - lo) / total))
-        rng = f"{unit} {lo}-{hi - 1}" if hi > lo else f"{unit}: none (padding only)"
-        label = [rng, "device" + ("s " if len(devs) > 1 else " ") + ", ".join(str(d) for d in devs)]
+        if unit == "rows":
+            rng = _("rows {first}-{last}").format(first=lo, last=hi - 1) if hi > lo else _("rows: none (padding only)")
+        else:
+            rng = (
+                _("examples {first}-{last}").format(first=lo, last=hi - 1)
+                if hi > lo
+                else _("examples: none (padding only)")
+            )
+        ids = ", ".join(str(d) for d in devs)
+        label = [rng, ngettext("device {ids}", "devices {ids}", len(devs)).format(ids=ids)]
         body = [""] * max(height, len(label))
         top = (len(body) - len(label)) // 2
         body[top : top + len(label)] = label
-        out += ["│" + b.center(inner) + "│" for b in body]
+        out += ["│" + _center(b, inner) + "│" for b in body]
     out.append("└" + "─" * inner + "┘")
     return out
 
@@ -239,37 +262,50 @@ def render_text(desc: dict[str, Any], *, precision: str | None = None) -> str:
     n = arr["data"]["shape"][0]
     dt = f", {precision}" if precision else ""
     lines = [
-        f"layout {lay}: {lay.data} along data x {lay.map} along map = {lay.devices} device"
-        + ("s" if lay.devices != 1 else "")
+        ngettext(
+            "layout {layout}: {data} along data x {map} along map = {n} device",
+            "layout {layout}: {data} along data x {map} along map = {n} devices",
+            lay.devices,
+        ).format(layout=lay, data=lay.data, map=lay.map, n=lay.devices)
     ]
     mesh = desc["mesh"]["devices"]
     lines.append(
-        "mesh (rows: data, columns: map): " + "  ".join("[" + " ".join(str(x) for x in row) + "]" for row in mesh)
+        _("mesh (rows: data, columns: map): {mesh}").format(
+            mesh="  ".join("[" + " ".join(str(x) for x in row) + "]" for row in mesh)
+        )
     )
     lines.append("")
     pad_m = arr["map"]["padded_shape"][0] - h
     pad_d = arr["data"]["padded_shape"][0] - n
-    note_m = f"; padded by {pad_m} masked row{'s' if pad_m != 1 else ''}" if pad_m else ""
-    note_d = f"; padded by {pad_d} zero-weight example{'s' if pad_d != 1 else ''}" if pad_d else ""
+    note_m = (
+        ngettext("; padded by {n} masked row", "; padded by {n} masked rows", pad_m).format(n=pad_m) if pad_m else ""
+    )
+    note_d = (
+        ngettext("; padded by {n} zero-weight example", "; padded by {n} zero-weight examples", pad_d).format(n=pad_d)
+        if pad_d
+        else ""
+    )
     # Shape the box like the grid: a character cell is about twice as tall as wide.
     map_lines = min(max(round((_BOX_WIDTH - 2) / 2 * h / w), lay.map), 20)
     lines += _box(
-        f"map grid {w} x {h} ({w} columns, {h} rows, {d} features{dt}): rows split over map, "
-        f"replicated over data{note_m}",
+        _(
+            "map grid {w} x {h} ({w} columns, {h} rows, {d} features{precision}): rows split over map, "
+            "replicated over data{note}"
+        ).format(w=w, h=h, d=d, precision=dt, note=note_m),
         _holders(desc, "map"),
         "rows",
         map_lines,
     )
     lines.append("")
     lines += _box(
-        f"data {n} x {d}: examples split over data, replicated over map{note_d}",
+        _("data {n} x {d}: examples split over data, replicated over map{note}").format(n=n, d=d, note=note_d),
         _holders(desc, "data"),
         "examples",
         min(max(lay.data * 2, 4), 10),
     )
     lines.append("")
-    lines.append("per device (per-unit sums are placed like the map):")
-    head = ["device", "kind", "map rows", "data rows", "bytes", "memory"]
+    lines.append(_("per device (per-unit sums are placed like the map):"))
+    head = [_("device"), _("kind"), _("map rows"), _("data rows"), _("bytes"), _("memory")]
     rows = []
     by_dev = {a: {s["device"]: s for s in arr[a]["shards"]} for a in ("map", "data")}
     for dev in desc["devices"]:
@@ -289,9 +325,9 @@ def render_text(desc: dict[str, Any], *, precision: str | None = None) -> str:
                 mem,
             ]
         )
-    widths = [max(len(hd), *(len(r[k]) for r in rows)) for k, hd in enumerate(head)]
-    lines.append("  ".join(hd.ljust(wd) for hd, wd in zip(head, widths)))
-    lines += ["  ".join(c.ljust(wd) for c, wd in zip(r, widths)) for r in rows]
+    widths = [max(text_width(hd), *(text_width(r[k]) for r in rows)) for k, hd in enumerate(head)]
+    lines.append("  ".join(ljust(hd, wd) for hd, wd in zip(head, widths)))
+    lines += ["  ".join(ljust(c, wd) for c, wd in zip(r, widths)) for r in rows]
     return "\n".join(lines)
 
 

@@ -625,29 +625,6 @@ Run {command} in a terminal.</source>
     </message>
 </context>
 <context>
-    <name>ReportCharts</name>
-    <message>
-        <source>{label} (log scale)</source>
-        <translation>{label} (로그 스케일)</translation>
-    </message>
-    <message>
-        <source>compile + warm-up</source>
-        <translation>컴파일 + 워밍업</translation>
-    </message>
-    <message>
-        <source>no timed iterations</source>
-        <translation>측정된 반복 없음</translation>
-    </message>
-    <message>
-        <source>quantization error (QE)</source>
-        <translation>양자화 오차 (QE)</translation>
-    </message>
-    <message>
-        <source>topographic error (TE)</source>
-        <translation>위상 오차 (TE)</translation>
-    </message>
-</context>
-<context>
     <name>ReportViews</name>
     <message>
         <source>U-matrix</source>

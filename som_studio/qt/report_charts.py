@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import QCoreApplication
 
-from som_studio.report.content import Report
+from som_studio.report.content import Report, status_text
 
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#8C564B")
 """Okabe-Ito colours (told apart with colour-blindness too), one per run."""
@@ -142,7 +142,7 @@ def maps_layout(report: Report, legend_px: int = 15, fixed: bool = True):  # typ
     win.setBackground("w")
     for i, run in enumerate(runs):
         r = run.record
-        sub = f"QE {r.qe:.4f} · TE {r.te:.3f}" if r.qe is not None and r.te is not None else r.status
+        sub = f"QE {r.qe:.4f} · TE {r.te:.3f}" if r.qe is not None and r.te is not None else status_text(r.status)
         color = PALETTE[i % len(PALETTE)]  # the run's colour in the other charts
         title = (
             f"<span style='font-size:13pt; font-weight:600; color:{color}'>{_esc(run.name)}</span><br>"
@@ -163,7 +163,9 @@ def maps_layout(report: Report, legend_px: int = 15, fixed: bool = True):  # typ
             h, w = run.final_image.shape[:2]
             plot.setRange(xRange=(0, w), yRange=(0, h), padding=0.0)
         else:
-            text = pg.TextItem(f"{r.status}: no map", color="#b3261e", anchor=(0.5, 0.5))
+            text = pg.TextItem(
+                report.section("maps").empty.format(status=status_text(r.status)), color="#b3261e", anchor=(0.5, 0.5)
+            )
             plot.addItem(text)
             plot.setRange(xRange=(-1, 1), yRange=(-1, 1))
     # Equal columns whatever the titles' lengths, so equal maps are drawn equally large.
@@ -199,7 +201,7 @@ def timing_layout(report: Report, legend_px: int = 15):  # type: ignore[no-untyp
     win = pg.GraphicsLayoutWidget()
     win.setBackground("w")
     plot = win.addPlot(axisItems={"left": _duration_axis()})
-    _style_plot(plot, sec.x_label, translate("ReportCharts", "{label} (log scale)").format(label=sec.y_label))
+    _style_plot(plot, sec.x_label, sec.y_label)
     plot.getAxis("left").setWidth(110)
     plot.setLogMode(x=False, y=True)
     index = {run.name: i for i, run in enumerate(report.runs)}
@@ -232,9 +234,9 @@ def timing_layout(report: Report, legend_px: int = 15):  # type: ignore[no-untyp
             symbolBrush=pg.mkBrush("#6b7280"),
             symbolPen=pg.mkPen("#ffffff"),
         )
-        legend.addItem(marker, translate("ReportCharts", "compile + warm-up"))
+        legend.addItem(marker, sec.marker)
     if not series:
-        plot.addItem(pg.TextItem(translate("ReportCharts", "no timed iterations"), color="#b3261e"))
+        plot.addItem(pg.TextItem(sec.empty, color="#b3261e"))
     return win, CHART_WIDTH, 580
 
 
@@ -246,11 +248,7 @@ def quality_layout(report: Report, legend_px: int = 15):  # type: ignore[no-unty
     win = pg.GraphicsLayoutWidget()
     win.setBackground("w")
     index = {run.name: i for i, run in enumerate(report.runs)}
-    labels = (
-        ("qe", translate("ReportCharts", "quantization error (QE)")),
-        ("te", translate("ReportCharts", "topographic error (TE)")),
-    )
-    for col, (which, label) in enumerate(labels):
+    for col, (which, label) in enumerate(zip(("qe", "te"), sec.panels)):
         plot = win.addPlot(row=0, col=col)
         _style_plot(plot, sec.x_label, label)
         for s in report.quality_series(which):

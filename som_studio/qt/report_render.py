@@ -113,16 +113,38 @@ def render_charts(report: Report) -> dict[str, bytes | None]:
     return out
 
 
-def pdf_bytes(report: Report, charts: Mapping[str, bytes | None]) -> bytes:
-    """The report as a PDF (A4 landscape): summary first, then a page per chart, then configurations."""
-    from PySide6.QtCore import QBuffer, QIODevice, QMarginsF, QSizeF, QUrl
-    from PySide6.QtGui import QFont, QImage, QPageLayout, QPageSize, QPdfWriter, QTextDocument
+def report_font_families() -> list[str]:
+    """The PDF's font families, first choice first.
+
+    Under Korean the best Hangul font (:func:`som_studio.qt.i18n.hangul_family`) comes
+    second, for the characters DejaVu Sans lacks: the PDF embeds it, so the Korean is text
+    a reader can search and copy, whatever font Qt's own fallback would have found. Not
+    first: Qt's PDF writer maps the digits and spaces of a CID-keyed CJK font (Noto Sans
+    CJK) back to the wrong characters, so Latin text and numbers stay in DejaVu Sans.
+    """
+    from som_studio import i18n
+
+    families = ["DejaVu Sans"]
+    if i18n.current_language() == "ko":
+        from som_studio.qt.i18n import hangul_family
+
+        family = hangul_family()
+        if family:
+            families.append(family)
+    return families
+
+
+def report_document(report: Report, charts: Mapping[str, bytes | None]):  # type: ignore[no-untyped-def]
+    """The report laid out for A4 landscape pages: ``(QTextDocument, QPageLayout)``."""
+    from PySide6.QtCore import QMarginsF, QSizeF, QUrl
+    from PySide6.QtGui import QFont, QImage, QPageLayout, QPageSize, QTextDocument
 
     from som_studio.report.html import report_html
 
     ensure_app()
     doc = QTextDocument()
-    font = QFont("DejaVu Sans")
+    font = QFont()
+    font.setFamilies(report_font_families())
     font.setPointSizeF(9.5)
     doc.setDefaultFont(font)
     doc.setDefaultStyleSheet(
@@ -150,10 +172,18 @@ def pdf_bytes(report: Report, charts: Mapping[str, bytes | None]) -> bytes:
             image = QImage.fromData(png)
             doc.addResource(QTextDocument.ResourceType.ImageResource, QUrl(f"chart-{key}.png"), image)
             # As wide as the page, but short enough to leave room for the title and text.
-            fit_h = page_h * 0.68
+            fit_h = page_h * 0.6
             widths[key] = int(min(page_w * 0.98, fit_h * image.width() / max(image.height(), 1)))
     doc.setHtml(report_html(report, charts, for_qt=True, image_widths=widths))
+    return doc, layout
 
+
+def pdf_bytes(report: Report, charts: Mapping[str, bytes | None]) -> bytes:
+    """The report as a PDF (A4 landscape): summary first, then a page per chart, then configurations."""
+    from PySide6.QtCore import QBuffer, QIODevice
+    from PySide6.QtGui import QPdfWriter
+
+    doc, layout = report_document(report, charts)
     buf = QBuffer()
     buf.open(QIODevice.OpenModeFlag.WriteOnly)
     writer = QPdfWriter(buf)

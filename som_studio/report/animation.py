@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from som_studio.i18n import _
 from som_studio.report.content import ReportRun
 
 FORMATS = {".gif": "GIF", ".webp": "WebP", ".mp4": "MP4"}
@@ -60,11 +61,16 @@ def animation_format(path: str | os.PathLike[str]) -> str:
     ext = Path(path).suffix.lower()
     fmt = FORMATS.get(ext)
     if fmt is None:
-        raise AnimationError(f"{path}: unknown animation format {ext or '(no extension)'!r}; use .gif, .webp or .mp4")
+        raise AnimationError(
+            _("{path}: unknown animation format {ext!r}; use .gif, .webp or .mp4").format(
+                path=path, ext=ext or _("(no extension)")
+            )
+        )
     if fmt == "MP4" and find_ffmpeg() is None:
         raise AnimationError(
-            f"{path}: writing .mp4 needs ffmpeg, which was not found; install it "
-            "(apt install ffmpeg, or pip install imageio-ffmpeg) or write .gif or .webp"
+            _(
+                "{path}: writing .mp4 needs ffmpeg, which was not found; install it ({how}) or write .gif or .webp"
+            ).format(path=path, how="apt install ffmpeg, pip install imageio-ffmpeg")
         )
     return fmt
 
@@ -143,7 +149,7 @@ def compose_frames(runs: Sequence[ReportRun], max_frames: int = 60) -> list[np.n
 def encode(frames: Sequence[np.ndarray], fmt: str, fps: int = FPS) -> bytes:
     """``frames`` encoded as ``fmt`` (from :func:`animation_format`)."""
     if not frames:
-        raise AnimationError("no frames to animate")
+        raise AnimationError(_("no frames to animate"))
     if fmt == "MP4":
         return _encode_mp4(frames, fps)
     from PIL import Image
@@ -188,7 +194,7 @@ def encode(frames: Sequence[np.ndarray], fmt: str, fps: int = FPS) -> bytes:
 def _encode_mp4(frames: Sequence[np.ndarray], fps: int) -> bytes:
     exe = find_ffmpeg()
     if exe is None:
-        raise AnimationError("writing .mp4 needs ffmpeg, which was not found")
+        raise AnimationError(_("writing .mp4 needs ffmpeg, which was not found"))
     h, w = frames[0].shape[:2]
     with tempfile.TemporaryDirectory(prefix="som-studio-mp4-") as tmp:
         out = Path(tmp) / "out.mp4"
@@ -222,10 +228,12 @@ def _encode_mp4(frames: Sequence[np.ndarray], fps: int) -> bytes:
         try:
             proc = subprocess.run(cmd, input=data, capture_output=True, timeout=300, check=False)
         except (OSError, subprocess.TimeoutExpired) as exc:
-            raise AnimationError(f"ffmpeg failed to run: {exc}") from None
+            raise AnimationError(_("ffmpeg failed to run: {why}").format(why=exc)) from None
         if proc.returncode != 0 or not out.exists():
             msg = proc.stderr.decode(errors="replace").strip().splitlines()
             raise AnimationError(
-                "ffmpeg could not encode the animation: " + (msg[-1] if msg else f"exit {proc.returncode}")
+                _("ffmpeg could not encode the animation: {why}").format(
+                    why=msg[-1] if msg else f"exit {proc.returncode}"
+                )
             )
         return out.read_bytes()

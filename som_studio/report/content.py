@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from som_studio.core.memory import format_bytes
+from som_studio.i18n import N_, _, ngettext
 from som_studio.session import timing
 from som_studio.session.record import RunRecord
 
@@ -39,6 +40,16 @@ def format_seconds(v: float | None) -> str:
     if v >= 1e-3:
         return f"{v * 1e3:.2f} ms"
     return f"{v * 1e6:.1f} µs"
+
+
+def status_text(status: str) -> str:
+    """A run's status (``ok``, ``failed``, ``cancelled``) in the user's language; records keep the key."""
+    return {"ok": _("ok"), "failed": _("failed"), "cancelled": _("cancelled")}.get(status, status)
+
+
+def kind_text(kind: str) -> str:
+    """``online``/``batch`` in the user's language."""
+    return {"online": _("online"), "batch": _("batch")}.get(kind, kind)
 
 
 def _fmt_num(v: float | None, spec: str) -> str:
@@ -236,15 +247,23 @@ def run_flags(run: ReportRun) -> list[Flag]:
     r = run.record
     out: list[Flag] = []
     if r.status == "failed":
-        out.append(Flag("warning", f"{run.name} failed: {r.message or 'no reason given'}", run.name))
+        out.append(
+            Flag(
+                "warning",
+                _("{run} failed: {why}").format(run=run.name, why=r.message or _("no reason given")),
+                run.name,
+            )
+        )
         return out
     if r.status == "cancelled":
         out.append(
             Flag(
                 "warning",
-                f"{run.name} was cancelled after {r.iterations_done} of {run.planned} "
-                f"iteration{'' if run.planned == 1 else 's'}; "
-                "its figures cover only what ran",
+                ngettext(
+                    "{run} was cancelled after {done} of {n} iteration; its figures cover only what ran",
+                    "{run} was cancelled after {done} of {n} iterations; its figures cover only what ran",
+                    run.planned,
+                ).format(run=run.name, done=r.iterations_done, n=run.planned),
                 run.name,
             )
         )
@@ -252,9 +271,13 @@ def run_flags(run: ReportRun) -> list[Flag]:
         out.append(
             Flag(
                 "warning",
-                f"{run.name} compiled {r.recompiles} more time(s) after warm-up: the timed "
-                "iterations include compilation (a shape, dtype or static argument changed "
-                "between calls)",
+                ngettext(
+                    "{run} compiled {n} more time after warm-up: the timed iterations include compilation "
+                    "(a shape, dtype or static argument changed between calls)",
+                    "{run} compiled {n} more times after warm-up: the timed iterations include compilation "
+                    "(a shape, dtype or static argument changed between calls)",
+                    r.recompiles,
+                ).format(run=run.name, n=r.recompiles),
                 run.name,
             )
         )
@@ -264,16 +287,23 @@ def run_flags(run: ReportRun) -> list[Flag]:
         out.append(
             Flag(
                 "warning",
-                f"{run.name} has noisy iterations: its p95 is {p95 / med:.1f}x its median "
-                f"({format_seconds(p95)} vs {format_seconds(med)}); something else may have "
-                "competed for the machine, or short chunks carry per-call overhead",
+                _(
+                    "{run} has noisy iterations: its p95 is {ratio:.1f}x its median ({p95} vs {median}); "
+                    "something else may have competed for the machine, or short chunks carry per-call overhead"
+                ).format(run=run.name, ratio=p95 / med, p95=format_seconds(p95), median=format_seconds(med)),
                 run.name,
             )
         )
     if 0 < n < FEW_CHUNKS:
         out.append(
             Flag(
-                "note", f"{run.name} has only {n} timed chunk(s): its median and p95 rest on few measurements", run.name
+                "note",
+                ngettext(
+                    "{run} has only {n} timed chunk: its median and p95 rest on few measurements",
+                    "{run} has only {n} timed chunks: its median and p95 rest on few measurements",
+                    n,
+                ).format(run=run.name, n=n),
+                run.name,
             )
         )
     return out
@@ -298,6 +328,11 @@ class ChartSection:
     paragraphs: tuple[str, ...]
     x_label: str = ""
     y_label: str = ""
+    #: The chart's other words: its panels' axis labels (quality), its marker's legend and
+    #: what it says when there is nothing to draw (timing).
+    panels: tuple[str, ...] = ()
+    marker: str = ""
+    empty: str = ""
 
 
 @dataclass
@@ -323,24 +358,30 @@ class Report:
 
     # -- summary -------------------------------------------------------------
     SUMMARY_HEADER = (
-        "implementation",
-        "kind",
-        "status",
-        "layout",
-        "compile",
-        "median / it",
-        "p95 / it",
-        "mean / it",
-        "total",
+        N_("implementation"),
+        N_("kind"),
+        N_("status"),
+        N_("layout"),
+        N_("compile"),
+        N_("median / it"),
+        N_("p95 / it"),
+        N_("mean / it"),
+        N_("total"),
         "samples/s",
-        "speed-up",
-        "end-to-end",
-        "faster after",
+        N_("speed-up"),
+        N_("end-to-end"),
+        N_("faster after"),
         "QE",
         "TE",
-        "label purity",
-        "peak memory",
+        N_("label purity"),
+        N_("peak memory"),
     )
+    """The summary's columns: the keys of :meth:`summary_values` (English, as the JSON and CSV
+    name them); :meth:`summary_labels` says them in the user's language."""
+
+    def summary_labels(self) -> list[str]:
+        """:attr:`SUMMARY_HEADER` in the user's language (units and QE/TE stay as they are)."""
+        return [_(h) for h in self.SUMMARY_HEADER]
 
     def summary_values(self) -> list[dict[str, Any]]:
         """Raw values per run (for sorting), keyed by :attr:`SUMMARY_HEADER`."""
@@ -381,7 +422,7 @@ class Report:
         for v, base, note in zip(self.summary_values(), self.baseline_of, notes):
             sp = v["speed-up"]
             is_base = base == v["implementation"]
-            speed = (note or "-") if sp is None else ("baseline" if is_base else f"{sp:.2f}x")
+            speed = (note or "-") if sp is None else (_("baseline") if is_base else f"{sp:.2f}x")
             if sp is not None and note and not is_base:
                 speed += f" ({note})"
             ee = v["end-to-end"]
@@ -390,14 +431,14 @@ class Report:
             if is_base or sp is None:
                 after = "-"
             elif pay is None:
-                after = "never"
+                after = _("never")
             else:
-                after = "from the start" if pay == 0 else f"{pay:,} it"
+                after = _("from the start") if pay == 0 else _("{n:,} it").format(n=pay)
             out.append(
                 [
                     v["implementation"],
-                    v["kind"],
-                    v["status"],
+                    kind_text(v["kind"]),
+                    status_text(v["status"]),
                     v["layout"],
                     format_seconds(v["compile"]),
                     format_seconds(v["median / it"]),
@@ -487,15 +528,15 @@ def _env_facts(env: dict[str, Any]) -> dict[str, str]:
         ("numpy", "NumPy"),
         ("jax", "JAX"),
         ("jaxlib", "jaxlib"),
-        ("platform", "platform"),
-        ("cpu", "CPU model"),
-        ("cpu_count", "CPU cores"),
+        ("platform", _("platform")),
+        ("cpu", _("CPU model")),
+        ("cpu_count", _("CPU cores")),
     ]
     for key, label in labels:
         if env.get(key) is not None:
             out[label] = str(env[key])
     if env.get("backend") is not None:  # None: the run failed before its backend started
-        out["backend"] = str(env["backend"])
+        out[_("backend")] = str(env["backend"])
     devices = env.get("devices") or []
     if devices:
         kinds: dict[str, int] = {}
@@ -504,11 +545,12 @@ def _env_facts(env: dict[str, Any]) -> dict[str, str]:
         text = ", ".join(f"{n} x {k}" for k, n in kinds.items())
         limit = devices[0].get("memory_limit")
         if limit:
-            text += f" ({format_bytes(limit)} each)"
-        out["devices"] = text
-    out["XLA_FLAGS"] = str(env.get("xla_flags") or "(none)")
+            text += " " + _("({bytes} each)").format(bytes=format_bytes(limit))
+        out[_("devices")] = text
+    out["XLA_FLAGS"] = str(env.get("xla_flags") or _("(none)"))
     if env.get("precision_policy"):
-        out["precision"] = str(env["precision_policy"])
+        # Records keep the policy in English; the words this SOM Studio states are in its catalogue.
+        out[_("precision")] = _(str(env["precision_policy"]))
     return out
 
 
@@ -520,7 +562,7 @@ def build_report(items: Sequence[Any], baseline: str | None = None, title: str |
     kind); by default each kind's NumPy run, else its first run.
     """
     if not items:
-        raise ValueError("a report needs at least one run")
+        raise ValueError(_("a report needs at least one run"))
     from som_studio.report import problem
 
     runs = _unique_names([_as_run(i) for i in items])
@@ -529,7 +571,9 @@ def build_report(items: Sequence[Any], baseline: str | None = None, title: str |
     records = [r.record for r in runs]
     names = [r.name for r in runs]
     if baseline is not None and baseline not in names:
-        raise ValueError(f"baseline {baseline!r} is not among the runs ({', '.join(names)})")
+        raise ValueError(
+            _("baseline {name!r} is not among the runs ({names})").format(name=baseline, names=", ".join(names))
+        )
     b = names.index(baseline) if baseline is not None else None
     sp = speedups(records, b)
     base_of = []
@@ -557,20 +601,24 @@ def build_report(items: Sequence[Any], baseline: str | None = None, title: str |
         flags.append(
             Flag(
                 "note",
-                f"runs on simulated CPU devices: {who}; the devices share the machine's cores, so their "
-                "speed-ups say little about as many real devices",
+                _(
+                    "runs on simulated CPU devices: {runs}; the devices share the machine's cores, so their "
+                    "speed-ups say little about as many real devices"
+                ).format(runs=who),
             )
         )
     if progress:
         flags.append(
             Flag(
                 "note",
-                "online and batch runs are both here: an iteration is a step for one and an "
-                "epoch for the other, so speed-ups are given only within a kind",
+                _(
+                    "online and batch runs are both here: an iteration is a step for one and an "
+                    "epoch for the other, so speed-ups are given only within a kind"
+                ),
             )
         )
     created = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    title = title or "SOM Studio comparison: " + ", ".join(names)
+    title = title or _("SOM Studio comparison: {runs}").format(runs=", ".join(names))
     return Report(
         title=title,
         created=created,
@@ -595,7 +643,7 @@ def speedup_notes(records: Sequence[RunRecord], sp: Sequence[float | None]) -> l
     for i, r in enumerate(records):
         others = any(j != i and q.kind == r.kind and q.median_s for j, q in enumerate(records))
         if sp[i] is None and r.median_s and others:  # timed, and its kind has runs, but none on its problem
-            out.append(DIFFERENT_PROBLEM)
+            out.append(_(DIFFERENT_PROBLEM))
         else:
             out.append(shared_cores_note(r) if sp[i] is not None else "")
     return out
@@ -603,7 +651,7 @@ def speedup_notes(records: Sequence[RunRecord], sp: Sequence[float | None]) -> l
 
 def _difference_flags(runs: Sequence[ReportRun], diffs: dict[str, dict[str, str]]) -> list[Flag]:
     """The configurations' differences as a list a reader can scan: the problems, then each setting apart."""
-    from som_studio.report.problem import PROBLEM_FIELDS, describe_problem, problem_groups
+    from som_studio.report.problem import DIFFERENT_PROBLEM, PROBLEM_FIELDS, describe_problem, problem_groups
 
     out: list[Flag] = []
     regrouped = problem_groups([r.record for r in runs])
@@ -611,93 +659,125 @@ def _difference_flags(runs: Sequence[ReportRun], diffs: dict[str, dict[str, str]
         out.append(
             Flag(
                 "warning",
-                f"the runs' configurations differ: they solve {len(regrouped)} different problems, so speed-ups "
-                "are given only between runs of the same problem (the others read "
-                '"n/a: different problem")',
+                _(
+                    "the runs' configurations differ: they solve {n} different problems, so speed-ups "
+                    'are given only between runs of the same problem (the others read "{na}")'
+                ).format(n=len(regrouped), na=_(DIFFERENT_PROBLEM)),
             )
         )
         for k, g in enumerate(regrouped, 1):
             names = ", ".join(runs[i].name for i in g)
-            out.append(Flag("note", f"problem {k}: {describe_problem(runs[g[0]].record)}: {names}"))
+            out.append(
+                Flag(
+                    "note",
+                    _("problem {k}: {problem}: {runs}").format(
+                        k=k, problem=describe_problem(runs[g[0]].record), runs=names
+                    ),
+                )
+            )
     problem_keys = {f for f in diffs if f.split(".", 1)[0] in PROBLEM_FIELDS}
     for key, vals in diffs.items():
         if len(regrouped) > 1 and key in problem_keys:
             continue  # said by the problems above
         values = ", ".join(f"{name} {v}" for name, v in vals.items())
-        out.append(Flag("warning", f"the runs' configurations differ in {key}: {values}"))
+        out.append(
+            Flag("warning", _("the runs' configurations differ in {field}: {values}").format(field=key, values=values))
+        )
     return out
 
 
-def _iteration_word(kinds: list[str]) -> str:
+def _iteration_words(kinds: list[str]) -> tuple[str, str]:
+    """The x axis's word and the y axis's label for runs of ``kinds``."""
     if kinds == ["batch"]:
-        return "epoch"
+        return _("epoch"), _("seconds per epoch")
     if kinds == ["online"]:
-        return "step"
-    return "iteration"
+        return _("step"), _("seconds per step")
+    return _("iteration"), _("seconds per iteration")
 
 
 def _sections(runs: list[ReportRun], kinds: list[str], progress: bool) -> list[ChartSection]:
-    word = _iteration_word(kinds)
+    word, per_word = _iteration_words(kinds)
     samples = sorted({r.record.samples for r in runs if r.record.samples})
-    n = f"all {samples[0]:,} samples" if len(samples) == 1 else "all the samples"
-    what = {
-        "batch": f"an epoch (one pass over {n}, then one map update)",
-        "online": "a step (one sample, one map update)",
-    }
+    if len(samples) == 1:
+        epoch = _("an epoch (one pass over all {n:,} samples, then one map update)").format(n=samples[0])
+    else:
+        epoch = _("an epoch (one pass over all the samples, then one map update)")
+    what = {"batch": epoch, "online": _("a step (one sample, one map update)")}
     known = [k for k in kinds if k in what]  # a run stopped before it started has no kind
     if len(known) > 1:
-        it_text = " and ".join(f"{what[k]} for {k} runs" for k in known)
+        it_text = _("{batch} for batch runs and {online} for online runs").format(
+            batch=what["batch"], online=what["online"]
+        )
     else:
-        it_text = what[known[0]] if known else "an iteration"
-    x_label = "progress (% of the run's iterations)" if progress else f"{word}"
+        it_text = what[known[0]] if known else _("an iteration")
+    x_label = _("progress (% of the run's iterations)") if progress else word
     q_points = max((len(r.record.history) for r in runs), default=0)
     maps = ChartSection(
         "maps",
-        "Final maps",
+        _("Final maps"),
         (
-            "The map each run ended with, one block per unit (a square, or a hexagon on a hex map): the three "
-            "features as red, green and blue when the data has three features, otherwise the U-matrix (each "
-            "unit's mean distance to its neighbours; light marks the borders between clusters). Colours use the "
-            "training data's per-feature range.",
-            "Runs of the same kind start from the same data, seed and initial map and compute the same SOM, so "
-            "their maps should look alike; tiny differences come from floating-point rounding. A map that looks "
-            "different points to a bug, not to a faster implementation.",
+            _(
+                "The map each run ended with, one block per unit (a square, or a hexagon on a hex map): the three "
+                "features as red, green and blue when the data has three features, otherwise the U-matrix (each "
+                "unit's mean distance to its neighbours; light marks the borders between clusters). Colours use the "
+                "training data's per-feature range."
+            ),
+            _(
+                "Runs of the same kind start from the same data, seed and initial map and compute the same SOM, so "
+                "their maps should look alike; tiny differences come from floating-point rounding. A map that looks "
+                "different points to a bug, not to a faster implementation."
+            ),
         ),
+        empty=_("{status}: no map"),
     )
     timing = ChartSection(
         "timing",
-        "Time per iteration",
+        _("Time per iteration"),
         (
-            f"Each step of a curve is one timed chunk of consecutive iterations: its wall time, measured only "
-            f"once its results were ready on the device, divided by the iterations in it. An iteration here is "
-            f"{it_text}. The session grows chunks to about 40 ms so that the timer and Python's loop cost little.",
-            "Compilation and warm-up are timed apart, before the first chunk, and marked with a star at the "
-            "start of each curve; they are in no chunk, median or p95 (the summary's 'compile' column). "
-            "Quality measurements and map copies for display are not timed either.",
-            "The summary gives the median time per iteration (the typical iteration) and the 95th percentile "
-            "(p95), which shows stalls and noise, both over iterations (a chunk of many iterations weighs "
-            "more than a warm-up chunk of one), and the mean (all training time over all iterations: what "
-            "a stopwatch sees per iteration). 'end-to-end' compares whole runs, compile and warm-up "
-            "included; 'faster after' is the iteration count from which a run's whole time beats its "
-            "baseline's (its compile paid off). The vertical axis is logarithmic, so runs that differ a "
-            "thousandfold fit on one chart: equal vertical gaps are equal ratios of speed.",
+            _(
+                "Each step of a curve is one timed chunk of consecutive iterations: its wall time, measured only "
+                "once its results were ready on the device, divided by the iterations in it. An iteration here is "
+                "{iteration}. The session grows chunks to about {ms} ms so that the timer and Python's loop cost "
+                "little."
+            ).format(iteration=it_text, ms=40),
+            _(
+                "Compilation and warm-up are timed apart, before the first chunk, and marked with a star at the "
+                "start of each curve; they are in no chunk, median or p95 (the summary's 'compile' column). "
+                "Quality measurements and map copies for display are not timed either."
+            ),
+            _(
+                "The summary gives the median time per iteration (the typical iteration) and the 95th percentile "
+                "(p95), which shows stalls and noise, both over iterations (a chunk of many iterations weighs "
+                "more than a warm-up chunk of one), and the mean (all training time over all iterations: what "
+                "a stopwatch sees per iteration). 'end-to-end' compares whole runs, compile and warm-up "
+                "included; 'faster after' is the iteration count from which a run's whole time beats its "
+                "baseline's (its compile paid off). The vertical axis is logarithmic, so runs that differ a "
+                "thousandfold fit on one chart: equal vertical gaps are equal ratios of speed."
+            ),
         ),
         x_label=x_label,
-        y_label=f"seconds per {word}",
+        y_label=_("{label} (log scale)").format(label=per_word),
+        marker=_("compile + warm-up"),
+        empty=_("no timed iterations"),
     )
     quality = ChartSection(
         "quality",
-        "Map quality during training",
+        _("Map quality during training"),
         (
-            "Quantization error (QE, left): the mean distance from each sample to its best-matching unit; lower "
-            "means the map fits the data more closely. Topographic error (TE, right): the share of samples whose "
-            "two best units are not neighbours on the grid; lower means the map keeps the data's topology.",
-            f"Both are measured on the host in float64 at up to {q_points} points of each run, outside the timed "
-            "chunks. Runs of the same kind on the same configuration should trace the same curves; online and "
-            "batch training converge along different paths.",
+            _(
+                "Quantization error (QE, left): the mean distance from each sample to its best-matching unit; lower "
+                "means the map fits the data more closely. Topographic error (TE, right): the share of samples whose "
+                "two best units are not neighbours on the grid; lower means the map keeps the data's topology."
+            ),
+            _(
+                "Both are measured on the host in float64 at up to {n} points of each run, outside the timed "
+                "chunks. Runs of the same kind on the same configuration should trace the same curves; online and "
+                "batch training converge along different paths."
+            ).format(n=q_points),
         ),
         x_label=x_label,
         y_label="",
+        panels=(_("quantization error (QE)"), _("topographic error (TE)")),
     )
     return [maps, timing, quality, *_views_sections(runs)]
 
@@ -716,36 +796,69 @@ def _views_sections(runs: list[ReportRun]) -> list[ChartSection]:
         model = run.record.model
         hexa = cfg.get("topology") == "hex"
         grid = cfg.get("grid") or []
-        size = f"{grid[0]} x {grid[1]} " if len(grid) == 2 else ""
-        lattice = "hexagonal" if hexa else "rectangular"
-        wrap = ", wrapped into a toroid" if cfg.get("toroid") else ""
+        size = f"{grid[0]} x {grid[1]}" if len(grid) == 2 else "?"
+        if hexa:
+            first = _(
+                "The {size} map of {run} on a hexagonal lattice{wrap}, each unit drawn as a hexagon "
+                "where it sits on the grid."
+            )
+        else:
+            first = _(
+                "The {size} map of {run} on a rectangular lattice{wrap}, each unit drawn as a square "
+                "where it sits on the grid."
+            )
+        wrap = _(", wrapped into a toroid") if cfg.get("toroid") else ""
         paras = [
-            f"The {size}map of {run.name} on a {lattice} lattice{wrap}, each unit drawn as "
-            f"{'a hexagon' if hexa else 'a square'} where it sits on the grid. The U-matrix shows each unit's "
-            "mean distance to its neighbouring units: light ridges are borders between groups of similar units.",
+            first.format(size=size, run=run.name, wrap=wrap)
+            + " "
+            + _(
+                "The U-matrix shows each unit's mean distance to its neighbouring units: light ridges are borders "
+                "between groups of similar units."
+            ),
         ]
         if model.hits is not None:
             hits = np.asarray(model.hits)
             paras.append(
-                f"The hit map counts the training examples whose best-matching unit each unit is (grey: none; "
-                f"{int((hits > 0).sum())} of {hits.size} units have at least one, the busiest {int(hits.max())})."
+                _(
+                    "The hit map counts the training examples whose best-matching unit each unit is (grey: none; "
+                    "{hit} of {units} units have at least one, the busiest {most})."
+                ).format(hit=int((hits > 0).sum()), units=hits.size, most=int(hits.max()))
             )
         purity = run.record.label_purity
         if model.unit_labels is not None:
             names = sorted({str(n) for n in np.asarray(model.unit_labels).ravel() if n})
-            figure = f"Label purity is {purity:.3f}: the share" if purity is not None else "Label purity is the share"
+            if purity is not None:
+                figure = _(
+                    "Label purity is {purity:.3f}: the share of examples whose best-matching unit's majority label "
+                    "is their own."
+                ).format(purity=purity)
+            else:
+                figure = _(
+                    "Label purity is the share of examples whose best-matching unit's majority label is their own."
+                )
             paras.append(
-                f"The label overlay colours each unit by the majority label of its examples "
-                f"({', '.join(names)}), paler where its examples disagree. {figure} of examples whose "
-                "best-matching unit's majority label is their own."
+                _(
+                    "The label overlay colours each unit by the majority label of its examples ({labels}), paler "
+                    "where its examples disagree."
+                ).format(labels=", ".join(names))
+                + " "
+                + figure
             )
         if model.clusters is not None:
             k = len({int(c) for c in np.asarray(model.clusters).ravel()})
-            paras.append(f"Clusters: k-means on the codebook into {k} clusters, with their borders drawn in black.")
+            paras.append(
+                _("Clusters: k-means on the codebook into {k} clusters, with their borders drawn in black.").format(k=k)
+            )
         paras.append(
-            "Component planes: one per feature, named, each on its own colour scale in the data's original units "
-            "(the colour bar under it): where a feature is high or low on the map, and which features go together."
+            _(
+                "Component planes: one per feature, named, each on its own colour scale in the data's original "
+                "units (the colour bar under it): where a feature is high or low on the map, and which features go "
+                "together."
+            )
         )
-        title = f"Map views: {run.name}" + (f" (label purity {purity:.3f})" if purity is not None else "")
+        if purity is not None:
+            title = _("Map views: {run} (label purity {purity:.3f})").format(run=run.name, purity=purity)
+        else:
+            title = _("Map views: {run}").format(run=run.name)
         out.append(ChartSection(f"{VIEWS_PREFIX}{i}", title, tuple(paras)))
     return out

@@ -13,13 +13,15 @@ from collections.abc import Mapping
 from html import escape
 
 from som_studio import __version__
-from som_studio.report.content import Report
+from som_studio.i18n import _, current_language, ngettext
+from som_studio.report.content import Report, status_text
 
 NUMERIC = {"compile", "median / it", "p95 / it", "total", "samples/s", "speed-up", "QE", "TE", "peak memory"}
 NUMERIC |= {"mean / it", "end-to-end", "label purity"}
 
 _CSS = """
-body { font-family: "DejaVu Sans", "Helvetica Neue", Arial, sans-serif; color: #1d2330; margin: 0;
+body { font-family: "DejaVu Sans", "Helvetica Neue", Arial, "Noto Sans CJK KR", "Noto Sans KR", "NanumGothic",
+       "Apple SD Gothic Neo", "Malgun Gothic", sans-serif; color: #1d2330; margin: 0;
        background: #f4f5f7; line-height: 1.45; }
 main { max-width: 1180px; margin: 0 auto; padding: 28px 32px 48px; background: #fff; }
 h1 { font-size: 24px; margin: 0 0 4px; }
@@ -62,10 +64,15 @@ def _table(
     row_classes: list[str] | None = None,
     for_qt: bool = False,
     wide: bool = False,
+    labels: list[str] | None = None,
 ) -> str:
+    """A table; ``header`` names the columns (``numeric`` and the status column go by it), ``labels``
+    are what the heading row shows (default: ``header``)."""
     numeric = numeric or set()
     attrs = ' border="0" cellspacing="0" cellpadding="4"' + (' width="100%"' if wide else "") if for_qt else ""
-    out = [f"<table{attrs}>", "<tr>" + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr>"]
+    shown = labels or header
+    out = [f"<table{attrs}>", "<tr>" + "".join(f"<th>{escape(h)}</th>" for h in shown) + "</tr>"]
+    bad = {status_text(s): s for s in ("failed", "cancelled")}
     for i, row in enumerate(rows):
         cls = row_classes[i] if row_classes else ""
         bg = ' bgcolor="#fff4d6"' if for_qt and cls == "diff" else ""
@@ -73,8 +80,8 @@ def _table(
         for h, cell in zip(header, row):
             if h in numeric:
                 cells.append(f'<td class="num" align="right">{escape(cell)}</td>')
-            elif h == "status" and cell in ("failed", "cancelled"):
-                cells.append(f'<td class="status-{cell}">{escape(cell)}</td>')
+            elif h == "status" and cell in bad:
+                cells.append(f'<td class="status-{bad[cell]}">{escape(cell)}</td>')
             else:
                 cells.append(f"<td>{escape(cell)}</td>")
         out.append(f'<tr class="{cls}"{bg}>' + "".join(cells) + "</tr>" if cls else "<tr>" + "".join(cells) + "</tr>")
@@ -105,7 +112,7 @@ def report_html(
     parts: list[str] = []
     a = parts.append
     a("<!DOCTYPE html>" if not for_qt else "")
-    a('<html lang="en"><head><meta charset="utf-8">')
+    a(f'<html lang="{current_language()}"><head><meta charset="utf-8">')
     a(f"<title>{escape(report.title)}</title>")
     if not for_qt:
         a('<meta name="viewport" content="width=device-width, initial-scale=1">')
@@ -113,39 +120,66 @@ def report_html(
     a("</head><body><main>")
     a(f"<h1>{escape(report.title)}</h1>")
     runs = ", ".join(escape(r.name) for r in report.runs)
-    a(
-        f'<p class="meta">{len(report.runs)} run(s): {runs}. Made {escape(report.created)} by SOM Studio '
-        f"{escape(__version__)}.</p>"
-    )
+    n = len(report.runs)
+    meta = ngettext(
+        "{n} run: {runs}. Made {created} by SOM Studio {version}.",
+        "{n} runs: {runs}. Made {created} by SOM Studio {version}.",
+        n,
+    ).format(n=n, runs=runs, created=escape(report.created), version=escape(__version__))
+    a(f'<p class="meta">{meta}</p>')
 
     # -- summary
-    a("<h2>Summary</h2>")
-    a(_table(list(report.SUMMARY_HEADER), report.summary_rows(), numeric=NUMERIC, for_qt=for_qt, wide=True))
-    bases = sorted({(r.record.kind, b) for r, b in zip(report.runs, report.baseline_of) if b})
-    base_text = "; ".join(f"{escape(b)} for {escape(k)} runs" for k, b in bases) or "none"
+    a(f"<h2>{escape(_('Summary'))}</h2>")
     a(
-        "<p>Times are per iteration: an epoch for batch implementations, a step for online ones. "
-        "<b>speed-up</b> is the baseline's median time per iteration divided by the run's "
-        f"(baseline: {base_text}). <b>samples/s</b> is computed at the median. <b>compile</b> is compilation "
-        "and warm-up, timed apart. <b>QE</b>/<b>TE</b> are the final map's quantization and topographic "
-        "errors. <b>peak memory</b> is the growth of the process's memory during the run (plus device memory "
-        "where the device reports it).</p>"
+        _table(
+            list(report.SUMMARY_HEADER),
+            report.summary_rows(),
+            numeric=NUMERIC,
+            for_qt=for_qt,
+            wide=True,
+            labels=report.summary_labels(),
+        )
+    )
+    bases = sorted({(r.record.kind, b) for r, b in zip(report.runs, report.baseline_of) if b})
+    base_text = "; ".join(_base_for(escape(b), k) for k, b in bases) or escape(_("none"))
+    a(
+        "<p>"
+        + _(
+            "Times are per iteration: an epoch for batch implementations, a step for online ones. "
+            "<b>{speedup}</b> is the baseline's median time per iteration divided by the run's "
+            "(baseline: {baselines}). <b>samples/s</b> is computed at the median. <b>{compile}</b> is compilation "
+            "and warm-up, timed apart. <b>QE</b>/<b>TE</b> are the final map's quantization and topographic "
+            "errors. <b>{peak}</b> is the growth of the process's memory during the run (plus device memory "
+            "where the device reports it)."
+        ).format(
+            speedup=escape(_("speed-up")),
+            baselines=base_text,
+            compile=escape(_("compile")),
+            peak=escape(_("peak memory")),
+        )
+        + "</p>"
     )
 
     # -- flags
-    a("<h2>Read with care</h2>")
+    a(f"<h2>{escape(_('Read with care'))}</h2>")
     if report.flags:
         a('<ul class="flags">')
         for f in report.flags:
-            mark = "Warning" if f.level == "warning" else "Note"
+            mark = escape(_("Warning") if f.level == "warning" else _("Note"))
             color = "#a05a00" if f.level == "warning" else "#3a5a9a"
             label = f'<b><font color="{color}">{mark}:</font></b> ' if for_qt else f"<b>{mark}:</b> "
             a(f'<li class="{f.level}">{label}{escape(f.text)}</li>')
         a("</ul>")
     else:
         a(
-            '<ul class="flags"><li class="ok">No suspect numbers: no run recompiled after warm-up, iterations '
-            "are steady (p95 within 2x of the median), and every run trained the same configuration.</li></ul>"
+            '<ul class="flags"><li class="ok">'
+            + escape(
+                _(
+                    "No suspect numbers: no run recompiled after warm-up, iterations are steady (p95 within 2x of "
+                    "the median), and every run trained the same configuration."
+                )
+            )
+            + "</li></ul>"
         )
 
     # -- charts
@@ -153,7 +187,7 @@ def report_html(
         a(f"<h2{page_break}>{escape(sec.title)}</h2>")
         src = _img_src(sec.key, charts.get(sec.key), for_qt)
         if src is None:
-            a("<p><i>(chart not drawn)</i></p>")
+            a(f"<p><i>{escape(_('(chart not drawn)'))}</i></p>")
         elif for_qt:
             width = (image_widths or {}).get(sec.key, _QT_IMAGE_WIDTH)
             a(f'<p align="center"><img src="{src}" width="{width}"></p>')
@@ -163,19 +197,21 @@ def report_html(
             a(f"<p>{escape(para)}</p>")
 
     # -- configurations
-    a(f"<h2{page_break}>Configurations</h2>")
+    a(f"<h2{page_break}>{escape(_('Configurations'))}</h2>")
     keys, rows = report.config_table()
     if report.config_diffs:
-        a("<p>Highlighted rows differ between runs: " + escape(", ".join(report.config_diffs)) + ".</p>")
+        text = _("Highlighted rows differ between runs: {fields}.").format(fields=", ".join(report.config_diffs))
+        a(f"<p>{escape(text)}</p>")
     else:
-        a(
-            "<p>Every run trained the same configuration (each with its own implementation; steps for online "
-            "runs, epochs for batch runs).</p>"
+        text = _(
+            "Every run trained the same configuration (each with its own implementation; steps for online "
+            "runs, epochs for batch runs)."
         )
+        a(f"<p>{escape(text)}</p>")
     classes = ["diff" if k in report.config_diffs else "" for k in keys]
     a(
         _table(
-            ["field"] + [r.name for r in report.runs],
+            [_("field")] + [r.name for r in report.runs],
             [[k] + row for k, row in zip(keys, rows)],
             row_classes=classes,
             for_qt=for_qt,
@@ -183,22 +219,35 @@ def report_html(
     )
 
     # -- environment
-    a(f"<h2{page_break}>Environment</h2>")
+    a(f"<h2{page_break}>{escape(_('Environment'))}</h2>")
     shared, per_keys, per_rows = report.env_table()
     if shared:
-        a("<h3>Shared by every run</h3>")
-        a(_table(["", "value"], [[k, v] for k, v in shared], for_qt=for_qt))
+        a(f"<h3>{escape(_('Shared by every run'))}</h3>")
+        a(_table(["", _("value")], [[k, v] for k, v in shared], for_qt=for_qt))
     if per_keys:
-        a("<h3>Per run</h3>")
-        a(_table(["run"] + per_keys, [[r.name] + row for r, row in zip(report.runs, per_rows)], for_qt=for_qt))
+        a(f"<h3>{escape(_('Per run'))}</h3>")
+        a(_table([_("run")] + per_keys, [[r.name] + row for r, row in zip(report.runs, per_rows)], for_qt=for_qt))
 
-    a(
-        f"<footer>SOM Studio {escape(__version__)}. The raw numbers behind this report: "
-        "<code>som-studio compare ... --json FILE</code> (every run's full record) and <code>--csv FILE</code> "
-        "(one row per timed chunk).</footer>"
+    footer = _(
+        "SOM Studio {version}. The raw numbers behind this report: {json} (every run's full record) and {csv} "
+        "(one row per timed chunk)."
+    ).format(
+        version=escape(__version__),
+        json="<code>som-studio compare ... --json FILE</code>",
+        csv="<code>--csv FILE</code>",
     )
+    a(f"<footer>{footer}</footer>")
     a("</main></body></html>")
     return "\n".join(p for p in parts if p)
+
+
+def _base_for(name: str, kind: str) -> str:
+    """``"numpy-batch for batch runs"``: a kind's baseline, for the summary's note."""
+    if kind == "batch":
+        return _("{name} for batch runs").format(name=name)
+    if kind == "online":
+        return _("{name} for online runs").format(name=name)
+    return f"{name} ({kind})"
 
 
 _QT_IMAGE_WIDTH = 640

@@ -13,13 +13,14 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from som_studio.i18n import N_, _
 from som_studio.session.record import RunRecord
 
 #: The configuration fields that define the problem (the work), as :meth:`RunConfig.to_dict` names them.
 PROBLEM_FIELDS = ("data", "grid", "topology", "toroid", "labels", "ignore", "id_column", "feature_names")
 
-DIFFERENT_PROBLEM = "n/a: different problem"
-"""What the speed-up of a run reads when no run of its kind solved the same problem."""
+DIFFERENT_PROBLEM = N_("n/a: different problem")
+"""What the speed-up of a run reads when no run of its kind solved the same problem (shown as ``_(...)``)."""
 
 
 def problem_key(record: RunRecord) -> str:
@@ -40,14 +41,14 @@ def describe_problem(record: RunRecord) -> str:
     rows = record.samples or data.get("samples")
     names = cfg.get("feature_names")
     features = len(names) if names else (3 if data.get("source", "random") == "random" else None)
-    size = f"{rows:,} x {features}" if rows and features else f"{rows:,} rows" if rows else ""
+    size = f"{rows:,} x {features}" if rows and features else _("{n:,} rows").format(n=rows) if rows else ""
     if data.get("source") == "file":
         source = f"{data.get('path')}" + (f" ({size})" if size else "")
     else:
-        source = "random colours" + (f" ({size})" if size else "")
+        source = _("random colours") + (f" ({size})" if size else "")
     grid = cfg.get("grid") or ["?", "?"]
     lattice = cfg.get("topology", "rect") + (", toroid" if cfg.get("toroid") else "")
-    return f"{source}, grid {grid[0]} x {grid[1]} ({lattice})"
+    return _("{source}, grid {grid} ({lattice})").format(source=source, grid=f"{grid[0]} x {grid[1]}", lattice=lattice)
 
 
 def problem_groups(records: Sequence[RunRecord]) -> list[list[int]]:
@@ -77,4 +78,6 @@ def shared_cores_note(record: RunRecord) -> str:
     if not n:
         return ""
     cores = (record.env or {}).get("cpu_count")
-    return f"{n} simulated devices share {'the machine' if not cores else f'{cores} cores'}"
+    if not cores:
+        return _("{n} simulated devices share the machine").format(n=n)
+    return _("{n} simulated devices share {cores} cores").format(n=n, cores=cores)

@@ -14,23 +14,33 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from som_studio.i18n import _
+
 
 class OutputError(OSError):
     """A file cannot be written; the message names the file and why."""
+
+
+def _exists(p: Path) -> str:
+    return _("{path}: exists; use {flag} to overwrite it").format(path=p, flag="--force")
+
+
+def _cannot_write(p: Path, exc: OSError) -> str:
+    return _("{path}: cannot write ({why})").format(path=p, why=exc.strerror or exc)
 
 
 def check_writable(path: str | os.PathLike[str], force: bool = False) -> Path:
     """Check up front that ``path`` can be written (and may be overwritten)."""
     p = Path(path)
     if p.is_dir():
-        raise OutputError(f"{p}: is a folder; give a file name")
+        raise OutputError(_("{path}: is a folder; give a file name").format(path=p))
     if p.exists() and not force:
-        raise OutputError(f"{p}: exists; use --force to overwrite it")
+        raise OutputError(_exists(p))
     parent = p.parent if str(p.parent) else Path(".")
     if not parent.is_dir():
-        raise OutputError(f"{p}: folder {parent} does not exist")
+        raise OutputError(_("{path}: folder {folder} does not exist").format(path=p, folder=parent))
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise OutputError(f"{p}: folder {parent} is not writable")
+        raise OutputError(_("{path}: folder {folder} is not writable").format(path=p, folder=parent))
     return p
 
 
@@ -41,7 +51,7 @@ def write_atomic(path: str | os.PathLike[str], content: bytes | str, force: bool
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".part", dir=p.parent)
     except OSError as exc:  # the folder refused a new file after all (read-only mount, /proc, quota)
-        raise OutputError(f"{p}: cannot write ({exc.strerror or exc})") from None
+        raise OutputError(_cannot_write(p, exc)) from None
     try:
         # mkstemp makes the file private (0600); give it the mode a plain open() would.
         os.fchmod(fd, _file_mode(p))
@@ -50,7 +60,7 @@ def write_atomic(path: str | os.PathLike[str], content: bytes | str, force: bool
             f.flush()
             os.fsync(f.fileno())
         if p.exists() and not force:  # appeared meanwhile: still never clobber
-            raise OutputError(f"{p}: exists; use --force to overwrite it")
+            raise OutputError(_exists(p))
         os.replace(tmp, p)
     except BaseException as exc:  # Ctrl-C included: never leave the temporary file behind
         try:
@@ -58,7 +68,7 @@ def write_atomic(path: str | os.PathLike[str], content: bytes | str, force: bool
         except OSError:
             pass
         if isinstance(exc, OSError) and not isinstance(exc, OutputError):
-            raise OutputError(f"{p}: cannot write ({exc.strerror or exc})") from None
+            raise OutputError(_cannot_write(p, exc)) from None
         raise
     return p
 

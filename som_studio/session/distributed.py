@@ -31,6 +31,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from som_studio.i18n import _, ngettext
+
 # Marks the supervised child; the value is the fd of the status pipe.
 CHILD_ENV = "SOM_STUDIO_DISTRIBUTED_STATUS_FD"
 # Time allowed for the child to start Python and import JAX before it connects.
@@ -61,17 +63,28 @@ class Cluster:
         m = _ADDR_RE.match(self.coordinator)
         if not m or not 0 < int(m.group(2)) < 65536:
             raise DistributedError(
-                f"--coordinator: expected HOST:PORT such as 192.168.100.1:5555, got {self.coordinator!r}"
+                "--coordinator: "
+                + _("expected HOST:PORT such as {example}, got {value!r}").format(
+                    example="192.168.100.1:5555", value=self.coordinator
+                )
             )
         if self.num_processes < 1:
-            raise DistributedError(f"--num-processes: must be at least 1, got {self.num_processes}")
+            raise DistributedError(
+                "--num-processes: " + _("must be at least 1, got {value}").format(value=self.num_processes)
+            )
         if not 0 <= self.process_id < self.num_processes:
             raise DistributedError(
-                f"--process-id: must be in 0..{self.num_processes - 1} for --num-processes {self.num_processes}, "
-                f"got {self.process_id}"
+                "--process-id: "
+                + _("must be in {range} for {flag}, got {value}").format(
+                    range=f"0..{self.num_processes - 1}",
+                    flag=f"--num-processes {self.num_processes}",
+                    value=self.process_id,
+                )
             )
         if self.init_timeout < 1:
-            raise DistributedError(f"--init-timeout: must be at least 1 second, got {self.init_timeout}")
+            raise DistributedError(
+                "--init-timeout: " + _("must be at least 1 second, got {value}").format(value=self.init_timeout)
+            )
         return self
 
     @property
@@ -79,7 +92,7 @@ class Cluster:
         return self.process_id == 0
 
     def who(self) -> str:
-        return f"process {self.process_id} of {self.num_processes}"
+        return _("process {id} of {n}").format(id=self.process_id, n=self.num_processes)
 
 
 def initialize(cluster: Cluster) -> None:
@@ -128,9 +141,13 @@ def check_same_runs(runs: object, cluster: Cluster) -> None:
     differ = [i for i in range(cluster.num_processes) if not np.array_equal(every[i], every[0])]
     if differ:
         raise DistributedError(
-            f"process{'es' if len(differ) > 1 else ''} {', '.join(map(str, differ))} "
-            f"{'were' if len(differ) > 1 else 'was'} given different run options from process 0: "
-            "every process must be started with the same options except --process-id and --json"
+            ngettext(
+                "process {ids} was given different run options from process 0: "
+                "every process must be started with the same options except {a} and {b}",
+                "processes {ids} were given different run options from process 0: "
+                "every process must be started with the same options except {a} and {b}",
+                len(differ),
+            ).format(ids=", ".join(map(str, differ)), a="--process-id", b="--json")
         )
 
 
@@ -198,11 +215,13 @@ def supervise(argv: list[str], cluster: Cluster) -> int:
     try:
         while open_fds:
             timeout = None if state == "connected" else max(0.0, deadline - time.monotonic())
-            ready, _, _ = select.select(open_fds, [], [], timeout)
+            ready, _w, _x = select.select(open_fds, [], [], timeout)
             if not ready:  # the deadline passed in 'starting' or 'connecting'
                 _kill(proc)
                 if state == "starting":
-                    raise DistributedError(f"{cluster.who()}: did not start within {STARTUP_ALLOWANCE_S:.0f} s")
+                    raise DistributedError(
+                        _("{who}: did not start within {s:.0f} s").format(who=cluster.who(), s=STARTUP_ALLOWANCE_S)
+                    )
                 raise DistributedError(_not_connected(cluster))
             for fd in ready:
                 chunk = os.read(fd, 65536)
@@ -232,15 +251,21 @@ def supervise(argv: list[str], cluster: Cluster) -> int:
     if rc < 0:
         sig = signal.Signals(-rc).name if -rc in signal.Signals._value2member_map_ else str(-rc)
         if -rc in (signal.SIGKILL, signal.SIGTERM, signal.SIGINT):
-            raise DistributedError(f"{cluster.who()}: the process was stopped by {sig}")
+            raise DistributedError(
+                _("{who}: the process was stopped by {signal}").format(who=cluster.who(), signal=sig)
+            )
         if state == "connected":
             raise DistributedError(
-                f"{cluster.who()}: the distributed run was lost ({sig}): a peer process died or stopped answering "
-                f"for {max(cluster.init_timeout, 5)} s (the heartbeat timeout, set by --init-timeout)"
+                _(
+                    "{who}: the distributed run was lost ({signal}): a peer process died or stopped answering "
+                    "for {s} s (the heartbeat timeout, set by {flag})"
+                ).format(who=cluster.who(), signal=sig, s=max(cluster.init_timeout, 5), flag="--init-timeout")
             )
         if state == "connecting":
-            raise DistributedError(_not_connected(cluster) + f" (JAX's runtime aborted: {sig})")
-        raise DistributedError(f"{cluster.who()}: the process aborted ({sig}) before it connected")
+            raise DistributedError(_not_connected(cluster) + _(" (JAX's runtime aborted: {signal})").format(signal=sig))
+        raise DistributedError(
+            _("{who}: the process aborted ({signal}) before it connected").format(who=cluster.who(), signal=sig)
+        )
     return rc
 
 
@@ -262,11 +287,17 @@ def _relay(buf: bytes, sink: Any, final: bool = False) -> bytes:
 
 
 def _not_connected(c: Cluster) -> str:
-    role = "waiting for the other processes at" if c.is_main else "connecting to the coordinator at"
+    if c.is_main:
+        gave_up = _("{who}: gave up waiting for the other processes at {address} after {s} s ({flag})")
+    else:
+        gave_up = _("{who}: gave up connecting to the coordinator at {address} after {s} s ({flag})")
     return (
-        f"{c.who()}: gave up {role} {c.coordinator} after {c.init_timeout} s (--init-timeout): "
-        f"start all {c.num_processes} processes with the same --coordinator and --num-processes, "
-        f"process 0 on the machine whose address is given, and check that the port is reachable"
+        gave_up.format(who=c.who(), address=c.coordinator, s=c.init_timeout, flag="--init-timeout")
+        + ": "
+        + _(
+            "start all {n} processes with the same {a} and {b}, process 0 on the machine whose address is given, "
+            "and check that the port is reachable"
+        ).format(n=c.num_processes, a="--coordinator", b="--num-processes")
     )
 
 

@@ -8,8 +8,10 @@ from functools import lru_cache
 from importlib import metadata
 from typing import Any
 
+from som_studio.i18n import N_
+
 #: How SOM Studio computes in float32, stated in every record's ``env`` and the report.
-PRECISION_POLICY = (
+PRECISION_POLICY = N_(
     "float32 products at lax.Precision.HIGHEST (no TF32 or bfloat16 passes on GPUs); "
     "best-matching units by the elementwise form sum (x - w)^2"
 )

@@ -15,23 +15,19 @@ memory when the data's size is not known yet.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypedDict
 
 import numpy as np
 
-from som_studio.config import ConfigError, RunConfig, parse_layout
+from som_studio.config import ConfigError, RunConfig, parse_layout, remedy_text
 from som_studio.core import memory, registry
 from som_studio.core.protocol import Implementation, ProblemSize
+from som_studio.i18n import _
 
 # The field a remedy changes, for the remedies a refusal can suggest.
 CPU_DEVICES = "cpu_devices"
-
-# The core's layout message ends with the CLI's remedy; it is kept apart so
-# that the app can name its own control instead (issue 14: the app named a flag).
-_CPU_HINT = re.compile(r"; simulate more with --cpu-devices (\d+)$")
 
 
 @dataclass(frozen=True)
@@ -56,10 +52,7 @@ class Refusal:
         names = names or {}
         out = f"{names.get(self.field, self.field)}: {self.reason}"
         if self.remedy is not None:
-            field, value = self.remedy
-            # A name may place the value itself ("{n}"); a flag is followed by it.
-            name = names.get(field, "--cpu-devices")
-            out += "; simulate more with " + (name if "{n}" in name else name + " {n}").format(n=value)
+            out += remedy_text(self.remedy, dict(names))
         return out
 
     def __str__(self) -> str:
@@ -68,10 +61,9 @@ class Refusal:
 
     @classmethod
     def from_error(cls, exc: ConfigError) -> Refusal:
-        m = _CPU_HINT.search(exc.message)
-        if m is None:
-            return cls(exc.field, exc.message)
-        return cls(exc.field, exc.message[: m.start()], (CPU_DEVICES, int(m.group(1))))
+        # The core's layout message carries the CLI's remedy apart, so that the app
+        # can name its own control instead (issue 14: the app named a flag).
+        return cls(exc.field, exc.reason, exc.remedy)
 
 
 @dataclass(frozen=True)
@@ -101,7 +93,10 @@ class Devices:
             stats = {}
         mem = None
         if "bytes_limit" in stats:
-            mem = (int(stats["bytes_limit"]) - int(stats.get("bytes_in_use", 0)), f"{dev.device_kind} memory")
+            mem = (
+                int(stats["bytes_limit"]) - int(stats.get("bytes_in_use", 0)),
+                _("{device} memory").format(device=dev.device_kind),
+            )
         return cls(jax.device_count(), jax.default_backend(), jax.process_count(), mem)
 
     @classmethod
@@ -111,7 +106,7 @@ class Devices:
         mem = None
         if devs and devs[0].get("memory_limit"):
             free = int(devs[0]["memory_limit"]) - int(devs[0].get("memory_in_use") or 0)
-            mem = (free, f"{devs[0].get('kind', 'device')} memory")
+            mem = (free, _("{device} memory").format(device=devs[0].get("kind", "device")))
         if simulated:
             return cls(simulated, "cpu", 1, mem)
         if not devs:
@@ -153,7 +148,7 @@ def memory_need(
     if impl.backend == "jax" and devices is not None and devices.memory is not None:
         have, where = devices.memory
     else:
-        have, where = memory.host_available(), "host memory"
+        have, where = memory.host_available(), _("host memory")
     return need, have, where
 
 
@@ -187,7 +182,14 @@ def preflight(
         return [Refusal.from_error(exc)]
     out: list[Refusal] = []
     if config.precision not in impl.precisions:
-        out.append(Refusal("precision", f"{impl.name} supports {', '.join(impl.precisions)}, not {config.precision}"))
+        out.append(
+            Refusal(
+                "precision",
+                _("{impl} supports {precisions}, not {precision}").format(
+                    impl=impl.name, precisions=", ".join(impl.precisions), precision=config.precision
+                ),
+            )
+        )
     lattice = impl.refusal(config.topology, config.toroid, False)  # missing values: known once the data is read
     if lattice:
         out.append(Refusal("impl", lattice))
@@ -204,8 +206,10 @@ def preflight(
                 # Every process must hold part of the mesh: each runs the same program on its own devices.
                 raise ConfigError(
                     "layout",
-                    f"across {processes} processes a layout must use all "
-                    f"{known} global devices (e.g. {known}x1), got {lay}",
+                    _(
+                        "across {processes} processes a layout must use all {known} global devices "
+                        "(e.g. {example}), got {layout}"
+                    ).format(processes=processes, known=known, example=f"{known}x1", layout=lay),
                 )
         except ConfigError as exc:
             out.append(Refusal.from_error(exc))
@@ -216,8 +220,18 @@ def preflight(
             out.append(
                 Refusal(
                     "memory",
-                    f"{impl.name} on a {config.grid} map with {samples:,} x {features} data needs about "
-                    f"{memory.format_bytes(need)}, but only {memory.format_bytes(have)} of {where} is available",
+                    _(
+                        "{impl} on a {grid} map with {samples:,} x {features} data needs about {need}, "
+                        "but only {have} of {where} is available"
+                    ).format(
+                        impl=impl.name,
+                        grid=config.grid,
+                        samples=samples,
+                        features=features,
+                        need=memory.format_bytes(need),
+                        have=memory.format_bytes(have),
+                        where=where,
+                    ),
                 )
             )
     return out

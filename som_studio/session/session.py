@@ -35,6 +35,7 @@ from som_studio.core import metrics, registry
 from som_studio.core.data import DataError, Table
 from som_studio.core.problem import check_range, load_problem_table, make_problem
 from som_studio.core.protocol import Implementation
+from som_studio.i18n import _, ngettext
 from som_studio.session import env as envmod
 from som_studio.session.events import (
     ChunkTimed,
@@ -168,7 +169,7 @@ class Session:
             refusal = impl.refusal(cfg.topology, cfg.toroid, bool(np.isnan(data).any()))
             if refusal:
                 raise ConfigError("impl", refusal)
-            check_range(data, cfg.precision, cfg.data.path or "data")
+            check_range(data, cfg.precision, cfg.data.path or _("data"))
             record.samples = int(data.shape[0])
             record.layout = cfg.layout if impl.shards else "1x1"
             devices = Devices.from_jax() if impl.backend == "jax" else None
@@ -331,7 +332,9 @@ class Session:
             final = trainer.get_map()
             record.status = "cancelled" if it < T else "ok"
             if it < T:
-                record.message = f"cancelled after {it} of {T} iteration{'' if T == 1 else 's'}"
+                record.message = ngettext(
+                    "cancelled after {done:,} of {n:,} iteration", "cancelled after {done:,} of {n:,} iterations", T
+                ).format(done=it, n=T)
             yield Snapshot(it, final)
             # A cancelled run ends now: its final quality pass (a second or more on
             # a big map) would only delay the answer the user asked for.

@@ -12,6 +12,7 @@ import uuid
 from dataclasses import replace
 from pathlib import Path
 
+from som_studio.i18n import _
 from som_studio.report.writers import OutputError
 from som_studio.storage.runfile import SUFFIX, HistoryError, StoredRun
 
@@ -30,13 +31,17 @@ class RunHistory:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            self.problems.append(f"{self.folder}: cannot create the history folder ({exc.strerror or exc})")
+            self.problems.append(
+                _("{path}: cannot create the history folder ({why})").format(path=self.folder, why=exc.strerror or exc)
+            )
             return
         try:  # scandir, not glob: glob would hide an unreadable folder as an empty one
             with os.scandir(self.folder) as entries:
                 paths = sorted(Path(e.path) for e in entries if e.name.endswith(SUFFIX))
         except OSError as exc:
-            self.problems.append(f"{self.folder}: cannot read the runs folder ({exc.strerror or exc})")
+            self.problems.append(
+                _("{path}: cannot read the runs folder ({why})").format(path=self.folder, why=exc.strerror or exc)
+            )
             return
         for p in paths:
             try:
@@ -67,7 +72,7 @@ class RunHistory:
         run = self.get(run_id)
         name = name.strip()
         if not name:
-            raise ValueError("a run needs a name")
+            raise ValueError(_("a run needs a name"))
         old = run.name
         run.name = name
         try:
@@ -83,5 +88,7 @@ class RunHistory:
         except FileNotFoundError:
             pass
         except OSError as exc:
-            raise OutputError(f"{self._path(run)}: cannot remove ({exc.strerror or exc})") from None
+            raise OutputError(
+                _("{path}: cannot remove ({why})").format(path=self._path(run), why=exc.strerror or exc)
+            ) from None
         self.runs.remove(run)

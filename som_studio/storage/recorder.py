@@ -19,6 +19,7 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
+from som_studio.i18n import _
 from som_studio.picture.mapviews import MapViews
 from som_studio.picture.raster import frame_scale, report_scale
 from som_studio.picture.views import ColourRange, MapFrame, as_rgb, colour_range, data_range, map_image
@@ -214,7 +215,7 @@ class RunRecorder:
     def stored(self) -> StoredRun:
         """The run as kept (a new id); raises ``ValueError`` before the run ended."""
         if self.record is None:
-            raise ValueError("the run has not finished: nothing to store")
+            raise ValueError(_("the run has not finished: nothing to store"))
         return StoredRun(
             record=self.record,
             name=self.name or self.record.impl,

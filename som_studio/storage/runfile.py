@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from som_studio.core import model_file
+from som_studio.i18n import _
 from som_studio.report.tables import png_bytes
 from som_studio.report.writers import write_atomic
 from som_studio.session.record import RunRecord
@@ -70,7 +71,7 @@ class StoredRun:
     def from_capture(cls, capture: Any) -> StoredRun:
         """From a finished :class:`~som_studio.storage.recorder.RunRecorder` (or anything with its attributes)."""
         if capture.record is None:
-            raise ValueError("the run has not finished: nothing to store")
+            raise ValueError(_("the run has not finished: nothing to store"))
         return cls(
             record=capture.record,
             name=capture.name or capture.record.impl,
@@ -124,16 +125,18 @@ class StoredRun:
         """Read a ``.somrun`` file; raises :class:`HistoryError` naming what is wrong."""
         p = Path(path)
         try:
-            _check_archive(p)
+            check_archive(p)
             with np.load(p, allow_pickle=False) as z:
                 if "meta" not in z.files:
-                    raise HistoryError(f"{p}: not a SOM Studio run file (no run description in it)")
+                    raise HistoryError(_("{path}: not a SOM Studio run file (no run description in it)").format(path=p))
                 meta = json.loads(bytes(z["meta"]).decode("utf-8"))
                 if meta.get("format") != FORMAT:
-                    raise HistoryError(f"{p}: not a SOM Studio run file")
+                    raise HistoryError(_("{path}: not a SOM Studio run file").format(path=p))
                 if int(meta.get("version", 0)) > VERSION:
                     raise HistoryError(
-                        f"{p}: written by a newer SOM Studio (format {meta['version']}); update to open it"
+                        _("{path}: written by a newer SOM Studio (format {version}); update to open it").format(
+                            path=p, version=meta["version"]
+                        )
                     )
                 its = z["frame_iterations"].tolist() if "frame_iterations" in z.files else []
                 frames = list(zip(its, _frames(z)))
@@ -154,41 +157,55 @@ class StoredRun:
         except model_file.ModelFileError as exc:
             raise HistoryError(f"{p}: {exc}") from None
         except FileNotFoundError:
-            raise HistoryError(f"{p}: no such file") from None
+            raise HistoryError(_("{path}: no such file").format(path=p)) from None
         except IsADirectoryError:
-            raise HistoryError(f"{p}: is a folder, not a SOM Studio run file") from None
+            raise HistoryError(_("{path}: is a folder, not a SOM Studio run file").format(path=p)) from None
         except PermissionError as exc:
-            raise HistoryError(f"{p}: cannot read ({exc.strerror or exc})") from None
+            raise HistoryError(_("{path}: cannot read ({why})").format(path=p, why=exc.strerror or exc)) from None
         except (zipfile.BadZipFile, EOFError, zlib.error) as exc:
-            raise HistoryError(f"{p}: damaged or truncated SOM Studio run file ({exc or 'ends early'})") from None
+            raise HistoryError(
+                _("{path}: damaged or truncated SOM Studio run file ({why})").format(path=p, why=exc or _("ends early"))
+            ) from None
         except ValueError as exc:
             if "pickle" in str(exc):  # NumPy's advice to unpickle is never ours to give: a run file holds no objects
                 raise HistoryError(
-                    f"{p}: not a SOM Studio run file: it holds Python objects, which SOM Studio never loads"
+                    _(
+                        "{path}: not a SOM Studio run file: it holds Python objects, which SOM Studio never loads"
+                    ).format(path=p)
                 ) from None
-            raise HistoryError(f"{p}: damaged SOM Studio run file ({type(exc).__name__}: {exc})") from None
+            raise HistoryError(_damaged(p, exc)) from None
         except (OSError, KeyError, TypeError, json.JSONDecodeError) as exc:
-            raise HistoryError(f"{p}: damaged SOM Studio run file ({type(exc).__name__}: {exc})") from None
+            raise HistoryError(_damaged(p, exc)) from None
 
 
 _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip's first entry, or an empty zip
 
 
-def _check_archive(p: Path) -> None:
+def check_archive(p: Path) -> None:
     """Refuse, naming why, a file that is not even the zip archive a ``.somrun`` is."""
     with open(p, "rb") as f:
         head = f.read(64)
     if head.startswith(_ZIP_MAGIC):
         return
     if not head:
-        raise HistoryError(f"{p}: not a SOM Studio run file: the file is empty")
+        raise HistoryError(_("{path}: not a SOM Studio run file: the file is empty").format(path=p))
     if head.startswith(b"\x93NUMPY"):
-        why = "it is a single NumPy array (.npy), not a run"
+        why = _("it is a single NumPy array (.npy), not a run")
     elif b"\x00" not in head and _is_text(head):
-        why = f"it is a text file (starting {head.decode('utf-8', 'replace').splitlines()[0][:40]!r})"
+        why = _("it is a text file (starting {start!r})").format(
+            start=head.decode("utf-8", "replace").splitlines()[0][:40]
+        )
     else:
-        why = "its first bytes are not those of a zip archive"
-    raise HistoryError(f"{p}: not a SOM Studio run file: {why}; a .somrun is a zip archive of NumPy arrays")
+        why = _("its first bytes are not those of a zip archive")
+    raise HistoryError(
+        _("{path}: not a SOM Studio run file: {why}; a .somrun is a zip archive of NumPy arrays").format(
+            path=p, why=why
+        )
+    )
+
+
+def _damaged(p: Path, exc: Exception) -> str:
+    return _("{path}: damaged SOM Studio run file ({why})").format(path=p, why=f"{type(exc).__name__}: {exc}")
 
 
 def _is_text(head: bytes) -> bool:

@@ -103,7 +103,7 @@ def test_flags_recompile_noise_failure_and_config_difference() -> None:
     ]
     report = build_report(recs)
     text = "\n".join(f.text for f in report.flags)
-    assert "jax-vmap-batch compiled 3 more time(s) after warm-up" in text
+    assert "jax-vmap-batch compiled 3 more times after warm-up" in text
     assert "jax-jit-online has noisy iterations" in text
     assert "numpy-online failed: memory: too big" in text
     assert set(report.config_diffs) == {"grid", "seed"}  # not impl, not steps vs epochs across kinds

@@ -1,0 +1,50 @@
+"""The PDF report in Korean: a Hangul font is embedded and its text can be extracted (issue 14)."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+
+pytest.importorskip("pyqtgraph")
+
+from som_studio import i18n
+from som_studio.qt import report_render
+from som_studio.report.content import build_report
+from tests.qt.test_report_render import _runs
+
+
+@pytest.fixture
+def korean():
+    i18n.install("ko")
+    yield
+    i18n.install("en")
+
+
+def test_the_korean_pdf_embeds_a_hangul_font_and_its_text_extracts(qapp, korean) -> None:
+    from pypdf import PdfReader
+
+    from som_studio.qt.i18n import hangul_family
+
+    family = hangul_family()
+    if family is None:
+        pytest.skip("no font with Hangul glyphs is installed (Debian/Ubuntu: fonts-noto-cjk or fonts-nanum)")
+    assert report_render.report_font_families() == ["DejaVu Sans", family]
+    report = build_report(_runs())
+    pdf = report_render.pdf_bytes(report, report_render.render_charts(report))
+    # Embedded (a font file), with a map back to Unicode: text, not outlines.
+    fonts = set(re.findall(rb"/BaseFont\s*/([^\s/]+)", pdf))
+    stem = family.replace(" ", "").encode()[:8]
+    assert any(stem.lower() in f.lower() for f in fonts), (family, fonts)
+    assert re.search(rb"/FontFile[23]?\b", pdf) and b"/ToUnicode" in pdf
+    reader = PdfReader(io.BytesIO(pdf))
+    # Without spaces: a reader puts some between runs of the two fonts ("6 회").
+    text = "".join("".join(p.extract_text().split()) for p in reader.pages)
+    for words in ("요약", "주의해서볼점", "반복당시간", "설정", "환경", "반복6회중3회후취소되었습니다", "0.1000"):
+        assert words in text, words
+    assert reader.metadata.title.startswith("SOM Studio 비교")
+
+
+def test_the_english_pdf_keeps_its_font(qapp) -> None:
+    assert report_render.report_font_families() == ["DejaVu Sans"]
