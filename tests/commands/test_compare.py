@@ -243,4 +243,5 @@ def test_the_terminal_table_and_the_report_agree_on_the_baseline(tmp_path, capsy
     med = {r["impl"]: r["timings"]["median_s"] for r in json.loads(path.read_text())["runs"]}
     rows = {line.split()[0]: line.split()[-1] for line in out.splitlines() if line.startswith(("jax-", "numpy-"))}
     assert rows["numpy-batch"] == "1.0x"  # the baseline, though listed second
-    assert rows["jax-vmap-batch"] == f"{med['numpy-batch'] / med['jax-vmap-batch']:.1f}x"
+    # the speed-up cell as the table formats it (2 significant digits below 0.1x, 1 decimal above)
+    assert rows["jax-vmap-batch"] == bench._speed_cell(med["numpy-batch"] / med["jax-vmap-batch"], "")

@@ -22,7 +22,7 @@ def comparison():
     base = RunConfig(width=8, height=5, data=DataSpec(samples=40), seed=1, steps=200)
     runs = []
     for impl in ("numpy-online", "jax-jit-online"):
-        events = Session(base.replace(impl=impl), snapshot_interval_s=0.0, quality_points=3).run()
+        events = Session(base.replace(impl=impl), snapshot_interval_s=0.0, quality_points=3, quality_share=None).run()
         runs.append(RunRecorder(frames=6).feed_all(events).stored())
     return compare(runs)
 

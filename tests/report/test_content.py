@@ -27,7 +27,7 @@ def captures() -> list[RunCapture]:
     out = []
     for impl in ("jax-vmap-batch", "numpy-batch"):
         cap = RunCapture.new()
-        cap.feed_all(Session(base.replace(impl=impl), quality_points=4).run())
+        cap.feed_all(Session(base.replace(impl=impl), quality_points=4, quality_share=None).run())
         assert cap.record is not None and cap.record.status == "ok", cap.record and cap.record.message
         out.append(cap)
     return out

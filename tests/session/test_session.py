@@ -28,7 +28,7 @@ def online(small_config):
 
 
 def test_event_order_and_record(online):
-    evs = _events(online, snapshot_interval_s=None, quality_points=3)
+    evs = _events(online, snapshot_interval_s=None, quality_points=3, quality_share=None)
     kinds = [type(e) for e in evs]
     assert kinds[0] is Started and kinds[-1] is Finished
     assert kinds.index(Compiled) < kinds.index(ChunkTimed)

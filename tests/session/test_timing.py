@@ -138,7 +138,9 @@ def test_quality_of_jax_runs_is_measured_on_the_device_and_not_counted_as_recomp
     )
     assert rec.status == "ok"
     assert [h["iteration"] for h in rec.history] == [0, 200, 400, 600]
-    ref = run_to_completion(Session(_cfg("numpy-online", steps=600), snapshot_interval_s=None, quality_points=3))
+    ref = run_to_completion(
+        Session(_cfg("numpy-online", steps=600), snapshot_interval_s=None, quality_points=3, quality_share=None)
+    )
     for a, b in zip(rec.history, ref.history):
         # float32 maps of the same SOM (elementwise to 2e-5, tests/core/test_agreement.py)
         assert a["qe"] == pytest.approx(b["qe"], rel=1e-5)
