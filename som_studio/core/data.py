@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -401,7 +402,10 @@ class CsvReader:
             raise DataError(f"{self.path}: cannot read ({exc.strerror or exc})") from None
 
     def _split(self, text: str) -> list[str]:
-        row = next(csv.reader([text], delimiter=self.delimiter, skipinitialspace=True), [])
+        if '"' in text:  # quoted cells: the csv module's rules
+            row = next(csv.reader([text], delimiter=self.delimiter, skipinitialspace=True), [])
+        else:  # the common case, ~4x cheaper than a csv.reader per line
+            row = text.split(self.delimiter)
         row = [c.strip() for c in row]
         return [c for c in row if c != ""] if self.delimiter == " " else row
 
@@ -452,11 +456,11 @@ class CsvReader:
         )
 
     def _number(self, cell: str, line: int, j: int) -> float:
-        if cell.lower() in MISSING:
-            return np.nan
         try:
-            v = float(cell)
+            v = float(cell)  # "nan" spellings read as NaN here, missing as they should be
         except ValueError:
+            if cell.lower() in MISSING:
+                return np.nan
             named = f" ({self.columns[j]!r})" if self.header else ""
             flag = self.columns[j]
             raise DataError(
@@ -464,9 +468,9 @@ class CsvReader:
                 f"can be the labels (--labels {flag}), left out (--ignore {flag}) or carried through "
                 f"(--id {flag})"
             ) from None
-        if np.isinf(v):
+        if math.isinf(v):
             raise DataError(f"{self.path}: infinite value {cell!r} at row {line}, column {j + 1}")
-        # float() reads "nan" spellings the MISSING set does not list ("-nan", "NAN ")
+        # float() reads "nan" spellings the MISSING set does not list ("-nan", "NAN ") as NaN too
         return v
 
 
