@@ -418,6 +418,11 @@ def format_table(records, baseline: str | None = None, prefer_numpy: bool = Fals
                 _speed_cell(sp.get(r.impl), notes[i]),
             ]
         )
+    if any(r.label_purity is not None for r in records):  # with --labels: how pure each map's units are
+        at = head.index("TE") + 1
+        head.insert(at, "purity")
+        for row, r in zip(rows, records):
+            row.insert(at, f"{r.label_purity:.3f}" if r.label_purity is not None else "-")
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths)), "  ".join("-" * w for w in widths)]
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in rows]

@@ -258,3 +258,17 @@ def test_project_a_npy_file_in_chunks(iris_run, tmp_path):
 def test_table_and_topology_flags_refuse_clearly(capsys, extra, message):
     code, _, err = _run(capsys, "bench", "--impl", "numpy-batch", "--epochs", "1", "--quiet", *extra)
     assert code == 2 and message in err
+
+
+def test_the_bench_table_shows_label_purity_when_labels_are_given(iris_run):
+    import dataclasses
+
+    from som_studio.commands.bench import format_table
+    from som_studio.session.record import RunRecord
+
+    record = RunRecord.from_dict(iris_run[1])
+    head, _, row = format_table([record]).splitlines()[:3]
+    at = head.index("purity")  # cells are left-aligned under their headings
+    assert row[at:].split()[0] == f"{record.label_purity:.3f}" and record.label_purity >= 0.9
+    # a run without labels has no purity to show: no column for it
+    assert "purity" not in format_table([dataclasses.replace(record, label_purity=None)]).splitlines()[0]
