@@ -227,14 +227,14 @@ def xpysom_rows(quick: bool) -> list[dict[str, Any]]:
         import cupy
 
         with contextlib.redirect_stdout(io.StringIO()):
-            from xpysom import XPySom
+            import xpysom  # noqa: F401  (only whether it imports)
     except Exception as exc:  # absent or broken: the check goes on without it
         print(f"  XPySom on CuPy: not run ({type(exc).__name__}: {exc})", flush=True)
         return []
-    import math
-    import warnings
-
     import numpy as np
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from peers import make_xpysom
 
     from som_studio.config import DataSpec, RunConfig
     from som_studio.core import quality_jax
@@ -256,24 +256,7 @@ def xpysom_rows(quick: bool) -> list[dict[str, Any]]:
         )
         data = load_problem_data(cfg) if d == 3 else np.random.default_rng(0).random((n, d))
         p = make_problem(cfg, "batch", data)
-        sig = np.sqrt(p.sigma_x * p.sigma_y)  # one radius: the geometric mean of ours (see bench/peers.py)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            som = XPySom(
-                p.height,
-                p.width,
-                p.features,
-                sigma=float(sig[0]),
-                sigmaN=float(sig[-1]),
-                learning_rate=1.0,
-                learning_rateN=1.0,
-                decay_function="exponential",
-                neighborhood_function="gaussian",
-                std_coeff=1 / math.sqrt(2.0),
-                random_seed=cfg.seed,
-                xp=cupy,
-            )
-        som._weights = cupy.asarray(p.init_map.astype(np.float32))
+        som = make_xpysom(p, cupy)  # as bench/peers.py sets it up
         x = p.data.astype(np.float32)
         times = []
         for e in range(p.iterations):
