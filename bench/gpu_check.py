@@ -21,7 +21,12 @@ In order:
 4. scale: one ``jax-fused-batch`` epoch of a 1024 x 1024 map on 100,000 x 3
    examples, quality pass included (its time reported apart);
 5. a 50-feature run: 256 x 256 map, 20,000 x 50, ``jax-fused-batch``;
-6. XPySom on CuPy on the same workloads, when both import.
+6. XPySom on CuPy on the same workloads, when both import;
+7. the outside clock (``bench/clock.py``): ``jax-fused-batch`` and
+   ``jax-scan-online`` on the playbook workload with quality points, wall
+   clock per iteration against the recorded ``mean_s``;
+8. projection (``som-studio project``'s search): 1,000,000 rows x 50 features
+   (quick: 20,000) from a ``.npy`` file onto a 256 x 256 map, in chunks.
 
 It writes one JSON (``--out``) and prints one table: per-iteration median, p95
 and mean, example-unit pairs per second, the ratio to the NumPy reference of
@@ -48,6 +53,8 @@ LADDER_TARGET_S = {"full": 2.0, "quick": 0.2}
 CALIBRATE = {"batch": 3, "online": 200}
 #: Bounds on a ladder rung's iterations.
 MIN_ITERATIONS, MAX_ITERATIONS = 2, 200_000
+#: What the check measures, in order (``--only`` picks some).
+PARTS = ("ladder", "scale", "features50", "xpysom", "clock", "project")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -59,7 +66,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--tests", default="tests", metavar="PATH", help="what pytest runs (default: %(default)s)")
     ap.add_argument("--out", default="gpu_check.json", metavar="FILE", help="the JSON written (default: %(default)s)")
     ap.add_argument(
-        "--only", metavar="PARTS", help="comma-separated subset of ladder,scale,features50,xpysom (default: all)"
+        "--only",
+        metavar="PARTS",
+        help=f"comma-separated subset of {','.join(PARTS)} (default: all)",
     )
     return ap.parse_args(argv)
 
@@ -218,14 +227,14 @@ def xpysom_rows(quick: bool) -> list[dict[str, Any]]:
         import cupy
 
         with contextlib.redirect_stdout(io.StringIO()):
-            from xpysom import XPySom
+            import xpysom  # noqa: F401  (only whether it imports)
     except Exception as exc:  # absent or broken: the check goes on without it
         print(f"  XPySom on CuPy: not run ({type(exc).__name__}: {exc})", flush=True)
         return []
-    import math
-    import warnings
-
     import numpy as np
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from peers import make_xpysom
 
     from som_studio.config import DataSpec, RunConfig
     from som_studio.core import quality_jax
@@ -247,24 +256,7 @@ def xpysom_rows(quick: bool) -> list[dict[str, Any]]:
         )
         data = load_problem_data(cfg) if d == 3 else np.random.default_rng(0).random((n, d))
         p = make_problem(cfg, "batch", data)
-        sig = np.sqrt(p.sigma_x * p.sigma_y)  # one radius: the geometric mean of ours (see bench/peers.py)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            som = XPySom(
-                p.height,
-                p.width,
-                p.features,
-                sigma=float(sig[0]),
-                sigmaN=float(sig[-1]),
-                learning_rate=1.0,
-                learning_rateN=1.0,
-                decay_function="exponential",
-                neighborhood_function="gaussian",
-                std_coeff=1 / math.sqrt(2.0),
-                random_seed=cfg.seed,
-                xp=cupy,
-            )
-        som._weights = cupy.asarray(p.init_map.astype(np.float32))
+        som = make_xpysom(p, cupy)  # as bench/peers.py sets it up
         x = p.data.astype(np.float32)
         times = []
         for e in range(p.iterations):
@@ -297,6 +289,76 @@ def xpysom_rows(quick: bool) -> list[dict[str, Any]]:
     return rows
 
 
+def clock_rows(quick: bool) -> list[dict[str, Any]]:
+    """The outside clock against ``mean_s`` (bench/clock.py) for a batch and an online rung, quality points on."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from clock import outside_clock
+
+    from som_studio.config import DataSpec, RunConfig
+    from som_studio.session.session import Session
+
+    w, h = (60, 34) if quick else (240, 135)
+    base = RunConfig(width=w, height=h, data=DataSpec(samples=1000), seed=0, precision="float32")
+    rows = []
+    for name, kind, n in (
+        ("jax-fused-batch", "batch", 20 if quick else 2000),
+        ("jax-scan-online", "online", 5000 if quick else 200_000),
+    ):
+        cfg = base.replace(impl=name, **({"epochs": n} if kind == "batch" else {"steps": n}))
+        c = outside_clock(Session(cfg, snapshot_interval_s=None, quality_points=10))
+        ratio = c["outside_s"] / c["mean_s"] if c["mean_s"] else None
+        print(f"  {name}: outside/mean {ratio:.3f} over {c['chunks']} chunks", flush=True)
+        rows.append(
+            {
+                "workload": f"clock {w}x{h}",
+                "name": name,
+                "kind": kind,
+                "status": "ok",
+                "message": "",
+                "iterations": c["iterations"],
+                "median_s": c["median_s"],
+                "mean_s": c["mean_s"],
+                "outside_s": c["outside_s"],
+                "outside_over_mean": ratio,
+                "chunks": c["chunks"],
+            }
+        )
+    return rows
+
+
+def project_rows(quick: bool) -> list[dict[str, Any]]:
+    """``som-studio project``'s search: rows x 50 from a .npy file onto a 256 x 256 map, in chunks."""
+    import tempfile
+
+    import numpy as np
+
+    from som_studio.model import SomRun
+
+    n, side, d = (20_000 if quick else 1_000_000), 256, 50
+    rng = np.random.default_rng(0)
+    run = SomRun(Path("probe.somrun"), {"config": {"precision": "float32"}}, rng.random((side, side, d)), None)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "rows.npy"
+        np.save(path, rng.random((n, d)))
+        t0 = time.perf_counter()
+        done = sum(len(p.bmu_row) for p in run.project_chunks(path))
+        wall = time.perf_counter() - t0
+    print(f"  {done:,} rows in {wall:.2f} s", flush=True)
+    return [
+        {
+            "workload": f"project {n:,} x {d} onto {side}x{side}",
+            "name": "som-studio project (search)",
+            "kind": "project",
+            "status": "ok" if done == n else "failed",
+            "message": "",
+            "iterations": 1,
+            "mean_s": wall,
+            "total_s": wall,
+            "pairs_per_s": n * side * side / wall,
+        }
+    ]
+
+
 # -- the table -----------------------------------------------------------------------------------------
 def with_ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Add ``vs_numpy`` (the NumPy reference's mean over the row's, same workload and kind) and
@@ -325,7 +387,7 @@ def format_table(rows: list[dict[str, Any]]) -> str:
         return "-" if v is None else (f"{v:.3g}x" if v < 10 else f"{v:,.0f}x")
 
     head = ["workload", "implementation", "kind", "status", "median/it", "p95/it", "mean/it", "pairs/s"]
-    head += ["vs numpy", "vs XPySom", "compile", "QE", "TE", "kernel plan"]
+    head += ["vs numpy", "vs XPySom", "outside/mean", "compile", "QE", "TE", "kernel plan"]
     out = []
     for r in rows:
         out.append(
@@ -340,6 +402,7 @@ def format_table(rows: list[dict[str, Any]]) -> str:
                 f"{r['pairs_per_s']:.3g}" if r.get("pairs_per_s") else "-",
                 ratio(r.get("vs_numpy")),
                 ratio(r.get("vs_xpysom")),
+                f"{r['outside_over_mean']:.3f}" if r.get("outside_over_mean") else "-",
                 fmt_s(r.get("compile_s")),
                 f"{r['qe']:.4g}" if r.get("qe") is not None else "-",
                 f"{r['te']:.3f}" if r.get("te") is not None else "-",
@@ -352,7 +415,11 @@ def format_table(rows: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)  # --help ends here, before JAX or anything else starts
     sys.path.insert(0, str(ROOT))
-    parts = set((args.only or "ladder,scale,features50,xpysom").split(","))
+    parts = set((args.only or ",".join(PARTS)).split(","))
+    unknown = parts - set(PARTS)
+    if unknown:
+        print(f"--only: unknown part(s) {', '.join(sorted(unknown))}; choose from {','.join(PARTS)}", file=sys.stderr)
+        return 2
     t_start = time.perf_counter()
     facts = device_facts()
     print_device(facts)
@@ -365,6 +432,8 @@ def main(argv: list[str] | None = None) -> int:
         ("scale", "scale: 1024 x 1024 map, 100,000 examples", scale),
         ("features50", "50 features", features50),
         ("xpysom", "XPySom on CuPy", xpysom_rows),
+        ("clock", "outside clock against mean_s", clock_rows),
+        ("project", "projection of new rows", project_rows),
     )
     for key, title, fn in steps:
         if key not in parts:

@@ -161,11 +161,11 @@ def minisom_online(cfg: RunConfig, data: np.ndarray) -> Row:
     return Row("MiniSom online", "online", float(np.median(per_step)), total, None, qe, te, "float64, own order")
 
 
-def xpysom_batch(cfg: RunConfig, data: np.ndarray) -> Row:
+def make_xpysom(p, xp):
+    """XPySom set up for problem ``p`` as our batch SOM (radii, decay, start map) on array module ``xp``."""
     with contextlib.redirect_stdout(io.StringIO()):  # it prints a warning when CuPy is absent
         from xpysom import XPySom
 
-    p = make_problem(cfg, "batch", data)
     sig = iso_sigma(p)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -180,10 +180,16 @@ def xpysom_batch(cfg: RunConfig, data: np.ndarray) -> Row:
             decay_function="exponential",
             neighborhood_function="gaussian",
             std_coeff=1 / math.sqrt(2.0),
-            random_seed=cfg.seed,
-            xp=np,
+            random_seed=p.config.seed,
+            xp=xp,
         )
-    som._weights = p.init_map.astype(np.float32)
+    som._weights = xp.asarray(p.init_map.astype(np.float32))
+    return som
+
+
+def xpysom_batch(cfg: RunConfig, data: np.ndarray) -> Row:
+    p = make_problem(cfg, "batch", data)
+    som = make_xpysom(p, np)
     x = p.data.astype(np.float32)
     times = []
     for e in range(p.iterations):

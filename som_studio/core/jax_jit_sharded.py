@@ -8,7 +8,7 @@ from som_studio.core import jax_runtime
 from som_studio.core.fused_plan import KernelPlan
 from som_studio.core.mesh import ShardedTrainer
 from som_studio.core.problem import Problem
-from som_studio.core.sharded_epoch import full_epochs
+from som_studio.core.sharded_epoch import epochs_program
 
 jax = jax_runtime.jax()
 
@@ -19,13 +19,7 @@ PROGRAMS = ("planned", "whole-matrix")
 
 def chunk_program(height: int, plan: KernelPlan | None, lattice=("rect", False), missing: bool = False):
     """The pure chunk program: :func:`~som_studio.core.sharded_epoch.full_epochs`, nothing about devices."""
-
-    def epochs(w, first, count, x, weight, sx, sy):
-        return full_epochs(
-            w, first, count, x, weight, sx, sy, height=height, plan=plan, lattice=lattice, missing=missing
-        )
-
-    return epochs
+    return epochs_program(height, plan, lattice, missing)
 
 
 class JaxJitShardedBatch(ShardedTrainer):

@@ -9,50 +9,15 @@ import numpy as np
 from som_studio.core import jax_runtime
 from som_studio.core.fused_plan import KernelPlan
 from som_studio.core.mesh import NamedSharding, P, ShardedTrainer
-from som_studio.core.sharded_epoch import (
-    RECT,
-    gauss,
-    lattice_hy,
-    lattice_x,
-    pick,
-    smooth_x,
-    smooth_y,
-    split_missing,
-    unit_sums,
-    update,
-    winners,
-)
+from som_studio.core.sharded_epoch import RECT, epochs_program
 
 jax = jax_runtime.jax()
-jnp = jax.numpy
 lax = jax.lax
 
 
 def chunk_program(height: int, plan: KernelPlan, lattice=RECT, missing: bool = False):
     """The pure per-device chunk program: local winners over the whole map, sums added across ``data``."""
-
-    def epochs(w, first, count, x, weight, sx, sy):
-        hp, wd, d = w.shape
-        dt = w.dtype
-        ys, xs = jnp.arange(hp, dtype=dt), jnp.arange(wd, dtype=dt)
-        valid = jnp.repeat(jnp.arange(hp) < height, wd)
-        rows = jnp.arange(hp, dtype=jnp.int32)
-        x, known = split_missing(x, missing)
-
-        def epoch(t, w):
-            _, idx = winners(w.reshape(-1, d), x, valid, 0, plan, known)
-            s = unit_sums(x, weight, idx, hp * wd, known).reshape(hp, wd, -1)
-            s = lax.psum(s, "data")
-            if lattice == RECT:
-                out = smooth_y(gauss(ys, ys, sy[t], hp), smooth_x(s, gauss(xs, xs, sx[t], wd)))
-            else:
-                hy = lattice_hy(rows, rows, sy[t], height, lattice, dt)
-                out = pick(smooth_y(hy, lattice_x(s, rows, sx[t], lattice)), rows, lattice)
-            return update(w, out)
-
-        return lax.fori_loop(first, first + count, epoch, w)
-
-    return epochs
+    return epochs_program(height, plan, lattice, missing, reduce=lambda s: lax.psum(s, "data"))
 
 
 class JaxPmapBatch(ShardedTrainer):

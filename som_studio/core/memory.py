@@ -34,9 +34,14 @@ def _base(s: ProblemSize) -> int:
     return (s.samples * s.features + s.units * s.features + 3 * s.iterations) * s.itemsize
 
 
+def _host_mask(s: ProblemSize) -> int:
+    """With missing values, the host's mask of known features and the examples with NaN set to 0."""
+    return s.samples * s.features * (1 + s.itemsize) if s.missing else 0
+
+
 def numpy_online(s: ProblemSize) -> int:
     # map copy + diff + h temporaries, order indices
-    return _base(s) + 3 * s.units * s.features * s.itemsize + 4 * s.iterations + NUMPY_OVERHEAD
+    return _base(s) + _host_mask(s) + 3 * s.units * s.features * s.itemsize + 4 * s.iterations + NUMPY_OVERHEAD
 
 
 def numpy_batch(s: ProblemSize) -> int:
@@ -44,9 +49,9 @@ def numpy_batch(s: ProblemSize) -> int:
 
     m = s.units * s.itemsize
     cache = min(s.samples, s.units, NEIGHBOURHOOD_CACHE_BYTES // max(m, 1)) * m
-    # num, den, diff, products, and the new map
-    work = 5 * s.units * s.features * s.itemsize
-    return _base(s) + cache + work + NUMPY_OVERHEAD
+    # num, den, diff, products, and the new map (with missing values, den per feature too)
+    work = (5 + s.missing) * s.units * s.features * s.itemsize
+    return _base(s) + _host_mask(s) + cache + work + NUMPY_OVERHEAD
 
 
 def jax_online(s: ProblemSize) -> int:
@@ -55,8 +60,9 @@ def jax_online(s: ProblemSize) -> int:
 
 
 def jax_vmap_batch(s: ProblemSize) -> int:
-    # per-example neighbourhoods (N x M) and weighted examples (N x M x D)
-    per_example = s.samples * s.units * (s.features + 1) * s.itemsize
+    # per-example neighbourhoods (N x M) and weighted examples (N x M x D); with missing values the
+    # neighbourhoods are weighed per known feature too (N x M x D more)
+    per_example = s.samples * s.units * (s.features * (1 + s.missing) + 1) * s.itemsize
     return 2 * _base(s) + per_example + 4 * s.units * s.features * s.itemsize + JAX_OVERHEAD
 
 
@@ -97,11 +103,15 @@ def search_bytes(plan: KernelPlan, units: int, features: int, itemsize: int) -> 
     return c * int(plan.block) * rows * itemsize
 
 
-def epoch_bytes(units: int, features: int, samples: int, itemsize: int) -> int:
+def epoch_bytes(units: int, features: int, samples: int, itemsize: int, missing: bool = False) -> int:
     """An epoch's buffers beside the search: per-unit sums (float32 ones accumulated in float64),
-    the two neighbourhood products, and the examples with their weight column."""
+    the two neighbourhood products, and the examples with their weight column.
+
+    With ``missing`` values each feature has its own total weight: ``2 D`` columns instead of ``D + 1``.
+    """
     wide = 8 if itemsize < 8 else 0
-    return units * (features + 1) * (3 * itemsize + wide) + samples * (features + 1) * (itemsize + wide)
+    cols = 2 * features if missing else features + 1
+    return units * cols * (3 * itemsize + wide) + samples * cols * (itemsize + wide)
 
 
 def batch_device_bytes(s: ProblemSize, *, layout: str = "fused") -> int:
@@ -117,13 +127,16 @@ def batch_device_bytes(s: ProblemSize, *, layout: str = "fused") -> int:
 
     d, it = s.features, s.itemsize
     n_local = ceil_div(s.samples, s.data_devices)
+    # Missing values: one device holds its examples with NaN set to 0 and the mask beside them (an
+    # argument of jax-fused-batch; the sharded programs split their placed examples into the two).
+    mask = n_local * d * it if s.missing else 0
     m_local = s.units if layout in ("fused", "replicated") else ceil_div(s.height, s.map_devices) * s.width
     args = (m_local * d + n_local * (d + (0 if layout == "fused" else 1)) + 2 * s.iterations) * it
     if layout == "partitioned" and s.map_devices > 1:
         m_local = ceil_div(s.height, s.map_devices) * s.width
         args = (m_local * d + n_local * (d + 1) + 2 * s.iterations) * it
         # the distance block and the winner mask beside it, split by rows: (N/d) x (M/m) each
-        return args + 2 * n_local * m_local * it + epoch_bytes(s.units, d, n_local, it)
+        return args + mask + 2 * n_local * m_local * it + epoch_bytes(s.units, d, n_local, it, s.missing)
     plan = _plan(s, m_local if layout == "rows" else s.units, n_local if layout != "partitioned" else s.samples)
     if layout == "partitioned" and plan.chunk >= s.samples:
         # A global program: the partitioner splits one whole chunk across the data axis; chunks of a lax.map it
@@ -131,7 +144,7 @@ def batch_device_bytes(s: ProblemSize, *, layout: str = "fused") -> int:
         plan = dataclasses.replace(plan, chunk=ceil_div(plan.chunk, s.data_devices))
     search = search_bytes(plan, m_local, d, it)
     gathered = s.units if layout == "rows" and s.map_devices > 1 else m_local
-    return args + search + epoch_bytes(gathered, d, n_local, it)
+    return args + mask + search + epoch_bytes(gathered, d, n_local, it, s.missing)
 
 
 def jax_fused_batch(s: ProblemSize) -> int:

@@ -62,6 +62,9 @@ class ProblemSize:
     # The backend the run will use ("cpu", "gpu", "tpu"): it picks the kernel plan the
     # estimate counts. The preflight does not start JAX to learn it, so "cpu" unless told.
     backend: str = "cpu"
+    # Whether the data hold missing values (NaN): a 0/1 mask of the known features then sits beside
+    # the examples, and per-unit sums keep one total weight per feature.
+    missing: bool = False
 
     @property
     def units(self) -> int:

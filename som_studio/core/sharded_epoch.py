@@ -160,9 +160,25 @@ def pick(out, targets, lattice):
 
 
 def full_epochs(
-    w, first, count, x, weight, sx, sy, *, height: int, plan: KernelPlan | None, lattice=RECT, missing: bool = False
+    w,
+    first,
+    count,
+    x,
+    weight,
+    sx,
+    sy,
+    *,
+    height: int,
+    plan: KernelPlan | None,
+    lattice=RECT,
+    missing: bool = False,
+    reduce=None,
 ):
-    """Epochs on whole arrays (``w`` may have padded rows beyond ``height``): one device's program."""
+    """Epochs on whole arrays (``w`` may have padded rows beyond ``height``): one device's program.
+
+    ``reduce``: applied to the per-unit sums before the smoothing (``jax-pmap-batch`` adds them across
+    its ``data`` axis with ``psum`` there); ``None`` keeps them as they are.
+    """
     hp, wd, d = w.shape
     dt = w.dtype
     ys, xs = jnp.arange(hp, dtype=dt), jnp.arange(wd, dtype=dt)
@@ -173,6 +189,8 @@ def full_epochs(
     def epoch(t, w):
         _, idx = winners(w.reshape(-1, d), x, valid, 0, plan, known)
         s = unit_sums(x, weight, idx, hp * wd, known).reshape(hp, wd, -1)
+        if reduce is not None:
+            s = reduce(s)
         if lattice == RECT:
             out = smooth_y(gauss(ys, ys, sy[t], hp), smooth_x(s, gauss(xs, xs, sx[t], wd)))
         else:
@@ -181,3 +199,25 @@ def full_epochs(
         return update(w, out)
 
     return lax.fori_loop(first, first + count, epoch, w)
+
+
+def epochs_program(height: int, plan: KernelPlan | None, lattice=RECT, missing: bool = False, reduce=None):
+    """The pure chunk program ``(w, first, count, x, weight, sx, sy) -> w`` of :func:`full_epochs`."""
+
+    def epochs(w, first, count, x, weight, sx, sy):
+        return full_epochs(
+            w,
+            first,
+            count,
+            x,
+            weight,
+            sx,
+            sy,
+            height=height,
+            plan=plan,
+            lattice=lattice,
+            missing=missing,
+            reduce=reduce,
+        )
+
+    return epochs

@@ -126,7 +126,7 @@ def iteration_counts(kind: str, n: int) -> IterationCounts:
     return {"steps": n if kind == "online" else None, "epochs": n if kind == "batch" else None}
 
 
-def problem_size(config: RunConfig, samples: int, features: int) -> ProblemSize:
+def problem_size(config: RunConfig, samples: int, features: int, missing: bool = False) -> ProblemSize:
     data, map_ = parse_layout(config.layout)
     return ProblemSize(
         height=config.height,
@@ -137,14 +137,21 @@ def problem_size(config: RunConfig, samples: int, features: int) -> ProblemSize:
         itemsize=np.dtype(config.precision).itemsize,
         devices=data * map_,
         map_devices=map_,
+        missing=missing,
     )
 
 
 def memory_need(
-    impl: Implementation, config: RunConfig, samples: int, features: int, devices: Devices | None = None
+    impl: Implementation,
+    config: RunConfig,
+    samples: int,
+    features: int,
+    devices: Devices | None = None,
+    missing: bool = False,
 ) -> tuple[int, int, str]:
-    """(bytes needed, bytes available, where) for a valid ``config`` on ``samples`` x ``features`` data."""
-    need = impl.estimate(problem_size(config, samples, features))
+    """(bytes needed, bytes available, where) for a valid ``config`` on ``samples`` x ``features`` data
+    (``missing``: holding missing values)."""
+    need = impl.estimate(problem_size(config, samples, features, missing))
     if impl.backend == "jax" and devices is not None and devices.memory is not None:
         have, where = devices.memory
     else:
@@ -157,6 +164,7 @@ def preflight(
     *,
     data_shape: tuple[int, ...] | None = None,
     devices: Devices | None = None,
+    missing: bool = False,
 ) -> list[Refusal]:
     """Every refusal the session would raise for ``config``; empty when it would train.
 
@@ -169,6 +177,7 @@ def preflight(
     config : the run.
     data_shape : (samples, features) of the training data, when known: checks memory.
     devices : the devices the run would get, when known: checks the layout against them.
+    missing : whether the data hold missing values (their mask counts in the memory check).
     """
     from som_studio.core import sharding
 
@@ -215,7 +224,7 @@ def preflight(
             out.append(Refusal.from_error(exc))
     if data_shape is not None:
         samples, features = int(data_shape[0]), int(data_shape[1])
-        need, have, where = memory_need(impl, config, samples, features, devices)
+        need, have, where = memory_need(impl, config, samples, features, devices, missing)
         if need > have:
             out.append(
                 Refusal(

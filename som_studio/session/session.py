@@ -166,17 +166,18 @@ class Session:
             self.data, self.labels = data, table.labels if table is not None else None
             if table is not None:
                 record.config["feature_names"] = list(table.feature_names)
-            refusal = impl.refusal(cfg.topology, cfg.toroid, bool(np.isnan(data).any()))
+            missing = bool(np.isnan(data).any())
+            refusal = impl.refusal(cfg.topology, cfg.toroid, missing)
             if refusal:
                 raise ConfigError("impl", refusal)
             check_range(data, cfg.precision, cfg.data.path or _("data"))
             record.samples = int(data.shape[0])
             record.layout = cfg.layout if impl.shards else "1x1"
             devices = Devices.from_jax() if impl.backend == "jax" else None
-            refused = preflight(cfg, data_shape=data.shape, devices=devices)
+            refused = preflight(cfg, data_shape=data.shape, devices=devices, missing=missing)
             if refused:
                 raise Refused(refused)
-            record.estimate_bytes = memory_need(impl, cfg, data.shape[0], data.shape[1], devices)[0]
+            record.estimate_bytes = memory_need(impl, cfg, data.shape[0], data.shape[1], devices, missing)[0]
             record.env = envmod.describe(impl.backend)
         except Exception as exc:
             if isinstance(exc, (ConfigError, DataError, registry.UnknownImplementation, Refused)):

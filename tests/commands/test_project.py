@@ -268,3 +268,17 @@ def test_the_bench_table_shows_label_purity(capsys, tmp_path):
     head, _, row = out.splitlines()[:3]
     purity = row[head.index("purity") :].split()[0]  # columns are aligned; cells may hold spaces
     assert purity == f"{json.loads(out_json.read_text())['runs'][0]['quality']['label_purity']:.3f}"
+
+
+def test_the_bench_table_shows_label_purity_when_labels_are_given(iris_run):
+    import dataclasses
+
+    from som_studio.commands.bench import format_table
+    from som_studio.session.record import RunRecord
+
+    record = RunRecord.from_dict(iris_run[1])
+    head, _, row = format_table([record]).splitlines()[:3]
+    at = head.index("purity")  # cells are left-aligned under their headings
+    assert row[at:].split()[0] == f"{record.label_purity:.3f}" and record.label_purity >= 0.9
+    # a run without labels has no purity to show: no column for it
+    assert "purity" not in format_table([dataclasses.replace(record, label_purity=None)]).splitlines()[0]

@@ -39,7 +39,9 @@ def test_format_bytes():
 PLAYBOOK, WIDE = (240, 135, 3, 1000), (100, 80, 20, 5000)
 
 
-def _compiled_vs_estimate(name: str, size: tuple[int, int, int, int], layout: str | None, form: str | None):
+def _compiled_vs_estimate(
+    name: str, size: tuple[int, int, int, int], layout: str | None, form: str | None, missing: bool = False
+):
     import numpy as np
 
     from som_studio.config import DataSpec, RunConfig
@@ -70,9 +72,13 @@ def _compiled_vs_estimate(name: str, size: tuple[int, int, int, int], layout: st
         itemsize=4,
         devices=data_axis * map_axis,
         map_devices=map_axis,
+        missing=missing,
     )
+    x = np.random.default_rng(0).random((n, d))
+    if missing:  # a tenth of the cells missing, every row keeping its first feature
+        x[:, 1:][np.random.default_rng(1).random((n, d - 1)) < 0.1] = np.nan
     with fused_plan.forced(form):
-        trainer = impl.create(make_problem(cfg, impl.kind, np.random.default_rng(0).random((n, d))))
+        trainer = impl.create(make_problem(cfg, impl.kind, x))
         est = memory.device_estimate(impl.estimate, s)
     try:
         programs = trainer.programs()
@@ -102,15 +108,51 @@ def _memory_cases():
     return out
 
 
+def _missing_cases():
+    """Data with missing values: the mask of known features and per-feature weights in every program."""
+    import pytest
+
+    from som_studio.core import fused_plan
+
+    out = [
+        pytest.param("jax-fused-batch", WIDE, None, f, id=f"jax-fused-batch-{f}-wide-missing") for f in fused_plan.FORMS
+    ]
+    out += [
+        pytest.param("jax-vmap-batch", PLAYBOOK, None, None, id="jax-vmap-batch-playbook-missing"),
+        pytest.param("jax-scan-online", PLAYBOOK, None, None, id="jax-scan-online-playbook-missing"),
+        pytest.param("jax-pmap-batch", WIDE, "4x1", "blocked", id="jax-pmap-batch-4x1-wide-missing"),
+        pytest.param("jax-shardmap-batch", WIDE, "2x2", "blocked", id="jax-shardmap-batch-2x2-wide-missing"),
+        pytest.param("jax-jit-sharded-batch", WIDE, "2x2", "blocked", id="jax-jit-sharded-batch-2x2-wide-missing"),
+    ]
+    return out
+
+
 import pytest  # noqa: E402
 
 
-@pytest.mark.parametrize(("name", "size", "layout", "form"), _memory_cases())
-def test_estimates_hold_to_xlas_accounting_of_the_program(name, size, layout, form):
+@pytest.mark.parametrize(
+    ("name", "size", "layout", "form", "missing"),
+    [
+        *(pytest.param(*c.values, False, id=c.id) for c in _memory_cases()),
+        *(pytest.param(*c.values, True, id=c.id) for c in _missing_cases()),
+    ],
+)
+def test_estimates_hold_to_xlas_accounting_of_the_program(name, size, layout, form, missing):
     """Within 30 % of memory_analysis() (arguments + outputs + temporaries, per device) where it is over 8 MiB."""
-    compiled, est = _compiled_vs_estimate(name, size, layout, form)
+    compiled, est = _compiled_vs_estimate(name, size, layout, form, missing)
     assert compiled is not None and compiled > 0
     if compiled > 8 * memory.MiB:
         assert abs(est - compiled) <= 0.3 * compiled, f"estimate {est} against compiled {compiled}"
     else:  # small programs: the estimate only has to stay in the same few MiB
         assert est <= compiled + 8 * memory.MiB
+
+
+def test_missing_values_raise_the_estimate_of_every_implementation():
+    """The mask of known features and the per-feature weights are counted wherever data have NaN."""
+    import dataclasses
+
+    for impl in registry.all_implementations():
+        s = _size(64, samples=5000, features=8)
+        assert impl.estimate(dataclasses.replace(s, missing=True)) > impl.estimate(s) or impl.kind == "online", (
+            impl.name
+        )

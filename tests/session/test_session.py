@@ -210,3 +210,15 @@ def test_a_cancelled_run_does_not_pass_off_an_earlier_quality_as_its_final_one(s
     assert rec is not None and rec.status == "cancelled"
     assert rec.history and rec.history[-1]["iteration"] == 0  # measured on the initial map only
     assert rec.qe is None and rec.te is None  # quality.qe/te are the final map's, which was not measured
+
+
+def test_the_estimate_counts_the_mask_of_missing_values(small_config):
+    # Data with NaN train with a mask of known features beside them: the record's estimate says so.
+    cfg = small_config.replace(impl="numpy-batch", epochs=1)
+    x = np.random.default_rng(0).random((400, 3))
+    holed = x.copy()
+    holed[::3, 1] = np.nan
+    plain = run_to_completion(Session(cfg, data=x, snapshot_interval_s=None, quality_points=0))
+    missing = run_to_completion(Session(cfg, data=holed, snapshot_interval_s=None, quality_points=0))
+    assert plain.status == missing.status == "ok"
+    assert missing.estimate_bytes > plain.estimate_bytes
