@@ -247,7 +247,8 @@ def xpysom_rows(quick: bool) -> list[dict[str, Any]]:
         )
         data = load_problem_data(cfg) if d == 3 else np.random.default_rng(0).random((n, d))
         p = make_problem(cfg, "batch", data)
-        sig = np.sqrt(p.sigma_x * p.sigma_y)  # one radius: the geometric mean of ours (see bench/peers.py)
+        s = p.whole()
+        sig = np.sqrt(s.sigma_x * s.sigma_y)  # one radius: the geometric mean of ours (see bench/peers.py)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             som = XPySom(
