@@ -39,9 +39,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from som_studio.core import fused_plan, jax_runtime, kernels
+from som_studio.core.device_schedule import DeviceSchedule
 from som_studio.core.fused_plan import KernelPlan
 from som_studio.core.kernels import HIGHEST  # sq_distances: re-exported for the online trainers
-from som_studio.core.device_schedule import DeviceSchedule
 from som_studio.core.problem import Problem
 
 if TYPE_CHECKING:  # the same module, named so that annotations like jax.Array resolve
