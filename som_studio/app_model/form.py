@@ -208,6 +208,19 @@ def app_words(text: str) -> str:
     return _FLAG_IN_TEXT.sub(lambda m: LABELS[_FLAG_WORDS[m.group(1)]] + " ", text)
 
 
+def app_message(message: str) -> str:
+    """A run's message in the app's words: a refusal the worker's session wrote as the CLI says it.
+
+    ``"layout: …; simulate more with --cpu-devices 16"`` (a layout the worker's devices cannot
+    hold) becomes ``"Layout: …; simulate more with Layout's “simulate” box set to 16 CPU
+    devices"``, as the form's own refusal reads; other messages keep their words.
+    """
+    field, sep, reason = message.partition(": ")
+    if sep and field in LABELS:
+        return app_words(Refusal.from_error(ConfigError(field, reason)).text(LABELS))
+    return app_words(message)
+
+
 def read_data(key: DataKey) -> DataInfo:
     """Read the data file ``key`` names; may take long: call it off the GUI thread."""
     from pathlib import Path

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from som_studio.app_model.form import app_message
 from som_studio.config import RunConfig
 from som_studio.report.content import format_seconds
 from som_studio.session.events import ChunkTimed, Compiled, Started
@@ -94,8 +95,8 @@ class LiveRun:
             return f"Finished {record.impl}: {n:,} iteration{'' if n == 1 else 's'} in {record.total_s:.2f} s" + (
                 f", median {format_seconds(med)}/iteration" if med else ""
             )
-        return f"Stopped {record.impl}: {record.message}"
+        return f"Stopped {record.impl}: {app_message(record.message)}"
 
     @staticmethod
     def failed(message: str) -> str:
-        return f"Failed: {message}"
+        return f"Failed: {app_message(message)}"

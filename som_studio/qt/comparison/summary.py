@@ -9,6 +9,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 
+from som_studio.app_model.form import app_message
 from som_studio.report.content import Report
 
 
@@ -26,7 +27,7 @@ class SummaryModel(QAbstractTableModel):
         self.beginResetModel()
         self._rows = report.summary_rows() if report else []
         self._values = report.summary_values() if report else []
-        self._messages = [r.record.message for r in report.runs] if report else []
+        self._messages = [app_message(r.record.message) for r in report.runs] if report else []
         self.endResetModel()
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
