@@ -23,14 +23,16 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from som_studio import config as cfgmod
+from som_studio.app_model import estimate
 from som_studio.config import ConfigError, DataSpec, RunConfig
 from som_studio.core import memory, registry
 from som_studio.session.preflight import Devices, Refusal, iteration_counts, memory_need, preflight
+from som_studio.session.record import RunRecord
 
 # The app names a refused field by its control's label (the CLI by its flag).
 LABELS: Mapping[str, str] = {
@@ -162,6 +164,7 @@ class FormState:
     refusals: tuple[Refusal, ...] = ()
     memory_text: str = ""
     cpu_devices: int | None = None
+    time_text: str = ""  # how long it will take, from a kept run of the same problem (see estimate.py)
     features: int = 3
     samples: int = 0
     data_text: str = ""
@@ -266,8 +269,11 @@ class RunForm:
     fields : the starting fields (default: the first registered implementation, the playbook's map).
     """
 
-    def __init__(self, fields: FormFields | None = None) -> None:
+    def __init__(
+        self, fields: FormFields | None = None, past_runs: Callable[[], Iterable[RunRecord]] | None = None
+    ) -> None:
         self._fields = fields or FormFields(impl=registry.names()[0])
+        self._past_runs = past_runs  # the kept runs' records, for how long a run will take
         self._data: dict[DataKey, DataInfo] = {}
         self._columns: dict[str, tuple[str, ...]] = {}  # per path: the header's names, kept while re-reading
         self._devices: tuple[dict[str, Any], int | None] | None = None  # what a worker saw, and with what setting
@@ -530,6 +536,7 @@ class RunForm:
             refusals,
             text,
             cpu,
+            "" if refusals or self._past_runs is None else estimate.time_text(cfg, self._past_runs()),
             features,
             samples,
             data_text,

@@ -65,15 +65,15 @@ class MainWindow(QMainWindow):
         self.doctor_dialog: Any = None
 
         # -- models and views ------------------------------------------------------------
-        self.form = RunForm()
+        self.history = RunHistory(history_folder(self.settings))  # every run, kept across restarts
+        self.form = RunForm(past_runs=lambda: (run.record for run in self.history.runs))  # they say how long
         self.map_view = MapView()
         self.setCentralWidget(self.map_view)
         self.panel = RunPanel(form=self.form)
         self.devices = DeviceWatch(self.form, self.panel.set_devices, self)
         self.probe = self.devices.probe
         self.timing_plot, self.quality_plot, self.sharding_view = TimingPlot(), QualityPlot(), ShardingView()
-        # The one run list: every run, kept across restarts; the comparison compares the ticked ones.
-        self.history = RunHistory(history_folder(self.settings))
+        # The one run list; the comparison compares the ticked ones.
         self.runs = RunsModel(self.history, self)
         self.runs_panel = RunsPanel(self.runs, rerun=self.run_config, show_run=lambda run: self.live.show_run(run))
         self.live = LiveViews(
