@@ -23,6 +23,7 @@ from som_studio.qt import controller as ctl
 from som_studio.qt import dialogs
 from som_studio.qt.comparison import ComparisonView, LiveRecorder, history_folder
 from som_studio.qt.devices import DeviceWatch
+from som_studio.qt.docks import show_with_room
 from som_studio.qt.doctor_dialog import DoctorDialog
 from som_studio.qt.live_views import LiveViews
 from som_studio.qt.project_dialog import show_projection
@@ -120,9 +121,10 @@ class MainWindow(QMainWindow):
         self.recorder = LiveRecorder(self.controller, parent=self)
         self.recorder.run_recorded.connect(lambda run: self.comparison.note_recorded(self.runs_panel.add_run(run)))
         self.comparison.status.connect(self.status_label.setText)
-        self.comparison.show_requested.connect(self._show_compare_dock)
         self.stop_action.triggered.connect(self.comparison.cancel_compare)  # Esc stops the comparison, not one run
         self.tabifyDockWidget(self.docks["runs"], self._add_dock("compare", "Compare", self.comparison, bottom))
+        for signal in (self.comparison.show_requested, self.docks["compare"].visibilityChanged):  # room for its maps
+            signal.connect(lambda visible=True: show_with_room(self, self.docks["compare"], visible))
         self.menuBar().insertMenu(self.menuBar().actions()[-1], self.comparison.menu)  # before Help
         self.menus["&View"].addAction(self.docks["compare"].toggleViewAction())
         self.live.connect()
@@ -145,13 +147,6 @@ class MainWindow(QMainWindow):
         self._on_form_state(self.form.state)
 
     # -- construction --------------------------------------------------------------------
-    def _show_compare_dock(self) -> None:
-        dock = self.docks["compare"]
-        dock.show()
-        dock.raise_()
-        if dock.height() < 420 and not dock.isFloating():  # room for the charts
-            self.resizeDocks([dock], [460], Qt.Orientation.Vertical)
-
     def _add_dock(self, key: str, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
         dock.setObjectName(f"dock_{key}")  # saveState() needs names
