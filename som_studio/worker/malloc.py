@@ -1,15 +1,17 @@
-"""Keeping the worker's resident memory flat over hours: glibc's malloc arenas, capped and trimmed.
+"""The worker's glibc malloc arenas: capped and trimmed.
 
 Measured with ``bench/soak.py --minutes 30 --impl jax-jit-online``: the worker
-held ~266 MB for ten minutes, then gained 13-16 MB within 20 s, at 10 minutes
-in one soak and at 13 in another, with no new thread and no new Python
-objects (``tracemalloc`` flat). ``/proc/PID/smaps`` named the step: a new
-64 MB-aligned anonymous heap, i.e. one more glibc malloc arena, 16 MB of it
-resident. glibc opens another arena whenever a thread finds the arenas locked
-(up to 8 per core); the worker's threads (training, the frame sender, XLA's
-pools) contend, and memory freed into an arena stays resident there. So the
+held ~266 MB for ten minutes, then gained 13-16 MB within 20 s, with no new
+thread and no new Python objects (``tracemalloc`` flat in an in-process
+replica). ``/proc/PID/smaps`` put the step in a new 64 MB-aligned anonymous
+heap: one more glibc malloc arena, 16 MB of it resident. glibc opens another
+arena whenever a thread finds the arenas locked (up to 8 per core), and the
+worker's threads (training, the frame sender, XLA's pools) contend. So the
 worker allows two arenas (``M_ARENA_MAX``, set before JAX starts its threads)
-and gives freed memory back now and then (``malloc_trim``, a few ms).
+and gives freed memory back now and then (``malloc_trim``, a few ms): its level
+at minute 2 fell from ~266 to ~247 MB. Steps of 10-16 MB still come, now in
+the second arena, which ``malloc_trim`` does not shrink (live allocations of a
+thread other than the main one): see docs/benchmarks.md, "Hours-long runs".
 
 Elsewhere than glibc (macOS, musl) both are no-ops.
 """
