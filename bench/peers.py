@@ -91,7 +91,8 @@ def session_row(cfg: RunConfig, data: np.ndarray, name: str | None = None) -> Ro
 
 def iso_sigma(problem) -> np.ndarray:
     """The peers' one radius per iteration: the geometric mean of our two."""
-    return np.sqrt(problem.sigma_x.astype(np.float64) * problem.sigma_y.astype(np.float64))
+    s = problem.whole()
+    return np.sqrt(s.sigma_x.astype(np.float64) * s.sigma_y.astype(np.float64))
 
 
 def minisom_batch(cfg: RunConfig, data: np.ndarray) -> Row:
@@ -130,7 +131,7 @@ def minisom_online(cfg: RunConfig, data: np.ndarray) -> Row:
 
     p = make_problem(cfg, "online", data)
     sig = iso_sigma(p) / math.sqrt(2.0)
-    lr = p.lr.astype(np.float64)
+    lr = p.whole().lr.astype(np.float64)
     offset = [0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -222,7 +223,7 @@ def fused_breakdown(cfg: RunConfig, data: np.ndarray, repeats: int = 15) -> list
             ts.append(time.perf_counter() - t0)
         return float(np.min(ts))
 
-    epoch = best(jax.jit(jf.batch_epoch), w, x, p.sigma_x[0], p.sigma_y[0])
+    epoch = best(jax.jit(jf.batch_epoch), w, x, p.whole().sigma_x[0], p.whole().sigma_y[0])
     argmin = best(jax.jit(lambda w, x: jf.bmus(w.reshape(d, h * wd), x)), w, x)
     idx = jax.jit(lambda w, x: jf.bmus(w.reshape(d, h * wd), x))(w, x)
 

@@ -13,7 +13,9 @@ measured processes) and writes (issue 14's contract)::
     {"samples": [{"t_s": ..., "app_rss_mb": ..., "worker_rss_mb": ...}, ...]}
 
 with ``t_s`` counted from the start of the long run. Extra keys say what ran
-(``impl``, ``minutes``, ``iterations``, ``growth``). ``--tracemalloc`` also has
+(``impl``, ``minutes``, ``iterations``, ``growth``). ``--iterations N`` runs
+exactly N iterations instead (no calibration; stopped at M minutes if still
+going): ``bench/long_run.py`` compares 1 and 100 million steps so. ``--tracemalloc`` also has
 the app write the Python allocations that grew most between minute 2 and the
 end (slower; for finding a leak, not for the figures).
 
@@ -47,6 +49,7 @@ from PySide6.QtWidgets import QApplication
 from som_studio.qt import main_window
 
 IMPL, MINUTES, CALIB = os.environ["SOAK_IMPL"], float(os.environ["SOAK_MINUTES"]), int(os.environ["SOAK_CALIB"])
+FIXED = int(os.environ.get("SOAK_ITERATIONS") or 0)
 TRACE = os.environ.get("SOAK_TRACEMALLOC")
 GRID, SAMPLES = os.environ.get("SOAK_GRID"), int(os.environ.get("SOAK_SAMPLES") or 0)
 _show = main_window.MainWindow.showEvent
@@ -90,21 +93,23 @@ def start(win):
                 return
             # 1.25x the time left: the run must outlast the soak; it is stopped at M minutes.
             n = int(MINUTES * 60 / per_it * 1.25)
-            n = max(1, min(n, 100_000_000))
-            if not configure(win, n):
-                return
-            state["phase"] = "soak"
-            if TRACE:
-                gc.collect()
-                tracemalloc.start(12)
-            win.start_run()
-            say(phase="soak", iterations=n, per_iteration_s=per_it, worker_pid=ctl.process.pid)
-            QTimer.singleShot(int(120_000 if MINUTES > 2.5 else MINUTES * 30_000), snap_early)
-            QTimer.singleShot(int(MINUTES * 60_000), finish)
+            begin(max(1, min(n, 100_000_000)), per_it)
         elif state["phase"] == "soak":
             rec = win.runs.records[-1]
             say(phase="ended-early", status=rec.status, message=rec.message)
             finish()
+
+    def begin(n, per_it):
+        if not configure(win, n):
+            return
+        state["phase"] = "soak"
+        if TRACE:
+            gc.collect()
+            tracemalloc.start(12)
+        win.start_run()
+        say(phase="soak", iterations=n, per_iteration_s=per_it, worker_pid=ctl.process.pid)
+        QTimer.singleShot(int(120_000 if MINUTES > 2.5 else MINUTES * 30_000), snap_early)
+        QTimer.singleShot(int(MINUTES * 60_000), finish)
 
     def snap_early():
         if TRACE:
@@ -128,6 +133,9 @@ def start(win):
 
     ctl.run_ended.connect(on_ended)
     if not configure(win, 1):
+        return
+    if FIXED:  # a run of a given length, no calibration: stopped at M minutes if still going
+        begin(FIXED, None)
         return
     n = CALIB if win.panel.selected_impl().kind == "online" else max(2, CALIB // 10_000)
     configure(win, n)
@@ -179,6 +187,9 @@ def main() -> int:
     ap.add_argument("--grid", help="map size WxH (default: the app's)")
     ap.add_argument("--samples", type=int, help="random data of this many samples (default: the app's data)")
     ap.add_argument("--calibrate", type=int, default=20_000, help="steps of the speed-measuring first run")
+    ap.add_argument(
+        "--iterations", type=int, help="run exactly this many iterations (no calibration run), stopped at M minutes"
+    )
     ap.add_argument("--tracemalloc", action="store_true", help="report the app's Python allocations that grew")
     args = ap.parse_args()
     if args.minutes <= 0:
@@ -210,6 +221,7 @@ def main() -> int:
         "SOAK_CALIB": str(args.calibrate),
         "SOAK_GRID": args.grid or "",
         "SOAK_SAMPLES": str(args.samples or ""),
+        "SOAK_ITERATIONS": str(args.iterations or ""),
     }
     if args.tracemalloc:
         env["SOAK_TRACEMALLOC"] = "1"

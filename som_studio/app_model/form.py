@@ -23,15 +23,17 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from som_studio import config as cfgmod
+from som_studio.app_model import estimate
 from som_studio.config import ConfigError, DataSpec, RunConfig
 from som_studio.core import memory, registry
 from som_studio.i18n import N_, _
 from som_studio.session.preflight import Devices, Refusal, iteration_counts, memory_need, preflight
+from som_studio.session.record import RunRecord
 
 # The app names a refused field by its control's label (the CLI by its flag); shown through _().
 LABELS: Mapping[str, str] = {
@@ -163,6 +165,7 @@ class FormState:
     refusals: tuple[Refusal, ...] = ()
     memory_text: str = ""
     cpu_devices: int | None = None
+    time_text: str = ""  # how long it will take, from a kept run of the same problem (see estimate.py)
     features: int = 3
     samples: int = 0
     data_text: str = ""
@@ -214,6 +217,19 @@ def app_words(text: str) -> str:
     return _FLAG_IN_TEXT.sub(lambda m: _(LABELS[_FLAG_WORDS[m.group(1)]]) + " ", text)
 
 
+def app_message(message: str) -> str:
+    """A run's message in the app's words: a refusal the worker's session wrote as the CLI says it.
+
+    ``"layout: …; simulate more with --cpu-devices 16"`` (a layout the worker's devices cannot
+    hold) becomes ``"Layout: …; simulate more with Layout's “simulate” box set to 16 CPU
+    devices"``, as the form's own refusal reads; other messages keep their words.
+    """
+    field, sep, reason = message.partition(": ")
+    if sep and field in LABELS:
+        return app_words(Refusal.from_error(ConfigError(field, reason)).text(LABELS))
+    return app_words(message)
+
+
 def read_data(key: DataKey) -> DataInfo:
     """Read the data file ``key`` names; may take long: call it off the GUI thread."""
     from pathlib import Path
@@ -262,8 +278,11 @@ class RunForm:
     fields : the starting fields (default: the first registered implementation, the playbook's map).
     """
 
-    def __init__(self, fields: FormFields | None = None) -> None:
+    def __init__(
+        self, fields: FormFields | None = None, past_runs: Callable[[], Iterable[RunRecord]] | None = None
+    ) -> None:
         self._fields = fields or FormFields(impl=registry.names()[0])
+        self._past_runs = past_runs  # the kept runs' records, for how long a run will take
         self._data: dict[DataKey, DataInfo] = {}
         self._columns: dict[str, tuple[str, ...]] = {}  # per path: the header's names, kept while re-reading
         self._devices: tuple[dict[str, Any], int | None] | None = None  # what a worker saw, and with what setting
@@ -533,6 +552,7 @@ class RunForm:
             refusals,
             text,
             cpu,
+            "" if refusals or self._past_runs is None else estimate.time_text(cfg, self._past_runs()),
             features,
             samples,
             data_text,

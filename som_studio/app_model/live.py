@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from som_studio.app_model.form import app_message
 from som_studio.config import RunConfig
 from som_studio.i18n import _, ngettext
 from som_studio.report.content import format_seconds
@@ -105,8 +106,8 @@ class LiveRun:
             if record.label_purity is not None:
                 text += _(", label purity {purity}").format(purity=f"{record.label_purity:.3f}")
             return text
-        return _("Stopped {impl}: {message}").format(impl=record.impl, message=record.message)
+        return _("Stopped {impl}: {message}").format(impl=record.impl, message=app_message(record.message))
 
     @staticmethod
     def failed(message: str) -> str:
-        return _("Failed: {message}").format(message=message)
+        return _("Failed: {message}").format(message=app_message(message))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Iterable
 
+from som_studio.app_model.form import app_message
 from som_studio.i18n import N_, _
 from som_studio.report.content import format_seconds
 from som_studio.report.writers import OutputError
@@ -165,10 +166,12 @@ def row_texts(run: StoredRun) -> tuple[str, ...]:
         f"{r.qe:.4g}" if r.qe is not None else "",
         f"{r.te:.3f}" if r.te is not None else "",
         _when(run.created),
-        r.message,
+        app_message(r.message),
     )
 
 
 def run_tooltip(run: StoredRun) -> str:
     r = run.record
-    return f"{run.name}: {r.impl} · {status_text(r.status)} · {run.created}" + (f"\n{r.message}" if r.message else "")
+    return f"{run.name}: {r.impl} · {status_text(r.status)} · {run.created}" + (
+        f"\n{app_message(r.message)}" if r.message else ""
+    )

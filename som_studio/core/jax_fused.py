@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from som_studio.core import fused_plan, jax_runtime, kernels
+from som_studio.core.device_schedule import DeviceSchedule
 from som_studio.core.fused_plan import KernelPlan
 from som_studio.core.kernels import HIGHEST  # sq_distances: re-exported for the online trainers
 from som_studio.core.problem import Problem
@@ -119,7 +120,8 @@ class _FusedTrainer:
         put = lambda a: jax.device_put(a, self.device)
         self.w = put(np.ascontiguousarray(np.moveaxis(problem.init_map, 2, 0)))
         self.data = put(problem.data)
-        self.sx, self.sy, self.lr = put(problem.sigma_x), put(problem.sigma_y), put(problem.lr)
+        # One block of the schedules (and the online order) at a time: see device_schedule.
+        self.sched = DeviceSchedule(problem, lambda _name, a: put(a))
         self._program: Any = None
         self._compiled: Any = None
 
@@ -142,7 +144,8 @@ class _FusedTrainer:
         self.w.block_until_ready()
 
     def run(self, first: int, count: int) -> None:
-        self._call(first, count)
+        for local, n in self.sched.segments(first, count):
+            self._call(local, n)
 
     def describe(self) -> dict:
         """The kernel plan and XLA's own account of the compiled program's memory (after :meth:`warmup`)."""
@@ -152,7 +155,8 @@ class _FusedTrainer:
         return np.ascontiguousarray(np.moveaxis(np.asarray(self.w), 0, 2))
 
     def close(self) -> None:
-        for name in ("w", "data", "sx", "sy", "lr", "order", "xs", "ys", "known"):
+        self.sched.close()
+        for name in ("w", "data", "xs", "ys", "known"):
             a = getattr(self, name, None)
             if a is not None:
                 a.delete()
@@ -191,5 +195,5 @@ class FusedBatch(_FusedTrainer):
 
     def _args(self) -> tuple:
         if self.known is not None:
-            return (self.data, self.sx, self.sy, self.known)
-        return (self.data, self.sx, self.sy)
+            return (self.data, self.sched.sx, self.sched.sy, self.known)
+        return (self.data, self.sched.sx, self.sched.sy)

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from som_studio.core import jax_runtime
+from som_studio.core.device_schedule import DeviceSchedule
 from som_studio.core.kernels import grid_weights
 from som_studio.core.problem import MIN_WEIGHT, Problem
 
@@ -69,6 +70,10 @@ def _online_step(weights, x, sx, sy, lr, xs, ys, lattice=RECT, missing=False):
 class _JaxTrainer:
     """Shared device state: problem arrays placed once on the first device.
 
+    The schedules and the sample order are one block's (``self.sched``, a
+    :class:`~som_studio.core.device_schedule.DeviceSchedule`): :meth:`run`
+    trains each block's piece of a chunk with the block's own iteration numbers.
+
     ``plan`` names the BMU search for the record (``extra.kernel_plan``); the
     subclasses with one compiled program compile it ahead of time in
     :meth:`warmup` so that :meth:`describe` can give XLA's memory figure.
@@ -82,7 +87,7 @@ class _JaxTrainer:
         put = lambda a: jax.device_put(a, self.device)
         self.weights = put(problem.init_map)
         self.data = put(problem.data)
-        self.sx, self.sy, self.lr = put(problem.sigma_x), put(problem.sigma_y), put(problem.lr)
+        self.sched = DeviceSchedule(problem, lambda _name, a: put(a))
         dt = problem.dtype
         self.xs = put(np.arange(problem.width, dtype=dt))
         self.ys = put(np.arange(problem.height, dtype=dt))
@@ -99,11 +104,20 @@ class _JaxTrainer:
         """A throw-away map for warm-up (a transfer, which compiles nothing)."""
         return jax.device_put(self.p.init_map, self.device)
 
+    def run(self, first: int, count: int) -> None:
+        for local, n in self.sched.segments(first, count):
+            self._run(local, n)
+
+    def _run(self, first: int, count: int) -> None:
+        """Train iterations ``first .. first + count - 1`` of the placed block."""
+        raise NotImplementedError
+
     def get_map(self) -> np.ndarray:
         return np.asarray(self.weights).copy()
 
     def close(self) -> None:
-        for name in ("weights", "data", "sx", "sy", "lr", "xs", "ys"):
+        self.sched.close()
+        for name in ("weights", "data", "xs", "ys"):
             a = getattr(self, name, None)
             if a is not None:
                 a.delete()
@@ -122,25 +136,23 @@ class JaxNaiveOnline(_JaxTrainer):
 
     def programs(self) -> dict:
         """The step's operations lowered as one program (eagerly, each is its own small program)."""
-        p = self.p
-        x = self.data[int(p.order[0])]  # type: ignore[index]
+        b, s = self.sched.block, self.sched
+        x = self.data[int(b.order[0])]  # type: ignore[index,union-attr]
         step = jax.jit(_online_step, static_argnums=(7, 8))
         return {
-            "step": step.lower(
-                self.weights, x, self.sx[0], self.sy[0], self.lr[0], self.xs, self.ys, self.lattice, self.missing
-            )
+            "step": step.lower(self.weights, x, s.sx[0], s.sy[0], s.lr[0], self.xs, self.ys, self.lattice, self.missing)
         }
 
     def _step(self, w, t):
-        p = self.p
-        x = self.data[int(p.order[t])]  # type: ignore[index]
-        return _online_step(w, x, self.sx[t], self.sy[t], self.lr[t], self.xs, self.ys, self.lattice, self.missing)
+        b, s = self.sched.block, self.sched
+        x = self.data[int(b.order[t])]  # type: ignore[index,union-attr]
+        return _online_step(w, x, s.sx[t], s.sy[t], s.lr[t], self.xs, self.ys, self.lattice, self.missing)
 
     def warmup(self) -> None:
         # Eager ops still compile once per primitive and shape: do it on a copy.
         self._step(self._scratch(), 0).block_until_ready()
 
-    def run(self, first: int, count: int) -> None:
+    def _run(self, first: int, count: int) -> None:
         w = self.weights
         for t in range(first, first + count):
             w = self._step(w, t)
@@ -154,8 +166,6 @@ class JaxJitOnline(_JaxTrainer):
 
     def __init__(self, problem: Problem) -> None:
         super().__init__(problem)
-        self.order = jax.device_put(problem.order, self.device)
-
         lattice, missing = self.lattice, self.missing
 
         def step(w, t, data, order, sx, sy, lr, xs, ys):
@@ -164,7 +174,8 @@ class JaxJitOnline(_JaxTrainer):
         self._step = jax.jit(step, donate_argnums=0)
 
     def _args(self):
-        return (self.data, self.order, self.sx, self.sy, self.lr, self.xs, self.ys)
+        s = self.sched
+        return (self.data, s.order, s.sx, s.sy, s.lr, self.xs, self.ys)
 
     def programs(self) -> dict:
         """The step program, lowered for this trainer's arguments (nothing compiled)."""
@@ -174,16 +185,12 @@ class JaxJitOnline(_JaxTrainer):
         self._compiled = self.programs()["step"].compile()
         self._compiled(self._scratch(), np.int32(0), *self._args()).block_until_ready()
 
-    def run(self, first: int, count: int) -> None:
+    def _run(self, first: int, count: int) -> None:
         w, args = self.weights, self._args()
         step = self._compiled or self._step
         for t in range(first, first + count):
             w = step(w, np.int32(t), *args)
         self.weights = w.block_until_ready()
-
-    def close(self) -> None:
-        super().close()
-        self.order = None
 
 
 class JaxVmapBatch(_JaxTrainer):
@@ -222,7 +229,7 @@ class JaxVmapBatch(_JaxTrainer):
         self._epoch = jax.jit(epoch, donate_argnums=0)
 
     def _args(self):
-        return (self.data, self.sx, self.sy, self.xs, self.ys)
+        return (self.data, self.sched.sx, self.sched.sy, self.xs, self.ys)
 
     def programs(self) -> dict:
         """The epoch program, lowered for this trainer's arguments (nothing compiled)."""
@@ -232,7 +239,7 @@ class JaxVmapBatch(_JaxTrainer):
         self._compiled = self.programs()["epoch"].compile()
         self._compiled(self._scratch(), np.int32(0), *self._args()).block_until_ready()
 
-    def run(self, first: int, count: int) -> None:
+    def _run(self, first: int, count: int) -> None:
         w, args = self.weights, self._args()
         epoch = self._compiled or self._epoch
         for t in range(first, first + count):

@@ -43,12 +43,7 @@ class JaxPmapBatch(ShardedTrainer):
     def _place_all(self) -> None:
         h = self._host
         self.w = self._copy_w()
-        self._args = (
-            self._stacked(h["x"]),
-            self._stacked(h["weight"]),
-            self._place("sx", h["sx"]),
-            self._place("sy", h["sy"]),
-        )
+        self._data_args = (self._stacked(h["x"]), self._stacked(h["weight"]))
 
     def _copy_w(self) -> Any:
         # One copy of the map per device: the replicated parameters of the pmap tutorials.

@@ -156,7 +156,6 @@ class ScanOnline(_FusedTrainer):
         super().__init__(problem)
         put = lambda a: jax.device_put(a, self.device)
         dt = problem.dtype
-        self.order = put(problem.order)
         self.xs = put(np.arange(problem.width, dtype=dt))
         self.ys = put(np.arange(problem.height, dtype=dt))
         self.plan = plan or choose(self.device.platform, problem.height * problem.width, problem.features)
@@ -165,7 +164,8 @@ class ScanOnline(_FusedTrainer):
         self._program = jax.jit(chunk_program(self.plan, lattice, missing), donate_argnums=0)
 
     def _args(self) -> tuple:
-        return (self.data, self.order, self.sx, self.sy, self.lr, self.xs, self.ys)
+        s = self.sched
+        return (self.data, s.order, s.sx, s.sy, s.lr, self.xs, self.ys)
 
     def describe(self) -> dict[str, Any]:
         """``kernel_plan``: the plan this trainer compiled (see :mod:`som_studio.core.online_plan`), and its memory."""

@@ -29,9 +29,16 @@ JAX_OVERHEAD = 56 * MiB
 BATCH_COMPILE_OVERHEAD = 40 * MiB
 
 
+def _block(s: ProblemSize) -> int:
+    """Iterations of schedules and order held at once: one block (:class:`~som_studio.core.problem.Schedule`)."""
+    from som_studio.core.problem import BLOCK
+
+    return max(1, min(s.iterations, BLOCK))
+
+
 def _base(s: ProblemSize) -> int:
-    """Data, map and schedules, in the run's precision."""
-    return (s.samples * s.features + s.units * s.features + 3 * s.iterations) * s.itemsize
+    """Data, map and one block of schedules, in the run's precision."""
+    return (s.samples * s.features + s.units * s.features + 3 * _block(s)) * s.itemsize
 
 
 def _host_mask(s: ProblemSize) -> int:
@@ -41,7 +48,7 @@ def _host_mask(s: ProblemSize) -> int:
 
 def numpy_online(s: ProblemSize) -> int:
     # map copy + diff + h temporaries, order indices
-    return _base(s) + _host_mask(s) + 3 * s.units * s.features * s.itemsize + 4 * s.iterations + NUMPY_OVERHEAD
+    return _base(s) + _host_mask(s) + 3 * s.units * s.features * s.itemsize + 4 * _block(s) + NUMPY_OVERHEAD
 
 
 def numpy_batch(s: ProblemSize) -> int:
@@ -56,7 +63,7 @@ def numpy_batch(s: ProblemSize) -> int:
 
 def jax_online(s: ProblemSize) -> int:
     # donated map, diff and update temporaries on the device, host copies of inputs
-    return 2 * _base(s) + 4 * s.units * s.features * s.itemsize + 4 * s.iterations + JAX_OVERHEAD
+    return 2 * _base(s) + 4 * s.units * s.features * s.itemsize + 4 * _block(s) + JAX_OVERHEAD
 
 
 def jax_vmap_batch(s: ProblemSize) -> int:
@@ -131,10 +138,10 @@ def batch_device_bytes(s: ProblemSize, *, layout: str = "fused") -> int:
     # argument of jax-fused-batch; the sharded programs split their placed examples into the two).
     mask = n_local * d * it if s.missing else 0
     m_local = s.units if layout in ("fused", "replicated") else ceil_div(s.height, s.map_devices) * s.width
-    args = (m_local * d + n_local * (d + (0 if layout == "fused" else 1)) + 2 * s.iterations) * it
+    args = (m_local * d + n_local * (d + (0 if layout == "fused" else 1)) + 2 * _block(s)) * it
     if layout == "partitioned" and s.map_devices > 1:
         m_local = ceil_div(s.height, s.map_devices) * s.width
-        args = (m_local * d + n_local * (d + 1) + 2 * s.iterations) * it
+        args = (m_local * d + n_local * (d + 1) + 2 * _block(s)) * it
         # the distance block and the winner mask beside it, split by rows: (N/d) x (M/m) each
         return args + mask + 2 * n_local * m_local * it + epoch_bytes(s.units, d, n_local, it, s.missing)
     plan = _plan(s, m_local if layout == "rows" else s.units, n_local if layout != "partitioned" else s.samples)

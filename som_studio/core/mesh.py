@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from som_studio.core import fused_plan, hlo, jax_runtime, sharding
+from som_studio.core.device_schedule import DeviceSchedule
 from som_studio.core.problem import Problem
 
 jax = jax_runtime.jax()
@@ -62,7 +63,7 @@ class ShardedTrainer:
         # jax 0.12.0.1 on the CPU, jit(lambda x, i: segment_sum(x[:30], i[:30], 10)) with x and i
         # split 4 ways over `data` of a 4x2 mesh returns wrong sums; 4x1, 2x2, 8x1 and 2x4 are right.)
         weight[:n] = 1
-        self._host = {"w": w, "x": x, "weight": weight, "sx": problem.sigma_x, "sy": problem.sigma_y}
+        self._host = {"w": w, "x": x, "weight": weight}
         self._compiled: Any = None
         # Static facts the chunk programs are written for: the lattice (topology, toroid), and whether
         # examples hold NaN (missing values; kept in the placed examples, split in the program).
@@ -72,7 +73,14 @@ class ShardedTrainer:
         self.plan = fused_plan.choose(
             self.devices[0].platform, units, problem.features, samples, problem.dtype.itemsize
         )
+        # The radii, one block of iterations at a time (replicated: see device_schedule).
+        self.sched = DeviceSchedule(problem, self._place, ("sx", "sy"))
         self._place_all()
+
+    @property
+    def _args(self) -> tuple[Any, ...]:
+        """The chunk program's arguments after ``(w, first, count)``: examples, weights, the block's radii."""
+        return (*self._data_args, self.sched.sx, self.sched.sy)
 
     def _plan_sizes(self) -> tuple[int, int]:
         """(units, examples) one device searches: the whole map, its block of examples."""
@@ -89,7 +97,7 @@ class ShardedTrainer:
 
     def _place_all(self) -> None:
         self.w = self._place("w", self._host["w"])
-        self._args = tuple(self._place(k, self._host[k]) for k in ("x", "weight", "sx", "sy"))
+        self._data_args = tuple(self._place(k, self._host[k]) for k in ("x", "weight"))
 
     def _scalar(self, v: int) -> Any:
         return self._place("scalar", np.asarray(v, np.int32))
@@ -114,8 +122,9 @@ class ShardedTrainer:
         return self._place("w", self._host["w"])
 
     def run(self, first: int, count: int) -> None:
-        self.w = self._compiled(self.w, self._scalar(first), self._scalar(count), *self._args)
-        self.w.block_until_ready()
+        for local, n in self.sched.segments(first, count):
+            self.w = self._compiled(self.w, self._scalar(local), self._scalar(n), *self._args)
+            self.w.block_until_ready()
 
     def get_map(self) -> np.ndarray:
         return self._gather(self.w)[: self.p.height].copy()
@@ -149,7 +158,8 @@ class ShardedTrainer:
         return out
 
     def close(self) -> None:
-        for a in (self.w, *getattr(self, "_args", ())):
+        self.sched.close()
+        for a in (self.w, *getattr(self, "_data_args", ())):
             if a is not None and not a.is_deleted():
                 a.delete()
-        self.w, self._args, self._compiled = None, (), None
+        self.w, self._data_args, self._compiled = None, (), None

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from som_studio.core import topology as topo
-from som_studio.core.problem import MIN_WEIGHT, Problem
+from som_studio.core.problem import MIN_WEIGHT, Block, Problem
 
 # numpy-batch keeps each best-matching unit's neighbourhood for the rest of the
 # epoch once computed, up to this many bytes; past it, neighbourhoods are
@@ -48,21 +48,21 @@ class _NumpyTrainer:
         cfg = problem.config
         self._separable = cfg.topology == "rect" and not cfg.toroid
         self._missing = bool(np.isnan(problem.data).any())
+        self._schedule = problem.schedule()
 
-    def _h1(self, t: int, by: int, bx: int) -> tuple[np.ndarray, np.ndarray]:
-        p = self.p
-        hy = np.exp(-((self._ys - by) ** 2) / p.sigma_y[t] ** 2)
-        hx = np.exp(-((self._xs - bx) ** 2) / p.sigma_x[t] ** 2)
+    def _h1(self, b: Block, t: int, by: int, bx: int) -> tuple[np.ndarray, np.ndarray]:
+        hy = np.exp(-((self._ys - by) ** 2) / b.sigma_y[t] ** 2)
+        hx = np.exp(-((self._xs - bx) ** 2) / b.sigma_x[t] ** 2)
         return hy, hx
 
-    def _h(self, t: int, by: int, bx: int) -> np.ndarray:
-        """The (height, width) neighbourhood of unit (by, bx) at iteration ``t``, unscaled."""
+    def _h(self, b: Block, t: int, by: int, bx: int) -> np.ndarray:
+        """The (height, width) neighbourhood of unit (by, bx) at iteration ``t`` of block ``b``, unscaled."""
         if self._separable:
-            hy, hx = self._h1(t, by, bx)
+            hy, hx = self._h1(b, t, by, bx)
             return np.outer(hy, hx)
         p, cfg = self.p, self.p.config
         return topo.neighbourhood(
-            p.height, p.width, by, bx, p.sigma_x[t], p.sigma_y[t], cfg.topology, cfg.toroid, p.dtype
+            p.height, p.width, by, bx, b.sigma_x[t], b.sigma_y[t], cfg.topology, cfg.toroid, p.dtype
         )
 
     def warmup(self) -> None:
@@ -79,22 +79,27 @@ class NumpyOnline(_NumpyTrainer):
     """``numpy-online``: one example per step, full-map update."""
 
     def run(self, first: int, count: int) -> None:
-        p, w = self.p, self.weights
+        for block, local, n in self._schedule.segments(first, count):
+            self._run(block, local, n)
+
+    def _run(self, b: Block, first: int, count: int) -> None:
+        p, w, order = self.p, self.weights, b.order
+        assert order is not None
         if self._separable and not self._missing:
             for t in range(first, first + count):
-                x = p.data[p.order[t]]  # type: ignore[index]
+                x = p.data[order[t]]
                 diff = w - x
                 dist = np.einsum("hwd,hwd->hw", diff, diff)
                 by, bx = divmod(int(np.argmin(dist)), p.width)
-                hy, hx = self._h1(t, by, bx)
-                h = np.outer(hy * p.lr[t], hx)
+                hy, hx = self._h1(b, t, by, bx)
+                h = np.outer(hy * b.lr[t], hx)
                 w -= h[:, :, None] * diff
             return
         for t in range(first, first + count):
-            x = p.data[p.order[t]]  # type: ignore[index]
+            x = p.data[order[t]]
             known = ~np.isnan(x)
             by, bx = bmu_index(w, x)
-            h = self._h(t, by, bx) * p.lr[t]
+            h = self._h(b, t, by, bx) * b.lr[t]
             if known.all():
                 w -= h[:, :, None] * (w - x)
             else:
@@ -112,6 +117,10 @@ class NumpyBatch(_NumpyTrainer):
     """
 
     def run(self, first: int, count: int) -> None:
+        for block, local, n in self._schedule.segments(first, count):
+            self._run(block, local, n)
+
+    def _run(self, b: Block, first: int, count: int) -> None:
         p = self.p
         m = p.height * p.width
         budget = NEIGHBOURHOOD_CACHE_BYTES // max(m * p.dtype.itemsize, 1)
@@ -125,12 +134,12 @@ class NumpyBatch(_NumpyTrainer):
             den = np.zeros(w.shape if self._missing else w.shape[:2], dtype=np.float64)
             cache: dict[tuple[int, int], np.ndarray] = {}
             for x in p.data:
-                b = bmu_index(w, x)
-                h = cache.get(b)
+                u = bmu_index(w, x)
+                h = cache.get(u)
                 if h is None:
-                    h = self._h(t, *b)
+                    h = self._h(b, t, *u)
                     if len(cache) < budget:
-                        cache[b] = h
+                        cache[u] = h
                 if self._missing:
                     known = ~np.isnan(x)
                     num[:, :, known] += h[:, :, None] * x[known]

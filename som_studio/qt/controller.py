@@ -364,7 +364,7 @@ class RunController(QObject):
             layout=st.layout if st else "1x1",
             env=dict(st.env) if st else {},
             compile_s=self._compile_s,
-            chunks=list(self._chunks),
+            chunks=ChunkLog(self._chunks),
             samples=st.samples if st else 0,
             estimate_bytes=st.estimate_bytes if st else None,
         )

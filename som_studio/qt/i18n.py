@@ -42,9 +42,15 @@ def saved_language(settings: Any) -> str:
     return i18n.normalize(str(value or "")) or ""
 
 
-def set_saved_language(settings: Any, language: str) -> None:
-    """Remember ``language`` (``"ko"``, ``"en"``, or ``""`` to follow the system) for the next start."""
-    settings.qsettings.setValue(SETTINGS_KEY, language)
+def set_saved_language(settings: Any, language: str) -> bool:
+    """Remember ``language`` (``"ko"``, ``"en"``, or ``""`` to follow the system) for the next start.
+
+    Through :meth:`Settings.set_value <som_studio.qt.settings.Settings.set_value>`, as every
+    setting: a file written by a newer SOM Studio is left as it is, and this returns ``False``
+    (nothing remembered); ``True`` when remembered.
+    """
+    settings.set_value(SETTINGS_KEY, language)
+    return not getattr(settings, "read_only", False)
 
 
 def install_translators(app: QCoreApplication, language: str) -> list[QTranslator]:

@@ -23,6 +23,7 @@ from som_studio.qt import controller as ctl
 from som_studio.qt import dialogs
 from som_studio.qt.comparison import ComparisonView, LiveRecorder, history_folder
 from som_studio.qt.devices import DeviceWatch
+from som_studio.qt.docks import show_with_room
 from som_studio.qt.doctor_dialog import DoctorDialog
 from som_studio.qt.live_views import LiveViews
 from som_studio.qt.menus import make_actions
@@ -81,15 +82,15 @@ class MainWindow(QMainWindow):
         self.doctor_dialog: Any = None
 
         # -- models and views ------------------------------------------------------------
-        self.form = RunForm()
+        self.history = RunHistory(history_folder(self.settings))  # every run, kept across restarts
+        self.form = RunForm(past_runs=lambda: (run.record for run in self.history.runs))  # they say how long
         self.map_view = MapView()
         self.setCentralWidget(self.map_view)
         self.panel = RunPanel(form=self.form)
         self.devices = DeviceWatch(self.form, self.panel.set_devices, self)
         self.probe = self.devices.probe
         self.timing_plot, self.quality_plot, self.sharding_view = TimingPlot(), QualityPlot(), ShardingView()
-        # The one run list: every run, kept across restarts; the comparison compares the ticked ones.
-        self.history = RunHistory(history_folder(self.settings))
+        # The one run list; the comparison compares the ticked ones.
         self.runs = RunsModel(self.history, self)
         self.runs_panel = RunsPanel(self.runs, rerun=self.run_config, show_run=lambda run: self.live.show_run(run))
         self.live = LiveViews(
@@ -136,11 +137,12 @@ class MainWindow(QMainWindow):
         self.recorder = LiveRecorder(self.controller, parent=self)
         self.recorder.run_recorded.connect(lambda run: self.comparison.note_recorded(self.runs_panel.add_run(run)))
         self.comparison.status.connect(self.status_label.setText)
-        self.comparison.show_requested.connect(self._show_compare_dock)
         self.stop_action.triggered.connect(self.comparison.cancel_compare)  # Esc stops the comparison, not one run
         self.tabifyDockWidget(
             self.docks["runs"], self._add_dock("compare", self.tr("Compare"), self.comparison, bottom)
         )
+        for signal in (self.comparison.show_requested, self.docks["compare"].visibilityChanged):  # room for its maps
+            signal.connect(lambda visible=True: show_with_room(self, self.docks["compare"], visible))
         self.menuBar().insertMenu(self.menuBar().actions()[-1], self.comparison.menu)  # before Help
         view_menu = self.menus["&View"]  # the docks, then (after a separator) the Language menu
         view_menu.insertAction(view_menu.actions()[-2], self.docks["compare"].toggleViewAction())
@@ -165,13 +167,6 @@ class MainWindow(QMainWindow):
         self._on_form_state(self.form.state)
 
     # -- construction --------------------------------------------------------------------
-    def _show_compare_dock(self) -> None:
-        dock = self.docks["compare"]
-        dock.show()
-        dock.raise_()
-        if dock.height() < 420 and not dock.isFloating():  # room for the charts
-            self.resizeDocks([dock], [460], Qt.Orientation.Vertical)
-
     def _add_dock(self, key: str, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
         dock.setObjectName(f"dock_{key}")  # saveState() needs names

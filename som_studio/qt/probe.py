@@ -82,15 +82,24 @@ class DeviceProbe(QObject):
         self.info_ready.emit(info)
 
     def shutdown(self) -> None:
-        if self._process is not None and self._process.is_alive():
-            self._process.kill()
-            self._process.join(1)
-        if self._reader is not None:
-            self._reader.events_ready.disconnect(self._on_events_ready)
-            self._reader.ended.disconnect(self._on_ended)
-            self._reader.wait(2000)
-            self._reader.deleteLater()
+        """End the probe now: kill its process, wait for the reader thread to finish, free both.
+
+        The waits are not bounded, as the run controller's are not: once the process is killed its
+        sentinel ends the reader within one poll. A bounded wait (2 s) that gave up on a loaded
+        machine went on to delete a running QThread, which Qt answers with a fatal error ("QThread:
+        Destroyed while thread is still running", SIGABRT: the Qt tier's rare crash), and closed the
+        process under the reader's last ``join``.
+        """
+        proc, reader = self._process, self._reader
+        if proc is not None and proc.is_alive():
+            proc.kill()
+        if reader is not None:
+            reader.events_ready.disconnect(self._on_events_ready)
+            reader.ended.disconnect(self._on_ended)
+            reader.wait()
+            reader.deleteLater()
             self._reader = None
-        if self._process is not None:
-            self._process.close()
+        if proc is not None:
+            proc.join()
+            proc.close()
             self._process = None

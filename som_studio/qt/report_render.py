@@ -202,7 +202,7 @@ def _preview(folder: str) -> None:
 
     from som_studio.report.content import ReportRun, build_report
     from som_studio.report.html import report_html
-    from som_studio.session.record import Chunk, RunRecord
+    from som_studio.session.record import Chunk, ChunkLog, RunRecord
 
     rng = np.random.default_rng(0)
     runs: list[ReportRun] = []
@@ -214,7 +214,7 @@ def _preview(folder: str) -> None:
             config={"impl": name, "grid": [40, 30], "epochs": 20},
             status="ok",
             compile_s=0.5 if "jax" in name else 0.0,
-            chunks=chunks,
+            chunks=ChunkLog(chunks),
             total_s=sum(c.seconds for c in chunks),
             qe=0.1,
             te=0.05,

@@ -182,6 +182,10 @@ class Settings:
         self._set("window/state", value)
 
     # -- helpers -----------------------------------------------------------------------
+    def set_value(self, key: str, value: object) -> None:
+        """Remember ``value`` under ``key``: every write goes here, so a newer version's file stays as it is."""
+        self._set(key, value)
+
     def _set(self, key: str, value: object) -> None:
         if self.read_only:
             return

@@ -5,9 +5,11 @@ memory grows with the run; issue 14 asks for it "stored compactly". A list of
 ``Chunk`` dataclasses costs an object, two ints and a float per chunk (the
 tracemalloc of a 6-minute ``bench/soak.py`` traced ~100 bytes a chunk in the
 app's controller alone, 22 chunks a second). :class:`ChunkLog` keeps three
-typed arrays instead and hands out :class:`~som_studio.session.record.Chunk`
-objects only when read, so code written for ``list[Chunk]`` (iteration,
-``len``, indexing, ``[-1]``) reads it unchanged.
+typed arrays instead and hands out :class:`Chunk` objects only when read, so
+code written for ``list[Chunk]`` (iteration, ``len``, indexing, ``[-1]``)
+reads it unchanged. It is :attr:`RunRecord.chunks
+<som_studio.session.record.RunRecord.chunks>` (the session's, the bench's, a
+loaded record's) and the app controller's log of a live run.
 
 Qt-free and JAX-free.
 """
@@ -16,13 +18,21 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import overload
 
 import numpy as np
 
-from som_studio.session.record import Chunk
+__all__ = ["Chunk", "ChunkLog"]
 
-__all__ = ["ChunkLog"]
+
+@dataclass(frozen=True)
+class Chunk:
+    """One timed call of a trainer: iterations ``first .. first + count - 1`` in ``seconds``."""
+
+    first: int
+    count: int
+    seconds: float
 
 
 class ChunkLog(Sequence[Chunk]):

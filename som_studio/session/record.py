@@ -11,16 +11,12 @@ from typing import Any
 
 import numpy as np
 
+from som_studio.session.chunklog import Chunk, ChunkLog
 from som_studio.session.timing import mean_per_iteration, weighted_percentile
 
+__all__ = ["SCHEMA_VERSION", "Chunk", "ChunkLog", "RunRecord", "percentile"]
+
 SCHEMA_VERSION = 1
-
-
-@dataclass(frozen=True)
-class Chunk:
-    first: int
-    count: int
-    seconds: float
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -29,7 +25,11 @@ def percentile(values: list[float], q: float) -> float | None:
 
 @dataclass
 class RunRecord:
-    """Everything measured about one run. Mutable while the run goes on."""
+    """Everything measured about one run. Mutable while the run goes on.
+
+    ``chunks`` is a :class:`ChunkLog` (24 bytes a chunk: a run of hours keeps
+    every chunk in a few MB); a list given or assigned becomes one.
+    """
 
     impl: str
     kind: str
@@ -41,7 +41,7 @@ class RunRecord:
     compile_s: float = 0.0
     compiles: int = 0
     warmup_compiles: int = 0
-    chunks: list[Chunk] = field(default_factory=list)
+    chunks: ChunkLog = field(default_factory=ChunkLog)
     total_s: float = 0.0
     qe: float | None = None
     te: float | None = None
@@ -54,15 +54,21 @@ class RunRecord:
     # What a .somrun stores beyond the JSON (scaling, unit labels, clusters): see core/model_file.py.
     model: Any = None
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "chunks" and not isinstance(value, ChunkLog):
+            value = ChunkLog(value)
+        object.__setattr__(self, name, value)
+
     # -- derived timings ----------------------------------------------------------
     @property
     def iteration_s(self) -> list[float]:
-        return [c.seconds / c.count for c in self.chunks if c.count]
+        return [float(v) for v in self.chunks.iteration_seconds()]
 
     def _weighted(self, q: float) -> float | None:
         # Over iterations, not chunks: a warm-up chunk of one iteration counts once.
-        timed = [c for c in self.chunks if c.count]
-        return weighted_percentile([c.seconds / c.count for c in timed], [c.count for c in timed], q)
+        _, count, seconds = self.chunks.arrays()
+        keep = count > 0
+        return weighted_percentile(list(seconds[keep] / count[keep]), list(count[keep]), q)
 
     @property
     def median_s(self) -> float | None:
@@ -77,7 +83,8 @@ class RunRecord:
     @property
     def mean_s(self) -> float | None:
         """Training seconds per iteration over all chunks: what a stopwatch sees per iteration."""
-        return mean_per_iteration([c.count for c in self.chunks], [c.seconds for c in self.chunks])
+        _, count, seconds = self.chunks.arrays()
+        return mean_per_iteration(list(count), list(seconds))
 
     @property
     def recompiles(self) -> int:
@@ -86,7 +93,7 @@ class RunRecord:
 
     @property
     def iterations_done(self) -> int:
-        return sum(c.count for c in self.chunks)
+        return self.chunks.iterations_done()
 
     @property
     def throughput(self) -> float | None:
@@ -109,7 +116,7 @@ class RunRecord:
             "env": self.env,
             "timings": {
                 "compile_s": self.compile_s,
-                "chunks": [{"first": c.first, "count": c.count, "seconds": c.seconds} for c in self.chunks],
+                "chunks": self.chunks.to_dicts(),
                 "iteration_s": self.iteration_s,
                 "median_s": self.median_s,
                 "p95_s": self.p95_s,
@@ -146,7 +153,7 @@ class RunRecord:
             compiles=int(t.get("compiles") or 0),
             # Older records lack it: count them all as warm-up rather than flag a recompile we cannot know.
             warmup_compiles=int(t.get("warmup_compiles", t.get("compiles")) or 0),
-            chunks=[Chunk(int(c["first"]), int(c["count"]), float(c["seconds"])) for c in t.get("chunks", [])],
+            chunks=ChunkLog(Chunk(int(c["first"]), int(c["count"]), float(c["seconds"])) for c in t.get("chunks", [])),
             total_s=float(t.get("total_s") or 0.0),
             qe=q.get("qe"),
             te=q.get("te"),

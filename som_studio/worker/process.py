@@ -30,6 +30,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from som_studio.session.events import Failed, Finished, Snapshot, Started
+from som_studio.worker import malloc
 from som_studio.worker.messages import (
     Cancel,
     EventMessage,
@@ -126,8 +127,10 @@ def _speak() -> None:
 def run_worker(request: RunRequest, events: Connection, control: Connection) -> None:
     """Entry point of the child process (``multiprocessing`` ``spawn`` target)."""
     _speak()
-    # Before anything imports JAX: the device count of this run's process.
+    # Before anything imports JAX: the device count of this run's process, and at most two malloc
+    # arenas (JAX starts its threads with it; see worker/malloc.py: hours in flat memory).
     _forget_inherited_cpu_devices()
+    malloc.cap_arenas()
     from som_studio.core import jax_runtime, registry
 
     jax_runtime.configure(request.cpu_devices)
@@ -157,6 +160,7 @@ def _run(request: RunRequest, events: Connection, control: Connection) -> None:
     session = Session(request.config, **request.session_options)
     state: dict[str, Any] = {"view": frames.ViewChoice(*request.view), "range": None, "views": None}
     outbox = _Outbox()
+    trim = malloc.trimmer()  # freed memory back to the system every 30 s, from the sender thread
 
     def read_control() -> None:
         while True:
@@ -195,6 +199,7 @@ def _run(request: RunRequest, events: Connection, control: Connection) -> None:
             except (OSError, ValueError):  # the app closed its end
                 session.cancel()
                 return
+            trim()
 
     threading.Thread(target=read_control, name="som-control", daemon=True).start()
     sender = threading.Thread(target=send_loop, name="som-sender", daemon=True)

@@ -44,3 +44,21 @@ def test_run_list_names_ticks_and_exports(tmp_path):
     assert [r.id for r in RunList(RunHistory(tmp_path / "history")).runs] == [b.id]
     out = tmp_path / "runs.json"
     assert runs.write_json(str(out)) == 1 and '"numpy-batch"' in out.read_text()
+
+
+def test_a_layout_the_workers_devices_cannot_hold_names_the_apps_control():
+    """The worker's session refuses as the CLI words it; the app's status, list and tooltip say it its way."""
+    from som_studio.app_model.form import LABELS
+    from som_studio.app_model.runs import run_tooltip
+    from som_studio.config import DataSpec
+    from som_studio.session.session import Session, run_to_completion
+
+    cfg = RunConfig(impl="jax-shardmap-batch", width=5, height=4, data=DataSpec(samples=9), epochs=2, layout="16x8")
+    record = run_to_completion(Session(cfg))
+    assert record.status == "failed" and "--cpu-devices 128" in record.message  # the CLI's words
+    app_control = LABELS["cpu_devices"].format(n=128)
+    run = StoredRun(record=record, name="refused", created="2026-11-23T14:00:00")
+    for text in (LiveRun.failed(record.message), run_tooltip(run), " ".join(row_texts(run))):
+        assert "--cpu-devices" not in text and app_control in text, text
+    assert LiveRun.failed(record.message).startswith("Failed: Layout: layout 16x8 needs 128 devices")
+    assert LiveRun.failed("boom: no field") == "Failed: boom: no field"  # other messages keep their words

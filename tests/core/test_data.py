@@ -109,12 +109,13 @@ def test_problem_is_seeded_and_in_the_requested_precision():
     cfg = RunConfig(impl="numpy-online", width=6, height=4, steps=50, data=DataSpec(samples=30), seed=1)
     p1, p2 = make_problem(cfg, "online"), make_problem(cfg, "online")
     np.testing.assert_array_equal(p1.init_map, p2.init_map)
-    np.testing.assert_array_equal(p1.order, p2.order)
+    o1, o2 = p1.whole().order, p2.whole().order
+    np.testing.assert_array_equal(o1, o2)
     assert p1.init_map.shape == (4, 6, 3) and p1.dtype == np.float32
-    assert p1.order.min() >= 0 and p1.order.max() < 30
+    assert o1.min() >= 0 and o1.max() < 30 and o1.shape == (50,)
     p64 = make_problem(cfg.replace(precision="float64"), "online")
-    assert p64.dtype == np.float64
-    assert make_problem(cfg.replace(epochs=3, steps=None), "batch").order is None
+    assert p64.dtype == np.float64 and p64.whole().lr.dtype == np.float64
+    assert make_problem(cfg.replace(epochs=3, steps=None), "batch").schedule().block(0).order is None
 
 
 def test_data_too_large_for_the_precision_is_refused(tmp_path):

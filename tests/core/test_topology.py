@@ -86,10 +86,11 @@ def test_numpy_trains_every_topology(impl, topology, toroid):
 def test_missing_features_do_not_move_and_do_not_choose_the_bmu():
     cfg = _cfg("numpy-online", steps=1)
     p = make_problem(cfg, "online")
-    x = p.data[p.order[0]].copy()
+    first = p.schedule().block(0).order[0]
+    x = p.data[first].copy()
     x[1] = np.nan
     data = p.data.copy()
-    data[p.order[0]] = x
+    data[first] = x
     p2 = make_problem(cfg, "online", data)
     t = registry.get("numpy-online").create(p2)
     t.run(0, 1)

@@ -492,3 +492,45 @@ def test_opening_a_run_already_in_the_list_does_not_add_it_twice(qtbot, window, 
     assert len(window.history.runs) == 1 and window.runs.rowCount() == 1
     assert [r.id for r in window.runs.checked_runs()] == [kept.id]  # ticked, as an opened run is
     assert "already in the list" in window.status_label.text()
+
+
+def test_a_layout_refused_in_the_worker_names_the_apps_control(window):
+    from som_studio.app_model.form import LABELS
+    from som_studio.session.record import RunRecord
+
+    # What the worker's session writes when its devices cannot hold the layout (the CLI's words).
+    message = (
+        "layout: layout 4x2 needs 8 devices (4 along data x 2 along map), but JAX sees 1 cpu device; "
+        "simulate more with --cpu-devices 8"
+    )
+    record = RunRecord(impl="jax-shardmap-batch", kind="batch", config={}, status="failed", message=message)
+    window.controller.run_failed.emit(message, record)
+    shown = window.status_label.text()
+    assert shown.startswith("Failed: Layout: layout 4x2 needs 8 devices")
+    assert "--cpu-devices" not in shown and LABELS["cpu_devices"].format(n=8) in shown
+
+
+def test_the_restored_configuration_says_how_long_it_will_take(qtbot, tmp_path):
+    path = tmp_path / "settings.ini"
+    win = MainWindow(Settings(path))
+    qtbot.addWidget(win)
+    win.show()
+    configure(win, iterations=8)
+    assert "Time: about" not in win.panel.memory_label.text()  # no kept run of this problem yet
+    run_and_wait(qtbot, win)
+    kept = win.history.runs[-1].record
+    assert kept.status == "ok" and kept.mean_s
+    win.close()
+
+    again = MainWindow(Settings(path))
+    qtbot.addWidget(again)
+    again.show()
+    # Before Ctrl+R: the kept run's compile time and seconds per iteration, for the restored iterations.
+    from som_studio.app_model.estimate import duration_words
+
+    text = again.panel.memory_label.text()
+    assert f"Time: about {duration_words(kept.compile_s + 8 * kept.mean_s)}," in text
+    assert again.panel.memory_label.isVisible()
+    again.panel.grid.setCurrentText("13x9")  # another problem: no kept run tells
+    assert "Time: about" not in again.panel.memory_label.text()
+    again.close()

@@ -75,3 +75,19 @@ def test_the_hangul_font_is_the_best_one_installed():
     assert qt_i18n.hangul_family(["Baekmuk Dotum", "NanumGothic", "Noto Sans CJK KR"]) == "Noto Sans CJK KR"
     assert qt_i18n.hangul_family(["Baekmuk Dotum"]) == "Baekmuk Dotum"
     assert qt_i18n.hangul_family([]) is None
+
+
+def test_a_newer_versions_settings_file_keeps_its_language_and_its_bytes(qapp, tmp_path):
+    path = tmp_path / "settings.ini"
+    path.write_text("[settings]\nversion=99\n\n[view]\nlanguage=en\nsomething_new=kept\n")
+    before = path.read_bytes()
+    settings = Settings(path)
+    assert settings.read_only and str(path) in settings.problems[0]
+    assert qt_i18n.saved_language(settings) == "en"  # what this version understands is used
+    assert qt_i18n.set_saved_language(settings, "ko") is False  # not remembered, and says so
+    menu = qt_i18n.LanguageMenu(settings)
+    menu.actions_by_code[""].trigger()
+    settings.sync()
+    assert path.read_bytes() == before
+    assert qt_i18n.set_saved_language(Settings(tmp_path / "mine.ini"), "ko") is True
+    menu.deleteLater()

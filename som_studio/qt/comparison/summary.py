@@ -16,6 +16,7 @@ from PySide6.QtCore import (
     Qt,
 )
 
+from som_studio.app_model.form import app_message
 from som_studio.app_model.runs import kind_text, status_text
 from som_studio.qt.i18n import QT_TRANSLATE_NOOP
 from som_studio.report.content import Report
@@ -57,7 +58,7 @@ class SummaryModel(QAbstractTableModel):
         self.beginResetModel()
         self._rows = report.summary_rows() if report else []
         self._values = report.summary_values() if report else []
-        self._messages = [r.record.message for r in report.runs] if report else []
+        self._messages = [app_message(r.record.message) for r in report.runs] if report else []
         self.endResetModel()
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008

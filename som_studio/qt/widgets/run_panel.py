@@ -287,7 +287,7 @@ class RunPanel(QWidget):
         self.grid_info.setVisible(bool(st.grid_text))
         self.reason_label.setText(st.reason)
         self.reason_label.setVisible(bool(st.reason))
-        self.memory_label.setText(st.memory_text)
+        self.memory_label.setText("\n".join(t for t in (st.memory_text, st.time_text) if t))
         self._render_devices(f)
 
     def _render_fields(self, f: FormFields) -> None:
