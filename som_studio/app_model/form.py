@@ -226,8 +226,17 @@ def app_message(message: str) -> str:
     """
     field, sep, reason = message.partition(": ")
     if sep and field in LABELS:
-        return app_words(Refusal.from_error(ConfigError(field, reason)).text(LABELS))
+        return app_words(Refusal(field, *_split_remedy(reason)).text(labels()))
     return app_words(message)
+
+
+def _split_remedy(reason: str) -> tuple[str, tuple[str, int] | None]:
+    """``reason`` without the CLI's remedy at its end (in the language in use), and that remedy."""
+    template = re.escape(cfgmod.remedy_text(("cpu_devices", 987654321))).replace("987654321", r"(\d+)")
+    m = re.search(template + "$", reason)
+    if m is None:
+        return reason, None
+    return reason[: m.start()], ("cpu_devices", int(m.group(1)))
 
 
 def read_data(key: DataKey) -> DataInfo:

@@ -62,3 +62,19 @@ def test_a_layout_the_workers_devices_cannot_hold_names_the_apps_control():
         assert "--cpu-devices" not in text and app_control in text, text
     assert LiveRun.failed(record.message).startswith("Failed: Layout: layout 16x8 needs 128 devices")
     assert LiveRun.failed("boom: no field") == "Failed: boom: no field"  # other messages keep their words
+
+
+def test_a_worker_speaking_korean_has_its_layout_remedy_named_as_the_apps_control():
+    """The worker speaks the app's language: its Korean remedy is found and named as the app's control."""
+    from som_studio import i18n
+    from som_studio.app_model.form import LABELS, app_message
+    from som_studio.config import remedy_text
+
+    i18n.install("ko")
+    try:
+        worker_says = "layout: " + "16x8 > 8" + remedy_text(("cpu_devices", 128))
+        assert "--cpu-devices 128" in worker_says and "가상" in worker_says
+        text = app_message(worker_says)
+        assert "--cpu-devices" not in text and i18n._(LABELS["cpu_devices"]).format(n=128) in text, text
+    finally:
+        i18n.install("en")
