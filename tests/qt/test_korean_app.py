@@ -26,7 +26,9 @@ from som_studio.storage import RunRecorder
 from tests.qt.i18n_walk import HANGUL, clipped, english_left, painted_texts, widget_texts
 
 QT_OWN = ("QLabel", "QPushButton", "QToolButton", "QHeaderView", "QFileDialog")
-pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
+pytestmark = pytest.mark.qt_log_ignore(
+    "This plugin does not support propagateSizeHints", "This plugin does not support raise"
+)
 
 
 @pytest.fixture
@@ -123,6 +125,20 @@ def test_dialogs_speak_korean_with_qts_own_buttons(korean, window, qtbot):
         for box in (about, doctor, error, files):
             box.close()
         doctor.probe.shutdown()
+
+
+def test_the_doctor_dialog_shows_the_report_in_the_apps_language(korean, window, qtbot):
+    """The report is made in a worker process: the app hands it the language (SOM_STUDIO_LANG)."""
+    window.doctor_action.trigger()
+    dialog = window.doctor_dialog
+    try:
+        with qtbot.waitSignal(dialog.report_ready, timeout=60_000):  # a guard on a loaded machine, not a timing
+            pass
+        text = dialog.text.toPlainText()
+        assert text.startswith("SOM Studio") and "버전" in text and "진단 결과" in text, text
+        assert "Versions" not in text and "Findings" not in text
+    finally:
+        dialog.close()
 
 
 def test_choosing_a_language_says_it_takes_effect_at_the_next_start(korean, window, qtbot):
