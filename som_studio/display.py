@@ -25,6 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from som_studio.i18n import _, ngettext
+
 # Platforms whose plugin needs a display server; others (offscreen, minimal, vnc, eglfs...) are Qt's business.
 _WINDOWED = ("xcb", "wayland", "wayland-egl")
 
@@ -123,16 +125,19 @@ def display_problem(env: Mapping[str, str] | None = None) -> str:
         return ""  # macOS and Windows always have their window system
     x, wl = _displays(env)
     if not x and not wl:
-        return (
-            "DISPLAY and WAYLAND_DISPLAY are unset"
-            if not platform_name
-            else f"QT_QPA_PLATFORM={platform_name} "
-            f"but {'DISPLAY' if platform_name == 'xcb' else 'WAYLAND_DISPLAY'} is unset"
+        if not platform_name:
+            return _("{x} and {wayland} are unset").format(x="DISPLAY", wayland="WAYLAND_DISPLAY")
+        return _("{setting} but {var} is unset").format(
+            setting=f"QT_QPA_PLATFORM={platform_name}", var="DISPLAY" if platform_name == "xcb" else "WAYLAND_DISPLAY"
         )
     if (wl and wayland_reachable(wl, env)) or (x and x_server_reachable(x)):
         return ""
     unreachable = [f"{k}={v}" for k, v in (("WAYLAND_DISPLAY", wl), ("DISPLAY", x)) if v]
-    return f"{' and '.join(unreachable)} set, but no display server answers there"
+    if len(unreachable) == 2:
+        return _("{wayland} and {x} set, but no display server answers there").format(
+            wayland=unreachable[0], x=unreachable[1]
+        )
+    return _("{var} set, but no display server answers there").format(var=unreachable[0])
 
 
 def debian_package(soname: str) -> str:
@@ -204,13 +209,17 @@ def plugin_problem(env: Mapping[str, str] | None = None, timeout_s: float = 60) 
     # the server refused the connection: only ldd's answer names packages, and only when it can't run.
     if not libs and shutil.which("ldd") is None and "xcb-cursor0" in err and "could not connect" not in err:
         packages = ["libxcb-cursor0"]
-    how = "aborted" if proc.returncode < 0 else f"exited with status {proc.returncode}"
+    how = _("Qt aborted") if proc.returncode < 0 else _("Qt exited with status {code}").format(code=proc.returncode)
     if libs:
-        why = f"it needs {', '.join(libs)}, which {'is' if len(libs) == 1 else 'are'} not installed"
+        why = ngettext(
+            "it needs {libs}, which is not installed", "it needs {libs}, which are not installed", len(libs)
+        ).format(libs=", ".join(libs))
     else:
         lines = [ln.strip() for ln in err.splitlines() if ln.strip() and not ln.startswith("Available")]
-        why = lines[0] if lines else f"Qt {how}"
-    reason = f"Qt's {platform_name} platform plugin cannot start on {where}: {why} (Qt {how})"
+        why = lines[0] if lines else how  # Qt's own words, as it printed them
+    reason = _("Qt's {platform} platform plugin cannot start on {where}: {why} ({how})").format(
+        platform=platform_name, where=where, why=why, how=how
+    )
     return DisplayCheck("plugin", reason, where, tuple(packages))
 
 

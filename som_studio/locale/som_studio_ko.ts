@@ -46,30 +46,6 @@
         <translation>품질</translation>
     </message>
     <message>
-        <source>Report (HTML)…</source>
-        <translation>보고서 (HTML)…</translation>
-    </message>
-    <message>
-        <source>Report (PDF)…</source>
-        <translation>보고서 (PDF)…</translation>
-    </message>
-    <message>
-        <source>Timed chunks (CSV)…</source>
-        <translation>청크별 시간 (CSV)…</translation>
-    </message>
-    <message>
-        <source>Full records (JSON)…</source>
-        <translation>전체 기록 (JSON)…</translation>
-    </message>
-    <message>
-        <source>Final maps (PNG, one per run)…</source>
-        <translation>최종 지도 (PNG, 실행마다 하나)…</translation>
-    </message>
-    <message>
-        <source>Animation (GIF, WebP, MP4)…</source>
-        <translation>애니메이션 (GIF, WebP, MP4)…</translation>
-    </message>
-    <message>
         <source>Tick runs in the Runs list to compare them, or tick implementations and press Compare.</source>
         <translation>실행 목록에서 비교할 실행을 체크하거나, 구현을 체크하고 비교를 누르세요.</translation>
     </message>
@@ -946,61 +922,6 @@ The run is listed until the app closes.</source>
     <message>
         <source>sums</source>
         <translation>합계</translation>
-    </message>
-</context>
-<context>
-    <name>SummaryModel</name>
-    <message>
-        <source>implementation</source>
-        <translation>구현</translation>
-    </message>
-    <message>
-        <source>kind</source>
-        <translation>종류</translation>
-    </message>
-    <message>
-        <source>status</source>
-        <translation>상태</translation>
-    </message>
-    <message>
-        <source>layout</source>
-        <translation>배치</translation>
-    </message>
-    <message>
-        <source>compile</source>
-        <translation>컴파일</translation>
-    </message>
-    <message>
-        <source>median / it</source>
-        <translation>중앙값 / 반복</translation>
-    </message>
-    <message>
-        <source>p95 / it</source>
-        <translation>p95 / 반복</translation>
-    </message>
-    <message>
-        <source>mean / it</source>
-        <translation>평균 / 반복</translation>
-    </message>
-    <message>
-        <source>total</source>
-        <translation>전체</translation>
-    </message>
-    <message>
-        <source>speed-up</source>
-        <translation>속도 향상</translation>
-    </message>
-    <message>
-        <source>end-to-end</source>
-        <translation>전체 소요</translation>
-    </message>
-    <message>
-        <source>faster after</source>
-        <translation>역전 시점</translation>
-    </message>
-    <message>
-        <source>peak memory</source>
-        <translation>최대 메모리</translation>
     </message>
 </context>
 <context>

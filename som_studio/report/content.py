@@ -379,9 +379,10 @@ class Report:
     """The summary's columns: the keys of :meth:`summary_values` (English, as the JSON and CSV
     name them); :meth:`summary_labels` says them in the user's language."""
 
-    def summary_labels(self) -> list[str]:
+    @classmethod
+    def summary_labels(cls) -> list[str]:
         """:attr:`SUMMARY_HEADER` in the user's language (units and QE/TE stay as they are)."""
-        return [_(h) for h in self.SUMMARY_HEADER]
+        return [_(h) for h in cls.SUMMARY_HEADER]
 
     def summary_values(self) -> list[dict[str, Any]]:
         """Raw values per run (for sorting), keyed by :attr:`SUMMARY_HEADER`."""

@@ -45,6 +45,8 @@ ALLOWED = {
     *("qt", "pyqtgraph", "jaxlib", "nvidia-smi", "lininit", "toolbox", "k-means", "wxh", "ctrl", "esc", "delete"),
     *("iris", "cpu", "cli", "doctor", "english", "linux"),  # data set, backend, the command line, a language's own name
     *("kib", "mib", "gib", "tib", "b"),
+    # The implementations' descriptions name what they call (jax.jit, fori_loop...) and what they compute.
+    *("jnp", "argmin", "namedsharding", "segment-sum", "bmu", "hy", "hx", "datax1"),
     *(n.lower() for n in registry.names()),
     *(v.lower() for v in (*cfgmod.TOPOLOGIES, *cfgmod.INITS, *cfgmod.SCALINGS, *cfgmod.PRECISIONS, "auto")),
 } - {"none"}  # "none" is a word: the app shows it in Korean (an editable grid keeps "auto", the CLI's word)
@@ -58,13 +60,23 @@ def plain(text: str) -> str:
     return re.sub(r"&(?=\w)", "", text)
 
 
+def _is_name(word: str, ok: set[str]) -> bool:
+    """A name, unit or number: allowed, ``f32``/``x4``, or an identifier from code (``fori_loop``, ``jax.jit``)."""
+    w = word.lower()
+    return (
+        w in ok
+        or re.fullmatch(r"[a-z]?\d+[a-z]?|x\d+", w) is not None
+        or re.fullmatch(r"[a-z]+(?:_[a-z]+)+|(?:jax|lax|jnp)\.[a-z_]+", w) is not None
+    )
+
+
 def english_words(text: str, allowed: Iterable[str] = ()) -> list[str]:
     """The words of ``text`` that are English (not names, units or configuration values)."""
     ok = ALLOWED | {a.lower() for a in allowed}
     out = []
     for w in _WORD.findall(plain(text)):
         w = w.strip(".'’-/")
-        if len(w) < 2 or w.lower() in ok or re.fullmatch(r"[a-z]?\d+[a-z]?|x\d+", w.lower()):
+        if len(w) < 2 or w.lower() in ok or all(_is_name(part, ok) for part in w.split("/")):
             continue
         out.append(w)
     return out

@@ -14,7 +14,7 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtGui import QGuiApplication
 
-from som_studio import resources
+from som_studio import i18n, resources
 from som_studio.qt import app as appmod
 
 pytestmark = pytest.mark.qt_log_ignore(
@@ -188,3 +188,33 @@ def test_missing_libraries_are_named_as_the_packages_that_ship_them():
     assert missing_libraries(ldd) == ["libxcb-cursor.so.0", "libxkbcommon-x11.so.0"]
     assert [debian_package(s) for s in missing_libraries(ldd)] == ["libxcb-cursor0", "libxkbcommon-x11-0"]
     assert debian_package("libxcb-icccm.so.4") == "libxcb-icccm4"
+
+
+def test_the_display_problems_are_said_in_korean(monkeypatch):
+    """The reasons the app prints and the doctor shows are in the user's language (names stay)."""
+    monkeypatch.delenv("QT_QPA_PLATFORM", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.delenv("DISPLAY", raising=False)
+    i18n.install("ko")
+    try:
+        assert appmod.display_problem() == "DISPLAY, WAYLAND_DISPLAY 변수가 모두 미설정입니다"
+        monkeypatch.setenv("QT_QPA_PLATFORM", "xcb")
+        assert appmod.display_problem() == "QT_QPA_PLATFORM=xcb 설정이지만 DISPLAY 변수는 미설정입니다"
+    finally:
+        i18n.install("en")
+
+
+def test_a_platform_plugin_that_cannot_start_is_said_in_korean(tmp_path):
+    with RefusingXServer() as display:
+        env = _env_with(display)
+        out = subprocess.run(
+            [sys.executable, "-m", "som_studio", "--lang", "ko"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            cwd=tmp_path,
+        )
+    assert out.returncode == 2, out.stderr
+    assert f"Qt xcb 플랫폼 플러그인을 DISPLAY={display}에서 시작할 수 없습니다" in out.stderr
+    assert "(Qt가 비정상 종료됨)" in out.stderr and "platform plugin" not in out.stderr

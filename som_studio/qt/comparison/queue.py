@@ -102,7 +102,7 @@ class ImplementationPicker(QGroupBox):
         for impl in registry.all_implementations():
             item = QListWidgetItem(impl.name)
             item.setData(Qt.ItemDataRole.UserRole, impl.name)
-            item.setToolTip(f"{impl.description}\n[{impl.supports()}]")
+            item.setToolTip(f"{impl.description_text}\n[{impl.supports()}]")
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Unchecked)
             self.impl_list.addItem(item)

@@ -9,7 +9,6 @@ from typing import Any
 
 from PySide6.QtCore import (
     QAbstractTableModel,
-    QCoreApplication,
     QModelIndex,
     QObject,
     QPersistentModelIndex,
@@ -17,31 +16,7 @@ from PySide6.QtCore import (
 )
 
 from som_studio.app_model.form import app_message
-from som_studio.app_model.runs import kind_text, status_text
-from som_studio.qt.i18n import QT_TRANSLATE_NOOP
 from som_studio.report.content import Report
-
-# The report's headings (its keys: Report.SUMMARY_HEADER) as this table shows them; names and units as they are.
-HEADINGS = {
-    "implementation": QT_TRANSLATE_NOOP("SummaryModel", "implementation"),
-    "kind": QT_TRANSLATE_NOOP("SummaryModel", "kind"),
-    "status": QT_TRANSLATE_NOOP("SummaryModel", "status"),
-    "layout": QT_TRANSLATE_NOOP("SummaryModel", "layout"),
-    "compile": QT_TRANSLATE_NOOP("SummaryModel", "compile"),
-    "median / it": QT_TRANSLATE_NOOP("SummaryModel", "median / it"),
-    "p95 / it": QT_TRANSLATE_NOOP("SummaryModel", "p95 / it"),
-    "mean / it": QT_TRANSLATE_NOOP("SummaryModel", "mean / it"),
-    "total": QT_TRANSLATE_NOOP("SummaryModel", "total"),
-    "speed-up": QT_TRANSLATE_NOOP("SummaryModel", "speed-up"),
-    "end-to-end": QT_TRANSLATE_NOOP("SummaryModel", "end-to-end"),
-    "faster after": QT_TRANSLATE_NOOP("SummaryModel", "faster after"),
-    "peak memory": QT_TRANSLATE_NOOP("SummaryModel", "peak memory"),
-}
-
-
-def heading(key: str) -> str:
-    """Column ``key`` of the summary, in the language in use."""
-    return QCoreApplication.translate("SummaryModel", HEADINGS[key]) if key in HEADINGS else key
 
 
 class SummaryModel(QAbstractTableModel):
@@ -49,7 +24,8 @@ class SummaryModel(QAbstractTableModel):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._header = list(Report.SUMMARY_HEADER)
+        self._header = list(Report.SUMMARY_HEADER)  # the keys of the raw values (sorting)
+        self._labels = Report.summary_labels()  # the headings, in the user's language
         self._rows: list[list[str]] = []
         self._values: list[dict[str, Any]] = []
         self._messages: list[str] = []
@@ -69,15 +45,14 @@ class SummaryModel(QAbstractTableModel):
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
-            return heading(self._header[section])
+            return self._labels[section]
         return None
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         r, c = index.row(), index.column()
         key = self._header[c]
         if role == Qt.ItemDataRole.DisplayRole:
-            text = self._rows[r][c]
-            return status_text(text) if key == "status" else kind_text(text) if key == "kind" else text
+            return self._rows[r][c]  # in the user's language (Report.summary_rows)
         if role == Qt.ItemDataRole.UserRole:
             v = self._values[r][key]
             if isinstance(v, str):

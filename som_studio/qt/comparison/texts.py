@@ -1,4 +1,4 @@
-"""The comparison view's words: its chart tabs, its Export menu, the notes on what the comparison flags.
+"""The comparison view's words: its chart tabs, the notes on what the comparison flags.
 
 Translated in the ``ComparisonView`` context, as the view's own strings.
 
@@ -11,7 +11,7 @@ from html import escape
 
 from PySide6.QtCore import QCoreApplication
 
-from som_studio.comparison import EXPORTS, Comparison
+from som_studio.comparison import Comparison
 from som_studio.qt.i18n import QT_TRANSLATE_NOOP
 from som_studio.report.content import NOISY_RATIO
 
@@ -21,19 +21,6 @@ CHARTS = (  # titles shown through translate("ComparisonView", ...)
     ("timing", QT_TRANSLATE_NOOP("ComparisonView", "Time per iteration")),
     ("quality", QT_TRANSLATE_NOOP("ComparisonView", "Quality")),
 )
-EXPORT_MENU = {  # the comparison pipeline's menu words (comparison.EXPORTS), as this view shows them
-    "html": QT_TRANSLATE_NOOP("ComparisonView", "Report (HTML)…"),
-    "pdf": QT_TRANSLATE_NOOP("ComparisonView", "Report (PDF)…"),
-    "csv": QT_TRANSLATE_NOOP("ComparisonView", "Timed chunks (CSV)…"),
-    "json": QT_TRANSLATE_NOOP("ComparisonView", "Full records (JSON)…"),
-    "maps": QT_TRANSLATE_NOOP("ComparisonView", "Final maps (PNG, one per run)…"),
-    "animation": QT_TRANSLATE_NOOP("ComparisonView", "Animation (GIF, WebP, MP4)…"),
-}
-
-
-def export_menu_text(key: str) -> str:
-    """The Export menu's item for export ``key``, in the language in use."""
-    return translate("ComparisonView", EXPORT_MENU[key]) if key in EXPORT_MENU else EXPORTS[key].menu
 
 
 def notes_html(report: Comparison | None) -> str:

@@ -47,7 +47,7 @@ from som_studio.core import registry
 from som_studio.qt import dialogs
 from som_studio.qt.comparison.queue import CompareQueue, ImplementationPicker
 from som_studio.qt.comparison.summary import SummaryModel
-from som_studio.qt.comparison.texts import CHARTS, export_menu_text, notes_html, translate
+from som_studio.qt.comparison.texts import CHARTS, notes_html, translate
 from som_studio.qt.runs import RunsModel
 from som_studio.report.writers import OutputError
 from som_studio.storage import StoredRun
@@ -187,7 +187,7 @@ class ComparisonView(QWidget):
     def _export_menu(self, parent: QWidget) -> QMenu:
         menu = QMenu(self.tr("&Export comparison"), parent)
         for key in EXPORTS:
-            action = menu.addAction(export_menu_text(key))
+            action = menu.addAction(EXPORTS[key].menu_text)
             action.triggered.connect(lambda _=False, k=key: self.export(k))
         return menu
 
@@ -345,7 +345,7 @@ class ComparisonView(QWidget):
                 path = QFileDialog.getExistingDirectory(self, self.tr("Folder for the final maps"))
             else:
                 path, _ = QFileDialog.getSaveFileName(
-                    self, export_menu_text(kind).rstrip("…"), f"som-comparison{what.suffix}", what.file_filter
+                    self, what.menu_text.rstrip("…"), f"som-comparison{what.suffix}", what.filter_text
                 )
             if not path:
                 return False

@@ -84,7 +84,7 @@ class RunPanel(QWidget):
         self.impl.setMinimumContentsLength(12)
         for impl in registry.all_implementations():
             self.impl.addItem(impl.name, impl.name)
-            self.impl.setItemData(self.impl.count() - 1, impl.description, Qt.ItemDataRole.ToolTipRole)
+            self.impl.setItemData(self.impl.count() - 1, impl.description_text, Qt.ItemDataRole.ToolTipRole)
         self.impl_info = note()
         names = labels()  # the controls are named as the form names them in its refusals
         rows.addRow(names["impl"], self.impl)
@@ -295,8 +295,8 @@ class RunPanel(QWidget):
         if i >= 0 and i != self.impl.currentIndex():
             self.impl.setCurrentIndex(i)
         impl = self.selected_impl()
-        self.impl_info.setText(f"{impl.description}\n[{impl.supports()}]")
-        self.impl.setToolTip(impl.description)
+        self.impl_info.setText(f"{impl.description_text}\n[{impl.supports()}]")
+        self.impl.setToolTip(impl.description_text)
         online = impl.kind == "online"
         self.iterations_label.setText(labels()["steps" if online else "epochs"])
         self.lr_start.setEnabled(online)
