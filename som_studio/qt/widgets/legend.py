@@ -28,6 +28,7 @@ class LegendView(QWidget):
         self.tiles: tuple[picture.Tile, ...] = ()
         self.setMinimumWidth(150)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Expanding)
+        self.hide()  # until a frame has a legend
 
     def set_frame(self, frame: picture.MapFrame | None) -> None:
         """Show ``frame``'s legend (``None``: none)."""
@@ -37,6 +38,8 @@ class LegendView(QWidget):
             return  # a live run's frames mostly keep their legend: no repaint
         self.legend, self.tiles = legend, tiles
         self.setToolTip(self.text())
+        # Nothing to show (the RGB view): no empty column beside the map; the map takes its width.
+        self.setVisible(legend is not None or bool(tiles))
         self.update()
 
     def sizeHint(self) -> QSize:

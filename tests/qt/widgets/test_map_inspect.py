@@ -99,6 +99,15 @@ def test_hover_reads_the_unit_and_the_value_under_the_cursor(qtbot, view):
     assert view.inspector.readout.text() == f"unit (2, 3): {n} hit{'' if n == 1 else 's'}"
     # The legend beside it is the hit map's colour bar, up to the most hits.
     assert view.inspector.legend.text() == f"examples per unit: 0 – {int(views.hits.max())}"
+    assert view.inspector.legend.isVisible()
+
+
+def test_a_view_without_a_legend_leaves_no_empty_column_beside_the_map(qtbot, view):
+    rgb = np.random.default_rng(1).random((6, 8, 3))
+    lo, hi = picture.colour_range(rgb)
+    for mode, shown in ((picture.RGB, False), (picture.UMATRIX, True), (picture.RGB, False)):
+        view.inspector.legend.set_frame(picture.make_frame(0, rgb, picture.ViewChoice(mode), lo, hi))
+        assert view.inspector.legend.isVisible() is shown, mode
 
 
 def test_labels_legend_shows_purity_and_clusters_have_their_own_colours(qtbot, view):
