@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from som_studio.app_model.form import app_message
 from som_studio.i18n import N_, _
-from som_studio.report.content import format_seconds
+from som_studio.report.content import format_seconds, status_text
 from som_studio.report.writers import OutputError
 from som_studio.session.record import RunRecord
 from som_studio.storage import RunHistory, StoredRun
@@ -124,20 +124,6 @@ COLUMNS = (
     N_("when"),
     N_("note"),
 )
-
-# A run's status and kind as the app shows them (the record keeps the English words).
-STATUS_WORDS = {"ok": N_("ok"), "failed": N_("failed"), "cancelled": N_("cancelled")}
-KIND_WORDS = {"online": N_("online"), "batch": N_("batch")}
-
-
-def status_text(status: str) -> str:
-    """A run's ``status`` (``ok``, ``failed``, ``cancelled``) in the language in use."""
-    return _(STATUS_WORDS[status]) if status in STATUS_WORDS else status
-
-
-def kind_text(kind: str) -> str:
-    """An implementation's ``kind`` (``online``, ``batch``) in the language in use."""
-    return _(KIND_WORDS[kind]) if kind in KIND_WORDS else kind
 
 
 def _when(created: str) -> str:

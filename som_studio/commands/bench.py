@@ -18,8 +18,6 @@ from som_studio.commands.common import (
     check_output,
     configs_from_args,
     impl_names,
-    kind_word,
-    status_word,
     wrote,
 )
 from som_studio.i18n import _, ljust, ngettext, text_width
@@ -264,6 +262,7 @@ def run_configs(
     from som_studio.core import registry
     from som_studio.core.data import DataError
     from som_studio.core.problem import check_range, load_problem_table
+    from som_studio.report.content import status_text
     from som_studio.session.events import ChunkTimed, Compiled, Failed, Finished, QualityMeasured, Snapshot, Started
     from som_studio.session.record import Chunk, RunRecord
     from som_studio.session.session import Session
@@ -335,7 +334,7 @@ def run_configs(
                 elif record.status == "ok":
                     progress.done(_("{impl}: ok in {s:.2f} s").format(impl=cfg.impl, s=record.total_s))
                 else:
-                    progress.done(f"{cfg.impl}: {status_word(record.status)}: {record.message}")
+                    progress.done(f"{cfg.impl}: {status_text(record.status)}: {record.message}")
                 records.append(record)
                 if ctrl_c.requested:  # cancelled between chunks: the runs after it do not start
                     raise Interrupted(records)
@@ -352,7 +351,7 @@ def run_configs(
                 if observe is not None:
                     observe(index, cfg, Finished(partial))
                 if not silent:
-                    progress.done(f"{cfg.impl}: {status_word('cancelled')}: {partial.message}")
+                    progress.done(f"{cfg.impl}: {status_text('cancelled')}: {partial.message}")
                 records.append(partial)
             raise Interrupted(records) from None
     return records
@@ -394,7 +393,7 @@ def format_table(records, baseline: str | None = None, prefer_numpy: bool = Fals
 
     ``baseline`` and ``prefer_numpy`` choose each kind's baseline as :func:`speedups` does.
     """
-    from som_studio.report.content import baseline_index, speedup_notes
+    from som_studio.report.content import baseline_index, kind_text, speedup_notes, status_text
     from som_studio.report.content import format_seconds as _fmt_s
     from som_studio.session import timing
 
@@ -433,8 +432,8 @@ def format_table(records, baseline: str | None = None, prefer_numpy: bool = Fals
         rows.append(
             [
                 r.impl,
-                kind_word(r.kind),
-                status_word(r.status),
+                kind_text(r.kind),
+                status_text(r.status),
                 _fmt_s(r.compile_s) if r.status != "failed" and (r.compile_s or r.chunks) else "-",
                 _fmt_s(r.median_s),
                 _fmt_s(r.p95_s),

@@ -403,17 +403,6 @@ def wrote(path: object) -> str:
     return _("wrote {path}").format(path=path)
 
 
-def status_word(status: str) -> str:
-    """A run's status (``ok``, ``failed``, ``cancelled``) in the user's language; the JSON keeps the key."""
-    words = {"ok": _("ok"), "failed": _("failed"), "cancelled": _("cancelled")}
-    return words.get(status, status)
-
-
-def kind_word(kind: str) -> str:
-    """``online``/``batch`` in the user's language."""
-    return {"online": _("online"), "batch": _("batch")}.get(kind, kind)
-
-
 class Progress:
     """A one-line progress bar on stderr (only on a terminal)."""
 

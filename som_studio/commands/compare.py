@@ -14,7 +14,6 @@ from som_studio.commands.common import (
     add_run_options,
     check_output,
     configs_from_args,
-    status_word,
     wrote,
 )
 from som_studio.i18n import _
@@ -257,6 +256,7 @@ def write_outputs(comparison: Any, outputs: dict[str, Any], *, force: bool, max_
     The first failure stops with a :class:`CommandError` naming its flag.
     """
     from som_studio.comparison import EXPORTS, Exporter, ExportError
+    from som_studio.report.content import status_text
     from som_studio.report.writers import OutputError
 
     renderer = None
@@ -290,7 +290,7 @@ def write_outputs(comparison: Any, outputs: dict[str, Any], *, force: bool, max_
                 print(
                     "--maps: "
                     + _("{name} has no map ({status}); no file").format(
-                        name=run.name, status=status_word(run.record.status)
+                        name=run.name, status=status_text(run.record.status)
                     ),
                     file=sys.stderr,
                 )

@@ -20,6 +20,7 @@ from som_studio import i18n
 from som_studio.config import DataSpec, RunConfig
 from som_studio.qt import dialogs
 from som_studio.qt import i18n as qt_i18n
+from som_studio.qt.docks import show_with_room
 from som_studio.qt.doctor_dialog import DoctorDialog
 from som_studio.session.session import Session
 from som_studio.storage import RunRecorder
@@ -67,7 +68,7 @@ def test_the_main_window_menus_plots_and_comparison_speak_korean(korean, window,
     for run in two_runs:  # two kept runs, ticked: the comparison shows its table, notes and charts
         window.runs_panel.add_run(run, check=True)
     window.live.show_run(window.runs.runs[0])  # the live views with a run's plots and captions
-    window._show_compare_dock()
+    show_with_room(window, window.docks["compare"])
     qtbot.wait(50)
     assert window.comparison.report is not None and window.comparison.summary.rowCount() == 2
 
@@ -94,7 +95,7 @@ def test_the_main_window_menus_plots_and_comparison_speak_korean(korean, window,
 
 def test_no_korean_label_or_button_is_cut_off(korean, window, qtbot):
     window.resize(1600, 1000)
-    window._show_compare_dock()
+    show_with_room(window, window.docks["compare"])
     qtbot.wait(50)
     for dock in ("run", "timings", "quality", "runs"):
         assert window.docks[dock].isVisible()
