@@ -257,6 +257,10 @@ Run {command} in a terminal.</source>
 <context>
     <name>LanguageMenu</name>
     <message>
+        <source>The language choice could not be remembered: the settings file was written by a newer SOM Studio and is left as it is. Start SOM Studio with --lang {code} to choose it.</source>
+        <translation>언어 선택을 저장하지 못했습니다: 설정 파일을 더 새로운 SOM Studio가 썼기 때문에 그대로 둡니다. 이 언어로 쓰려면 SOM Studio를 --lang {code}로 시작하세요.</translation>
+    </message>
+    <message>
         <source>SOM Studio will follow the system&apos;s language from its next start.</source>
         <translation>다음 실행부터 SOM Studio가 시스템 언어를 따릅니다.</translation>
     </message>

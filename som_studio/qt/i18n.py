@@ -110,8 +110,18 @@ def apply_language(app: QCoreApplication, flag: str | None, settings: Any) -> st
     return language
 
 
-def restart_note(language: str) -> str:
-    """What the app says when the language changes: it takes effect at the next start."""
+def restart_note(language: str, saved: bool = True) -> str:
+    """What the app says when the language changes: it takes effect at the next start.
+
+    ``saved`` false: the settings file is a newer SOM Studio's and was left as it is, so the
+    choice could not be remembered; the note says so, and how to choose the language anyway.
+    """
+    if not saved:
+        return QCoreApplication.translate(
+            "LanguageMenu",
+            "The language choice could not be remembered: the settings file was written by a newer "
+            "SOM Studio and is left as it is. Start SOM Studio with --lang {code} to choose it.",
+        ).format(code=language or "en")
     if not language:
         return QCoreApplication.translate(
             "LanguageMenu", "SOM Studio will follow the system's language from its next start."
@@ -136,6 +146,7 @@ class LanguageMenu(QMenu):
     def __init__(self, settings: Any, parent: QWidget | None = None) -> None:
         super().__init__(self.tr("&Language"), parent)
         self._settings = settings
+        self.saved = True  # whether the last choice was remembered (not in a newer version's file)
         self._group = QActionGroup(self)
         self._group.setExclusive(True)
         current = saved_language(settings)
@@ -152,5 +163,5 @@ class LanguageMenu(QMenu):
 
     def _on_triggered(self, action: QAction) -> None:
         code = str(action.data() or "")
-        set_saved_language(self._settings, code)
+        self.saved = set_saved_language(self._settings, code)
         self.language_chosen.emit(code)

@@ -77,10 +77,11 @@ def make_actions(win: MainWindow) -> None:
 
 def show_restart_note(win: MainWindow, code: str) -> QMessageBox:
     """Say that the language chosen takes effect at the next start (non-blocking; kept as ``win.language_note``)."""
+    saved = win.language_menu.saved
     box = QMessageBox(
-        QMessageBox.Icon.Information,
+        QMessageBox.Icon.Information if saved else QMessageBox.Icon.Warning,
         translate("MainWindow", "Language"),
-        restart_note(code),
+        restart_note(code, saved),
         QMessageBox.StandardButton.Ok,
         win,
     )

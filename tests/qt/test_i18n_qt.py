@@ -52,6 +52,20 @@ def test_the_language_menu_remembers_the_choice(qtbot, tmp_path):
     assert again.actions_by_code["ko"].isChecked() and not again.actions_by_code[""].isChecked()
 
 
+def test_a_language_chosen_in_a_newer_versions_settings_file_is_not_saved_and_the_note_says_so(qtbot, tmp_path):
+    path = tmp_path / "settings.ini"
+    path.write_text("[settings]\nversion=999\n")
+    settings = Settings(path)
+    menu = qt_i18n.LanguageMenu(settings)
+    qtbot.addWidget(menu)
+    menu.actions_by_code["ko"].trigger()
+    assert menu.saved is False
+    assert path.read_text() == "[settings]\nversion=999\n"  # the newer file is left as it is
+    note = qt_i18n.restart_note("ko", menu.saved)
+    assert "could not be remembered" in note and "--lang ko" in note
+    assert "next start" in qt_i18n.restart_note("ko", True)
+
+
 def test_apply_language_follows_flag_then_menu_then_environment(qapp, tmp_path, monkeypatch):
     settings = Settings(tmp_path / "settings.ini")
     monkeypatch.setenv("SOM_STUDIO_LANG", "en")
