@@ -332,9 +332,20 @@ def _rgb(weights: np.ndarray, _view: ViewChoice, canvas: Canvas) -> Drawn:
     rng = canvas.range
     img = _to_u8(w, np.asarray(rng.lo)[:3], np.asarray(rng.hi)[:3])
     h, wd = img.shape[:2]
+    legend = _channels(canvas.views)
     if canvas.plain:
-        return Drawn(img, raster=raster(h, wd, "rect", 1))
-    return _cells(img, h, wd, canvas, None)
+        return Drawn(img, legend, raster=raster(h, wd, "rect", 1))
+    return _cells(img, h, wd, canvas, legend)
+
+
+def _channels(views: MapViews) -> Swatches | None:
+    """Which feature each colour channel shows, for a named table's map (colours need no legend)."""
+    if not views.feature_names:
+        return None
+    channels = (N_("red: {name}"), N_("green: {name}"), N_("blue: {name}"))
+    pure = ((255, 0, 0), (0, 170, 0), (0, 0, 255))
+    entries = tuple((_(c).format(name=views.feature_name(k)), pure[k]) for k, c in enumerate(channels))
+    return Swatches(entries, _("colour channels"))
 
 
 def _component(weights: np.ndarray, view: ViewChoice, canvas: Canvas) -> Drawn:

@@ -108,6 +108,11 @@ def test_a_view_without_a_legend_leaves_no_empty_column_beside_the_map(qtbot, vi
     for mode, shown in ((picture.RGB, False), (picture.UMATRIX, True), (picture.RGB, False)):
         view.inspector.legend.set_frame(picture.make_frame(0, rgb, picture.ViewChoice(mode), lo, hi))
         assert view.inspector.legend.isVisible() is shown, mode
+    # A named table's three features in RGB: the legend says which feature each channel shows.
+    named = picture.MapViews(feature_names=("a", "b", "c"))
+    view.inspector.legend.set_frame(picture.make_frame(0, rgb, picture.ViewChoice(picture.RGB), lo, hi, named))
+    assert view.inspector.legend.isVisible()
+    assert view.inspector.legend.text() == "colour channels\nred: a\ngreen: b\nblue: c"
 
 
 def test_labels_legend_shows_purity_and_clusters_have_their_own_colours(qtbot, view):
