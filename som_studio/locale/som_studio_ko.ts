@@ -885,7 +885,7 @@ The run is listed until the app closes.</source>
     <name>ShardingView</name>
     <message>
         <source>Choose a valid configuration to see its layout.</source>
-        <translation>배치를 보려면 올바른 설정을 고르세요.</translation>
+        <translation>장치 배치를 보려면 올바른 설정을 고르세요.</translation>
     </message>
     <message>
         <source>{impl} does not shard: it runs on the first device (layout {layout})</source>
