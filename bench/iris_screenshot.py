@@ -9,6 +9,7 @@ the details of the busiest unit whose flowers are of more than one species::
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import tempfile
@@ -18,24 +19,31 @@ import numpy as np
 
 
 def main() -> int:
-    out = sys.argv[1] if len(sys.argv) > 1 else "resources/iris-screenshot.png"
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("out", nargs="?", default="resources/iris-screenshot.png", help="the PNG to write")
+    ap.add_argument("--lang", default=None, help="ko or en, as som-studio --lang (default: the environment's)")
+    args = ap.parse_args()
+    out = args.out
     os.environ.setdefault("QT_QPA_PLATFORM", "xcb" if os.environ.get("DISPLAY") else "offscreen")
     from PySide6.QtCore import QEventLoop, QPointF, Qt, QTimer
     from PySide6.QtWidgets import QApplication
 
     from som_studio import picture
     from som_studio.picture.raster import unit_centre
+    from som_studio.qt.i18n import apply_language
     from som_studio.qt.main_window import MainWindow
     from som_studio.qt.settings import Settings
 
     app = QApplication.instance() or QApplication([])
+    settings = Settings(Path(tempfile.mkdtemp()) / "shot.ini")
+    apply_language(app, args.lang, settings)  # as the app starts: --lang, else the environment
 
     def settle(ms: int) -> None:
         loop = QEventLoop()
         QTimer.singleShot(ms, loop.quit)
         loop.exec()
 
-    win = MainWindow(Settings(Path(tempfile.mkdtemp()) / "shot.ini"))
+    win = MainWindow(settings)
     win.resize(1580, 960)
     win.show()
     win.example_action.trigger()
