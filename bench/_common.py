@@ -14,7 +14,7 @@ sys.path.insert(0, str(ROOT))
 
 from som_studio.report.content import format_seconds as fmt_s  # noqa: E402  (after the path is set)
 
-__all__ = ["ROOT", "bench_in_subprocess", "fmt_s", "table"]
+__all__ = ["ROOT", "app_window", "bench_in_subprocess", "fmt_s", "table"]
 
 
 def bench_in_subprocess(args: list[str], cpu_devices: int | None = None) -> list[dict]:
@@ -44,3 +44,21 @@ def table(head: list[str], rows: list[list[str]]) -> str:
     for r in rows:
         lines.append("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))))
     return "\n".join(lines)
+
+
+def app_window(lang: str | None = None):  # -> (QApplication, MainWindow)
+    """The app's main window as ``som-studio [--lang LANG]`` starts it, on fresh settings (screenshot scripts).
+
+    On the display when one is set, else offscreen.
+    """
+    os.environ.setdefault("QT_QPA_PLATFORM", "xcb" if os.environ.get("DISPLAY") else "offscreen")
+    from PySide6.QtWidgets import QApplication
+
+    from som_studio.qt.i18n import apply_language
+    from som_studio.qt.main_window import MainWindow
+    from som_studio.qt.settings import Settings
+
+    app = QApplication.instance() or QApplication([])
+    settings = Settings(Path(tempfile.mkdtemp()) / "shot.ini")
+    apply_language(app, lang, settings)  # as the app starts: --lang, else the environment
+    return app, MainWindow(settings)

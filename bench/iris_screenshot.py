@@ -10,12 +10,10 @@ the details of the busiest unit whose flowers are of more than one species::
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
-from pathlib import Path
 
 import numpy as np
+from _common import app_window
 
 
 def main() -> int:
@@ -24,26 +22,18 @@ def main() -> int:
     ap.add_argument("--lang", default=None, help="ko or en, as som-studio --lang (default: the environment's)")
     args = ap.parse_args()
     out = args.out
-    os.environ.setdefault("QT_QPA_PLATFORM", "xcb" if os.environ.get("DISPLAY") else "offscreen")
     from PySide6.QtCore import QEventLoop, QPointF, Qt, QTimer
-    from PySide6.QtWidgets import QApplication
 
     from som_studio import picture
     from som_studio.picture.raster import unit_centre
-    from som_studio.qt.i18n import apply_language
-    from som_studio.qt.main_window import MainWindow
-    from som_studio.qt.settings import Settings
 
-    app = QApplication.instance() or QApplication([])
-    settings = Settings(Path(tempfile.mkdtemp()) / "shot.ini")
-    apply_language(app, args.lang, settings)  # as the app starts: --lang, else the environment
+    app, win = app_window(args.lang)
 
     def settle(ms: int) -> None:
         loop = QEventLoop()
         QTimer.singleShot(ms, loop.quit)
         loop.exec()
 
-    win = MainWindow(settings)
     win.resize(1580, 960)
     win.show()
     win.example_action.trigger()

@@ -19,10 +19,9 @@ comparing two implementations::
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
-from pathlib import Path
+
+from _common import app_window
 
 
 def main() -> int:
@@ -37,18 +36,9 @@ def main() -> int:
     ap.add_argument("--compare", default="numpy-batch,jax-vmap-batch,jax-fused-batch", help="implementations")
     args = ap.parse_args()
     out = args.out
-    os.environ.setdefault("QT_QPA_PLATFORM", "xcb" if os.environ.get("DISPLAY") else "offscreen")
     from PySide6.QtCore import QEventLoop
-    from PySide6.QtWidgets import QApplication
 
-    from som_studio.qt.i18n import apply_language
-    from som_studio.qt.main_window import MainWindow
-    from som_studio.qt.settings import Settings
-
-    app = QApplication.instance() or QApplication([])
-    settings = Settings(Path(tempfile.mkdtemp()) / "shot.ini")
-    apply_language(app, args.lang, settings)  # as the app starts: --lang, else the environment
-    win = MainWindow(settings)
+    _app, win = app_window(args.lang)  # the app kept referenced while the window lives
     width, height = (int(v) for v in args.size.split("x"))
     win.resize(width, height)
     win.show()
