@@ -23,8 +23,10 @@ import ctypes.util
 import time
 from collections.abc import Callable
 
-M_ARENA_MAX = -8  # glibc's mallopt parameter (malloc.h)
+M_MMAP_THRESHOLD = -3  # glibc's mallopt parameters (malloc.h)
+M_ARENA_MAX = -8
 ARENAS = 2
+MMAP_THRESHOLD = 128 * 1024  # glibc's initial value, kept fixed
 TRIM_EVERY_S = 30.0
 
 
@@ -41,6 +43,19 @@ def cap_arenas(arenas: int = ARENAS) -> bool:
     """Allow at most ``arenas`` malloc arenas from now on (call before threads start); ``True`` if applied."""
     libc = _libc()
     return bool(libc is not None and libc.mallopt(M_ARENA_MAX, arenas) == 1)
+
+
+def fix_mmap_threshold(threshold: int = MMAP_THRESHOLD) -> bool:
+    """Serve blocks of ``threshold`` bytes or more by ``mmap`` for good; ``True`` if applied.
+
+    glibc raises its threshold to the size of each mmap-served block that is
+    freed (up to 32 MB), so after a while the worker's large short-lived
+    blocks (copied maps, rendered frames, pickled messages) come from the
+    arenas, where mixed sizes fragment them. Setting the threshold turns that
+    adjustment off: a large block goes back to the system when it is freed.
+    """
+    libc = _libc()
+    return bool(libc is not None and libc.mallopt(M_MMAP_THRESHOLD, threshold) == 1)
 
 
 def trimmer(every_s: float = TRIM_EVERY_S) -> Callable[[], bool]:

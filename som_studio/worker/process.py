@@ -131,6 +131,7 @@ def run_worker(request: RunRequest, events: Connection, control: Connection) -> 
     # arenas (JAX starts its threads with it; see worker/malloc.py: hours in flat memory).
     _forget_inherited_cpu_devices()
     malloc.cap_arenas()
+    malloc.fix_mmap_threshold()
     from som_studio.core import jax_runtime, registry
 
     jax_runtime.configure(request.cpu_devices)
