@@ -213,7 +213,22 @@ def _value(
         if mode == picture.RGB:
             return ", ".join(f"{v.feature_name(j)} = {v.original(j, float(w[row, col, j])):.4g}" for j in range(3))
         return None
+    if mode in (picture.LABELS, picture.CLUSTERS):
+        return _category_value(frame, row, col)
     return _level_value(frame, row, col, tile)
+
+
+def _category_value(frame: picture.MapFrame, row: int, col: int) -> str | None:
+    """A live frame's label or cluster, read back from its colour among the legend's swatches."""
+    found = frame.category_at(row, col)
+    if found is None:
+        return None
+    name, share = found
+    if not name:
+        return _("no examples")
+    if frame.view.mode == picture.CLUSTERS:
+        return name  # the swatch says "cluster k"
+    return _("label {label} (purity ≈ {purity:.2f})").format(label=name, purity=picture.label_purity_of_fade(share))
 
 
 def _level_value(frame: picture.MapFrame, row: int, col: int, tile: int | None) -> str | None:

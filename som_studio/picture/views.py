@@ -247,6 +247,42 @@ class MapFrame:
             return (
                 int(self.image[row, col]) if 0 <= row < self.image.shape[0] and 0 <= col < self.image.shape[1] else None
             )
+        colour = self._colour_at(row, col, tile)
+        if colour is None or tuple(int(v) for v in colour) == EMPTY:
+            return None
+        d = ((VIRIDIS.astype(np.int64) - colour) ** 2).sum(axis=1)
+        return int(np.argmin(d))
+
+    def category_at(self, row: int, col: int) -> tuple[str, float] | None:
+        """A categorical view's swatch under unit (``row``, ``col``), read back from :attr:`image`.
+
+        Returns the swatch's name and the share of its colour the unit is drawn
+        with (1.0: full; a label's colour fades towards white as its purity falls,
+        :func:`label_purity_of_fade`); ``("", 0.0)`` for a unit with no examples
+        (drawn in the empty colour); ``None`` for other views, a pixel off the
+        picture, or a colour no swatch explains.
+        """
+        if self.view.mode not in (LABELS, CLUSTERS) or not isinstance(self.legend, Swatches):
+            return None
+        colour = self._colour_at(row, col)
+        if colour is None:
+            return None
+        if tuple(int(v) for v in colour) == EMPTY:
+            return "", 0.0
+        best: tuple[float, str, float] | None = None
+        drawn = 255.0 - colour.astype(np.float64)  # what the fade keeps of (255 - swatch)
+        for name, rgb in self.legend.entries:
+            full = 255.0 - np.asarray(rgb, dtype=np.float64)
+            share = float(full @ drawn / (full @ full)) if full.any() else 1.0
+            misfit = float(np.abs(drawn - full * share).max())
+            if FADE_FLOOR - 0.01 <= share <= 1.01 and misfit <= 1.5 and (best is None or misfit < best[0]):
+                best = (misfit, name, min(share, 1.0))
+        return None if best is None else (best[1], best[2])
+
+    def _colour_at(self, row: int, col: int, tile: int | None = None) -> np.ndarray | None:
+        """The RGB colour (int64) of the pixel at unit (``row``, ``col``)'s centre, or ``None`` off the picture."""
+        if self.image.ndim != 3:
+            return None
         x, y = unit_centre(row, col, self.topology, self.scale)
         if self.tiles:
             if tile is None or not 0 <= tile < len(self.tiles):
@@ -255,11 +291,16 @@ class MapFrame:
         ix, iy = math.floor(x), math.floor(y)
         if not (0 <= iy < self.image.shape[0] and 0 <= ix < self.image.shape[1]):
             return None
-        colour = np.asarray(self.image[iy, ix, :3], dtype=np.int64)
-        if tuple(int(v) for v in colour) == EMPTY:
-            return None
-        d = ((VIRIDIS.astype(np.int64) - colour) ** 2).sum(axis=1)
-        return int(np.argmin(d))
+        return np.asarray(self.image[iy, ix, :3], dtype=np.int64)
+
+
+FADE_FLOOR = 0.35
+"""The share of its colour a label of purity 0 keeps (purity 1 keeps all of it)."""
+
+
+def label_purity_of_fade(share: float) -> float:
+    """The unit purity a label colour drawn at ``share`` of its strength stands for (the labels view's fade, undone)."""
+    return float(np.clip((share - FADE_FLOOR) / (1.0 - FADE_FLOOR), 0.0, 1.0))
 
 
 def _to_u8(values: np.ndarray, lo: np.ndarray | float, hi: np.ndarray | float) -> np.ndarray:
@@ -384,7 +425,7 @@ def _labels(weights: np.ndarray, _view: ViewChoice, canvas: Canvas) -> Drawn:
     if v.unit_purity is not None:
         # A unit whose examples disagree is paler: its colour fades towards white as its purity falls.
         p = np.nan_to_num(np.asarray(v.unit_purity, dtype=np.float64).reshape(h * w), nan=1.0)
-        fade = (0.35 + 0.65 * np.clip(p, 0.0, 1.0))[:, None]
+        fade = (FADE_FLOOR + (1.0 - FADE_FLOOR) * np.clip(p, 0.0, 1.0))[:, None]
         colours = 255.0 - (255.0 - colours) * fade
     note = _("label purity {purity}").format(purity=f"{v.purity:.3f}") if v.purity is not None else ""
     legend = Swatches(tuple((n, colour_of[n]) for n in names), _("majority label"), note)

@@ -123,3 +123,29 @@ def test_a_live_frame_is_read_back_from_its_colours(topology):
         value = float(text.rsplit("≈ ", 1)[1])
         assert value == pytest.approx(w[row, col, 2], abs=1.5 / 255 + 5e-3)
         assert text.startswith(f"unit ({row}, {col}): b ≈")
+
+
+@pytest.mark.parametrize("topology", ["rect", "hex"])
+def test_a_live_labels_or_clusters_frame_is_read_back_from_its_colours(topology):
+    """A live frame's views travel as a picture only: the label (and purity) or cluster come back from its colours."""
+    rng = np.random.default_rng(5)
+    h, w_ = 6, 5
+    w = rng.random((h, w_, 2))
+    labels = rng.choice(np.array(["setosa", "versicolor", "virginica", ""]), size=(h, w_))
+    purity = np.where(labels == "", np.nan, rng.uniform(0.3, 1.0, size=(h, w_)))
+    clusters = rng.integers(0, 4, size=(h, w_))
+    measured = _views(topology=topology, labels=labels, unit_purity=purity, clusters=clusters)
+    lo, hi = picture.colour_range(w)
+    live = _views(topology=topology)  # what the app holds while the run goes on: no labels, no clusters
+    labelled = picture.make_frame(1, w, picture.ViewChoice(picture.LABELS), lo, hi, measured)
+    clustered = picture.make_frame(1, w, picture.ViewChoice(picture.CLUSTERS), lo, hi, measured)
+    for row in range(h):
+        for col in range(w_):
+            text = readout(labelled, row, col, views=live)
+            if labels[row, col] == "":
+                assert text == f"unit ({row}, {col}): no examples"
+            else:
+                assert text.startswith(f"unit ({row}, {col}): label {labels[row, col]} (purity ≈ ")
+                read = float(text.rsplit("≈ ", 1)[1].rstrip(")"))
+                assert read == pytest.approx(purity[row, col], abs=0.02)
+            assert readout(clustered, row, col, views=live) == f"unit ({row}, {col}): cluster {clusters[row, col]}"
