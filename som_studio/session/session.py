@@ -256,6 +256,14 @@ class Session:
                 return qe, te
 
             q_at = self._quality_iterations(T)
+            if q_at or self.final_quality:
+                # The quality program is compiled before training, not at the first point
+                # measured: a compile mid-run would raise the worker's memory for good minutes
+                # into a run (docs/benchmarks.md, "Hours-long runs").
+                tq = time.perf_counter()
+                with watch.exclude():
+                    measure.warmup()
+                excluded += time.perf_counter() - tq
             if 0 in q_at and pacer.allow(train_s()):
                 qe, te = quality(problem.init_map)
                 record.history.append({"iteration": 0, "qe": qe, "te": te})
@@ -388,7 +396,7 @@ class _Quality:
     """QE/TE of one run's maps: on the run's first device for JAX runs, on the host otherwise.
 
     Calling it gives ``(qe, te, compile_s)``; the device program is compiled at
-    the first call (``compile_s`` then says how long that took).
+    :meth:`warmup` or else at the first call (``compile_s`` then says how long that took).
     """
 
     def __init__(self, impl: Implementation, problem: Any, device: Any) -> None:
@@ -406,10 +414,7 @@ class _Quality:
         #: First guess at one measurement's time (the device program's compile not included).
         self.guess_s = predict_quality_s(problem.samples, problem.height * problem.width, problem.features, pairs_rate)
 
-    def __call__(self, weights: np.ndarray) -> tuple[float, float, float]:
-        if not self.on_device:
-            qe, te = metrics.quality(weights, self.problem.data, self.topology, self.toroid)
-            return qe, te, 0.0
+    def _device(self) -> Any:
         if self._q is None:
             from som_studio.core.quality_jax import DeviceQuality
 
@@ -417,6 +422,18 @@ class _Quality:
             self._q = DeviceQuality(
                 p.data, p.height, p.width, p.dtype, self.device, topology=self.topology, toroid=self.toroid
             )
+        return self._q
+
+    def warmup(self) -> None:
+        """Compile the device program now (the host needs none)."""
+        if self.on_device:
+            self._device().compile()
+
+    def __call__(self, weights: np.ndarray) -> tuple[float, float, float]:
+        if not self.on_device:
+            qe, te = metrics.quality(weights, self.problem.data, self.topology, self.toroid)
+            return qe, te, 0.0
+        self._device()
         compiled_before = self._q.compile_s
         qe, te = self._q(weights)
         return qe, te, self._q.compile_s - compiled_before

@@ -149,6 +149,25 @@ def test_quality_of_jax_runs_is_measured_on_the_device_and_not_counted_as_recomp
     assert rec.recompiles == 0
 
 
+def test_the_quality_program_is_compiled_before_training_not_at_the_first_point(monkeypatch):
+    """No compile once training starts: a mid-run compile raised the worker's memory for good minutes into a run."""
+    from som_studio.core import jax_runtime
+    from som_studio.session import session as sessmod
+    from som_studio.session.events import Compiled, Finished
+
+    # Points only mid-run and at the end (none at 0, where a compile would come before training anyway).
+    monkeypatch.setattr(sessmod.Session, "_quality_iterations", lambda self, T: [T // 2, T])
+    session = Session(_cfg("jax-jit-online", steps=400), snapshot_interval_s=None, quality_share=None)
+    counts: list[tuple[str, int]] = []
+    for ev in session.run():
+        counts.append((type(ev).__name__, jax_runtime.compile_count()))
+        if isinstance(ev, Finished):
+            rec = ev.record
+    assert rec.status == "ok" and [h["iteration"] for h in rec.history] == [200, 400]
+    after = [n for name, n in counts[[name for name, _ in counts].index(Compiled.__name__) :]]
+    assert len(set(after)) == 1, counts  # nothing compiled from the trainer's warm-up to the end
+
+
 def test_worth_cutting():
     assert timing.worth_cutting(5, None)  # nothing timed yet
     assert not timing.worth_cutting(5, 90e-6)  # 5 GPU epochs of 90 us: 0.45 ms
