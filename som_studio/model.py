@@ -37,6 +37,11 @@ PROJECT_CHUNK_ROWS = 8192
 DEVICE_SEARCH_WORK = 1_000_000_000
 
 
+def searches_on_device(height: int, width: int, features: int) -> bool:
+    """Whether projecting on a map of this shape searches on JAX's device (:data:`DEVICE_SEARCH_WORK`)."""
+    return PROJECT_CHUNK_ROWS * height * width * features >= DEVICE_SEARCH_WORK
+
+
 class RunFileError(ValueError):
     """A run file cannot be used; the message names the file and why."""
 
@@ -260,7 +265,7 @@ class SomRun:
         reference search. Both rank in float64 (the reference's, and the stored hits').
         """
         h, w, d = self._trained.shape
-        if PROJECT_CHUNK_ROWS * h * w * d < DEVICE_SEARCH_WORK:
+        if not searches_on_device(h, w, d):
             return metrics.nearest_units(self._trained, x)
         if self._device_search is None:
             from som_studio.core.nearest_jax import DeviceNearest

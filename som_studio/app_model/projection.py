@@ -4,7 +4,8 @@ Both go through :mod:`som_studio.model` (``load_run`` / ``project``), the model
 Python users and ``som-studio project`` use, so the app matches columns by name
 and refuses a file with the same words. :func:`project_stored` reads the file
 in chunks (memory does not grow with its length) and may take long: call it
-off the GUI thread.
+off the GUI thread. :func:`project_apart` does the same where a big map would
+start JAX, in a process of its own (the app's process never starts JAX).
 
 Threads: any; nothing here starts a thread or imports Qt.
 """
@@ -19,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from som_studio.i18n import _
-from som_studio.model import RunFileError, SomRun, load_run
+from som_studio.model import RunFileError, SomRun, load_run, searches_on_device
 from som_studio.picture import views as picture
 from som_studio.picture.mapviews import MapViews
 from som_studio.report.writers import OutputError
@@ -98,6 +99,32 @@ def project_stored(run: StoredRun, data_path: str | os.PathLike[str]) -> Project
     if not hits.any():
         raise ProjectionError(_("{path}: has no data rows").format(path=data_path))
     return ProjectedHits(run.name, str(data_path), hits, str(model.config.get("topology", "rect")))
+
+
+def project_apart(run: StoredRun, data_path: str | os.PathLike[str]) -> ProjectedHits:
+    """:func:`project_stored`, in a fresh process when the map is big enough to search on JAX's device.
+
+    The process starts JAX (hundreds of MB, device memory on a GPU) and gives it
+    all back when it ends; small maps are searched with NumPy here, at once.
+    Raises :class:`ProjectionError`, also when the process dies.
+    """
+    shape = np.shape(run.final_map) if run.final_map is not None else ()
+    if len(shape) != 3 or not searches_on_device(*shape):
+        return project_stored(run, data_path)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from som_studio.worker.process import speak
+
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=1, mp_context=ctx, initializer=speak) as pool:
+        try:
+            return pool.submit(project_stored, run, str(data_path)).result()
+        except BrokenProcessPool:
+            raise ProjectionError(
+                _("{path}: the projection process ended before it answered").format(path=data_path)
+            ) from None
 
 
 def export_units(run: StoredRun, path: str | os.PathLike[str]) -> Path:

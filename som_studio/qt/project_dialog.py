@@ -22,7 +22,7 @@ from typing import Any
 from PySide6.QtCore import QCoreApplication, QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QPushButton, QWidget
 
-from som_studio.app_model.projection import ProjectedHits, ProjectionError, export_units, project_stored
+from som_studio.app_model.projection import ProjectedHits, ProjectionError, export_units, project_apart
 from som_studio.picture import views as picture
 from som_studio.qt import dialogs
 from som_studio.qt.i18n import QT_TRANSLATE_NOOP
@@ -84,7 +84,7 @@ class ProjectData(QObject):
 
     def _project(self, run: StoredRun, path: str) -> None:
         try:
-            self._done.emit(project_stored(run, path), "")
+            self._done.emit(project_apart(run, path), "")
         except ProjectionError as exc:
             self._done.emit(None, str(exc))
 

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import csv
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from som_studio import cli
+from som_studio.app_model import projection
 from som_studio.app_model.examples import iris_config
-from som_studio.app_model.projection import ProjectionError, export_units, project_stored
+from som_studio.app_model.projection import ProjectionError, export_units, project_apart, project_stored
 from som_studio.model import load_run
 from som_studio.resources import resource
 from som_studio.storage.runfile import StoredRun
@@ -64,3 +69,41 @@ def test_export_units_writes_the_per_unit_csv(iris_run, tmp_path):
     assert rows[0][7:] == ["sepal_length", "sepal_width", "petal_length", "petal_width"]
     assert len(rows) == 1 + 96 and sum(int(r[3]) for r in rows[1:]) == 150
     assert {r[4] for r in rows[1:]} - {""} == {"setosa", "versicolor", "virginica"}
+
+
+# A map big enough to search on JAX's device is projected in a process of its own: the caller (the app)
+# never imports JAX. Here the iris map stands in for a big one (the size check is patched in this process).
+APART_SCRIPT = r"""
+import sys
+import numpy as np
+from som_studio.app_model import projection
+from som_studio.storage.runfile import StoredRun
+projection.searches_on_device = lambda *shape: True
+result = projection.project_apart(StoredRun.load(sys.argv[1]), sys.argv[2])
+np.save(sys.argv[3], result.hits)
+print("jax imported here:", "jax" in sys.modules)
+"""
+
+
+def test_a_big_map_is_projected_in_a_process_of_its_own(iris_run, tmp_path):
+    stored = iris_run.save(tmp_path / "iris.somrun")
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
+    out = subprocess.run(
+        [sys.executable, "-c", APART_SCRIPT, str(stored), str(IRIS), str(tmp_path / "hits.npy")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "jax imported here: False" in out.stdout
+    assert np.array_equal(np.load(tmp_path / "hits.npy"), project_stored(iris_run, IRIS).hits)
+
+
+def test_a_refusal_in_the_projection_process_reaches_the_caller(iris_run, tmp_path, monkeypatch):
+    monkeypatch.setattr(projection, "searches_on_device", lambda *shape: True)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("sepal_length,sepal_width,petal_len,petal_width\n5,3,1,0.2\n")
+    with pytest.raises(ProjectionError, match="missing petal_length"):
+        project_apart(iris_run, bad)
