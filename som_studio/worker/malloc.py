@@ -1,19 +1,24 @@
-"""The worker's glibc malloc arenas: capped and trimmed.
+"""The worker's glibc malloc: two arenas, a fixed mmap threshold, trimmed now and then.
 
 Measured with ``bench/soak.py --minutes 30 --impl jax-jit-online``: the worker
-held ~266 MB for ten minutes, then gained 13-16 MB within 20 s, with no new
-thread and no new Python objects (``tracemalloc`` flat in an in-process
-replica). ``/proc/PID/smaps`` put the step in a new 64 MB-aligned anonymous
-heap: one more glibc malloc arena, 16 MB of it resident. glibc opens another
-arena whenever a thread finds the arenas locked (up to 8 per core), and the
-worker's threads (training, the frame sender, XLA's pools) contend. So the
-worker allows two arenas (``M_ARENA_MAX``, set before JAX starts its threads)
-and gives freed memory back now and then (``malloc_trim``, a few ms): its level
-at minute 2 fell from ~266 to ~247 MB. Steps of 10-16 MB still come, now in
-the second arena, which ``malloc_trim`` does not shrink (live allocations of a
-thread other than the main one): see docs/benchmarks.md, "Hours-long runs".
+held its level for minutes, then stepped up 10-16 MB within a minute, with no
+new thread and no new Python objects (``tracemalloc`` flat in an in-process
+replica); ``/proc/PID/smaps`` put the steps in glibc's heaps. Three settings,
+made before JAX starts its threads, keep it flat (docs/benchmarks.md,
+"Hours-long runs"):
 
-Elsewhere than glibc (macOS, musl) both are no-ops.
+- at most two arenas (``M_ARENA_MAX``): glibc opens another whenever a thread
+  finds the arenas locked (up to 8 per core), and the worker's threads
+  (training, the frame sender, XLA's pools) contend;
+- a fixed mmap threshold (``M_MMAP_THRESHOLD``, :func:`fix_mmap_threshold`):
+  glibc's own moves up at irregular times, and each move shifts blocks of a
+  new size into the arenas for good;
+- ``malloc_trim`` every 30 s from the sender thread (a few ms).
+
+The other step, ~8 MB when the quality program compiled at the run's first
+quality point, is gone because the session now compiles it before training.
+
+Elsewhere than glibc (macOS, musl) these are no-ops.
 """
 
 from __future__ import annotations
@@ -23,10 +28,11 @@ import ctypes.util
 import time
 from collections.abc import Callable
 
-M_MMAP_THRESHOLD = -3  # glibc's mallopt parameters (malloc.h)
+M_TRIM_THRESHOLD = -1  # glibc's mallopt parameters (malloc.h)
+M_MMAP_THRESHOLD = -3
 M_ARENA_MAX = -8
 ARENAS = 2
-MMAP_THRESHOLD = 128 * 1024  # glibc's initial value, kept fixed
+MMAP_THRESHOLD = 4 * 1024 * 1024
 TRIM_EVERY_S = 30.0
 
 
@@ -46,16 +52,22 @@ def cap_arenas(arenas: int = ARENAS) -> bool:
 
 
 def fix_mmap_threshold(threshold: int = MMAP_THRESHOLD) -> bool:
-    """Serve blocks of ``threshold`` bytes or more by ``mmap`` for good; ``True`` if applied.
+    """Serve blocks of ``threshold`` bytes or more by ``mmap``, and smaller ones from the arenas, for good.
 
-    glibc raises its threshold to the size of each mmap-served block that is
-    freed (up to 32 MB), so after a while the worker's large short-lived
-    blocks (copied maps, rendered frames, pickled messages) come from the
-    arenas, where mixed sizes fragment them. Setting the threshold turns that
-    adjustment off: a large block goes back to the system when it is freed.
+    glibc starts at 128 KiB and raises its threshold to the size of each
+    mmap-served block that is freed (up to 32 MiB). The worker frees such blocks
+    at irregular times (a frame, a pickled message, a quality measurement), and
+    each raise moves blocks of that size from ``mmap`` into the arenas, where
+    they stay: a step of 10-16 MB minutes into a run. A fixed threshold turns the
+    adjustment off. 4 MiB keeps a step's buffers (1.5 MB for a 512x256 map in
+    float32) in the arenas: at 128 KiB each step mapped and unmapped them, and
+    ``jax-jit-online`` ran 1.7x slower (``bench/malloc_threshold.py``).
+    Returns ``True`` if applied.
     """
     libc = _libc()
-    return bool(libc is not None and libc.mallopt(M_MMAP_THRESHOLD, threshold) == 1)
+    if libc is None:
+        return False
+    return bool(libc.mallopt(M_MMAP_THRESHOLD, threshold) == 1 and libc.mallopt(M_TRIM_THRESHOLD, 2 * threshold) == 1)
 
 
 def trimmer(every_s: float = TRIM_EVERY_S) -> Callable[[], bool]:

@@ -117,7 +117,7 @@ def receive(conn: Connection) -> Message:
     return decode(conn.recv())
 
 
-def _speak() -> None:
+def speak() -> None:
     """Speak the app's language: it hands it down in ``SOM_STUDIO_LANG`` (:func:`som_studio.qt.i18n.apply_language`)."""
     from som_studio import i18n
 
@@ -126,9 +126,9 @@ def _speak() -> None:
 
 def run_worker(request: RunRequest, events: Connection, control: Connection) -> None:
     """Entry point of the child process (``multiprocessing`` ``spawn`` target)."""
-    _speak()
-    # Before anything imports JAX: the device count of this run's process, and at most two malloc
-    # arenas (JAX starts its threads with it; see worker/malloc.py: hours in flat memory).
+    speak()
+    # Before anything imports JAX: the device count of this run's process, and glibc's malloc set up
+    # for hours in flat memory (two arenas, a fixed mmap threshold: JAX starts its threads with them).
     _forget_inherited_cpu_devices()
     malloc.cap_arenas()
     malloc.fix_mmap_threshold()
@@ -257,7 +257,7 @@ def _forget_inherited_cpu_devices() -> None:
 
 def probe(cpu_devices: int | None, events: Connection) -> None:
     """Child entry point: report the JAX backend, devices and versions, then exit."""
-    _speak()
+    speak()
     _forget_inherited_cpu_devices()
     from som_studio.core import jax_runtime
 
@@ -278,7 +278,7 @@ def doctor_report(cpu_devices: int | None, events: Connection) -> None:
     Run here rather than in the app because it starts JAX and runs
     ``nvidia-smi``; it describes the machine's own devices, as the command does.
     """
-    _speak()
+    speak()
     _forget_inherited_cpu_devices()
     from som_studio.core import jax_runtime
 

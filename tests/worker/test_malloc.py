@@ -52,3 +52,45 @@ def test_the_trimmer_trims_at_most_every_so_often(monkeypatch):
     assert trim() is (malloc._libc() is not None)
     now[0] += 5
     assert trim() is False
+
+
+# A block of 5 MB, freed, then another: glibc serves the second from the arena once the first freed
+# raised its threshold; with the threshold fixed, both are mapped (mallinfo2's hblks counts them).
+THRESHOLD_SCRIPT = r"""
+import ctypes, sys
+from som_studio.worker import malloc
+class Info(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd",
+                                               "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+libc = ctypes.CDLL("libc.so.6")
+libc.mallinfo2.restype = Info
+if sys.argv[1] == "fixed":
+    assert malloc.fix_mmap_threshold()
+mapped = []
+for size in (5 << 20, 5 << 20, 1 << 20):
+    block = bytearray(size)
+    mapped.append(libc.mallinfo2().hblks)
+    del block
+print(*mapped)
+"""
+
+
+def _mapped(mode: str) -> list[int]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    for var in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES"):
+        env.pop(var, None)
+    out = subprocess.run(
+        [sys.executable, "-c", THRESHOLD_SCRIPT, mode], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    return [int(v) for v in out.stdout.split()]
+
+
+@pytest.mark.skipif(malloc._libc() is None, reason="not glibc: no threshold to fix")
+def test_the_worker_keeps_its_mmap_threshold_where_it_set_it():
+    # glibc by itself: the first 5 MB block is mapped; freeing it raised the threshold, so the next is not.
+    first, second, _ = _mapped("dynamic")
+    assert second == first - 1
+    # Fixed at 4 MiB: every 5 MB block is mapped, and a 1 MB block comes from the arena.
+    first, second, small = _mapped("fixed")
+    assert second == first and small == first - 1
