@@ -46,6 +46,8 @@ class MapViews:
     purity : the run's label purity (0-1), or ``None``.
     clusters : (H, W) int cluster of each unit, or ``None``.
     iteration : the iteration the hits and labels were measured at (``None``: the final map).
+    live : the inputs (``hits``, ``labels``) the worker measures for each frame of a live run
+        (:func:`cheap_to_measure`): their views are offered before the run ends.
     """
 
     topology: str = "rect"
@@ -59,6 +61,7 @@ class MapViews:
     purity: float | None = None
     clusters: np.ndarray | None = None
     iteration: int | None = None
+    live: tuple[str, ...] = ()
 
     # -- built from --------------------------------------------------------------------
     @classmethod
@@ -71,7 +74,13 @@ class MapViews:
     @classmethod
     def from_started(cls, started: Any) -> MapViews:
         """From a run's ``Started`` event: its configuration, its data's feature names and scaling."""
-        views = cls.from_config(getattr(started, "config", {}) or {}, getattr(started, "feature_names", ()))
+        config = getattr(started, "config", {}) or {}
+        views = cls.from_config(config, getattr(started, "feature_names", ()))
+        get = config.get if isinstance(config, dict) else lambda k, d=None: getattr(config, k, d)
+        units = int(get("height") or 0) * int(get("width") or 0)
+        samples = int(getattr(started, "samples", 0) or 0)
+        if samples and units and cheap_to_measure(samples, units, int(getattr(started, "features", 0) or 0)):
+            views = replace(views, live=("hits", "labels") if get("labels") else ("hits",))
         scaling = getattr(started, "scaling", None)
         if scaling is None:
             return views
@@ -141,8 +150,8 @@ class MapViews:
         return float(value * self.scale[k] + self.offset[k])
 
     def has(self, need: str) -> bool:
-        """Whether the input ``need`` (``hits``, ``labels``, ``clusters``) is at hand."""
-        return getattr(self, need, None) is not None
+        """Whether the input ``need`` (``hits``, ``labels``, ``clusters``) is at hand, or measured live."""
+        return getattr(self, need, None) is not None or need in self.live
 
 
 def cheap_to_measure(samples: int, units: int, features: int) -> bool:

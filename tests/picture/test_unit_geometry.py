@@ -99,3 +99,21 @@ def test_started_carries_feature_names_and_scaling():
     # z-scored: 0 in the trained space is the feature's mean in centimetres.
     assert views.original(2, 0.0) == pytest.approx(3.758, abs=1e-3)
     assert views.original(2, 1.0) - views.original(2, 0.0) == pytest.approx(1.765, abs=1e-3)
+
+
+def test_a_started_run_offers_the_views_its_worker_measures_live():
+    """Hits (and labels, with a label column) are measured on each live frame of a small map, not of a big one."""
+    from som_studio.config import DataSpec, RunConfig
+    from som_studio.session.events import Started
+
+    def started(width: int, height: int, samples: int, labels: str | None) -> picture.MapViews:
+        cfg = RunConfig(impl="numpy-batch", width=width, height=height, data=DataSpec(samples=samples), labels=labels)
+        ev = Started(cfg, "batch", 10, samples, 4, {}, "1x1", 0)
+        return picture.MapViews.from_started(ev)
+
+    small = started(12, 8, 150, "species")
+    assert small.live == ("hits", "labels") and small.has("hits") and small.has("labels")
+    assert picture.available(picture.LABELS, 4, small) and small.hits is None  # offered, measured by the worker
+    assert started(12, 8, 150, None).live == ("hits",)
+    big = started(512, 512, 100_000, "species")  # far over the live budget
+    assert big.live == () and not picture.available(picture.HITS, 4, big)

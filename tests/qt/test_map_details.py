@@ -47,3 +47,31 @@ def test_a_live_iris_run_offers_hits_labels_and_details_without_reopening(qtbot,
     assert d.hits == int(hits[row, col]) == d.example_count and len(d.example_rows) == min(20, d.hits)
     assert [name for name, _ in d.codebook] == ["sepal_length", "sepal_width", "petal_length", "petal_width"]
     assert view.inspector.panel.isVisible() and f"Hits: {d.hits}" in view.inspector.panel.text()
+
+
+def test_a_live_run_with_labels_offers_hits_and_labels_and_hover_reads_them(qtbot, window):
+    """The worker measures hits and labels on each live frame of a small map: the views are offered while it runs."""
+    from PySide6.QtCore import QPointF
+
+    from som_studio.picture.raster import unit_centre
+
+    with qtbot.waitSignal(window.controller.run_started, timeout=WAIT_MS):
+        assert window.run_config(iris_config(epochs=200_000)) == ""  # far longer than the test
+    assert {"Hit map", "Labels"} <= set(_items(window))
+    view = window.map_view
+    view.set_choice(picture.LABELS, 0)
+    labelled = lambda: view.last_frame is not None and view.last_frame.view.mode == picture.LABELS
+    qtbot.waitUntil(labelled, timeout=WAIT_MS)
+    assert window.controller.busy  # still live
+    assert "setosa" in view.inspector.legend.text()
+    frame = view.last_frame
+    read = []
+    for row, col in ((0, 0), (3, 5), (7, 11)):
+        x, y = unit_centre(row, col, frame.topology, frame.scale)
+        view.inspector._on_moved(view.inspector._image.mapToScene(QPointF(x, y)))
+        read.append(view.inspector.readout.text())
+    # Each unit's label (and its purity), or that it has no examples: never the bare unit.
+    assert all(": label " in t or t.endswith(": no examples") for t in read), read
+    assert any(": label " in t for t in read), read
+    with qtbot.waitSignal(window.controller.run_ended, timeout=WAIT_MS):
+        window.controller.stop()
