@@ -18,15 +18,19 @@ row-major order on ties):
     matmul form, 1024x1024 map, 100k x 3).
 ``matmul``
     ``|w|^2 - 2 x.w`` with one HIGHEST-precision product against all units,
-    the :data:`RERANK` smallest kept per example, then re-ranked by the direct
-    form, so the product's rounding (~1e-7 x (|x|^2 + |w|^2), more than the
-    distances between near units late in training) cannot pick a wrong unit.
-    20x faster than direct at 50 features on the H100.
+    each block of a few consecutive units (:func:`matmul_block`) keeping its minimum,
+    the two best blocks re-ranked by the direct form, so the product's
+    rounding (~1e-7 x (|x|^2 + |w|^2), more than the distances between near
+    units late in training) cannot pick a wrong unit. The arithmetic runs at
+    the machine's matrix-product rate: 20x faster than direct at 50 features
+    on the H100, and the CPU's form from :data:`CPU_BLOCKED_MAX_FEATURES`
+    features on.
 ``blocked``
     ``jax-fused-batch``'s CPU search: a scan over blocks of :data:`UNIT_BLOCK`
     units ranked by the expanded form (the small product fused into the
     minimum), the two best blocks re-ranked by the direct form. Tuned for the
-    CPU's caches (measured here: ~3x faster than the direct form).
+    CPU's caches (measured here: ~3x faster than the direct form); with few
+    features only, since the re-rank gathers two blocks of units per example.
 
 Tests and benchmarks force a form with the ``SOM_STUDIO_KERNEL_PLAN``
 environment variable or :func:`forced`; the chunk sizes still follow the budget.
@@ -35,6 +39,7 @@ environment variable or :func:`forced`; the chunk sizes still follow the budget.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 from collections.abc import Iterator
 from contextvars import ContextVar
@@ -65,9 +70,26 @@ CHUNK_BUDGET = {"cpu": ARGMIN_ELEMENTS * 4, "gpu": 1 << 30, "tpu": 1 << 30}
 # accelerator (H100: direct 162 ms vs matmul 299 ms at 3 features; matmul 20x
 # faster at 50). The crossing was not measured; 16 is a guess between the two.
 DIRECT_MAX_FEATURES = 16
-# Candidates of the matmul form re-ranked by the direct distance: the true BMU is
-# lost only if this many units lie within the product's rounding of it.
-RERANK = 8
+# Up to this many features the blocked form beats the matmul form on the CPU;
+# measured by bench/kernel_plans.py on the 2-core AVX-512 CPU (see the table in
+# docs/benchmarks.md, "Kernel plans by shape").
+CPU_BLOCKED_MAX_FEATURES = 8
+# Units per block of the matmul form: each example re-ranks two blocks directly,
+# gathering 2 x block x features numbers, a memory-bound step that outgrows the
+# product's block minima as features grow. About MATMUL_BLOCK_FEATURES / features
+# units (a power of two), within [MIN_MATMUL_BLOCK, MAX_MATMUL_BLOCK]; measured by
+# bench/kernel_plans.py (10,000 examples, 40x30 map: best 32 at 10 features, 8-16
+# at 50, 4 at 300 and 784). Never under 4: eight candidates, as many as the top-8
+# re-rank this form was first written with.
+MATMUL_BLOCK_FEATURES = 512
+MIN_MATMUL_BLOCK, MAX_MATMUL_BLOCK = 4, 32
+
+# Up to this many features a direct distance is an unrolled sum of squared differences, in
+# feature order as the NumPy reference sums them, that XLA fuses into the argmin; past it, the
+# same sum in a loop over features (an unrolled sum over hundreds of features compiles slowly),
+# which holds one plane of distances, a chunk's worth, in memory. The matmul form's re-rank sums
+# its few candidates' differences in one vectorised reduction past it.
+UNROLLED_FEATURES = 64
 
 _forced: ContextVar[str | None] = ContextVar("som_studio_kernel_plan", default=None)
 _forced_budget: ContextVar[int | None] = ContextVar("som_studio_kernel_budget", default=None)
@@ -79,15 +101,19 @@ class KernelPlan:
 
     form: str
     chunk: int
-    block: int = 0  # units per block (blocked)
-    candidates: int = 0  # units re-ranked per example (matmul)
+    block: int = 0  # units per block (blocked, matmul)
 
     def __str__(self) -> str:
         if self.form == "direct":
             return f"direct/argmin-all/chunk={self.chunk}"
-        if self.form == "matmul":
-            return f"matmul/rerank={self.candidates}/chunk={self.chunk}"
-        return f"blocked/block={self.block}/chunk={self.chunk}"
+        return f"{self.form}/block={self.block}/chunk={self.chunk}"
+
+
+def matmul_block(features: int) -> int:
+    """Units per candidate block of the matmul form for ``features`` features."""
+    want = MATMUL_BLOCK_FEATURES / max(features, 1)
+    b = 1 << max(0, round(math.log2(want))) if want >= 1 else 1
+    return min(MAX_MATMUL_BLOCK, max(MIN_MATMUL_BLOCK, b))
 
 
 def unit_blocks(units: int, block: int = UNIT_BLOCK) -> tuple[int, int]:
@@ -120,14 +146,15 @@ def sample_chunk(samples: int, features: int, block: int, budget: int | None = N
     return _balanced(samples, budget // max(chunk_elements(1, features, block), 1))
 
 
-def per_example_elements(form: str, units: int, features: int, block: int = UNIT_BLOCK) -> int:
-    """Elements one example adds to a chunk's working set in ``form``."""
+def per_example_elements(form: str, units: int, features: int, block: int | None = None) -> int:
+    """Elements one example adds to a chunk's working set in ``form`` (``block``: the plan's, by default the form's)."""
     if form == "direct":
         return units  # one row of distances (XLA usually fuses it away; counted as if not)
     if form == "matmul":
-        # the scores row, plus candidates: indices, gathered units and their distances
-        return units + RERANK * (features + 2)
-    return chunk_elements(1, features, unit_blocks(units, block)[1])
+        b = min(matmul_block(features), units) if block is None else block
+        # the scores row and its block minima, plus two candidate blocks: gathered units, differences, distances
+        return units + -(-units // b) + 2 * b * (2 * features + 2)
+    return chunk_elements(1, features, unit_blocks(units, UNIT_BLOCK if block is None else block)[1])
 
 
 def forced_form() -> str | None:
@@ -167,10 +194,11 @@ def forced(form: str | None, budget: int | None = None) -> Iterator[None]:
 
 
 def default_form(backend: str, features: int) -> str:
-    """The form a device takes unless one is forced: blocked on the CPU; direct, or matmul past
-    :data:`DIRECT_MAX_FEATURES` features, on an accelerator."""
+    """The form a device takes unless one is forced: on the CPU blocked, or matmul past
+    :data:`CPU_BLOCKED_MAX_FEATURES` features; on an accelerator direct, or matmul past
+    :data:`DIRECT_MAX_FEATURES` features."""
     if backend == "cpu":
-        return "blocked"
+        return "blocked" if features <= CPU_BLOCKED_MAX_FEATURES else "matmul"
     return "direct" if features <= DIRECT_MAX_FEATURES else "matmul"
 
 
@@ -206,8 +234,9 @@ def choose(
         elements = ARGMIN_ELEMENTS if budget is None else max(1, budget // itemsize)
         return KernelPlan("blocked", sample_chunk(samples, features, block, elements), block=block)
     budget = CHUNK_BUDGET.get(backend, CHUNK_BUDGET["gpu"]) if budget is None else budget
-    per = max(1, budget // itemsize) // max(per_example_elements(form, units, features), 1)
+    block = min(matmul_block(features), units) if form == "matmul" else 0
+    per = max(1, budget // itemsize) // max(per_example_elements(form, units, features, block), 1)
     chunk = _balanced(samples, per)
     if form == "matmul":
-        return KernelPlan("matmul", chunk, candidates=min(RERANK, units))
+        return KernelPlan("matmul", chunk, block=block)
     return KernelPlan("direct", chunk)

@@ -34,7 +34,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from som_studio.core import jax_runtime
-from som_studio.core.fused_plan import KernelPlan
+from som_studio.core.fused_plan import UNROLLED_FEATURES, KernelPlan
 from som_studio.core.problem import MIN_WEIGHT
 from som_studio.core.topology import HEX_ROW
 
@@ -49,20 +49,25 @@ HIGHEST = lax.Precision.HIGHEST
 
 
 def sq_distances(w: Array, x: Array, known: Array | None = None) -> Array:
-    """``sum_d (w_d - x_d)^2`` summed over features in order, as the NumPy reference does.
+    """``sum_d (w_d - x_d)^2`` summed over features in order, as the NumPy reference does
+    (unrolled up to :data:`UNROLLED_FEATURES` features, in a loop past them).
 
     ``w`` is (D, ...) and ``x`` (D, ...) broadcastable against it. ``known``
     (like ``x``, boolean or 0/1) leaves the unknown features out: their terms
     are exactly zero, so the sum is the reference's sum over known features.
     """
 
-    def term(k: int) -> Array:
-        diff = w[k] - x[k]
+    def term(k: Any) -> Array:
+        at = lambda a: lax.dynamic_index_in_dim(a, k, 0, keepdims=False)
+        diff = at(w) - at(x)
         if known is not None:
-            diff = jnp.where(known[k] != 0, diff, jnp.zeros((), diff.dtype))
+            diff = jnp.where(at(known) != 0, diff, jnp.zeros((), diff.dtype))
         return diff * diff
 
     acc = term(0)
+    if w.shape[0] > UNROLLED_FEATURES:
+        # A loop over features: the same order, one plane of distances in memory, a small program.
+        return lax.fori_loop(1, w.shape[0], lambda k, a: a + term(k), acc)
     for k in range(1, w.shape[0]):
         acc = acc + term(k)
     return acc
@@ -90,14 +95,14 @@ def _first_min(dist: Array, cols: Array | None = None) -> Array:
     return jnp.minimum(first, k - 1) if cols is None else first
 
 
-def _in_chunks(fn, data: Array, chunk: int) -> Array:
-    """``fn`` over examples in chunks of ``chunk`` (the last padded), results concatenated."""
+def _in_chunks(fn, data: Array, chunk: int) -> Any:
+    """``fn`` over examples in chunks of ``chunk`` (the last padded), results (an array or a tuple) concatenated."""
     n, d = data.shape
     if chunk >= n:
         return fn(data)
     chunks = -(-n // chunk)
     xp = jnp.pad(data, ((0, chunks * chunk - n), (0, 0))).reshape(chunks, chunk, d)
-    return lax.map(fn, xp).reshape(-1)[:n]
+    return jax.tree.map(lambda r: r.reshape(-1)[:n], lax.map(fn, xp))
 
 
 def _with_known(fn: Any, data: Array, known: Array | None) -> tuple[Any, Array]:
@@ -118,15 +123,19 @@ def _square(w: Array) -> Array:
     return jnp.minimum(w * w, jnp.finfo(w.dtype).max)
 
 
-def direct(wt: Array, data: Array, chunk: int, known: Array | None = None) -> Array:
+def direct(wt: Array, data: Array, chunk: int, known: Array | None = None, two: bool = False) -> Any:
     """Direct distances to all units, one first-argmin over them per example (``direct`` plan).
 
     ``known`` (N, D) 0/1: each example's known features (``data`` holds 0 at the others).
+    ``two`` also gives the second-best unit (the distances are then materialised once).
     """
 
     def chunk_bmus(x, kn):
         kt = None if kn is None else kn.T[:, :, None]
         dist = sq_distances(wt[:, None, :], x.T[:, :, None], kt)  # (n_c, M)
+        if two:
+            units = lax.broadcasted_iota(jnp.int32, dist.shape, 1)
+            return _pick(dist, units, True)
         # jnp.argmin is one variadic reduction (value and index together) whose ties
         # go to the first index: XLA fuses the distances into it, so the n_c x M
         # matrix need not exist, and both halves read the very same values.
@@ -135,33 +144,103 @@ def direct(wt: Array, data: Array, chunk: int, known: Array | None = None) -> Ar
     return _in_chunks(*_with_known(chunk_bmus, data, known), chunk)
 
 
-def matmul(wt: Array, data: Array, chunk: int, candidates: int, known: Array | None = None) -> Array:
-    """``|w|^2 - 2 x.w`` (HIGHEST) to all units, the best ``candidates`` re-ranked directly (``matmul`` plan).
+def _candidates_best(cand: Array, x: Array, kn: Array | None, units: Array, two: bool) -> Array | tuple[Array, Array]:
+    """The first (and second) smallest direct distance among each example's candidate units.
 
-    With ``known``, ``|w|^2`` counts each example's known features only: one
-    product ``[-2x, known] @ [w; w*w]`` (``x`` is 0 where unknown), then the
-    re-rank by the masked direct form, so the choice stays exact.
+    ``cand`` (n, k, D) holds the candidates' weights in row-major order of their
+    units ``units`` (n, k); ``x`` (n, D); ``kn`` (n, D) 0/1 or ``None``. Few
+    features are summed one by one in order, as the reference sums them; many
+    in one vectorised reduction (the candidates are few, the features many).
     """
-    m = wt.shape[1]
-    k = max(1, min(candidates, m))
-    c = jnp.sum(wt * wt, axis=0)
-    wa = jnp.concatenate([wt, _square(wt)], axis=0)
+    diff = cand - x[:, None, :]
+    if kn is not None:
+        diff = jnp.where(kn[:, None, :] != 0, diff, jnp.zeros((), diff.dtype))
+    if cand.shape[2] <= UNROLLED_FEATURES:
+        dist = diff[:, :, 0] * diff[:, :, 0]
+        for k in range(1, cand.shape[2]):
+            dist = dist + diff[:, :, k] * diff[:, :, k]
+    else:
+        dist = jnp.sum(diff * diff, axis=2)
+    return _pick(dist, units, two)
+
+
+def _pick(dist: Array, units: Array, two: bool) -> Array | tuple[Array, Array]:
+    """The unit of ``units`` (n, k; row-major order) at each row's first minimum of ``dist``; ``two``: and the next."""
+    if not two:
+        return _first_min(dist, units)
+    dist = lax.optimization_barrier(dist)
+    col = lax.broadcasted_iota(jnp.int32, dist.shape, 1)
+    i1 = _first_min(dist)
+    i2 = _first_min(jnp.where(col == i1[:, None], jnp.asarray(jnp.inf, dist.dtype), dist))
+    pick = lambda i: jnp.take_along_axis(units, i[:, None], axis=1)[:, 0]
+    return pick(i1), pick(i2)
+
+
+def _two_best_blocks(lo: Array) -> tuple[Array, Array]:
+    """Per row of block minima ``lo`` (n, G): the two best blocks in row-major order (lower index first)."""
+    g = lo.shape[1]
+    col = lax.broadcasted_iota(jnp.int32, lo.shape, 1)
+    g1 = _first_min(lo)
+    g2 = jnp.minimum(_first_min(jnp.where(col == g1[:, None], jnp.asarray(jnp.inf, lo.dtype), lo)), g - 1)
+    return jnp.minimum(g1, g2), jnp.maximum(g1, g2)
+
+
+def _block_units(glo: Array, ghi: Array, block: int) -> Array:
+    """(n, 2 block) flat unit indices of blocks ``glo`` then ``ghi``, in row-major order."""
+    offs = jnp.arange(block, dtype=jnp.int32)[None, :]
+    return jnp.concatenate([glo[:, None] * block + offs, ghi[:, None] * block + offs], axis=1)
+
+
+def matmul(wt: Array, data: Array, chunk: int, block: int, known: Array | None = None, two: bool = False) -> Any:
+    """``|w|^2 - 2 x.w`` (HIGHEST) to all units in one product, then the best two blocks re-ranked (``matmul`` plan).
+
+    1. one matrix product per chunk of examples ranks every unit by the
+       expanded form (the arithmetic runs at the machine's matmul rate; nothing
+       per feature is unrolled); each block of ``block`` consecutive units
+       keeps its minimum and each example its two best blocks;
+    2. the units of those two blocks are ranked again by the direct distance
+       ``sum (w - x)^2``, the first minimum in row-major order wins.
+
+    The product's rounding (~1e-7 x (|x|^2 + |w|^2)) can only lose the best
+    unit if three blocks lie within it; the re-rank settles every choice
+    exactly. With ``known``, ``|w|^2`` counts each example's known features
+    only: one product ``[-2x, known, 1] @ [w; w*w; pad]``, then the masked
+    direct form. ``two`` also gives each example's second-best unit (it lies in
+    the best block or is the least unit of the second best).
+    """
+    d, m = wt.shape
+    g = max(1, -(-m // block))
+    mp = g * block
+    dtype = wt.dtype
+    real = jnp.arange(mp, dtype=jnp.int32) < m
+    wz = jnp.pad(wt, ((0, 0), (0, mp - m)))
+    # Padding units rank last in the product (+inf) and in the re-rank (1e30 away).
+    pad = jnp.where(real, jnp.zeros((), dtype), jnp.asarray(jnp.inf, dtype))
+    if known is None:
+        wa = jnp.concatenate([wz, (jnp.sum(wz * wz, axis=0) + pad)[None, :]], axis=0)
+    else:
+        wa = jnp.concatenate([wz, _square(wz), pad[None, :]], axis=0)
+    # Unit-major blocks (G, B, D): a candidate block is one contiguous run.
+    far = jnp.where(real[None, :], wz, jnp.asarray(1e30, dtype))
+    blocks = far.T.reshape(g, block, d)
 
     def chunk_bmus(x, kn):
-        if kn is None:
-            score = c[None, :] - 2 * jnp.matmul(x, wt, precision=HIGHEST)  # (n_c, M)
-        else:
-            score = jnp.matmul(jnp.concatenate([-2 * x, kn], axis=1), wa, precision=HIGHEST)
-        _, cand = lax.top_k(-score, k)  # (n_c, k) unit indices
-        cand = cand.astype(jnp.int32)
-        kt = None if kn is None else kn.T[:, :, None]
-        dist = sq_distances(jnp.take(wt, cand, axis=1), x.T[:, :, None], kt)  # (n_c, k)
-        return _first_min(dist, cand)
+        nc = x.shape[0]
+        ones = jnp.ones((nc, 1), dtype)
+        xa = jnp.concatenate([-2 * x, ones] if kn is None else [-2 * x, kn, ones], axis=1)
+        score = jnp.matmul(xa, wa, precision=HIGHEST)  # (n_c, M)
+        lo = jnp.min(score.reshape(nc, g, block), axis=2)  # (n_c, G)
+        if g == 1:  # every unit is a candidate
+            units = jnp.broadcast_to(jnp.arange(block, dtype=jnp.int32), (nc, block))
+            return _candidates_best(jnp.broadcast_to(blocks, (nc, block, d)), x, kn, units, two)
+        glo, ghi = _two_best_blocks(lo)
+        cand = jnp.take(blocks, jnp.stack([glo, ghi], axis=1), axis=0).reshape(nc, 2 * block, d)
+        return _candidates_best(cand, x, kn, _block_units(glo, ghi, block), two)
 
     return _in_chunks(*_with_known(chunk_bmus, data, known), chunk)
 
 
-def blocked(wt: Array, data: Array, chunk: int, block: int, known: Array | None = None) -> Array:
+def blocked(wt: Array, data: Array, chunk: int, block: int, known: Array | None = None, two: bool = False) -> Any:
     """``jax-fused-batch``'s CPU search (``blocked`` plan).
 
     1. a scan over blocks of ``block`` units takes each block's minimum of
@@ -226,8 +305,11 @@ def blocked(wt: Array, data: Array, chunk: int, block: int, known: Array | None 
         cand = jnp.take(blocks, jnp.stack([glo, ghi], axis=1), axis=0)  # (n_c, 2, D, B)
         cand = cand.transpose(2, 0, 1, 3).reshape(d, nc, 2 * b)
         kt = None if kn is None else kn.T[:, :, None]
-        first = _first_min(sq_distances(cand, x.T[:, :, None], kt))
-        return jnp.where(first < b, glo * b + first, ghi * b + first - b)
+        dist = sq_distances(cand, x.T[:, :, None], kt)
+        units = _block_units(glo, ghi, b)
+        if g == 1:  # both candidate blocks are the one block
+            dist, units = dist[:, :b], units[:, :b]
+        return _pick(dist, units, two)
 
     return _in_chunks(*_with_known(chunk_bmus, data, known), chunk)
 
@@ -250,8 +332,21 @@ def bmus(wt: Array, data: Array, plan: KernelPlan, known: Array | None = None) -
     if plan.form == "direct":
         return direct(wt, data, plan.chunk, known)
     if plan.form == "matmul":
-        return matmul(wt, data, plan.chunk, plan.candidates, known)
+        return matmul(wt, data, plan.chunk, plan.block, known)
     return blocked(wt, data, plan.chunk, plan.block, known)
+
+
+def best_two(wt: Array, data: Array, plan: KernelPlan, known: Array | None = None) -> tuple[Array, Array]:
+    """Each example's best and second-best unit by ``plan``'s search (first in row-major order on ties).
+
+    The quality measures' search (QE, TE, hits and labels), the very one training
+    runs: one pass over the data gives both units. Arguments as :func:`bmus`.
+    """
+    if plan.form == "direct":
+        return direct(wt, data, plan.chunk, known, two=True)
+    if plan.form == "matmul":
+        return matmul(wt, data, plan.chunk, plan.block, known, two=True)
+    return blocked(wt, data, plan.chunk, plan.block, known, two=True)
 
 
 def _wide(dtype: Any) -> Any:

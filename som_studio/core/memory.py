@@ -94,18 +94,22 @@ def search_bytes(plan: KernelPlan, units: int, features: int, itemsize: int) -> 
     """The BMU search's working set on one device under ``plan`` (:class:`~som_studio.core.fused_plan.KernelPlan`).
 
     ``direct``: XLA fuses the distances into the argmin (none materialised),
-    a few numbers per example; ``matmul``: the chunk's scores against every
-    unit; ``blocked``: per example a few block-wide rows when the candidate
+    a few numbers per example (past ``UNROLLED_FEATURES`` features, a row of
+    distances); ``matmul``: the chunk's block minima and its two candidate blocks;
+    ``blocked``: per example a few block-wide rows when the candidate
     gather fuses into the distances (up to 12 features, measured with XLA on
     the CPU), ~2.5 per feature when it does not.
     """
-    from som_studio.core.fused_plan import RERANK
+    from som_studio.core.fused_plan import UNROLLED_FEATURES
 
     c = int(plan.chunk)
     if plan.form == "direct":
-        return c * 16
+        return c * (units * itemsize if features > UNROLLED_FEATURES else 16)
     if plan.form == "matmul":
-        return c * (units + RERANK * (features + 2)) * itemsize
+        # XLA fuses the product into the block minima (measured on the CPU: the chunk's scores
+        # never appear in memory_analysis); the minima and the two gathered blocks remain.
+        b = int(plan.block)
+        return c * (-(-units // b) + 2 * b * (features + 1)) * itemsize
     rows = 4 + features // 4 if features <= 12 else (5 * features) // 2
     return c * int(plan.block) * rows * itemsize
 

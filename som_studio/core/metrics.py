@@ -136,10 +136,18 @@ def topographic_error(weights: np.ndarray, data: np.ndarray, topology: str = "re
 
 def quality(weights: np.ndarray, data: np.ndarray, topology: str = "rect", toroid: bool = False) -> tuple[float, float]:
     """(QE, TE) in one pass over the data."""
+    qe, te, _ = measure(weights, data, topology, toroid)
+    return qe, te
+
+
+def measure(
+    weights: np.ndarray, data: np.ndarray, topology: str = "rect", toroid: bool = False
+) -> tuple[float, float, np.ndarray]:
+    """(QE, TE, each example's best unit) in one pass over the data."""
     first, second, d2 = best_two(weights, data)
     qe = float(np.mean(np.sqrt(d2)))
     if weights.shape[0] * weights.shape[1] < 2:
-        return qe, 0.0
+        return qe, 0.0, first
     height, width = weights.shape[:2]
     if topology == "rect" and not toroid:
         fy, fx = np.divmod(first, width)
@@ -147,7 +155,7 @@ def quality(weights: np.ndarray, data: np.ndarray, topology: str = "rect", toroi
         adjacent = (np.abs(fy - sy) <= 1) & (np.abs(fx - sx) <= 1)
     else:
         adjacent = topo.adjacent(height, width, first, second, topology, toroid)
-    return qe, float(np.mean(~adjacent))
+    return qe, float(np.mean(~adjacent)), first
 
 
 def u_matrix(weights: np.ndarray, topology: str = "rect", toroid: bool = False) -> np.ndarray:

@@ -157,11 +157,31 @@ def test_every_bmu_form_is_exact_with_first_tie(form, units, block):
         x[:5] = w[1]
         x[5] = w[units - 1]  # the last unit, in a block padded to a multiple of 16
     # Chunks of 80 examples: four sample chunks, the last one padded.
-    plan = fused_plan.KernelPlan(
-        form, 80, block=fused_plan.unit_blocks(units, block)[1], candidates=min(fused_plan.RERANK, units)
-    )
+    plan = fused_plan.KernelPlan(form, 80, block=fused_plan.unit_blocks(units, block)[1])
     got = np.asarray(jax.jit(lambda a, b: kernels.bmus(a, b, plan))(w.T, x))
     np.testing.assert_array_equal(got, _brute_bmus(w, x))
+
+
+@pytest.mark.parametrize("form", fused_plan.FORMS)
+@pytest.mark.parametrize("units,block,features", [(2, 16, 4), (37, 16, 4), (1000, 64, 4), (300, 16, 40)])
+@pytest.mark.parametrize("missing", [False, True])
+def test_every_form_finds_the_best_two_units(form, units, block, features, missing):
+    rng = np.random.default_rng(units + features)
+    w = rng.random((units, features))
+    x = rng.random((203, features))
+    w[units - 1] = w[0]  # an exact tie for the best: the earlier unit first, the later second
+    x[:3] = w[0]
+    known = None
+    if missing:
+        known = (rng.random(x.shape) > 0.2).astype(np.float64)
+        known[:, 0] = 1
+    xz = x if known is None else np.where(known > 0, x, 0.0)
+    plan = fused_plan.KernelPlan(form, 80, block=fused_plan.unit_blocks(units, block)[1])
+    first, second = jax.jit(lambda a, b, k: kernels.best_two(a, b, plan, k))(w.T, xz, known)
+    d = ((xz[:, None, :] - w[None, :, :]) ** 2 * (1 if known is None else known[:, None, :])).sum(-1)
+    order = np.argsort(d, axis=1, kind="stable")
+    np.testing.assert_array_equal(np.asarray(first), order[:, 0])
+    np.testing.assert_array_equal(np.asarray(second), order[:, 1])
 
 
 def test_first_argmin_2d_takes_first_in_row_major_order():

@@ -18,11 +18,16 @@ from tests.core.test_agreement import REFERENCE, SHAPES, TOL, _cfg, _train
 MiB = 1 << 20
 
 
-def test_the_cpu_keeps_the_blocked_search():
+def test_the_cpu_takes_the_blocked_search_with_few_features_and_matmul_with_many():
     plan = fused_plan.choose("cpu", 32_400, 3, 1000, 4)
     assert plan.form == "blocked" and plan.block == fused_plan.UNIT_BLOCK
     assert plan.chunk == fused_plan.sample_chunk(1000, 3, plan.block)
     assert str(plan) == "blocked/block=512/chunk=1000"
+    edge = fused_plan.CPU_BLOCKED_MAX_FEATURES
+    assert fused_plan.choose("cpu", 1200, edge, 10_000, 4).form == "blocked"
+    many = fused_plan.choose("cpu", 1200, edge + 1, 10_000, 4)
+    assert many.form == "matmul" and many.block == fused_plan.matmul_block(edge + 1)
+    assert str(many) == f"matmul/block={many.block}/chunk={many.chunk}"
 
 
 @pytest.mark.parametrize("backend", ["gpu", "cuda", "tpu"])
@@ -30,8 +35,15 @@ def test_accelerators_take_direct_with_few_features_and_matmul_with_many(backend
     few = fused_plan.choose(backend, 1 << 20, 3, 100_000, 4)
     assert few.form == "direct" and str(few) == f"direct/argmin-all/chunk={few.chunk}"
     many = fused_plan.choose(backend, 256 * 256, 50, 20_000, 4)
-    assert many.form == "matmul" and many.candidates == fused_plan.RERANK
-    assert str(many).startswith("matmul/rerank=8/chunk=")
+    assert many.form == "matmul" and many.block == fused_plan.matmul_block(50)
+    assert str(many).startswith(f"matmul/block={many.block}/chunk=")
+
+
+def test_the_matmul_block_shrinks_as_features_grow():
+    blocks = [fused_plan.matmul_block(d) for d in (1, 10, 50, 300, 784, 100_000)]
+    assert blocks == sorted(blocks, reverse=True)
+    assert blocks[0] == fused_plan.MAX_MATMUL_BLOCK and blocks[-1] == fused_plan.MIN_MATMUL_BLOCK
+    assert all(b & (b - 1) == 0 for b in blocks)  # powers of two
 
 
 @pytest.mark.parametrize("form", ["direct", "matmul"])
@@ -99,5 +111,5 @@ def test_every_jax_run_records_its_kernel_plan_and_compiled_memory(monkeypatch):
     cfg = RunConfig(impl="jax-fused-batch", width=12, height=9, data=DataSpec(samples=120), seed=3, epochs=3)
     record = run_to_completion(Session(cfg, snapshot_interval_s=None, quality_points=0))
     assert record.status == "ok", record.message
-    assert record.extra["kernel_plan"].startswith("matmul/rerank=")
+    assert record.extra["kernel_plan"].startswith("matmul/block=")
     assert record.extra["memory_compiled_bytes"] > 12 * 9 * 3 * 4

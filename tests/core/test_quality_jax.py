@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from som_studio.core import metrics
+from som_studio.core import fused_plan, metrics
 
 qj = pytest.importorskip("som_studio.core.quality_jax")
 
@@ -27,8 +27,11 @@ def _map(h, w, d, n, seed=0, dtype=np.float64):
 
 
 def _plans(n, m, d):
-    # The chosen plan, one block of every unit, and small blocks with several chunks.
-    return [qj.plan("cpu", n, m, d), qj.QualityPlan(7, max(m, 1)), qj.QualityPlan(16, 32), qj.QualityPlan(5, 16)]
+    # The chosen plan, then every form with one block of every unit, and small blocks with several chunks.
+    out = [qj.plan("cpu", n, m, d)]
+    for form in fused_plan.FORMS:
+        out += [fused_plan.KernelPlan(form, 7, max(16, -(-m // 16) * 16)), fused_plan.KernelPlan(form, 5, 16)]
+    return out
 
 
 @pytest.mark.parametrize("h,w,d,n", MAPS)
@@ -37,9 +40,9 @@ def test_best_two_matches_reference_float64(h, w, d, n):
     f_ref, s_ref, d2_ref = metrics.best_two(wts, x)
     for p in _plans(n, h * w, d):
         first, second, d2 = qj.best_two(wts, x, p)
-        np.testing.assert_array_equal(first, f_ref, err_msg=p.describe())
+        np.testing.assert_array_equal(first, f_ref, err_msg=str(p))
         if h * w >= 2:
-            np.testing.assert_array_equal(second, s_ref, err_msg=p.describe())
+            np.testing.assert_array_equal(second, s_ref, err_msg=str(p))
         np.testing.assert_allclose(d2, d2_ref, rtol=1e-12, atol=1e-15)
 
 
@@ -47,7 +50,7 @@ def test_best_two_matches_reference_float64(h, w, d, n):
 def test_quality_matches_reference(h, w, d, n):
     wts, x = _map(h, w, d, n)
     qe_ref, te_ref = metrics.quality(wts, x)
-    for budget in (qj.QUALITY_ELEMENTS, 64):  # one chunk, and as many chunks as there are examples
+    for budget in (None, 64):  # one chunk, and as many chunks as there are examples
         qe, te = qj.quality(wts, x, budget=budget)
         assert qe == pytest.approx(qe_ref, rel=1e-12)
         assert te == te_ref
@@ -62,8 +65,9 @@ def test_float32_maps_agree_with_the_float64_reference():
     assert abs(te - te_ref) <= 3 / 500
 
 
-@pytest.mark.parametrize("block", [16, 32, 2048])
-def test_ties_take_the_first_unit_and_match_reference_quality(block):
+@pytest.mark.parametrize("form", fused_plan.FORMS)
+@pytest.mark.parametrize("block", [16, 32, 512])
+def test_ties_take_the_first_unit_and_match_reference_quality(form, block):
     wts, x = _map(20, 25, 3, 60)
     flat = wts.reshape(-1, 3)
     flat[400] = flat[3]  # a tie across blocks: unit 3 must win
@@ -72,7 +76,7 @@ def test_ties_take_the_first_unit_and_match_reference_quality(block):
     x[:4] = flat[3]
     x[4:8] = flat[16]
     x[8:10] = flat[0]
-    first, second, d2 = qj.best_two(wts, x, qj.QualityPlan(7, block))
+    first, second, d2 = qj.best_two(wts, x, fused_plan.KernelPlan(form, 7, block))
     assert first[:4].tolist() == [3] * 4 and second[:4].tolist() == [400] * 4
     assert first[4:8].tolist() == [16] * 4 and second[4:8].tolist() == [17] * 4
     assert first[8:10].tolist() == [0] * 2 and second[8:10].tolist() == [499] * 2
@@ -88,7 +92,7 @@ def test_device_quality_measures_many_maps_with_one_compile():
     from som_studio.core import jax_runtime
 
     wts, x = _map(9, 12, 3, 120)
-    q = qj.DeviceQuality(x, 9, 12, np.float64, budget=300)
+    q = qj.DeviceQuality(x, 9, 12, np.float64, budget=300 * 8)
     try:
         assert q.plan.chunk < 120  # several chunks, padded
         c0 = jax_runtime.compile_count()
@@ -107,17 +111,30 @@ def test_u_matrix_matches_reference(h, w, d):
     np.testing.assert_allclose(qj.u_matrix(wts), metrics.u_matrix(wts), rtol=1e-12, atol=1e-15)
 
 
-def test_plan_bounds_memory_and_keeps_cpu_chunks_small():
+def test_the_quality_search_is_the_training_search_within_its_budget():
     m = 1024 * 1024
-    p = qj.plan("gpu", 100_000, m, 3)
-    assert p.block == qj.MAX_BLOCK
-    assert p.chunk * (m + 2 * p.block * 6) <= qj.QUALITY_ELEMENTS
-    assert qj.plan("cpu", 100_000, 32_400, 3).chunk <= qj.CPU_CHUNK
-    assert qj.plan("cpu", 5, 100, 3) == qj.QualityPlan(5, 100)  # small maps: one block
+    for backend, d in [("gpu", 3), ("gpu", 50), ("cpu", 3), ("cpu", 300)]:
+        p = qj.plan(backend, 100_000, m, d)
+        train = fused_plan.choose(backend, m, d, 100_000, 4)
+        assert (p.form, p.block) == (train.form, train.block)
+    p = qj.plan("cpu", 100_000, 40 * 30, 300)
+    assert p.chunk * fused_plan.per_example_elements("matmul", 1200, 300, p.block) * 4 <= qj.QUALITY_BYTES
     # Equal chunks: padding under one example per chunk.
     p = qj.plan("gpu", 1001, 32_400, 3)
     chunks = -(-1001 // p.chunk)
     assert chunks * p.chunk - 1001 < chunks
+
+
+def test_the_final_measure_gives_each_examples_best_unit():
+    wts, x = _map(9, 12, 20, 150)
+    q = qj.DeviceQuality(x, 9, 12, np.float64)
+    try:
+        qe, te, first = q.measure(wts, bmus=True)
+        assert (qe, te) == pytest.approx(metrics.quality(wts, x), rel=1e-12)
+        np.testing.assert_array_equal(first, metrics.nearest_units(wts, x)[0])
+        assert q.measure(wts)[2] is None
+    finally:
+        q.close()
 
 
 # -- hex and toroid maps, missing values ----------------------------------------------------------
@@ -139,7 +156,7 @@ def _holes(x, seed=4):
 def test_te_follows_the_lattice(h, w, d, n, lattice):
     wts, x = _map(h, w, d, n)
     qe_ref, te_ref = metrics.quality(wts, x, *lattice)
-    for budget in (qj.QUALITY_ELEMENTS, 64):
+    for budget in (None, 64):
         qe, te = qj.quality(wts, x, budget=budget, topology=lattice[0], toroid=lattice[1])
         assert qe == pytest.approx(qe_ref, rel=1e-12)
         assert te == te_ref
@@ -152,8 +169,8 @@ def test_missing_values_leave_out_unknown_features(h, w, d, n):
     f_ref, s_ref, d2_ref = metrics.best_two(wts, x)
     for p in _plans(n, h * w, d):
         first, second, d2 = qj.best_two(wts, x, p)
-        np.testing.assert_array_equal(first, f_ref, err_msg=p.describe())
-        np.testing.assert_array_equal(second, s_ref, err_msg=p.describe())
+        np.testing.assert_array_equal(first, f_ref, err_msg=str(p))
+        np.testing.assert_array_equal(second, s_ref, err_msg=str(p))
         np.testing.assert_allclose(d2, d2_ref, rtol=1e-12, atol=1e-15)
     qe_ref, te_ref = metrics.quality(wts, x, "hex", True)
     qe, te = qj.quality(wts, x, budget=64, topology="hex", toroid=True)

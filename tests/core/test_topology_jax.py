@@ -133,6 +133,19 @@ def test_fused_batch_every_plan_float64(lattice, missing, form):
     np.testing.assert_allclose(got, ref, atol=TOL["float64"], rtol=0)
 
 
+@pytest.mark.parametrize("features", [3, 50, 300])
+@pytest.mark.parametrize("form", fused_plan.FORMS)
+@pytest.mark.parametrize("lattice", [("rect", False), ("hex", True)], ids=["rect", "hex-toroid"])
+def test_fused_batch_every_plan_at_every_width_with_missing_values(lattice, form, features):
+    # Few and many features: the matmul form's vectorised re-rank and its small blocks, the
+    # blocked form's wide gather; float64, so every plan must choose exactly the reference's units.
+    p = _problem("batch", lattice, True, "float64", 3, (7, 8), features=features)
+    ref = _train(registry.get("numpy-batch").create(p), 3)
+    with fused_plan.forced(form, budget=1 << 16):
+        got = _train(registry.get("jax-fused-batch").create(p), 3)
+    np.testing.assert_allclose(got, ref, atol=TOL["float64"], rtol=0)
+
+
 @pytest.mark.parametrize("name", [i.name for i in registry.all_implementations() if i.backend == "jax"])
 def test_every_jax_implementation_declares_every_lattice_and_missing_values(name):
     impl = registry.get(name)
