@@ -25,6 +25,14 @@ from som_studio.core import topology as topo
 UNITS_PER_SQRT_SAMPLE = 5.0
 # A side ratio past this (a data set with one dominant direction) gives a thread, not a map.
 MAX_SIDE_RATIO = 8.0
+# Up to this many features the components come from the covariance's full eigendecomposition
+# (D x D: exact, and cheap below a few hundred features); past it, from a randomized subspace
+# iteration on the data, O(N D k) a pass: a 5,000-column table's covariance and eigh took most
+# of a minute, the iteration a second or two.
+EXACT_PCA_FEATURES = 256
+# The subspace iteration: extra directions beyond k, and passes over the data. The top two
+# components converge as (lambda_{k+p+1} / lambda_k)^(2 q), tight for any spectrum a map spans.
+PCA_OVERSAMPLE, PCA_PASSES = 10, 4
 
 
 def _filled(data: np.ndarray) -> np.ndarray:
@@ -47,11 +55,14 @@ def principal_components(data: np.ndarray, k: int = 2) -> tuple[np.ndarray, np.n
     d = x.shape[1]
     if x.shape[0] < 2:
         return mean, np.zeros(k), np.eye(k, d)
-    cov = np.atleast_2d(np.cov(x - mean, rowvar=False))
-    vals, vecs = np.linalg.eigh(cov)
-    order = np.argsort(vals)[::-1]
-    vals = np.clip(vals[order], 0.0, None)
-    vecs = vecs[:, order].T
+    if d > EXACT_PCA_FEATURES:
+        vals, vecs = _subspace_components(x - mean, k)
+    else:
+        cov = np.atleast_2d(np.cov(x - mean, rowvar=False))
+        vals, vecs = np.linalg.eigh(cov)
+        order = np.argsort(vals)[::-1]
+        vals = np.clip(vals[order], 0.0, None)
+        vecs = vecs[:, order].T
     # A deterministic sign: each direction's largest component is positive.
     signs = np.sign(vecs[np.arange(len(vecs)), np.argmax(np.abs(vecs), axis=1)])
     vecs = vecs * np.where(signs == 0, 1.0, signs)[:, None]
@@ -60,6 +71,23 @@ def principal_components(data: np.ndarray, k: int = 2) -> tuple[np.ndarray, np.n
     n = min(k, len(vals))
     out_vals[:n], out_vecs[:n] = vals[:n], vecs[:n]
     return mean, out_vals, out_vecs
+
+
+def _subspace_components(xc: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(variances, directions (k', D)) of centred data ``xc`` by a randomized subspace iteration.
+
+    Seeded, so every implementation of a run starts from the same map; the
+    directions are orthonormal and the variances those of the data along them.
+    """
+    n, d = xc.shape
+    width = min(d, n, k + PCA_OVERSAMPLE)
+    q = np.random.default_rng(0).standard_normal((d, width))
+    for _ in range(PCA_PASSES):
+        q, _r = np.linalg.qr(xc.T @ (xc @ q))
+    # The data in that subspace, rotated to its principal axes.
+    _u, sv, vt = np.linalg.svd(xc @ q, full_matrices=False)
+    vecs = (q @ vt.T).T[:k]
+    return np.clip(sv[:k] ** 2 / (n - 1), 0.0, None), vecs
 
 
 def default_grid(data: np.ndarray, topology: str = "rect", toroid: bool = False) -> tuple[int, int]:

@@ -128,6 +128,22 @@ def test_pca_init_spans_the_first_component_and_sample_init_uses_rows():
     assert all(any(np.array_equal(u, r) for r in data) for u in s.reshape(9, 3))
 
 
+def test_wide_tables_take_the_subspace_iteration_with_the_exact_components(monkeypatch):
+    from som_studio.core import init
+
+    rng = np.random.default_rng(3)
+    latent = rng.normal(size=(300, 4)) * [6.0, 4.0, 1.0, 1.0]
+    data = latent @ rng.normal(size=(4, 400)) + 0.2 * rng.normal(size=(300, 400))
+    data[rng.random(data.shape) < 0.05] = np.nan  # missing values: filled with their feature's mean, alike
+    assert data.shape[1] > init.EXACT_PCA_FEATURES
+    mean, var, vecs = init.principal_components(data)
+    monkeypatch.setattr(init, "EXACT_PCA_FEATURES", 10_000)
+    mean_x, var_x, vecs_x = init.principal_components(data)
+    np.testing.assert_allclose(mean, mean_x)
+    np.testing.assert_allclose(var, var_x, rtol=1e-8)
+    np.testing.assert_allclose(vecs, vecs_x, atol=1e-7)  # the same sign rule, so the same map
+
+
 def test_default_grid_is_about_five_sqrt_n_with_the_pca_side_ratio():
     rng = np.random.default_rng(0)
     data = rng.normal(size=(400, 2)) * [4.0, 1.0]
