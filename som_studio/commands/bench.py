@@ -393,7 +393,7 @@ def format_table(records, baseline: str | None = None, prefer_numpy: bool = Fals
 
     ``baseline`` and ``prefer_numpy`` choose each kind's baseline as :func:`speedups` does.
     """
-    from som_studio.report.content import baseline_index, kind_text, speedup_notes, status_text
+    from som_studio.report.content import baseline_index, kind_text, speedup_notes, status_text, where_the_rest_went
     from som_studio.report.content import format_seconds as _fmt_s
     from som_studio.session import timing
 
@@ -410,6 +410,7 @@ def format_table(records, baseline: str | None = None, prefer_numpy: bool = Fals
         _("p95/it"),
         _("mean/it"),
         _("total"),
+        _("wall"),
         "samples/s",
         "QE",
         "TE",
@@ -439,6 +440,7 @@ def format_table(records, baseline: str | None = None, prefer_numpy: bool = Fals
                 _fmt_s(r.p95_s),
                 _fmt_s(r.mean_s),
                 _fmt_s(r.total_s) if r.total_s else "-",
+                _fmt_s(r.wall_s) if r.wall_s else "-",
                 f"{tp:,.0f}" if tp else "-",
                 f"{r.qe:.4g}" if r.qe is not None else "-",
                 f"{r.te:.3f}" if r.te is not None else "-",
@@ -455,6 +457,10 @@ def format_table(records, baseline: str | None = None, prefer_numpy: bool = Fals
     for r in records:
         if r.status != "ok" and r.message:
             lines.append(f"{r.impl}: {r.message}")
+    for r in records:  # the report's rule: training under 80 % of the wall time is explained
+        rest = where_the_rest_went(r)
+        if rest:
+            lines.append(f"{r.impl}: {rest}")
     for r in records:  # the report's rule (report/content.py): over iterations, enough chunks
         if timing.is_noisy(r.median_s, r.p95_s, len(r.chunks)) and r.median_s and r.p95_s:
             lines.append(

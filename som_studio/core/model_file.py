@@ -49,10 +49,19 @@ class ModelInfo:
     unit_purity: np.ndarray | None = None
 
 
-def attach(record: Any, config: Any, table: Table, final_map: np.ndarray, measure: bool = True) -> None:
+def attach(
+    record: Any,
+    config: Any,
+    table: Table,
+    final_map: np.ndarray,
+    measure: bool = True,
+    bmus: np.ndarray | None = None,
+) -> None:
     """Set ``record.model`` (and ``record.label_purity`` when the table has labels) for a finished run.
 
     ``measure`` ``False`` skips the pass over the data (hits, unit labels, purity).
+    ``bmus``: each example's best unit (flat), when the run's final quality pass
+    found them on its device; else they are searched here, on the host.
     """
     weights = np.asarray(final_map, dtype=np.float64)
     h, w = weights.shape[:2]
@@ -60,7 +69,7 @@ def attach(record: Any, config: Any, table: Table, final_map: np.ndarray, measur
     unit_purity: np.ndarray | None = None
     hits: np.ndarray | None = None
     if measure:
-        first, _ = metrics.nearest_units(weights, table.values)
+        first = np.asarray(bmus) if bmus is not None else metrics.nearest_units(weights, table.values)[0]
         hits = metrics.hits(first, h * w)
     if hits is not None and table.labels is not None:
         flat = metrics.unit_labels(first, table.labels, h * w)

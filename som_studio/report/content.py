@@ -243,6 +243,42 @@ class Flag:
     run: str | None = None
 
 
+#: Training under this share of a run's wall time: the report and ``bench`` say where the rest went.
+TRAINING_SHARE = 0.8
+
+#: The phases of a run's wall time (``timings.phases``) in words, and what no phase holds.
+PHASE_WORDS = {
+    "data": N_("reading data"),
+    "init": N_("initial map"),
+    "compile": N_("compiling"),
+    "train": N_("training"),
+    "quality": N_("quality"),
+    "model": N_("hits and labels"),
+    "other": N_("other"),
+}
+
+
+def where_the_rest_went(r: RunRecord) -> str | None:
+    """When training (``total_s``) is under :data:`TRAINING_SHARE` of the wall time: where the rest went.
+
+    E.g. "training took 35 % of 25.4 s; the rest: quality 9.8 s, compiling 5.1 s, reading data 0.7 s".
+    ``None`` for a run without wall time or one that trained for most of it.
+    """
+    wall = r.wall_s
+    if not wall or r.status == "failed" or r.total_s >= TRAINING_SHARE * wall:
+        return None
+    parts = {k: v for k, v in r.phases.items() if k != "train"}
+    parts["other"] = max(0.0, wall - sum(r.phases.values()))
+    shown = sorted(((v, k) for k, v in parts.items() if v >= 0.01 * wall), reverse=True)
+    if not shown:
+        return None
+    return _("training took {share:.0%} of {wall}; the rest: {parts}").format(
+        share=r.total_s / wall,
+        wall=format_seconds(wall),
+        parts=", ".join(f"{_(PHASE_WORDS[k])} {format_seconds(v)}" for v, k in shown),
+    )
+
+
 def run_flags(run: ReportRun) -> list[Flag]:
     r = run.record
     out: list[Flag] = []
@@ -294,6 +330,9 @@ def run_flags(run: ReportRun) -> list[Flag]:
                 run.name,
             )
         )
+    rest = where_the_rest_went(r)
+    if rest:
+        out.append(Flag("note", _("{run}: {rest}").format(run=run.name, rest=rest), run.name))
     if 0 < n < FEW_CHUNKS:
         out.append(
             Flag(
@@ -367,6 +406,7 @@ class Report:
         N_("p95 / it"),
         N_("mean / it"),
         N_("total"),
+        N_("wall"),
         "samples/s",
         N_("speed-up"),
         N_("end-to-end"),
@@ -404,6 +444,7 @@ class Report:
                     "p95 / it": r.p95_s,
                     "mean / it": r.mean_s,
                     "total": r.total_s if r.total_s else None,
+                    "wall": r.wall_s if r.wall_s else None,
                     "samples/s": r.throughput,
                     "speed-up": sp,
                     "end-to-end": ee,
@@ -446,6 +487,7 @@ class Report:
                     format_seconds(v["p95 / it"]),
                     format_seconds(v["mean / it"]),
                     format_seconds(v["total"]),
+                    format_seconds(v["wall"]),
                     "-" if v["samples/s"] is None else f"{v['samples/s']:,.0f}",
                     speed,
                     whole,

@@ -14,9 +14,20 @@ import numpy as np
 from som_studio.session.chunklog import Chunk, ChunkLog
 from som_studio.session.timing import mean_per_iteration, weighted_percentile
 
-__all__ = ["SCHEMA_VERSION", "Chunk", "ChunkLog", "RunRecord", "percentile"]
+__all__ = ["PHASES", "SCHEMA_VERSION", "Chunk", "ChunkLog", "RunRecord", "percentile"]
 
 SCHEMA_VERSION = 1
+
+#: Where a run's wall time goes, in order (``timings.phases``): reading and checking the data
+#: (JAX's start-up included), the initial map and placing the problem on its device, compiling,
+#: training (``total_s``), the quality measurements, and the model's pass over the data (hits,
+#: unit labels, clusters).
+PHASES = ("data", "init", "compile", "train", "quality", "model")
+
+
+def no_phases() -> dict[str, float]:
+    """Every phase at 0.0 (a phase that did not run)."""
+    return dict.fromkeys(PHASES, 0.0)
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -43,6 +54,10 @@ class RunRecord:
     warmup_compiles: int = 0
     chunks: ChunkLog = field(default_factory=ChunkLog)
     total_s: float = 0.0
+    #: Seconds from the start of the run to its final event: what a stopwatch around the run sees.
+    wall_s: float = 0.0
+    #: Seconds by phase (:data:`PHASES`, every key present).
+    phases: dict[str, float] = field(default_factory=no_phases)
     qe: float | None = None
     te: float | None = None
     history: list[dict[str, float]] = field(default_factory=list)
@@ -122,6 +137,8 @@ class RunRecord:
                 "p95_s": self.p95_s,
                 "mean_s": self.mean_s,
                 "total_s": self.total_s,
+                "wall_s": self.wall_s,
+                "phases": {k: float(self.phases.get(k, 0.0)) for k in PHASES},
                 "compiles": self.compiles,
                 "warmup_compiles": self.warmup_compiles,
                 "throughput_samples_per_s": self.throughput,
@@ -155,6 +172,8 @@ class RunRecord:
             warmup_compiles=int(t.get("warmup_compiles", t.get("compiles")) or 0),
             chunks=ChunkLog(Chunk(int(c["first"]), int(c["count"]), float(c["seconds"])) for c in t.get("chunks", [])),
             total_s=float(t.get("total_s") or 0.0),
+            wall_s=float(t.get("wall_s") or 0.0),
+            phases={k: float((t.get("phases") or {}).get(k) or 0.0) for k in PHASES},
             qe=q.get("qe"),
             te=q.get("te"),
             label_purity=q.get("label_purity"),

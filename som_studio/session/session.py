@@ -114,6 +114,7 @@ class Session:
         self._running = threading.Event()
         self._running.set()
         self._outside_s = 0.0  # time the caller spent between events, since training started
+        self._t_start = time.perf_counter()
         #: The run's training data (N, D) and labels once loaded, for the views that need them (hits, labels).
         self.data: np.ndarray | None = None
         self.labels: np.ndarray | None = None
@@ -152,6 +153,7 @@ class Session:
 
     def _events(self) -> Generator[Event, None, None]:
         cfg = self.config
+        self._t_start = time.perf_counter()
         record = RunRecord(impl=cfg.impl, kind="?", config=cfg.to_dict())
         try:
             impl = registry.get(cfg.impl)
@@ -186,9 +188,16 @@ class Session:
                 record.message = f"{type(exc).__name__}: {exc}"
             record.status = "failed"
             record.env = record.env or envmod.describe(None)  # the JSON's env keys, even here
+            record.phases["data"] = self._wall()
+            record.wall_s = self._wall()
             yield Failed(record)
             return
+        record.phases["data"] = self._wall()
         yield from self._train(impl, cfg, data, record, table)
+
+    def _wall(self) -> float:
+        """Seconds since the run started, the caller's time between events included (a stopwatch's view)."""
+        return time.perf_counter() - self._t_start
 
     def _train(
         self, impl: Implementation, cfg: RunConfig, data: np.ndarray, record: RunRecord, table: Table | None = None
@@ -213,8 +222,18 @@ class Session:
         trainer = None
         measure = None
         T = cfg.iterations
+        phases = record.phases
+
+        def timed(phase: str, tp: float) -> float:
+            """Add the seconds since ``tp`` to ``phase``; return them."""
+            spent = time.perf_counter() - tp
+            phases[phase] += spent
+            return spent
+
         try:
+            tp = time.perf_counter()
             problem = make_problem(cfg, impl.kind, data)
+            timed("init", tp)
             yield Started(
                 config=cfg,
                 kind=impl.kind,
@@ -231,7 +250,9 @@ class Session:
                 feature_names=tuple(table.feature_names) if table is not None else (),
                 scaling=_scaling(table),
             )
+            tp = time.perf_counter()
             trainer = impl.create(problem)
+            timed("init", tp)
             yield Snapshot(0, problem.init_map.copy())
             measure = _Quality(impl, problem, devices[0] if devices else None)
             share = self.quality_share
@@ -243,17 +264,19 @@ class Session:
             def train_s() -> float:
                 return time.perf_counter() - t0 - excluded - self._outside_s
 
-            def quality(weights: np.ndarray) -> tuple[float, float]:
+            def quality(weights: np.ndarray, bmus: bool = False) -> tuple[float, float, np.ndarray | None]:
                 nonlocal excluded, own_compiles
                 tq = time.perf_counter()
                 c = jax_runtime.compile_count()
                 with watch.exclude():
-                    qe, te, compile_s = measure(weights)
+                    qe, te, compile_s, first = measure(weights, bmus)
                 own_compiles += jax_runtime.compile_count() - c
                 spent = time.perf_counter() - tq
                 excluded += spent
                 pacer.spend(spent, compile_s)
-                return qe, te
+                phases["compile"] += compile_s
+                phases["quality"] += spent - compile_s
+                return qe, te, first
 
             q_at = self._quality_iterations(T)
             if q_at or self.final_quality:
@@ -263,9 +286,9 @@ class Session:
                 tq = time.perf_counter()
                 with watch.exclude():
                     measure.warmup()
-                excluded += time.perf_counter() - tq
+                excluded += timed("compile", tq)
             if 0 in q_at and pacer.allow(train_s()):
-                qe, te = quality(problem.init_map)
+                qe, te, _ = quality(problem.init_map)
                 record.history.append({"iteration": 0, "qe": qe, "te": te})
                 yield QualityMeasured(0, qe, te)
 
@@ -273,7 +296,7 @@ class Session:
             c0 = jax_runtime.compile_count()
             tw = time.perf_counter()
             trainer.warmup()
-            record.compile_s = time.perf_counter() - tw
+            record.compile_s = timed("compile", tw)
             record.warmup_compiles = jax_runtime.compile_count() - c0
             describe = getattr(trainer, "describe", None)  # optional: what the trainer compiled
             if describe is not None:
@@ -321,7 +344,7 @@ class Session:
                 if next_q and it == next_q[0]:
                     next_q.pop(0)
                     if (it < T or not self.final_quality) and pacer.allow(train_s()):
-                        qe, te = quality(trainer.get_map())
+                        qe, te, _ = quality(trainer.get_map())
                         record.history.append({"iteration": it, "qe": qe, "te": te})
                         yield QualityMeasured(it, qe, te)
                 if (
@@ -336,6 +359,7 @@ class Session:
                     yield Snapshot(it, snap)
 
             record.total_s = train_s()
+            phases["train"] = max(0.0, record.total_s - phases["init"] - record.compile_s)
             record.compiles = jax_runtime.compile_count() - c0 - own_compiles
             record.peak_bytes = watch.stop()
             final = trainer.get_map()
@@ -347,11 +371,13 @@ class Session:
             yield Snapshot(it, final)
             # A cancelled run ends now: its final quality pass (a second or more on
             # a big map) would only delay the answer the user asked for.
+            first: np.ndarray | None = None  # each example's best unit, when the final pass found them
             if self.final_quality and it == T:
                 if record.history and record.history[-1]["iteration"] == it:
                     qe, te = record.history[-1]["qe"], record.history[-1]["te"]
                 else:
-                    qe, te = quality(final)
+                    # One search gives QE, TE and the model's hits and labels.
+                    qe, te, first = quality(final, bmus=table is not None)
                     record.history.append({"iteration": it, "qe": qe, "te": te})
                     yield QualityMeasured(it, qe, te)
                 record.qe, record.te = qe, te
@@ -362,7 +388,10 @@ class Session:
                 from som_studio.core import model_file
 
                 # Hits and labels take a pass over the data: skipped with the final quality pass.
-                model_file.attach(record, cfg, table, final, measure=self.final_quality)
+                tp = time.perf_counter()
+                model_file.attach(record, cfg, table, final, measure=self.final_quality, bmus=first)
+                timed("model", tp)
+            record.wall_s = self._wall()
             yield Finished(record)
         except Exception as exc:
             record.total_s = time.perf_counter() - t0 - excluded - self._outside_s
@@ -370,6 +399,7 @@ class Session:
             record.message = f"{type(exc).__name__}: {exc}"
             if record.peak_bytes is None:
                 record.peak_bytes = watch.stop()
+            record.wall_s = self._wall()
             yield Failed(record)
         finally:
             if trainer is not None:
@@ -429,14 +459,15 @@ class _Quality:
         if self.on_device:
             self._device().compile()
 
-    def __call__(self, weights: np.ndarray) -> tuple[float, float, float]:
+    def __call__(self, weights: np.ndarray, bmus: bool = False) -> tuple[float, float, float, np.ndarray | None]:
+        """``(qe, te, compile_s, first)``: ``first``, each example's best unit, only when ``bmus``."""
         if not self.on_device:
-            qe, te = metrics.quality(weights, self.problem.data, self.topology, self.toroid)
-            return qe, te, 0.0
+            qe, te, first = metrics.measure(weights, self.problem.data, self.topology, self.toroid)
+            return qe, te, 0.0, first if bmus else None
         self._device()
         compiled_before = self._q.compile_s
-        qe, te = self._q(weights)
-        return qe, te, self._q.compile_s - compiled_before
+        qe, te, found = self._q.measure(weights, bmus)
+        return qe, te, self._q.compile_s - compiled_before, found
 
     def close(self) -> None:
         if self._q is not None:

@@ -272,3 +272,22 @@ def test_summary_shows_mean_end_to_end_and_where_a_run_pays_off() -> None:
 def test_env_table_states_the_precision_policy(captures) -> None:
     shared, _, _ = build_report(captures).env_table()
     assert dict(shared)["precision"].startswith("float32 products at lax.Precision.HIGHEST")
+
+
+def test_a_run_whose_training_is_under_80_percent_of_its_wall_time_says_where_the_rest_went():
+    from som_studio.commands.bench import format_table
+
+    slow = _record("jax-fused-batch", seconds=(0.25,) * 8, wall_s=10.0)
+    slow.phases.update(data=0.5, compile=1.0, train=1.5, quality=6.0, model=0.4)
+    fine = _record("numpy-batch", seconds=(1.125,) * 8, wall_s=10.0)
+    report = build_report([slow, fine])
+    notes = [f.text for f in report.flags if f.level == "note" and "the rest" in f.text]
+    assert len(notes) == 1 and notes[0].startswith("jax-fused-batch: training took 20% of 10.00 s")
+    # Largest first; what no phase holds is "other" (10 - 9.4 s).
+    assert notes[0].endswith(
+        "quality 6.00 s, compiling 1.00 s, other 600.00 ms, reading data 500.00 ms, hits and labels 400.00 ms"
+    )
+    header = report.SUMMARY_HEADER
+    assert report.summary_rows()[0][header.index("wall")] == format_seconds(10.0)
+    table = format_table([slow, fine])
+    assert "wall" in table.splitlines()[0] and notes[0].split(": ", 1)[1] in table

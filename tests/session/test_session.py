@@ -222,3 +222,39 @@ def test_the_estimate_counts_the_mask_of_missing_values(small_config):
     missing = run_to_completion(Session(cfg, data=holed, snapshot_interval_s=None, quality_points=0))
     assert plain.status == missing.status == "ok"
     assert missing.estimate_bytes > plain.estimate_bytes
+
+
+@pytest.mark.parametrize("impl", ["numpy-batch", "jax-fused-batch"])
+def test_every_second_of_a_run_is_counted_by_phase(impl, tmp_path):
+    # A table with labels: the final quality pass also gives the model's hits and labels.
+    from som_studio.core import metrics
+    from som_studio.core.data import Table
+    from som_studio.session.record import PHASES
+
+    rng = np.random.default_rng(0)
+    values = rng.random((90, 4))
+    labels = np.where(values[:, 0] > 0.5, "a", "b")
+    table = Table(values=values, feature_names=("p", "q", "r", "s"), labels=labels, label_column="kind")
+    cfg = RunConfig(impl=impl, width=5, height=4, epochs=4, data=DataSpec(samples=90))
+    events = list(Session(cfg, data=table, snapshot_interval_s=None, quality_points=2).run())
+    record = events[-1].record
+    assert record.status == "ok", record.message
+    t = record.to_dict()["timings"]
+    assert list(t["phases"]) == list(PHASES)
+    assert all(v >= 0 for v in t["phases"].values())
+    assert t["phases"]["compile"] >= record.compile_s > 0 or impl == "numpy-batch"
+    assert t["phases"]["train"] <= record.total_s
+    assert t["phases"]["quality"] > 0 and t["phases"]["data"] > 0
+    # The wall time holds every phase, and training (compile and initial map included) sits inside it.
+    assert record.total_s <= t["wall_s"]
+    assert sum(t["phases"].values()) <= t["wall_s"] * (1 + 1e-9)
+    # Hits and labels from the final quality pass: the units the reference finds.
+    first, _ = metrics.nearest_units(np.asarray(_final_map(events), np.float64), values)
+    np.testing.assert_array_equal(record.model.hits.ravel(), metrics.hits(first, 20))
+    assert record.label_purity is not None
+
+
+def _final_map(events):
+    from som_studio.session.events import Snapshot
+
+    return [ev for ev in events if isinstance(ev, Snapshot)][-1].map
