@@ -81,8 +81,14 @@ class Scaling:
             raise DataError(_unknown_scaling(method))
         offset = np.asarray(d["offset"], dtype=np.float64)
         scale = np.asarray(d["scale"], dtype=np.float64)
-        if offset.shape != scale.shape or offset.ndim != 1 or not np.all(scale > 0):
-            raise DataError(_("scaling parameters are damaged (offset and scale must be matching rows, scale > 0)"))
+        finite = bool(np.all(np.isfinite(offset)) and np.all(np.isfinite(scale)))
+        if offset.shape != scale.shape or offset.ndim != 1 or not finite or not np.all(scale > 0):
+            raise DataError(
+                _(
+                    "scaling parameters are damaged (offset and scale must be matching rows of finite numbers, "
+                    "scale > 0)"
+                )
+            )
         return cls(method, offset, scale)
 
     @classmethod
