@@ -127,15 +127,17 @@ def fit_scaling(values: np.ndarray, method: str) -> Scaling:
     # stay quiet and neutral for arrays built elsewhere.
     has = known.any(axis=0)
     safe = np.where(known, x, 0.0)
-    if method == "minmax":
-        lo = np.where(has, np.min(np.where(known, x, np.inf), axis=0), 0.0)
-        hi = np.where(has, np.max(np.where(known, x, -np.inf), axis=0), 1.0)
-        span = hi - lo
-        return Scaling("minmax", lo, np.where(span > 0, span, 1.0))
-    n = known.sum(axis=0)
-    mean = np.where(n > 0, safe.sum(axis=0) / np.maximum(n, 1), 0.0)
-    sq = np.where(known, (x - mean) ** 2, 0.0).sum(axis=0)
-    std = np.sqrt(sq / np.maximum(n - 1, 1))
+    # Values near float64's limit overflow here; Table.scaled refuses the feature by name.
+    with np.errstate(over="ignore", invalid="ignore"):
+        if method == "minmax":
+            lo = np.where(has, np.min(np.where(known, x, np.inf), axis=0), 0.0)
+            hi = np.where(has, np.max(np.where(known, x, -np.inf), axis=0), 1.0)
+            span = hi - lo
+            return Scaling("minmax", lo, np.where(span > 0, span, 1.0))
+        n = known.sum(axis=0)
+        mean = np.where(n > 0, safe.sum(axis=0) / np.maximum(n, 1), 0.0)
+        sq = np.where(known, (x - mean) ** 2, 0.0).sum(axis=0)
+        std = np.sqrt(sq / np.maximum(n - 1, 1))
     return Scaling("zscore", mean, np.where(std > 0, std, 1.0))
 
 
@@ -154,6 +156,7 @@ class Table:
     ids : (N,) array of str, or ``None``
     label_column, id_column : the chosen columns' names, or ``None``
     scaling : how ``values`` were scaled from the file's units (``none`` when not)
+    source : the file the table was read from (``data`` for one made in memory), for messages
     """
 
     values: np.ndarray
@@ -163,15 +166,35 @@ class Table:
     label_column: str | None = None
     id_column: str | None = None
     scaling: Scaling | None = field(default=None)
+    source: str = "data"
 
     @property
     def has_missing(self) -> bool:
         return bool(np.isnan(self.values).any())
 
     def scaled(self, method: str) -> Table:
-        """This table with its features scaled by ``method`` (fitted to these values)."""
+        """This table with its features scaled by ``method`` (fitted to these values).
+
+        A feature whose values are too large for the scaling's arithmetic (its range or
+        squares overflow float64) is refused by name: its scaled values would be NaN, read
+        as missing everywhere, and the run could not be saved.
+        """
         s = fit_scaling(self.values, method)
-        values = self.values if method == "none" else np.ascontiguousarray(s.apply(self.values))
+        if method == "none":
+            return replace(self, scaling=s)
+        with np.errstate(over="ignore", invalid="ignore"):
+            values = np.ascontiguousarray(s.apply(self.values))
+            lost = (~np.isfinite(values) & ~np.isnan(self.values)).any(axis=0)
+        lost |= ~(np.isfinite(s.offset) & np.isfinite(s.scale))
+        if lost.any():
+            j = int(np.argmax(lost))
+            top = float(np.nanmax(np.abs(self.values[:, j])))
+            raise DataError(
+                _(
+                    "{path}: feature {name!r} cannot be scaled with {method}: its values (up to {top:.3g} in size) "
+                    "overflow the arithmetic; divide the column by a power of ten, or leave it out with {flag}"
+                ).format(path=self.source, name=self.feature_names[j], method=method, top=top, flag="--ignore")
+            )
         return replace(self, values=values, scaling=s)
 
 
@@ -211,7 +234,7 @@ def read_table(
             )
         arr = _load_npy(p)
         values = check_data(arr, str(p))
-        return Table(values, default_feature_names(values.shape[1]))
+        return Table(values, default_feature_names(values.shape[1]), source=str(p))
     reader = CsvReader(p, labels=labels, ignore=ignore, id_column=id_column)
     parts = list(reader.chunks())
     if not parts:
@@ -239,6 +262,7 @@ def read_table(
         ids=np.concatenate([c.ids for c in parts]) if id_column else None,
         label_column=labels,
         id_column=id_column,
+        source=str(p),
     )
 
 
