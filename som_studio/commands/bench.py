@@ -147,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
             quiet=args.quiet,
             silent=not main,
             save_runs=args.save_runs if main else None,
+            force=args.force,
             interruptible=cluster is None,  # processes in lockstep cannot stop one alone
             **session_kw,
         )
@@ -175,14 +176,24 @@ def run(args: argparse.Namespace) -> int:
     return 0 if all(r.status == "ok" for r in records) else 1
 
 
-def save_run(folder, record, final_map, *, silent: bool = False) -> None:
-    """Write ``folder/<implementation>.somrun`` (``--save-runs``): the run, its final map and its model."""
+def save_run(folder, record, final_map, *, silent: bool = False, force: bool = False) -> None:
+    """Write ``folder/<implementation>.somrun`` (``--save-runs``): the run, its final map and its model.
+
+    The folder is made here, for the first run saved; a file already there is replaced (atomically)
+    only with ``force``.
+    """
     from som_studio.report.writers import OutputError
     from som_studio.storage import StoredRun
 
     path = Path(folder) / f"{record.impl}.somrun"
     try:
-        StoredRun(record=record, final_map=final_map).save(path, force=True)
+        Path(folder).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CommandError(
+            f"--save-runs: {folder}: " + _("cannot create ({why})").format(why=exc.strerror or exc)
+        ) from None
+    try:
+        StoredRun(record=record, final_map=final_map).save(path, force=force)
     except OutputError as exc:
         raise CommandError(f"--save-runs: {exc}") from None
     if not silent:
@@ -245,6 +256,7 @@ def run_configs(
     silent: bool = False,
     observe=None,
     save_runs: str | None = None,
+    force: bool = False,
     interruptible: bool = True,
     **session_kw,
 ):
@@ -328,7 +340,7 @@ def run_configs(
                     getattr(events, "close", lambda: None)()  # a generator: closes the trainer now
                 assert record is not None
                 if save_runs is not None and record.status == "ok":
-                    save_run(save_runs, record, final, silent=silent)
+                    save_run(save_runs, record, final, silent=silent, force=force)
                 if silent:
                     pass
                 elif record.status == "ok":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -225,14 +226,9 @@ def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
         "clusters": args.clusters,
     }
     width, height = args.grid or default_grid_for(args, data, table_kw)
-    if args.save_runs:
-        try:
-            Path(args.save_runs).mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise CommandError(
-                f"--save-runs: {args.save_runs}: " + _("cannot create ({why})").format(why=exc.strerror or exc)
-            ) from None
     names = impl_names(args)
+    if args.save_runs:
+        check_save_runs(args.save_runs, names, args.force)
     if args.baseline and args.baseline not in names:
         raise CommandError(
             "--baseline: "
@@ -396,6 +392,37 @@ def check_output(
         return check_writable(path, force)
     except OutputError as exc:
         raise CommandError(f"{prefix}{exc}") from None
+
+
+def check_save_runs(folder: str, names: list[str], force: bool) -> Path:
+    """Refuse ``--save-runs DIR`` up front, before any training.
+
+    Refused: a file where the folder should be, a folder that cannot be made or written, and a
+    ``DIR/<implementation>.somrun`` that exists (unless ``force``). Nothing is created here: the
+    folder is made when the first run is saved, so a refused or failed run leaves nothing behind.
+    """
+    from som_studio.report.writers import OutputError, check_writable
+    from som_studio.storage.runfile import SUFFIX
+
+    p = Path(folder)
+    prefix = f"--save-runs: {folder}: "
+    if p.exists() and not p.is_dir():
+        raise CommandError(prefix + _("is a file, not a folder"))
+    # The nearest folder that exists: the runs folder is made inside it.
+    made_in = next((q for q in (p, *p.parents) if q.exists()), Path("."))
+    if not made_in.is_dir():
+        why = _("{path} is not a folder").format(path=made_in)
+        raise CommandError(prefix + _("cannot create ({why})").format(why=why))
+    if not os.access(made_in, os.W_OK | os.X_OK):
+        why = _("{path} is not writable").format(path=made_in)
+        raise CommandError(prefix + _("cannot create ({why})").format(why=why))
+    if p.is_dir():
+        for name in names:
+            try:
+                check_writable(p / f"{name}{SUFFIX}", force)
+            except OutputError as exc:
+                raise CommandError(f"--save-runs: {exc}") from None
+    return p
 
 
 def wrote(path: object) -> str:

@@ -232,7 +232,12 @@ def train(args: argparse.Namespace, configs: list[Any], snapshots: bool = False)
     interrupted = False
     try:
         records = run_configs(
-            configs, quiet=args.quiet, observe=observe, snapshot_interval_s=interval, save_runs=args.save_runs
+            configs,
+            quiet=args.quiet,
+            observe=observe,
+            snapshot_interval_s=interval,
+            save_runs=args.save_runs,
+            force=args.force,
         )
     except Interrupted as stop:
         records, interrupted = stop.records, True

@@ -176,3 +176,4 @@ def test_bench_refuses_a_feature_too_large_to_scale_and_saves_nothing(tmp_path, 
     assert cli.main([*argv, "--grid", "3x2", "--save-runs", str(runs), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "feature 'b' cannot be scaled with minmax" in err and "Traceback" not in err
+    assert not runs.exists()
