@@ -119,7 +119,8 @@ def run(args: argparse.Namespace) -> int:
 
         if not distributed.in_child():
             if main and args.json != STDOUT:
-                check_output(args.json, args.force)  # refuse before any process starts training
+                # refuse before any process starts training
+                check_output(args.json, args.force, flag="--json", reads={"--data": args.data})
             try:
                 return distributed.supervise(args._argv, cluster)
             except distributed.DistributedError as exc:
@@ -134,7 +135,11 @@ def run(args: argparse.Namespace) -> int:
         except DistributedError as exc:
             raise CommandError(str(exc)) from None
     to_stdout = args.json == STDOUT
-    json_path = check_output(args.json, args.force) if main and not to_stdout else None
+    json_path = (
+        check_output(args.json, args.force, flag="--json", reads={"--data": args.data})
+        if main and not to_stdout
+        else None
+    )
     session_kw = {}
     if cluster is not None:
         from som_studio.session.distributed import LOCKSTEP_SESSION

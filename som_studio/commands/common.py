@@ -371,19 +371,26 @@ STDOUT = "-"
 
 
 def check_output(
-    path: str | None, force: bool, *, flag: str | None = None, suffixes: tuple[str, ...] | None = None
+    path: str | None,
+    force: bool,
+    *,
+    flag: str | None = None,
+    suffixes: tuple[str, ...] | None = None,
+    reads: dict[str, str | None] | None = None,
 ) -> Path | None:
     """Refuse an output file up front: before any training happens.
 
     ``flag`` prefixes the message (``--pdf: ...``); ``suffixes`` (lower case,
-    with the dot) are the extensions the file may have. :data:`STDOUT` (``-``)
-    is not a file: callers test for it before calling.
+    with the dot) are the extensions the file may have; ``reads`` are the
+    files the command reads, by flag (:func:`check_not_read`). :data:`STDOUT`
+    (``-``) is not a file: callers test for it before calling.
     """
     if path is None:
         return None
     from som_studio.report.writers import OutputError, check_writable
 
     prefix = f"{flag}: " if flag else ""
+    check_not_read(path, reads or {}, flag=flag)
     if suffixes and Path(path).suffix.lower() not in suffixes:
         raise CommandError(
             f"{prefix}{path}: " + _("expected a {suffixes} file name").format(suffixes=_(" or ").join(suffixes))
@@ -392,6 +399,32 @@ def check_output(
         return check_writable(path, force)
     except OutputError as exc:
         raise CommandError(f"{prefix}{exc}") from None
+
+
+def check_not_read(path: str | os.PathLike[str], reads: dict[str, str | None], *, flag: str | None = None) -> None:
+    """Refuse an output that is a file the command reads (``reads``: by flag or argument name), even with --force.
+
+    Writing the output would destroy the input while it is being read (a projection streams its
+    rows into the output as it reads them); the same file reached by another name or a link is
+    caught too.
+    """
+    prefix = f"{flag}: " if flag else ""
+    for name, source in reads.items():
+        if source and _same_file(path, source):
+            raise CommandError(
+                prefix
+                + _(
+                    "{path}: is also this command's input {name}; no command writes over a file it reads, "
+                    "not even with {force}"
+                ).format(path=path, name=name, force="--force")
+            )
+
+
+def _same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one does not exist (yet): they are not one file
+        return False
 
 
 def check_save_runs(folder: str, names: list[str], force: bool) -> Path:

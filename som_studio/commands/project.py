@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from som_studio.commands.common import CommandError, _count
+from som_studio.commands.common import CommandError, _count, check_not_read
 from som_studio.i18n import _, ngettext
 
 HELP = "project the rows of a data file onto a stored run's map; write each row's unit as CSV"
@@ -44,6 +44,8 @@ def run(args: argparse.Namespace) -> int:
     from som_studio.core.data import DataError
     from som_studio.model import RunFileError, load_run
 
+    if args.out != "-":
+        check_not_read(args.out, {"RUN.somrun": args.run_file, "DATA": args.data}, flag="--out")
     try:
         model = load_run(args.run_file)
     except RunFileError as exc:

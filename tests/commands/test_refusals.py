@@ -1,4 +1,4 @@
-"""Outputs that would clobber or litter: --save-runs over a kept run, a refused run's folder."""
+"""Outputs that would clobber or litter: --save-runs over a kept run, a refused run's folder, --out over its input."""
 
 from __future__ import annotations
 
@@ -52,3 +52,38 @@ def test_save_runs_naming_a_file_is_refused_up_front(tmp_path, capsys):
     code, _, err = _run(capsys, "bench", *SMALL, "--save-runs", not_a_folder / "inside")
     assert code == 2 and f"cannot create ({not_a_folder} is not a folder)" in err
     assert not_a_folder.read_text() == "a file"
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("kept")
+    data = folder / "rows.csv"
+    data.write_text("a,b,c\n" + "".join(f"{i / 10},{(i * 7 % 10) / 10},{(i * 3 % 10) / 10}\n" for i in range(20)))
+    assert cli.main(["bench", *SMALL, "--data", str(data), "--save-runs", str(folder)]) == 0
+    return folder / "numpy-batch.somrun", data
+
+
+@pytest.mark.parametrize("which", ["data", "run"])
+@pytest.mark.parametrize("force", [False, True])
+def test_project_refuses_to_write_over_its_own_input_even_with_force(small_run, tmp_path, capsys, which, force):
+    run, data = small_run
+    target = data if which == "data" else run
+    # The same file by another name: a symbolic link.
+    alias = tmp_path / f"alias{target.suffix}.csv"
+    alias.symlink_to(target)
+    before = target.read_bytes()
+    for out in (target, alias):
+        code, _, err = _run(capsys, "project", run, data, "--out", out, *(["--force"] if force else []))
+        assert code == 2 and "Traceback" not in err
+        name = "DATA" if which == "data" else "RUN.somrun"
+        assert f"--out: {out}: is also this command's input {name}; no command writes over a file it reads" in err
+    assert target.read_bytes() == before
+
+
+def test_bench_and_compare_refuse_an_output_that_is_their_data(small_run, capsys):
+    _, data = small_run
+    before = data.read_bytes()
+    for command, flag in (("bench", "--json"), ("compare", "--csv"), ("compare", "--json")):
+        code, _, err = _run(capsys, command, *SMALL, "--data", data, flag, data, "--force")
+        assert code == 2 and f"{flag}: {data}: is also this command's input --data" in err
+    assert data.read_bytes() == before
