@@ -12,7 +12,7 @@ over its known features. Reading a ``.somrun`` runs no code (no pickle).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -194,9 +194,17 @@ class SomRun:
         return self._project_values(arr, None, clusters)
 
     def project_chunks(
-        self, path: str | os.PathLike[str], rows: int = PROJECT_CHUNK_ROWS, clusters: np.ndarray | None = None
+        self,
+        path: str | os.PathLike[str],
+        rows: int = PROJECT_CHUNK_ROWS,
+        clusters: np.ndarray | None = None,
+        on_note: Callable[[str], None] | None = None,
     ) -> Iterator[Projection]:
-        """Project a file in chunks of ``rows``: memory does not grow with its length."""
+        """Project a file in chunks of ``rows``: memory does not grow with its length.
+
+        ``on_note`` is given each thing reading a CSV decided without certainty (a guessed
+        encoding, a header of years: :attr:`CsvReader.notes <som_studio.core.data.CsvReader>`).
+        """
         p = Path(path)
         if p.suffix.lower() == ".npy":
             arr = open_npy(p)
@@ -209,6 +217,9 @@ class SomRun:
         m = self.model
         optional = [c for c in (m.label_column, m.id_column, *m.ignore) if c]
         reader = CsvReader(p, m.label_column, m.ignore, m.id_column, optional=optional)
+        if on_note is not None:
+            for note in reader.notes:
+                on_note(note)
         if not reader.header:
             self._check_width(len(reader.feature_names), str(p))
             order = list(range(len(self.feature_names)))

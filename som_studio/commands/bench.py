@@ -301,6 +301,9 @@ def run_configs(
             data = None
             try:
                 data = load_problem_table(configs[0])  # the same data for every run
+                if not silent:  # what reading it decided without certainty (encoding, header)
+                    for note in data.notes:
+                        print(f"{_('warning')}: {note}", file=sys.stderr)
                 check_range(data.values, configs[0].precision, configs[0].data.path or _("data"))  # one precision
             except DataError as exc:
                 raise CommandError(f"--data: {exc}") from None

@@ -102,7 +102,11 @@ def _write(f, model, data: str, clusters, header: list[str]) -> int:  # type: ig
     w = csv.writer(f, lineterminator="\n")
     w.writerow(header)
     n = 0
-    for part in model.project_chunks(data, clusters=clusters):
+
+    def warn(note: str) -> None:
+        print(f"{_('warning')}: {note}", file=sys.stderr)
+
+    for part in model.project_chunks(data, clusters=clusters, on_note=warn):
         cluster = [("" if c < 0 else str(c)) for c in part.cluster.tolist()]
         ids = part.ids.tolist() if part.ids is not None else None
         for i in range(len(part.bmu_row)):
