@@ -479,15 +479,19 @@ def _guess_code_page(head: bytes) -> str | None:
     to the first in :data:`CODE_PAGES` order, except CP949 unless its text is Hangul: two
     Western letters in a row also make a valid CP949 pair, read as a Chinese character. The
     code page named is the first that reads the text alike (``café €`` is Windows-1252's, though
-    Windows-1250 reads it the same).
+    Windows-1250 reads it the same). Text it finds too messy for any (a few rare letters
+    side by side) goes to the first code page in that order that reads it as text, without
+    control characters; bytes that no code page reads so are not text.
     """
     from charset_normalizer import from_bytes
 
     matches = list(from_bytes(head, cp_isolation=list(CODE_PAGES)))
     hangul = _mostly_hangul(head)
     fits = [m for m in matches if m.encoding in CODE_PAGES and (m.encoding != "cp949" or hangul)]
-    if not fits:  # CP949 alone decodes it (Hanja, say): still the likeliest
-        return str(matches[0].encoding) if matches else None
+    if not fits and matches:  # CP949 alone decodes it (Hanja, say): still the likeliest
+        return str(matches[0].encoding)
+    if not fits:
+        return next((c for c in CODE_PAGES if (c != "cp949" or hangul) and _reads_as_text(head, c)), None)
     rank = [(round(m.chaos, 3), round(m.coherence, 3)) for m in fits]
     tied = [str(m.encoding) for m, r in zip(fits, rank) if r == rank[0]]
     order = list(CODE_PAGES)
@@ -495,6 +499,15 @@ def _guess_code_page(head: bytes) -> str | None:
     # Code pages share most letters: one earlier in the order that reads this text alike is the one to name.
     text = head.decode(chosen, "replace")
     return next(c for c in order if c == chosen or (c != "cp949" and head.decode(c, "replace") == text))
+
+
+def _reads_as_text(head: bytes, codec: str) -> bool:
+    """Whether ``head`` decodes in ``codec`` (its last character may be cut) to text without control characters."""
+    try:
+        text = codecs.getincrementaldecoder(codec)().decode(head)
+    except UnicodeDecodeError:
+        return False
+    return all(ch >= " " or ch in "\t\r\n" for ch in text)
 
 
 def _mostly_hangul(head: bytes) -> bool:

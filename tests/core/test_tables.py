@@ -198,6 +198,9 @@ def test_a_windows_1252_file_is_read_as_windows_1252_and_said_to_be_a_guess(tmp_
     q = tmp_path / "short.csv"  # two accented letters in a row are also a valid CP949 pair: still Windows-1252
     q.write_bytes("Þór,a\n1,2\n".encode("cp1252"))
     assert read_table(q).feature_names == ("Þór", "a")
+    r = tmp_path / "rare.csv"  # rare letters side by side: too messy for charset-normalizer, still Windows-1252
+    r.write_bytes("brûlée,Þór,cañón\n1,2,3\n".encode("cp1252"))
+    assert read_table(r).feature_names == ("brûlée", "Þór", "cañón")
 
 
 @pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig"])
