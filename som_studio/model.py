@@ -299,7 +299,7 @@ def load_run(path: str | os.PathLike[str]) -> SomRun:
 
     p = Path(path)
     try:
-        stored = StoredRun.load(p, frames=False)
+        stored = StoredRun.load(p)
     except HistoryError as exc:
         raise RunFileError(str(exc)) from None
     if stored.final_map is None:

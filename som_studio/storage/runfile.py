@@ -123,16 +123,16 @@ class StoredRun:
         return write_atomic(path, self.to_bytes(), force=force)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], *, frames: bool = True) -> StoredRun:
+    def load(cls, path: str | os.PathLike[str]) -> StoredRun:
         """Read a ``.somrun`` file; raises :class:`HistoryError` naming the file and what is wrong.
 
         Every array's header is checked before any array is loaded (:class:`RunArchive`), and
-        the run's description is checked field by field. ``frames`` ``False`` leaves the kept
-        frames unread (a model needs none).
+        the run's description is checked field by field. The whole file is read, frames
+        included, whoever asks: the same file gets the same verdict in the app and the CLI.
         """
         p = Path(path)
         try:
-            return cls._read(p, frames)
+            return cls._read(p)
         except HistoryError:
             raise
         except ArchiveError as exc:
@@ -155,11 +155,10 @@ class StoredRun:
             raise HistoryError(_damaged(p, f"{type(exc).__name__}: {exc}")) from None
 
     @classmethod
-    def _read(cls, p: Path, frames: bool) -> StoredRun:
+    def _read(cls, p: Path) -> StoredRun:
         check_archive(p)
         with zipfile.ZipFile(p) as zf:
-            keys = tuple(k for k in ARRAYS if frames or k != "frames_png")
-            z = RunArchive(zf, p, keys)
+            z = RunArchive(zf, p, ARRAYS)
             if "meta" not in z:
                 raise HistoryError(_("{path}: not a SOM Studio run file (no run description in it)").format(path=p))
             meta = json_fields.loads(bytes(z["meta"]))
@@ -177,7 +176,7 @@ class StoredRun:
             record = RunRecord.from_dict(_checked_record(meta, z))
             record.model = model_file.read_model(z)
             _check_model(record, final_map, p)
-            kept = _frames(z, p) if frames else []
+            kept = _frames(z, p)
             return cls(
                 record=record,
                 name=json_fields.field(meta, "name", (TEXT, NULL)) or "",
