@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from som_studio.core import memory
-from som_studio.i18n import _
+from som_studio.i18n import _, ngettext
 
 NPY = ".npy"
 
@@ -196,7 +196,11 @@ class RunArchive:
             bad = int(np.count_nonzero(~np.isfinite(arr))) if arr.dtype.kind == "f" else 0
             if bad:
                 raise self.damaged(
-                    _("its map holds {n} values that are not finite numbers (NaN or infinity)").format(n=bad)
+                    ngettext(
+                        "its map holds {n} value that is not a finite number (NaN or infinity)",
+                        "its map holds {n} values that are not finite numbers (NaN or infinity)",
+                        bad,
+                    ).format(n=bad)
                 )
         elif key in ("hits", "frame_iterations", "frames_png_sizes") and arr.size and int(arr.min()) < 0:
             raise self.damaged(_("array {key} holds negative counts").format(key=key))

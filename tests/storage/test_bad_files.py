@@ -167,7 +167,7 @@ def test_a_map_with_non_finite_values_is_refused(tmp_path, run_bytes, bad) -> No
     final = _arrays(run_bytes)["final_map"].copy()
     final[1, 2, 0] = bad
     path = _write(tmp_path / "nan.somrun", _edited(run_bytes, final_map=final))
-    assert "its map holds 1 values that are not finite numbers (NaN or infinity)" in _both_refuse(path)
+    assert "its map holds 1 value that is not a finite number (NaN or infinity)" in _both_refuse(path)
 
 
 @pytest.mark.parametrize(
