@@ -23,8 +23,6 @@ from som_studio.core.json_fields import NULL, NUMBER, OBJECT, TEXT, WHOLE
 from som_studio.i18n import _
 
 MODEL_VERSION = 1
-#: The arrays :func:`model_arrays` adds to a run file beside ``model_meta``.
-MODEL_ARRAYS = ("model_meta", "unit_labels", "clusters", "hits", "unit_purity")
 
 
 class ModelFileError(ValueError):

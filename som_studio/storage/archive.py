@@ -64,19 +64,22 @@ class RunArchive:
     :func:`~som_studio.core.model_file.read_model` reads it like ``numpy.load``'s result.
     """
 
-    def __init__(self, zf: zipfile.ZipFile, path: Path, keys: tuple[str, ...] = tuple(_SPECS)) -> None:
+    def __init__(self, zf: zipfile.ZipFile, path: Path) -> None:
         self.path = path
         self._zf = zf
         self.headers: dict[str, Header] = {}
+        # Only the arrays the format has are read: a newer version's extra ones are no concern of
+        # this reader, and a zip of a million members costs no more than its directory.
         for info in zf.infolist():
-            if info.filename.endswith(NPY) and not info.is_dir():
-                self.headers[info.filename[: -len(NPY)]] = self._header(info)
+            key = info.filename[: -len(NPY)]
+            if info.filename.endswith(NPY) and key in _SPECS and not info.is_dir():
+                self.headers[key] = self._header(info)
         self.files = list(self.headers)
         self.dims: dict[str, tuple[int, str]] = {}  # a dimension's size, and the array that set it
         for key in _SPECS:
             if key in self.headers:
                 self._check_spec(key)
-        self._check_memory([k for k in keys if k in self.headers])
+        self._check_memory(list(self.headers))
 
     # -- headers ----------------------------------------------------------------------------
     def _header(self, info: zipfile.ZipInfo) -> Header:

@@ -158,7 +158,7 @@ class StoredRun:
     def _read(cls, p: Path) -> StoredRun:
         check_archive(p)
         with zipfile.ZipFile(p) as zf:
-            z = RunArchive(zf, p, ARRAYS)
+            z = RunArchive(zf, p)
             if "meta" not in z:
                 raise HistoryError(_("{path}: not a SOM Studio run file (no run description in it)").format(path=p))
             meta = json_fields.loads(bytes(z["meta"]))
@@ -191,16 +191,6 @@ class StoredRun:
 
 # Zip-level damage: a bad or truncated archive, an entry compressed or encrypted in a way zipfile cannot read.
 _ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error, NotImplementedError, RuntimeError)
-#: The arrays a run file may hold (docs/somrun-format.md).
-ARRAYS = (
-    "meta",
-    "frame_iterations",
-    "final_map",
-    "final_image",
-    "frames_png",
-    "frames_png_sizes",
-    *model_file.MODEL_ARRAYS,
-)
 _NUMBER, _WHOLE_OR_NULL, _NUMBER_OR_NULL = (NUMBER,), (WHOLE, NULL), (NUMBER, NULL)
 # The typed fields of a record (what RunRecord.from_dict converts), by section.
 _RECORD_FIELDS: dict[str, dict[str, tuple[str, ...]]] = {
