@@ -11,10 +11,8 @@ over its known features. Reading a ``.somrun`` runs no code (no pickle).
 
 from __future__ import annotations
 
-import json
 import os
-import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,12 +21,9 @@ import numpy as np
 
 from som_studio.core import metrics
 from som_studio.core.data import CsvReader, DataError, Scaling, check_data, open_npy
-from som_studio.core.model_file import ModelFileError, ModelInfo, read_model
+from som_studio.core.model_file import ModelInfo
 from som_studio.i18n import _
 
-FORMAT = "som-studio-run"
-# The newest .somrun format this reader opens (docs/somrun-format.md).
-READS_VERSION = 2
 PROJECT_CHUNK_ROWS = 8192
 #: Projection searches on JAX's device (the kernel plan, :mod:`som_studio.core.nearest_jax`) once one chunk
 #: of rows x units x features reaches this; below it NumPy's search is done before JAX would have started.
@@ -199,9 +194,17 @@ class SomRun:
         return self._project_values(arr, None, clusters)
 
     def project_chunks(
-        self, path: str | os.PathLike[str], rows: int = PROJECT_CHUNK_ROWS, clusters: np.ndarray | None = None
+        self,
+        path: str | os.PathLike[str],
+        rows: int = PROJECT_CHUNK_ROWS,
+        clusters: np.ndarray | None = None,
+        on_note: Callable[[str], None] | None = None,
     ) -> Iterator[Projection]:
-        """Project a file in chunks of ``rows``: memory does not grow with its length."""
+        """Project a file in chunks of ``rows``: memory does not grow with its length.
+
+        ``on_note`` is given each thing reading a CSV decided without certainty (a guessed
+        encoding, a header of years: :attr:`CsvReader.notes <som_studio.core.data.CsvReader>`).
+        """
         p = Path(path)
         if p.suffix.lower() == ".npy":
             arr = open_npy(p)
@@ -214,6 +217,9 @@ class SomRun:
         m = self.model
         optional = [c for c in (m.label_column, m.id_column, *m.ignore) if c]
         reader = CsvReader(p, m.label_column, m.ignore, m.id_column, optional=optional)
+        if on_note is not None:
+            for note in reader.notes:
+                on_note(note)
         if not reader.header:
             self._check_width(len(reader.feature_names), str(p))
             order = list(range(len(self.feature_names)))
@@ -284,41 +290,18 @@ class SomRun:
 
 
 def load_run(path: str | os.PathLike[str]) -> SomRun:
-    """Open a ``.somrun`` file; raises :class:`RunFileError` naming what is wrong."""
-    from som_studio.storage.runfile import HistoryError, check_archive
+    """Open a ``.somrun`` file; raises :class:`RunFileError` naming what is wrong.
+
+    The file is read by :meth:`StoredRun.load <som_studio.storage.runfile.StoredRun.load>`, as the
+    app's history reads it: the same file is refused with the same words here and there.
+    """
+    from som_studio.storage.runfile import HistoryError, StoredRun
 
     p = Path(path)
     try:
-        # Not even a zip archive (a text file named .somrun): say so, not NumPy's advice to unpickle it.
-        check_archive(p)
-        with np.load(p, allow_pickle=False) as z:
-            if "meta" not in z.files:
-                raise RunFileError(_("{path}: not a SOM Studio run file (no run description in it)").format(path=p))
-            meta = json.loads(bytes(z["meta"]).decode("utf-8"))
-            if meta.get("format") != FORMAT:
-                raise RunFileError(_("{path}: not a SOM Studio run file").format(path=p))
-            version = int(meta.get("version", 0))
-            if version > READS_VERSION:
-                raise RunFileError(
-                    _(
-                        "{path}: written by a newer SOM Studio (format {version}; this one reads up to "
-                        "{reads}); update to open it"
-                    ).format(path=p, version=version, reads=READS_VERSION)
-                )
-            if "final_map" not in z.files:
-                raise RunFileError(_("{path}: the run has no final map (it did not finish)").format(path=p))
-            trained = np.asarray(z["final_map"])
-            model = read_model(z)
-            return SomRun(p, meta.get("record") or {}, trained, model)
-    except RunFileError:
-        raise
+        stored = StoredRun.load(p)
     except HistoryError as exc:
         raise RunFileError(str(exc)) from None
-    except ModelFileError as exc:
-        raise RunFileError(f"{p}: {exc}") from None
-    except FileNotFoundError:
-        raise RunFileError(_("{path}: no such file").format(path=p)) from None
-    except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as exc:
-        raise RunFileError(
-            _("{path}: not a readable SOM Studio run file ({why})").format(path=p, why=f"{type(exc).__name__}: {exc}")
-        ) from None
+    if stored.final_map is None:
+        raise RunFileError(_("{path}: the run has no final map (it did not finish)").format(path=p))
+    return SomRun(p, stored.record.to_dict(), stored.final_map, stored.record.model)

@@ -91,7 +91,8 @@ class DataInfo:
     ``columns``: the header's names (``x1``, ``x2``... without one; empty for a
     ``.npy`` or an unreadable file); ``shape``: (rows, features) of the table
     read with the key's roles, or ``None`` with ``error`` saying why;
-    ``grids``: the default (width, height) per (lattice, toroid).
+    ``grids``: the default (width, height) per (lattice, toroid); ``notes``: what reading it
+    decided without certainty (a guessed encoding, a header of years, an unnamed column).
     """
 
     columns: tuple[str, ...] = ()
@@ -100,6 +101,7 @@ class DataInfo:
     missing: bool = False
     feature_names: tuple[str, ...] = ()
     grids: Mapping[tuple[str, bool], tuple[int, int]] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -261,7 +263,7 @@ def read_data(key: DataKey) -> DataInfo:
     values = table.values
     grids = {(t, w): default_grid(values, t, w) for t in cfgmod.TOPOLOGIES for w in (False, True)}
     shape = (int(values.shape[0]), int(values.shape[1]))
-    return DataInfo(columns, shape, "", table.has_missing, table.feature_names, grids)
+    return DataInfo(columns, shape, "", table.has_missing, table.feature_names, grids, table.notes)
 
 
 def devices_text(seen: tuple[dict[str, Any], int | None] | None, asking: bool, asked_before: bool) -> tuple[str, str]:
@@ -494,7 +496,7 @@ class RunForm:
                     data_text = _("{rows:,} x {features} loaded (with missing values)")
                 else:
                     data_text = _("{rows:,} x {features} loaded")
-                data_text = data_text.format(rows=samples, features=features)
+                data_text = "\n".join([data_text.format(rows=samples, features=features), *info.notes])
             else:
                 samples, features = f.samples, 3
                 data = DataSpec(samples=samples)

@@ -119,7 +119,8 @@ def run(args: argparse.Namespace) -> int:
 
         if not distributed.in_child():
             if main and args.json != STDOUT:
-                check_output(args.json, args.force)  # refuse before any process starts training
+                # refuse before any process starts training
+                check_output(args.json, args.force, flag="--json", reads={"--data": args.data})
             try:
                 return distributed.supervise(args._argv, cluster)
             except distributed.DistributedError as exc:
@@ -134,7 +135,11 @@ def run(args: argparse.Namespace) -> int:
         except DistributedError as exc:
             raise CommandError(str(exc)) from None
     to_stdout = args.json == STDOUT
-    json_path = check_output(args.json, args.force) if main and not to_stdout else None
+    json_path = (
+        check_output(args.json, args.force, flag="--json", reads={"--data": args.data})
+        if main and not to_stdout
+        else None
+    )
     session_kw = {}
     if cluster is not None:
         from som_studio.session.distributed import LOCKSTEP_SESSION
@@ -147,6 +152,7 @@ def run(args: argparse.Namespace) -> int:
             quiet=args.quiet,
             silent=not main,
             save_runs=args.save_runs if main else None,
+            force=args.force,
             interruptible=cluster is None,  # processes in lockstep cannot stop one alone
             **session_kw,
         )
@@ -175,14 +181,24 @@ def run(args: argparse.Namespace) -> int:
     return 0 if all(r.status == "ok" for r in records) else 1
 
 
-def save_run(folder, record, final_map, *, silent: bool = False) -> None:
-    """Write ``folder/<implementation>.somrun`` (``--save-runs``): the run, its final map and its model."""
+def save_run(folder, record, final_map, *, silent: bool = False, force: bool = False) -> None:
+    """Write ``folder/<implementation>.somrun`` (``--save-runs``): the run, its final map and its model.
+
+    The folder is made here, for the first run saved; a file already there is replaced (atomically)
+    only with ``force``.
+    """
     from som_studio.report.writers import OutputError
     from som_studio.storage import StoredRun
 
     path = Path(folder) / f"{record.impl}.somrun"
     try:
-        StoredRun(record=record, final_map=final_map).save(path, force=True)
+        Path(folder).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CommandError(
+            f"--save-runs: {folder}: " + _("cannot create ({why})").format(why=exc.strerror or exc)
+        ) from None
+    try:
+        StoredRun(record=record, final_map=final_map).save(path, force=force)
     except OutputError as exc:
         raise CommandError(f"--save-runs: {exc}") from None
     if not silent:
@@ -245,6 +261,7 @@ def run_configs(
     silent: bool = False,
     observe=None,
     save_runs: str | None = None,
+    force: bool = False,
     interruptible: bool = True,
     **session_kw,
 ):
@@ -284,6 +301,9 @@ def run_configs(
             data = None
             try:
                 data = load_problem_table(configs[0])  # the same data for every run
+                if not silent:  # what reading it decided without certainty (encoding, header)
+                    for note in data.notes:
+                        print(f"{_('warning')}: {note}", file=sys.stderr)
                 check_range(data.values, configs[0].precision, configs[0].data.path or _("data"))  # one precision
             except DataError as exc:
                 raise CommandError(f"--data: {exc}") from None
@@ -328,7 +348,7 @@ def run_configs(
                     getattr(events, "close", lambda: None)()  # a generator: closes the trainer now
                 assert record is not None
                 if save_runs is not None and record.status == "ok":
-                    save_run(save_runs, record, final, silent=silent)
+                    save_run(save_runs, record, final, silent=silent, force=force)
                 if silent:
                     pass
                 elif record.status == "ok":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -225,14 +226,9 @@ def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
         "clusters": args.clusters,
     }
     width, height = args.grid or default_grid_for(args, data, table_kw)
-    if args.save_runs:
-        try:
-            Path(args.save_runs).mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise CommandError(
-                f"--save-runs: {args.save_runs}: " + _("cannot create ({why})").format(why=exc.strerror or exc)
-            ) from None
     names = impl_names(args)
+    if args.save_runs:
+        check_save_runs(args.save_runs, names, args.force)
     if args.baseline and args.baseline not in names:
         raise CommandError(
             "--baseline: "
@@ -375,19 +371,26 @@ STDOUT = "-"
 
 
 def check_output(
-    path: str | None, force: bool, *, flag: str | None = None, suffixes: tuple[str, ...] | None = None
+    path: str | None,
+    force: bool,
+    *,
+    flag: str | None = None,
+    suffixes: tuple[str, ...] | None = None,
+    reads: dict[str, str | None] | None = None,
 ) -> Path | None:
     """Refuse an output file up front: before any training happens.
 
     ``flag`` prefixes the message (``--pdf: ...``); ``suffixes`` (lower case,
-    with the dot) are the extensions the file may have. :data:`STDOUT` (``-``)
-    is not a file: callers test for it before calling.
+    with the dot) are the extensions the file may have; ``reads`` are the
+    files the command reads, by flag (:func:`check_not_read`). :data:`STDOUT`
+    (``-``) is not a file: callers test for it before calling.
     """
     if path is None:
         return None
     from som_studio.report.writers import OutputError, check_writable
 
     prefix = f"{flag}: " if flag else ""
+    check_not_read(path, reads or {}, flag=flag)
     if suffixes and Path(path).suffix.lower() not in suffixes:
         raise CommandError(
             f"{prefix}{path}: " + _("expected a {suffixes} file name").format(suffixes=_(" or ").join(suffixes))
@@ -396,6 +399,63 @@ def check_output(
         return check_writable(path, force)
     except OutputError as exc:
         raise CommandError(f"{prefix}{exc}") from None
+
+
+def check_not_read(path: str | os.PathLike[str], reads: dict[str, str | None], *, flag: str | None = None) -> None:
+    """Refuse an output that is a file the command reads (``reads``: by flag or argument name), even with --force.
+
+    Writing the output would destroy the input while it is being read (a projection streams its
+    rows into the output as it reads them); the same file reached by another name or a link is
+    caught too.
+    """
+    prefix = f"{flag}: " if flag else ""
+    for name, source in reads.items():
+        if source and _same_file(path, source):
+            raise CommandError(
+                prefix
+                + _(
+                    "{path}: is also this command's input {name}; no command writes over a file it reads, "
+                    "not even with {force}"
+                ).format(path=path, name=name, force="--force")
+            )
+
+
+def _same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one does not exist (yet): they are not one file
+        return False
+
+
+def check_save_runs(folder: str, names: list[str], force: bool) -> Path:
+    """Refuse ``--save-runs DIR`` up front, before any training.
+
+    Refused: a file where the folder should be, a folder that cannot be made or written, and a
+    ``DIR/<implementation>.somrun`` that exists (unless ``force``). Nothing is created here: the
+    folder is made when the first run is saved, so a refused or failed run leaves nothing behind.
+    """
+    from som_studio.report.writers import OutputError, check_writable
+    from som_studio.storage.runfile import SUFFIX
+
+    p = Path(folder)
+    prefix = f"--save-runs: {folder}: "
+    if p.exists() and not p.is_dir():
+        raise CommandError(prefix + _("is a file, not a folder"))
+    # The nearest folder that exists: the runs folder is made inside it.
+    made_in = next((q for q in (p, *p.parents) if q.exists()), Path("."))
+    if not made_in.is_dir():
+        why = _("{path} is not a folder").format(path=made_in)
+        raise CommandError(prefix + _("cannot create ({why})").format(why=why))
+    if not os.access(made_in, os.W_OK | os.X_OK):
+        why = _("{path} is not writable").format(path=made_in)
+        raise CommandError(prefix + _("cannot create ({why})").format(why=why))
+    if p.is_dir():
+        for name in names:
+            try:
+                check_writable(p / f"{name}{SUFFIX}", force)
+            except OutputError as exc:
+                raise CommandError(f"--save-runs: {exc}") from None
+    return p
 
 
 def wrote(path: object) -> str:

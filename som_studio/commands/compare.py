@@ -114,11 +114,12 @@ def _maps_paths(folder: str, names: list[str], force: bool) -> tuple[Path, dict[
 
 def check_outputs(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
     """Every output checked before training; returns what to write where."""
+    reads = {"--data": args.data}
     out: dict[str, Any] = {
         "report": check_output(args.report, args.force, flag="--report", suffixes=REPORT_SUFFIXES),
         "pdf": check_output(args.pdf, args.force, flag="--pdf", suffixes=(".pdf",)),
-        "csv": check_output(args.csv, args.force, flag="--csv"),
-        "json": STDOUT if args.json == STDOUT else check_output(args.json, args.force, flag="--json"),
+        "csv": check_output(args.csv, args.force, flag="--csv", reads=reads),
+        "json": STDOUT if args.json == STDOUT else check_output(args.json, args.force, flag="--json", reads=reads),
         "animation": None,
         "maps": None,
     }
@@ -133,7 +134,7 @@ def check_outputs(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
             fmt = animation_format(args.animation)
         except AnimationError as exc:
             raise CommandError(f"--animation: {exc}") from None
-        out["animation"] = (check_output(args.animation, args.force, flag="--animation"), fmt)
+        out["animation"] = (check_output(args.animation, args.force, flag="--animation", reads=reads), fmt)
     if args.maps is not None:
         out["maps"] = _maps_paths(args.maps, names, args.force)
 
@@ -232,7 +233,12 @@ def train(args: argparse.Namespace, configs: list[Any], snapshots: bool = False)
     interrupted = False
     try:
         records = run_configs(
-            configs, quiet=args.quiet, observe=observe, snapshot_interval_s=interval, save_runs=args.save_runs
+            configs,
+            quiet=args.quiet,
+            observe=observe,
+            snapshot_interval_s=interval,
+            save_runs=args.save_runs,
+            force=args.force,
         )
     except Interrupted as stop:
         records, interrupted = stop.records, True

@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from som_studio.commands.common import CommandError, _count
+from som_studio.commands.common import CommandError, _count, check_not_read
 from som_studio.i18n import _, ngettext
 
 HELP = "project the rows of a data file onto a stored run's map; write each row's unit as CSV"
@@ -44,6 +44,8 @@ def run(args: argparse.Namespace) -> int:
     from som_studio.core.data import DataError
     from som_studio.model import RunFileError, load_run
 
+    if args.out != "-":
+        check_not_read(args.out, {"RUN.somrun": args.run_file, "DATA": args.data}, flag="--out")
     try:
         model = load_run(args.run_file)
     except RunFileError as exc:
@@ -100,7 +102,11 @@ def _write(f, model, data: str, clusters, header: list[str]) -> int:  # type: ig
     w = csv.writer(f, lineterminator="\n")
     w.writerow(header)
     n = 0
-    for part in model.project_chunks(data, clusters=clusters):
+
+    def warn(note: str) -> None:
+        print(f"{_('warning')}: {note}", file=sys.stderr)
+
+    for part in model.project_chunks(data, clusters=clusters, on_note=warn):
         cluster = [("" if c < 0 else str(c)) for c in part.cluster.tolist()]
         ids = part.ids.tolist() if part.ids is not None else None
         for i in range(len(part.bmu_row)):

@@ -4,9 +4,13 @@ A CSV table may have a header row: its names become the feature names. One
 text column can be the labels (``labels``), some columns can be left out
 (``ignore``) and one carried through to projections (``id_column``); any other
 non-numeric column is refused with a message naming it and those choices.
-Files are read as UTF-8 (with or without a BOM) or CP949 (Korean Excel's CSV
-export). Missing values (an empty cell, ``NA``, ``NaN``; NaN in a ``.npy``)
-are kept as NaN; a row with no known feature is refused with its row number.
+Files are read as UTF-8 (with or without a BOM); a file that is not UTF-8 is
+read in the likeliest of the code pages spreadsheets write (CP949, Korean
+Excel's CSV export, Windows-1252, ...), guessed with charset-normalizer, and
+the table's notes say which. A first row of years in order above other numbers
+is a header, and a note says so. Missing values (an empty cell, ``NA``,
+``NaN``; NaN in a ``.npy``) are kept as NaN; a row with no known feature is
+refused with its row number.
 
 A data file never executes code: ``.npy`` is read with ``allow_pickle=False``.
 Every problem with a file is reported as a :class:`DataError` that names the
@@ -18,7 +22,7 @@ from __future__ import annotations
 import codecs
 import csv
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -30,9 +34,6 @@ from som_studio.i18n import _, ngettext
 SCALINGS: tuple[str, ...] = ("none", "minmax", "zscore")
 # Cell texts read as a missing value (compared in lower case).
 MISSING = frozenset({"", "na", "nan", "n/a"})
-# The encodings a CSV is read in, in this order: UTF-8 first (a BOM is dropped),
-# then CP949, the code page Korean Excel writes "CSV" in.
-ENCODINGS: tuple[str, ...] = ("utf-8-sig", "cp949")
 _READ_BLOCK = 1 << 20
 
 
@@ -81,8 +82,14 @@ class Scaling:
             raise DataError(_unknown_scaling(method))
         offset = np.asarray(d["offset"], dtype=np.float64)
         scale = np.asarray(d["scale"], dtype=np.float64)
-        if offset.shape != scale.shape or offset.ndim != 1 or not np.all(scale > 0):
-            raise DataError(_("scaling parameters are damaged (offset and scale must be matching rows, scale > 0)"))
+        finite = bool(np.all(np.isfinite(offset)) and np.all(np.isfinite(scale)))
+        if offset.shape != scale.shape or offset.ndim != 1 or not finite or not np.all(scale > 0):
+            raise DataError(
+                _(
+                    "scaling parameters are damaged (offset and scale must be matching rows of finite numbers, "
+                    "scale > 0)"
+                )
+            )
         return cls(method, offset, scale)
 
     @classmethod
@@ -121,15 +128,17 @@ def fit_scaling(values: np.ndarray, method: str) -> Scaling:
     # stay quiet and neutral for arrays built elsewhere.
     has = known.any(axis=0)
     safe = np.where(known, x, 0.0)
-    if method == "minmax":
-        lo = np.where(has, np.min(np.where(known, x, np.inf), axis=0), 0.0)
-        hi = np.where(has, np.max(np.where(known, x, -np.inf), axis=0), 1.0)
-        span = hi - lo
-        return Scaling("minmax", lo, np.where(span > 0, span, 1.0))
-    n = known.sum(axis=0)
-    mean = np.where(n > 0, safe.sum(axis=0) / np.maximum(n, 1), 0.0)
-    sq = np.where(known, (x - mean) ** 2, 0.0).sum(axis=0)
-    std = np.sqrt(sq / np.maximum(n - 1, 1))
+    # Values near float64's limit overflow here; Table.scaled refuses the feature by name.
+    with np.errstate(over="ignore", invalid="ignore"):
+        if method == "minmax":
+            lo = np.where(has, np.min(np.where(known, x, np.inf), axis=0), 0.0)
+            hi = np.where(has, np.max(np.where(known, x, -np.inf), axis=0), 1.0)
+            span = hi - lo
+            return Scaling("minmax", lo, np.where(span > 0, span, 1.0))
+        n = known.sum(axis=0)
+        mean = np.where(n > 0, safe.sum(axis=0) / np.maximum(n, 1), 0.0)
+        sq = np.where(known, (x - mean) ** 2, 0.0).sum(axis=0)
+        std = np.sqrt(sq / np.maximum(n - 1, 1))
     return Scaling("zscore", mean, np.where(std > 0, std, 1.0))
 
 
@@ -148,6 +157,9 @@ class Table:
     ids : (N,) array of str, or ``None``
     label_column, id_column : the chosen columns' names, or ``None``
     scaling : how ``values`` were scaled from the file's units (``none`` when not)
+    source : the file the table was read from (``data`` for one made in memory), for messages
+    notes : what reading it decided without certainty (a guessed encoding, a header of years,
+        an unnamed column), one line each, for the user to see
     """
 
     values: np.ndarray
@@ -157,15 +169,36 @@ class Table:
     label_column: str | None = None
     id_column: str | None = None
     scaling: Scaling | None = field(default=None)
+    source: str = "data"
+    notes: tuple[str, ...] = ()
 
     @property
     def has_missing(self) -> bool:
         return bool(np.isnan(self.values).any())
 
     def scaled(self, method: str) -> Table:
-        """This table with its features scaled by ``method`` (fitted to these values)."""
+        """This table with its features scaled by ``method`` (fitted to these values).
+
+        A feature whose values are too large for the scaling's arithmetic (its range or
+        squares overflow float64) is refused by name: its scaled values would be NaN, read
+        as missing everywhere, and the run could not be saved.
+        """
         s = fit_scaling(self.values, method)
-        values = self.values if method == "none" else np.ascontiguousarray(s.apply(self.values))
+        if method == "none":
+            return replace(self, scaling=s)
+        with np.errstate(over="ignore", invalid="ignore"):
+            values = np.ascontiguousarray(s.apply(self.values))
+            lost = (~np.isfinite(values) & ~np.isnan(self.values)).any(axis=0)
+        lost |= ~(np.isfinite(s.offset) & np.isfinite(s.scale))
+        if lost.any():
+            j = int(np.argmax(lost))
+            top = float(np.nanmax(np.abs(self.values[:, j])))
+            raise DataError(
+                _(
+                    "{path}: feature {name!r} cannot be scaled with {method}: its values (up to {top:.3g} in size) "
+                    "overflow the arithmetic; divide the column by a power of ten, or leave it out with {flag}"
+                ).format(path=self.source, name=self.feature_names[j], method=method, top=top, flag="--ignore")
+            )
         return replace(self, values=values, scaling=s)
 
 
@@ -205,7 +238,7 @@ def read_table(
             )
         arr = _load_npy(p)
         values = check_data(arr, str(p))
-        return Table(values, default_feature_names(values.shape[1]))
+        return Table(values, default_feature_names(values.shape[1]), source=str(p))
     reader = CsvReader(p, labels=labels, ignore=ignore, id_column=id_column)
     parts = list(reader.chunks())
     if not parts:
@@ -233,6 +266,8 @@ def read_table(
         ids=np.concatenate([c.ids for c in parts]) if id_column else None,
         label_column=labels,
         id_column=id_column,
+        source=str(p),
+        notes=tuple(reader.notes),
     )
 
 
@@ -350,36 +385,137 @@ class Chunk:
     lines: np.ndarray
 
 
-def detect_encoding(p: Path) -> str:
-    """The encoding ``p`` decodes in (:data:`ENCODINGS`), read in blocks; :class:`DataError` otherwise."""
+@dataclass(frozen=True)
+class Encoding:
+    """How a text file is decoded: the codec, its name for people, and a note when it was guessed."""
+
+    codec: str
+    name: str
+    note: str = ""
+
+
+def detect_encoding(p: Path) -> Encoding:
+    """The encoding ``p`` decodes in; :class:`DataError` when it has none that SOM Studio reads.
+
+    UTF-8 (with or without a BOM) is certain when the whole file decodes in it, and is tried
+    first. Otherwise the encoding is a guess: charset-normalizer ranks the code pages of
+    :data:`CODE_PAGES` on the file's first megabyte, the whole file must then decode in the
+    winner, and the :class:`Encoding` carries a note that says which was chosen.
+    """
     try:
         with open(p, "rb") as f:
-            head = f.read(4)
+            head = f.read(_READ_BLOCK)
     except OSError as exc:
         raise DataError(_cannot_read(p, exc)) from None
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         raise DataError(_("{path}: the text is UTF-16 encoded; save it as CSV UTF-8 (or CP949)").format(path=p))
-    first_error = ""
-    for enc in ENCODINGS:
-        dec = codecs.getincrementaldecoder(enc)()
-        offset = 0
-        try:
-            with open(p, "rb") as f:
-                while block := f.read(_READ_BLOCK):
-                    dec.decode(block)
-                    offset += len(block)
-                dec.decode(b"", final=True)
-            return enc
-        except UnicodeDecodeError as exc:
-            if not first_error:
-                bad = exc.object[exc.start : exc.start + 1].hex()
-                first_error = _("byte 0x{byte} at offset {offset}").format(byte=bad, offset=offset + exc.start)
-    raise DataError(
-        _(
-            "{path}: not a text file in a supported encoding: it is neither UTF-8 ({error} is not UTF-8) "
-            "nor CP949; save it as CSV UTF-8"
-        ).format(path=p, error=first_error)
-    )
+    utf8_error = _decode_error(p, "utf-8-sig")
+    if utf8_error is None:
+        return Encoding("utf-8-sig", "UTF-8")
+    codec = _guess_code_page(head)
+    later = _decode_error(p, codec) if codec is not None else None
+    if codec is not None and later is not None:
+        raise DataError(
+            _(
+                "{path}: not a text file in a supported encoding: it is not UTF-8 ({error} is not UTF-8), "
+                "and its start reads as {encoding} but {later} does not; save it as CSV UTF-8"
+            ).format(path=p, error=utf8_error, encoding=CODE_PAGES[codec], later=later)
+        )
+    if codec is None:
+        raise DataError(
+            _(
+                "{path}: not a text file in a supported encoding: it is not UTF-8 ({error} is not UTF-8) "
+                "and reads as none of the code pages SOM Studio knows (CP949, Windows-1252, ...); "
+                "save it as CSV UTF-8"
+            ).format(path=p, error=utf8_error)
+        )
+    name = CODE_PAGES[codec]
+    note = _(
+        "{path}: not UTF-8 ({error} is not UTF-8): read as {encoding}, the likeliest encoding of its text "
+        "(a guess); if its words look wrong, save it as CSV UTF-8"
+    ).format(path=p, error=utf8_error, encoding=name)
+    return Encoding(codec, name, note)
+
+
+#: The code pages a CSV that is not UTF-8 may be in, by codec: the ones spreadsheets save "CSV" in
+#: (Korean Excel's CP949 first, for the ties below), and the name people know each by.
+CODE_PAGES: dict[str, str] = {
+    "cp949": "CP949",
+    "cp1252": "Windows-1252",
+    "cp1250": "Windows-1250",
+    "cp1251": "Windows-1251",
+    "cp1253": "Windows-1253",
+    "cp1254": "Windows-1254",
+    "cp1257": "Windows-1257",
+    "cp932": "Shift_JIS (CP932)",
+    "gb18030": "GB18030",
+    "big5": "Big5",
+}
+
+
+def _decode_error(p: Path, codec: str) -> str | None:
+    """Where ``p`` stops decoding in ``codec`` (``byte 0x.. at offset N``), read in blocks; ``None`` if it decodes."""
+    dec = codecs.getincrementaldecoder(codec)()
+    offset = 0
+    try:
+        with open(p, "rb") as f:
+            while block := f.read(_READ_BLOCK):
+                dec.decode(block)
+                offset += len(block)
+            dec.decode(b"", final=True)
+    except UnicodeDecodeError as exc:
+        bad = exc.object[exc.start : exc.start + 1].hex()
+        return _("byte 0x{byte} at offset {offset}").format(byte=bad, offset=offset + exc.start)
+    except OSError as exc:
+        raise DataError(_cannot_read(p, exc)) from None
+    return None
+
+
+def _guess_code_page(head: bytes) -> str | None:
+    """The likeliest of :data:`CODE_PAGES` for ``head``, or ``None`` if it reads as none.
+
+    charset-normalizer ranks them by how messy and how coherent the decoded text is; short
+    texts often tie (a few accented letters decode well in several code pages). A tie goes
+    to the first in :data:`CODE_PAGES` order, except CP949 unless its text is Hangul: two
+    Western letters in a row also make a valid CP949 pair, read as a Chinese character. The
+    code page named is the first that reads the text alike (``café €`` is Windows-1252's, though
+    Windows-1250 reads it the same). Text it finds too messy for any (a few rare letters
+    side by side) goes to the first code page in that order that reads it as text, without
+    control characters; bytes that no code page reads so are not text.
+    """
+    from charset_normalizer import from_bytes
+
+    matches = list(from_bytes(head, cp_isolation=list(CODE_PAGES)))
+    hangul = _mostly_hangul(head)
+    fits = [m for m in matches if m.encoding in CODE_PAGES and (m.encoding != "cp949" or hangul)]
+    if not fits and matches:  # CP949 alone decodes it (Hanja, say): still the likeliest
+        return str(matches[0].encoding)
+    if not fits:
+        return next((c for c in CODE_PAGES if (c != "cp949" or hangul) and _reads_as_text(head, c)), None)
+    rank = [(round(m.chaos, 3), round(m.coherence, 3)) for m in fits]
+    tied = [str(m.encoding) for m, r in zip(fits, rank) if r == rank[0]]
+    order = list(CODE_PAGES)
+    chosen = min(tied, key=order.index)
+    # Code pages share most letters: one earlier in the order that reads this text alike is the one to name.
+    text = head.decode(chosen, "replace")
+    return next(c for c in order if c == chosen or (c != "cp949" and head.decode(c, "replace") == text))
+
+
+def _reads_as_text(head: bytes, codec: str) -> bool:
+    """Whether ``head`` decodes in ``codec`` (its last character may be cut) to text without control characters."""
+    try:
+        text = codecs.getincrementaldecoder(codec)().decode(head)
+    except UnicodeDecodeError:
+        return False
+    return all(ch >= " " or ch in "\t\r\n" for ch in text)
+
+
+def _mostly_hangul(head: bytes) -> bool:
+    """Whether ``head``'s non-ASCII text read as CP949 is mostly Hangul syllables."""
+    text = head.decode("cp949", "ignore")
+    wide = [ch for ch in text if ord(ch) > 0x7F]
+    hangul = sum(1 for ch in wide if "\uac00" <= ch <= "\ud7a3")
+    return bool(wide) and hangul * 2 > len(wide)
 
 
 class CsvReader:
@@ -400,8 +536,12 @@ class CsvReader:
         optional: Sequence[str] = (),
     ) -> None:
         self.path = p = _check_path(path)
-        self.encoding = detect_encoding(p)
-        first = next(self._lines(), None)
+        enc = detect_encoding(p)
+        self.encoding = enc.codec
+        #: What was decided without certainty (the encoding, the header, unnamed columns), one line each.
+        self.notes: list[str] = [enc.note] if enc.note else []
+        lines = self._lines()
+        first = next(lines, None)
         if first is None:
             raise DataError(_("{path}: the file is empty").format(path=p))
         _line, text = first
@@ -410,13 +550,11 @@ class CsvReader:
         except csv.Error:
             self.delimiter = ","
         cells = self._split(text)
-        # A header names columns: none of its cells is a number. A first row with some
-        # numbers is data, and a bad cell in it is an error, not a header to drop.
-        self.header = not any(_is_number(c) for c in cells)
+        second = next(lines, None)
+        lines.close()
+        self.header = self._is_header(cells, self._split(second[1]) if second else None)
         self.width = len(cells)
-        names = (
-            [c or f"x{j + 1}" for j, c in enumerate(cells)] if self.header else list(default_feature_names(len(cells)))
-        )
+        names = self._names(cells) if self.header else list(default_feature_names(len(cells)))
         self.columns: tuple[str, ...] = tuple(names)
         if len(set(names)) != len(names):
             dup = next(n for n in names if names.count(n) > 1)
@@ -436,6 +574,58 @@ class CsvReader:
             )
         self.feature_names: tuple[str, ...] = tuple(names[j] for j in self.feature_columns)
 
+    def _is_header(self, cells: list[str], below: list[str] | None) -> bool:
+        """Whether the first row ``cells`` names the columns (``below``: the next row's cells, if any).
+
+        A header names columns: none of its cells is a number. A first row with some numbers is
+        data, and a bad cell in it is an error, not a header to drop; except a row whose numbers
+        are years in order (``2019,2020,2021``, or ``country,2019,2020``) above a row whose numbers
+        are not: that is a header, and a note says so, as it does when such a row is kept as data.
+        """
+        numbers = [c for c in cells if _is_number(c)]
+        if not numbers:
+            return True
+        if below is None or not _years_in_order(numbers):
+            return False
+        shown = ", ".join(cells[:6]) + (", ..." if len(cells) > 6 else "")
+        under = [c for j, c in enumerate(below) if j < len(cells) and _is_number(cells[j])]
+        if under and all(_is_year(c) for c in under):
+            self.notes.append(
+                _(
+                    "{path}: the first line ({cells}) looks like a header of years, but the line below holds "
+                    "years too: both are read as data; to make it a header, name the columns with text "
+                    "(y{year})"
+                ).format(path=self.path, cells=shown, year=numbers[0])
+            )
+            return False
+        self.notes.append(
+            _(
+                "{path}: the first line ({cells}) is read as the header: its numbers are years in order and "
+                "the line below holds other numbers; if it is data, add a header line of column names"
+            ).format(path=self.path, cells=shown)
+        )
+        return True
+
+    def _names(self, cells: list[str]) -> list[str]:
+        """The header's column names; an empty cell gets ``x<column>`` (or a name no other column has)."""
+        names = list(cells)
+        taken = set(cells)
+        for j, cell in enumerate(cells):
+            if cell:
+                continue
+            base = name = f"x{j + 1}"
+            k = 2
+            while name in taken:
+                name, k = f"{base}_{k}", k + 1
+            names[j] = name
+            taken.add(name)
+            self.notes.append(
+                _("{path}: column {number} has no name in the header; it is called {name!r}").format(
+                    path=self.path, number=j + 1, name=name
+                )
+            )
+        return names
+
     def _column(self, name: str | None, flag: str, optional: Sequence[str]) -> int | None:
         if name is None:
             return None
@@ -450,7 +640,7 @@ class CsvReader:
             )
         )
 
-    def _lines(self) -> Iterator[tuple[int, str]]:
+    def _lines(self) -> Generator[tuple[int, str]]:
         try:
             with open(self.path, encoding=self.encoding, newline="") as f:
                 for n, ln in enumerate(f, 1):
@@ -551,6 +741,20 @@ class CsvReader:
             )
         # float() reads "nan" spellings the MISSING set does not list ("-nan", "NAN ")
         return v
+
+
+def _is_year(text: str) -> bool:
+    """A cell written as a year: four digits, 1000 to 2999."""
+    return len(text) == 4 and text.isdigit() and text.isascii() and "1000" <= text <= "2999"
+
+
+def _years_in_order(cells: list[str]) -> bool:
+    """Two or more years, rising or falling (a header of years is written in order)."""
+    if len(cells) < 2 or not all(_is_year(c) for c in cells):
+        return False
+    years = [int(c) for c in cells]
+    steps = {b > a for a, b in zip(years, years[1:])}
+    return len(steps) == 1 and len(set(years)) == len(years)
 
 
 def _is_number(text: str) -> bool:

@@ -17,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from som_studio.core import metrics
-from som_studio.core.data import Scaling, Table
+from som_studio.core import json_fields, metrics
+from som_studio.core.data import DataError, Scaling, Table
+from som_studio.core.json_fields import NULL, NUMBER, OBJECT, TEXT, WHOLE
 from som_studio.i18n import _
 
 MODEL_VERSION = 1
@@ -121,31 +122,54 @@ def model_arrays(model: ModelInfo | None) -> dict[str, np.ndarray]:
 
 
 def read_model(z: Any) -> ModelInfo | None:
-    """The :class:`ModelInfo` in an opened npz archive ``z``, or ``None`` (a run without one)."""
+    """The :class:`ModelInfo` in an opened npz archive ``z``, or ``None`` (a run without one).
+
+    Every field of the model's description is checked for its JSON type, and the
+    scaling for finite numbers: a damaged or hand-edited file is refused by name
+    (:class:`ModelFileError`), never read as something else (a name given as text
+    is not split into letters).
+    """
     if "model_meta" not in z.files:
         return None
     try:
-        meta = json.loads(bytes(z["model_meta"]).decode("utf-8"))
-        version = int(meta.get("model_version", 0))
-    except (ValueError, TypeError) as exc:
+        meta = json_fields.loads(bytes(z["model_meta"]))
+        if not isinstance(meta, dict):
+            raise json_fields.FieldError(
+                _("it is {found}; expected {expected}").format(
+                    found=json_fields.describe(json_fields.kind_of(meta)), expected=json_fields.describe(OBJECT)
+                )
+            )
+        version = json_fields.field(meta, "model_version", (WHOLE, NULL)) or 0
+    except ValueError as exc:
         raise ModelFileError(_("the model description is damaged ({why})").format(why=exc)) from None
     if version > MODEL_VERSION:
         raise ModelFileError(
-            f"its model is format {version}, newer than this SOM Studio reads ({MODEL_VERSION}); update to open it"
+            _("its model is format {version}, newer than this SOM Studio reads ({reads}); update to open it").format(
+                version=version, reads=MODEL_VERSION
+            )
         )
     try:
+        names = json_fields.items(meta, "feature_names", (TEXT,))
+        if "feature_names" not in meta:
+            raise json_fields.FieldError(_("{field} is missing").format(field="feature_names"))
+        scaling = json_fields.field(meta, "scaling", (OBJECT,), required=True)
+        json_fields.field(scaling, "method", (TEXT,), "scaling")
+        json_fields.items(scaling, "offset", (NUMBER,), "scaling")
+        json_fields.items(scaling, "scale", (NUMBER,), "scaling")
         return ModelInfo(
-            feature_names=tuple(str(n) for n in meta["feature_names"]),
-            scaling=Scaling.from_dict(meta["scaling"]),
-            label_column=meta.get("label_column"),
-            id_column=meta.get("id_column"),
-            ignore=tuple(str(c) for c in meta.get("ignore") or ()),
+            feature_names=tuple(names),
+            scaling=Scaling.from_dict(scaling),
+            label_column=json_fields.field(meta, "label_column", (TEXT, NULL)),
+            id_column=json_fields.field(meta, "id_column", (TEXT, NULL)),
+            ignore=tuple(json_fields.items(meta, "ignore", (TEXT,))),
             unit_labels=np.asarray(z["unit_labels"]).astype(str) if "unit_labels" in z.files else None,
             clusters=np.asarray(z["clusters"]).astype(np.int32) if "clusters" in z.files else None,
             hits=np.asarray(z["hits"]).astype(np.int64) if "hits" in z.files else None,
             unit_purity=np.asarray(z["unit_purity"]).astype(np.float64) if "unit_purity" in z.files else None,
         )
-    except (KeyError, TypeError, ValueError) as exc:
+    except (json_fields.FieldError, DataError) as exc:
+        raise ModelFileError(_("the model description is damaged ({why})").format(why=exc)) from None
+    except (KeyError, TypeError) as exc:
         raise ModelFileError(
             _("the model description is damaged ({why})").format(why=f"{type(exc).__name__}: {exc}")
         ) from None

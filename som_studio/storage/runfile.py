@@ -28,11 +28,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from som_studio.core import model_file
+from som_studio.core import json_fields, memory, model_file
+from som_studio.core.json_fields import FLAG, LIST, NULL, NUMBER, OBJECT, TEXT, WHOLE, FieldError
 from som_studio.i18n import _
 from som_studio.report.tables import png_bytes
 from som_studio.report.writers import write_atomic
 from som_studio.session.record import RunRecord
+from som_studio.storage.archive import ArchiveError, RunArchive
 
 if TYPE_CHECKING:
     from som_studio.report.content import ReportRun
@@ -122,60 +124,187 @@ class StoredRun:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> StoredRun:
-        """Read a ``.somrun`` file; raises :class:`HistoryError` naming what is wrong."""
+        """Read a ``.somrun`` file; raises :class:`HistoryError` naming the file and what is wrong.
+
+        Every array's header is checked before any array is loaded (:class:`RunArchive`), and
+        the run's description is checked field by field. The whole file is read, frames
+        included, whoever asks: the same file gets the same verdict in the app and the CLI.
+        """
         p = Path(path)
         try:
-            check_archive(p)
-            with np.load(p, allow_pickle=False) as z:
-                if "meta" not in z.files:
-                    raise HistoryError(_("{path}: not a SOM Studio run file (no run description in it)").format(path=p))
-                meta = json.loads(bytes(z["meta"]).decode("utf-8"))
-                if meta.get("format") != FORMAT:
-                    raise HistoryError(_("{path}: not a SOM Studio run file").format(path=p))
-                if int(meta.get("version", 0)) > VERSION:
-                    raise HistoryError(
-                        _("{path}: written by a newer SOM Studio (format {version}); update to open it").format(
-                            path=p, version=meta["version"]
-                        )
-                    )
-                its = z["frame_iterations"].tolist() if "frame_iterations" in z.files else []
-                frames = list(zip(its, _frames(z)))
-                record = RunRecord.from_dict(meta["record"])
-                record.model = model_file.read_model(z)
-                return cls(
-                    record=record,
-                    name=str(meta.get("name") or ""),
-                    id=str(meta.get("id") or uuid.uuid4().hex[:12]),
-                    created=str(meta.get("created") or ""),
-                    iterations=int(meta.get("iterations") or 0),
-                    final_map=z["final_map"] if "final_map" in z.files else None,
-                    final_image=z["final_image"] if "final_image" in z.files else None,
-                    frames=[(int(it), img) for it, img in frames],
-                )
+            return cls._read(p)
         except HistoryError:
             raise
+        except ArchiveError as exc:
+            raise HistoryError(str(exc)) from None
         except model_file.ModelFileError as exc:
             raise HistoryError(f"{p}: {exc}") from None
+        except FieldError as exc:
+            raise HistoryError(_damaged(p, _("its description: {problem}").format(problem=exc))) from None
         except FileNotFoundError:
             raise HistoryError(_("{path}: no such file").format(path=p)) from None
         except IsADirectoryError:
             raise HistoryError(_("{path}: is a folder, not a SOM Studio run file").format(path=p)) from None
         except PermissionError as exc:
             raise HistoryError(_("{path}: cannot read ({why})").format(path=p, why=exc.strerror or exc)) from None
-        except (zipfile.BadZipFile, EOFError, zlib.error) as exc:
+        except _ZIP_ERRORS as exc:
             raise HistoryError(
                 _("{path}: damaged or truncated SOM Studio run file ({why})").format(path=p, why=exc or _("ends early"))
             ) from None
-        except ValueError as exc:
-            if "pickle" in str(exc):  # NumPy's advice to unpickle is never ours to give: a run file holds no objects
+        except (OSError, ValueError, KeyError, TypeError, OverflowError) as exc:
+            raise HistoryError(_damaged(p, f"{type(exc).__name__}: {exc}")) from None
+
+    @classmethod
+    def _read(cls, p: Path) -> StoredRun:
+        check_archive(p)
+        with zipfile.ZipFile(p) as zf:
+            z = RunArchive(zf, p)
+            if "meta" not in z:
+                raise HistoryError(_("{path}: not a SOM Studio run file (no run description in it)").format(path=p))
+            meta = json_fields.loads(bytes(z["meta"]))
+            if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+                raise HistoryError(_("{path}: not a SOM Studio run file").format(path=p))
+            version = json_fields.field(meta, "version", (WHOLE,)) or 0
+            if version > VERSION:
                 raise HistoryError(
                     _(
-                        "{path}: not a SOM Studio run file: it holds Python objects, which SOM Studio never loads"
-                    ).format(path=p)
-                ) from None
-            raise HistoryError(_damaged(p, exc)) from None
-        except (OSError, KeyError, TypeError, json.JSONDecodeError) as exc:
-            raise HistoryError(_damaged(p, exc)) from None
+                        "{path}: written by a newer SOM Studio (format {version}; this one reads up to "
+                        "{reads}); update to open it"
+                    ).format(path=p, version=version, reads=VERSION)
+                )
+            final_map = z.get("final_map")
+            record = RunRecord.from_dict(_checked_record(meta, z))
+            record.model = model_file.read_model(z)
+            _check_model(record, final_map, p)
+            kept = _frames(z, p)
+            return cls(
+                record=record,
+                name=json_fields.field(meta, "name", (TEXT, NULL)) or "",
+                id=json_fields.field(meta, "id", (TEXT, NULL)) or uuid.uuid4().hex[:12],
+                created=json_fields.field(meta, "created", (TEXT, NULL)) or "",
+                iterations=_at_least(meta, "iterations", 0) or 0,
+                final_map=final_map,
+                final_image=z.get("final_image"),
+                frames=kept,
+            )
+
+
+# Zip-level damage: a bad or truncated archive, an entry compressed or encrypted in a way zipfile cannot read.
+_ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error, NotImplementedError, RuntimeError)
+_NUMBER, _WHOLE_OR_NULL, _NUMBER_OR_NULL = (NUMBER,), (WHOLE, NULL), (NUMBER, NULL)
+# The typed fields of a record (what RunRecord.from_dict converts), by section.
+_RECORD_FIELDS: dict[str, dict[str, tuple[str, ...]]] = {
+    "": {
+        "impl": (TEXT,),
+        "kind": (TEXT,),
+        "status": (TEXT,),
+        "message": (TEXT,),
+        "layout": (TEXT,),
+        "config": (OBJECT,),
+        "env": (OBJECT,),
+        "extra": (OBJECT,),
+        "samples": _WHOLE_OR_NULL,
+        "timings": (OBJECT,),
+        "quality": (OBJECT,),
+        "memory": (OBJECT,),
+    },
+    "timings": {
+        "compile_s": _NUMBER_OR_NULL,
+        "total_s": _NUMBER_OR_NULL,
+        "compiles": _WHOLE_OR_NULL,
+        "warmup_compiles": _WHOLE_OR_NULL,
+    },
+    "quality": {"qe": _NUMBER_OR_NULL, "te": _NUMBER_OR_NULL, "label_purity": _NUMBER_OR_NULL},
+    "memory": {"estimate_bytes": _WHOLE_OR_NULL, "peak_bytes": _WHOLE_OR_NULL},
+    # The settings readers use from a stored config (the rest is shown as it is).
+    "config": {
+        "impl": (TEXT,),
+        "grid": (LIST,),
+        "seed": (WHOLE,),
+        "topology": (TEXT,),
+        "toroid": (FLAG,),
+        "init": (TEXT, NULL),
+        "scaling": (TEXT, NULL),
+        "precision": (TEXT,),
+        "layout": (TEXT,),
+        "labels": (TEXT, NULL),
+        "id_column": (TEXT, NULL),
+        "steps": _WHOLE_OR_NULL,
+        "epochs": _WHOLE_OR_NULL,
+        "clusters": _WHOLE_OR_NULL,
+        "data": (OBJECT,),
+        "sigma": (OBJECT,),
+        "learning_rate": (OBJECT,),
+    },
+}
+
+
+def _checked_record(meta: dict[str, Any], z: RunArchive) -> dict[str, Any]:
+    """The run's record from its description, every typed field checked (:class:`FieldError` names one that is not).
+
+    A record that does not say its implementation takes its config's; one that does not say its kind has none.
+    """
+    record = json_fields.field(meta, "record", (OBJECT,), required=True)
+    for section, fields in _RECORD_FIELDS.items():
+        doc = record if not section else record.get(section) or {}
+        where = "record" if not section else f"record.{section}"
+        for key, kinds in fields.items():
+            json_fields.field(doc, key, kinds, where)
+    timings, quality = record.get("timings") or {}, record.get("quality") or {}
+    for i, chunk in enumerate(json_fields.items(timings, "chunks", (OBJECT,), "record.timings")):
+        where = f"record.timings.chunks[{i}]"
+        for key, kinds in (("first", (WHOLE,)), ("count", (WHOLE,)), ("seconds", _NUMBER)):
+            json_fields.field(chunk, key, kinds, where, required=True)
+    for i, point in enumerate(json_fields.items(quality, "history", (OBJECT,), "record.quality")):
+        for key in ("qe", "te"):
+            json_fields.field(point, key, _NUMBER_OR_NULL, f"record.quality.history[{i}]")
+    config = record.get("config") or {}
+    json_fields.items(config, "feature_names", (TEXT,), "record.config")
+    json_fields.items(config, "ignore", (TEXT,), "record.config")
+    grid = json_fields.items(config, "grid", (WHOLE,), "record.config")
+    head = z.headers.get("final_map")
+    if "grid" in config and head is not None and grid != [head.shape[1], head.shape[0]]:
+        raise FieldError(
+            _("record.config.grid is {grid}, but the map is {width}x{height}").format(
+                grid=grid, width=head.shape[1], height=head.shape[0]
+            )
+        )
+    out = dict(record)
+    if "impl" not in out:
+        out["impl"] = json_fields.field(config, "impl", (TEXT,), "record.config", required=True)
+    out.setdefault("kind", "")
+    return out
+
+
+def _check_model(record: RunRecord, final_map: np.ndarray | None, p: Path) -> None:
+    """Refuse a model whose features disagree with the map's, or names from the config that do."""
+    if final_map is None:
+        return
+    d = final_map.shape[2]
+    model = record.model
+    if model is not None:
+        counts = {len(model.feature_names), model.scaling.offset.shape[0]}
+        if counts != {d}:
+            raise HistoryError(
+                _damaged(p, _("its model has {n} features, its map {d}").format(n=len(model.feature_names), d=d))
+            )
+        with np.errstate(over="ignore", invalid="ignore"):
+            finite = bool(np.isfinite(model.scaling.invert(final_map)).all())
+        if not finite:
+            raise HistoryError(_damaged(p, _("its map in the data's units is not finite: the scaling overflows")))
+        return
+    names = record.config.get("feature_names")
+    if names and len(names) != d:
+        raise HistoryError(
+            _damaged(p, _("record.config.feature_names names {n} features, its map has {d}").format(n=len(names), d=d))
+        )
+
+
+def _at_least(doc: dict[str, Any], key: str, least: int) -> int | None:
+    value: int | None = json_fields.field(doc, key, (WHOLE, NULL))
+    if value is not None and value < least:
+        raise FieldError(_("{field} is {value}; expected at least {least}").format(field=key, value=value, least=least))
+    return value
 
 
 _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip's first entry, or an empty zip
@@ -204,8 +333,8 @@ def check_archive(p: Path) -> None:
     )
 
 
-def _damaged(p: Path, exc: Exception) -> str:
-    return _("{path}: damaged SOM Studio run file ({why})").format(path=p, why=f"{type(exc).__name__}: {exc}")
+def _damaged(p: Path, why: str) -> str:
+    return _("{path}: damaged SOM Studio run file ({why})").format(path=p, why=why)
 
 
 def _is_text(head: bytes) -> bool:
@@ -216,17 +345,36 @@ def _is_text(head: bytes) -> bool:
     return True
 
 
-def _frames(z: Any) -> list[np.ndarray]:
-    """The frames stored in an opened run file (PNG each)."""
-    if "frames_png" not in z.files:
+def _frames(z: RunArchive, p: Path) -> list[tuple[int, np.ndarray]]:
+    """The frames stored in an opened run file (PNG each), with their iterations."""
+    its = z["frame_iterations"].tolist() if "frame_iterations" in z else []
+    if not its and "frames_png" not in z:
         return []
+    if "frames_png" not in z or "frames_png_sizes" not in z:
+        raise HistoryError(_damaged(p, _("its frames are listed but not stored, or stored but not listed")))
     from PIL import Image
 
     data = z["frames_png"].tobytes()
+    sizes = z["frames_png_sizes"].tolist()
+    if len(sizes) != len(its) or sum(sizes) != len(data):
+        raise HistoryError(_damaged(p, _("its frames' sizes do not add up to the pictures stored")))
+    budget = memory.host_available()
     out, start = [], 0
-    for size in z["frames_png_sizes"].tolist():
-        with Image.open(io.BytesIO(data[start : start + size])) as im:
-            out.append(np.asarray(im.convert("RGB")))
+    for i, (it, size) in enumerate(zip(its, sizes)):
+        try:
+            with Image.open(io.BytesIO(data[start : start + size])) as im:
+                budget -= im.width * im.height * 3
+                if budget < 0:
+                    raise HistoryError(
+                        _("{path}: cannot open: its frames would need more memory than is available").format(path=p)
+                    )
+                out.append((int(it), np.asarray(im.convert("RGB"))))
+        except HistoryError:
+            raise
+        except Exception as exc:  # Pillow reports a bad picture in many ways (OSError, SyntaxError, ValueError...)
+            raise HistoryError(
+                _damaged(p, _("frame {n} is not a readable PNG picture ({why})").format(n=i + 1, why=exc))
+            ) from None
         start += size
     return out
 

@@ -114,3 +114,16 @@ def test_read_data_reports_without_raising(tmp_path):
     assert info.shape is None and "no such file" in info.error
     assert app_words("x (--labels a), (--ignore a) or (--id a)") == "x (Label column a), (Ignore a) or (ID column a)"
     assert LABELS["topology"] == "Lattice" and isinstance(RunConfig(), RunConfig)
+
+
+def test_what_reading_the_file_guessed_is_shown_with_its_shape(tmp_path):
+    path = tmp_path / "years.csv"
+    path.write_text("2019,2020,2021\n1.5,2.5,3.5\n4,5,6\n")
+    info = read_data(DataKey(str(path)))
+    assert info.columns == ("2019", "2020", "2021") and info.shape == (2, 3)
+    (note,) = info.notes
+    assert "is read as the header: its numbers are years" in note
+    form = RunForm()
+    form.edit(impl="numpy-batch", iterations=3, file=True, path=str(path))
+    st = read(form)
+    assert st.data_text.splitlines() == ["2 x 3 loaded", note]

@@ -282,3 +282,23 @@ def test_the_bench_table_shows_label_purity_when_labels_are_given(iris_run):
     assert row[at:].split()[0] == f"{record.label_purity:.3f}" and record.label_purity >= 0.9
     # a run without labels has no purity to show: no column for it
     assert "purity" not in format_table([dataclasses.replace(record, label_purity=None)]).splitlines()[0]
+
+
+def test_what_reading_a_table_guessed_is_a_warning_line(tmp_path, capsys):
+    data = tmp_path / "w.csv"
+    data.write_bytes(
+        ("name,,2019,2020\n" + "".join(f"café {i},{i % 3},{i / 10},{(i * 7) % 10}\n" for i in range(30))).encode(
+            "cp1252"
+        )
+    )
+    runs = tmp_path / "runs"
+    argv = ["bench", "--data", data, "--labels", "name", "--impl", "numpy-batch", "--grid", "3x2", "--epochs", "1"]
+    code, _, err = _run(capsys, *argv, "--save-runs", runs, "--quiet")
+    assert code == 0, err
+    warnings = [line for line in err.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 3, err
+    assert f"warning: {data}: not UTF-8 (" in warnings[0] and "read as Windows-1252" in warnings[0]
+    assert f"warning: {data}: the first line (name, , 2019, 2020) is read as the header" in warnings[1]
+    assert warnings[2] == f"warning: {data}: column 2 has no name in the header; it is called 'x2'"
+    code, out, err = _run(capsys, "project", runs / "numpy-batch.somrun", data, "--out", "-")
+    assert code == 0 and out.startswith("row,bmu_col") and err.count("warning: ") == 3

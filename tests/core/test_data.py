@@ -142,3 +142,38 @@ def test_session_fails_clearly_on_data_too_large(tmp_path):
     )
     rec = run_to_completion(Session(cfg))
     assert rec.status == "failed" and "too large for float64" in rec.message
+
+
+@pytest.mark.parametrize(
+    ("method", "column"),
+    [
+        ("minmax", "1e308\n-1e308\n0"),  # the range overflows
+        ("zscore", "1e308\n-1e308\n0"),  # the sum and the squares overflow
+        ("zscore", "1e200\n2e200\n3e200"),  # the mean is fine, the squares overflow: every value would scale to 0
+    ],
+)
+def test_a_feature_too_large_to_scale_is_refused_by_name(tmp_path, method, column):
+    from som_studio.core.data import read_table
+
+    p = tmp_path / "wide.csv"
+    p.write_text("ok,price\n" + "".join(f"{i},{v}\n" for i, v in enumerate(column.split("\n"))))
+    table = read_table(p)
+    with pytest.raises(DataError) as info:
+        table.scaled(method)
+    text = str(info.value)
+    assert text.startswith(f"{p}: feature 'price' cannot be scaled with {method}: its values (up to ")
+    assert "--ignore" in text
+    assert not np.isnan(table.scaled("none").values).any()  # unscaled, the same table is kept whole
+
+
+def test_bench_refuses_a_feature_too_large_to_scale_and_saves_nothing(tmp_path, capsys):
+    from som_studio import cli
+
+    p = tmp_path / "wide.csv"
+    p.write_text("a,b\n1,1e308\n2,-1e308\n3,0\n")
+    runs = tmp_path / "runs"
+    argv = ["bench", "--data", str(p), "--scaling", "minmax", "--impl", "numpy-batch", "--epochs", "1"]
+    assert cli.main([*argv, "--grid", "3x2", "--save-runs", str(runs), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "feature 'b' cannot be scaled with minmax" in err and "Traceback" not in err
+    assert not runs.exists()

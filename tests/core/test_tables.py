@@ -69,10 +69,14 @@ def test_utf8_with_or_without_bom_and_cp949(tmp_path, encoding):
 
 
 def test_other_encodings_are_refused_naming_the_problem(tmp_path):
-    p = tmp_path / "latin.csv"
-    p.write_bytes("name,a\n\xff\xfe\xfd,1\n".encode("latin-1"))
-    with pytest.raises(DataError, match=r"latin.csv: not a text file in a supported encoding.*UTF-8.*CP949"):
+    p = tmp_path / "binary.csv"
+    p.write_bytes(b"name,a\n" + bytes(range(256)) * 4)
+    with pytest.raises(DataError, match=r"binary.csv: not a text file in a supported encoding.*UTF-8.*CP949"):
         read_table(p, labels="name")
+    late = tmp_path / "late.csv"  # Windows-1252 for its first megabyte, then a byte it does not have
+    late.write_bytes(b"name,a\n" + "café,1\n".encode("cp1252") * 200_000 + b"\x81,2\n")
+    with pytest.raises(DataError, match=r"its start reads as Windows-1252 but byte 0x81 at offset 1400007 does not"):
+        read_table(late, labels="name")
     p16 = tmp_path / "u16.csv"
     p16.write_bytes("a,b\n1,2\n".encode("utf-16"))
     with pytest.raises(DataError, match="UTF-16"):
@@ -126,3 +130,88 @@ def test_chunks_stream_rows_in_order(tmp_path):
     assert [len(c.values) for c in chunks] == [10, 10, 5]
     assert chunks[2].ids.tolist() == [f"r{i}" for i in range(20, 25)]
     assert chunks[1].lines[0] == 12  # line 1 is the header
+
+
+# -- what reading decides without certainty is said: tables' notes --------------------------
+@pytest.mark.parametrize(
+    ("header", "names", "unnamed"),
+    [
+        ("a,,c", ("a", "x2", "c"), [(2, "x2")]),
+        (",a,b", ("x1", "a", "b"), [(1, "x1")]),  # pandas' to_csv: the index column has no name
+        ("x2,,c", ("x2", "x2_2", "c"), [(2, "x2_2")]),  # never another column's name
+        ("a;;c", ("a", "x2", "c"), [(2, "x2")]),
+    ],
+)
+def test_an_empty_header_cell_is_named_for_its_own_column_and_said(tmp_path, header, names, unnamed):
+    p = tmp_path / "h.csv"
+    delimiter = ";" if ";" in header else ","
+    p.write_text(f"{header}\n" + delimiter.join(["1", "2", "3"]) + "\n")
+    t = read_table(p)
+    assert t.feature_names == names
+    assert list(t.notes) == [
+        f"{p}: column {number} has no name in the header; it is called {name!r}" for number, name in unnamed
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "labels", "names", "rows"),
+    [
+        ("2019,2020,2021\n1.5,2.5,3.5\n4,5,6\n", None, ("2019", "2020", "2021"), 2),
+        ("country,2019,2020,2021\nKorea,1.5,2.1,3\nJapan,2,3,4\n", "country", ("2019", "2020", "2021"), 2),
+        ("2021;2020\n0.5;0.7\n", None, ("2021", "2020"), 1),  # falling years are a header too
+    ],
+)
+def test_a_header_of_years_is_a_header_and_said_to_be(tmp_path, text, labels, names, rows):
+    p = tmp_path / "years.csv"
+    p.write_text(text)
+    t = read_table(p, labels=labels)
+    assert t.feature_names == names and len(t.values) == rows
+    (note,) = t.notes
+    assert note.startswith(f"{p}: the first line (") and "is read as the header: its numbers are years" in note
+
+
+def test_years_above_years_stay_data_and_are_said_to(tmp_path):
+    p = tmp_path / "born.csv"
+    p.write_text("1984,1990\n2001,2005\n")
+    t = read_table(p)
+    assert t.feature_names == ("x1", "x2") and t.values.tolist() == [[1984, 1990], [2001, 2005]]
+    (note,) = t.notes
+    assert "looks like a header of years, but the line below holds years too: both are read as data" in note
+
+
+@pytest.mark.parametrize("text", ["1,2,3\n4,5,6\n", "2019,2019\n1,2\n", "2020,2019,2021\n1,2,3\n", "1999,2003\n"])
+def test_numbers_that_are_not_a_header_of_years_are_data_with_nothing_to_say(tmp_path, text):
+    p = tmp_path / "n.csv"
+    p.write_text(text)
+    t = read_table(p)
+    assert t.feature_names[0] == "x1" and t.notes == ()
+
+
+def test_a_windows_1252_file_is_read_as_windows_1252_and_said_to_be_a_guess(tmp_path):
+    p = tmp_path / "w.csv"
+    p.write_bytes("name,price\ncafé,1.5\nnaïve,2\ncrème brûlée,3\n".encode("cp1252"))
+    t = read_table(p, labels="name")
+    assert t.labels.tolist() == ["café", "naïve", "crème brûlée"]  # not Hangul or Chinese characters
+    (note,) = t.notes
+    assert note.startswith(f"{p}: not UTF-8 (byte 0xe9 at offset 14 is not UTF-8): read as Windows-1252")
+    assert "(a guess)" in note
+    q = tmp_path / "short.csv"  # two accented letters in a row are also a valid CP949 pair: still Windows-1252
+    q.write_bytes("Þór,a\n1,2\n".encode("cp1252"))
+    assert read_table(q).feature_names == ("Þór", "a")
+    r = tmp_path / "rare.csv"  # rare letters side by side: too messy for charset-normalizer, still Windows-1252
+    r.write_bytes("brûlée,Þór,cañón\n1,2,3\n".encode("cp1252"))
+    assert read_table(r).feature_names == ("brûlée", "Þór", "cañón")
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig"])
+def test_utf8_is_certain_and_says_nothing(tmp_path, encoding):
+    p = tmp_path / "k.csv"
+    p.write_bytes("키,몸무게\n170,60\n".encode(encoding))
+    assert read_table(p).notes == ()
+
+
+def test_cp949_is_read_and_said_to_be_a_guess(tmp_path):
+    p = tmp_path / "k.csv"
+    p.write_bytes("키,몸무게\n1,2\n".encode("cp949"))
+    t = read_table(p)
+    assert t.feature_names == ("키", "몸무게") and "read as CP949" in t.notes[0]

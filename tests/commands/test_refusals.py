@@ -1,0 +1,89 @@
+"""Outputs that would clobber or litter: --save-runs over a kept run, a refused run's folder, --out over its input."""
+
+from __future__ import annotations
+
+import pytest
+
+from som_studio import cli
+
+SMALL = ["--impl", "numpy-batch", "--grid", "3x2", "--samples", "20", "--epochs", "1", "--quiet"]
+
+
+def _run(capsys, *argv):
+    code = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("command", ["bench", "compare"])
+def test_save_runs_refuses_to_replace_a_kept_run_without_force(tmp_path, capsys, command):
+    runs = tmp_path / "runs"
+    code, _, err = _run(capsys, command, *SMALL, "--save-runs", runs)
+    assert code == 0, err
+    kept = runs / "numpy-batch.somrun"
+    before = kept.read_bytes()
+    code, out, err = _run(capsys, command, *SMALL, "--save-runs", runs)
+    assert code == 2 and "Traceback" not in err
+    assert f"--save-runs: {kept}: exists; use --force to overwrite it" in err
+    assert "ok in" not in out + err  # refused before any training
+    assert kept.read_bytes() == before
+    code, _, err = _run(capsys, command, *SMALL, "--save-runs", runs, "--force")
+    assert code == 0, err
+    assert kept.read_bytes() != before  # a new run (its own id and time), written in place of the old
+    assert sorted(p.name for p in runs.iterdir()) == ["numpy-batch.somrun"]  # no temporary file left
+
+
+def test_a_refused_run_leaves_no_runs_folder(tmp_path, capsys):
+    runs = tmp_path / "deep" / "runs"
+    code, _, err = _run(capsys, "bench", *SMALL, "--topology", "hex", "--toroid", "--grid", "6x5", "--save-runs", runs)
+    assert code == 2 and "--toroid" in err
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b\n1,x\n")
+    code, _, err = _run(capsys, "bench", *SMALL, "--data", bad, "--save-runs", runs)
+    assert code == 2 and "non-numeric value 'x'" in err
+    assert not (tmp_path / "deep").exists()
+
+
+def test_save_runs_naming_a_file_is_refused_up_front(tmp_path, capsys):
+    not_a_folder = tmp_path / "runs"
+    not_a_folder.write_text("a file")
+    code, _, err = _run(capsys, "bench", *SMALL, "--save-runs", not_a_folder)
+    assert code == 2 and f"--save-runs: {not_a_folder}: is a file, not a folder" in err
+    code, _, err = _run(capsys, "bench", *SMALL, "--save-runs", not_a_folder / "inside")
+    assert code == 2 and f"cannot create ({not_a_folder} is not a folder)" in err
+    assert not_a_folder.read_text() == "a file"
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("kept")
+    data = folder / "rows.csv"
+    data.write_text("a,b,c\n" + "".join(f"{i / 10},{(i * 7 % 10) / 10},{(i * 3 % 10) / 10}\n" for i in range(20)))
+    assert cli.main(["bench", *SMALL, "--data", str(data), "--save-runs", str(folder)]) == 0
+    return folder / "numpy-batch.somrun", data
+
+
+@pytest.mark.parametrize("which", ["data", "run"])
+@pytest.mark.parametrize("force", [False, True])
+def test_project_refuses_to_write_over_its_own_input_even_with_force(small_run, tmp_path, capsys, which, force):
+    run, data = small_run
+    target = data if which == "data" else run
+    # The same file by another name: a symbolic link.
+    alias = tmp_path / f"alias{target.suffix}.csv"
+    alias.symlink_to(target)
+    before = target.read_bytes()
+    for out in (target, alias):
+        code, _, err = _run(capsys, "project", run, data, "--out", out, *(["--force"] if force else []))
+        assert code == 2 and "Traceback" not in err
+        name = "DATA" if which == "data" else "RUN.somrun"
+        assert f"--out: {out}: is also this command's input {name}; no command writes over a file it reads" in err
+    assert target.read_bytes() == before
+
+
+def test_bench_and_compare_refuse_an_output_that_is_their_data(small_run, capsys):
+    _, data = small_run
+    before = data.read_bytes()
+    for command, flag in (("bench", "--json"), ("compare", "--csv"), ("compare", "--json")):
+        code, _, err = _run(capsys, command, *SMALL, "--data", data, flag, data, "--force")
+        assert code == 2 and f"{flag}: {data}: is also this command's input --data" in err
+    assert data.read_bytes() == before
