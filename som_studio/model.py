@@ -267,8 +267,9 @@ class SomRun:
     def _nearest(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Each scaled row's unit (flat) and squared distance over its known features (float64).
 
-        Big maps search on JAX's device with its kernel plan, chunk by chunk; small ones with NumPy's
-        reference search. Both rank in float64 (the reference's, and the stored hits').
+        Big maps search on JAX's device with its kernel plan, chunk by chunk, in the run's precision:
+        the very search whose final pass gave the run's hits, so a training row lands on the unit its
+        hits counted it in. Small maps take NumPy's float64 reference search, as small runs' hits did.
         """
         h, w, d = self._trained.shape
         if not searches_on_device(h, w, d):
@@ -276,8 +277,9 @@ class SomRun:
         if self._device_search is None:
             from som_studio.core.nearest_jax import DeviceNearest
 
-            # float64, as the reference and the stored hits: a row lands where training's hits put it.
-            self._device_search = DeviceNearest(self._trained.reshape(h * w, d), PROJECT_CHUNK_ROWS, np.float64)
+            precision = str((self.record.get("config") or {}).get("precision") or "float32")
+            dtype = np.float64 if precision == "float64" else np.float32
+            self._device_search = DeviceNearest(self._trained.reshape(h * w, d), PROJECT_CHUNK_ROWS, dtype)
         search = self._device_search
         first = (
             np.concatenate([search(x[s : s + PROJECT_CHUNK_ROWS]) for s in range(0, len(x), PROJECT_CHUNK_ROWS)])

@@ -82,7 +82,7 @@ def online_step(
     diff = w - x[:, None, None]
     if known is not None:
         diff = jnp.where(known[:, None, None], diff, jnp.zeros((), w.dtype))
-    dist = sq_distances(w, x[:, None, None], None if known is None else known[:, None, None])
+    dist = sq_distances(w, x[:, None, None], None if known is None else known[:, None, None], loop=False)
     r, c = (first_argmin_2d if argmin == "rows" else first_argmin_all)(dist)
     if lattice != ("rect", False):
         h = grid_weights(r, c, sx, sy, (w.shape[1], w.shape[2]), lattice, w.dtype) * lr

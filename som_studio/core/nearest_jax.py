@@ -56,10 +56,14 @@ class DeviceNearest:
         n = len(x)
         if n > self.rows:
             raise ValueError(f"at most {self.rows} rows per call, got {n}")
-        known = ~np.isnan(x)
-        pad = ((0, self.rows - n), (0, 0))
-        xp = np.pad(np.where(known, x, 0), pad).astype(self.dtype)
-        mask = None if known.all() else np.pad(known, pad).astype(self.dtype)
+        # One copy in the search's precision, padded in place; NaN become 0 beside a mask.
+        xp = np.zeros((self.rows, self.features), self.dtype)
+        xp[:n] = x
+        known = ~np.isnan(xp)
+        mask = None
+        if not known.all():
+            xp[~known] = 0
+            mask = known.astype(self.dtype)
         put = lambda a: jax.device_put(a, self.device)
         first = self._search(self._wt, put(xp), None if mask is None else put(mask))
         return np.asarray(first, dtype=np.int64)[:n]
