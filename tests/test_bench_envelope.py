@@ -49,3 +49,14 @@ def test_envelope_json_structure(tmp_path: Path) -> None:
     assert rows["jax-fused-batch"]["compile_s"] > 0
     assert rows["jax-fused-batch"]["kernel_plan"]
     assert "summary" in proc.stdout and "200 x 3, 6x5" in proc.stdout
+
+    # bench/gpu_check.py imports it where only jax and numpy exist: measuring a shape imports no Qt.
+    code = (
+        "import sys; sys.path.insert(0, 'bench'); import envelope; "
+        "opts = envelope.options(envelope.parse_args(['--cap', '0.05', '--only', 'numpy-batch,floor'])); "
+        "envelope.measure_shape({'samples': 50, 'features': 3, 'width': 4, 'height': 3}, opts, log=lambda s: None); "
+        "qt = [m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph')]; "
+        "assert not qt, qt"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
