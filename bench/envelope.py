@@ -53,7 +53,8 @@ per-epoch time; the speed-up over XPySom and over MiniSom batch (their epoch
 over the row's); ``x floor`` (the row's epoch over the floor's search: how
 many bare searches an epoch costs); example-unit pairs per second (examples x
 units / seconds per epoch); the compile time; and the process's peak RSS
-(``resource.getrusage``) after the row, a high-water mark.
+after the row (``resource.getrusage``, read around every session, which resets
+the kernel's mark to measure its own run: the largest reading so far).
 
 It prints a table per shape and a summary (one row per shape), and writes
 every measurement, the machine and the command line to --json. Absolute
@@ -172,10 +173,19 @@ def make_data(shape: dict[str, Any], seed: int = 0):
     return (centres[which] + rng.standard_normal((n, d))).astype(np.float32)
 
 
+_PEAK_RSS = [0]
+
+
 def peak_rss_bytes() -> int:
-    """This process's resident-memory high-water mark (Linux reports KiB, macOS bytes)."""
+    """This process's resident-memory high-water mark so far (Linux reports KiB, macOS bytes).
+
+    Each session resets the kernel's mark as it starts (``/proc/self/clear_refs``, to measure its own
+    run), and ``ru_maxrss`` follows that mark: the mark is read before every session and after every
+    row, and the largest reading kept.
+    """
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return int(peak if sys.platform == "darwin" else peak * 1024)
+    _PEAK_RSS[0] = max(_PEAK_RSS[0], int(peak if sys.platform == "darwin" else peak * 1024))
+    return _PEAK_RSS[0]
 
 
 # -- rows -------------------------------------------------------------------------------------------
@@ -262,6 +272,7 @@ def studio_row(
 
     def session(cfg: RunConfig, data, cap_s: float | None):
         s = Session(cfg, data=data, snapshot_interval_s=None, quality_points=0, final_quality=False)
+        peak_rss_bytes()  # before the session resets the kernel's mark
         record, timed = None, 0.0
         for ev in s.run():
             if isinstance(ev, ChunkTimed):
@@ -271,6 +282,7 @@ def studio_row(
                     s.cancel()  # between chunks: the chunks timed so far stand
             elif isinstance(ev, (Finished, Failed)):
                 record = ev.record
+        peak_rss_bytes()
         return record
 
     if like is not None and like.get("per_epoch_s") and like["per_epoch_s"] > opts["slow_s"]:
