@@ -89,7 +89,7 @@ from _common import ROOT, fmt_s, table  # noqa: E402  (bench/ on the path first)
 SAMPLES = (10_000, 100_000)
 FEATURES = (3, 10, 50, 300, 784)
 MAPS = ((40, 30), (100, 100), (240, 135))
-#: ``--quick``: a subset that finishes in under 5 minutes on a 2-core CPU.
+#: ``--quick``: a subset that takes about 5 minutes on a shared 2-core CPU.
 QUICK_SAMPLES = (10_000,)
 QUICK_FEATURES = (3, 50, 300, 784)
 QUICK_MAPS = ((40, 30), (100, 100))
@@ -899,7 +899,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--quick",
         action="store_true",
         help="10,000 examples, maps 40x30 and 100x100, features "
-        "3/50/300/784, torchsom's workload; caps of 2 s, 1 s for peers (under 5 minutes on a 2-core CPU)",
+        "3/50/300/784, torchsom's workload; caps of 2 s, 1 s for peers (about 5 minutes on a shared 2-core CPU)",
     )
     ap.add_argument("--samples", type=_ints, metavar="N,...", help="examples per shape (default 10000,100000)")
     ap.add_argument("--features", type=_ints, metavar="D,...", help="features per shape (default 3,10,50,300,784)")
@@ -923,7 +923,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--slow",
         type=float,
         help="skip a rung whose epoch is predicted past S seconds: numpy-batch and jax-vmap-batch by one epoch on "
-        "a few examples, the sharded rungs by jax-fused-batch's epoch (default 300; --quick 2)",
+        "50 examples (past S/2: a few examples predict short), the sharded rungs by jax-fused-batch's epoch "
+        "(default 300; --quick 2)",
         metavar="S",
     )
     ap.add_argument("--peer-epochs", type=int, default=3, help="most epochs per batch peer (default %(default)s)")
