@@ -773,8 +773,10 @@ def torchsom_lines(docs: list[dict[str, Any]]) -> list[str]:
                 continue
             if r.get("complete") and r["kind"] == "batch":
                 lines.append(
-                    f"  {r['name']}: {r['total_s']:.2f} s for {r['iterations']} epochs "
-                    f"(+ {fmt_s(r['compile_s'])} compile; {fmt_s(r['wall_s'])} wall)"
+                    # The session's total runs from the start of training: the compile is in it.
+                    f"  {r['name']}: {r['total_s']:.2f} s for {r['iterations']} epochs, its "
+                    f"{fmt_s(r['compile_s'])} compile included ({fmt_s(r['mean_s'] * r['iterations'])} "
+                    f"of epochs; {fmt_s(r['wall_s'])} wall)"
                 )
             else:
                 how = "per step x examples" if r["kind"] == "online" else "per epoch"
