@@ -26,7 +26,12 @@ In order:
    ``jax-scan-online`` on the playbook workload with quality points, wall
    clock per iteration against the recorded ``mean_s``;
 8. projection (``som-studio project``'s search): 1,000,000 rows x 50 features
-   (quick: 20,000) from a ``.npy`` file onto a 256 x 256 map, in chunks.
+   (quick: 20,000) from a ``.npy`` file onto a 256 x 256 map, in chunks;
+9. the envelope (``bench/envelope.py``): SOM Studio's batch rungs,
+   ``jax-scan-online`` and the floor (a bare argmin matmul) on 100,000
+   examples x 3, 50, 784 features x 100x100 and 240x135 maps, and torchsom's
+   workload (quick: 10,000 x 3 and 50 on 40x30), one process a shape; XPySom
+   and MiniSom (on the CPU) only where they import.
 
 It writes one JSON (``--out``) and prints one table: per-iteration median, p95
 and mean, example-unit pairs per second, the ratio to the NumPy reference of
@@ -54,7 +59,7 @@ CALIBRATE = {"batch": 3, "online": 200}
 #: Bounds on a ladder rung's iterations.
 MIN_ITERATIONS, MAX_ITERATIONS = 2, 200_000
 #: What the check measures, in order (``--only`` picks some).
-PARTS = ("ladder", "scale", "features50", "xpysom", "clock", "project")
+PARTS = ("ladder", "scale", "features50", "xpysom", "clock", "project", "envelope")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -359,6 +364,65 @@ def project_rows(quick: bool) -> list[dict[str, Any]]:
     ]
 
 
+def envelope_rows(quick: bool) -> list[dict[str, Any]]:
+    """The envelope at a GPU-sized subset (``bench/envelope.py``): its tables printed, its measured rows.
+
+    Rows skipped there (a refused or predictably slow rung, a peer not installed) stay in its tables and
+    not in this check's, where every row is expected to have run.
+    """
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import envelope
+
+    if quick:
+        shapes = envelope.grid_shapes((10_000,), (3, 50), ((40, 30),))
+        args = ["--quick", "--cap", "0.5", "--peer-cap", "0.5"]
+    else:
+        shapes = envelope.grid_shapes((100_000,), (3, 50, 784), ((100, 100), (240, 135)))
+        shapes.append(envelope.torchsom_shape())
+        args = ["--cap", "2", "--peer-cap", "5", "--slow", "30"]
+    opts = envelope.options(envelope.parse_args(args))
+
+    def show(doc: dict[str, Any]) -> None:
+        if doc.get("status") == "failed":
+            print(f"  {doc['label']}: failed: {doc['message']}", flush=True)
+            return
+        print(envelope.format_shape(doc), flush=True)
+        for line in envelope.torchsom_lines([doc]):
+            print(line, flush=True)
+
+    docs = envelope.run_envelope(shapes, opts, on_shape=show)
+    rows = []
+    for doc in docs:
+        if doc.get("status") == "failed":
+            rows.append({"workload": f"envelope {doc['label']}", "name": "(shape)", "kind": "-", **doc})
+            continue
+        for r in doc["rows"]:
+            if r["status"] in ("skipped", envelope.NOT_INSTALLED):
+                continue
+            rows.append(
+                {
+                    "workload": f"envelope {doc['label']}",
+                    "name": r["name"],
+                    "kind": r["kind"],
+                    "status": r["status"],
+                    "message": r["note"],
+                    "iterations": r["iterations"],
+                    "compile_s": r["compile_s"],
+                    "median_s": r["per_iteration_s"],
+                    "p95_s": r["p95_s"],
+                    "mean_s": r["mean_s"],
+                    "total_s": r["total_s"],
+                    "pairs_per_s": r.get("pairs_per_s"),
+                    "kernel_plan": r.get("kernel_plan"),
+                    "per_epoch_s": r["per_epoch_s"],
+                    "x_floor": r.get("x_floor"),
+                    "vs_xpysom_numpy": r.get("vs_xpysom"),
+                    "peak_rss_bytes": doc.get("peak_rss_bytes"),
+                }
+            )
+    return rows
+
+
 # -- the table -----------------------------------------------------------------------------------------
 def with_ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Add ``vs_numpy`` (the NumPy reference's mean over the row's, same workload and kind) and
@@ -434,6 +498,7 @@ def main(argv: list[str] | None = None) -> int:
         ("xpysom", "XPySom on CuPy", xpysom_rows),
         ("clock", "outside clock against mean_s", clock_rows),
         ("project", "projection of new rows", project_rows),
+        ("envelope", "the envelope: ours, the floor and installed peers, one process a shape", envelope_rows),
     )
     for key, title, fn in steps:
         if key not in parts:
