@@ -23,14 +23,14 @@ row-major order on ties):
     rounding (~1e-7 x (|x|^2 + |w|^2), more than the distances between near
     units late in training) cannot pick a wrong unit. The arithmetic runs at
     the machine's matrix-product rate: 20x faster than direct at 50 features
-    on the H100, and the CPU's form from :data:`CPU_BLOCKED_MAX_FEATURES`
-    features on.
+    on the H100, and the CPU's form but for few features on a big map.
 ``blocked``
     ``jax-fused-batch``'s CPU search: a scan over blocks of :data:`UNIT_BLOCK`
     units ranked by the expanded form (the small product fused into the
     minimum), the two best blocks re-ranked by the direct form. Tuned for the
     CPU's caches (measured here: ~3x faster than the direct form); with few
-    features only, since the re-rank gathers two blocks of units per example.
+    features on a big map only, since the re-rank gathers two blocks of 512
+    units per example.
 
 Tests and benchmarks force a form with the ``SOM_STUDIO_KERNEL_PLAN``
 environment variable or :func:`forced`; the chunk sizes still follow the budget.
@@ -70,10 +70,14 @@ CHUNK_BUDGET = {"cpu": ARGMIN_ELEMENTS * 4, "gpu": 1 << 30, "tpu": 1 << 30}
 # accelerator (H100: direct 162 ms vs matmul 299 ms at 3 features; matmul 20x
 # faster at 50). The crossing was not measured; 16 is a guess between the two.
 DIRECT_MAX_FEATURES = 16
-# Up to this many features the blocked form beats the matmul form on the CPU;
-# measured by bench/kernel_plans.py on the 2-core AVX-512 CPU (see the table in
-# docs/benchmarks.md, "Kernel plans by shape").
+# The blocked form beats the matmul form on the CPU with few features on a big map
+# only: up to this many features and from this many units. Measured side by side
+# (whole epochs of jax-fused-batch, 2-core AVX-512 CPU; docs/benchmarks.md, "Kernel
+# plans by shape"): matmul/blocked 0.36 at 10,000 x 3 on 40x30, 0.85 on 100x100,
+# 1.38 on 240x135 (1.74 with the playbook's 1,000 examples); at 8 features 0.21,
+# 0.73, 1.16; from 10 features matmul wins at every size.
 CPU_BLOCKED_MAX_FEATURES = 8
+CPU_BLOCKED_MIN_UNITS = 16_384
 # Units per block of the matmul form: each example re-ranks two blocks directly,
 # gathering 2 x block x features numbers, a memory-bound step that outgrows the
 # product's block minima as features grow. About MATMUL_BLOCK_FEATURES / features
@@ -193,12 +197,13 @@ def forced(form: str | None, budget: int | None = None) -> Iterator[None]:
         _forced_budget.reset(token_b)
 
 
-def default_form(backend: str, features: int) -> str:
-    """The form a device takes unless one is forced: on the CPU blocked, or matmul past
-    :data:`CPU_BLOCKED_MAX_FEATURES` features; on an accelerator direct, or matmul past
-    :data:`DIRECT_MAX_FEATURES` features."""
+def default_form(backend: str, features: int, units: int) -> str:
+    """The form a device takes unless one is forced: on the CPU blocked for few features on a big map
+    (:data:`CPU_BLOCKED_MAX_FEATURES`, :data:`CPU_BLOCKED_MIN_UNITS`), else matmul; on an accelerator
+    direct, or matmul past :data:`DIRECT_MAX_FEATURES` features."""
     if backend == "cpu":
-        return "blocked" if features <= CPU_BLOCKED_MAX_FEATURES else "matmul"
+        blocked = features <= CPU_BLOCKED_MAX_FEATURES and units >= CPU_BLOCKED_MIN_UNITS
+        return "blocked" if blocked else "matmul"
     return "direct" if features <= DIRECT_MAX_FEATURES else "matmul"
 
 
@@ -227,7 +232,7 @@ def choose(
     KernelPlan
     """
     backend = "gpu" if backend in ("cuda", "rocm") else backend
-    form = form or forced_form() or default_form(backend, features)
+    form = form or forced_form() or default_form(backend, features, units)
     budget = budget if budget is not None else _forced_budget.get()
     if form == "blocked":
         _, block = unit_blocks(units, UNIT_BLOCK)

@@ -86,7 +86,7 @@ def _plan(s: ProblemSize, units: int, samples: int) -> KernelPlan:
     try:
         form = fused_plan.forced_form()
     except ValueError:  # a bad SOM_STUDIO_KERNEL_PLAN: the run refuses it with its message; estimate the default
-        form = fused_plan.default_form(s.backend, s.features)
+        form = fused_plan.default_form(s.backend, s.features, units)
     return fused_plan.choose(s.backend, units, s.features, samples, s.itemsize, form=form)
 
 

@@ -18,16 +18,17 @@ from tests.core.test_agreement import REFERENCE, SHAPES, TOL, _cfg, _train
 MiB = 1 << 20
 
 
-def test_the_cpu_takes_the_blocked_search_with_few_features_and_matmul_with_many():
+def test_the_cpu_takes_the_blocked_search_with_few_features_on_a_big_map_and_matmul_elsewhere():
     plan = fused_plan.choose("cpu", 32_400, 3, 1000, 4)
     assert plan.form == "blocked" and plan.block == fused_plan.UNIT_BLOCK
     assert plan.chunk == fused_plan.sample_chunk(1000, 3, plan.block)
     assert str(plan) == "blocked/block=512/chunk=1000"
-    edge = fused_plan.CPU_BLOCKED_MAX_FEATURES
-    assert fused_plan.choose("cpu", 1200, edge, 10_000, 4).form == "blocked"
-    many = fused_plan.choose("cpu", 1200, edge + 1, 10_000, 4)
-    assert many.form == "matmul" and many.block == fused_plan.matmul_block(edge + 1)
-    assert str(many) == f"matmul/block={many.block}/chunk={many.chunk}"
+    edge, big = fused_plan.CPU_BLOCKED_MAX_FEATURES, fused_plan.CPU_BLOCKED_MIN_UNITS
+    assert fused_plan.choose("cpu", big, edge, 10_000, 4).form == "blocked"
+    for units, features in [(big, edge + 1), (big - 1, 3), (1200, 300)]:
+        many = fused_plan.choose("cpu", units, features, 10_000, 4)
+        assert many.form == "matmul" and many.block == fused_plan.matmul_block(features)
+        assert str(many) == f"matmul/block={many.block}/chunk={many.chunk}"
 
 
 @pytest.mark.parametrize("backend", ["gpu", "cuda", "tpu"])
@@ -60,9 +61,9 @@ def test_chunks_stay_within_the_budget_and_are_balanced(form, units, samples, bu
 
 def test_a_plan_is_forced_by_the_context_manager_and_the_environment(monkeypatch):
     monkeypatch.delenv(fused_plan.ENV_VAR, raising=False)
-    with fused_plan.forced("matmul"):
-        assert fused_plan.choose("cpu", 100, 3, 10, 4).form == "matmul"
-    assert fused_plan.choose("cpu", 100, 3, 10, 4).form == "blocked"
+    with fused_plan.forced("blocked"):
+        assert fused_plan.choose("cpu", 100, 3, 10, 4).form == "blocked"
+    assert fused_plan.choose("cpu", 100, 3, 10, 4).form == "matmul"
     monkeypatch.setenv(fused_plan.ENV_VAR, "direct")
     assert fused_plan.choose("cpu", 100, 3, 10, 4).form == "direct"
     with fused_plan.forced("blocked"):  # the context manager wins over the environment
