@@ -174,6 +174,7 @@ class FormState:
     grid_text: str = ""  # what the grid left to "auto" is, and why
     columns: tuple[str, ...] = ()  # the data file's columns, for the label, ignore and id choices
     data_needed: DataKey | None = None  # a file to read before the config can be checked
+    missing: bool = False  # the data read hold missing values
     candidate: RunConfig | None = field(default=None, compare=False)  # built, though refused
 
     @property
@@ -431,6 +432,22 @@ class RunForm:
     def devices_info(self) -> tuple[dict[str, Any], int | None] | None:
         return self._devices
 
+    def judge(self, cfg: RunConfig) -> tuple[Refusal, ...]:
+        """What :func:`preflight` refuses of ``cfg``, a variant of the form's configuration.
+
+        A variant (another implementation, its count: a comparison's runs) is judged as the form
+        judges its own, on the data read and the devices known; ``()`` when it would run. On other
+        data than the form's, or before the form could build a configuration, the data's size is
+        not known and memory is not checked.
+        """
+        st = self._state
+        devices = self._devices_now()
+        own = st.candidate
+        table = (cfg.data, cfg.labels, cfg.ignore, cfg.id_column)
+        if own is None or table != (own.data, own.labels, own.ignore, own.id_column):
+            return tuple(preflight(cfg, devices=devices))
+        return tuple(preflight(cfg, data_shape=(st.samples, st.features), devices=devices, missing=st.missing))
+
     def revalidate(self) -> FormState:
         self._state = self._evaluate()
         for listener in self._state_listeners:
@@ -546,11 +563,6 @@ class RunForm:
         devices = self._devices_now()
         missing = info is not None and info.missing
         refusals = tuple(preflight(cfg, data_shape=(samples, features), devices=devices, missing=missing))
-        if missing and not any(r.field == "impl" for r in refusals):
-            # The preflight cannot know of missing values before the data is read; the form can.
-            lattice = impl.refusal(cfg.topology, cfg.toroid, True)
-            if lattice:
-                refusals = (Refusal("impl", lattice), *refusals)
         text = ""
         if not refusals or all(r.field == "memory" for r in refusals):
             need, have, where = memory_need(impl, cfg, samples, features, devices, missing)
@@ -568,5 +580,6 @@ class RunForm:
             data_text,
             grid_text,
             columns,
+            missing=missing,
             candidate=cfg,
         )

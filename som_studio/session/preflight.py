@@ -1,9 +1,10 @@
 """Preflight: every reason a configuration would be refused before it trains, as values.
 
 One function, :func:`preflight`, decides what the session refuses (the
-implementation, the kind's count, the precision, the layout against the
-devices, the memory), so the session, the CLI and the app's run model refuse
-the same configurations with the same words. A refusal is a :class:`~som_studio.config.Refusal` (the
+implementation, the kind's count, the precision, the lattice and missing
+values, the layout against the devices, the memory), so the session, the CLI,
+the app's run form and its comparison queue refuse the same configurations
+with the same words. A refusal is a :class:`~som_studio.config.Refusal` (the
 field, the reason and an optional remedy, as values); each front end names
 the fields its own way (:meth:`Refusal.text`): the CLI with its flags
 (``--layout``, ``--cpu-devices 4``), the app with its controls' labels
@@ -11,7 +12,8 @@ the fields its own way (:meth:`Refusal.text`): the CLI with its flags
 
 Checks whose inputs are not known are left out rather than guessed: the layout
 against the devices when nobody has asked JAX which devices there are, the
-memory when the data's size is not known yet.
+memory when the data's size is not known yet, missing values before the data
+is read.
 """
 
 from __future__ import annotations
@@ -145,15 +147,17 @@ def preflight(
     """Every refusal the session would raise for ``config``; empty when it would train.
 
     A configuration that fails validation gets that one refusal (the later
-    checks need valid sizes); otherwise precision, layout and memory are each
-    checked and every failure listed, in that order.
+    checks need valid sizes); otherwise precision, lattice (and missing
+    values), layout and memory are each checked and every failure listed, in
+    that order.
 
     Parameters
     ----------
     config : the run.
     data_shape : (samples, features) of the training data, when known: checks memory.
     devices : the devices the run would get, when known: checks the layout against them.
-    missing : whether the data hold missing values (their mask counts in the memory check).
+    missing : whether the data hold missing values: refused by an implementation that cannot
+        train on them; their mask counts in the memory check.
     """
     from som_studio.core import sharding
 
@@ -175,7 +179,7 @@ def preflight(
                 ),
             )
         )
-    lattice = impl.refusal(config.topology, config.toroid, False)  # missing values: known once the data is read
+    lattice = impl.refusal(config.topology, config.toroid, missing)
     if lattice:
         out.append(Refusal("impl", lattice))
     if impl.shards:

@@ -174,9 +174,6 @@ class Session:
             if table is not None:
                 record.config["feature_names"] = list(table.feature_names)
             missing = bool(np.isnan(data).any())
-            refusal = impl.refusal(cfg.topology, cfg.toroid, missing)
-            if refusal:
-                raise ConfigError("impl", refusal)
             check_range(data, cfg.precision, cfg.data.path or _("data"))
             record.samples = int(data.shape[0])
             record.layout = cfg.layout if impl.shards else "1x1"

@@ -136,6 +136,39 @@ def test_devices_seen_hold_for_the_setting_they_were_seen_with():
     assert form.state.runnable and form.known_device_count() is None and form.devices_info() is None
 
 
+def test_missing_values_are_refused_once_by_the_preflight(tmp_path, register_impl):
+    from som_studio.core import registry
+    from som_studio.session.preflight import preflight
+
+    impl = register_impl("test-no-missing", registry.get("numpy-batch").factory)
+    table = tmp_path / "holes.csv"
+    table.write_text("a,b\n1,2\n3,\n5,6\n7,8\n")
+    form = small_form(grid="3x2", file=True, path=str(table))
+    st = form.data_read(form.state.data_needed, read_data(form.state.data_needed))
+    assert st.runnable and st.missing
+    st = form.edit(impl=impl.name)
+    assert st.refusals == tuple(preflight(st.candidate, data_shape=(4, 2), missing=True))
+    (r,) = st.refusals
+    assert r.field == "impl" and st.reason == f"Implementation: {r.reason}"
+    assert "missing values" in r.reason
+
+
+def test_a_variant_of_the_forms_configuration_is_judged_by_the_preflight():
+    # What a comparison runs: the form's configuration with another implementation.
+    form = small_form(layout="2x2")  # numpy-batch runs on one device: the layout is not its
+    base = form.state.config
+    assert form.state.runnable and form.judge(base) == ()
+    pmap = base.replace(impl="jax-pmap-batch")
+    (r,) = form.judge(pmap)
+    assert r == Refusal(
+        "layout",
+        "jax-pmap-batch is data-parallel only (it replicates the map on every device), so the layout's "
+        "map size must be 1; got 2x2: use 4x1 instead",
+    )
+    big = form.edit(grid="32768x32768", samples=100_000_000).candidate
+    assert [r.field for r in form.judge(big.replace(impl="numpy-online", epochs=None, steps=5))] == ["memory"]
+
+
 def test_memory_beyond_the_machine_is_refused_with_the_estimate():
     st = small_form().edit(grid="32768x32768", samples=100_000_000)
     assert [r.field for r in st.refusals] == ["memory"]
