@@ -2,8 +2,8 @@
 
 Every implementation trains *the same* SOM from a :class:`RunConfig`: same seeded
 data, same seeded initial map, same schedules, same neighbourhood, same sample
-order. Validation names the offending field, so the CLI and the app can show the
-message as it is.
+order. Validation refuses with a :class:`Refusal`, a value naming the offending
+field, that the CLI and the app each render in their own words.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -42,34 +43,68 @@ MAX_ITERATIONS = 100_000_000
 MAX_SAMPLES = (1 << 31) - 1
 
 
+# How a run's record words a refusal (its ``message``, kept in the JSON and printed by the CLI as
+# it is): the fields by their names and a remedy by the command line's option.
+RECORD_NAMES: Mapping[str, str] = {"cpu_devices": "--cpu-devices"}
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a configuration cannot run, as a value: the offending ``field`` and the ``reason``.
+
+    ``field`` is a :class:`RunConfig` field name (``grid``, ``steps``,
+    ``precision``, ``layout``…), or ``impl``, ``data`` or ``memory``. ``reason``
+    is already in the user's language and names no field of its own. ``remedy``
+    is ``(field, value)``: a setting that would make the configuration runnable
+    (``("cpu_devices", 4)``: simulate 4 CPU devices), or ``None``.
+
+    Each front end renders a refusal with its own names for the fields
+    (:meth:`text`): the CLI its flags (``--layout``, ``--cpu-devices 4``), the app
+    its controls' labels; ``str()`` is how a run's record words it (:data:`RECORD_NAMES`).
+    """
+
+    field: str
+    reason: str
+    remedy: tuple[str, int] | None = None
+
+    def explanation(self, names: Mapping[str, str] | None = None) -> str:
+        """The reason, then the remedy (if any) with its field named by ``names``.
+
+        A name may hold ``{n}`` where the remedy's value goes; otherwise the value follows it.
+        A field ``names`` lacks is named as a run's record names it.
+        """
+        if self.remedy is None:
+            return self.reason
+        field, value = self.remedy
+        name = (names or {}).get(field) or RECORD_NAMES.get(field, field)
+        control = name.format(n=value) if "{n}" in name else f"{name} {value}"
+        return self.reason + _("; simulate more with {control}").format(control=control)
+
+    def text(self, names: Mapping[str, str] | None = None) -> str:
+        """``"<name>: <reason>"`` and the remedy, the fields named by ``names`` (default: as a record names them)."""
+        names = names or {}
+        return f"{names.get(self.field, self.field)}: {self.explanation(names)}"
+
+    def __str__(self) -> str:
+        return self.text()
+
+
 class ConfigError(ValueError):
-    """An invalid configuration; ``field`` names the offending setting.
+    """An invalid configuration, carrying its :class:`Refusal` (``refusal``).
 
-    ``message`` is already in the user's language. ``remedy`` is ``(field, value)``,
-    a setting that would make the configuration runnable (``("cpu_devices", 4)``);
-    the message then ends with the CLI's words for it (:func:`remedy_text`), and
-    ``reason`` is the message without them, for a front end that names its own control.
+    ``reason`` is already in the user's language; ``remedy`` is ``(field, value)``,
+    a setting that would make the configuration runnable (``("cpu_devices", 4)``).
+    ``str()`` is the refusal as a run's record words it; a front end renders
+    ``refusal`` with its own names instead.
     """
 
-    def __init__(self, field: str, message: str, remedy: tuple[str, int] | None = None) -> None:
-        self.reason = message
-        if remedy is not None:
-            message += remedy_text(remedy)
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
-        self.remedy = remedy
+    def __init__(self, field: str, reason: str, remedy: tuple[str, int] | None = None) -> None:
+        self.refusal = Refusal(field, reason, remedy)
+        super().__init__(str(self.refusal))
 
-
-def remedy_text(remedy: tuple[str, int], names: dict[str, str] | None = None) -> str:
-    """``"; simulate more with --cpu-devices 4"``: the remedy's field named by ``names`` (default: the CLI flag).
-
-    A name may hold ``{n}`` where the value goes; otherwise the value follows it.
-    """
-    field, value = remedy
-    name = (names or {}).get(field, "--cpu-devices")
-    control = name.format(n=value) if "{n}" in name else f"{name} {value}"
-    return _("; simulate more with {control}").format(control=control)
+    @property
+    def field(self) -> str:
+        return self.refusal.field
 
 
 _GRID_RE = re.compile(r"^\s*(\d+)\s*[xX×]\s*(\d+)\s*$")

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from som_studio.config import ConfigError, DataSpec, RunConfig, parse_grid, parse_layout
+from som_studio.config import ConfigError, DataSpec, Refusal, RunConfig, parse_grid, parse_layout
 
 
 def test_parse_grid_is_width_by_height():
@@ -57,7 +57,30 @@ def test_online_run_refuses_epochs():
     with pytest.raises(ConfigError) as info:
         cfg.validate("online")
     assert info.value.field == "epochs"
-    assert "steps" in info.value.message
+    assert "steps" in info.value.refusal.reason
+
+
+def test_a_refusal_is_a_value_the_error_carries():
+    with pytest.raises(ConfigError) as info:
+        RunConfig(impl="numpy-batch", epochs=2, lr_end=2.0).validate("batch")
+    assert info.value.refusal == Refusal("lr_end", "learning rate must be in (0, 1], got 2.0")
+    assert info.value.field == "lr_end" and info.value.refusal.remedy is None
+
+
+def test_a_refusal_with_a_remedy_is_rendered_in_each_front_ends_words():
+    reason = "layout 2x2 needs 4 devices (2 along data x 2 along map), but JAX sees 3 cpu devices"
+    err = ConfigError("layout", reason, remedy=("cpu_devices", 4))
+    r = err.refusal
+    # The field, the reason and the remedy are values: the reason holds no remedy and no flag.
+    assert (r.field, r.reason, r.remedy) == ("layout", reason, ("cpu_devices", 4))
+    # A run's record words it with the field as it is and the remedy by the command line's option.
+    assert str(err) == str(r) == f"layout: {reason}; simulate more with --cpu-devices 4"
+    # The CLI names its flags; the app its controls, whose names may place the value.
+    flags = {"layout": "--layout", "cpu_devices": "--cpu-devices"}
+    assert r.text(flags) == f"--layout: {reason}; simulate more with --cpu-devices 4"
+    controls = {"layout": "Layout", "cpu_devices": "the box set to {n} devices"}
+    assert r.text(controls) == f"Layout: {reason}; simulate more with the box set to 4 devices"
+    assert r.explanation(controls) == f"{reason}; simulate more with the box set to 4 devices"
 
 
 def test_counts_required_for_the_kind():
@@ -130,7 +153,7 @@ def test_map_and_table_fields_are_validated_by_name(changes, field, words):
     with pytest.raises(ConfigError) as info:
         cfg.validate("batch")
     assert info.value.field == field
-    assert words in info.value.message
+    assert words in info.value.refusal.reason
 
 
 def test_hex_toroid_with_even_height_is_fine_and_defaults_follow_the_data():

@@ -29,10 +29,10 @@ from typing import Any
 
 from som_studio import config as cfgmod
 from som_studio.app_model import estimate
-from som_studio.config import ConfigError, DataSpec, RunConfig
+from som_studio.config import ConfigError, DataSpec, Refusal, RunConfig
 from som_studio.core import memory, registry
 from som_studio.i18n import N_, _
-from som_studio.session.preflight import Devices, Refusal, iteration_counts, memory_need, preflight
+from som_studio.session.preflight import Devices, iteration_counts, memory_need, preflight
 from som_studio.session.record import RunRecord
 
 # The app names a refused field by its control's label (the CLI by its flag); shown through _().
@@ -174,12 +174,13 @@ class FormState:
     grid_text: str = ""  # what the grid left to "auto" is, and why
     columns: tuple[str, ...] = ()  # the data file's columns, for the label, ignore and id choices
     data_needed: DataKey | None = None  # a file to read before the config can be checked
+    missing: bool = False  # the data read hold missing values
     candidate: RunConfig | None = field(default=None, compare=False)  # built, though refused
 
     @property
     def reason(self) -> str:
         """The first refusal, named as the app names it; ``""`` when runnable."""
-        return app_words(self.refusals[0].text(labels())) if self.refusals else ""
+        return app_text(self.refusals[0]) if self.refusals else ""
 
     @property
     def runnable(self) -> bool:
@@ -219,26 +220,27 @@ def app_words(text: str) -> str:
     return _FLAG_IN_TEXT.sub(lambda m: _(LABELS[_FLAG_WORDS[m.group(1)]]) + " ", text)
 
 
-def app_message(message: str) -> str:
-    """A run's message in the app's words: a refusal the worker's session wrote as the CLI says it.
+def app_text(refusal: Refusal) -> str:
+    """``refusal`` in the app's words: its field and its remedy named by the controls' labels.
 
-    ``"layout: …; simulate more with --cpu-devices 16"`` (a layout the worker's devices cannot
-    hold) becomes ``"Layout: …; simulate more with Layout's “simulate” box set to 16 CPU
-    devices"``, as the form's own refusal reads; other messages keep their words.
+    ``Refusal("layout", "…", ("cpu_devices", 16))`` reads ``"Layout: …; simulate more with
+    Layout's “simulate” box set to 16 CPU devices"`` where the CLI says ``--layout`` and
+    ``--cpu-devices 16``.
     """
-    field, sep, reason = message.partition(": ")
-    if sep and field in LABELS:
-        return app_words(Refusal(field, *_split_remedy(reason)).text(labels()))
-    return app_words(message)
+    return app_words(refusal.text(labels()))
 
 
-def _split_remedy(reason: str) -> tuple[str, tuple[str, int] | None]:
-    """``reason`` without the CLI's remedy at its end (in the language in use), and that remedy."""
-    template = re.escape(cfgmod.remedy_text(("cpu_devices", 987654321))).replace("987654321", r"(\d+)")
-    m = re.search(template + "$", reason)
-    if m is None:
-        return reason, None
-    return reason[: m.start()], ("cpu_devices", int(m.group(1)))
+def app_message(record: RunRecord) -> str:
+    """A run's message in the app's words.
+
+    A run its worker's session refused carries the refusal (:attr:`RunRecord.refusal`), rendered
+    as the form renders its own (:func:`app_text`). Other messages are shown as written (a table's
+    flags named as the app's controls, :func:`app_words`), as are those of runs read from a file:
+    a file keeps the message, in the words the CLI prints, and not the refusal.
+    """
+    if record.refusal is not None:
+        return app_text(record.refusal)
+    return app_words(record.message)
 
 
 def read_data(key: DataKey) -> DataInfo:
@@ -430,6 +432,22 @@ class RunForm:
     def devices_info(self) -> tuple[dict[str, Any], int | None] | None:
         return self._devices
 
+    def judge(self, cfg: RunConfig) -> tuple[Refusal, ...]:
+        """What :func:`preflight` refuses of ``cfg``, a variant of the form's configuration.
+
+        A variant (another implementation, its count: a comparison's runs) is judged as the form
+        judges its own, on the data read and the devices known; ``()`` when it would run. On other
+        data than the form's, or before the form could build a configuration, the data's size is
+        not known and memory is not checked.
+        """
+        st = self._state
+        devices = self._devices_now()
+        own = st.candidate
+        table = (cfg.data, cfg.labels, cfg.ignore, cfg.id_column)
+        if own is None or table != (own.data, own.labels, own.ignore, own.id_column):
+            return tuple(preflight(cfg, devices=devices))
+        return tuple(preflight(cfg, data_shape=(st.samples, st.features), devices=devices, missing=st.missing))
+
     def revalidate(self) -> FormState:
         self._state = self._evaluate()
         for listener in self._state_listeners:
@@ -453,7 +471,7 @@ class RunForm:
         try:
             impl = registry.get(f.impl)
         except registry.UnknownImplementation as exc:
-            return FormState(None, (Refusal("impl", str(exc).removeprefix("impl: ")),), cpu_devices=cpu)
+            return FormState(None, (exc.refusal,), cpu_devices=cpu)
         data_text = grid_text = ""
         columns = self.columns()
         info: DataInfo | None = None
@@ -480,9 +498,7 @@ class RunForm:
                     probe._validate_map_and_table()
                 except ConfigError as exc:
                     ask = None if key.path in self._columns or key in self._data else key
-                    return FormState(
-                        None, (Refusal.from_error(exc),), cpu_devices=cpu, columns=columns, data_needed=ask
-                    )
+                    return FormState(None, (exc.refusal,), cpu_devices=cpu, columns=columns, data_needed=ask)
                 if key not in self._data:
                     wait = Refusal("data", _("reading {path}…").format(path=key.path))
                     return FormState(
@@ -538,7 +554,7 @@ class RunForm:
         except ConfigError as exc:
             return FormState(
                 None,
-                (Refusal.from_error(exc),),
+                (exc.refusal,),
                 cpu_devices=cpu,
                 data_text=data_text,
                 grid_text=grid_text,
@@ -547,11 +563,6 @@ class RunForm:
         devices = self._devices_now()
         missing = info is not None and info.missing
         refusals = tuple(preflight(cfg, data_shape=(samples, features), devices=devices, missing=missing))
-        if missing and not any(r.field == "impl" for r in refusals):
-            # The preflight cannot know of missing values before the data is read; the form can.
-            lattice = impl.refusal(cfg.topology, cfg.toroid, True)
-            if lattice:
-                refusals = (Refusal("impl", lattice), *refusals)
         text = ""
         if not refusals or all(r.field == "memory" for r in refusals):
             need, have, where = memory_need(impl, cfg, samples, features, devices, missing)
@@ -569,5 +580,6 @@ class RunForm:
             data_text,
             grid_text,
             columns,
+            missing=missing,
             candidate=cfg,
         )

@@ -106,8 +106,8 @@ class LiveRun:
             if record.label_purity is not None:
                 text += _(", label purity {purity}").format(purity=f"{record.label_purity:.3f}")
             return text
-        return _("Stopped {impl}: {message}").format(impl=record.impl, message=app_message(record.message))
+        return _("Stopped {impl}: {message}").format(impl=record.impl, message=app_message(record))
 
     @staticmethod
-    def failed(message: str) -> str:
-        return _("Failed: {message}").format(message=app_message(message))
+    def failed(record: RunRecord) -> str:
+        return _("Failed: {message}").format(message=app_message(record))

@@ -152,12 +152,12 @@ def row_texts(run: StoredRun) -> tuple[str, ...]:
         f"{r.qe:.4g}" if r.qe is not None else "",
         f"{r.te:.3f}" if r.te is not None else "",
         _when(run.created),
-        app_message(r.message),
+        app_message(r),
     )
 
 
 def run_tooltip(run: StoredRun) -> str:
     r = run.record
     return f"{run.name}: {r.impl} · {status_text(r.status)} · {run.created}" + (
-        f"\n{app_message(r.message)}" if r.message else ""
+        f"\n{app_message(r)}" if r.message else ""
     )

@@ -20,7 +20,7 @@ def _grid(text: str) -> tuple[int, int]:
     try:
         return cfgmod.parse_grid(text)
     except ConfigError as exc:
-        raise argparse.ArgumentTypeError(exc.message) from None
+        raise argparse.ArgumentTypeError(exc.refusal.explanation(flag_names())) from None
 
 
 def _pair(text: str) -> tuple[float, float]:
@@ -293,9 +293,7 @@ def default_grid_for(args: argparse.Namespace, data: DataSpec, table_kw: dict) -
         probe._validate_map_and_table()
         values = load_problem_table(probe).values
     except ConfigError as exc:
-        from som_studio.session.preflight import Refusal
-
-        raise CommandError(Refusal.from_error(exc).text(flag_names())) from None
+        raise CommandError(exc.refusal.text(flag_names())) from None
     except DataError as exc:
         raise CommandError(f"--data: {exc}") from None
     width, height = default_grid(values, args.topology, args.toroid)

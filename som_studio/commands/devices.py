@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from som_studio.commands.common import CommandError, wrote
+from som_studio.commands.common import CommandError, flag_names, wrote
 from som_studio.i18n import _
 
 DESCRIPTION = """\
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             layout = sharding.Layout.parse(args.layout)
         except ConfigError as exc:
-            raise CommandError(f"--layout: {exc.message}") from None
+            raise CommandError(exc.refusal.text(flag_names())) from None
     json_path = None
     if args.json:
         from som_studio.commands.common import check_output
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         sharding.check_layout(layout, len(devs), backend=jax.default_backend())
     except ConfigError as exc:
-        raise CommandError(f"--layout: {exc.message}") from None
+        raise CommandError(exc.refusal.text(flag_names())) from None
     width, height = args.grid
     itemsize = 4 if args.precision == "float32" else 8
     desc = sharding.describe(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from som_studio.config import Refusal
 from som_studio.core import memory
 from som_studio.core.protocol import Implementation
 from som_studio.i18n import N_, _
@@ -19,14 +20,23 @@ _BUILTIN: frozenset[str] = frozenset()  # the ladder below, set once it is regis
 
 
 class UnknownImplementation(KeyError):
+    """No implementation is registered as ``name``; :attr:`refusal` says so as a value."""
+
     def __init__(self, name: str) -> None:
         super().__init__(name)
         self.name = name
 
-    def __str__(self) -> str:
-        return "impl: " + _("unknown implementation {name!r}; choose from {choices}").format(
-            name=self.name, choices=", ".join(names())
+    @property
+    def refusal(self) -> Refusal:
+        return Refusal(
+            "impl",
+            _("unknown implementation {name!r}; choose from {choices}").format(
+                name=self.name, choices=", ".join(names())
+            ),
         )
+
+    def __str__(self) -> str:
+        return str(self.refusal)
 
 
 def register(impl: Implementation) -> Implementation:

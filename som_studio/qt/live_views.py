@@ -17,6 +17,7 @@ from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QLabel, QProgressBar
 
 from som_studio import picture
+from som_studio.app_model.form import app_message
 from som_studio.app_model.live import LiveRun
 from som_studio.qt import controller as ctl
 from som_studio.qt.widgets.map_view import MapView
@@ -38,7 +39,7 @@ class LiveViews(QObject):
     controller : the run's owner, whose signals feed the views.
     map_view, timing_plot, quality_plot, sharding_view : the views.
     on_env : called with a worker's description of its devices (``Started.env``).
-    on_failed : called with the message of a failed run (the window shows a dialog).
+    on_failed : called with the message of a failed run, in the app's words (the window shows a dialog).
     """
 
     def __init__(
@@ -139,9 +140,9 @@ class LiveViews(QObject):
 
     def _on_run_failed(self, message: str, record: RunRecord) -> None:
         self.timing_plot.flush()
-        self.status.setText(self.run.failed(message))
+        self.status.setText(self.run.failed(record))
         if self._on_failed is not None:
-            self._on_failed(message)
+            self._on_failed(app_message(record))
 
     def _on_state_changed(self, state: str) -> None:
         if state == ctl.PAUSED:

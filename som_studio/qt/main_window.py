@@ -133,6 +133,7 @@ class MainWindow(QMainWindow):
             stop=self.controller.stop,
             base_config=lambda: self.form.state.config,
             iterations=self.form.counts,
+            judge=self.form.judge,
         )
         self.recorder = LiveRecorder(self.controller, parent=self)
         self.recorder.run_recorded.connect(lambda run: self.comparison.note_recorded(self.runs_panel.add_run(run)))

@@ -1,16 +1,19 @@
 """Preflight: every reason a configuration would be refused before it trains, as values.
 
 One function, :func:`preflight`, decides what the session refuses (the
-implementation, the kind's count, the precision, the layout against the
-devices, the memory), so the session, the CLI and the app's run model refuse
-the same configurations with the same words. A refusal is a
-:class:`Refusal` (the field and the reason); each front end names the field
-its own way (:meth:`Refusal.text`): the CLI with its flag (``--layout``), the
-app with its control's label (``Layout``).
+implementation, the kind's count, the precision, the lattice and missing
+values, the layout against the devices, the memory), so the session, the CLI,
+the app's run form and its comparison queue refuse the same configurations
+with the same words. A refusal is a :class:`~som_studio.config.Refusal` (the
+field, the reason and an optional remedy, as values); each front end names
+the fields its own way (:meth:`Refusal.text`): the CLI with its flags
+(``--layout``, ``--cpu-devices 4``), the app with its controls' labels
+(``Layout``), and nothing reads a rendered message back.
 
 Checks whose inputs are not known are left out rather than guessed: the layout
 against the devices when nobody has asked JAX which devices there are, the
-memory when the data's size is not known yet.
+memory when the data's size is not known yet, missing values before the data
+is read.
 """
 
 from __future__ import annotations
@@ -21,49 +24,24 @@ from typing import TypedDict
 
 import numpy as np
 
-from som_studio.config import ConfigError, RunConfig, parse_layout, remedy_text
+from som_studio.config import ConfigError, Refusal, RunConfig, parse_layout
 from som_studio.core import memory, registry
 from som_studio.core.protocol import Implementation, ProblemSize
 from som_studio.i18n import _
 
+__all__ = [
+    "CPU_DEVICES",
+    "Devices",
+    "IterationCounts",
+    "Refusal",
+    "iteration_counts",
+    "memory_need",
+    "preflight",
+    "problem_size",
+]
+
 # The field a remedy changes, for the remedies a refusal can suggest.
 CPU_DEVICES = "cpu_devices"
-
-
-@dataclass(frozen=True)
-class Refusal:
-    """Why a configuration cannot run: the offending ``field`` and the ``reason``.
-
-    ``field`` is a :class:`RunConfig` field name (``grid``, ``steps``,
-    ``precision``, ``layout``…), or ``impl``, ``data`` or ``memory``.
-    ``remedy`` is ``(field, value)``: a setting that would make it runnable
-    (``("cpu_devices", 4)``: simulate 4 CPU devices), or ``None``.
-    """
-
-    field: str
-    reason: str
-    remedy: tuple[str, int] | None = None
-
-    def text(self, names: Mapping[str, str] | None = None) -> str:
-        """``"<name>: <reason>"``, the field and the remedy's field named by ``names`` (default: as they are).
-
-        A remedy's name may hold ``{n}`` where its value goes; otherwise the value follows it.
-        """
-        names = names or {}
-        out = f"{names.get(self.field, self.field)}: {self.reason}"
-        if self.remedy is not None:
-            out += remedy_text(self.remedy, dict(names))
-        return out
-
-    def __str__(self) -> str:
-        # What the session writes into a failed run's record (unchanged words).
-        return self.text()
-
-    @classmethod
-    def from_error(cls, exc: ConfigError) -> Refusal:
-        # The core's layout message carries the CLI's remedy apart, so that the app
-        # can name its own control instead (issue 14: the app named a flag).
-        return cls(exc.field, exc.reason, exc.remedy)
 
 
 @dataclass(frozen=True)
@@ -169,26 +147,28 @@ def preflight(
     """Every refusal the session would raise for ``config``; empty when it would train.
 
     A configuration that fails validation gets that one refusal (the later
-    checks need valid sizes); otherwise precision, layout and memory are each
-    checked and every failure listed, in that order.
+    checks need valid sizes); otherwise precision, lattice (and missing
+    values), layout and memory are each checked and every failure listed, in
+    that order.
 
     Parameters
     ----------
     config : the run.
     data_shape : (samples, features) of the training data, when known: checks memory.
     devices : the devices the run would get, when known: checks the layout against them.
-    missing : whether the data hold missing values (their mask counts in the memory check).
+    missing : whether the data hold missing values: refused by an implementation that cannot
+        train on them; their mask counts in the memory check.
     """
     from som_studio.core import sharding
 
     try:
         impl = registry.get(config.impl)
     except registry.UnknownImplementation as exc:
-        return [Refusal("impl", str(exc).removeprefix("impl: "))]
+        return [exc.refusal]
     try:
         config.validate(impl.kind)
     except ConfigError as exc:
-        return [Refusal.from_error(exc)]
+        return [exc.refusal]
     out: list[Refusal] = []
     if config.precision not in impl.precisions:
         out.append(
@@ -199,7 +179,7 @@ def preflight(
                 ),
             )
         )
-    lattice = impl.refusal(config.topology, config.toroid, False)  # missing values: known once the data is read
+    lattice = impl.refusal(config.topology, config.toroid, missing)
     if lattice:
         out.append(Refusal("impl", lattice))
     if impl.shards:
@@ -221,7 +201,7 @@ def preflight(
                     ).format(processes=processes, known=known, example=f"{known}x1", layout=lay),
                 )
         except ConfigError as exc:
-            out.append(Refusal.from_error(exc))
+            out.append(exc.refusal)
     if data_shape is not None:
         samples, features = int(data_shape[0]), int(data_shape[1])
         need, have, where = memory_need(impl, config, samples, features, devices, missing)

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from som_studio.config import Refusal
 from som_studio.session.chunklog import Chunk, ChunkLog
 from som_studio.session.timing import mean_per_iteration, weighted_percentile
 
@@ -68,6 +69,9 @@ class RunRecord:
     label_purity: float | None = None
     # What a .somrun stores beyond the JSON (scaling, unit labels, clusters): see core/model_file.py.
     model: Any = None
+    # Why the run was refused, as a value, while the record is in memory: ``message`` words it as
+    # the CLI does, and a front end with other names for the fields (the app) renders this instead.
+    refusal: Refusal | None = field(default=None, compare=False)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name == "chunks" and not isinstance(value, ChunkLog):

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from som_studio.config import ConfigError, RunConfig, parse_layout
+from som_studio.config import ConfigError, Refusal, RunConfig, parse_layout
 from som_studio.core import metrics, registry
 from som_studio.core.data import DataError, Table
 from som_studio.core.problem import check_range, load_problem_table, make_problem
@@ -48,7 +48,7 @@ from som_studio.session.events import (
     Started,
 )
 from som_studio.session.memwatch import PeakMemory
-from som_studio.session.preflight import Devices, Refusal, memory_need, preflight
+from som_studio.session.preflight import Devices, memory_need, preflight
 from som_studio.session.record import Chunk, RunRecord
 from som_studio.session.timing import QUALITY_SHARE, QualityPacer, next_chunk, predict_quality_s, worth_cutting
 
@@ -64,6 +64,11 @@ class Refused(ValueError):
     def __init__(self, refusals: list[Refusal]) -> None:
         super().__init__(str(refusals[0]))
         self.refusals = refusals
+
+    @property
+    def refusal(self) -> Refusal:
+        """The first refusal: the one a run's record keeps."""
+        return self.refusals[0]
 
 
 class Session:
@@ -169,9 +174,6 @@ class Session:
             if table is not None:
                 record.config["feature_names"] = list(table.feature_names)
             missing = bool(np.isnan(data).any())
-            refusal = impl.refusal(cfg.topology, cfg.toroid, missing)
-            if refusal:
-                raise ConfigError("impl", refusal)
             check_range(data, cfg.precision, cfg.data.path or _("data"))
             record.samples = int(data.shape[0])
             record.layout = cfg.layout if impl.shards else "1x1"
@@ -184,6 +186,8 @@ class Session:
         except Exception as exc:
             if isinstance(exc, (ConfigError, DataError, registry.UnknownImplementation, Refused)):
                 record.message = str(exc)
+                if not isinstance(exc, DataError):
+                    record.refusal = exc.refusal
             else:  # an environment that cannot run this (e.g. JAX fails to start)
                 record.message = f"{type(exc).__name__}: {exc}"
             record.status = "failed"

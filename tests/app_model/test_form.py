@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from som_studio.app_model.form import LABELS, DataKey, RunForm, read_data
+from som_studio.app_model.form import DataKey, RunForm, read_data
 from som_studio.config import DataSpec, RunConfig
 from som_studio.session.preflight import CPU_DEVICES, Refusal
 
@@ -93,9 +93,38 @@ def test_a_layout_beyond_the_simulated_devices_suggests_more():
     (r,) = st.refusals
     assert r.field == "layout" and r.remedy == (CPU_DEVICES, 4)
     assert "needs 4 devices" in r.reason and "JAX sees 3 cpu devices" in r.reason
-    assert st.reason.endswith("simulate more with " + LABELS[CPU_DEVICES].format(n=4))
+    assert st.reason == f"Layout: {r.reason}; simulate more with Layout's “simulate” box set to 4 CPU devices"
     assert "--cpu-devices" not in st.reason  # the app names its control, not the CLI's flag
     assert form.edit(cpu_devices=4).runnable
+
+
+def test_a_remedy_is_named_by_the_apps_control_in_the_users_language():
+    from som_studio import i18n
+
+    form = small_form()
+    i18n.install("ko")
+    try:
+        st = form.edit(impl="jax-shardmap-batch", layout="2x2", simulate=True, cpu_devices=3)
+        (r,) = st.refusals
+        assert r.remedy == (CPU_DEVICES, 4) and "--cpu-devices" not in r.reason
+        assert (
+            st.reason
+            == f"장치 배치: {r.reason}; 가상 CPU 장치를 늘리세요: 장치 배치의 “가상” 상자를 CPU 장치 4개로 설정"
+        )
+    finally:
+        i18n.install("en")
+
+
+def test_the_app_renders_the_remedy_it_is_given_and_reads_no_words_back():
+    from som_studio.app_model.form import app_text
+
+    # A remedy is a value; words that merely look like one are a reason's own, shown as they are.
+    assert app_text(Refusal("layout", "too few", (CPU_DEVICES, 8))) == (
+        "Layout: too few; simulate more with Layout's “simulate” box set to 8 CPU devices"
+    )
+    assert app_text(Refusal("layout", "too few; simulate more with --cpu-devices 8")) == (
+        "Layout: too few; simulate more with --cpu-devices 8"
+    )
 
 
 def test_devices_seen_hold_for_the_setting_they_were_seen_with():
@@ -105,6 +134,39 @@ def test_devices_seen_hold_for_the_setting_they_were_seen_with():
     assert form.state.refusals[0].field == "layout"  # one device seen, two needed
     form.edit(simulate=True, cpu_devices=2)
     assert form.state.runnable and form.known_device_count() is None and form.devices_info() is None
+
+
+def test_missing_values_are_refused_once_by_the_preflight(tmp_path, register_impl):
+    from som_studio.core import registry
+    from som_studio.session.preflight import preflight
+
+    impl = register_impl("test-no-missing", registry.get("numpy-batch").factory)
+    table = tmp_path / "holes.csv"
+    table.write_text("a,b\n1,2\n3,\n5,6\n7,8\n")
+    form = small_form(grid="3x2", file=True, path=str(table))
+    st = form.data_read(form.state.data_needed, read_data(form.state.data_needed))
+    assert st.runnable and st.missing
+    st = form.edit(impl=impl.name)
+    assert st.refusals == tuple(preflight(st.candidate, data_shape=(4, 2), missing=True))
+    (r,) = st.refusals
+    assert r.field == "impl" and st.reason == f"Implementation: {r.reason}"
+    assert "missing values" in r.reason
+
+
+def test_a_variant_of_the_forms_configuration_is_judged_by_the_preflight():
+    # What a comparison runs: the form's configuration with another implementation.
+    form = small_form(layout="2x2")  # numpy-batch runs on one device: the layout is not its
+    base = form.state.config
+    assert form.state.runnable and form.judge(base) == ()
+    pmap = base.replace(impl="jax-pmap-batch")
+    (r,) = form.judge(pmap)
+    assert r == Refusal(
+        "layout",
+        "jax-pmap-batch is data-parallel only (it replicates the map on every device), so the layout's "
+        "map size must be 1; got 2x2: use 4x1 instead",
+    )
+    big = form.edit(grid="32768x32768", samples=100_000_000).candidate
+    assert [r.field for r in form.judge(big.replace(impl="numpy-online", epochs=None, steps=5))] == ["memory"]
 
 
 def test_memory_beyond_the_machine_is_refused_with_the_estimate():

@@ -20,11 +20,11 @@ def test_live_run_progress_and_time():
     # 0.5 s for 250 steps: 1.5 s for the 750 left.
     assert live.time_text(102.0) == "elapsed   2.0 s   ETA   1.5 s   250/1,000"
     assert live.time_text(103.0, running=False) == "elapsed   3.0 s"
-    assert live.failed("boom") == "Failed: boom"
+    assert live.failed(_record("numpy-online", "failed", "boom")) == "Failed: boom"
 
 
-def _record(impl: str, status: str = "ok") -> RunRecord:
-    return RunRecord(impl=impl, kind="batch", config={"grid": [4, 3]}, status=status)
+def _record(impl: str, status: str = "ok", message: str = "") -> RunRecord:
+    return RunRecord(impl=impl, kind="batch", config={"grid": [4, 3]}, status=status, message=message)
 
 
 def test_run_list_names_ticks_and_exports(tmp_path):
@@ -50,31 +50,40 @@ def test_a_layout_the_workers_devices_cannot_hold_names_the_apps_control():
     """The worker's session refuses as the CLI words it; the app's status, list and tooltip say it its way."""
     from som_studio.app_model.form import LABELS
     from som_studio.app_model.runs import run_tooltip
-    from som_studio.config import DataSpec
+    from som_studio.config import DataSpec, Refusal
     from som_studio.session.session import Session, run_to_completion
 
     cfg = RunConfig(impl="jax-shardmap-batch", width=5, height=4, data=DataSpec(samples=9), epochs=2, layout="16x8")
     record = run_to_completion(Session(cfg))
     assert record.status == "failed" and "--cpu-devices 128" in record.message  # the CLI's words
+    # The refusal travels as a value beside the message: nothing reads the message back.
+    assert isinstance(record.refusal, Refusal) and record.refusal.field == "layout"
+    assert record.refusal.remedy == ("cpu_devices", 128) and "--cpu-devices" not in record.refusal.reason
+    assert "refusal" not in record.to_dict()  # the JSON keeps its fields
     app_control = LABELS["cpu_devices"].format(n=128)
     run = StoredRun(record=record, name="refused", created="2026-11-23T14:00:00")
-    for text in (LiveRun.failed(record.message), run_tooltip(run), " ".join(row_texts(run))):
+    for text in (LiveRun.failed(record), run_tooltip(run), " ".join(row_texts(run))):
         assert "--cpu-devices" not in text and app_control in text, text
-    assert LiveRun.failed(record.message).startswith("Failed: Layout: layout 16x8 needs 128 devices")
-    assert LiveRun.failed("boom: no field") == "Failed: boom: no field"  # other messages keep their words
+    assert LiveRun.failed(record).startswith("Failed: Layout: layout 16x8 needs 128 devices")
+    # Other messages keep their words, those that look like a field's included.
+    assert LiveRun.failed(_record("numpy-batch", "failed", "boom: no field")) == "Failed: boom: no field"
+    assert LiveRun.failed(_record("numpy-batch", "failed", "layout: as written")) == "Failed: layout: as written"
 
 
 def test_a_worker_speaking_korean_has_its_layout_remedy_named_as_the_apps_control():
-    """The worker speaks the app's language: its Korean remedy is found and named as the app's control."""
+    """The worker speaks the app's language: its Korean refusal is named by the app's Korean controls."""
     from som_studio import i18n
     from som_studio.app_model.form import LABELS, app_message
-    from som_studio.config import remedy_text
+    from som_studio.config import DataSpec
+    from som_studio.session.session import Session, run_to_completion
 
+    cfg = RunConfig(impl="jax-shardmap-batch", width=5, height=4, data=DataSpec(samples=9), epochs=2, layout="16x8")
     i18n.install("ko")
     try:
-        worker_says = "layout: " + "16x8 > 8" + remedy_text(("cpu_devices", 128))
-        assert "--cpu-devices 128" in worker_says and "가상" in worker_says
-        text = app_message(worker_says)
+        record = run_to_completion(Session(cfg))
+        assert "--cpu-devices 128" in record.message and "가상" in record.message  # the CLI's words, in Korean
+        text = app_message(record)
+        assert text.startswith(i18n._(LABELS["layout"]) + ": ") and "가상" in text
         assert "--cpu-devices" not in text and i18n._(LABELS["cpu_devices"]).format(n=128) in text, text
     finally:
         i18n.install("en")

@@ -94,3 +94,18 @@ def test_a_text_column_not_named_is_refused_alike(tmp_path):
         f"Data: {table}: non-numeric value 'x' at row 2, column 3 ('kind'): a text column can be the labels "
         "(Label column kind), left out (Ignore kind) or carried through (ID column kind)"
     )
+
+
+@pytest.mark.test_devices
+def test_the_cli_names_the_remedy_by_its_flag(capsys):
+    from som_studio import cli
+
+    assert cli.main(["bench", "--impl", "jax-shardmap-batch", "--layout", "4x4", "--grid", "8x6"]) == 2
+    assert (
+        capsys.readouterr()
+        .err.strip()
+        .endswith(
+            "som-studio bench: error: --layout: layout 4x4 needs 16 devices (4 along data x 4 along map), "
+            "but JAX sees 8 cpu devices; simulate more with --cpu-devices 16"
+        )
+    )

@@ -496,15 +496,21 @@ def test_opening_a_run_already_in_the_list_does_not_add_it_twice(qtbot, window, 
 
 def test_a_layout_refused_in_the_worker_names_the_apps_control(window):
     from som_studio.app_model.form import LABELS
+    from som_studio.config import Refusal
     from som_studio.session.record import RunRecord
 
-    # What the worker's session writes when its devices cannot hold the layout (the CLI's words).
-    message = (
-        "layout: layout 4x2 needs 8 devices (4 along data x 2 along map), but JAX sees 1 cpu device; "
-        "simulate more with --cpu-devices 8"
+    # What the worker's session sends when its devices cannot hold the layout: the message in the
+    # CLI's words, and the refusal as a value beside it.
+    refusal = Refusal(
+        "layout",
+        "layout 4x2 needs 8 devices (4 along data x 2 along map), but JAX sees 1 cpu device",
+        ("cpu_devices", 8),
     )
-    record = RunRecord(impl="jax-shardmap-batch", kind="batch", config={}, status="failed", message=message)
-    window.controller.run_failed.emit(message, record)
+    record = RunRecord(
+        impl="jax-shardmap-batch", kind="batch", config={}, status="failed", message=str(refusal), refusal=refusal
+    )
+    assert record.message.endswith("simulate more with --cpu-devices 8")
+    window.controller.run_failed.emit(record.message, record)
     shown = window.status_label.text()
     assert shown.startswith("Failed: Layout: layout 4x2 needs 8 devices")
     assert "--cpu-devices" not in shown and LABELS["cpu_devices"].format(n=8) in shown

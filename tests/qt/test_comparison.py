@@ -14,7 +14,7 @@ pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
 from PIL import Image
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QObject, Qt, Signal
 
 from som_studio.config import DataSpec, RunConfig
 from som_studio.qt.comparison import ComparisonView
@@ -217,6 +217,53 @@ def test_compare_queue_follows_the_order_ticked(window):
     assert "jax-jit-online → numpy-online" in view.queue_label.text()
     configs, reason = view.compare_configs()
     assert reason == "" and [c.impl for c in configs] == ["jax-jit-online", "numpy-online"]
+
+
+class _Ended(QObject):
+    ended = Signal()  # the controller's run_ended
+
+
+@pytest.mark.parametrize("refused", ["layout", "missing values"])
+def test_the_compare_queue_refuses_what_the_preflight_refuses(qtbot, tmp_path, register_impl, refused) -> None:
+    # The view judges each run as the Run form judges its own configuration, before any trains.
+    from som_studio.app_model.form import RunForm, app_text, read_data
+    from som_studio.core import registry
+
+    no_missing = register_impl("test-no-missing", registry.get("numpy-batch").factory)  # before the picker lists it
+    form = RunForm()
+    if refused == "layout":
+        # numpy-batch runs on one device and takes any layout; jax-pmap-batch splits no map.
+        form.edit(impl="numpy-batch", grid="4x3", samples=20, iterations=2, layout="2x2")
+        other = "jax-pmap-batch"
+    else:
+        table = tmp_path / "holes.csv"
+        table.write_text("a,b\n1,2\n3,\n5,6\n7,8\n")
+        st = form.edit(impl="numpy-batch", grid="3x2", iterations=2, file=True, path=str(table))
+        form.data_read(st.data_needed, read_data(st.data_needed))
+        other = no_missing.name
+    assert form.state.runnable, form.state.reason
+    launched: list[RunConfig] = []
+    ended = _Ended()
+    view = ComparisonView(
+        RunsModel(RunHistory(tmp_path / "history")),
+        launch=lambda cfg: launched.append(cfg) or "",
+        ended=ended.ended,
+        base_config=lambda: form.state.config,
+        iterations=form.counts,
+        judge=form.judge,
+    )
+    qtbot.addWidget(view)
+    errors: list[str] = []
+    view.show_error = lambda _title, text: errors.append(text)
+    view.set_ticked_impls(["numpy-batch", other])
+    (refusal,) = form.judge(form.state.config.replace(impl=other))
+    assert refused in refusal.reason
+    assert view.compare_configs() == ([], f"{other}: {app_text(refusal)}")
+    assert not view.compare_ticked() and launched == [] and errors == [f"{other}: {app_text(refusal)}"]
+    view.set_ticked_impls(["numpy-batch"])
+    assert view.compare_ticked() and [c.impl for c in launched] == ["numpy-batch"]
+    ended.ended.emit()
+    assert not view.queue.active
 
 
 def test_stop_during_a_comparison_stops_the_comparison(qtbot, window):

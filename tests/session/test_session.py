@@ -258,3 +258,20 @@ def _final_map(events):
     from som_studio.session.events import Snapshot
 
     return [ev for ev in events if isinstance(ev, Snapshot)][-1].map
+
+
+def test_missing_values_are_judged_by_the_preflight(small_config, register_impl):
+    # Every built-in implementation trains on missing values; one that does not is refused by
+    # the one preflight (the session, the form and the comparison queue ask it alike).
+    from som_studio.core import registry
+    from som_studio.session.preflight import preflight
+
+    impl = register_impl("test-no-missing", registry.get("numpy-batch").factory)
+    cfg = small_config.replace(impl=impl.name, epochs=1)
+    assert preflight(cfg) == preflight(cfg, missing=False) == []
+    (refusal,) = preflight(cfg, missing=True)
+    assert refusal.field == "impl" and "does not train on data with missing values" in refusal.reason
+    holed = np.random.default_rng(0).random((40, 3))
+    holed[::3, 1] = np.nan
+    record = run_to_completion(Session(cfg, data=holed, snapshot_interval_s=None, quality_points=0))
+    assert record.status == "failed" and record.refusal == refusal and record.message == str(refusal)

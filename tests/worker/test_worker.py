@@ -93,6 +93,16 @@ def test_a_fake_implementation_reaches_the_worker_through_the_registry():
     assert len(failed) == 1 and "the test's engine broke at its first chunk" in failed[0].record.message
 
 
+def test_a_refusal_crosses_the_pipe_as_a_value():
+    # The worker's devices cannot hold the layout: the app gets the refusal itself, not only its words.
+    cfg = RunConfig(impl="jax-shardmap-batch", width=6, height=5, data=DataSpec(samples=40), epochs=3, layout="2x2")
+    out = _run(RunRequest(cfg, cpu_devices=2))
+    (failed,) = [x.event for x in out if isinstance(x, m.EventMessage) and isinstance(x.event, Failed)]
+    refusal = failed.record.refusal
+    assert refusal is not None and refusal.field == "layout" and refusal.remedy == ("cpu_devices", 4)
+    assert failed.record.message == str(refusal) and failed.record.message.endswith("--cpu-devices 4")
+
+
 def test_send_writes_what_receive_reads():
     r, w = multiprocessing.Pipe(duplex=False)
     send(w, m.SetView("rgb"))

@@ -34,7 +34,7 @@ class SummaryModel(QAbstractTableModel):
         self.beginResetModel()
         self._rows = report.summary_rows() if report else []
         self._values = report.summary_values() if report else []
-        self._messages = [app_message(r.record.message) for r in report.runs] if report else []
+        self._messages = [app_message(r.record) for r in report.runs] if report else []
         self.endResetModel()
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008

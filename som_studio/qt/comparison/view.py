@@ -9,7 +9,7 @@ uses. It also runs ticked implementations one after another
 (:class:`~.queue.CompareQueue`) through the few callables it is given.
 
 Its interface to the window is narrow: it is given the run list and, to run a
-comparison, ``launch``/``ended``/``stop``/``base_config``/``iterations``; it
+comparison, ``launch``/``ended``/``stop``/``base_config``/``iterations``/``judge``; it
 offers :attr:`ComparisonView.menu` (the Compare menu) and the signals
 ``status`` and ``show_requested``.
 
@@ -18,7 +18,7 @@ Threads: everything here runs in the GUI thread.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +41,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from som_studio.app_model.form import app_text
 from som_studio.comparison import EXPORTS, Comparison, Exporter, ExportError, compare
-from som_studio.config import ConfigError, RunConfig
+from som_studio.config import Refusal, RunConfig
 from som_studio.core import registry
 from som_studio.qt import dialogs
 from som_studio.qt.comparison.queue import CompareQueue, ImplementationPicker
@@ -50,6 +51,7 @@ from som_studio.qt.comparison.summary import SummaryModel
 from som_studio.qt.comparison.texts import CHARTS, notes_html, translate
 from som_studio.qt.runs import RunsModel
 from som_studio.report.writers import OutputError
+from som_studio.session.preflight import preflight
 from som_studio.storage import StoredRun
 
 
@@ -63,6 +65,8 @@ class ComparisonView(QWidget):
     ended, stop : the controller's ``run_ended`` signal and its ``stop``.
     base_config : the configuration compared runs share (the Run panel's), or ``None`` when invalid.
     iterations : steps/epochs per kind to use for implementations of the other kind.
+    judge : the refusals of one configuration (the Run form's preflight, on its data and
+        devices); by default the preflight of what needs neither.
     """
 
     selection_changed = Signal()
@@ -77,6 +81,7 @@ class ComparisonView(QWidget):
         stop: Callable[[], None] | None = None,
         base_config: Callable[[], RunConfig | None] | None = None,
         iterations: Callable[[], dict[str, int]] | None = None,
+        judge: Callable[[RunConfig], Sequence[Refusal]] | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -85,6 +90,7 @@ class ComparisonView(QWidget):
         self.report: Comparison | None = None
         self._base_config = base_config
         self._iterations = iterations
+        self._judge = judge or preflight
         self.error_dialog: QMessageBox | None = None
         self._queue_ids: list[str] = []  # runs recorded while the compare queue ran
         self.queue = CompareQueue(launch, ended, stop or (lambda: None), self) if launch and ended is not None else None
@@ -241,10 +247,10 @@ class ComparisonView(QWidget):
             cfg = base.replace(
                 impl=name, steps=n if impl.kind == "online" else None, epochs=n if impl.kind == "batch" else None
             )
-            try:
-                cfg.validate(impl.kind)
-            except ConfigError as exc:
-                return [], f"{name}: {exc}"
+            # Refused here, every run before any trains, as the form refuses its own configuration.
+            refused = self._judge(cfg)
+            if refused:
+                return [], f"{name}: {app_text(refused[0])}"
             out.append(cfg)
         return out, ""
 
