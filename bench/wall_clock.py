@@ -5,8 +5,8 @@ final event. A whole ``bench`` process is those runs plus the process's own
 start-up (Python, SOM Studio's imports, JAX's devices) and its last words (the
 table, the JSON). This script times, side by side in one go:
 
-1. the start-up alone: a fresh process that imports what ``bench`` imports and
-   starts JAX's devices, then exits;
+1. the start-up alone: a fresh process that imports what ``bench`` imports, then
+   exits (JAX starts inside the first JAX run, in its ``data`` phase);
 2. the whole ``som-studio bench ... --json FILE`` process, from outside;
 
 and prints the outside time beside the sum of the runs' ``wall_s`` plus the
@@ -31,10 +31,9 @@ from pathlib import Path
 from _common import ROOT, fmt_s, table
 
 DEFAULT = ["--impl", "numpy-batch,jax-fused-batch,jax-scan-online", "--grid", "60x34", "--epochs", "20"]
-STARTUP = (
-    "import som_studio.commands.bench, som_studio.session.session;"
-    " from som_studio.core import jax_runtime; jax_runtime.jax().devices()"
-)
+# What the process does before its first run starts: Python and SOM Studio's imports. JAX starts
+# inside the first JAX run (its data phase), so it is not start-up here.
+STARTUP = "import som_studio.cli, som_studio.commands.bench, som_studio.session.session"
 
 
 def timed(cmd: list[str]) -> float:
