@@ -62,7 +62,7 @@ class Refusal:
     @classmethod
     def from_error(cls, exc: ConfigError) -> Refusal:
         # The core's layout message carries the CLI's remedy apart, so that the app
-        # can name its own control instead (issue 14: the app named a flag).
+        # can name its own control instead (a command-line flag means nothing in the app).
         return cls(exc.field, exc.reason, exc.remedy)
 
 
