@@ -1,4 +1,4 @@
-"""The test suite never writes into the real home folder (issue 14): each test has its own."""
+"""The test suite never writes into the real home folder: each test has its own."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The compact chunk store reads like the list of Chunk it replaces (issue 14)."""
+"""The compact chunk store reads like a list of Chunk."""
 
 from __future__ import annotations
 
