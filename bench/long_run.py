@@ -5,9 +5,9 @@
 Runs ``bench/soak.py --iterations N`` for N = 1,000,000 and 100,000,000 (the
 real app on a virtual display, live views on, each run stopped after M
 minutes) and prints each one's resident memory at the end and at its most,
-side by side, with the ratio 100M / 1M (issue 14: within 10 %). Before
-schedules and the sample order came a block at a time, the 100M run's worker
-held ~1.6 GB of them before its first step.
+side by side, with the ratio 100M / 1M (the target: within 10 %). Schedules
+and the sample order come a block at a time: made for the whole run at once,
+the 100M run's worker would hold ~1.6 GB of them before its first step.
 """
 
 from __future__ import annotations

@@ -3,9 +3,9 @@
 A finished 1024x1024 map (hex and rect, 3 features, hits known) is shown in a
 map view; for each view (U-matrix, planes grid, hits) it prints, side by side:
 
-* ``before``: drawing the view on the GUI thread, as the map view did before
-  (``picture.make_frame`` then ``show_frame``, then one paint);
-* ``GUI now``: the GUI thread's share now: the choice returning (the picture is
+* ``before``: drawing the whole view on the GUI thread, the cost a map view
+  without a jobs thread would pay (``picture.make_frame`` then ``show_frame``, then one paint);
+* ``GUI now``: the GUI thread's share with the jobs thread: the choice returning (the picture is
   drawn on the map view's jobs thread) plus setting the finished picture and one paint;
 * ``drawn``: the jobs thread's time, off the GUI thread;
 * the hover read-out and a click's details on that map (GUI thread).

@@ -3,7 +3,7 @@
     .venv/bin/python bench/qt_loop.py --runs 10
     .venv/bin/python bench/qt_loop.py --runs 100 --json qt_loop.json --keep-going
 
-Issue 14 saw one pytest-qt fatal error in about 40 full runs. Each run here is
+A flake as rare as one pytest-qt fatal error in 40 full runs needs many runs to show. Each run here is
 ``python -X faulthandler -m pytest tests/qt`` in a new interpreter (a crash
 takes only its own run down); the script reports how many consecutive runs
 passed, the longest streak, and, for every failed run, its exit status (a

@@ -9,7 +9,7 @@ comparison view::
     xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python bench/screenshot.py \
         resources/screenshot.png resources/compare-screenshot.png
 
-The Korean ones (issue 14): the app as ``som-studio --lang ko`` starts it, at 1600x1000,
+The Korean ones: the app as ``som-studio --lang ko`` starts it, at 1600x1000,
 comparing two implementations::
 
     xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python bench/screenshot.py --lang ko \

@@ -8,7 +8,7 @@ panel, measures its speed with a short first run, then starts one run long
 enough to last M minutes with the live views on (map, timings, quality) and
 stops it at M minutes. Every ~10 s this process reads the resident set of the
 app and of its worker process from ``/proc`` (no sampling code runs inside the
-measured processes) and writes (issue 14's contract)::
+measured processes) and writes::
 
     {"samples": [{"t_s": ..., "app_rss_mb": ..., "worker_rss_mb": ...}, ...]}
 

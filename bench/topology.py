@@ -7,7 +7,7 @@ toroid needs an even height) and rect planar with 10 % of the values missing
 (NaN, every row keeping a known feature). Every variant is warmed up (compiled)
 first, then one chunk of each is timed in turn, ``--chunks`` times (so drift
 on a shared machine hits every variant alike); the median seconds per
-iteration and its ratio to the base are printed. Issue 13's
+iteration and its ratio to the base are printed. The
 targets: hex <= 1.5x, toroid <= 1.1x, missing values <= 1.5x.
 
     python bench/topology.py                # the playbook workload

@@ -48,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="use JAX's CPU backend with N simulated devices (1-1024), even where a GPU "
         "exists: try device layouts without a cluster",
     )
-    p.add_argument(  # issue 14: read before parsing by i18n.language_flag; here for --help and to be accepted
+    p.add_argument(  # read before parsing by i18n.language_flag; declared here for --help and to be accepted
         "--lang",
         metavar="ko|en",
         help="the language of messages: ko (Korean) or en (English); default: $SOM_STUDIO_LANG, "
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     from som_studio.commands.common import CommandError
 
     raw = list(sys.argv[1:] if argv is None else argv)
-    # i18n (issue 14): the language before anything is parsed, so flag-value errors are in it too.
+    # i18n: the language before anything is parsed, so flag-value errors are in it too.
     from som_studio import i18n
     from som_studio.i18n import _
 

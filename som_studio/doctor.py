@@ -128,7 +128,7 @@ class Facts:
     #: Whether the app could open a window here (:func:`som_studio.display.check_display`).
     display_check: DisplayCheck | None = None
     #: The language the report speaks (``en``/``ko``), and the font families with Hangul
-    #: (``None``: not known here, no fontconfig): Korean needs one (issue 14).
+    #: (``None``: not known here, no fontconfig): Korean needs one.
     language: str = "en"
     hangul_fonts: tuple[str, ...] | None = None
 
@@ -495,7 +495,7 @@ def diagnose(f: Facts) -> list[Finding]:
     # Precision: settings that change float32 products.
     out.extend(_precision_findings(f))
 
-    # Korean needs a font with Hangul (issue 14): said where the user reads Korean.
+    # Korean needs a font with Hangul: said where the user reads Korean.
     font = _font_finding(f)
     if font is not None:
         out.append(font)

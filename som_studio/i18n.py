@@ -9,7 +9,7 @@ the package, the catalogues work from a plain checkout (``PYTHONPATH=.``), an
 editable install and a wheel alike. The widgets translate with Qt's ``tr()`` and
 ``.ts``/``.qm`` catalogues (:mod:`som_studio.qt.i18n`).
 
-Which language (issue 14's contract), first match wins:
+Which language, first match wins:
 
 1. the global ``--lang ko|en`` flag;
 2. the app's *View > Language* choice, remembered in its settings (the app only);

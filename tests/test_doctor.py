@@ -313,7 +313,7 @@ def test_command_exits_0_on_warnings_only(tmp_path):
     assert "[warning] no display" in proc.stdout and "0 errors, 2 warnings." in proc.stdout
 
 
-# -- precision policy (issue 11) --------------------------------------------------------
+# -- precision policy -------------------------------------------------------------------
 def test_precision_policy_is_stated_and_its_overrides_warned_about():
     facts = doctor.collect(spark())
     fs = doctor.diagnose(facts)
@@ -359,7 +359,7 @@ def test_a_process_som_studio_started_keeps_preallocation_as_its_default(tmp_pat
     assert out.stdout.split() == ["False", "False"], out.stderr
 
 
-# -- issue 14: the report in Korean, and a Hangul font for it ------------------------------------
+# -- the report in Korean, and a Hangul font for it ----------------------------------------------
 @pytest.fixture
 def korean():
     from som_studio import i18n

@@ -1,4 +1,4 @@
-"""Korean and English in the Qt-free layers: which language, the catalogue, Hangul fonts (issue 14)."""
+"""Korean and English in the Qt-free layers: which language, the catalogue, Hangul fonts."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """How long a configuration will take, from the kept runs of the same problem.
 
-A restored configuration can be a four-minute run one Ctrl+R away (issue 14):
+A restored configuration can be a four-minute run one Ctrl+R away:
 the run panel says how long it will take before it starts. The estimate is
 the most recent kept run of the same problem on the same implementation,
 layout and precision (what sets the time of one iteration): its compile time

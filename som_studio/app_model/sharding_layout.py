@@ -1,7 +1,7 @@
 """Which device holds which part of a run's arrays, by arithmetic on the layout (Qt-free).
 
 Produces the sharding description format of ``som-studio devices --layout
-DATAxMAP --grid WxH --json`` (issue 4): ``{"layout", "devices": [{"id",
+DATAxMAP --grid WxH --json``: ``{"layout", "devices": [{"id",
 "kind"}], "arrays": {"map": {"shape", "shards": [{"device", "index",
 "replica"}], "bytes_per_device"}, "data": {...}}}``.
 

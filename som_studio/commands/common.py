@@ -95,7 +95,7 @@ def add_run_options(p: argparse.ArgumentParser, *, baseline_default: str) -> Non
     g.add_argument(
         "--scale", action="store_true", help="min-max scale each feature of --data to [0, 1] (--scaling minmax)"
     )
-    # -- issue 13: map topology, initialisation and data tables --
+    # -- map topology, initialisation and data tables --
     g.add_argument("--topology", choices=cfgmod.TOPOLOGIES, default="rect", help="lattice; default %(default)s")
     g.add_argument("--toroid", action="store_true", help="wrap the map on both axes (hex: needs an even height)")
     g.add_argument(

@@ -1,7 +1,7 @@
 """Initial maps and the default map size for a data set.
 
 * ``random``: each feature uniform between its smallest and largest value
-  (today's initialisation, the default for generated colours);
+  (the default for generated colours);
 * ``pca``: the map spans the first two principal components, as the SOM
   Toolbox's ``lininit``: unit coordinates run from -1 to 1 along each side and
   each side follows one component scaled by its standard deviation, the larger
@@ -124,7 +124,7 @@ def initial_map(
         if np.isnan(data).any():
             lo, hi = np.nanmin(data, axis=0), np.nanmax(data, axis=0)
         else:
-            # Exactly today's draws: the agreement tests and stored runs depend on them.
+            # These exact draws: the agreement tests and stored runs depend on them.
             lo, hi = data.min(axis=0), data.max(axis=0)
         drawn: np.ndarray = lo + (hi - lo) * rng.random((height, width, data.shape[1]))
         return drawn

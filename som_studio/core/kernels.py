@@ -366,8 +366,8 @@ def gaussian(a: Array, b: Array, sigma: Array, extent: int) -> Array:
 
     The 1-D profile ``exp(-k^2 / sigma^2)``, ``k = 0 .. extent-1``, is computed
     in float64 and rounded once; values below the run precision's smallest
-    normal number are exactly zero (what a GPU's FTZ would make of them, now
-    on every backend). The matrix gathers the profile at ``|a_i - b_j|``.
+    normal number are exactly zero (what a GPU's FTZ would make of them, on
+    every backend alike). The matrix gathers the profile at ``|a_i - b_j|``.
     """
     dtype = a.dtype
     wide = _wide(dtype)

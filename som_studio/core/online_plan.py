@@ -67,8 +67,8 @@ class OnlinePlan:
 def choose(backend: str, units: int, features: int) -> OnlinePlan:
     """The plan for a map of ``units`` units with ``features`` features on ``backend``.
 
-    On the CPU, today's one step per trip with the row-wise argmin (measured
-    there: more steps per trip are no faster, see the commit that added this).
+    On the CPU, one step per trip with the row-wise argmin (measured there:
+    more steps per trip are no faster).
     On an accelerator, one fused argmin over all units, and ``K`` steps per trip
     while a step is short next to the loop's own cost.
     """

@@ -157,7 +157,7 @@ register(
     )
 )
 
-# -- issue 3: the fast implementations -----------------------------------------------
+# -- the fast implementations --------------------------------------------------------
 register(
     Implementation(
         name="jax-fused-batch",
@@ -188,7 +188,7 @@ register(
     )
 )
 
-# -- issue 4: the sharded batch implementations -----------------------------------
+# -- the sharded batch implementations --------------------------------------------
 register(
     Implementation(
         name="jax-pmap-batch",

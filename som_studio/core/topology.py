@@ -13,7 +13,7 @@ which is why a hex toroid needs an even height. The Gaussian neighbourhood is
 ``exp(-dx^2 / sigma_x^2) * exp(-dy^2 / sigma_y^2)``: separable on a rect map, and
 on a hex map once the rows are split by parity.
 
-Adjacency (topographic error, U-matrix): ``rect`` keeps the rules of today (TE:
+Adjacency (topographic error, U-matrix): ``rect`` follows the square grid (TE:
 the 8 surrounding units; U-matrix: the 4 edge neighbours); ``hex``: the 6
 touching units. A toroid wraps both.
 """
@@ -95,7 +95,7 @@ def neighbourhood(
     offset depends only on its column and its row's parity, so the map is
     ``hy[r] * hx[r mod 2][c]``: ``height + 2 * width`` exponentials instead of
     two per unit. The factors are rounded in ``dtype`` before their product,
-    as the rect-planar reference has always done.
+    as the rect-planar reference rounds them, so that every lattice agrees with it.
     """
     dt = np.dtype(dtype)
     hexa = topology == "hex"

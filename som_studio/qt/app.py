@@ -89,7 +89,7 @@ def main(args: argparse.Namespace | None = None) -> int:
     QApplication.setApplicationDisplayName("SOM Studio")  # a QGuiApplication static, as are the two above
     cpu_devices = getattr(args, "cpu_devices", None) if args is not None else None
     settings = Settings()
-    # i18n (issue 14): --lang, else View > Language, else the environment; Qt's strings, a Hangul font.
+    # i18n: --lang, else View > Language, else the environment; Qt's strings, a Hangul font.
     from som_studio.qt.i18n import apply_language
 
     apply_language(app, getattr(args, "lang", None), settings)

@@ -87,7 +87,7 @@ class RunController(QObject):
         self._started: Started | None = None
         self._compile_s = 0.0
         self._compiled = False
-        self._chunks = ChunkLog()  # every chunk, 24 bytes each: a run of hours stays small (issue 14)
+        self._chunks = ChunkLog()  # every chunk, 24 bytes each: a run of hours stays small
         self._history: list[dict[str, float]] = []
         self._terminal = False
         self._error_text = ""

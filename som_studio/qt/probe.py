@@ -85,10 +85,10 @@ class DeviceProbe(QObject):
         """End the probe now: kill its process, wait for the reader thread to finish, free both.
 
         The waits are not bounded, as the run controller's are not: once the process is killed its
-        sentinel ends the reader within one poll. A bounded wait (2 s) that gave up on a loaded
-        machine went on to delete a running QThread, which Qt answers with a fatal error ("QThread:
-        Destroyed while thread is still running", SIGABRT: the Qt tier's rare crash), and closed the
-        process under the reader's last ``join``.
+        sentinel ends the reader within one poll. A bounded wait (2 s) that gives up on a loaded
+        machine goes on to delete a running QThread, which Qt answers with a fatal error ("QThread:
+        Destroyed while thread is still running", SIGABRT), and closes the process under the
+        reader's last ``join``.
         """
         proc, reader = self._process, self._reader
         if proc is not None and proc.is_alive():

@@ -1,7 +1,7 @@
 """Every chunk of a run, stored compactly: 24 bytes a chunk instead of ~150.
 
 The record keeps every chunk (the JSON's ``timings.chunks`` contract), so its
-memory grows with the run; issue 14 asks for it "stored compactly". A list of
+memory grows with the run, and a run of hours needs it stored compactly. A list of
 ``Chunk`` dataclasses costs an object, two ints and a float per chunk (the
 tracemalloc of a 6-minute ``bench/soak.py`` traced ~100 bytes a chunk in the
 app's controller alone, 22 chunks a second). :class:`ChunkLog` keeps three

@@ -1,7 +1,7 @@
 """Bounded histories for the live views: the whole run stays visible in fixed memory.
 
 A live plot that appends one point per chunk grows without end over an
-hours-long run (issue 14 measured the app at +0.65 MB a minute). A
+hours-long run (the app, measured: +0.65 MB a minute). A
 :class:`MinMaxSeries` keeps the newest points exactly and folds older ones into
 buckets that remember only their lowest and highest point, the way pyqtgraph's
 "peak" downsampling draws a long curve: spikes survive, the envelope of the run

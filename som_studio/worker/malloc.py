@@ -15,8 +15,8 @@ made before JAX starts its threads, keep it flat (docs/benchmarks.md,
   new size into the arenas for good;
 - ``malloc_trim`` every 30 s from the sender thread (a few ms).
 
-The other step, ~8 MB when the quality program compiled at the run's first
-quality point, is gone because the session now compiles it before training.
+The other step, ~8 MB when the quality program compiles at the run's first
+quality point, is avoided: the session compiles it before training.
 
 Elsewhere than glibc (macOS, musl) these are no-ops.
 """

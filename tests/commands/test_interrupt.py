@@ -1,4 +1,4 @@
-"""Ctrl-C during ``bench`` and ``compare`` (issue 14): a real SIGINT in each phase of a run.
+"""Ctrl-C during ``bench`` and ``compare``: a real SIGINT in each phase of a run.
 
 Exit status 130, and the table, ``--json`` and the report still written with the
 finished runs and the interrupted run as ``"status": "cancelled"``. The phase is

@@ -1,4 +1,4 @@
-"""The commands under ``--lang ko``: refusals, flag-value errors and the bench table read in Korean (issue 14)."""
+"""The commands under ``--lang ko``: refusals, flag-value errors and the bench table read in Korean."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Speed-ups only between runs of the same problem; runs grouped by problem; simulated devices said (issue 14)."""
+"""Speed-ups only between runs of the same problem; runs grouped by problem; simulated devices said."""
 
 from __future__ import annotations
 

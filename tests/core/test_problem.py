@@ -30,7 +30,7 @@ def test_blocks_hold_the_whole_runs_numbers(kind, monkeypatch):
     blocks = [s.block(i) for i in range(6)]
     assert [b.size for b in blocks] == [7, 7, 7, 7, 7, 3]
     assert all(b.sigma_x.shape == (7,) for b in blocks)  # the last one padded: one compiled shape
-    # The numbers a whole-run array held before blocks (the same seeded stream, the same formula).
+    # The numbers of one whole-run array, block by block (the same seeded stream, the same formula).
     cfg = p.config
     (sx0, _), (sx1, _) = cfg.sigmas
     np.testing.assert_array_equal(

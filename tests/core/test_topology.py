@@ -108,7 +108,7 @@ def test_batch_with_missing_values_averages_known_values_per_feature():
 
 
 def test_an_implementation_without_the_capabilities_refuses_hex_toroid_and_missing_values_clearly():
-    # Every built-in implementation trains every lattice and missing values now; the
+    # Every built-in implementation trains every lattice and missing values; the
     # refusal stays for one that does not declare them (the protocol's defaults).
     impl = dataclasses.replace(registry.get("jax-vmap-batch"), topologies=("rect",), toroid=False, missing_values=False)
     assert "hex" in impl.refusal("hex")

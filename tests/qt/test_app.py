@@ -418,7 +418,7 @@ def test_damaged_settings_and_runs_are_named_and_the_app_starts(qtbot, damaged_f
     assert settings_file.read_bytes() == before  # a newer version's file is left as it is
 
 
-# -- rough edges (issue 14) -----------------------------------------------------------------------
+# -- rough edges ---------------------------------------------------------------------------------
 def test_a_first_start_opens_on_a_jax_implementation_with_pause_and_stop_off(window):
     assert window.form.state.config is not None and window.form.state.config.impl == "jax-fused-batch"
     assert window.panel.impl.currentData() == "jax-fused-batch"

@@ -1,4 +1,4 @@
-"""The live plots keep a bounded history that still shows the whole run (issue 14)."""
+"""The live plots keep a bounded history that still shows the whole run."""
 
 from __future__ import annotations
 

@@ -142,7 +142,7 @@ def test_save_open_and_export_everything(view, stored, tmp_path) -> None:
     assert panel.save_selected(str(out / "one.somrun"))
     opened = panel.open_runs([str(out / "one.somrun")])
     assert opened[0].id in {r.id for r in view.checked_runs()}
-    # it is the run listed already (issue 14: opening it again adds no duplicate)
+    # it is the run listed already (opening it again adds no duplicate)
     assert len(opened) == 1 and opened[0].id == stored[0].id and len(view.history.runs) == 3
     np.testing.assert_array_equal(opened[0].final_map, stored[0].final_map)
 

@@ -1,4 +1,4 @@
-"""Qt's half of Korean: Qt's own and the app's translators, the Language menu, the font (issue 14)."""
+"""Qt's half of Korean: Qt's own and the app's translators, the Language menu, the font."""
 
 from __future__ import annotations
 

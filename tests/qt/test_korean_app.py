@@ -1,4 +1,4 @@
-"""The app under Korean (issue 14): no English left in the window, its menus, plots, dialogs and comparison.
+"""The app under Korean: no English left in the window, its menus, plots, dialogs and comparison.
 
 Korean is set up as ``som-studio --lang ko`` does (:func:`som_studio.qt.i18n.apply_language`),
 then every widget, action, tooltip, model heading and cell, plot title and axis, and text the

@@ -1,4 +1,4 @@
-"""The PDF report in Korean: a Hangul font is embedded and its text can be extracted (issue 14)."""
+"""The PDF report in Korean: a Hangul font is embedded and its text can be extracted."""
 
 from __future__ import annotations
 

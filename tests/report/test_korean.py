@@ -1,4 +1,4 @@
-"""The comparison report in Korean: headings, tables, flags and explanations (issue 14)."""
+"""The comparison report in Korean: headings, tables, flags and explanations."""
 
 from __future__ import annotations
 

@@ -55,7 +55,7 @@ def test_noisy_only_when_the_spread_is_real():
     assert not timing.is_noisy(1.0, 1.9, 10)
     assert not timing.is_noisy(1.0, 5.0, timing.FEW_CHUNKS - 1)
     assert not timing.is_noisy(None, 5.0, 10)
-    # Warm-up chunks that were slow per iteration no longer make a steady run noisy.
+    # Warm-up chunks that are slow per iteration do not make a steady run noisy.
     r = RunRecord(impl="x", kind="online", config={})
     r.chunks = [Chunk(0, 1, 1e-4), Chunk(1, 4, 2e-4), Chunk(5, 16, 2e-4)] + [
         Chunk(21 + 10_000 * i, 10_000, 0.04) for i in range(6)

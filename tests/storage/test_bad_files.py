@@ -1,4 +1,4 @@
-"""Files that are not runs, damaged runs and unreadable folders: named, explained, never fatal (issue 14)."""
+"""Files that are not runs, damaged runs and unreadable folders: named, explained, never fatal."""
 
 from __future__ import annotations
 

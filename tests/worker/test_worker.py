@@ -33,7 +33,7 @@ def test_another_version_or_a_stranger_is_refused_by_name():
     with pytest.raises(m.ProtocolError, match="unknown worker message 'Explode'"):
         m.decode((m.PROTOCOL_VERSION, "Explode"))
     with pytest.raises(m.ProtocolError, match="not a worker message"):
-        m.decode("cancel")  # the untyped messages of before
+        m.decode("cancel")  # a bare string, not a versioned tuple
     with pytest.raises(m.ProtocolError, match="malformed SetView"):
         m.decode((m.PROTOCOL_VERSION, "SetView", "rgb", 0, "extra"))
     with pytest.raises(m.ProtocolError):

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 from som_studio.session.decimate import MinMaxSeries
 from som_studio.session.events import QualityMeasured
 
-HISTORY_POINTS = 2000  # issue 14: the most points a curve keeps, whatever the run's length
+HISTORY_POINTS = 2000  # the most points a curve keeps, whatever the run's length
 
 
 class QualityPlot(QWidget):
@@ -20,7 +20,7 @@ class QualityPlot(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        # Bounded (issue 14): old measurements fold into min/max buckets, the whole run stays visible.
+        # Bounded: old measurements fold into min/max buckets, the whole run stays visible.
         self._qe = MinMaxSeries(HISTORY_POINTS)
         self._te = MinMaxSeries(HISTORY_POINTS)
         self.caption = QLabel(self.tr("No run yet"))

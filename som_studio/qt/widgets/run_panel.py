@@ -76,7 +76,7 @@ class RunPanel(QWidget):
 
         rows = QFormLayout()
         rows.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        # Narrow: a label goes above its field rather than being clipped (issue 14: "nplementation").
+        # Narrow: a label goes above its field rather than being clipped ("Implementation" to "nplementation").
         rows.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
 
         self.impl = QComboBox()

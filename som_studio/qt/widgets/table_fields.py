@@ -49,7 +49,7 @@ def _combo(items: tuple[str, ...], tip: str = "") -> QComboBox:
     box = QComboBox()
     box.addItems(items)
     box.setToolTip(tip)
-    # Long column names must not widen the panel (issue 14: it clipped its labels and scrolled sideways).
+    # Long column names must not widen the panel (a panel they widen clips its labels and scrolls sideways).
     box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
     box.setMinimumContentsLength(6)
     return box

@@ -21,7 +21,7 @@ from som_studio.session.events import ChunkTimed
 
 ROLLING = 15  # chunks in the rolling median
 REDRAW_MS = 100
-HISTORY_POINTS = 4000  # issue 14: the most points a curve keeps, whatever the run's length
+HISTORY_POINTS = 4000  # the most points a curve keeps, whatever the run's length
 
 
 def format_seconds(s: float) -> str:
@@ -95,8 +95,8 @@ def reset_range(plot: pg.PlotWidget) -> None:
 
     A run must not inherit the previous run's range: auto-downsampling picks
     its factor from the view's width over the data's spacing, so a handful of
-    epochs drawn in the range of 20,000 steps were thinned to one point, whose
-    zero-width bounds kept the old width around it (an axis from -20,000 to
+    epochs drawn in the range of 20,000 steps would be thinned to one point,
+    whose zero-width bounds keep the old width around it (an axis from -20,000 to
     20,000). A fixed whole-run range is no better: a long run stopped early is
     thinned to nothing.
     """
@@ -114,7 +114,7 @@ class TimingPlot(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        # Bounded (issue 14): old chunks fold into min/max buckets, the whole run stays visible.
+        # Bounded: old chunks fold into min/max buckets, the whole run stays visible.
         self._points = MinMaxSeries(HISTORY_POINTS)
         self._medians = MinMaxSeries(HISTORY_POINTS)
         self._recent: deque[float] = deque(maxlen=ROLLING)

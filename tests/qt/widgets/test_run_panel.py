@@ -86,7 +86,7 @@ def test_a_table_column_is_chosen_from_the_file_and_the_grid_left_to_auto_says_w
     p.table.labels.setCurrentText("kind")
     qtbot.waitUntil(lambda: p.state.runnable, timeout=WAIT_MS)
     assert p.state.config.labels == "kind" and p.grid_info.text().startswith("Grid: ") and p.grid_info.isVisible()
-    # Long descriptions, column names and refusals wrap: the panel never asks for more width (issue 14).
+    # Long descriptions, column names and refusals wrap: the panel never asks for more width.
     p.table.ignore.menu().actions()[0].trigger()
     assert p.form.fields.ignore == ("a",)
     assert p.minimumSizeHint().width() <= 360
