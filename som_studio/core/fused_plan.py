@@ -75,9 +75,10 @@ DIRECT_MAX_FEATURES = 16
 # (whole epochs of jax-fused-batch, 2-core AVX-512 CPU; docs/benchmarks.md, "Kernel
 # plans by shape"): matmul/blocked 0.36 at 10,000 x 3 on 40x30, 0.85 on 100x100,
 # 1.38 on 240x135 (1.74 with the playbook's 1,000 examples); at 8 features 0.21,
-# 0.73, 1.16; from 10 features matmul wins at every size.
+# 0.73, 1.16; from 10 features matmul wins at every size. The edge sits below half
+# the playbook's map, so its map sharded over two devices keeps the blocked search.
 CPU_BLOCKED_MAX_FEATURES = 8
-CPU_BLOCKED_MIN_UNITS = 16_384
+CPU_BLOCKED_MIN_UNITS = 12_000
 # Units per block of the matmul form: each example re-ranks two blocks directly,
 # gathering 2 x block x features numbers, a memory-bound step that outgrows the
 # product's block minima as features grow. About MATMUL_BLOCK_FEATURES / features
