@@ -2,7 +2,8 @@
 # Sets up a project-local virtual environment and runs SOM Studio or its tests.
 #
 #   ./dev.sh app [ARGS...]   set up, then launch `som-studio ARGS...`
-#   ./dev.sh test [ARGS...]  set up, check, then run the test suite (pytest ARGS...)
+#   ./dev.sh test [ARGS...]  set up, check, then run the test suite (pytest ARGS...), on up to
+#                            four worker processes, one per core (`-n 0` after it: one process)
 #   ./dev.sh check           set up, then only the checks: ruff check, ruff format --check, mypy
 #   ./dev.sh env             set up only, print the interpreter in use
 #
@@ -82,11 +83,16 @@ checks() {
     echo "dev.sh: ruff check, ruff format --check, mypy: clean ($((SECONDS - t0)) s)" >&2
 }
 
+# pytest-xdist: one worker per core, at most four (each holds JAX with 8 simulated devices, and
+# the JAX tests use more than one thread). Tests that must not overlap share an xdist_group
+# (--dist loadgroup). Later arguments win: `./dev.sh test -n 0` runs in one process.
+WORKERS=(-n auto --maxprocesses 4 --dist loadgroup)
+
 cmd=${1:-app}
 shift || true
 case "$cmd" in
     app)  setup; exec "$VENV/bin/som-studio" "$@" ;;
-    test) setup; checks; exec "$VENV/bin/python" -m pytest "$@" ;;
+    test) setup; checks; exec "$VENV/bin/python" -m pytest "${WORKERS[@]}" "$@" ;;
     check) setup; checks ;;
     env)  setup; "$VENV/bin/python" -c 'import sys; print(sys.executable, sys.version)' ;;
     *)    echo "usage: ./dev.sh app|test|check|env [ARGS...]" >&2; exit 2 ;;

@@ -2,7 +2,9 @@
 
 Runs before anything imports Qt or JAX: Qt draws offscreen, and JAX's CPU
 backend exposes 8 simulated devices for the sharding tests (the device count is
-fixed per process; tests that need another count start a subprocess).
+fixed per process; tests that need another count start a subprocess). Each
+pytest-xdist worker (``./dev.sh test`` starts one per core) is such a process and
+reads this file first, so each gets the same set-up.
 
 ``SOM_STUDIO_TEST_DEFAULT_BACKEND=1`` runs the Qt-free tiers on JAX's default
 backend instead (a GPU where there is one: ``bench/gpu_check.py`` does so):

@@ -15,6 +15,8 @@ REAL_HOME = Path(pwd.getpwuid(os.getuid()).pw_dir)
 _seen: list[Path] = []
 
 
+# Both attempts in one process (one xdist worker), so the second sees the first's home in _seen.
+@pytest.mark.xdist_group("home-attempts")
 @pytest.mark.parametrize("attempt", [1, 2])
 def test_every_test_has_its_own_temporary_home(attempt, temporary_home) -> None:
     home = Path.home()

@@ -17,9 +17,12 @@ from PySide6.QtGui import QGuiApplication
 from som_studio import i18n, resources
 from som_studio.qt import app as appmod
 
-pytestmark = pytest.mark.qt_log_ignore(
-    "This plugin does not support propagateSizeHints", "This plugin does not support raise"
-)
+pytestmark = [
+    pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints", "This plugin does not support raise"),
+    # These tests listen on, and probe, the same X11 ports (6040-6089) and display numbers: on
+    # two xdist workers at once one would find the other's server where it expects none.
+    pytest.mark.xdist_group("x11-displays"),
+]
 
 
 # -- no display, or one that does not answer ----------------------------------------------------

@@ -22,6 +22,9 @@ from som_studio import cli
 
 WORKER = Path(__file__).with_name("dist_worker.py")
 LIMIT_S = 120
+# Each test starts two JAX processes that must meet within their init timeout: one such pair at a
+# time on a 2-core machine, so their start-up does not also compete with the next test's pair.
+pytestmark = pytest.mark.xdist_group("process-pairs")
 
 
 def _port() -> int:
