@@ -408,10 +408,12 @@ def _faster_after(pay: int | None) -> str:
     return _("{n:,} it").format(n=pay)
 
 
-def format_table(records, baseline: str | None = None, prefer_numpy: bool = False) -> str:
+def format_table(records, baseline: str | None = None, prefer_numpy: bool = False, rest: bool = True) -> str:
     """The runs as a text table, with failures' messages and sharded runs' traffic below it.
 
-    ``baseline`` and ``prefer_numpy`` choose each kind's baseline as :func:`speedups` does.
+    ``baseline`` and ``prefer_numpy`` choose each kind's baseline as :func:`speedups` does; ``rest``:
+    say where a run's wall time went when training is under 80 % of it (``compare`` prints the
+    report's notes, which say it, instead).
     """
     from som_studio.report.content import baseline_index, kind_text, speedup_notes, status_text, where_the_rest_went
     from som_studio.report.content import format_seconds as _fmt_s
@@ -477,10 +479,10 @@ def format_table(records, baseline: str | None = None, prefer_numpy: bool = Fals
     for r in records:
         if r.status != "ok" and r.message:
             lines.append(f"{r.impl}: {r.message}")
-    for r in records:  # the report's rule: training under 80 % of the wall time is explained
-        rest = where_the_rest_went(r)
-        if rest:
-            lines.append(f"{r.impl}: {rest}")
+    for r in records if rest else ():  # the report's rule: training under 80 % of the wall time is explained
+        went = where_the_rest_went(r)
+        if went:
+            lines.append(f"{r.impl}: {went}")
     for r in records:  # the report's rule (report/content.py): over iterations, enough chunks
         if timing.is_noisy(r.median_s, r.p95_s, len(r.chunks)) and r.median_s and r.p95_s:
             lines.append(

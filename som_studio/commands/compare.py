@@ -243,7 +243,8 @@ def train(args: argparse.Namespace, configs: list[Any], snapshots: bool = False)
     except Interrupted as stop:
         records, interrupted = stop.records, True
     text_out = sys.stderr if args.json == STDOUT else sys.stdout  # stdout holds the JSON alone
-    print(format_table(records, args.baseline, prefer_numpy=True), file=text_out)  # the report's baselines
+    # The report's baselines; its notes (printed after) say where each run's wall time went.
+    print(format_table(records, args.baseline, prefer_numpy=True, rest=False), file=text_out)
     runs = [r.stored() for r in recorders[: len(records)]]
     if interrupted:
         raise TrainingInterrupted(runs)
