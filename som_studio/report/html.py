@@ -16,7 +16,7 @@ from som_studio import __version__
 from som_studio.i18n import _, current_language, ngettext
 from som_studio.report.content import Report, status_text
 
-NUMERIC = {"compile", "median / it", "p95 / it", "total", "samples/s", "speed-up", "QE", "TE", "peak memory"}
+NUMERIC = {"compile", "median / it", "p95 / it", "total", "wall", "samples/s", "speed-up", "QE", "TE", "peak memory"}
 NUMERIC |= {"mean / it", "end-to-end", "label purity"}
 
 _CSS = """
@@ -157,6 +157,12 @@ def report_html(
             compile=escape(_("compile")),
             peak=escape(_("peak memory")),
         )
+        + " "
+        + _(
+            "<b>{total}</b> is the whole training, compile included; <b>{wall}</b> is what a stopwatch "
+            "around the run saw: reading the data, the initial map, compiling, training, measuring quality "
+            "and counting hits and labels."
+        ).format(total=escape(_("total")), wall=escape(_("wall")))
         + "</p>"
     )
 
