@@ -5,7 +5,7 @@ A *kernel plan* is the way one device finds each example's best-matching unit
 units, the features, the examples, the precision and a memory budget
 (:func:`choose`), recorded by every JAX run as ``extra.kernel_plan`` (its short
 string, e.g. ``"direct/argmin-all/chunk=4096"``), and shared by the
-implementations (:mod:`som_studio.core.bmu`) and their memory estimates
+implementations (:mod:`som_studio.core.kernels`), the quality measures, projection and their memory estimates
 (:mod:`som_studio.core.memory`, which must not import JAX). Three forms, all
 exact (the first smallest direct distance ``sum (w - x)^2`` wins, first in
 row-major order on ties):
