@@ -292,7 +292,7 @@ class Session:
                     measure.warmup()
                 excluded += timed("compile", tq)
             if 0 in q_at and pacer.allow(train_s()):
-                qe, te, _ = quality(problem.init_map)
+                qe, te = quality(problem.init_map)[:2]
                 record.history.append({"iteration": 0, "qe": qe, "te": te})
                 yield QualityMeasured(0, qe, te)
 
@@ -348,7 +348,7 @@ class Session:
                 if next_q and it == next_q[0]:
                     next_q.pop(0)
                     if (it < T or not self.final_quality) and pacer.allow(train_s()):
-                        qe, te, _ = quality(trainer.get_map())
+                        qe, te = quality(trainer.get_map())[:2]
                         record.history.append({"iteration": it, "qe": qe, "te": te})
                         yield QualityMeasured(it, qe, te)
                 if (
