@@ -404,7 +404,7 @@ def _faster_after(pay: int | None) -> str:
     if pay is None:
         return _("never")
     if pay == 0:
-        return _("from start")
+        return _("from the start")  # the report's words
     return _("{n:,} it").format(n=pay)
 
 
