@@ -74,7 +74,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -483,40 +482,17 @@ def xpysom_row(problem, data, opts: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def _minisom(problem, sigma, lr, offset: list[int]):
-    """MiniSom set up as ``bench/peers.py`` sets it up: our start map, our radii (its Gaussian's factor 2
-    taken out), decays read from our schedules at ``offset[0] + t``."""
-    import numpy as np
-    from minisom import MiniSom
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        som = MiniSom(
-            problem.height,
-            problem.width,
-            problem.features,
-            sigma=float(sigma[0]),
-            learning_rate=float(lr[0]),
-            decay_function=lambda a, t, T: float(lr[min(offset[0] + t, len(lr) - 1)]),
-            neighborhood_function="gaussian",
-            random_seed=problem.config.seed,
-        )
-    som._weights = problem.init_map.astype(np.float64)
-    som._sigma_decay_function = lambda s, t, T: float(sigma[min(offset[0] + t, len(sigma) - 1)])
-    return som
-
-
 def minisom_batch_row(problem, data, opts: dict[str, Any]) -> dict[str, Any]:
     """MiniSom's ``train_batch_offline``, one epoch a call, float64 (pure batch average: ``lr = 1``)."""
     import numpy as np
 
     name = "MiniSom batch"
     try:
-        from peers import iso_sigma
+        from peers import iso_sigma, make_minisom
 
         offset = [0]
         ones = np.ones(problem.iterations)
-        som = _minisom(problem, iso_sigma(problem) / math.sqrt(2.0), ones, offset)
+        som = make_minisom(problem, iso_sigma(problem) / math.sqrt(2.0), ones, offset)
         if not hasattr(som, "train_batch_offline"):
             return _row(name, "minisom-batch", "batch", "skipped", "this MiniSom has no train_batch_offline")
     except ImportError as exc:
@@ -541,10 +517,10 @@ def minisom_online_row(problem, data, opts: dict[str, Any]) -> dict[str, Any]:
 
     name = "MiniSom online"
     try:
-        from peers import iso_sigma
+        from peers import iso_sigma, make_minisom
 
         offset = [0]
-        som = _minisom(problem, iso_sigma(problem) / math.sqrt(2.0), problem.whole().lr.astype(np.float64), offset)
+        som = make_minisom(problem, iso_sigma(problem) / math.sqrt(2.0), problem.whole().lr.astype(np.float64), offset)
     except ImportError as exc:
         return _not_installed(name, "minisom-online", "online", exc)
     x = data.astype(np.float64)

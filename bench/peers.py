@@ -96,25 +96,11 @@ def iso_sigma(problem) -> np.ndarray:
 
 
 def minisom_batch(cfg: RunConfig, data: np.ndarray) -> Row:
-    from minisom import MiniSom
 
     p = make_problem(cfg, "batch", data)
-    sig = iso_sigma(p) / math.sqrt(2.0)
     offset = [0]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        som = MiniSom(
-            p.height,
-            p.width,
-            p.features,
-            sigma=float(sig[0]),
-            learning_rate=1.0,
-            decay_function=lambda lr, t, T: 1.0,
-            neighborhood_function="gaussian",
-            random_seed=cfg.seed,
-        )
-    som._weights = p.init_map.astype(np.float64)
-    som._sigma_decay_function = lambda s, t, T: float(sig[offset[0] + t])
+    # lr = 1: MiniSom's blend (1 - lr) w + lr new becomes the pure batch average.
+    som = make_minisom(p, iso_sigma(p) / math.sqrt(2.0), np.ones(p.iterations), offset)
     x = p.data.astype(np.float64)
     times = []
     for e in range(p.iterations):
@@ -127,26 +113,10 @@ def minisom_batch(cfg: RunConfig, data: np.ndarray) -> Row:
 
 
 def minisom_online(cfg: RunConfig, data: np.ndarray) -> Row:
-    from minisom import MiniSom
 
     p = make_problem(cfg, "online", data)
-    sig = iso_sigma(p) / math.sqrt(2.0)
-    lr = p.whole().lr.astype(np.float64)
     offset = [0]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        som = MiniSom(
-            p.height,
-            p.width,
-            p.features,
-            sigma=float(sig[0]),
-            learning_rate=float(lr[0]),
-            decay_function=lambda a, t, T: float(lr[offset[0] + t]),
-            neighborhood_function="gaussian",
-            random_seed=cfg.seed,
-        )
-    som._weights = p.init_map.astype(np.float64)
-    som._sigma_decay_function = lambda s, t, T: float(sig[offset[0] + t])
+    som = make_minisom(p, iso_sigma(p) / math.sqrt(2.0), p.whole().lr.astype(np.float64), offset)
     x = p.data.astype(np.float64)
     per_step = []
     total = 0.0
@@ -160,6 +130,30 @@ def minisom_online(cfg: RunConfig, data: np.ndarray) -> Row:
         per_step.append(dt / n)
     qe, te = metrics.quality(som.get_weights(), p.data)
     return Row("MiniSom online", "online", float(np.median(per_step)), total, None, qe, te, "float64, own order")
+
+
+def make_minisom(p, sigma, lr, offset: list[int]):
+    """MiniSom set up for problem ``p`` as our SOM: our start map, radii ``sigma`` (its Gaussian's
+    factor 2 already taken out) and learning rates ``lr``, read at iteration ``offset[0] + t``."""
+    from minisom import MiniSom
+
+    at = lambda v, t: float(v[min(offset[0] + t, len(v) - 1)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        som = MiniSom(
+            p.height,
+            p.width,
+            p.features,
+            sigma=float(sigma[0]),
+            learning_rate=float(lr[0]),
+            decay_function=lambda a, t, T: at(lr, t),
+            neighborhood_function="gaussian",
+            random_seed=p.config.seed,
+        )
+    som._weights = p.init_map.astype(np.float64)
+    # The only private attribute touched: which radius is used, not how fast anything runs.
+    som._sigma_decay_function = lambda s, t, T: at(sigma, t)
+    return som
 
 
 def make_xpysom(p, xp):
