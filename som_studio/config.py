@@ -13,16 +13,19 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, cast
 
-from som_studio.i18n import _
+from som_studio.i18n import N_, _
+from som_studio.run_settings import Control, Init, Kind, Precision, Scaling, Setting, Topology, declared, setting
 
-Precision = Literal["float32", "float64"]
-PRECISIONS: tuple[str, ...] = ("float32", "float64")
-TOPOLOGIES: tuple[str, ...] = ("rect", "hex")
-INITS: tuple[str, ...] = ("random", "pca", "sample")
-SCALINGS: tuple[str, ...] = ("none", "minmax", "zscore")
+__all__ = ["Control", "Init", "Kind", "Precision", "Scaling", "Setting", "Topology"]
+
+PRECISIONS: tuple[str, ...] = tuple(Precision)
+TOPOLOGIES: tuple[str, ...] = tuple(Topology)
+INITS: tuple[str, ...] = tuple(Init)
+SCALINGS: tuple[str, ...] = tuple(Scaling)
 # Rows of a hex lattice are this far apart in plane units (1 = adjacent units).
 HEX_ROW = math.sqrt(3.0) / 2.0
 MAX_CLUSTERS = 1000
@@ -130,6 +133,81 @@ def parse_layout(text: str) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
+def parse_count(text: str) -> int:
+    """A whole number >= 1 (sizes, iterations); ``0`` and ``-3`` get the same rule."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise ValueError(_("expected a whole number, got {value!r}").format(value=text)) from None
+    if v < 1:
+        raise ValueError(_("must be at least 1, got {value}").format(value=v))
+    return v
+
+
+def parse_whole(text: str) -> int:
+    """A whole number >= 0 (seeds)."""
+    try:
+        v = int(text.strip())
+    except ValueError:
+        raise ValueError(_("expected a whole number, got {value!r}").format(value=text)) from None
+    if v < 0:
+        raise ValueError(_("must be 0 or more, got {value}").format(value=v))
+    return v
+
+
+def parse_number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(_("expected a number, got {value!r}").format(value=text)) from None
+
+
+def parse_radii(text: str) -> tuple[float, float] | None:
+    """``""``/``auto``: the default; ``S`` or ``SX,SY`` (or ``SXxSY``): radii per axis."""
+    text = text.strip().lower()
+    if not text or text == "auto":
+        return None
+    parts = [p for p in text.replace("x", ",").replace(" ", ",").split(",") if p]
+    why = _("expected a radius or X,Y radii, got {value!r}").format(value=text)
+    try:
+        vals = [float(p) for p in parts]
+    except ValueError:
+        raise ValueError(why) from None
+    if len(vals) == 1:
+        vals *= 2
+    if len(vals) != 2:
+        raise ValueError(why)
+    return vals[0], vals[1]
+
+
+def parse_columns(text: str) -> tuple[str, ...]:
+    """``COL[,COL...]``: column names, blanks dropped."""
+    return tuple(c.strip() for c in text.split(",") if c.strip())
+
+
+def read_grid(text: str) -> tuple[int, int]:
+    """:func:`parse_grid` for a setting's ``parse``: a refusal as ``ValueError``, its reason the message."""
+    try:
+        return parse_grid(text)
+    except ConfigError as exc:
+        raise ValueError(exc.refusal.reason) from None
+
+
+def read_setting(s: Setting, text: str) -> Any:
+    """``text`` as typed for setting ``s``, read by its ``parse`` (or one of its ``choices``).
+
+    Raises :class:`ConfigError` naming the setting.
+    """
+    try:
+        if s.choices is not None:
+            if text not in tuple(s.choices):
+                raise ValueError(_one_of(tuple(s.choices), text))
+            return s.choices(text)
+        return s.parse(text) if s.parse is not None else text
+    except ValueError as exc:
+        raise ConfigError(s.name, str(exc)) from None
+
+
 def _check_grid(width: int, height: int) -> None:
     if width < 1 or height < 1:
         raise ConfigError("grid", _("width and height must be positive, got {grid}").format(grid=f"{width}x{height}"))
@@ -150,21 +228,27 @@ def _one_of(choices: tuple[str, ...], value: object) -> str:
     return _("must be one of {choices}, got {value!r}").format(choices=", ".join(choices), value=value)
 
 
+def _member[E: StrEnum](choices: type[E], value: object) -> E:
+    """``value`` as a member of ``choices``; other text is kept as it is, for :meth:`RunConfig.validate` to refuse."""
+    text = str(value)
+    return choices(text) if text in tuple(choices) else cast(E, text)
+
+
 def _whole(v: float) -> bool:
     """``v`` is a whole number (an int, or a float with no fraction; not NaN or infinite)."""
     return isinstance(v, int) or (isinstance(v, float) and v.is_integer())
 
 
-def default_sigma_start(width: int, height: int, topology: str = "rect") -> tuple[float, float]:
+def default_sigma_start(width: int, height: int, topology: str = Topology.RECT) -> tuple[float, float]:
     """Start radius per axis: a quarter of the side in plane units, at least 1 unit.
 
     On a hex lattice rows are ``sqrt(3)/2`` apart, so the height spans ``height * sqrt(3)/2``.
     """
-    span_y = height * HEX_ROW if topology == "hex" else float(height)
+    span_y = height * HEX_ROW if topology == Topology.HEX else float(height)
     return (max(width / 4.0, 1.0), max(span_y / 4.0, 1.0))
 
 
-def default_sigma_end(width: int, height: int, topology: str = "rect") -> tuple[float, float]:
+def default_sigma_end(width: int, height: int, topology: str = Topology.RECT) -> tuple[float, float]:
     """End radius per axis: 2 units, or the start radius when the map is smaller."""
     sx, sy = default_sigma_start(width, height, topology)
     return (min(DEFAULT_SIGMA_END, sx), min(DEFAULT_SIGMA_END, sy))
@@ -178,9 +262,28 @@ class DataSpec:
     seeded by the run's seed); otherwise a ``.npy`` or ``.csv`` file.
     """
 
-    path: str | None = None
-    samples: int = DEFAULT_SAMPLES
-    scale: bool = False
+    path: str | None = setting(
+        None,
+        name="data",
+        flag="--data",
+        metavar="FILE",
+        help=".npy or .csv file of examples x features (numeric, optional header)",
+        label=N_("Data"),
+        control=Control.TEXT,
+        per_iteration=True,
+    )
+    samples: int = setting(
+        DEFAULT_SAMPLES,
+        flag="--samples",
+        metavar="N",
+        parse=parse_count,
+        help="number of random colours to train on (ignored with --data); default %(default)s",
+        label=N_("Data (random colours)"),
+        control=Control.COUNT,
+        record="data",
+        per_iteration=True,
+    )
+    scale: bool = False  # the older switch for scaling minmax (``--scale``)
 
     def to_dict(self) -> dict[str, Any]:
         if self.path is None:
@@ -219,27 +322,187 @@ class RunConfig:
     the k of k-means on the codebook (``None``: no clusters).
     """
 
-    impl: str = "numpy-batch"
-    width: int = DEFAULT_WIDTH
-    height: int = DEFAULT_HEIGHT
-    data: DataSpec = field(default_factory=DataSpec)
-    steps: int | None = None
-    epochs: int | None = None
-    sigma_start: tuple[float, float] | None = None
-    sigma_end: tuple[float, float] | None = None
-    lr_start: float = DEFAULT_LR[0]
-    lr_end: float = DEFAULT_LR[1]
-    seed: int = 0
-    precision: str = "float32"
-    layout: str = "1x1"
-    topology: str = "rect"
-    toroid: bool = False
-    init: str | None = None
-    scaling: str = "none"
-    labels: str | None = None
-    ignore: tuple[str, ...] = ()
-    id_column: str | None = None
-    clusters: int | None = None
+    impl: str = setting(
+        "numpy-batch",
+        flag="--impl",
+        help="comma-separated implementations to run, in order (see `som-studio list`)",
+        label=N_("Implementation"),
+        control=Control.CHOICE,
+        per_iteration=True,
+    )
+    width: int = setting(
+        DEFAULT_WIDTH,
+        name="grid",
+        fields=("width", "height"),
+        flag="--grid",
+        metavar="WxH",
+        parse=read_grid,
+        help="map size, width x height (240x135: 240 columns, 135 rows); default 240x135 for random colours, "
+        "and for --data about 5*sqrt(N) units with the sides in the ratio of the first two principal components",
+        label=N_("Grid"),
+        control=Control.TEXT,
+        per_iteration=True,
+    )
+    height: int = DEFAULT_HEIGHT  # declared with the width, as the grid
+    data: DataSpec = field(default_factory=DataSpec)  # its settings are declared by DataSpec
+    topology: Topology = setting(
+        Topology.RECT,
+        flag="--topology",
+        choices=Topology,
+        help="lattice; default %(default)s",
+        label=N_("Lattice"),
+        control=Control.CHOICE,
+        per_iteration=True,
+    )
+    toroid: bool = setting(
+        False,
+        flag="--toroid",
+        help="wrap the map on both axes (hex: needs an even height)",
+        label=N_("Toroid"),
+        control=Control.CHECK,
+        per_iteration=True,
+    )
+    init: Init | None = setting(
+        None,
+        flag="--init",
+        choices=Init,
+        help="initial map; default random for random colours, pca for --data",
+        label=N_("Initialisation"),
+        control=Control.CHOICE,
+    )
+    scaling: Scaling = setting(
+        Scaling.NONE,
+        flag="--scaling",
+        choices=Scaling,
+        help="scale each feature of --data (zscore: mean 0, sd 1); default none",
+        label=N_("Scaling"),
+        control=Control.CHOICE,
+    )
+    labels: str | None = setting(
+        None,
+        flag="--labels",
+        metavar="COLUMN",
+        help="the column of --data holding each row's label",
+        label=N_("Label column"),
+        control=Control.COLUMN,
+    )
+    ignore: tuple[str, ...] = setting(
+        (),
+        flag="--ignore",
+        metavar="COL[,COL...]",
+        parse=parse_columns,
+        help="columns of --data to leave out",
+        label=N_("Ignore"),
+        control=Control.COLUMNS,
+    )
+    id_column: str | None = setting(
+        None,
+        flag="--id",
+        metavar="COLUMN",
+        help="a column of --data carried through to projections",
+        label=N_("ID column"),
+        control=Control.COLUMN,
+    )
+    clusters: int | None = setting(
+        None,
+        flag="--clusters",
+        metavar="K",
+        parse=parse_count,
+        help="k-means clusters of the trained codebook; default none",
+        label=N_("Clusters"),
+        control=Control.COUNT,
+    )
+    epochs: int | None = setting(
+        None,
+        flag="--epochs",
+        metavar="N",
+        parse=parse_count,
+        help=f"epochs for batch implementations; default {DEFAULT_EPOCHS}",
+        label=N_("Epochs"),
+        control=Control.COUNT,
+    )
+    steps: int | None = setting(
+        None,
+        flag="--steps",
+        metavar="N",
+        parse=parse_count,
+        help=f"steps for online implementations; default {DEFAULT_STEPS}",
+        label=N_("Steps"),
+        control=Control.COUNT,
+    )
+    sigma_start: tuple[float, float] | None = setting(
+        None,
+        flag="--sigma-start",
+        metavar="S|SX,SY",
+        parse=parse_radii,
+        help="start neighbourhood radius (per axis); default a quarter of each side",
+        label=N_("Radius σ (start)"),
+        control=Control.TEXT,
+        sweep=True,
+    )
+    sigma_end: tuple[float, float] | None = setting(
+        None,
+        flag="--sigma-end",
+        metavar="S|SX,SY",
+        parse=parse_radii,
+        help="end neighbourhood radius (per axis); default 2 (or the start radius if smaller)",
+        label=N_("Radius σ (end)"),
+        control=Control.TEXT,
+        sweep=True,
+    )
+    lr_start: float = setting(
+        DEFAULT_LR[0],
+        flag="--lr-start",
+        metavar="A",
+        parse=parse_number,
+        help="online learning rate at the first step; default %(default)s",
+        label=N_("Learning rate (start)"),
+        control=Control.NUMBER,
+    )
+    lr_end: float = setting(
+        DEFAULT_LR[1],
+        flag="--lr-end",
+        metavar="A",
+        parse=parse_number,
+        help="online learning rate at the last step; default %(default)s",
+        label=N_("Learning rate (end)"),
+        control=Control.NUMBER,
+    )
+    seed: int = setting(
+        0,
+        flag="--seed",
+        metavar="N",
+        parse=parse_whole,
+        help="seed for data, initial map and sample order; default 0",
+        label=N_("Seed"),
+        control=Control.TEXT,
+        sweep=True,
+    )
+    precision: Precision = setting(
+        Precision.FLOAT32,
+        flag="--precision",
+        choices=Precision,
+        help="default %(default)s",
+        label=N_("Precision"),
+        control=Control.CHOICE,
+        per_iteration=True,
+    )
+    layout: str = setting(
+        "1x1",
+        flag="--layout",
+        metavar="DATAxMAP",
+        help="device mesh: devices along the data axis x along the map axis; default 1x1",
+        label=N_("Layout"),
+        control=Control.TEXT,
+        per_iteration=True,
+    )
+
+    def __post_init__(self) -> None:
+        # Allowed values given as text become their enum members; others stay for validate() to refuse.
+        for s in SETTINGS_OWN:
+            v = getattr(self, s.name)
+            if s.choices is not None and isinstance(v, str) and v in tuple(s.choices):
+                object.__setattr__(self, s.name, s.choices(v))
 
     # -- derived -------------------------------------------------------------------
     @property
@@ -263,13 +526,13 @@ class RunConfig:
         """``init``, or its default: ``pca`` for a data file, ``random`` for generated colours."""
         if self.init is not None:
             return self.init
-        return "pca" if self.data.path is not None else "random"
+        return Init.PCA if self.data.path is not None else Init.RANDOM
 
     @property
     def scaling_method(self) -> str:
         """``scaling``; the older ``data.scale`` switch reads as ``minmax``."""
-        if self.scaling == "none" and self.data.scale:
-            return "minmax"
+        if self.scaling == Scaling.NONE and self.data.scale:
+            return Scaling.MINMAX
         return self.scaling
 
     @property
@@ -364,7 +627,7 @@ class RunConfig:
             raise ConfigError("topology", _one_of(TOPOLOGIES, self.topology))
         if not isinstance(self.toroid, bool):
             raise ConfigError("toroid", _("must be true or false, got {value!r}").format(value=self.toroid))
-        if self.toroid and self.topology == "hex" and self.height % 2:
+        if self.toroid and self.topology == Topology.HEX and self.height % 2:
             raise ConfigError(
                 "toroid",
                 _("a hex toroid needs an even height (rows wrap in pairs of offsets), got {value}").format(
@@ -439,6 +702,7 @@ class RunConfig:
             width, height = (int(v) for v in d.get("grid", (DEFAULT_WIDTH, DEFAULT_HEIGHT)))
             sigma = d.get("sigma") or {}
             lr = d.get("learning_rate") or {}
+            old_scale = (d.get("data") or {}).get("scale")
             cfg = cls(
                 impl=str(d["impl"]),
                 width=width,
@@ -451,13 +715,13 @@ class RunConfig:
                 lr_start=float(lr.get("start", DEFAULT_LR[0])),
                 lr_end=float(lr.get("end", DEFAULT_LR[1])),
                 seed=int(d.get("seed", 0)),
-                precision=str(d.get("precision", "float32")),
+                precision=_member(Precision, d.get("precision", Precision.FLOAT32)),
                 layout=str(d.get("layout", "1x1")),
-                topology=str(d.get("topology", "rect")),
+                topology=_member(Topology, d.get("topology", Topology.RECT)),
                 toroid=bool(d.get("toroid", False)),
-                init=str(d["init"]) if d.get("init") is not None else None,
+                init=_member(Init, d["init"]) if d.get("init") is not None else None,
                 # Older records have only data.scale: it reads as minmax.
-                scaling=str(d.get("scaling") or ("minmax" if (d.get("data") or {}).get("scale") else "none")),
+                scaling=_member(Scaling, d.get("scaling") or (Scaling.MINMAX if old_scale else Scaling.NONE)),
                 labels=str(d["labels"]) if d.get("labels") is not None else None,
                 ignore=tuple(str(c) for c in d.get("ignore") or ()),
                 id_column=str(d["id_column"]) if d.get("id_column") is not None else None,
@@ -468,3 +732,16 @@ class RunConfig:
                 raise
             raise ConfigError("config", _("not a valid run configuration ({why})").format(why=exc)) from None
         return cfg
+
+
+SETTINGS_OWN: tuple[Setting, ...] = tuple(declared(RunConfig))
+SETTINGS_DATA: tuple[Setting, ...] = tuple(declared(DataSpec))
+SETTINGS: tuple[Setting, ...] = (*SETTINGS_OWN[:2], *SETTINGS_DATA, *SETTINGS_OWN[2:])
+"""Every run setting, in the order the CLI's help and the app's form list them."""
+
+_BY_NAME = {s.name: s for s in SETTINGS}
+
+
+def setting_named(name: str) -> Setting:
+    """The setting ``name`` (a :class:`RunConfig` field, ``grid``, ``data`` or ``samples``)."""
+    return _BY_NAME[name]

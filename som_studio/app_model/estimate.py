@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from som_studio.config import RunConfig
+from som_studio.config import SETTINGS, RunConfig
 from som_studio.i18n import _
 from som_studio.session.record import RunRecord
 
-# The config keys that set the time of one iteration (the iteration count is the config's own).
-SAME = ("impl", "grid", "data", "precision", "layout", "topology", "toroid")
+# The record keys of the settings that set the time of one iteration (the count is the config's own).
+SAME = tuple(dict.fromkeys(s.record_key for s in SETTINGS if s.per_iteration))
 
 
 def seconds(config: RunConfig, records: Iterable[RunRecord]) -> float | None:

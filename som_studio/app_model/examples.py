@@ -5,7 +5,7 @@ Threads: any; nothing here starts a thread or imports Qt.
 
 from __future__ import annotations
 
-from som_studio.config import DataSpec, RunConfig
+from som_studio.config import DataSpec, Init, RunConfig, Scaling, Topology
 from som_studio.resources import resource
 
 
@@ -21,8 +21,8 @@ def iris_config(epochs: int = 50) -> RunConfig:
         height=8,
         data=DataSpec(path=str(resource("data", "iris.csv"))),
         epochs=epochs,
-        topology="hex",
-        init="pca",
-        scaling="zscore",
+        topology=Topology.HEX,
+        init=Init.PCA,
+        scaling=Scaling.ZSCORE,
         labels="species",
     )

@@ -128,7 +128,7 @@ class FormFields:
     lr_start: float = cfgmod.DEFAULT_LR[0]
     lr_end: float = cfgmod.DEFAULT_LR[1]
     seed: str = "0"
-    precision: str = "float32"
+    precision: cfgmod.Precision = cfgmod.Precision.FLOAT32
     layout: str = "1x1"
     simulate: bool = False
     cpu_devices: int = 8

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from som_studio import config as cfgmod
 from som_studio.config import ConfigError, DataSpec, RunConfig
@@ -16,54 +18,44 @@ class CommandError(Exception):
     """A user error: printed as ``som-studio COMMAND: error: ...`` with exit status 2."""
 
 
-def _grid(text: str) -> tuple[int, int]:
-    try:
-        return cfgmod.parse_grid(text)
-    except ConfigError as exc:
-        raise argparse.ArgumentTypeError(exc.refusal.explanation(flag_names())) from None
+def _argument_type(read: Callable[[str], Any]) -> Callable[[str], Any]:
+    """A setting's ``parse`` as an argparse type: its refusal is argparse's error, in the same words."""
+
+    def convert(text: str) -> Any:
+        try:
+            return read(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    convert.__name__ = getattr(read, "__name__", "value")
+    return convert
 
 
-def _pair(text: str) -> tuple[float, float]:
-    parts = text.replace("x", ",").split(",")
-    try:
-        vals = [float(p) for p in parts]
-    except ValueError:
-        raise argparse.ArgumentTypeError(_radii(text)) from None
-    if len(vals) == 1:
-        vals = vals * 2
-    if len(vals) != 2:
-        raise argparse.ArgumentTypeError(_radii(text))
-    return vals[0], vals[1]
+_count = _argument_type(cfgmod.parse_count)
+_whole = _argument_type(cfgmod.parse_whole)
+_grid = _argument_type(cfgmod.read_grid)
+
+# Options of the SOM that the CLI spells its own way, not from the declaration's defaults.
+_SPECIAL = ("impl",)
+# The counts default to None until configs_from_args: it tells a count given for no listed implementation.
+_NO_DEFAULT = ("grid", "epochs", "steps", "scaling")
 
 
-def _radii(text: str) -> str:
-    return _("expected a radius or X,Y radii, got {value!r}").format(value=text)
-
-
-def _not_whole(text: str) -> str:
-    return _("expected a whole number, got {value!r}").format(value=text)
-
-
-def _whole(text: str) -> int:
-    """A whole number >= 0 (seeds, process ids)."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(_not_whole(text)) from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(_("must be 0 or more, got {value}").format(value=v))
-    return v
-
-
-def _count(text: str) -> int:
-    """A whole number >= 1 (sizes, iterations, seconds); 0 and -3 get the same rule."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(_not_whole(text)) from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(_("must be at least 1, got {value}").format(value=v))
-    return v
+def add_setting(g: Any, s: cfgmod.Setting) -> None:
+    """The command-line option of setting ``s``, as its declaration says."""
+    kw: dict[str, Any] = {"help": s.help, "dest": s.name}
+    if s.control == cfgmod.Control.CHECK:
+        kw["action"] = "store_true"
+    else:
+        if s.choices is not None:
+            kw["choices"] = tuple(s.choices)
+        elif s.parse is not None:
+            kw["type"] = _argument_type(s.parse)
+        if s.metavar:
+            kw["metavar"] = s.metavar
+        if s.name not in _NO_DEFAULT and s.default is not None:
+            kw["default"] = s.default
+    g.add_argument(s.flag, **kw)
 
 
 def add_run_options(p: argparse.ArgumentParser, *, baseline_default: str) -> None:
@@ -75,91 +67,17 @@ def add_run_options(p: argparse.ArgumentParser, *, baseline_default: str) -> Non
     g.add_argument(
         "--impl",
         default="numpy-batch,jax-vmap-batch",
-        help="comma-separated implementations to run, in order (see `som-studio list`); default: %(default)s",
+        help=cfgmod.setting_named("impl").help + "; default: %(default)s",
     )
-    g.add_argument(
-        "--grid",
-        type=_grid,
-        metavar="WxH",
-        help="map size, width x height (240x135: 240 columns, 135 rows); default 240x135 for random colours, "
-        "and for --data about 5*sqrt(N) units with the sides in the ratio of the first two principal components",
-    )
-    g.add_argument(
-        "--samples",
-        type=_count,
-        default=cfgmod.DEFAULT_SAMPLES,
-        metavar="N",
-        help="number of random colours to train on (ignored with --data); default %(default)s",
-    )
-    g.add_argument("--data", metavar="FILE", help=".npy or .csv file of examples x features (numeric, optional header)")
-    g.add_argument(
-        "--scale", action="store_true", help="min-max scale each feature of --data to [0, 1] (--scaling minmax)"
-    )
-    # -- map topology, initialisation and data tables --
-    g.add_argument("--topology", choices=cfgmod.TOPOLOGIES, default="rect", help="lattice; default %(default)s")
-    g.add_argument("--toroid", action="store_true", help="wrap the map on both axes (hex: needs an even height)")
-    g.add_argument(
-        "--init", choices=cfgmod.INITS, help="initial map; default random for random colours, pca for --data"
-    )
-    g.add_argument(
-        "--scaling", choices=cfgmod.SCALINGS, help="scale each feature of --data (zscore: mean 0, sd 1); default none"
-    )
-    g.add_argument("--labels", metavar="COLUMN", help="the column of --data holding each row's label")
-    g.add_argument(
-        "--ignore",
-        type=lambda t: tuple(c.strip() for c in t.split(",") if c.strip()),
-        default=(),
-        metavar="COL[,COL...]",
-        help="columns of --data to leave out",
-    )
-    g.add_argument("--id", dest="id_column", metavar="COLUMN", help="a column of --data carried through to projections")
-    g.add_argument(
-        "--clusters", type=_count, metavar="K", help="k-means clusters of the trained codebook; default none"
-    )
+    for s in cfgmod.SETTINGS:
+        if s.name in _SPECIAL:
+            continue
+        add_setting(g, s)
+        if s.name == "data":
+            g.add_argument(
+                "--scale", action="store_true", help="min-max scale each feature of --data to [0, 1] (--scaling minmax)"
+            )
     g.add_argument("--save-runs", metavar="DIR", help="write DIR/<implementation>.somrun for each finished run")
-    # None until configs_from_args: it tells a count given for no listed implementation.
-    g.add_argument(
-        "--epochs", type=_count, metavar="N", help=f"epochs for batch implementations; default {cfgmod.DEFAULT_EPOCHS}"
-    )
-    g.add_argument(
-        "--steps", type=_count, metavar="N", help=f"steps for online implementations; default {cfgmod.DEFAULT_STEPS}"
-    )
-    g.add_argument(
-        "--sigma-start",
-        type=_pair,
-        metavar="S|SX,SY",
-        help="start neighbourhood radius (per axis); default a quarter of each side",
-    )
-    g.add_argument(
-        "--sigma-end",
-        type=_pair,
-        metavar="S|SX,SY",
-        help="end neighbourhood radius (per axis); default 2 (or the start radius if smaller)",
-    )
-    g.add_argument(
-        "--lr-start",
-        type=float,
-        default=cfgmod.DEFAULT_LR[0],
-        metavar="A",
-        help="online learning rate at the first step; default %(default)s",
-    )
-    g.add_argument(
-        "--lr-end",
-        type=float,
-        default=cfgmod.DEFAULT_LR[1],
-        metavar="A",
-        help="online learning rate at the last step; default %(default)s",
-    )
-    g.add_argument(
-        "--seed", type=_whole, default=0, metavar="N", help="seed for data, initial map and sample order; default 0"
-    )
-    g.add_argument("--precision", choices=cfgmod.PRECISIONS, default="float32", help="default %(default)s")
-    g.add_argument(
-        "--layout",
-        default="1x1",
-        metavar="DATAxMAP",
-        help="device mesh: devices along the data axis x along the map axis; default 1x1",
-    )
     o = p.add_argument_group("output")
     o.add_argument(
         "--baseline",
@@ -215,16 +133,9 @@ def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
             )
         )
     data = DataSpec(path=args.data, samples=args.samples, scale=args.scale)
-    table_kw = {
-        "topology": args.topology,
-        "toroid": args.toroid,
-        "init": args.init,
-        "scaling": "minmax" if args.scale else (args.scaling or "none"),
-        "labels": args.labels,
-        "ignore": args.ignore,
-        "id_column": args.id_column,
-        "clusters": args.clusters,
-    }
+    given = setting_values(args)
+    given["scaling"] = "minmax" if args.scale else (args.scaling or "none")
+    table_kw = {k: v for k, v in given.items() if k not in ("grid", "epochs", "steps")}
     width, height = args.grid or default_grid_for(args, data, table_kw)
     names = impl_names(args)
     if args.save_runs:
@@ -265,13 +176,6 @@ def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
             height=height,
             data=data,
             **iteration_counts(kinds_of[name], epochs if kinds_of[name] == "batch" else steps),
-            sigma_start=args.sigma_start,
-            sigma_end=args.sigma_end,
-            lr_start=args.lr_start,
-            lr_end=args.lr_end,
-            seed=args.seed,
-            precision=args.precision,
-            layout=args.layout,
             **table_kw,
         )
         for name in names
@@ -280,7 +184,12 @@ def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
     return configs
 
 
-def default_grid_for(args: argparse.Namespace, data: DataSpec, table_kw: dict) -> tuple[int, int]:
+def setting_values(args: argparse.Namespace) -> dict[str, Any]:
+    """The values of the settings that are config fields of their own, as the options gave them."""
+    return {s.name: getattr(args, s.name) for s in cfgmod.SETTINGS_OWN if s.name not in _SPECIAL}
+
+
+def default_grid_for(args: argparse.Namespace, data: DataSpec, table_kw: dict[str, Any]) -> tuple[int, int]:
     """The grid when ``--grid`` is not given: the playbook's for colours, the SOM Toolbox's rule for ``--data``."""
     if data.path is None:
         return cfgmod.DEFAULT_WIDTH, cfgmod.DEFAULT_HEIGHT
@@ -288,7 +197,8 @@ def default_grid_for(args: argparse.Namespace, data: DataSpec, table_kw: dict) -
     from som_studio.core.init import default_grid
     from som_studio.core.problem import load_problem_table
 
-    probe = RunConfig(data=data, width=1, height=1, **{**table_kw, "clusters": None, "toroid": False})
+    table = {k: table_kw[k] for k in ("topology", "init", "scaling", "labels", "ignore", "id_column")}
+    probe = RunConfig(data=data, width=1, height=1, **table)
     try:
         probe._validate_map_and_table()
         values = load_problem_table(probe).values
@@ -333,29 +243,9 @@ def check_configs(configs: list[RunConfig]) -> None:
 
 # Each run setting's flag: a refusal names its field by it (the app names its controls instead).
 FLAGS = {
-    "impl": "--impl",
-    "grid": "--grid",
-    "samples": "--samples",
-    "steps": "--steps",
-    "epochs": "--epochs",
-    "sigma_start": "--sigma-start",
-    "sigma_end": "--sigma-end",
-    "lr_start": "--lr-start",
-    "lr_end": "--lr-end",
-    "seed": "--seed",
-    "precision": "--precision",
-    "layout": "--layout",
-    "data": "--data",
+    **{s.name: s.flag for s in cfgmod.SETTINGS},
     "memory": "memory",
     "cpu_devices": "--cpu-devices",
-    "topology": "--topology",
-    "toroid": "--toroid",
-    "init": "--init",
-    "scaling": "--scaling",
-    "labels": "--labels",
-    "ignore": "--ignore",
-    "id_column": "--id",
-    "clusters": "--clusters",
 }
 
 

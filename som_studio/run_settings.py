@@ -1,0 +1,131 @@
+"""What a run setting is: its allowed values, and how each front end names, reads and offers it.
+
+Each setting of a run is declared once, as a field of
+:class:`~som_studio.config.RunConfig` (or of the data it trains on,
+:class:`~som_studio.config.DataSpec`) made with :func:`setting`. The declaration
+holds everything a front end needs: the command-line flag and its help, the app's
+label and the kind of control, how typed text becomes a value, the allowed values
+(an enum), whether a sweep may vary it and whether it sets the time of one
+iteration. :data:`som_studio.config.SETTINGS` collects them, in declaration order;
+from it the CLI builds its options (``commands/common.py``), the app's form its
+controls and refusal names (``app_model/form.py``), and a run's record its keys.
+
+Allowed values are :class:`~enum.StrEnum` members: they compare equal to their
+text (``Topology.HEX == "hex"``), so JSON, argparse and old records read them as
+the plain strings they are.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+
+class Topology(StrEnum):
+    """The map's lattice: 4 neighbours in square rows, or 6 in offset rows."""
+
+    RECT = "rect"
+    HEX = "hex"
+
+
+class Scaling(StrEnum):
+    """How each feature of a data table is scaled before training."""
+
+    NONE = "none"
+    MINMAX = "minmax"
+    ZSCORE = "zscore"
+
+
+class Init(StrEnum):
+    """The initial map: random in the data's box, the first two principal components, or sampled rows."""
+
+    RANDOM = "random"
+    PCA = "pca"
+    SAMPLE = "sample"
+
+
+class Precision(StrEnum):
+    FLOAT32 = "float32"
+    FLOAT64 = "float64"
+
+
+class Kind(StrEnum):
+    """How an implementation counts its iterations: online steps (one example each) or batch epochs."""
+
+    ONLINE = "online"
+    BATCH = "batch"
+
+
+class Control(StrEnum):
+    """The kind of control the app offers for a setting (the run panel lays out the common ones by hand)."""
+
+    CHOICE = "choice"  # one of an enum's values
+    CHECK = "check"  # on or off
+    COUNT = "count"  # a whole number >= 1, or none
+    NUMBER = "number"  # a real number
+    TEXT = "text"  # typed text, read by the setting's ``parse``
+    COLUMN = "column"  # one column of the data table, or none
+    COLUMNS = "columns"  # several columns of the data table
+
+
+@dataclass(frozen=True, kw_only=True)
+class Setting:
+    """One run setting, as every front end sees it.
+
+    ``name`` is the field's name: the Python API's keyword and the key a refusal names.
+    ``flag``, ``metavar`` and ``help`` make its command-line option (``help`` may use
+    ``%(default)s``); ``label`` (marked with ``N_``, shown through ``_()``) names its
+    control in the app, and ``control`` says which kind. ``parse`` turns typed text
+    into the value (raising :class:`~som_studio.config.ConfigError`); ``choices`` is
+    the enum of allowed values. ``sweep``: a sweep may vary it; ``per_iteration``: it
+    sets the time of one iteration (the run panel's time estimate matches kept runs
+    on these). ``fields`` are the config fields it fills when not one field of its own
+    name (``grid`` fills ``width`` and ``height``); ``record`` is the key of a run's
+    record that holds it when not its name (``samples`` is kept under ``data``).
+    """
+
+    name: str = ""
+    flag: str
+    help: str
+    label: str
+    control: Control
+    metavar: str | None = None
+    parse: Callable[[str], Any] | None = None
+    choices: type[StrEnum] | None = None
+    sweep: bool = False
+    per_iteration: bool = False
+    fields: tuple[str, ...] = ()
+    record: str = ""
+    default: Any = None
+
+    @property
+    def record_key(self) -> str:
+        return self.record or self.name
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """The config fields this setting fills."""
+        return self.fields or (self.name,)
+
+
+def setting(default: Any = dataclasses.MISSING, *, factory: Any = dataclasses.MISSING, **declared: Any) -> Any:
+    """A dataclass field that declares a run setting (see :class:`Setting` for the keywords)."""
+    meta = {"setting": Setting(**declared)}
+    if factory is not dataclasses.MISSING:
+        return dataclasses.field(default_factory=factory, metadata=meta)
+    return dataclasses.field(default=default, metadata=meta)
+
+
+def declared(cls: type, prefix: str = "") -> list[Setting]:
+    """The settings declared by ``cls``'s fields, in order, each named and given its default."""
+    out = []
+    for f in dataclasses.fields(cls):
+        s = f.metadata.get("setting")
+        if s is None:
+            continue
+        default = f.default if f.default is not dataclasses.MISSING else None
+        out.append(dataclasses.replace(s, name=s.name or f.name, default=default))
+    return out
