@@ -18,16 +18,22 @@ from pathlib import Path
 from typing import Any, cast
 
 from som_studio.i18n import N_, _
-from som_studio.run_settings import Control, Init, Kind, Precision, Scaling, Setting, Topology, declared, setting
 
-__all__ = ["Control", "Init", "Kind", "Precision", "Scaling", "Setting", "Topology"]
+# The settings' vocabulary, re-exported: front ends import it from here, with the settings.
+from som_studio.run_settings import HEX_ROW as HEX_ROW
+from som_studio.run_settings import Control as Control
+from som_studio.run_settings import Init as Init
+from som_studio.run_settings import Kind as Kind
+from som_studio.run_settings import Precision as Precision
+from som_studio.run_settings import Scaling as Scaling
+from som_studio.run_settings import Setting as Setting
+from som_studio.run_settings import Topology as Topology
+from som_studio.run_settings import declared, setting
 
 PRECISIONS: tuple[str, ...] = tuple(Precision)
 TOPOLOGIES: tuple[str, ...] = tuple(Topology)
 INITS: tuple[str, ...] = tuple(Init)
 SCALINGS: tuple[str, ...] = tuple(Scaling)
-# Rows of a hex lattice are this far apart in plane units (1 = adjacent units).
-HEX_ROW = math.sqrt(3.0) / 2.0
 MAX_CLUSTERS = 1000
 
 # The playbook workload.
@@ -674,25 +680,15 @@ class RunConfig:
             "data": self.data.to_dict(),
             "sigma": {"start": [sx0, sy0], "end": [sx1, sy1]},
             "learning_rate": {"start": self.lr_start, "end": self.lr_end},
-            "seed": self.seed,
-            "precision": self.precision,
-            "layout": self.layout,
-            "topology": self.topology,
-            "toroid": self.toroid,
-            "init": self.init_method,
-            "scaling": self.scaling_method,
+            "init": str(self.init_method),
+            "scaling": str(self.scaling_method),
             "labels": self.labels,
         }
-        if self.ignore:
-            d["ignore"] = list(self.ignore)
-        if self.id_column is not None:
-            d["id_column"] = self.id_column
-        if self.clusters is not None:
-            d["clusters"] = self.clusters
-        if self.steps is not None:
-            d["steps"] = self.steps
-        if self.epochs is not None:
-            d["epochs"] = self.epochs
+        for st in _RECORDED:
+            value = getattr(self, st.name)
+            if value is not None and value != ():
+                # JSON's own types: a list for a tuple, the plain text of an enum's member.
+                d[st.name] = list(value) if isinstance(value, tuple) else str(value) if st.choices else value
         return d
 
     @classmethod
@@ -708,24 +704,19 @@ class RunConfig:
                 width=width,
                 height=height,
                 data=DataSpec.from_dict(d.get("data") or {}),
-                steps=d.get("steps"),
-                epochs=d.get("epochs"),
                 sigma_start=tuple(float(s) for s in sigma["start"]) if "start" in sigma else None,  # type: ignore[arg-type]
                 sigma_end=tuple(float(s) for s in sigma["end"]) if "end" in sigma else None,  # type: ignore[arg-type]
                 lr_start=float(lr.get("start", DEFAULT_LR[0])),
                 lr_end=float(lr.get("end", DEFAULT_LR[1])),
-                seed=int(d.get("seed", 0)),
-                precision=_member(Precision, d.get("precision", Precision.FLOAT32)),
-                layout=str(d.get("layout", "1x1")),
-                topology=_member(Topology, d.get("topology", Topology.RECT)),
-                toroid=bool(d.get("toroid", False)),
                 init=_member(Init, d["init"]) if d.get("init") is not None else None,
                 # Older records have only data.scale: it reads as minmax.
                 scaling=_member(Scaling, d.get("scaling") or (Scaling.MINMAX if old_scale else Scaling.NONE)),
                 labels=str(d["labels"]) if d.get("labels") is not None else None,
-                ignore=tuple(str(c) for c in d.get("ignore") or ()),
-                id_column=str(d["id_column"]) if d.get("id_column") is not None else None,
-                clusters=int(d["clusters"]) if d.get("clusters") is not None else None,
+                **{
+                    st.name: _from_record(st, d[st.name])
+                    for st in SETTINGS_OWN
+                    if st.name not in _SHAPED and st.name in d
+                },
             )
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, ConfigError):
@@ -734,9 +725,32 @@ class RunConfig:
         return cfg
 
 
+def _from_record(s: Setting, value: Any) -> Any:
+    """A setting's value as a run's record keeps it (JSON) back in the config's type."""
+    if value is None:
+        return None
+    if s.choices is not None:
+        return _member(s.choices, value)
+    if s.control == Control.CHECK:
+        return bool(value)
+    if s.control == Control.COLUMNS:
+        return tuple(str(c) for c in value)
+    if isinstance(s.default, tuple) or isinstance(value, list):
+        return tuple(float(v) for v in value)
+    if s.control == Control.COUNT or isinstance(s.default, int):
+        return int(value)
+    if s.control == Control.NUMBER:
+        return float(value)
+    return str(value)
+
+
 SETTINGS_OWN: tuple[Setting, ...] = tuple(declared(RunConfig))
 SETTINGS_DATA: tuple[Setting, ...] = tuple(declared(DataSpec))
 SETTINGS: tuple[Setting, ...] = (*SETTINGS_OWN[:2], *SETTINGS_DATA, *SETTINGS_OWN[2:])
+# Kept in a record in shapes of their own ("grid": [w, h], "sigma": {"start", "end"}, the
+# defaults of init and scaling resolved); every other setting under its name, when given.
+_SHAPED = ("impl", "grid", "sigma_start", "sigma_end", "lr_start", "lr_end", "init", "scaling", "labels")
+_RECORDED = tuple(s for s in SETTINGS_OWN if s.name not in _SHAPED)
 """Every run setting, in the order the CLI's help and the app's form list them."""
 
 _BY_NAME = {s.name: s for s in SETTINGS}

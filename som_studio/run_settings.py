@@ -18,6 +18,7 @@ the plain strings they are.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -29,6 +30,10 @@ class Topology(StrEnum):
 
     RECT = "rect"
     HEX = "hex"
+
+
+# Rows of a hex lattice are this far apart in plane units (1 = adjacent units).
+HEX_ROW = math.sqrt(3.0) / 2.0
 
 
 class Scaling(StrEnum):

@@ -32,41 +32,26 @@ from som_studio.app_model import estimate
 from som_studio.config import ConfigError, DataSpec, Refusal, RunConfig
 from som_studio.core import memory, registry
 from som_studio.i18n import N_, _
+from som_studio.run_settings import Topology
 from som_studio.session.preflight import Devices, iteration_counts, memory_need, preflight
 from som_studio.session.record import RunRecord
 
 # The app names a refused field by its control's label (the CLI by its flag); shown through _().
 LABELS: Mapping[str, str] = {
-    "impl": N_("Implementation"),
-    "grid": N_("Grid"),
-    "samples": N_("Data (random colours)"),
-    "data": N_("Data"),
-    "steps": N_("Steps"),
-    "epochs": N_("Epochs"),
-    "sigma_start": N_("Radius σ (start)"),
-    "sigma_end": N_("Radius σ (end)"),
-    "lr_start": N_("Learning rate (start)"),
-    "lr_end": N_("Learning rate (end)"),
-    "seed": N_("Seed"),
-    "precision": N_("Precision"),
-    "layout": N_("Layout"),
+    **{s.name: s.label for s in cfgmod.SETTINGS},
     "memory": N_("Memory"),
     "config": N_("Configuration"),
     "cpu_devices": N_("Layout's “simulate” box set to {n} CPU devices"),
-    "topology": N_("Lattice"),
-    "toroid": N_("Toroid"),
-    "init": N_("Initialisation"),
-    "scaling": N_("Scaling"),
-    "labels": N_("Label column"),
-    "ignore": N_("Ignore"),
-    "id_column": N_("ID column"),
-    "clusters": N_("Clusters"),
 }
 
-# Refusals from reading a table name the CLI's flags inside their reason ("--labels species"):
-# the app names its controls there too.
-_FLAG_WORDS = {"labels": "labels", "ignore": "ignore", "id": "id_column"}
-_FLAG_IN_TEXT = re.compile(r"--(labels|ignore|id)\b ?")
+# Refusals from reading a table name the CLI's flags of its columns inside their reason
+# ("--labels species"): the app names its controls there too.
+_FLAG_WORDS = {
+    s.flag.removeprefix("--"): s.name
+    for s in cfgmod.SETTINGS
+    if s.control in (cfgmod.Control.COLUMN, cfgmod.Control.COLUMNS)
+}
+_FLAG_IN_TEXT = re.compile(r"--({})\b ?".format("|".join(map(re.escape, _FLAG_WORDS))))
 
 AUTO = "auto"  # the grid and the initialisation left to their defaults
 
@@ -114,7 +99,7 @@ class FormFields:
     samples: int = cfgmod.DEFAULT_SAMPLES
     path: str = ""
     scaling: str = "none"
-    topology: str = "rect"
+    topology: str = Topology.RECT
     toroid: bool = False
     init: str = AUTO  # "auto": pca for a file, random for colours (as the CLI)
     labels: str = ""  # "" for none
@@ -132,6 +117,8 @@ class FormFields:
     layout: str = "1x1"
     simulate: bool = False
     cpu_devices: int = 8
+    # Settings declared with no control laid out by hand here, by name (the run panel offers each).
+    extra: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
     @property
     def kind(self) -> str:
@@ -190,23 +177,6 @@ class FormState:
 def labels() -> dict[str, str]:
     """:data:`LABELS` in the language in use."""
     return {k: _(v) for k, v in LABELS.items()}
-
-
-def parse_radii(text: str, field: str) -> tuple[float, float] | None:
-    """``""``/``auto``: the default; ``S`` or ``SX,SY`` (or ``SXxSY``): radii per axis."""
-    text = text.strip().lower()
-    if not text or text == "auto":
-        return None
-    parts = [p for p in text.replace("x", ",").replace(" ", ",").split(",") if p]
-    try:
-        vals = [float(p) for p in parts]
-    except ValueError:
-        raise ConfigError(field, _("expected a radius or X,Y radii, got {text!r}").format(text=text)) from None
-    if len(vals) == 1:
-        vals *= 2
-    if len(vals) != 2:
-        raise ConfigError(field, _("expected a radius or X,Y radii, got {text!r}").format(text=text))
-    return vals[0], vals[1]
 
 
 def number_text(v: float) -> str:
@@ -268,6 +238,53 @@ def read_data(key: DataKey) -> DataInfo:
     return DataInfo(columns, shape, "", table.has_missing, table.feature_names, grids, table.notes)
 
 
+# The settings the form builds itself: the implementation chosen, the grid left to "auto" or
+# typed, and the count of the implementation's kind.
+_BUILT = ("impl", "grid", "epochs", "steps")
+_HAND = frozenset(f.name for f in dataclasses.fields(FormFields)) - {"extra"}
+EXTRA_SETTINGS: tuple[cfgmod.Setting, ...] = tuple(
+    s for s in cfgmod.SETTINGS_OWN if s.name not in _HAND and s.name not in _BUILT
+)
+"""Declared settings the run panel has no control of its own for: it offers each by its control kind."""
+
+
+def control_value(s: cfgmod.Setting, raw: Any) -> Any:
+    """A control's value as the setting's: empty text, ``auto`` and a count of 0 mean its default.
+
+    Raises :class:`ConfigError` naming the setting when typed text does not read.
+    """
+    if raw is None or (isinstance(raw, str) and raw.strip().lower() in ("", AUTO)):
+        return s.default
+    if s.control == cfgmod.Control.COUNT and raw == 0:
+        return s.default
+    if isinstance(raw, str):
+        return cfgmod.read_setting(s, raw.strip())
+    return raw
+
+
+def control_text(s: cfgmod.Setting, value: Any) -> Any:
+    """The inverse of :func:`control_value`: what a control shows for the setting's ``value``."""
+    if value is None:
+        return {cfgmod.Control.CHOICE: AUTO, cfgmod.Control.COUNT: 0, cfgmod.Control.CHECK: False}.get(s.control, "")
+    if s.control == cfgmod.Control.TEXT and isinstance(value, tuple):
+        return ",".join(number_text(v) for v in value)
+    if s.control == cfgmod.Control.TEXT and isinstance(value, int):
+        return str(int(value))
+    return value
+
+
+def setting_values(f: FormFields) -> dict[str, Any]:
+    """The config's settings as the fields give them, all but those the form builds itself.
+
+    Raises :class:`ConfigError` naming the first setting whose text does not read.
+    """
+    return {
+        s.name: control_value(s, getattr(f, s.name) if s.name in _HAND else f.extra.get(s.name))
+        for s in cfgmod.SETTINGS_OWN
+        if s.name not in _BUILT
+    }
+
+
 def devices_text(seen: tuple[dict[str, Any], int | None] | None, asking: bool, asked_before: bool) -> tuple[str, str]:
     """(line, tooltip) saying which devices a worker saw (``seen``: info and simulated count)."""
     if asking:
@@ -325,6 +342,9 @@ class RunForm:
     def edit(self, **changes: Any) -> FormState:
         """Change fields (``iterations=`` sets the current kind's count) and check again."""
         n = changes.pop("iterations", None)
+        extra = {k: changes.pop(k) for k in list(changes) if k not in _HAND}
+        if extra:
+            changes["extra"] = {**self._fields.extra, **extra}
         self._fields = dataclasses.replace(self._fields, **changes)
         if n is not None:  # the count of the kind chosen, with this edit's implementation
             self._fields = dataclasses.replace(
@@ -338,26 +358,13 @@ class RunForm:
         """Show ``cfg`` (an unknown implementation keeps the current one); the device setting stays."""
         f = self._fields
         impl = cfg.impl if cfg.impl in registry.names() else f.impl
-        changes: dict[str, Any] = {
-            "impl": impl,
-            "grid": cfg.grid,
-            "file": cfg.data.path is not None,
-            "topology": cfg.topology,
-            "toroid": cfg.toroid,
-            "init": cfg.init or AUTO,
-            "scaling": cfg.scaling_method,
-            "labels": cfg.labels or "",
-            "ignore": tuple(cfg.ignore),
-            "id_column": cfg.id_column or "",
-            "clusters": cfg.clusters or 0,
-            "sigma_start": ",".join(number_text(v) for v in cfg.sigma_start) if cfg.sigma_start else "",
-            "sigma_end": ",".join(number_text(v) for v in cfg.sigma_end) if cfg.sigma_end else "",
-            "lr_start": cfg.lr_start,
-            "lr_end": cfg.lr_end,
-            "seed": str(int(cfg.seed)),
-            "precision": cfg.precision,
-            "layout": cfg.layout,
-        }
+        changes: dict[str, Any] = {"impl": impl, "grid": cfg.grid, "file": cfg.data.path is not None}
+        extra: dict[str, Any] = {}
+        for s in cfgmod.SETTINGS_OWN:
+            if s.name not in _BUILT:
+                (changes if s.name in _HAND else extra)[s.name] = control_text(s, getattr(cfg, s.name))
+        changes["scaling"] = cfg.scaling_method  # the older data.scale switch included
+        changes["extra"] = extra
         if cfg.data.path is None:
             changes["samples"] = cfg.data.samples
         else:
@@ -475,17 +482,8 @@ class RunForm:
         data_text = grid_text = ""
         columns = self.columns()
         info: DataInfo | None = None
-        table: dict[str, Any] = {
-            "topology": f.topology,
-            "toroid": f.toroid,
-            "init": None if f.init in ("", AUTO) else f.init,
-            "scaling": f.scaling,
-            "labels": f.labels or None,
-            "ignore": tuple(f.ignore),
-            "id_column": f.id_column or None,
-            "clusters": f.clusters or None,
-        }
         try:
+            table = setting_values(f)
             if f.file:
                 key = f.data_key
                 if not key.path:
@@ -532,23 +530,12 @@ class RunForm:
                     )
             else:
                 width, height = cfgmod.parse_grid(f.grid)
-            try:
-                seed = int(f.seed.strip())
-            except ValueError:
-                raise ConfigError("seed", _("must be a whole number >= 0, got {seed!r}").format(seed=f.seed)) from None
             cfg = RunConfig(
                 impl=impl.name,
                 width=width,
                 height=height,
                 data=data,
                 **iteration_counts(impl.kind, f.iterations),
-                sigma_start=parse_radii(f.sigma_start, "sigma_start"),
-                sigma_end=parse_radii(f.sigma_end, "sigma_end"),
-                lr_start=f.lr_start,
-                lr_end=f.lr_end,
-                seed=seed,
-                precision=f.precision,
-                layout=f.layout.strip(),
                 **table,
             )
         except ConfigError as exc:

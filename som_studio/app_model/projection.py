@@ -24,6 +24,7 @@ from som_studio.model import RunFileError, SomRun, load_run, searches_on_device
 from som_studio.picture import views as picture
 from som_studio.picture.mapviews import MapViews
 from som_studio.report.writers import OutputError
+from som_studio.run_settings import Topology
 from som_studio.storage.runfile import StoredRun
 
 
@@ -41,7 +42,7 @@ class ProjectedHits:
     run_name: str
     data_path: str
     hits: np.ndarray
-    topology: str = "rect"
+    topology: str = Topology.RECT
 
     @property
     def rows(self) -> int:
@@ -98,7 +99,7 @@ def project_stored(run: StoredRun, data_path: str | os.PathLike[str]) -> Project
         ) from None
     if not hits.any():
         raise ProjectionError(_("{path}: has no data rows").format(path=data_path))
-    return ProjectedHits(run.name, str(data_path), hits, str(model.config.get("topology", "rect")))
+    return ProjectedHits(run.name, str(data_path), hits, str(model.config.get("topology", Topology.RECT)))
 
 
 def project_apart(run: StoredRun, data_path: str | os.PathLike[str]) -> ProjectedHits:

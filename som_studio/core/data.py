@@ -30,8 +30,9 @@ from typing import Any
 import numpy as np
 
 from som_studio.i18n import _, ngettext
+from som_studio.run_settings import Scaling as Method
 
-SCALINGS: tuple[str, ...] = ("none", "minmax", "zscore")
+SCALINGS: tuple[str, ...] = tuple(Method)
 # Cell texts read as a missing value (compared in lower case).
 MISSING = frozenset({"", "na", "nan", "n/a"})
 _READ_BLOCK = 1 << 20
@@ -130,16 +131,16 @@ def fit_scaling(values: np.ndarray, method: str) -> Scaling:
     safe = np.where(known, x, 0.0)
     # Values near float64's limit overflow here; Table.scaled refuses the feature by name.
     with np.errstate(over="ignore", invalid="ignore"):
-        if method == "minmax":
+        if method == Method.MINMAX:
             lo = np.where(has, np.min(np.where(known, x, np.inf), axis=0), 0.0)
             hi = np.where(has, np.max(np.where(known, x, -np.inf), axis=0), 1.0)
             span = hi - lo
-            return Scaling("minmax", lo, np.where(span > 0, span, 1.0))
+            return Scaling(Method.MINMAX, lo, np.where(span > 0, span, 1.0))
         n = known.sum(axis=0)
         mean = np.where(n > 0, safe.sum(axis=0) / np.maximum(n, 1), 0.0)
         sq = np.where(known, (x - mean) ** 2, 0.0).sum(axis=0)
         std = np.sqrt(sq / np.maximum(n - 1, 1))
-    return Scaling("zscore", mean, np.where(std > 0, std, 1.0))
+    return Scaling(Method.ZSCORE, mean, np.where(std > 0, std, 1.0))
 
 
 # -- tables ----------------------------------------------------------------------------------
@@ -214,7 +215,7 @@ def load_data(path: str | Path, scale: bool = False) -> np.ndarray:
     to [0, 1] (constant features become 0). Missing values are NaN.
     """
     table = read_table(path)
-    return table.scaled("minmax").values if scale else table.values
+    return table.scaled(Method.MINMAX).values if scale else table.values
 
 
 def read_table(
@@ -301,7 +302,7 @@ def check_data(arr: np.ndarray, name: str = "data", scale: bool = False, first_r
         )
     check_known_rows(out, name, first_row=first_row)
     if scale:
-        out = fit_scaling(out, "minmax").apply(out)
+        out = fit_scaling(out, Method.MINMAX).apply(out)
     return np.ascontiguousarray(out)
 
 

@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 from som_studio.core import topology as topo
+from som_studio.run_settings import Topology
 
 # The SOM Toolbox's rule: about 5 * sqrt(N) units.
 UNITS_PER_SQRT_SAMPLE = 5.0
@@ -90,7 +91,7 @@ def _subspace_components(xc: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray
     return np.clip(sv[:k] ** 2 / (n - 1), 0.0, None), vecs
 
 
-def default_grid(data: np.ndarray, topology: str = "rect", toroid: bool = False) -> tuple[int, int]:
+def default_grid(data: np.ndarray, topology: str = Topology.RECT, toroid: bool = False) -> tuple[int, int]:
     """``(width, height)`` for ``data``: about 5*sqrt(N) units, sides in the ratio of the first two components.
 
     The SOM Toolbox's ``som_topol_struct`` rule; the longer side is the width,
@@ -102,10 +103,10 @@ def default_grid(data: np.ndarray, topology: str = "rect", toroid: bool = False)
     _, var, _ = principal_components(data, 2)
     ratio = math.sqrt(var[0] / var[1]) if var[1] > 0 else MAX_SIDE_RATIO
     ratio = min(max(ratio, 1.0), MAX_SIDE_RATIO)
-    row = topo.HEX_ROW if topology == "hex" else 1.0
+    row = topo.HEX_ROW if topology == Topology.HEX else 1.0
     # width / (height * row) = ratio and width * height = units.
     height = max(2, round(math.sqrt(units / (ratio * row))))
-    if topology == "hex" and toroid and height % 2:
+    if topology == Topology.HEX and toroid and height % 2:
         height += 1
     width = max(2, round(units / height))
     return width, height
@@ -117,7 +118,7 @@ def initial_map(
     height: int,
     width: int,
     rng: np.random.Generator,
-    topology: str = "rect",
+    topology: str = Topology.RECT,
 ) -> np.ndarray:
     """The (height, width, D) float64 initial map by ``method`` (``random``, ``pca`` or ``sample``)."""
     if method == "random":

@@ -43,6 +43,7 @@ from som_studio.core.device_schedule import DeviceSchedule
 from som_studio.core.fused_plan import KernelPlan
 from som_studio.core.kernels import HIGHEST  # sq_distances: re-exported for the online trainers
 from som_studio.core.problem import Problem
+from som_studio.run_settings import Topology
 
 if TYPE_CHECKING:  # the same module, named so that annotations like jax.Array resolve
     import jax
@@ -71,7 +72,7 @@ def batch_epoch(
     sx: Array,
     sy: Array,
     plan: KernelPlan | None = None,
-    lattice: tuple[str, bool] = ("rect", False),
+    lattice: tuple[str, bool] = (Topology.RECT, False),
     known: Array | None = None,
 ) -> Array:
     """One batch epoch on a feature-major map ``w`` (D, H, W); returns the new map (``plan`` as for :func:`bmus`).
@@ -85,7 +86,7 @@ def batch_epoch(
     m = h * wd
     dtype = w.dtype
     idx = bmus(w.reshape(d, m), data, plan, known)
-    if known is not None or lattice != ("rect", False):
+    if known is not None or lattice != (Topology.RECT, False):
         # Per-unit sums of known values and of known counts, as one (M, 2D) scatter-add.
         weights = jnp.ones((data.shape[0], 1), dtype) if known is None else known
         sums = kernels.unit_sums(jnp.concatenate([data, weights], axis=1), idx, m)

@@ -9,6 +9,7 @@ from som_studio.core.fused_plan import KernelPlan
 from som_studio.core.mesh import ShardedTrainer
 from som_studio.core.problem import Problem
 from som_studio.core.sharded_epoch import epochs_program
+from som_studio.run_settings import Topology
 
 jax = jax_runtime.jax()
 
@@ -17,7 +18,7 @@ jax = jax_runtime.jax()
 PROGRAMS = ("planned", "whole-matrix")
 
 
-def chunk_program(height: int, plan: KernelPlan | None, lattice=("rect", False), missing: bool = False):
+def chunk_program(height: int, plan: KernelPlan | None, lattice=(Topology.RECT, False), missing: bool = False):
     """The pure chunk program: :func:`~som_studio.core.sharded_epoch.full_epochs`, nothing about devices."""
     return epochs_program(height, plan, lattice, missing)
 

@@ -17,12 +17,13 @@ from som_studio.core import jax_runtime
 from som_studio.core.device_schedule import DeviceSchedule
 from som_studio.core.kernels import grid_weights
 from som_studio.core.problem import MIN_WEIGHT, Problem
+from som_studio.run_settings import Topology
 
 jax = jax_runtime.jax()
 jnp = jax.numpy
 
 
-RECT = ("rect", False)
+RECT = (Topology.RECT, False)
 
 
 def _bmu(weights, x, known=None):

@@ -22,6 +22,7 @@ from som_studio.core.jax_fused import _FusedTrainer
 from som_studio.core.kernels import grid_weights, sq_distances
 from som_studio.core.online_plan import Argmin, OnlinePlan, choose
 from som_studio.core.problem import Problem
+from som_studio.run_settings import Topology
 
 if TYPE_CHECKING:  # the same module, named so that annotations like jax.Array resolve
     import jax
@@ -63,7 +64,7 @@ def online_step(
     xs: jax.Array,
     ys: jax.Array,
     argmin: Argmin = "rows",
-    lattice: tuple[str, bool] = ("rect", False),
+    lattice: tuple[str, bool] = (Topology.RECT, False),
     missing: bool = False,
 ) -> jax.Array:
     """One online step on a feature-major map ``w`` (D, H, W) with example ``x`` (D,).
@@ -84,7 +85,7 @@ def online_step(
         diff = jnp.where(known[:, None, None], diff, jnp.zeros((), w.dtype))
     dist = sq_distances(w, x[:, None, None], None if known is None else known[:, None, None], loop=False)
     r, c = (first_argmin_2d if argmin == "rows" else first_argmin_all)(dist)
-    if lattice != ("rect", False):
+    if lattice != (Topology.RECT, False):
         h = grid_weights(r, c, sx, sy, (w.shape[1], w.shape[2]), lattice, w.dtype) * lr
         return w - h[None] * diff
     by, bx = r.astype(w.dtype), c.astype(w.dtype)
@@ -93,7 +94,7 @@ def online_step(
     return w - (hy[:, None] * hx[None, :])[None] * diff
 
 
-def chunk_program(plan: OnlinePlan, lattice: tuple[str, bool] = ("rect", False), missing: bool = False) -> Any:
+def chunk_program(plan: OnlinePlan, lattice: tuple[str, bool] = (Topology.RECT, False), missing: bool = False) -> Any:
     """The chunk program of ``plan``: ``(w, first, count, data, order, sx, sy, lr, xs, ys) -> w``.
 
     ``ceil(count / K)`` trips of ``K`` straight-line steps. A step past

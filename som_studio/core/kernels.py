@@ -37,6 +37,7 @@ from som_studio.core import jax_runtime
 from som_studio.core.fused_plan import UNROLLED_FEATURES, KernelPlan
 from som_studio.core.problem import MIN_WEIGHT
 from som_studio.core.topology import HEX_ROW
+from som_studio.run_settings import Topology
 
 if TYPE_CHECKING:
     from jax import Array
@@ -463,7 +464,7 @@ def grid_weights(
     """
     h, w = shape
     topology, wrap = lattice
-    hexa = topology == "hex"
+    hexa = topology == Topology.HEX
     rows = _fold(2 * (jnp.arange(h, dtype=jnp.int32) - by), h, wrap)
     hy = _twice_weights(rows, HEX_ROW if hexa else 1.0, sy, dtype, wide)
     cols = 2 * (jnp.arange(w, dtype=jnp.int32) - bx)
@@ -476,7 +477,7 @@ def grid_weights(
     return hy[:, None] * jnp.where(odd, hx1[None, :], hx0[None, :])
 
 
-def smooth(s: Array, sx: Array, sy: Array, lattice: tuple[str, bool] = ("rect", False)) -> Array:
+def smooth(s: Array, sx: Array, sy: Array, lattice: tuple[str, bool] = (Topology.RECT, False)) -> Array:
     """``sum_v h(u, v) s_v`` for per-unit sums ``s`` (K, H, W) on any lattice, never forming M x M.
 
     Rect: ``Hy @ S @ Hx^T`` (a toroid only wraps the 1-D matrices). Hex: a
@@ -489,7 +490,7 @@ def smooth(s: Array, sx: Array, sy: Array, lattice: tuple[str, bool] = ("rect", 
     topology, wrap = lattice
     _, h, w = s.shape
     dtype = s.dtype
-    if topology != "hex":
+    if topology != Topology.HEX:
         hx = axis_weights(w, sx, dtype, wrap=wrap)
         hy = axis_weights(h, sy, dtype, wrap=wrap)
         t = jnp.einsum("kab,xb->kax", s, hx, precision=HIGHEST)

@@ -13,6 +13,7 @@ from functools import lru_cache
 import numpy as np
 
 from som_studio.core import topology as topo
+from som_studio.run_settings import Topology
 
 _BLOCK_ELEMENTS = 1 << 22  # examples x units per block (32 MiB of float64)
 
@@ -129,19 +130,23 @@ def quantization_error(weights: np.ndarray, data: np.ndarray) -> float:
     return float(np.mean(np.sqrt(d2)))
 
 
-def topographic_error(weights: np.ndarray, data: np.ndarray, topology: str = "rect", toroid: bool = False) -> float:
+def topographic_error(
+    weights: np.ndarray, data: np.ndarray, topology: str = Topology.RECT, toroid: bool = False
+) -> float:
     """Fraction of examples whose two best units are not adjacent (rect: 8-neighbourhood; hex: 6)."""
     return quality(weights, data, topology, toroid)[1]
 
 
-def quality(weights: np.ndarray, data: np.ndarray, topology: str = "rect", toroid: bool = False) -> tuple[float, float]:
+def quality(
+    weights: np.ndarray, data: np.ndarray, topology: str = Topology.RECT, toroid: bool = False
+) -> tuple[float, float]:
     """(QE, TE) in one pass over the data."""
     qe, te, _ = measure(weights, data, topology, toroid)
     return qe, te
 
 
 def measure(
-    weights: np.ndarray, data: np.ndarray, topology: str = "rect", toroid: bool = False
+    weights: np.ndarray, data: np.ndarray, topology: str = Topology.RECT, toroid: bool = False
 ) -> tuple[float, float, np.ndarray]:
     """(QE, TE, each example's best unit) in one pass over the data."""
     first, second, d2 = best_two(weights, data)
@@ -149,7 +154,7 @@ def measure(
     if weights.shape[0] * weights.shape[1] < 2:
         return qe, 0.0, first
     height, width = weights.shape[:2]
-    if topology == "rect" and not toroid:
+    if topology == Topology.RECT and not toroid:
         fy, fx = np.divmod(first, width)
         sy, sx = np.divmod(second, width)
         adjacent = (np.abs(fy - sy) <= 1) & (np.abs(fx - sx) <= 1)
@@ -158,11 +163,11 @@ def measure(
     return qe, float(np.mean(~adjacent)), first
 
 
-def u_matrix(weights: np.ndarray, topology: str = "rect", toroid: bool = False) -> np.ndarray:
+def u_matrix(weights: np.ndarray, topology: str = Topology.RECT, toroid: bool = False) -> np.ndarray:
     """Mean distance of each unit to its neighbours (rect: 4; hex: 6; wrapped on a toroid), shape (height, width)."""
     w = np.asarray(weights, dtype=np.float64)
     h, wd, _ = w.shape
-    if topology != "rect" or toroid:
+    if topology != Topology.RECT or toroid:
         flat = w.reshape(h * wd, -1)
         pairs, count = _neighbour_pairs(h, wd, topology, toroid)
         diff = flat[pairs[:, 0]] - flat[pairs[:, 1]]

@@ -17,6 +17,7 @@ import numpy as np
 
 from som_studio.core import topology as topo
 from som_studio.core.problem import MIN_WEIGHT, Block, Problem
+from som_studio.run_settings import Topology
 
 # numpy-batch keeps each best-matching unit's neighbourhood for the rest of the
 # epoch once computed, up to this many bytes; past it, neighbourhoods are
@@ -46,7 +47,7 @@ class _NumpyTrainer:
         self._xs = np.arange(problem.width, dtype=dt)
         self._ys = np.arange(problem.height, dtype=dt)
         cfg = problem.config
-        self._separable = cfg.topology == "rect" and not cfg.toroid
+        self._separable = cfg.topology == Topology.RECT and not cfg.toroid
         self._missing = bool(np.isnan(problem.data).any())
         self._schedule = problem.schedule()
 

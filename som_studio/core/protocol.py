@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 import numpy as np
 
 from som_studio.i18n import _
+from som_studio.run_settings import Topology
 
 _ALTERNATIVES = "numpy-online, numpy-batch"
 
@@ -112,11 +113,11 @@ class Implementation:
     # False: their layouts must have map size 1.
     map_axis: bool = True
     # What maps and data it trains: lattices, wrapped (toroid) maps, missing values (NaN).
-    topologies: tuple[str, ...] = ("rect",)
+    topologies: tuple[str, ...] = (Topology.RECT,)
     toroid: bool = False
     missing_values: bool = False
 
-    def refusal(self, topology: str = "rect", toroid: bool = False, missing: bool = False) -> str | None:
+    def refusal(self, topology: str = Topology.RECT, toroid: bool = False, missing: bool = False) -> str | None:
         """Why this implementation cannot train such a map or data, or ``None`` when it can."""
         if topology not in self.topologies:
             only = "/".join(self.topologies)

@@ -32,6 +32,7 @@ import numpy as np
 from som_studio.core import fused_plan, jax_runtime, kernels
 from som_studio.core import topology as topo
 from som_studio.core.fused_plan import KernelPlan
+from som_studio.run_settings import Topology
 
 if TYPE_CHECKING:  # the same module, named so that annotations like jax.Array resolve
     import jax
@@ -104,7 +105,7 @@ def adjacent(first: jax.Array, second: jax.Array, shape: tuple[int, int], lattic
     topology, wrap = lattice
     fy, fx = first // width, first % width
     sy, sx = second // width, second % width
-    if topology != "hex":
+    if topology != Topology.HEX:
         dy, dx = jnp.abs(fy - sy), jnp.abs(fx - sx)
         if wrap:
             dy, dx = jnp.minimum(dy, height - dy), jnp.minimum(dx, width - dx)
@@ -129,7 +130,7 @@ def quality_program(
     valid: jax.Array,
     width: int,
     plan_: KernelPlan,
-    lattice: tuple[str, bool] = ("rect", False),
+    lattice: tuple[str, bool] = (Topology.RECT, False),
     missing: bool = False,
 ) -> tuple[jax.Array, jax.Array, jax.Array]:
     """(sum of distances to the best unit, count of topographic errors, each example's best unit).
@@ -200,7 +201,7 @@ class DeviceQuality:
         dtype: Any,
         device: Any = None,
         budget: int | None = None,
-        topology: str = "rect",
+        topology: str = Topology.RECT,
         toroid: bool = False,
     ) -> None:
         self.height, self.width = height, width
@@ -280,7 +281,7 @@ def quality(
     data: np.ndarray,
     device: Any = None,
     budget: int | None = None,
-    topology: str = "rect",
+    topology: str = Topology.RECT,
     toroid: bool = False,
 ):
     """(QE, TE) of ``weights`` (H, W, D) on ``data``, computed on ``device`` (one-off: compiles each call)."""
@@ -292,11 +293,13 @@ def quality(
         q.close()
 
 
-def u_matrix(weights: np.ndarray, device: Any = None, topology: str = "rect", toroid: bool = False) -> np.ndarray:
+def u_matrix(
+    weights: np.ndarray, device: Any = None, topology: str = Topology.RECT, toroid: bool = False
+) -> np.ndarray:
     """:func:`metrics.u_matrix` of ``weights`` (H, W, D) on its lattice, computed on ``device``."""
     device = device if device is not None else jax.devices()[0]
     w = jax.device_put(np.asarray(weights), device)
-    if topology == "rect" and not toroid:
+    if topology == Topology.RECT and not toroid:
         return np.asarray(_u_matrix(w))
     h, wd, _ = w.shape
     pairs = topo.neighbour_pairs(h, wd, topology, toroid).astype(np.int32).reshape(-1, 2)

@@ -14,6 +14,7 @@ from som_studio.config import Refusal
 from som_studio.core import memory
 from som_studio.core.protocol import Implementation
 from som_studio.i18n import N_, _
+from som_studio.run_settings import Topology
 
 _REGISTRY: dict[str, Implementation] = {}
 _BUILTIN: frozenset[str] = frozenset()  # the ladder below, set once it is registered
@@ -96,7 +97,7 @@ register(
         description=N_("NumPy reference, online: one example per step, full-map update (the playbook's loop)"),
         factory="som_studio.core.numpy_som:NumpyOnline",
         estimate=memory.numpy_online,
-        topologies=("rect", "hex"),
+        topologies=tuple(Topology),
         toroid=True,
         missing_values=True,
     )
@@ -112,7 +113,7 @@ register(
         ),
         factory="som_studio.core.numpy_som:NumpyBatch",
         estimate=memory.numpy_batch,
-        topologies=("rect", "hex"),
+        topologies=tuple(Topology),
         toroid=True,
         missing_values=True,
     )
@@ -125,7 +126,7 @@ register(
         description=N_("The NumPy online loop with jnp swapped in, run eagerly: one dispatch per operation"),
         factory="som_studio.core.jax_ladder:JaxNaiveOnline",
         estimate=memory.jax_online,
-        topologies=("rect", "hex"),
+        topologies=tuple(Topology),
         toroid=True,
         missing_values=True,
     )
@@ -138,7 +139,7 @@ register(
         description=N_("Online step compiled with jax.jit: one dispatch per step, Python loop over steps"),
         factory="som_studio.core.jax_ladder:JaxJitOnline",
         estimate=memory.jax_online,
-        topologies=("rect", "hex"),
+        topologies=tuple(Topology),
         toroid=True,
         missing_values=True,
     )
@@ -151,7 +152,7 @@ register(
         description=N_("Batch epoch under jit with per-example vmap (N x M x D intermediate), Python loop over epochs"),
         factory="som_studio.core.jax_ladder:JaxVmapBatch",
         estimate=memory.jax_vmap_batch,
-        topologies=("rect", "hex"),
+        topologies=tuple(Topology),
         toroid=True,
         missing_values=True,
     )
@@ -169,7 +170,7 @@ register(
         ),
         factory="som_studio.core.jax_fused:FusedBatch",
         estimate=memory.jax_fused_batch,
-        topologies=("rect", "hex"),
+        topologies=tuple(Topology),
         toroid=True,
         missing_values=True,
     )
@@ -182,7 +183,7 @@ register(
         description=N_("Online steps fused into one jitted fori_loop per chunk (one dispatch per chunk); map donated"),
         factory="som_studio.core.jax_scan_online:ScanOnline",
         estimate=memory.jax_scan_online,
-        topologies=("rect", "hex"),
+        topologies=tuple(Topology),
         toroid=True,
         missing_values=True,
     )
@@ -203,7 +204,7 @@ register(
         estimate=memory.jax_pmap_batch,
         shards=True,
         map_axis=False,
-        topologies=("rect", "hex"),
+        topologies=tuple(Topology),
         toroid=True,
         missing_values=True,
     )
@@ -220,7 +221,7 @@ register(
         factory="som_studio.core.jax_jit_sharded:JaxJitShardedBatch",
         estimate=memory.jax_jit_sharded_batch,
         shards=True,
-        topologies=("rect", "hex"),
+        topologies=tuple(Topology),
         toroid=True,
         missing_values=True,
     )
@@ -238,7 +239,7 @@ register(
         factory="som_studio.core.jax_shardmap:JaxShardmapBatch",
         estimate=memory.jax_shardmap_batch,
         shards=True,
-        topologies=("rect", "hex"),
+        topologies=tuple(Topology),
         toroid=True,
         missing_values=True,
     )

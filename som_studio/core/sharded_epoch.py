@@ -30,13 +30,14 @@ from som_studio.core import jax_runtime, kernels
 from som_studio.core.fused_plan import KernelPlan
 from som_studio.core.kernels import HIGHEST, sq_distances
 from som_studio.core.topology import HEX_ROW
+from som_studio.run_settings import Topology
 
 jax = jax_runtime.jax()
 jnp = jax.numpy
 lax = jax.lax
 
 NO_UNIT = np.iinfo(np.int32).max
-RECT = ("rect", False)
+RECT = (Topology.RECT, False)
 
 
 def split_missing(x, missing: bool):
@@ -132,7 +133,7 @@ def lattice_x(s, rows, sx, lattice):
     topology, wrap = lattice
     wd, dt = s.shape[1], s.dtype
     hx0 = kernels.axis_weights(wd, sx, dt, wrap=wrap)
-    if topology != "hex":
+    if topology != Topology.HEX:
         return smooth_x(s, hx0)
     odd = (rows % 2 == 1)[:, None, None]
     same = smooth_x(s, hx0)
@@ -148,12 +149,12 @@ def lattice_hy(targets, sources, sy, height: int, lattice, dtype):
     if wrap:
         k2 = jnp.abs(k2)
         k2 = jnp.abs(jnp.minimum(k2, 2 * height - k2))  # padded rows (past height) weigh nothing anyway
-    return kernels._twice_weights(k2, HEX_ROW if topology == "hex" else 1.0, sy, dtype)
+    return kernels._twice_weights(k2, HEX_ROW if topology == Topology.HEX else 1.0, sy, dtype)
 
 
 def pick(out, targets, lattice):
     """The row stage's result for each target row: on a hex map, the half of its own parity."""
-    if lattice[0] != "hex":
+    if lattice[0] != Topology.HEX:
         return out
     k = out.shape[-1] // 2
     return jnp.where((targets % 2 == 1)[:, None, None], out[..., k:], out[..., :k])

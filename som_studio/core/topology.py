@@ -20,18 +20,17 @@ touching units. A toroid wraps both.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-HEX_ROW = math.sqrt(3.0) / 2.0
+from som_studio.run_settings import HEX_ROW as HEX_ROW
+from som_studio.run_settings import Topology
 
 
-def unit_xy(height: int, width: int, topology: str = "rect") -> tuple[np.ndarray, np.ndarray]:
+def unit_xy(height: int, width: int, topology: str = Topology.RECT) -> tuple[np.ndarray, np.ndarray]:
     """Plane coordinates ``(x, y)`` of every unit, each (height, width) float64."""
     r = np.arange(height, dtype=np.float64)[:, None]
     c = np.arange(width, dtype=np.float64)[None, :]
-    if topology == "hex":
+    if topology == Topology.HEX:
         x = c + 0.5 * (np.arange(height)[:, None] % 2)
         y = np.broadcast_to(r * HEX_ROW, (height, width))
     else:
@@ -40,9 +39,9 @@ def unit_xy(height: int, width: int, topology: str = "rect") -> tuple[np.ndarray
     return np.array(x, dtype=np.float64), np.array(y, dtype=np.float64)
 
 
-def periods(height: int, width: int, topology: str = "rect") -> tuple[float, float]:
+def periods(height: int, width: int, topology: str = Topology.RECT) -> tuple[float, float]:
     """Wrap periods ``(x, y)`` of a toroid in plane units."""
-    return float(width), height * HEX_ROW if topology == "hex" else float(height)
+    return float(width), height * HEX_ROW if topology == Topology.HEX else float(height)
 
 
 def _wrap(d: np.ndarray, period: float) -> np.ndarray:
@@ -51,7 +50,7 @@ def _wrap(d: np.ndarray, period: float) -> np.ndarray:
 
 
 def offsets(
-    height: int, width: int, by: int, bx: int, topology: str = "rect", toroid: bool = False
+    height: int, width: int, by: int, bx: int, topology: str = Topology.RECT, toroid: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
     """Plane offsets ``(dx, dy)`` of every unit from unit (``by``, ``bx``), each (height, width) float64."""
     x, y = unit_xy(height, width, topology)
@@ -64,7 +63,7 @@ def offsets(
 
 
 def grid_distance(
-    height: int, width: int, a: np.ndarray, b: np.ndarray, topology: str = "rect", toroid: bool = False
+    height: int, width: int, a: np.ndarray, b: np.ndarray, topology: str = Topology.RECT, toroid: bool = False
 ) -> np.ndarray:
     """Euclidean plane distance between units of flat indices ``a`` and ``b`` (same shapes)."""
     x, y = unit_xy(height, width, topology)
@@ -85,7 +84,7 @@ def neighbourhood(
     bx: int,
     sigma_x: float,
     sigma_y: float,
-    topology: str = "rect",
+    topology: str = Topology.RECT,
     toroid: bool = False,
     dtype: np.dtype | type = np.float64,
 ) -> np.ndarray:
@@ -98,7 +97,7 @@ def neighbourhood(
     as the rect-planar reference rounds them, so that every lattice agrees with it.
     """
     dt = np.dtype(dtype)
-    hexa = topology == "hex"
+    hexa = topology == Topology.HEX
     row = HEX_ROW if hexa else 1.0
     y = np.arange(height, dtype=np.float64) * row
     dy = y - float(by) * row
@@ -120,7 +119,7 @@ def neighbourhood(
 
 
 def adjacent(
-    height: int, width: int, a: np.ndarray, b: np.ndarray, topology: str = "rect", toroid: bool = False
+    height: int, width: int, a: np.ndarray, b: np.ndarray, topology: str = Topology.RECT, toroid: bool = False
 ) -> np.ndarray:
     """Whether units of flat indices ``a`` and ``b`` are adjacent (or the same unit) for the topographic error.
 
@@ -128,7 +127,7 @@ def adjacent(
     toroid; ``hex``: at plane distance 1 at most (the 6 touching units).
     """
     a, b = np.asarray(a), np.asarray(b)
-    if topology == "hex":
+    if topology == Topology.HEX:
         return grid_distance(height, width, a, b, topology, toroid) <= 1.0 + 1e-9
     ay, ax = np.divmod(a, width)
     by_, bx_ = np.divmod(b, width)
@@ -138,7 +137,7 @@ def adjacent(
     return (dy <= 1) & (dx <= 1)
 
 
-def neighbour_pairs(height: int, width: int, topology: str = "rect", toroid: bool = False) -> np.ndarray:
+def neighbour_pairs(height: int, width: int, topology: str = Topology.RECT, toroid: bool = False) -> np.ndarray:
     """Each unordered pair of neighbouring units once, as flat indices (P, 2), for the U-matrix.
 
     ``rect``: the 4 edge neighbours; ``hex``: the 6 touching units. On a toroid
@@ -147,7 +146,7 @@ def neighbour_pairs(height: int, width: int, topology: str = "rect", toroid: boo
     grid_r, grid_c = np.meshgrid(np.arange(height), np.arange(width), indexing="ij")
     r, c = grid_r.ravel(), grid_c.ravel()
     # Half of each unit's neighbours (the other half are found from the other side).
-    if topology == "hex":
+    if topology == Topology.HEX:
         even = [(0, 1), (1, -1), (1, 0)]
         odd = [(0, 1), (1, 0), (1, 1)]
     else:

@@ -26,6 +26,7 @@ import numpy as np
 
 from som_studio.core import metrics
 from som_studio.i18n import _
+from som_studio.run_settings import Topology
 
 LIVE_BUDGET = 20_000_000
 """Largest examples x units x features measured for a live frame's hits and labels (~20 ms of NumPy here)."""
@@ -50,7 +51,7 @@ class MapViews:
         (:func:`cheap_to_measure`): their views are offered before the run ends.
     """
 
-    topology: str = "rect"
+    topology: str = Topology.RECT
     toroid: bool = False
     feature_names: tuple[str, ...] = ()
     offset: np.ndarray | None = None
@@ -69,7 +70,9 @@ class MapViews:
         """From a run's configuration: a :class:`~som_studio.config.RunConfig` or its ``to_dict()``."""
         get = config.get if isinstance(config, dict) else lambda k, d=None: getattr(config, k, d)
         names = tuple(str(n) for n in (feature_names or get("feature_names") or ()))
-        return cls(topology=str(get("topology") or "rect"), toroid=bool(get("toroid") or False), feature_names=names)
+        return cls(
+            topology=str(get("topology") or Topology.RECT), toroid=bool(get("toroid") or False), feature_names=names
+        )
 
     @classmethod
     def from_started(cls, started: Any) -> MapViews:

@@ -21,6 +21,7 @@ from functools import cached_property, lru_cache
 import numpy as np
 
 from som_studio.core.topology import HEX_ROW
+from som_studio.run_settings import Topology
 
 _CIRCUM = 1.0 / math.sqrt(3.0)  # a hexagon's circumradius when neighbours are 1 apart
 
@@ -62,7 +63,7 @@ class Raster:
         ``marks`` (rows, columns) bool: pixels drawn in ``mark_colour`` instead (borders).
         """
         c = np.asarray(colours, dtype=np.uint8).reshape(self.height * self.width, -1)
-        if self.topology == "rect" and self.scale == 1 and marks is None:
+        if self.topology == Topology.RECT and self.scale == 1 and marks is None:
             return np.ascontiguousarray(c.reshape(self.height, self.width, -1))
         channels = c.shape[1]
         table = np.zeros((len(c) + 2, 4), dtype=np.uint8)
@@ -127,7 +128,7 @@ class Raster:
 
     def unit_centre(self, row: int, col: int) -> tuple[float, float]:
         """Picture coordinates (pixels) of unit (``row``, ``col``)'s centre."""
-        if self.topology == "hex":
+        if self.topology == Topology.HEX:
             x, y = col + 0.5 * (row % 2), row * HEX_ROW
         else:
             x, y = float(col), float(row)
@@ -135,7 +136,7 @@ class Raster:
 
 
 def unit_at(
-    px: float, py: float, height: int, width: int, topology: str = "rect", scale: int = 1
+    px: float, py: float, height: int, width: int, topology: str = Topology.RECT, scale: int = 1
 ) -> tuple[int, int] | None:
     """The unit ``(row, column)`` whose cell holds picture pixel ``(px, py)`` of a map drawn at ``scale``, or ``None``.
 
@@ -146,7 +147,7 @@ def unit_at(
     ``y = r * sqrt(3) / 2``) when the point lies inside its hexagon.
     """
     ix, iy = math.floor(px), math.floor(py)
-    if topology != "hex":
+    if topology != Topology.HEX:
         r, c = iy // scale, ix // scale
         return (r, c) if 0 <= r < height and 0 <= c < width and ix >= 0 and iy >= 0 else None
     x = -0.5 + (ix + 0.5) / scale
@@ -173,24 +174,24 @@ def unit_at(
     return (r, c) if inside else None
 
 
-def unit_centre(row: int, col: int, topology: str = "rect", scale: int = 1) -> tuple[float, float]:
+def unit_centre(row: int, col: int, topology: str = Topology.RECT, scale: int = 1) -> tuple[float, float]:
     """Picture coordinates (pixels) of unit (``row``, ``col``)'s centre at ``scale`` pixels per unit."""
-    if topology == "hex":
+    if topology == Topology.HEX:
         return (col + 0.5 * (row % 2) + 0.5) * scale, (row * HEX_ROW + _CIRCUM) * scale
     return (col + 0.5) * scale, (row + 0.5) * scale
 
 
 @lru_cache(maxsize=16)
-def raster(height: int, width: int, topology: str = "rect", scale: int = 1) -> Raster:
+def raster(height: int, width: int, topology: str = Topology.RECT, scale: int = 1) -> Raster:
     """The (cached) :class:`Raster` of an ``height`` x ``width`` map drawn at ``scale`` pixels per unit."""
     if scale < 1:
         raise ValueError(f"a picture needs at least 1 pixel per unit, got {scale}")
-    if topology != "hex":
+    if topology != Topology.HEX:
         r = np.arange(height * scale) // scale
         c = np.arange(width * scale) // scale
         index = (r[:, None] * width + c[None, :]).astype(np.int32)
         index.setflags(write=False)
-        return Raster(height, width, "rect", scale, index, (-0.5, -0.5))
+        return Raster(height, width, Topology.RECT, scale, index, (-0.5, -0.5))
     x0, y0 = -0.5, -_CIRCUM
     cols = math.ceil((width + (0.5 if height > 1 else 0.0)) * scale)
     rows = math.ceil(((height - 1) * HEX_ROW + 2 * _CIRCUM) * scale)
@@ -224,7 +225,7 @@ def raster(height: int, width: int, topology: str = "rect", scale: int = 1) -> R
         inside &= np.abs(ddx * math.cos(ang) + ddy * math.sin(ang)) <= 0.5 + 1e-9
     best[~inside] = -1
     best.setflags(write=False)
-    return Raster(height, width, "hex", scale, best, (x0, y0))
+    return Raster(height, width, Topology.HEX, scale, best, (x0, y0))
 
 
 MAX_FRAME_PIXELS = 600_000
@@ -235,7 +236,7 @@ def frame_scale(height: int, width: int, topology: str, minimum: int = 1) -> int
     """Pixels per unit for a live frame: 1 on a rect map (one pixel per unit, as the view always drew);
     on a hex map as many as keep the frame under :data:`MAX_FRAME_PIXELS`, 2 to 12, so cells read as hexagons.
     ``minimum``: at least this (views that draw borders need room for them)."""
-    if topology != "hex":
+    if topology != Topology.HEX:
         return max(1, minimum)
     fit = int(math.sqrt(MAX_FRAME_PIXELS / max(height * width, 1)))
     return max(minimum, 2, min(12, fit))

@@ -64,6 +64,7 @@ from som_studio.picture.colours import (
 )
 from som_studio.picture.mapviews import MapViews
 from som_studio.picture.raster import Raster, frame_scale, raster, unit_at, unit_centre
+from som_studio.run_settings import Topology
 
 RGB = "rgb"
 UMATRIX = "umatrix"
@@ -211,7 +212,7 @@ class MapFrame:
     legend: Legend | None = None
     tiles: tuple[Tile, ...] = ()
     grid: tuple[int, int] | None = None
-    topology: str = "rect"
+    topology: str = Topology.RECT
     scale: int = 1
 
     def unit_at(self, px: float, py: float) -> tuple[int, int] | None:
@@ -329,7 +330,7 @@ class Canvas:
     @property
     def plain(self) -> bool:
         """One pixel per square unit: scalar views stay (H, W) levels, drawn through the colour map by the viewer."""
-        return self.views.topology != "hex" and self.scale in (None, 1)
+        return self.views.topology != Topology.HEX and self.scale in (None, 1)
 
 
 @dataclass(frozen=True, eq=False)
@@ -358,7 +359,7 @@ def _scalar(levels: np.ndarray, canvas: Canvas, legend: Legend | None) -> Drawn:
     """A scalar view: (H, W) levels as they are on a plain canvas, else coloured and painted cell by cell."""
     h, w = levels.shape
     if canvas.plain:
-        return Drawn(levels, legend, raster=raster(h, w, "rect", 1))
+        return Drawn(levels, legend, raster=raster(h, w, Topology.RECT, 1))
     r = canvas.raster(h, w)
     return Drawn(r.paint(apply_lut(levels.reshape(-1))), legend, raster=r)
 
@@ -375,7 +376,7 @@ def _rgb(weights: np.ndarray, _view: ViewChoice, canvas: Canvas) -> Drawn:
     h, wd = img.shape[:2]
     legend = _channels(canvas.views)
     if canvas.plain:
-        return Drawn(img, legend, raster=raster(h, wd, "rect", 1))
+        return Drawn(img, legend, raster=raster(h, wd, Topology.RECT, 1))
     return _cells(img, h, wd, canvas, legend)
 
 
@@ -538,7 +539,7 @@ def make_frame(
         legend=d.legend,
         tiles=d.tiles,
         grid=(h, w),
-        topology=r.topology if r is not None else "rect",
+        topology=r.topology if r is not None else Topology.RECT,
         scale=r.scale if r is not None else 1,
     )
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from som_studio.core.memory import format_bytes
 from som_studio.i18n import N_, _, ngettext
+from som_studio.run_settings import Topology
 from som_studio.session import timing
 from som_studio.session.record import RunRecord
 
@@ -837,7 +838,7 @@ def _views_sections(runs: list[ReportRun]) -> list[ChartSection]:
             continue
         cfg = run.record.config
         model = run.record.model
-        hexa = cfg.get("topology") == "hex"
+        hexa = cfg.get("topology") == Topology.HEX
         grid = cfg.get("grid") or []
         size = f"{grid[0]} x {grid[1]}" if len(grid) == 2 else "?"
         if hexa:

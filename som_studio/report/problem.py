@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from som_studio.i18n import N_, _
+from som_studio.run_settings import Topology
 from som_studio.session.record import RunRecord
 
 #: The configuration fields that define the problem (the work), as :meth:`RunConfig.to_dict` names them.
@@ -47,7 +48,7 @@ def describe_problem(record: RunRecord) -> str:
     else:
         source = _("random colours") + (f" ({size})" if size else "")
     grid = cfg.get("grid") or ["?", "?"]
-    lattice = cfg.get("topology", "rect") + (", toroid" if cfg.get("toroid") else "")
+    lattice = cfg.get("topology", Topology.RECT) + (", toroid" if cfg.get("toroid") else "")
     return _("{source}, grid {grid} ({lattice})").format(source=source, grid=f"{grid[0]} x {grid[1]}", lattice=lattice)
 
 

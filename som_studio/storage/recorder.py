@@ -23,6 +23,7 @@ from som_studio.i18n import _
 from som_studio.picture.mapviews import MapViews
 from som_studio.picture.raster import frame_scale, report_scale
 from som_studio.picture.views import ColourRange, MapFrame, as_rgb, colour_range, data_range, map_image
+from som_studio.run_settings import Topology
 from som_studio.session.events import Event, Failed, Finished, Snapshot, Started
 from som_studio.session.record import RunRecord
 from som_studio.storage.runfile import StoredRun
@@ -163,7 +164,7 @@ class RunRecorder:
             if self.range is None and event.range is not None:
                 self.range = event.range
             image = as_rgb(event.image)
-            if event.topology == "hex" and event.grid is not None and not event.tiles:
+            if event.topology == Topology.HEX and event.grid is not None and not event.tiles:
                 step = event.scale // kept_scale(*event.grid)
                 if step > 1:  # thinned to about the kept scale: bounded memory for a long run's frames
                     image = np.ascontiguousarray(image[::step, ::step])
@@ -176,16 +177,16 @@ class RunRecorder:
             self.views = self.views.with_model(getattr(event.record, "model", None), event.record)
 
     def _kept_scale(self) -> int | None:
-        if self.views.topology != "hex" or self.final_map is None:
+        if self.views.topology != Topology.HEX or self.final_map is None:
             return None
         return kept_scale(*self.final_map.shape[:2])
 
     def _final_scale(self) -> int | None:
         """A hex map's final picture: hexagons large enough for a report (its longer side ~480 pixels)."""
-        if self.views.topology != "hex" or self.final_map is None:
+        if self.views.topology != Topology.HEX or self.final_map is None:
             return None
         h, w = self.final_map.shape[:2]
-        return max(frame_scale(h, w, "hex"), report_scale(h, w))
+        return max(frame_scale(h, w, Topology.HEX), report_scale(h, w))
 
     def feed_all(self, events: Iterable[RecordedEvent]) -> RunRecorder:
         for ev in events:

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidg
 
 from som_studio import picture
 from som_studio.qt.widgets.map_inspect import MapInspector
+from som_studio.run_settings import Topology
 
 pg.setConfigOptions(imageAxisOrder="row-major")
 
@@ -131,8 +132,8 @@ class MapView(QWidget):
         self.caption.setText(self.tr("drawing…"))
         h, w = final.shape[:2]
         # A finished hex map is drawn as finely as in a report (smooth hexagons on a small map); rect: as frames are.
-        hexagons = views is not None and views.topology == "hex"
-        scale = max(picture.frame_scale(h, w, "hex"), picture.report_scale(h, w)) if hexagons else None
+        hexagons = views is not None and views.topology == Topology.HEX
+        scale = max(picture.frame_scale(h, w, Topology.HEX), picture.report_scale(h, w)) if hexagons else None
         job = lambda: picture.make_frame(it, final, choice, *rng, views, scale)
         self.inspector.jobs.submit("render", job, self._on_redrawn)
 

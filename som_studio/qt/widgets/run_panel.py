@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 
 from som_studio import config as cfgmod
 from som_studio.app_model.form import (
+    EXTRA_SETTINGS,
     MAX_SIMULATED_DEVICES,
     FormFields,
     FormState,
@@ -45,6 +46,7 @@ from som_studio.app_model.form import (
 from som_studio.config import RunConfig
 from som_studio.core import registry
 from som_studio.qt.widgets.data_reader import DataReader
+from som_studio.qt.widgets.setting_controls import SettingControls
 from som_studio.qt.widgets.table_fields import TableFields, note
 
 GRID_PRESETS = ("auto", "60x34", "240x135", "512x512", "1024x1024")
@@ -200,6 +202,10 @@ class RunPanel(QWidget):
         dev.addWidget(self.detect)
         rows.addRow("", dev)
 
+        # Settings declared with no control laid out above: one each, by their declared kind.
+        self.more = SettingControls(EXTRA_SETTINGS)
+        rows.addRow(self.more)
+
         self.memory_label = note()
         self.reason_label = note("color: #c0392b;")
         self.reason_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -244,6 +250,7 @@ class RunPanel(QWidget):
         for signal, name, read in edits:
             signal.connect(lambda *args, n=name, r=read: self._edit(n, r() if r else args[0]))
         self.table.edited.connect(self._edit)
+        self.more.edited.connect(self._edit)
         self._reader.data_read.connect(self.form.data_read)
         self.form.on_state(self._on_form_state)
         self.form.on_fields(lambda _f: self._render(self.form.state, force=True))
@@ -322,6 +329,7 @@ class RunPanel(QWidget):
         for w in (self.path, self.browse):
             w.setEnabled(f.file)
         self.table.show_fields(f, self.form.columns())
+        self.more.show_values(f.extra)
         self.cpu_devices.setEnabled(f.simulate)
 
     def _may_set(self, w: QWidget) -> bool:

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 from som_studio import config as cfgmod
 from som_studio.app_model.form import AUTO, FormFields, labels
 from som_studio.qt.i18n import QT_TRANSLATE_NOOP
+from som_studio.run_settings import Topology
 
 translate = QCoreApplication.translate
 NONE = "—"  # no column chosen: a dash, in any language (never a column's name)
@@ -70,7 +71,7 @@ class TableFields(QWidget):
         self.topology = _combo(
             cfgmod.TOPOLOGIES, self.tr("{rect}: 4 neighbours in a square grid; {hex}: 6 in offset rows")
         )
-        self.topology.setToolTip(self.topology.toolTip().format(rect="rect", hex="hex"))
+        self.topology.setToolTip(self.topology.toolTip().format(rect=Topology.RECT, hex=Topology.HEX))
         self.toroid = QCheckBox(labels()["toroid"])
         self.toroid.setToolTip(self.tr("distances wrap around both axes (a hex toroid needs an even height)"))
         self.init = _combo((), _init_tip(AUTO))
