@@ -866,6 +866,13 @@ The run is listed until the app closes.</source>
     </message>
 </context>
 <context>
+    <name>SettingControls</name>
+    <message>
+        <source>none</source>
+        <translation>없음</translation>
+    </message>
+</context>
+<context>
     <name>Settings</name>
     <message>
         <source>{file}: the settings file is damaged; SOM Studio starts with its defaults</source>
