@@ -607,22 +607,6 @@ Run {command} in a terminal.</source>
 <context>
     <name>ReportViews</name>
     <message>
-        <source>U-matrix</source>
-        <translation>U-행렬</translation>
-    </message>
-    <message>
-        <source>Hit map</source>
-        <translation>히트 맵</translation>
-    </message>
-    <message>
-        <source>Labels (majority per unit)</source>
-        <translation>레이블 (유닛별 다수)</translation>
-    </message>
-    <message>
-        <source>Clusters</source>
-        <translation>클러스터</translation>
-    </message>
-    <message>
         <source>Component planes</source>
         <translation>성분 평면</translation>
     </message>

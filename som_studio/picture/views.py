@@ -84,27 +84,37 @@ class ViewKind:
     ``needs``: what must be at hand to draw it: ``"three features"``, or an input of
     :class:`~som_studio.picture.mapviews.MapViews` (``"hits"``, ``"labels"``, ``"clusters"``).
     ``per_feature``: one choice per feature (the component planes), named after it.
+    ``report``: the view's title in a report's panel of map-wide views (``None``: not there).
     """
 
     mode: str
     label: str
     needs: tuple[str, ...] = ()
     per_feature: bool = False
+    report: str | None = None
+
+    @property
+    def measured(self) -> bool:
+        """It shows what the data does on the map (hits, labels): measured on each frame's map."""
+        return bool({"hits", "labels"} & set(self.needs))
 
 
 VIEWS: tuple[ViewKind, ...] = (
     ViewKind(RGB, N_("RGB colours"), ("three features",)),
-    ViewKind(UMATRIX, N_("U-matrix")),
+    ViewKind(UMATRIX, N_("U-matrix"), report=N_("U-matrix")),
     ViewKind(PLANES, N_("All feature planes")),
     ViewKind(PLANES_SHARED, N_("All feature planes (one scale)")),
-    ViewKind(HITS, N_("Hit map"), ("hits",)),
-    ViewKind(LABELS, N_("Labels"), ("labels",)),
-    ViewKind(CLUSTERS, N_("Clusters"), ("clusters",)),
+    ViewKind(HITS, N_("Hit map"), ("hits",), report=N_("Hit map")),
+    ViewKind(LABELS, N_("Labels"), ("labels",), report=N_("Labels (majority per unit)")),
+    ViewKind(CLUSTERS, N_("Clusters"), ("clusters",), report=N_("Clusters")),
     ViewKind(COMPONENT, N_("Feature plane"), per_feature=True),
 )
 """Every view, in the order a choice box lists them: the one listing the app's map view reads."""
 
 _NEEDS = {k.mode: k.needs for k in VIEWS}
+KINDS = {k.mode: k for k in VIEWS}
+REPORT_VIEWS = tuple(k for k in VIEWS if k.report)
+"""The map-wide views a report shows for each run, in order."""
 
 
 def available(mode: str, features: int, views: MapViews | None = None) -> bool:

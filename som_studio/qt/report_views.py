@@ -16,6 +16,7 @@ import numpy as np
 from PySide6.QtCore import QCoreApplication
 
 from som_studio import picture
+from som_studio.i18n import _
 from som_studio.report.content import Report, ReportRun
 
 CHART_WIDTH = 1100
@@ -109,14 +110,10 @@ def _pictures(run: ReportRun) -> tuple[list[tuple[str, picture.Drawn]], list[tup
     lo, hi = picture.colour_range(weights)
     scale = picture.report_scale(h, w, PANEL_TARGET_PX)
     top = []
-    for mode, title in (
-        (picture.UMATRIX, translate("ReportViews", "U-matrix")),
-        (picture.HITS, translate("ReportViews", "Hit map")),
-        (picture.LABELS, translate("ReportViews", "Labels (majority per unit)")),
-        (picture.CLUSTERS, translate("ReportViews", "Clusters")),
-    ):
-        if picture.available(mode, d, views):
-            top.append((title, picture.draw(weights, picture.ViewChoice(mode), lo, hi, views, scale)))
+    for kind in picture.REPORT_VIEWS:
+        if kind.report and picture.available(kind.mode, d, views):
+            drawn = picture.draw(weights, picture.ViewChoice(kind.mode), lo, hi, views, scale)
+            top.append((_(kind.report), drawn))
     plane_scale = picture.report_scale(h, w, PANEL_TARGET_PX * 3 // 4)
     planes = [
         (

@@ -232,7 +232,8 @@ def _live_views(session: Any, views: Any, view: Any, snapshot: Snapshot) -> Any:
     from som_studio import picture
 
     data = getattr(session, "data", None)
-    if views is None or data is None or view.mode not in (picture.HITS, picture.LABELS):
+    kind = picture.KINDS.get(view.mode)
+    if views is None or data is None or kind is None or not kind.measured:
         return views
     h, w, d = snapshot.map.shape
     if not picture.cheap_to_measure(len(data), h * w, d):
