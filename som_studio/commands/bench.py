@@ -276,16 +276,13 @@ def run_configs(
     run is recorded as ``cancelled`` (and ``observe`` sees its ``Finished``),
     the later runs do not start, and :class:`Interrupted` carries the records.
     """
-    from som_studio.core import registry
     from som_studio.core.data import DataError
     from som_studio.core.problem import check_range, load_problem_table
     from som_studio.report.content import status_text
-    from som_studio.session.events import ChunkTimed, Compiled, Failed, Finished, QualityMeasured, Snapshot, Started
-    from som_studio.session.record import Chunk, RunRecord
+    from som_studio.session.events import ChunkTimed, Compiled, Failed, Finished, Snapshot, Started
+    from som_studio.session.record import RunRecord
     from som_studio.session.session import Session
-
-    def _unstarted(cfg) -> RunRecord:  # filled in from the events as they come
-        return RunRecord(impl=cfg.impl, kind=registry.get(cfg.impl).kind, config=cfg.to_dict(), status="cancelled")
+    from som_studio.storage import RecordSoFar
 
     session_kw.setdefault("snapshot_interval_s", None)
     progress = Progress(not quiet and not silent)
@@ -294,7 +291,7 @@ def run_configs(
     with ctrl_c:
         index, cfg = 0, configs[0]
         # What the run showed so far: the record of a run interrupted outside the chunk loop.
-        partial = _unstarted(cfg)
+        partial = RecordSoFar(cfg)
         phase = _("loading the data")
         record: RunRecord | None = None
         try:
@@ -309,7 +306,7 @@ def run_configs(
                 raise CommandError(f"--data: {exc}") from None
             for index, cfg in enumerate(configs):
                 session = Session(cfg, data=data, **session_kw)
-                partial = _unstarted(cfg)
+                partial = RecordSoFar(cfg)
                 phase = _("preparing the run")
                 ctrl_c.session = session
                 total = 0
@@ -320,27 +317,21 @@ def run_configs(
                     for ev in events:
                         if observe is not None:
                             observe(index, cfg, ev)
+                        partial.feed(ev)
                         if isinstance(ev, Snapshot):
                             final = ev.map
                         if isinstance(ev, Started):
                             total = ev.iterations
-                            partial.kind, partial.env, partial.layout = ev.kind, ev.env, ev.layout
-                            partial.samples, partial.estimate_bytes = ev.samples, ev.estimate_bytes
                             phase = _("compiling")
                             progress.update(cfg.impl, 0, total, 0.0)
                         elif isinstance(ev, Compiled):
-                            partial.compile_s, partial.warmup_compiles = ev.seconds, ev.compiles
                             phase = _("training")
                             ctrl_c.cancellable = True
                         elif isinstance(ev, ChunkTimed):
-                            partial.chunks.append(Chunk(ev.first, ev.count, ev.seconds))
-                            partial.total_s = ev.elapsed_s
                             if ev.end >= total:  # the final quality pass cannot be cancelled
                                 phase = _("measuring the final map")
                                 ctrl_c.cancellable = False
                             progress.update(cfg.impl, ev.end, total, ev.elapsed_s)
-                        elif isinstance(ev, QualityMeasured):
-                            partial.history.append({"iteration": ev.iteration, "qe": ev.qe, "te": ev.te})
                         elif isinstance(ev, (Finished, Failed)):
                             record = ev.record
                 finally:
@@ -362,17 +353,16 @@ def run_configs(
             if len(records) <= index and record is not None:  # it ended just before Ctrl-C
                 records.append(record)
             elif len(records) <= index:  # interrupted before its record was kept
-                done = sum(c.count for c in partial.chunks)
-                partial.message = _("interrupted (Ctrl-C) while {phase}").format(phase=phase)
+                done = partial.iterations_done
+                kept = partial.record
+                kept.message = _("interrupted (Ctrl-C) while {phase}").format(phase=phase)
                 if done:
-                    partial.message += ngettext(", after {n:,} iteration", ", after {n:,} iterations", done).format(
-                        n=done
-                    )
+                    kept.message += ngettext(", after {n:,} iteration", ", after {n:,} iterations", done).format(n=done)
                 if observe is not None:
-                    observe(index, cfg, Finished(partial))
+                    observe(index, cfg, Finished(kept))
                 if not silent:
-                    progress.done(f"{cfg.impl}: {status_text('cancelled')}: {partial.message}")
-                records.append(partial)
+                    progress.done(f"{cfg.impl}: {status_text('cancelled')}: {kept.message}")
+                records.append(kept)
             raise Interrupted(records) from None
     return records
 

@@ -26,9 +26,8 @@ from som_studio.config import RunConfig
 from som_studio.core import registry
 from som_studio.qt.pipe_reader import PipeReader
 from som_studio.qt.probe import DeviceProbe
-from som_studio.session.chunklog import ChunkLog
 from som_studio.session.events import ChunkTimed, Compiled, Failed, Finished, QualityMeasured, Started
-from som_studio.session.record import Chunk, RunRecord
+from som_studio.storage import RecordSoFar
 from som_studio.worker import messages as msgs
 from som_studio.worker.process import describe_exit
 
@@ -84,11 +83,7 @@ class RunController(QObject):
 
     def _reset_run(self) -> None:
         self._config: RunConfig | None = None
-        self._started: Started | None = None
-        self._compile_s = 0.0
-        self._compiled = False
-        self._chunks = ChunkLog()  # every chunk, 24 bytes each: a run of hours stays small
-        self._history: list[dict[str, float]] = []
+        self._so_far: RecordSoFar | None = None  # the run's record as its events tell it
         self._terminal = False
         self._error_text = ""
 
@@ -133,6 +128,7 @@ class RunController(QObject):
         extra = (impl,) if impl is not None and not registry.is_builtin(impl.name) else ()
         self._reset_run()
         self._config = config
+        self._so_far = RecordSoFar(config)
         self._killed = False
         self._stop_requested_at = None
         events_r, events_w = self._ctx.Pipe(duplex=False)
@@ -203,8 +199,10 @@ class RunController(QObject):
         # The session checks for cancel only between chunks: before the first
         # one (start-up, compile) and when one chunk takes longer than the
         # grace period, waiting cannot help, so the process goes at once.
-        last_chunk_s = self._chunks[-1].seconds if self._chunks else 0.0
-        if self._started is None or not self._compiled or last_chunk_s > KILL_AFTER_MS / 1000 / 2:
+        so_far = self._so_far
+        chunks = so_far.record.chunks if so_far is not None else ()
+        last_chunk_s = chunks[-1].seconds if chunks else 0.0
+        if so_far is None or not so_far.started or not so_far.compiled or last_chunk_s > KILL_AFTER_MS / 1000 / 2:
             self._kill_if_alive()
         else:
             self._kill_timer.start(KILL_AFTER_MS)
@@ -272,7 +270,7 @@ class RunController(QObject):
             if isinstance(msg, msgs.EventMessage) and isinstance(msg.event, ChunkTimed):
                 ev = msg.event
                 chunks.append(ev)
-                self._chunks.append(Chunk(ev.first, ev.count, ev.seconds))
+                self._feed(ev)
                 continue
             if chunks:
                 self.chunks_timed.emit(chunks)
@@ -299,17 +297,14 @@ class RunController(QObject):
         if not isinstance(msg, msgs.EventMessage):
             return
         ev = msg.event
+        self._feed(ev)
         if isinstance(ev, Started):
-            self._started = ev
             if self._state == STARTING:
                 self._set_state(RUNNING)
             self.run_started.emit(ev)
         elif isinstance(ev, Compiled):
-            self._compile_s = ev.seconds
-            self._compiled = True
             self.compiled.emit(ev)
         elif isinstance(ev, QualityMeasured):
-            self._history.append({"iteration": ev.iteration, "qe": ev.qe, "te": ev.te})
             self.quality_measured.emit(ev)
         elif isinstance(ev, Finished):
             self._terminal = True
@@ -330,16 +325,16 @@ class RunController(QObject):
             self.stop_latencies.append(time.perf_counter() - self._stop_requested_at)
         self._kill_timer.stop()
         if not self._terminal:
-            record = self._partial_record()
+            so_far = self._so_far or RecordSoFar(self._config or RunConfig())
+            record = so_far.record
             if self._stop_requested_at is not None:
                 record.status = "cancelled"
-                done = sum(c.count for c in self._chunks)
                 record.message = (
                     self.tr("stopped while starting")
-                    if self._started is None
+                    if not so_far.started
                     else self.tr("stopped during compilation")
-                    if not self._compiled
-                    else self.tr("stopped after {n} iterations").format(n=done)
+                    if not so_far.compiled
+                    else self.tr("stopped after {n} iterations").format(n=so_far.iterations_done)
                 )
                 self.run_finished.emit(record)
             else:
@@ -353,22 +348,6 @@ class RunController(QObject):
         self._set_state(IDLE)
         self.run_ended.emit()
 
-    def _partial_record(self) -> RunRecord:
-        """What the app knows of a run whose worker ended without its own record."""
-        cfg = self._config
-        st = self._started
-        rec = RunRecord(
-            impl=cfg.impl if cfg else "?",
-            kind=st.kind if st else "?",
-            config=cfg.to_dict() if cfg else {},
-            layout=st.layout if st else "1x1",
-            env=dict(st.env) if st else {},
-            compile_s=self._compile_s,
-            chunks=ChunkLog(self._chunks),
-            samples=st.samples if st else 0,
-            estimate_bytes=st.estimate_bytes if st else None,
-        )
-        rec.history = list(self._history)
-        if self._chunks and st is not None:
-            rec.total_s = sum(c.seconds for c in self._chunks) + self._compile_s
-        return rec
+    def _feed(self, event: object) -> None:
+        if self._so_far is not None:
+            self._so_far.feed(event)

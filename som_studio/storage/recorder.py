@@ -19,13 +19,14 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
+from som_studio.config import RunConfig
 from som_studio.i18n import _
 from som_studio.picture.mapviews import MapViews
 from som_studio.picture.raster import frame_scale, report_scale
 from som_studio.picture.views import ColourRange, MapFrame, as_rgb, colour_range, data_range, map_image
 from som_studio.run_settings import Topology
-from som_studio.session.events import Event, Failed, Finished, Snapshot, Started
-from som_studio.session.record import RunRecord
+from som_studio.session.events import ChunkTimed, Compiled, Event, Failed, Finished, QualityMeasured, Snapshot, Started
+from som_studio.session.record import Chunk, RunRecord
 from som_studio.storage.runfile import StoredRun
 
 T = TypeVar("T")
@@ -106,6 +107,46 @@ class FrameKeeper(Generic[T]):
 
     def __len__(self) -> int:
         return len(self._kept) + (self._latest is not None)
+
+
+class RecordSoFar:
+    """A run's record as its events told it so far: what is kept of a run that ends without its own.
+
+    A session ends every run it starts with a record (``Finished`` or ``Failed``). A run
+    interrupted from outside (Ctrl-C, *Stop* while its worker starts, a worker that dies) has
+    only the events it sent: fed them (:meth:`feed`), :attr:`record` is that run's record,
+    ``cancelled`` until its owner says otherwise, with what it reached (the kind, devices and
+    layout from ``Started``, the compile time, every chunk, the quality history).
+    """
+
+    def __init__(self, config: RunConfig) -> None:
+        from som_studio.core import registry
+
+        kind = registry.get(config.impl).kind if config.impl in registry.names() else "?"
+        self.record = RunRecord(impl=config.impl, kind=kind, config=config.to_dict(), status="cancelled")
+        self.started = False
+        self.compiled = False
+
+    def feed(self, event: object) -> None:
+        rec = self.record
+        if isinstance(event, Started):
+            self.started = True
+            rec.kind, rec.env, rec.layout = event.kind, dict(event.env), event.layout
+            rec.samples, rec.estimate_bytes = event.samples, event.estimate_bytes
+            if event.feature_names:  # as the session's own record names them
+                rec.config["feature_names"] = list(event.feature_names)
+        elif isinstance(event, Compiled):
+            self.compiled = True
+            rec.compile_s, rec.warmup_compiles = event.seconds, event.compiles
+        elif isinstance(event, ChunkTimed):
+            rec.chunks.append(Chunk(event.first, event.count, event.seconds))
+            rec.total_s = event.elapsed_s
+        elif isinstance(event, QualityMeasured):
+            rec.history.append({"iteration": event.iteration, "qe": event.qe, "te": event.te})
+
+    @property
+    def iterations_done(self) -> int:
+        return sum(c.count for c in self.record.chunks)
 
 
 class RunRecorder:
