@@ -209,7 +209,7 @@ def test_json_dash_prints_the_json_alone_and_the_table_on_stderr(capsys, tmp_pat
         out, err = capsys.readouterr()
         doc = json.loads(out)  # nothing else on stdout
         assert [r["impl"] for r in doc["runs"]] == ["numpy-batch"]
-        assert "median/it" in err
+        assert "median / it" in err
         assert not Path("-").exists()
 
 

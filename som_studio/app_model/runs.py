@@ -101,7 +101,7 @@ class RunList:
 
         Raises :class:`~som_studio.report.writers.OutputError` when it cannot be written.
         """
-        from som_studio.comparison import Exporter, compare
+        from som_studio.report import Exporter, compare
 
         records = self.export_records()
         Exporter(compare(records), force=True).write("json", path)  # the one comparison pipeline's JSON

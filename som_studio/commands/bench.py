@@ -20,7 +20,7 @@ from som_studio.commands.common import (
     impl_names,
     wrote,
 )
-from som_studio.i18n import _, ljust, ngettext, text_width
+from som_studio.i18n import _, ngettext
 
 HELP = "run and time implementations on the same SOM; print a table, write --json"
 
@@ -372,115 +372,32 @@ def speedups(records, baseline: str | None = None, prefer_numpy: bool = False) -
 
     The baseline is ``baseline`` where it is of the run's kind, else the first
     listed run of that kind (``bench``), or with ``prefer_numpy`` its NumPy run
-    (``compare``, as its report does; see :func:`som_studio.report.content.baseline_index`).
+    (``compare``, as its report does; see :func:`som_studio.comparison.rules.baseline_index`).
     """
-    from som_studio.report import content
+    from som_studio.comparison import rules
 
     names = [r.impl for r in records]
     b = names.index(baseline) if baseline in names else None
-    return dict(zip(names, content.speedups(records, b, prefer_numpy=prefer_numpy)))
+    return dict(zip(names, rules.speedups(records, b, prefer_numpy=prefer_numpy)))
 
 
-def _speed_cell(s: float | None, note: str) -> str:
-    """A speed-up as the table shows it, with its note (another problem, simulated devices)."""
-    if not s:
-        return note or "-"
-    text = f"{s:.1f}x" if s >= 0.1 else f"{s:.2g}x"
-    return f"{text} ({note})" if note else text
+def format_table(records, baseline: str | None = None, prefer_numpy: bool = False, flags: bool = True) -> str:
+    """The runs' summary as a text table, the comparison's flags below it, and sharded runs' traffic.
 
-
-def _faster_after(pay: int | None) -> str:
-    """The "faster after" cell: the iterations after which a run's total time beats its baseline's."""
-    if pay is None:
-        return _("never")
-    if pay == 0:
-        return _("from the start")  # the report's words
-    return _("{n:,} it").format(n=pay)
-
-
-def format_table(records, baseline: str | None = None, prefer_numpy: bool = False, rest: bool = True) -> str:
-    """The runs as a text table, with failures' messages and sharded runs' traffic below it.
-
-    ``baseline`` and ``prefer_numpy`` choose each kind's baseline as :func:`speedups` does; ``rest``:
-    say where a run's wall time went when training is under 80 % of it (``compare`` prints the
-    report's notes, which say it, instead).
+    The table is the report's summary (:mod:`som_studio.comparison.summary`), its columns empty for
+    every run left out. ``baseline`` and ``prefer_numpy`` choose each kind's baseline as :func:`speedups`
+    does; ``flags``: print the comparison's flags (``compare`` prints its report's instead).
     """
-    from som_studio.report.content import baseline_index, kind_text, speedup_notes, status_text, where_the_rest_went
-    from som_studio.report.content import format_seconds as _fmt_s
-    from som_studio.session import timing
+    from som_studio.comparison.rules import judge
+    from som_studio.comparison.summary import text_table
+    from som_studio.comparison.words import level_text
+    from som_studio.report.content import ReportRun
 
-    sp = speedups(records, baseline, prefer_numpy)
-    names = [r.impl for r in records]
-    b = names.index(baseline) if baseline in names else None
-    notes = speedup_notes(records, [sp.get(n) for n in names])
-    head = [
-        _("implementation"),
-        _("kind"),
-        _("status"),
-        _("compile"),
-        _("median/it"),
-        _("p95/it"),
-        _("mean/it"),
-        _("total"),
-        _("wall"),
-        "samples/s",
-        "QE",
-        "TE",
-        _("end-to-end"),
-        _("faster after"),
-        _("speed-up"),
-    ]
-    # Label purity (the share of examples whose unit's majority label is their own) for runs with labels.
-    purity = any(r.label_purity is not None for r in records)
-    purity_head = _("purity")
-    if purity:
-        head.insert(head.index("TE") + 1, purity_head)
-    rows = []
-    for i, r in enumerate(records):
-        tp = r.throughput
-        j = baseline_index(records, i, b, prefer_numpy)
-        base = records[j] if j is not None and j != i and records[j].status == r.status == "ok" else None
-        e2e = timing.end_to_end_speedup(base.total_s, r.total_s) if base else None
-        pay = timing.break_even_iterations(base.compile_s, base.mean_s, r.compile_s, r.mean_s) if base else None
-        rows.append(
-            [
-                r.impl,
-                kind_text(r.kind),
-                status_text(r.status),
-                _fmt_s(r.compile_s) if r.status != "failed" and (r.compile_s or r.chunks) else "-",
-                _fmt_s(r.median_s),
-                _fmt_s(r.p95_s),
-                _fmt_s(r.mean_s),
-                _fmt_s(r.total_s) if r.total_s else "-",
-                _fmt_s(r.wall_s) if r.wall_s else "-",
-                f"{tp:,.0f}" if tp else "-",
-                f"{r.qe:.4g}" if r.qe is not None else "-",
-                f"{r.te:.3f}" if r.te is not None else "-",
-                f"{e2e:.2g}x" if e2e is not None else "-",
-                _faster_after(pay) if base else "-",
-                _speed_cell(sp.get(r.impl), notes[i]),
-            ]
-        )
-        if purity:
-            rows[-1].insert(head.index(purity_head), f"{r.label_purity:.3f}" if r.label_purity is not None else "-")
-    widths = [max(text_width(h), *(text_width(row[i]) for row in rows)) for i, h in enumerate(head)]
-    lines = ["  ".join(ljust(h, w) for h, w in zip(head, widths)), "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(ljust(c, w) for c, w in zip(row, widths)) for row in rows]
-    for r in records:
-        if r.status != "ok" and r.message:
-            lines.append(f"{r.impl}: {r.message}")
-    for r in records if rest else ():  # the report's rule: training under 80 % of the wall time is explained
-        went = where_the_rest_went(r)
-        if went:
-            lines.append(f"{r.impl}: {went}")
-    for r in records:  # the report's rule (report/content.py): over iterations, enough chunks
-        if timing.is_noisy(r.median_s, r.p95_s, len(r.chunks)) and r.median_s and r.p95_s:
-            lines.append(
-                _(
-                    "noisy iterations: the p95 of {impl} is {ratio:.1f}x its median "
-                    "(something else may have competed for the machine)"
-                ).format(impl=r.impl, ratio=r.p95_s / r.median_s)
-            )
+    runs = [ReportRun(r.impl, r) for r in records]
+    verdict = judge(runs, baseline if baseline in [r.impl for r in records] else None, prefer_numpy)
+    lines = text_table(runs, verdict)
+    for flag in verdict.flags if flags else ():
+        lines.append(f"{level_text(flag.level)}: {flag.text}")
     for r in records:  # what sharded runs communicate (read from their compiled programs)
         if r.status == "ok" and r.extra.get("bytes_per_epoch") is not None:
             from som_studio.core.memory import format_bytes

@@ -16,6 +16,7 @@ from som_studio.commands.common import (
     configs_from_args,
     wrote,
 )
+from som_studio.comparison.words import level_text
 from som_studio.i18n import _
 
 HELP = "run implementations on the same SOM and write a report (HTML, PDF), CSV, JSON, maps, animation"
@@ -80,13 +81,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     return p
 
 
-def level_word(level: str) -> str:
-    """A flag's level (``warning``, ``note``) in the user's language."""
-    return {"warning": _("warning"), "note": _("note")}.get(level, level)
-
-
 def _maps_paths(folder: str, names: list[str], force: bool) -> tuple[Path, dict[str, Path]]:
-    from som_studio.comparison.export import map_file_names
+    from som_studio.report.export import map_file_names
     from som_studio.report.writers import OutputError, check_writable
 
     d = Path(folder)
@@ -189,7 +185,7 @@ def run(args: argparse.Namespace) -> int:
     comparison = compare(runs, baseline=args.baseline, title=args.title)
     text_out = sys.stderr if args.json == STDOUT else sys.stdout  # stdout holds the JSON alone
     for flag in comparison.flags:
-        print(f"{level_word(flag.level)}: {flag.text}", file=text_out)
+        print(f"{level_text(flag.level)}: {flag.text}", file=text_out)
     write_outputs(comparison, outputs, force=args.force, max_frames=args.frames)
     if not any(outputs[k] for k in ("report", "pdf", "csv", "json", "animation", "maps")) and not args.save_runs:
         print(
@@ -244,7 +240,7 @@ def train(args: argparse.Namespace, configs: list[Any], snapshots: bool = False)
         records, interrupted = stop.records, True
     text_out = sys.stderr if args.json == STDOUT else sys.stdout  # stdout holds the JSON alone
     # The report's baselines; its notes (printed after) say where each run's wall time went.
-    print(format_table(records, args.baseline, prefer_numpy=True, rest=False), file=text_out)
+    print(format_table(records, args.baseline, prefer_numpy=True, flags=False), file=text_out)
     runs = [r.stored() for r in recorders[: len(records)]]
     if interrupted:
         raise TrainingInterrupted(runs)
@@ -252,7 +248,7 @@ def train(args: argparse.Namespace, configs: list[Any], snapshots: bool = False)
 
 
 def compare(runs: list[Any], baseline: str | None = None, title: str | None = None) -> Any:
-    from som_studio.comparison import compare as make
+    from som_studio.report import compare as make
 
     return make(runs, baseline=baseline, title=title)
 
@@ -262,7 +258,7 @@ def write_outputs(comparison: Any, outputs: dict[str, Any], *, force: bool, max_
 
     The first failure stops with a :class:`CommandError` naming its flag.
     """
-    from som_studio.comparison import EXPORTS, Exporter, ExportError
+    from som_studio.report import EXPORTS, Exporter, ExportError
     from som_studio.report.content import status_text
     from som_studio.report.writers import OutputError
 

@@ -1,16 +1,14 @@
-"""The one comparison pipeline: runs -> a comparison -> files. Qt-free.
+"""The rules of comparing runs. Qt-free, and below the report: the report renders what they decide.
 
-:func:`compare` turns runs (kept runs, recorders of runs just trained, bare
-records) into a :class:`~som_studio.report.content.Report`: aligned timing and
-quality curves, the summary table with speed-ups, every run's configuration
-and where they differ, the environment, the final maps and flags on suspect
-numbers. :class:`Exporter` writes it as HTML, PDF, CSV, JSON, PNG maps and an
-animation; charts and the PDF are drawn through a :class:`Renderer`, which the
-Qt layer implements (offscreen when headless), so nothing here imports Qt.
-``som-studio compare`` and the app's comparison view both go through here.
+:func:`~som_studio.comparison.rules.judge` applies them to runs in their order: which run
+is each one's baseline (runs of one kind on one problem, :mod:`~som_studio.comparison.problem`),
+the speed-ups per iteration and end to end, the iterations after which a run pays off, where
+the settings differ and which figures to read with care (:class:`~som_studio.comparison.rules.Flag`).
+:mod:`~som_studio.comparison.summary` says them as one table, in one set of words
+(:mod:`~som_studio.comparison.words`): the report (:func:`som_studio.report.compare`), the
+app's comparison view and the ``bench`` and ``compare`` commands all show it.
 """
 
-from som_studio.comparison.export import EXPORTS, Exporter, ExportError, ExportKind, Renderer
-from som_studio.comparison.pipeline import Comparison, compare
+from som_studio.comparison.rules import Flag, Verdict, judge
 
-__all__ = ["EXPORTS", "Comparison", "ExportError", "ExportKind", "Exporter", "Renderer", "compare"]
+__all__ = ["Flag", "Verdict", "judge"]

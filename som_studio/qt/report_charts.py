@@ -3,7 +3,7 @@
 Each ``*_layout(report)`` returns ``(GraphicsLayoutWidget, width, height)``:
 the app's comparison view shows the widget, and
 :mod:`som_studio.qt.report_render` exports it as PNG for the report. The data
-comes from the comparison (:mod:`som_studio.comparison`), already aligned; this
+comes from the report (:mod:`som_studio.report`), already aligned; this
 module only draws it.
 
 Thread: the thread that owns the ``QApplication``.

@@ -1,7 +1,7 @@
 """Drawing a comparison report with Qt: the charts (pyqtgraph, offscreen) and the PDF.
 
 :class:`QtRenderer` is the comparison pipeline's
-:class:`~som_studio.comparison.Renderer`: the pipeline (Qt-free) asks it for the
+:class:`~som_studio.report.Renderer`: the pipeline (Qt-free) asks it for the
 charts of a report and for the PDF, and writes the files itself. The charts
 are laid out by :mod:`som_studio.qt.report_charts`. It runs headless: with no ``QApplication`` yet it makes
 one on Qt's ``offscreen`` platform, so ``som-studio compare`` works over SSH.

@@ -11,50 +11,31 @@ comparison view and the CLI all render this one object.
 from __future__ import annotations
 
 import datetime as _dt
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from som_studio.comparison import summary
+from som_studio.comparison.problem import problem_groups
+from som_studio.comparison.rules import FEW_CHUNKS as FEW_CHUNKS
+from som_studio.comparison.rules import PHASE_WORDS as PHASE_WORDS
+from som_studio.comparison.rules import Flag as Flag
+from som_studio.comparison.rules import Verdict, flatten_config, judge
+from som_studio.comparison.rules import config_differences as config_differences
+from som_studio.comparison.rules import where_the_rest_went as where_the_rest_went
+from som_studio.comparison.words import format_seconds as format_seconds
+from som_studio.comparison.words import kind_text as kind_text
+from som_studio.comparison.words import status_text as status_text
 from som_studio.core.memory import format_bytes
-from som_studio.i18n import N_, _, ngettext
+from som_studio.i18n import _
 from som_studio.run_settings import Topology
 from som_studio.session import timing
 from som_studio.session.record import RunRecord
 
 NOISY_RATIO = timing.NOISY_RATIO
 """A run whose p95 per-iteration time exceeds its median by this factor is flagged as noisy."""
-
-FEW_CHUNKS = timing.FEW_CHUNKS
-"""Fewer timed chunks than this make the p95 an unreliable figure."""
-
-
-# -- formatting -------------------------------------------------------------------
-def format_seconds(v: float | None) -> str:
-    """A duration with a unit that keeps 3-4 significant digits (``-`` for none)."""
-    if v is None or not math.isfinite(v):
-        return "-"
-    if v >= 1:
-        return f"{v:.2f} s"
-    if v >= 1e-3:
-        return f"{v * 1e3:.2f} ms"
-    return f"{v * 1e6:.1f} µs"
-
-
-def status_text(status: str) -> str:
-    """A run's status (``ok``, ``failed``, ``cancelled``) in the user's language; records keep the key."""
-    return {"ok": _("ok"), "failed": _("failed"), "cancelled": _("cancelled")}.get(status, status)
-
-
-def kind_text(kind: str) -> str:
-    """``online``/``batch`` in the user's language."""
-    return {"online": _("online"), "batch": _("batch")}.get(kind, kind)
-
-
-def _fmt_num(v: float | None, spec: str) -> str:
-    return "-" if v is None else format(v, spec)
 
 
 # -- the runs -----------------------------------------------------------------------
@@ -122,233 +103,6 @@ def _unique_names(runs: list[ReportRun]) -> list[ReportRun]:
     return out
 
 
-# -- baselines ----------------------------------------------------------------------
-def _backend(impl: str) -> str | None:
-    from som_studio.core import registry
-
-    try:
-        return registry.get(impl).backend
-    except registry.UnknownImplementation:
-        return None
-
-
-def baseline_index(
-    records: Sequence[RunRecord], i: int, baseline: int | None = None, prefer_numpy: bool = True
-) -> int | None:
-    """Index of the run that ``records[i]``'s speed-up is measured against.
-
-    ``baseline`` (an index) is used when it is of the same kind and has
-    timings; otherwise (with ``prefer_numpy``, the comparison's rule) the first
-    run of the same kind whose implementation is the NumPy backend (the
-    reference the speed-ups are about), otherwise the first run of the same
-    kind with timings (``bench``'s rule). ``None`` when there is none.
-    """
-    me = records[i]
-
-    from som_studio.report.problem import problem_key
-
-    def usable(j: int) -> bool:  # a speed-up is between runs of one kind on one problem
-        r = records[j]
-        return r.kind == me.kind and bool(r.median_s) and problem_key(r) == problem_key(me)
-
-    if baseline is not None and usable(baseline):
-        return baseline
-    same = [j for j in range(len(records)) if usable(j)]
-    if same == [i] and any(r.kind == me.kind and r.median_s for j, r in enumerate(records) if j != i):
-        return None  # alone on its problem: a ratio to another problem's run would mean nothing
-    numpy_runs = [j for j in same if _backend(records[j].impl) == "numpy"] if prefer_numpy else []
-    if numpy_runs:
-        return numpy_runs[0]
-    return same[0] if same else None
-
-
-def speedups(
-    records: Sequence[RunRecord], baseline: int | None = None, prefer_numpy: bool = True
-) -> list[float | None]:
-    """Median-per-iteration speed-up of each run against its baseline (see :func:`baseline_index`)."""
-    out: list[float | None] = []
-    for i, r in enumerate(records):
-        b = baseline_index(records, i, baseline, prefer_numpy)
-        base = records[b].median_s if b is not None else None
-        out.append(base / r.median_s if base and r.median_s else None)
-    return out
-
-
-# -- configurations -------------------------------------------------------------------
-def flatten_config(cfg: dict[str, Any], prefix: str = "") -> dict[str, str]:
-    """``{"sigma": {"start": [..]}}`` → ``{"sigma.start": "[..]"}``, values as short text."""
-    out: dict[str, str] = {}
-    for k, v in cfg.items():
-        key = f"{prefix}{k}"
-        if isinstance(v, dict):
-            out.update(flatten_config(v, key + "."))
-        elif isinstance(v, (list, tuple)):
-            out[key] = " x ".join(_short(x) for x in v) if key == "grid" else ", ".join(_short(x) for x in v)
-        else:
-            out[key] = _short(v)
-    return out
-
-
-def _short(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:.6g}"
-    return str(v)
-
-
-# Fields that differ by design between runs: each run has its own implementation,
-# and online runs count steps where batch runs count epochs.
-_PER_RUN_FIELDS = ("impl",)
-_PER_KIND_FIELDS = ("steps", "epochs")
-
-
-def run_kind(record: RunRecord) -> str:
-    """The record's kind; for a run that ended before it started (kind ``"?"``), the one its config implies."""
-    if record.kind in ("online", "batch"):
-        return record.kind
-    if record.config.get("steps") is not None:
-        return "online"
-    if record.config.get("epochs") is not None:
-        return "batch"
-    return record.kind
-
-
-def config_differences(runs: Sequence[ReportRun]) -> dict[str, dict[str, str]]:
-    """Fields whose values differ between runs: ``{field: {run name: value}}``.
-
-    The implementation is not a difference, and steps/epochs are compared only
-    between runs of the same kind.
-    """
-    flat = [flatten_config(r.record.config) for r in runs]
-    keys = sorted({k for f in flat for k in f} - set(_PER_RUN_FIELDS))
-    diffs: dict[str, dict[str, str]] = {}
-    for key in keys:
-        if key in _PER_KIND_FIELDS:
-            groups: dict[str, list[int]] = {}
-            for i, r in enumerate(runs):
-                groups.setdefault(run_kind(r.record), []).append(i)
-            differ = any(len({flat[i].get(key, "-") for i in idx}) > 1 for idx in groups.values())
-        else:
-            differ = len({f.get(key, "-") for f in flat}) > 1
-        if differ:
-            diffs[key] = {r.name: flat[i].get(key, "-") for i, r in enumerate(runs)}
-    return diffs
-
-
-# -- flags ------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Flag:
-    """A number that deserves suspicion, and why. ``level``: ``"warning"`` or ``"note"``."""
-
-    level: str
-    text: str
-    run: str | None = None
-
-
-#: Training under this share of a run's wall time: the report and ``bench`` say where the rest went.
-TRAINING_SHARE = 0.8
-
-#: The phases of a run's wall time (``timings.phases``) in words, and what no phase holds.
-PHASE_WORDS = {
-    "data": N_("reading data"),
-    "init": N_("initial map"),
-    "compile": N_("compiling"),
-    "train": N_("training"),
-    "quality": N_("quality"),
-    "model": N_("hits and labels"),
-    "other": N_("other"),
-}
-
-
-def where_the_rest_went(r: RunRecord) -> str | None:
-    """When training (``total_s``) is under :data:`TRAINING_SHARE` of the wall time: where the rest went.
-
-    E.g. "training took 35 % of 25.4 s; the rest: quality 9.8 s, compiling 5.1 s, reading data 0.7 s".
-    ``None`` for a run without wall time or one that trained for most of it.
-    """
-    wall = r.wall_s
-    if not wall or r.status == "failed" or r.total_s >= TRAINING_SHARE * wall:
-        return None
-    parts = {k: v for k, v in r.phases.items() if k != "train"}
-    parts["other"] = max(0.0, wall - sum(r.phases.values()))
-    shown = sorted(((v, k) for k, v in parts.items() if v >= 0.01 * wall), reverse=True)
-    if not shown:
-        return None
-    return _("training took {share:.0%} of {wall}; the rest: {parts}").format(
-        share=r.total_s / wall,
-        wall=format_seconds(wall),
-        parts=", ".join(f"{_(PHASE_WORDS[k])} {format_seconds(v)}" for v, k in shown),
-    )
-
-
-def run_flags(run: ReportRun) -> list[Flag]:
-    r = run.record
-    out: list[Flag] = []
-    if r.status == "failed":
-        out.append(
-            Flag(
-                "warning",
-                _("{run} failed: {why}").format(run=run.name, why=r.message or _("no reason given")),
-                run.name,
-            )
-        )
-        return out
-    if r.status == "cancelled":
-        out.append(
-            Flag(
-                "warning",
-                ngettext(
-                    "{run} was cancelled after {done} of {n} iteration; its figures cover only what ran",
-                    "{run} was cancelled after {done} of {n} iterations; its figures cover only what ran",
-                    run.planned,
-                ).format(run=run.name, done=r.iterations_done, n=run.planned),
-                run.name,
-            )
-        )
-    if r.recompiles > 0:
-        out.append(
-            Flag(
-                "warning",
-                ngettext(
-                    "{run} compiled {n} more time after warm-up: the timed iterations include compilation "
-                    "(a shape, dtype or static argument changed between calls)",
-                    "{run} compiled {n} more times after warm-up: the timed iterations include compilation "
-                    "(a shape, dtype or static argument changed between calls)",
-                    r.recompiles,
-                ).format(run=run.name, n=r.recompiles),
-                run.name,
-            )
-        )
-    med, p95 = r.median_s, r.p95_s
-    n = len(r.chunks)
-    if med and p95 and timing.is_noisy(med, p95, n):
-        out.append(
-            Flag(
-                "warning",
-                _(
-                    "{run} has noisy iterations: its p95 is {ratio:.1f}x its median ({p95} vs {median}); "
-                    "something else may have competed for the machine, or short chunks carry per-call overhead"
-                ).format(run=run.name, ratio=p95 / med, p95=format_seconds(p95), median=format_seconds(med)),
-                run.name,
-            )
-        )
-    rest = where_the_rest_went(r)
-    if rest:
-        out.append(Flag("note", _("{run}: {rest}").format(run=run.name, rest=rest), run.name))
-    if 0 < n < FEW_CHUNKS:
-        out.append(
-            Flag(
-                "note",
-                ngettext(
-                    "{run} has only {n} timed chunk: its median and p95 rest on few measurements",
-                    "{run} has only {n} timed chunks: its median and p95 rest on few measurements",
-                    n,
-                ).format(run=run.name, n=n),
-                run.name,
-            )
-        )
-    return out
-
-
 # -- charts ----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Series:
@@ -393,113 +147,41 @@ class Report:
     #: Iterations after which each run's whole time beats its baseline's (None: never or unknown).
     pays_off: list[int | None] | None = None
     #: What each run's speed-up cell says besides (or instead of) the ratio: "n/a: different problem",
-    #: or that its simulated devices share the machine's cores (see :mod:`som_studio.report.problem`).
+    #: or that its simulated devices share the machine's cores (see :mod:`som_studio.comparison.problem`).
     speedup_notes: list[str] | None = None
 
     # -- summary -------------------------------------------------------------
-    SUMMARY_HEADER = (
-        N_("implementation"),
-        N_("kind"),
-        N_("status"),
-        N_("layout"),
-        N_("compile"),
-        N_("median / it"),
-        N_("p95 / it"),
-        N_("mean / it"),
-        N_("total"),
-        N_("wall"),
-        "samples/s",
-        N_("speed-up"),
-        N_("end-to-end"),
-        N_("faster after"),
-        "QE",
-        "TE",
-        N_("label purity"),
-        N_("peak memory"),
-    )
-    """The summary's columns: the keys of :meth:`summary_values` (English, as the JSON and CSV
-    name them); :meth:`summary_labels` says them in the user's language."""
+    SUMMARY_HEADER = summary.SUMMARY_HEADER
+    """The summary's columns (see :mod:`som_studio.comparison.summary`)."""
 
     @classmethod
     def summary_labels(cls) -> list[str]:
         """:attr:`SUMMARY_HEADER` in the user's language (units and QE/TE stay as they are)."""
-        return [_(h) for h in cls.SUMMARY_HEADER]
+        return summary.summary_labels()
+
+    @property
+    def verdict(self) -> Verdict:
+        """The comparison's figures and flags (:func:`~som_studio.comparison.rules.judge`)."""
+        n = len(self.runs)
+        return Verdict(
+            names=tuple(r.name for r in self.runs),
+            baseline_of=tuple(self.baseline_of),
+            speedup=tuple(self.speedup),
+            end_to_end=tuple(self.end_to_end or [None] * n),
+            pays_off=tuple(self.pays_off or [None] * n),
+            notes=tuple(self.speedup_notes or [""] * n),
+            flags=tuple(self.flags),
+            diffs=self.config_diffs,
+            mixed_kinds=self.progress_axis,
+        )
 
     def summary_values(self) -> list[dict[str, Any]]:
         """Raw values per run (for sorting), keyed by :attr:`SUMMARY_HEADER`."""
-        rows = []
-        n = len(self.runs)
-        e2e = self.end_to_end or [None] * n
-        pays = self.pays_off or [None] * n
-        for run, sp, ee, pay in zip(self.runs, self.speedup, e2e, pays):
-            r = run.record
-            ok = r.status != "failed"
-            rows.append(
-                {
-                    "implementation": run.name,
-                    "kind": r.kind,
-                    "status": r.status,
-                    "layout": r.layout,
-                    "compile": r.compile_s if ok else None,
-                    "median / it": r.median_s,
-                    "p95 / it": r.p95_s,
-                    "mean / it": r.mean_s,
-                    "total": r.total_s if r.total_s else None,
-                    "wall": r.wall_s if r.wall_s else None,
-                    "samples/s": r.throughput,
-                    "speed-up": sp,
-                    "end-to-end": ee,
-                    "faster after": pay,
-                    "QE": r.qe,
-                    "TE": r.te,
-                    "label purity": r.label_purity,
-                    "peak memory": r.peak_bytes,
-                }
-            )
-        return rows
+        return summary.summary_values(self.runs, self.verdict)
 
     def summary_rows(self) -> list[list[str]]:
         """The summary table as text, one row per run, columns as :attr:`SUMMARY_HEADER`."""
-        out = []
-        notes = self.speedup_notes or [""] * len(self.runs)
-        for v, base, note in zip(self.summary_values(), self.baseline_of, notes):
-            sp = v["speed-up"]
-            is_base = base == v["implementation"]
-            speed = (note or "-") if sp is None else (_("baseline") if is_base else f"{sp:.2f}x")
-            if sp is not None and note and not is_base:
-                speed += f" ({note})"
-            ee = v["end-to-end"]
-            whole = "-" if ee is None or is_base else f"{ee:.2f}x"
-            pay = v["faster after"]
-            if is_base or sp is None:
-                after = "-"
-            elif pay is None:
-                after = _("never")
-            else:
-                after = _("from the start") if pay == 0 else _("{n:,} it").format(n=pay)
-            out.append(
-                [
-                    v["implementation"],
-                    kind_text(v["kind"]),
-                    status_text(v["status"]),
-                    v["layout"],
-                    format_seconds(v["compile"]),
-                    format_seconds(v["median / it"]),
-                    format_seconds(v["p95 / it"]),
-                    format_seconds(v["mean / it"]),
-                    format_seconds(v["total"]),
-                    format_seconds(v["wall"]),
-                    "-" if v["samples/s"] is None else f"{v['samples/s']:,.0f}",
-                    speed,
-                    whole,
-                    after,
-                    _fmt_num(v["QE"], ".4f"),
-                    _fmt_num(v["TE"], ".3f"),
-                    _fmt_num(v["label purity"], ".3f"),
-                    "-" if v["peak memory"] is None else format_bytes(v["peak memory"]),
-                ]
-            )
-        return out
+        return summary.summary_rows(self.runs, self.verdict)
 
     # -- configuration and environment ------------------------------------------
     def config_table(self) -> tuple[list[str], list[list[str]]]:
@@ -607,10 +289,8 @@ def build_report(items: Sequence[Any], baseline: str | None = None, title: str |
     """
     if not items:
         raise ValueError(_("a report needs at least one run"))
-    from som_studio.report import problem
-
     runs = _unique_names([_as_run(i) for i in items])
-    groups = problem.problem_groups([r.record for r in runs])
+    groups = problem_groups([r.record for r in runs])
     runs = [runs[i] for g in groups for i in g]  # runs of one problem side by side, in their order
     records = [r.record for r in runs]
     names = [r.name for r in runs]
@@ -618,116 +298,24 @@ def build_report(items: Sequence[Any], baseline: str | None = None, title: str |
         raise ValueError(
             _("baseline {name!r} is not among the runs ({names})").format(name=baseline, names=", ".join(names))
         )
-    b = names.index(baseline) if baseline is not None else None
-    sp = speedups(records, b)
-    base_of = []
-    e2e: list[float | None] = []
-    pays: list[int | None] = []
-    for i, r in enumerate(records):
-        j = baseline_index(records, i, b)
-        base_of.append(names[j] if j is not None else None)
-        base = records[j] if j is not None else None
-        ok = base is not None and base.status == r.status == "ok"
-        e2e.append(timing.end_to_end_speedup(base.total_s, r.total_s) if ok and base else None)
-        pays.append(
-            timing.break_even_iterations(base.compile_s, base.mean_s, r.compile_s, r.mean_s) if ok and base else None
-        )
+    verdict = judge(runs, baseline)
     kinds = sorted({r.kind for r in records})
-    progress = len({k for k in kinds if k in ("online", "batch")}) > 1
-    diffs = config_differences(runs)
-
-    flags = [f for run in runs for f in run_flags(run)]
-    notes = speedup_notes(records, sp)
-    flags += _difference_flags(runs, diffs)
-    shared = [(run.name, problem.shared_cores_note(run.record)) for run in runs]
-    if any(n for _, n in shared):
-        who = ", ".join(f"{name} ({n})" for name, n in shared if n)
-        flags.append(
-            Flag(
-                "note",
-                _(
-                    "runs on simulated CPU devices: {runs}; the devices share the machine's cores, so their "
-                    "speed-ups say little about as many real devices"
-                ).format(runs=who),
-            )
-        )
-    if progress:
-        flags.append(
-            Flag(
-                "note",
-                _(
-                    "online and batch runs are both here: an iteration is a step for one and an "
-                    "epoch for the other, so speed-ups are given only within a kind"
-                ),
-            )
-        )
     created = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     title = title or _("SOM Studio comparison: {runs}").format(runs=", ".join(names))
     return Report(
         title=title,
         created=created,
         runs=runs,
-        speedup=sp,
-        baseline_of=base_of,
-        flags=flags,
-        config_diffs=diffs,
-        sections=_sections(runs, kinds, progress),
-        progress_axis=progress,
-        end_to_end=e2e,
-        pays_off=pays,
-        speedup_notes=notes,
+        speedup=list(verdict.speedup),
+        baseline_of=list(verdict.baseline_of),
+        flags=list(verdict.flags),
+        config_diffs=verdict.diffs,
+        sections=_sections(runs, kinds, verdict.mixed_kinds),
+        progress_axis=verdict.mixed_kinds,
+        end_to_end=list(verdict.end_to_end),
+        pays_off=list(verdict.pays_off),
+        speedup_notes=list(verdict.notes),
     )
-
-
-def speedup_notes(records: Sequence[RunRecord], sp: Sequence[float | None]) -> list[str]:
-    """Each run's speed-up note: no baseline on its problem, or simulated devices sharing cores."""
-    from som_studio.report.problem import DIFFERENT_PROBLEM, shared_cores_note
-
-    out = []
-    for i, r in enumerate(records):
-        others = any(j != i and q.kind == r.kind and q.median_s for j, q in enumerate(records))
-        if sp[i] is None and r.median_s and others:  # timed, and its kind has runs, but none on its problem
-            out.append(_(DIFFERENT_PROBLEM))
-        else:
-            out.append(shared_cores_note(r) if sp[i] is not None else "")
-    return out
-
-
-def _difference_flags(runs: Sequence[ReportRun], diffs: dict[str, dict[str, str]]) -> list[Flag]:
-    """The configurations' differences as a list a reader can scan: the problems, then each setting apart."""
-    from som_studio.report.problem import DIFFERENT_PROBLEM, PROBLEM_FIELDS, describe_problem, problem_groups
-
-    out: list[Flag] = []
-    regrouped = problem_groups([r.record for r in runs])
-    if len(regrouped) > 1:
-        out.append(
-            Flag(
-                "warning",
-                _(
-                    "the runs' configurations differ: they solve {n} different problems, so speed-ups "
-                    'are given only between runs of the same problem (the others read "{na}")'
-                ).format(n=len(regrouped), na=_(DIFFERENT_PROBLEM)),
-            )
-        )
-        for k, g in enumerate(regrouped, 1):
-            names = ", ".join(runs[i].name for i in g)
-            out.append(
-                Flag(
-                    "note",
-                    _("problem {k}: {problem}: {runs}").format(
-                        k=k, problem=describe_problem(runs[g[0]].record), runs=names
-                    ),
-                )
-            )
-    problem_keys = {f for f in diffs if f.split(".", 1)[0] in PROBLEM_FIELDS}
-    for key, vals in diffs.items():
-        if len(regrouped) > 1 and key in problem_keys:
-            continue  # said by the problems above
-        values = ", ".join(f"{name} {v}" for name, v in vals.items())
-        out.append(
-            Flag("warning", _("the runs' configurations differ in {field}: {values}").format(field=key, values=values))
-        )
-    return out
 
 
 def _iteration_words(kinds: list[str]) -> tuple[str, str]:

@@ -266,7 +266,7 @@ def test_the_bench_table_shows_label_purity(capsys, tmp_path):
     code, out, _ = _run(capsys, *argv)
     assert code == 0
     head, _, row = out.splitlines()[:3]
-    purity = row[head.index("purity") :].split()[0]  # columns are aligned; cells may hold spaces
+    purity = row[head.index("label purity") :].split()[0]  # columns are aligned; cells may hold spaces
     assert purity == f"{json.loads(out_json.read_text())['runs'][0]['quality']['label_purity']:.3f}"
 
 
@@ -278,7 +278,7 @@ def test_the_bench_table_shows_label_purity_when_labels_are_given(iris_run):
 
     record = RunRecord.from_dict(iris_run[1])
     head, _, row = format_table([record]).splitlines()[:3]
-    at = head.index("purity")  # cells are left-aligned under their headings
+    at = head.index("label purity")  # cells are left-aligned under their headings
     assert row[at:].split()[0] == f"{record.label_purity:.3f}" and record.label_purity >= 0.9
     # a run without labels has no purity to show: no column for it
     assert "purity" not in format_table([dataclasses.replace(record, label_purity=None)]).splitlines()[0]

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from som_studio.comparison import EXPORTS, Exporter, ExportError, compare
 from som_studio.config import DataSpec, RunConfig
+from som_studio.report import EXPORTS, Exporter, ExportError, compare
 from som_studio.report.writers import OutputError
 from som_studio.session.session import Session
 from som_studio.storage import RunRecorder
@@ -65,7 +65,7 @@ def test_files_without_drawing(comparison, tmp_path) -> None:
 
 def test_the_pipelines_import_no_qt() -> None:
     code = (
-        "import sys; import som_studio.comparison, som_studio.picture, som_studio.storage; "
+        "import sys; import som_studio.comparison, som_studio.report, som_studio.picture, som_studio.storage; "
         "print(sorted(m for m in sys.modules if m.startswith(('PySide6', 'pyqtgraph'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from som_studio.comparison import compare
 from som_studio.config import DataSpec, RunConfig
+from som_studio.report import compare
 from som_studio.session.session import Session, run_to_completion
 
 

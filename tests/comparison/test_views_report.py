@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from som_studio.comparison import Exporter, compare
 from som_studio.config import DataSpec, RunConfig
+from som_studio.report import Exporter, compare
 from som_studio.session.session import Session
 from som_studio.storage import RunRecorder
 

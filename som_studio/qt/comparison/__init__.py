@@ -3,7 +3,7 @@
 * :class:`LiveRecorder` keeps every run the controller trains as a
   :class:`~som_studio.storage.StoredRun`, through the one Qt-free recorder.
 * :class:`ComparisonView` renders the comparison of the ticked runs (the
-  Qt-free pipeline :mod:`som_studio.comparison` builds and exports it) and runs
+  Qt-free :mod:`som_studio.report` builds and exports it) and runs
   ticked implementations one after another (:class:`CompareQueue`).
 
 Run alone with two real runs: ``python -m som_studio.qt.comparison``.

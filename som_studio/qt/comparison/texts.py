@@ -11,8 +11,8 @@ from html import escape
 
 from PySide6.QtCore import QCoreApplication
 
-from som_studio.comparison import Comparison
 from som_studio.qt.i18n import QT_TRANSLATE_NOOP
+from som_studio.report import Comparison
 from som_studio.report.content import NOISY_RATIO
 
 translate = QCoreApplication.translate

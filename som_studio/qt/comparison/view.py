@@ -1,10 +1,10 @@
 """The comparison view: the runs ticked, compared, shown and exported.
 
-It renders one :class:`~som_studio.comparison.Comparison` of the ticked runs
+It renders one :class:`~som_studio.report.Comparison` of the ticked runs
 (summary table, sortable, with a baseline to pick; flags and configuration
 differences; final maps, timing and quality charts drawn by the report's own
 chart code) and exports it through the comparison pipeline's
-:class:`~som_studio.comparison.Exporter`, the same one ``som-studio compare``
+:class:`~som_studio.report.Exporter`, the same one ``som-studio compare``
 uses. It also runs ticked implementations one after another
 (:class:`~.queue.CompareQueue`) through the few callables it is given.
 
@@ -42,7 +42,6 @@ from PySide6.QtWidgets import (
 )
 
 from som_studio.app_model.form import app_text
-from som_studio.comparison import EXPORTS, Comparison, Exporter, ExportError, compare
 from som_studio.config import Refusal, RunConfig
 from som_studio.core import registry
 from som_studio.qt import dialogs
@@ -50,6 +49,7 @@ from som_studio.qt.comparison.queue import CompareQueue, ImplementationPicker
 from som_studio.qt.comparison.summary import SummaryModel
 from som_studio.qt.comparison.texts import CHARTS, notes_html, translate
 from som_studio.qt.runs import RunsModel
+from som_studio.report import EXPORTS, Comparison, Exporter, ExportError, compare
 from som_studio.report.writers import OutputError
 from som_studio.session.preflight import preflight
 from som_studio.storage import StoredRun
@@ -337,7 +337,7 @@ class ComparisonView(QWidget):
 
     # -- export ---------------------------------------------------------------------------------
     def export(self, kind: str, path: str | None = None, force: bool = True) -> bool:
-        """Write the comparison of the ticked runs as ``kind`` (see :data:`~som_studio.comparison.EXPORTS`).
+        """Write the comparison of the ticked runs as ``kind`` (see :data:`~som_studio.report.EXPORTS`).
 
         Without ``path`` a file dialog asks (and asks before replacing a file,
         so then ``force`` holds); errors are shown in a dialog.

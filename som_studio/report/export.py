@@ -95,7 +95,7 @@ class Exporter:
 
     Parameters
     ----------
-    report : the comparison (:func:`~som_studio.comparison.compare`).
+    report : the comparison (:func:`~som_studio.report.compare`).
     renderer : draws the charts and the PDF; needed only for ``html`` and ``pdf``.
     force : replace existing files.
     max_frames : at most this many animation frames.

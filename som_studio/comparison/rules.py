@@ -1,0 +1,404 @@
+"""The rules of comparing runs: baselines, speed-ups, where settings differ, which figures to doubt.
+
+A speed-up is between runs of one kind (steps or epochs) on one problem (see
+:mod:`~som_studio.comparison.problem`), against each kind's NumPy run by default (the
+reference the ladder is about) or the run named as the baseline. :func:`judge` applies every
+rule to runs in their order and gives the :class:`Verdict` that the report, the app's
+comparison view, ``compare`` and ``bench`` all show (:mod:`~som_studio.comparison.summary`).
+Qt-free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from som_studio.comparison.problem import (
+    DIFFERENT_PROBLEM,
+    PROBLEM_FIELDS,
+    describe_problem,
+    problem_groups,
+    problem_key,
+    shared_cores_note,
+)
+from som_studio.comparison.words import format_seconds
+from som_studio.i18n import N_, _, ngettext
+from som_studio.session import timing
+from som_studio.session.record import RunRecord
+
+FEW_CHUNKS = timing.FEW_CHUNKS
+"""Fewer timed chunks than this make the p95 an unreliable figure."""
+
+
+class Compared(Protocol):
+    """A run as a comparison sees it: its name (unique among the runs), record and planned iterations."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def record(self) -> RunRecord: ...
+
+    @property
+    def planned(self) -> int: ...
+
+
+def _backend(impl: str) -> str | None:
+    from som_studio.core import registry
+
+    try:
+        return registry.get(impl).backend
+    except registry.UnknownImplementation:
+        return None
+
+
+def baseline_index(
+    records: Sequence[RunRecord], i: int, baseline: int | None = None, prefer_numpy: bool = True
+) -> int | None:
+    """Index of the run that ``records[i]``'s speed-up is measured against.
+
+    ``baseline`` (an index) is used when it is of the same kind and has
+    timings; otherwise (with ``prefer_numpy``, the comparison's rule) the first
+    run of the same kind whose implementation is the NumPy backend (the
+    reference the speed-ups are about), otherwise the first run of the same
+    kind with timings (``bench``'s rule). ``None`` when there is none.
+    """
+    me = records[i]
+
+    def usable(j: int) -> bool:  # a speed-up is between runs of one kind on one problem
+        r = records[j]
+        return r.kind == me.kind and bool(r.median_s) and problem_key(r) == problem_key(me)
+
+    if baseline is not None and usable(baseline):
+        return baseline
+    same = [j for j in range(len(records)) if usable(j)]
+    if same == [i] and any(r.kind == me.kind and r.median_s for j, r in enumerate(records) if j != i):
+        return None  # alone on its problem: a ratio to another problem's run would mean nothing
+    numpy_runs = [j for j in same if _backend(records[j].impl) == "numpy"] if prefer_numpy else []
+    if numpy_runs:
+        return numpy_runs[0]
+    return same[0] if same else None
+
+
+def speedups(
+    records: Sequence[RunRecord], baseline: int | None = None, prefer_numpy: bool = True
+) -> list[float | None]:
+    """Median-per-iteration speed-up of each run against its baseline (see :func:`baseline_index`)."""
+    out: list[float | None] = []
+    for i, r in enumerate(records):
+        b = baseline_index(records, i, baseline, prefer_numpy)
+        base = records[b].median_s if b is not None else None
+        out.append(base / r.median_s if base and r.median_s else None)
+    return out
+
+
+def flatten_config(cfg: dict[str, Any], prefix: str = "") -> dict[str, str]:
+    """``{"sigma": {"start": [..]}}`` → ``{"sigma.start": "[..]"}``, values as short text."""
+    out: dict[str, str] = {}
+    for k, v in cfg.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out.update(flatten_config(v, key + "."))
+        elif isinstance(v, (list, tuple)):
+            out[key] = " x ".join(_short(x) for x in v) if key == "grid" else ", ".join(_short(x) for x in v)
+        else:
+            out[key] = _short(v)
+    return out
+
+
+def _short(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return str(v)
+
+
+# Fields that differ by design between runs: each run has its own implementation,
+# and online runs count steps where batch runs count epochs.
+_PER_RUN_FIELDS = ("impl",)
+_PER_KIND_FIELDS = ("steps", "epochs")
+
+
+def run_kind(record: RunRecord) -> str:
+    """The record's kind; for a run that ended before it started (kind ``"?"``), the one its config implies."""
+    if record.kind in ("online", "batch"):
+        return record.kind
+    if record.config.get("steps") is not None:
+        return "online"
+    if record.config.get("epochs") is not None:
+        return "batch"
+    return record.kind
+
+
+def config_differences(runs: Sequence[Compared]) -> dict[str, dict[str, str]]:
+    """Fields whose values differ between runs: ``{field: {run name: value}}``.
+
+    The implementation is not a difference, and steps/epochs are compared only
+    between runs of the same kind.
+    """
+    flat = [flatten_config(r.record.config) for r in runs]
+    keys = sorted({k for f in flat for k in f} - set(_PER_RUN_FIELDS))
+    diffs: dict[str, dict[str, str]] = {}
+    for key in keys:
+        if key in _PER_KIND_FIELDS:
+            groups: dict[str, list[int]] = {}
+            for i, r in enumerate(runs):
+                groups.setdefault(run_kind(r.record), []).append(i)
+            differ = any(len({flat[i].get(key, "-") for i in idx}) > 1 for idx in groups.values())
+        else:
+            differ = len({f.get(key, "-") for f in flat}) > 1
+        if differ:
+            diffs[key] = {r.name: flat[i].get(key, "-") for i, r in enumerate(runs)}
+    return diffs
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A number that deserves suspicion, and why. ``level``: ``"warning"`` or ``"note"``."""
+
+    level: str
+    text: str
+    run: str | None = None
+
+
+#: Training under this share of a run's wall time: the report and ``bench`` say where the rest went.
+TRAINING_SHARE = 0.8
+
+#: The phases of a run's wall time (``timings.phases``) in words, and what no phase holds.
+PHASE_WORDS = {
+    "data": N_("reading data"),
+    "init": N_("initial map"),
+    "compile": N_("compiling"),
+    "train": N_("training"),
+    "quality": N_("quality"),
+    "model": N_("hits and labels"),
+    "other": N_("other"),
+}
+
+
+def where_the_rest_went(r: RunRecord) -> str | None:
+    """When training (``total_s``) is under :data:`TRAINING_SHARE` of the wall time: where the rest went.
+
+    E.g. "training took 35 % of 25.4 s; the rest: quality 9.8 s, compiling 5.1 s, reading data 0.7 s".
+    ``None`` for a run without wall time or one that trained for most of it.
+    """
+    wall = r.wall_s
+    if not wall or r.status == "failed" or r.total_s >= TRAINING_SHARE * wall:
+        return None
+    parts = {k: v for k, v in r.phases.items() if k != "train"}
+    parts["other"] = max(0.0, wall - sum(r.phases.values()))
+    shown = sorted(((v, k) for k, v in parts.items() if v >= 0.01 * wall), reverse=True)
+    if not shown:
+        return None
+    return _("training took {share:.0%} of {wall}; the rest: {parts}").format(
+        share=r.total_s / wall,
+        wall=format_seconds(wall),
+        parts=", ".join(f"{_(PHASE_WORDS[k])} {format_seconds(v)}" for v, k in shown),
+    )
+
+
+def run_flags(run: Compared) -> list[Flag]:
+    """The flags on one run's figures: failed or cancelled, recompiled, noisy, where its wall time went, few chunks."""
+    r = run.record
+    out: list[Flag] = []
+    if r.status == "failed":
+        out.append(
+            Flag(
+                "warning",
+                _("{run} failed: {why}").format(run=run.name, why=r.message or _("no reason given")),
+                run.name,
+            )
+        )
+        return out
+    if r.status == "cancelled":
+        out.append(
+            Flag(
+                "warning",
+                ngettext(
+                    "{run} was cancelled after {done} of {n} iteration; its figures cover only what ran",
+                    "{run} was cancelled after {done} of {n} iterations; its figures cover only what ran",
+                    run.planned,
+                ).format(run=run.name, done=r.iterations_done, n=run.planned),
+                run.name,
+            )
+        )
+    if r.recompiles > 0:
+        out.append(
+            Flag(
+                "warning",
+                ngettext(
+                    "{run} compiled {n} more time after warm-up: the timed iterations include compilation "
+                    "(a shape, dtype or static argument changed between calls)",
+                    "{run} compiled {n} more times after warm-up: the timed iterations include compilation "
+                    "(a shape, dtype or static argument changed between calls)",
+                    r.recompiles,
+                ).format(run=run.name, n=r.recompiles),
+                run.name,
+            )
+        )
+    med, p95 = r.median_s, r.p95_s
+    n = len(r.chunks)
+    if med and p95 and timing.is_noisy(med, p95, n):
+        out.append(
+            Flag(
+                "warning",
+                _(
+                    "{run} has noisy iterations: its p95 is {ratio:.1f}x its median ({p95} vs {median}); "
+                    "something else may have competed for the machine, or short chunks carry per-call overhead"
+                ).format(run=run.name, ratio=p95 / med, p95=format_seconds(p95), median=format_seconds(med)),
+                run.name,
+            )
+        )
+    rest = where_the_rest_went(r)
+    if rest:
+        out.append(Flag("note", _("{run}: {rest}").format(run=run.name, rest=rest), run.name))
+    if 0 < n < FEW_CHUNKS:
+        out.append(
+            Flag(
+                "note",
+                ngettext(
+                    "{run} has only {n} timed chunk: its median and p95 rest on few measurements",
+                    "{run} has only {n} timed chunks: its median and p95 rest on few measurements",
+                    n,
+                ).format(run=run.name, n=n),
+                run.name,
+            )
+        )
+    return out
+
+
+def speedup_notes(records: Sequence[RunRecord], sp: Sequence[float | None]) -> list[str]:
+    """Each run's speed-up note: no baseline on its problem, or simulated devices sharing cores."""
+    out = []
+    for i, r in enumerate(records):
+        others = any(j != i and q.kind == r.kind and q.median_s for j, q in enumerate(records))
+        if sp[i] is None and r.median_s and others:  # timed, and its kind has runs, but none on its problem
+            out.append(_(DIFFERENT_PROBLEM))
+        else:
+            out.append(shared_cores_note(r) if sp[i] is not None else "")
+    return out
+
+
+def difference_flags(runs: Sequence[Compared], diffs: dict[str, dict[str, str]]) -> list[Flag]:
+    """The configurations' differences as a list a reader can scan: the problems, then each setting apart."""
+    out: list[Flag] = []
+    regrouped = problem_groups([r.record for r in runs])
+    if len(regrouped) > 1:
+        out.append(
+            Flag(
+                "warning",
+                _(
+                    "the runs' configurations differ: they solve {n} different problems, so speed-ups "
+                    'are given only between runs of the same problem (the others read "{na}")'
+                ).format(n=len(regrouped), na=_(DIFFERENT_PROBLEM)),
+            )
+        )
+        for k, g in enumerate(regrouped, 1):
+            names = ", ".join(runs[i].name for i in g)
+            out.append(
+                Flag(
+                    "note",
+                    _("problem {k}: {problem}: {runs}").format(
+                        k=k, problem=describe_problem(runs[g[0]].record), runs=names
+                    ),
+                )
+            )
+    problem_keys = {f for f in diffs if f.split(".", 1)[0] in PROBLEM_FIELDS}
+    for key, vals in diffs.items():
+        if len(regrouped) > 1 and key in problem_keys:
+            continue  # said by the problems above
+        values = ", ".join(f"{name} {v}" for name, v in vals.items())
+        out.append(
+            Flag("warning", _("the runs' configurations differ in {field}: {values}").format(field=key, values=values))
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the comparison of runs (in their order) says of each: its baseline and figures, and the flags.
+
+    ``speedup`` is the median-per-iteration speed-up against the run's baseline
+    (``baseline_of``, a run name, or ``None``); ``end_to_end`` the whole run's (compile and
+    warm-up included); ``pays_off`` the iterations after which the run's whole time beats
+    its baseline's (``0``: from the start; ``None``: never, or unknown); ``notes`` what a
+    speed-up cell says besides the ratio; ``diffs`` the settings that differ
+    (:func:`config_differences`); ``mixed_kinds``: online and batch runs are both here.
+    """
+
+    names: tuple[str, ...]
+    baseline_of: tuple[str | None, ...]
+    speedup: tuple[float | None, ...]
+    end_to_end: tuple[float | None, ...]
+    pays_off: tuple[int | None, ...]
+    notes: tuple[str, ...]
+    flags: tuple[Flag, ...]
+    diffs: dict[str, dict[str, str]]
+    mixed_kinds: bool
+
+
+def judge(runs: Sequence[Compared], baseline: str | None = None, prefer_numpy: bool = True) -> Verdict:
+    """Every rule of comparing, applied to ``runs`` (names unique) in their order.
+
+    ``baseline`` names the run speed-ups are measured against within its kind (raises
+    ``ValueError`` when no run has that name); ``prefer_numpy``: otherwise each kind's
+    NumPy run (the comparison's rule), else its first timed run (``bench``'s rule).
+    """
+    records = [r.record for r in runs]
+    names = [r.name for r in runs]
+    if baseline is not None and baseline not in names:
+        raise ValueError(
+            _("baseline {name!r} is not among the runs ({names})").format(name=baseline, names=", ".join(names))
+        )
+    b = names.index(baseline) if baseline is not None else None
+    sp = speedups(records, b, prefer_numpy)
+    base_of: list[str | None] = []
+    e2e: list[float | None] = []
+    pays: list[int | None] = []
+    for i, r in enumerate(records):
+        j = baseline_index(records, i, b, prefer_numpy)
+        base_of.append(names[j] if j is not None else None)
+        base = records[j] if j is not None else None
+        ok = base is not None and base.status == r.status == "ok"
+        e2e.append(timing.end_to_end_speedup(base.total_s, r.total_s) if ok and base else None)
+        pays.append(
+            timing.break_even_iterations(base.compile_s, base.mean_s, r.compile_s, r.mean_s) if ok and base else None
+        )
+    kinds = {r.kind for r in records}
+    mixed = len(kinds & {"online", "batch"}) > 1
+    diffs = config_differences(runs)
+    flags = [f for run in runs for f in run_flags(run)]
+    flags += difference_flags(runs, diffs)
+    shared = [(run.name, shared_cores_note(run.record)) for run in runs]
+    if any(n for _name, n in shared):
+        who = ", ".join(f"{name} ({n})" for name, n in shared if n)
+        flags.append(
+            Flag(
+                "note",
+                _(
+                    "runs on simulated CPU devices: {runs}; the devices share the machine's cores, so their "
+                    "speed-ups say little about as many real devices"
+                ).format(runs=who),
+            )
+        )
+    if mixed:
+        flags.append(
+            Flag(
+                "note",
+                _(
+                    "online and batch runs are both here: an iteration is a step for one and an "
+                    "epoch for the other, so speed-ups are given only within a kind"
+                ),
+            )
+        )
+    return Verdict(
+        names=tuple(names),
+        baseline_of=tuple(base_of),
+        speedup=tuple(sp),
+        end_to_end=tuple(e2e),
+        pays_off=tuple(pays),
+        notes=tuple(speedup_notes(records, sp)),
+        flags=tuple(flags),
+        diffs=diffs,
+        mixed_kinds=mixed,
+    )
