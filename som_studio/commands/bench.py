@@ -415,6 +415,7 @@ def format_table(records, baseline: str | None = None, prefer_numpy: bool = Fals
     say where a run's wall time went when training is under 80 % of it (``compare`` prints the
     report's notes, which say it, instead).
     """
+    from som_studio.core.user_impl import disagrees
     from som_studio.report.content import baseline_index, kind_text, speedup_notes, status_text, where_the_rest_went
     from som_studio.report.content import format_seconds as _fmt_s
     from som_studio.session import timing
@@ -450,6 +451,8 @@ def format_table(records, baseline: str | None = None, prefer_numpy: bool = Fals
         tp = r.throughput
         j = baseline_index(records, i, b, prefer_numpy)
         base = records[j] if j is not None and j != i and records[j].status == r.status == "ok" else None
+        if disagrees(r.extra):  # never ranked, not even end to end
+            base = None
         e2e = timing.end_to_end_speedup(base.total_s, r.total_s) if base else None
         pay = timing.break_even_iterations(base.compile_s, base.mean_s, r.compile_s, r.mean_s) if base else None
         rows.append(
@@ -479,6 +482,11 @@ def format_table(records, baseline: str | None = None, prefer_numpy: bool = Fals
     for r in records:
         if r.status != "ok" and r.message:
             lines.append(f"{r.impl}: {r.message}")
+    for r in records:  # a user's implementation against the NumPy reference, before its timings count
+        if r.status != "failed" and isinstance(r.extra.get("agreement"), dict):
+            from som_studio.core.user_impl import agreement_text
+
+            lines.append(f"{r.impl}: {agreement_text(r.extra['agreement'])}")
     for r in records if rest else ():  # the report's rule: training under 80 % of the wall time is explained
         went = where_the_rest_went(r)
         if went:

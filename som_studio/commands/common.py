@@ -171,13 +171,15 @@ def add_run_options(p: argparse.ArgumentParser, *, baseline_default: str) -> Non
 
 
 def impl_names(args: argparse.Namespace) -> list[str]:
-    from som_studio.core import registry
+    """The implementations ``--impl`` names, in order; a user's ``FILE.py:CLASS`` is loaded and named as registered."""
+    from som_studio.core import registry, user_impl
 
     names = [n.strip() for n in args.impl.split(",") if n.strip()]
     if not names:
         raise CommandError(
             "--impl: " + _("give at least one implementation (see {command})").format(command="`som-studio list`")
         )
+    names = [_load_user_impl(n) if user_impl.is_spec(n) else n for n in names]
     unknown = [n for n in names if n not in registry.names()]
     if unknown:
         raise CommandError(
@@ -191,6 +193,16 @@ def impl_names(args: argparse.Namespace) -> list[str]:
     if len(set(names)) != len(names):
         raise CommandError("--impl: " + _("an implementation is listed twice"))
     return names
+
+
+def _load_user_impl(spec: str) -> str:
+    """Load a user's implementation (checked in a child process, with a time limit); its registered name."""
+    from som_studio.core import user_impl
+
+    try:
+        return user_impl.load(spec).name
+    except user_impl.UserImplError as exc:
+        raise CommandError(f"--impl: {exc}") from None
 
 
 def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:

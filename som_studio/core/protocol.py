@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -115,6 +115,10 @@ class Implementation:
     topologies: tuple[str, ...] = ("rect",)
     toroid: bool = False
     missing_values: bool = False
+    # A user's implementation (:mod:`som_studio.core.user_impl`): the Python file it was loaded from,
+    # absolute, and the sha256 of its bytes then; ``factory`` is then ``"<file>:Class"``.
+    file: str | None = None
+    file_sha256: str | None = None
 
     def refusal(self, topology: str = "rect", toroid: bool = False, missing: bool = False) -> str | None:
         """Why this implementation cannot train such a map or data, or ``None`` when it can."""
@@ -134,8 +138,16 @@ class Implementation:
         return None
 
     def create(self, problem: Problem) -> Trainer:
-        module, _, attr = self.factory.partition(":")
-        cls: Callable[[Problem], Trainer] = getattr(importlib.import_module(module), attr)
+        found: Any
+        if self.file is not None:
+            from som_studio.core import user_impl
+
+            # The file as it is now (imported again when it changed), in any process: the app's worker too.
+            found = user_impl.import_class(self.file, self.factory.rpartition(":")[2])[0]
+        else:
+            module, _, attr = self.factory.partition(":")
+            found = getattr(importlib.import_module(module), attr)
+        cls: Callable[[Problem], Trainer] = found
         return cls(problem)
 
     @property

@@ -148,7 +148,7 @@ def baseline_index(
 
     def usable(j: int) -> bool:  # a speed-up is between runs of one kind on one problem
         r = records[j]
-        return r.kind == me.kind and bool(r.median_s) and problem_key(r) == problem_key(me)
+        return r.kind == me.kind and bool(r.median_s) and problem_key(r) == problem_key(me) and not _disagrees(r)
 
     if baseline is not None and usable(baseline):
         return baseline
@@ -169,8 +169,15 @@ def speedups(
     for i, r in enumerate(records):
         b = baseline_index(records, i, baseline, prefer_numpy)
         base = records[b].median_s if b is not None else None
-        out.append(base / r.median_s if base and r.median_s else None)
+        # A run that disagrees with the NumPy reference is never ranked: its speed is of another computation.
+        out.append(base / r.median_s if base and r.median_s and not _disagrees(r) else None)
     return out
+
+
+def _disagrees(r: RunRecord) -> bool:
+    from som_studio.core.user_impl import disagrees
+
+    return disagrees(r.extra)
 
 
 # -- configurations -------------------------------------------------------------------
@@ -254,6 +261,7 @@ PHASE_WORDS = {
     "train": N_("training"),
     "quality": N_("quality"),
     "model": N_("hits and labels"),
+    "agreement": N_("agreement check"),
     "other": N_("other"),
 }
 
@@ -268,7 +276,10 @@ def where_the_rest_went(r: RunRecord) -> str | None:
     if not wall or r.status == "failed" or r.total_s >= TRAINING_SHARE * wall:
         return None
     parts = {k: v for k, v in r.phases.items() if k != "train"}
-    parts["other"] = max(0.0, wall - sum(r.phases.values()))
+    check = r.extra.get("agreement") or {}
+    if check.get("seconds"):  # a user's implementation checked against the reference before it was timed
+        parts["agreement"] = float(check["seconds"])
+    parts["other"] = max(0.0, wall - sum(parts.values()) - r.phases.get("train", 0.0))
     shown = sorted(((v, k) for k, v in parts.items() if v >= 0.01 * wall), reverse=True)
     if not shown:
         return None
@@ -282,6 +293,12 @@ def where_the_rest_went(r: RunRecord) -> str | None:
 def run_flags(run: ReportRun) -> list[Flag]:
     r = run.record
     out: list[Flag] = []
+    check = r.extra.get("agreement")
+    if isinstance(check, dict) and r.status != "failed":
+        from som_studio.core.user_impl import agreement_text
+
+        level = "note" if check.get("agrees") else "warning"
+        out.append(Flag(level, _("{run} {agreement}").format(run=run.name, agreement=agreement_text(check)), run.name))
     if r.status == "failed":
         out.append(
             Flag(
@@ -685,7 +702,9 @@ def speedup_notes(records: Sequence[RunRecord], sp: Sequence[float | None]) -> l
     out = []
     for i, r in enumerate(records):
         others = any(j != i and q.kind == r.kind and q.median_s for j, q in enumerate(records))
-        if sp[i] is None and r.median_s and others:  # timed, and its kind has runs, but none on its problem
+        if _disagrees(r):
+            out.append(_("disagrees with {reference}: not ranked").format(reference=r.extra["agreement"]["reference"]))
+        elif sp[i] is None and r.median_s and others:  # timed, and its kind has runs, but none on its problem
             out.append(_(DIFFERENT_PROBLEM))
         else:
             out.append(shared_cores_note(r) if sp[i] is not None else "")
