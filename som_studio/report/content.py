@@ -153,7 +153,9 @@ def baseline_index(
     if baseline is not None and usable(baseline):
         return baseline
     same = [j for j in range(len(records)) if usable(j)]
-    if same == [i] and any(r.kind == me.kind and r.median_s for j, r in enumerate(records) if j != i):
+    if same == [i] and any(
+        r.kind == me.kind and r.median_s and not _disagrees(r) for j, r in enumerate(records) if j != i
+    ):
         return None  # alone on its problem: a ratio to another problem's run would mean nothing
     numpy_runs = [j for j in same if _backend(records[j].impl) == "numpy"] if prefer_numpy else []
     if numpy_runs:
@@ -701,7 +703,7 @@ def speedup_notes(records: Sequence[RunRecord], sp: Sequence[float | None]) -> l
 
     out = []
     for i, r in enumerate(records):
-        others = any(j != i and q.kind == r.kind and q.median_s for j, q in enumerate(records))
+        others = any(j != i and q.kind == r.kind and q.median_s and not _disagrees(q) for j, q in enumerate(records))
         if _disagrees(r):
             out.append(_("disagrees with {reference}: not ranked").format(reference=r.extra["agreement"]["reference"]))
         elif sp[i] is None and r.median_s and others:  # timed, and its kind has runs, but none on its problem
