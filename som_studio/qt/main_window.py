@@ -60,6 +60,7 @@ class MainWindow(QMainWindow):
     open_action: QAction
     export_action: QAction
     example_action: QAction
+    add_impl_action: QAction
     quit_action: QAction
     about_action: QAction
     doctor_action: QAction

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, Qt
 from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog
@@ -48,8 +48,8 @@ class UserImplementations(QObject):
 
     # -- settings ----------------------------------------------------------------------
     def remembered(self) -> list[str]:
-        value = self.win.settings.qsettings.value(SETTINGS_KEY, [])
-        items = [value] if isinstance(value, str) else list(value or [])
+        value: Any = self.win.settings.qsettings.value(SETTINGS_KEY, [])
+        items: list[Any] = [value] if isinstance(value, str) else list(value or [])
         return [str(s) for s in items if isinstance(s, str) and user_impl.is_spec(s)]
 
     def _remember(self) -> None:
