@@ -212,7 +212,7 @@ def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
     for the kind they do have (``--impl numpy-online --epochs 5``), is refused:
     it would otherwise be ignored and the runs would take the default count.
     """
-    from som_studio.core import registry
+    from som_studio.core import registry, user_impl
     from som_studio.session.preflight import iteration_counts
 
     if args.scale and args.data is None:
@@ -241,6 +241,8 @@ def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
     names = impl_names(args)
     if args.save_runs:
         check_save_runs(args.save_runs, names, args.force)
+    if args.baseline and user_impl.is_spec(args.baseline):  # named as in --impl: the name it is registered under
+        args.baseline = _load_user_impl(args.baseline)
     if args.baseline and args.baseline not in names:
         raise CommandError(
             "--baseline: "

@@ -96,10 +96,17 @@ class UserImplementations(QObject):
         if spec not in self.specs:
             self.specs.append(spec)
             self._remember()
-        self.win.panel.add_implementation(impl)
+        self._list(impl)
         if select:
             self.win.form.edit(impl=impl.name)
         return impl
+
+    def _list(self, impl: Implementation) -> None:
+        """Offer ``impl`` where implementations are chosen: the run panel and the comparison."""
+        self.win.panel.add_implementation(impl)
+        comparison = getattr(self.win, "comparison", None)
+        if comparison is not None:
+            comparison.picker.add_implementation(impl)
 
     def _load(self, spec: str) -> Implementation | None:
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
@@ -128,6 +135,6 @@ class UserImplementations(QObject):
             if spec.rpartition(":")[0] == path:
                 impl = self._load(spec)
                 if impl is not None:
-                    self.win.panel.add_implementation(impl)
+                    self._list(impl)
         if Path(path).exists() and path not in self.watcher.files():
             self.watcher.addPath(path)  # editors that save by replacing the file end the watch

@@ -78,7 +78,7 @@ def test_compare_takes_a_users_implementation_too(tmp_path, capsys, forget):
     good.write_text(GOOD)
     code, out, err = _run(
         capsys, "compare", "--impl", f"numpy-batch,{good}:Good", "--grid", "8x6", "--samples", "60", "--epochs", "3",
-        "--quiet", "--json", tmp_path / "cmp.json",
+        "--quiet", "--json", tmp_path / "cmp.json", "--baseline", f"{good}:Good",
     )  # fmt: skip
     assert code == 0, err
     assert "good.py:Good" in out and "good.py:Good agrees with numpy-batch" in out + err

@@ -210,3 +210,24 @@ def test_the_documented_examples_agree_with_the_reference(tmp_path, forget, spec
     check = user_impl.agreement(impl, cfg, load_problem_data(cfg))
     assert check["agrees"], check
     assert check["bmu_agreement"] == 1.0 and np.isfinite(check["max_map_difference"])
+
+
+ONLINE = """
+from som_studio.core.numpy_som import NumpyOnline
+
+
+class Online(NumpyOnline):
+    \"\"\"The reference itself, as a user's file: an online implementation agrees exactly.\"\"\"
+
+    kind = "online"
+    topologies = ("rect", "hex")
+"""
+
+
+def test_an_online_implementation_is_checked_against_numpy_online(tmp_path, forget):
+    impl = user_impl.load(f"{write(tmp_path, 'online.py', ONLINE)}:Online")
+    assert impl.kind == "online" and impl.topologies == ("rect", "hex")
+    cfg = RunConfig(impl=impl.name, width=10, height=6, data=DataSpec(samples=100), steps=1000, topology="hex")
+    check = user_impl.agreement(impl, cfg, load_problem_data(cfg))
+    assert check["reference"] == "numpy-online" and check["iterations"] == 300
+    assert check["agrees"] and check["max_map_difference"] == 0.0 and check["bmu_agreement"] == 1.0

@@ -34,6 +34,9 @@ def test_add_implementation_runs_it_and_remembers_it(qtbot, window, tmp_path, mo
     item.trigger()
     assert window.panel.impl.findData("good.py:Good") >= 0
     assert window.form.fields.impl == "good.py:Good"
+    assert "good.py:Good" in [
+        window.comparison.impl_list.item(i).text() for i in range(window.comparison.impl_list.count())
+    ]
     configure(window, impl="good.py:Good", grid="8x6", samples=60, iterations=3)
     run_and_wait(qtbot, window)
     record = window.runs.records[-1]
