@@ -302,7 +302,11 @@ def error_text(path: str, exc: BaseException) -> str:
     """``exc`` as Python prints it, with only the traceback frames in the user's file ``path``."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if _same(f.filename, path)]
     head = "Traceback (most recent call last):\n" if frames else ""
-    return (head + "".join(traceback.format_list(frames)) + "".join(traceback.format_exception_only(exc))).rstrip()
+    # JAX's note that it hid its own frames speaks of a traceback the user is not shown.
+    notes = [n for n in getattr(exc, "__notes__", ()) if isinstance(n, str) and "JAX_TRACEBACK_FILTERING" in n]
+    ours = {line.strip() for n in notes for line in n.splitlines()}
+    tail = [line for line in traceback.format_exception_only(exc) if line.strip() not in ours]
+    return (head + "".join(traceback.format_list(frames)) + "".join(tail)).rstrip()
 
 
 def user_error(impl: Implementation, what: str, exc: BaseException) -> UserImplError:

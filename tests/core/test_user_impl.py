@@ -231,3 +231,15 @@ def test_an_online_implementation_is_checked_against_numpy_online(tmp_path, forg
     check = user_impl.agreement(impl, cfg, load_problem_data(cfg))
     assert check["reference"] == "numpy-online" and check["iterations"] == 300
     assert check["agrees"] and check["max_map_difference"] == 0.0 and check["bmu_agreement"] == 1.0
+
+
+def test_an_error_under_jax_shows_the_users_lines_and_no_note_about_jaxs_frames(tmp_path, forget):
+    for f in EXAMPLES.glob("*.py"):
+        shutil.copy(f, tmp_path / f.name)
+    mine = tmp_path / "my_som.py"
+    mine.write_text(mine.read_text().replace("self.sigma_x[t], self.sigma_y[t])\n", "self.sigma_x[t])\n"))
+    msg = refused(f"{mine}:MySom")
+    assert msg.startswith(f"{mine}: MySom raised an error while training\nTraceback (most recent call last):\n")
+    assert f'File "{mine}", line' in msg and ", in run" in msg
+    assert msg.endswith("TypeError: epoch() missing 1 required positional argument: 'sigma_y'")
+    assert "JAX_TRACEBACK_FILTERING" not in msg and "site-packages" not in msg
