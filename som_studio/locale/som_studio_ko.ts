@@ -403,8 +403,8 @@ Run {command} in a terminal.</source>
         <translation>예제 데이터 열기(&amp;X)</translation>
     </message>
     <message>
-        <source>Run your own implementation: a class in a Python file ({doc})</source>
-        <translation>직접 만든 구현을 실행합니다: Python 파일 안의 클래스 ({doc})</translation>
+        <source>Run your own implementation, a class in a Python file, beside the built-in ones</source>
+        <translation>직접 만든 구현(Python 파일 안의 클래스)을 내장 구현과 나란히 실행합니다</translation>
     </message>
     <message>
         <source>Add &amp;implementation…</source>

@@ -40,9 +40,7 @@ def make_actions(win: MainWindow) -> None:
     )
     tip = translate("MainWindow", "{name}: a hex map, ready to run").format(name="iris")
     win.example_action = action(translate("MainWindow", "Open e&xample data"), win.panel.open_example, tip=tip)
-    tip = translate("MainWindow", "Run your own implementation: a class in a Python file ({doc})").format(
-        doc="docs/your-implementation.md"
-    )
+    tip = translate("MainWindow", "Run your own implementation, a class in a Python file, beside the built-in ones")
     win.add_impl_action = action(translate("MainWindow", "Add &implementation…"), win.user_impls.ask, tip=tip)
     win.quit_action = action(translate("MainWindow", "&Quit"), win.close, QKeySequence.StandardKey.Quit)
     if win.quit_action.shortcut().isEmpty():  # not every platform names one
