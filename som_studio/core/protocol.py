@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -138,16 +138,14 @@ class Implementation:
         return None
 
     def create(self, problem: Problem) -> Trainer:
-        found: Any
         if self.file is not None:
             from som_studio.core import user_impl
 
             # The file as it is now (imported again when it changed), in any process: the app's worker too.
-            found = user_impl.import_class(self.file, self.factory.rpartition(":")[2])[0]
-        else:
-            module, _, attr = self.factory.partition(":")
-            found = getattr(importlib.import_module(module), attr)
-        cls: Callable[[Problem], Trainer] = found
+            made: Trainer = user_impl.create(self, problem)
+            return made
+        module, _, attr = self.factory.partition(":")
+        cls: Callable[[Problem], Trainer] = getattr(importlib.import_module(module), attr)
         return cls(problem)
 
     @property

@@ -272,6 +272,44 @@ def _implementation(path: str, cls_name: str, cls: Any, sha: str) -> Implementat
     )
 
 
+def create(impl: Implementation, problem: Problem) -> Any:
+    """A trainer of a user's class (as the file is now), its maps checked and handed over as NumPy arrays."""
+    assert impl.file is not None
+    cls = import_class(impl.file, impl.factory.rpartition(":")[2])[0]
+    try:
+        trainer = cls(problem)
+    except Exception as exc:
+        raise user_error(impl, _("{name}(problem) raised an error").format(name=impl.name), exc) from None
+    return _Checked(trainer, problem, impl)
+
+
+class _Checked:
+    """A user's trainer as the session sees it: ``get_map()`` always a host array of the map's shape.
+
+    Everything else (``warmup``, ``run``, ``close`` and optional methods such as ``describe``) is the
+    user's own, so their errors keep their frames.
+    """
+
+    def __init__(self, trainer: Any, problem: Problem, impl: Implementation) -> None:
+        self._trainer, self._problem, self._impl = trainer, problem, impl
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._trainer, name)
+
+    def warmup(self) -> None:
+        self._trainer.warmup()
+
+    def run(self, first: int, count: int) -> None:
+        self._trainer.run(first, count)
+
+    def get_map(self) -> np.ndarray:
+        cls = self._impl.factory.rpartition(":")[2]
+        return check_map(self._trainer.get_map(), self._problem, self._impl.file or self._impl.name, cls)
+
+    def close(self) -> None:
+        self._trainer.close()
+
+
 def estimate(s: ProblemSize) -> int:
     """What any implementation holds: the data, the map, one block of schedules and a few maps of work."""
     return memory.numpy_online(s)
@@ -578,7 +616,7 @@ def _child(fd: int, path: str, cls_name: str) -> None:
     say(stage="imported")
     impl = _implementation(path, cls_name, cls, _sha)
     counts = {"epochs": 3} if impl.kind == "batch" else {"steps": 3}
-    cfg = RunConfig(impl=impl.name, width=5, height=4, data=DataSpec(samples=24), **counts)  # type: ignore[arg-type]
+    cfg = RunConfig(impl=impl.name, width=5, height=4, data=DataSpec(samples=24), topology=impl.topologies[0], **counts)  # type: ignore[arg-type]
     problem = make_problem(cfg, impl.kind)
     try:
         try:

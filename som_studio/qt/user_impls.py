@@ -15,7 +15,7 @@ import ast
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QFileSystemWatcher, QObject, Qt
+from PySide6.QtCore import QFileSystemWatcher, QObject, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog
 
 from som_studio.core import registry, user_impl
@@ -45,6 +45,12 @@ class UserImplementations(QObject):
         self.specs: list[str] = []
         self.watcher = QFileSystemWatcher(self)
         self.watcher.fileChanged.connect(self._on_file_changed)
+        # An editor's save can change a file several times in a row: load it once, when it settles.
+        self._changed: set[str] = set()
+        self._settle = QTimer(self)
+        self._settle.setSingleShot(True)
+        self._settle.setInterval(300)
+        self._settle.timeout.connect(self._reload_changed)
 
     # -- settings ----------------------------------------------------------------------
     def remembered(self) -> list[str]:
@@ -108,12 +114,16 @@ class UserImplementations(QObject):
         if comparison is not None:
             comparison.picker.add_implementation(impl)
 
-    def _load(self, spec: str) -> Implementation | None:
+    def _load(self, spec: str, quiet: bool = False) -> Implementation | None:
+        """Load ``spec``; why not in a dialog, or with ``quiet`` on the status line (a file being edited)."""
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
             return user_impl.load(spec)
         except user_impl.UserImplError as exc:
-            self.win.show_error(self.tr("Cannot add the implementation"), str(exc))
+            if quiet:
+                self.win.status_label.setText(str(exc).splitlines()[0])
+            else:
+                self.win.show_error(self.tr("Cannot add the implementation"), str(exc))
             return None
         finally:
             QApplication.restoreOverrideCursor()
@@ -131,10 +141,17 @@ class UserImplementations(QObject):
         return spec is not None and self._load(spec) is not None
 
     def _on_file_changed(self, path: str) -> None:
-        for spec in self.specs:
-            if spec.rpartition(":")[0] == path:
-                impl = self._load(spec)
-                if impl is not None:
-                    self._list(impl)
-        if Path(path).exists() and path not in self.watcher.files():
-            self.watcher.addPath(path)  # editors that save by replacing the file end the watch
+        self._changed.add(path)
+        self._settle.start()
+
+    def _reload_changed(self) -> None:
+        """Load the changed files again; one that fails now says so on the status line and again at Run."""
+        changed, self._changed = self._changed, set()
+        for path in changed:
+            for spec in self.specs:
+                if spec.rpartition(":")[0] == path:
+                    impl = self._load(spec, quiet=True)
+                    if impl is not None:
+                        self._list(impl)
+            if Path(path).exists() and path not in self.watcher.files():
+                self.watcher.addPath(path)  # editors that save by replacing the file end the watch

@@ -133,6 +133,15 @@ def test_an_exception_at_import_shows_the_users_own_lines(tmp_path, forget):
     assert "som_studio" not in msg  # their frames, not ours
 
 
+def test_a_syntax_error_names_the_line(tmp_path, forget):
+    path = write(
+        tmp_path, "typo.py", "class Typo:\n    kind = 'batch'\n    def run(self, first count):\n        pass\n"
+    )
+    msg = refused(f"{path}:Typo")
+    assert msg.startswith(f"{path}: raised an error when imported\n")
+    assert f'File "{path}", line 3' in msg and "SyntaxError" in msg and "som_studio" not in msg
+
+
 def test_an_exception_in_run_shows_the_users_own_lines(tmp_path, forget):
     path = write(tmp_path, "div.py", GOOD.replace(SHAPE_LINE, SHAPE_LINE + "        1 / 0\n"))
     msg = refused(f"{path}:Good")

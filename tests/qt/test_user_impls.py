@@ -42,7 +42,12 @@ def test_add_implementation_runs_it_and_remembers_it(qtbot, window, tmp_path, mo
     record = window.runs.records[-1]
     assert record.status == "ok", record.message
     assert record.extra["agreement"]["agrees"] is True and record.extra["user_impl"]["class"] == "Good"
+    assert "agrees with numpy-batch" in window.status_label.text()
     window.save_settings()
+
+    # Edited on disk: loaded again (the description is the class's docstring).
+    path.write_text(GOOD.replace("Vectorised NumPy batch SOM.", "Edited."))
+    qtbot.waitUntil(lambda: registry.get("good.py:Good").description == "Edited.", timeout=WAIT_MS)
 
     # The next start loads it again, from the settings.
     registry.unregister("good.py:Good")
