@@ -186,8 +186,9 @@ class Session:
             if impl.file is not None:
                 # A user's implementation is checked against the NumPy reference before it is timed;
                 # the record names the file and the hash of the bytes that ran.
+                record.extra["user_impl"] = user_impl.source_facts(impl)  # a failed check's record names it too
                 record.extra["agreement"] = user_impl.agreement(impl, cfg, data)
-                record.extra["user_impl"] = user_impl.source_facts(impl)
+                record.extra["user_impl"] = user_impl.source_facts(impl)  # the bytes this process imported
         except Exception as exc:
             if isinstance(exc, user_impl.UserImplError):
                 record.message = str(exc)
