@@ -125,12 +125,15 @@ def _resolve(path: str) -> str:
     return str(p.resolve())
 
 
-def load(spec: str, *, timeout_s: float = IMPORT_TIMEOUT_S, probe_timeout_s: float = PROBE_TIMEOUT_S) -> Implementation:
+def load(spec: str, *, timeout_s: float | None = None, probe_timeout_s: float | None = None) -> Implementation:
     """Check the class ``spec`` names (in a child process, with time limits), import it here and register it.
 
+    The limits default to :data:`IMPORT_TIMEOUT_S` and :data:`PROBE_TIMEOUT_S`, read at each call.
     Loading the same unchanged file again returns the implementation registered before; a file
     changed since is checked and registered again. Raises :class:`UserImplError`.
     """
+    timeout_s = IMPORT_TIMEOUT_S if timeout_s is None else timeout_s
+    probe_timeout_s = PROBE_TIMEOUT_S if probe_timeout_s is None else probe_timeout_s
     given, cls_name = parse_spec(spec)
     path = _resolve(given)
     stamp = _Stamp.of(path)

@@ -108,3 +108,16 @@ def test_bad_input_is_refused_with_the_file_and_the_problem(tmp_path, monkeypatc
     assert code == 2
     assert err.startswith(f"som-studio bench: error: --impl: ./{problem}")
     assert "som_studio" not in err and "ok in" not in out + err  # our traceback never; nothing trained
+
+
+def test_a_file_that_loops_at_import_is_refused_and_the_command_ends(tmp_path, monkeypatch, capsys, forget):
+    from som_studio.core import user_impl
+
+    monkeypatch.setattr(user_impl, "IMPORT_TIMEOUT_S", 1.5)
+    (tmp_path / "spin.py").write_text("import time\nwhile True:\n    time.sleep(0.01)\n")
+    code, _, err = _run(capsys, "bench", "--impl", f"{tmp_path}/spin.py:Spin,numpy-batch", "--grid", "4x3")
+    assert code == 2
+    assert err == (
+        f"som-studio bench: error: --impl: {tmp_path}/spin.py: did not finish importing within 1.5 s "
+        "(does it loop or wait at import?)\n"
+    )
