@@ -75,7 +75,8 @@ def add_run_options(p: argparse.ArgumentParser, *, baseline_default: str) -> Non
     g.add_argument(
         "--impl",
         default="numpy-batch,jax-vmap-batch",
-        help="comma-separated implementations to run, in order (see `som-studio list`); default: %(default)s",
+        help="comma-separated implementations to run, in order (see `som-studio list`); FILE.py:CLASS runs your own "
+        "class, checked against the NumPy reference first (docs/your-implementation.md); default: %(default)s",
     )
     g.add_argument(
         "--grid",
