@@ -331,7 +331,8 @@ class RunConfig:
     impl: str = setting(
         "numpy-batch",
         flag="--impl",
-        help="comma-separated implementations to run, in order (see `som-studio list`)",
+        help="comma-separated implementations to run, in order (see `som-studio list`); FILE.py:CLASS runs your own "
+        "class, checked against the NumPy reference first (docs/your-implementation.md)",
         label=N_("Implementation"),
         control=Control.CHOICE,
         per_iteration=True,

@@ -105,6 +105,11 @@ class LiveRun:
                 text += _(", median {time}/iteration").format(time=format_seconds(med))
             if record.label_purity is not None:
                 text += _(", label purity {purity}").format(purity=f"{record.label_purity:.3f}")
+            check = record.extra.get("agreement")
+            if isinstance(check, dict):  # a user's implementation, checked against the reference
+                from som_studio.core.user_impl import agreement_text
+
+                text += "; " + agreement_text(check)
             return text
         return _("Stopped {impl}: {message}").format(impl=record.impl, message=app_message(record))
 

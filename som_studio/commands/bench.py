@@ -37,6 +37,7 @@ the exit status is then 1.
 examples:
   som-studio bench --impl numpy-batch,jax-vmap-batch --grid 60x34 --epochs 10
   som-studio bench --impl numpy-online,jax-jit-online --steps 5000 --json runs.json
+  som-studio bench --impl docs/examples/my_som.py:MySom,jax-fused-batch --grid 60x34 --epochs 5
   som-studio --cpu-devices 4 bench --impl jax-shardmap-batch,jax-pmap-batch --layout 4x1
 
 across machines (one command per machine; process 0 prints and writes):

@@ -89,13 +89,15 @@ def add_run_options(p: argparse.ArgumentParser, *, baseline_default: str) -> Non
 
 
 def impl_names(args: argparse.Namespace) -> list[str]:
-    from som_studio.core import registry
+    """The implementations ``--impl`` names, in order; a user's ``FILE.py:CLASS`` is loaded and named as registered."""
+    from som_studio.core import registry, user_impl
 
     names = [n.strip() for n in args.impl.split(",") if n.strip()]
     if not names:
         raise CommandError(
             "--impl: " + _("give at least one implementation (see {command})").format(command="`som-studio list`")
         )
+    names = [_load_user_impl(n) if user_impl.is_spec(n) else n for n in names]
     unknown = [n for n in names if n not in registry.names()]
     if unknown:
         raise CommandError(
@@ -111,6 +113,16 @@ def impl_names(args: argparse.Namespace) -> list[str]:
     return names
 
 
+def _load_user_impl(spec: str) -> str:
+    """Load a user's implementation (checked in a child process, with a time limit); its registered name."""
+    from som_studio.core import user_impl
+
+    try:
+        return user_impl.load(spec).name
+    except user_impl.UserImplError as exc:
+        raise CommandError(f"--impl: {exc}") from None
+
+
 def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
     """One validated config per ``--impl`` entry, ``--steps``/``--epochs`` by kind.
 
@@ -118,7 +130,7 @@ def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
     for the kind they do have (``--impl numpy-online --epochs 5``), is refused:
     it would otherwise be ignored and the runs would take the default count.
     """
-    from som_studio.core import registry
+    from som_studio.core import registry, user_impl
     from som_studio.session.preflight import iteration_counts
 
     if args.scale and args.data is None:
@@ -140,6 +152,8 @@ def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
     names = impl_names(args)
     if args.save_runs:
         check_save_runs(args.save_runs, names, args.force)
+    if args.baseline and user_impl.is_spec(args.baseline):  # named as in --impl: the name it is registered under
+        args.baseline = _load_user_impl(args.baseline)
     if args.baseline and args.baseline not in names:
         raise CommandError(
             "--baseline: "

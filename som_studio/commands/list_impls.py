@@ -7,7 +7,7 @@ import shutil
 import sys
 import textwrap
 
-from som_studio.i18n import text_width
+from som_studio.i18n import _, text_width
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -30,10 +30,23 @@ def run(args: argparse.Namespace) -> int:
     for i in impls:
         print(f"{i.name:<{width}}  {i.supports()}")
         if columns > len(indent) + 20:
-            text = i.description_text
-            # columns - 1 terminal columns: Hangul takes two each, so fewer characters fit.
-            width = (columns - 1) * len(text) // max(text_width(text), 1)
-            print(textwrap.fill(text, width, initial_indent=indent, subsequent_indent=indent))
+            # The plain words, then the technical detail as a paragraph of its own (a description's
+            # second sentence on, the registry's order), each wrapped under the name.
+            for text in _paragraphs(i.description_text):
+                # columns - 1 terminal columns: Hangul takes two each, so fewer characters fit.
+                fill = (columns - 1) * len(text) // max(text_width(text), 1)
+                print(textwrap.fill(text, fill, initial_indent=indent, subsequent_indent=indent))
         else:
             print(indent + i.description_text)
+    print()
+    print(indent + _("your own: {flag} ({doc})").format(flag="--impl FILE.py:CLASS", doc="docs/your-implementation.md"))
     return 0
+
+
+def _paragraphs(text: str) -> list[str]:
+    """A description split before its last sentence that starts a technical account (``Technically:``…)."""
+    for mark in (". Technically:", ". 기술적으로:"):
+        head, sep, tail = text.partition(mark)
+        if sep:
+            return [head + ".", sep[2:] + tail]
+    return [text]

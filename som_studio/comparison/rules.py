@@ -68,12 +68,14 @@ def baseline_index(
 
     def usable(j: int) -> bool:  # a speed-up is between runs of one kind on one problem
         r = records[j]
-        return r.kind == me.kind and bool(r.median_s) and problem_key(r) == problem_key(me)
+        return r.kind == me.kind and bool(r.median_s) and problem_key(r) == problem_key(me) and not _disagrees(r)
 
     if baseline is not None and usable(baseline):
         return baseline
     same = [j for j in range(len(records)) if usable(j)]
-    if same == [i] and any(r.kind == me.kind and r.median_s for j, r in enumerate(records) if j != i):
+    if same == [i] and any(
+        r.kind == me.kind and r.median_s and not _disagrees(r) for j, r in enumerate(records) if j != i
+    ):
         return None  # alone on its problem: a ratio to another problem's run would mean nothing
     numpy_runs = [j for j in same if _backend(records[j].impl) == "numpy"] if prefer_numpy else []
     if numpy_runs:
@@ -89,8 +91,15 @@ def speedups(
     for i, r in enumerate(records):
         b = baseline_index(records, i, baseline, prefer_numpy)
         base = records[b].median_s if b is not None else None
-        out.append(base / r.median_s if base and r.median_s else None)
+        # A run that disagrees with the NumPy reference is never ranked: its speed is of another computation.
+        out.append(base / r.median_s if base and r.median_s and not _disagrees(r) else None)
     return out
+
+
+def _disagrees(r: RunRecord) -> bool:
+    from som_studio.core.user_impl import disagrees
+
+    return disagrees(r.extra)
 
 
 def flatten_config(cfg: dict[str, Any], prefix: str = "") -> dict[str, str]:
@@ -172,6 +181,7 @@ PHASE_WORDS = {
     "train": N_("training"),
     "quality": N_("quality"),
     "model": N_("hits and labels"),
+    "agreement": N_("agreement check"),
     "other": N_("other"),
 }
 
@@ -186,7 +196,10 @@ def where_the_rest_went(r: RunRecord) -> str | None:
     if not wall or r.status == "failed" or r.total_s >= TRAINING_SHARE * wall:
         return None
     parts = {k: v for k, v in r.phases.items() if k != "train"}
-    parts["other"] = max(0.0, wall - sum(r.phases.values()))
+    check = r.extra.get("agreement") or {}
+    if check.get("seconds"):  # a user's implementation checked against the reference before it was timed
+        parts["agreement"] = float(check["seconds"])
+    parts["other"] = max(0.0, wall - sum(parts.values()) - r.phases.get("train", 0.0))
     shown = sorted(((v, k) for k, v in parts.items() if v >= 0.01 * wall), reverse=True)
     if not shown:
         return None
@@ -201,6 +214,12 @@ def run_flags(run: Compared) -> list[Flag]:
     """The flags on one run's figures: failed or cancelled, recompiled, noisy, where its wall time went, few chunks."""
     r = run.record
     out: list[Flag] = []
+    check = r.extra.get("agreement")
+    if isinstance(check, dict) and r.status != "failed":
+        from som_studio.core.user_impl import agreement_text
+
+        level = "note" if check.get("agrees") else "warning"
+        out.append(Flag(level, _("{run} {agreement}").format(run=run.name, agreement=agreement_text(check)), run.name))
     if r.status == "failed":
         out.append(
             Flag(
@@ -271,8 +290,10 @@ def speedup_notes(records: Sequence[RunRecord], sp: Sequence[float | None]) -> l
     """Each run's speed-up note: no baseline on its problem, or simulated devices sharing cores."""
     out = []
     for i, r in enumerate(records):
-        others = any(j != i and q.kind == r.kind and q.median_s for j, q in enumerate(records))
-        if sp[i] is None and r.median_s and others:  # timed, and its kind has runs, but none on its problem
+        others = any(j != i and q.kind == r.kind and q.median_s and not _disagrees(q) for j, q in enumerate(records))
+        if _disagrees(r):
+            out.append(_("disagrees with {reference}: not ranked").format(reference=r.extra["agreement"]["reference"]))
+        elif sp[i] is None and r.median_s and others:  # timed, and its kind has runs, but none on its problem
             out.append(_(DIFFERENT_PROBLEM))
         else:
             out.append(shared_cores_note(r) if sp[i] is not None else "")
@@ -358,7 +379,7 @@ def judge(runs: Sequence[Compared], baseline: str | None = None, prefer_numpy: b
     for i, r in enumerate(records):
         j = baseline_index(records, i, b, prefer_numpy)
         base_of.append(names[j] if j is not None else None)
-        base = records[j] if j is not None else None
+        base = records[j] if j is not None and not _disagrees(r) else None  # never ranked, not even end to end
         ok = base is not None and base.status == r.status == "ok"
         e2e.append(timing.end_to_end_speedup(base.total_s, r.total_s) if ok and base else None)
         pays.append(

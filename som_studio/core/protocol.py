@@ -116,6 +116,10 @@ class Implementation:
     topologies: tuple[str, ...] = (Topology.RECT,)
     toroid: bool = False
     missing_values: bool = False
+    # A user's implementation (:mod:`som_studio.core.user_impl`): the Python file it was loaded from,
+    # absolute, and the sha256 of its bytes then; ``factory`` is then ``"<file>:Class"``.
+    file: str | None = None
+    file_sha256: str | None = None
 
     def refusal(self, topology: str = Topology.RECT, toroid: bool = False, missing: bool = False) -> str | None:
         """Why this implementation cannot train such a map or data, or ``None`` when it can."""
@@ -135,6 +139,12 @@ class Implementation:
         return None
 
     def create(self, problem: Problem) -> Trainer:
+        if self.file is not None:
+            from som_studio.core import user_impl
+
+            # The file as it is now (imported again when it changed), in any process: the app's worker too.
+            made: Trainer = user_impl.create(self, problem)
+            return made
         module, _, attr = self.factory.partition(":")
         cls: Callable[[Problem], Trainer] = getattr(importlib.import_module(module), attr)
         return cls(problem)

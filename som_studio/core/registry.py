@@ -94,7 +94,11 @@ register(
         name="numpy-online",
         kind="online",
         backend="numpy",
-        description=N_("NumPy reference, online: one example per step, full-map update (the playbook's loop)"),
+        description=N_(
+            "The starting point: the playbook's NumPy loop, one example at a time, each step moving the whole map "
+            "towards it. Technically: a full distance search for the best unit, then a full-map update weighted by "
+            "a separable Gaussian neighbourhood"
+        ),
         factory="som_studio.core.numpy_som:NumpyOnline",
         estimate=memory.numpy_online,
         topologies=tuple(Topology),
@@ -108,8 +112,10 @@ register(
         kind="batch",
         backend="numpy",
         description=N_(
-            "NumPy reference, batch: the playbook's per-example loop; each BMU's neighbourhood is the "
-            "separable outer product, computed when first needed in an epoch (no M x M cache)"
+            "The batch SOM in NumPy: each epoch matches every example against the same map, then sets each unit "
+            "to the weighted mean of its examples, so far fewer passes are needed than online. Technically: the "
+            "playbook's per-example loop; each best unit's neighbourhood is the separable outer product, computed "
+            "when first needed in an epoch (no M x M cache); sums in float64"
         ),
         factory="som_studio.core.numpy_som:NumpyBatch",
         estimate=memory.numpy_batch,
@@ -123,7 +129,11 @@ register(
         name="jax-naive-online",
         kind="online",
         backend="jax",
-        description=N_("The NumPy online loop with jnp swapped in, run eagerly: one dispatch per operation"),
+        description=N_(
+            "The NumPy online loop with jax.numpy swapped in and nothing else changed: every operation becomes "
+            "its own call to the device, so it is slower than NumPy on small maps. Technically: eager execution, "
+            "one dispatch per operation per step"
+        ),
         factory="som_studio.core.jax_ladder:JaxNaiveOnline",
         estimate=memory.jax_online,
         topologies=tuple(Topology),
@@ -136,7 +146,11 @@ register(
         name="jax-jit-online",
         kind="online",
         backend="jax",
-        description=N_("Online step compiled with jax.jit: one dispatch per step, Python loop over steps"),
+        description=N_(
+            "The same online step, compiled once with jax.jit: its operations run as one program instead of one "
+            "call each, which removes most of the overhead per operation. Technically: one dispatch per step; "
+            "Python still loops over steps"
+        ),
         factory="som_studio.core.jax_ladder:JaxJitOnline",
         estimate=memory.jax_online,
         topologies=tuple(Topology),
@@ -149,7 +163,11 @@ register(
         name="jax-vmap-batch",
         kind="batch",
         backend="jax",
-        description=N_("Batch epoch under jit with per-example vmap (N x M x D intermediate), Python loop over epochs"),
+        description=N_(
+            "The batch epoch compiled with jax.jit, every example's best unit found at once with jax.vmap instead "
+            "of one example at a time: one call per epoch does the NumPy loop's work. Technically: vmap over "
+            "examples builds an N x M x D intermediate; Python loops over epochs"
+        ),
         factory="som_studio.core.jax_ladder:JaxVmapBatch",
         estimate=memory.jax_vmap_batch,
         topologies=tuple(Topology),
@@ -165,8 +183,10 @@ register(
         kind="batch",
         backend="jax",
         description=N_(
-            "Batch epochs fused into one jitted fori_loop per chunk: blocked exact argmin in sample "
-            "chunks, segment-sum per unit, separable neighbourhood Hy @ S @ Hx^T; map donated"
+            "A whole chunk of epochs becomes one compiled program, and the epoch is rewritten so it never builds "
+            "the large N x M x D intermediate: far less memory traffic, and one call per chunk instead of one per "
+            "epoch. Technically: a jitted fori_loop per chunk; blocked exact argmin in sample chunks, segment-sum "
+            "per unit, separable neighbourhood Hy @ S @ Hx^T; map donated"
         ),
         factory="som_studio.core.jax_fused:FusedBatch",
         estimate=memory.jax_fused_batch,
@@ -180,7 +200,11 @@ register(
         name="jax-scan-online",
         kind="online",
         backend="jax",
-        description=N_("Online steps fused into one jitted fori_loop per chunk (one dispatch per chunk); map donated"),
+        description=N_(
+            "The loop over steps moves inside the compiled program too: a whole chunk of steps is one call, so "
+            "Python and dispatch costs are paid once per chunk, not once per step. Technically: a jitted "
+            "fori_loop per chunk, first and count traced (no recompiles); map donated"
+        ),
         factory="som_studio.core.jax_scan_online:ScanOnline",
         estimate=memory.jax_scan_online,
         topologies=tuple(Topology),
@@ -196,9 +220,10 @@ register(
         kind="batch",
         backend="jax",
         description=N_(
-            "Data-parallel with jax.pmap + lax.psum, as the pmap tutorials do: the map replicated on every "
-            "device, per-device sums added (layouts DATAx1 only). pmap is in maintenance mode in current JAX "
-            "and is built on shard_map"
+            "The batch epoch spread over several devices, the examples split between them: each device sums its "
+            "share and the sums are added, so each device does a fraction of the work. Technically: jax.pmap + "
+            "lax.psum, as the pmap tutorials do; the map replicated on every device (layouts DATAx1 only). pmap "
+            "is in maintenance mode in current JAX and is built on shard_map"
         ),
         factory="som_studio.core.jax_pmap:JaxPmapBatch",
         estimate=memory.jax_pmap_batch,
@@ -215,8 +240,9 @@ register(
         kind="batch",
         backend="jax",
         description=N_(
-            "The one-device batch program under jit, inputs placed with NamedSharding over the data x map "
-            "mesh: the compiler partitions it and chooses the communication (automatic parallelism)"
+            "The one-device program unchanged, its inputs placed across devices: the compiler splits the work and "
+            "chooses the communication itself, with no change to the code. Technically: jit with NamedSharding "
+            "over the data x map mesh (automatic parallelism)"
         ),
         factory="som_studio.core.jax_jit_sharded:JaxJitShardedBatch",
         estimate=memory.jax_jit_sharded_batch,
@@ -232,9 +258,11 @@ register(
         kind="batch",
         backend="jax",
         description=N_(
-            "Explicit per-device program with jax.shard_map over the data x map mesh: local winner search on "
-            "the local map rows, global best match across map, sums reduced across data, separable smoothing "
-            "(no M x M matrix); for maps larger than one device, rows pass around a ring"
+            "Each device runs an explicit program on its share of the examples and of the map, and the code says "
+            "exactly what is exchanged, so the map can be larger than one device holds. Technically: "
+            "jax.shard_map over the data x map mesh: local winner search on the local map rows, global best match "
+            "across map, sums reduced across data, separable smoothing (no M x M matrix); for maps larger than "
+            "one device, rows pass around a ring"
         ),
         factory="som_studio.core.jax_shardmap:JaxShardmapBatch",
         estimate=memory.jax_shardmap_batch,

@@ -403,6 +403,14 @@ Run {command} in a terminal.</source>
         <translation>예제 데이터 열기(&amp;X)</translation>
     </message>
     <message>
+        <source>Run your own implementation, a class in a Python file, beside the built-in ones</source>
+        <translation>직접 만든 구현(Python 파일 안의 클래스)을 내장 구현과 나란히 실행합니다</translation>
+    </message>
+    <message>
+        <source>Add &amp;implementation…</source>
+        <translation>구현 추가(&amp;I)…</translation>
+    </message>
+    <message>
         <source>&amp;Quit</source>
         <translation>종료(&amp;Q)</translation>
     </message>
@@ -1062,6 +1070,25 @@ The run is listed until the app closes.</source>
     <message>
         <source>Example rows ({n})</source>
         <translation>샘플 행 ({n})</translation>
+    </message>
+</context>
+<context>
+    <name>UserImplementations</name>
+    <message>
+        <source>Add implementation</source>
+        <translation>구현 추가</translation>
+    </message>
+    <message>
+        <source>Python files (*.py)</source>
+        <translation>Python 파일 (*.py)</translation>
+    </message>
+    <message>
+        <source>The class in {file} to run:</source>
+        <translation>{file}에서 실행할 클래스:</translation>
+    </message>
+    <message>
+        <source>Cannot add the implementation</source>
+        <translation>구현을 추가할 수 없습니다</translation>
     </message>
 </context>
 <context>

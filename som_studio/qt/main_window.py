@@ -31,6 +31,7 @@ from som_studio.qt.project_dialog import show_projection
 from som_studio.qt.runs import RunsModel
 from som_studio.qt.runs_panel import RunsPanel
 from som_studio.qt.settings import Settings
+from som_studio.qt.user_impls import UserImplementations
 from som_studio.qt.widgets.map_view import MapView
 from som_studio.qt.widgets.quality_plot import QualityPlot
 from som_studio.qt.widgets.run_panel import RunPanel
@@ -59,6 +60,7 @@ class MainWindow(QMainWindow):
     open_action: QAction
     export_action: QAction
     example_action: QAction
+    add_impl_action: QAction
     quit_action: QAction
     about_action: QAction
     doctor_action: QAction
@@ -87,6 +89,7 @@ class MainWindow(QMainWindow):
         self.map_view = MapView()
         self.setCentralWidget(self.map_view)
         self.panel = RunPanel(form=self.form)
+        self.user_impls = UserImplementations(self)  # File > Add implementation…
         self.devices = DeviceWatch(self.form, self.panel.set_devices, self)
         self.probe = self.devices.probe
         self.timing_plot, self.quality_plot, self.sharding_view = TimingPlot(), QualityPlot(), ShardingView()
@@ -160,6 +163,7 @@ class MainWindow(QMainWindow):
             lambda info: self._about_box and self._about_box.setText(dialogs.about_text(info))
         )
         self.panel.detect_requested.connect(self.detect_devices)
+        self.user_impls.restore()  # before the form: the configuration remembered may name one
         self.settings.restore_form(self.form, self._cli_cpu_devices)
         self.map_view.set_choice(*self.settings.view())
         self.timing_plot.log_scale.setChecked(self.settings.log_timing())
@@ -204,6 +208,8 @@ class MainWindow(QMainWindow):
         """Start the form's configuration; ``hooks`` are for tests only."""
         st = self.form.state
         if self.controller.busy or not st.runnable or st.config is None:
+            return False
+        if not self.user_impls.ready(st.config.impl):  # a user's file changed and no longer loads
             return False
         c = self.map_view.choice()
         self.controller_cpu_devices = st.cpu_devices

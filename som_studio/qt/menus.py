@@ -40,6 +40,8 @@ def make_actions(win: MainWindow) -> None:
     )
     tip = translate("MainWindow", "{name}: a hex map, ready to run").format(name="iris")
     win.example_action = action(translate("MainWindow", "Open e&xample data"), win.panel.open_example, tip=tip)
+    tip = translate("MainWindow", "Run your own implementation, a class in a Python file, beside the built-in ones")
+    win.add_impl_action = action(translate("MainWindow", "Add &implementation…"), win.user_impls.ask, tip=tip)
     win.quit_action = action(translate("MainWindow", "&Quit"), win.close, QKeySequence.StandardKey.Quit)
     if win.quit_action.shortcut().isEmpty():  # not every platform names one
         win.quit_action.setShortcut(QKeySequence("Ctrl+Q"))
@@ -54,7 +56,7 @@ def make_actions(win: MainWindow) -> None:
     menus = {
         "&File": (
             translate("MainWindow", "&File"),
-            (win.open_action, win.example_action, win.export_action, None, win.quit_action),
+            (win.open_action, win.example_action, win.add_impl_action, win.export_action, None, win.quit_action),
         ),
         "&Run": (translate("MainWindow", "&Run"), run_actions),
         "&View": (translate("MainWindow", "&View"), tuple(d.toggleViewAction() for d in win.docks.values())),

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from som_studio.config import ConfigError, Refusal, RunConfig, parse_layout
-from som_studio.core import metrics, registry
+from som_studio.core import metrics, registry, user_impl
 from som_studio.core.data import DataError, Table
 from som_studio.core.problem import check_range, load_problem_table, make_problem
 from som_studio.core.protocol import Implementation
@@ -183,8 +183,16 @@ class Session:
                 raise Refused(refused)
             record.estimate_bytes = memory_need(impl, cfg, data.shape[0], data.shape[1], devices, missing)[0]
             record.env = envmod.describe(impl.backend)
+            if impl.file is not None:
+                # A user's implementation is checked against the NumPy reference before it is timed;
+                # the record names the file and the hash of the bytes that ran.
+                record.extra["user_impl"] = user_impl.source_facts(impl)  # a failed check's record names it too
+                record.extra["agreement"] = user_impl.agreement(impl, cfg, data)
+                record.extra["user_impl"] = user_impl.source_facts(impl)  # the bytes this process imported
         except Exception as exc:
-            if isinstance(exc, (ConfigError, DataError, registry.UnknownImplementation, Refused)):
+            if isinstance(exc, user_impl.UserImplError):
+                record.message = str(exc)
+            elif isinstance(exc, (ConfigError, DataError, registry.UnknownImplementation, Refused)):
                 record.message = str(exc)
                 if not isinstance(exc, DataError):
                     record.refusal = exc.refusal
@@ -196,7 +204,8 @@ class Session:
             record.wall_s = self._wall()
             yield Failed(record)
             return
-        record.phases["data"] = self._wall()
+        # The agreement check's time is its own (the report names it), not reading data.
+        record.phases["data"] = self._wall() - float(record.extra.get("agreement", {}).get("seconds", 0.0))
         yield from self._train(impl, cfg, data, record, table)
 
     def _wall(self) -> float:
@@ -401,6 +410,8 @@ class Session:
             record.total_s = time.perf_counter() - t0 - excluded - self._outside_s
             record.status = "failed"
             record.message = f"{type(exc).__name__}: {exc}"
+            if impl.file is not None:  # the user's own traceback lines, not the session's
+                record.message = str(user_impl.user_error(impl, _("{name} failed").format(name=impl.name), exc))
             if record.peak_bytes is None:
                 record.peak_bytes = watch.stop()
             record.wall_s = self._wall()

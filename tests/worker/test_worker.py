@@ -107,3 +107,23 @@ def test_send_writes_what_receive_reads():
     r, w = multiprocessing.Pipe(duplex=False)
     send(w, m.SetView("rgb"))
     assert receive(r) == m.SetView("rgb", 0)
+
+
+def test_the_worker_loads_a_users_implementation_from_its_file(tmp_path):
+    # As the app sends it: the implementation loaded here travels with the request, and the
+    # spawned worker imports the user's file itself to create it.
+    from som_studio.core import user_impl
+    from tests.core.test_user_impl import GOOD
+
+    path = tmp_path / "good.py"
+    path.write_text(GOOD)
+    impl = user_impl.load(f"{path}:Good")
+    try:
+        cfg = RunConfig(impl=impl.name, width=6, height=5, data=DataSpec(samples=40), epochs=3)
+        out = _run(RunRequest(cfg, implementations=(impl,)))
+    finally:
+        registry.unregister(impl.name)
+    (finished,) = [x.event for x in out if isinstance(x, m.EventMessage) and isinstance(x.event, Finished)]
+    record = finished.record
+    assert record.status == "ok" and record.extra["agreement"]["agrees"] is True
+    assert record.extra["user_impl"]["file"] == str(path.resolve()) and record.extra["user_impl"]["class"] == "Good"

@@ -100,12 +100,7 @@ class ImplementationPicker(QGroupBox):
         self.setTitle(self.tr("Compare implementations"))
         self.impl_list = QListWidget()
         for impl in registry.all_implementations():
-            item = QListWidgetItem(impl.name)
-            item.setData(Qt.ItemDataRole.UserRole, impl.name)
-            item.setToolTip(f"{impl.description_text}\n[{impl.supports()}]")
-            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Unchecked)
-            self.impl_list.addItem(item)
+            self.add_implementation(impl)
         self._tick_order: list[str] = []  # the queue runs in the order implementations were ticked
         self.impl_list.itemChanged.connect(self._on_impl_ticked)
         self.compare_button = QPushButton(self.tr("Compare"))
@@ -127,6 +122,17 @@ class ImplementationPicker(QGroupBox):
         row.addWidget(self.cancel_button)
         g.addLayout(row)
         g.addWidget(self.queue_label)
+
+    def add_implementation(self, impl: Any) -> None:
+        """List ``impl`` to tick (a user's is added at run time), or update its tooltip."""
+        item = next((it for it in self._items() if it.data(Qt.ItemDataRole.UserRole) == impl.name), None)
+        if item is None:
+            item = QListWidgetItem(impl.name)
+            item.setData(Qt.ItemDataRole.UserRole, impl.name)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Unchecked)
+            self.impl_list.addItem(item)
+        item.setToolTip(f"{impl.description_text}\n[{impl.supports()}]")
 
     def _items(self) -> list[QListWidgetItem]:
         return [self.impl_list.item(i) for i in range(self.impl_list.count())]

@@ -262,6 +262,14 @@ class RunPanel(QWidget):
     def state(self) -> FormState:
         return self.form.state
 
+    def add_implementation(self, impl: Any) -> None:
+        """List ``impl`` (a user's, added at run time) in the chooser, or update its entry."""
+        i = self.impl.findData(impl.name)
+        if i < 0:
+            self.impl.addItem(impl.name, impl.name)
+            i = self.impl.count() - 1
+        self.impl.setItemData(i, impl.description_text, Qt.ItemDataRole.ToolTipRole)
+
     def selected_impl(self) -> Any:
         return registry.get(self.form.fields.impl)
 

@@ -1,0 +1,123 @@
+"""``--impl FILE.py:CLASS``: a user's implementation through the command line, end to end."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from som_studio import cli
+from som_studio.core import registry
+from tests.core.test_user_impl import GOOD, LAZY
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def forget():
+    before = set(registry.names())
+    yield
+    for name in set(registry.names()) - before:
+        registry.unregister(name)
+
+
+def _run(capsys, *argv):
+    code = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_the_smallest_example_runs_as_the_docs_write_it(monkeypatch, capsys, forget):
+    monkeypatch.chdir(ROOT)
+    argv = "bench --impl docs/examples/my_som.py:MySom --grid 60x34 --epochs 5".split()  # as the docs write it
+    code, out, err = _run(capsys, *argv)
+    assert code == 0, err
+    row = next(line for line in out.splitlines() if line.startswith("my_som.py:MySom "))
+    assert " batch " in row and " ok " in row
+    assert "my_som.py:MySom agrees with numpy-batch: final maps differ by at most" in out  # the flag below
+
+
+def test_a_users_run_beside_ours_with_its_file_and_hash_in_the_json(tmp_path, monkeypatch, capsys, forget):
+    (tmp_path / "my_som.py").write_text(GOOD.replace("class Good", "class MySom"))
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _run(
+        capsys, "bench", "--impl", "./my_som.py:MySom,numpy-batch", "--grid", "8x6", "--samples", "60",
+        "--epochs", "3", "--quiet", "--json", "runs.json",
+    )  # fmt: skip
+    assert code == 0, err
+    runs = json.loads((tmp_path / "runs.json").read_text())["runs"]
+    assert [r["impl"] for r in runs] == ["my_som.py:MySom", "numpy-batch"]
+    mine = runs[0]["extra"]
+    assert mine["user_impl"]["file"] == str((tmp_path / "my_som.py").resolve())
+    assert mine["user_impl"]["sha256"] == hashlib.sha256((tmp_path / "my_som.py").read_bytes()).hexdigest()
+    assert mine["agreement"]["agrees"] is True and mine["agreement"]["reference"] == "numpy-batch"
+    assert "agreement" not in runs[1].get("extra", {})  # ours are checked by the ladder's own tests
+
+
+def test_a_run_that_disagrees_is_shown_so_and_never_ranked(tmp_path, capsys, forget):
+    lazy = tmp_path / "lazy.py"
+    lazy.write_text(LAZY)
+    code, out, err = _run(
+        capsys, "bench", "--impl", f"{lazy}:Good,numpy-batch", "--grid", "8x6", "--samples", "60", "--epochs", "3",
+        "--quiet", "--json", tmp_path / "runs.json",
+    )  # fmt: skip
+    assert code == 0, err
+    row = next(line for line in out.splitlines() if line.startswith("lazy.py:Good "))
+    assert "  disagrees with numpy-batch: not ranked  " in row  # its speed-up cell
+    assert "warning: lazy.py:Good disagrees with numpy-batch: final maps differ by up to" in out
+    base = next(line for line in out.splitlines() if line.startswith("numpy-batch "))
+    assert "  baseline  " in base  # the reference is its own baseline: the lazy run is no baseline
+    record = json.loads((tmp_path / "runs.json").read_text())["runs"][0]
+    assert record["extra"]["agreement"]["agrees"] is False
+
+
+def test_compare_takes_a_users_implementation_too(tmp_path, capsys, forget):
+    good = tmp_path / "good.py"
+    good.write_text(GOOD)
+    code, out, err = _run(
+        capsys, "compare", "--impl", f"numpy-batch,{good}:Good", "--grid", "8x6", "--samples", "60", "--epochs", "3",
+        "--quiet", "--json", tmp_path / "cmp.json", "--baseline", f"{good}:Good",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "good.py:Good" in out and "good.py:Good agrees with numpy-batch" in out + err
+
+
+@pytest.mark.parametrize(
+    ("text", "spec", "problem"),
+    [
+        (None, "nope.py:MySom", "nope.py: no such file"),
+        (GOOD, "my_som.py:Other", "my_som.py: defines no Other"),
+        ("class MySom:\n    kind = 'batch'\n", "my_som.py:MySom", "my_som.py: MySom lacks the method(s) warmup, run"),
+        ("raise RuntimeError('no GPU here')\n", "my_som.py:MySom", "my_som.py: raised an error when imported"),
+        (
+            GOOD.replace("return self.w.astype(self.p.dtype)", "return self.w[0]"),
+            "my_som.py:Good",
+            "my_som.py: Good.get_map() returned shape (5, 3)",
+        ),
+        ("my_som.py", "my_som.py:", "my_som.py: '' is not a class name"),
+    ],
+    ids=["no-file", "no-class", "missing-method", "import-error", "wrong-shape", "no-class-name"],
+)
+def test_bad_input_is_refused_with_the_file_and_the_problem(tmp_path, monkeypatch, capsys, forget, text, spec, problem):
+    if text is not None:
+        (tmp_path / "my_som.py").write_text(text)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _run(capsys, "bench", "--impl", f"./{spec}", "--grid", "4x3", "--samples", "20", "--epochs", "1")
+    assert code == 2
+    assert err.startswith(f"som-studio bench: error: --impl: ./{problem}")
+    assert "som_studio" not in err and "ok in" not in out + err  # our traceback never; nothing trained
+
+
+def test_a_file_that_loops_at_import_is_refused_and_the_command_ends(tmp_path, monkeypatch, capsys, forget):
+    from som_studio.core import user_impl
+
+    monkeypatch.setattr(user_impl, "IMPORT_TIMEOUT_S", 1.5)
+    (tmp_path / "spin.py").write_text("import time\nwhile True:\n    time.sleep(0.01)\n")
+    code, _, err = _run(capsys, "bench", "--impl", f"{tmp_path}/spin.py:Spin,numpy-batch", "--grid", "4x3")
+    assert code == 2
+    assert err == (
+        f"som-studio bench: error: --impl: {tmp_path}/spin.py: did not finish importing within 1.5 s "
+        "(does it loop or wait at import?)\n"
+    )
