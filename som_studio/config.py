@@ -259,7 +259,8 @@ class DataSpec:
     """Where the training data comes from.
 
     ``path`` ``None`` means ``samples`` random colours (uniform in [0, 1]^3,
-    seeded by the run's seed); otherwise a ``.npy`` or ``.csv`` file.
+    seeded by the run's seed); otherwise a ``.npy``, ``.csv``, ``.parquet`` or ``.arrow`` file
+    (or, from the Python API, the name of the data frame or array given in memory).
     """
 
     path: str | None = setting(
@@ -267,7 +268,7 @@ class DataSpec:
         name="data",
         flag="--data",
         metavar="FILE",
-        help=".npy or .csv file of examples x features (numeric, optional header)",
+        help=".npy, .csv, .parquet or .arrow file of examples x features (numeric, optional header)",
         label=N_("Data"),
         control=Control.TEXT,
         per_iteration=True,
