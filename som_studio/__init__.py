@@ -16,7 +16,7 @@ _LAZY = {
     "Run": "som_studio.model",
     "train": "som_studio.api",
     "SOM": "som_studio.api",
-    "sweep": "som_studio.sweep",
+    "sweep": "som_studio.sweeps",
 }
 
 
