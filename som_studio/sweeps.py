@@ -357,3 +357,30 @@ def sweep(data: Any = None, vary: Mapping[str, Sequence[Any]] | None = None, **t
         raise SweepError(exc.refusal.text()) from None
     except DataError as exc:
         raise SweepError(str(exc)) from None
+
+
+def for_config(config: RunConfig) -> tuple[RunConfig, Any]:
+    """A run configuration (the app's form) as a sweep's base and its data: ``jax-fused-batch``, batch epochs.
+
+    The data is loaded and scaled as the run would load it. Raises :class:`ConfigError` or
+    :class:`~som_studio.core.data.DataError`.
+    """
+    from som_studio.core.problem import load_problem_table
+
+    epochs = config.epochs if config.epochs is not None else cfgmod.DEFAULT_EPOCHS
+    base = config.replace(impl=IMPL, epochs=epochs, steps=None).validate("batch")
+    return base, load_problem_table(base)
+
+
+def stored_run(result: SweepResult, i: int) -> Any:
+    """Row ``i`` as the app keeps a run (:class:`~som_studio.storage.StoredRun`), its final picture drawn."""
+    from som_studio.picture.mapviews import MapViews
+    from som_studio.picture.views import colour_range, map_image
+    from som_studio.storage import StoredRun
+
+    cfg = result.configs[i]
+    m = result.maps[i]
+    rng = colour_range(m)
+    image = map_image(m, rng.lo, rng.hi, MapViews(topology=str(cfg.topology), toroid=bool(cfg.toroid)))
+    name = ", ".join(f"{k}={v}" for k, v in result.rows[i]["settings"].items())
+    return StoredRun(record=result.records[i], name=f"sweep {name}", final_map=m, final_image=image)

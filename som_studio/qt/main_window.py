@@ -35,6 +35,7 @@ from som_studio.qt.widgets.map_view import MapView
 from som_studio.qt.widgets.quality_plot import QualityPlot
 from som_studio.qt.widgets.run_panel import RunPanel
 from som_studio.qt.widgets.sharding_view import ShardingView
+from som_studio.qt.widgets.sweep_view import SweepView
 from som_studio.qt.widgets.timing_plot import TimingPlot
 from som_studio.storage import RunHistory
 
@@ -144,6 +145,9 @@ class MainWindow(QMainWindow):
         )
         for signal in (self.comparison.show_requested, self.docks["compare"].visibilityChanged):  # room for its maps
             signal.connect(lambda visible=True: show_with_room(self, self.docks["compare"], visible))
+        self.sweep_view = SweepView(base_config=lambda: self.form.state.config, keep=self.runs_panel.add_run)
+        self.sweep_view.status.connect(self.status_label.setText)
+        self.tabifyDockWidget(self.docks["runs"], self._add_dock("sweep", self.tr("Sweep"), self.sweep_view, bottom))
         self.menuBar().insertMenu(self.menuBar().actions()[-1], self.comparison.menu)  # before Help
         view_menu = self.menus["&View"]  # the docks, then (after a separator) the Language menu
         view_menu.insertAction(view_menu.actions()[-2], self.docks["compare"].toggleViewAction())
@@ -280,6 +284,7 @@ class MainWindow(QMainWindow):
         self.devices.shutdown()
         self.panel.wait_for_readers()
         self.runs_panel.projector.wait()
+        self.sweep_view.wait()
         if self.doctor_dialog is not None:
             self.doctor_dialog.probe.shutdown()
         event.accept()
