@@ -936,7 +936,7 @@ The run is listed until the app closes.</source>
     <name>SweepView</name>
     <message>
         <source>Values separated by commas; a radius may be SXxSY per axis. Empty: not varied.</source>
-        <translation>쉼표로 구분한 값. 반경은 축마다 SXxSY로 줄 수 있습니다. 비워 두면 바꾸지 않습니다.</translation>
+        <translation>쉼표로 구분한 값. 반경은 축마다 다르게 줄 수 있습니다(가로x세로). 비워 두면 바꾸지 않습니다.</translation>
     </message>
     <message>
         <source>Train together</source>

@@ -145,12 +145,13 @@ class MainWindow(QMainWindow):
         )
         for signal in (self.comparison.show_requested, self.docks["compare"].visibilityChanged):  # room for its maps
             signal.connect(lambda visible=True: show_with_room(self, self.docks["compare"], visible))
-        self.sweep_view = SweepView(base_config=lambda: self.form.state.config, keep=self.runs_panel.add_run)
-        self.sweep_view.status.connect(self.status_label.setText)
-        self.tabifyDockWidget(self.docks["runs"], self._add_dock("sweep", self.tr("Sweep"), self.sweep_view, bottom))
         self.menuBar().insertMenu(self.menuBar().actions()[-1], self.comparison.menu)  # before Help
         view_menu = self.menus["&View"]  # the docks, then (after a separator) the Language menu
         view_menu.insertAction(view_menu.actions()[-2], self.docks["compare"].toggleViewAction())
+        self.sweep_view = SweepView(base_config=lambda: self.form.state.config, keep=self.runs_panel.add_run)
+        self.sweep_view.status.connect(self.status_label.setText)
+        self.tabifyDockWidget(self.docks["runs"], self._add_dock("sweep", self.tr("Sweep"), self.sweep_view, bottom))
+        view_menu.insertAction(view_menu.actions()[-2], self.docks["sweep"].toggleViewAction())
         self.live.connect()
         self.runs_panel.status.connect(self.status_label.setText)
         self.runs_panel.projector.projected.connect(lambda result: show_projection(self.map_view, result))
