@@ -16,7 +16,6 @@ combination trains the same map, to float32 rounding.
 from __future__ import annotations
 
 import itertools
-import math
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -164,15 +163,14 @@ class SweepResult(Sequence[dict[str, Any]]):
         )
 
     def frontier(self) -> list[int]:
-        """The rows no other row beats on both QE and TE (lower is better), by rising QE."""
-        order = sorted(range(len(self.rows)), key=lambda i: (self.rows[i]["qe"], self.rows[i]["te"]))
-        out: list[int] = []
-        best_te = math.inf
-        for i in order:
-            if self.rows[i]["te"] < best_te:
-                out.append(i)
-                best_te = self.rows[i]["te"]
-        return out
+        """The rows no other row beats on both QE and TE (lower is better; equal rows alike), by rising QE."""
+        pts = [(r["qe"], r["te"]) for r in self.rows]
+
+        def beaten(i: int) -> bool:
+            q, t = pts[i]
+            return any(qj <= q and tj <= t and (qj < q or tj < t) for qj, tj in pts)
+
+        return sorted((i for i in range(len(pts)) if not beaten(i)), key=lambda i: pts[i])
 
     def to_dict(self) -> dict[str, Any]:
         """The sweep's JSON document (docs/json-schema.md, "The sweep")."""

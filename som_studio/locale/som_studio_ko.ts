@@ -979,6 +979,10 @@ The run is listed until the app closes.</source>
         <translation>스윕 실패: {message}</translation>
     </message>
     <message>
+        <source>{n} maps trained together</source>
+        <translation>지도 {n}개를 함께 학습했습니다</translation>
+    </message>
+    <message>
         <source>{n} maps trained together in {wall} (compile {compile}); the orange points are the frontier</source>
         <translation>지도 {n}개를 함께 {wall}에 학습 (컴파일 {compile}). 주황색 점이 경계선입니다</translation>
     </message>

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QThread, Signal
+from PySide6.QtCore import QSize, Qt, QThread, Signal
 from PySide6.QtGui import QImage, QPixmap
 from PySide6.QtWidgets import (
     QFormLayout,
@@ -118,7 +118,8 @@ class SweepView(QWidget):
         self.points.sigClicked.connect(self._on_clicked)
         self.plot.addItem(self.points)
         self.picture = QLabel()
-        self.picture.setMinimumSize(160, 120)
+        self.picture.setFixedHeight(160)
+        self.picture.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.picture.setObjectName("sweepMap")
         self.detail = QLabel(self.tr("Click a point to see its map"))
         self.detail.setWordWrap(True)
@@ -211,13 +212,15 @@ class SweepView(QWidget):
         te = np.array([r["te"] for r in result.rows])
         on = set(front)
         self.points.setData(
-            [
-                {"pos": (qe[i], te[i]), "data": i, "brush": pg.mkBrush(FRONT if i in on else DOT)}
-                for i in range(len(result.rows))
-            ]
+            x=qe,
+            y=te,
+            data=list(range(len(result.rows))),
+            brush=[pg.mkBrush(FRONT if i in on else DOT) for i in range(len(result.rows))],
+            pen=None,
         )
         self.frontier_line.setData(qe[front], te[front])
         t = result.timings
+        self.status.emit(self.tr("{n} maps trained together").format(n=len(result.rows)))
         self.caption.setText(
             self.tr(
                 "{n} maps trained together in {wall} (compile {compile}); the orange points are the frontier"
@@ -243,7 +246,8 @@ class SweepView(QWidget):
         img = np.ascontiguousarray(self._stored.final_image)
         h, w = img.shape[:2]
         qimg = QImage(img.data, w, h, 3 * w, QImage.Format.Format_RGB888).copy()
-        self.picture.setPixmap(QPixmap.fromImage(qimg).scaled(self.picture.size(), Qt.AspectRatioMode.KeepAspectRatio))
+        room = QSize(max(self.picture.width(), 160), self.picture.height())
+        self.picture.setPixmap(QPixmap.fromImage(qimg).scaled(room, Qt.AspectRatioMode.KeepAspectRatio))
         settings = ", ".join(f"{k} {v}" for k, v in r["settings"].items())
         purity = self.tr(", label purity {p:.3f}").format(p=r["label_purity"]) if r["label_purity"] is not None else ""
         self.detail.setText(f"{settings}: QE {r['qe']:.4g}, TE {r['te']:.3f}{purity}")
