@@ -112,3 +112,13 @@ def test_the_command_writes_rows_report_and_runs(tmp_path, capsys):
 def test_the_command_refuses_bad_vary(extra, words, capsys):
     assert cli.main(["sweep", "--data", str(IRIS), "--grid", "4x3", *extra]) == 2
     assert words in capsys.readouterr().err
+
+
+def test_a_sweep_with_missing_values_agrees_with_its_run():
+    rng = np.random.default_rng(0)
+    X = rng.random((100, 4))
+    X[::7, 2] = np.nan  # missing values: the epoch's known-feature path
+    rows = som_studio.sweep(X, vary={"sigma_end": [0.5, 1]}, grid="5x4", epochs=10)
+    run = som_studio.train(X, sigma_end=1, grid="5x4", epochs=10)
+    assert rows[1]["qe"] == pytest.approx(run.record["quality"]["qe"], rel=1e-3)
+    assert rows[0]["label_purity"] is None
