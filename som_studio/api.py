@@ -14,6 +14,7 @@ declared under, so a keyword the declaration does not have is refused with the o
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,10 @@ from som_studio.i18n import _
 # The keywords train() names in its signature; the rest of the settings come through ``**schedule``.
 # Settings that say where the data comes from: train()'s ``data`` argument gives them.
 _DATA = ("data",)
+
+
+class DataNote(UserWarning):
+    """What reading a data file decided without certainty (a guessed encoding, a header of years)."""
 
 
 class TrainError(ValueError):
@@ -143,6 +148,8 @@ def prepare(data: Any, settings: Mapping[str, Any]) -> Prepared:
     probe._validate_map_and_table()
     if table is None:
         table = load_problem_table(probe)
+        for note in table.notes:  # what reading the file decided without certainty: the CLI's warnings
+            warnings.warn(note, DataNote, stacklevel=3)
     else:
         table = table.scaled(probe.scaling_method)
     if grid is None:
