@@ -39,7 +39,7 @@ DEFAULT_EPOCHS = 50
 DEFAULT_LR = (0.5, 0.01)
 DEFAULT_SIGMA_END = 2.0
 # A data table's end radius, in units: a unit's own examples then weigh most in its average, so the map
-# fits the data (R kohonen's wines, 8x6 hex: QE 1.66, TE 0.05; the playbook's 2 leaves it at 2.07).
+# fits the data (R kohonen's wines, 8x6 hex: QE 1.665, TE 0.073; the playbook's 2 leaves it at 2.07).
 TABLE_SIGMA_END = 0.75
 
 # Guards against sizes no machine can hold; memory is checked separately.
@@ -258,9 +258,9 @@ def default_sigma_end(
 
     The playbook's colours are a smooth picture, and 2 keeps them one. A data table is fitted:
     with 2, a map of a few dozen units stays a smoothed average of its data (quantization error
-    2.07 on R kohonen's wines, 8x6 hex, where kohonen's own defaults reach 1.55); at 0.75 a unit's
-    own examples dominate its average and neighbours still pull it (QE 1.66, topographic error
-    0.05; 0.5 reaches QE 1.46 at a topographic error of 0.15, folds the map does not show).
+    2.07 on R kohonen's wines, 8x6 hex, where kohonen's own defaults reach 1.58); at 0.75 a unit's
+    own examples dominate its average and neighbours still pull it (QE 1.665, topographic error
+    0.073); 0.5 reaches QE 1.47 at a topographic error of 0.19: a map that folds.
     """
     end = TABLE_SIGMA_END if table else DEFAULT_SIGMA_END
     sx, sy = default_sigma_start(width, height, topology)
