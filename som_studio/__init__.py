@@ -8,13 +8,25 @@ from __future__ import annotations
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["__version__", "load_run"]
+__all__ = ["SOM", "Run", "__version__", "load_run", "sweep", "train"]
+
+# Where each name lives: imported when first asked for (they import NumPy), so `import som_studio` stays light.
+_LAZY = {
+    "load_run": "som_studio.model",
+    "Run": "som_studio.model",
+    "train": "som_studio.api",
+    "SOM": "som_studio.api",
+    "sweep": "som_studio.sweeps",
+}
 
 
 def __getattr__(name: str) -> Any:
-    # load_run imports NumPy: only when asked for, so `import som_studio` stays light.
-    if name == "load_run":
-        from som_studio.model import load_run
+    if name in _LAZY:
+        import importlib
 
-        return load_run
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'som_studio' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])

@@ -20,7 +20,17 @@ from typing import Any
 import numpy as np
 
 from som_studio.core import metrics
-from som_studio.core.data import CsvReader, DataError, Scaling, check_data, open_npy
+from som_studio.core.data import (
+    COLUMNAR_SUFFIXES,
+    CsvReader,
+    DataError,
+    Scaling,
+    check_data,
+    frame_features,
+    is_frame,
+    open_npy,
+    read_columnar,
+)
 from som_studio.core.model_file import ModelInfo
 from som_studio.i18n import _
 
@@ -74,8 +84,17 @@ class SomRun:
     record : the whole run record (dict, the ``--json`` schema)
     """
 
-    def __init__(self, path: Path, record: dict[str, Any], trained: np.ndarray, model: ModelInfo | None) -> None:
+    def __init__(
+        self,
+        path: Path | None,
+        record: dict[str, Any],
+        trained: np.ndarray,
+        model: ModelInfo | None,
+        stored: Any = None,
+    ) -> None:
+        #: The file the run was read from or last saved to; ``None`` for a run trained here and not saved.
         self.path = path
+        self._stored = stored  # the StoredRun that save() writes
         self.record = record
         self.config: dict[str, Any] = dict(record.get("config") or {})
         self._trained = np.asarray(trained, dtype=np.float64)  # the scaled space
@@ -107,8 +126,40 @@ class SomRun:
     def width(self) -> int:
         return int(self._trained.shape[1])
 
+    @classmethod
+    def trained(cls, record: Any, final_map: np.ndarray) -> SomRun:
+        """The run a finished session gives: its :class:`~som_studio.session.record.RunRecord` and final map.
+
+        The same object :func:`load_run` returns for the file :meth:`save` writes.
+        """
+        from som_studio.storage.runfile import StoredRun
+
+        stored = StoredRun(record=record, final_map=np.asarray(final_map))
+        return cls(None, record.to_dict(), stored.final_map, record.model, stored)  # type: ignore[arg-type]
+
+    def save(self, path: str | os.PathLike[str], force: bool = False) -> Path:
+        """Write this run as a ``.somrun`` file, as ``bench --save-runs`` does (an existing one only with ``force``)."""
+        from som_studio.report.writers import OutputError
+        from som_studio.storage.runfile import SUFFIX
+
+        p = Path(path)
+        if p.suffix.lower() != SUFFIX:
+            raise RunFileError(_("{path}: a run is saved as a {suffix} file").format(path=p, suffix=SUFFIX))
+        try:
+            self.path = self._stored.save(p, force=force)
+        except OutputError as exc:
+            raise RunFileError(str(exc)) from None
+        return self.path
+
     def __repr__(self) -> str:
-        return f"<SomRun {self.path.name}: {self.width}x{self.height} map of {len(self.feature_names)} features>"
+        where = self.path.name if self.path is not None else self.config.get("impl", "run")
+        return f"<SomRun {where}: {self.width}x{self.height} map of {len(self.feature_names)} features>"
+
+    def _repr_html_(self) -> str:
+        """The run as a notebook shows it: its final map, timings and quality in the report's words."""
+        from som_studio.report.notebook import run_html
+
+        return run_html(self)
 
     # -- exports ------------------------------------------------------------------------
     def unit_columns(self) -> list[str]:
@@ -172,22 +223,26 @@ class SomRun:
 
     # -- projection ----------------------------------------------------------------------
     def project(self, data: Any, clusters: np.ndarray | None = None) -> Projection:
-        """Project an (N, features) array in the data's original units, or a ``.csv``/``.npy`` file.
+        """Project an (N, features) array in the data's original units, a data frame, or a data file.
 
-        A file's columns are matched by name (its label, ignored and id columns may be present).
+        A file (``.csv``, ``.npy``, ``.parquet``, ``.arrow``) or a pandas, polars or pyarrow
+        table has its columns matched by name (its label, ignored and id columns may be present).
         """
+        if is_frame(data):
+            values, ids = frame_features(data, self.feature_names, self.model.id_column)
+            return self._project_values(check_data(values, "DataFrame"), ids, clusters)
         if isinstance(data, (str, os.PathLike)):
             parts = list(self.project_chunks(data, clusters=clusters))
             if not parts:
                 raise DataError(_("{path}: has no data rows").format(path=data))
-            ids = [p.ids for p in parts if p.ids is not None]
+            id_parts = [p.ids for p in parts if p.ids is not None]
             return Projection(
                 bmu_row=np.concatenate([p.bmu_row for p in parts]),
                 bmu_col=np.concatenate([p.bmu_col for p in parts]),
                 distance=np.concatenate([p.distance for p in parts]),
                 cluster=np.concatenate([p.cluster for p in parts]),
                 label=np.concatenate([p.label for p in parts]),
-                ids=np.concatenate(ids) if ids else None,
+                ids=np.concatenate(id_parts) if id_parts else None,
             )
         arr = check_data(np.asarray(data), "data")
         self._check_width(arr.shape[1], "data")
@@ -206,6 +261,12 @@ class SomRun:
         encoding, a header of years: :attr:`CsvReader.notes <som_studio.core.data.CsvReader>`).
         """
         p = Path(path)
+        if p.suffix.lower() in COLUMNAR_SUFFIXES:
+            values, ids = frame_features(read_columnar(p), self.feature_names, self.model.id_column, source=str(p))
+            for s in range(0, len(values), rows):
+                part = check_data(values[s : s + rows], str(p), first_row=s)
+                yield self._project_values(part, ids[s : s + rows] if ids is not None else None, clusters)
+            return
         if p.suffix.lower() == ".npy":
             arr = open_npy(p)
             width = arr.shape[1] if arr.ndim == 2 else 1
@@ -306,4 +367,8 @@ def load_run(path: str | os.PathLike[str]) -> SomRun:
         raise RunFileError(str(exc)) from None
     if stored.final_map is None:
         raise RunFileError(_("{path}: the run has no final map (it did not finish)").format(path=p))
-    return SomRun(p, stored.record.to_dict(), stored.final_map, stored.record.model)
+    return SomRun(p, stored.record.to_dict(), stored.final_map, stored.record.model, stored)
+
+
+Run = SomRun
+"""A trained map: what :func:`load_run` reads and :func:`som_studio.train` returns."""

@@ -58,17 +58,26 @@ def add_setting(g: Any, s: cfgmod.Setting) -> None:
     g.add_argument(s.flag, **kw)
 
 
-def add_run_options(p: argparse.ArgumentParser, *, baseline_default: str) -> None:
+def add_run_options(
+    p: argparse.ArgumentParser,
+    *,
+    baseline_default: str | None,
+    impls: bool = True,
+    save_runs_help: str = "write DIR/<implementation>.somrun for each finished run",
+) -> None:
     """The options that define the SOM to train, and ``--baseline`` (shared by ``bench`` and ``compare``).
 
-    ``baseline_default`` says, for the help, which run is the baseline when none is given.
+    ``baseline_default`` says, for the help, which run is the baseline when none is given
+    (``None``: no ``--baseline``); ``impls`` false leaves out ``--impl``'s list (``sweep``
+    trains with one implementation's kernels).
     """
     g = p.add_argument_group("the SOM to train (the same for every implementation)")
-    g.add_argument(
-        "--impl",
-        default="numpy-batch,jax-vmap-batch",
-        help=cfgmod.setting_named("impl").help + "; default: %(default)s",
-    )
+    if impls:
+        g.add_argument(
+            "--impl",
+            default="numpy-batch,jax-vmap-batch",
+            help=cfgmod.setting_named("impl").help + "; default: %(default)s",
+        )
     for s in cfgmod.SETTINGS:
         if s.name in _SPECIAL:
             continue
@@ -77,13 +86,14 @@ def add_run_options(p: argparse.ArgumentParser, *, baseline_default: str) -> Non
             g.add_argument(
                 "--scale", action="store_true", help="min-max scale each feature of --data to [0, 1] (--scaling minmax)"
             )
-    g.add_argument("--save-runs", metavar="DIR", help="write DIR/<implementation>.somrun for each finished run")
+    g.add_argument("--save-runs", metavar="DIR", help=save_runs_help)
     o = p.add_argument_group("output")
-    o.add_argument(
-        "--baseline",
-        metavar="IMPL",
-        help=f"speed-ups are against this implementation, for runs of its kind (default: {baseline_default})",
-    )
+    if baseline_default is not None:
+        o.add_argument(
+            "--baseline",
+            metavar="IMPL",
+            help=f"speed-ups are against this implementation, for runs of its kind (default: {baseline_default})",
+        )
     o.add_argument("--force", action="store_true", help="overwrite output files that exist")
     o.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 

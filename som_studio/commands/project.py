@@ -26,14 +26,14 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "project",
         help=HELP,
         description=(
-            "Project the rows of DATA (.csv or .npy) onto the map of RUN (a .somrun file, e.g. from "
+            "Project the rows of DATA (.csv, .npy, .parquet or .arrow) onto the map of RUN (a .somrun file, e.g. from "
             "--save-runs). Columns are matched by name; the data is scaled as the run's data was. "
             "Writes row,bmu_col,bmu_row,distance,cluster,label (then the run's id column) per row; "
             "`row` is the 0-based data row, `distance` is in the scaled space the map was trained in."
         ),
     )
     p.add_argument("run_file", metavar="RUN.somrun", help="a stored run")
-    p.add_argument("data", metavar="DATA", help=".csv or .npy file of rows to project")
+    p.add_argument("data", metavar="DATA", help=".csv, .npy, .parquet or .arrow file of rows to project")
     p.add_argument("--out", required=True, metavar="FILE.csv", help="output CSV file; - for stdout")
     p.add_argument("--clusters", type=_count, metavar="K", help="k-means with K clusters instead of the run's")
     p.add_argument("--force", action="store_true", help="overwrite --out if it exists")

@@ -335,6 +335,10 @@ Run {command} in a terminal.</source>
         <translation>비교</translation>
     </message>
     <message>
+        <source>Sweep</source>
+        <translation>스윕</translation>
+    </message>
+    <message>
         <source>Some kept runs could not be read: {problems}</source>
         <translation>저장된 실행 일부를 읽지 못했습니다: {problems}</translation>
     </message>
@@ -925,6 +929,69 @@ The run is listed until the app closes.</source>
     <message>
         <source>sums</source>
         <translation>합계</translation>
+    </message>
+</context>
+<context>
+    <name>SweepView</name>
+    <message>
+        <source>Values separated by commas; a radius may be SXxSY per axis. Empty: not varied.</source>
+        <translation>쉼표로 구분한 값. 반경은 축마다 다르게 줄 수 있습니다(가로x세로). 비워 두면 바꾸지 않습니다.</translation>
+    </message>
+    <message>
+        <source>Train together</source>
+        <translation>함께 학습</translation>
+    </message>
+    <message>
+        <source>Type the values to try, then press Train together: every combination of them trains as one program on the form&apos;s data and map, and each map appears here as a point, its quantization error against its topographic error.</source>
+        <translation>시험할 값을 입력하고 함께 학습을 누르십시오. 값의 모든 조합이 실행 패널의 데이터와 지도로 한 프로그램에서 학습되고, 각 지도가 여기에 양자화 오차 대 위상 오차의 점으로 나타납니다.</translation>
+    </message>
+    <message>
+        <source>quantization error</source>
+        <translation>양자화 오차</translation>
+    </message>
+    <message>
+        <source>topographic error</source>
+        <translation>위상 오차</translation>
+    </message>
+    <message>
+        <source>Click a point to see its map</source>
+        <translation>점을 누르면 그 지도를 봅니다</translation>
+    </message>
+    <message>
+        <source>Keep as a run</source>
+        <translation>실행으로 보관</translation>
+    </message>
+    <message>
+        <source>Type the values of at least one setting to vary</source>
+        <translation>바꿀 설정을 적어도 하나 입력하십시오</translation>
+    </message>
+    <message>
+        <source>The Run panel&apos;s settings are refused: the sweep trains its SOM; fix them there first</source>
+        <translation>실행 패널의 설정이 거부되었습니다. 스윕은 그 SOM을 학습하니 먼저 그곳에서 고치십시오</translation>
+    </message>
+    <message>
+        <source>Training the maps together…</source>
+        <translation>지도를 함께 학습하는 중…</translation>
+    </message>
+    <message>
+        <source>The sweep failed: {message}</source>
+        <translation>스윕 실패: {message}</translation>
+    </message>
+    <message>
+        <source>{n} maps trained together</source>
+        <translation>지도 {n}개를 함께 학습했습니다</translation>
+    </message>
+    <message>
+        <source>{n} maps trained together in {wall} (compile {compile}); the orange points are the frontier</source>
+        <translation>지도 {n}개를 함께 {wall}에 학습 (컴파일 {compile}). 주황색 점이 경계선입니다</translation>
+    </message>
+    <message>
+        <source>, label purity {p:.3f}</source>
+        <translation>, 레이블 순도 {p:.3f}</translation>
+    </message>
+    <message>
+        <source>Kept as a run: {name}</source>
+        <translation>실행으로 보관함: {name}</translation>
     </message>
 </context>
 <context>

@@ -36,6 +36,7 @@ from som_studio.qt.widgets.map_view import MapView
 from som_studio.qt.widgets.quality_plot import QualityPlot
 from som_studio.qt.widgets.run_panel import RunPanel
 from som_studio.qt.widgets.sharding_view import ShardingView
+from som_studio.qt.widgets.sweep_view import SweepView
 from som_studio.qt.widgets.timing_plot import TimingPlot
 from som_studio.storage import RunHistory
 
@@ -150,6 +151,10 @@ class MainWindow(QMainWindow):
         self.menuBar().insertMenu(self.menuBar().actions()[-1], self.comparison.menu)  # before Help
         view_menu = self.menus["&View"]  # the docks, then (after a separator) the Language menu
         view_menu.insertAction(view_menu.actions()[-2], self.docks["compare"].toggleViewAction())
+        self.sweep_view = SweepView(base_config=lambda: self.form.state.config, keep=self.runs_panel.add_run)
+        self.sweep_view.status.connect(self.status_label.setText)
+        self.tabifyDockWidget(self.docks["runs"], self._add_dock("sweep", self.tr("Sweep"), self.sweep_view, bottom))
+        view_menu.insertAction(view_menu.actions()[-2], self.docks["sweep"].toggleViewAction())
         self.live.connect()
         self.runs_panel.status.connect(self.status_label.setText)
         self.runs_panel.projector.projected.connect(lambda result: show_projection(self.map_view, result))
@@ -286,6 +291,7 @@ class MainWindow(QMainWindow):
         self.devices.shutdown()
         self.panel.wait_for_readers()
         self.runs_panel.projector.wait()
+        self.sweep_view.wait()
         if self.doctor_dialog is not None:
             self.doctor_dialog.probe.shutdown()
         event.accept()

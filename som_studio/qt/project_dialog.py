@@ -71,7 +71,9 @@ class ProjectData(QObject):
         if run is None:
             return
         if path is None:
-            filters = self.tr("Data ({patterns});;All files (*)").format(patterns="*.csv *.npy *.txt")
+            filters = self.tr("Data ({patterns});;All files (*)").format(
+                patterns="*.csv *.npy *.txt *.parquet *.arrow *.feather"
+            )
             title = self.tr("Data to project on {name}").format(name=run.name)
             path, _ = QFileDialog.getOpenFileName(self._parent, title, "", filters)
             if not path:

@@ -1,0 +1,515 @@
+"""Training from Python: :func:`train` one map, :class:`SOM` as a scikit-learn estimator. No Qt.
+
+>>> run = som_studio.train("wines.csv", labels="vintage", grid="8x6", scaling="zscore")  # doctest: +SKIP
+>>> run.record["quality"]["qe"], run.codebook.shape                                     # doctest: +SKIP
+>>> run.save("wines.somrun")                                                             # doctest: +SKIP
+
+:func:`train` runs the very :class:`~som_studio.session.session.Session` the command line runs,
+in this process, and returns the :class:`~som_studio.model.SomRun` that
+:func:`~som_studio.load_run` returns for the file it would save. Its keywords are the run
+settings (:data:`som_studio.config.SETTINGS`) in Python spelling: the names the settings are
+declared under, so a keyword the declaration does not have is refused with the ones it has.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from som_studio import config as cfgmod
+from som_studio.config import ConfigError, DataSpec, RunConfig
+from som_studio.core.data import DataError, Table, check_data, default_feature_names, frame_table, is_frame
+from som_studio.i18n import _
+
+# The keywords train() names in its signature; the rest of the settings come through ``**schedule``.
+# Settings that say where the data comes from: train()'s ``data`` argument gives them.
+_DATA = ("data",)
+
+
+class DataNote(UserWarning):
+    """What reading a data file decided without certainty (a guessed encoding, a header of years)."""
+
+
+class TrainError(ValueError):
+    """A run that could not train (refused, or failed on the way); the message says why."""
+
+
+def keywords() -> tuple[str, ...]:
+    """Every keyword :func:`train` takes for a run setting, in the declaration's order."""
+    return tuple(s.name for s in cfgmod.SETTINGS if s.name not in _DATA)
+
+
+def _setting_value(name: str, value: Any) -> Any:
+    """``value`` for setting ``name`` as its config field holds it: text read as the CLI reads it."""
+    s = cfgmod.setting_named(name)
+    if value is None:
+        return None
+    if isinstance(value, str) and (s.parse is not None or s.choices is not None):
+        return cfgmod.read_setting(s, value)
+    if name in ("sigma_start", "sigma_end"):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return (float(value), float(value))
+        try:
+            return tuple(float(v) for v in value)
+        except (TypeError, ValueError):
+            raise ConfigError(name, _("expected a radius or X,Y radii, got {value!r}").format(value=value)) from None
+    if name == "ignore":
+        return tuple(value) if not isinstance(value, str) else (value,)
+    if name == "grid":
+        try:
+            width, height = (int(v) for v in value)
+        except (TypeError, ValueError):
+            raise ConfigError(
+                "grid",
+                _("expected WIDTHxHEIGHT such as 240x135, or (width, height), got {value!r}").format(value=value),
+            ) from None
+        return width, height
+    if s.choices is not None:
+        return cfgmod.read_setting(s, str(value))
+    return value
+
+
+def source_table(data: Any, labels: str | None, ignore: Sequence[str], id_column: str | None) -> Table | None:
+    """An array or a data frame as an unscaled :class:`Table`; ``None`` for a path or no data."""
+    if data is None or isinstance(data, (str, os.PathLike)):
+        return None
+    if is_frame(data):
+        return frame_table(data, labels, ignore, id_column, source=type(data).__name__, keywords=True)
+    if labels is not None or ignore or id_column is not None:
+        raise ConfigError(
+            "labels",
+            _("an array has no named columns: labels, ignore and id_column name columns of a data frame or file"),
+        )
+    try:
+        arr = np.asarray(data)
+    except (TypeError, ValueError) as exc:
+        raise DataError(_("data: cannot be read as an array ({why})").format(why=exc)) from None
+    values = check_data(arr, "array")
+    return Table(values, default_feature_names(values.shape[1]), source="array")
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A run's validated config and its data (loaded and scaled), ready for a session."""
+
+    config: RunConfig
+    table: Table
+
+
+def prepare(data: Any, settings: Mapping[str, Any]) -> Prepared:
+    """Check every setting and load the data, as the CLI does before it trains.
+
+    ``settings`` are :func:`train`'s keywords by name; ``None`` means the default (``grid``:
+    the SOM Toolbox's rule for tables, the playbook's map for colours; the iteration count:
+    the default of the implementation's kind). Raises :class:`ConfigError` or :class:`DataError`.
+    """
+    from som_studio.core import registry
+    from som_studio.core.init import default_grid
+    from som_studio.core.problem import check_range, load_problem_table
+    from som_studio.session.preflight import iteration_counts
+
+    known = keywords()
+    unknown = [k for k in settings if k not in known]
+    if unknown:
+        raise TrainKeywordError(
+            _("unknown keyword {names}; choose from {choices}").format(
+                names=", ".join(repr(k) for k in unknown), choices=", ".join(known)
+            )
+        )
+    given = {k: _setting_value(k, v) for k, v in settings.items() if v is not None}
+    impl = str(given.pop("impl", "jax-fused-batch"))
+    if impl not in registry.names():
+        raise ConfigError(
+            "impl",
+            _("unknown implementation {names}; choose from {choices}").format(
+                names=impl, choices=", ".join(registry.names())
+            ),
+        )
+    kind = registry.get(impl).kind
+    grid = given.pop("grid", None)
+    samples = given.pop("samples", cfgmod.DEFAULT_SAMPLES)
+    labels, ignore, id_column = given.get("labels"), given.get("ignore", ()), given.get("id_column")
+    table = source_table(data, labels, ignore, id_column)
+    if table is not None:
+        spec = DataSpec(path=table.source if table.source != "array" else "array")
+    elif data is not None:
+        spec = DataSpec(path=os.fspath(data))
+    else:
+        spec = DataSpec(samples=samples)
+    counts: dict[str, Any] = {k: given.pop(k) for k in ("epochs", "steps") if k in given}
+    if not counts:
+        counts = dict(iteration_counts(kind, cfgmod.DEFAULT_EPOCHS if kind == "batch" else cfgmod.DEFAULT_STEPS))
+    probe = RunConfig(impl=impl, data=spec, width=1, height=1, **counts, **given)
+    probe._validate_map_and_table()
+    if table is None:
+        table = load_problem_table(probe)
+        for note in table.notes:  # what reading the file decided without certainty: the CLI's warnings
+            warnings.warn(note, DataNote, stacklevel=3)
+    else:
+        table = table.scaled(probe.scaling_method)
+    if grid is None:
+        if spec.path is None:
+            grid = (cfgmod.DEFAULT_WIDTH, cfgmod.DEFAULT_HEIGHT)
+        else:
+            grid = default_grid(table.values, probe.topology, probe.toroid)
+    cfg = probe.replace(width=grid[0], height=grid[1]).validate(kind)
+    check_range(table.values, cfg.precision, spec.path or _("data"))
+    return Prepared(cfg, table)
+
+
+class TrainKeywordError(TypeError):
+    """A keyword :func:`train` does not take; the message lists the ones it does."""
+
+
+def _refusal_text(exc: ConfigError) -> str:
+    """A refusal in the API's words: its field by its keyword name (a record names them so)."""
+    return exc.refusal.text()
+
+
+def _progress_observer(progress: Any) -> tuple[Callable[[Any], None] | None, Callable[[], None]]:
+    """``(observe, close)`` for ``progress``: ``None``, ``True`` (a tqdm bar) or a callable taking each event."""
+    if progress is None or progress is False:
+        return None, lambda: None
+    if callable(progress):
+        return progress, lambda: None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        raise TrainError(
+            _("progress=True needs tqdm; install it with {command}").format(command="pip install tqdm")
+        ) from None
+    from som_studio.session.events import ChunkTimed, Started
+
+    bar: Any = None
+
+    def observe(ev: Any) -> None:
+        nonlocal bar
+        if isinstance(ev, Started):
+            bar = tqdm(total=ev.iterations, desc=ev.config.impl, unit="it" if ev.kind == "batch" else "step")
+        elif isinstance(ev, ChunkTimed) and bar is not None:
+            bar.update(ev.count)
+
+    def close() -> None:
+        if bar is not None:
+            bar.close()
+
+    return observe, close
+
+
+def run_session(prepared: Prepared, progress: Any = None) -> Any:
+    """Train ``prepared`` in a :class:`Session` in this process; return its :class:`~som_studio.model.SomRun`."""
+    from som_studio.model import SomRun
+    from som_studio.session.events import Failed, Finished, Snapshot
+    from som_studio.session.session import Session
+
+    observe, close = _progress_observer(progress)
+    record = None
+    final = None
+    try:
+        for ev in Session(prepared.config, data=prepared.table, snapshot_interval_s=None).run():
+            if observe is not None:
+                observe(ev)
+            if isinstance(ev, Snapshot):
+                final = ev.map
+            elif isinstance(ev, (Finished, Failed)):
+                record = ev.record
+    finally:
+        close()
+    assert record is not None
+    if record.status != "ok" or final is None:
+        raise TrainError(f"{record.impl}: {record.message or record.status}")
+    return SomRun.trained(record, final)
+
+
+def train(
+    data: Any = None,
+    *,
+    impl: str = "jax-fused-batch",
+    grid: str | tuple[int, int] | None = None,
+    topology: str = "rect",
+    toroid: bool = False,
+    epochs: int | None = None,
+    steps: int | None = None,
+    init: str | None = None,
+    scaling: str = "none",
+    labels: str | None = None,
+    seed: int = 0,
+    precision: str = "float32",
+    layout: str | None = None,
+    progress: Any = None,
+    **schedule: Any,
+) -> Any:
+    """Train one SOM and return it as a :class:`~som_studio.model.SomRun` (``Run``).
+
+    Parameters
+    ----------
+    data : a NumPy array (examples x features), a pandas or polars DataFrame or a pyarrow
+        Table (column names become feature names), a path to a ``.csv``, ``.npy``,
+        ``.parquet`` or ``.arrow``/``.feather`` file, or ``None`` for the playbook's random
+        colours (``samples=`` of them).
+    impl, grid, topology, toroid, epochs, steps, init, scaling, labels, seed, precision, layout :
+        the run settings, as the command line's flags (``grid`` ``"WxH"`` or ``(width, height)``;
+        ``init`` ``None``: ``pca`` for data, ``random`` for the colours).
+    progress : ``None`` (quiet), ``True`` (a tqdm bar: terminal, Jupyter, marimo), or a callable
+        given each of the session's events.
+    **schedule : the other settings: ``sigma_start``, ``sigma_end`` (a number, ``(sx, sy)`` or
+        ``"SXxSY"``), ``lr_start``, ``lr_end``, ``ignore``, ``id_column``, ``clusters``, ``samples``.
+
+    Raises
+    ------
+    TypeError : an unknown keyword.
+    ValueError : a refused setting or data (the message names it), or a run that failed.
+    """
+    settings = dict(
+        impl=impl,
+        grid=grid,
+        topology=topology,
+        toroid=toroid,
+        epochs=epochs,
+        steps=steps,
+        init=init,
+        scaling=scaling,
+        labels=labels,
+        seed=seed,
+        precision=precision,
+        layout=layout,
+        **schedule,
+    )
+    try:
+        prepared = prepare(data, settings)
+    except TrainKeywordError as exc:
+        raise TrainKeywordError(str(exc)) from None
+    except ConfigError as exc:
+        raise TrainError(_refusal_text(exc)) from None
+    except DataError as exc:
+        raise TrainError(str(exc)) from None
+    from som_studio.session.preflight import preflight
+
+    refused = preflight(prepared.config)
+    if refused:
+        raise TrainError(str(refused[0]))
+    return run_session(prepared, progress)
+
+
+class SOM:
+    """A self-organizing map as a scikit-learn estimator (scikit-learn itself is not needed).
+
+    Parameters are :func:`train`'s keywords; learned attributes end in ``_``: ``run_`` (the
+    trained :class:`~som_studio.model.SomRun`), ``codebook_`` (height, width, features, in the
+    data's units), ``n_features_in_`` and ``feature_names_in_`` (for a data frame).
+    ``predict`` gives each row's unit as ``row * width + col``; ``transform`` the distances to
+    every unit (in the space the map was trained in); ``score`` minus the quantization error.
+    Missing values (NaN) are allowed: a row is matched over its known features.
+    """
+
+    def __init__(
+        self,
+        grid: str | tuple[int, int] | None = None,
+        *,
+        impl: str = "jax-fused-batch",
+        epochs: int | None = None,
+        seed: int = 0,
+        topology: str = "rect",
+        toroid: bool = False,
+        steps: int | None = None,
+        init: str | None = None,
+        scaling: str = "none",
+        precision: str = "float32",
+        layout: str | None = None,
+        sigma_start: Any = None,
+        sigma_end: Any = None,
+        lr_start: float = cfgmod.DEFAULT_LR[0],
+        lr_end: float = cfgmod.DEFAULT_LR[1],
+        clusters: int | None = None,
+    ) -> None:
+        self.grid = grid
+        self.impl = impl
+        self.epochs = epochs
+        self.seed = seed
+        self.topology = topology
+        self.toroid = toroid
+        self.steps = steps
+        self.init = init
+        self.scaling = scaling
+        self.precision = precision
+        self.layout = layout
+        self.sigma_start = sigma_start
+        self.sigma_end = sigma_end
+        self.lr_start = lr_start
+        self.lr_end = lr_end
+        self.clusters = clusters
+
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        # The settings train() takes that describe the map, not the data's columns (fit's data holds those).
+        return [k for k in keywords() if k not in _COLUMNS]
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self._get_param_names()}
+
+    def set_params(self, **params: Any) -> SOM:
+        names = self._get_param_names()
+        for k, v in params.items():
+            if k not in names:
+                raise ValueError(
+                    _("unknown keyword {names}; choose from {choices}").format(names=repr(k), choices=", ".join(names))
+                )
+            setattr(self, k, v)
+        return self
+
+    def __repr__(self) -> str:
+        changed = {k: v for k, v in self.get_params().items() if v != _DEFAULTS.get(k)}
+        return "SOM(" + ", ".join(f"{k}={v!r}" for k, v in changed.items()) + ")"
+
+    def __sklearn_tags__(self) -> Any:
+        from sklearn.utils import Tags, TargetTags, TransformerTags  # only asked for by scikit-learn itself
+
+        tags = Tags(
+            estimator_type="clusterer", target_tags=TargetTags(required=False), transformer_tags=TransformerTags()
+        )
+        tags.input_tags.allow_nan = True
+        return tags
+
+    # -- fitting ------------------------------------------------------------------------
+    def fit(self, X: Any, y: Any = None) -> SOM:
+        """Train on ``X`` (an array or a data frame); ``y`` is ignored."""
+        del y
+        names = None
+        if is_frame(X):
+            from som_studio.core.data import frame_columns
+
+            names = np.asarray([n for n, _col in frame_columns(X) or ()], dtype=object)
+        else:
+            X = _as_matrix(X, fitted=False)
+        params = {k: v for k, v in self.get_params().items() if k not in ("progress",)}
+        if params.get("epochs") is None and params.get("steps") is None:
+            params.pop("epochs")
+        try:
+            prepared = prepare(X, {k: v for k, v in params.items() if v is not None})
+        except ConfigError as exc:
+            raise TrainError(_refusal_text(exc)) from None
+        except DataError as exc:
+            raise TrainError(str(exc)) from None
+        self.run_ = run_session(prepared)
+        self.codebook_ = self.run_.codebook
+        self.n_features_in_ = int(self.codebook_.shape[2])
+        if names is not None:
+            self.feature_names_in_ = names
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        return self
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "run_"):
+            try:
+                from sklearn.exceptions import NotFittedError
+            except ImportError:
+                raise AttributeError(_("this SOM is not fitted yet: call fit first")) from None
+            raise NotFittedError(_("this SOM is not fitted yet: call fit first"))
+
+    def _scaled(self, X: Any) -> np.ndarray:
+        self._check_fitted()
+        if is_frame(X):
+            from som_studio.core.data import frame_features
+
+            values, _ids = frame_features(X, self.run_.feature_names)
+        else:
+            values = _as_matrix(X, fitted=True)
+            if values.shape[1] != self.n_features_in_:
+                raise ValueError(
+                    _("X has {d} features, but SOM is expecting {n} features as input").format(
+                        d=values.shape[1], n=self.n_features_in_
+                    )
+                )
+        scaled: np.ndarray = self.run_.scaling.apply(values)
+        return scaled
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Each row's best-matching unit, as the flat index ``row * width + col``."""
+        from som_studio.core import metrics
+
+        x = self._scaled(X)
+        first, _d2 = metrics.nearest_units(self.run_._trained, x)
+        return np.asarray(first, dtype=np.int64)
+
+    def fit_predict(self, X: Any, y: Any = None) -> np.ndarray:
+        return self.fit(X, y).predict(X)
+
+    def transform(self, X: Any) -> np.ndarray:
+        """Each row's Euclidean distance to every unit (N, units), over its known features."""
+        x = self._scaled(X)
+        w = self.run_._trained.reshape(-1, x.shape[1])
+        known = ~np.isnan(x)
+        xz = np.where(known, x, 0.0)
+        d2 = (xz**2).sum(1)[:, None] - 2 * xz @ w.T + (known.astype(np.float64) @ (w**2).T)
+        out: np.ndarray = np.sqrt(np.maximum(d2, 0.0))
+        return out
+
+    def fit_transform(self, X: Any, y: Any = None) -> np.ndarray:
+        return self.fit(X, y).transform(X)
+
+    def score(self, X: Any, y: Any = None) -> float:
+        """Minus the quantization error of ``X`` on the map (higher is better)."""
+        del y
+        from som_studio.core import metrics
+
+        x = self._scaled(X)
+        _first, d2 = metrics.nearest_units(self.run_._trained, x)
+        return -float(np.mean(np.sqrt(d2)))
+
+
+# The settings that name a data table's columns: given with fit's data, not as estimator parameters.
+_COLUMNS = ("samples", "labels", "ignore", "id_column")
+_DEFAULTS = {
+    "impl": "jax-fused-batch",
+    "seed": 0,
+    "topology": "rect",
+    "toroid": False,
+    "scaling": "none",
+    "precision": "float32",
+    "lr_start": cfgmod.DEFAULT_LR[0],
+    "lr_end": cfgmod.DEFAULT_LR[1],
+}
+
+
+def _as_matrix(X: Any, fitted: bool) -> np.ndarray:
+    """``X`` as a 2-D float64 array, NaN allowed, refused in scikit-learn's words where it has them."""
+    if hasattr(X, "tocsr") or hasattr(X, "todense"):
+        raise TypeError(_("sparse input is not supported: a SOM needs dense data; convert it with X.toarray()"))
+    try:
+        arr = np.asarray(X)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(_("X cannot be read as an array ({why})").format(why=exc)) from None
+    if arr.dtype == object:
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(_("X must be numeric: {why}").format(why=exc)) from None
+    if np.issubdtype(arr.dtype, np.complexfloating):
+        raise ValueError(_("Complex data not supported"))
+    if arr.ndim != 2:
+        raise ValueError(
+            _(
+                "Expected a 2D array, got a {ndim}D array instead; Reshape your data with X.reshape(-1, 1) or "
+                "X.reshape(1, -1)"
+            ).format(ndim=arr.ndim)
+        )
+    if arr.shape[0] < 1:
+        raise ValueError(
+            _("Found array with 0 sample(s) (shape={shape}) while a minimum of 1 is required.").format(shape=arr.shape)
+        )
+    if arr.shape[1] < 1:
+        raise ValueError(
+            _("Found array with 0 feature(s) (shape={shape}) while a minimum of 1 is required.").format(shape=arr.shape)
+        )
+    if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise ValueError(_("X must be numeric, got dtype {dtype}").format(dtype=arr.dtype))
+    out = np.asarray(arr, dtype=np.float64)
+    if np.isinf(out).any():
+        raise ValueError(_("Input contains infinity or a value too large for dtype('float64')."))
+    return out

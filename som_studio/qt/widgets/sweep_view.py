@@ -1,0 +1,266 @@
+"""The Sweep page: many maps of the form's SOM trained together, QE against TE, one map kept as a run.
+
+The values to vary are typed per setting (the settings the declaration marks ``sweep``, with the
+labels the form gives them); *Train together* trains every combination as one batched program
+(:mod:`som_studio.sweeps`) on a worker thread. Each map is a point of the QE-TE chart, the
+frontier joined; clicking a point shows that map and offers to keep it as a run.
+
+Threads: the widget lives on the GUI thread; :class:`_SweepThread` trains on its own thread and
+hands back the finished :class:`~som_studio.sweeps.SweepResult` (host arrays, read only here).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QSize, Qt, QThread, Signal
+from PySide6.QtGui import QImage, QPixmap
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from som_studio import config as cfgmod
+from som_studio.i18n import _
+
+# The chart's two colours: every map, and the frontier (the palette's blue and orange).
+DOT = (76, 114, 176)
+FRONT = (221, 132, 82)
+
+
+class _SweepThread(QThread):
+    """Trains one sweep off the GUI thread; ``done`` carries the result, ``failed`` the message."""
+
+    done = Signal(object)
+    failed = Signal(str)
+
+    def __init__(self, config: Any, vary: dict[str, list[Any]], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.config, self.vary = config, vary
+
+    def run(self) -> None:
+        from som_studio.config import ConfigError
+        from som_studio.core.data import DataError
+        from som_studio.sweeps import combinations, for_config, train_together
+
+        try:
+            combos = combinations(self.vary)
+            base, table = for_config(self.config)
+            self.done.emit(train_together(base, table, combos))
+        except (ConfigError, DataError) as exc:
+            self.failed.emit(str(exc))
+        except Exception as exc:  # an environment that cannot run it: said, not raised on a thread
+            self.failed.emit(f"{type(exc).__name__}: {exc}")
+
+
+class SweepView(QWidget):
+    """The Sweep page (object name ``sweepView``).
+
+    ``base_config()`` gives the form's configuration (the SOM every map shares); ``keep(run)``
+    keeps a :class:`~som_studio.storage.StoredRun` in the run list.
+    """
+
+    result_ready = Signal(object)
+    status = Signal(str)
+
+    def __init__(
+        self,
+        base_config: Callable[[], Any],
+        keep: Callable[[Any], Any],
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("sweepView")
+        self._base_config, self._keep = base_config, keep
+        self.result: Any = None
+        self.selected: int | None = None
+        self._thread: _SweepThread | None = None
+
+        from som_studio.sweeps import varied_settings
+
+        self.values: dict[str, QLineEdit] = {}
+        form = QFormLayout()
+        hints = {"seed": "0, 1, 2", "sigma_start": "2, 3", "sigma_end": "0.5, 0.75, 1, 2"}
+        for name in varied_settings():
+            edit = QLineEdit()
+            edit.setObjectName(f"sweep_{name}")
+            edit.setPlaceholderText(hints.get(name, ""))
+            edit.setToolTip(self.tr("Values separated by commas; a radius may be SXxSY per axis. Empty: not varied."))
+            self.values[name] = edit
+            form.addRow(_(cfgmod.setting_named(name).label), edit)
+        self.train_button = QPushButton(self.tr("Train together"))
+        self.train_button.setObjectName("sweepTrain")
+        self.train_button.clicked.connect(self.start)
+        self.caption = QLabel(
+            self.tr(
+                "Type the values to try, then press Train together: every combination of them trains as one "
+                "program on the form's data and map, and each map appears here as a point, its quantization "
+                "error against its topographic error."
+            )
+        )
+        self.caption.setWordWrap(True)
+        self.plot = pg.PlotWidget()
+        self.plot.setLabel("bottom", self.tr("quantization error"))
+        self.plot.setLabel("left", self.tr("topographic error"))
+        self.plot.getAxis("left").enableAutoSIPrefix(False)
+        self.plot.getAxis("bottom").enableAutoSIPrefix(False)
+        self.plot.showGrid(x=True, y=True, alpha=0.2)
+        self.frontier_line = self.plot.plot(pen=pg.mkPen(FRONT, width=2))
+        self.points = pg.ScatterPlotItem(size=10, hoverable=True)
+        self.points.sigClicked.connect(self._on_clicked)
+        self.plot.addItem(self.points)
+        self.picture = QLabel()
+        self.picture.setFixedHeight(160)
+        self.picture.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.picture.setObjectName("sweepMap")
+        self.detail = QLabel(self.tr("Click a point to see its map"))
+        self.detail.setWordWrap(True)
+        self.keep_button = QPushButton(self.tr("Keep as a run"))
+        self.keep_button.setObjectName("sweepKeep")
+        self.keep_button.setEnabled(False)
+        self.keep_button.clicked.connect(self.keep_selected)
+
+        side = QVBoxLayout()
+        side.addLayout(form)
+        side.addWidget(self.train_button)
+        side.addWidget(self.picture, 1)
+        side.addWidget(self.detail)
+        side.addWidget(self.keep_button)
+        side_box = QWidget()
+        side_box.setLayout(side)
+        side_box.setMaximumWidth(320)  # the chart takes what is left
+        body = QHBoxLayout()
+        body.addWidget(self.plot, 1)
+        body.addWidget(side_box)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.addWidget(self.caption)
+        lay.addLayout(body, 1)
+
+    # -- training ----------------------------------------------------------------------
+    def vary(self) -> dict[str, list[Any]]:
+        """The typed values per setting (empty fields left out); raises ``ValueError`` naming a bad one."""
+        from som_studio.sweeps import read_vary
+
+        out: dict[str, list[Any]] = {}
+        for name, edit in self.values.items():
+            text = edit.text().strip()
+            if text:
+                out[name] = read_vary(f"{name}={text}")[1]
+        return out
+
+    def start(self) -> None:
+        """Train the typed combinations on the form's SOM (refused with a message when there are none)."""
+        from som_studio.config import ConfigError
+
+        if self._thread is not None:
+            return
+        try:
+            vary = self.vary()
+        except ConfigError as exc:
+            self._say(exc.refusal.reason)
+            return
+        if not vary:
+            self._say(self.tr("Type the values of at least one setting to vary"))
+            return
+        config = self._base_config()
+        if config is None:
+            self._say(self.tr("The Run panel's settings are refused: the sweep trains its SOM; fix them there first"))
+            return
+        self._thread = _SweepThread(config, vary, self)
+        self._thread.done.connect(self._on_done)
+        self._thread.failed.connect(self._on_failed)
+        self._thread.finished.connect(self._on_thread_finished)
+        self.train_button.setEnabled(False)
+        self._say(self.tr("Training the maps together…"))
+        self._thread.start()
+
+    def _on_thread_finished(self) -> None:
+        if self._thread is not None:
+            self._thread.deleteLater()
+        self._thread = None
+        self.train_button.setEnabled(True)
+
+    def _on_failed(self, message: str) -> None:
+        self._say(self.tr("The sweep failed: {message}").format(message=message))
+
+    def _on_done(self, result: Any) -> None:
+        self.show_result(result)
+        self.result_ready.emit(result)
+
+    def wait(self) -> None:
+        """Wait for a sweep in progress to end (closing the window, tests)."""
+        if self._thread is not None:
+            self._thread.wait()
+
+    # -- the chart ---------------------------------------------------------------------
+    def show_result(self, result: Any) -> None:
+        """Plot ``result``'s maps, the frontier joined; select none."""
+        from som_studio.report.content import format_seconds
+
+        self.result = result
+        front = result.frontier()
+        qe = np.array([r["qe"] for r in result.rows])
+        te = np.array([r["te"] for r in result.rows])
+        on = set(front)
+        self.points.setData(
+            x=qe,
+            y=te,
+            data=list(range(len(result.rows))),
+            brush=[pg.mkBrush(FRONT if i in on else DOT) for i in range(len(result.rows))],
+            pen=None,
+        )
+        self.frontier_line.setData(qe[front], te[front])
+        t = result.timings
+        self.status.emit(self.tr("{n} maps trained together").format(n=len(result.rows)))
+        self.caption.setText(
+            self.tr(
+                "{n} maps trained together in {wall} (compile {compile}); the orange points are the frontier"
+            ).format(n=len(result.rows), wall=format_seconds(t["wall_s"]), compile=format_seconds(t["compile_s"]))
+            + "".join(f"\n{note}" for note in result.notes)
+        )
+        self.selected = None
+        self.keep_button.setEnabled(False)
+        self.picture.clear()
+        self.detail.setText(self.tr("Click a point to see its map"))
+
+    def _on_clicked(self, _item: Any, points: Any, *_rest: Any) -> None:
+        if len(points):
+            self.select(int(points[0].data()))
+
+    def select(self, i: int) -> None:
+        """Show row ``i``'s map and offer to keep it."""
+        from som_studio.sweeps import stored_run
+
+        r = self.result.rows[i]
+        self.selected = i
+        self._stored = stored_run(self.result, i)
+        img = np.ascontiguousarray(self._stored.final_image)
+        h, w = img.shape[:2]
+        qimg = QImage(img.data, w, h, 3 * w, QImage.Format.Format_RGB888).copy()
+        room = QSize(max(self.picture.width(), 160), self.picture.height())
+        self.picture.setPixmap(QPixmap.fromImage(qimg).scaled(room, Qt.AspectRatioMode.KeepAspectRatio))
+        settings = ", ".join(f"{k} {v}" for k, v in r["settings"].items())
+        purity = self.tr(", label purity {p:.3f}").format(p=r["label_purity"]) if r["label_purity"] is not None else ""
+        self.detail.setText(f"{settings}: QE {r['qe']:.4g}, TE {r['te']:.3f}{purity}")
+        self.keep_button.setEnabled(True)
+
+    def keep_selected(self) -> None:
+        """Keep the shown map as a run in the run list."""
+        if self.selected is None:
+            return
+        self._keep(self._stored)
+        self.keep_button.setEnabled(False)
+        self._say(self.tr("Kept as a run: {name}").format(name=self._stored.name))
+
+    def _say(self, text: str) -> None:
+        self.status.emit(text)
+        self.detail.setText(text)

@@ -1,0 +1,100 @@
+"""Every data source the API and the CLI read gives the same table, names and map."""
+
+from __future__ import annotations
+
+import traceback
+
+import numpy as np
+import pytest
+
+import som_studio
+from som_studio import cli
+from som_studio.core.data import DataError, read_table
+
+pd = pytest.importorskip("pandas")
+pl = pytest.importorskip("polars")
+pa = pytest.importorskip("pyarrow")
+feather = pytest.importorskip("pyarrow.feather")
+pq = pytest.importorskip("pyarrow.parquet")
+
+NAMES = ["x1", "x2", "x3", "x4"]
+SMALL = dict(impl="numpy-batch", grid="4x3", epochs=5, seed=3)
+
+
+@pytest.fixture(scope="module")
+def values() -> np.ndarray:
+    rng = np.random.default_rng(7)
+    return rng.normal(size=(60, 4)) * [1, 2, 3, 4] + [0, 1, 2, 3]
+
+
+@pytest.fixture(scope="module")
+def sources(values, tmp_path_factory) -> dict[str, object]:
+    folder = tmp_path_factory.mktemp("sources")
+    frame = pd.DataFrame(values, columns=NAMES)
+    csv = folder / "t.csv"
+    frame.to_csv(csv, index=False, float_format="%.17g")
+    npy = folder / "t.npy"
+    np.save(npy, values)
+    parquet = folder / "t.parquet"
+    pq.write_table(pa.Table.from_pandas(frame), parquet)
+    arrow = folder / "t.arrow"
+    feather.write_feather(pa.Table.from_pandas(frame), arrow)
+    return {
+        "array": values,
+        "pandas": frame,
+        "polars": pl.from_pandas(frame),
+        "pyarrow": pa.Table.from_pandas(frame),
+        "csv": csv,
+        "npy": npy,
+        "parquet": parquet,
+        "arrow": arrow,
+    }
+
+
+def test_every_source_trains_the_same_map_with_the_same_names(sources):
+    runs = {name: som_studio.train(data, **SMALL) for name, data in sources.items()}
+    first = runs["array"]
+    for name, run in runs.items():
+        assert run.feature_names == NAMES, name
+        np.testing.assert_allclose(run.codebook, first.codebook, rtol=1e-6, err_msg=name)
+        assert run.record["config"]["init"] == "pca", name  # init=None: pca for every data source
+
+
+def test_columnar_files_read_as_tables_with_labels(tmp_path, values):
+    frame = pd.DataFrame(values, columns=NAMES).assign(kind=["a", "b", "c"] * 20, row=[f"r{i}" for i in range(60)])
+    path = tmp_path / "t.parquet"
+    frame.to_parquet(path)
+    table = read_table(path, labels="kind", id_column="row")
+    assert table.feature_names == tuple(NAMES)
+    assert list(table.labels[:3]) == ["a", "b", "c"] and table.ids[-1] == "r59"
+    with pytest.raises(DataError, match=r"column 'kind' is not numeric .*--labels kind"):
+        read_table(path, id_column="row")
+
+
+def test_the_cli_trains_on_parquet_and_projects_it(tmp_path, values, capsys):
+    frame = pd.DataFrame(values, columns=NAMES)
+    path = tmp_path / "t.parquet"
+    frame.to_parquet(path)
+    runs = tmp_path / "runs"
+    argv = ["bench", "--data", str(path), "--impl", "numpy-batch", "--grid", "4x3", "--epochs", "5", "--seed", "3"]
+    assert cli.main([*argv, "--save-runs", str(runs), "--quiet"]) == 0
+    out = tmp_path / "p.csv"
+    assert cli.main(["project", str(runs / "numpy-batch.somrun"), str(path), "--out", str(out)]) == 0
+    lines = out.read_text().splitlines()
+    assert len(lines) == 61
+    projected = som_studio.load_run(runs / "numpy-batch.somrun").project(frame)
+    assert [f"{c},{r}" for c, r in zip(projected.bmu_col, projected.bmu_row)] == [
+        ",".join(line.split(",")[1:3]) for line in lines[1:]
+    ]
+
+
+def test_a_frame_refuses_what_a_csv_refuses_in_the_apis_words(values):
+    frame = pd.DataFrame(values, columns=NAMES).assign(name=["a"] * 60)
+    with pytest.raises(ValueError, match=r"column 'name' is not numeric.*labels='name'") as err:
+        som_studio.train(frame, **SMALL)
+    # Raised by train itself, not from deep inside: the traceback is this test's line and train's.
+    assert [f.name for f in traceback.extract_tb(err.value.__traceback__)][1:] == ["train"]
+    with pytest.raises(ValueError, match="contains no examples"):
+        som_studio.train(frame.iloc[:0], labels="name", **SMALL)
+    with pytest.raises(ValueError, match="no such column"):
+        som_studio.train(frame, labels="nom", **SMALL)

@@ -1,0 +1,124 @@
+"""som_studio.sweep and `som-studio sweep`: every combination as one batched program, rows that runs reproduce."""
+
+from __future__ import annotations
+
+import json
+import traceback
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import som_studio
+from som_studio import cli
+from som_studio import config as cfgmod
+from som_studio.sweeps import varied_settings
+
+IRIS = Path(__file__).resolve().parents[2] / "resources" / "data" / "iris.csv"
+MAP = dict(labels="species", grid="6x4", topology="hex", scaling="zscore", epochs=12)
+
+
+@pytest.fixture(scope="module")
+def rows():
+    # 5 combinations: on the tests' 8 fake CPU devices, one map per device
+    return som_studio.sweep(IRIS, vary={"sigma_end": [0.5, "1x0.6", 2, 0.8, 1.5]}, init="random", seed=4, **MAP)
+
+
+def test_the_varied_settings_are_the_declared_ones():
+    assert varied_settings() == tuple(s.name for s in cfgmod.SETTINGS if s.sweep)
+    assert set(varied_settings()) == {"sigma_start", "sigma_end", "seed"}
+
+
+def test_every_row_is_the_map_a_fused_batch_run_trains(rows):
+    assert len(rows) == 5
+    assert [r["settings"] for r in rows] == [
+        {"sigma_end": 0.5}, {"sigma_end": [1.0, 0.6]}, {"sigma_end": 2.0}, {"sigma_end": 0.8}, {"sigma_end": 1.5}
+    ]  # fmt: skip
+    for i in (0, 1, 4):
+        end = rows[i]["settings"]["sigma_end"]
+        run = som_studio.train(IRIS, impl="jax-fused-batch", sigma_end=end, init="random", seed=4, **MAP)
+        assert rows[i]["qe"] == pytest.approx(run.record["quality"]["qe"], rel=1e-3)
+        assert rows[i]["te"] == pytest.approx(run.record["quality"]["te"], abs=0.02)
+        assert rows[i]["label_purity"] == pytest.approx(run.record["quality"]["label_purity"], abs=0.02)
+        kept = rows.run(i)
+        np.testing.assert_allclose(kept.codebook, run.codebook, rtol=1e-3, atol=1e-4)
+        assert kept.record["quality"]["qe"] == rows[i]["qe"]
+    assert rows.timings["wall_s"] > 0 and rows.timings["per_epoch_s"] > 0
+    frame = rows.to_pandas()
+    assert list(frame.columns) == ["sigma_end", "qe", "te", "label_purity"]
+
+
+def test_the_combinations_are_sharded_over_the_devices(rows):
+    from som_studio.core import jax_runtime
+    from som_studio.sweeps import spread
+
+    assert rows.devices == min(5, jax_runtime.jax().device_count())
+    assert spread(10, 8) == 5 and spread(16, 8) == 8 and spread(11, 8) == 6 and spread(3, 1) == 1
+    # 11 on 8: two maps a device either way; 6 devices pad one map, 8 would pad five
+
+
+def test_the_frontier_is_the_rows_nothing_beats(rows):
+    front = rows.frontier()
+    for i in front:
+        assert not any(r["qe"] < rows[i]["qe"] and r["te"] < rows[i]["te"] for r in rows)
+
+
+@pytest.mark.parametrize(
+    ("vary", "words"),
+    [
+        ({"lr_start": [0.1, 0.5]}, r"vary: lr_start cannot vary in a sweep .*; it varies sigma_start, sigma_end, seed"),
+        ({"grid": ["4x4"]}, r"grid cannot vary"),
+        ({}, r"a sweep needs at least one varied setting"),
+        ({"seed": []}, r"seed: a sweep with no value of seed has no combination"),
+        ({"sigma_end": [-1]}, r"sigma_end: radii must be finite and > 0"),
+    ],
+)
+def test_bad_sweeps_are_refused_by_name(vary, words):
+    with pytest.raises(ValueError, match=words) as err:
+        som_studio.sweep(IRIS, vary=vary, **MAP)
+    assert [f.name for f in traceback.extract_tb(err.value.__traceback__)][1:] == ["sweep"]
+
+
+def test_the_command_writes_rows_report_and_runs(tmp_path, capsys):
+    argv = ["sweep", "--data", str(IRIS), "--labels", "species", "--grid", "5x4", "--epochs", "6"]
+    argv += ["--vary", "sigma_end=0.5,1x0.6", "--vary", "seed=0,1", "--json", str(tmp_path / "s.json")]
+    argv += ["--report", str(tmp_path / "s.html"), "--save-runs", str(tmp_path / "runs")]
+    assert cli.main(argv) == 0
+    out, err = capsys.readouterr()
+    assert "sigma_end" in out and "frontier" in out
+    assert "the seed does not change these maps" in err  # init pca
+    doc = json.loads((tmp_path / "s.json").read_text())
+    assert doc["schema_version"] == 1 and len(doc["rows"]) == 4
+    assert doc["rows"][2]["settings"] == {"sigma_end": [1.0, 0.6], "seed": 0}
+    assert set(doc["rows"][0]) == {"settings", "qe", "te", "label_purity"}
+    assert set(doc["timings"]) >= {"wall_s", "per_epoch_s"}
+    assert "<svg" in (tmp_path / "s.html").read_text()
+    saved = sorted(p.name for p in (tmp_path / "runs").iterdir())
+    assert saved[0] == "sigma_end-0.5_seed-0.somrun" and len(saved) == 4
+    run = som_studio.load_run(tmp_path / "runs" / "sigma_end-1x0.6_seed-1.somrun")
+    assert run.record["quality"]["qe"] == pytest.approx(doc["rows"][3]["qe"])
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        (["--vary", "lr_end=0.1"], "--vary: lr_end cannot vary in a sweep"),
+        (["--vary", "sigma_end"], "--vary: expected KEY=V1,V2"),
+        ([], "--vary: a sweep needs at least one --vary"),
+        (["--vary", "seed=a"], "--vary: expected a whole number"),
+        (["--vary", "sigma_end=1", "--sigma-end", "2"], "--sigma-end is given and varied"),
+    ],
+)
+def test_the_command_refuses_bad_vary(extra, words, capsys):
+    assert cli.main(["sweep", "--data", str(IRIS), "--grid", "4x3", *extra]) == 2
+    assert words in capsys.readouterr().err
+
+
+def test_a_sweep_with_missing_values_agrees_with_its_run():
+    rng = np.random.default_rng(0)
+    X = rng.random((100, 4))
+    X[::7, 2] = np.nan  # missing values: the epoch's known-feature path
+    rows = som_studio.sweep(X, vary={"sigma_end": [0.5, 1]}, grid="5x4", epochs=10)
+    run = som_studio.train(X, sigma_end=1, grid="5x4", epochs=10)
+    assert rows[1]["qe"] == pytest.approx(run.record["quality"]["qe"], rel=1e-3)
+    assert rows[0]["label_purity"] is None
