@@ -63,7 +63,7 @@ LAUNCH_FRACTION = 0.1
 LAUNCH_KERNEL_S = 20e-6
 
 #: How the ceilings are measured, by backend: (matmul side n, bytes of the copied array, repeats).
-CEILING_SIZES = {"cpu": (1024, 64 << 20, 5), "gpu": (8192, 1 << 30, 10), "tpu": (8192, 1 << 30, 10)}
+CEILING_SIZES = {"cpu": (1024, 64 << 20, 10), "gpu": (8192, 1 << 30, 10), "tpu": (8192, 1 << 30, 10)}
 
 
 # -- the SOM's own operations ---------------------------------------------------------------------------------
@@ -181,7 +181,7 @@ def measure_ceilings(device: Any, sizes: tuple[int, int, int] | None = None) -> 
             "bandwidth": f"jit(x + 1) over a float32 array of {mib} MiB (reads and writes {2 * mib} MiB), "
             f"best of {repeats}",
         },
-        "device": _device_key(device),
+        "device": f"{device.platform}/{device.device_kind}",
     }
 
 
