@@ -34,6 +34,7 @@ from som_studio.qt.settings import Settings
 from som_studio.qt.widgets.map_view import MapView
 from som_studio.qt.widgets.quality_plot import QualityPlot
 from som_studio.qt.widgets.run_panel import RunPanel
+from som_studio.qt.widgets.inside_view import InsideView
 from som_studio.qt.widgets.sharding_view import ShardingView
 from som_studio.qt.widgets.timing_plot import TimingPlot
 from som_studio.storage import RunHistory
@@ -145,8 +146,14 @@ class MainWindow(QMainWindow):
         for signal in (self.comparison.show_requested, self.docks["compare"].visibilityChanged):  # room for its maps
             signal.connect(lambda visible=True: show_with_room(self, self.docks["compare"], visible))
         self.menuBar().insertMenu(self.menuBar().actions()[-1], self.comparison.menu)  # before Help
+        # The Inside page: the roofline of the ticked runs that recorded their inside.
+        self.inside_view = InsideView()
+        self.tabifyDockWidget(self.docks["runs"], self._add_dock("inside", self.tr("Inside"), self.inside_view, bottom))
+        self.runs.checked_changed.connect(self._on_checked_for_inside)
+        self._on_checked_for_inside()
         view_menu = self.menus["&View"]  # the docks, then (after a separator) the Language menu
         view_menu.insertAction(view_menu.actions()[-2], self.docks["compare"].toggleViewAction())
+        view_menu.insertAction(view_menu.actions()[-2], self.docks["inside"].toggleViewAction())
         self.live.connect()
         self.runs_panel.status.connect(self.status_label.setText)
         self.runs_panel.projector.projected.connect(lambda result: show_projection(self.map_view, result))
@@ -166,6 +173,10 @@ class MainWindow(QMainWindow):
         self._restore_window()
         self._on_state_changed(self.controller.state)  # Pause and Stop off until a run starts
         self._on_form_state(self.form.state)
+
+    def _on_checked_for_inside(self) -> None:
+        runs = self.runs.checked_runs()
+        self.inside_view.set_runs([r.name for r in runs], [r.record for r in runs])
 
     # -- construction --------------------------------------------------------------------
     def _add_dock(self, key: str, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
