@@ -862,7 +862,7 @@ def _roofline_section(runs: list[ReportRun]) -> list[ChartSection]:
                 ),
             ),
             x_label=_("arithmetic intensity (FLOPs per byte)"),
-            y_label=_("achieved FLOP/s"),
+            y_label=_("achieved GFLOP/s"),
         )
     ]
 

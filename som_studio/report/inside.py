@@ -174,7 +174,12 @@ def notes(names: Sequence[str], records: Sequence[RunRecord]) -> list[str]:
         )
         out += [_("  measured by {how}").format(how=h) for h in line.measured_with]
     if any((inside_of(r) or {}).get("flops_source") == "analytic" for r in records):
-        out.append(_("* XLA gives no FLOP count for this run: the count of the SOM's own operations stands in"))
+        out.append(
+            _(
+                "* counted by hand, the SOM's own operations: a NumPy run has no compiled program to count, "
+                "or XLA gave no count; its bytes are the least the iteration must move"
+            )
+        )
     for n, r in zip(names, records):
         reasons = ((inside_of(r) or {}).get("counts") or {}).get("recompile_reasons") or []
         for text in reasons[:3]:

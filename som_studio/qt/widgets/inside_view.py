@@ -42,6 +42,7 @@ from som_studio.session.record import RunRecord
 #: The runs' colours, as the report's charts give them.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#8C564B")
 CEILING_PEN = {"color": "#555555", "width": 2}
+G = 1e9  # the chart's FLOP/s are GFLOP/s
 #: The program texts a record may hold, in the order the viewer offers them.
 PROGRAM_KINDS = ("hlo", "stablehlo", "jaxpr")
 
@@ -54,6 +55,8 @@ def draw_roofline(plot: Any, line: Roofline, labels: bool = True) -> None:
     """
     plot.clear()
     plot.setLogMode(x=True, y=True)
+    for side in ("left", "bottom"):  # the unit is in the label (GFLOP/s): no "(x1e+09)" added to it
+        plot.getAxis(side).enableAutoSIPrefix(False)
     plot.showGrid(x=True, y=True, alpha=0.2)
     plot.setLabel("bottom", plot_words()["x"])
     plot.setLabel("left", plot_words()["y"])
@@ -62,11 +65,11 @@ def draw_roofline(plot: Any, line: Roofline, labels: bool = True) -> None:
     if peak and bw:
         ridge = peak / bw
         xs = [lo, ridge, hi]
-        plot.plot(xs, [bw * lo, peak, peak], pen=pg.mkPen(**CEILING_PEN))
+        plot.plot(xs, [bw * lo / G, peak / G, peak / G], pen=pg.mkPen(**CEILING_PEN))
         if labels:
             for text, x, y, anchor in (
-                (plot_words()["compute"].format(v=peak / 1e9), math.log10(hi), math.log10(peak), (1, 1)),
-                (plot_words()["memory"].format(v=bw / 1e9), math.log10(lo), math.log10(bw * lo), (0, 1)),
+                (plot_words()["compute"].format(v=peak / G), math.log10(hi), math.log10(peak / G), (1, 1)),
+                (plot_words()["memory"].format(v=bw / G), math.log10(lo), math.log10(bw * lo / G), (0, 0)),
             ):
                 item = pg.TextItem(text, color="#555555", anchor=anchor)
                 item.setPos(x, y)
@@ -74,13 +77,13 @@ def draw_roofline(plot: Any, line: Roofline, labels: bool = True) -> None:
     for i, p in enumerate(line.points):
         colour = PALETTE[i % len(PALETTE)]
         plot.plot(
-            [p.intensity], [p.achieved], pen=None, symbol="o", symbolSize=11, symbolBrush=colour, symbolPen="w"
+            [p.intensity], [p.achieved / G], pen=None, symbol="o", symbolSize=11, symbolBrush=colour, symbolPen="w"
         )
         if labels:
             item = pg.TextItem(p.name, color=colour, anchor=(0, 1.2))
-            item.setPos(math.log10(p.intensity), math.log10(p.achieved))
+            item.setPos(math.log10(p.intensity), math.log10(p.achieved / G))
             plot.addItem(item)
-    ys = [p.achieved for p in line.points] + [v for v in (peak, bw * lo if bw else None) if v]
+    ys = [p.achieved / G for p in line.points] + [v / G for v in (peak, bw * lo if bw else None) if v]
     if ys:
         plot.setYRange(math.log10(min(ys)) - 0.5, math.log10(max(ys)) + 0.5, padding=0)
     plot.setXRange(math.log10(lo), math.log10(hi), padding=0)
@@ -90,7 +93,7 @@ def plot_words() -> dict[str, str]:
     """The chart's words in the user's language (the report's chart says the same)."""
     return {
         "x": QCoreApplication.translate("InsideView", "arithmetic intensity (FLOPs per byte)"),
-        "y": QCoreApplication.translate("InsideView", "achieved FLOP/s"),
+        "y": QCoreApplication.translate("InsideView", "achieved GFLOP/s"),
         "compute": QCoreApplication.translate("InsideView", "float32 matmul: {v:.3g} GFLOP/s"),
         "memory": QCoreApplication.translate("InsideView", "memory: {v:.3g} GB/s"),
     }
