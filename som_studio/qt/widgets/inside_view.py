@@ -39,11 +39,11 @@ from som_studio.core.hlo import folded
 from som_studio.report.inside import INSIDE_HEADER, Roofline, inside_of, inside_rows, notes, roofline
 from som_studio.session.record import RunRecord
 
-#: The runs' colours, as the report's charts give them.
+# The runs' colours, as the report's charts give them.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#8C564B")
 CEILING_PEN = {"color": "#555555", "width": 2}
 G = 1e9  # the chart's FLOP/s are GFLOP/s
-#: The program texts a record may hold, in the order the viewer offers them.
+# The program texts a record may hold, in the order the viewer offers them.
 PROGRAM_KINDS = ("hlo", "stablehlo", "jaxpr")
 
 
