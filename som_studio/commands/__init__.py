@@ -5,4 +5,13 @@ imports nothing heavy at module level, so ``som-studio --help`` stays fast and
 imports neither Qt nor JAX. :data:`COMMANDS` lists them in help order.
 """
 
-COMMANDS: tuple[str, ...] = ("bench", "compare", "explain", "project", "list_impls", "devices", "doctor", "install_desktop")
+COMMANDS: tuple[str, ...] = (
+    "bench",
+    "compare",
+    "explain",
+    "project",
+    "list_impls",
+    "devices",
+    "doctor",
+    "install_desktop",
+)

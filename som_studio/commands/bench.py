@@ -129,7 +129,9 @@ def run(args: argparse.Namespace) -> int:
     if args.keep_programs and not args.inside:
         raise CommandError("--keep-programs: " + _("keeps what {flag} records; give it too").format(flag="--inside"))
     if args.inside and args.coordinator is not None:
-        raise CommandError("--inside: " + _("records runs in one process; it cannot go with {flag}").format(flag="--coordinator"))
+        raise CommandError(
+            "--inside: " + _("records runs in one process; it cannot go with {flag}").format(flag="--coordinator")
+        )
     cluster = _cluster(args)
     main = cluster is None or cluster.is_main
     if cluster is not None:

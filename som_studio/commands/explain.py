@@ -72,7 +72,9 @@ def run(args: argparse.Namespace) -> int:
         if value is not None and len(jax_impls) != 1:
             raise CommandError(
                 f"{flag}: "
-                + _("writes one JAX implementation's program; {flag2} lists {n}").format(flag2="--impl", n=len(jax_impls))
+                + _("writes one JAX implementation's program; {flag2} lists {n}").format(
+                    flag2="--impl", n=len(jax_impls)
+                )
             )
     hlo_path = check_output(args.hlo, args.force, flag="--hlo", reads=reads)
     json_path = check_output(args.json, args.force, flag="--json", reads={**reads, "--hlo": args.hlo})

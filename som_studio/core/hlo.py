@@ -269,7 +269,7 @@ def _nbytes(shape: str) -> int:
 
 
 class _Instr:
-    __slots__ = ("name", "shape", "op", "operands", "rest")
+    __slots__ = ("name", "op", "operands", "rest", "shape")
 
     def __init__(self, name: str, shape: str, op: str, operands: list[str], rest: str) -> None:
         self.name, self.shape, self.op, self.operands, self.rest = name, shape, op, operands, rest
@@ -328,8 +328,9 @@ class ProgramCosts:
         self._loop_cond: str | None = None
         for ins in self._comps.get(self.entry or "", []):
             if ins.op == "while" and not _TRIPS_RE.search(ins.rest):
-                body, cond = re.search(r"\bbody=%?([\w.\-]+)", ins.rest), re.search(
-                    r"\bcondition=%?([\w.\-]+)", ins.rest
+                body, cond = (
+                    re.search(r"\bbody=%?([\w.\-]+)", ins.rest),
+                    re.search(r"\bcondition=%?([\w.\-]+)", ins.rest),
                 )
                 if body:
                     self.iteration_loop = body.group(1)
@@ -442,7 +443,7 @@ def folded(text: str) -> list[tuple[str, str]]:
     Lines before the first computation (the module's header) come first with the header ``""``.
     """
     out: list[tuple[str, str]] = []
-    head, lines = "", []
+    head, lines = "", list[str]()
     for line in text.splitlines():
         if _COMP_RE.match(line):
             if lines and any(s.strip() for s in lines):

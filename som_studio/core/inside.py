@@ -220,7 +220,11 @@ def ceilings(device: Any, *, refresh: bool = False) -> dict[str, Any]:
     except (OSError, ValueError):
         table = {}
     found = table.get(key)
-    if not refresh and isinstance(found, dict) and all(k in found for k in ("matmul_flops_per_s", "bandwidth_bytes_per_s")):
+    if (
+        not refresh
+        and isinstance(found, dict)
+        and all(k in found for k in ("matmul_flops_per_s", "bandwidth_bytes_per_s"))
+    ):
         return {**found, "cached": True}
     fresh = measure_ceilings(device)
     table[key] = fresh
@@ -331,12 +335,14 @@ def inspect(trainer: Any, *, keep_programs: bool = False) -> dict[str, Any]:
     once, trips = costs.whole(trips=False), costs.whole(trips=True)
     body = costs.per_trip
     per_call = costs.iteration_loop is None
-    flops = bytes_ = None
-    if xla.get("flops") is not None:
+    flops: float | None = None
+    bytes_: float | None = None
+    xla_flops, xla_bytes = xla.get("flops"), xla.get("bytes")
+    if xla_flops is not None:
         # XLA's figure with each inner loop body's extra trips added, less what runs once per call.
-        flops = (xla["flops"] - once["flops"] + body["flops"]) / per_trip_iterations
-    if xla.get("bytes") is not None:
-        bytes_ = (xla["bytes"] - once["bytes"] + body["bytes"]) / per_trip_iterations
+        flops = (xla_flops - once["flops"] + body["flops"]) / per_trip_iterations
+    if xla_bytes is not None:
+        bytes_ = (xla_bytes - once["bytes"] + body["bytes"]) / per_trip_iterations
     kernels = body["kernels"] / per_trip_iterations
     jaxpr = traced[name].jaxpr if name in traced else None
     dispatches: float = 1.0 / per_trip_iterations if not per_call else 1.0
@@ -398,7 +404,11 @@ def _cost_analysis(compiled: Any) -> dict[str, float | None]:
         ca = ca[0] if ca else None
     if not isinstance(ca, dict):
         return {"flops": None, "bytes": None, "transcendentals": None}
-    get = lambda k: float(ca[k]) if k in ca and ca[k] is not None and float(ca[k]) >= 0 else None
+
+    def get(k: str) -> float | None:
+        v = ca.get(k)
+        return float(v) if v is not None and float(v) >= 0 else None
+
     return {"flops": get("flops"), "bytes": get("bytes accessed"), "transcendentals": get("transcendentals")}
 
 

@@ -31,10 +31,10 @@ from som_studio.qt.project_dialog import show_projection
 from som_studio.qt.runs import RunsModel
 from som_studio.qt.runs_panel import RunsPanel
 from som_studio.qt.settings import Settings
+from som_studio.qt.widgets.inside_view import InsideView
 from som_studio.qt.widgets.map_view import MapView
 from som_studio.qt.widgets.quality_plot import QualityPlot
 from som_studio.qt.widgets.run_panel import RunPanel
-from som_studio.qt.widgets.inside_view import InsideView
 from som_studio.qt.widgets.sharding_view import ShardingView
 from som_studio.qt.widgets.timing_plot import TimingPlot
 from som_studio.storage import RunHistory

@@ -75,8 +75,7 @@ def bound_text(bound: str | None) -> str:
 
 def roofline(names: Sequence[str], records: Sequence[RunRecord]) -> Roofline | None:
     """The roofline of the runs that carry ``extra.inside``; ``None`` when none does."""
-    insides = [(n, inside_of(r)) for n, r in zip(names, records)]
-    insides = [(n, i) for n, i in insides if i is not None]
+    insides = [(n, i) for n, r in zip(names, records) if (i := inside_of(r)) is not None]
     if not insides:
         return None
     ceil = next((i["ceilings"] for _, i in insides if i.get("ceilings")), None) or {}
@@ -88,7 +87,11 @@ def roofline(names: Sequence[str], records: Sequence[RunRecord]) -> Roofline | N
         if ai and achieved and ai > 0 and achieved > 0:
             points.append(RooflinePoint(n, float(ai), float(achieved), i.get("fraction_of_ceiling"), i.get("bound")))
     return Roofline(
-        tuple(points), ceil.get("matmul_flops_per_s"), ceil.get("bandwidth_bytes_per_s"), measured, ceil.get("device") or ""
+        tuple(points),
+        ceil.get("matmul_flops_per_s"),
+        ceil.get("bandwidth_bytes_per_s"),
+        measured,
+        ceil.get("device") or "",
     )
 
 

@@ -86,7 +86,9 @@ def test_bench_keep_programs_needs_inside(capsys):
 
 def test_bench_inside_adds_the_table_and_extra_inside(tmp_path, capsys):
     js = tmp_path / "runs.json"
-    code, out, err = _run(capsys, "bench", "--impl", "numpy-batch,jax-fused-batch", "--inside", *SMALL, "--json", str(js))
+    code, out, err = _run(
+        capsys, "bench", "--impl", "numpy-batch,jax-fused-batch", "--inside", *SMALL, "--json", str(js)
+    )
     assert code == 0, err
     assert "FLOPs / it" in out and "bound" in out
     runs = json.loads(js.read_text(encoding="utf-8"))["runs"]

@@ -337,7 +337,9 @@ def _preview() -> None:  # pragma: no cover - run by hand
     ):
         static = {"xla_flops_per_iteration": flops, "xla_bytes_per_iteration": nbytes, "kernels_per_iteration": 12}
         got = inside.assemble(static, {"flops": flops, "bytes": nbytes}, ceiling=ceiling, seconds_per_iteration=s)
-        got["programs"] = {"chunk": {"hlo": "HloModule m\n\nENTRY %main (a: f32[]) -> f32[] {\n  ROOT %a = f32[] parameter(0)\n}\n"}}
+        got["programs"] = {
+            "chunk": {"hlo": "HloModule m\n\nENTRY %main (a: f32[]) -> f32[] {\n  ROOT %a = f32[] parameter(0)\n}\n"}
+        }
         records.append(RunRecord(impl=name, kind="batch", config={}, extra={"inside": got}))
     view = InsideView()
     view.set_runs([r.impl for r in records], records)
