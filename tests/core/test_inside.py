@@ -96,11 +96,15 @@ def test_the_matmul_ceiling_is_what_a_plain_dot_reaches(own_cache):
             best = min(best, time.perf_counter() - t)
         return 2 * n**3 / best
 
-    # Interleaved, the best of each: this machine is shared, and the best run is the one that had it alone.
+    # Interleaved, the best of each: this machine is shared (the same program measured twice in a row has
+    # differed 4x here), and the best run is the one that had it alone. More rounds until the two bests meet;
+    # a measurement off by a constant factor (a wrong FLOP count, another program) never meets.
     plains, ceilings = [], []
-    for _ in range(3):
+    for _ in range(8):
         plains.append(plain())
         ceilings.append(inside.measure_ceilings(device, sizes=(n, 4 << 20, repeats))["matmul_flops_per_s"])
+        if len(plains) >= 2 and max(ceilings) == pytest.approx(max(plains), rel=0.2):
+            break
     assert max(ceilings) == pytest.approx(max(plains), rel=0.2)
 
 
