@@ -275,10 +275,18 @@ Run {command} in a terminal.</source>
     <message>
         <source>The roofline of the runs ticked in the run list appears here: for each run, the FLOP/s it achieved against its arithmetic intensity (FLOPs per byte), under the device&apos;s float32 matmul and memory ceilings, with what bounds it and the program XLA compiled.
 
-A run shows here when it recorded its inside: run `som-studio bench --inside --keep-programs --save-runs DIR` (or `som-studio explain`) and open the runs with File &gt; Open run…</source>
+A run shows here when it recorded its inside: tick Record the inside of the next runs above and run it, or run `som-studio bench --inside --keep-programs --save-runs DIR` (or `som-studio explain`) and open the runs with File &gt; Open run…</source>
         <translation>실행 목록에서 체크한 실행들의 루프라인이 여기에 나타납니다: 각 실행이 산술 강도(바이트당 FLOPs)에 대해 달성한 FLOP/s를, 장치의 float32 행렬 곱 천장과 메모리 천장 아래에, 무엇이 제약하는지와 XLA가 컴파일한 프로그램과 함께 보여 줍니다.
 
-내부를 기록한 실행이 여기에 나옵니다: `som-studio bench --inside --keep-programs --save-runs DIR`(또는 `som-studio explain`)을 실행하고 파일 &gt; 실행 열기…로 그 실행들을 여세요.</translation>
+내부를 기록한 실행이 여기에 나옵니다: 위의 다음 실행들의 내부 기록을 체크하고 실행하거나, `som-studio bench --inside --keep-programs --save-runs DIR`(또는 `som-studio explain`)을 실행하고 파일 &gt; 실행 열기…로 그 실행들을 여세요.</translation>
+    </message>
+    <message>
+        <source>Record the inside of the next runs</source>
+        <translation>다음 실행들의 내부 기록</translation>
+    </message>
+    <message>
+        <source>After each run&apos;s timed iterations, compile its program once more and keep what XLA made of it (its texts too: a kept run grows by their size) and the device&apos;s ceilings (measured once)</source>
+        <translation>각 실행의 시간을 잰 반복이 끝난 뒤 그 프로그램을 한 번 더 컴파일하여 XLA가 만든 것(텍스트도 포함: 보관한 실행이 그 크기만큼 커집니다)과 장치의 천장(한 번만 측정)을 보관합니다</translation>
     </message>
     <message>
         <source>optimized HLO</source>

@@ -219,7 +219,13 @@ class MainWindow(QMainWindow):
         c = self.map_view.choice()
         self.controller_cpu_devices = st.cpu_devices
         try:
-            self.controller.start(st.config, st.cpu_devices, view=(c.mode, c.component), hooks=hooks)
+            self.controller.start(
+                st.config,
+                st.cpu_devices,
+                view=(c.mode, c.component),
+                hooks=hooks,
+                session_options=self.inside_view.session_options(),
+            )
         except OSError as exc:  # no process could be started (limits, memory)
             self.show_error(
                 self.tr("Cannot start the run"),

@@ -21,6 +21,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QAbstractTableModel, QCoreApplication, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QFont, QFontDatabase
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QHBoxLayout,
     QHeaderView,
@@ -258,21 +259,35 @@ class InsideView(QWidget):
                 "The roofline of the runs ticked in the run list appears here: for each run, the FLOP/s it "
                 "achieved against its arithmetic intensity (FLOPs per byte), under the device's float32 matmul "
                 "and memory ceilings, with what bounds it and the program XLA compiled.\n\n"
-                "A run shows here when it recorded its inside: run `som-studio bench --inside --keep-programs "
-                "--save-runs DIR` (or `som-studio explain`) and open the runs with File > Open run…"
+                "A run shows here when it recorded its inside: tick Record the inside of the next runs above and "
+                "run it, or run `som-studio bench --inside --keep-programs --save-runs DIR` (or `som-studio "
+                "explain`) and open the runs with File > Open run…"
             )
         )
         self.empty.setObjectName("insideEmpty")
         self.empty.setWordWrap(True)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.record = QCheckBox(self.tr("Record the inside of the next runs"))
+        self.record.setObjectName("insideRecord")
+        self.record.setToolTip(
+            self.tr(
+                "After each run's timed iterations, compile its program once more and keep what XLA made of it "
+                "(its texts too: a kept run grows by their size) and the device's ceilings (measured once)"
+            )
+        )
         self.stack = QStackedWidget()
         self.stack.addWidget(self.empty)
         self.stack.addWidget(body)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
+        lay.addWidget(self.record)
         lay.addWidget(self.stack)
         self.which.currentIndexChanged.connect(self._on_which)
         self.set_runs([], [])
+
+    def session_options(self) -> dict[str, Any]:
+        """What the next run's session is asked (:class:`~som_studio.session.session.Session`'s keywords)."""
+        return {"inside": True, "keep_programs": True} if self.record.isChecked() else {}
 
     # -- feeding ---------------------------------------------------------------------------
     def set_runs(self, names: Sequence[str], records: Sequence[RunRecord]) -> None:

@@ -89,3 +89,23 @@ def test_the_window_shows_the_ticked_runs_on_its_inside_page(window):
     kept = window.runs_panel.add_run(StoredRun(record=_record("jax-fused-batch", 4e8, 1e8, 0.01)), check=True)
     window.runs.set_checked({kept.id})
     assert view.model.rowCount() == 1 and view.model.rows[0][0] == kept.name
+
+
+def test_a_run_made_in_the_app_records_its_inside_when_asked(window, qtbot, tmp_path, monkeypatch):
+    """Ticked, the next run's worker records extra.inside with its programs; the page shows the run once ticked."""
+    from tests.qt.test_app import WAIT_MS, configure
+
+    monkeypatch.setenv("SOM_STUDIO_CACHE_DIR", str(tmp_path / "cache"))  # the worker inherits it
+    view = window.findChild(InsideView, "insideView")
+    view.record.setChecked(True)
+    configure(window, impl="jax-fused-batch", iterations=3)
+    with qtbot.waitSignal(window.controller.run_ended, timeout=WAIT_MS):
+        assert window.start_run()
+    qtbot.waitUntil(lambda: len(window.runs.runs) == 1, timeout=WAIT_MS)
+    run = window.runs.runs[0]
+    got = run.record.extra["inside"]
+    assert got["flops_per_iteration"] > 0 and got["ceilings"]["matmul_flops_per_s"] > 0
+    window.runs.set_checked({run.id})
+    assert view.model.rowCount() == 1
+    assert view.which.count() == 3  # its optimized HLO, StableHLO and jaxpr
+    assert view.program.tree.topLevelItemCount() > 3
