@@ -472,16 +472,23 @@ def _inside(
     from som_studio.core import jax_runtime
 
     jax = jax_runtime.jax()
-    static = inside.inspect(trainer, keep_programs=keep)
-    transfers = None
-    if jax.process_count() == 1:
-        calls = inside.count_transfers(lambda: trainer.run(done - 1, 1))
-        transfers = float(calls) if calls is not None else None
-    device = devices[0] if devices else jax.devices()[0]
+    try:
+        static = inside.inspect(trainer, keep_programs=keep)
+        transfers = None
+        if jax.process_count() == 1:
+            calls = inside.count_transfers(lambda: trainer.run(done - 1, 1))
+            transfers = float(calls) if calls is not None else None
+        device = devices[0] if devices else jax.devices()[0]
+        ceiling = inside.ceilings(device)
+    except Exception as exc:  # the run itself went well: it keeps its timings and the hand count
+        out = inside.assemble(None, counted, ceiling=None, seconds_per_iteration=record.median_s)
+        out["counts"] = {"compiles": record.compiles}
+        out["error"] = f"{type(exc).__name__}: {exc}"
+        return out
     out = inside.assemble(
         static,
         counted,
-        ceiling=inside.ceilings(device),
+        ceiling=ceiling,
         seconds_per_iteration=record.median_s,
         devices=max(1, len(devices)) if impl.shards else 1,
         shares_host=device.platform == "cpu",

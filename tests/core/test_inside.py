@@ -80,30 +80,34 @@ def test_analytic_count_and_cost_analysis_agree_on_the_fused_epoch():
         trainer.close()
 
 
-def test_the_matmul_ceiling_is_what_a_plain_dot_reaches(own_cache):
-    """Two measurements in one process, the best of several runs each: the ceiling is a plain product's rate."""
-    n, repeats = 768, 10
+def test_the_matmul_ceiling_is_what_a_plain_dot_reaches(own_cache, monkeypatch):
+    """Two measurements in one process, each the best of its runs: the ceiling is a plain product's rate.
+
+    This machine is shared (the same program timed twice in a row has differed 4x here), so the two are taken
+    in short turns, many times over, and the best of each compared: the best run is the one that had the
+    machine alone, and both get such turns. A measurement off by a constant factor (a wrong FLOP count,
+    another program) never meets the plain product's best.
+    """
+    n, repeats = 768, 3
+    monkeypatch.setattr(inside, "CEILING_MIN_S", 0.0)  # short turns: ``repeats`` runs each
     device = jax.devices()[0]
     a = jax.random.uniform(jax.random.key(1), (n, n), jnp.float32)
     b = jax.random.uniform(jax.random.key(2), (n, n), jnp.float32)
+    jnp.dot(a, b, precision="highest").block_until_ready()
 
     def plain() -> float:
-        jnp.dot(a, b, precision="highest").block_until_ready()
-        best, start = float("inf"), time.perf_counter()
-        while time.perf_counter() - start < inside.CEILING_MIN_S:
+        best = float("inf")
+        for _ in range(repeats):
             t = time.perf_counter()
             jnp.dot(a, b, precision="highest").block_until_ready()
             best = min(best, time.perf_counter() - t)
         return 2 * n**3 / best
 
-    # Interleaved, the best of each: this machine is shared (the same program measured twice in a row has
-    # differed 4x here), and the best run is the one that had it alone. More rounds until the two bests meet;
-    # a measurement off by a constant factor (a wrong FLOP count, another program) never meets.
     plains, ceilings = [], []
-    for _ in range(8):
+    for turn in range(40):
         plains.append(plain())
-        ceilings.append(inside.measure_ceilings(device, sizes=(n, 4 << 20, repeats))["matmul_flops_per_s"])
-        if len(plains) >= 2 and max(ceilings) == pytest.approx(max(plains), rel=0.2):
+        ceilings.append(inside.measure_ceilings(device, sizes=(n, 1 << 20, repeats))["matmul_flops_per_s"])
+        if turn >= 5 and max(ceilings) == pytest.approx(max(plains), rel=0.2):
             break
     assert max(ceilings) == pytest.approx(max(plains), rel=0.2)
 
@@ -180,3 +184,20 @@ def test_a_recompiling_run_says_why(own_cache):
         assert found == []
         f(np.ones(4, np.float32)).block_until_ready()
     assert found and "f32[4]" in found[0]
+
+
+def test_a_program_that_cannot_be_inspected_leaves_the_run_whole(own_cache, monkeypatch):
+    def broken(trainer, **kw):
+        raise RuntimeError("no cost analysis on this backend")
+
+    monkeypatch.setattr(inside, "inspect", broken)
+    cfg = RunConfig(impl="jax-fused-batch", width=12, height=8, epochs=3, data=DataSpec(samples=50))
+    record = None
+    for ev in Session(cfg, inside=True, quality_points=0).run():
+        if isinstance(ev, (Finished, Failed)):
+            record = ev.record
+    assert record is not None and record.status == "ok"
+    got = record.extra["inside"]
+    assert "no cost analysis" in got["error"]
+    assert got["flops_source"] == "analytic" and got["flops_per_iteration"] > 0
+    assert got["kernels_per_iteration"] is None and got["ceilings"] is None
