@@ -27,6 +27,7 @@ examples:
   som-studio bench --impl numpy-batch,jax-vmap-batch --grid 60x34 --epochs 10
   som-studio compare --impl numpy-batch,jax-fused-batch --grid 60x34 --epochs 10 \\
       --report report.html
+  som-studio explain --impl jax-fused-batch --hlo fused.hlo
   som-studio --cpu-devices 8 devices --layout 2x4
   som-studio doctor
 

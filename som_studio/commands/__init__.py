@@ -9,6 +9,7 @@ COMMANDS: tuple[str, ...] = (
     "bench",
     "compare",
     "sweep",
+    "explain",
     "project",
     "list_impls",
     "devices",

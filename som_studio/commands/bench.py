@@ -56,6 +56,20 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         metavar="FILE",
         help="write every run's full record as JSON (see README); - prints it (the table then goes to stderr)",
     )
+    i = p.add_argument_group("the inside of each run (see `som-studio explain`)")
+    i.add_argument(
+        "--inside",
+        action="store_true",
+        help="record what XLA compiled (kernels, loop trips, FLOPs and bytes per iteration, compile time split "
+        "into trace, lower and compile) and the device's ceilings, after the timed iterations (it compiles "
+        "once more); adds a roofline table and extra.inside to the JSON",
+    )
+    i.add_argument(
+        "--keep-programs",
+        action="store_true",
+        help="with --inside: keep each run's jaxpr, StableHLO and optimized HLO text in its record "
+        "(extra.inside.programs: the JSON and --save-runs files grow by their size)",
+    )
     d = p.add_argument_group("across processes and machines (JAX's distributed runtime)")
     d.add_argument(
         "--coordinator",
@@ -113,6 +127,12 @@ def _cluster(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.keep_programs and not args.inside:
+        raise CommandError("--keep-programs: " + _("keeps what {flag} records; give it too").format(flag="--inside"))
+    if args.inside and args.coordinator is not None:
+        raise CommandError(
+            "--inside: " + _("records runs in one process; it cannot go with {flag}").format(flag="--coordinator")
+        )
     cluster = _cluster(args)
     main = cluster is None or cluster.is_main
     if cluster is not None:
@@ -141,7 +161,9 @@ def run(args: argparse.Namespace) -> int:
         if main and not to_stdout
         else None
     )
-    session_kw = {}
+    session_kw: dict[str, Any] = {}
+    if args.inside and cluster is None:
+        session_kw.update(inside=True, keep_programs=args.keep_programs)
     if cluster is not None:
         from som_studio.session.distributed import LOCKSTEP_SESSION
 
@@ -162,6 +184,11 @@ def run(args: argparse.Namespace) -> int:
     if not main:  # only process 0 prints and writes
         return 0 if all(r.status == "ok" for r in records) else 1
     print(format_table(records, args.baseline), file=sys.stderr if to_stdout else sys.stdout)
+    if args.inside and cluster is None:
+        from som_studio.report.inside import format_inside_table
+
+        names = [r.impl for r in records]
+        print("\n" + format_inside_table(names, records), file=sys.stderr if to_stdout else sys.stdout)
     if to_stdout:
         from som_studio.report.writers import json_text
         from som_studio.session.record import runs_document

@@ -129,9 +129,13 @@ class _FusedTrainer:
     def _args(self) -> tuple:
         raise NotImplementedError
 
+    def traces(self) -> dict:
+        """The chunk program, traced for this trainer's arguments (nothing lowered or compiled)."""
+        return {"chunk": self._program.trace(self.w, np.int32(0), np.int32(0), *self._args())}
+
     def programs(self) -> dict:
         """The chunk program, lowered for this trainer's arguments (nothing compiled)."""
-        return {"chunk": self._program.lower(self.w, np.int32(0), np.int32(0), *self._args())}
+        return {k: t.lower() for k, t in self.traces().items()}
 
     def warmup(self) -> None:
         # Ahead of time: the one compilation run() uses and describe() reads. A

@@ -135,14 +135,21 @@ class JaxNaiveOnline(_JaxTrainer):
 
     plan = "direct/argmin-all/eager"
 
-    def programs(self) -> dict:
-        """The step's operations lowered as one program (eagerly, each is its own small program)."""
+    # Every operation is its own dispatch: the inside of a run counts the traced step's operations.
+    eager = True
+
+    def traces(self) -> dict:
+        """The step's operations traced as one program (eagerly, each is its own small program)."""
         b, s = self.sched.block, self.sched
         x = self.data[int(b.order[0])]  # type: ignore[index,union-attr]
         step = jax.jit(_online_step, static_argnums=(7, 8))
         return {
-            "step": step.lower(self.weights, x, s.sx[0], s.sy[0], s.lr[0], self.xs, self.ys, self.lattice, self.missing)
+            "step": step.trace(self.weights, x, s.sx[0], s.sy[0], s.lr[0], self.xs, self.ys, self.lattice, self.missing)
         }
+
+    def programs(self) -> dict:
+        """The step's operations lowered as one program (eagerly, each is its own small program)."""
+        return {k: t.lower() for k, t in self.traces().items()}
 
     def _step(self, w, t):
         b, s = self.sched.block, self.sched
@@ -178,9 +185,13 @@ class JaxJitOnline(_JaxTrainer):
         s = self.sched
         return (self.data, s.order, s.sx, s.sy, s.lr, self.xs, self.ys)
 
+    def traces(self) -> dict:
+        """The step program, traced for this trainer's arguments (nothing lowered or compiled)."""
+        return {"step": self._step.trace(self.weights, np.int32(0), *self._args())}
+
     def programs(self) -> dict:
         """The step program, lowered for this trainer's arguments (nothing compiled)."""
-        return {"step": self._step.lower(self.weights, np.int32(0), *self._args())}
+        return {k: t.lower() for k, t in self.traces().items()}
 
     def warmup(self) -> None:
         self._compiled = self.programs()["step"].compile()
@@ -232,9 +243,13 @@ class JaxVmapBatch(_JaxTrainer):
     def _args(self):
         return (self.data, self.sched.sx, self.sched.sy, self.xs, self.ys)
 
+    def traces(self) -> dict:
+        """The epoch program, traced for this trainer's arguments (nothing lowered or compiled)."""
+        return {"epoch": self._epoch.trace(self.weights, np.int32(0), *self._args())}
+
     def programs(self) -> dict:
         """The epoch program, lowered for this trainer's arguments (nothing compiled)."""
-        return {"epoch": self._epoch.lower(self.weights, np.int32(0), *self._args())}
+        return {k: t.lower() for k, t in self.traces().items()}
 
     def warmup(self) -> None:
         self._compiled = self.programs()["epoch"].compile()

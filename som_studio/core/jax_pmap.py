@@ -58,6 +58,13 @@ class JaxPmapBatch(ShardedTrainer):
             epochs, axis_name="data", in_axes=(0, None, None, 0, 0, None, None), devices=self.devices, donate_argnums=0
         )
 
+    # pmap'd functions lower without a separate trace: the inside of a run times the two together.
+    traces = None  # type: ignore[assignment]
+
+    def programs(self) -> dict[str, Any]:
+        """The chunk program, lowered for this trainer's placed arguments (nothing compiled)."""
+        return {"chunk": self._jitted().lower(*self._chunk_args())}
+
     def get_map(self) -> np.ndarray:
         # This process's first copy, read as it lies (indexing self.w would compile a slice).
         return np.asarray(self.w.addressable_shards[0].data)[0, : self.p.height].copy()

@@ -163,6 +163,8 @@ class ScanOnline(_FusedTrainer):
         lattice = (problem.config.topology, bool(problem.config.toroid))
         missing = bool(np.isnan(problem.data).any())
         self._program = jax.jit(chunk_program(self.plan, lattice, missing), donate_argnums=0)
+        # One trip of the chunk program's loop trains this many steps (the inside of a run divides by it).
+        self.iterations_per_trip = self.plan.steps_per_trip
 
     def _args(self) -> tuple:
         s = self.sched

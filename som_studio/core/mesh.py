@@ -106,9 +106,16 @@ class ShardedTrainer:
     def _jitted(self) -> Any:
         raise NotImplementedError
 
+    def _chunk_args(self) -> tuple[Any, ...]:
+        return (self.w, self._scalar(0), self._scalar(0), *self._args)
+
+    def traces(self) -> dict[str, Any]:
+        """The chunk program, traced for this trainer's placed arguments (nothing lowered or compiled)."""
+        return {"chunk": self._jitted().trace(*self._chunk_args())}
+
     def programs(self) -> dict[str, Any]:
         """The chunk program, lowered for this trainer's placed arguments (nothing compiled)."""
-        return {"chunk": self._jitted().lower(self.w, self._scalar(0), self._scalar(0), *self._args)}
+        return {k: t.lower() for k, t in self.traces().items()}
 
     def warmup(self) -> None:
         # Ahead-of-time: one compilation, whose HLO describe() reads; run() can then never recompile.

@@ -99,6 +99,21 @@ class Implementation:
     arguments but not compiled (callable before :meth:`Trainer.warmup`). Tests
     read them, e.g. to check that every product asks for full precision
     (:func:`som_studio.core.hlo.imprecise_dots`) under every kernel plan.
+    Where the programs are ``jax.jit`` functions it also has ``traces() ->
+    dict[str, jax.stages.Traced]`` (the same programs traced, not yet lowered:
+    ``programs()`` lowers them), so the inside of a run
+    (:mod:`som_studio.core.inside`) can time tracing, lowering and compiling
+    apart and read each program's jaxpr. The first program is the one each
+    call of :meth:`Trainer.run` executes. Two optional attributes say how it
+    runs an iteration: ``iterations_per_trip`` (iterations one trip of the
+    program's loop trains, default 1) and ``eager`` (``True`` when the
+    program's operations are dispatched one by one, not compiled as one).
+
+    ``work`` names the algorithm whose operations :func:`som_studio.core.inside.analytic`
+    counts by hand: ``"online"``, ``"batch-separable"`` (winners, per-unit
+    sums, separable smoothing) or ``"batch-per-example"`` (each example's
+    neighbourhood over the full map); empty: ``"online"`` or
+    ``"batch-separable"`` by :attr:`kind`.
     """
 
     name: str
@@ -120,6 +135,12 @@ class Implementation:
     # absolute, and the sha256 of its bytes then; ``factory`` is then ``"<file>:Class"``.
     file: str | None = None
     file_sha256: str | None = None
+    work: str = ""
+
+    @property
+    def work_model(self) -> str:
+        """:attr:`work`, or the usual algorithm of the implementation's kind."""
+        return self.work or ("online" if self.kind == "online" else "batch-separable")
 
     def refusal(self, topology: str = Topology.RECT, toroid: bool = False, missing: bool = False) -> str | None:
         """Why this implementation cannot train such a map or data, or ``None`` when it can."""

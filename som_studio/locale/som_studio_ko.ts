@@ -255,6 +255,57 @@ Run {command} in a terminal.</source>
     </message>
 </context>
 <context>
+    <name>InsideView</name>
+    <message>
+        <source>arithmetic intensity (FLOPs per byte)</source>
+        <translation>산술 강도 (바이트당 FLOPs)</translation>
+    </message>
+    <message>
+        <source>achieved GFLOP/s</source>
+        <translation>달성한 GFLOP/s</translation>
+    </message>
+    <message>
+        <source>float32 matmul: {v:.3g} GFLOP/s</source>
+        <translation>float32 행렬 곱: {v:.3g} GFLOP/s</translation>
+    </message>
+    <message>
+        <source>memory: {v:.3g} GB/s</source>
+        <translation>메모리: {v:.3g} GB/s</translation>
+    </message>
+    <message>
+        <source>The roofline of the runs ticked in the run list appears here: for each run, the FLOP/s it achieved against its arithmetic intensity (FLOPs per byte), under the device&apos;s float32 matmul and memory ceilings, with what bounds it and the program XLA compiled.
+
+A run shows here when it recorded its inside: tick Record the inside of the next runs above and run it, or run `som-studio bench --inside --keep-programs --save-runs DIR` (or `som-studio explain`) and open the runs with File &gt; Open run…</source>
+        <translation>실행 목록에서 체크한 실행들의 루프라인이 여기에 나타납니다: 각 실행이 산술 강도(바이트당 FLOPs)에 대해 달성한 FLOP/s를, 장치의 float32 행렬 곱 천장과 메모리 천장 아래에, 무엇이 제약하는지와 XLA가 컴파일한 프로그램과 함께 보여 줍니다.
+
+내부를 기록한 실행이 여기에 나옵니다: 위의 다음 실행들의 내부 기록을 체크하고 실행하거나, `som-studio bench --inside --keep-programs --save-runs DIR`(또는 `som-studio explain`)을 실행하고 파일 &gt; 실행 열기…로 그 실행들을 여세요.</translation>
+    </message>
+    <message>
+        <source>Record the inside of the next runs</source>
+        <translation>다음 실행들의 내부 기록</translation>
+    </message>
+    <message>
+        <source>After each run&apos;s timed iterations, compile its program once more and keep what XLA made of it (its texts too: a kept run grows by their size) and the device&apos;s ceilings (measured once)</source>
+        <translation>각 실행의 시간을 잰 반복이 끝난 뒤 그 프로그램을 한 번 더 컴파일하여 XLA가 만든 것(텍스트도 포함: 보관한 실행이 그 크기만큼 커집니다)과 장치의 천장(한 번만 측정)을 보관합니다</translation>
+    </message>
+    <message>
+        <source>optimized HLO</source>
+        <translation>최적화된 HLO</translation>
+    </message>
+    <message>
+        <source>StableHLO</source>
+        <translation>StableHLO</translation>
+    </message>
+    <message>
+        <source>jaxpr</source>
+        <translation>jaxpr</translation>
+    </message>
+    <message>
+        <source>No program text kept with these runs: record them with `som-studio bench --inside --keep-programs`, or write one with `som-studio explain --hlo FILE`.</source>
+        <translation>이 실행들에는 보관된 프로그램 텍스트가 없습니다: `som-studio bench --inside --keep-programs`로 기록하거나 `som-studio explain --hlo FILE`로 쓰세요.</translation>
+    </message>
+</context>
+<context>
     <name>LanguageMenu</name>
     <message>
         <source>The language choice could not be remembered: the settings file was written by a newer SOM Studio and is left as it is. Start SOM Studio with --lang {code} to choose it.</source>
@@ -333,6 +384,10 @@ Run {command} in a terminal.</source>
     <message>
         <source>Compare</source>
         <translation>비교</translation>
+    </message>
+    <message>
+        <source>Inside</source>
+        <translation>내부</translation>
     </message>
     <message>
         <source>Sweep</source>
@@ -518,6 +573,25 @@ Run {command} in a terminal.</source>
     <message>
         <source>Points</source>
         <translation>점</translation>
+    </message>
+</context>
+<context>
+    <name>ProgramText</name>
+    <message>
+        <source>Search the program (e.g. fusion, while, dot, all-reduce)</source>
+        <translation>프로그램 검색 (예: fusion, while, dot, all-reduce)</translation>
+    </message>
+    <message>
+        <source>(module)</source>
+        <translation>(모듈)</translation>
+    </message>
+    <message>
+        <source>{n} computations</source>
+        <translation>계산 {n}개</translation>
+    </message>
+    <message>
+        <source>{n} computations match</source>
+        <translation>일치하는 계산 {n}개</translation>
     </message>
 </context>
 <context>

@@ -32,6 +32,7 @@ from som_studio.qt.runs import RunsModel
 from som_studio.qt.runs_panel import RunsPanel
 from som_studio.qt.settings import Settings
 from som_studio.qt.user_impls import UserImplementations
+from som_studio.qt.widgets.inside_view import InsideView
 from som_studio.qt.widgets.map_view import MapView
 from som_studio.qt.widgets.quality_plot import QualityPlot
 from som_studio.qt.widgets.run_panel import RunPanel
@@ -149,12 +150,18 @@ class MainWindow(QMainWindow):
         for signal in (self.comparison.show_requested, self.docks["compare"].visibilityChanged):  # room for its maps
             signal.connect(lambda visible=True: show_with_room(self, self.docks["compare"], visible))
         self.menuBar().insertMenu(self.menuBar().actions()[-1], self.comparison.menu)  # before Help
+        # The Inside page: the roofline of the ticked runs that recorded their inside.
+        self.inside_view = InsideView()
+        self.tabifyDockWidget(self.docks["runs"], self._add_dock("inside", self.tr("Inside"), self.inside_view, bottom))
+        self.runs.checked_changed.connect(self._on_checked_for_inside)
+        self._on_checked_for_inside()
         view_menu = self.menus["&View"]  # the docks, then (after a separator) the Language menu
         view_menu.insertAction(view_menu.actions()[-2], self.docks["compare"].toggleViewAction())
         self.sweep_view = SweepView(base_config=lambda: self.form.state.config, keep=self.runs_panel.add_run)
         self.sweep_view.status.connect(self.status_label.setText)
         self.tabifyDockWidget(self.docks["runs"], self._add_dock("sweep", self.tr("Sweep"), self.sweep_view, bottom))
         view_menu.insertAction(view_menu.actions()[-2], self.docks["sweep"].toggleViewAction())
+        view_menu.insertAction(view_menu.actions()[-2], self.docks["inside"].toggleViewAction())
         self.live.connect()
         self.runs_panel.status.connect(self.status_label.setText)
         self.runs_panel.projector.projected.connect(lambda result: show_projection(self.map_view, result))
@@ -175,6 +182,10 @@ class MainWindow(QMainWindow):
         self._restore_window()
         self._on_state_changed(self.controller.state)  # Pause and Stop off until a run starts
         self._on_form_state(self.form.state)
+
+    def _on_checked_for_inside(self) -> None:
+        runs = self.runs.checked_runs()
+        self.inside_view.set_runs([r.name for r in runs], [r.record for r in runs])
 
     # -- construction --------------------------------------------------------------------
     def _add_dock(self, key: str, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
@@ -219,7 +230,13 @@ class MainWindow(QMainWindow):
         c = self.map_view.choice()
         self.controller_cpu_devices = st.cpu_devices
         try:
-            self.controller.start(st.config, st.cpu_devices, view=(c.mode, c.component), hooks=hooks)
+            self.controller.start(
+                st.config,
+                st.cpu_devices,
+                view=(c.mode, c.component),
+                hooks=hooks,
+                session_options=self.inside_view.session_options(),
+            )
         except OSError as exc:  # no process could be started (limits, memory)
             self.show_error(
                 self.tr("Cannot start the run"),

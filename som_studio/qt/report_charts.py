@@ -269,5 +269,22 @@ def quality_layout(report: Report, legend_px: int = 15):  # type: ignore[no-unty
     return win, CHART_WIDTH, 480
 
 
-LAYOUTS = {"maps": maps_layout, "timing": timing_layout, "quality": quality_layout}
+def roofline_layout(report: Report, legend_px: int = 15):  # type: ignore[no-untyped-def]
+    """(widget, width, height) of the roofline: the Inside page's chart (:func:`draw_roofline`)."""
+    import pyqtgraph as pg
+
+    from som_studio.qt.widgets.inside_view import draw_roofline
+
+    win = pg.GraphicsLayoutWidget()
+    win.setBackground("w")
+    plot = win.addPlot()
+    line = report.roofline()
+    if line is not None:
+        draw_roofline(plot, line)
+    sec = report.section("roofline")
+    _style_plot(plot, sec.x_label, sec.y_label)
+    return win, CHART_WIDTH, 560
+
+
+LAYOUTS = {"maps": maps_layout, "timing": timing_layout, "quality": quality_layout, "roofline": roofline_layout}
 """The chart builders by section key: each returns (GraphicsLayoutWidget, width, height)."""

@@ -93,6 +93,13 @@ def quality_chart(report: Report) -> bytes | None:
     return _export(*quality_layout(report, legend_px=EXPORT_LEGEND_PX))
 
 
+def roofline_chart(report: Report) -> bytes | None:
+    """PNG of the roofline: achieved FLOP/s against FLOPs per byte under the device's two ceilings."""
+    from som_studio.qt.report_charts import roofline_layout
+
+    return _export(*roofline_layout(report, legend_px=EXPORT_LEGEND_PX))
+
+
 def views_chart(report: Report, key: str) -> bytes | None:
     """PNG of one run's map views (section ``views-<index>``): U-matrix, hits, labels, clusters, planes."""
     from som_studio.qt.report_views import views_layout
@@ -103,7 +110,7 @@ def views_chart(report: Report, key: str) -> bytes | None:
 def render_charts(report: Report) -> dict[str, bytes | None]:
     """PNG bytes of every chart section of ``report``, by section key."""
     ensure_app()
-    drawers = {"maps": maps_chart, "timing": timing_chart, "quality": quality_chart}
+    drawers = {"maps": maps_chart, "timing": timing_chart, "quality": quality_chart, "roofline": roofline_chart}
     out: dict[str, bytes | None] = {}
     for sec in report.sections:
         if sec.key in drawers:

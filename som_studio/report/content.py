@@ -238,6 +238,20 @@ class Report:
             return iterations
         return iterations / max(run.planned, 1) * 100.0
 
+    def roofline(self) -> Any:
+        """The roofline of the runs that recorded their inside (:class:`~som_studio.report.inside.Roofline`),
+        or ``None``."""
+        from som_studio.report import inside
+
+        return inside.roofline([r.name for r in self.runs], [r.record for r in self.runs])
+
+    def inside_table(self) -> tuple[list[str], list[list[str]], list[str]]:
+        """(columns in English, rows, notes) of the roofline's table; the columns say themselves with ``_()``."""
+        from som_studio.report import inside
+
+        names, records = [r.name for r in self.runs], [r.record for r in self.runs]
+        return list(inside.INSIDE_HEADER), inside.inside_rows(names, records), inside.notes(names, records)
+
     def section(self, key: str) -> ChartSection:
         return next(s for s in self.sections if s.key == key)
 
@@ -411,7 +425,35 @@ def _sections(runs: list[ReportRun], kinds: list[str], progress: bool) -> list[C
         y_label="",
         panels=(_("quantization error (QE)"), _("topographic error (TE)")),
     )
-    return [maps, timing, quality, *_views_sections(runs)]
+    return [maps, timing, quality, *_roofline_section(runs), *_views_sections(runs)]
+
+
+def _roofline_section(runs: list[ReportRun]) -> list[ChartSection]:
+    """The roofline, when a run recorded its inside (``bench --inside``, ``explain``)."""
+    if not any(isinstance(r.record.extra, dict) and r.record.extra.get("inside") for r in runs):
+        return []
+    return [
+        ChartSection(
+            "roofline",
+            _("Inside: the roofline"),
+            (
+                _(
+                    "Each point is a run: the floating-point operations it achieved per second against its "
+                    "arithmetic intensity, the operations per byte of memory it moved, both per iteration as "
+                    "XLA's cost analysis counts them (each loop body times its trips). The slanted line is the "
+                    "memory ceiling (bandwidth x intensity), the flat one the float32 matrix-product ceiling, "
+                    "both measured on the device."
+                ),
+                _(
+                    "A run far below the ceiling over its intensity is bound by launch overhead when its kernels "
+                    "are many and short; a run above the memory line moves bytes that the caches serve. NumPy "
+                    "runs carry the count of the SOM's own operations only."
+                ),
+            ),
+            x_label=_("arithmetic intensity (FLOPs per byte)"),
+            y_label=_("achieved GFLOP/s"),
+        )
+    ]
 
 
 VIEWS_PREFIX = "views-"

@@ -201,6 +201,11 @@ def report_html(
             a(f'<figure><img src="{src}" alt="{escape(sec.title)}: {runs}"></figure>')
         for para in sec.paragraphs:
             a(f"<p>{escape(para)}</p>")
+        if sec.key == "roofline":
+            head, rows, notes = report.inside_table()
+            a(_table(head, rows, numeric=set(head[1:-2]), for_qt=for_qt, wide=True, labels=[_(h) for h in head]))
+            for line in notes:
+                a(f"<p><small>{escape(line.strip())}</small></p>")
 
     # -- configurations
     a(f"<h2{page_break}>{escape(_('Configurations'))}</h2>")

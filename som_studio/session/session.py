@@ -23,6 +23,7 @@ session's measurements and the time its caller spends between events.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Generator, Iterator
@@ -93,6 +94,13 @@ class Session:
         together; ``None``: measure every planned point, however short the
         chunks it cuts (runs across processes do so, so every process cuts
         the same chunks).
+    inside : record the inside of the run (:mod:`som_studio.core.inside`) as
+        ``extra.inside``: after the timed iterations, the program is traced,
+        lowered and compiled once more and its counts read; the device's
+        ceilings are measured once per device (cached). While the run trains,
+        JAX explains any recompilation (the explanations are kept).
+    keep_programs : with ``inside``, keep the program's texts (jaxpr,
+        StableHLO, optimized HLO) in ``extra.inside.programs``.
     """
 
     def __init__(
@@ -106,6 +114,8 @@ class Session:
         chunk_target_s: float = 0.04,
         max_chunk: int | None = None,
         quality_share: float | None = QUALITY_SHARE,
+        inside: bool = False,
+        keep_programs: bool = False,
     ) -> None:
         self.config = config
         self._data = data
@@ -115,6 +125,8 @@ class Session:
         self.chunk_target_s = chunk_target_s
         self.max_chunk = max_chunk
         self.quality_share = quality_share
+        self.inside = inside
+        self.keep_programs = keep_programs
         self._cancel = threading.Event()
         self._running = threading.Event()
         self._running.set()
@@ -235,6 +247,7 @@ class Session:
         trainer = None
         measure = None
         T = cfg.iterations
+        misses = contextlib.ExitStack()  # the recompilations JAX explains, with inside
         phases = record.phases
 
         def timed(phase: str, tp: float) -> float:
@@ -314,6 +327,11 @@ class Session:
             describe = getattr(trainer, "describe", None)  # optional: what the trainer compiled
             if describe is not None:
                 record.extra.update(describe())
+            reasons: list[str] = []
+            if self.inside and impl.backend == "jax":
+                from som_studio.core import inside
+
+                reasons = misses.enter_context(inside.cache_misses())
             yield Compiled(record.compile_s, record.warmup_compiles)
 
             it, chunk = 0, 1
@@ -375,6 +393,7 @@ class Session:
             phases["train"] = max(0.0, record.total_s - phases["init"] - record.compile_s)
             record.compiles = jax_runtime.compile_count() - c0 - own_compiles
             record.peak_bytes = watch.stop()
+            misses.close()
             final = trainer.get_map()
             record.status = "cancelled" if it < T else "ok"
             if it < T:
@@ -404,6 +423,13 @@ class Session:
                 tp = time.perf_counter()
                 model_file.attach(record, cfg, table, final, measure=self.final_quality, bmus=first)
                 timed("model", tp)
+            if self.inside and it > 0:
+                # Last, after the timed iterations, the final map and its measurements: nothing here is part
+                # of any timing, and clearing JAX's caches to compile once more cannot touch the run.
+                tp = time.perf_counter()
+                record.extra["inside"] = _inside(impl, trainer, problem, record, devices, it, self.keep_programs)
+                record.extra["inside"]["counts"]["recompile_reasons"] = reasons
+                record.extra["inside"]["record_s"] = time.perf_counter() - tp
             record.wall_s = self._wall()
             yield Finished(record)
         except Exception as exc:
@@ -417,6 +443,7 @@ class Session:
             record.wall_s = self._wall()
             yield Failed(record)
         finally:
+            misses.close()
             if trainer is not None:
                 trainer.close()
             if measure is not None:
@@ -427,6 +454,64 @@ class Session:
             return []
         pts = {round(k * T / self.quality_points) for k in range(self.quality_points + 1)}
         return sorted(p for p in pts if 0 <= p <= T)
+
+
+def _inside(
+    impl: Implementation, trainer: Any, problem: Any, record: RunRecord, devices: list[Any], done: int, keep: bool
+) -> dict[str, Any]:
+    """``extra.inside`` of a run that trained ``done`` iterations (:mod:`som_studio.core.inside`).
+
+    A JAX run's program is compiled once more and inspected, one more iteration runs under JAX's transfer
+    guard to count host-device transfers (the final map is already taken), and the device's ceilings are read
+    from the cache or measured. A NumPy run carries the analytic counts only.
+    """
+    from som_studio.core import inside
+
+    counted = inside.analytic(
+        impl.work_model,
+        str(record.extra.get("kernel_plan", "")),
+        height=problem.height,
+        width=problem.width,
+        features=problem.features,
+        samples=problem.samples,
+        itemsize=problem.dtype.itemsize,
+    )
+    if impl.backend != "jax":
+        out = inside.assemble(None, counted, ceiling=None, seconds_per_iteration=record.median_s)
+        out["counts"] = {"compiles": record.compiles}
+        return out
+    from som_studio.core import jax_runtime
+
+    jax = jax_runtime.jax()
+    try:
+        static = inside.inspect(trainer, keep_programs=keep)
+        transfers = None
+        if jax.process_count() == 1:
+            calls = inside.count_transfers(lambda: trainer.run(done - 1, 1))
+            transfers = float(calls) if calls is not None else None
+        device = devices[0] if devices else jax.devices()[0]
+        ceiling = inside.ceilings(device)
+    except Exception as exc:  # the run itself went well: it keeps its timings and the hand count
+        out = inside.assemble(None, counted, ceiling=None, seconds_per_iteration=record.median_s)
+        out["counts"] = {"compiles": record.compiles}
+        out["error"] = f"{type(exc).__name__}: {exc}"
+        return out
+    out = inside.assemble(
+        static,
+        counted,
+        ceiling=ceiling,
+        seconds_per_iteration=record.median_s,
+        devices=max(1, len(devices)) if impl.shards else 1,
+        shares_host=device.platform == "cpu",
+    )
+    out["counts"].update(
+        {
+            "transfers_per_iteration": transfers,
+            "compiles": record.compiles,
+            "warmup_compiles": record.warmup_compiles,
+        }
+    )
+    return out
 
 
 def _scaling(table: Table | None) -> tuple[tuple[float, ...], tuple[float, ...]] | None:

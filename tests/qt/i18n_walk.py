@@ -45,6 +45,8 @@ ALLOWED = {
     *("qt", "pyqtgraph", "jaxlib", "nvidia-smi", "lininit", "toolbox", "k-means", "wxh", "ctrl", "esc", "delete"),
     *("iris", "cpu", "cli", "doctor", "english", "linux"),  # data set, backend, the command line, a language's own name
     *("kib", "mib", "gib", "tib", "b"),
+    # Units of work and rate, and the names of programs and HLO instructions the Inside page searches for.
+    *("flops", "flop/s", "gflop/s", "gb/s", "stablehlo", "jaxpr", "fusion", "while", "dot", "all-reduce"),
     # The implementations' descriptions name what they call (jax.jit, fori_loop...) and what they compute.
     *("jnp", "argmin", "namedsharding", "segment-sum", "bmu", "hy", "hx", "datax1"),
     *(n.lower() for n in registry.names()),
@@ -56,6 +58,7 @@ def plain(text: str) -> str:
     """``text`` without HTML tags, entities and menu mnemonics."""
     text = _TAG.sub(" ", text).replace("&nbsp;", " ").replace("&amp;", "&")
     text = re.sub(r"'[a-z_]+'", " ", text)  # a quoted identifier (a mesh axis) is a name
+    text = re.sub(r"`[^`]*`", " ", text)  # a command in backticks is code
     text = re.sub(r"\b(?:Ctrl|Shift|Alt)\+\S+", " ", text)  # shortcuts
     return re.sub(r"&(?=\w)", "", text)
 

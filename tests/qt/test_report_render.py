@@ -87,3 +87,29 @@ def test_pdf_pages(qapp) -> None:
     assert "jax-jit-online failed: memory: too big" in text
     assert "was cancelled after 3 of 6 iterations" in text
     assert reader.metadata.title == report.title
+
+
+def test_runs_that_recorded_their_inside_get_a_roofline_chart_and_table(qapp) -> None:
+    from som_studio.core import inside
+    from som_studio.report.html import report_html
+
+    runs = _runs()
+    ceiling = {"matmul_flops_per_s": 5e10, "bandwidth_bytes_per_s": 2e10, "measured_with": {"matmul": "by hand"}}
+    for run, (flops, nbytes) in zip(runs[:2], ((4e8, 1e8), (8e8, 2e9))):
+        static = {"xla_flops_per_iteration": flops, "xla_bytes_per_iteration": nbytes, "kernels_per_iteration": 9}
+        run.record.extra["inside"] = inside.assemble(
+            static, {"flops": flops, "bytes": nbytes}, ceiling=ceiling, seconds_per_iteration=run.record.median_s
+        )
+    report = build_report(runs)
+    assert "roofline" in [s.key for s in report.sections]
+    charts = report_render.render_charts(report)
+    pixels = np.asarray(Image.open(io.BytesIO(charts["roofline"])).convert("RGB"))
+    assert pixels.std() > 5
+    page = report_html(report, charts)
+    assert "FLOPs / it" in page and "by hand" in page
+    assert page.count("<tr>") >= 3  # the roofline table's heading and its two runs, at least
+    assert report_render.pdf_bytes(report, charts).startswith(b"%PDF")
+    # Runs without it get no such section.
+    for run in runs:
+        run.record.extra.pop("inside", None)
+    assert "roofline" not in [s.key for s in build_report(runs).sections]

@@ -1,0 +1,193 @@
+"""``som-studio explain``: what JAX made of an implementation, and how close it comes to the device's ceilings."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from som_studio.commands.common import CommandError, add_run_options, check_output, configs_from_args, wrote
+from som_studio.i18n import _
+
+HELP = "show what XLA compiled for an implementation: kernels, FLOPs, bytes, the roofline; write its HLO"
+
+DESCRIPTION = """\
+Train the implementations named by --impl (default: jax-fused-batch on the
+playbook's 240x135 map) as `bench` does, then record the inside of each run:
+the program XLA compiled (its jaxpr, StableHLO and optimized HLO), per
+iteration the kernels it launches, its while-loop trips, custom calls,
+collectives and host-device transfers, its FLOPs and bytes (XLA's cost
+analysis, each inner loop body times its trip count, checked against a count
+of the SOM's own operations), the compile time split into trace, lower and
+compile, and the device's two ceilings (float32 matmul FLOP/s at HIGHEST
+precision, memory bandwidth by a large copy; measured once per device and
+cached). The table says for each run the FLOP/s and bytes/s it achieved, the
+fraction of the ceiling it reached at its arithmetic intensity (FLOPs per
+byte) and what bounds it: memory, compute, or launch overhead (many small
+kernels with little work each).
+
+Recording happens after the timed iterations, never inside them.
+
+examples:
+  som-studio explain
+  som-studio explain --impl jax-vmap-batch --grid 60x34 --epochs 5 --hlo vmap.hlo
+  som-studio explain --impl jax-scan-online --steps 2000 --trace /tmp/som-trace
+    (open the trace's perfetto_trace.json.gz in https://ui.perfetto.dev or chrome://tracing)
+"""
+
+#: Iterations the profiler trace covers: enough to see the kernels repeat, few enough to read.
+TRACE_ITERATIONS = 3
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "explain", help=HELP, description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    add_run_options(p, baseline_default="the first listed implementation of the same kind")
+    p.set_defaults(impl="jax-fused-batch")
+    o = p.add_argument_group("what to write")
+    o.add_argument(
+        "--hlo",
+        metavar="FILE",
+        help="write the optimized HLO text XLA compiled (one JAX implementation in --impl)",
+    )
+    o.add_argument(
+        "--trace",
+        metavar="DIR",
+        help=f"write a jax.profiler trace of {TRACE_ITERATIONS} iterations into DIR (one JAX implementation in "
+        "--impl; Perfetto and Chrome's trace viewer open its perfetto_trace.json.gz)",
+    )
+    o.add_argument("--json", metavar="FILE", help="write every run's full record as JSON, extra.inside included")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from som_studio.core import registry
+
+    configs = configs_from_args(args)
+    reads = {"--data": args.data}
+    jax_impls = [c.impl for c in configs if registry.get(c.impl).backend == "jax"]
+    for flag, value in (("--hlo", args.hlo), ("--trace", args.trace)):
+        if value is not None and len(jax_impls) != 1:
+            raise CommandError(
+                f"{flag}: "
+                + _("writes one JAX implementation's program; {flag2} lists {n}").format(
+                    flag2="--impl", n=len(jax_impls)
+                )
+            )
+    hlo_path = check_output(args.hlo, args.force, flag="--hlo", reads=reads)
+    json_path = check_output(args.json, args.force, flag="--json", reads={**reads, "--hlo": args.hlo})
+    if hlo_path is not None and json_path is not None and _same(hlo_path, json_path):
+        raise CommandError("--json: " + _("{path}: is also {flag}").format(path=args.json, flag="--hlo"))
+    trace_dir = _trace_dir(args.trace, reads)
+
+    from som_studio.commands.bench import Interrupted, format_table, run_configs
+
+    try:
+        records = run_configs(
+            configs,
+            quiet=args.quiet,
+            save_runs=args.save_runs,
+            force=args.force,
+            inside=True,
+            keep_programs=hlo_path is not None,
+            quality_points=0,
+            final_quality=False,
+        )
+    except Interrupted as stop:
+        records = stop.records
+        print(_("som-studio {command}: interrupted").format(command="explain"), file=sys.stderr)
+        return 130
+    names = [r.impl for r in records]
+    from som_studio.report.inside import format_inside_table
+
+    print(format_table(records, args.baseline, flags=False))
+    print()
+    print(format_inside_table(names, records))
+    jax_records = [r for r in records if r.impl in jax_impls]
+    if hlo_path is not None:
+        progs = ((jax_records[0].extra.get("inside") or {}).get("programs") or {}) if jax_records else {}
+        text = next((p.get("hlo") for p in progs.values() if p.get("hlo")), None)
+        if text is None:
+            raise CommandError("--hlo: " + _("the run recorded no program (it failed: see above)"))
+        _write_text(hlo_path, text, args.force)
+        for r in jax_records:  # the JSON keeps the figures; the text went to --hlo
+            (r.extra.get("inside") or {}).pop("programs", None)
+    if json_path is not None:
+        from som_studio.report.writers import OutputError, write_json
+        from som_studio.session.record import runs_document
+
+        try:
+            write_json(json_path, runs_document(records), force=args.force)
+        except OutputError as exc:
+            raise CommandError(str(exc)) from None
+        print(wrote(json_path), file=sys.stderr)
+    if trace_dir is not None:
+        where = _profile(configs[[c.impl for c in configs].index(jax_impls[0])], trace_dir)
+        print(wrote(where), file=sys.stderr)
+    return 0 if all(r.status == "ok" for r in records) else 1
+
+
+def _same(a: Path, b: Path) -> bool:
+    return a.resolve() == b.resolve()
+
+
+def _trace_dir(value: str | None, reads: dict[str, str | None]) -> Path | None:
+    """``--trace DIR`` checked before any training: a folder (made if missing) that can be written."""
+    if value is None:
+        return None
+    import os
+
+    from som_studio.commands.common import check_not_read
+
+    p = Path(value)
+    check_not_read(p, reads, flag="--trace")
+    if p.exists() and not p.is_dir():
+        raise CommandError(f"--trace: {value}: " + _("is a file, not a folder"))
+    made_in = next((q for q in (p, *p.parents) if q.exists()), Path("."))
+    if not made_in.is_dir() or not os.access(made_in, os.W_OK | os.X_OK):
+        raise CommandError(
+            f"--trace: {value}: "
+            + _("cannot create ({why})").format(why=_("{path} is not writable").format(path=made_in))
+        )
+    return p
+
+
+def _write_text(path: Path, text: str, force: bool) -> None:
+    """Write ``text`` whole or not at all (a temporary file renamed over ``path``)."""
+    import os
+    import tempfile
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(f.name, path)
+    except OSError as exc:
+        raise CommandError(f"--hlo: {path}: {exc.strerror or exc}") from None
+    print(wrote(path), file=sys.stderr)
+
+
+def _profile(cfg: Any, folder: Path) -> Path:
+    """A jax.profiler trace of :data:`TRACE_ITERATIONS` iterations of a fresh trainer (after its warm-up)."""
+    from som_studio.core import jax_runtime, registry
+    from som_studio.core.problem import load_problem_table, make_problem
+
+    jax = jax_runtime.jax()
+    impl = registry.get(cfg.impl)
+    data = load_problem_table(cfg).values
+    trainer = impl.create(make_problem(cfg, impl.kind, data))
+    try:
+        trainer.warmup()
+        n = min(TRACE_ITERATIONS, cfg.iterations)
+        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            with jax.profiler.trace(str(folder), create_perfetto_trace=True):
+                trainer.run(0, n)
+        except Exception as exc:  # the profiler cannot start (another trace running, no such plugin)
+            raise CommandError(f"--trace: {folder}: {exc}") from None
+    finally:
+        trainer.close()
+    found = sorted(folder.glob("plugins/profile/*/perfetto_trace.json.gz"))
+    return found[-1] if found else folder
