@@ -65,8 +65,13 @@ def _export(widget, width: int, height: int) -> bytes:  # type: ignore[no-untype
     from PySide6.QtCore import QRectF
 
     widget.resize(width, height)
-    widget.ci.setGeometry(QRectF(0, 0, width, height))
-    widget.scene().setSceneRect(QRectF(0, 0, width, height))
+    for _ in range(2):
+        # Axes size themselves to their tick labels when first drawn: lay out, draw, lay out again,
+        # so no label is cut and no axis title lies over the labels.
+        widget.ci.setGeometry(QRectF(0, 0, width, height))
+        widget.scene().setSceneRect(QRectF(0, 0, width, height))
+        ensure_app().processEvents()
+        widget.grab()
     ensure_app().processEvents()
     exporter = ImageExporter(widget.ci)
     exporter.parameters()["width"] = width * EXPORT_SCALE

@@ -87,3 +87,29 @@ def test_pdf_pages(qapp) -> None:
     assert "jax-jit-online failed: memory: too big" in text
     assert "was cancelled after 3 of 6 iterations" in text
     assert reader.metadata.title == report.title
+
+
+@pytest.mark.parametrize("layout", ["timing", "quality"])
+def test_every_report_chart_axis_shows_three_labelled_ticks_and_its_title_clears_them(qapp, layout) -> None:
+    from PySide6.QtCore import QRectF
+
+    from som_studio.qt.chart_style import tick_labels
+    from som_studio.qt.report_charts import LAYOUTS
+
+    win, width, height = LAYOUTS[layout](build_report(_runs()))
+    win.resize(width, height)
+    for _ in range(2):  # as the export lays it out: axes size themselves to their labels once drawn
+        win.ci.setGeometry(QRectF(0, 0, width, height))
+        qapp.processEvents()
+        win.grab()
+    plots = [item for item in win.ci.items if hasattr(item, "getAxis")]
+    assert plots
+    for plot in plots:
+        for side in ("left", "bottom"):
+            axis = plot.getAxis(side)
+            assert len(tick_labels(axis)) >= 3, (layout, side, tick_labels(axis))
+        # The left axis is wide enough for its widest label and its title beside it.
+        left = plot.getAxis("left")
+        fm_width = max(left.textWidth, 1)
+        assert left.width() >= fm_width + left.label.boundingRect().height()
+    win.deleteLater()
