@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication
+from PySide6.QtCore import QCoreApplication, QRectF
 
-from som_studio.qt.chart_style import LIGHT, OKABE_ITO, ChartTheme, ReadableAxis, readable_axes, style_plot
+from som_studio.qt.chart_style import LIGHT, OKABE_ITO, ChartTheme, ReadableAxis, crisp, readable_axes, style_plot
 from som_studio.report.content import Report, status_text
 
 PALETTE = OKABE_ITO
@@ -126,11 +126,12 @@ def maps_layout(report: Report, legend_px: int = 15, fixed: bool = True, theme: 
         plot.setMouseEnabled(False, False)
         plot.hideButtons()
         if run.final_image is not None:
-            img = pg.ImageItem(run.final_image, axisOrder="row-major")
+            img = pg.ImageItem(crisp(run.final_image), axisOrder="row-major")
+            h, w = run.final_image.shape[:2]
+            img.setRect(QRectF(0, 0, w, h))  # in the map's own pixels, whatever the enlargement
             plot.addItem(img)
             plot.invertY(True)
             plot.setAspectLocked(True)
-            h, w = run.final_image.shape[:2]
             plot.setRange(xRange=(0, w), yRange=(0, h), padding=0.0)
         else:
             text = pg.TextItem(

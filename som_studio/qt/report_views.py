@@ -30,6 +30,9 @@ translate = QCoreApplication.translate
 
 def _map_plot(win, image: np.ndarray, title: str, row: int, col: int):  # type: ignore[no-untyped-def]
     import pyqtgraph as pg
+    from PySide6.QtCore import QRectF
+
+    from som_studio.qt.chart_style import crisp
 
     plot = win.addPlot(row=row, col=col)
     plot.setTitle(f"<span style='font-size:12pt; font-weight:600; color:#1d2330'>{escape(title)}</span>")
@@ -38,10 +41,12 @@ def _map_plot(win, image: np.ndarray, title: str, row: int, col: int):  # type: 
     plot.setMouseEnabled(False, False)
     plot.hideButtons()
     plot.vb.setDefaultPadding(0.0)
-    plot.addItem(pg.ImageItem(picture.coloured(image), axisOrder="row-major"))
+    h, w = image.shape[:2]
+    item = pg.ImageItem(crisp(picture.coloured(image), 600), axisOrder="row-major")
+    item.setRect(QRectF(0, 0, w, h))  # in the picture's own pixels, whatever the enlargement
+    plot.addItem(item)
     plot.invertY(True)
     plot.setAspectLocked(True)
-    h, w = image.shape[:2]
     plot.setRange(xRange=(0, w), yRange=(0, h), padding=0.0)
     return plot
 
