@@ -29,7 +29,11 @@ OKABE_ITO = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "
 MIN_TICKS = 3
 """Labelled ticks every axis shows at least."""
 PX_PER_TICK = 70
-"""About this many pixels between two labelled ticks on a long axis."""
+"""About this many pixels between two labelled ticks on a long vertical axis."""
+PX_PER_WIDE_TICK = 90
+"""... and on a horizontal one, whose labels lie side by side ("12,500")."""
+LABEL_HALF_PX = {True: 9.0, False: 22.0}
+"""Half a tick label's extent along a vertical (``True``) or horizontal axis, in pixels."""
 
 
 @dataclass(frozen=True)
@@ -69,13 +73,15 @@ def theme_of(widget: QWidget | None = None) -> ChartTheme:
 
 
 # -- ticks --------------------------------------------------------------------------------------------
-def linear_ticks(lo: float, hi: float, size_px: float, min_ticks: int = MIN_TICKS) -> tuple[float, list[float]]:
+def linear_ticks(
+    lo: float, hi: float, size_px: float, min_ticks: int = MIN_TICKS, px_per_tick: float = PX_PER_TICK
+) -> tuple[float, list[float]]:
     """``(step, values)``: round values (1, 2, 2.5, 5 times a power of ten) in ``lo..hi``, at least
-    ``min_ticks`` of them, about one per :data:`PX_PER_TICK` pixels on a longer axis."""
+    ``min_ticks`` of them, about one per ``px_per_tick`` pixels on a longer axis."""
     lo, hi = sorted((float(lo), float(hi)))
     if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
         return 1.0, [lo] if math.isfinite(lo) else []
-    want = max(min_ticks, min(10, int(size_px / PX_PER_TICK)))
+    want = max(min_ticks, min(10, int(size_px / px_per_tick)))
     span = hi - lo
     top = 10.0 ** math.ceil(math.log10(span))
     for k in range(0, 40):  # coarse to fine: the first step that gives the ticks wanted
@@ -83,7 +89,7 @@ def linear_ticks(lo: float, hi: float, size_px: float, min_ticks: int = MIN_TICK
             step = top * m / 10.0**k
             first = math.ceil(lo / step - 1e-9)
             values = [v for i in range(first, first + 200) if (v := i * step) <= hi * (1 + 1e-12) + 1e-300]
-            if len(values) >= want:
+            if len(values) >= max(min_ticks, math.ceil(0.75 * want)):  # about as many as wanted, never fewer than min
                 # -0.0 and float noise read badly as labels: round to the step's decimals.
                 digits = max(0, -math.floor(math.log10(step)) + 2)
                 return step, [round(v, digits) + 0.0 for v in values]
@@ -121,6 +127,8 @@ def short_number(v: float) -> str:
     if v == 0:
         return "0"
     a = abs(v)
+    if 1e3 <= a < 1e9 and abs(v - round(v)) < 1e-6 * a:
+        return f"{v:,.0f}"  # iterations: 12,500, not 1.25e+04
     if 1e-3 <= a < 1e6:
         return f"{v:.4g}"
     return f"{v:.2g}"
@@ -139,9 +147,16 @@ class ReadableAxis(pg.AxisItem):
         self.enableAutoSIPrefix(False)  # "(x0.001)" beside a label reads badly; the ticks carry the sizes
 
     def tickValues(self, minVal: float, maxVal: float, size: float) -> list[tuple[float | None, list[float]]]:
+        # pyqtgraph hides a label that would stick out past the axis's ends: ticks are chosen only
+        # where their labels fit whole (half a label's height, or width, in from each end).
+        vertical = self.orientation in ("left", "right")
+        lo, hi = sorted((minVal, maxVal))
+        inset = (hi - lo) * (LABEL_HALF_PX[vertical] / size) if size > 0 else 0.0
+        lo, hi = lo + inset, hi - inset
+        length = max(size - 2 * LABEL_HALF_PX[vertical], 1.0)
         if self.logMode:
-            return [(None, log_ticks(minVal, maxVal, size))]
-        step, values = linear_ticks(minVal, maxVal, size)
+            return [(None, log_ticks(lo, hi, length))]
+        step, values = linear_ticks(lo, hi, length, px_per_tick=PX_PER_TICK if vertical else PX_PER_WIDE_TICK)
         return [(step, values)]
 
     def tickStrings(self, values: list[float], scale: float, spacing: float | None) -> list[str]:
