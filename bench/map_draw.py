@@ -1,4 +1,4 @@
-"""Time the map view's paint: a hex map's frame shown whole and zoomed in, 240x135 and 1024x1024.
+"""Time the map view's paint: a hex map's frame shown whole and zoomed in, 240x135 and 1024x1024, RGB and U-matrix.
 
 Each figure is the first and the median of the next ``--repeat`` paints of the map view's canvas (``grab()`` of its
 graphics view, at 1000x700), after the frame is set: what a user waits for when a frame arrives
@@ -10,6 +10,7 @@ or the view is zoomed. Offscreen platform, one process::
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import statistics
 import time
@@ -30,12 +31,12 @@ def main() -> int:
 
     app = QApplication.instance() or QApplication([])
     rng = np.random.default_rng(0)
-    print(f"{'map':>10} {'zoom':>6} {'frame px':>10} {'first ms':>9} {'median ms':>9}")
-    for h, w in ((135, 240), (1024, 1024)):
+    print(f"{'map':>10} {'view':>8} {'zoom':>6} {'frame px':>10} {'first ms':>9} {'median ms':>9}")
+    for (h, w), mode in itertools.product(((135, 240), (1024, 1024)), (picture.RGB, picture.UMATRIX)):
         weights = rng.random((h, w, 3))
         views = picture.MapViews(topology="hex")
         lo, hi = picture.colour_range(weights)
-        frame = picture.make_frame(1, weights, picture.ViewChoice(picture.RGB), lo, hi, views)
+        frame = picture.make_frame(1, weights, picture.ViewChoice(mode), lo, hi, views)
         view = MapView()
         view.resize(1000, 700)
         view.show()
@@ -56,9 +57,9 @@ def main() -> int:
                 times.append(time.perf_counter() - t0)
             if args.save:
                 os.makedirs(args.save, exist_ok=True)
-                img.save(os.path.join(args.save, f"hex-{w}x{h}-zoom{zoom}.png"))
+                img.save(os.path.join(args.save, f"hex-{w}x{h}-{mode}-zoom{zoom}.png"))
             first, median = times[0] * 1e3, statistics.median(times[1:]) * 1e3
-            print(f"{w}x{h:<5} {zoom:>5}x {rows * cols:>10,} {first:>9.1f} {median:>9.1f}")
+            print(f"{w}x{h:<5} {mode:>8} {zoom:>5}x {rows * cols:>10,} {first:>9.1f} {median:>9.1f}")
         view.close()
         view.deleteLater()
     return 0
