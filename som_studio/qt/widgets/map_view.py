@@ -61,6 +61,7 @@ class MapView(QWidget):
         self.caption = QLabel(self.tr("No run yet"))
         # The clusters' borders over whatever view is shown (once the run's model has clusters).
         self.borders = QCheckBox(self.tr("Cluster borders"))
+        self.borders.setChecked(True)  # shown as soon as there are clusters; the box turns them off
         self.borders.setEnabled(False)
         self.borders.setToolTip(self.tr("Draw the borders between the map's clusters over the view shown"))
         top = QHBoxLayout()

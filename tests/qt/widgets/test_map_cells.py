@@ -108,11 +108,13 @@ def test_all_feature_planes_are_titled_with_their_bars_and_cluster_borders_show_
     assert view.cells.drawn["titles"] == d
     # The bars are in the picture, under their planes: the side legend does not repeat them.
     assert not view.inspector.legend.isVisible()
-    assert view.borders.isEnabled()
-    view.borders.setChecked(True)
+    # Clusters at hand: their borders are drawn over the view from the start.
+    assert view.borders.isEnabled() and view.borders.isChecked()
     qtbot.waitUntil(lambda: view.cells._borders is not None, timeout=WAIT_MS)
-    # Off: no borders; a run without clusters: the choice is not offered.
+    # Off: no borders; on again: back; a run without clusters: the choice is not offered.
     view.borders.setChecked(False)
     assert view.cells._borders is None
+    view.borders.setChecked(True)
+    qtbot.waitUntil(lambda: view.cells._borders is not None, timeout=WAIT_MS)
     view.begin(d, "next", picture.MapViews(topology="hex"))
     assert not view.borders.isEnabled()
