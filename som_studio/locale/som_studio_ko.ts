@@ -524,6 +524,14 @@ A run shows here when it recorded its inside: tick Record the inside of the next
         <translation>아직 실행 없음</translation>
     </message>
     <message>
+        <source>Cluster borders</source>
+        <translation>클러스터 경계</translation>
+    </message>
+    <message>
+        <source>Draw the borders between the map&apos;s clusters over the view shown</source>
+        <translation>보이는 뷰 위에 지도의 클러스터 경계를 그립니다</translation>
+    </message>
+    <message>
         <source>Show</source>
         <translation>표시</translation>
     </message>
@@ -1148,6 +1156,10 @@ The run is listed until the app closes.</source>
     <message>
         <source>per chunk</source>
         <translation>청크별</translation>
+    </message>
+    <message>
+        <source>rolling median</source>
+        <translation>이동 중앙값</translation>
     </message>
     <message>
         <source>rolling median ({n})</source>

@@ -10,7 +10,16 @@ are :mod:`.colours`.
 
 from som_studio.picture.colours import VIRIDIS, ColourBar, Legend, Swatches
 from som_studio.picture.mapviews import MapViews, cheap_to_measure
-from som_studio.picture.raster import Raster, frame_scale, raster, report_scale
+from som_studio.picture.raster import (
+    Raster,
+    cell_edges,
+    cell_polygons,
+    frame_scale,
+    outline,
+    raster,
+    report_scale,
+    window,
+)
 from som_studio.picture.views import (
     CLUSTERS,
     COMPONENT,
@@ -41,6 +50,7 @@ from som_studio.picture.views import (
     label_purity_of_fade,
     make_frame,
     map_image,
+    map_range,
     render,
 )
 
@@ -71,6 +81,8 @@ __all__ = [
     "ViewKind",
     "as_rgb",
     "available",
+    "cell_edges",
+    "cell_polygons",
     "cheap_to_measure",
     "choices",
     "colour_range",
@@ -82,7 +94,10 @@ __all__ = [
     "label_purity_of_fade",
     "make_frame",
     "map_image",
+    "map_range",
+    "outline",
     "raster",
     "render",
     "report_scale",
+    "window",
 ]

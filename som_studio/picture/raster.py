@@ -245,3 +245,135 @@ def frame_scale(height: int, width: int, topology: str, minimum: int = 1) -> int
 def report_scale(height: int, width: int, target: int = 480) -> int:
     """Pixels per unit for a picture in a report: the longer side about ``target`` pixels, at least 1."""
     return max(1, target // max(width + 1, height, 1))
+
+
+# -- cells as shapes (the viewer's vector outlines and fills) -------------------------------------
+# Corners of a unit's cell around its centre, in units (one unit between neighbours), clockwise from
+# the top (hex: pointy-top, inradius 1/2) or the top-left (rect). Edge k joins corner k and k + 1.
+HEX_CORNERS = np.array(
+    [
+        (0.0, -_CIRCUM),
+        (0.5, -_CIRCUM / 2),
+        (0.5, _CIRCUM / 2),
+        (0.0, _CIRCUM),
+        (-0.5, _CIRCUM / 2),
+        (-0.5, -_CIRCUM / 2),
+    ]
+)
+RECT_CORNERS = np.array([(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)])
+# The unit across edge k, as (rows down, columns right on an even row, on an odd row).
+_HEX_ACROSS = ((-1, 0, 1), (0, 1, 1), (1, 0, 1), (1, -1, 0), (0, -1, -1), (-1, -1, 0))  # NE, E, SE, SW, W, NW
+_RECT_ACROSS = ((-1, 0, 0), (0, 1, 1), (1, 0, 0), (0, -1, -1))  # N, E, S, W
+# Each inner edge is drawn once, by the unit on its upper or left side.
+_HEX_OWNED = (1, 2, 3)
+_RECT_OWNED = (1, 2)
+
+
+def cell_corners(topology: str) -> np.ndarray:
+    """(corners, 2): a cell's corners around its centre, in units (multiply by the pixels per unit)."""
+    return HEX_CORNERS if topology == "hex" else RECT_CORNERS
+
+
+def unit_centres(rows: np.ndarray, cols: np.ndarray, topology: str, scale: int) -> tuple[np.ndarray, np.ndarray]:
+    """Picture coordinates (pixels) of the centres of units ``rows``, ``cols`` (arrays, broadcast)."""
+    r, c = np.asarray(rows, dtype=np.float64), np.asarray(cols, dtype=np.float64)
+    if topology == "hex":
+        return (c + 0.5 * (np.asarray(rows) % 2) + 0.5) * scale, (r * HEX_ROW + _CIRCUM) * scale
+    return (c + 0.5) * scale, (r + 0.5) * scale
+
+
+def window(
+    height: int, width: int, topology: str, scale: int, x0: float, y0: float, x1: float, y1: float
+) -> tuple[int, int, int, int]:
+    """The units ``(row0, row1, col0, col1)`` (ends excluded) whose cells may meet the picture's box
+    ``x0..x1``, ``y0..y1`` (pixels): what a viewer zoomed in on that box has to draw."""
+    if topology == "hex":
+        r0 = math.floor((y0 / scale - 2 * _CIRCUM) / HEX_ROW)
+        r1 = math.ceil(y1 / scale / HEX_ROW) + 1
+    else:
+        r0, r1 = math.floor(y0 / scale) - 1, math.ceil(y1 / scale) + 1
+    c0, c1 = math.floor(x0 / scale) - 1, math.ceil(x1 / scale) + 1
+    return max(r0, 0), min(r1, height), max(c0, 0), min(c1, width)
+
+
+def cell_polygons(
+    height: int, width: int, topology: str, scale: int, box: tuple[int, int, int, int] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The cells of the units in ``box`` (``row0, row1, col0, col1``; default: all) as polygons.
+
+    Returns ``(corners, units)``: (cells, corners, 2) float64 picture coordinates and each cell's
+    flat unit index (row-major), so a viewer fills cell ``i`` with unit ``units[i]``'s colour.
+    """
+    r0, r1, c0, c1 = box if box is not None else (0, height, 0, width)
+    rows, cols = np.meshgrid(np.arange(r0, r1), np.arange(c0, c1), indexing="ij")
+    cx, cy = unit_centres(rows.ravel(), cols.ravel(), topology, scale)
+    shape = cell_corners(topology) * scale
+    corners = np.stack([cx[:, None] + shape[None, :, 0], cy[:, None] + shape[None, :, 1]], axis=-1)
+    return corners, (rows * width + cols).ravel()
+
+
+def cell_edges(
+    height: int,
+    width: int,
+    topology: str,
+    scale: int,
+    box: tuple[int, int, int, int] | None = None,
+    groups: np.ndarray | None = None,
+) -> np.ndarray:
+    """Line segments (n, 4) ``x0, y0, x1, y1`` in picture pixels: the outlines of the cells in ``box``.
+
+    Without ``groups``: every cell's outline, each shared edge once. With ``groups`` (flat or
+    (H, W), e.g. the clusters): only the edges between two units of different groups (borders; the
+    map's own edge is not one). ``box``: ``(row0, row1, col0, col1)``, default all units.
+    """
+    r0, r1, c0, c1 = box if box is not None else (0, height, 0, width)
+    hexagonal = topology == "hex"
+    across, owned = (_HEX_ACROSS, _HEX_OWNED) if hexagonal else (_RECT_ACROSS, _RECT_OWNED)
+    shape = cell_corners(topology) * scale
+    k = len(shape)
+    grid_r, grid_c = np.meshgrid(np.arange(r0, r1), np.arange(c0, c1), indexing="ij")
+    rows, cols = grid_r.ravel(), grid_c.ravel()
+    cx, cy = unit_centres(rows, cols, topology, scale)
+    g = None if groups is None else np.asarray(groups).reshape(-1)
+    pieces = []
+    for edge, (dr, dc_even, dc_odd) in enumerate(across):
+        nr = rows + dr
+        nc = cols + np.where(rows % 2 == 1, dc_odd, dc_even)
+        inside = (nr >= 0) & (nr < height) & (nc >= 0) & (nc < width)
+        if g is None:
+            # An inner edge by its owner; the map's own edge by the one unit it has.
+            take = (inside & (edge in owned)) | ~inside
+        else:
+            take = inside & (edge in owned)
+            take[take] = g[rows[take] * width + cols[take]] != g[nr[take] * width + nc[take]]
+        if not take.any():
+            continue
+        a, b = shape[edge], shape[(edge + 1) % k]
+        x, y = cx[take], cy[take]
+        pieces.append(np.stack([x + a[0], y + a[1], x + b[0], y + b[1]], axis=1))
+    return np.concatenate(pieces) if pieces else np.zeros((0, 4))
+
+
+def outline(height: int, width: int, topology: str, scale: int) -> np.ndarray:
+    """(points, 2): the map's own edge, one closed polygon around all its cells (picture pixels).
+
+    What lies between it and the picture's box is background, not map: a viewer paints it in its
+    own background colour, so no corner of another colour shows inside the view.
+    """
+    if topology != "hex":
+        h, w = height * scale, width * scale
+        return np.array([(0.0, 0.0), (w, 0.0), (w, h), (0.0, h)], dtype=np.float64)
+    shape = HEX_CORNERS * scale
+
+    def at(rows: np.ndarray, cols: np.ndarray, corners: tuple[int, ...]) -> np.ndarray:
+        cx, cy = unit_centres(rows, cols, topology, scale)
+        pts = [np.stack([cx + shape[k, 0], cy + shape[k, 1]], axis=1) for k in corners]
+        return np.stack(pts, axis=1).reshape(-1, 2)
+
+    last_r, last_c = height - 1, width - 1
+    cols, rows = np.arange(width), np.arange(height)
+    top = at(np.zeros(width, dtype=np.int64), cols, (5, 0))
+    right = at(rows, np.full(height, last_c), (1, 2))
+    bottom = at(np.full(width, last_r), cols[::-1], (3, 4))
+    left = at(rows[::-1], np.zeros(height, dtype=np.int64), (4, 5))
+    return np.concatenate([top, right, bottom, left])

@@ -27,6 +27,9 @@ per-feature range, fixed for the whole run: the training data's per-feature
 range, which the session announces in its ``Started`` event
 (:func:`data_range`), so colours do not drift as the map contracts or grows
 (a PCA-initialised map starts on a plane inside the data and spreads out).
+Component planes are the exception: each is coloured over the map's own range
+of its feature (:func:`map_range`), which its colour bar states, so a plane
+uses the whole colour map instead of a washed-out middle of it.
 Where that is not known (an older sender), the range of the first map at hand
 (:func:`colour_range`). A frame carries its range (:attr:`MapFrame.range`), so
 whoever keeps or re-draws the map later uses the same one. A kept run re-drawn
@@ -63,7 +66,7 @@ from som_studio.picture.colours import (
     cluster_colour,
 )
 from som_studio.picture.mapviews import MapViews
-from som_studio.picture.raster import Raster, frame_scale, raster, unit_at, unit_centre
+from som_studio.picture.raster import Raster, frame_scale, raster, unit_at, unit_centre, unit_centres
 from som_studio.run_settings import Topology
 
 RGB = "rgb"
@@ -237,6 +240,26 @@ class MapFrame:
                 return None
         return unit_at(px, py, h, w, self.topology, self.scale)
 
+    def unit_colours(self, tile: int | None = None) -> np.ndarray | None:
+        """(H * W, 3) uint8: the colour each unit is drawn with (of plane ``tile`` in a planes grid), row-major.
+
+        Read back from :attr:`image` at the units' centres, so a viewer can draw the cells as shapes
+        in the pipeline's own colours; ``None`` for a picture of levels (a rect map at one pixel per
+        unit, which needs no shapes) or a frame without its grid.
+        """
+        if self.image.ndim != 3 or self.grid is None:
+            return None
+        h, w = self.grid
+        rows, cols = np.divmod(np.arange(h * w), w)
+        x, y = unit_centres(rows, cols, self.topology, self.scale)
+        if self.tiles:
+            if tile is None or not 0 <= tile < len(self.tiles):
+                return None
+            x, y = x + self.tiles[tile].x, y + self.tiles[tile].y
+        ix = np.clip(np.floor(x).astype(np.int64), 0, self.image.shape[1] - 1)
+        iy = np.clip(np.floor(y).astype(np.int64), 0, self.image.shape[0] - 1)
+        return np.ascontiguousarray(self.image[iy, ix, :3])
+
     def tile_at(self, px: float, py: float) -> int | None:
         """The panel (plane ``k`` of a planes grid) under pixel ``(px, py)``, or ``None``."""
         for k, t in enumerate(self.tiles):
@@ -345,7 +368,13 @@ class Canvas:
 
 @dataclass(frozen=True, eq=False)
 class Tile:
-    """One panel of a picture made of several (the planes grid): its title, its pixel box and its colour bar."""
+    """One panel of a picture made of several (the planes grid): its title, its pixel box and its colour bar.
+
+    ``x``, ``y``, ``width``, ``height``: the plane's own pixels. ``caption``: the height of the
+    room left for text, one row above the plane (its title) and one under its bar (the bar's
+    ends); 0 when none was left. ``bar_y``, ``bar_height``: the rows of the colour bar drawn
+    under the plane, as wide as it (``bar_height`` 0: no bar in the picture).
+    """
 
     title: str
     x: int
@@ -353,6 +382,17 @@ class Tile:
     width: int
     height: int
     bar: ColourBar | None = None
+    caption: int = 0
+    bar_y: int = 0
+    bar_height: int = 0
+
+    def title_box(self) -> tuple[int, int, int, int]:
+        """``(x, y, width, height)`` in pixels: the row above the plane left for its title."""
+        return self.x, self.y - self.caption - max(1, self.caption // 4), self.width, self.caption
+
+    def ends_box(self) -> tuple[int, int, int, int]:
+        """``(x, y, width, height)`` in pixels: the row under the colour bar left for its two ends."""
+        return self.x, self.bar_y + self.bar_height, self.width, self.caption if self.bar_height else 0
 
 
 @dataclass(frozen=True, eq=False)
@@ -401,10 +441,11 @@ def _channels(views: MapViews) -> Swatches | None:
 
 
 def _component(weights: np.ndarray, view: ViewChoice, canvas: Canvas) -> Drawn:
-    k, rng, v = view.component, canvas.range, canvas.views
-    lo, hi = float(rng.lo[k]), float(rng.hi[k])
+    k, v = view.component, canvas.views
+    plane = np.asarray(weights[..., k], dtype=np.float64)
+    lo, hi = (float(plane.min()), float(plane.max())) if plane.size else (0.0, 1.0)  # the map's range
     bar = ColourBar(v.original(k, lo), v.original(k, hi), v.feature_name(k))
-    return _scalar(_to_u8(np.asarray(weights[..., k], dtype=np.float64), lo, hi), canvas, bar)
+    return _scalar(_to_u8(plane, lo, hi), canvas, bar)
 
 
 def _umatrix(weights: np.ndarray, _view: ViewChoice, canvas: Canvas) -> Drawn:
@@ -460,32 +501,59 @@ def _clusters(weights: np.ndarray, _view: ViewChoice, canvas: Canvas) -> Drawn:
 
 
 PLANE_GAP = 6
-"""Pixels between two planes of the grid."""
+"""Pixels between two cells of the planes grid (a cell: a plane's title, its picture, its colour bar)."""
+
+
+def map_range(weights: np.ndarray) -> ColourRange:
+    """Each feature's range over the map's own units: what the planes are coloured over.
+
+    A map covers only part of its data's range (training pulls units inward), so planes drawn
+    over the data's range crowd into the middle of the colour map; over the map's they use all of it
+    (the SOM Toolbox's ``som_cplane`` does the same). Each plane's colour bar says which values it spans.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    flat = w.reshape(-1, w.shape[-1])
+    return ColourRange(flat.min(axis=0), flat.max(axis=0))
 
 
 def _planes(weights: np.ndarray, view: ViewChoice, canvas: Canvas) -> Drawn:
-    """Every component plane in one picture, a grid of tiles, each with its feature's name and colour bar."""
+    """Every component plane in one picture: a grid of cells, each a title row, the plane and its colour bar.
+
+    The titles and the bars' end values are left as room in the picture (:attr:`Tile.caption`) for
+    the viewer to write in; the bars' colours are drawn here. On one shared scale there are no bars
+    in the cells: the view's legend is the one bar.
+    """
     h, w, d = weights.shape
-    rng, v = canvas.range, canvas.views
+    v = canvas.views
+    own = map_range(weights)
     shared = view.mode == PLANES_SHARED
-    lo_all, hi_all = float(np.min(rng.lo[:d])), float(np.max(rng.hi[:d]))
+    lo_all, hi_all = float(np.min(own.lo)), float(np.max(own.hi))
     side = int(np.ceil(np.sqrt(d)))
     # A live grid of planes stays as large as one live frame: smaller cells per plane.
     s = canvas.scale if canvas.scale is not None else frame_scale(h * side, w * side, v.topology)
     r = raster(h, w, v.topology, s)
     th, tw = r.shape
-    cols = int(np.ceil(np.sqrt(d * th / max(tw, 1)))) if d > 1 else 1
+    cap = max(6, round(0.08 * max(tw, th)))  # a title row (and the bar's numbers) in proportion to the plane
+    gap = max(1, cap // 4)
+    bar_h = 0 if shared else max(3, cap // 2)
+    cell_h = cap + gap + th + (gap + bar_h + cap if not shared else 0)
+    cols = int(np.ceil(np.sqrt(d * cell_h / max(tw, 1)))) if d > 1 else 1
     cols = max(1, min(d, cols))
     rows = -(-d // cols)
-    out = np.full((rows * th + (rows - 1) * PLANE_GAP, cols * tw + (cols - 1) * PLANE_GAP, 3), 255, np.uint8)
+    out = np.full((rows * cell_h + (rows - 1) * PLANE_GAP, cols * tw + (cols - 1) * PLANE_GAP, 3), 255, np.uint8)
+    ramp = VIRIDIS[np.linspace(0, 255, tw).round().astype(np.int64)]
     tiles = []
     for k in range(d):
-        lo, hi = (lo_all, hi_all) if shared else (float(rng.lo[k]), float(rng.hi[k]))
+        lo, hi = (lo_all, hi_all) if shared else (float(own.lo[k]), float(own.hi[k]))
         levels = _to_u8(np.asarray(weights[..., k], dtype=np.float64), lo, hi)
-        y0, x0 = (k // cols) * (th + PLANE_GAP), (k % cols) * (tw + PLANE_GAP)
+        cy, x0 = (k // cols) * (cell_h + PLANE_GAP), (k % cols) * (tw + PLANE_GAP)
+        y0 = cy + cap + gap
         out[y0 : y0 + th, x0 : x0 + tw] = r.paint(apply_lut(levels.reshape(-1)))
-        bar = ColourBar(v.original(k, lo), v.original(k, hi), v.feature_name(k))
-        tiles.append(Tile(v.feature_name(k), x0, y0, tw, th, None if shared else bar))
+        bar = None
+        if not shared:
+            bar = ColourBar(v.original(k, lo), v.original(k, hi), v.feature_name(k))
+            out[y0 + th + gap : y0 + th + gap + bar_h, x0 : x0 + tw] = ramp[None]
+        tiles.append(Tile(v.feature_name(k), x0, y0, tw, th, bar, cap, y0 + th + gap, bar_h))
     legend = ColourBar(lo_all, hi_all, _("all features (scaled values)")) if shared else None
     return Drawn(out, legend, tuple(tiles), r)
 
@@ -614,6 +682,7 @@ __all__ = [
     "feature_range",
     "make_frame",
     "map_image",
+    "map_range",
     "render",
     "unit_range",
 ]

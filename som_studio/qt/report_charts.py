@@ -11,13 +11,16 @@ Thread: the thread that owns the ``QApplication``.
 
 from __future__ import annotations
 
-import numpy as np
-from PySide6.QtCore import QCoreApplication
+from collections.abc import Callable
+from typing import Any
 
+from PySide6.QtCore import QCoreApplication, QRectF
+
+from som_studio.qt.chart_style import LIGHT, OKABE_ITO, ChartTheme, ReadableAxis, crisp, readable_axes, style_plot
 from som_studio.report.content import Report, status_text
 
-PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#8C564B")
-"""Okabe-Ito colours (told apart with colour-blindness too), one per run."""
+PALETTE = OKABE_ITO
+"""Okabe-Ito colours (told apart with colour-blindness too), one per run (:data:`LIGHT`'s)."""
 
 CHART_WIDTH = 1100
 """Width of a chart as laid out, in pixels; exported at :data:`EXPORT_SCALE` times that."""
@@ -40,56 +43,22 @@ MIN_MARKED_COMPILE_S = 1e-3
 """Warm-ups shorter than this (nothing compiled) get no star: it would only stretch the log axis."""
 
 
-def _duration_axis():  # type: ignore[no-untyped-def]
-    """A log-scale axis whose ticks read as durations (``10 ms``), labelled at 1, 2 and 5 only."""
-    import pyqtgraph as pg
-
+def _duration_axis() -> ReadableAxis:
+    """A log-scale axis whose ticks read as durations (``10 ms``), at least three of them."""
     from som_studio.report.content import format_seconds
 
-    class DurationAxis(pg.AxisItem):
-        def logTickStrings(self, values, scale, spacing):  # type: ignore[no-untyped-def]
-            out = []
-            for v in values:
-                s = 10.0 ** float(v)
-                mantissa = round(s / 10.0 ** np.floor(np.log10(s)), 6) if s > 0 else 0
-                out.append(_short_seconds(s) if mantissa in (1.0, 2.0, 5.0) else "")
-            return out
-
-    def _short_seconds(s: float) -> str:
-        text = format_seconds(s)
-        num, unit = text.split(" ")
+    def short(s: float) -> str:
+        num, unit = format_seconds(s).split(" ")
         return f"{float(num):g} {unit}"
 
-    return DurationAxis("left")
+    return ReadableAxis("left", short)
 
 
-def _style_plot(plot, x_label: str = "", y_label: str = "", title: str = "") -> None:  # type: ignore[no-untyped-def]
-    import pyqtgraph as pg
-
-    for side in ("left", "bottom"):
-        ax = plot.getAxis(side)
-        ax.setPen(pg.mkPen("#4a5060"))
-        ax.setTextPen(pg.mkPen("#2a2f3a"))
-        ax.enableAutoSIPrefix(False)  # "(x0.001)" on an axis label reads badly; units are in the label
-        ax.setStyle(tickFont=_font(11))
-    if x_label:
-        plot.setLabel("bottom", x_label, color="#2a2f3a", **{"font-size": "12pt"})
-    if y_label:
-        plot.setLabel("left", y_label, color="#2a2f3a", **{"font-size": "12pt"})
-    if title:
-        plot.setTitle(title, color="#1d2330", size="12pt")
-    plot.showGrid(x=True, y=True, alpha=0.18)
+def _style_plot(plot, x_label: str = "", y_label: str = "", title: str = "", theme: ChartTheme = LIGHT) -> None:  # type: ignore[no-untyped-def]
+    style_plot(plot, theme, x_label, y_label, title, points=11)
 
 
-def _font(points: float):  # type: ignore[no-untyped-def]
-    from PySide6.QtGui import QFont
-
-    f = QFont()
-    f.setPointSizeF(points)
-    return f
-
-
-def _legend(win, plot, row: int, columns: int = 1, extra: int = 0, text_px: int = 15):  # type: ignore[no-untyped-def]
+def _legend(win, plot, row: int, columns: int = 1, extra: int = 0, text_px: int = 15, theme: ChartTheme = LIGHT):  # type: ignore[no-untyped-def]
     """A legend in its own row of the layout, under the plots: never over a curve.
 
     Items named on ``plot`` before this call are listed, four to a line;
@@ -100,7 +69,7 @@ def _legend(win, plot, row: int, columns: int = 1, extra: int = 0, text_px: int 
     items = [item for item in plot.listDataItems() if item.name()]
     per_line = 4
     lines = max(1, -(-(len(items) + extra) // per_line))
-    legend = pg.LegendItem(labelTextColor="#1d2330", labelTextSize=f"{text_px}px", colCount=per_line, horSpacing=28)
+    legend = pg.LegendItem(labelTextColor=theme.text, labelTextSize=f"{text_px}px", colCount=per_line, horSpacing=28)
     win.addItem(legend, row=row, col=0, colspan=columns)
     win.ci.layout.setRowFixedHeight(row, 16 + (text_px + 8) * lines)
     for item in items:
@@ -108,11 +77,12 @@ def _legend(win, plot, row: int, columns: int = 1, extra: int = 0, text_px: int 
     return legend
 
 
-def maps_layout(report: Report, legend_px: int = 15, fixed: bool = True):  # type: ignore[no-untyped-def]
+def maps_layout(report: Report, legend_px: int = 15, fixed: bool = True, theme: ChartTheme = LIGHT):  # type: ignore[no-untyped-def]
     """(widget, width, height): the final maps side by side, for export or for the app to show.
 
     ``fixed`` sizes every panel equally for a picture of ``width`` x ``height``;
-    otherwise the panels share whatever room the widget gets (in the app).
+    otherwise the panels share whatever room the widget gets (in the app). ``theme``: the
+    chart's colours (the report's :data:`~som_studio.qt.chart_style.LIGHT`, or the app's palette).
     """
     import pyqtgraph as pg
 
@@ -139,28 +109,29 @@ def maps_layout(report: Report, legend_px: int = 15, fixed: bool = True):  # typ
                 super().resizeEvent(ev)
 
         win = MapsWidget()
-    win.setBackground("w")
+    win.setBackground(theme.background)
     for i, run in enumerate(runs):
         r = run.record
         sub = f"QE {r.qe:.4f} · TE {r.te:.3f}" if r.qe is not None and r.te is not None else status_text(r.status)
-        color = PALETTE[i % len(PALETTE)]  # the run's colour in the other charts
+        color = theme.colour(i)  # the run's colour in the other charts
         title = (
             f"<span style='font-size:13pt; font-weight:600; color:{color}'>{_esc(run.name)}</span><br>"
-            f"<span style='font-size:10pt; color:#5b6475'>{_esc(sub)}</span>"
+            f"<span style='font-size:10pt; color:{theme.muted}'>{_esc(sub)}</span>"
         )
         plot = win.addPlot(row=i // per_row, col=i % per_row)
-        plot.setTitle(title, color="#1d2330")
+        plot.setTitle(title, color=theme.text)
         plot.vb.setDefaultPadding(0.0)
         plot.hideAxis("left")
         plot.hideAxis("bottom")
         plot.setMouseEnabled(False, False)
         plot.hideButtons()
         if run.final_image is not None:
-            img = pg.ImageItem(run.final_image, axisOrder="row-major")
+            img = pg.ImageItem(crisp(run.final_image), axisOrder="row-major")
+            h, w = run.final_image.shape[:2]
+            img.setRect(QRectF(0, 0, w, h))  # in the map's own pixels, whatever the enlargement
             plot.addItem(img)
             plot.invertY(True)
             plot.setAspectLocked(True)
-            h, w = run.final_image.shape[:2]
             plot.setRange(xRange=(0, w), yRange=(0, h), padding=0.0)
         else:
             text = pg.TextItem(
@@ -192,21 +163,20 @@ def _esc(text: str) -> str:
     return escape(text)
 
 
-def timing_layout(report: Report, legend_px: int = 15):  # type: ignore[no-untyped-def]
+def timing_layout(report: Report, legend_px: int = 15, theme: ChartTheme = LIGHT):  # type: ignore[no-untyped-def]
     """(widget, width, height) of the timing chart."""
     import pyqtgraph as pg
 
     series = report.timing_series()
     sec = report.section("timing")
     win = pg.GraphicsLayoutWidget()
-    win.setBackground("w")
-    plot = win.addPlot(axisItems={"left": _duration_axis()})
-    _style_plot(plot, sec.x_label, sec.y_label)
-    plot.getAxis("left").setWidth(110)
+    win.setBackground(theme.background)
+    plot = win.addPlot(axisItems={"left": _duration_axis(), "bottom": ReadableAxis("bottom")})
+    _style_plot(plot, sec.x_label, sec.y_label, theme=theme)
     plot.setLogMode(x=False, y=True)
     index = {run.name: i for i, run in enumerate(report.runs)}
     for s, compile_s in series:
-        color = PALETTE[index[s.name] % len(PALETTE)]
+        color = theme.colour(index[s.name])
         curve = pg.PlotDataItem(
             s.x, s.y, stepMode="center", pen=pg.mkPen(color, width=_width(index[s.name])), name=s.name
         )
@@ -219,11 +189,11 @@ def timing_layout(report: Report, legend_px: int = 15):  # type: ignore[no-untyp
                 symbol="star",
                 symbolSize=18,
                 symbolBrush=pg.mkBrush(color),
-                symbolPen=pg.mkPen("#ffffff", width=1),
+                symbolPen=pg.mkPen(theme.background, width=1),
             )
             plot.addItem(star)
     marked = any(c and c >= MIN_MARKED_COMPILE_S for _, c in series)
-    legend = _legend(win, plot, 1, extra=int(marked), text_px=legend_px)
+    legend = _legend(win, plot, 1, extra=int(marked), text_px=legend_px, theme=theme)
     if marked:
         marker = pg.PlotDataItem(
             [],
@@ -231,28 +201,29 @@ def timing_layout(report: Report, legend_px: int = 15):  # type: ignore[no-untyp
             pen=None,
             symbol="star",
             symbolSize=22,
-            symbolBrush=pg.mkBrush("#6b7280"),
-            symbolPen=pg.mkPen("#ffffff"),
+            symbolBrush=pg.mkBrush(theme.muted),
+            symbolPen=pg.mkPen(theme.background),
         )
         legend.addItem(marker, sec.marker)
     if not series:
-        plot.addItem(pg.TextItem(sec.empty, color="#b3261e"))
+        plot.addItem(pg.TextItem(sec.empty, color=theme.colour(1)))
     return win, CHART_WIDTH, 580
 
 
-def quality_layout(report: Report, legend_px: int = 15):  # type: ignore[no-untyped-def]
-    """(widget, width, height) of the quality charts."""
+def quality_layout(report: Report, legend_px: int = 15, theme: ChartTheme = LIGHT):  # type: ignore[no-untyped-def]
+    """(widget, width, height) of the quality charts: QE and TE side by side, each on its own values' range."""
     import pyqtgraph as pg
 
     sec = report.section("quality")
     win = pg.GraphicsLayoutWidget()
-    win.setBackground("w")
+    win.setBackground(theme.background)
     index = {run.name: i for i, run in enumerate(report.runs)}
     for col, (which, label) in enumerate(zip(("qe", "te"), sec.panels)):
-        plot = win.addPlot(row=0, col=col)
-        _style_plot(plot, sec.x_label, label)
+        axes = readable_axes()
+        plot = win.addPlot(row=0, col=col, axisItems={"left": axes["left"], "bottom": axes["bottom"]})
+        _style_plot(plot, sec.x_label, label, theme=theme)
         for s in report.quality_series(which):
-            color = PALETTE[index[s.name] % len(PALETTE)]
+            color = theme.colour(index[s.name])
             i = index[s.name]
             item = pg.PlotDataItem(
                 s.x,
@@ -265,7 +236,7 @@ def quality_layout(report: Report, legend_px: int = 15):  # type: ignore[no-unty
                 name=s.name,
             )
             plot.addItem(item)
-    _legend(win, plot, 1, columns=2, text_px=legend_px)
+    _legend(win, plot, 1, columns=2, text_px=legend_px, theme=theme)
     return win, CHART_WIDTH, 480
 
 
@@ -286,5 +257,10 @@ def roofline_layout(report: Report, legend_px: int = 15):  # type: ignore[no-unt
     return win, CHART_WIDTH, 560
 
 
-LAYOUTS = {"maps": maps_layout, "timing": timing_layout, "quality": quality_layout, "roofline": roofline_layout}
+LAYOUTS: dict[str, Callable[..., Any]] = {
+    "maps": maps_layout,
+    "timing": timing_layout,
+    "quality": quality_layout,
+    "roofline": roofline_layout,
+}
 """The chart builders by section key: each returns (GraphicsLayoutWidget, width, height)."""

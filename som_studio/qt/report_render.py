@@ -65,8 +65,13 @@ def _export(widget, width: int, height: int) -> bytes:  # type: ignore[no-untype
     from PySide6.QtCore import QRectF
 
     widget.resize(width, height)
-    widget.ci.setGeometry(QRectF(0, 0, width, height))
-    widget.scene().setSceneRect(QRectF(0, 0, width, height))
+    for _ in range(2):
+        # Axes size themselves to their tick labels when first drawn: lay out, draw, lay out again,
+        # so no label is cut and no axis title lies over the labels.
+        widget.ci.setGeometry(QRectF(0, 0, width, height))
+        widget.scene().setSceneRect(QRectF(0, 0, width, height))
+        ensure_app().processEvents()
+        widget.grab()
     ensure_app().processEvents()
     exporter = ImageExporter(widget.ci)
     exporter.parameters()["width"] = width * EXPORT_SCALE
@@ -156,7 +161,7 @@ def report_document(report: Report, charts: Mapping[str, bytes | None]):  # type
     doc.setDefaultFont(font)
     doc.setDefaultStyleSheet(
         "h1 { font-size: 17pt; } h2 { font-size: 13pt; color: #1d2330; } h3 { font-size: 10pt; }"
-        "th { background-color: #eef1f6; font-weight: 600; } td, th { padding: 3px; }"
+        "th { background-color: #eef1f6; font-weight: 600; } td, th { padding: 3px; white-space: nowrap; }"
         ".meta { color: #5b6475; } .status-failed { color: #b3261e; } .status-cancelled { color: #a05a00; }"
         "footer { color: #7a8294; }"
     )
@@ -178,15 +183,70 @@ def report_document(report: Report, charts: Mapping[str, bytes | None]):  # type
         if png:
             image = QImage.fromData(png)
             doc.addResource(QTextDocument.ResourceType.ImageResource, QUrl(f"chart-{key}.png"), image)
-            # As wide as the page, but short enough to leave room for the title and text.
-            fit_h = page_h * 0.6
+            # As wide as the page, but at most under half its height: a chart that does not fit
+            # where it falls moves to the next page, and leaves no more than half a page empty.
+            fit_h = page_h * 0.45
             widths[key] = int(min(page_w * 0.98, fit_h * image.width() / max(image.height(), 1)))
     doc.setHtml(report_html(report, charts, for_qt=True, image_widths=widths))
+    _keep_titles_with_charts(doc, page_h)
     return doc, layout
 
 
+def _keep_titles_with_charts(doc, page_h: float) -> None:  # type: ignore[no-untyped-def]
+    """A title whose chart (or first line) is pushed to the next page goes with it: no title alone at a page's foot.
+
+    The document flows from page to page; where a title and the image after it land on different
+    pages, the title starts a page. Each move shifts what follows, so the check runs again.
+    """
+    from PySide6.QtGui import QTextCursor, QTextFormat
+
+    layout = doc.documentLayout()
+    for _ in range(32):  # at most one move per chart section; a bound against a layout that never settles
+        # The layout is lazy: lay the whole document out before reading where its blocks fall.
+        doc.markContentsDirty(0, doc.characterCount())
+        doc.size()
+        block = doc.begin()
+        moved = False
+        while block.isValid():
+            after = block.next()
+            # (A block in a table is placed within its cell: its position says nothing of the page.)
+            if block.blockFormat().headingLevel() in (2, 3) and after.isValid() and not _in_table(after):
+                top = layout.blockBoundingRect(block).top()
+                below = layout.blockBoundingRect(after)
+                # A chart goes whole with its title; text or a table at least by its first line.
+                bottom = below.bottom() if _has_image(after) else below.top() + min(below.height(), 20.0)
+                always = QTextFormat.PageBreakFlag.PageBreak_AlwaysBefore
+                # With a line's room to spare: the printer lays the pages out again, a little differently.
+                split = int(top // page_h) != int((bottom + 24) // page_h)
+                if split and block.blockFormat().pageBreakPolicy() != always:
+                    fmt = block.blockFormat()
+                    fmt.setPageBreakPolicy(always)
+                    QTextCursor(block).setBlockFormat(fmt)
+                    moved = True
+                    break
+            block = after
+        if not moved:
+            return
+
+
+def _in_table(block) -> bool:  # type: ignore[no-untyped-def]
+    from PySide6.QtGui import QTextCursor
+
+    return QTextCursor(block).currentTable() is not None
+
+
+def _has_image(block) -> bool:  # type: ignore[no-untyped-def]
+    it = block.begin()
+    while not it.atEnd():
+        if it.fragment().charFormat().isImageFormat():
+            return True
+        it += 1
+    return False
+
+
 def pdf_bytes(report: Report, charts: Mapping[str, bytes | None]) -> bytes:
-    """The report as a PDF (A4 landscape): summary first, then a page per chart, then configurations."""
+    """The report as a PDF (A4 landscape): the headline and the summary first, then the charts, configurations
+    and environment, flowing from page to page."""
     from PySide6.QtCore import QBuffer, QIODevice
     from PySide6.QtGui import QPdfWriter
 

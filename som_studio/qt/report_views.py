@@ -29,8 +29,14 @@ PLANE_COLUMNS = 4
 translate = QCoreApplication.translate
 
 
-def _map_plot(win, image: np.ndarray, title: str, row: int, col: int):  # type: ignore[no-untyped-def]
+def _map_plot(win, drawn: picture.Drawn, title: str, row: int, col: int):  # type: ignore[no-untyped-def]
     import pyqtgraph as pg
+    from PySide6.QtCore import QRectF
+
+    from som_studio.qt.chart_style import crisp
+    from som_studio.qt.widgets.map_cells import CellsItem
+
+    image = drawn.image
 
     plot = win.addPlot(row=row, col=col)
     plot.setTitle(f"<span style='font-size:12pt; font-weight:600; color:#1d2330'>{escape(title)}</span>")
@@ -39,10 +45,21 @@ def _map_plot(win, image: np.ndarray, title: str, row: int, col: int):  # type: 
     plot.setMouseEnabled(False, False)
     plot.hideButtons()
     plot.vb.setDefaultPadding(0.0)
-    plot.addItem(pg.ImageItem(picture.coloured(image), axisOrder="row-major"))
+    h, w = image.shape[:2]
+    item = pg.ImageItem(crisp(picture.coloured(image), 600), axisOrder="row-major")
+    item.setRect(QRectF(0, 0, w, h))  # in the picture's own pixels, whatever the enlargement
+    plot.addItem(item)
+    r = drawn.raster
+    if r is not None:
+        # The cells drawn as shapes over the picture, as the app draws them: outlines where cells are
+        # large enough on the page, the map's outside in the page's white.
+        cells = CellsItem()
+        cells.setZValue(5)
+        grid = (r.height, r.width)
+        cells.set_frame(picture.MapFrame(0, picture.ViewChoice(), image, grid=grid, topology=r.topology, scale=r.scale))
+        plot.addItem(cells)
     plot.invertY(True)
     plot.setAspectLocked(True)
-    h, w = image.shape[:2]
     plot.setRange(xRange=(0, w), yRange=(0, h), padding=0.0)
     return plot
 
@@ -140,7 +157,7 @@ def run_views_layout(run: ReportRun, win):  # type: ignore[no-untyped-def]
         panel_h = int(col_w * aspect) + 40
         legend_h = BAR_HEIGHT
         for c, (title, drawn) in enumerate(chunk):
-            _map_plot(win, drawn.image, title, row, c)
+            _map_plot(win, drawn, title, row, c)
             legend_h = max(legend_h, _legend(win, drawn.legend, row + 1, c))
         grid.setRowFixedHeight(row, panel_h)
         grid.setRowFixedHeight(row + 1, legend_h)
@@ -162,7 +179,7 @@ def run_views_layout(run: ReportRun, win):  # type: ignore[no-untyped-def]
         panel_h = int(col_w * aspect) + 40
         legend_h = BAR_HEIGHT
         for c, (title, drawn) in enumerate(chunk):
-            _map_plot(win, drawn.image, title, row, c)
+            _map_plot(win, drawn, title, row, c)
             legend_h = max(legend_h, _legend(win, drawn.legend, row + 1, c))
         grid.setRowFixedHeight(row, panel_h)
         grid.setRowFixedHeight(row + 1, legend_h)

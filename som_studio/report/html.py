@@ -17,7 +17,7 @@ from som_studio.i18n import _, current_language, ngettext
 from som_studio.report.content import Report, status_text
 
 NUMERIC = {"compile", "median / it", "p95 / it", "total", "wall", "samples/s", "speed-up", "QE", "TE", "peak memory"}
-NUMERIC |= {"mean / it", "end-to-end", "label purity"}
+NUMERIC |= {"mean / it", "end-to-end", "label purity", "faster after"}
 
 _CSS = """
 body { font-family: "DejaVu Sans", "Helvetica Neue", Arial, "Noto Sans CJK KR", "Noto Sans KR", "NanumGothic",
@@ -25,6 +25,7 @@ body { font-family: "DejaVu Sans", "Helvetica Neue", Arial, "Noto Sans CJK KR", 
        background: #f4f5f7; line-height: 1.45; }
 main { max-width: 1180px; margin: 0 auto; padding: 28px 32px 48px; background: #fff; }
 h1 { font-size: 24px; margin: 0 0 4px; }
+p.headline { font-size: 21px; font-weight: 600; color: #0b4f8a; margin: 10px 0 8px; max-width: none; }
 h2 { font-size: 19px; margin: 34px 0 10px; padding-bottom: 4px; border-bottom: 2px solid #dde1e8; }
 h3 { font-size: 15px; margin: 20px 0 6px; }
 p { margin: 6px 0 10px; max-width: 78ch; }
@@ -32,6 +33,8 @@ p { margin: 6px 0 10px; max-width: 78ch; }
 table { border-collapse: collapse; margin: 8px 0 14px; font-size: 13px; }
 th, td { padding: 5px 10px; border-bottom: 1px solid #e3e6ec; text-align: left; vertical-align: top; }
 th { background: #eef1f6; font-weight: 600; white-space: nowrap; }
+td { white-space: nowrap; }
+table.by-run th[scope="row"] { text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 tr.diff td { background: #fff4d6; }
 .table-wrap { overflow-x: auto; }
@@ -90,6 +93,55 @@ def _table(
     return html if for_qt else f'<div class="table-wrap">{html}</div>'
 
 
+RUNS_PER_TABLE = 6
+"""Runs side by side in one table: more are shown in further tables, so no cell has to wrap."""
+
+
+def _by_run(
+    corner: str,
+    names: list[str],
+    row_labels: list[str],
+    columns: list[list[str]],
+    *,
+    numeric_rows: set[int] | None = None,
+    row_classes: list[str] | None = None,
+    for_qt: bool = False,
+) -> str:
+    """A table with one column per run and one row per measure (``columns[j][i]``: run ``j``, row ``i``).
+
+    Read down a run's column; with many runs, several tables of :data:`RUNS_PER_TABLE` runs each,
+    so neither a name nor a number is ever broken across lines to fit a page.
+    """
+    numeric_rows = numeric_rows or set()
+    attrs = ' border="0" cellspacing="0" cellpadding="4"' if for_qt else ' class="by-run"'
+    bad = {status_text(st): st for st in ("failed", "cancelled")}
+    out = []
+    for start in range(0, max(len(names), 1), RUNS_PER_TABLE):
+        part = range(start, min(start + RUNS_PER_TABLE, len(names)))
+        rows = [
+            f"<table{attrs}>",
+            f"<tr><th>{escape(corner)}</th>" + "".join(f"<th>{escape(names[j])}</th>" for j in part) + "</tr>",
+        ]
+        for i, label in enumerate(row_labels):
+            cls = row_classes[i] if row_classes else ""
+            bg = ' bgcolor="#fff4d6"' if for_qt and cls == "diff" else ""
+            cells = []
+            for j in part:
+                cell = columns[j][i]
+                if i in numeric_rows:
+                    cells.append(f'<td class="num" align="right">{escape(cell)}</td>')
+                elif cell in bad:
+                    cells.append(f'<td class="status-{bad[cell]}">{escape(cell)}</td>')
+                else:
+                    cells.append(f"<td>{escape(cell)}</td>")
+            head = f'<th scope="row" align="left">{escape(label)}</th>'
+            rows.append((f'<tr class="{cls}"{bg}>' if cls else "<tr>") + head + "".join(cells) + "</tr>")
+        rows.append("</table>")
+        html = "\n".join(rows)
+        out.append(html if for_qt else f'<div class="table-wrap">{html}</div>')
+    return "\n".join(out)
+
+
 def report_html(
     report: Report,
     charts: Mapping[str, bytes | None],
@@ -104,11 +156,11 @@ def report_html(
     report : what to say.
     charts : PNG bytes per chart section key (``"maps"``, ``"timing"``, ``"quality"``).
     for_qt : markup for ``QTextDocument`` (images as resource names
-        ``chart-<key>.png``, a page break before each chart section) instead of a
+        ``chart-<key>.png``; sections flow on from page to page, charts short enough
+        that one moved to the next page leaves at most half a page) instead of a
         self-contained page with embedded images.
     image_widths : with ``for_qt``, each chart's width in the document's pixels.
     """
-    page_break = ' style="page-break-before: always"' if for_qt else ""
     parts: list[str] = []
     a = parts.append
     a("<!DOCTYPE html>" if not for_qt else "")
@@ -119,6 +171,10 @@ def report_html(
         a(f"<style>{_CSS}</style>")
     a("</head><body><main>")
     a(f"<h1>{escape(report.title)}</h1>")
+    headline = report.headline()
+    if headline:
+        size = ' style="font-size: 15pt; font-weight: 600; color: #0b4f8a"' if for_qt else ""
+        a(f'<p class="headline"{size}>{escape(headline)}</p>')
     runs = ", ".join(escape(r.name) for r in report.runs)
     n = len(report.runs)
     meta = ngettext(
@@ -130,14 +186,18 @@ def report_html(
 
     # -- summary
     a(f"<h2>{escape(_('Summary'))}</h2>")
+    # One column per run: eighteen measures across a page broke names and numbers mid-word.
+    labels = report.summary_labels()
+    keys = list(report.SUMMARY_HEADER)
+    rows = report.summary_rows()
     a(
-        _table(
-            list(report.SUMMARY_HEADER),
-            report.summary_rows(),
-            numeric=NUMERIC,
+        _by_run(
+            labels[0],
+            [row[0] for row in rows],
+            labels[1:],
+            [row[1:] for row in rows],
+            numeric_rows={i for i, k in enumerate(keys[1:]) if k in NUMERIC},
             for_qt=for_qt,
-            wide=True,
-            labels=report.summary_labels(),
         )
     )
     bases = sorted({(r.record.kind, b) for r, b in zip(report.runs, report.baseline_of) if b})
@@ -190,7 +250,7 @@ def report_html(
 
     # -- charts
     for sec in report.sections:
-        a(f"<h2{page_break}>{escape(sec.title)}</h2>")
+        a(f"<h2>{escape(sec.title)}</h2>")
         src = _img_src(sec.key, charts.get(sec.key), for_qt)
         if src is None:
             a(f"<p><i>{escape(_('(chart not drawn)'))}</i></p>")
@@ -208,7 +268,7 @@ def report_html(
                 a(f"<p><small>{escape(line.strip())}</small></p>")
 
     # -- configurations
-    a(f"<h2{page_break}>{escape(_('Configurations'))}</h2>")
+    a(f"<h2>{escape(_('Configurations'))}</h2>")
     keys, rows = report.config_table()
     if report.config_diffs:
         text = _("Highlighted rows differ between runs: {fields}.").format(fields=", ".join(report.config_diffs))
@@ -220,24 +280,27 @@ def report_html(
         )
         a(f"<p>{escape(text)}</p>")
     classes = ["diff" if k in report.config_diffs else "" for k in keys]
+    names = [r.name for r in report.runs]
     a(
-        _table(
-            [_("field")] + [r.name for r in report.runs],
-            [[k] + row for k, row in zip(keys, rows)],
+        _by_run(
+            _("field"),
+            names,
+            keys,
+            [[row[j] for row in rows] for j in range(len(names))],
             row_classes=classes,
             for_qt=for_qt,
         )
     )
 
     # -- environment
-    a(f"<h2{page_break}>{escape(_('Environment'))}</h2>")
+    a(f"<h2>{escape(_('Environment'))}</h2>")
     shared, per_keys, per_rows = report.env_table()
     if shared:
         a(f"<h3>{escape(_('Shared by every run'))}</h3>")
         a(_table(["", _("value")], [[k, v] for k, v in shared], for_qt=for_qt))
     if per_keys:
         a(f"<h3>{escape(_('Per run'))}</h3>")
-        a(_table([_("run")] + per_keys, [[r.name] + row for r, row in zip(report.runs, per_rows)], for_qt=for_qt))
+        a(_by_run(_("run"), names, per_keys, per_rows, for_qt=for_qt))
 
     footer = _(
         "SOM Studio {version}. The raw numbers behind this report: {json} (every run's full record) and {csv} "

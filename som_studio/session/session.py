@@ -10,7 +10,8 @@ Cancel and pause are checked between chunks. A chunk is sized to take about
 ``chunk_target_s`` so snapshots flow and cancel stays prompt
 (:func:`~som_studio.session.timing.next_chunk`). Quality (QE/TE) is measured
 on the run's device for JAX runs (:mod:`som_studio.core.quality_jax`), on the
-host for NumPy ones (:mod:`som_studio.core.metrics`), at planned points that
+host for NumPy ones (:mod:`som_studio.core.metrics`), at planned points, equally
+spaced on round iterations (:func:`~som_studio.session.timing.quality_iterations`), that
 a :class:`~som_studio.session.timing.QualityPacer` skips when they would take
 more than a tenth of the training time so far; the final map is always
 measured unless the run was cancelled. Timing is honest:
@@ -51,7 +52,14 @@ from som_studio.session.events import (
 from som_studio.session.memwatch import PeakMemory
 from som_studio.session.preflight import Devices, memory_need, preflight
 from som_studio.session.record import Chunk, RunRecord
-from som_studio.session.timing import QUALITY_SHARE, QualityPacer, next_chunk, predict_quality_s, worth_cutting
+from som_studio.session.timing import (
+    QUALITY_SHARE,
+    QualityPacer,
+    next_chunk,
+    predict_quality_s,
+    quality_iterations,
+    worth_cutting,
+)
 
 #: First guesses at quality measurement rates, in example-unit pairs x features
 #: per second, before a run has measured its own (2-core CPU here: NumPy
@@ -85,8 +93,8 @@ class Session:
         feature names and labels then reach the record), to share one load between runs.
     snapshot_interval_s : least time between snapshots; ``None``: only the
         initial and final maps.
-    quality_points : measure QE/TE this many times over the run (plus at 0);
-        0: only on the final map. Points are skipped when measuring would
+    quality_points : measure QE/TE at most this many times over the run (plus at 0),
+        every round number of iterations; 0: only on the final map. Points are skipped when measuring would
         exceed ``quality_share`` of the training time so far.
     final_quality : measure the final map's QE/TE (off for huge problems).
     chunk_target_s : aim for chunks of about this much wall time.
@@ -450,10 +458,7 @@ class Session:
                 measure.close()
 
     def _quality_iterations(self, T: int) -> list[int]:
-        if self.quality_points <= 0:
-            return []
-        pts = {round(k * T / self.quality_points) for k in range(self.quality_points + 1)}
-        return sorted(p for p in pts if 0 <= p <= T)
+        return quality_iterations(T, self.quality_points)
 
 
 def _inside(

@@ -172,6 +172,20 @@ class QualityPacer:
             self.last_s = seconds
 
 
+def quality_iterations(total: int, points: int) -> list[int]:
+    """The iterations where a run of ``total`` iterations plans to measure quality: 0, then every
+    ``step`` and the last, ``step`` the smallest round number (1, 2 or 5 times a power of ten) that
+    keeps to ``points`` intervals, so the points fall on the iterations a plot's axis labels
+    (0, 5,000, 10,000, ... for 50,000 steps; 0, 5, 10, ... for 50 epochs), equally spaced.
+    ``points`` <= 0: none.
+    """
+    if points <= 0 or total < 0:
+        return []
+    want = max(total / points, 1.0)
+    step = min(m * 10**e for e in range(0, 19) for m in (1, 2, 5) if m * 10**e >= want)
+    return sorted({*range(0, total + 1, int(step)), total})
+
+
 def predict_quality_s(samples: int, units: int, features: int, pairs_per_s: float) -> float:
     """A first guess at one quality measurement's time: example-unit pairs x features at a rate."""
     return samples * units * max(features, 1) / pairs_per_s

@@ -12,16 +12,20 @@ from som_studio.core import metrics
 
 def test_the_range_is_the_first_maps_and_frames_carry_it():
     rng = np.random.default_rng(0)
-    first = rng.uniform(-3.0, 7.0, (6, 9, 4))
+    first = rng.uniform(-3.0, 7.0, (6, 9, 3))
     lo, hi = picture.colour_range(first)
-    np.testing.assert_array_equal(lo, first.reshape(-1, 4).min(axis=0))
-    np.testing.assert_array_equal(hi, first.reshape(-1, 4).max(axis=0))
+    np.testing.assert_array_equal(lo, first.reshape(-1, 3).min(axis=0))
+    np.testing.assert_array_equal(hi, first.reshape(-1, 3).max(axis=0))
     # A later, contracted map is drawn on the first map's range: it no longer spans 0..255.
     later = first.mean(axis=(0, 1)) + 0.25 * (first - first.mean(axis=(0, 1)))
-    frame = picture.make_frame(40, later, picture.ViewChoice(picture.COMPONENT, 2), lo, hi)
+    frame = picture.make_frame(40, later, picture.ViewChoice(picture.RGB), lo, hi)
     assert frame.range is not None
     np.testing.assert_array_equal(frame.range.lo, lo)
     assert 0 < frame.image.min() and frame.image.max() < 255
+    # A component plane is the exception: coloured over the map's own range, it spans 0..255 again.
+    plane = picture.make_frame(40, later, picture.ViewChoice(picture.COMPONENT, 2), lo, hi)
+    assert plane.image.min() == 0 and plane.image.max() == 255
+    assert isinstance(plane.legend, picture.ColourBar) and plane.legend.hi == later[..., 2].max()
     # Frames cross the worker's pipe: they pickle with their range.
     back = pickle.loads(pickle.dumps(frame))
     np.testing.assert_array_equal(back.image, frame.image)

@@ -113,3 +113,29 @@ def test_runs_that_recorded_their_inside_get_a_roofline_chart_and_table(qapp) ->
     for run in runs:
         run.record.extra.pop("inside", None)
     assert "roofline" not in [s.key for s in build_report(runs).sections]
+
+
+@pytest.mark.parametrize("layout", ["timing", "quality"])
+def test_every_report_chart_axis_shows_three_labelled_ticks_and_its_title_clears_them(qapp, layout) -> None:
+    from PySide6.QtCore import QRectF
+
+    from som_studio.qt.chart_style import tick_labels
+    from som_studio.qt.report_charts import LAYOUTS
+
+    win, width, height = LAYOUTS[layout](build_report(_runs()))
+    win.resize(width, height)
+    for _ in range(2):  # as the export lays it out: axes size themselves to their labels once drawn
+        win.ci.setGeometry(QRectF(0, 0, width, height))
+        qapp.processEvents()
+        win.grab()
+    plots = [item for item in win.ci.items if hasattr(item, "getAxis")]
+    assert plots
+    for plot in plots:
+        for side in ("left", "bottom"):
+            axis = plot.getAxis(side)
+            assert len(tick_labels(axis)) >= 3, (layout, side, tick_labels(axis))
+        # The left axis is wide enough for its widest label and its title beside it.
+        left = plot.getAxis("left")
+        fm_width = max(left.textWidth, 1)
+        assert left.width() >= fm_width + left.label.boundingRect().height()
+    win.deleteLater()

@@ -44,7 +44,8 @@ def test_the_html_report_speaks_korean(korean, english_left):
     assert '<html lang="ko">' in html
     for word in ("요약", "주의해서 볼 점", "반복당 시간", "학습 중 지도 품질", "설정", "환경"):
         assert f">{word}</h2>" in html
-    for cell in ("<th>구현</th>", "<th>속도 향상</th>", "<th>최대 메모리</th>", "<th>QE</th>", "samples/s"):
+    # Heading cells of the summary (its columns are the runs, its rows the measures).
+    for cell in ("<th>구현</th>", ">속도 향상</th>", ">최대 메모리</th>", ">QE</th>", "samples/s"):
         assert cell in html
     assert "해당 없음: 다른 문제" in html  # the run of another problem has no speed-up
     assert '<td class="status-cancelled">취소됨</td>' in html and '<td class="status-failed">실패</td>' in html

@@ -127,7 +127,7 @@ def test_expensive_quality_points_are_skipped_but_the_final_map_is_measured(monk
         assert rec.status == "ok"
         assert q == [30], impl  # only the final map
         assert rec.qe is not None and rec.history == [{"iteration": 30, "qe": rec.qe, "te": rec.te}]
-        # The skipped points (3, 6, 9, ...) did not cut chunks.
+        # The skipped points (5, 10, 15, ...) did not cut chunks.
         assert [e.count for e in evs if isinstance(e, ChunkTimed)] == [1, 4, 16, 9]
 
 
@@ -180,5 +180,15 @@ def test_points_that_would_cut_chunks_too_short_are_skipped(monkeypatch):
     session = Session(_cfg("numpy-batch", epochs=30), snapshot_interval_s=None, quality_points=10, chunk_target_s=1e12)
     rec = run_to_completion(session)
     assert [c.count for c in rec.chunks] == [1, 4, 16, 9]  # grown as if there were no points
-    # The initial map, 21 (a point where a chunk ends anyway) and the final map.
-    assert [h["iteration"] for h in rec.history] == [0, 21, 30]
+    # The initial map, 5 (a point where a chunk ends anyway) and the final map.
+    assert [h["iteration"] for h in rec.history] == [0, 5, 30]
+
+
+def test_quality_is_planned_at_round_equally_spaced_iterations():
+    assert timing.quality_iterations(50_000, 10) == list(range(0, 50_001, 5000))
+    assert timing.quality_iterations(50, 10) == list(range(0, 51, 5))
+    assert timing.quality_iterations(600, 3) == [0, 200, 400, 600]
+    # A total that no round step divides: equally spaced, then the last iteration.
+    assert timing.quality_iterations(1234, 10) == [*range(0, 1201, 200), 1234]
+    assert timing.quality_iterations(7, 10) == list(range(8))
+    assert timing.quality_iterations(100, 0) == []

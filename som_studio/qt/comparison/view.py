@@ -318,6 +318,7 @@ class ComparisonView(QWidget):
         self.selection_changed.emit()
 
     def _draw_charts(self) -> None:
+        from som_studio.qt.chart_style import theme_of
         from som_studio.qt.report_charts import LAYOUTS
 
         for key, holder in self._chart_widgets.items():
@@ -331,7 +332,10 @@ class ComparisonView(QWidget):
             if self.report is None:
                 lay.addWidget(QLabel(self.tr("Nothing ticked.")))
                 continue
-            options = {"fixed": False} if key == "maps" else {}
+            # The app's charts follow the palette, as the live plots do; the report's stay on white paper.
+            options: dict[str, object] = {"theme": theme_of(self)}
+            if key == "maps":
+                options["fixed"] = False
             widget, _, _ = LAYOUTS[key](self.report, **options)
             lay.addWidget(widget)
 

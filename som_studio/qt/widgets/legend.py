@@ -33,7 +33,8 @@ class LegendView(QWidget):
     def set_frame(self, frame: picture.MapFrame | None) -> None:
         """Show ``frame``'s legend (``None``: none)."""
         legend = frame.legend if frame is not None else None
-        tiles = tuple(t for t in frame.tiles if t.bar is not None) if frame is not None else ()
+        # A planes grid whose bars are drawn in the picture under each plane needs none here.
+        tiles = tuple(t for t in frame.tiles if t.bar is not None and not t.bar_height) if frame is not None else ()
         if _same(legend, self.legend) and _same_tiles(tiles, self.tiles):
             return  # a live run's frames mostly keep their legend: no repaint
         self.legend, self.tiles = legend, tiles

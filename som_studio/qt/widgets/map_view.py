@@ -15,10 +15,12 @@ import time
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QRectF, Signal
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from som_studio import picture
+from som_studio.qt.widgets.map_cells import CellsItem
 from som_studio.qt.widgets.map_inspect import MapInspector
 from som_studio.run_settings import Topology
 
@@ -58,9 +60,15 @@ class MapView(QWidget):
 
         self.mode = QComboBox()
         self.caption = QLabel(self.tr("No run yet"))
+        # The clusters' borders over whatever view is shown (once the run's model has clusters).
+        self.borders = QCheckBox(self.tr("Cluster borders"))
+        self.borders.setChecked(True)  # shown as soon as there are clusters; the box turns them off
+        self.borders.setEnabled(False)
+        self.borders.setToolTip(self.tr("Draw the borders between the map's clusters over the view shown"))
         top = QHBoxLayout()
         top.addWidget(QLabel(self.tr("Show")))
         top.addWidget(self.mode)
+        top.addWidget(self.borders)
         top.addStretch(1)
         top.addWidget(self.caption)
 
@@ -72,6 +80,11 @@ class MapView(QWidget):
         self.plot.setCentralItem(self.view_box)
         self.image = pg.ImageItem()
         self.view_box.addItem(self.image)
+        # The cells as shapes over the picture: outlines, hexagons when zoomed, borders, plane titles.
+        self.cells = CellsItem()
+        self.cells.setZValue(5)
+        self.view_box.addItem(self.cells)
+        self._follow_palette()
         self._lut = picture.VIRIDIS  # the report's colour map, so a plain frame looks as it does there
 
         # Hover read-out under the map; legend and a clicked unit's details beside it (map_inspect.py).
@@ -89,6 +102,44 @@ class MapView(QWidget):
         lay.addWidget(self.inspector.readout)
         self._fill_modes(3, picture.ViewChoice())
         self.mode.currentIndexChanged.connect(self._on_mode_changed)
+        self.borders.toggled.connect(self._on_borders_toggled)
+
+    def _follow_palette(self) -> None:
+        """The canvas in the window's colours: its background around the map and its text (plane titles)."""
+        pal = self.palette()
+        base, ink = pal.color(QPalette.ColorRole.Base), pal.color(QPalette.ColorRole.Text)
+        self.plot.setBackground(base)
+        self.cells.set_colours(base, ink)
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:
+            self._follow_palette()
+        super().changeEvent(event)
+
+    # -- cluster borders -----------------------------------------------------------------------
+    def _on_borders_toggled(self, on: bool) -> None:
+        views = self._views
+        if not on or views is None or views.clusters is None:
+            self.cells.set_borders(None)
+            return
+        clusters = np.asarray(views.clusters)
+        h, w = clusters.shape[:2]
+        topology = views.topology
+        # Found once per map, at one pixel per unit, off the GUI thread (a 1024x1024 map's borders take long).
+        job = lambda: picture.cell_edges(h, w, topology, 1, groups=clusters)
+        self.inspector.jobs.submit("borders", job, self._on_borders)
+
+    def _on_borders(self, segments: object) -> None:
+        if isinstance(segments, np.ndarray) and self.borders.isChecked():
+            self.cells.set_borders(segments)
+
+    def _offer_borders(self) -> None:
+        has = self._views is not None and self._views.clusters is not None
+        self.borders.setEnabled(has)
+        if not has:
+            self.cells.set_borders(None)
+        elif self.borders.isChecked():
+            self._on_borders_toggled(True)
 
     # -- choice of picture ------------------------------------------------------------
     def _fill_modes(self, features: int, choice: picture.ViewChoice) -> None:
@@ -151,6 +202,7 @@ class MapView(QWidget):
         self._views = views
         self._fill_modes(self._features, self.choice())
         self.inspector.set_views(views)
+        self._offer_borders()
 
     # -- feeding -------------------------------------------------------------------------
     def begin(self, features: int, title: str, views: picture.MapViews | None = None, config: object = None) -> None:
@@ -158,6 +210,8 @@ class MapView(QWidget):
         ``config``: its configuration (a clicked unit's examples are found in its data)."""
         self._views = views
         self.inspector.begin(views, config)
+        self.inspector.jobs.forget("borders")
+        self._offer_borders()
         self._features = features
         self._final = None
         self._range = None
@@ -182,6 +236,7 @@ class MapView(QWidget):
             img = np.ascontiguousarray(img[::step, ::step])
         self.image.setImage(img, autoLevels=False, levels=(0, 255))
         self.image.setRect(QRectF(0, 0, cols, rows))  # item coordinates stay the frame's pixels (unit_at)
+        self.cells.set_frame(frame)
         self.last_frame = frame
         self.inspector.frame_shown(frame)
         self.frames_drawn += 1

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from som_studio.qt.chart_style import legend_above, readable_axes, restyle_legend, style_plot, style_widget, theme_of
 from som_studio.session.decimate import MinMaxSeries
 from som_studio.session.events import QualityMeasured
 
@@ -13,7 +15,7 @@ HISTORY_POINTS = 2000  # the most points a curve keeps, whatever the run's lengt
 
 
 class QualityPlot(QWidget):
-    """QE (left axis) and TE (right axis, a fraction) of the current run.
+    """QE (left axis) and TE (right axis, a fraction on its own range) of the current run.
 
     Threads: GUI thread only.
     """
@@ -24,36 +26,48 @@ class QualityPlot(QWidget):
         self._qe = MinMaxSeries(HISTORY_POINTS)
         self._te = MinMaxSeries(HISTORY_POINTS)
         self.caption = QLabel(self.tr("No run yet"))
-        self.plot = pg.PlotWidget()
-        self.plot.setLabel("bottom", self.tr("iteration"))
-        self.plot.setLabel("left", self.tr("quantization error"))
-        # QE is a small distance (~0.05): "50 (x0.001)" read as a QE of 50.
-        self.plot.getAxis("left").enableAutoSIPrefix(False)
-        # Iterations are counts: never "iteration (x0.001)" around a lone point at 0.
-        self.plot.getAxis("bottom").enableAutoSIPrefix(False)
-        self.plot.showGrid(x=True, y=True, alpha=0.2)
-        legend = self.plot.addLegend(offset=(-10, 10))
-        self.qe_curve = self.plot.plot(
-            pen=pg.mkPen((52, 152, 219), width=2), symbol="o", symbolSize=5, symbolBrush=(52, 152, 219), name="QE"
-        )
-        # TE is a fraction in [0, 1]: its own axis on the right, linked in x.
+        self.plot = pg.PlotWidget(axisItems=readable_axes())
+        self.qe_curve = self.plot.plot(symbol="o", symbolSize=5, name="QE")
+        # TE is a fraction, on its own axis on the right, linked in x and ranged to its own values:
+        # on a fixed 0-1 axis a TE of 0.02-0.06 lies flat along the bottom.
         self.te_view = pg.ViewBox()
         self.plot.showAxis("right")
-        self.plot.getAxis("right").setLabel(self.tr("topographic error"))
         self.plot.scene().addItem(self.te_view)
         self.plot.getAxis("right").linkToView(self.te_view)
         self.te_view.setXLink(self.plot.getPlotItem())
-        self.te_view.setYRange(0, 1)
-        self.te_curve = pg.PlotDataItem(
-            pen=pg.mkPen((231, 76, 60), width=2), symbol="t", symbolSize=6, symbolBrush=(231, 76, 60)
-        )
+        self.te_view.enableAutoRange(axis=pg.ViewBox.YAxis)
+        self.te_curve = pg.PlotDataItem(symbol="t", symbolSize=6, name="TE")
         self.te_view.addItem(self.te_curve)
-        legend.addItem(self.te_curve, "TE")
+        self.legend = legend_above(self.plot.getPlotItem(), theme_of(self), columns=2)
+        self.legend.addItem(self.qe_curve, "QE")
+        self.legend.addItem(self.te_curve, "TE")
+        self._apply_theme()
         self.plot.getPlotItem().vb.sigResized.connect(self._sync_views)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addWidget(self.caption)
         lay.addWidget(self.plot, 1)
+
+    def _apply_theme(self) -> None:
+        """The plot in the palette's colours (light or dark), as the app's other charts."""
+        theme = theme_of(self)
+        style_widget(self.plot, theme)
+        item = self.plot.getPlotItem()
+        style_plot(item, theme, self.tr("iteration"), self.tr("quantization error"), sides=("left", "bottom", "right"))
+        item.getAxis("right").setLabel(self.tr("topographic error"), color=theme.text)
+        qe, te = theme.colour(0), theme.colour(1)
+        self.qe_curve.setPen(pg.mkPen(qe, width=2))
+        self.qe_curve.setSymbolBrush(qe)
+        self.qe_curve.setSymbolPen(None)
+        self.te_curve.setPen(pg.mkPen(te, width=2))
+        self.te_curve.setSymbolBrush(te)
+        self.te_curve.setSymbolPen(None)
+        restyle_legend(self.legend, theme)
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:
+            self._apply_theme()
+        super().changeEvent(event)
 
     def _sync_views(self) -> None:
         self.te_view.setGeometry(self.plot.getPlotItem().vb.sceneBoundingRect())
@@ -85,10 +99,14 @@ class QualityPlot(QWidget):
         xs, qe = self._qe.arrays()
         if len(np.unique(xs)) >= 2:
             self.plot.enableAutoRange()
+            self.te_view.enableAutoRange(axis=pg.ViewBox.YAxis)
             return
         top = float(np.nanmax(qe)) if len(qe) and np.isfinite(qe).any() else 0.0
         self.plot.setXRange(0.0, max(float(xs.max()) if len(xs) else 0.0, 1.0), padding=0.05)
         self.plot.setYRange(0.0, top * 1.5 if top > 0 else 1.0, padding=0.0)
+        te = self._te.arrays()[1]
+        te_top = float(np.nanmax(te)) if len(te) and np.isfinite(te).any() else 0.0
+        self.te_view.setYRange(0.0, te_top * 1.5 if te_top > 0 else 1.0, padding=0.0)
 
 
 def _preview() -> None:  # python -m som_studio.qt.widgets.quality_plot

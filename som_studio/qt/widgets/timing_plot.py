@@ -13,9 +13,10 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import QEvent, QTimer, Signal
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
+from som_studio.qt.chart_style import ReadableAxis, legend_above, restyle_legend, style_plot, style_widget, theme_of
 from som_studio.session.decimate import MinMaxSeries
 from som_studio.session.events import ChunkTimed
 
@@ -42,52 +43,17 @@ def short_seconds(s: float) -> str:
     return f"{s * 1e9:.3g} ns"
 
 
-class SecondsAxis(pg.AxisItem):
-    """A time axis labelled "50 µs", "2 ms", in linear and log mode.
+class SecondsAxis(ReadableAxis):
+    """A time axis labelled "50 µs", "2 ms", in linear and log mode, with at least three labelled ticks.
 
-    pyqtgraph's own log axis labels every minor tick ("2·10¹", "3·10¹", ...):
-    on a range under a decade, as per-iteration times usually are, the labels
-    pile on top of each other. Here log mode puts ticks at 1-2-5 steps (denser
-    on short ranges), at most about one per 30 pixels.
+    pyqtgraph's own log axis labels every minor tick ("2·10¹", "3·10¹", ...) or, on
+    a range under a decade (as per-iteration times usually are), one tick; here
+    the ticks are 1-2-5 steps where they fit and round values on shorter ranges
+    (:func:`~som_studio.qt.chart_style.log_ticks`).
     """
 
-    def tickValues(self, minVal: float, maxVal: float, size: float) -> list[tuple[float | None, list[float]]]:
-        if not self.logMode:
-            return super().tickValues(minVal, maxVal, size)
-        lo, hi = sorted((minVal, maxVal))
-        room = max(2, int(size / 30))
-        mantissas = (
-            (1,),
-            (1, 3),
-            (1, 2, 5),
-            (1, 1.5, 2, 3, 5, 7),
-            tuple(range(1, 10)),
-            tuple(m / 10 for m in range(10, 100, 2)),
-            tuple(m / 10 for m in range(10, 100)),
-        )
-        fits: list[list[float]] = []
-        for steps in mantissas:  # coarse to fine: the first with three ticks that fit, else the finest that fits
-            vals = [
-                v
-                for e in range(int(np.floor(lo)) - 1, int(np.ceil(hi)) + 1)
-                for m in steps
-                if lo <= (v := float(np.log10(m) + e)) <= hi
-            ]
-            if len(vals) > room:
-                break
-            fits.append(vals)
-            if len(vals) >= 3:
-                break
-        if not fits:  # many decades: every k-th decade
-            vals = [float(e) for e in range(int(np.ceil(lo)), int(np.floor(hi)) + 1)]
-            fits.append(vals[:: max(1, int(np.ceil(len(vals) / room)))])
-        vals = fits[-1]
-        return [(None, vals)]
-
-    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
-        if self.logMode:
-            return [short_seconds(10.0**v) for v in values]
-        return [short_seconds(v * scale) for v in values]
+    def __init__(self, orientation: str, **kwargs: object) -> None:
+        super().__init__(orientation, short_seconds, **kwargs)
 
 
 def reset_range(plot: pg.PlotWidget) -> None:
@@ -126,30 +92,47 @@ class TimingPlot(QWidget):
 
         self.caption = QLabel(self.tr("No run yet"))
         self.log_scale = QCheckBox(self.tr("log scale"))
+        # The rolling median smooths the chunks' noise; off, the raw chunks alone.
+        self.smoothing = QCheckBox(self.tr("rolling median"))
+        self.smoothing.setChecked(True)
         top = QHBoxLayout()
         top.addWidget(self.caption, 1)
+        top.addWidget(self.smoothing)
         top.addWidget(self.log_scale)
 
-        self.plot = pg.PlotWidget(axisItems={"left": SecondsAxis("left")})
-        self.plot.setLabel("bottom", self.tr("iteration"))
-        self.plot.setLabel("left", self.tr("time per iteration"))
-        self.plot.getAxis("left").enableAutoSIPrefix(False)  # the tick labels carry their units
-        self.plot.showGrid(x=True, y=True, alpha=0.2)
-        self.plot.addLegend(offset=(-10, 10), brush=(0, 0, 0, 160))
+        self.plot = pg.PlotWidget(axisItems={"left": SecondsAxis("left"), "bottom": ReadableAxis("bottom")})
         self.plot.setClipToView(True)
         self.plot.setDownsampling(auto=True, mode="peak")
-        self.points = self.plot.plot(pen=pg.mkPen((120, 160, 220), width=1), name=self.tr("per chunk"))
-        rolling = self.tr("rolling median ({n})").format(n=ROLLING)
-        self.median = self.plot.plot(pen=pg.mkPen((230, 126, 34), width=2), name=rolling)
+        self.points = self.plot.plot(name=self.tr("per chunk"))
+        self.median = self.plot.plot(name=self.tr("rolling median ({n})").format(n=ROLLING))
+        self.legend = legend_above(self.plot.getPlotItem(), theme_of(self), columns=2)
+        self.legend.addItem(self.points, self.points.name())
+        self.legend.addItem(self.median, self.median.name())
+        self._apply_theme()
 
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addLayout(top)
         lay.addWidget(self.plot, 1)
         self.log_scale.toggled.connect(self._on_log_scale)
+        self.smoothing.toggled.connect(self.median.setVisible)
         self._redraw = QTimer(self)
         self._redraw.setSingleShot(True)
         self._redraw.timeout.connect(self._draw)
+
+    def _apply_theme(self) -> None:
+        """The plot in the palette's colours (light or dark), as the app's other charts."""
+        theme = theme_of(self)
+        style_widget(self.plot, theme)
+        style_plot(self.plot.getPlotItem(), theme, self.tr("iteration"), self.tr("time per iteration"))
+        self.points.setPen(pg.mkPen(theme.colour(5), width=1))
+        self.median.setPen(pg.mkPen(theme.colour(1), width=2))
+        restyle_legend(self.legend, theme)
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:
+            self._apply_theme()
+        super().changeEvent(event)
 
     def _on_log_scale(self, on: bool) -> None:
         self.plot.setLogMode(y=on)

@@ -1,0 +1,103 @@
+"""Plots read at a glance: three labelled ticks on every axis, legends off the data, TE on its own range, one style."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pytestqt")
+
+from PySide6.QtGui import QColor, QPalette
+
+from som_studio.qt.chart_style import LIGHT, log_ticks, theme_of, tick_labels
+from som_studio.qt.widgets.quality_plot import QualityPlot
+from som_studio.qt.widgets.timing_plot import TimingPlot
+from som_studio.session.events import ChunkTimed, QualityMeasured
+
+pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi"),
+    [(2.1e-3, 2.6e-3), (50e-6, 5e-3), (0.1, 1.2), (1e-6, 10.0), (4.9e-3, 5.0e-3), (3e-3, 9e-3)],
+)
+@pytest.mark.parametrize("size", [90, 300])
+def test_a_log_axis_has_three_ticks_over_any_range(lo, hi, size):
+    ticks = log_ticks(math.log10(lo), math.log10(hi), size)
+    assert len(ticks) >= 3
+    assert all(math.log10(lo) - 1e-9 <= t <= math.log10(hi) + 1e-9 for t in ticks)
+    assert len(ticks) <= max(4, size / 30)  # and not so many that their labels pile up
+
+
+def _timing(qtbot, per_iteration: float, n: int = 60) -> TimingPlot:
+    plot = TimingPlot()
+    qtbot.addWidget(plot)
+    plot.resize(600, 260)
+    plot.show()
+    qtbot.waitExposed(plot)
+    plot.begin("batch", 1000)
+    rng = np.random.default_rng(0)
+    plot.add_chunks([ChunkTimed(4 * i, 4, 4 * per_iteration * (1 + 0.1 * rng.random()), 0.0) for i in range(n)])
+    plot.flush()
+    return plot
+
+
+@pytest.mark.parametrize("per_iteration", [2.2e-3, 45e-6, 0.8])
+@pytest.mark.parametrize("log", [False, True])
+def test_every_axis_of_the_timing_plot_shows_three_labelled_ticks(qtbot, per_iteration, log):
+    plot = _timing(qtbot, per_iteration)
+    plot.log_scale.setChecked(log)
+    plot.plot.getPlotItem().vb.autoRange()
+    qtbot.wait(20)
+    for side in ("left", "bottom"):
+        labels = tick_labels(plot.plot.getAxis(side))
+        assert len(labels) >= 3, (side, labels)
+    assert all(("s" in t) for t in tick_labels(plot.plot.getAxis("left")))  # durations with their unit
+
+
+def test_legends_sit_above_the_data_not_on_it(qtbot):
+    plot = _timing(qtbot, 2e-3)
+    item = plot.plot.getPlotItem()
+    legend_box = plot.legend.sceneBoundingRect()
+    assert legend_box.height() > 0
+    assert not legend_box.intersects(item.vb.sceneBoundingRect())
+    # Smoothing is optional: the rolling median hides and shows with its box.
+    plot.smoothing.setChecked(False)
+    assert not plot.median.isVisible()
+    plot.smoothing.setChecked(True)
+    assert plot.median.isVisible()
+
+
+def test_te_is_on_a_range_that_shows_its_values_and_every_quality_axis_has_three_ticks(qtbot):
+    plot = QualityPlot()
+    qtbot.addWidget(plot)
+    plot.resize(600, 260)
+    plot.show()
+    qtbot.waitExposed(plot)
+    plot.begin()
+    for i in range(11):
+        plot.add(QualityMeasured(i * 5000, 0.3 * np.exp(-i / 5) + 0.02, 0.04 * np.exp(-i / 3) + 0.02))
+    qtbot.wait(20)
+    lo, hi = plot.te_view.viewRange()[1]
+    # TE from 0.02 to 0.06 fills most of its axis instead of the bottom tenth of 0-1.
+    assert hi < 0.1 and (0.06 - 0.02) / (hi - lo) > 0.5
+    for side in ("left", "right", "bottom"):
+        labels = tick_labels(plot.plot.getAxis(side))
+        assert len(labels) >= 3, (side, labels)
+    assert not plot.legend.sceneBoundingRect().intersects(plot.plot.getPlotItem().vb.sceneBoundingRect())
+
+
+def test_live_plots_follow_the_palette(qtbot):
+    plot = TimingPlot()
+    qtbot.addWidget(plot)
+    dark = QColor(30, 32, 40)
+    pal = plot.palette()
+    pal.setColor(QPalette.ColorRole.Base, dark)
+    pal.setColor(QPalette.ColorRole.Text, QColor(230, 230, 230))
+    plot.setPalette(pal)
+    assert plot.plot.backgroundBrush().color() == dark
+    assert theme_of(plot).dark and not LIGHT.dark
+    assert "#000000" not in theme_of(plot).colours  # no black curve on a dark canvas

@@ -1,0 +1,53 @@
+"""The report's first line: the fastest run against its baseline, per iteration and end to end."""
+
+from __future__ import annotations
+
+from som_studio.report.content import build_report
+from som_studio.report.html import report_html
+from som_studio.session.record import Chunk, RunRecord
+
+
+def _record(impl: str, kind: str, per_iteration: float, compile_s: float, n: int = 10) -> RunRecord:
+    iterations = {"batch": "epochs", "online": "steps"}[kind]
+    return RunRecord(
+        impl=impl,
+        kind=kind,
+        config={"impl": impl, "grid": [8, 5], iterations: n},
+        status="ok",
+        chunks=[Chunk(i, 1, per_iteration) for i in range(n)],
+        compile_s=compile_s,
+        total_s=compile_s + n * per_iteration,
+        qe=0.1,
+        te=0.02,
+        samples=50,
+    )
+
+
+def test_the_headline_names_the_fastest_run_its_speed_up_and_end_to_end():
+    runs = [
+        _record("numpy-batch", "batch", 0.296, 0.0),
+        _record("jax-vmap-batch", "batch", 0.1, 0.5),
+        _record("jax-fused-batch", "batch", 0.01, 0.8),
+    ]
+    report = build_report(runs)
+    # 0.296 / 0.01 per epoch; whole runs: 2.96 s against 0.8 + 0.1 s.
+    assert report.headline() == "jax-fused-batch: 29.6x faster per epoch than numpy-batch, 3.29x end to end"
+    html = report_html(report, {})
+    # It opens the page: right under the title, before the summary.
+    assert html.index(report.headline()) < html.index(">Summary</h2>")
+    assert html.index(report.title) < html.index(report.headline())
+
+
+def test_online_runs_say_per_step_and_a_slower_run_says_so():
+    report = build_report(
+        [_record("numpy-online", "online", 1e-4, 0.0), _record("jax-naive-online", "online", 4e-4, 0.0)]
+    )
+    assert report.headline() == "jax-naive-online: 4x slower per step than numpy-online, 4x slower end to end"
+    # Faster per iteration but not over the whole run: the compile cost more than the iterations saved.
+    report = build_report([_record("numpy-batch", "batch", 0.01, 0.0), _record("jax-fused-batch", "batch", 0.001, 0.2)])
+    assert report.headline() == "jax-fused-batch: 10x faster per epoch than numpy-batch, 2.1x slower end to end"
+
+
+def test_no_headline_without_a_baseline_to_compare_with():
+    assert build_report([_record("numpy-batch", "batch", 0.1, 0.0)]).headline() is None
+    assert 'class="headline"' not in report_html(build_report([_record("numpy-batch", "batch", 0.1, 0.0)]), {})
