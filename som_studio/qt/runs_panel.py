@@ -1,4 +1,4 @@
-"""The "Runs" dock: the run history's table and what can be done to its runs.
+"""The Runs page: the run history's table and what can be done to its runs.
 
 Rename, remove, save to and open from a file, re-run, show again, project new
 data and export the units: each on the runs selected in the table of the one
@@ -10,15 +10,17 @@ Threads: GUI thread only.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtCore import QByteArray, QModelIndex, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
     QHBoxLayout,
     QHeaderView,
+    QMenu,
     QMessageBox,
     QPushButton,
     QTableView,
@@ -35,7 +37,7 @@ from som_studio.storage import SUFFIX, HistoryError, StoredRun
 
 
 class RunsPanel(QWidget):
-    """The "Runs" dock: the run history's table and what can be done to its runs.
+    """The Runs page: the run history's table and what can be done to its runs.
 
     Parameters
     ----------
@@ -69,10 +71,16 @@ class RunsPanel(QWidget):
         header = self.table.horizontalHeader()
         header.setStretchLastSection(True)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setSectionsMovable(True)
+        header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        header.customContextMenuRequested.connect(self._on_header_menu)
+        header.setToolTip(self.tr("Drag a heading to move its column; right-click to hide or show columns"))
+        #: Where the run file dialogs start and what they remember: ``folder(kind)``/``set_folder(kind, path)``.
+        self.folders: Any = None
         self.table.setColumnWidth(0, 170)
         self.table.setToolTip(
             self.tr(
-                "Tick runs to compare them (Compare tab); double-click a name to rename it, "
+                "Tick runs to compare them (the Compare page); double-click a name to rename it, "
                 "another cell to show the run again"
             )
         )
@@ -113,6 +121,43 @@ class RunsPanel(QWidget):
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addWidget(self.table, 1)
         lay.addLayout(buttons)
+
+    # -- columns -------------------------------------------------------------------------
+    def column_menu(self) -> QMenu:
+        """A menu of the columns, ticked when shown; the name column always stays."""
+        menu = QMenu(self.tr("Columns"), self)
+        header = self.table.horizontalHeader()
+        for col in range(self.model.columnCount()):
+            title = str(self.model.headerData(col, Qt.Orientation.Horizontal))
+            action = menu.addAction(title)
+            action.setCheckable(True)
+            action.setChecked(not header.isSectionHidden(col))
+            action.setEnabled(col != 0)
+            action.toggled.connect(lambda on, c=col: self.set_column_shown(c, on))
+        return menu
+
+    def _on_header_menu(self, pos: Any) -> None:
+        self.column_menu().exec(self.table.horizontalHeader().mapToGlobal(pos))
+
+    def set_column_shown(self, col: int, shown: bool) -> None:
+        self.table.horizontalHeader().setSectionHidden(col, not shown)
+
+    def columns_state(self) -> QByteArray:
+        """The columns' order, widths and hidden ones, to remember."""
+        return self.table.horizontalHeader().saveState()
+
+    def restore_columns(self, state: QByteArray | None) -> None:
+        """Columns as remembered (a state of another set of columns is not applied)."""
+        header = self.table.horizontalHeader()
+        if state is not None and header.restoreState(state) and header.count() != self.model.columnCount():
+            header.reset()
+
+    def _folder(self, kind: str) -> str:
+        return self.folders.folder(kind) if self.folders is not None else ""
+
+    def _remember_folder(self, kind: str, path: str) -> None:
+        if self.folders is not None and path:
+            self.folders.set_folder(kind, str(Path(path).parent))
 
     def _on_rows_inserted(self, *_: Any) -> None:
         self.table.resizeColumnsToContents()
@@ -173,11 +218,11 @@ class RunsPanel(QWidget):
             return False
         if path is None:
             kind = self.tr("SOM Studio run")
-            path, _ = QFileDialog.getSaveFileName(
-                self, self.tr("Save run"), f"{run.name}{SUFFIX}", f"{kind} (*{SUFFIX})"
-            )
+            start = str(Path(self._folder("runs")) / f"{run.name}{SUFFIX}")
+            path, _ = QFileDialog.getSaveFileName(self, self.tr("Save run"), start, f"{kind} (*{SUFFIX})")
             if not path:
                 return False
+            self._remember_folder("runs", path)
         try:
             run.save(path, force=True)  # the file dialog asked before replacing
         except OutputError as exc:
@@ -192,8 +237,10 @@ class RunsPanel(QWidget):
             message = self.tr("No run has finished yet: run a configuration first ({shortcut}).")
             self.show_error(self.tr("Nothing to export"), message.format(shortcut="Ctrl+R"))
             return
-        path, _ = QFileDialog.getSaveFileName(self, self.tr("Export runs as JSON"), "som-runs.json", "JSON (*.json)")
+        start = str(Path(self._folder("export")) / "som-runs.json")
+        path, _ = QFileDialog.getSaveFileName(self, self.tr("Export runs as JSON"), start, "JSON (*.json)")
         if path:
+            self._remember_folder("export", path)
             self.write_runs(path)
 
     def write_runs(self, path: str) -> bool:
@@ -211,7 +258,11 @@ class RunsPanel(QWidget):
     def open_runs(self, paths: list[str] | None = None) -> list[StoredRun]:
         if paths is None:
             kind = self.tr("SOM Studio run")
-            paths, _ = QFileDialog.getOpenFileNames(self, self.tr("Open runs"), "", f"{kind} (*{SUFFIX})")
+            paths, _ = QFileDialog.getOpenFileNames(
+                self, self.tr("Open runs"), self._folder("runs"), f"{kind} (*{SUFFIX})"
+            )
+            if paths:
+                self._remember_folder("runs", paths[0])
         opened = []
         for p in paths:
             try:

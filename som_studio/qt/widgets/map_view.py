@@ -57,6 +57,7 @@ class MapView(QWidget):
 
         self.mode = QComboBox()
         self.caption = QLabel(self.tr("No run yet"))
+        self.caption.setWordWrap(True)  # a kept run's long name wraps, never narrowing the map
         top = QHBoxLayout()
         top.addWidget(QLabel(self.tr("Show")))
         top.addWidget(self.mode)

@@ -24,6 +24,7 @@ class QualityPlot(QWidget):
         self._qe = MinMaxSeries(HISTORY_POINTS)
         self._te = MinMaxSeries(HISTORY_POINTS)
         self.caption = QLabel(self.tr("No run yet"))
+        self.caption.setWordWrap(True)  # a long summary wraps, never widening the dock
         self.plot = pg.PlotWidget()
         self.plot.setLabel("bottom", self.tr("iteration"))
         self.plot.setLabel("left", self.tr("quantization error"))

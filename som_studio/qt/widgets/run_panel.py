@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QRegularExpression, Qt, Signal
-from PySide6.QtGui import QRegularExpressionValidator
+from PySide6.QtGui import QRegularExpressionValidator, QStandardItemModel
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -82,9 +82,7 @@ class RunPanel(QWidget):
         self.impl = QComboBox()
         self.impl.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.impl.setMinimumContentsLength(12)
-        for impl in registry.all_implementations():
-            self.impl.addItem(impl.name, impl.name)
-            self.impl.setItemData(self.impl.count() - 1, impl.description_text, Qt.ItemDataRole.ToolTipRole)
+        self._fill_implementations()
         self.impl_info = note()
         names = labels()  # the controls are named as the form names them in its refusals
         rows.addRow(names["impl"], self.impl)
@@ -203,6 +201,11 @@ class RunPanel(QWidget):
         self.memory_label = note()
         self.reason_label = note("color: #c0392b;")
         self.reason_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # Starts the configuration shown, at once (the window connects it to Run, Ctrl+R).
+        self.run_button = QPushButton(self.tr("Run"))
+        self.run_button.setObjectName("runButton")
+        self.run_button.setDefault(True)
+        self.run_button.setToolTip(self.tr("Run this configuration ({shortcut})").format(shortcut="Ctrl+R"))
 
         # The fields scroll down (never sideways); the verdict stays below them, always in sight.
         fields = QWidget()
@@ -220,7 +223,15 @@ class RunPanel(QWidget):
         for label in (self.memory_label, self.reason_label):
             label.setContentsMargins(9, 0, 9, 4)
             outer.addWidget(label)
-        self.setMinimumWidth(300)
+        run_row = QHBoxLayout()
+        run_row.setContentsMargins(9, 0, 9, 6)
+        run_row.addStretch(1)
+        run_row.addWidget(self.run_button)
+        outer.addLayout(run_row)
+        self.setMinimumWidth(280)  # at 1280 px the map keeps its share beside the panel and the plots
+        #: Where the data file dialog starts and what it remembers: ``folder(kind)``/``set_folder(kind, path)``
+        #: (the window's settings); ``None``: the data's own folder, else home.
+        self.folders: Any = None
 
         self.detect.clicked.connect(self.detect_requested)
         self.browse.clicked.connect(self._on_browse)
@@ -360,13 +371,52 @@ class RunPanel(QWidget):
         """Wait for the data files being read (closing the window)."""
         self._reader.wait()
 
+    def _fill_implementations(self) -> None:
+        """The implementations by kind, under a heading per group (not choosable): NumPy, then JAX;
+        online, then batch; the sharded ones last. Each tool tip is its description."""
+        groups: dict[tuple[int, int, int], list[Any]] = {}
+        for impl in registry.all_implementations():
+            key = (impl.backend != "numpy", bool(impl.shards), impl.kind != "online")
+            groups.setdefault(key, []).append(impl)
+        model = self.impl.model()
+        assert isinstance(model, QStandardItemModel)  # a combo box's own model
+        for key in sorted(groups):
+            self.impl.addItem(self._group_title(groups[key][0]))
+            heading = model.item(self.impl.count() - 1)
+            heading.setEnabled(False)  # a heading, never chosen
+            heading.setSelectable(False)
+            font = self.impl.font()
+            font.setBold(True)
+            heading.setFont(font)
+            for impl in groups[key]:
+                self.impl.addItem("   " + impl.name, impl.name)
+                self.impl.setItemData(self.impl.count() - 1, impl.description_text, Qt.ItemDataRole.ToolTipRole)
+
+    def _group_title(self, impl: Any) -> str:
+        backend = "NumPy" if impl.backend == "numpy" else "JAX"
+        if impl.shards:
+            return self.tr("{backend} · sharded over devices").format(backend=backend)
+        if impl.kind == "online":
+            return self.tr("{backend} · online (one example a step)").format(backend=backend)
+        return self.tr("{backend} · batch (all examples an epoch)").format(backend=backend)
+
     def _on_browse(self) -> None:
+        self.choose_data_file()
+
+    def choose_data_file(self) -> str:
+        """File > Open data…: ask for a table and make it the run's data; the path, or ``""`` if none chosen.
+
+        The dialog starts in the folder it last chose in (remembered with the settings)."""
         filters = self.tr("Data ({patterns});;All files (*)").format(patterns="*.npy *.csv *.txt")
-        path, _filter = QFileDialog.getOpenFileName(
-            self, self.tr("Training data"), self.path.text() or str(Path.home()), filters
-        )
+        start = self.folders.folder("data") if self.folders is not None else ""
+        if not start:
+            start = str(Path(self.path.text()).parent) if self.path.text() else str(Path.home())
+        path, _filter = QFileDialog.getOpenFileName(self, self.tr("Training data"), start, filters)
         if path:
+            if self.folders is not None:
+                self.folders.set_folder("data", str(Path(path).parent))
             self.form.edit(path=path, file=True)
+        return path
 
 
 def _preview() -> None:  # python -m som_studio.qt.widgets.run_panel

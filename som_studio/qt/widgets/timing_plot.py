@@ -125,6 +125,7 @@ class TimingPlot(QWidget):
         self._final: tuple[float | None, float | None] | None = None
 
         self.caption = QLabel(self.tr("No run yet"))
+        self.caption.setWordWrap(True)  # the summary wraps: a long one must not widen the dock
         self.log_scale = QCheckBox(self.tr("log scale"))
         top = QHBoxLayout()
         top.addWidget(self.caption, 1)
