@@ -75,7 +75,7 @@ class RunsPanel(QWidget):
         header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         header.customContextMenuRequested.connect(self._on_header_menu)
         header.setToolTip(self.tr("Drag a heading to move its column; right-click to hide or show columns"))
-        #: Where the run file dialogs start and what they remember: ``folder(kind)``/``set_folder(kind, path)``.
+        # Where the run file dialogs start and what they remember: ``folder(kind)``/``set_folder(kind, path)``.
         self.folders: Any = None
         self.table.setColumnWidth(0, 170)
         self.table.setToolTip(

@@ -57,6 +57,7 @@ def plain(text: str) -> str:
     text = _TAG.sub(" ", text).replace("&nbsp;", " ").replace("&amp;", "&")
     text = re.sub(r"'[a-z_]+'", " ", text)  # a quoted identifier (a mesh axis) is a name
     text = re.sub(r"\b(?:Ctrl|Shift|Alt)\+\S+", " ", text)  # shortcuts
+    text = re.sub(r"\b\d[\d,]*(?:x\d+)+\b", " ", text)  # a shape or a grid (135x240x3) is numbers
     return re.sub(r"&(?=\w)", "", text)
 
 

@@ -229,8 +229,8 @@ class RunPanel(QWidget):
         run_row.addWidget(self.run_button)
         outer.addLayout(run_row)
         self.setMinimumWidth(280)  # at 1280 px the map keeps its share beside the panel and the plots
-        #: Where the data file dialog starts and what it remembers: ``folder(kind)``/``set_folder(kind, path)``
-        #: (the window's settings); ``None``: the data's own folder, else home.
+        # Where the data file dialog starts and what it remembers: ``folder(kind)``/``set_folder(kind, path)``
+        # (the window's settings); ``None``: the data's own folder, else home.
         self.folders: Any = None
 
         self.detect.clicked.connect(self.detect_requested)
