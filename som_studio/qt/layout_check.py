@@ -47,15 +47,19 @@ def _plain(text: str) -> str:
 
 
 def clipped_texts(root: QWidget) -> list[str]:
-    """Visible labels and buttons whose one-line text is wider than they are.
+    """Visible labels and buttons whose one-line text is wider than the part of them in sight.
 
     A label that wraps (or rich text, which lays itself out) and an icon-only
     button are not text cut off; neither is a label that elides its text on purpose
     (its ``elided`` property is true, its whole text in the tool tip)."""
     out = []
+    window = root.window()
     for w in root.findChildren(QWidget):
         if not w.isVisible() or not isinstance(w, (QLabel, QAbstractButton)):
             continue
+        seen = visible_rect(w, window)
+        if seen.isEmpty():
+            continue  # scrolled out of sight: not cut, there to scroll to
         if isinstance(w, QLabel) and (w.wordWrap() or w.textFormat() == Qt.TextFormat.RichText or w.property("elided")):
             continue
         text = _plain(w.text())
@@ -67,6 +71,8 @@ def clipped_texts(root: QWidget) -> list[str]:
             room = w.width() - w.style().pixelMetric(QStyle.PixelMetric.PM_IndicatorWidth) - 4
         elif isinstance(w, QAbstractButton):
             room = w.width() - 2 * w.style().pixelMetric(QStyle.PixelMetric.PM_ButtonMargin) // 2
+        # A scroll area or a narrow dock can hide a widget's right side: the room is what is seen.
+        room -= w.width() - seen.width()
         if room + 1 < need:
             out.append(f"{type(w).__name__} {text!r}: {room} px for {need} px")
     return out

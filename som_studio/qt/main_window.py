@@ -230,7 +230,7 @@ class MainWindow(QMainWindow):
         """Side docks sized for the window's width (their least where the window is small), the plots halved."""
         w, h = self.width(), self.height()
         left = max(self.panel.minimumWidth(), min(420, w * 21 // 100))
-        right = max(240, min(520, w * 19 // 100))
+        right = max(230, min(520, w * 18 // 100))
         self.resizeDocks([self.docks["run"], self.docks["timings"]], [left, right], Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["timings"], self.docks["quality"]], [h // 2, h // 2], Qt.Orientation.Vertical)
 

@@ -251,3 +251,34 @@ def test_implementations_are_grouped_by_kind(window):
     assert all(not model.item(i).isEnabled() for i in headings)
     assert sorted(combo.itemData(i) for i in range(combo.count()) if i not in headings) == sorted(registry.names())
     assert combo.itemText(headings[0]).startswith("NumPy")
+
+
+def test_a_13_feature_hex_map_with_a_unit_clicked_leaves_the_map_its_share(qtbot, window):
+    """The wine table (13 features, labels) on a hex map: the labels view, its legend and a unit's
+    details beside the map, at the smallest size."""
+    from pathlib import Path
+
+    from som_studio import picture
+    from som_studio.config import DataSpec, RunConfig
+
+    wine = Path(__file__).resolve().parents[2] / "resources" / "data" / "wine.csv"
+    cfg = RunConfig(
+        impl="numpy-batch",
+        width=10,
+        height=7,
+        data=DataSpec(path=str(wine)),
+        epochs=3,
+        topology="hex",
+        scaling="zscore",
+        labels="cultivar",
+    )
+    with qtbot.waitSignal(window.controller.run_ended, timeout=60_000):
+        assert window.run_config(cfg) == ""
+    view = window.map_view
+    view.set_choice(picture.LABELS, 0)
+    qtbot.waitUntil(lambda: view.last_frame.view.mode == picture.LABELS and view.inspector.index is not None)
+    view.inspector.select(3, 4)
+    assert view.inspector.panel.isVisible() and view.inspector.legend.isVisible()
+    for size in SIZES:
+        at_size(qtbot, window, size)
+        assert_map_first(window)

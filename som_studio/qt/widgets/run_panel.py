@@ -184,11 +184,11 @@ class RunPanel(QWidget):
         self.cpu_devices.setRange(1, MAX_SIMULATED_DEVICES)
         self.cpu_devices.setValue(8)
         self.cpu_devices.setSuffix(" " + self.tr("CPU devices"))
-        lay = QHBoxLayout()
-        lay.addWidget(self.layout_box, 1)
-        lay.addWidget(self.simulate)
-        lay.addWidget(self.cpu_devices, 1)
-        rows.addRow(names["layout"], lay)
+        rows.addRow(names["layout"], self.layout_box)
+        sim = QHBoxLayout()  # a line of its own: beside the layout it made the panel wider than its dock
+        sim.addWidget(self.simulate)
+        sim.addWidget(self.cpu_devices, 1)
+        rows.addRow("", sim)
         self.devices_label = QLabel()
         self.devices_label.setWordWrap(True)
         self.detect = QPushButton(self.tr("Detect"))
@@ -196,7 +196,7 @@ class RunPanel(QWidget):
         dev = QHBoxLayout()
         dev.addWidget(self.devices_label, 1)
         dev.addWidget(self.detect)
-        rows.addRow("", dev)
+        rows.addRow(dev)  # both columns: the devices' line has the panel's width to wrap in
 
         self.memory_label = note()
         self.reason_label = note("color: #c0392b;")
@@ -374,21 +374,21 @@ class RunPanel(QWidget):
     def _fill_implementations(self) -> None:
         """The implementations by kind, under a heading per group (not choosable): NumPy, then JAX;
         online, then batch; the sharded ones last. Each tool tip is its description."""
-        groups: dict[tuple[int, int, int], list[Any]] = {}
+        groups: dict[tuple[bool, bool, bool], list[Any]] = {}
         for impl in registry.all_implementations():
             key = (impl.backend != "numpy", bool(impl.shards), impl.kind != "online")
             groups.setdefault(key, []).append(impl)
         model = self.impl.model()
         assert isinstance(model, QStandardItemModel)  # a combo box's own model
-        for key in sorted(groups):
-            self.impl.addItem(self._group_title(groups[key][0]))
+        for group in sorted(groups):
+            self.impl.addItem(self._group_title(groups[group][0]))
             heading = model.item(self.impl.count() - 1)
             heading.setEnabled(False)  # a heading, never chosen
             heading.setSelectable(False)
             font = self.impl.font()
             font.setBold(True)
             heading.setFont(font)
-            for impl in groups[key]:
+            for impl in groups[group]:
                 self.impl.addItem("   " + impl.name, impl.name)
                 self.impl.setItemData(self.impl.count() - 1, impl.description_text, Qt.ItemDataRole.ToolTipRole)
 

@@ -222,7 +222,9 @@ class TimingPlot(QWidget):
             bits.append(f"{self._per_iteration_samples / med:,.0f} samples/s")
         if self._final is not None and self._final[1]:
             bits.append(self.tr("mean {time}/iteration").format(time=format_seconds(self._final[1])))
-        self.caption.setText("   ·   ".join(bits) if bits else self.tr("compiling and warming up…"))
+        # Wrapped between its parts, never inside one ("3.40 / s", "warm- / up"): no break in a part.
+        text = "   ·   ".join(b.replace(" ", "\u00a0").replace("-", "\u2011") for b in bits)
+        self.caption.setText(text if bits else self.tr("compiling and warming up…"))
 
 
 def _preview() -> None:  # python -m som_studio.qt.widgets.timing_plot
