@@ -62,6 +62,14 @@
         <translation>참고:</translation>
     </message>
     <message>
+        <source>Data: {data}</source>
+        <translation>데이터: {data}</translation>
+    </message>
+    <message>
+        <source>Settings that differ: {settings}</source>
+        <translation>다른 설정: {settings}</translation>
+    </message>
+    <message>
         <source>Tick runs to compare them (the Runs tab lists them in full)</source>
         <translation>비교할 실행을 체크하세요 (실행 탭에 전체 목록이 있습니다)</translation>
     </message>

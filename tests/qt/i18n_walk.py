@@ -55,6 +55,7 @@ ALLOWED = {
 def plain(text: str) -> str:
     """``text`` without HTML tags, entities and menu mnemonics."""
     text = _TAG.sub(" ", text).replace("&nbsp;", " ").replace("&amp;", "&")
+    text = text.replace("\u2060", "")  # a word joiner (no line break after "/") is not a letter
     text = re.sub(r"'[a-z_]+'", " ", text)  # a quoted identifier (a mesh axis) is a name
     text = re.sub(r"\b(?:Ctrl|Shift|Alt)\+\S+", " ", text)  # shortcuts
     text = re.sub(r"\b\d[\d,]*(?:x\d+)+\b", " ", text)  # a shape or a grid (135x240x3) is numbers

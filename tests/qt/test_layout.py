@@ -204,6 +204,8 @@ def test_runs_say_what_they_are_and_their_columns_are_remembered(qtbot, tmp_path
     texts = [model.index(r, differs).data() for r in (0, 1)]
     assert texts[0].startswith("grid 12 x 9") and texts[1].startswith("grid 10 x 8"), texts
     assert "impl" not in texts[0] and "epochs" not in texts[0]  # the same in both: not a difference
+    line = win.comparison.data_line.text()  # the comparison says it too
+    assert line.startswith("Data: 120 random colours") and "grid 10 x 8" in line, line
     header = win.runs_panel.table.horizontalHeader()
     win.runs_panel.set_column_shown(COLUMNS.index("layout"), False)
     header.moveSection(header.visualIndex(data), 1)

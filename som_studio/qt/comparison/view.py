@@ -48,7 +48,7 @@ from som_studio.core import registry
 from som_studio.qt import dialogs
 from som_studio.qt.comparison.queue import CompareQueue, ImplementationPicker
 from som_studio.qt.comparison.summary import SummaryModel
-from som_studio.qt.comparison.texts import CHARTS, notes_html, translate
+from som_studio.qt.comparison.texts import CHARTS, data_text, notes_html, translate
 from som_studio.qt.runs import RunsModel
 from som_studio.report.writers import OutputError
 from som_studio.session.preflight import preflight
@@ -146,6 +146,10 @@ class ComparisonView(QWidget):
         self.notes = QLabel("")
         self.notes.setWordWrap(True)
         self.notes.setTextFormat(Qt.TextFormat.RichText)
+        # What the compared runs trained on, and the settings in which they differ.
+        self.data_line = QLabel("")
+        self.data_line.setWordWrap(True)
+        self.data_line.setTextFormat(Qt.TextFormat.PlainText)
         self.summary = SummaryModel(self)
         self.proxy = QSortFilterProxyModel(self)
         self.proxy.setSourceModel(self.summary)
@@ -168,6 +172,7 @@ class ComparisonView(QWidget):
         rv = QVBoxLayout(right)
         rv.setContentsMargins(0, 0, 0, 0)
         rv.addLayout(top)
+        rv.addWidget(self.data_line)
         rv.addWidget(self.notes)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.table)
@@ -313,6 +318,8 @@ class ComparisonView(QWidget):
         self.summary.set_report(self.report)
         self.table.resizeColumnsToContents()
         self.notes.setText(notes_html(self.report))
+        self.data_line.setText(data_text(self.checked_runs()))
+        self.data_line.setVisible(bool(self.data_line.text()))
         self._draw_charts()
         self.export_button.setEnabled(self.report is not None)
         self.selection_changed.emit()

@@ -127,8 +127,8 @@ class TimingPlot(QWidget):
         self.caption = QLabel(self.tr("No run yet"))
         self.caption.setWordWrap(True)  # the summary wraps: a long one must not widen the dock
         self.log_scale = QCheckBox(self.tr("log scale"))
-        top = QHBoxLayout()
-        top.addWidget(self.caption, 1)
+        top = QHBoxLayout()  # the check box on a line of its own: the summary below has the dock's width
+        top.addStretch(1)
         top.addWidget(self.log_scale)
 
         self.plot = pg.PlotWidget(axisItems={"left": SecondsAxis("left")})
@@ -146,6 +146,7 @@ class TimingPlot(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addLayout(top)
+        lay.addWidget(self.caption)
         lay.addWidget(self.plot, 1)
         self.log_scale.toggled.connect(self._on_log_scale)
         self._redraw = QTimer(self)
@@ -222,8 +223,9 @@ class TimingPlot(QWidget):
             bits.append(f"{self._per_iteration_samples / med:,.0f} samples/s")
         if self._final is not None and self._final[1]:
             bits.append(self.tr("mean {time}/iteration").format(time=format_seconds(self._final[1])))
-        # Wrapped between its parts, never inside one ("3.40 / s", "warm- / up"): no break in a part.
-        text = "   ·   ".join(b.replace(" ", "\u00a0").replace("-", "\u2011") for b in bits)
+        # Wrapped between its parts, never inside one ("3.40 / s", "warm- / up", "ms/ / iteration").
+        keep: dict[str, str | int | None] = {" ": "\u00a0", "-": "\u2011", "/": "/\u2060"}  # no break there
+        text = "   ·   ".join(b.translate(str.maketrans(keep)) for b in bits)
         self.caption.setText(text if bits else self.tr("compiling and warming up…"))
 
 
