@@ -13,6 +13,17 @@
     </message>
 </context>
 <context>
+    <name>ColumnChooser</name>
+    <message>
+        <source>Drag a heading to move its column; right-click to hide or show columns</source>
+        <translation>머리글을 끌어 열을 옮기고, 오른쪽 클릭으로 열을 숨기거나 표시합니다</translation>
+    </message>
+    <message>
+        <source>Columns</source>
+        <translation>열</translation>
+    </message>
+</context>
+<context>
     <name>CompareQueue</name>
     <message>
         <source>Comparison cancelled</source>
@@ -838,10 +849,6 @@ Run {command} in a terminal.</source>
 <context>
     <name>RunsPanel</name>
     <message>
-        <source>Drag a heading to move its column; right-click to hide or show columns</source>
-        <translation>머리글을 끌어 열을 옮기고, 오른쪽 클릭으로 열을 숨기거나 표시합니다</translation>
-    </message>
-    <message>
         <source>Tick runs to compare them (the Compare page); double-click a name to rename it, another cell to show the run again</source>
         <translation>비교할 실행을 체크하세요(비교 페이지). 이름을 두 번 클릭하면 이름을 바꾸고, 다른 칸을 두 번 클릭하면 실행을 다시 봅니다</translation>
     </message>
@@ -880,10 +887,6 @@ Run {command} in a terminal.</source>
     <message>
         <source>Remove the selected runs from the list and their files (Delete)</source>
         <translation>선택한 실행을 목록과 파일에서 삭제합니다 (Delete)</translation>
-    </message>
-    <message>
-        <source>Columns</source>
-        <translation>열</translation>
     </message>
     <message>
         <source>Select one run in the list, then choose {action} again.</source>

@@ -189,7 +189,8 @@ class MainWindow(QMainWindow):
         self.settings.restore_form(self.form, self._cli_cpu_devices)
         self.map_view.set_choice(*self.settings.view())
         self.timing_plot.log_scale.setChecked(self.settings.log_timing())
-        self.runs_panel.restore_columns(self.settings.runs_columns())
+        self.runs_panel.columns.restore(self.settings.columns("runs"))
+        self.comparison.columns.restore(self.settings.columns("compare"))
         self.panel.folders = self.runs_panel.folders = self.settings  # file dialogs start where they last chose
         self._layout_checked = False
         self._restore_window()
@@ -270,7 +271,8 @@ class MainWindow(QMainWindow):
         c = self.map_view.choice()
         s.set_view(c.mode, c.component)
         s.set_log_timing(self.timing_plot.log_scale.isChecked())
-        s.set_runs_columns(self.runs_panel.columns_state())
+        s.set_columns("runs", self.runs_panel.columns.state())
+        s.set_columns("compare", self.comparison.columns.state())
         s.set_geometry(self.saveGeometry())
         s.set_window_state(self.saveState())
         s.sync()

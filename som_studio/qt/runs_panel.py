@@ -13,14 +13,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
     QHBoxLayout,
     QHeaderView,
-    QMenu,
     QMessageBox,
     QPushButton,
     QTableView,
@@ -32,6 +31,7 @@ from som_studio.config import ConfigError, RunConfig
 from som_studio.qt import dialogs
 from som_studio.qt.project_dialog import ProjectData
 from som_studio.qt.runs import RunsModel
+from som_studio.qt.widgets.columns import ColumnChooser
 from som_studio.report.writers import OutputError
 from som_studio.storage import SUFFIX, HistoryError, StoredRun
 
@@ -71,10 +71,6 @@ class RunsPanel(QWidget):
         header = self.table.horizontalHeader()
         header.setStretchLastSection(True)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setSectionsMovable(True)
-        header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        header.customContextMenuRequested.connect(self._on_header_menu)
-        header.setToolTip(self.tr("Drag a heading to move its column; right-click to hide or show columns"))
         # Where the run file dialogs start and what they remember: ``folder(kind)``/``set_folder(kind, path)``.
         self.folders: Any = None
         self.table.setColumnWidth(0, 170)
@@ -84,6 +80,7 @@ class RunsPanel(QWidget):
                 "another cell to show the run again"
             )
         )
+        self.columns = ColumnChooser(self.table)  # movable, hideable, remembered by the window
         self.table.doubleClicked.connect(self._on_double_clicked)
         model.rename_failed.connect(lambda text: self.show_error(self.tr("Cannot rename the run"), text))
         model.rowsInserted.connect(self._on_rows_inserted)
@@ -121,36 +118,6 @@ class RunsPanel(QWidget):
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addWidget(self.table, 1)
         lay.addLayout(buttons)
-
-    # -- columns -------------------------------------------------------------------------
-    def column_menu(self) -> QMenu:
-        """A menu of the columns, ticked when shown; the name column always stays."""
-        menu = QMenu(self.tr("Columns"), self)
-        header = self.table.horizontalHeader()
-        for col in range(self.model.columnCount()):
-            title = str(self.model.headerData(col, Qt.Orientation.Horizontal))
-            action = menu.addAction(title)
-            action.setCheckable(True)
-            action.setChecked(not header.isSectionHidden(col))
-            action.setEnabled(col != 0)
-            action.toggled.connect(lambda on, c=col: self.set_column_shown(c, on))
-        return menu
-
-    def _on_header_menu(self, pos: Any) -> None:
-        self.column_menu().exec(self.table.horizontalHeader().mapToGlobal(pos))
-
-    def set_column_shown(self, col: int, shown: bool) -> None:
-        self.table.horizontalHeader().setSectionHidden(col, not shown)
-
-    def columns_state(self) -> QByteArray:
-        """The columns' order, widths and hidden ones, to remember."""
-        return self.table.horizontalHeader().saveState()
-
-    def restore_columns(self, state: QByteArray | None) -> None:
-        """Columns as remembered (a state of another set of columns is not applied)."""
-        header = self.table.horizontalHeader()
-        if state is not None and header.restoreState(state) and header.count() != self.model.columnCount():
-            header.reset()
 
     def _folder(self, kind: str) -> str:
         return self.folders.folder(kind) if self.folders is not None else ""

@@ -188,12 +188,12 @@ class Settings:
         self._set("window/state", value)
         self._set("window/layout", LAYOUT)
 
-    def runs_columns(self) -> QByteArray | None:
-        """The run list's columns (order, widths, hidden ones) as last left."""
-        return self._bytes("runs/columns")
+    def columns(self, table: str) -> QByteArray | None:
+        """A table's columns (``runs``, ``compare``): order, widths and hidden ones, as last left."""
+        return self._bytes(f"{table}/columns")
 
-    def set_runs_columns(self, value: QByteArray) -> None:
-        self._set("runs/columns", value)
+    def set_columns(self, table: str, value: QByteArray) -> None:
+        self._set(f"{table}/columns", value)
 
     def folder(self, kind: str) -> str:
         """The folder the ``kind`` file dialog (``data``, ``runs``) last chose in; ``""`` for none yet."""

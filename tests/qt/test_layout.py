@@ -207,7 +207,10 @@ def test_runs_say_what_they_are_and_their_columns_are_remembered(qtbot, tmp_path
     line = win.comparison.data_line.text()  # the comparison says it too
     assert line.startswith("Data: 120 random colours") and "grid 10 x 8" in line, line
     header = win.runs_panel.table.horizontalHeader()
-    win.runs_panel.set_column_shown(COLUMNS.index("layout"), False)
+    win.runs_panel.columns.set_shown(COLUMNS.index("layout"), False)
+    win.comparison.columns.set_shown(2, False)  # the comparison's table too
+    win.comparison.refresh()  # filled anew: still hidden
+    assert win.comparison.table.horizontalHeader().isSectionHidden(2)
     header.moveSection(header.visualIndex(data), 1)
     win.close()
 
@@ -215,8 +218,9 @@ def test_runs_say_what_they_are_and_their_columns_are_remembered(qtbot, tmp_path
     qtbot.addWidget(again)
     header = again.runs_panel.table.horizontalHeader()
     assert header.isSectionHidden(COLUMNS.index("layout")) and header.visualIndex(data) == 1
-    menu = again.runs_panel.column_menu()
+    menu = again.runs_panel.columns.menu()
     assert [a.isChecked() for a in menu.actions()].count(False) == 1
+    assert again.comparison.table.horizontalHeader().isSectionHidden(2)
     again.close()
 
 

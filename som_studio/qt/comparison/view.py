@@ -50,6 +50,7 @@ from som_studio.qt.comparison.queue import CompareQueue, ImplementationPicker
 from som_studio.qt.comparison.summary import SummaryModel
 from som_studio.qt.comparison.texts import CHARTS, data_text, notes_html, translate
 from som_studio.qt.runs import RunsModel
+from som_studio.qt.widgets.columns import ColumnChooser
 from som_studio.report.writers import OutputError
 from som_studio.session.preflight import preflight
 from som_studio.storage import StoredRun
@@ -160,6 +161,7 @@ class ComparisonView(QWidget):
         self.table.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # the runs' own order until a header is clicked
         self.table.verticalHeader().hide()
         self.table.horizontalHeader().setStretchLastSection(True)
+        self.columns = ColumnChooser(self.table)  # movable, hideable, remembered by the window
         self.charts = QTabWidget()
         self._chart_widgets: dict[str, QWidget] = {}
         for key, title in CHARTS:
