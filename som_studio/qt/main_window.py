@@ -228,10 +228,12 @@ class MainWindow(QMainWindow):
         self.pages.show_page("map")
 
     def _fit_docks(self) -> None:
-        """Side docks sized for the window's width (their least where the window is small), the plots halved."""
+        """Side docks at their least up to a 1400 px window (the default size: a smaller screen shrinks it to
+        1280 with the map keeping its share), wider beyond it; the plots halved."""
         w, h = self.width(), self.height()
-        left = max(self.panel.minimumWidth(), min(420, w * 21 // 100))
-        right = max(230, min(520, w * 18 // 100))
+        extra = max(0, w - 1400)
+        left = min(420, self.panel.minimumWidth() + extra // 5)
+        right = min(520, 230 + extra // 4)
         self.resizeDocks([self.docks["run"], self.docks["timings"]], [left, right], Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["timings"], self.docks["quality"]], [h // 2, h // 2], Qt.Orientation.Vertical)
 

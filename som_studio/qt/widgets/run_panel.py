@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QRegularExpression, Qt, Signal
-from PySide6.QtGui import QRegularExpressionValidator, QStandardItemModel
+from PySide6.QtGui import QPainter, QRegularExpressionValidator, QStandardItemModel
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -29,6 +29,8 @@ from PySide6.QtWidgets import (
     QRadioButton,
     QScrollArea,
     QSpinBox,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QVBoxLayout,
     QWidget,
 )
@@ -83,6 +85,8 @@ class RunPanel(QWidget):
         self.impl.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.impl.setMinimumContentsLength(12)
         self._fill_implementations()
+        self.impl.setItemDelegate(_IndentedItems(self.impl))  # in the list, names indented under their heading
+        self.impl.view().setMinimumWidth(self.impl.view().sizeHintForColumn(0) + 24)  # headings whole
         self.impl_info = note()
         names = labels()  # the controls are named as the form names them in its refusals
         rows.addRow(names["impl"], self.impl)
@@ -389,7 +393,7 @@ class RunPanel(QWidget):
             font.setBold(True)
             heading.setFont(font)
             for impl in groups[group]:
-                self.impl.addItem("   " + impl.name, impl.name)
+                self.impl.addItem(impl.name, impl.name)
                 self.impl.setItemData(self.impl.count() - 1, impl.description_text, Qt.ItemDataRole.ToolTipRole)
 
     def _group_title(self, impl: Any) -> str:
@@ -417,6 +421,16 @@ class RunPanel(QWidget):
                 self.folders.set_folder("data", str(Path(path).parent))
             self.form.edit(path=path, file=True)
         return path
+
+
+class _IndentedItems(QStyledItemDelegate):
+    """Draws a combo box's choosable items indented, its headings (items without data) flush left."""
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Any) -> None:
+        if index.data(Qt.ItemDataRole.UserRole) is not None:
+            option = QStyleOptionViewItem(option)
+            option.rect.adjust(14, 0, 0, 0)  # type: ignore[attr-defined]
+        super().paint(painter, option, index)
 
 
 def _preview() -> None:  # python -m som_studio.qt.widgets.run_panel
