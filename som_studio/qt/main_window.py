@@ -196,8 +196,10 @@ class MainWindow(QMainWindow):
         self._restore_window()
         self._on_state_changed(self.controller.state)  # Pause and Stop off until a run starts
         self._on_form_state(self.form.state)
-        if self.history.runs:  # a restart shows where the last session ended: its last run's map
-            self.show_kept_run(self.history.runs[-1])
+        # A restart shows where the last session ended: the map of its last run that has one.
+        last = next((run for run in reversed(self.history.runs) if run.final_map is not None), None)
+        if last is not None:
+            self.show_kept_run(last)
 
     # -- construction --------------------------------------------------------------------
     def _add_dock(self, key: str, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
@@ -303,7 +305,8 @@ class MainWindow(QMainWindow):
         """Show a kept run again on the map page (double-click in the run list, Show, a restart)."""
         self.live.show_run(run)
         if not self.controller.busy:
-            self.empty.run_shown()
+            if run.final_map is not None:  # a run stopped before its map has only its plots (they say so)
+                self.empty.run_shown()
             self.pages.show_page("map")
 
     def _on_projected(self, result: Any) -> None:

@@ -187,6 +187,7 @@ class ComparisonView(QWidget):
         outer.addWidget(left)
         outer.addWidget(right)
         outer.setStretchFactor(1, 3)
+        outer.setSizes([220, 880])  # the run names need little; the table and charts take the rest
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(outer)
