@@ -61,7 +61,7 @@ class ComparisonView(QWidget):
 
     Parameters
     ----------
-    runs : the one run list (the Runs dock shows it in full).
+    runs : the one run list (the Runs page shows it in full).
     launch : starts one configuration (see :class:`CompareQueue`); ``None``: no compare queue.
     ended, stop : the controller's ``run_ended`` signal and its ``stop``.
     base_config : the configuration compared runs share (the Run panel's), or ``None`` when invalid.
@@ -113,7 +113,7 @@ class ComparisonView(QWidget):
         lv = QVBoxLayout(left)
         lv.setContentsMargins(0, 0, 0, 0)
         # The run list's names and ticks: a second view on the one model the
-        # Runs dock shows in full (ticking or renaming here is the same as there).
+        # Runs page shows in full (ticking or renaming here is the same as there).
         self.runs_view = QListView()
         self.runs_view.setModel(runs)
         self.runs_view.setModelColumn(0)
