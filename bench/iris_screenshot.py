@@ -22,7 +22,7 @@ def main() -> int:
     ap.add_argument("--lang", default=None, help="ko or en, as som-studio --lang (default: the environment's)")
     args = ap.parse_args()
     out = args.out
-    from PySide6.QtCore import QEventLoop, QPointF, Qt, QTimer
+    from PySide6.QtCore import QEventLoop, QPointF, QTimer
 
     from som_studio import picture
     from som_studio.picture.raster import unit_centre
@@ -43,11 +43,7 @@ def main() -> int:
     win.controller.run_ended.connect(loop.quit)
     assert win.start_run()
     loop.exec()
-    # Room for the map: the timing plot is beside the point here; the quality plot stays.
-    win.docks["timings"].hide()
-    win.resizeDocks([win.docks["quality"], win.docks["run"]], [420, 330], Qt.Orientation.Horizontal)
-    win.resizeDocks([win.docks["runs"]], [130], Qt.Orientation.Vertical)
-    settle(200)
+    settle(200)  # the window's own layout: the map page between the run panel and the plots
     view = win.map_view
     view.set_choice(picture.LABELS, 0)
     while view.last_frame is None or view.last_frame.view.mode != picture.LABELS or view.inspector.index is None:

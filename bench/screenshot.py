@@ -1,4 +1,6 @@
-"""Take the README's screenshot: the real app, mid-training, saved by the app itself.
+"""Screenshots of the real app mid-training, saved by the app itself.
+
+(The README's screenshots, of finished states at three sizes, come from ``bench/ui_review.py``.)
 
 Runs a short NumPy run first (so the run list has a row), then the playbook
 map with the jit-compiled online implementation, and grabs the window when
@@ -88,15 +90,14 @@ def compare(win: object, out: str, impls: list[str], width: int = 1400, height: 
     view.queue.finished.connect(loop.quit)
     assert view.compare_ticked()
     loop.exec()
-    dock = win.docks["compare"]  # type: ignore[attr-defined]
-    dock.setFloating(True)
-    dock.resize(width, height)
+    win.pages.show_page("compare")  # type: ignore[attr-defined]
+    win.resize(width, height)  # type: ignore[attr-defined]
     view.charts.setCurrentIndex(0)
     QTimer.singleShot(500, loop.quit)
     loop.exec()
     view.grab().save(out)
     print(f"saved {out}: {', '.join(r.name for r in view.checked_runs())}")
-    dock.setFloating(False)
+    win.pages.show_page("map")  # type: ignore[attr-defined]
 
 
 if __name__ == "__main__":

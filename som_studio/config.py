@@ -318,7 +318,7 @@ class DataSpec:
 
     def describe(self) -> str:
         if self.path is None:
-            return _("{n} random colours").format(n=self.samples)
+            return _("{n} random colours").format(n=f"{self.samples:,}")
         if self.scale:
             return _("{file} (min-max scaled)").format(file=Path(self.path).name)
         return Path(self.path).name

@@ -87,6 +87,7 @@ class DataInfo:
     feature_names: tuple[str, ...] = ()
     grids: Mapping[tuple[str, bool], tuple[int, int]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    range_ratio: float = 1.0  # the widest feature's range over the narrowest's, unscaled
 
 
 @dataclass(frozen=True)
@@ -225,7 +226,8 @@ def read_data(key: DataKey) -> DataInfo:
         if Path(key.path).suffix.lower() in (".csv", ".txt"):
             # The header alone, with no roles: offered even when the table is refused.
             columns = CsvReader(key.path).columns
-        table = read_table(key.path, key.labels, key.ignore, key.id_column).scaled(key.scaling)
+        raw = read_table(key.path, key.labels, key.ignore, key.id_column)
+        table = raw.scaled(key.scaling)
     except DataError as exc:
         return DataInfo(columns, None, str(exc))
     except OSError as exc:  # a file that vanished or cannot be read between the edit and the load
@@ -235,7 +237,22 @@ def read_data(key: DataKey) -> DataInfo:
     values = table.values
     grids = {(t, w): default_grid(values, t, w) for t in cfgmod.TOPOLOGIES for w in (False, True)}
     shape = (int(values.shape[0]), int(values.shape[1]))
-    return DataInfo(columns, shape, "", table.has_missing, table.feature_names, grids, table.notes)
+    ratio = range_ratio(raw.values)
+    return DataInfo(columns, shape, "", table.has_missing, table.feature_names, grids, table.notes, ratio)
+
+
+RANGE_RATIO_FOR_ZSCORE = 100.0
+"""Feature ranges further apart than this: the form suggests z-score scaling."""
+
+
+def range_ratio(values: Any) -> float:
+    """The widest feature's range over the narrowest (non-zero) one's; 1 for one feature or none."""
+    import numpy as np
+
+    with np.errstate(all="ignore"):
+        spans = np.nanmax(values, axis=0) - np.nanmin(values, axis=0) if values.size else np.zeros(0)
+    spans = spans[np.isfinite(spans) & (spans > 0)]
+    return float(spans.max() / spans.min()) if spans.size > 1 else 1.0
 
 
 # The settings the form builds itself: the implementation chosen, the grid left to "auto" or
@@ -510,7 +527,15 @@ class RunForm:
                     data_text = _("{rows:,} x {features} loaded (with missing values)")
                 else:
                     data_text = _("{rows:,} x {features} loaded")
-                data_text = "\n".join([data_text.format(rows=samples, features=features), *info.notes])
+                lines = [data_text.format(rows=samples, features=features), *info.notes]
+                if f.scaling == "none" and info.range_ratio > RANGE_RATIO_FOR_ZSCORE:
+                    lines.append(
+                        _(
+                            "Its features' ranges differ up to {ratio}x: unscaled, the widest would shape the map "
+                            "alone. Scaling {zscore} gives every feature the same weight."
+                        ).format(ratio=f"{info.range_ratio:,.0f}", zscore="zscore")
+                    )
+                data_text = "\n".join(lines)
             else:
                 samples, features = f.samples, 3
                 data = DataSpec(samples=samples)

@@ -11,11 +11,14 @@ Threads: one thread (the GUI's).
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from som_studio.app_model.form import app_message
+from som_studio.comparison.words import format_seconds, status_text
+from som_studio.config import DataSpec
 from som_studio.i18n import N_, _
-from som_studio.report.content import format_seconds, status_text
 from som_studio.report.writers import OutputError
 from som_studio.session.record import RunRecord
 from som_studio.storage import RunHistory, StoredRun
@@ -112,6 +115,8 @@ class RunList:
 COLUMNS = (
     N_("name"),
     N_("implementation"),
+    N_("data"),
+    N_("settings that differ"),
     N_("grid"),
     N_("layout"),
     N_("status"),
@@ -134,14 +139,67 @@ def _when(created: str) -> str:
     return t.strftime("%H:%M:%S" if t.date() == _dt.date.today() else "%Y-%m-%d %H:%M")
 
 
-def row_texts(run: StoredRun) -> tuple[str, ...]:
-    """``run`` as the run table shows it, one text per :data:`COLUMNS` entry."""
+NUMBER_COLUMNS = frozenset(range(COLUMNS.index(N_("iterations")), COLUMNS.index("TE") + 1))
+"""The columns of numbers (aligned right)."""
+
+DIFFERS_COLUMN = COLUMNS.index(N_("settings that differ"))
+
+
+def data_text(config: Mapping[str, Any]) -> str:
+    """What a run trained on, from its configuration: the file's name, or "1,000 random colours"."""
+    try:
+        return DataSpec.from_dict(dict(config.get("data") or {})).describe()
+    except (KeyError, TypeError, ValueError):
+        return "?"
+
+
+# Not a setting: what a run is named by (its implementation), or its data, shown apart.
+_NOT_SETTINGS = ("impl", "data.source", "data.samples", "data.path", "data.scale")
+
+
+@dataclass(frozen=True)
+class _Named:
+    """A kept run as the comparison's rules take one."""
+
+    name: str
+    record: RunRecord
+    planned: int = 0
+
+
+def differing_settings(runs: Sequence[StoredRun]) -> dict[str, str]:
+    """Per run id, the settings in which the ``runs`` (the ticked ones) differ, as ``key value`` text.
+
+    Steps and epochs are compared within a kind (online runs count steps, batch runs epochs), as
+    the comparison compares them; fewer than two runs differ in nothing."""
+    from som_studio.comparison.rules import config_differences, flatten_config
+
+    if len(runs) < 2:
+        return {}
+    # The comparison's rule (steps and epochs within a kind), over runs named by their ids.
+    named = [_Named(run.id, run.record) for run in runs]
+    differ = [k for k in config_differences(named) if k not in _NOT_SETTINGS]
+    flat = [flatten_config(r.record.config) for r in runs]
+    if len({data_text(r.record.config) for r in runs}) > 1:
+        differ.insert(0, "data")
+    out = {}
+    for run, f in zip(runs, flat):
+        bits = [f"{key} {data_text(run.record.config) if key == 'data' else f.get(key, '-')}" for key in differ]
+        out[run.id] = " · ".join(bits)
+    return out
+
+
+def row_texts(run: StoredRun, differs: str = "") -> tuple[str, ...]:
+    """``run`` as the run table shows it, one text per :data:`COLUMNS` entry.
+
+    ``differs``: its settings that differ from the other ticked runs' (:func:`differing_settings`)."""
     r = run.record
     grid = r.config.get("grid", ["?", "?"])
     med, thr = r.median_s, r.throughput
     return (
         run.name,
         r.impl,
+        data_text(r.config),
+        differs,
         f"{grid[0]}x{grid[1]}",
         r.layout,
         status_text(r.status),
@@ -158,6 +216,6 @@ def row_texts(run: StoredRun) -> tuple[str, ...]:
 
 def run_tooltip(run: StoredRun) -> str:
     r = run.record
-    return f"{run.name}: {r.impl} · {status_text(r.status)} · {run.created}" + (
+    return f"{run.name}: {r.impl} · {data_text(r.config)} · {status_text(r.status)} · {run.created}" + (
         f"\n{app_message(r)}" if r.message else ""
     )

@@ -13,6 +13,17 @@
     </message>
 </context>
 <context>
+    <name>ColumnChooser</name>
+    <message>
+        <source>Drag a heading to move its column; right-click to hide or show columns</source>
+        <translation>머리글을 끌어 열을 옮기고, 오른쪽 클릭으로 열을 숨기거나 표시합니다</translation>
+    </message>
+    <message>
+        <source>Columns</source>
+        <translation>열</translation>
+    </message>
+</context>
+<context>
     <name>CompareQueue</name>
     <message>
         <source>Comparison cancelled</source>
@@ -60,6 +71,14 @@
     <message>
         <source>Note:</source>
         <translation>참고:</translation>
+    </message>
+    <message>
+        <source>Data: {data}</source>
+        <translation>데이터: {data}</translation>
+    </message>
+    <message>
+        <source>Settings that differ: {settings}</source>
+        <translation>다른 설정: {settings}</translation>
     </message>
     <message>
         <source>Tick runs to compare them (the Runs tab lists them in full)</source>
@@ -218,6 +237,45 @@ Run {command} in a terminal.</source>
     <message>
         <source>no answer</source>
         <translation>응답 없음</translation>
+    </message>
+</context>
+<context>
+    <name>EmptyStates</name>
+    <message>
+        <source>The time per iteration appears here once a run starts: each timed chunk and their rolling median, with the compile and warm-up time kept apart.</source>
+        <translation>실행이 시작되면 반복당 시간이 여기에 표시됩니다: 청크별 시간과 이동 중앙값, 그리고 따로 보이는 컴파일 및 워밍업 시간.</translation>
+    </message>
+    <message>
+        <source>The map&apos;s quality appears here as the run is measured: its quantization error (QE) and topographic error (TE) at regular iterations.</source>
+        <translation>실행 중 측정한 지도의 품질이 여기에 표시됩니다: 일정한 반복 간격의 양자화 오차(QE)와 위상 오차(TE).</translation>
+    </message>
+    <message>
+        <source>No runs yet. Every run you start (Run, {run}), compare (the Compare page) or open (File &gt; Open run…, {open}) is kept here, and is still here at the next start.</source>
+        <translation>아직 실행이 없습니다. 시작한 실행(실행, {run}), 비교한 실행(비교 페이지), 연 실행(파일 &gt; 실행 열기…, {open})이 모두 여기에 보관되며, 다음에 시작해도 그대로 있습니다.</translation>
+    </message>
+    <message>
+        <source>hexagonal</source>
+        <translation>육각형</translation>
+    </message>
+    <message>
+        <source>rectangular</source>
+        <translation>사각형</translation>
+    </message>
+    <message>
+        <source>Run will train {impl} on a {grid} {lattice} map of {data}.</source>
+        <translation>실행하면 {impl} 구현이 {data}(으)로 {grid} {lattice} 지도를 학습합니다.</translation>
+    </message>
+    <message>
+        <source>Press {shortcut} or click Run in the Run panel. Change the implementation, the map or the data there first, or open a table (File &gt; Open data…, {open_data}) or the iris example.</source>
+        <translation>{shortcut}을 누르거나 실행 패널의 실행 단추를 누르세요. 먼저 그곳에서 구현, 지도, 데이터를 바꾸거나, 표(파일 &gt; 데이터 열기…, {open_data})나 iris 예제를 열 수 있습니다.</translation>
+    </message>
+    <message>
+        <source>Nothing to show yet: the Run panel cannot run its configuration.</source>
+        <translation>아직 보여 줄 것이 없습니다: 실행 패널의 설정으로는 실행할 수 없습니다.</translation>
+    </message>
+    <message>
+        <source>It says what to change: {reason}</source>
+        <translation>무엇을 바꿔야 하는지 알려 줍니다: {reason}</translation>
     </message>
 </context>
 <context>
@@ -394,8 +452,36 @@ A run shows here when it recorded its inside: tick Record the inside of the next
         <translation>스윕</translation>
     </message>
     <message>
+        <source>Map</source>
+        <translation>지도</translation>
+    </message>
+    <message>
+        <source>Every kept run, and what to do with it</source>
+        <translation>보관된 모든 실행과 그 실행으로 할 수 있는 일</translation>
+    </message>
+    <message>
+        <source>The ticked runs, compared</source>
+        <translation>체크한 실행의 비교</translation>
+    </message>
+    <message>
+        <source>Which device holds which part of the map</source>
+        <translation>어느 장치가 지도의 어느 부분을 맡는지</translation>
+    </message>
+    <message>
+        <source>Many maps of the form&apos;s SOM, trained together</source>
+        <translation>실행 패널의 SOM으로 여러 지도를 함께 학습</translation>
+    </message>
+    <message>
+        <source>What JAX made of the ticked runs</source>
+        <translation>선택한 실행에서 JAX가 만든 프로그램</translation>
+    </message>
+    <message>
         <source>Some kept runs could not be read: {problems}</source>
         <translation>저장된 실행 일부를 읽지 못했습니다: {problems}</translation>
+    </message>
+    <message>
+        <source>The saved layout left the map too little room: the default layout is used</source>
+        <translation>저장된 창 배치에서는 지도가 너무 작아 기본 배치를 씁니다</translation>
     </message>
     <message>
         <source>Cannot start the run</source>
@@ -452,6 +538,22 @@ A run shows here when it recorded its inside: tick Record the inside of the next
     <message>
         <source>&amp;Export runs as JSON…</source>
         <translation>실행을 JSON으로 내보내기(&amp;E)…</translation>
+    </message>
+    <message>
+        <source>Choose a table (.npy or .csv) for the Run panel&apos;s data</source>
+        <translation>실행 패널의 데이터로 쓸 표(.npy 또는 .csv)를 고릅니다</translation>
+    </message>
+    <message>
+        <source>Open &amp;data…</source>
+        <translation>데이터 열기(&amp;D)…</translation>
+    </message>
+    <message>
+        <source>Put the window&apos;s panels back where they start, the map the largest</source>
+        <translation>창의 패널을 처음 자리로 되돌립니다. 지도가 가장 크게 보입니다</translation>
+    </message>
+    <message>
+        <source>&amp;Reset layout</source>
+        <translation>창 배치 초기화(&amp;R)</translation>
     </message>
     <message>
         <source>{name}: a hex map, ready to run</source>
@@ -787,8 +889,28 @@ A run shows here when it recorded its inside: tick Record the inside of the next
         <translation>이 설정에서 JAX가 어떤 장치를 보는지 잠깐 실행되는 워커 프로세스에 묻습니다</translation>
     </message>
     <message>
+        <source>Run</source>
+        <translation>실행</translation>
+    </message>
+    <message>
+        <source>Run this configuration ({shortcut})</source>
+        <translation>이 설정으로 실행 ({shortcut})</translation>
+    </message>
+    <message>
         <source>batch training does not use a learning rate</source>
         <translation>배치 학습은 학습률을 쓰지 않습니다</translation>
+    </message>
+    <message>
+        <source>{backend} · sharded over devices</source>
+        <translation>{backend} · 여러 장치에 샤딩</translation>
+    </message>
+    <message>
+        <source>{backend} · online (one example a step)</source>
+        <translation>{backend} · 온라인 (스텝마다 샘플 하나)</translation>
+    </message>
+    <message>
+        <source>{backend} · batch (all examples an epoch)</source>
+        <translation>{backend} · 배치 (에폭마다 모든 샘플)</translation>
     </message>
     <message>
         <source>Data ({patterns});;All files (*)</source>
@@ -805,12 +927,16 @@ A run shows here when it recorded its inside: tick Record the inside of the next
         <source>Tick runs to compare them; double-click a name to rename it</source>
         <translation>비교할 실행을 체크하세요. 이름을 더블클릭하면 바꿀 수 있습니다</translation>
     </message>
+    <message>
+        <source>The settings in which the ticked runs differ, each run&apos;s value</source>
+        <translation>체크한 실행끼리 다른 설정과 실행마다의 값</translation>
+    </message>
 </context>
 <context>
     <name>RunsPanel</name>
     <message>
-        <source>Tick runs to compare them (Compare tab); double-click a name to rename it, another cell to show the run again</source>
-        <translation>비교할 실행을 체크하세요 (비교 탭). 이름을 더블클릭하면 이름을 바꾸고, 다른 칸을 더블클릭하면 실행을 다시 보여 줍니다</translation>
+        <source>Tick runs to compare them (the Compare page); double-click a name to rename it, another cell to show the run again</source>
+        <translation>비교할 실행을 체크하세요(비교 페이지). 이름을 두 번 클릭하면 이름을 바꾸고, 다른 칸을 두 번 클릭하면 실행을 다시 봅니다</translation>
     </message>
     <message>
         <source>Cannot rename the run</source>

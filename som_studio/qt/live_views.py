@@ -20,6 +20,7 @@ from som_studio import picture
 from som_studio.app_model.form import app_message
 from som_studio.app_model.live import LiveRun
 from som_studio.qt import controller as ctl
+from som_studio.qt.widgets.elided_label import ElidedLabel
 from som_studio.qt.widgets.map_view import MapView
 from som_studio.qt.widgets.quality_plot import QualityPlot
 from som_studio.qt.widgets.timing_plot import TimingPlot
@@ -57,7 +58,7 @@ class LiveViews(QObject):
         self.map_view, self.timing_plot, self.quality_plot = map_view, timing_plot, quality_plot
         self.sharding_view = sharding_view
         # The status bar's parts.
-        self.status = QLabel(self.tr("Ready"))
+        self.status = ElidedLabel(self.tr("Ready"))  # a long message never widens the window
         self.time_label = QLabel("")
         self.progress = QProgressBar()
         self.progress.setRange(0, PROGRESS_STEPS)

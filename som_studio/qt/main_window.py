@@ -1,9 +1,14 @@
 """The main window: the run panel, the live views, the runs so far, menus and shortcuts.
 
+The map is the central area's first page and the largest thing on screen (at least
+:data:`~som_studio.qt.layout_check.MIN_MAP_SHARE` of the window); the run list, the
+comparison and the sharding view are pages beside it (:class:`~som_studio.qt.pages.Pages`),
+the run panel and the two plots are docks at its sides.
+
 A thin view: the configuration being edited lives in a
 :class:`~som_studio.app_model.form.RunForm` (rendered by the run panel), the
 runs in a :class:`~som_studio.app_model.runs.RunList` (rendered by the Runs
-dock), the active run in :class:`~som_studio.app_model.live.LiveRun` (rendered
+page), the active run in :class:`~som_studio.app_model.live.LiveRun` (rendered
 by :class:`~som_studio.qt.live_views.LiveViews`); one
 :class:`~som_studio.qt.controller.RunController` owns the worker process. The
 window wires them together and does no training and no arithmetic on maps.
@@ -14,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QCloseEvent
+from PySide6.QtGui import QAction, QCloseEvent, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMessageBox, QWidget
 
 from som_studio.app_model.form import FormState, RunForm, read_data
@@ -23,10 +28,12 @@ from som_studio.qt import controller as ctl
 from som_studio.qt import dialogs
 from som_studio.qt.comparison import ComparisonView, LiveRecorder, history_folder
 from som_studio.qt.devices import DeviceWatch
-from som_studio.qt.docks import show_with_room
 from som_studio.qt.doctor_dialog import DoctorDialog
+from som_studio.qt.empty_states import EmptyStates
+from som_studio.qt.layout_check import MIN_MAP_SHARE, visible_share
 from som_studio.qt.live_views import LiveViews
 from som_studio.qt.menus import make_actions
+from som_studio.qt.pages import Pages
 from som_studio.qt.project_dialog import show_projection
 from som_studio.qt.runs import RunsModel
 from som_studio.qt.runs_panel import RunsPanel
@@ -39,9 +46,16 @@ from som_studio.qt.widgets.run_panel import RunPanel
 from som_studio.qt.widgets.sharding_view import ShardingView
 from som_studio.qt.widgets.sweep_view import SweepView
 from som_studio.qt.widgets.timing_plot import TimingPlot
-from som_studio.storage import RunHistory
+from som_studio.storage import RunHistory, StoredRun
 
 TITLE = "SOM Studio"
+
+DOCK_AREAS = {
+    "run": Qt.DockWidgetArea.LeftDockWidgetArea,
+    "timings": Qt.DockWidgetArea.RightDockWidgetArea,
+    "quality": Qt.DockWidgetArea.RightDockWidgetArea,
+}
+"""Where each dock starts (and goes back to with View > Reset layout)."""
 
 
 class MainWindow(QMainWindow):
@@ -60,6 +74,9 @@ class MainWindow(QMainWindow):
     pause_action: QAction
     stop_action: QAction
     open_action: QAction
+    open_data_action: QAction
+    reset_layout_action: QAction
+    run_bar: Any
     export_action: QAction
     example_action: QAction
     add_impl_action: QAction
@@ -89,7 +106,6 @@ class MainWindow(QMainWindow):
         self.history = RunHistory(history_folder(self.settings))  # every run, kept across restarts
         self.form = RunForm(past_runs=lambda: (run.record for run in self.history.runs))  # they say how long
         self.map_view = MapView()
-        self.setCentralWidget(self.map_view)
         self.panel = RunPanel(form=self.form)
         self.user_impls = UserImplementations(self)  # File > Add implementation…
         self.devices = DeviceWatch(self.form, self.panel.set_devices, self)
@@ -97,7 +113,7 @@ class MainWindow(QMainWindow):
         self.timing_plot, self.quality_plot, self.sharding_view = TimingPlot(), QualityPlot(), ShardingView()
         # The one run list; the comparison compares the ticked ones.
         self.runs = RunsModel(self.history, self)
-        self.runs_panel = RunsPanel(self.runs, rerun=self.run_config, show_run=lambda run: self.live.show_run(run))
+        self.runs_panel = RunsPanel(self.runs, rerun=self.run_config, show_run=self.show_kept_run)
         self.live = LiveViews(
             self.controller,
             self.map_view,
@@ -111,24 +127,6 @@ class MainWindow(QMainWindow):
         self.statusBar().addWidget(self.status_label, 1)
         self.statusBar().addPermanentWidget(self.time_label)
         self.statusBar().addPermanentWidget(self.progress)
-        self.docks: dict[str, QDockWidget] = {}
-        left, right, bottom = (
-            Qt.DockWidgetArea.LeftDockWidgetArea,
-            Qt.DockWidgetArea.RightDockWidgetArea,
-            Qt.DockWidgetArea.BottomDockWidgetArea,
-        )
-        for key, title, widget, area in (
-            ("run", self.tr("Run"), self.panel, left),  # the panel scrolls its fields, its verdict stays in sight
-            ("timings", self.tr("Timings"), self.timing_plot, right),
-            ("quality", self.tr("Quality"), self.quality_plot, right),
-            ("runs", self.tr("Runs"), self.runs_panel, bottom),
-            ("sharding", self.tr("Sharding"), self.sharding_view, bottom),
-        ):
-            self._add_dock(key, title, widget, area)
-        self.tabifyDockWidget(self.docks["runs"], self.docks["sharding"])
-        self.docks["runs"].raise_()
-
-        make_actions(self)  # the actions, the menus (View > Language too) and the tool bar
         # The comparison view, given only what it needs to run a comparison. The recorder keeps each
         # run as it ends, before the live views report it (connected first).
         self.comparison = ComparisonView(
@@ -140,31 +138,61 @@ class MainWindow(QMainWindow):
             iterations=self.form.counts,
             judge=self.form.judge,
         )
+        for widget, name in (
+            (self.map_view.plot, "mapView"),  # the picture itself, its legend beside it not included
+            (self.panel, "runPanel"),
+            (self.timing_plot, "timingPlot"),
+            (self.quality_plot, "qualityPlot"),
+            (self.runs_panel.table, "runsTable"),
+            (self.comparison, "compareView"),
+            (self.sharding_view, "shardingView"),
+        ):
+            widget.setObjectName(name)
+        # The map is the central area's first page; what needs room of its own gets a page beside it.
+        self.pages = Pages()
+        self.setCentralWidget(self.pages)
+        self.pages.add_page("map", self.tr("Map"), self.map_view)
+        self.pages.add_page("runs", self.tr("Runs"), self.runs_panel, self.tr("Every kept run, and what to do with it"))
+        self.pages.add_page("compare", self.tr("Compare"), self.comparison, self.tr("The ticked runs, compared"))
+        self.pages.add_page(
+            "sharding", self.tr("Sharding"), self.sharding_view, self.tr("Which device holds which part of the map")
+        )
+        self.docks: dict[str, QDockWidget] = {}
+        for key, title, widget in (
+            ("run", self.tr("Run"), self.panel),  # the panel scrolls its fields, its verdict stays in sight
+            ("timings", self.tr("Timings"), self.timing_plot),
+            ("quality", self.tr("Quality"), self.quality_plot),
+        ):
+            self._add_dock(key, title, widget, DOCK_AREAS[key])
+
+        make_actions(self)  # the actions, the menus (View > Language too) and the run buttons
+        self.pages.setCornerWidget(self.run_bar, Qt.Corner.TopRightCorner)
+        view_menu = self.menus["&View"]  # the pages, the docks, Reset layout, then the Language menu
+        self.pages.set_menu(view_menu, view_menu.insertSeparator(view_menu.actions()[0]))
+        self.panel.run_button.clicked.connect(self.run_action.trigger)
+        self.run_action.changed.connect(lambda: self.panel.run_button.setEnabled(self.run_action.isEnabled()))
+        self.empty = EmptyStates(self)
         self.recorder = LiveRecorder(self.controller, parent=self)
         self.recorder.run_recorded.connect(lambda run: self.comparison.note_recorded(self.runs_panel.add_run(run)))
         self.comparison.status.connect(self.status_label.setText)
         self.stop_action.triggered.connect(self.comparison.cancel_compare)  # Esc stops the comparison, not one run
-        self.tabifyDockWidget(
-            self.docks["runs"], self._add_dock("compare", self.tr("Compare"), self.comparison, bottom)
-        )
-        for signal in (self.comparison.show_requested, self.docks["compare"].visibilityChanged):  # room for its maps
-            signal.connect(lambda visible=True: show_with_room(self, self.docks["compare"], visible))
+        self.comparison.show_requested.connect(lambda: self.pages.show_page("compare"))
         self.menuBar().insertMenu(self.menuBar().actions()[-1], self.comparison.menu)  # before Help
-        # The Inside page: the roofline of the ticked runs that recorded their inside.
+        # Pages of their own: a sweep of the form's SOM, and what JAX made of the ticked runs.
+        self.sweep_view = SweepView(base_config=lambda: self.form.state.config, keep=self.runs_panel.add_run)
+        self.sweep_view.setObjectName("sweepView")
+        self.sweep_view.status.connect(self.status_label.setText)
+        self.pages.add_page(
+            "sweep", self.tr("Sweep"), self.sweep_view, self.tr("Many maps of the form's SOM, trained together")
+        )
         self.inside_view = InsideView()
-        self.tabifyDockWidget(self.docks["runs"], self._add_dock("inside", self.tr("Inside"), self.inside_view, bottom))
+        self.inside_view.setObjectName("insideView")
+        self.pages.add_page("inside", self.tr("Inside"), self.inside_view, self.tr("What JAX made of the ticked runs"))
         self.runs.checked_changed.connect(self._on_checked_for_inside)
         self._on_checked_for_inside()
-        view_menu = self.menus["&View"]  # the docks, then (after a separator) the Language menu
-        view_menu.insertAction(view_menu.actions()[-2], self.docks["compare"].toggleViewAction())
-        self.sweep_view = SweepView(base_config=lambda: self.form.state.config, keep=self.runs_panel.add_run)
-        self.sweep_view.status.connect(self.status_label.setText)
-        self.tabifyDockWidget(self.docks["runs"], self._add_dock("sweep", self.tr("Sweep"), self.sweep_view, bottom))
-        view_menu.insertAction(view_menu.actions()[-2], self.docks["sweep"].toggleViewAction())
-        view_menu.insertAction(view_menu.actions()[-2], self.docks["inside"].toggleViewAction())
         self.live.connect()
         self.runs_panel.status.connect(self.status_label.setText)
-        self.runs_panel.projector.projected.connect(lambda result: show_projection(self.map_view, result))
+        self.runs_panel.projector.projected.connect(self._on_projected)
         if self.history.problems:
             problems = "; ".join(self.history.problems)
             self.status_label.setText(self.tr("Some kept runs could not be read: {problems}").format(problems=problems))
@@ -179,9 +207,17 @@ class MainWindow(QMainWindow):
         self.settings.restore_form(self.form, self._cli_cpu_devices)
         self.map_view.set_choice(*self.settings.view())
         self.timing_plot.log_scale.setChecked(self.settings.log_timing())
+        self.runs_panel.columns.restore(self.settings.columns("runs"))
+        self.comparison.columns.restore(self.settings.columns("compare"))
+        self.panel.folders = self.runs_panel.folders = self.settings  # file dialogs start where they last chose
+        self._layout_checked = False
         self._restore_window()
         self._on_state_changed(self.controller.state)  # Pause and Stop off until a run starts
         self._on_form_state(self.form.state)
+        # A restart shows where the last session ended: the map of its last run that has one.
+        last = next((run for run in reversed(self.history.runs) if run.final_map is not None), None)
+        if last is not None:
+            self.show_kept_run(last)
 
     def _on_checked_for_inside(self) -> None:
         runs = self.runs.checked_runs()
@@ -202,12 +238,58 @@ class MainWindow(QMainWindow):
         if geometry is None or not self.restoreGeometry(geometry):
             self.resize(1400, 860)
         state = s.window_state()
-        if state is None or not self.restoreState(state):
-            # First start: room for the form on the left, the plots on the right.
-            self.resizeDocks([self.docks["run"], self.docks["timings"]], [380, 520], Qt.Orientation.Horizontal)
-            self.resizeDocks([self.docks["timings"], self.docks["quality"]], [300, 300], Qt.Orientation.Vertical)
-            self.resizeDocks([self.docks["runs"]], [190], Qt.Orientation.Vertical)
-            self.docks["runs"].raise_()  # of the tabs below, the run list first
+        self._restored = state is not None and self.restoreState(state)
+        if not self._restored:
+            self.reset_layout()
+
+    def reset_layout(self) -> None:
+        """View > Reset layout: the run panel on the left, the plots on the right, the map page between, largest."""
+        for key, dock in self.docks.items():
+            dock.setFloating(False)
+            self.addDockWidget(DOCK_AREAS[key], dock)  # added again: back in its area, in this order
+            dock.show()
+        self._fit_docks()
+        self.pages.show_page("map")
+
+    def _fit_docks(self) -> None:
+        """Side docks at their least up to a 1400 px window (the default size: a smaller screen shrinks it to
+        1280 with the map keeping its share), wider beyond it; the plots halved."""
+        w, h = self.width(), self.height()
+        extra = max(0, w - 1400)
+        left = min(420, self.panel.minimumWidth() + extra // 5)
+        right = min(520, 230 + extra // 4)
+        self.resizeDocks([self.docks["run"], self.docks["timings"]], [left, right], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.docks["timings"], self.docks["quality"]], [h // 2, h // 2], Qt.Orientation.Vertical)
+
+    def map_share(self) -> float:
+        """The share of the window's area in which the map picture is seen (0 on another page)."""
+        return visible_share(self.map_view.plot, self)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self._layout_checked:
+            # A saved layout that leaves the map less than its share is not restored (a squeezed
+            # layout saved once would otherwise come back at every start).
+            self._layout_checked = True
+            self._keep_map_room(self.tr("The saved layout left the map too little room: the default layout is used"))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if self._layout_checked and self.isVisible():
+            self._keep_map_room()  # a smaller window takes its room from the side docks, not the map
+
+    def _keep_map_room(self, note: str = "") -> None:
+        if self.pages.current_key() != "map" or self.isMinimized():
+            return
+        layout = self.layout()
+        if layout is not None:
+            layout.activate()
+        if self.map_share() < MIN_MAP_SHARE:
+            if note:
+                self.reset_layout()
+                self.status_label.setText(note)
+            else:
+                self._fit_docks()
 
     def save_settings(self) -> None:
         s = self.settings
@@ -215,6 +297,8 @@ class MainWindow(QMainWindow):
         c = self.map_view.choice()
         s.set_view(c.mode, c.component)
         s.set_log_timing(self.timing_plot.log_scale.isChecked())
+        s.set_columns("runs", self.runs_panel.columns.state())
+        s.set_columns("compare", self.comparison.columns.state())
         s.set_geometry(self.saveGeometry())
         s.set_window_state(self.saveState())
         s.sync()
@@ -247,6 +331,19 @@ class MainWindow(QMainWindow):
         self.save_settings()
         return True
 
+    def show_kept_run(self, run: StoredRun) -> None:
+        """Show a kept run again on the map page (double-click in the run list, Show, a restart)."""
+        self.live.show_run(run)
+        if not self.controller.busy:
+            if run.final_map is not None:  # a run stopped before its map has only its plots (they say so)
+                self.empty.run_shown()
+            self.pages.show_page("map")
+
+    def _on_projected(self, result: Any) -> None:
+        show_projection(self.map_view, result)
+        self.empty.run_shown()
+        self.pages.show_page("map")
+
     def run_config(self, cfg: RunConfig) -> str:
         """Show ``cfg`` in the form and run it; ``""``, or why it cannot run (re-run, compare queue)."""
         st = self.form.set_config(cfg)
@@ -276,6 +373,7 @@ class MainWindow(QMainWindow):
             if not busy and self.status_label.text().startswith(cannot.partition("{")[0]):
                 self.status_label.setText(self.tr("Ready"))
         self.sharding_view.set_config(st.config, st.cpu_devices, st.features, st.samples)
+        self.empty.form_changed(st)
         self.devices.detect_if_layout_needs_it(st)
 
     @property

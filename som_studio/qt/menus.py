@@ -1,4 +1,4 @@
-"""The main window's actions, menus and tool bar (File, Run, View with Language, Help).
+"""The main window's actions, menus and run buttons (File, Run, View with Language, Help).
 
 Built here, not in the window, to keep :mod:`som_studio.qt.main_window` a
 short wiring of views. Every text is translated in the ``MainWindow`` context.
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QMessageBox, QToolBar
 
 from som_studio.qt import dialogs
 from som_studio.qt.i18n import LanguageMenu, restart_note
@@ -25,7 +25,10 @@ translate = QCoreApplication.translate
 
 
 def make_actions(win: MainWindow) -> None:
-    """Give ``win`` its actions (``run_action``… ``doctor_action``), its menus (``win.menus``) and tool bar."""
+    """Give ``win`` its actions (``run_action``… ``doctor_action``), its menus (``win.menus``) and run buttons.
+
+    Run, Pause and Stop sit at the right of the pages' tab bar (``win.run_bar``), not in a tool bar
+    of their own: a row less above the map."""
 
     def action(text: str, slot: Any, shortcut: Any = None, tip: str = "") -> Any:
         return dialogs.action(win, text, slot, shortcut, tip)
@@ -38,6 +41,12 @@ def make_actions(win: MainWindow) -> None:
     win.export_action = action(
         translate("MainWindow", "&Export runs as JSON…"), lambda: win.runs_panel.export_runs(), "Ctrl+E", tip
     )
+    tip = translate("MainWindow", "Choose a table (.npy or .csv) for the Run panel's data")
+    win.open_data_action = action(
+        translate("MainWindow", "Open &data…"), lambda: win.panel.choose_data_file(), "Ctrl+Shift+O", tip
+    )
+    tip = translate("MainWindow", "Put the window's panels back where they start, the map the largest")
+    win.reset_layout_action = action(translate("MainWindow", "&Reset layout"), win.reset_layout, tip=tip)
     tip = translate("MainWindow", "{name}: a hex map, ready to run").format(name="iris")
     win.example_action = action(translate("MainWindow", "Open e&xample data"), win.panel.open_example, tip=tip)
     tip = translate("MainWindow", "Run your own implementation, a class in a Python file, beside the built-in ones")
@@ -56,10 +65,22 @@ def make_actions(win: MainWindow) -> None:
     menus = {
         "&File": (
             translate("MainWindow", "&File"),
-            (win.open_action, win.example_action, win.add_impl_action, win.export_action, None, win.quit_action),
+            (
+                win.open_data_action,
+                win.open_action,
+                win.example_action,
+                win.add_impl_action,
+                win.export_action,
+                None,
+                win.quit_action,
+            ),
         ),
         "&Run": (translate("MainWindow", "&Run"), run_actions),
-        "&View": (translate("MainWindow", "&View"), tuple(d.toggleViewAction() for d in win.docks.values())),
+        # The pages (added by the window, before the docks), the docks, then Reset layout.
+        "&View": (
+            translate("MainWindow", "&View"),
+            (*(d.toggleViewAction() for d in win.docks.values()), None, win.reset_layout_action),
+        ),
         "&Help": (translate("MainWindow", "&Help"), (win.doctor_action, None, win.about_action)),
     }
     win.menus = {}
@@ -71,10 +92,12 @@ def make_actions(win: MainWindow) -> None:
     win.language_menu.language_chosen.connect(lambda code: show_restart_note(win, code))
     win.menus["&View"].addSeparator()
     win.menus["&View"].addMenu(win.language_menu)
-    tb = win.addToolBar(translate("MainWindow", "Run"))
+    tb = QToolBar(translate("MainWindow", "Run"))
     tb.setObjectName("toolbar_run")
+    tb.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
     for a in run_actions:
         tb.addAction(a)
+    win.run_bar = tb
 
 
 def show_restart_note(win: MainWindow, code: str) -> QMessageBox:

@@ -15,7 +15,15 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 
-from som_studio.app_model.runs import COLUMNS, RunList, row_texts, run_tooltip
+from som_studio.app_model.runs import (
+    COLUMNS,
+    DIFFERS_COLUMN,
+    NUMBER_COLUMNS,
+    RunList,
+    differing_settings,
+    row_texts,
+    run_tooltip,
+)
 from som_studio.i18n import _
 from som_studio.report.writers import OutputError
 from som_studio.session.record import RunRecord
@@ -39,6 +47,14 @@ class RunsModel(QAbstractTableModel):
         super().__init__(parent)
         self.history = history
         self.list = RunList(history)  # the runs and the ticks, without Qt
+        self._differs: dict[str, str] = {}  # per ticked run: its settings that differ from the others'
+        self.checked_changed.connect(self._on_checked_changed)
+
+    def _on_checked_changed(self) -> None:
+        self._differs = differing_settings(self.list.checked_runs())
+        if self.history.runs:
+            last = len(self.history.runs) - 1
+            self.dataChanged.emit(self.index(0, DIFFERS_COLUMN), self.index(last, DIFFERS_COLUMN))
 
     # -- the runs ------------------------------------------------------------------------
     @property
@@ -114,6 +130,8 @@ class RunsModel(QAbstractTableModel):
                 return _(self.COLUMNS[section])  # marked N_ in app_model.runs
             if role == Qt.ItemDataRole.ToolTipRole and section == 0:
                 return self.tr("Tick runs to compare them; double-click a name to rename it")
+            if role == Qt.ItemDataRole.ToolTipRole and section == DIFFERS_COLUMN:
+                return self.tr("The settings in which the ticked runs differ, each run's value")
         return None
 
     def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
@@ -131,13 +149,13 @@ class RunsModel(QAbstractTableModel):
             return run.id
         if role == Qt.ItemDataRole.EditRole and col == 0:
             return run.name
-        if role == Qt.ItemDataRole.TextAlignmentRole and 5 <= col <= 10:
+        if role == Qt.ItemDataRole.TextAlignmentRole and col in NUMBER_COLUMNS:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole:
             return run_tooltip(run)
         if role != Qt.ItemDataRole.DisplayRole:
             return None
-        return row_texts(run)[col]
+        return row_texts(run, self._differs.get(run.id, ""))[col]
 
     def setData(
         self,

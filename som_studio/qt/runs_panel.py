@@ -1,4 +1,4 @@
-"""The "Runs" dock: the run history's table and what can be done to its runs.
+"""The Runs page: the run history's table and what can be done to its runs.
 
 Rename, remove, save to and open from a file, re-run, show again, project new
 data and export the units: each on the runs selected in the table of the one
@@ -10,6 +10,7 @@ Threads: GUI thread only.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
@@ -30,12 +31,13 @@ from som_studio.config import ConfigError, RunConfig
 from som_studio.qt import dialogs
 from som_studio.qt.project_dialog import ProjectData
 from som_studio.qt.runs import RunsModel
+from som_studio.qt.widgets.columns import ColumnChooser
 from som_studio.report.writers import OutputError
 from som_studio.storage import SUFFIX, HistoryError, StoredRun
 
 
 class RunsPanel(QWidget):
-    """The "Runs" dock: the run history's table and what can be done to its runs.
+    """The Runs page: the run history's table and what can be done to its runs.
 
     Parameters
     ----------
@@ -69,13 +71,16 @@ class RunsPanel(QWidget):
         header = self.table.horizontalHeader()
         header.setStretchLastSection(True)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        # Where the run file dialogs start and what they remember: ``folder(kind)``/``set_folder(kind, path)``.
+        self.folders: Any = None
         self.table.setColumnWidth(0, 170)
         self.table.setToolTip(
             self.tr(
-                "Tick runs to compare them (Compare tab); double-click a name to rename it, "
+                "Tick runs to compare them (the Compare page); double-click a name to rename it, "
                 "another cell to show the run again"
             )
         )
+        self.columns = ColumnChooser(self.table)  # movable, hideable, remembered by the window
         self.table.doubleClicked.connect(self._on_double_clicked)
         model.rename_failed.connect(lambda text: self.show_error(self.tr("Cannot rename the run"), text))
         model.rowsInserted.connect(self._on_rows_inserted)
@@ -113,6 +118,13 @@ class RunsPanel(QWidget):
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addWidget(self.table, 1)
         lay.addLayout(buttons)
+
+    def _folder(self, kind: str) -> str:
+        return self.folders.folder(kind) if self.folders is not None else ""
+
+    def _remember_folder(self, kind: str, path: str) -> None:
+        if self.folders is not None and path:
+            self.folders.set_folder(kind, str(Path(path).parent))
 
     def _on_rows_inserted(self, *_: Any) -> None:
         self.table.resizeColumnsToContents()
@@ -173,11 +185,11 @@ class RunsPanel(QWidget):
             return False
         if path is None:
             kind = self.tr("SOM Studio run")
-            path, _ = QFileDialog.getSaveFileName(
-                self, self.tr("Save run"), f"{run.name}{SUFFIX}", f"{kind} (*{SUFFIX})"
-            )
+            start = str(Path(self._folder("runs")) / f"{run.name}{SUFFIX}")
+            path, _ = QFileDialog.getSaveFileName(self, self.tr("Save run"), start, f"{kind} (*{SUFFIX})")
             if not path:
                 return False
+            self._remember_folder("runs", path)
         try:
             run.save(path, force=True)  # the file dialog asked before replacing
         except OutputError as exc:
@@ -192,8 +204,10 @@ class RunsPanel(QWidget):
             message = self.tr("No run has finished yet: run a configuration first ({shortcut}).")
             self.show_error(self.tr("Nothing to export"), message.format(shortcut="Ctrl+R"))
             return
-        path, _ = QFileDialog.getSaveFileName(self, self.tr("Export runs as JSON"), "som-runs.json", "JSON (*.json)")
+        start = str(Path(self._folder("export")) / "som-runs.json")
+        path, _ = QFileDialog.getSaveFileName(self, self.tr("Export runs as JSON"), start, "JSON (*.json)")
         if path:
+            self._remember_folder("export", path)
             self.write_runs(path)
 
     def write_runs(self, path: str) -> bool:
@@ -211,7 +225,11 @@ class RunsPanel(QWidget):
     def open_runs(self, paths: list[str] | None = None) -> list[StoredRun]:
         if paths is None:
             kind = self.tr("SOM Studio run")
-            paths, _ = QFileDialog.getOpenFileNames(self, self.tr("Open runs"), "", f"{kind} (*{SUFFIX})")
+            paths, _ = QFileDialog.getOpenFileNames(
+                self, self.tr("Open runs"), self._folder("runs"), f"{kind} (*{SUFFIX})"
+            )
+            if paths:
+                self._remember_folder("runs", paths[0])
         opened = []
         for p in paths:
             try:

@@ -27,6 +27,9 @@ about 2 s on a 2-core CPU, compile included), where numpy-online, the slowest ru
 VERSION = 1
 """The settings format this SOM Studio writes (``settings/version``); a newer file is not overwritten."""
 
+LAYOUT = 2
+"""The window's arrangement of docks (``window/layout``): a state saved for another arrangement is not restored."""
+
 
 class Settings:
     """Typed access to the app's QSettings.
@@ -176,10 +179,28 @@ class Settings:
         self._set("window/geometry", value)
 
     def window_state(self) -> QByteArray | None:
+        """The docks as last saved, or ``None`` (none saved, or saved for another arrangement of docks)."""
+        if self._int("window/layout", 0) != LAYOUT:
+            return None
         return self._bytes("window/state")
 
     def set_window_state(self, value: QByteArray) -> None:
         self._set("window/state", value)
+        self._set("window/layout", LAYOUT)
+
+    def columns(self, table: str) -> QByteArray | None:
+        """A table's columns (``runs``, ``compare``): order, widths and hidden ones, as last left."""
+        return self._bytes(f"{table}/columns")
+
+    def set_columns(self, table: str, value: QByteArray) -> None:
+        self._set(f"{table}/columns", value)
+
+    def folder(self, kind: str) -> str:
+        """The folder the ``kind`` file dialog (``data``, ``runs``) last chose in; ``""`` for none yet."""
+        return str(self._qs.value(f"folders/{kind}", "") or "")
+
+    def set_folder(self, kind: str, path: str) -> None:
+        self._set(f"folders/{kind}", path)
 
     # -- helpers -----------------------------------------------------------------------
     def set_value(self, key: str, value: object) -> None:

@@ -127,3 +127,16 @@ def test_what_reading_the_file_guessed_is_shown_with_its_shape(tmp_path):
     form.edit(impl="numpy-batch", iterations=3, file=True, path=str(path))
     st = read(form)
     assert st.data_text.splitlines() == ["2 x 3 loaded", note]
+
+
+def test_ranges_far_apart_suggest_zscore_and_say_why():
+    wine = resources.resource("data", "wine.csv")  # proline in the hundreds, hue about 1
+    form = RunForm()
+    form.edit(impl="numpy-batch", iterations=3, file=True, path=str(wine), labels="cultivar")
+    st = read(form)
+    assert st.runnable and (st.samples, st.features) == (178, 13)
+    assert "zscore" in st.data_text and "differ up to" in st.data_text and "same weight" in st.data_text
+    st = form.edit(scaling="zscore")
+    assert "zscore" not in read(form).data_text  # chosen: nothing to suggest
+    form.edit(scaling="none", path=str(IRIS), labels="species")  # ranges within 100x of each other
+    assert "differ up to" not in read(form).data_text

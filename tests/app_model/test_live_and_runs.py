@@ -39,7 +39,7 @@ def test_run_list_names_ticks_and_exports(tmp_path):
     runs.set_checked([])
     assert runs.export_records() == [a.record, b.record]  # none ticked: all
     assert runs.remove(a.id) is False and [r.id for r in runs.runs] == [b.id]
-    assert len(row_texts(b)) == len(COLUMNS) and row_texts(b)[2] == "4x3"
+    assert len(row_texts(b)) == len(COLUMNS) and row_texts(b)[COLUMNS.index("grid")] == "4x3"
     # The list is the history: a new list over the same folder has the same runs.
     assert [r.id for r in RunList(RunHistory(tmp_path / "history")).runs] == [b.id]
     out = tmp_path / "runs.json"

@@ -15,7 +15,6 @@ from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractItemView,
     QAbstractSpinBox,
-    QCheckBox,
     QComboBox,
     QDockWidget,
     QGroupBox,
@@ -23,15 +22,16 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMenu,
     QPlainTextEdit,
-    QRadioButton,
     QSpinBox,
-    QStyle,
     QTabBar,
     QWidget,
 )
 
 from som_studio import config as cfgmod
 from som_studio.core import registry
+from som_studio.qt.layout_check import clipped_texts as clipped  # the one rule: a text wider than its widget
+
+__all__ = ["HANGUL", "clipped", "english_left", "painted_texts", "plain", "widget_texts"]
 
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _TAG = re.compile(r"<[^>]+>")
@@ -57,9 +57,11 @@ ALLOWED = {
 def plain(text: str) -> str:
     """``text`` without HTML tags, entities and menu mnemonics."""
     text = _TAG.sub(" ", text).replace("&nbsp;", " ").replace("&amp;", "&")
+    text = text.replace("\u2060", "")  # a word joiner (no line break after "/") is not a letter
     text = re.sub(r"'[a-z_]+'", " ", text)  # a quoted identifier (a mesh axis) is a name
     text = re.sub(r"`[^`]*`", " ", text)  # a command in backticks is code
     text = re.sub(r"\b(?:Ctrl|Shift|Alt)\+\S+", " ", text)  # shortcuts
+    text = re.sub(r"\b\d[\d,]*(?:x\d+)+\b", " ", text)  # a shape or a grid (135x240x3) is numbers
     return re.sub(r"&(?=\w)", "", text)
 
 
@@ -199,25 +201,3 @@ def english_left(
         if words:
             out.append(f"{where}: {text!r} {words}")
     return sorted(set(out))
-
-
-def clipped(root: QWidget) -> list[str]:
-    """Visible labels and buttons narrower than their one-line text (Korean cut off)."""
-    out = []
-    for w in root.findChildren(QWidget):
-        if not w.isVisible() or not isinstance(w, (QLabel, QAbstractButton)):
-            continue
-        if isinstance(w, QLabel) and (w.wordWrap() or w.textFormat() == Qt.TextFormat.RichText):
-            continue
-        text = plain(w.text())
-        if not text or "\n" in text:
-            continue
-        need = w.fontMetrics().horizontalAdvance(text)
-        room = w.contentsRect().width()
-        if isinstance(w, (QCheckBox, QRadioButton)):
-            room = w.width() - w.style().pixelMetric(QStyle.PixelMetric.PM_IndicatorWidth) - 4
-        elif isinstance(w, QAbstractButton):
-            room = w.width() - 2 * w.style().pixelMetric(QStyle.PixelMetric.PM_ButtonMargin) // 2
-        if room + 1 < need:
-            out.append(f"{type(w).__name__} {text!r}: {room} px for {need} px")
-    return out

@@ -334,17 +334,14 @@ def test_the_cli_and_the_app_write_the_same_comparison_files(qtbot, tmp_path, mo
     assert pages[0] == pages[1] and len(pages[0]) >= 4
 
 
-def test_the_compare_dock_opens_with_room_for_its_table_and_maps(qtbot, window):
-    from som_studio.qt.docks import MIN_HEIGHT
-
+def test_the_compare_page_has_the_central_area_for_its_table_and_maps(qtbot, window):
     window.resize(1600, 1000)
     qtbot.wait(50)
-    dock, view = window.docks["compare"], window.comparison
-    assert dock.height() < MIN_HEIGHT  # the bottom docks start low: the run list needs little
-    dock.raise_()  # its tab chosen
-    qtbot.waitUntil(lambda: dock.height() >= window.height() // 2)
-    assert view.table.height() >= 100 and view.charts.height() >= 250, (view.table.height(), view.charts.height())
-    window.docks["runs"].raise_()
-    dock.hide()
+    view = window.comparison
+    assert window.pages.current_key() == "map" and not view.isVisible()
     view.show_requested.emit()  # Compare > Compare ticked runs, or a comparison ending
-    qtbot.waitUntil(lambda: dock.isVisible() and dock.height() >= window.height() // 2)
+    qtbot.waitUntil(view.isVisible)
+    assert window.pages.current_key() == "compare" and window.map_share() == 0
+    # The whole central area: the window's height less its menu, tab and status bars.
+    assert view.height() >= window.height() - 120, view.height()
+    assert view.table.height() >= 100 and view.charts.height() >= 400, (view.table.height(), view.charts.height())

@@ -20,7 +20,6 @@ from som_studio import i18n
 from som_studio.config import DataSpec, RunConfig
 from som_studio.qt import dialogs
 from som_studio.qt import i18n as qt_i18n
-from som_studio.qt.docks import show_with_room
 from som_studio.qt.doctor_dialog import DoctorDialog
 from som_studio.session.session import Session
 from som_studio.storage import RunRecorder
@@ -68,7 +67,7 @@ def test_the_main_window_menus_plots_and_comparison_speak_korean(korean, window,
     for run in two_runs:  # two kept runs, ticked: the comparison shows its table, notes and charts
         window.runs_panel.add_run(run, check=True)
     window.live.show_run(window.runs.runs[0])  # the live views with a run's plots and captions
-    show_with_room(window, window.docks["compare"])
+    window.pages.show_page("compare")
     qtbot.wait(50)
     assert window.comparison.report is not None and window.comparison.summary.rowCount() == 2
 
@@ -80,7 +79,8 @@ def test_the_main_window_menus_plots_and_comparison_speak_korean(korean, window,
     titles = [window.menus[k].title() for k in ("&File", "&Run", "&View", "&Help")]
     assert titles == ["파일(&F)", "실행(&R)", "보기(&V)", "도움말(&H)"]
     assert window.comparison.menu.title() == "비교(&C)"
-    assert window.docks["timings"].windowTitle() == "시간" and window.docks["runs"].windowTitle() == "실행 목록"
+    assert window.docks["timings"].windowTitle() == "시간"
+    assert window.pages.tabText(window.pages.keys.index("runs")) == "실행 목록"
     assert window.timing_plot.plot.getAxis("left").labelText == "반복당 시간"
     assert window.quality_plot.plot.getAxis("right").labelText == "위상 오차"
     assert window.comparison.summary.headerData(0, Qt.Orientation.Horizontal) == "구현"
@@ -90,14 +90,18 @@ def test_the_main_window_menus_plots_and_comparison_speak_korean(korean, window,
     assert labels == ["시스템 설정 따르기", "English", "한국어"]
     view = window.menus["&View"].actions()
     assert view[-1] is window.language_menu.menuAction() and view[-2].isSeparator()
-    assert [a.text() for a in view[:-2]] == [d.windowTitle() for d in window.docks.values()]
+    pages = [window.pages.tabText(i) for i in range(window.pages.count())]
+    docks = [d.windowTitle() for d in window.docks.values()]
+    shown = [a.text() for a in view[:-2] if not a.isSeparator()]
+    assert shown == [*pages, *docks, window.reset_layout_action.text()]
 
 
-def test_no_korean_label_or_button_is_cut_off(korean, window, qtbot):
-    window.resize(1600, 1000)
-    show_with_room(window, window.docks["compare"])
+@pytest.mark.parametrize("page", ["map", "runs", "compare", "sharding"])
+def test_no_korean_label_or_button_is_cut_off(korean, window, qtbot, page):
+    window.resize(1280, 800)  # the smallest size the layout is held to
+    window.pages.show_page(page)
     qtbot.wait(50)
-    for dock in ("run", "timings", "quality", "runs"):
+    for dock in ("run", "timings", "quality"):
         assert window.docks[dock].isVisible()
     assert clipped(window) == []
 

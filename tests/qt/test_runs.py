@@ -1,4 +1,4 @@
-"""One run list: the runs dock and the comparison share it, and it outlives the window."""
+"""One run list: the Runs page and the comparison share it, and it outlives the window."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.qt_log_ignore(
 WAIT_MS = 60_000  # guards against a hang on a loaded machine, not a timing assertion
 
 
-def test_one_run_list_shared_by_the_runs_dock_and_the_comparison(qtbot, window):
+def test_one_run_list_shared_by_the_runs_page_and_the_comparison(qtbot, window):
     from som_studio.qt.main_window import MainWindow
     from som_studio.qt.settings import Settings
 

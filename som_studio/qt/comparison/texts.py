@@ -7,6 +7,7 @@ Threads: GUI thread only.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
 
 from PySide6.QtCore import QCoreApplication
@@ -14,6 +15,7 @@ from PySide6.QtCore import QCoreApplication
 from som_studio.qt.i18n import QT_TRANSLATE_NOOP
 from som_studio.report import Comparison
 from som_studio.report.content import NOISY_RATIO
+from som_studio.storage import StoredRun
 
 translate = QCoreApplication.translate
 CHARTS = (  # titles shown through translate("ComparisonView", ...)
@@ -42,3 +44,23 @@ def notes_html(report: Comparison | None) -> str:
         word = translate("ComparisonView", "Warning:") if f.level == "warning" else translate("ComparisonView", "Note:")
         lines.append(f"<b style='color:{color}'>{word}</b> {escape(f.text)}")
     return "<br>".join(lines)
+
+
+def data_text(runs: Sequence[StoredRun]) -> str:
+    """What the compared runs trained on (one line when they share it), and the settings they differ in."""
+    from som_studio.app_model.runs import data_text as run_data
+    from som_studio.app_model.runs import differing_settings
+
+    if not runs:
+        return ""
+    data = [run_data(r.record.config) for r in runs]
+    if len(set(data)) == 1:
+        lines = [translate("ComparisonView", "Data: {data}").format(data=data[0])]
+    else:
+        each = "; ".join(f"{r.name}: {d}" for r, d in zip(runs, data))
+        lines = [translate("ComparisonView", "Data: {data}").format(data=each)]
+    differs = differing_settings(runs)
+    if any(differs.values()):
+        each = "; ".join(f"{r.name}: {differs[r.id]}" for r in runs if differs.get(r.id))
+        lines.append(translate("ComparisonView", "Settings that differ: {settings}").format(settings=each))
+    return "\n".join(lines)

@@ -47,8 +47,9 @@ from som_studio.core import registry
 from som_studio.qt import dialogs
 from som_studio.qt.comparison.queue import CompareQueue, ImplementationPicker
 from som_studio.qt.comparison.summary import SummaryModel
-from som_studio.qt.comparison.texts import CHARTS, notes_html, translate
+from som_studio.qt.comparison.texts import CHARTS, data_text, notes_html, translate
 from som_studio.qt.runs import RunsModel
+from som_studio.qt.widgets.columns import ColumnChooser
 from som_studio.report import EXPORTS, Comparison, Exporter, ExportError, compare
 from som_studio.report.writers import OutputError
 from som_studio.session.preflight import preflight
@@ -60,7 +61,7 @@ class ComparisonView(QWidget):
 
     Parameters
     ----------
-    runs : the one run list (the Runs dock shows it in full).
+    runs : the one run list (the Runs page shows it in full).
     launch : starts one configuration (see :class:`CompareQueue`); ``None``: no compare queue.
     ended, stop : the controller's ``run_ended`` signal and its ``stop``.
     base_config : the configuration compared runs share (the Run panel's), or ``None`` when invalid.
@@ -112,7 +113,7 @@ class ComparisonView(QWidget):
         lv = QVBoxLayout(left)
         lv.setContentsMargins(0, 0, 0, 0)
         # The run list's names and ticks: a second view on the one model the
-        # Runs dock shows in full (ticking or renaming here is the same as there).
+        # Runs page shows in full (ticking or renaming here is the same as there).
         self.runs_view = QListView()
         self.runs_view.setModel(runs)
         self.runs_view.setModelColumn(0)
@@ -146,6 +147,10 @@ class ComparisonView(QWidget):
         self.notes = QLabel("")
         self.notes.setWordWrap(True)
         self.notes.setTextFormat(Qt.TextFormat.RichText)
+        # What the compared runs trained on, and the settings in which they differ.
+        self.data_line = QLabel("")
+        self.data_line.setWordWrap(True)
+        self.data_line.setTextFormat(Qt.TextFormat.PlainText)
         self.summary = SummaryModel(self)
         self.proxy = QSortFilterProxyModel(self)
         self.proxy.setSourceModel(self.summary)
@@ -156,6 +161,7 @@ class ComparisonView(QWidget):
         self.table.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # the runs' own order until a header is clicked
         self.table.verticalHeader().hide()
         self.table.horizontalHeader().setStretchLastSection(True)
+        self.columns = ColumnChooser(self.table)  # movable, hideable, remembered by the window
         self.charts = QTabWidget()
         self._chart_widgets: dict[str, QWidget] = {}
         for key, title in CHARTS:
@@ -168,6 +174,7 @@ class ComparisonView(QWidget):
         rv = QVBoxLayout(right)
         rv.setContentsMargins(0, 0, 0, 0)
         rv.addLayout(top)
+        rv.addWidget(self.data_line)
         rv.addWidget(self.notes)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.table)
@@ -180,6 +187,7 @@ class ComparisonView(QWidget):
         outer.addWidget(left)
         outer.addWidget(right)
         outer.setStretchFactor(1, 3)
+        outer.setSizes([220, 880])  # the run names need little; the table and charts take the rest
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(outer)
@@ -313,6 +321,8 @@ class ComparisonView(QWidget):
         self.summary.set_report(self.report)
         self.table.resizeColumnsToContents()
         self.notes.setText(notes_html(self.report))
+        self.data_line.setText(data_text(self.checked_runs()))
+        self.data_line.setVisible(bool(self.data_line.text()))
         self._draw_charts()
         self.export_button.setEnabled(self.report is not None)
         self.selection_changed.emit()

@@ -65,6 +65,7 @@ class MapView(QWidget):
         self.borders.setChecked(True)  # shown as soon as there are clusters; the box turns them off
         self.borders.setEnabled(False)
         self.borders.setToolTip(self.tr("Draw the borders between the map's clusters over the view shown"))
+        self.caption.setWordWrap(True)  # a kept run's long name wraps, never narrowing the map
         top = QHBoxLayout()
         top.addWidget(QLabel(self.tr("Show")))
         top.addWidget(self.mode)

@@ -26,6 +26,7 @@ class QualityPlot(QWidget):
         self._qe = MinMaxSeries(HISTORY_POINTS)
         self._te = MinMaxSeries(HISTORY_POINTS)
         self.caption = QLabel(self.tr("No run yet"))
+        self.caption.setWordWrap(True)  # a long summary wraps, never widening the dock
         self.plot = pg.PlotWidget(axisItems=readable_axes())
         self.qe_curve = self.plot.plot(symbol="o", symbolSize=5, name="QE")
         # TE is a fraction, on its own axis on the right, linked in x and ranged to its own values:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QRegularExpression, Qt, Signal
-from PySide6.QtGui import QRegularExpressionValidator
+from PySide6.QtGui import QPainter, QRegularExpressionValidator, QStandardItemModel
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -29,6 +29,8 @@ from PySide6.QtWidgets import (
     QRadioButton,
     QScrollArea,
     QSpinBox,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QVBoxLayout,
     QWidget,
 )
@@ -84,9 +86,9 @@ class RunPanel(QWidget):
         self.impl = QComboBox()
         self.impl.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.impl.setMinimumContentsLength(12)
-        for impl in registry.all_implementations():
-            self.impl.addItem(impl.name, impl.name)
-            self.impl.setItemData(self.impl.count() - 1, impl.description_text, Qt.ItemDataRole.ToolTipRole)
+        self._fill_implementations()
+        self.impl.setItemDelegate(_IndentedItems(self.impl))  # in the list, names indented under their heading
+        self.impl.view().setMinimumWidth(self.impl.view().sizeHintForColumn(0) + 24)  # headings whole
         self.impl_info = note()
         names = labels()  # the controls are named as the form names them in its refusals
         rows.addRow(names["impl"], self.impl)
@@ -188,11 +190,11 @@ class RunPanel(QWidget):
         self.cpu_devices.setRange(1, MAX_SIMULATED_DEVICES)
         self.cpu_devices.setValue(8)
         self.cpu_devices.setSuffix(" " + self.tr("CPU devices"))
-        lay = QHBoxLayout()
-        lay.addWidget(self.layout_box, 1)
-        lay.addWidget(self.simulate)
-        lay.addWidget(self.cpu_devices, 1)
-        rows.addRow(names["layout"], lay)
+        rows.addRow(names["layout"], self.layout_box)
+        sim = QHBoxLayout()  # a line of its own: beside the layout it made the panel wider than its dock
+        sim.addWidget(self.simulate)
+        sim.addWidget(self.cpu_devices, 1)
+        rows.addRow("", sim)
         self.devices_label = QLabel()
         self.devices_label.setWordWrap(True)
         self.detect = QPushButton(self.tr("Detect"))
@@ -200,7 +202,7 @@ class RunPanel(QWidget):
         dev = QHBoxLayout()
         dev.addWidget(self.devices_label, 1)
         dev.addWidget(self.detect)
-        rows.addRow("", dev)
+        rows.addRow(dev)  # both columns: the devices' line has the panel's width to wrap in
 
         # Settings declared with no control laid out above: one each, by their declared kind.
         self.more = SettingControls(EXTRA_SETTINGS)
@@ -209,6 +211,11 @@ class RunPanel(QWidget):
         self.memory_label = note()
         self.reason_label = note("color: #c0392b;")
         self.reason_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # Starts the configuration shown, at once (the window connects it to Run, Ctrl+R).
+        self.run_button = QPushButton(self.tr("Run"))
+        self.run_button.setObjectName("runButton")
+        self.run_button.setDefault(True)
+        self.run_button.setToolTip(self.tr("Run this configuration ({shortcut})").format(shortcut="Ctrl+R"))
 
         # The fields scroll down (never sideways); the verdict stays below them, always in sight.
         fields = QWidget()
@@ -226,7 +233,15 @@ class RunPanel(QWidget):
         for label in (self.memory_label, self.reason_label):
             label.setContentsMargins(9, 0, 9, 4)
             outer.addWidget(label)
-        self.setMinimumWidth(300)
+        run_row = QHBoxLayout()
+        run_row.setContentsMargins(9, 0, 9, 6)
+        run_row.addStretch(1)
+        run_row.addWidget(self.run_button)
+        outer.addLayout(run_row)
+        self.setMinimumWidth(280)  # at 1280 px the map keeps its share beside the panel and the plots
+        # Where the data file dialog starts and what it remembers: ``folder(kind)``/``set_folder(kind, path)``
+        # (the window's settings); ``None``: the data's own folder, else home.
+        self.folders: Any = None
 
         self.detect.clicked.connect(self.detect_requested)
         self.browse.clicked.connect(self._on_browse)
@@ -376,13 +391,62 @@ class RunPanel(QWidget):
         """Wait for the data files being read (closing the window)."""
         self._reader.wait()
 
+    def _fill_implementations(self) -> None:
+        """The implementations by kind, under a heading per group (not choosable): NumPy, then JAX;
+        online, then batch; the sharded ones last. Each tool tip is its description."""
+        groups: dict[tuple[bool, bool, bool], list[Any]] = {}
+        for impl in registry.all_implementations():
+            key = (impl.backend != "numpy", bool(impl.shards), impl.kind != "online")
+            groups.setdefault(key, []).append(impl)
+        model = self.impl.model()
+        assert isinstance(model, QStandardItemModel)  # a combo box's own model
+        for group in sorted(groups):
+            self.impl.addItem(self._group_title(groups[group][0]))
+            heading = model.item(self.impl.count() - 1)
+            heading.setEnabled(False)  # a heading, never chosen
+            heading.setSelectable(False)
+            font = self.impl.font()
+            font.setBold(True)
+            heading.setFont(font)
+            for impl in groups[group]:
+                self.impl.addItem(impl.name, impl.name)
+                self.impl.setItemData(self.impl.count() - 1, impl.description_text, Qt.ItemDataRole.ToolTipRole)
+
+    def _group_title(self, impl: Any) -> str:
+        backend = "NumPy" if impl.backend == "numpy" else "JAX"
+        if impl.shards:
+            return self.tr("{backend} · sharded over devices").format(backend=backend)
+        if impl.kind == "online":
+            return self.tr("{backend} · online (one example a step)").format(backend=backend)
+        return self.tr("{backend} · batch (all examples an epoch)").format(backend=backend)
+
     def _on_browse(self) -> None:
+        self.choose_data_file()
+
+    def choose_data_file(self) -> str:
+        """File > Open data…: ask for a table and make it the run's data; the path, or ``""`` if none chosen.
+
+        The dialog starts in the folder it last chose in (remembered with the settings)."""
         filters = self.tr("Data ({patterns});;All files (*)").format(patterns="*.npy *.csv *.txt")
-        path, _filter = QFileDialog.getOpenFileName(
-            self, self.tr("Training data"), self.path.text() or str(Path.home()), filters
-        )
+        start = self.folders.folder("data") if self.folders is not None else ""
+        if not start:
+            start = str(Path(self.path.text()).parent) if self.path.text() else str(Path.home())
+        path, _filter = QFileDialog.getOpenFileName(self, self.tr("Training data"), start, filters)
         if path:
+            if self.folders is not None:
+                self.folders.set_folder("data", str(Path(path).parent))
             self.form.edit(path=path, file=True)
+        return path
+
+
+class _IndentedItems(QStyledItemDelegate):
+    """Draws a combo box's choosable items indented, its headings (items without data) flush left."""
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Any) -> None:
+        if index.data(Qt.ItemDataRole.UserRole) is not None:
+            option = QStyleOptionViewItem(option)
+            option.rect.adjust(14, 0, 0, 0)  # type: ignore[attr-defined]
+        super().paint(painter, option, index)
 
 
 def _preview() -> None:  # python -m som_studio.qt.widgets.run_panel

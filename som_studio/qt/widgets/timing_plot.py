@@ -91,12 +91,13 @@ class TimingPlot(QWidget):
         self._final: tuple[float | None, float | None] | None = None
 
         self.caption = QLabel(self.tr("No run yet"))
+        self.caption.setWordWrap(True)  # the summary wraps: a long one must not widen the dock
         self.log_scale = QCheckBox(self.tr("log scale"))
         # The rolling median smooths the chunks' noise; off, the raw chunks alone.
         self.smoothing = QCheckBox(self.tr("rolling median"))
         self.smoothing.setChecked(True)
-        top = QHBoxLayout()
-        top.addWidget(self.caption, 1)
+        top = QHBoxLayout()  # the check boxes on a line of their own: the summary below has the dock's width
+        top.addStretch(1)
         top.addWidget(self.smoothing)
         top.addWidget(self.log_scale)
 
@@ -113,6 +114,7 @@ class TimingPlot(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addLayout(top)
+        lay.addWidget(self.caption)
         lay.addWidget(self.plot, 1)
         self.log_scale.toggled.connect(self._on_log_scale)
         self.smoothing.toggled.connect(self.median.setVisible)
@@ -204,7 +206,10 @@ class TimingPlot(QWidget):
             bits.append(f"{self._per_iteration_samples / med:,.0f} samples/s")
         if self._final is not None and self._final[1]:
             bits.append(self.tr("mean {time}/iteration").format(time=format_seconds(self._final[1])))
-        self.caption.setText("   ·   ".join(bits) if bits else self.tr("compiling and warming up…"))
+        # Wrapped between its parts, never inside one ("3.40 / s", "warm- / up", "ms/ / iteration").
+        keep: dict[str, str | int | None] = {" ": "\u00a0", "-": "\u2011", "/": "/\u2060"}  # no break there
+        text = "   ·   ".join(b.translate(str.maketrans(keep)) for b in bits)
+        self.caption.setText(text if bits else self.tr("compiling and warming up…"))
 
 
 def _preview() -> None:  # python -m som_studio.qt.widgets.timing_plot
