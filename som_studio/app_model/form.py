@@ -216,16 +216,14 @@ def app_message(record: RunRecord) -> str:
 
 def read_data(key: DataKey) -> DataInfo:
     """Read the data file ``key`` names; may take long: call it off the GUI thread."""
-    from pathlib import Path
 
-    from som_studio.core.data import CsvReader, DataError, read_table
+    from som_studio.core.data import DataError, file_columns, read_table
     from som_studio.core.init import default_grid
 
     columns: tuple[str, ...] = ()
     try:
-        if Path(key.path).suffix.lower() in (".csv", ".txt"):
-            # The header alone, with no roles: offered even when the table is refused.
-            columns = CsvReader(key.path).columns
+        # The header alone, with no roles: offered even when the table is refused.
+        columns = file_columns(key.path)
         raw = read_table(key.path, key.labels, key.ignore, key.id_column)
         table = raw.scaled(key.scaling)
     except DataError as exc:
@@ -504,7 +502,11 @@ class RunForm:
             if f.file:
                 key = f.data_key
                 if not key.path:
-                    return FormState(None, (Refusal("data", _("choose a .npy or .csv file")),), cpu_devices=cpu)
+                    return FormState(
+                        None,
+                        (Refusal("data", _("choose a data file (.csv, .npy, .parquet or .arrow)")),),
+                        cpu_devices=cpu,
+                    )
                 data = DataSpec(path=key.path)
                 # Roles and scaling are checked before the file is read, as the CLI does; the
                 # file is still read for its columns when they are not known (a new file).

@@ -171,6 +171,19 @@ class Implementation:
         return cls(problem)
 
     @property
+    def source(self) -> str | None:
+        """The Python file that holds this implementation's code (found without importing it), or ``None``."""
+        if self.file is not None:
+            return self.file
+        import importlib.util
+
+        try:
+            spec = importlib.util.find_spec(self.factory.partition(":")[0])
+        except (ImportError, ValueError):
+            return None
+        return spec.origin if spec is not None else None
+
+    @property
     def description_text(self) -> str:
         """:attr:`description` in the user's language (the registry marks it for the catalogue)."""
         return _(self.description)

@@ -41,6 +41,7 @@ from som_studio.config import DataSpec, RunConfig
 from som_studio.core import memory, metrics, registry
 from som_studio.core.protocol import Implementation, ProblemSize
 from som_studio.i18n import _
+from som_studio.run_settings import Topology
 
 if TYPE_CHECKING:
     from som_studio.core.problem import Problem
@@ -244,7 +245,7 @@ def contract_problem(cls: Any, cls_name: str) -> str | None:
             name=cls_name, choices="'numpy' or 'jax'", value=backend
         )
     topologies = getattr(cls, "topologies", ("rect",))
-    if not isinstance(topologies, (tuple, list)) or not set(topologies) <= {"rect", "hex"} or not topologies:
+    if not isinstance(topologies, (tuple, list)) or not set(topologies) <= set(Topology) or not topologies:
         return _("{name}.topologies must name 'rect' and/or 'hex', got {value!r}").format(
             name=cls_name, value=topologies
         )

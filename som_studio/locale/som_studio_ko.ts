@@ -359,6 +359,10 @@ A run shows here when it recorded its inside: tick Record the inside of the next
         <translation>jaxpr</translation>
     </message>
     <message>
+        <source>Source: {links}</source>
+        <translation>소스: {links}</translation>
+    </message>
+    <message>
         <source>No program text kept with these runs: record them with `som-studio bench --inside --keep-programs`, or write one with `som-studio explain --hlo FILE`.</source>
         <translation>이 실행들에는 보관된 프로그램 텍스트가 없습니다: `som-studio bench --inside --keep-programs`로 기록하거나 `som-studio explain --hlo FILE`로 쓰세요.</translation>
     </message>

@@ -271,13 +271,13 @@ _RECT_OWNED = (1, 2)
 
 def cell_corners(topology: str) -> np.ndarray:
     """(corners, 2): a cell's corners around its centre, in units (multiply by the pixels per unit)."""
-    return HEX_CORNERS if topology == "hex" else RECT_CORNERS
+    return HEX_CORNERS if topology == Topology.HEX else RECT_CORNERS
 
 
 def unit_centres(rows: np.ndarray, cols: np.ndarray, topology: str, scale: int) -> tuple[np.ndarray, np.ndarray]:
     """Picture coordinates (pixels) of the centres of units ``rows``, ``cols`` (arrays, broadcast)."""
     r, c = np.asarray(rows, dtype=np.float64), np.asarray(cols, dtype=np.float64)
-    if topology == "hex":
+    if topology == Topology.HEX:
         return (c + 0.5 * (np.asarray(rows) % 2) + 0.5) * scale, (r * HEX_ROW + _CIRCUM) * scale
     return (c + 0.5) * scale, (r + 0.5) * scale
 
@@ -287,7 +287,7 @@ def window(
 ) -> tuple[int, int, int, int]:
     """The units ``(row0, row1, col0, col1)`` (ends excluded) whose cells may meet the picture's box
     ``x0..x1``, ``y0..y1`` (pixels): what a viewer zoomed in on that box has to draw."""
-    if topology == "hex":
+    if topology == Topology.HEX:
         r0 = math.floor((y0 / scale - 2 * _CIRCUM) / HEX_ROW)
         r1 = math.ceil(y1 / scale / HEX_ROW) + 1
     else:
@@ -327,7 +327,7 @@ def cell_edges(
     map's own edge is not one). ``box``: ``(row0, row1, col0, col1)``, default all units.
     """
     r0, r1, c0, c1 = box if box is not None else (0, height, 0, width)
-    hexagonal = topology == "hex"
+    hexagonal = topology == Topology.HEX
     across, owned = (_HEX_ACROSS, _HEX_OWNED) if hexagonal else (_RECT_ACROSS, _RECT_OWNED)
     shape = cell_corners(topology) * scale
     k = len(shape)
@@ -360,7 +360,7 @@ def outline(height: int, width: int, topology: str, scale: int) -> np.ndarray:
     What lies between it and the picture's box is background, not map: a viewer paints it in its
     own background colour, so no corner of another colour shows inside the view.
     """
-    if topology != "hex":
+    if topology != Topology.HEX:
         h, w = height * scale, width * scale
         return np.array([(0.0, 0.0), (w, 0.0), (w, h), (0.0, h)], dtype=np.float64)
     shape = HEX_CORNERS * scale

@@ -15,6 +15,7 @@ from PySide6.QtCore import QObject
 
 from som_studio.app_model.form import FormState
 from som_studio.qt.widgets.empty_state import EmptyState
+from som_studio.run_settings import Topology
 
 if TYPE_CHECKING:
     from som_studio.qt.main_window import MainWindow
@@ -68,7 +69,7 @@ class EmptyStates(QObject):
         """Say what Run will train now (while the map is empty)."""
         cfg = st.config
         if cfg is not None:
-            lattice = self.tr("hexagonal") if cfg.topology == "hex" else self.tr("rectangular")
+            lattice = self.tr("hexagonal") if cfg.topology == Topology.HEX else self.tr("rectangular")
             what = self.tr("Run will train {impl} on a {grid} {lattice} map of {data}.").format(
                 impl=cfg.impl, grid=f"{cfg.width}x{cfg.height}", lattice=lattice, data=cfg.data.describe()
             )

@@ -233,6 +233,13 @@ class InsideView(QWidget):
         rl.setContentsMargins(0, 0, 0, 0)
         rl.addWidget(self.table, 1)
         rl.addWidget(self.notes)
+        # Each rung's source, to read what the numbers come from.
+        self.sources = QLabel()
+        self.sources.setObjectName("insideSources")
+        self.sources.setWordWrap(True)
+        self.sources.setTextFormat(Qt.TextFormat.RichText)
+        self.sources.setOpenExternalLinks(True)
+        rl.addWidget(self.sources)
         top = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(self.plot)
         top.addWidget(right)
@@ -303,6 +310,7 @@ class InsideView(QWidget):
         draw_roofline(self.plot.getPlotItem(), line)
         self.model.set_rows(inside_rows(self._names, self._records))
         self.notes.setText("\n".join(notes(self._names, self._records)))
+        self.sources.setText(self._source_links())
         self.which.blockSignals(True)
         self.which.clear()
         kinds = {"hlo": self.tr("optimized HLO"), "stablehlo": self.tr("StableHLO"), "jaxpr": self.tr("jaxpr")}
@@ -316,6 +324,20 @@ class InsideView(QWidget):
                         self.which.addItem(f"{name}: {prog} — {kinds[kind]}", (name, prog, kind))
         self.which.blockSignals(False)
         self._on_which(self.which.currentIndex())
+
+    def _source_links(self) -> str:
+        """Links to the shown runs' implementations' source files (rich text), or ``""``."""
+        from html import escape
+        from pathlib import Path
+
+        from som_studio.core import registry
+
+        links = []
+        for impl in dict.fromkeys(r.impl for r in self._records if inside_of(r) is not None):
+            source = registry.get(impl).source if impl in registry.names() else None
+            if source:
+                links.append(f'<a href="{Path(source).as_uri()}">{escape(impl)}: {escape(Path(source).name)}</a>')
+        return self.tr("Source: {links}").format(links=" · ".join(links)) if links else ""
 
     def _on_which(self, index: int) -> None:
         data = self.which.itemData(index) if index >= 0 else None

@@ -34,8 +34,9 @@ from PySide6.QtGui import QColor, QFont, QPainter, QPainterPath, QPen, QPolygonF
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
 from som_studio import picture
+from som_studio.run_settings import Topology
 
-OUTLINE_MIN_PX = {"hex": 3.0, "rect": 6.0}
+OUTLINE_MIN_PX: dict[str, float] = {Topology.HEX: 3.0, Topology.RECT: 6.0}
 """Screen pixels per unit from which the cells' outlines are drawn (below, the cells are a texture)."""
 OUTLINE_MAX_EDGES = 250_000
 """Most edges drawn in one paint (the visible ones); more: no outlines at this zoom."""
@@ -121,7 +122,7 @@ class CellsItem(QGraphicsItem):
             painter.setClipRect(plane)
             box = picture.window(h, w, f.topology, f.scale, seen.left(), seen.top(), seen.right(), seen.bottom())
             cells = (box[1] - box[0]) * (box[3] - box[2])
-            if f.topology == "hex":
+            if f.topology == Topology.HEX:
                 if zoom >= FILL_MIN_ZOOM and 0 < cells <= FILL_MAX_GROUPED:
                     self._fill(painter, f, box, k if tile is not None else None)
                 painter.fillPath(self._outside_path(f, plane), self.background)

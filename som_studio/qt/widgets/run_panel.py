@@ -113,10 +113,10 @@ class RunPanel(QWidget):
         self.samples.setValue(cfgmod.DEFAULT_SAMPLES)
         self.file_data = QRadioButton(self.tr("File"))
         self.path = QLineEdit()
-        self.path.setPlaceholderText(self.tr("{formats}, examples x features").format(formats=".npy / .csv"))
+        self.path.setPlaceholderText(self.tr("{formats}, examples x features").format(formats=".csv / .npy / .parquet"))
         self.path.setMinimumWidth(60)
         self.browse = QPushButton("…")
-        self.browse.setToolTip(self.tr("Choose a {formats} file").format(formats=".npy / .csv"))
+        self.browse.setToolTip(self.tr("Choose a {formats} file").format(formats=".csv / .npy / .parquet / .arrow"))
         self.browse.setFixedWidth(28)
         self.data_info = note()
         row1 = QHBoxLayout()
@@ -427,7 +427,10 @@ class RunPanel(QWidget):
         """File > Open data…: ask for a table and make it the run's data; the path, or ``""`` if none chosen.
 
         The dialog starts in the folder it last chose in (remembered with the settings)."""
-        filters = self.tr("Data ({patterns});;All files (*)").format(patterns="*.npy *.csv *.txt")
+        from som_studio.core.data import DATA_SUFFIXES
+
+        patterns = " ".join(f"*{suffix}" for suffix in DATA_SUFFIXES)
+        filters = self.tr("Data ({patterns});;All files (*)").format(patterns=patterns)
         start = self.folders.folder("data") if self.folders is not None else ""
         if not start:
             start = str(Path(self.path.text()).parent) if self.path.text() else str(Path.home())

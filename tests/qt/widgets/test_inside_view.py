@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 pytest.importorskip("PySide6")
@@ -109,3 +111,16 @@ def test_a_run_made_in_the_app_records_its_inside_when_asked(window, qtbot, tmp_
     assert view.model.rowCount() == 1
     assert view.which.count() == 3  # its optimized HLO, StableHLO and jaxpr
     assert view.program.tree.topLevelItemCount() > 3
+
+
+def test_the_page_links_each_rungs_source(qtbot):
+    from som_studio.core import registry
+
+    view = InsideView()
+    qtbot.addWidget(view)
+    runs = [_record("fast", 4e8, 1e8, 0.01)]
+    runs[0].impl = "jax-fused-batch"
+    view.set_runs(["fast"], runs)
+    source = registry.get("jax-fused-batch").source
+    assert source is not None and source.endswith("jax_fused.py")
+    assert Path(source).as_uri() in view.sources.text() and view.sources.openExternalLinks()
