@@ -10,6 +10,10 @@ Drives the real window (the offscreen platform, or a display when one is set) th
 - ``wine_umatrix``, ``wine_planes``, ``wine_labels``: the 13-feature wine table
   (``resources/data/wine.csv``) on a hex map: the U-matrix, all feature planes, the labels with one
   unit clicked;
+- ``sweep``: the wine map's end radius and start radius swept together (8 maps), the Sweep page
+  with the frontier's first map shown;
+- ``inside``: numpy-batch, jax-vmap-batch and jax-fused-batch recorded with their inside (60x34,
+  5 epochs), ticked, the Inside page;
 - ``korean``, ``korean_compare``: the app in Korean after comparing two implementations, its map
   and its Compare page (a second process: the language is chosen as the app starts).
 
@@ -39,12 +43,24 @@ from typing import Any
 from _common import ROOT
 
 SIZES = ((1280, 800), (1600, 1000), (1920, 1080))
-ENGLISH = ("first_launch", "default_run", "comparison", "sharding", "wine_umatrix", "wine_planes", "wine_labels")
+ENGLISH = (
+    "first_launch",
+    "default_run",
+    "comparison",
+    "sharding",
+    "wine_umatrix",
+    "wine_planes",
+    "wine_labels",
+    "sweep",
+    "inside",
+)
 KOREAN = ("korean", "korean_compare")
 README_SHOTS = {  # state at 1600x1000 -> the README's and the guide's picture
     "default_run": "screenshot.png",
     "comparison": "compare-screenshot.png",
     "wine_labels": "wine-screenshot.png",
+    "sweep": "sweep-screenshot.png",
+    "inside": "inside-screenshot.png",
     "korean": "screenshot-ko.png",
     "korean_compare": "comparison-ko.png",
 }
@@ -206,6 +222,37 @@ class Review:
         row, col = divmod(int(v.hits.argmax()), v.hits.shape[1])  # the busiest unit
         view.inspector.select(row, col)
         self.shoot("wine_labels")
+
+    def sweep(self) -> None:
+        """The form's SOM (the wine map when it ran before) swept over its radii, on the Sweep page."""
+        view = self.win.sweep_view
+        view.values["sigma_start"].setText("1.5, 2.5")
+        view.values["sigma_end"].setText("0.5, 0.75, 1, 2")
+        self.win.pages.show_page("sweep")
+        view.start()
+        self.until(lambda: view.result is not None and view._thread is None, "the sweep", 600)
+        view.select(view.result.frontier()[0])
+        self.shoot("sweep")
+
+    def inside(self) -> None:
+        from som_studio.config import RunConfig
+
+        self.win.inside_view.record.setChecked(True)
+        before = {run.id for run in self.win.runs.runs}
+        for impl in ("numpy-batch", "jax-vmap-batch", "jax-fused-batch"):
+            reason = self.win.run_config(RunConfig(impl=impl, width=60, height=34, epochs=5))
+            assert not reason, reason
+            from PySide6.QtCore import QEventLoop
+
+            loop = QEventLoop()
+            self.win.controller.run_ended.connect(loop.quit)
+            if self.win.controller.busy:
+                loop.exec()
+            self.win.controller.run_ended.disconnect(loop.quit)
+        self.until(lambda: len({run.id for run in self.win.runs.runs} - before) == 3, "the kept runs")
+        self.win.runs.set_checked({run.id for run in self.win.runs.runs} - before)
+        self.win.pages.show_page("inside")
+        self.shoot("inside")
 
     def korean(self) -> None:
         p = self.win.panel

@@ -16,7 +16,16 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QRectF
 
-from som_studio.qt.chart_style import LIGHT, OKABE_ITO, ChartTheme, ReadableAxis, crisp, readable_axes, style_plot
+from som_studio.qt.chart_style import (
+    LIGHT,
+    OKABE_ITO,
+    ChartTheme,
+    ReadableAxis,
+    crisp,
+    readable_axes,
+    style_plot,
+    style_widget,
+)
 from som_studio.report.content import Report, status_text
 
 PALETTE = OKABE_ITO
@@ -247,11 +256,11 @@ def roofline_layout(report: Report, legend_px: int = 15):  # type: ignore[no-unt
     from som_studio.qt.widgets.inside_view import draw_roofline
 
     win = pg.GraphicsLayoutWidget()
-    win.setBackground("w")
-    plot = win.addPlot()
+    style_widget(win, LIGHT)
+    plot = win.addPlot(axisItems=readable_axes())
     line = report.roofline()
     if line is not None:
-        draw_roofline(plot, line)
+        draw_roofline(plot, line, theme=LIGHT)
     sec = report.section("roofline")
     _style_plot(plot, sec.x_label, sec.y_label)
     return win, CHART_WIDTH, 560

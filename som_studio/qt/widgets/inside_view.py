@@ -37,19 +37,20 @@ from PySide6.QtWidgets import (
 )
 
 from som_studio.core.hlo import folded
+from som_studio.qt.chart_style import LIGHT, ChartTheme, readable_axes, style_plot, style_widget, theme_of
 from som_studio.report.inside import INSIDE_HEADER, Roofline, inside_of, inside_rows, notes, roofline
 from som_studio.session.record import RunRecord
 
 # The runs' colours, as the report's charts give them.
-PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#8C564B")
-CEILING_PEN = {"color": "#555555", "width": 2}
 G = 1e9  # the chart's FLOP/s are GFLOP/s
 # The program texts a record may hold, in the order the viewer offers them.
 PROGRAM_KINDS = ("hlo", "stablehlo", "jaxpr")
 
 
-def draw_roofline(plot: Any, line: Roofline, labels: bool = True) -> None:
+def draw_roofline(plot: Any, line: Roofline, labels: bool = True, theme: ChartTheme = LIGHT) -> None:
     """Draw ``line`` into a pyqtgraph ``PlotItem`` (log-log): the two ceilings, then a point per run.
+
+    In ``theme``'s colours, as every chart of the app and the report.
 
     The plot is cleared first; its axes get their labels here. Coordinates are given in decades (log10),
     as pyqtgraph's log mode expects of items added by hand.
@@ -58,27 +59,31 @@ def draw_roofline(plot: Any, line: Roofline, labels: bool = True) -> None:
     plot.setLogMode(x=True, y=True)
     for side in ("left", "bottom"):  # the unit is in the label (GFLOP/s): no "(x1e+09)" added to it
         plot.getAxis(side).enableAutoSIPrefix(False)
-    plot.showGrid(x=True, y=True, alpha=0.2)
-    plot.setLabel("bottom", plot_words()["x"])
-    plot.setLabel("left", plot_words()["y"])
+    style_plot(plot, theme, plot_words()["x"], plot_words()["y"])
     lo, hi = line.intensity_range()
     peak, bw = line.peak_flops_per_s, line.bandwidth_bytes_per_s
     if peak and bw:
         ridge = peak / bw
         xs = [lo, ridge, hi]
-        plot.plot(xs, [bw * lo / G, peak / G, peak / G], pen=pg.mkPen(**CEILING_PEN))
+        plot.plot(xs, [bw * lo / G, peak / G, peak / G], pen=pg.mkPen(theme.muted, width=2))
         if labels:
             for text, x, y, anchor in (
                 (plot_words()["compute"].format(v=peak / G), math.log10(hi), math.log10(peak / G), (1, 1)),
                 (plot_words()["memory"].format(v=bw / G), math.log10(lo), math.log10(bw * lo / G), (0, 0)),
             ):
-                item = pg.TextItem(text, color="#555555", anchor=anchor)
+                item = pg.TextItem(text, color=theme.muted, anchor=anchor)
                 item.setPos(x, y)
                 plot.addItem(item)
     for i, p in enumerate(line.points):
-        colour = PALETTE[i % len(PALETTE)]
+        colour = theme.colour(i)
         plot.plot(
-            [p.intensity], [p.achieved / G], pen=None, symbol="o", symbolSize=11, symbolBrush=colour, symbolPen="w"
+            [p.intensity],
+            [p.achieved / G],
+            pen=None,
+            symbol="o",
+            symbolSize=11,
+            symbolBrush=colour,
+            symbolPen=theme.background,
         )
         if labels:
             item = pg.TextItem(p.name, color=colour, anchor=(0, 1.2))
@@ -215,9 +220,9 @@ class InsideView(QWidget):
         self.setObjectName("insideView")
         self._names: list[str] = []
         self._records: list[RunRecord] = []
-        self.plot = pg.PlotWidget()
+        self.plot = pg.PlotWidget(axisItems=readable_axes())
         self.plot.setObjectName("insideRoofline")
-        self.plot.setBackground("w")
+        style_widget(self.plot, theme_of(self))
         self.plot.setMinimumSize(240, 180)
         self.table = QTableView()
         self.table.setObjectName("insideTable")
@@ -307,7 +312,9 @@ class InsideView(QWidget):
             self.which.clear()
             return
         self.stack.setCurrentIndex(1)
-        draw_roofline(self.plot.getPlotItem(), line)
+        theme = theme_of(self)
+        style_widget(self.plot, theme)
+        draw_roofline(self.plot.getPlotItem(), line, theme=theme)
         self.model.set_rows(inside_rows(self._names, self._records))
         self.notes.setText("\n".join(notes(self._names, self._records)))
         self.sources.setText(self._source_links())

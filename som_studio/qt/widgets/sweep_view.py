@@ -30,10 +30,10 @@ from PySide6.QtWidgets import (
 
 from som_studio import config as cfgmod
 from som_studio.i18n import _
+from som_studio.qt.chart_style import readable_axes, style_plot, style_widget, theme_of
 
-# The chart's two colours: every map, and the frontier (the palette's blue and orange).
-DOT = (76, 114, 176)
-FRONT = (221, 132, 82)
+# The chart's two colours, the theme's first two: every map (blue), and the frontier (orange).
+DOT, FRONT = 0, 1
 
 
 class _SweepThread(QThread):
@@ -107,13 +107,11 @@ class SweepView(QWidget):
             )
         )
         self.caption.setWordWrap(True)
-        self.plot = pg.PlotWidget()
-        self.plot.setLabel("bottom", self.tr("quantization error"))
-        self.plot.setLabel("left", self.tr("topographic error"))
-        self.plot.getAxis("left").enableAutoSIPrefix(False)
-        self.plot.getAxis("bottom").enableAutoSIPrefix(False)
-        self.plot.showGrid(x=True, y=True, alpha=0.2)
-        self.frontier_line = self.plot.plot(pen=pg.mkPen(FRONT, width=2))
+        self.plot = pg.PlotWidget(axisItems=readable_axes())
+        theme = theme_of(self)
+        style_widget(self.plot, theme)
+        style_plot(self.plot.getPlotItem(), theme, self.tr("quantization error"), self.tr("topographic error"))
+        self.frontier_line = self.plot.plot(pen=pg.mkPen(theme.colour(FRONT), width=2))
         self.points = pg.ScatterPlotItem(size=10, hoverable=True)
         self.points.sigClicked.connect(self._on_clicked)
         self.plot.addItem(self.points)
@@ -215,7 +213,7 @@ class SweepView(QWidget):
             x=qe,
             y=te,
             data=list(range(len(result.rows))),
-            brush=[pg.mkBrush(FRONT if i in on else DOT) for i in range(len(result.rows))],
+            brush=[pg.mkBrush(theme_of(self).colour(FRONT if i in on else DOT)) for i in range(len(result.rows))],
             pen=None,
         )
         self.frontier_line.setData(qe[front], te[front])
