@@ -115,6 +115,18 @@ class Review:
         self.win.controller.run_ended.disconnect(loop.quit)
         self.until(lambda: not self.win.map_view.inspector.jobs.busy(), "the map's drawing")
 
+    def run_config(self, cfg: Any) -> None:
+        """Run ``cfg`` as the window runs a configuration it is given (Runs > Run again) and wait for its end."""
+        from PySide6.QtCore import QEventLoop
+
+        reason = self.win.run_config(cfg)
+        assert not reason, reason
+        loop = QEventLoop()
+        self.win.controller.run_ended.connect(loop.quit)
+        if self.win.controller.busy:
+            loop.exec()
+        self.win.controller.run_ended.disconnect(loop.quit)
+
     def compare(self, impls: list[str]) -> None:
         from PySide6.QtCore import QEventLoop
 
@@ -194,15 +206,7 @@ class Review:
             scaling="zscore",
             labels="cultivar",
         )
-        reason = self.win.run_config(cfg)
-        assert not reason, reason
-        from PySide6.QtCore import QEventLoop
-
-        loop = QEventLoop()
-        self.win.controller.run_ended.connect(loop.quit)
-        if self.win.controller.busy:
-            loop.exec()
-        self.win.controller.run_ended.disconnect(loop.quit)
+        self.run_config(cfg)
         view = self.win.map_view
         self.win.pages.show_page("map")
         for mode, state in ((picture.UMATRIX, "wine_umatrix"), (picture.PLANES, "wine_planes")):
@@ -240,15 +244,7 @@ class Review:
         self.win.inside_view.record.setChecked(True)
         before = {run.id for run in self.win.runs.runs}
         for impl in ("numpy-batch", "jax-vmap-batch", "jax-fused-batch"):
-            reason = self.win.run_config(RunConfig(impl=impl, width=60, height=34, epochs=5))
-            assert not reason, reason
-            from PySide6.QtCore import QEventLoop
-
-            loop = QEventLoop()
-            self.win.controller.run_ended.connect(loop.quit)
-            if self.win.controller.busy:
-                loop.exec()
-            self.win.controller.run_ended.disconnect(loop.quit)
+            self.run_config(RunConfig(impl=impl, width=60, height=34, epochs=5))
         self.until(lambda: len({run.id for run in self.win.runs.runs} - before) == 3, "the kept runs")
         self.win.runs.set_checked({run.id for run in self.win.runs.runs} - before)
         self.win.pages.show_page("inside")

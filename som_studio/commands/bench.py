@@ -18,6 +18,7 @@ from som_studio.commands.common import (
     check_output,
     configs_from_args,
     impl_names,
+    write_runs_json,
     wrote,
 )
 from som_studio.i18n import _, ngettext
@@ -195,14 +196,7 @@ def run(args: argparse.Namespace) -> int:
 
         sys.stdout.write(json_text(runs_document(records)))
     elif json_path is not None:
-        from som_studio.report.writers import OutputError, write_json
-        from som_studio.session.record import runs_document
-
-        try:
-            write_json(json_path, runs_document(records), force=args.force)
-        except OutputError as exc:
-            raise CommandError(str(exc)) from None
-        print(wrote(json_path), file=sys.stderr)
+        write_runs_json(json_path, records, args.force)
     if interrupted:
         print(_("som-studio {command}: interrupted").format(command="bench"), file=sys.stderr)
         return 130

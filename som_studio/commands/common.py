@@ -400,3 +400,15 @@ class Progress:
             sys.stderr.write("\r" + " " * 90 + "\r")
         sys.stderr.write(text + "\n")
         sys.stderr.flush()
+
+
+def write_runs_json(path: Path, records: list[Any], force: bool) -> None:
+    """Write ``records`` as the runs JSON (``--json FILE``), refusing as a command error; say what was written."""
+    from som_studio.report.writers import OutputError, write_json
+    from som_studio.session.record import runs_document
+
+    try:
+        write_json(path, runs_document(records), force=force)
+    except OutputError as exc:
+        raise CommandError(str(exc)) from None
+    print(wrote(path), file=sys.stderr)

@@ -7,7 +7,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from som_studio.commands.common import CommandError, add_run_options, check_output, configs_from_args, wrote
+from som_studio.commands.common import (
+    CommandError,
+    add_run_options,
+    check_output,
+    configs_from_args,
+    write_runs_json,
+    wrote,
+)
 from som_studio.i18n import _
 
 HELP = "show what XLA compiled for an implementation: kernels, FLOPs, bytes, the roofline; write its HLO"
@@ -115,14 +122,7 @@ def run(args: argparse.Namespace) -> int:
         for r in jax_records:  # the JSON keeps the figures; the text went to --hlo
             (r.extra.get("inside") or {}).pop("programs", None)
     if json_path is not None:
-        from som_studio.report.writers import OutputError, write_json
-        from som_studio.session.record import runs_document
-
-        try:
-            write_json(json_path, runs_document(records), force=args.force)
-        except OutputError as exc:
-            raise CommandError(str(exc)) from None
-        print(wrote(json_path), file=sys.stderr)
+        write_runs_json(json_path, records, args.force)
     if trace_dir is not None:
         where = _profile(configs[[c.impl for c in configs].index(jax_impls[0])], trace_dir)
         print(wrote(where), file=sys.stderr)

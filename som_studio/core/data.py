@@ -50,6 +50,25 @@ class DataError(ValueError):
     """The training data cannot be used; the message names the file and the problem."""
 
 
+def refuse_empty_columns(
+    values: np.ndarray, path: object, numbers: Sequence[int], names: Sequence[str], leave_out: Callable[[str], str]
+) -> None:
+    """Refuse a feature column with no value at all (every cell empty or missing), naming it.
+
+    ``numbers`` are the columns' 1-based places in the file, ``names`` their names; ``leave_out(name)``
+    says how the caller leaves a column out (``--ignore`` on the command line).
+    """
+    empty = np.isnan(values).all(axis=0)
+    if empty.any():
+        j = int(np.argmax(empty))
+        raise DataError(
+            _(
+                "{path}: column {number} ({name!r}) has no values (every cell is empty or missing); "
+                "leave it out with {flag}"
+            ).format(path=path, number=numbers[j], name=names[j], flag=leave_out(names[j]))
+        )
+
+
 def random_colours(count: int, rng: np.random.Generator) -> np.ndarray:
     """``count`` x 3 colours, uniform in [0, 1] (float64)."""
     return rng.random((count, 3))
@@ -261,15 +280,9 @@ def read_table(
             ).format(path=p)
         )
     values = np.concatenate([c.values for c in parts])
-    empty = np.isnan(values).all(axis=0)
-    if empty.any():
-        j = int(np.argmax(empty))
-        raise DataError(
-            _(
-                "{path}: column {number} ({name!r}) has no values (every cell is empty or missing); "
-                "leave it out with {flag}"
-            ).format(path=p, number=reader.feature_columns[j] + 1, name=reader.feature_names[j], flag="--ignore")
-        )
+    refuse_empty_columns(
+        values, p, [c + 1 for c in reader.feature_columns], reader.feature_names, lambda _name: "--ignore"
+    )
     return Table(
         np.ascontiguousarray(values),
         reader.feature_names,
@@ -508,17 +521,9 @@ def frame_table(
                 path=source, value=float(values[row, col]), row=int(row) + 1, column=features[col]
             )
         )
-    empty = np.isnan(values).all(axis=0)
-    if empty.any():
-        j = int(np.argmax(empty))
-        raise DataError(
-            _(
-                "{path}: column {number} ({name!r}) has no values (every cell is empty or missing); "
-                "leave it out with {flag}"
-            ).format(
-                path=source, number=names.index(features[j]) + 1, name=features[j], flag=spell("ignore", features[j])
-            )
-        )
+    refuse_empty_columns(
+        values, source, [names.index(f) + 1 for f in features], features, lambda name: spell("ignore", name)
+    )
     check_known_rows(values, source)
 
     def text(col: str | None) -> np.ndarray | None:

@@ -207,6 +207,7 @@ class MainWindow(QMainWindow):
         self.settings.restore_form(self.form, self._cli_cpu_devices)
         self.map_view.set_choice(*self.settings.view())
         self.timing_plot.log_scale.setChecked(self.settings.log_timing())
+        self.inside_view.record.setChecked(self.settings.record_inside())
         self.runs_panel.columns.restore(self.settings.columns("runs"))
         self.comparison.columns.restore(self.settings.columns("compare"))
         self.panel.folders = self.runs_panel.folders = self.settings  # file dialogs start where they last chose
@@ -297,6 +298,7 @@ class MainWindow(QMainWindow):
         c = self.map_view.choice()
         s.set_view(c.mode, c.component)
         s.set_log_timing(self.timing_plot.log_scale.isChecked())
+        s.set_record_inside(self.inside_view.record.isChecked())
         s.set_columns("runs", self.runs_panel.columns.state())
         s.set_columns("compare", self.comparison.columns.state())
         s.set_geometry(self.saveGeometry())

@@ -171,6 +171,13 @@ class Settings:
     def set_log_timing(self, on: bool) -> None:
         self._set("view/log_timing", "true" if on else "false")
 
+    def record_inside(self) -> bool:
+        """The Inside page's "Record the inside of the next runs" (off until ticked)."""
+        return str(self._qs.value("inside/record", "false")).lower() == "true"
+
+    def set_record_inside(self, on: bool) -> None:
+        self._set("inside/record", "true" if on else "false")
+
     # -- the window --------------------------------------------------------------------
     def geometry(self) -> QByteArray | None:
         return self._bytes("window/geometry")

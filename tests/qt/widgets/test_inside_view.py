@@ -124,3 +124,16 @@ def test_the_page_links_each_rungs_source(qtbot):
     source = registry.get("jax-fused-batch").source
     assert source is not None and source.endswith("jax_fused.py")
     assert Path(source).as_uri() in view.sources.text() and view.sources.openExternalLinks()
+
+
+def test_recording_the_inside_is_remembered_across_restarts(window, qtbot, tmp_path):
+    from som_studio.qt.main_window import MainWindow
+    from som_studio.qt.settings import Settings
+
+    assert not window.inside_view.record.isChecked()  # off until asked: it compiles once more
+    window.inside_view.record.setChecked(True)
+    window.save_settings()
+    again = MainWindow(Settings(tmp_path / "settings.ini"))
+    qtbot.addWidget(again)
+    assert again.inside_view.record.isChecked() and again.inside_view.session_options()["inside"]
+    again.close()
