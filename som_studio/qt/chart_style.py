@@ -165,9 +165,14 @@ class ReadableAxis(pg.AxisItem):
         return [self._format(float(v) * scale) for v in values]
 
 
-def readable_axes(**formats: Callable[[float], str] | None) -> dict[str, ReadableAxis]:
-    """``axisItems`` for a plot: a :class:`ReadableAxis` on the left, bottom and right (formats by side)."""
-    return {side: ReadableAxis(side, formats.get(side)) for side in ("left", "bottom", "right")}
+def readable_axes(
+    sides: tuple[str, ...] = ("left", "bottom", "right"), **formats: Callable[[float], str] | None
+) -> dict[str, ReadableAxis]:
+    """``axisItems`` for a plot: a :class:`ReadableAxis` on each of ``sides`` (formats by side).
+
+    pyqtgraph shows every axis given: a plot with no second y axis asks for ``("left", "bottom")``.
+    """
+    return {side: ReadableAxis(side, formats.get(side)) for side in sides}
 
 
 # -- a plot's look ------------------------------------------------------------------------------------
@@ -208,17 +213,18 @@ def style_widget(widget: Any, theme: ChartTheme) -> None:
     widget.setBackground(theme.background)
 
 
-def legend_above(plot: Any, theme: ChartTheme, columns: int = 4, text_px: int = 12) -> pg.LegendItem:
+def legend_above(plot: Any, theme: ChartTheme, columns: int = 4, text_px: int = 12, rows: int = 1) -> pg.LegendItem:
     """A legend in the plot item's title row, above its data: never over a curve.
 
-    Curves are added to it with ``legend.addItem(curve, name)``.
+    It spans the axes' columns too, so a narrow plot (a side dock) is not widened by it: ``columns``
+    entries a line, on ``rows`` lines. Curves are added to it with ``legend.addItem(curve, name)``.
     """
-    legend = pg.LegendItem(colCount=columns, labelTextColor=theme.text, labelTextSize=f"{text_px}px", horSpacing=18)
+    legend = pg.LegendItem(colCount=columns, labelTextColor=theme.text, labelTextSize=f"{text_px}px", horSpacing=12)
     layout = plot.layout
     plot.titleLabel.setVisible(False)
     layout.removeItem(plot.titleLabel)
-    layout.addItem(legend, 0, 1)
-    layout.setRowFixedHeight(0, text_px + 14)
+    layout.addItem(legend, 0, 0, 1, 3)
+    layout.setRowFixedHeight(0, rows * (text_px + 8) + 6)
     return legend
 
 

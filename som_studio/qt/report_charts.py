@@ -257,7 +257,7 @@ def roofline_layout(report: Report, legend_px: int = 15):  # type: ignore[no-unt
 
     win = pg.GraphicsLayoutWidget()
     style_widget(win, LIGHT)
-    plot = win.addPlot(axisItems=readable_axes())
+    plot = win.addPlot(axisItems=readable_axes(("left", "bottom")))
     line = report.roofline()
     if line is not None:
         draw_roofline(plot, line, theme=LIGHT)

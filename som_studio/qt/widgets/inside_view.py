@@ -220,7 +220,7 @@ class InsideView(QWidget):
         self.setObjectName("insideView")
         self._names: list[str] = []
         self._records: list[RunRecord] = []
-        self.plot = pg.PlotWidget(axisItems=readable_axes())
+        self.plot = pg.PlotWidget(axisItems=readable_axes(("left", "bottom")))
         self.plot.setObjectName("insideRoofline")
         style_widget(self.plot, theme_of(self))
         self.plot.setMinimumSize(240, 180)

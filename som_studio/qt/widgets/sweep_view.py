@@ -107,7 +107,7 @@ class SweepView(QWidget):
             )
         )
         self.caption.setWordWrap(True)
-        self.plot = pg.PlotWidget(axisItems=readable_axes())
+        self.plot = pg.PlotWidget(axisItems=readable_axes(("left", "bottom")))
         theme = theme_of(self)
         style_widget(self.plot, theme)
         style_plot(self.plot.getPlotItem(), theme, self.tr("quantization error"), self.tr("topographic error"))

@@ -106,7 +106,7 @@ class TimingPlot(QWidget):
         self.plot.setDownsampling(auto=True, mode="peak")
         self.points = self.plot.plot(name=self.tr("per chunk"))
         self.median = self.plot.plot(name=self.tr("rolling median ({n})").format(n=ROLLING))
-        self.legend = legend_above(self.plot.getPlotItem(), theme_of(self), columns=2)
+        self.legend = legend_above(self.plot.getPlotItem(), theme_of(self), columns=1, rows=2)
         self.legend.addItem(self.points, self.points.name())
         self.legend.addItem(self.median, self.median.name())
         self._apply_theme()
