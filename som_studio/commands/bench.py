@@ -57,20 +57,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         metavar="FILE",
         help="write every run's full record as JSON (see README); - prints it (the table then goes to stderr)",
     )
-    i = p.add_argument_group("the inside of each run (see `som-studio explain`)")
-    i.add_argument(
-        "--inside",
-        action="store_true",
-        help="record what XLA compiled (kernels, loop trips, FLOPs and bytes per iteration, compile time split "
-        "into trace, lower and compile) and the device's ceilings, after the timed iterations (it compiles "
-        "once more); adds a roofline table and extra.inside to the JSON",
-    )
-    i.add_argument(
-        "--keep-programs",
-        action="store_true",
-        help="with --inside: keep each run's jaxpr, StableHLO and optimized HLO text in its record "
-        "(extra.inside.programs: the JSON and --save-runs files grow by their size)",
-    )
+    add_inside_options(p)
     d = p.add_argument_group("across processes and machines (JAX's distributed runtime)")
     d.add_argument(
         "--coordinator",
@@ -88,6 +75,31 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "answering for S seconds; default %(default)s",
     )
     return p
+
+
+def add_inside_options(p: argparse.ArgumentParser) -> None:
+    """``--inside`` and ``--keep-programs`` (``bench`` and ``compare``)."""
+    i = p.add_argument_group("the inside of each run (see `som-studio explain`)")
+    i.add_argument(
+        "--inside",
+        action="store_true",
+        help="record what XLA compiled (kernels, loop trips, FLOPs and bytes per iteration, compile time split "
+        "into trace, lower and compile) and the device's ceilings, after the timed iterations (it compiles "
+        "once more); adds a roofline table and extra.inside to the JSON",
+    )
+    i.add_argument(
+        "--keep-programs",
+        action="store_true",
+        help="with --inside: keep each run's jaxpr, StableHLO and optimized HLO text in its record "
+        "(extra.inside.programs: the JSON and --save-runs files grow by their size)",
+    )
+
+
+def inside_options(args: argparse.Namespace) -> dict[str, bool]:
+    """The session's keywords for ``--inside`` / ``--keep-programs``; refuses the second alone."""
+    if args.keep_programs and not args.inside:
+        raise CommandError("--keep-programs: " + _("keeps what {flag} records; give it too").format(flag="--inside"))
+    return {"inside": True, "keep_programs": args.keep_programs} if args.inside else {}
 
 
 def _cluster(args: argparse.Namespace):
@@ -128,8 +140,7 @@ def _cluster(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.keep_programs and not args.inside:
-        raise CommandError("--keep-programs: " + _("keeps what {flag} records; give it too").format(flag="--inside"))
+    inside = inside_options(args)
     if args.inside and args.coordinator is not None:
         raise CommandError(
             "--inside: " + _("records runs in one process; it cannot go with {flag}").format(flag="--coordinator")
@@ -163,8 +174,8 @@ def run(args: argparse.Namespace) -> int:
         else None
     )
     session_kw: dict[str, Any] = {}
-    if args.inside and cluster is None:
-        session_kw.update(inside=True, keep_programs=args.keep_programs)
+    if cluster is None:
+        session_kw.update(inside)
     if cluster is not None:
         from som_studio.session.distributed import LOCKSTEP_SESSION
 

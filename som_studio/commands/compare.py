@@ -57,6 +57,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "compare", help=HELP, description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     add_run_options(p, baseline_default="the NumPy run of the same kind, else the first listed")
+    from som_studio.commands.bench import add_inside_options
+
+    add_inside_options(p)  # the report then places the runs under the roofline
     o = p.add_argument_group("files to write (each checked before training starts)")
     o.add_argument("--report", metavar="FILE.html", help="the report as one self-contained HTML page")
     o.add_argument("--pdf", metavar="FILE.pdf", help="the report as PDF")
@@ -217,7 +220,7 @@ def train(args: argparse.Namespace, configs: list[Any], snapshots: bool = False)
     ``snapshots``: keep maps through the run for an animation (the initial and
     final maps come anyway).
     """
-    from som_studio.commands.bench import Interrupted, format_table, run_configs
+    from som_studio.commands.bench import Interrupted, format_table, inside_options, run_configs
     from som_studio.storage import RunRecorder
 
     recorders = [RunRecorder(c.impl, frames=args.frames) for c in configs]
@@ -235,6 +238,7 @@ def train(args: argparse.Namespace, configs: list[Any], snapshots: bool = False)
             snapshot_interval_s=interval,
             save_runs=args.save_runs,
             force=args.force,
+            **inside_options(args),
         )
     except Interrupted as stop:
         records, interrupted = stop.records, True
