@@ -94,3 +94,15 @@ def test_bench_inside_adds_the_table_and_extra_inside(tmp_path, capsys):
     runs = json.loads(js.read_text(encoding="utf-8"))["runs"]
     assert runs[0]["extra"]["inside"]["flops_source"] == "analytic"
     assert runs[1]["extra"]["inside"]["kernels_per_iteration"] >= 1
+
+
+def test_compare_inside_puts_the_runs_under_the_roofline_of_its_report(tmp_path, capsys):
+    page = tmp_path / "r.html"
+    code, _out, err = _run(
+        capsys, "compare", "--impl", "numpy-batch,jax-fused-batch", "--inside", *SMALL, "--report", str(page)
+    )
+    assert code == 0, err
+    html = page.read_text(encoding="utf-8")
+    assert "roofline" in html.lower() and "FLOPs / it" in html
+    code, _out, err = _run(capsys, "compare", "--impl", "numpy-batch", "--keep-programs", *SMALL)
+    assert code == 2 and "--keep-programs" in err and "--inside" in err
