@@ -90,14 +90,23 @@ def _planned_batch_impls() -> list[tuple[str, str]]:
     return out
 
 
-# float32 on every shape; float64 (exact agreement to 1e-10) on the first.
-@pytest.mark.parametrize(
-    ("shape", "precision"),
-    [(s, "float32") for s in SHAPES] + [(SHAPES[0], "float64")],
-    ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else v,
-)
-@pytest.mark.parametrize("form", fused_plan.FORMS)
-@pytest.mark.parametrize(("name", "layout"), _planned_batch_impls())
+def _plan_cases() -> list:
+    """Every form of every planned implementation: the single-device one on every shape in float32 and
+    the first in float64 (exact agreement to 1e-10); the sharded ones (the same search, per device)
+    on the first shape in both precisions and on the widest (16 features)."""
+    out = []
+    for name, layout in _planned_batch_impls():
+        shapes = (
+            [(s, "float32") for s in SHAPES] if layout == "1x1" else [(SHAPES[0], "float32"), (SHAPES[-1], "float32")]
+        )
+        for form in fused_plan.FORMS:
+            for shape, precision in [*shapes, (SHAPES[0], "float64")]:
+                ident = f"{name}-{form}-{'x'.join(map(str, shape))}-{precision}"
+                out.append(pytest.param(name, layout, form, shape, precision, id=ident))
+    return out
+
+
+@pytest.mark.parametrize(("name", "layout", "form", "shape", "precision"), _plan_cases())
 def test_every_plan_matches_numpy_batch(name, layout, form, shape, precision):
     cfg = _cfg(*shape, precision=precision)
     ref = _train(REFERENCE["batch"], cfg, 4)
