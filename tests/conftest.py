@@ -173,3 +173,14 @@ def english_left():
         return sorted(f for f in fragments if f in text)
 
     return find
+
+
+@pytest.fixture
+def forget():
+    """Unregister the implementations a test loaded (a user's files: the registry is the process's)."""
+    from som_studio.core import registry
+
+    before = set(registry.names())
+    yield
+    for name in set(registry.names()) - before:
+        registry.unregister(name)

@@ -9,18 +9,9 @@ from pathlib import Path
 import pytest
 
 from som_studio import cli
-from som_studio.core import registry
 from tests.core.test_user_impl import GOOD, LAZY
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def forget():
-    before = set(registry.names())
-    yield
-    for name in set(registry.names()) - before:
-        registry.unregister(name)
 
 
 def _run(capsys, *argv):

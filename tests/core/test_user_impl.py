@@ -68,15 +68,6 @@ def write(folder: Path, name: str, text: str) -> Path:
     return path
 
 
-@pytest.fixture
-def forget():
-    """Unregister what a test loaded (the registry is the process's)."""
-    before = set(registry.names())
-    yield
-    for name in set(registry.names()) - before:
-        registry.unregister(name)
-
-
 def refused(spec: str, **kw) -> str:
     with pytest.raises(user_impl.UserImplError) as info:
         user_impl.load(spec, **kw)

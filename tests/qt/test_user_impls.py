@@ -18,14 +18,6 @@ from tests.qt.test_app import WAIT_MS, configure, run_and_wait
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
 
 
-@pytest.fixture
-def forget():
-    before = set(registry.names())
-    yield
-    for name in set(registry.names()) - before:
-        registry.unregister(name)
-
-
 def test_add_implementation_runs_it_and_remembers_it(qtbot, window, tmp_path, monkeypatch, forget):
     path = tmp_path / "good.py"
     path.write_text(GOOD)
