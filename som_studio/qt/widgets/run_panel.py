@@ -174,6 +174,8 @@ class RunPanel(QWidget):
         self.seed.setValidator(QRegularExpressionValidator(QRegularExpression(r"\d{0,19}")))
         self.precision = QComboBox()
         self.precision.addItems(cfgmod.PRECISIONS)
+        # Wide enough for "float32" whole: the seed's box gives up the room (seeds are short).
+        self.precision.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         sp = QHBoxLayout()
         sp.addWidget(self.seed, 1)
         sp.addWidget(QLabel(names["precision"]))
