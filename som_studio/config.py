@@ -745,9 +745,9 @@ class RunConfig:
 
 
 def _from_record(s: Setting, value: Any) -> Any:
-    """A setting's value as a run's record keeps it (JSON) back in the config's type."""
+    """A setting's value as a run's record keeps it (JSON) back in the config's type; ``null``: its default."""
     if value is None:
-        return None
+        return s.default
     if s.choices is not None:
         return _member(s.choices, value)
     if s.control == Control.CHECK:
@@ -757,7 +757,9 @@ def _from_record(s: Setting, value: Any) -> Any:
     if isinstance(s.default, tuple) or isinstance(value, list):
         return tuple(float(v) for v in value)
     if s.control == Control.COUNT or isinstance(s.default, int):
-        return int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(_("{name} must be a whole number, got {value!r}").format(name=s.name, value=value))
+        return value
     if s.control == Control.NUMBER:
         return float(value)
     return str(value)

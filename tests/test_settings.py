@@ -178,3 +178,27 @@ def test_allowed_values_are_enums_that_read_as_text():
 
 def test_only_the_radii_and_the_seed_may_vary_in_a_sweep():
     assert {s.name for s in SETTINGS if s.sweep} == {"sigma_start", "sigma_end", "seed"}
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--topology", "hexa"), ("--precision", "float16"), ("--init", "x")])
+def test_a_value_not_allowed_is_refused_with_the_allowed_values_as_text(flag, value, capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main(["bench", flag, value])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and f"invalid choice: {value!r}" in err and "<" not in err
+
+
+def test_a_record_s_null_reads_as_the_setting_s_default_and_a_bad_count_is_refused():
+    d = {
+        "impl": "numpy-batch",
+        "ignore": None,
+        "toroid": None,
+        "layout": None,
+        "data": {"source": "file", "path": "a.csv"},
+    }
+    cfg = RunConfig.from_dict(d)
+    assert (cfg.ignore, cfg.toroid, cfg.layout) == ((), False, "1x1")
+    for bad in ({"impl": "numpy-batch", "steps": 5.7}, {"impl": "numpy-batch", "clusters": "4"}):
+        with pytest.raises(config.ConfigError) as info:
+            RunConfig.from_dict(bad)
+        assert info.value.field == "config" and "whole number" in str(info.value)

@@ -48,7 +48,7 @@ def add_setting(g: Any, s: cfgmod.Setting) -> None:
         kw["action"] = "store_true"
     else:
         if s.choices is not None:
-            kw["choices"] = tuple(s.choices)
+            kw["choices"] = tuple(str(c) for c in s.choices)  # argparse names them by repr()
         elif s.parse is not None:
             kw["type"] = _argument_type(s.parse)
         if s.metavar:

@@ -86,6 +86,7 @@ def faster_after(pay: int | None) -> str:
 def summary_rows(runs: Sequence[Compared], verdict: Verdict) -> list[list[str]]:
     """The summary as text, one row per run, columns as :data:`SUMMARY_HEADER`."""
     out = []
+    statuses = {run.name: run.record.status for run in runs}
     for v, base, note in zip(summary_values(runs, verdict), verdict.baseline_of, verdict.notes):
         sp = v["speed-up"]
         is_base = base == v["implementation"]
@@ -94,7 +95,9 @@ def summary_rows(runs: Sequence[Compared], verdict: Verdict) -> list[list[str]]:
             speed += f" ({note})"
         ee = v["end-to-end"]
         whole = "-" if ee is None or is_base else f"{ee:.2f}x"
-        after = "-" if is_base or sp is None else faster_after(v["faster after"])
+        # "never" only between two finished runs; a cancelled or failed one pays off nowhere known
+        finished = v["status"] == "ok" and statuses.get(base) == "ok"
+        after = "-" if is_base or sp is None or not finished else faster_after(v["faster after"])
         out.append(
             [
                 v["implementation"],

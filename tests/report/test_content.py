@@ -267,6 +267,10 @@ def test_summary_shows_mean_end_to_end_and_where_a_run_pays_off() -> None:
     assert row[h.index("end-to-end")] == "2.50x"  # 1.0 s against 0.4 s
     assert row[h.index("faster after")] == "34 it"  # 0.3 s of compile repaid at 9 ms per epoch
     assert report.summary_rows()[0][h.index("faster after")] == "-"  # the baseline
+    # A cancelled run has a speed-up from what it timed, but no whole time to pay off: "-", not "never".
+    fast.status = "cancelled"
+    row = build_report([ref, fast]).summary_rows()[1]
+    assert row[h.index("speed-up")] == "10.00x" and row[h.index("faster after")] == "-"
 
 
 def test_env_table_states_the_precision_policy(captures) -> None:
