@@ -98,7 +98,8 @@ def _memory_cases():
     for impl in registry.all_implementations():
         if impl.backend != "jax" or impl.name == "jax-naive-online":  # eager: no one program to compare
             continue
-        layouts = (["2x2", "1x4", "4x1"] if impl.map_axis else ["4x1"]) if impl.shards else [None]
+        # Both axes split, and the map's alone (the data's alone is pmap's, below).
+        layouts = (["2x2", "1x4"] if impl.map_axis else ["4x1"]) if impl.shards else [None]
         forms = fused_plan.FORMS if impl.kind == "batch" and impl.name != "jax-vmap-batch" else (None,)
         for layout in layouts:
             for form in forms:

@@ -119,10 +119,19 @@ def test_online_matches_numpy_online_over_100_steps(name, lattice, missing):
     np.testing.assert_allclose(got, ref, atol=TOL["float32"], rtol=0)
 
 
-@pytest.mark.parametrize("missing", [False, True], ids=["full", "missing"])
-@pytest.mark.parametrize("lattice", LATTICES, ids=lambda lt: f"{lt[0]}-{'toroid' if lt[1] else 'planar'}")
+# Every lattice whole; missing values on the two lattices furthest apart (rect planar, hex toroid).
+LATTICE_CASES = [(lt, False) for lt in LATTICES] + [(("rect", False), True), (("hex", True), True)]
+
+
+def _lattice_id(case: tuple) -> str:
+    (topology, toroid), missing = case
+    return f"{topology}-{'toroid' if toroid else 'planar'}-{'missing' if missing else 'full'}"
+
+
+@pytest.mark.parametrize("case", LATTICE_CASES, ids=_lattice_id)
 @pytest.mark.parametrize("plan", online_plan.all_plans(), ids=online_plan.OnlinePlan.describe)
-def test_every_online_plan_matches_numpy_online_float64(plan, lattice, missing):
+def test_every_online_plan_matches_numpy_online_float64(plan, case):
+    lattice, missing = case
     from som_studio.core.jax_scan_online import ScanOnline
 
     # An odd height on a planar hex map (one even row more), 16 features past the matmul threshold.
@@ -134,9 +143,9 @@ def test_every_online_plan_matches_numpy_online_float64(plan, lattice, missing):
 
 
 @pytest.mark.parametrize("form", fused_plan.FORMS)
-@pytest.mark.parametrize("missing", [False, True], ids=["full", "missing"])
-@pytest.mark.parametrize("lattice", LATTICES, ids=lambda lt: f"{lt[0]}-{'toroid' if lt[1] else 'planar'}")
-def test_fused_batch_every_plan_float64(lattice, missing, form):
+@pytest.mark.parametrize("case", LATTICE_CASES, ids=_lattice_id)
+def test_fused_batch_every_plan_float64(case, form):
+    lattice, missing = case
     shape = (7, 8) if lattice[1] else (7, 9)
     p = _problem("batch", lattice, missing, "float64", 3, shape, features=5)
     ref = _train(registry.get("numpy-batch").create(p), 3)
