@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from som_studio.report.content import format_seconds as fmt_s  # noqa: E402  (after the path is set)
+from som_studio.comparison.words import format_seconds as fmt_s  # noqa: E402  (after the path is set)
 
 __all__ = ["ROOT", "app_window", "bench_in_subprocess", "fmt_s", "table"]
 

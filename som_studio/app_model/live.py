@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from som_studio.app_model.form import app_message
+from som_studio.comparison.words import format_seconds
 from som_studio.config import RunConfig
 from som_studio.i18n import _, ngettext
-from som_studio.report.content import format_seconds
 from som_studio.session.events import ChunkTimed, Compiled, Started
 from som_studio.session.record import RunRecord
 

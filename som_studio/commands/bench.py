@@ -309,9 +309,9 @@ def run_configs(
     run is recorded as ``cancelled`` (and ``observe`` sees its ``Finished``),
     the later runs do not start, and :class:`Interrupted` carries the records.
     """
+    from som_studio.comparison.words import status_text
     from som_studio.core.data import DataError
     from som_studio.core.problem import check_range, load_problem_table
-    from som_studio.report.content import status_text
     from som_studio.session.events import ChunkTimed, Compiled, Failed, Finished, Snapshot, Started
     from som_studio.session.record import RunRecord
     from som_studio.session.session import Session

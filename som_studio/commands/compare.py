@@ -262,8 +262,8 @@ def write_outputs(comparison: Any, outputs: dict[str, Any], *, force: bool, max_
 
     The first failure stops with a :class:`CommandError` naming its flag.
     """
+    from som_studio.comparison.words import status_text
     from som_studio.report import EXPORTS, Exporter, ExportError
-    from som_studio.report.content import status_text
     from som_studio.report.writers import OutputError
 
     renderer = None

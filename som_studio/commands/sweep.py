@@ -172,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
 
 def format_rows(result: Any) -> str:
     """The rows as a text table (settings, QE, TE, purity; * on the frontier), then the timings."""
-    from som_studio.report.content import format_seconds
+    from som_studio.comparison.words import format_seconds
 
     frontier = set(result.frontier())
     keys = list(result.rows[0]["settings"]) if result.rows else []

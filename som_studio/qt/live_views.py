@@ -19,12 +19,12 @@ from PySide6.QtWidgets import QLabel, QProgressBar
 from som_studio import picture
 from som_studio.app_model.form import app_message
 from som_studio.app_model.live import LiveRun
+from som_studio.comparison.words import status_text
 from som_studio.qt import controller as ctl
 from som_studio.qt.widgets.elided_label import ElidedLabel
 from som_studio.qt.widgets.map_view import MapView
 from som_studio.qt.widgets.quality_plot import QualityPlot
 from som_studio.qt.widgets.timing_plot import TimingPlot
-from som_studio.report.content import status_text
 from som_studio.session.events import ChunkTimed, Compiled, QualityMeasured, Started
 from som_studio.session.record import RunRecord
 from som_studio.storage import FinalMap, StoredRun, replay

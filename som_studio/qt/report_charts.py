@@ -16,6 +16,7 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QRectF
 
+from som_studio.comparison.words import status_text
 from som_studio.qt.chart_style import (
     LIGHT,
     OKABE_ITO,
@@ -26,7 +27,7 @@ from som_studio.qt.chart_style import (
     style_plot,
     style_widget,
 )
-from som_studio.report.content import Report, status_text
+from som_studio.report.content import Report
 
 PALETTE = OKABE_ITO
 """Okabe-Ito colours (told apart with colour-blindness too), one per run (:data:`LIGHT`'s)."""
@@ -54,7 +55,7 @@ MIN_MARKED_COMPILE_S = 1e-3
 
 def _duration_axis() -> ReadableAxis:
     """A log-scale axis whose ticks read as durations (``10 ms``), at least three of them."""
-    from som_studio.report.content import format_seconds
+    from som_studio.comparison.words import format_seconds
 
     def short(s: float) -> str:
         num, unit = format_seconds(s).split(" ")

@@ -19,15 +19,7 @@ import numpy as np
 
 from som_studio.comparison import summary
 from som_studio.comparison.problem import problem_groups
-from som_studio.comparison.rules import FEW_CHUNKS as FEW_CHUNKS
-from som_studio.comparison.rules import PHASE_WORDS as PHASE_WORDS
-from som_studio.comparison.rules import Flag as Flag
-from som_studio.comparison.rules import Verdict, flatten_config, judge
-from som_studio.comparison.rules import config_differences as config_differences
-from som_studio.comparison.rules import where_the_rest_went as where_the_rest_went
-from som_studio.comparison.words import format_seconds as format_seconds
-from som_studio.comparison.words import kind_text as kind_text
-from som_studio.comparison.words import status_text as status_text
+from som_studio.comparison.rules import Flag, Verdict, flatten_config, judge
 from som_studio.core.memory import format_bytes
 from som_studio.i18n import _
 from som_studio.run_settings import Topology

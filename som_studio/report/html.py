@@ -13,8 +13,9 @@ from collections.abc import Mapping
 from html import escape
 
 from som_studio import __version__
+from som_studio.comparison.words import status_text
 from som_studio.i18n import _, current_language, ngettext
-from som_studio.report.content import Report, status_text
+from som_studio.report.content import Report
 
 NUMERIC = {"compile", "median / it", "p95 / it", "total", "wall", "samples/s", "speed-up", "QE", "TE", "peak memory"}
 NUMERIC |= {"mean / it", "end-to-end", "label purity", "faster after"}

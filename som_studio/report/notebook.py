@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from som_studio.comparison.words import format_seconds, kind_text, status_text
 from som_studio.i18n import _
-from som_studio.report.content import format_seconds, kind_text, status_text
 
 
 def map_png(run: Any) -> bytes:

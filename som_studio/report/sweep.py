@@ -10,8 +10,8 @@ from html import escape
 from typing import Any
 
 from som_studio import __version__
+from som_studio.comparison.words import format_seconds
 from som_studio.i18n import _, current_language
-from som_studio.report.content import format_seconds
 
 # The palette's two colours: every map, and the frontier's maps and line.
 DOT = "#4c72b0"

@@ -81,7 +81,7 @@ class _Text(HTMLParser):
 
 
 def test_html_report_holds_every_runs_figures(outputs) -> None:
-    from som_studio.report.content import format_seconds
+    from som_studio.comparison.words import format_seconds
 
     page = (outputs / "r.html").read_text()
     p = _Text()

@@ -11,8 +11,10 @@ from html.parser import HTMLParser
 import numpy as np
 import pytest
 
+from som_studio.comparison.rules import config_differences
+from som_studio.comparison.words import format_seconds
 from som_studio.config import DataSpec, RunConfig
-from som_studio.report.content import ReportRun, build_report, config_differences, format_seconds
+from som_studio.report.content import ReportRun, build_report
 from som_studio.report.html import report_html
 from som_studio.report.tables import CSV_COLUMNS, chunks_csv
 from som_studio.session.record import Chunk, RunRecord, runs_document

@@ -202,7 +202,7 @@ class SweepView(QWidget):
     # -- the chart ---------------------------------------------------------------------
     def show_result(self, result: Any) -> None:
         """Plot ``result``'s maps, the frontier joined; select none."""
-        from som_studio.report.content import format_seconds
+        from som_studio.comparison.words import format_seconds
 
         self.result = result
         front = result.frontier()
