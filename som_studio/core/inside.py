@@ -238,6 +238,22 @@ def ceilings(device: Any, *, refresh: bool = False) -> dict[str, Any]:
     return {**fresh, "cached": False}
 
 
+def cached_ceilings(device: Any) -> tuple[float, float] | None:
+    """``device``'s (matmul FLOP/s, bytes/s) as :func:`ceilings` kept them, or ``None``: never measures.
+
+    The kernel plans' cost model reads them (:func:`som_studio.core.fused_plan.predict`); a run does not wait
+    for a measurement it did not ask for.
+    """
+    try:
+        table = json.loads((cache_dir() / "ceilings.json").read_text(encoding="utf-8"))
+        found = table.get(_device_key(device)) if isinstance(table, dict) else None
+        if not isinstance(found, dict):
+            return None
+        return float(found["matmul_flops_per_s"]), float(found["bandwidth_bytes_per_s"])
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
 # -- the program and its counts ---------------------------------------------------------------------------------
 @contextmanager
 def cache_misses() -> Iterator[list[str]]:

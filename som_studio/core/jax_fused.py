@@ -85,16 +85,18 @@ def batch_epoch(
     d, h, wd = w.shape
     m = h * wd
     dtype = w.dtype
-    idx = bmus(w.reshape(d, m), data, plan, known)
-    if known is not None or lattice != (Topology.RECT, False):
-        # Per-unit sums of known values and of known counts, as one (M, 2D) scatter-add.
+    if plan is None:
+        plan = fused_plan.choose(jax.default_backend(), m, d, data.shape[0], dtype.itemsize)
+    # Per-unit sums of examples (known values) and counts (known counts): (M, D+1), or (M, 2D) with missing values.
+    if plan.form == "tiled":
+        sums = kernels.tiled_sums(w.reshape(d, m), data, plan.chunk, plan.block, known)
+    else:
+        idx = bmus(w.reshape(d, m), data, plan, known)
         weights = jnp.ones((data.shape[0], 1), dtype) if known is None else known
         sums = kernels.unit_sums(jnp.concatenate([data, weights], axis=1), idx, m)
+    if known is not None or lattice != (Topology.RECT, False):
         num = kernels.smooth(sums.T.reshape(-1, h, wd), sx, sy, lattice)
         return kernels.ratio(num[:d], num[d:], w)
-    # Per-unit sums of examples, and counts, as one (M, D+1) scatter-add.
-    ones = jnp.ones((data.shape[0], 1), dtype)
-    sums = kernels.unit_sums(jnp.concatenate([data, ones], axis=1), idx, m)
     s = sums.T.reshape(d + 1, h, wd)
     hx = kernels.gaussian(jnp.arange(wd, dtype=dtype), jnp.arange(wd, dtype=dtype), sx, wd)
     hy = kernels.gaussian(jnp.arange(h, dtype=dtype), jnp.arange(h, dtype=dtype), sy, h)
@@ -102,6 +104,34 @@ def batch_epoch(
     t = jnp.einsum("kab,xb->kax", s, hx, precision=HIGHEST)
     num = jnp.einsum("ya,kax->kyx", hy, t, precision=HIGHEST)
     return kernels.ratio(num[:d], num[d][None], w)
+
+
+def choose_plan(device: Any, units: int, features: int, samples: int, itemsize: int) -> tuple[KernelPlan, dict]:
+    """``device``'s kernel plan for a batch epoch, and the cost model's account of the choice (``extra.plan_model``).
+
+    The plans are ranked by :func:`fused_plan.rank` with the device's ceilings where the Inside page measured
+    and kept them (:func:`som_studio.core.inside.cached_ceilings`), else the backend's defaults. The account:
+    ``plan`` and ``predicted_s_per_epoch``, ``runner_up`` and its ``runner_up_predicted_s``, ``forced`` (a plan
+    forced by ``SOM_STUDIO_KERNEL_PLAN`` or for a test), ``ceilings`` used and whether they were ``measured``;
+    the session adds ``measured_s_per_epoch``.
+    """
+    from som_studio.core import inside
+
+    ceil = inside.cached_ceilings(device)
+    ranked = fused_plan.rank(device.platform, units, features, samples, itemsize, ceilings=ceil)
+    forced = fused_plan.forced_form()
+    plan = fused_plan.choose(device.platform, units, features, samples, itemsize, ceilings=ceil)
+    predicted = fused_plan.predict(plan, units, features, samples, itemsize, device.platform, ceil)
+    others = [(p, t) for p, t in ranked if p.form != plan.form]
+    peak, bw = ceil or fused_plan.DEFAULT_CEILINGS.get(device.platform, fused_plan.DEFAULT_CEILINGS["gpu"])
+    return plan, {
+        "plan": str(plan),
+        "predicted_s_per_epoch": predicted,
+        "runner_up": str(others[0][0]) if others else None,
+        "runner_up_predicted_s": others[0][1] if others else None,
+        "forced": forced is not None,
+        "ceilings": {"matmul_flops_per_s": peak, "bandwidth_bytes_per_s": bw, "measured": ceil is not None},
+    }
 
 
 class _FusedTrainer:
@@ -153,8 +183,16 @@ class _FusedTrainer:
             self._call(local, n)
 
     def describe(self) -> dict:
-        """The kernel plan and XLA's own account of the compiled program's memory (after :meth:`warmup`)."""
-        return {"kernel_plan": str(self.plan), "memory_compiled_bytes": jax_runtime.compiled_bytes(self._compiled)}
+        """The kernel plan, the cost model's choice (``plan_model``, where the trainer has one) and XLA's own
+        account of the compiled program's memory (after :meth:`warmup`)."""
+        out: dict[str, Any] = {
+            "kernel_plan": str(self.plan),
+            "memory_compiled_bytes": jax_runtime.compiled_bytes(self._compiled),
+        }
+        model = getattr(self, "plan_model", None)
+        if model is not None:
+            out["plan_model"] = dict(model)
+        return out
 
     def get_map(self) -> np.ndarray:
         return np.ascontiguousarray(np.moveaxis(np.asarray(self.w), 0, 2))
@@ -179,7 +217,9 @@ class FusedBatch(_FusedTrainer):
     def __init__(self, problem: Problem) -> None:
         super().__init__(problem)
         p = problem
-        self.plan = fused_plan.choose(self.device.platform, p.height * p.width, p.features, p.samples, p.dtype.itemsize)
+        self.plan, self.plan_model = choose_plan(
+            self.device, p.height * p.width, p.features, p.samples, p.dtype.itemsize
+        )
         plan = self.plan
         lattice = (p.config.topology, bool(p.config.toroid))
         self.known = None

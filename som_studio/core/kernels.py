@@ -199,6 +199,38 @@ def _block_units(glo: Array, ghi: Array, block: int) -> Array:
     return jnp.concatenate([glo[:, None] * block + offs, ghi[:, None] * block + offs], axis=1)
 
 
+def _matmul_search(wt: Array, block: int) -> Any:
+    """The matmul form's search of one chunk of examples: ``search(x, kn, two)`` (see :func:`matmul`)."""
+    d, m = wt.shape
+    g = max(1, -(-m // block))
+    mp = g * block
+    dtype = wt.dtype
+    real = jnp.arange(mp, dtype=jnp.int32) < m
+    wz = jnp.pad(wt, ((0, 0), (0, mp - m)))
+    # Padding units rank last in the product (+inf) and in the re-rank (1e30 away).
+    pad = jnp.where(real, jnp.zeros((), dtype), jnp.asarray(jnp.inf, dtype))
+    wa_full = jnp.concatenate([wz, (jnp.sum(wz * wz, axis=0) + pad)[None, :]], axis=0)
+    wa_known = jnp.concatenate([wz, _square(wz), pad[None, :]], axis=0)
+    # Unit-major blocks (G, B, D): a candidate block is one contiguous run.
+    far = jnp.where(real[None, :], wz, jnp.asarray(1e30, dtype))
+    blocks = far.T.reshape(g, block, d)
+
+    def search(x: Array, kn: Array | None, two: bool = False) -> Any:
+        nc = x.shape[0]
+        ones = jnp.ones((nc, 1), dtype)
+        xa = jnp.concatenate([-2 * x, ones] if kn is None else [-2 * x, kn, ones], axis=1)
+        score = jnp.matmul(xa, wa_full if kn is None else wa_known, precision=HIGHEST)  # (n_c, M)
+        lo = jnp.min(score.reshape(nc, g, block), axis=2)  # (n_c, G)
+        if g == 1:  # every unit is a candidate
+            units = jnp.broadcast_to(jnp.arange(block, dtype=jnp.int32), (nc, block))
+            return _candidates_best(jnp.broadcast_to(blocks, (nc, block, d)), x, kn, units, two)
+        glo, ghi = _two_best_blocks(lo)
+        cand = jnp.take(blocks, jnp.stack([glo, ghi], axis=1), axis=0).reshape(nc, 2 * block, d)
+        return _candidates_best(cand, x, kn, _block_units(glo, ghi, block), two)
+
+    return search
+
+
 def matmul(wt: Array, data: Array, chunk: int, block: int, known: Array | None = None, two: bool = False) -> Any:
     """``|w|^2 - 2 x.w`` (HIGHEST) to all units in one product, then the best two blocks re-ranked (``matmul`` plan).
 
@@ -216,36 +248,59 @@ def matmul(wt: Array, data: Array, chunk: int, block: int, known: Array | None =
     direct form. ``two`` also gives each example's second-best unit (it lies in
     the best block or is the least unit of the second best).
     """
+    search = _matmul_search(wt, block)
+    return _in_chunks(*_with_known(lambda x, kn: search(x, kn, two), data, known), chunk)
+
+
+def tiled_sums(wt: Array, data: Array, tile: int, block: int, known: Array | None = None) -> Array:
+    """Per-unit sums of an epoch's examples by their best units, searched and summed tile by tile (``tiled`` plan).
+
+    A loop over tiles of ``tile`` examples: each tile's best units by the
+    matmul form's exact search (:func:`matmul`), then the tile's sums per unit
+    as one product ``onehot(bmus)^T @ [x, 1]`` (``[x, known]`` with missing
+    values), added into a float64 total (the run's dtype if wider). The
+    examples x units scores, the candidates and the one-hot matrix of a tile
+    stay in the cache: nothing of size examples x units reaches memory, and
+    the sums run at the matmul rate where a scatter-add would run one example
+    at a time. A tile's products sum at most ``tile`` examples per unit in the
+    run's precision (one-hot factors are exact); tiles add in float64 and the
+    total is rounded once.
+
+    Returns
+    -------
+    (M, D + 1) sums of examples and counts, or (M, 2 D) of known values and known counts, in the data's dtype.
+    """
     d, m = wt.shape
-    g = max(1, -(-m // block))
-    mp = g * block
-    dtype = wt.dtype
-    real = jnp.arange(mp, dtype=jnp.int32) < m
-    wz = jnp.pad(wt, ((0, 0), (0, mp - m)))
-    # Padding units rank last in the product (+inf) and in the re-rank (1e30 away).
-    pad = jnp.where(real, jnp.zeros((), dtype), jnp.asarray(jnp.inf, dtype))
-    if known is None:
-        wa = jnp.concatenate([wz, (jnp.sum(wz * wz, axis=0) + pad)[None, :]], axis=0)
-    else:
-        wa = jnp.concatenate([wz, _square(wz), pad[None, :]], axis=0)
-    # Unit-major blocks (G, B, D): a candidate block is one contiguous run.
-    far = jnp.where(real[None, :], wz, jnp.asarray(1e30, dtype))
-    blocks = far.T.reshape(g, block, d)
+    n = data.shape[0]
+    dtype = data.dtype
+    wide = _wide(dtype)
+    search = _matmul_search(wt, block)
+    units = jnp.arange(m, dtype=jnp.int32)
 
-    def chunk_bmus(x, kn):
-        nc = x.shape[0]
-        ones = jnp.ones((nc, 1), dtype)
-        xa = jnp.concatenate([-2 * x, ones] if kn is None else [-2 * x, kn, ones], axis=1)
-        score = jnp.matmul(xa, wa, precision=HIGHEST)  # (n_c, M)
-        lo = jnp.min(score.reshape(nc, g, block), axis=2)  # (n_c, G)
-        if g == 1:  # every unit is a candidate
-            units = jnp.broadcast_to(jnp.arange(block, dtype=jnp.int32), (nc, block))
-            return _candidates_best(jnp.broadcast_to(blocks, (nc, block, d)), x, kn, units, two)
-        glo, ghi = _two_best_blocks(lo)
-        cand = jnp.take(blocks, jnp.stack([glo, ghi], axis=1), axis=0).reshape(nc, 2 * block, d)
-        return _candidates_best(cand, x, kn, _block_units(glo, ghi, block), two)
+    def tile_sums(x: Array, kn: Array | None) -> Array:
+        first = search(x, kn)
+        hot = (first[:, None] == units[None, :]).astype(dtype)  # (T, M)
+        vals = jnp.concatenate([x, jnp.ones((x.shape[0], 1), dtype) if kn is None else kn], axis=1)
+        part = lax.dot_general(hot, vals, (((0,), (0,)), ((), ())), precision=HIGHEST)
+        return part.astype(wide)
 
-    return _in_chunks(*_with_known(chunk_bmus, data, known), chunk)
+    rows = data if known is None else jnp.concatenate([data, known], axis=1)
+
+    def split(r: Array) -> tuple[Array, Array | None]:
+        return (r, None) if known is None else (r[:, :d], r[:, d:])
+
+    k = d + 1 if known is None else 2 * d
+    tile = max(1, min(tile, n))
+    full = n // tile
+
+    def body(t: Any, acc: Array) -> Array:
+        r = lax.dynamic_slice_in_dim(rows, t * tile, tile, axis=0)
+        return acc + tile_sums(*split(r))
+
+    acc = lax.fori_loop(0, full, body, jnp.zeros((m, k), wide))
+    if n > full * tile:  # the last, shorter tile
+        acc = acc + tile_sums(*split(rows[full * tile :]))
+    return acc.astype(dtype)
 
 
 def blocked(wt: Array, data: Array, chunk: int, block: int, known: Array | None = None, two: bool = False) -> Any:
@@ -339,7 +394,7 @@ def bmus(wt: Array, data: Array, plan: KernelPlan, known: Array | None = None) -
     """
     if plan.form == "direct":
         return direct(wt, data, plan.chunk, known)
-    if plan.form == "matmul":
+    if plan.form in ("matmul", "tiled"):
         return matmul(wt, data, plan.chunk, plan.block, known)
     return blocked(wt, data, plan.chunk, plan.block, known)
 
@@ -352,7 +407,7 @@ def best_two(wt: Array, data: Array, plan: KernelPlan, known: Array | None = Non
     """
     if plan.form == "direct":
         return direct(wt, data, plan.chunk, known, two=True)
-    if plan.form == "matmul":
+    if plan.form in ("matmul", "tiled"):
         return matmul(wt, data, plan.chunk, plan.block, known, two=True)
     return blocked(wt, data, plan.chunk, plan.block, known, two=True)
 

@@ -80,13 +80,15 @@ def jax_vmap_batch(s: ProblemSize) -> int:
 # holds that figure to XLA's, plan by plan and layout by layout.
 
 
-def _plan(s: ProblemSize, units: int, samples: int) -> KernelPlan:
+def _plan(s: ProblemSize, units: int, samples: int, sums: bool) -> KernelPlan:
     from som_studio.core import fused_plan
 
     try:
         form = fused_plan.forced_form()
     except ValueError:  # a bad SOM_STUDIO_KERNEL_PLAN: the run refuses it with its message; estimate the default
-        form = fused_plan.default_form(s.backend, s.features, units)
+        form = None
+    if form is None:
+        return fused_plan.rank(s.backend, units, s.features, samples, s.itemsize, sums=sums)[0][0]
     return fused_plan.choose(s.backend, units, s.features, samples, s.itemsize, form=form)
 
 
@@ -105,6 +107,10 @@ def search_bytes(plan: KernelPlan, units: int, features: int, itemsize: int) -> 
     c = int(plan.chunk)
     if plan.form == "direct":
         return c * (units * itemsize if features > UNROLLED_FEATURES else 16)
+    if plan.form == "tiled":
+        # a tile's scores, block minima, candidates and one-hot rows; the per-unit sums are epoch_bytes'
+        b = int(plan.block)
+        return c * (2 * units + -(-units // b) + 2 * b * (features + 1) + features + 1) * itemsize
     if plan.form == "matmul":
         # XLA fuses the product into the block minima (measured on the CPU: the chunk's scores
         # never appear in memory_analysis); the minima and the two gathered blocks remain.
@@ -148,7 +154,12 @@ def batch_device_bytes(s: ProblemSize, *, layout: str = "fused") -> int:
         args = (m_local * d + n_local * (d + 1) + 2 * _block(s)) * it
         # the distance block and the winner mask beside it, split by rows: (N/d) x (M/m) each
         return args + mask + 2 * n_local * m_local * it + epoch_bytes(s.units, d, n_local, it, s.missing)
-    plan = _plan(s, m_local if layout == "rows" else s.units, n_local if layout != "partitioned" else s.samples)
+    plan = _plan(
+        s,
+        m_local if layout == "rows" else s.units,
+        n_local if layout != "partitioned" else s.samples,
+        layout == "fused",
+    )
     if layout == "partitioned" and plan.chunk >= s.samples:
         # A global program: the partitioner splits one whole chunk across the data axis; chunks of a lax.map it
         # leaves whole on every device (measured with XLA on the CPU).

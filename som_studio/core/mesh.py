@@ -70,8 +70,9 @@ class ShardedTrainer:
         self.lattice = (problem.config.topology, bool(problem.config.toroid))
         self.missing = bool(np.isnan(problem.data).any())
         units, samples = self._plan_sizes()
+        # A sharded epoch makes its own per-unit sums: the plan is chosen for its search alone.
         self.plan = fused_plan.choose(
-            self.devices[0].platform, units, problem.features, samples, problem.dtype.itemsize
+            self.devices[0].platform, units, problem.features, samples, problem.dtype.itemsize, sums=False
         )
         # The radii, one block of iterations at a time (replicated: see device_schedule).
         self.sched = DeviceSchedule(problem, self._place, ("sx", "sy"))

@@ -42,7 +42,7 @@ class DeviceNearest:
         self.device = device if device is not None else jax.devices()[0]
         m, d = weights.shape
         self.rows, self.features = rows, d
-        self.plan = fused_plan.choose(self.device.platform, m, d, rows, self.dtype.itemsize)
+        self.plan = fused_plan.choose(self.device.platform, m, d, rows, self.dtype.itemsize, sums=False)
         self._wt = jax.device_put(np.ascontiguousarray(np.asarray(weights, self.dtype).T), self.device)
         plan = self.plan
 

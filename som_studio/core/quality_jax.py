@@ -47,18 +47,29 @@ QUALITY_BYTES = 1 << 26
 
 
 def plan(
-    backend: str, samples: int, units: int, features: int, itemsize: int = 4, budget: int | None = None
+    backend: str,
+    samples: int,
+    units: int,
+    features: int,
+    itemsize: int = 4,
+    budget: int | None = None,
+    ceilings: tuple[float, float] | None = None,
 ) -> KernelPlan:
-    """The quality measures' search on ``backend``: the kernel plan training takes for these sizes.
+    """The quality measures' search on ``backend``: the plan family training takes, chosen for a search alone.
 
-    The best two units of each example come from the very search that finds a
+    The best two units of each example come from the searches that find a
     batch epoch's best-matching units (:func:`som_studio.core.kernels.best_two`),
-    so measuring a map costs about one epoch's search. A chunk holds at most
-    ``budget`` bytes: on the CPU by default :data:`QUALITY_BYTES`.
+    ranked by the same cost model (:func:`som_studio.core.fused_plan.rank`, the
+    search without per-unit sums), so measuring a map costs about one epoch's
+    search. A chunk holds at most ``budget`` bytes: on the CPU by default
+    :data:`QUALITY_BYTES` (a tile of the tiled form keeps its own, cache-sized budget).
     """
-    if budget is None and backend.lower() == "cpu":
+    units, samples = max(units, 1), max(samples, 1)
+    best = fused_plan.rank(backend, units, features, samples, itemsize, ceilings=ceilings, sums=False)[0][0]
+    form = fused_plan.forced_form() or best.form
+    if budget is None and backend.lower() == "cpu" and form != "tiled":
         budget = QUALITY_BYTES
-    return fused_plan.choose(backend, max(units, 1), features, max(samples, 1), itemsize, budget=budget)
+    return fused_plan.choose(backend, units, features, samples, itemsize, budget=budget, form=form, sums=False)
 
 
 def _exact_d2(wt: jax.Array, x: jax.Array, first: jax.Array, known: jax.Array | None = None) -> jax.Array:

@@ -397,6 +397,9 @@ class Session:
                     last_snapshot = time.perf_counter()
                     yield Snapshot(it, snap)
 
+            model = record.extra.get("plan_model")
+            if isinstance(model, dict):  # the cost model's prediction beside what the epochs took
+                model["measured_s_per_epoch"] = record.median_s
             record.total_s = train_s()
             phases["train"] = max(0.0, record.total_s - phases["init"] - record.compile_s)
             record.compiles = jax_runtime.compile_count() - c0 - own_compiles

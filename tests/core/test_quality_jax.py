@@ -113,10 +113,15 @@ def test_u_matrix_matches_reference(h, w, d):
 
 def test_the_quality_search_is_the_training_search_within_its_budget():
     m = 1024 * 1024
-    for backend, d in [("gpu", 3), ("gpu", 50), ("cpu", 3), ("cpu", 300)]:
-        p = qj.plan(backend, 100_000, m, d)
-        train = fused_plan.choose(backend, m, d, 100_000, 4)
+    for backend, d, n, units in [("gpu", 3, 100_000, m), ("gpu", 50, 100_000, m), ("cpu", 3, 1000, 32_400)]:
+        p = qj.plan(backend, n, units, d)
+        train = fused_plan.choose(backend, units, d, n, 4)
         assert (p.form, p.block) == (train.form, train.block)
+    # Many examples on a small map: training fuses the sums into its tiles; the quality pass, a search
+    # alone, takes the cost model's cheapest search of the same family.
+    p = qj.plan("cpu", 1_000_000, 100, 30)
+    best = fused_plan.rank("cpu", 100, 30, 1_000_000, 4, sums=False)[0][0]
+    assert p.form == best.form and p.form in ("matmul", "tiled")
     p = qj.plan("cpu", 100_000, 40 * 30, 300)
     assert p.chunk * fused_plan.per_example_elements("matmul", 1200, 300, p.block) * 4 <= qj.QUALITY_BYTES
     # Equal chunks: padding under one example per chunk.
