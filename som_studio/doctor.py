@@ -28,6 +28,7 @@ import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
+from pathlib import Path
 from typing import Any, Literal
 
 from som_studio import i18n
@@ -110,6 +111,28 @@ class DriverFacts:
 
 
 @dataclass(frozen=True)
+class CompileCacheFact:
+    """JAX's persistent compilation cache as SOM Studio sets it up: its folder (``None``: turned off) and size."""
+
+    folder: str | None
+    size_bytes: int | None
+    entries: int | None
+
+
+def _probe_compile_cache() -> CompileCacheFact:
+    from som_studio.core import jax_runtime
+
+    folder = jax_runtime.compile_cache_in_use() or jax_runtime.compile_cache_dir()
+    if folder is None:
+        return CompileCacheFact(None, None, None)
+    try:
+        files = [p for p in Path(folder).rglob("*") if p.is_file()]
+        return CompileCacheFact(folder, sum(p.stat().st_size for p in files), len(files))
+    except OSError:
+        return CompileCacheFact(folder, None, None)
+
+
+@dataclass(frozen=True)
 class Facts:
     """Everything the diagnosis looks at, as plain data."""
 
@@ -131,6 +154,8 @@ class Facts:
     #: (``None``: not known here, no fontconfig): Korean needs one.
     language: str = "en"
     hangul_fonts: tuple[str, ...] | None = None
+    #: JAX's persistent compilation cache (``None``: not asked).
+    compile_cache: CompileCacheFact | None = None
 
     @property
     def display(self) -> str | None:
@@ -263,6 +288,7 @@ class Probes:
     #: The language in force (:func:`som_studio.i18n.current_language`) and the Hangul fonts.
     language: Callable[[], str] = i18n.current_language
     hangul_fonts: Callable[[], tuple[str, ...] | None] = _hangul_fonts
+    compile_cache: Callable[[], CompileCacheFact] = _probe_compile_cache
 
 
 def parse_nvidia_smi(summary: str, query: str) -> tuple[str | None, str | None, tuple[GpuFact, ...]]:
@@ -318,6 +344,7 @@ def collect(probes: Probes | None = None) -> Facts:
         display_check=p.display(p.environ),
         language=language,
         hangul_fonts=p.hangul_fonts() if language == "ko" else None,
+        compile_cache=p.compile_cache(),
     )
 
 
@@ -772,6 +799,17 @@ def format_report(f: Facts, findings: list[Finding]) -> str:
             )
         )
     lines.append("  " + (_("unified CPU/GPU memory: yes") if f.unified_memory else _("unified CPU/GPU memory: no")))
+
+    cache = f.compile_cache
+    if cache is not None:
+        lines += ["", _("Compiled programs")]
+        if cache.folder is None:
+            row(_("kept in"), _("nowhere: the cache is off ({var})").format(var="SOM_STUDIO_COMPILE_CACHE=off"))
+        else:
+            row(_("kept in"), cache.folder)
+            size = format_bytes(cache.size_bytes) if cache.size_bytes is not None else "?"
+            count = cache.entries if cache.entries is not None else 0
+            row(_("size"), size + " (" + ngettext("{n} file", "{n} files", count).format(n=count) + ")")
 
     lines += ["", _("Precision policy")]
     para("", _(PRECISION_POLICY))

@@ -34,6 +34,9 @@ def _use_home(home: Path, setenv=os.environ.__setitem__) -> None:
 
 
 _use_home(TEST_HOME)
+# JAX's persistent compilation cache goes to this session's folder, never the user's (a folder JAX is
+# given otherwise, JAX_COMPILATION_CACHE_DIR or jax.config, wins over it).
+os.environ.setdefault("SOM_STUDIO_COMPILE_CACHE", str(TEST_HOME / "compile-cache"))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 TEST_CPU_DEVICES = 8
 #: Run on JAX's default backend (see the module's docstring).

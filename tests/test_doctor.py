@@ -68,6 +68,7 @@ def spark(**over) -> Probes:
         preallocate_is_ours=lambda: True,
         in_container=lambda: False,
         display=lambda env: DisplayCheck("ok", display="DISPLAY=:1"),  # the faked session's display works
+        compile_cache=lambda: doctor.CompileCacheFact("/home/me/.cache/som-studio/jax", 3 << 20, 12),
     )
     return replace(p, **over)
 
@@ -393,3 +394,23 @@ def test_english_needs_no_hangul_font():
     facts = doctor.collect(spark(hangul_fonts=lambda: asked.append(1) or ()))
     assert facts.language == "en" and facts.hangul_fonts is None and asked == []
     assert not any("Hangul" in f.title for f in doctor.diagnose(facts))
+
+
+def test_the_report_says_where_compiled_programs_are_kept_and_how_much():
+    text = doctor.report_text(spark())
+    assert "Compiled programs" in text
+    assert "/home/me/.cache/som-studio/jax" in text and "3.0 MiB (12 files)" in text
+    off = doctor.report_text(spark(compile_cache=lambda: doctor.CompileCacheFact(None, None, None)))
+    assert "the cache is off (SOM_STUDIO_COMPILE_CACHE=off)" in off
+
+
+def test_the_compile_cache_probe_sizes_the_folder(tmp_path, monkeypatch):
+    from som_studio.core import jax_runtime
+
+    monkeypatch.setattr(jax_runtime, "compile_cache_in_use", lambda: None)
+    monkeypatch.setenv("SOM_STUDIO_COMPILE_CACHE", str(tmp_path))
+    (tmp_path / "a-cache").write_bytes(b"x" * 1000)
+    (tmp_path / "b-cache").write_bytes(b"y" * 24)
+    assert doctor._probe_compile_cache() == doctor.CompileCacheFact(str(tmp_path), 1024, 2)
+    monkeypatch.setenv("SOM_STUDIO_COMPILE_CACHE", "off")
+    assert doctor._probe_compile_cache().folder is None

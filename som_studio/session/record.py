@@ -19,8 +19,8 @@ __all__ = ["PHASES", "SCHEMA_VERSION", "Chunk", "ChunkLog", "RunRecord", "percen
 
 SCHEMA_VERSION = 1
 
-#: Where a run's wall time goes, in order (``timings.phases``): reading and checking the data
-#: (JAX's start-up included), the initial map and placing the problem on its device, compiling,
+#: Where a run's wall time goes, in order (``timings.phases``): reading and checking the data, starting
+#: the device (JAX's start-up), the initial map and placing the problem on its device, compiling,
 #: training (``total_s``), the quality measurements, and the model's pass over the data (hits,
 #: unit labels, clusters).
 PHASES = ("data", "init", "compile", "train", "quality", "model")

@@ -140,6 +140,7 @@ class Session:
         self._running.set()
         self._outside_s = 0.0  # time the caller spent between events, since training started
         self._t_start = time.perf_counter()
+        self._device_start_s = 0.0  # starting JAX, counted in the "init" phase
         #: The run's training data (N, D) and labels once loaded, for the views that need them (hits, labels).
         self.data: np.ndarray | None = None
         self.labels: np.ndarray | None = None
@@ -179,6 +180,7 @@ class Session:
     def _events(self) -> Generator[Event, None, None]:
         cfg = self.config
         self._t_start = time.perf_counter()
+        self._device_start_s = 0.0
         record = RunRecord(impl=cfg.impl, kind="?", config=cfg.to_dict())
         try:
             impl = registry.get(cfg.impl)
@@ -197,7 +199,10 @@ class Session:
             check_range(data, cfg.precision, cfg.data.path or _("data"))
             record.samples = int(data.shape[0])
             record.layout = cfg.layout if impl.shards else "1x1"
+            td = time.perf_counter()
             devices = Devices.from_jax() if impl.backend == "jax" else None
+            # Starting JAX (a second here, the first time in a process) is the device's start, not reading data.
+            self._device_start_s = time.perf_counter() - td
             refused = preflight(cfg, data_shape=data.shape, devices=devices, missing=missing)
             if refused:
                 raise Refused(refused)
@@ -225,7 +230,10 @@ class Session:
             yield Failed(record)
             return
         # The agreement check's time is its own (the report names it), not reading data.
-        record.phases["data"] = self._wall() - float(record.extra.get("agreement", {}).get("seconds", 0.0))
+        record.phases["data"] = (
+            self._wall() - float(record.extra.get("agreement", {}).get("seconds", 0.0)) - self._device_start_s
+        )
+        record.phases["init"] += self._device_start_s
         yield from self._train(impl, cfg, data, record, table)
 
     def _wall(self) -> float:
