@@ -29,9 +29,13 @@ another:
     python bench/envelope.py                        # every shape (hours on a 2-core CPU)
     python bench/envelope.py --samples 100000 --maps 240x135 --features 784 --cap 60
     python bench/envelope.py --shapes 16000:300:25x15,torchsom --no-peers --json out.json
+    python bench/envelope.py --users --cap 5      # the shapes users have beyond the grid (USER_SHAPES)
 
 Shapes: --samples x --features x --maps (default 10,000 and 100,000 examples;
-3, 10, 50, 300, 784 features; 40x30, 100x100, 240x135 maps), plus torchsom's
+3, 10, 50, 300, 784 features; 40x30, 100x100, 240x135 maps), then the shapes
+users have beyond that grid (``USER_SHAPES``: a million rows on maps of at most
+400 units with 10-50 features, 1,000 and more features, a map of 40,000 units;
+``--users`` runs only these), plus torchsom's
 published workload (16,000 x 300 float32 rows in 10 Gaussian blobs, a 25x15
 map, 100 epochs: torchsom reports 11.6 s on a T4, 30.4 s on an 8-core CPU and
 1,939 s for MiniSom). There ``jax-fused-batch`` trains all 100 epochs (not
@@ -55,6 +59,15 @@ many bare searches an epoch costs); example-unit pairs per second (examples x
 units / seconds per epoch); the compile time; and the process's peak RSS
 after the row (``resource.getrusage``, read around every session, which resets
 the kernel's mark to measure its own run: the largest reading so far).
+
+Beside the ratios each row gives its share of the device's float32 matmul
+ceiling (2 x examples x units x features per second of an epoch, over the
+Inside page's measured ceiling) and the kernel plan cost model's predicted
+epoch. Per shape, unless --no-command, ``som-studio bench`` of
+``jax-fused-batch`` runs twice as a user runs it (a fresh process, the examples
+read from ``.npy``, one epoch with its final quality pass), its wall time
+clocked outside the process beside the record's ``total_s`` and phases; the
+second run's compile shows the compile cache.
 
 It prints a table per shape and a summary (one row per shape), and writes
 every measurement, the machine and the command line to --json. Absolute
@@ -92,6 +105,20 @@ MAPS = ((40, 30), (100, 100), (240, 135))
 QUICK_SAMPLES = (10_000,)
 QUICK_FEATURES = (3, 50, 300, 784)
 QUICK_MAPS = ((40, 30), (100, 100))
+
+#: The shapes users have beyond the grid (examples, features, map): millions of rows on FlowSOM-sized maps
+#: (at most 400 units, 10-50 features), very wide rows (1,000 features and more), maps of 40,000 units and
+#: more (their quality pass timed by the command run), and the neighbours of the tuned shapes.
+USER_SHAPES = (
+    {"samples": 1_000_000, "features": 30, "width": 10, "height": 10},
+    {"samples": 1_000_000, "features": 10, "width": 20, "height": 20},
+    {"samples": 1_000_000, "features": 50, "width": 20, "height": 20},
+    {"samples": 5_000, "features": 2048, "width": 20, "height": 20},
+    {"samples": 20_000, "features": 1024, "width": 30, "height": 30},
+    {"samples": 10_000, "features": 20, "width": 40, "height": 30},
+    {"samples": 50_000, "features": 128, "width": 50, "height": 50},
+    {"samples": 100_000, "features": 50, "width": 200, "height": 200},
+)
 
 #: torchsom's published workload (its benchmarks page, 16,000 samples x 300 features row).
 TORCHSOM = {"samples": 16_000, "features": 300, "width": 25, "height": 15, "epochs": 100, "blobs": 10}
@@ -332,12 +359,61 @@ def studio_row(
         total_s=r.total_s,
         wall_s=wall,
         kernel_plan=r.extra.get("kernel_plan"),
+        model_epoch_s=(r.extra.get("plan_model") or {}).get("predicted_s_per_epoch"),
+        model_runner_up=(r.extra.get("plan_model") or {}).get("runner_up"),
+        model_runner_up_s=(r.extra.get("plan_model") or {}).get("runner_up_predicted_s"),
         estimate_bytes=r.estimate_bytes,
         peak_bytes=r.peak_bytes,
         complete=r.status == "ok",
     )
     _per_epoch(row, n)
     return row
+
+
+# -- the whole command, timed from outside ------------------------------------------------------------------
+def command_runs(shape: dict[str, Any], data, runs: int = 2) -> list[dict[str, Any]]:
+    """``som-studio bench`` of ``jax-fused-batch`` for one epoch with its final quality pass, ``runs`` times.
+
+    Each run is a fresh process reading the shape's examples from a ``.npy`` file, its wall time clocked
+    outside it from start to exit, beside the record's ``total_s`` and phases (``train``, ``quality``,
+    ``compile``, ``data``...). The second run finds the first one's programs in the compile cache.
+    """
+    import numpy as np
+
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "examples.npy"
+        np.save(src, data)
+        for i in range(runs):
+            js = Path(tmp) / f"run{i}.json"
+            cmd = [sys.executable, "-m", "som_studio", "bench", "-q", "--impl", "jax-fused-batch", "--data", str(src)]
+            cmd += ["--grid", f"{shape['width']}x{shape['height']}", "--epochs", "1", "--init", "random"]
+            cmd += ["--json", str(js), "--force"]
+            t0 = time.perf_counter()
+            proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+            wall = time.perf_counter() - t0
+            if proc.returncode != 0 or not js.exists():
+                out.append({"status": "failed", "message": (proc.stderr or proc.stdout)[-500:], "wall_s": wall})
+                continue
+            t = json.loads(js.read_text())["runs"][0]["timings"]
+            out.append(
+                {
+                    "status": "ok",
+                    "wall_s": wall,
+                    "total_s": t.get("total_s"),
+                    "compile_s": t.get("compile_s"),
+                    "phases": t.get("phases") or {},
+                }
+            )
+    return out
+
+
+def ceiling_share(row: dict[str, Any], shape: dict[str, Any], ceiling: float | None) -> float | None:
+    """2 x examples x units x features over the row's epoch, over the device's matmul ceiling."""
+    if not ceiling or not row.get("per_epoch_s") or row["kind"] == "online":
+        return None
+    work = 2.0 * shape["samples"] * shape["width"] * shape["height"] * shape["features"]
+    return work / row["per_epoch_s"] / ceiling
 
 
 # -- the floor ------------------------------------------------------------------------------------------
@@ -601,8 +677,19 @@ def measure_shape(shape: dict[str, Any], opts: dict[str, Any], log=print) -> dic
         shown = f"{_epoch_text(row)} per epoch" if row["status"] == "ok" else row["status"]
         log(f"    {shown} ({time.perf_counter() - t0:.1f} s) {row['note']}".rstrip())
     with_ratios(rows, shape)
+    from som_studio.core import inside
+
+    ceil = inside.ceilings(jax.devices()[0])
+    for r in rows:
+        r["ceiling_share"] = ceiling_share(r, shape, ceil.get("matmul_flops_per_s"))
+    commands: list[dict[str, Any]] = []
+    if opts.get("command_runs") and "jax-fused-batch" in contenders(opts):
+        log("  som-studio bench, 1 epoch with its quality pass, twice ...")
+        commands = command_runs(shape, data, opts["command_runs"])
     return {
         "shape": shape,
+        "ceilings": {k: ceil.get(k) for k in ("matmul_flops_per_s", "bandwidth_bytes_per_s", "cached")},
+        "command_runs": commands,
         "label": shape_label(shape),
         "units": shape["width"] * shape["height"],
         "rows": rows,
@@ -681,18 +768,39 @@ def format_shape(doc: dict[str, Any]) -> str:
                 _ratio(r.get("vs_minisom_batch"), approx or approx_m),
                 f"{r['x_floor']:.3g}" if r.get("x_floor") else "-",
                 f"{r['pairs_per_s']:.3g}" if r.get("pairs_per_s") else "-",
+                _share(r.get("ceiling_share")),
+                fmt_s(r.get("model_epoch_s")) if r.get("model_epoch_s") else "-",
                 fmt_s(r.get("compile_s")),
                 _bytes(r.get("rss_high_water_bytes")),
                 (r.get("kernel_plan") or "") + ("; " if r.get("kernel_plan") and r["note"] else "") + r["note"],
             ]
         )
-    head = ["contender", "per epoch", "timed", "vs XPySom", "vs MiniSom b.", "x floor", "pairs/s", "compile"]
-    head += ["RSS after", "note"]
+    head = ["contender", "per epoch", "timed", "vs XPySom", "vs MiniSom b.", "x floor", "pairs/s", "of ceiling"]
+    head += ["predicted", "compile", "RSS after", "note"]
     title = (
         f"{doc['label']} ({doc['units']:,} units): peak RSS {_bytes(doc.get('peak_rss_bytes'))}, "
         f"{doc.get('wall_s', 0):.0f} s"
     )
-    return title + "\n" + table(head, out)
+    lines = [title, table(head, out)]
+    for i, c in enumerate(doc.get("command_runs") or [], 1):
+        lines.append(f"som-studio bench, 1 epoch, run {i}: {_command_text(c)}")
+    return "\n".join(lines)
+
+
+def _share(v: float | None) -> str:
+    return f"{v:.0%}" if v is not None else "-"
+
+
+def _command_text(c: dict[str, Any]) -> str:
+    """``wall 3.1 s (total_s 1.2 s + quality 0.4 s + model 0.0 s); train 0.5 s, compile 0.1 s, data 0.2 s``."""
+    if c.get("status") != "ok":
+        return f"failed: {c.get('message', '')}".strip()
+    ph = c.get("phases") or {}
+    return (
+        f"wall {fmt_s(c['wall_s'])} (total_s {fmt_s(c.get('total_s'))} + quality {fmt_s(ph.get('quality'))} + "
+        f"model {fmt_s(ph.get('model'))}); train {fmt_s(ph.get('train'))}, compile {fmt_s(ph.get('compile'))}, "
+        f"data {fmt_s(ph.get('data'))}, init {fmt_s(ph.get('init'))}"
+    )
 
 
 LEGEND = """\
@@ -701,7 +809,12 @@ per epoch: median seconds per epoch; * online rows: median per step x examples (
 timed: epochs (or floor searches) timed after compile and warm-up; online rows give the step;
 vs XPySom / vs MiniSom b.: their epoch over the row's (above 1x: the row is faster);
 x floor: the row's epoch over the floor's search (a bare argmin matmul: how many searches an epoch costs);
-pairs/s: examples x units per second of an epoch; RSS after: the shape process's peak RSS after the row."""
+pairs/s: examples x units per second of an epoch; RSS after: the shape process's peak RSS after the row;
+of ceiling: 2 x examples x units x features per second of an epoch over the device's float32 matmul ceiling
+  (the Inside page's measure: a jitted HIGHEST product of two 1024x1024 matrices, best of repeated runs);
+predicted: the kernel plan's cost model's seconds per epoch (extra.plan_model), beside the measured;
+som-studio bench, 1 epoch: the whole command (a fresh process reading the examples from .npy, its final
+  quality pass included), its wall time clocked outside it, beside the record's total_s and phases."""
 
 
 def format_summary(docs: list[dict[str, Any]]) -> str:
@@ -725,14 +838,30 @@ def format_summary(docs: list[dict[str, Any]]) -> str:
                 _ratio(fused.get("vs_xpysom"), bool(by.get("xpysom", {}).get("extrapolated_from"))),
                 _ratio(fused.get("vs_minisom_batch"), bool(by.get("minisom-batch", {}).get("extrapolated_from"))),
                 f"{fused['x_floor']:.3g}" if fused.get("x_floor") else "-",
+                _share(fused.get("ceiling_share")),
+                fmt_s(fused.get("model_epoch_s")) if fused.get("model_epoch_s") else "-",
+                _command_summary(doc.get("command_runs") or []),
                 best["name"] if best else "-",
                 _bytes(doc.get("peak_rss_bytes")),
                 f"{doc.get('wall_s', 0):.0f} s",
             ]
         )
     head = ["shape (examples x features, map)", "fused/epoch", "XPySom", "MiniSom b.", "floor", "fused vs XPySom"]
-    head += ["fused vs MiniSom b.", "fused x floor", "fastest batch rung", "peak RSS", "wall"]
+    head += ["fused vs MiniSom b.", "fused x floor", "fused of ceiling", "fused predicted"]
+    head += ["1-epoch command: wall / total_s / train / quality / 2nd compile"]
+    head += ["fastest batch rung", "peak RSS", "wall"]
     return table(head, out)
+
+
+def _command_summary(runs: list[dict[str, Any]]) -> str:
+    ok = [c for c in runs if c.get("status") == "ok"]
+    if not ok:
+        return "-"
+    c = ok[0]
+    ph = c.get("phases") or {}
+    again = fmt_s(ok[-1].get("compile_s")) if len(ok) > 1 else "-"
+    parts = [c["wall_s"], c.get("total_s"), ph.get("train"), ph.get("quality")]
+    return " / ".join(fmt_s(v) for v in parts) + f" / {again}"
 
 
 def torchsom_lines(docs: list[dict[str, Any]]) -> list[str]:
@@ -838,6 +967,7 @@ def options(args: argparse.Namespace) -> dict[str, Any]:
         "floor_repeats": args.floor_repeats,
         "slow_s": args.slow,
         "complete_torchsom": not args.quick,
+        "command_runs": 0 if args.no_command else 2,
         "skip": sorted(skip),
         "only": args.only,
     }
@@ -846,12 +976,16 @@ def options(args: argparse.Namespace) -> dict[str, Any]:
 def shapes_from_args(args: argparse.Namespace) -> list[dict[str, Any]]:
     if args.shapes:
         return args.shapes
+    if args.users:
+        return [dict(s) for s in USER_SHAPES]
     quick = args.quick
     shapes = grid_shapes(
         args.samples or (QUICK_SAMPLES if quick else SAMPLES),
         args.features or (QUICK_FEATURES if quick else FEATURES),
         args.maps or (QUICK_MAPS if quick else MAPS),
     )
+    if not quick and not (args.samples or args.features or args.maps):
+        shapes += [dict(s) for s in USER_SHAPES]
     return shapes if args.no_torchsom else [*shapes, torchsom_shape()]
 
 
@@ -889,6 +1023,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="exactly these shapes instead of the grid; 'torchsom' names torchsom's workload",
     )
     ap.add_argument("--no-torchsom", action="store_true", help="leave torchsom's workload out of the grid")
+    ap.add_argument(
+        "--users",
+        action="store_true",
+        help="only the shapes users have beyond the grid (USER_SHAPES: 10^6 rows on small maps, 1,000+ "
+        "features, a 40,000-unit map)",
+    )
+    ap.add_argument(
+        "--no-command",
+        action="store_true",
+        help="leave out the whole-command runs (som-studio bench, 1 epoch with its quality pass, twice per shape)",
+    )
     ap.add_argument(
         "--cap",
         type=float,

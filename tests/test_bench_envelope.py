@@ -19,6 +19,7 @@ def test_envelope_json_structure(tmp_path: Path) -> None:
     only = "numpy-batch,jax-fused-batch,jax-scan-online,floor"
     cmd = [sys.executable, str(ROOT / "bench" / "envelope.py"), "--shapes", "200:3:6x5", "--epochs", "2"]
     cmd += ["--steps", "200", "--cap", "0.1", "--peer-cap", "0.1", "--no-peers", "--only", only, "--json", str(out)]
+    cmd += ["--no-command"]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = json.loads(out.read_text())
@@ -48,6 +49,12 @@ def test_envelope_json_structure(tmp_path: Path) -> None:
     assert rows["floor"]["x_floor"] == 1.0
     assert rows["jax-fused-batch"]["compile_s"] > 0
     assert rows["jax-fused-batch"]["kernel_plan"]
+    # Its share of the measured matmul ceiling, and the cost model's prediction beside the measured epoch.
+    assert shape["ceilings"]["matmul_flops_per_s"] > 0
+    fused = rows["jax-fused-batch"]
+    assert fused["ceiling_share"] == 2 * 200 * 30 * 3 / fused["per_epoch_s"] / shape["ceilings"]["matmul_flops_per_s"]
+    assert fused["model_epoch_s"] > 0 and fused["model_runner_up"]
+    assert rows["jax-scan-online"]["ceiling_share"] is None and shape["command_runs"] == []
     assert "summary" in proc.stdout and "200 x 3, 6x5" in proc.stdout
 
     # bench/gpu_check.py imports it where only jax and numpy exist: measuring a shape imports no Qt.

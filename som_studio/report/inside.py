@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from som_studio.comparison.words import format_seconds
 from som_studio.i18n import N_, _, ljust, text_width
 from som_studio.session.record import RunRecord
 
@@ -184,10 +185,39 @@ def notes(names: Sequence[str], records: Sequence[RunRecord]) -> list[str]:
             )
         )
     for n, r in zip(names, records):
+        line_ = plan_model_text(n, r)
+        if line_:
+            out.append(line_)
+    for n, r in zip(names, records):
         reasons = ((inside_of(r) or {}).get("counts") or {}).get("recompile_reasons") or []
         for text in reasons[:3]:
             out.append(_("{impl} recompiled: {why}").format(impl=n, why=" ".join(str(text).split())[:300]))
     return out
+
+
+def plan_model_text(name: str, record: RunRecord) -> str | None:
+    """The kernel plan the cost model chose for a run (``extra.plan_model``), predicted beside measured, and
+    the runner-up's prediction; ``None`` for a run without one."""
+    m = record.extra.get("plan_model")
+    if not isinstance(m, dict) or not m.get("plan"):
+        return None
+
+    def sec(v: Any) -> str:
+        return format_seconds(float(v)) if isinstance(v, (int, float)) else "-"
+
+    text = _("{impl}: kernel plan {plan}, predicted {predicted} an epoch, measured {measured}").format(
+        impl=name,
+        plan=m["plan"],
+        predicted=sec(m.get("predicted_s_per_epoch")),
+        measured=sec(m.get("measured_s_per_epoch")),
+    )
+    if m.get("runner_up"):
+        text += _("; runner-up {plan}, predicted {predicted}").format(
+            plan=m["runner_up"], predicted=sec(m.get("runner_up_predicted_s"))
+        )
+    if m.get("forced"):
+        text += _(" (forced)")
+    return text
 
 
 def format_inside_table(names: Sequence[str], records: Sequence[RunRecord]) -> str:

@@ -233,7 +233,6 @@ class Session:
         record.phases["data"] = (
             self._wall() - float(record.extra.get("agreement", {}).get("seconds", 0.0)) - self._device_start_s
         )
-        record.phases["init"] += self._device_start_s
         yield from self._train(impl, cfg, data, record, table)
 
     def _wall(self) -> float:
@@ -410,6 +409,7 @@ class Session:
                 model["measured_s_per_epoch"] = record.median_s
             record.total_s = train_s()
             phases["train"] = max(0.0, record.total_s - phases["init"] - record.compile_s)
+            phases["init"] += self._device_start_s  # before training time started: not part of total_s
             record.compiles = jax_runtime.compile_count() - c0 - own_compiles
             record.peak_bytes = watch.stop()
             misses.close()

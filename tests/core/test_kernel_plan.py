@@ -170,3 +170,14 @@ def test_every_jax_run_records_its_kernel_plan_and_compiled_memory(monkeypatch):
     assert record.status == "ok", record.message
     assert record.extra["kernel_plan"].startswith("matmul/block=")
     assert record.extra["memory_compiled_bytes"] > 12 * 9 * 3 * 4
+    # The cost model's account: the plan that ran, predicted beside measured, the runner-up's prediction.
+    model = record.extra["plan_model"]
+    assert model["plan"] == record.extra["kernel_plan"] and model["forced"] is True
+    assert model["measured_s_per_epoch"] == record.median_s > 0 and model["predicted_s_per_epoch"] > 0
+    ranked = fused_plan.rank("cpu", 12 * 9, 3, 120, 4, ceilings=None)
+    assert model["runner_up"] == str(next(p for p, _ in ranked if p.form != "matmul")) or model["ceilings"]["measured"]
+    assert model["runner_up_predicted_s"] > 0
+    from som_studio.report.inside import notes
+
+    (line,) = [n for n in notes(["jax-fused-batch"], [record]) if "kernel plan" in n]
+    assert line.startswith(f"jax-fused-batch: kernel plan {model['plan']}, predicted ") and "(forced)" in line
