@@ -108,9 +108,9 @@ def prepare(data: Any, settings: Mapping[str, Any]) -> Prepared:
     the SOM Toolbox's rule for tables, the playbook's map for colours; the iteration count:
     the default of the implementation's kind). Raises :class:`ConfigError` or :class:`DataError`.
     """
-    from som_studio.core import registry
-    from som_studio.core.init import default_grid
-    from som_studio.core.problem import check_range, load_problem_table
+    from som_studio.core.impls import registry
+    from som_studio.core.som.init import default_grid
+    from som_studio.core.som.problem import check_range, load_problem_table
     from som_studio.session.preflight import iteration_counts
 
     known = keywords()
@@ -431,7 +431,7 @@ class SOM:
 
     def predict(self, X: Any) -> np.ndarray:
         """Each row's best-matching unit, as the flat index ``row * width + col``."""
-        from som_studio.core import metrics
+        from som_studio.core.som import metrics
 
         x = self._scaled(X)
         first, _d2 = metrics.nearest_units(self.run_._trained, x)
@@ -456,7 +456,7 @@ class SOM:
     def score(self, X: Any, y: Any = None) -> float:
         """Minus the quantization error of ``X`` on the map (higher is better)."""
         del y
-        from som_studio.core import metrics
+        from som_studio.core.som import metrics
 
         x = self._scaled(X)
         _first, d2 = metrics.nearest_units(self.run_._trained, x)

@@ -7,7 +7,7 @@
 One map size and one data set; what may vary is what the declaration of settings marks
 ``sweep`` (:data:`som_studio.config.SETTINGS`: the start and end radii and the seed). Each
 combination is one slice of a batch: the fused batch epoch of ``jax-fused-batch``
-(:func:`som_studio.core.jax_fused.batch_epoch`, its kernel plan and kernels) is ``vmap``-ed over
+(:func:`som_studio.core.impls.jax_fused.batch_epoch`, its kernel plan and kernels) is ``vmap``-ed over
 the combinations' maps and radius schedules and the whole run is one ``fori_loop``, compiled once;
 with several devices the batch is sharded over them. A ``jax-fused-batch`` run of any
 combination trains the same map, to float32 rounding.
@@ -210,8 +210,11 @@ def train_together(base: RunConfig, table: Any, combos: list[dict[str, Any]]) ->
     :class:`ConfigError` for a configuration the fused batch epoch cannot train.
     """
     t_start = time.perf_counter()
-    from som_studio.core import fused_plan, jax_runtime, metrics, model_file
-    from som_studio.core.problem import decay, make_problem
+    from som_studio.core import jax_runtime
+    from som_studio.core.data import model_file
+    from som_studio.core.plans import fused_plan
+    from som_studio.core.som import metrics
+    from som_studio.core.som.problem import decay, make_problem
     from som_studio.session.preflight import preflight
     from som_studio.session.record import Chunk, RunRecord
 
@@ -245,7 +248,7 @@ def train_together(base: RunConfig, table: Any, combos: list[dict[str, Any]]) ->
     missing = not bool(known_np.all())
     x_np = np.where(known_np, data, 0).astype(dtype)
 
-    from som_studio.core.jax_fused import batch_epoch
+    from som_studio.core.impls.jax_fused import batch_epoch
 
     def one(w0: Any, sxs: Any, sys_: Any, x: Any, known: Any) -> Any:
         body = lambda t, wt: batch_epoch(wt, x, sxs[t], sys_[t], plan, lattice, known if missing else None)
@@ -363,7 +366,7 @@ def for_config(config: RunConfig) -> tuple[RunConfig, Any]:
     The data is loaded and scaled as the run would load it. Raises :class:`ConfigError` or
     :class:`~som_studio.core.data.DataError`.
     """
-    from som_studio.core.problem import load_problem_table
+    from som_studio.core.som.problem import load_problem_table
 
     epochs = config.epochs if config.epochs is not None else cfgmod.DEFAULT_EPOCHS
     base = config.replace(impl=IMPL, epochs=epochs, steps=None).validate("batch")

@@ -30,8 +30,8 @@ from typing import Any
 from som_studio import config as cfgmod
 from som_studio.app_model import estimate
 from som_studio.config import ConfigError, DataSpec, Refusal, RunConfig
-from som_studio.core import memory, registry
-from som_studio.i18n import N_, _
+from som_studio.core.impls import registry
+from som_studio.i18n import N_, _, format_bytes
 from som_studio.run_settings import Topology
 from som_studio.session.preflight import Devices, iteration_counts, memory_need, preflight
 from som_studio.session.record import RunRecord
@@ -218,7 +218,7 @@ def read_data(key: DataKey) -> DataInfo:
     """Read the data file ``key`` names; may take long: call it off the GUI thread."""
 
     from som_studio.core.data import DataError, file_columns, read_table
-    from som_studio.core.init import default_grid
+    from som_studio.core.som.init import default_grid
 
     columns: tuple[str, ...] = ()
     try:
@@ -581,7 +581,7 @@ class RunForm:
         if not refusals or all(r.field == "memory" for r in refusals):
             need, have, where = memory_need(impl, cfg, samples, features, devices, missing)
             text = _("Memory: about {need} of {have} {where} available").format(
-                need=memory.format_bytes(need), have=memory.format_bytes(have), where=where
+                need=format_bytes(need), have=format_bytes(have), where=where
             )
         return FormState(
             None if refusals else cfg,

@@ -100,7 +100,7 @@ def add_run_options(
 
 def impl_names(args: argparse.Namespace) -> list[str]:
     """The implementations ``--impl`` names, in order; a user's ``FILE.py:CLASS`` is loaded and named as registered."""
-    from som_studio.core import registry, user_impl
+    from som_studio.core.impls import registry, user_impl
 
     names = [n.strip() for n in args.impl.split(",") if n.strip()]
     if not names:
@@ -125,7 +125,7 @@ def impl_names(args: argparse.Namespace) -> list[str]:
 
 def _load_user_impl(spec: str) -> str:
     """Load a user's implementation (checked in a child process, with a time limit); its registered name."""
-    from som_studio.core import user_impl
+    from som_studio.core.impls import user_impl
 
     try:
         return user_impl.load(spec).name
@@ -140,7 +140,7 @@ def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
     for the kind they do have (``--impl numpy-online --epochs 5``), is refused:
     it would otherwise be ignored and the runs would take the default count.
     """
-    from som_studio.core import registry, user_impl
+    from som_studio.core.impls import registry, user_impl
     from som_studio.session.preflight import iteration_counts
 
     if args.scale and args.data is None:
@@ -218,8 +218,8 @@ def default_grid_for(args: argparse.Namespace, data: DataSpec, table_kw: dict[st
     if data.path is None:
         return cfgmod.DEFAULT_WIDTH, cfgmod.DEFAULT_HEIGHT
     from som_studio.core.data import DataError
-    from som_studio.core.init import default_grid
-    from som_studio.core.problem import load_problem_table
+    from som_studio.core.som.init import default_grid
+    from som_studio.core.som.problem import load_problem_table
 
     table = {k: table_kw[k] for k in ("topology", "init", "scaling", "labels", "ignore", "id_column")}
     probe = RunConfig(data=data, width=1, height=1, **table)
@@ -249,7 +249,7 @@ def check_configs(configs: list[RunConfig]) -> None:
     and JAX is started for that only when a sharded implementation is asked
     for (the others run on one device and do not use the layout).
     """
-    from som_studio.core import registry
+    from som_studio.core.impls import registry
     from som_studio.session.preflight import Devices, preflight
 
     for cfg in configs:

@@ -114,14 +114,14 @@ def compile_cache_dir() -> str | None:
     """The folder SOM Studio gives JAX's persistent compilation cache, or ``None`` when it is turned off.
 
     ``$SOM_STUDIO_COMPILE_CACHE`` when it names a folder, else ``jax/`` in the user's cache folder
-    (:func:`som_studio.core.inside.cache_dir`).
+    (:func:`som_studio.core.inspection.inside.cache_dir`).
     """
     own = os.environ.get(COMPILE_CACHE_VAR, "").strip()
     if own.lower() in ("off", "0", "no", "false"):
         return None
     if own:
         return own
-    from som_studio.core.inside import cache_dir
+    from som_studio.core.inspection.inside import cache_dir
 
     return str(cache_dir() / "jax")
 

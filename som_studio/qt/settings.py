@@ -17,7 +17,7 @@ from PySide6.QtCore import QByteArray, QCoreApplication, QSettings
 
 from som_studio.app_model.form import AUTO, MAX_SIMULATED_DEVICES, RunForm
 from som_studio.config import ConfigError, RunConfig
-from som_studio.core import registry
+from som_studio.core.impls import registry
 from som_studio.qt.i18n import QT_TRANSLATE_NOOP
 
 FIRST_IMPL = "jax-fused-batch"

@@ -1,0 +1,375 @@
+"""How the batch implementations search the best-matching units: the kernel plan, pure arithmetic, no JAX.
+
+A *kernel plan* is the way one device finds each example's best-matching unit
+(BMU) in a batch epoch. It is chosen per device from the backend, the map's
+units, the features, the examples, the precision and a memory budget
+(:func:`choose`), recorded by every JAX run as ``extra.kernel_plan`` (its short
+string, e.g. ``"direct/argmin-all/chunk=4096"``), and shared by the
+implementations (:mod:`som_studio.core.plans.kernels`), the quality measures, projection and their memory estimates
+(:mod:`som_studio.core.impls.memory`, which must not import JAX). A cost model
+(:func:`predict`, :func:`rank`) predicts each plan's seconds per epoch from the
+sizes and the device's measured ceilings (matmul FLOP/s and memory bandwidth)
+with a few constants per device family (:data:`COSTS`); the plan predicted
+fastest runs. Four forms, all exact (the first smallest direct distance ``sum (w - x)^2`` wins, first in
+row-major order on ties):
+
+``direct``
+    ``sum (w - x)^2`` to *every* unit and one fused first-argmin over all of
+    them, examples in chunks bounded by the budget. One reduction kernel per
+    chunk; no cancellation at all. Measured on an H100 (``../shared/GPU.md``):
+    the fastest exact form with few features (162 ms against 299 ms for the
+    matmul form, 1024x1024 map, 100k x 3).
+``matmul``
+    ``|w|^2 - 2 x.w`` with one HIGHEST-precision product against all units,
+    each block of a few consecutive units (:func:`matmul_block`) keeping its minimum,
+    the two best blocks re-ranked by the direct form, so the product's
+    rounding (~1e-7 x (|x|^2 + |w|^2), more than the distances between near
+    units late in training) cannot pick a wrong unit. The arithmetic runs at
+    the machine's matrix-product rate: 20x faster than direct at 50 features
+    on the H100, and the CPU's form but for few features on a big map.
+``blocked``
+    ``jax-fused-batch``'s CPU search: a scan over blocks of :data:`UNIT_BLOCK`
+    units ranked by the expanded form (the small product fused into the
+    minimum), the two best blocks re-ranked by the direct form. Tuned for the
+    CPU's caches (measured here: ~3x faster than the direct form); with few
+    features on a big map only, since the re-rank gathers two blocks of 512
+    units per example.
+``tiled``
+    many examples on a small map: a loop over tiles of a few hundred examples,
+    each searched by the matmul form (blocks of :data:`MIN_MATMUL_BLOCK` units)
+    and summed per unit by one product ``onehot^T @ [x, 1]`` in the same trip
+    (:func:`som_studio.core.plans.kernels.tiled_sums`), so the examples x units
+    scores never leave the cache and the sums run at the matmul rate instead
+    of a scatter-add's. A search alone (quality, projection) takes the matmul
+    search in tiles.
+
+Tests and benchmarks force a form with the ``SOM_STUDIO_KERNEL_PLAN``
+environment variable or :func:`forced`; the chunk sizes still follow the budget.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+from collections.abc import Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+from som_studio.i18n import _
+
+FORMS = ("direct", "matmul", "blocked", "tiled")
+ENV_VAR = "SOM_STUDIO_KERNEL_PLAN"
+
+# Units per block of the blocked argmin. Measured on a 2-core AVX-512 CPU
+# (playbook workload, 32,400 units): 256-1024 are within noise of each other;
+# from 2048 the per-block product is no longer fused into the minimum and the
+# epoch gets ~8x slower.
+UNIT_BLOCK = 512
+# Bound on one sample chunk's working set in the blocked argmin, in elements:
+# 8 Mi elements, 32 MiB in float32, whatever N and M are (the playbook's 1000
+# examples fit in one chunk).
+ARGMIN_ELEMENTS = 1 << 23
+# (the block minima add chunk x blocks elements, small next to these)
+
+# Bytes one chunk of the direct or matmul search may hold, by backend. On an
+# accelerator a chunk is one kernel over examples x units: the larger, the fewer
+# loop trips (~22 us each on the H100); 1 GiB of a device's tens leaves room for
+# the rest of the epoch. On the CPU the blocked form's budget applies.
+CHUNK_BUDGET = {"cpu": ARGMIN_ELEMENTS * 4, "gpu": 1 << 30, "tpu": 1 << 30}
+# Units per block of the matmul form: each example re-ranks two blocks directly,
+# gathering 2 x block x features numbers, a memory-bound step that outgrows the
+# product's block minima as features grow. About MATMUL_BLOCK_FEATURES / features
+# units (a power of two), within [MIN_MATMUL_BLOCK, MAX_MATMUL_BLOCK]; measured by
+# bench/kernel_plans.py (10,000 examples, 40x30 map: best 32 at 10 features, 8-16
+# at 50, 4 at 300 and 784). Never under 4: eight candidates, as many as the top-8
+# re-rank this form was first written with.
+MATMUL_BLOCK_FEATURES = 512
+MIN_MATMUL_BLOCK, MAX_MATMUL_BLOCK = 4, 32
+
+# Bytes one tile of the tiled form holds (scores, candidates, one-hot rows and values of its examples). On the
+# CPU a tile stays in a core's cache: measured at 1,000,000 x 30 on 10x10, tiles of 64-256 examples (~0.2-0.8
+# MiB) within 5 % of each other, 512 examples 18 % slower, 1,024 25 %. On an accelerator a tile is one kernel,
+# as large as a chunk.
+TILE_BYTES = {"cpu": 1 << 19, "gpu": 1 << 30, "tpu": 1 << 30}
+
+# Up to this many features a direct distance is an unrolled sum of squared differences, in
+# feature order as the NumPy reference sums them, that XLA fuses into the argmin; past it, the
+# same sum in a loop over features (an unrolled sum over hundreds of features compiles slowly),
+# which holds one plane of distances, a chunk's worth, in memory. The matmul form's re-rank sums
+# its few candidates' differences in one vectorised reduction past it.
+UNROLLED_FEATURES = 64
+
+_forced: ContextVar[str | None] = ContextVar("som_studio_kernel_plan", default=None)
+_forced_budget: ContextVar[int | None] = ContextVar("som_studio_kernel_budget", default=None)
+
+
+@dataclass(frozen=True)
+class KernelPlan:
+    """One device's BMU search: the form, examples per chunk, and the form's own size."""
+
+    form: str
+    chunk: int
+    block: int = 0  # units per block (blocked, matmul)
+
+    def __str__(self) -> str:
+        if self.form == "direct":
+            return f"direct/argmin-all/chunk={self.chunk}"
+        return f"{self.form}/block={self.block}/chunk={self.chunk}"
+
+
+def matmul_block(features: int) -> int:
+    """Units per candidate block of the matmul form for ``features`` features."""
+    want = MATMUL_BLOCK_FEATURES / max(features, 1)
+    b = 1 << max(0, round(math.log2(want))) if want >= 1 else 1
+    return min(MAX_MATMUL_BLOCK, max(MIN_MATMUL_BLOCK, b))
+
+
+def unit_blocks(units: int, block: int = UNIT_BLOCK) -> tuple[int, int]:
+    """(blocks, block size): the fewest blocks of at most ``block`` units, sized to a multiple of 16."""
+    g = max(1, -(-units // block))
+    b = -(-units // g)
+    b = -(-b // 16) * 16
+    return g, b
+
+
+def chunk_elements(chunk: int, features: int, block: int) -> int:
+    """Elements one sample chunk holds at once in the blocked argmin.
+
+    Products against one block in the scan, the block minima, then two
+    candidate blocks per example with their distances and columns.
+    """
+    return chunk * block + chunk * 2 * block * (features + 2)
+
+
+def _balanced(samples: int, per: int) -> int:
+    """Examples per chunk: at most ``per``, chunks of equal size (padding under one example per chunk)."""
+    per = max(1, per)
+    chunks = -(-samples // per)
+    return max(1, -(-samples // max(chunks, 1)))
+
+
+def sample_chunk(samples: int, features: int, block: int, budget: int | None = None) -> int:
+    """Examples per blocked-argmin chunk: :func:`chunk_elements` within ``budget`` elements, chunks of equal size."""
+    budget = ARGMIN_ELEMENTS if budget is None else budget
+    return _balanced(samples, budget // max(chunk_elements(1, features, block), 1))
+
+
+def per_example_elements(form: str, units: int, features: int, block: int | None = None) -> int:
+    """Elements one example adds to a chunk's working set in ``form`` (``block``: the plan's, by default the form's)."""
+    if form == "direct":
+        return units  # one row of distances (XLA usually fuses it away; counted as if not)
+    if form in ("matmul", "tiled"):
+        b = min(matmul_block(features), units) if block is None else block
+        # the scores row and its block minima, plus two candidate blocks: gathered units, differences, distances
+        row = units + -(-units // b) + 2 * b * (2 * features + 2)
+        # a tile's one-hot row and its values for the per-unit sums
+        return row + (units + features + 1 if form == "tiled" else 0)
+    return chunk_elements(1, features, unit_blocks(units, UNIT_BLOCK if block is None else block)[1])
+
+
+def forced_form() -> str | None:
+    """The form forced by :func:`forced` or, outside it, by ``SOM_STUDIO_KERNEL_PLAN``; None when free.
+
+    Raises
+    ------
+    ValueError
+        When the environment variable names no form.
+    """
+    form = _forced.get()
+    if form is None:
+        form = os.environ.get(ENV_VAR, "").strip().lower() or None
+    if form is not None and form not in FORMS:
+        raise ValueError(
+            f"{ENV_VAR}: "
+            + _("unknown kernel plan {form!r}; choose from {forms}").format(form=form, forms=", ".join(FORMS))
+        )
+    return form
+
+
+@contextlib.contextmanager
+def forced(form: str | None, budget: int | None = None) -> Iterator[None]:
+    """Force every plan chosen inside the block to ``form`` (``None``: choose freely); for tests and benchmarks.
+
+    ``budget`` (bytes per chunk) also replaces the backend's, e.g. to get several
+    example chunks from a small problem.
+    """
+    if form is not None and form not in FORMS:
+        raise ValueError(f"unknown kernel plan {form!r}; choose from {', '.join(FORMS)}")
+    token, token_b = _forced.set(form), _forced_budget.set(budget)
+    try:
+        yield
+    finally:
+        _forced.reset(token)
+        _forced_budget.reset(token_b)
+
+
+# -- the cost model ---------------------------------------------------------------------------------------------
+#: Ceilings assumed where the device's own were not measured (matmul FLOP/s at ``HIGHEST``, memory bytes/s):
+#: the CPU's as the Inside page measured them on a quiet 2-core AVX-512 machine; an accelerator's from the H100's
+#: data sheet (float32 without TF32, HBM3). Only their ratio moves a choice.
+DEFAULT_CEILINGS = {"cpu": (212e9, 40e9), "gpu": (60e12, 3.3e12), "tpu": (60e12, 3.3e12)}
+
+
+@dataclass(frozen=True)
+class PlanCosts:
+    """A device family's constants of the cost model (:func:`predict`), each measured or reasoned as it says.
+
+    ``matmul_half``: a product over ``k`` terms runs at ``matmul_share * k / (k + matmul_half)`` of the
+    ceiling (few terms, little reuse). ``blocked_share``: the blocked form's small products fused into their
+    minima, as a share of the ceiling. ``direct_share``: the direct form's fused ``sum (w - x)^2``, 3 FLOPs a
+    term. ``gather_s``, ``select_s``, ``scatter_s``: seconds per element re-ranked (gathered, differenced,
+    squared, summed), per block minimum ranked, per element added by the scatter of the per-unit sums, on
+    a device with :data:`DEFAULT_CEILINGS` bandwidth (scaled by the device's own). ``trip_s``: one trip of
+    a loop over chunks or tiles.
+    """
+
+    matmul_share: float
+    matmul_half: float
+    blocked_share: float
+    direct_share: float
+    gather_s: float
+    select_s: float
+    scatter_s: float
+    trip_s: float
+
+
+#: The CPU's, from forced forms on a 2-core AVX-512 machine (``bench/kernel_plans.py``, process CPU time, the
+#: machine loaded): 1,000,000 x 30 on 10x10 (scores alone 52 ms, the matmul search with blocks of 4 units 213
+#: ms, the scatter 88 ms, tiled 272 ms) and 5,000 x 2,048 on 20x20 (scores 52 ms, the re-rank of 8 candidates
+#: 41 ms); the blocked form's share from docs/benchmarks.md's crossovers against the matmul form. An
+#: accelerator's are reasoned from the H100's figures (../shared/GPU.md: the direct form 162 ms and the matmul
+#: form 299 ms at 100k x 3 on 1024x1024, the matmul search 0.50 s at 50 features; a loop trip 22 us), not
+#: measured on a GPU by this model.
+COSTS = {
+    "cpu": PlanCosts(0.75, 8.0, 0.22, 0.04, 0.49e-9, 1.7e-9, 2.8e-9, 4e-6),
+    "gpu": PlanCosts(0.75, 8.0, 0.01, 0.09, 0.02e-9, 0.02e-9, 0.05e-9, 22e-6),
+}
+
+
+def _costs(backend: str) -> PlanCosts:
+    return COSTS["cpu" if backend == "cpu" else "gpu"]
+
+
+def predict(
+    plan: KernelPlan,
+    units: int,
+    features: int,
+    samples: int,
+    itemsize: int,
+    backend: str = "cpu",
+    ceilings: tuple[float, float] | None = None,
+    sums: bool = True,
+) -> float:
+    """Predicted seconds of one batch epoch under ``plan`` (search, per-unit sums, smoothing, update).
+
+    ``ceilings`` (matmul FLOP/s, bytes/s): the device's as the Inside page measures them
+    (:func:`som_studio.core.inspection.inside.ceilings`); default :data:`DEFAULT_CEILINGS`. ``sums`` false: the search
+    alone (the quality pass, projection, a sharded epoch's search, whose sums are its own).
+    """
+    backend = "gpu" if backend in ("cuda", "rocm") else backend
+    peak, bw = ceilings or DEFAULT_CEILINGS.get(backend, DEFAULT_CEILINGS["gpu"])
+    ref_bw = DEFAULT_CEILINGS["cpu" if backend == "cpu" else "gpu"][1]
+    slow = ref_bw / bw  # per-element constants were measured at the reference bandwidth
+    c = _costs(backend)
+    n, m, d = float(samples), float(units), float(features)
+    k = d + 1
+
+    def product(flops: float, terms: float) -> float:
+        return flops / (peak * c.matmul_share * terms / (terms + c.matmul_half))
+
+    trips = -(-samples // max(plan.chunk, 1))
+    t = trips * c.trip_s
+    scatter = n * k * c.scatter_s * slow if sums else 0.0
+    if plan.form == "direct":
+        t += 3 * n * m * d / (peak * c.direct_share) + scatter
+    elif plan.form == "blocked":
+        g = -(-units // max(plan.block, 1))
+        mp = g * plan.block
+        t += 2 * n * mp * k / (peak * c.blocked_share)
+        t += n * (2 * min(g, 2) * plan.block * (d + 2) * c.gather_s + g * c.select_s) * slow + scatter
+    else:  # matmul, tiled: one product ranks every unit, two blocks of candidates re-ranked
+        b = max(plan.block, 1)
+        g = -(-units // b)
+        t += product(2 * n * g * b * k, k)
+        t += n * (2 * min(g, 2) * b * d * c.gather_s + g * c.select_s) * slow
+        if plan.form == "matmul":
+            t += 2 * n * g * b * itemsize / bw + scatter  # the scores written and read once
+        elif sums:
+            t += product(2 * n * m * k, plan.chunk)  # the tile's one-hot sums: a product over its examples
+    t += n * d * itemsize / bw  # the examples read
+    if sums:  # the separable smoothing of every feature plane, and the update
+        side = math.sqrt(m)
+        t += product(4 * k * m * side, side) + 3 * m * d * itemsize / bw
+    return t
+
+
+def rank(
+    backend: str,
+    units: int,
+    features: int,
+    samples: int,
+    itemsize: int,
+    budget: int | None = None,
+    ceilings: tuple[float, float] | None = None,
+    sums: bool = True,
+) -> list[tuple[KernelPlan, float]]:
+    """Every form's plan for these sizes with its predicted seconds per epoch (:func:`predict`), fastest first."""
+    out = []
+    for form in FORMS:
+        plan = choose(backend, units, features, samples, itemsize, budget=budget, form=form)
+        out.append((plan, predict(plan, units, features, samples, itemsize, backend, ceilings, sums)))
+    return sorted(out, key=lambda pt: pt[1])
+
+
+def choose(
+    backend: str,
+    units: int,
+    features: int,
+    samples: int,
+    itemsize: int,
+    budget: int | None = None,
+    form: str | None = None,
+    ceilings: tuple[float, float] | None = None,
+    sums: bool = True,
+) -> KernelPlan:
+    """The BMU search for one device.
+
+    Parameters
+    ----------
+    backend : ``"cpu"``, ``"gpu"`` or ``"tpu"`` (JAX's ``default_backend()``; ``"cuda"``/``"rocm"`` read as gpu).
+    units, features, samples : what one device searches: its map units, features, its examples.
+    itemsize : bytes per element of the run's precision.
+    budget : bytes one chunk may hold (default: the one :func:`forced` sets, else :data:`CHUNK_BUDGET` for the
+        backend, :data:`TILE_BYTES` for a tile; the blocked form's default is :data:`ARGMIN_ELEMENTS` elements).
+    form : force a form (default: :func:`forced_form`, else the one the cost model predicts fastest, :func:`rank`).
+    ceilings : the device's (matmul FLOP/s, bytes/s) for the cost model (default :data:`DEFAULT_CEILINGS`).
+    sums : whether the plan also makes the epoch's per-unit sums (a batch epoch on one device) or searches
+        alone (the quality pass, projection, a sharded search): the cost model counts what it does.
+
+    Returns
+    -------
+    KernelPlan
+    """
+    backend = "gpu" if backend in ("cuda", "rocm") else backend
+    form = form or forced_form()
+    if form is None:
+        return rank(backend, units, features, samples, itemsize, budget, ceilings, sums)[0][0]
+    budget = budget if budget is not None else _forced_budget.get()
+    if form == "blocked":
+        _, block = unit_blocks(units, UNIT_BLOCK)
+        elements = ARGMIN_ELEMENTS if budget is None else max(1, budget // itemsize)
+        return KernelPlan("blocked", sample_chunk(samples, features, block, elements), block=block)
+    if form == "tiled":
+        budget = TILE_BYTES.get(backend, TILE_BYTES["gpu"]) if budget is None else budget
+    budget = CHUNK_BUDGET.get(backend, CHUNK_BUDGET["gpu"]) if budget is None else budget
+    block = 0
+    if form == "matmul":
+        block = min(matmul_block(features), units)
+    elif form == "tiled":
+        block = min(MIN_MATMUL_BLOCK, units)
+    per = max(1, budget // itemsize) // max(per_example_elements(form, units, features, block), 1)
+    chunk = _balanced(samples, per)
+    if form in ("matmul", "tiled"):
+        return KernelPlan(form, chunk, block=block)
+    return KernelPlan("direct", chunk)
