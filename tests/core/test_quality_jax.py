@@ -124,7 +124,7 @@ def test_the_quality_search_is_the_training_search_within_its_budget():
     best = fused_plan.rank("cpu", 100, 30, 1_000_000, 4, sums=False)[0][0]
     assert p.form == best.form and p.form in ("matmul", "tiled")
     p = qj.plan("cpu", 100_000, 40 * 30, 300)
-    assert p.chunk * fused_plan.per_example_elements("matmul", 1200, 300, p.block) * 4 <= qj.QUALITY_BYTES
+    assert p.chunk * fused_plan.per_example_elements("matmul", 1200, 300, p.block) * 4 <= fused_plan.CHUNK_BUDGET["cpu"]
     # Equal chunks: padding under one example per chunk.
     p = qj.plan("gpu", 1001, 32_400, 3)
     chunks = -(-1001 // p.chunk)
