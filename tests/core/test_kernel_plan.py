@@ -39,6 +39,8 @@ CPU_CROSSOVERS = [
     (10_000, 300, 100 * 100, "matmul", "blocked"),
     (1_000_000, 30, 10 * 10, "tiled", "matmul"),  # 272 ms against 342 ms (matmul with blocks of 4 units)
     (5_000, 2048, 20 * 20, "matmul", "tiled"),  # 120 ms against 152 ms
+    (10_000, 20, 40 * 30, "matmul", "tiled"),  # 11.2 ms against 23.5 ms
+    (1_000_000, 10, 20 * 20, "matmul", "tiled"),  # 413 ms against 599 ms
 ]
 
 

@@ -219,9 +219,9 @@ class PlanCosts:
     ceiling (few terms, little reuse). ``blocked_share``: the blocked form's small products fused into their
     minima, as a share of the ceiling. ``direct_share``: the direct form's fused ``sum (w - x)^2``, 3 FLOPs a
     term. ``gather_s``, ``select_s``, ``scatter_s``: seconds per element re-ranked (gathered, differenced,
-    squared, summed), per block minimum ranked, per element added by the scatter of the per-unit sums, on
-    a device with :data:`DEFAULT_CEILINGS` bandwidth (scaled by the device's own). ``trip_s``: one trip of
-    a loop over chunks or tiles.
+    squared, summed), per block minimum ranked, per element added by the scatter of the per-unit sums, per
+    example and unit of the tiled form's one-hot sums (made and multiplied in a tile), on a device with
+    :data:`DEFAULT_CEILINGS` (scaled by the device's own). ``trip_s``: one trip of a loop over chunks or tiles.
     """
 
     matmul_share: float
@@ -231,19 +231,22 @@ class PlanCosts:
     gather_s: float
     select_s: float
     scatter_s: float
+    onehot_s: float
     trip_s: float
 
 
-#: The CPU's, from forced forms on a 2-core AVX-512 machine (``bench/kernel_plans.py``, process CPU time, the
-#: machine loaded): 1,000,000 x 30 on 10x10 (scores alone 52 ms, the matmul search with blocks of 4 units 213
-#: ms, the scatter 88 ms, tiled 272 ms) and 5,000 x 2,048 on 20x20 (scores 52 ms, the re-rank of 8 candidates
-#: 41 ms); the blocked form's share from docs/benchmarks.md's crossovers against the matmul form. An
+#: The CPU's, from forced forms on a 2-core AVX-512 machine (process CPU time, the machine loaded):
+#: 1,000,000 x 30 on 10x10 (scores alone 52 ms, the matmul search with blocks of 4 units 213 ms, the scatter
+#: 88 ms, tiled 272 ms) and 5,000 x 2,048 on 20x20 (scores 52 ms, the re-rank of 8 candidates 41 ms); the
+#: one-hot sums fitted to tiled epochs at 10,000 x 20 on 40x30 (23.5 ms against matmul's 11.2), 1,000,000 x 10
+#: on 20x20 (599 ms against 413) and 1,000,000 x 30 on 10x10; the blocked form's share from
+#: docs/benchmarks.md's crossovers against the matmul form. An
 #: accelerator's are reasoned from the H100's figures (../shared/GPU.md: the direct form 162 ms and the matmul
 #: form 299 ms at 100k x 3 on 1024x1024, the matmul search 0.50 s at 50 features; a loop trip 22 us), not
 #: measured on a GPU by this model.
 COSTS = {
-    "cpu": PlanCosts(0.75, 8.0, 0.22, 0.04, 0.49e-9, 1.7e-9, 2.8e-9, 4e-6),
-    "gpu": PlanCosts(0.75, 8.0, 0.01, 0.09, 0.02e-9, 0.02e-9, 0.05e-9, 22e-6),
+    "cpu": PlanCosts(0.75, 8.0, 0.22, 0.04, 0.49e-9, 1.7e-9, 2.8e-9, 1.3e-9, 4e-6),
+    "gpu": PlanCosts(0.75, 8.0, 0.01, 0.09, 0.02e-9, 0.02e-9, 0.05e-9, 0.005e-9, 22e-6),
 }
 
 
@@ -269,8 +272,17 @@ def predict(
     """
     backend = "gpu" if backend in ("cuda", "rocm") else backend
     peak, bw = ceilings or DEFAULT_CEILINGS.get(backend, DEFAULT_CEILINGS["gpu"])
-    ref_bw = DEFAULT_CEILINGS["cpu" if backend == "cpu" else "gpu"][1]
-    slow = ref_bw / bw  # per-element constants were measured at the reference bandwidth
+    ref_peak, ref_bw = DEFAULT_CEILINGS["cpu" if backend == "cpu" else "gpu"]
+    if backend == "cpu":
+        # The same few cores run the products, the gathers, selections and scatter-adds, and the copies
+        # through memory: every term scales with their measured matmul rate. A busy machine measures its
+        # matmul rate far lower and its copy hardly lower (here: 38 against 212 GFLOP/s, 41.5 GB/s against
+        # 40): taking the copy's figure as it stands would rank the plans by how busy the machine was
+        # when measured (the playbook's map then took the matmul form, 2.4x slower than blocked).
+        bw = ref_bw * peak / ref_peak
+    # The per-element constants were measured at the reference ceilings: on an accelerator they stream
+    # through memory and scale with its bandwidth.
+    slow = ref_bw / bw
     c = _costs(backend)
     n, m, d = float(samples), float(units), float(features)
     k = d + 1
@@ -296,7 +308,8 @@ def predict(
         if plan.form == "matmul":
             t += 2 * n * g * b * itemsize / bw + scatter  # the scores written and read once
         elif sums:
-            t += product(2 * n * m * k, plan.chunk)  # the tile's one-hot sums: a product over its examples
+            # the tile's one-hot rows, made, then multiplied: a product over the tile's few examples
+            t += n * m * c.onehot_s * slow + product(2 * n * m * k, plan.chunk)
     t += n * d * itemsize / bw  # the examples read
     if sums:  # the separable smoothing of every feature plane, and the update
         side = math.sqrt(m)
