@@ -1,8 +1,10 @@
 """Where the CPU's kernel plans cross: each BMU-search form timed at the shapes users have.
 
 The constants of :mod:`som_studio.core.plans.fused_plan` that choose the search on the
-CPU (``CPU_BLOCKED_MAX_FEATURES``: blocked or matmul; ``MATMUL_BLOCK_FEATURES``:
-units per candidate block of the matmul form) come from this script's table. Every form
+CPU (the cost model's ``COSTS``, checked against the crossovers in this script's table;
+``MATMUL_BLOCK_FEATURES``: units per candidate block of the matmul form) come from it.
+The searches alone are timed here: the ``tiled`` form's gain (the per-unit sums in the
+same tile) shows in whole epochs (``bench/envelope.py``). Every form
 is timed side by side in one process, on the same examples and map, as the
 search ``jax-fused-batch`` runs in its epoch (jitted, float32, chunked by the
 plan's memory budget), with a plain jitted ``argmin(|w|^2 - 2 x.w)`` beside
