@@ -15,6 +15,7 @@ from som_studio.commands.common import (
     write_runs_json,
     wrote,
 )
+from som_studio.config import setting_named
 from som_studio.i18n import _
 
 HELP = "show what XLA compiled for an implementation: kernels, FLOPs, bytes, the roofline; write its HLO"
@@ -52,7 +53,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "explain", help=HELP, description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     add_run_options(p, baseline_default="the first listed implementation of the same kind")
-    p.set_defaults(impl="jax-fused-batch")
+    p.set_defaults(impl=str(setting_named("impl").default))  # one implementation: the declared default
     o = p.add_argument_group("what to write")
     o.add_argument(
         "--hlo",
@@ -70,7 +71,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from som_studio.core import registry
+    from som_studio.core.impls import registry
 
     configs = configs_from_args(args)
     reads = {"--data": args.data}
@@ -171,8 +172,9 @@ def _write_text(path: Path, text: str, force: bool) -> None:
 
 def _profile(cfg: Any, folder: Path) -> Path:
     """A jax.profiler trace of :data:`TRACE_ITERATIONS` iterations of a fresh trainer (after its warm-up)."""
-    from som_studio.core import jax_runtime, registry
-    from som_studio.core.problem import load_problem_table, make_problem
+    from som_studio.core import jax_runtime
+    from som_studio.core.impls import registry
+    from som_studio.core.som.problem import load_problem_table, make_problem
 
     jax = jax_runtime.jax()
     impl = registry.get(cfg.impl)

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMessageBo
 
 from som_studio.app_model.form import FormState, RunForm, read_data
 from som_studio.config import RunConfig
-from som_studio.core.protocol import Implementation
+from som_studio.core.impls.protocol import Implementation
 from som_studio.qt import controller as ctl
 from som_studio.qt import dialogs, menus
 from som_studio.qt.comparison import ComparisonView, LiveRecorder, history_folder

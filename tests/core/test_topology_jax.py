@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 from som_studio.config import DataSpec, RunConfig
-from som_studio.core import fused_plan, online_plan, registry
-from som_studio.core.problem import make_problem
+from som_studio.core.impls import registry
+from som_studio.core.plans import fused_plan, online_plan
+from som_studio.core.som.problem import make_problem
 from tests.grids import product, representative
 
 pytest.importorskip("jax")
@@ -141,7 +142,7 @@ def _lattice_id(case: tuple) -> str:
 )
 def test_every_online_plan_matches_numpy_online_float64(plan, case):
     lattice, missing = case
-    from som_studio.core.jax_scan_online import ScanOnline
+    from som_studio.core.impls.jax_scan_online import ScanOnline
 
     # An odd height on a planar hex map (one even row more), 16 features past the matmul threshold.
     shape = (7, 8) if lattice[1] else (7, 9)
@@ -256,7 +257,7 @@ def test_sharded_every_plan_with_missing_values_float32(lattice, form):
     ),
 )
 def test_shardmap_every_smoothing_on_hex_maps(smoothing, lattice):
-    from som_studio.core.jax_shardmap import JaxShardmapBatch
+    from som_studio.core.impls.jax_shardmap import JaxShardmapBatch
 
     p = _sharded_problem(lattice, True, "2x4")
     ref = _train(registry.get("numpy-batch").create(p), 3)
@@ -267,7 +268,7 @@ def test_shardmap_every_smoothing_on_hex_maps(smoothing, lattice):
 @pytest.mark.test_devices
 @pytest.mark.parametrize("program", ["planned", "whole-matrix"])
 def test_jit_sharded_programs_on_a_hex_toroid_with_missing_values(program):
-    from som_studio.core.jax_jit_sharded import JaxJitShardedBatch
+    from som_studio.core.impls.jax_jit_sharded import JaxJitShardedBatch
 
     p = _sharded_problem(("hex", True), True, "4x2")
     ref = _train(registry.get("numpy-batch").create(p), 3)
