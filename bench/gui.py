@@ -16,10 +16,12 @@ Measures, side by side in one run, on the playbook workload by default
 (d) time from launching ``som-studio`` to its window shown (a fresh process
     each time, interpreter start included);
 (e) with ``all``: a many-rows workload after the rungs (jax-fused-batch on
-    100,000 rows), measured as (a) and (b).
+    100,000 rows), measured as (a) and (b);
+(f) the app's *Compare implementations* against ``som-studio compare`` on the
+    same configuration: each run's speed-up over the NumPy run, both ways.
 
 Targets (from the issues): (a) < 5 %, (b) p99 < 30 ms and max < 200 ms while a
-fast rung trains, (c) p99 < 200 ms, (d) < 1.5 s. These are measurements,
+fast rung trains, (c) p99 < 200 ms, (d) < 1.5 s, (f) within 10 %. These are measurements,
 printed; nothing here asserts.
 
 Run under a real or virtual display for honest paint costs::
@@ -104,6 +106,16 @@ PLAYBOOK = {
 DEFAULT_LENGTH = {"batch": 10, "online": 50_000}
 #: (e): many rows, few epochs: a long epoch and a large data set in the worker.
 MANY_ROWS = ("jax-fused-batch", 100_000, 10)
+#: (f): the rungs raced, in order (the first is the baseline), and their steps.
+RACE = ("numpy-online", "jax-jit-online", "jax-scan-online")
+RACE_STEPS = 10_000
+
+
+def speedups(records: list) -> dict[str, float | None]:
+    """Each run's speed-up per iteration over its baseline, by the comparison's own rule (the app's and the CLI's)."""
+    from som_studio.report.content import build_report
+
+    return {v["implementation"]: v["speed-up"] for v in build_report(records).summary_values()}
 
 
 def rungs(spec: str) -> list[str]:
@@ -217,7 +229,7 @@ def main() -> int:
     ap.add_argument("--stops", type=int, default=6, help="stops per implementation and phase")
     ap.add_argument("--launches", type=int, default=3)
     ap.add_argument("--screenshot", metavar="PNG", help="save the window mid-training here (the first rung's run)")
-    ap.add_argument("--skip", default="", help="comma-separated parts to skip: a,b,c,d,e")
+    ap.add_argument("--skip", default="", help="comma-separated parts to skip: a,b,c,d,e,f")
     args = ap.parse_args()
     skip = set(args.skip.split(","))
     impls = rungs(args.impl)
@@ -372,6 +384,31 @@ def main() -> int:
                 f"| {label} | {seconds(h)} | {seconds(a)} | {dm:+.1f} % | {ds:+.1f} % | {noise:.0f} % | "
                 f"{p99:.0f} ms | {mx:.0f} ms | {100 * cpu:.0f} % |"
             )
+
+    if "f" not in skip:
+        from som_studio.session.record import RunRecord
+
+        print(
+            f"\n(f) Compare implementations in the app against som-studio compare: {', '.join(RACE)}, "
+            f"{RACE_STEPS:,} steps"
+        )
+        out = workdir / "compare.json"
+        cmd = [sys.executable, "-m", "som_studio", "compare", "--impl", ",".join(RACE), "--grid", args.grid]
+        cmd += ["--samples", str(args.samples), "--steps", str(RACE_STEPS), "--json", str(out), "--quiet"]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cli = speedups([RunRecord.from_dict(r) for r in json.loads(out.read_text())["runs"]])
+        configure(RACE[0], RACE_STEPS)
+        win.comparison.set_ticked_impls(list(RACE))
+        before = len(win.runs.records)
+        if not win.comparison.compare_ticked():
+            raise SystemExit("bench/gui.py: the app refused to compare")
+        wait_for(win.comparison.queue.finished, timeout_s=1800)
+        in_app = speedups(win.runs.records[before:])
+        print(f"{'implementation':<18} {'compare (CLI)':>14} {'app':>8} {'differ':>8}")
+        for name in RACE:
+            c, a = cli.get(name), in_app.get(name)
+            differ = f"{100 * (a / c - 1):+.1f} %" if a and c else "-"
+            print(f"{name:<18} {f'{c:.2f}x' if c else '-':>14} {f'{a:.2f}x' if a else '-':>8} {differ:>8}")
 
     if "c" not in skip:
         rng = random.Random(0)
