@@ -392,18 +392,29 @@ def main() -> int:
             f"\n(f) Compare implementations in the app against som-studio compare: {', '.join(RACE)}, "
             f"{RACE_STEPS:,} steps"
         )
-        out = workdir / "compare.json"
-        cmd = [sys.executable, "-m", "som_studio", "compare", "--impl", ",".join(RACE), "--grid", args.grid]
-        cmd += ["--samples", str(args.samples), "--steps", str(RACE_STEPS), "--json", str(out), "--quiet"]
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        cli = speedups([RunRecord.from_dict(r) for r in json.loads(out.read_text())["runs"]])
-        configure(RACE[0], RACE_STEPS)
-        win.comparison.set_ticked_impls(list(RACE))
-        before = len(win.runs.records)
-        if not win.comparison.compare_ticked():
-            raise SystemExit("bench/gui.py: the app refused to compare")
-        wait_for(win.comparison.queue.finished, timeout_s=1800)
-        in_app = speedups(win.runs.records[before:])
+        cli_runs: list[dict[str, float | None]] = []
+        app_runs: list[dict[str, float | None]] = []
+        for k in range(args.repeats):  # alternating, as (a)
+            out = workdir / f"compare{k}.json"
+            cmd = [sys.executable, "-m", "som_studio", "compare", "--impl", ",".join(RACE), "--grid", args.grid]
+            cmd += ["--samples", str(args.samples), "--steps", str(RACE_STEPS), "--json", str(out), "--quiet"]
+            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            cli_runs.append(speedups([RunRecord.from_dict(r) for r in json.loads(out.read_text())["runs"]]))
+            configure(RACE[0], RACE_STEPS)
+            win.comparison.set_ticked_impls(list(RACE))
+            before = len(win.runs.records)
+            if not win.comparison.compare_ticked():
+                raise SystemExit("bench/gui.py: the app refused to compare")
+            wait_for(win.comparison.queue.finished, timeout_s=1800)
+            app_runs.append(speedups(win.runs.records[before:]))
+
+        def median(runs: list[dict[str, float | None]], name: str) -> float | None:
+            values = [r[name] for r in runs if r.get(name)]
+            return float(np.median(values)) if values else None
+
+        cli = {name: median(cli_runs, name) for name in RACE}
+        in_app = {name: median(app_runs, name) for name in RACE}
+        print(f"speed-ups per iteration over {RACE[0]}, median of {args.repeats} races each way")
         print(f"{'implementation':<18} {'compare (CLI)':>14} {'app':>8} {'differ':>8}")
         for name in RACE:
             c, a = cli.get(name), in_app.get(name)
