@@ -74,20 +74,10 @@ def check_key(key: str) -> None:
 
 
 def _value(key: str, value: Any) -> Any:
-    """A varied value as its config field holds it (radii per axis, a whole seed)."""
-    if key == "seed":
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-            raise ConfigError("seed", _("must be a whole number >= 0, got {value!r}").format(value=value))
-        return int(value)
-    if isinstance(value, str):
-        return cfgmod.read_setting(cfgmod.setting_named(key), value)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return (float(value), float(value))
-    try:
-        sx, sy = (float(v) for v in value)
-    except (TypeError, ValueError):
-        raise ConfigError(key, _("expected a radius or X,Y radii, got {value!r}").format(value=value)) from None
-    return (sx, sy)
+    """A varied value as its config field holds it, read as every front end's values are (radii per axis)."""
+    from som_studio.session.resolve import coerce
+
+    return coerce(cfgmod.setting_named(key), value)
 
 
 def _shown(value: Any) -> Any:
@@ -360,14 +350,15 @@ def sweep(data: Any = None, vary: Mapping[str, Sequence[Any]] | None = None, **t
 def for_config(config: RunConfig) -> tuple[RunConfig, Any]:
     """A run configuration (the app's form) as a sweep's base and its data: ``jax-fused-batch``, batch epochs.
 
-    The data is loaded and scaled as the run would load it. Raises :class:`ConfigError` or
+    The configuration's values go through the one resolver, as the form's did, its count of epochs
+    kept (a count of steps is not a sweep's). Raises :class:`ConfigError` or
     :class:`~som_studio.core.data.DataError`.
     """
-    from som_studio.core.problem import load_problem_table
+    from som_studio.session.resolve import resolve, values_of
 
-    epochs = config.epochs if config.epochs is not None else cfgmod.DEFAULT_EPOCHS
-    base = config.replace(impl=IMPL, epochs=epochs, steps=None).validate("batch")
-    return base, load_problem_table(base)
+    values = {**values_of(config), "impl": IMPL, "steps": None}
+    resolved = resolve(values)
+    return resolved.config, resolved.table
 
 
 def stored_run(result: SweepResult, i: int) -> Any:
