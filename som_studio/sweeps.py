@@ -7,7 +7,7 @@
 One map size and one data set; what may vary is what the declaration of settings marks
 ``sweep`` (:data:`som_studio.config.SETTINGS`: the start and end radii and the seed). Each
 combination is one slice of a batch: the fused batch epoch of ``jax-fused-batch``
-(:func:`som_studio.core.jax_fused.batch_epoch`, its kernel plan and kernels) is ``vmap``-ed over
+(:func:`som_studio.core.impls.jax_fused.batch_epoch`, its kernel plan and kernels) is ``vmap``-ed over
 the combinations' maps and radius schedules and the whole run is one ``fori_loop``, compiled once;
 with several devices the batch is sharded over them. A ``jax-fused-batch`` run of any
 combination trains the same map, to float32 rounding.
@@ -199,20 +199,52 @@ def train_together(base: RunConfig, table: Any, combos: list[dict[str, Any]]) ->
     ``table`` is the run's data (:class:`~som_studio.core.data.Table`, scaled). Raises
     :class:`ConfigError` for a configuration the fused batch epoch cannot train.
     """
-    t_start = time.perf_counter()
-    from som_studio.core import fused_plan, jax_runtime, metrics, model_file
-    from som_studio.core.problem import decay, make_problem
     from som_studio.session.preflight import preflight
-    from som_studio.session.record import Chunk, RunRecord
 
-    jax = jax_runtime.jax()
-    jnp = jax.numpy
+    t_start = time.perf_counter()
     configs = [base.replace(**c).validate("batch") for c in combos]
     for cfg in configs:
         refused = preflight(cfg)
         if refused:
             raise ConfigError(refused[0].field, refused[0].reason)
-    data = table.values
+    maps, shards, compile_s, train_s = _train_batched(base, configs, table.values)
+    records = [
+        _record(cfg, combo, m, table, len(configs), compile_s, train_s) for cfg, combo, m in zip(configs, combos, maps)
+    ]
+    rows = [
+        {"settings": rec.extra["sweep"]["settings"], "qe": rec.qe, "te": rec.te, "label_purity": rec.label_purity}
+        for rec in records
+    ]
+    wall = time.perf_counter() - t_start
+    for rec in records:
+        rec.wall_s = wall
+    notes = []
+    if "seed" in combos[0] and base.init_method == cfgmod.Init.PCA:
+        notes.append(
+            _(
+                "the seed does not change these maps: they start from the data's principal components (init pca) "
+                "and a batch epoch has no sample order; vary the seed with init random or sample"
+            )
+        )
+    T = base.iterations
+    timings = {"wall_s": wall, "per_epoch_s": train_s / max(T, 1), "compile_s": compile_s, "train_s": train_s}
+    base_dict = base.to_dict()
+    base_dict["feature_names"] = list(table.feature_names)
+    return SweepResult(rows, timings, configs, maps, records, notes, base_dict, shards)
+
+
+def _train_batched(base: RunConfig, configs: list[RunConfig], data: np.ndarray) -> tuple[np.ndarray, int, float, float]:
+    """Every configuration's map trained by one ``vmap``-ed program: ``(maps, devices, compile_s, train_s)``.
+
+    The combinations are sharded over the devices, each taking as many maps; the last
+    combination fills the gap and its copies are dropped.
+    """
+    from som_studio.core import jax_runtime
+    from som_studio.core.impls.jax_fused import batch_epoch
+    from som_studio.core.plans import fused_plan
+    from som_studio.core.som.problem import decay, make_problem
+
+    jax = jax_runtime.jax()
     dtype = np.dtype(base.precision)
     T = base.iterations
     problems = [make_problem(cfg, "batch", data) for cfg in configs]
@@ -223,19 +255,15 @@ def train_together(base: RunConfig, table: Any, combos: list[dict[str, Any]]) ->
     devices = jax.devices()
     shards = spread(n_combos, len(devices))
     padded = -(-n_combos // shards) * shards
-    if padded > n_combos:  # every device takes as many maps: the last combination fills the gap, then is dropped
+    if padded > n_combos:
         fill = padded - n_combos
-        init = np.concatenate([init, np.repeat(init[-1:], fill, 0)])
-        sx = np.concatenate([sx, np.repeat(sx[-1:], fill, 0)])
-        sy = np.concatenate([sy, np.repeat(sy[-1:], fill, 0)])
+        init, sx, sy = (np.concatenate([a, np.repeat(a[-1:], fill, 0)]) for a in (init, sx, sy))
     d, h, w = init.shape[1:]
     plan = fused_plan.choose(devices[0].platform, h * w, d, data.shape[0], dtype.itemsize)
     lattice = (str(base.topology), bool(base.toroid))
     known_np = ~np.isnan(data)
     missing = not bool(known_np.all())
     x_np = np.where(known_np, data, 0).astype(dtype)
-
-    from som_studio.core.jax_fused import batch_epoch
 
     def one(w0: Any, sxs: Any, sys_: Any, x: Any, known: Any) -> Any:
         body = lambda t, wt: batch_epoch(wt, x, sxs[t], sys_[t], plan, lattice, known if missing else None)
@@ -263,52 +291,38 @@ def train_together(base: RunConfig, table: Any, combos: list[dict[str, Any]]) ->
     out.block_until_ready()
     train_s = time.perf_counter() - t0
     maps = np.moveaxis(np.asarray(out)[:n_combos], 1, 3)  # (C, H, W, D)
-    del jnp
+    return maps, shards, compile_s, train_s
 
-    rows: list[dict[str, Any]] = []
-    records = []
-    for cfg, combo, m in zip(configs, combos, maps):
-        qe, te, first = metrics.measure(m.astype(np.float64), data, cfg.topology, cfg.toroid)
-        rec = RunRecord(impl=IMPL, kind="batch", config=cfg.to_dict(), status="ok")
-        rec.config["feature_names"] = list(table.feature_names)
-        rec.samples = int(data.shape[0])
-        rec.layout = "1x1"
-        rec.compile_s = compile_s
-        rec.chunks.append(Chunk(0, T, train_s))
-        rec.total_s = compile_s + train_s
-        rec.qe, rec.te = qe, te
-        rec.history.append({"iteration": T, "qe": qe, "te": te})
-        rec.extra["sweep"] = {"combinations": n_combos, "settings": {k: _shown(v) for k, v in combo.items()}}
-        model_file.attach(rec, cfg, table, m, measure=True, bmus=first)
-        records.append(rec)
-        rows.append(
-            {
-                "settings": {k: _shown(v) for k, v in combo.items()},
-                "qe": qe,
-                "te": te,
-                "label_purity": rec.label_purity,
-            }
-        )
-    wall = time.perf_counter() - t_start
-    for rec in records:
-        rec.wall_s = wall
-    notes = []
-    if "seed" in combos[0] and base.init_method == cfgmod.Init.PCA:
-        notes.append(
-            _(
-                "the seed does not change these maps: they start from the data's principal components (init pca) "
-                "and a batch epoch has no sample order; vary the seed with init random or sample"
-            )
-        )
-    timings = {
-        "wall_s": wall,
-        "per_epoch_s": train_s / max(T, 1),
-        "compile_s": compile_s,
-        "train_s": train_s,
-    }
-    base_dict = base.to_dict()
-    base_dict["feature_names"] = list(table.feature_names)
-    return SweepResult(rows, timings, configs, maps, records, notes, base_dict, shards)
+
+def _record(
+    cfg: RunConfig,
+    combo: dict[str, Any],
+    m: np.ndarray,
+    table: Any,
+    combinations: int,
+    compile_s: float,
+    train_s: float,
+) -> Any:
+    """One combination's run record: its map measured (QE, TE, the model's hits and labels), the batch's timings."""
+    from som_studio.core.data import model_file
+    from som_studio.core.som import metrics
+    from som_studio.session.record import Chunk, RunRecord
+
+    data = table.values
+    T = cfg.iterations
+    qe, te, first = metrics.measure(m.astype(np.float64), data, cfg.topology, cfg.toroid)
+    rec = RunRecord(impl=IMPL, kind="batch", config=cfg.to_dict(), status="ok")
+    rec.config["feature_names"] = list(table.feature_names)
+    rec.samples = int(data.shape[0])
+    rec.layout = "1x1"
+    rec.compile_s = compile_s
+    rec.chunks.append(Chunk(0, T, train_s))
+    rec.total_s = compile_s + train_s
+    rec.qe, rec.te = qe, te
+    rec.history.append({"iteration": T, "qe": qe, "te": te})
+    rec.extra["sweep"] = {"combinations": combinations, "settings": {k: _shown(v) for k, v in combo.items()}}
+    model_file.attach(rec, cfg, table, m, measure=True, bmus=first)
+    return rec
 
 
 def sweep(data: Any = None, vary: Mapping[str, Sequence[Any]] | None = None, **train_keywords: Any) -> SweepResult:
