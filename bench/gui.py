@@ -120,7 +120,7 @@ def speedups(records: list) -> dict[str, float | None]:
 
 def rungs(spec: str) -> list[str]:
     """``--impl``'s rungs: ``all`` (every registered single-device implementation), one, or a list."""
-    from som_studio.core import registry
+    from som_studio.core.impls import registry
 
     if spec == "all":
         return [i.name for i in registry.all_implementations() if not i.shards]
@@ -143,7 +143,7 @@ def length(impl: str, args: argparse.Namespace) -> int:
 
 
 def _kind(impl: str) -> str:
-    from som_studio.core import registry
+    from som_studio.core.impls import registry
 
     return registry.get(impl).kind
 

@@ -626,7 +626,7 @@ def _inside(
 def _copy_map(trainer: Any) -> Callable[[], np.ndarray]:
     """Start copying the trainer's map to the host; the function returned finishes the copy.
 
-    Asynchronous where the trainer can (``copy_map_async``, :class:`~som_studio.core.protocol.Implementation`),
+    Asynchronous where the trainer can (``copy_map_async``, :class:`~som_studio.core.impls.protocol.Implementation`),
     otherwise a host copy taken now.
     """
     start = getattr(trainer, "copy_map_async", None)
