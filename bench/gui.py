@@ -151,6 +151,8 @@ def _kind(impl: str) -> str:
 def seconds(s: float | None) -> str:
     if s is None:
         return "-"
+    if s >= 1:
+        return f"{s:.3f} s"
     return f"{s * 1e3:.2f} ms" if s >= 1e-3 else f"{s * 1e6:.1f} us"
 
 
