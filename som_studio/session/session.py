@@ -14,7 +14,10 @@ host for NumPy ones (:mod:`som_studio.core.som.metrics`), at planned points, equ
 spaced on round iterations (:func:`~som_studio.session.timing.quality_iterations`), that
 a :class:`~som_studio.session.timing.QualityPacer` skips when they would take
 more than a tenth of the training time so far; the final map is always
-measured unless the run was cancelled. Timing is honest:
+measured unless the run was cancelled. Snapshots for a watcher are paced by a
+:class:`~som_studio.session.timing.FramePacer` (a share of the training time,
+at most so many frames a second); their map is copied to the host asynchronously where
+the trainer can (``copy_map_async``) and never changes the chunks' sizes. Timing is honest:
 each chunk is timed with its results ready (the trainer blocks), compile and
 warm-up are timed apart, and the session's own measurements (quality, map
 copies) are not counted in any chunk. The run's total time starts when training
@@ -27,7 +30,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
 import numpy as np
@@ -54,7 +57,10 @@ from som_studio.session.memwatch import PeakMemory
 from som_studio.session.preflight import Devices, memory_need, preflight
 from som_studio.session.record import Chunk, RunRecord
 from som_studio.session.timing import (
+    FRAME_HZ,
+    FRAME_SHARE,
     QUALITY_SHARE,
+    FramePacer,
     QualityPacer,
     next_chunk,
     predict_quality_s,
@@ -93,7 +99,11 @@ class Session:
     data : pre-loaded (N, D) data, or a :class:`~som_studio.core.data.Table` (its
         feature names and labels then reach the record), to share one load between runs.
     snapshot_interval_s : least time between snapshots; ``None``: only the
-        initial and final maps.
+        initial and final maps (a headless run).
+    frame_share : the share of training time the snapshots between the initial
+        and final maps may cost together, their pictures included (booked by
+        the consumer, :meth:`frame_cost`); ``None``: one every ``snapshot_interval_s``.
+        The training thread's part is ``timings.phases.frames``.
     quality_points : measure QE/TE at most this many times over the run (plus at 0),
         every round number of iterations; 0: only on the final map. Points are skipped when measuring would
         exceed ``quality_share`` of the training time so far.
@@ -117,7 +127,8 @@ class Session:
         config: RunConfig,
         *,
         data: np.ndarray | Table | None = None,
-        snapshot_interval_s: float | None = 1 / 30,
+        snapshot_interval_s: float | None = 1 / FRAME_HZ,
+        frame_share: float | None = FRAME_SHARE,
         quality_points: int = 10,
         final_quality: bool = True,
         chunk_target_s: float = 0.04,
@@ -129,6 +140,7 @@ class Session:
         self.config = config
         self._data = data
         self.snapshot_interval_s = snapshot_interval_s
+        self._frames = FramePacer(snapshot_interval_s or 0.0, frame_share)
         self.quality_points = quality_points
         self.final_quality = final_quality
         self.chunk_target_s = chunk_target_s
@@ -155,6 +167,10 @@ class Session:
 
     def resume(self) -> None:
         self._running.set()
+
+    def frame_cost(self, seconds: float) -> None:
+        """Book ``seconds`` that a consumer spent making the last snapshot into a picture (any thread)."""
+        self._frames.spend(seconds, new_frame=False)
 
     @property
     def cancelled(self) -> bool:
@@ -401,7 +417,8 @@ class _Training:
         session, T = self.session, self.cfg.iterations
         chunk = 1
         rate: float | None = None  # seconds per iteration of the last chunk
-        last_snapshot = time.perf_counter()
+        frames = session._frames
+        frames.taken(time.perf_counter())  # the initial map was the first frame
         next_q = [q for q in self.q_at if q > 0]
         while self.it < T:
             if not session._running.is_set():
@@ -419,6 +436,15 @@ class _Training:
             rate = dt / count if count else rate
             self.record.chunks.append(Chunk(it, count, dt))
             self.it = it = it + count
+            copied: Callable[[], np.ndarray] | None = None
+            frame_s = 0.0
+            if session.snapshot_interval_s is not None and it < T and frames.due(self.train_s(), time.perf_counter()):
+                # Started now, finished after this chunk's events: the copy overlaps the session's own work.
+                tf = time.perf_counter()
+                frames.taken(tf)
+                copied = _copy_map(self.trainer)
+                frame_s = time.perf_counter() - tf
+                self.excluded += frame_s
             yield ChunkTimed(it - count, count, dt, self.train_s())
             if count < chunk and it < T:
                 # Cut short by a quality point: its rate still holds, and the next
@@ -432,15 +458,13 @@ class _Training:
                     qe, te = self.quality(self.trainer.get_map())[:2]
                     self.record.history.append({"iteration": it, "qe": qe, "te": te})
                     yield QualityMeasured(it, qe, te)
-            if (
-                session.snapshot_interval_s is not None
-                and it < T
-                and time.perf_counter() - last_snapshot >= session.snapshot_interval_s
-            ):
-                ts = time.perf_counter()
-                snap = self.trainer.get_map()
-                self.excluded += time.perf_counter() - ts
-                last_snapshot = time.perf_counter()
+            if copied is not None:
+                tf = time.perf_counter()
+                snap = copied()
+                frame_s += time.perf_counter() - tf
+                self.excluded += time.perf_counter() - tf
+                self.record.phases["frames"] += frame_s
+                frames.spend(frame_s)
                 yield Snapshot(it, snap)
 
     def _chunk_size(self, count: int, rate: float | None, next_q: list[int]) -> int:
@@ -597,6 +621,20 @@ def _inside(
         }
     )
     return out
+
+
+def _copy_map(trainer: Any) -> Callable[[], np.ndarray]:
+    """Start copying the trainer's map to the host; the function returned finishes the copy.
+
+    Asynchronous where the trainer can (``copy_map_async``, :class:`~som_studio.core.impls.protocol.Implementation`),
+    otherwise a host copy taken now.
+    """
+    start = getattr(trainer, "copy_map_async", None)
+    if start is not None:
+        finish: Callable[[], np.ndarray] = start()
+        return finish
+    snap: np.ndarray = trainer.get_map()
+    return lambda: snap
 
 
 def _scaling(table: Table | None) -> tuple[tuple[float, ...], tuple[float, ...]] | None:

@@ -127,3 +127,30 @@ def test_training_orders_the_map():
     _, te1 = quality(trained, problem.data)
     assert te1 < 0.5 * te0
     assert u_matrix(trained).mean() < 0.5 * u_matrix(problem.init_map).mean()
+
+
+def test_an_asynchronous_map_copy_is_the_map_it_was_started_on():
+    # Every single-device trainer that copies its map asynchronously gives what get_map() gives at the
+    # moment the copy started, after the chunk that made it; the next chunk then trains on as before.
+    names = [i.name for i in registry.all_implementations() if not i.shards]
+    cfg = _cfg(8, 6, 3)
+    checked = []
+    for name in names:
+        impl = registry.get(name)
+        c = cfg.replace(impl=name, **({"steps": 20, "epochs": None} if impl.kind == "online" else {"epochs": 4}))
+        trainer = impl.create(make_problem(c, impl.kind, _data(c)))
+        if not hasattr(trainer, "copy_map_async"):
+            trainer.close()
+            continue
+        try:
+            trainer.warmup()
+            trainer.run(0, 2)
+            expected = trainer.get_map()
+            finish = trainer.copy_map_async()
+            np.testing.assert_array_equal(finish(), expected)
+            trainer.run(2, 2)
+            assert not np.array_equal(trainer.get_map(), expected)
+        finally:
+            trainer.close()
+        checked.append(name)
+    assert {"jax-fused-batch", "jax-scan-online", "jax-jit-online"} <= set(checked)

@@ -34,6 +34,7 @@ units a GPU's with few features, an exact matmul form with many), recorded as ``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -159,6 +160,12 @@ class _FusedTrainer:
 
     def get_map(self) -> np.ndarray:
         return np.ascontiguousarray(np.moveaxis(np.asarray(self.w), 0, 2))
+
+    def copy_map_async(self) -> Callable[[], np.ndarray]:
+        """Start the map's copy to the host; the function returned finishes it (before the next :meth:`run`)."""
+        w = self.w  # this chunk's map: the next run() donates its buffer, so the copy is finished before then
+        w.copy_to_host_async()
+        return lambda: np.ascontiguousarray(np.moveaxis(np.asarray(w), 0, 2))
 
     def close(self) -> None:
         self.sched.close()
