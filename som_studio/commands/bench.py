@@ -314,7 +314,7 @@ def run_configs(
     from som_studio.core.problem import check_range, load_problem_table
     from som_studio.session.events import ChunkTimed, Compiled, Failed, Finished, Snapshot, Started
     from som_studio.session.record import RunRecord
-    from som_studio.session.session import Session
+    from som_studio.session.session import Session, data_source, streams
     from som_studio.storage import RecordSoFar
 
     session_kw.setdefault("snapshot_interval_s", None)
@@ -330,11 +330,22 @@ def run_configs(
         try:
             data = None
             try:
-                data = load_problem_table(configs[0])  # the same data for every run
-                if not silent:  # what reading it decided without certainty (encoding, header)
-                    for note in data.notes:
-                        print(f"{_('warning')}: {note}", file=sys.stderr)
-                check_range(data.values, configs[0].precision, configs[0].data.path or _("data"))  # one precision
+                source = data_source(configs[0])
+                streamed = source is not None and streams(configs[0], source)
+                if source is None or not (streamed or source.files > 1):
+                    data = load_problem_table(configs[0])  # the same data for every run
+                    if not silent:  # what reading it decided without certainty (encoding, header)
+                        for note in data.notes:
+                            print(f"{_('warning')}: {note}", file=sys.stderr)
+                    check_range(data.values, configs[0].precision, configs[0].data.path or _("data"))  # one precision
+                elif streamed and not configs[0].stream and not silent:
+                    # Each session reads it in batches; a folder that fits, whole.
+                    print(
+                        _("{path}: {rows:,} rows x {features} would not fit in memory: streamed").format(
+                            path=source.spec, rows=source.rows, features=source.features
+                        ),
+                        file=sys.stderr,
+                    )
             except DataError as exc:
                 raise CommandError(f"--data: {exc}") from None
             for index, cfg in enumerate(configs):

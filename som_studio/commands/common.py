@@ -217,26 +217,34 @@ def default_grid_for(args: argparse.Namespace, data: DataSpec, table_kw: dict[st
     """The grid when ``--grid`` is not given: the playbook's for colours, the SOM Toolbox's rule for ``--data``."""
     if data.path is None:
         return cfgmod.DEFAULT_WIDTH, cfgmod.DEFAULT_HEIGHT
-    from som_studio.core.data import DataError
-    from som_studio.core.init import default_grid
+    from som_studio.core.data import DataError, stream
+    from som_studio.core.init import default_grid, grid_for
     from som_studio.core.problem import load_problem_table
 
     table = {k: table_kw[k] for k in ("topology", "init", "scaling", "labels", "ignore", "id_column")}
     probe = RunConfig(data=data, width=1, height=1, **table)
     try:
         probe._validate_map_and_table()
-        values = load_problem_table(probe).values
+        if getattr(args, "stream", False) or stream.is_streamable(data.path):
+            # A folder or a stream: its statistics in one pass, the table never loaded.
+            rows, var = stream.principal_variances(
+                stream.open_source(data.path, probe.labels, probe.ignore, probe.id_column), probe.scaling_method
+            )
+            width, height = grid_for(rows, var, args.topology, args.toroid)
+        else:
+            values = load_problem_table(probe).values
+            rows = len(values)
+            width, height = default_grid(values, args.topology, args.toroid)
     except ConfigError as exc:
         raise CommandError(exc.refusal.text(flag_names())) from None
     except DataError as exc:
         raise CommandError(f"--data: {exc}") from None
-    width, height = default_grid(values, args.topology, args.toroid)
     if not getattr(args, "quiet", False):
         print(
             _(
                 "grid: {grid} for {rows:,} rows (about 5*sqrt(N) units, sides in the ratio of "
                 "the first two principal components); {flag} sets it"
-            ).format(grid=f"{width}x{height}", rows=len(values), flag="--grid WxH"),
+            ).format(grid=f"{width}x{height}", rows=rows, flag="--grid WxH"),
             file=sys.stderr,
         )
     return width, height
