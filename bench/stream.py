@@ -93,15 +93,14 @@ def _timed(fn) -> float:
 def bench(args: list[str]) -> tuple[dict, int]:
     """``som-studio bench ARGS --json`` in a fresh process: its run and its peak RSS in bytes."""
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "runs.json"
+        out, log = Path(tmp) / "runs.json", Path(tmp) / "stderr.txt"
         cmd = [sys.executable, "-m", "som_studio", "bench", *args, "--quiet", "--json", str(out)]
-        proc = subprocess.Popen(
-            cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stderr=subprocess.PIPE, text=True
-        )
-        _pid, _status, usage = os.wait4(proc.pid, 0)
-        err = proc.stderr.read() if proc.stderr else ""
+        path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+        with open(log, "w") as err:
+            proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": path}, stderr=err)
+            _pid, _status, usage = os.wait4(proc.pid, 0)
         if not out.exists():
-            raise RuntimeError(f"{' '.join(cmd)} failed:\n{err}")
+            raise RuntimeError(f"{' '.join(cmd)} failed:\n{log.read_text()}")
         return json.loads(out.read_text())["runs"][0], usage.ru_maxrss * 1024
 
 

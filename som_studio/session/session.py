@@ -28,8 +28,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Generator, Iterator
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -51,8 +50,9 @@ from som_studio.session.events import (
     Started,
 )
 from som_studio.session.memwatch import PeakMemory
-from som_studio.session.preflight import Devices, batch_rows, memory_need, preflight, table_fits
+from som_studio.session.preflight import Devices, batch_rows, memory_need, preflight
 from som_studio.session.record import Chunk, RunRecord
+from som_studio.session.resolve import Source, load_data
 from som_studio.session.timing import (
     QUALITY_SHARE,
     QualityPacer,
@@ -61,9 +61,6 @@ from som_studio.session.timing import (
     quality_iterations,
     worth_cutting,
 )
-
-if TYPE_CHECKING:
-    from som_studio.core.data.stream import Source
 
 #: First guesses at quality measurement rates, in example-unit pairs x features
 #: per second, before a run has measured its own (2-core CPU here: NumPy
@@ -94,7 +91,9 @@ class Session:
     ----------
     config : the run.
     data : pre-loaded (N, D) data, or a :class:`~som_studio.core.data.Table` (its
-        feature names and labels then reach the record), to share one load between runs.
+        feature names and labels then reach the record), to share one load between runs; or a
+        :class:`~som_studio.core.data.stream.Source`, read in batches during every pass (a streamed
+        run). ``None``: the session reads ``config``'s data (:func:`~som_studio.session.resolve.load_data`).
     snapshot_interval_s : least time between snapshots; ``None``: only the
         initial and final maps.
     quality_points : measure QE/TE at most this many times over the run (plus at 0),
@@ -119,7 +118,7 @@ class Session:
         self,
         config: RunConfig,
         *,
-        data: np.ndarray | Table | None = None,
+        data: np.ndarray | Table | Source | None = None,
         snapshot_interval_s: float | None = 1 / 30,
         quality_points: int = 10,
         final_quality: bool = True,
@@ -205,16 +204,10 @@ class Session:
         refused = preflight(cfg)
         if refused:
             raise Refused(refused)
-        source = None if self._data is not None else data_source(cfg)
-        if source is not None and streams(cfg, source):
-            return self._prepare_stream(cfg, record, impl, source)
-        loaded: np.ndarray | Table
-        if self._data is not None:
-            loaded = self._data
-        elif source is not None and source.files > 1:
-            loaded = _source_table(source, cfg)
-        else:
-            loaded = load_problem_table(cfg)
+        given = self._data if self._data is not None else load_data(cfg)
+        if isinstance(given, Source):
+            return self._prepare_stream(cfg, record, impl, given)
+        loaded: np.ndarray | Table = given if given is not None else load_problem_table(cfg)
         table = loaded if isinstance(loaded, Table) else None
         data: np.ndarray = loaded.values if isinstance(loaded, Table) else loaded
         self.data, self.labels = data, table.labels if table is not None else None
@@ -670,42 +663,6 @@ def _scaling(table: Table | None) -> tuple[tuple[float, ...], tuple[float, ...]]
     if s is None or s.method == "none":
         return None
     return tuple(float(v) for v in s.offset), tuple(float(v) for v in s.scale)
-
-
-def streams(cfg: RunConfig, source: Source) -> bool:
-    """Whether a run reads ``source`` in batches: asked to (``--stream``), or its table would not fit in memory."""
-    return bool(cfg.stream) or not table_fits(source.rows, source.features)
-
-
-def data_source(cfg: RunConfig) -> Source | None:
-    """``--data`` opened as a source (footers and headers only) when the run may stream it, else ``None``.
-
-    A folder or a glob is always a source (in memory too when it fits); one file with ``--stream``,
-    or a columnar or ``.npy`` file (its rows are known without reading it) that may not fit.
-    """
-    path = cfg.data.path
-    if path is None:
-        return None
-    from som_studio.core.data import stream
-
-    if not (cfg.stream or stream.is_streamable(path) or Path(path).suffix.lower() in stream.SIZED_SUFFIXES):
-        return None
-    return stream.open_source(path, cfg.labels, cfg.ignore, cfg.id_column)
-
-
-def _source_table(source: Source, cfg: RunConfig) -> Table:
-    """A source that fits in memory, read whole as a table (scaled as the config says)."""
-    values, labels, ids = source.read_all()
-    table = Table(
-        np.ascontiguousarray(values),
-        source.feature_names,
-        labels=labels,
-        ids=ids,
-        label_column=source.label_column,
-        id_column=source.id_column,
-        source=source.spec,
-    )
-    return table.scaled(cfg.scaling_method)
 
 
 def _data_range(problem: Any) -> tuple[tuple[float, ...], tuple[float, ...]]:

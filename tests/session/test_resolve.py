@@ -22,7 +22,7 @@ from som_studio.session.resolve import AUTO, coerce, resolve, values_of
 from tests.test_settings import SAMPLES
 
 # Settings that need a data file; trained online (their count is steps).
-TABLE = ("labels", "ignore", "id_column", "scaling", "data", "init")
+TABLE = ("labels", "ignore", "id_column", "scaling", "data", "init", "stream")
 ONLINE = ("impl", "steps", "lr_start", "lr_end")  # the sample implementation trains online
 
 # A wrong value for each setting that can be typed wrong through all three front ends.
@@ -41,6 +41,7 @@ BAD = {
     "seed": "-1",
     "precision": "float16",
     "layout": "2",
+    "batch_rows": "0",
 }
 # Why the others are not: what they name is refused by the data, or the control cannot hold it.
 NOT_BAD = {
@@ -48,6 +49,7 @@ NOT_BAD = {
     "data": "a file that cannot be read is the data's refusal (tests/core/test_data.py)",
     "samples": "the form's spin box starts at 1",
     "toroid": "a check box: on or off",
+    "stream": "a check box: on or off",
     "labels": "a column the table lacks is the data's refusal",
     "ignore": "a column the table lacks is the data's refusal",
     "id_column": "a column the table lacks is the data's refusal",
