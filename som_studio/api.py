@@ -24,6 +24,7 @@ import numpy as np
 from som_studio import config as cfgmod
 from som_studio.config import ConfigError, RunConfig
 from som_studio.core.data import DataError, Table, is_frame
+from som_studio.core.data.stream import Source
 from som_studio.i18n import _
 
 # The keywords train() names in its signature; the rest of the settings come through ``**schedule``.
@@ -46,10 +47,10 @@ def keywords() -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Prepared:
-    """A run's validated config and its data (loaded and scaled), ready for a session."""
+    """A run's validated config and its data (loaded and scaled, or a source read in batches), ready for a session."""
 
     config: RunConfig
-    table: Table
+    table: Table | Source
 
 
 def prepare(data: Any, settings: Mapping[str, Any]) -> Prepared:
@@ -61,7 +62,7 @@ def prepare(data: Any, settings: Mapping[str, Any]) -> Prepared:
     certainty is warned as a :class:`DataNote`. Raises :class:`TrainKeywordError`,
     :class:`ConfigError` or :class:`DataError`.
     """
-    from som_studio.core import registry
+    from som_studio.core.impls import registry
     from som_studio.session.resolve import resolve
 
     known = keywords()
@@ -79,6 +80,8 @@ def prepare(data: Any, settings: Mapping[str, Any]) -> Prepared:
     if isinstance(data, (str, os.PathLike)):
         for note in resolved.notes:  # what reading the file decided without certainty: the CLI's warnings
             warnings.warn(note, DataNote, stacklevel=3)
+    if resolved.source is not None:  # streamed: read in batches during every pass
+        return Prepared(resolved.config, resolved.source)
     assert resolved.table is not None  # loaded
     return Prepared(resolved.config, resolved.table)
 
@@ -353,7 +356,7 @@ class SOM:
 
     def predict(self, X: Any) -> np.ndarray:
         """Each row's best-matching unit, as the flat index ``row * width + col``."""
-        from som_studio.core import metrics
+        from som_studio.core.som import metrics
 
         x = self._scaled(X)
         first, _d2 = metrics.nearest_units(self.run_._trained, x)
@@ -378,7 +381,7 @@ class SOM:
     def score(self, X: Any, y: Any = None) -> float:
         """Minus the quantization error of ``X`` on the map (higher is better)."""
         del y
-        from som_studio.core import metrics
+        from som_studio.core.som import metrics
 
         x = self._scaled(X)
         _first, d2 = metrics.nearest_units(self.run_._trained, x)

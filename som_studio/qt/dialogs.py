@@ -11,6 +11,8 @@ from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMessageBox, QScrollArea, QWidget
 
+from som_studio.i18n import format_bytes
+
 translate = QCoreApplication.translate
 
 
@@ -47,7 +49,6 @@ def about_text(info: dict[str, Any] | None) -> str:
     from PySide6.QtCore import qVersion
 
     from som_studio import __version__
-    from som_studio.core import memory
 
     def version(dist: str) -> str:
         try:
@@ -63,7 +64,7 @@ def about_text(info: dict[str, Any] | None) -> str:
         devs = info.get("devices") or []
         kinds = ", ".join(sorted({str(d.get("kind")) for d in devs}))
         if devs and devs[0].get("memory_limit"):
-            each = memory.format_bytes(devs[0]["memory_limit"])
+            each = format_bytes(devs[0]["memory_limit"])
             text = translate("Dialogs", "{backend} — {n} device(s): {kinds}, {memory} each")
         else:
             each, text = "", translate("Dialogs", "{backend} — {n} device(s): {kinds}")

@@ -1,7 +1,7 @@
 """File > Add implementation…: the user's own implementation files, remembered and reloaded when they change.
 
 A file is checked in a child process with a time limit before it is imported
-(:func:`som_studio.core.user_impl.load`), so a file that hangs or breaks the contract
+(:func:`som_studio.core.impls.user_impl.load`), so a file that hangs or breaks the contract
 is refused in a dialog and the app goes on. The files are remembered in the settings
 and loaded again at the next start; a file that changes on disk is checked and loaded
 again (a file watcher, and a check of its time stamp before each run).
@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QFileSystemWatcher, QObject, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog
 
-from som_studio.core import registry, user_impl
-from som_studio.core.protocol import Implementation
+from som_studio.core.impls import registry, user_impl
+from som_studio.core.impls.protocol import Implementation
 
 if TYPE_CHECKING:
     from som_studio.qt.main_window import MainWindow

@@ -125,7 +125,7 @@ class DataFacts:
 
 def data_facts(table: Table) -> DataFacts:
     """A table's :class:`DataFacts`: the default grid for every lattice, toroid or not."""
-    from som_studio.core.init import default_grid
+    from som_studio.core.som.init import default_grid
 
     values = table.values
     grids = {(t, w): default_grid(values, t, w) for t in cfgmod.TOPOLOGIES for w in (False, True)}
@@ -137,9 +137,9 @@ def gather(values: Mapping[str, Any], *, scale: bool = False) -> Request:
 
     ``impl`` may name several implementations (a sequence, or text with commas). ``scale`` is the
     command line's older ``--scale`` switch (``scaling`` ``minmax``). Raises :class:`UnknownSetting`,
-    :class:`ConfigError` or :class:`~som_studio.core.registry.UnknownImplementation`.
+    :class:`ConfigError` or :class:`~som_studio.core.impls.registry.UnknownImplementation`.
     """
-    from som_studio.core import registry
+    from som_studio.core.impls import registry
 
     names = [s.name for s in cfgmod.SETTINGS]
     unknown = [k for k in values if k not in names]
@@ -197,7 +197,7 @@ def read(request: Request) -> Table | Source | None:
     """The run's data as a scaled :class:`Table`: the source read with the request's column roles.
 
     ``None`` for the random colours: they follow the run's seed
-    (:func:`~som_studio.core.problem.load_problem_table`). Raises :class:`DataError` or
+    (:func:`~som_studio.core.som.problem.load_problem_table`). Raises :class:`DataError` or
     :class:`ConfigError` (columns named for an array).
     """
     if request.source is None:
@@ -256,7 +256,7 @@ def load_data(config: RunConfig) -> Table | Source | None:
         return source
     if source is not None and source.files > 1:
         return source_table(source).scaled(config.scaling_method)
-    from som_studio.core.problem import load_problem_table
+    from som_studio.core.som.problem import load_problem_table
 
     return load_problem_table(config)
 
@@ -325,11 +325,11 @@ def _default_grid(request: Request, data: Table | Source | DataFacts | None) -> 
         return data.grids[(topology, toroid)]
     if isinstance(data, Source):  # its statistics in one pass, the table never loaded
         from som_studio.core.data.stream import principal_variances
-        from som_studio.core.init import grid_for
+        from som_studio.core.som.init import grid_for
 
         rows, var = principal_variances(data, request.scaling)
         return grid_for(rows, var, topology, toroid)
-    from som_studio.core.init import default_grid
+    from som_studio.core.som.init import default_grid
 
     return default_grid(data.values, topology, toroid)
 
@@ -386,9 +386,9 @@ def resolve(values: Mapping[str, Any], *, scale: bool = False, load: bool = True
     The data's values are checked against the precision too. ``load`` false reads a file only when
     the grid follows it, and leaves ``table`` ``None`` otherwise: the command line reads it where
     Ctrl-C can stop the reading as a phase of the run. Raises :class:`UnknownSetting`,
-    :class:`ConfigError`, :class:`~som_studio.core.registry.UnknownImplementation` or :class:`DataError`.
+    :class:`ConfigError`, :class:`~som_studio.core.impls.registry.UnknownImplementation` or :class:`DataError`.
     """
-    from som_studio.core.problem import check_range, load_problem_table
+    from som_studio.core.som.problem import check_range, load_problem_table
 
     request = gather(values, scale=scale)
     from_data = request.grid is None and request.spec.path is not None

@@ -28,8 +28,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from som_studio.core import json_fields, memory, model_file
-from som_studio.core.json_fields import FLAG, LIST, NULL, NUMBER, OBJECT, TEXT, WHOLE, FieldError
+from som_studio.core.data import json_fields, model_file
+from som_studio.core.data.json_fields import FLAG, LIST, NULL, NUMBER, OBJECT, TEXT, WHOLE, FieldError
+from som_studio.core.impls import memory
 from som_studio.i18n import _
 from som_studio.report.tables import png_bytes
 from som_studio.report.writers import write_atomic
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from som_studio.report.content import ReportRun
 
 FORMAT = "som-studio-run"
-VERSION = 2  # 2: the model arrays of core/model_file.py (docs/somrun-format.md)
+VERSION = 2  # 2: the model arrays of core/data/model_file.py (docs/somrun-format.md)
 SUFFIX = ".somrun"
 
 

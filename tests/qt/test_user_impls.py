@@ -9,7 +9,7 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from som_studio.core import registry
+from som_studio.core.impls import registry
 from som_studio.qt.main_window import MainWindow
 from som_studio.qt.settings import Settings
 from tests.core.test_user_impl import GOOD, RUN_LOOP

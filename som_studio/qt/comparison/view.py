@@ -43,7 +43,7 @@ from PySide6.QtWidgets import (
 
 from som_studio.app_model.form import app_text
 from som_studio.config import Refusal, RunConfig
-from som_studio.core import registry
+from som_studio.core.impls import registry
 from som_studio.qt import dialogs
 from som_studio.qt.comparison.queue import CompareQueue, ImplementationPicker
 from som_studio.qt.comparison.summary import SummaryModel

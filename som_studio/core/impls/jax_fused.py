@@ -1,0 +1,301 @@
+"""The fused batch implementation, ``jax-fused-batch``, and the trainer base it shares with ``jax-scan-online``
+(:mod:`som_studio.core.impls.jax_scan_online`).
+
+Both run a whole chunk of iterations (the session's ``run(first, count)``) as
+*one* dispatch of one compiled program: ``first`` and ``count`` are traced
+scalars and the loop is a ``lax.fori_loop`` with dynamic bounds, so changing
+the chunk size or crossing chunk boundaries never recompiles, and the map's
+buffer is donated so each chunk updates it in place.
+
+The map is kept on the device feature-major, ``(D, H, W)``: every per-unit
+operation then runs along the contiguous unit axis, and the neighbourhood is a
+pair of ordinary matrix products per feature.
+
+Batch epoch (:func:`batch_epoch`), with ``M = H * W`` units:
+
+* **best-matching units** by an exhaustive blocked argmin (:func:`bmus`):
+  the units are cut into blocks of ``B``; a scan over the blocks takes each
+  block's minimum of ``|w|^2 - 2 x.w`` (``|x|^2`` is constant per example; XLA
+  fuses that small product into the minimum) and each example keeps its two
+  best blocks; their units are ranked again with the direct distance and the
+  first minimum in row-major order wins. Examples are processed in chunks, so
+  the working memory is ``O(chunk * B)``, never ``N x M``.
+* **per-unit sums** of examples and counts with ``segment_sum`` (a scatter-add:
+  ``O(N * D)``; measured ~40 us on the playbook workload against ~125 ms for a
+  one-hot matmul, which builds an ``N x M`` matrix).
+* **neighbourhood** as the separable product it is: for each feature plane
+  ``S`` (and the counts), ``Hy @ S @ Hx^T`` with ``Hy`` ``(H, H)`` and ``Hx``
+  ``(W, W)`` — never ``M x M``, never ``N x M x D``.
+
+How the best-matching units are searched depends on the device and size: the kernel plan
+(:mod:`som_studio.core.plans.fused_plan`; the blocked search above is the CPU's, the direct form over all
+units a GPU's with few features, an exact matmul form with many), recorded as ``extra.kernel_plan``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from som_studio.core import jax_runtime
+from som_studio.core.plans import fused_plan, kernels
+from som_studio.core.plans.device_schedule import DeviceSchedule
+from som_studio.core.plans.fused_plan import KernelPlan
+from som_studio.core.plans.kernels import HIGHEST  # sq_distances: re-exported for the online trainers
+from som_studio.core.som.problem import Problem
+from som_studio.run_settings import Topology
+
+if TYPE_CHECKING:  # the same module, named so that annotations like jax.Array resolve
+    import jax
+    from jax import Array
+else:
+    jax = jax_runtime.jax()
+jnp = jax.numpy
+lax = jax.lax
+
+
+def bmus(wt: Array, data: Array, plan: KernelPlan | None = None, known: Array | None = None) -> Array:
+    """Flat index of each example's best-matching unit (first in row-major order on ties).
+
+    ``plan`` defaults to the one chosen for the default backend and these sizes
+    (:func:`som_studio.core.plans.fused_plan.choose`); see :mod:`som_studio.core.plans.kernels`.
+    """
+    if plan is None:
+        d, m = wt.shape
+        plan = fused_plan.choose(jax.default_backend(), m, d, data.shape[0], wt.dtype.itemsize)
+    return kernels.bmus(wt, data, plan, known)
+
+
+def batch_epoch(
+    w: Array,
+    data: Array,
+    sx: Array,
+    sy: Array,
+    plan: KernelPlan | None = None,
+    lattice: tuple[str, bool] = (Topology.RECT, False),
+    known: Array | None = None,
+) -> Array:
+    """One batch epoch on a feature-major map ``w`` (D, H, W); returns the new map (``plan`` as for :func:`bmus`).
+
+    ``lattice`` is (topology, toroid); ``known`` (N, D) 0/1 marks each example's
+    known features when some are missing (``data`` then holds 0 at the others):
+    the search ranks by known features only and each feature is averaged over
+    the examples that know it, as the NumPy reference does.
+
+    The epoch is :func:`epoch_sums` then :func:`epoch_update`: a streamed run adds the sums of
+    its batches between the two, so it ends at the same map.
+    """
+    return epoch_update(w, epoch_sums(w, data, plan, known), sx, sy, lattice)
+
+
+def epoch_sums(
+    w: Array, data: Array, plan: KernelPlan | None, known: Array | None = None, rows: Array | None = None
+) -> Array:
+    """Per unit, the sums of its examples and their counts, in float64 for float32 runs: (M, D + 1), or
+    (M, 2D) with ``known`` (each feature's own count of the examples that know it).
+
+    Sums of several sets of examples add up to those of their union. ``rows``: only the first
+    ``rows`` examples count (a streamed batch's padding is dropped).
+    """
+    d, h, wd = w.shape
+    m = h * wd
+    idx = bmus(w.reshape(d, m), data, plan, known)
+    if rows is not None:
+        idx = jnp.where(jnp.arange(data.shape[0]) < rows, idx, m)  # outside every unit: dropped
+    weights = jnp.ones((data.shape[0], 1), w.dtype) if known is None else known
+    vals = jnp.concatenate([data, weights], axis=1)
+    return jax.ops.segment_sum(vals.astype(kernels.accumulator(w.dtype)), idx, num_segments=m)
+
+
+def epoch_update(
+    w: Array, sums: Array, sx: Array, sy: Array, lattice: tuple[str, bool] = (Topology.RECT, False)
+) -> Array:
+    """The map after an epoch whose :func:`epoch_sums` are ``sums``: each unit's neighbourhood-weighted mean."""
+    d, h, wd = w.shape
+    dtype = w.dtype
+    sums = sums.astype(dtype)  # rounded once, as kernels.unit_sums does
+    if lattice != (Topology.RECT, False) or sums.shape[1] != d + 1:
+        num = kernels.smooth(sums.T.reshape(-1, h, wd), sx, sy, lattice)
+        return kernels.ratio(num[:d], num[d:], w)
+    s = sums.T.reshape(d + 1, h, wd)
+    hx = kernels.gaussian(jnp.arange(wd, dtype=dtype), jnp.arange(wd, dtype=dtype), sx, wd)
+    hy = kernels.gaussian(jnp.arange(h, dtype=dtype), jnp.arange(h, dtype=dtype), sy, h)
+    # Hy @ S @ Hx^T per plane (Gaussians are symmetric): O(M (H + W)) per plane.
+    t = jnp.einsum("kab,xb->kax", s, hx, precision=HIGHEST)
+    num = jnp.einsum("ya,kax->kyx", hy, t, precision=HIGHEST)
+    return kernels.ratio(num[:d], num[d][None], w)
+
+
+class _FusedTrainer:
+    """Device state shared by both trainers: problem arrays placed once, map feature-major.
+
+    :meth:`warmup` compiles the chunk program ahead of time (:meth:`programs`
+    lowers it), so :meth:`describe` can report what XLA compiled and
+    :meth:`run` never compiles.
+    """
+
+    # Each trainer sets its kernel plan (fused_plan.KernelPlan, online_plan.OnlinePlan); describe() names it.
+    plan: Any = None
+
+    def __init__(self, problem: Problem) -> None:
+        self.p = problem
+        self.device = jax.devices()[0]
+        put = lambda a: jax.device_put(a, self.device)
+        self.w = put(np.ascontiguousarray(np.moveaxis(problem.init_map, 2, 0)))
+        self.data = put(problem.data)
+        # One block of the schedules (and the online order) at a time: see device_schedule.
+        self.sched = DeviceSchedule(problem, lambda _name, a: put(a))
+        self._program: Any = None
+        self._compiled: Any = None
+
+    def _args(self) -> tuple:
+        raise NotImplementedError
+
+    def traces(self) -> dict:
+        """The chunk program, traced for this trainer's arguments (nothing lowered or compiled)."""
+        return {"chunk": self._program.trace(self.w, np.int32(0), np.int32(0), *self._args())}
+
+    def programs(self) -> dict:
+        """The chunk program, lowered for this trainer's arguments (nothing compiled)."""
+        return {k: t.lower() for k, t in self.traces().items()}
+
+    def warmup(self) -> None:
+        # Ahead of time: the one compilation run() uses and describe() reads. A
+        # zero-iteration chunk then loads it and leaves the map as it was.
+        self._compiled = self.programs()["chunk"].compile()
+        self._call(0, 0)
+
+    def _call(self, first: int, count: int) -> None:
+        program = self._compiled if self._compiled is not None else self._program
+        self.w = program(self.w, np.int32(first), np.int32(count), *self._args())
+        self.w.block_until_ready()
+
+    def run(self, first: int, count: int) -> None:
+        for local, n in self.sched.segments(first, count):
+            self._call(local, n)
+
+    def describe(self) -> dict:
+        """The kernel plan and XLA's own account of the compiled program's memory (after :meth:`warmup`)."""
+        return {"kernel_plan": str(self.plan), "memory_compiled_bytes": jax_runtime.compiled_bytes(self._compiled)}
+
+    def get_map(self) -> np.ndarray:
+        return np.ascontiguousarray(np.moveaxis(np.asarray(self.w), 0, 2))
+
+    def close(self) -> None:
+        self.sched.close()
+        for name in ("w", "data", "xs", "ys", "known"):
+            a = getattr(self, name, None)
+            if a is not None:
+                a.delete()
+                setattr(self, name, None)
+        self._compiled = None
+
+
+class FusedBatch(_FusedTrainer):
+    """``jax-fused-batch``: whole chunks of batch epochs in one jitted ``fori_loop``.
+
+    The BMU search follows the device's kernel plan (:func:`fused_plan.choose`):
+    the blocked search on the CPU, the direct or matmul form on an accelerator.
+    """
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(problem)
+        p = problem
+        # A streamed run searches one batch at a time: the plan is chosen for a batch.
+        searched = min(p.samples, p.stream.batch_rows) if p.stream is not None else p.samples
+        self.plan = fused_plan.choose(self.device.platform, p.height * p.width, p.features, searched, p.dtype.itemsize)
+        plan = self.plan
+        lattice = (p.config.topology, bool(p.config.toroid))
+        self.known = None
+        if np.isnan(p.data).any():
+            # NaN become 0 with a 0/1 mask beside them, placed once (the search and the sums read both).
+            known = ~np.isnan(p.data)
+            self.data.delete()
+            self.data = jax.device_put(np.where(known, p.data, 0).astype(p.dtype), self.device)
+            self.known = jax.device_put(known.astype(p.dtype), self.device)
+
+        def chunk(w, first, count, data, sx, sy, known=None):
+            def body(t, w):
+                return batch_epoch(w, data, sx[t], sy[t], plan, lattice, known)
+
+            return lax.fori_loop(first, first + count, body, w)
+
+        self._program = jax.jit(chunk, donate_argnums=0)
+        self._stream_programs: Any = None
+        self._sums: Any = None
+
+    def warmup(self) -> None:
+        if self.p.stream is None:
+            super().warmup()
+        else:  # a streamed run runs the batch programs only
+            self._streamed()
+
+    def describe(self) -> dict:
+        if self.p.stream is None:
+            return super().describe()
+        add, update, _shape = self._streamed()
+        need = [jax_runtime.compiled_bytes(add), jax_runtime.compiled_bytes(update)]
+        known = [n for n in need if n is not None]
+        return {"kernel_plan": str(self.plan), "memory_compiled_bytes": max(known) if len(known) == 2 else None}
+
+    # -- an epoch in pieces (protocol.EpochSums): a streamed run's batches -----------------
+    def _streamed(self) -> Any:
+        """The two programs of a streamed epoch, compiled for the batch's shape: add a batch's sums, update."""
+        if self._stream_programs is None:
+            p = self.p
+            assert p.stream is not None
+            plan, lattice, missing = self.plan, (p.config.topology, bool(p.config.toroid)), p.missing
+            d, m, b = p.features, p.height * p.width, p.stream.batch_rows
+
+            def add(w, sums, x, rows):
+                # NaN split on the device when the data have missing values (padding rows count nothing).
+                known = None
+                if missing:
+                    x, known = kernels.split_known(x)
+                return sums + epoch_sums(w, x, plan, known, rows)
+
+            def update(w, sums, sx, sy):
+                return epoch_update(w, sums, sx, sy, lattice)
+
+            width = 2 * d if missing else d + 1
+            spec = jax.ShapeDtypeStruct
+            w_spec = spec(self.w.shape, p.dtype)
+            sums_spec = spec((m, width), kernels.accumulator(p.dtype))
+            scalar = spec((), p.dtype)
+            self._stream_programs = (
+                jax.jit(add, donate_argnums=1)
+                .lower(w_spec, sums_spec, spec((b, d), p.dtype), spec((), jnp.int32))
+                .compile(),
+                jax.jit(update, donate_argnums=0).lower(w_spec, sums_spec, scalar, scalar).compile(),
+                (m, width),
+            )
+        return self._stream_programs
+
+    def begin_epoch(self, iteration: int) -> None:
+        """Start an epoch's sums (zeros on the device, float64 for float32 runs)."""
+        shape = self._streamed()[2]
+        self._sums = jax.device_put(np.zeros(shape, kernels.accumulator(self.p.dtype)), self.device)
+
+    def add_rows(self, rows: np.ndarray) -> None:
+        """Add a batch (n <= batch rows, D) in the run's precision (NaN: missing) to the epoch's sums."""
+        add = self._streamed()[0]
+        b = self.p.stream.batch_rows if self.p.stream is not None else rows.shape[0]
+        n = rows.shape[0]
+        if n < b:
+            rows = np.concatenate([rows, np.zeros((b - n, rows.shape[1]), rows.dtype)])
+        self._sums = add(self.w, self._sums, jax.device_put(rows, self.device), np.int32(n))
+
+    def end_epoch(self, iteration: int) -> None:
+        """The map after the epoch: the batches' sums smoothed by iteration ``iteration``'s neighbourhood."""
+        update = self._streamed()[1]
+        index, t = divmod(iteration, self.p.block_length)
+        b = self.sched.use(index)
+        dt = self.p.dtype
+        self.w = update(self.w, self._sums, dt.type(b.sigma_x[t]), dt.type(b.sigma_y[t]))
+        self._sums = None
+
+    def _args(self) -> tuple:
+        if self.known is not None:
+            return (self.data, self.sched.sx, self.sched.sy, self.known)
+        return (self.data, self.sched.sx, self.sched.sy)
