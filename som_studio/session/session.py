@@ -532,6 +532,25 @@ class _Training:
             tp = time.perf_counter()
             model_file.attach(record, cfg, self.table, final, measure=self.session.final_quality, bmus=first)
             self.timed("model", tp)
+        stream = self.problem.stream
+        if it == T and stream is not None:
+            from som_studio.core.data import model_file
+
+            # Hits and labels counted batch by batch in the final quality pass (or one more pass here).
+            tp = time.perf_counter()
+            if first is None and self.session.final_quality:
+                first = self.quality(final, bmus=True)[2]
+            rows = Table(
+                np.empty((0, stream.source.features)),
+                stream.source.feature_names,
+                label_column=stream.source.label_column,
+                id_column=stream.source.id_column,
+                scaling=stream.scaling,
+                source=stream.source.spec,
+            )
+            hits, labels = (first.hits, first.labels) if first is not None else (None, None)
+            model_file.attach_counts(record, cfg, rows, final, hits, labels)
+            self.timed("model", tp)
         if self.session.inside and it > 0:
             # Last, after the timed iterations, the final map and its measurements: nothing here is part
             # of any timing, and clearing JAX's caches to compile once more cannot touch the run.
@@ -545,20 +564,21 @@ class _Training:
         record.wall_s = self.session._wall()
         yield Finished(record)
 
-    def _final_quality(self, final: np.ndarray) -> Generator[Event, None, np.ndarray | None]:
-        """The final map's QE and TE into the record; each example's best unit when this pass found them.
+    def _final_quality(self, final: np.ndarray) -> Generator[Event, None, Any]:
+        """The final map's QE and TE into the record; each example's best unit when this pass found them
+        (a streamed run's: the hits per unit and label, :class:`~som_studio.core.plans.quality_jax.UnitCounts`).
 
         A cancelled run ends without it: its final quality pass (a second or more on a big map)
         would only delay the answer the user asked for.
         """
         record, it = self.record, self.it
-        first: np.ndarray | None = None
+        first: Any = None
         if self.session.final_quality and it == self.cfg.iterations:
             if record.history and record.history[-1]["iteration"] == it:
                 qe, te = record.history[-1]["qe"], record.history[-1]["te"]
             else:
                 # One search gives QE, TE and the model's hits and labels.
-                qe, te, first = self.quality(final, bmus=self.table is not None)
+                qe, te, first = self.quality(final, bmus=self.table is not None or self.problem.stream is not None)
                 record.history.append({"iteration": it, "qe": qe, "te": te})
                 yield QualityMeasured(it, qe, te)
             record.qe, record.te = qe, te
