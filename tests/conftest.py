@@ -114,7 +114,7 @@ def temporary_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
 @pytest.fixture
 def small_config() -> RunConfig:
     """A small SOM that trains in well under a second with any implementation."""
-    return RunConfig(width=12, height=9, data=DataSpec(samples=120), seed=3)
+    return RunConfig(impl="numpy-batch", width=12, height=9, data=DataSpec(samples=120), seed=3)
 
 
 @pytest.fixture

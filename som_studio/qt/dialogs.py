@@ -28,15 +28,13 @@ def action(owner: QWidget, text: str, slot: Any, shortcut: Any = None, tip: str 
 
 
 def show_error(owner: QWidget, title: str, message: str) -> QMessageBox:
-    """A window-modal, non-blocking dialog naming the problem, so the app stays usable.
+    """A window-modal, non-blocking dialog over ``owner`` naming the problem, so the app stays usable.
 
-    The open dialog is kept as ``owner.error_dialog`` (tests read it) until closed.
+    Deleted when closed; an owner that keeps it (tests read it) forgets it on its ``finished``.
     """
     box = QMessageBox(QMessageBox.Icon.Critical, title, message, QMessageBox.StandardButton.Ok, owner)
     box.setWindowModality(Qt.WindowModality.WindowModal)
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-    owner.error_dialog = box  # type: ignore[attr-defined]
-    box.finished.connect(lambda _=0: setattr(owner, "error_dialog", None))
     box.open()
     return box
 
@@ -88,7 +86,7 @@ def about_text(info: dict[str, Any] | None) -> str:
 
 
 def show_about(owner: QWidget, info: dict[str, Any] | None) -> QMessageBox:
-    """The About box, non-blocking; kept as ``owner._about_box`` while open (its text follows the probe)."""
+    """The About box over ``owner``, non-blocking, deleted when closed (its owner sets its text as answers come)."""
     box = QMessageBox(
         QMessageBox.Icon.Information,
         translate("Dialogs", "About SOM Studio"),
@@ -98,8 +96,6 @@ def show_about(owner: QWidget, info: dict[str, Any] | None) -> QMessageBox:
     )
     box.setTextFormat(Qt.TextFormat.RichText)
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-    owner._about_box = box  # type: ignore[attr-defined]
-    box.finished.connect(lambda _=0: setattr(owner, "_about_box", None))
     box.open()
     return box
 

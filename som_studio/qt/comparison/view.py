@@ -393,4 +393,5 @@ class ComparisonView(QWidget):
     # -- dialogs ---------------------------------------------------------------------------------
     def show_error(self, title: str, message: str) -> None:
         """A window-modal, non-blocking dialog naming the problem."""
-        dialogs.show_error(self, title, message)
+        self.error_dialog = box = dialogs.show_error(self, title, message)  # kept while open: tests read it
+        box.finished.connect(lambda _=0: setattr(self, "error_dialog", None))
