@@ -47,7 +47,7 @@ BAD = {
 NOT_BAD = {
     "data": "a file that cannot be read is the data's refusal (tests/core/test_data.py)",
     "samples": "the form's spin box starts at 1",
-    "batch_rows": "the form's spin box starts at 1",
+    "batch_rows": "the form's spin box reads 0 as none: the preflight's default",
     "labels": "a column the table lacks is the data's refusal",
     "ignore": "a column the table lacks is the data's refusal",
     "id_column": "a column the table lacks is the data's refusal",
