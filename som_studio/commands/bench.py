@@ -14,8 +14,10 @@ from som_studio.commands.common import (
     Progress,
     _count,
     _whole,
+    add_checkpoint_options,
     add_run_options,
     check_output,
+    checkpoint_plan,
     configs_from_args,
     impl_names,
     write_runs_json,
@@ -58,6 +60,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="write every run's full record as JSON (see README); - prints it (the table then goes to stderr)",
     )
     add_inside_options(p)
+    add_checkpoint_options(p)
     d = p.add_argument_group("across processes and machines (JAX's distributed runtime)")
     d.add_argument(
         "--coordinator",
@@ -176,6 +179,12 @@ def run(args: argparse.Namespace) -> int:
     session_kw: dict[str, Any] = {}
     if cluster is None:
         session_kw.update(inside)
+    if cluster is not None and (args.checkpoint or args.resume):
+        raise CommandError(
+            ("--resume: " if args.resume else "--checkpoint: ")
+            + _("saves runs in one process; it cannot go with {flag} yet").format(flag="--coordinator")
+        )
+    per_run = checkpoint_plan(args, configs)
     if cluster is not None:
         from som_studio.session.distributed import LOCKSTEP_SESSION
 
@@ -189,6 +198,7 @@ def run(args: argparse.Namespace) -> int:
             save_runs=args.save_runs if main else None,
             force=args.force,
             interruptible=cluster is None,  # processes in lockstep cannot stop one alone
+            per_run=per_run,
             **session_kw,
         )
     except Interrupted as stop:
@@ -296,6 +306,7 @@ def run_configs(
     save_runs: str | None = None,
     force: bool = False,
     interruptible: bool = True,
+    per_run=None,
     **session_kw,
 ):
     """Run each config in turn with a progress bar; return their records.
@@ -303,7 +314,8 @@ def run_configs(
     ``quiet``: no progress bar; ``silent``: nothing at all on stderr.
     ``observe(index, config, event)``, if given, sees every event of every run
     (``compare`` keeps the maps from it). ``session_kw`` go to each
-    :class:`~som_studio.session.session.Session`.
+    :class:`~som_studio.session.session.Session`, and ``per_run[impl]`` (a dict of keywords,
+    e.g. its checkpoints) to that implementation's.
 
     Ctrl-C (with ``interruptible``) in any phase of a run stops there: the
     run is recorded as ``cancelled`` (and ``observe`` sees its ``Finished``),
@@ -338,7 +350,14 @@ def run_configs(
             except DataError as exc:
                 raise CommandError(f"--data: {exc}") from None
             for index, cfg in enumerate(configs):
-                session = Session(cfg, data=data, **session_kw)
+                own = (per_run or {}).get(cfg.impl, {})
+                session = Session(cfg, data=data, **session_kw, **own)
+                if own.get("resume") is not None and not silent:
+                    progress.done(
+                        _("{impl}: resuming at iteration {n:,} of {total:,} from {folder}").format(
+                            impl=cfg.impl, n=own["resume"].iteration, total=cfg.iterations, folder=own["resume"].folder
+                        )
+                    )
                 partial = RecordSoFar(cfg)
                 phase = _("preparing the run")
                 ctrl_c.session = session

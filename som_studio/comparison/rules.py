@@ -181,6 +181,7 @@ PHASE_WORDS = {
     "train": N_("training"),
     "quality": N_("quality"),
     "model": N_("hits and labels"),
+    "checkpoint": N_("writing checkpoints"),
     "agreement": N_("agreement check"),
     "other": N_("other"),
 }

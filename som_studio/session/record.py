@@ -21,9 +21,9 @@ SCHEMA_VERSION = 1
 
 #: Where a run's wall time goes, in order (``timings.phases``): reading and checking the data
 #: (JAX's start-up included), the initial map and placing the problem on its device, compiling,
-#: training (``total_s``), the quality measurements, and the model's pass over the data (hits,
-#: unit labels, clusters).
-PHASES = ("data", "init", "compile", "train", "quality", "model")
+#: training (``total_s``), the quality measurements, the model's pass over the data (hits,
+#: unit labels, clusters), and writing checkpoints.
+PHASES = ("data", "init", "compile", "train", "quality", "model", "checkpoint")
 
 
 def no_phases() -> dict[str, float]:

@@ -25,6 +25,7 @@ session's measurements and the time its caller spends between events.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 import time
 from collections.abc import Generator, Iterator
@@ -39,6 +40,7 @@ from som_studio.core.problem import check_range, load_problem_table, make_proble
 from som_studio.core.protocol import Implementation
 from som_studio.i18n import _, ngettext
 from som_studio.session import env as envmod
+from som_studio.session.checkpoint import CheckpointError, Checkpoints, Saved, data_files, meta_for
 from som_studio.session.events import (
     ChunkTimed,
     Compiled,
@@ -109,6 +111,12 @@ class Session:
         JAX explains any recompilation (the explanations are kept).
     keep_programs : with ``inside``, keep the program's texts (jaxpr,
         StableHLO, optimized HLO) in ``extra.inside.programs``.
+    checkpoint : save the run there as it trains (:class:`~som_studio.session.checkpoint.Checkpoints`:
+        every ``every_s`` seconds, when it ends and when it is cancelled); a save that fails stops
+        the run, the previous checkpoint kept.
+    resume : a checkpoint of this run (:func:`~som_studio.session.checkpoint.resume_from` checked
+        that it is this configuration's): training starts where it stood and ends at the map an
+        uninterrupted run reaches; its QE/TE history carries on.
     """
 
     def __init__(
@@ -124,6 +132,8 @@ class Session:
         quality_share: float | None = QUALITY_SHARE,
         inside: bool = False,
         keep_programs: bool = False,
+        checkpoint: Checkpoints | None = None,
+        resume: Saved | None = None,
     ) -> None:
         self.config = config
         self._data = data
@@ -135,6 +145,8 @@ class Session:
         self.quality_share = quality_share
         self.inside = inside
         self.keep_programs = keep_programs
+        self.checkpoint = checkpoint
+        self.resume_from = resume
         self._cancel = threading.Event()
         self._running = threading.Event()
         self._running.set()
@@ -202,6 +214,8 @@ class Session:
             if refused:
                 raise Refused(refused)
             record.estimate_bytes = memory_need(impl, cfg, data.shape[0], data.shape[1], devices, missing)[0]
+            if self.checkpoint is not None:
+                self.checkpoint.start()
             record.env = envmod.describe(impl.backend)
             if impl.file is not None:
                 # A user's implementation is checked against the NumPy reference before it is timed;
@@ -210,7 +224,7 @@ class Session:
                 record.extra["agreement"] = user_impl.agreement(impl, cfg, data)
                 record.extra["user_impl"] = user_impl.source_facts(impl)  # the bytes this process imported
         except Exception as exc:
-            if isinstance(exc, user_impl.UserImplError):
+            if isinstance(exc, (user_impl.UserImplError, CheckpointError)):
                 record.message = str(exc)
             elif isinstance(exc, (ConfigError, DataError, registry.UnknownImplementation, Refused)):
                 record.message = str(exc)
@@ -267,6 +281,22 @@ class Session:
         try:
             tp = time.perf_counter()
             problem = make_problem(cfg, impl.kind, data)
+            saved = self.resume_from
+            start = 0
+            if saved is not None:
+                # The seeded problem with the saved map in place of the initial one: every implementation
+                # draws iteration t's schedules and samples from the seed, wherever it starts.
+                problem = dataclasses.replace(
+                    problem,
+                    init_map=np.ascontiguousarray(saved.map, dtype=problem.dtype).reshape(problem.init_map.shape),
+                )
+                start = min(saved.iteration, T)
+                record.history = [dict(h) for h in saved.meta.get("history") or []]
+                record.extra["resumed"] = {
+                    "checkpoint": str(saved.folder),
+                    "iteration": start,
+                    "trained_s": float(saved.meta.get("trained_s", 0.0)),
+                }
             timed("init", tp)
             yield Started(
                 config=cfg,
@@ -287,7 +317,7 @@ class Session:
             tp = time.perf_counter()
             trainer = impl.create(problem)
             timed("init", tp)
-            yield Snapshot(0, problem.init_map.copy())
+            yield Snapshot(start, problem.init_map.copy())
             measure = _Quality(impl, problem, devices[0] if devices else None)
             share = self.quality_share
             if impl.backend == "jax" and jax_runtime.jax().process_count() > 1:
@@ -321,7 +351,7 @@ class Session:
                 with watch.exclude():
                     measure.warmup()
                 excluded += timed("compile", tq)
-            if 0 in q_at and pacer.allow(train_s()):
+            if 0 in q_at and start == 0 and pacer.allow(train_s()):
                 qe, te = quality(problem.init_map)[:2]
                 record.history.append({"iteration": 0, "qe": qe, "te": te})
                 yield QualityMeasured(0, qe, te)
@@ -342,10 +372,25 @@ class Session:
                 reasons = misses.enter_context(inside.cache_misses())
             yield Compiled(record.compile_s, record.warmup_compiles)
 
-            it, chunk = 0, 1
+            it, chunk = start, 1
             rate: float | None = None  # seconds per iteration of the last chunk
             last_snapshot = time.perf_counter()
-            next_q = [q for q in q_at if q > 0]
+            next_q = [q for q in q_at if q > start]
+            files = data_files(cfg) if self.checkpoint is not None else []
+
+            def save_checkpoint(weights: np.ndarray) -> None:
+                """Save where the run stands (its time is the session's, not training's)."""
+                nonlocal excluded
+                ck = self.checkpoint
+                if ck is None or ck.iteration == it:
+                    return
+                tc = time.perf_counter()
+                before = float(saved.meta.get("trained_s", 0.0)) if saved is not None else 0.0
+                meta = meta_for(cfg, it, history=record.history, trained_s=before + train_s(), files=files)
+                with watch.exclude():
+                    ck.save({"map": weights}, meta)
+                excluded += timed("checkpoint", tc)
+
             while it < T:
                 if not self._running.is_set():
                     tp = time.perf_counter()
@@ -380,6 +425,8 @@ class Session:
                     chunk = next_chunk(chunk, dt / count * chunk, self.chunk_target_s, self.max_chunk)
                 else:
                     chunk = next_chunk(count, dt, self.chunk_target_s, self.max_chunk)
+                if self.checkpoint is not None and it < T and self.checkpoint.due():
+                    save_checkpoint(trainer.get_map())
                 if next_q and it == next_q[0]:
                     next_q.pop(0)
                     if (it < T or not self.final_quality) and pacer.allow(train_s()):
@@ -403,6 +450,7 @@ class Session:
             record.peak_bytes = watch.stop()
             misses.close()
             final = trainer.get_map()
+            save_checkpoint(final)  # a run that ends or stops keeps where it stood
             record.status = "cancelled" if it < T else "ok"
             if it < T:
                 record.message = ngettext(
@@ -443,7 +491,7 @@ class Session:
         except Exception as exc:
             record.total_s = time.perf_counter() - t0 - excluded - self._outside_s
             record.status = "failed"
-            record.message = f"{type(exc).__name__}: {exc}"
+            record.message = str(exc) if isinstance(exc, CheckpointError) else f"{type(exc).__name__}: {exc}"
             if impl.file is not None:  # the user's own traceback lines, not the session's
                 record.message = str(user_impl.user_error(impl, _("{name} failed").format(name=impl.name), exc))
             if record.peak_bytes is None:
@@ -452,6 +500,8 @@ class Session:
             yield Failed(record)
         finally:
             misses.close()
+            if self.checkpoint is not None:
+                self.checkpoint.close()
             if trainer is not None:
                 trainer.close()
             if measure is not None:
