@@ -65,7 +65,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     d.add_argument(
         "--coordinator",
         metavar="HOST:PORT",
-        help="address of process 0, which hosts the coordinator there; every process gives the same",
+        help="address of process 0, which hosts the coordinator there; every process gives the same; "
+        "auto: the cluster's own settings, where JAX's runtime detects them (Slurm's srun, Open MPI's mpirun), "
+        "with no --num-processes or --process-id",
     )
     d.add_argument("--num-processes", type=_count, metavar="P", help="number of processes taking part")
     d.add_argument("--process-id", type=_whole, metavar="I", help="this process's number, 0..P-1 (0 prints and writes)")
@@ -107,8 +109,21 @@ def inside_options(args: argparse.Namespace) -> dict[str, bool]:
 
 def _cluster(args: argparse.Namespace):
     """The multi-process settings, checked; ``None`` for a one-process run."""
-    from som_studio.session.distributed import Cluster, DistributedError
+    from som_studio.session.distributed import AUTO, Cluster, DistributedError, detect
 
+    if args.coordinator == AUTO:
+        if args.num_processes is not None or args.process_id is not None:
+            raise CommandError(
+                _("{a} and {b} come from the cluster with {flag}").format(
+                    a="--num-processes", b="--process-id", flag="--coordinator auto"
+                )
+            )
+        try:
+            cluster = detect(args.init_timeout)
+        except DistributedError as exc:
+            raise CommandError(str(exc)) from None
+        _only_sharded(args)
+        return cluster
     if args.coordinator is None:
         if args.num_processes is not None or args.process_id is not None:
             raise CommandError(
@@ -125,6 +140,12 @@ def _cluster(args: argparse.Namespace):
         cluster = Cluster(args.coordinator, args.num_processes, args.process_id, args.init_timeout).check()
     except DistributedError as exc:
         raise CommandError(str(exc)) from None
+    _only_sharded(args)
+    return cluster
+
+
+def _only_sharded(args: argparse.Namespace) -> None:
+    """Refuse implementations that run on one device in a run across processes."""
     from som_studio.core import registry
 
     names = impl_names(args)
@@ -139,7 +160,6 @@ def _cluster(args: argparse.Namespace):
                 len(flat),
             ).format(names=", ".join(flat), sharded=", ".join(sharded))
         )
-    return cluster
 
 
 def run(args: argparse.Namespace) -> int:
