@@ -189,58 +189,68 @@ class Session:
             events.close()  # a caller that stops early still gets the trainer closed now
 
     def _events(self) -> Generator[Event, None, None]:
+        """Check and load, then train: a refusal or a bad file ends the run before anything trains."""
         cfg = self.config
         self._t_start = time.perf_counter()
         record = RunRecord(impl=cfg.impl, kind="?", config=cfg.to_dict())
         try:
-            impl = registry.get(cfg.impl)
-            record.kind = impl.kind
-            # The checks that need neither data nor devices come first: a bad config loads nothing.
-            refused = preflight(cfg)
-            if refused:
-                raise Refused(refused)
-            loaded: np.ndarray | Table = self._data if self._data is not None else load_problem_table(cfg)
-            table = loaded if isinstance(loaded, Table) else None
-            data: np.ndarray = loaded.values if isinstance(loaded, Table) else loaded
-            self.data, self.labels = data, table.labels if table is not None else None
-            if table is not None:
-                record.config["feature_names"] = list(table.feature_names)
-            missing = bool(np.isnan(data).any())
-            check_range(data, cfg.precision, cfg.data.path or _("data"))
-            record.samples = int(data.shape[0])
-            record.layout = cfg.layout if impl.shards else "1x1"
-            devices = Devices.from_jax() if impl.backend == "jax" else None
-            refused = preflight(cfg, data_shape=data.shape, devices=devices, missing=missing)
-            if refused:
-                raise Refused(refused)
-            record.estimate_bytes = memory_need(impl, cfg, data.shape[0], data.shape[1], devices, missing)[0]
-            if self.checkpoint is not None:
-                self.checkpoint.start()
-            record.env = envmod.describe(impl.backend)
-            if impl.file is not None:
-                # A user's implementation is checked against the NumPy reference before it is timed;
-                # the record names the file and the hash of the bytes that ran.
-                record.extra["user_impl"] = user_impl.source_facts(impl)  # a failed check's record names it too
-                record.extra["agreement"] = user_impl.agreement(impl, cfg, data)
-                record.extra["user_impl"] = user_impl.source_facts(impl)  # the bytes this process imported
+            impl, data, table = self._prepare(cfg, record)
         except Exception as exc:
-            if isinstance(exc, (user_impl.UserImplError, CheckpointError)):
-                record.message = str(exc)
-            elif isinstance(exc, (ConfigError, DataError, registry.UnknownImplementation, Refused)):
-                record.message = str(exc)
-                if not isinstance(exc, DataError):
-                    record.refusal = exc.refusal
-            else:  # an environment that cannot run this (e.g. JAX fails to start)
-                record.message = f"{type(exc).__name__}: {exc}"
-            record.status = "failed"
-            record.env = record.env or envmod.describe(None)  # the JSON's env keys, even here
-            record.phases["data"] = self._wall()
-            record.wall_s = self._wall()
-            yield Failed(record)
+            yield self._refused(record, exc)
             return
         # The agreement check's time is its own (the report names it), not reading data.
         record.phases["data"] = self._wall() - float(record.extra.get("agreement", {}).get("seconds", 0.0))
         yield from self._train(impl, cfg, data, record, table)
+
+    def _prepare(self, cfg: RunConfig, record: RunRecord) -> tuple[Implementation, np.ndarray, Table | None]:
+        """The implementation, the data and its table once every check before training has passed."""
+        impl = registry.get(cfg.impl)
+        record.kind = impl.kind
+        # The checks that need neither data nor devices come first: a bad config loads nothing.
+        refused = preflight(cfg)
+        if refused:
+            raise Refused(refused)
+        loaded: np.ndarray | Table = self._data if self._data is not None else load_problem_table(cfg)
+        table = loaded if isinstance(loaded, Table) else None
+        data: np.ndarray = loaded.values if isinstance(loaded, Table) else loaded
+        self.data, self.labels = data, table.labels if table is not None else None
+        if table is not None:
+            record.config["feature_names"] = list(table.feature_names)
+        missing = bool(np.isnan(data).any())
+        check_range(data, cfg.precision, cfg.data.path or _("data"))
+        record.samples = int(data.shape[0])
+        record.layout = cfg.layout if impl.shards else "1x1"
+        devices = Devices.from_jax() if impl.backend == "jax" else None
+        refused = preflight(cfg, data_shape=data.shape, devices=devices, missing=missing)
+        if refused:
+            raise Refused(refused)
+        record.estimate_bytes = memory_need(impl, cfg, data.shape[0], data.shape[1], devices, missing)[0]
+        if self.checkpoint is not None:
+            self.checkpoint.start()  # a folder it cannot write is refused before anything trains
+        record.env = envmod.describe(impl.backend)
+        if impl.file is not None:
+            # A user's implementation is checked against the NumPy reference before it is timed;
+            # the record names the file and the hash of the bytes that ran.
+            record.extra["user_impl"] = user_impl.source_facts(impl)  # a failed check's record names it too
+            record.extra["agreement"] = user_impl.agreement(impl, cfg, data)
+            record.extra["user_impl"] = user_impl.source_facts(impl)  # the bytes this process imported
+        return impl, data, table
+
+    def _refused(self, record: RunRecord, exc: Exception) -> Failed:
+        """The event of a run that ended before training: refused, unreadable data, or no environment for it."""
+        if isinstance(exc, (user_impl.UserImplError, CheckpointError)):
+            record.message = str(exc)
+        elif isinstance(exc, (ConfigError, DataError, registry.UnknownImplementation, Refused)):
+            record.message = str(exc)
+            if not isinstance(exc, DataError):
+                record.refusal = exc.refusal
+        else:  # an environment that cannot run this (e.g. JAX fails to start)
+            record.message = f"{type(exc).__name__}: {exc}"
+        record.status = "failed"
+        record.env = record.env or envmod.describe(None)  # the JSON's env keys, even here
+        record.phases["data"] = self._wall()
+        record.wall_s = self._wall()
+        return Failed(record)
 
     def _wall(self) -> float:
         """Seconds since the run started, the caller's time between events included (a stopwatch's view)."""
@@ -249,266 +259,338 @@ class Session:
     def _train(
         self, impl: Implementation, cfg: RunConfig, data: np.ndarray, record: RunRecord, table: Table | None = None
     ) -> Generator[Event, None, None]:
-        from som_studio.core import jax_runtime
-
-        devices: list[Any] = []
-        if impl.backend == "jax":
-            data_n, map_n = parse_layout(record.layout)
-            devices = [
-                d
-                for d in jax_runtime.jax().devices()[: data_n * map_n]
-                if d.process_index == jax_runtime.jax().process_index()
-            ]
-        watch = PeakMemory(devices)
-        watch.start()
-        # Training time starts here: checking the config, loading data and starting
-        # JAX (a third of a second for the first JAX run in a process) are not training.
-        t0 = time.perf_counter()
-        self._outside_s = 0.0
-        excluded = 0.0  # the session's own measurements, not part of training time
-        trainer = None
-        measure = None
-        T = cfg.iterations
-        misses = contextlib.ExitStack()  # the recompilations JAX explains, with inside
-        phases = record.phases
-
-        def timed(phase: str, tp: float) -> float:
-            """Add the seconds since ``tp`` to ``phase``; return them."""
-            spent = time.perf_counter() - tp
-            phases[phase] += spent
-            return spent
-
+        """Train in named steps; any failure on the way ends the run with its record so far."""
+        training = _Training(self, impl, cfg, data, record, table)
         try:
-            tp = time.perf_counter()
-            problem = make_problem(cfg, impl.kind, data)
-            saved = self.resume_from
-            start = 0
-            if saved is not None:
-                # The seeded problem with the saved map in place of the initial one: every implementation
-                # draws iteration t's schedules and samples from the seed, wherever it starts.
-                problem = dataclasses.replace(
-                    problem,
-                    init_map=np.ascontiguousarray(saved.map, dtype=problem.dtype).reshape(problem.init_map.shape),
-                )
-                start = min(saved.iteration, T)
-                record.history = [dict(h) for h in saved.meta.get("history") or []]
-                record.extra["resumed"] = {
-                    "checkpoint": str(saved.folder),
-                    "iteration": start,
-                    "trained_s": float(saved.meta.get("trained_s", 0.0)),
-                }
-            timed("init", tp)
-            yield Started(
-                config=cfg,
-                kind=impl.kind,
-                iterations=T,
-                samples=problem.samples,
-                features=problem.features,
-                env=record.env,
-                layout=record.layout,
-                estimate_bytes=record.estimate_bytes or 0,
-                data_range=(
-                    tuple(float(v) for v in np.nanmin(problem.data, axis=0)),
-                    tuple(float(v) for v in np.nanmax(problem.data, axis=0)),
-                ),
-                feature_names=tuple(table.feature_names) if table is not None else (),
-                scaling=_scaling(table),
-            )
-            tp = time.perf_counter()
-            trainer = impl.create(problem)
-            timed("init", tp)
-            yield Snapshot(start, problem.init_map.copy())
-            measure = _Quality(impl, problem, devices[0] if devices else None)
-            share = self.quality_share
-            if impl.backend == "jax" and jax_runtime.jax().process_count() > 1:
-                share = None  # every process must cut the same chunks: no decisions on local clocks
-            pacer = QualityPacer(share=share, first_guess_s=measure.guess_s)
-            own_compiles = 0  # compiles of the quality program after warm-up: not the trainer's
-
-            def train_s() -> float:
-                return time.perf_counter() - t0 - excluded - self._outside_s
-
-            def quality(weights: np.ndarray, bmus: bool = False) -> tuple[float, float, np.ndarray | None]:
-                nonlocal excluded, own_compiles
-                tq = time.perf_counter()
-                c = jax_runtime.compile_count()
-                with watch.exclude():
-                    qe, te, compile_s, first = measure(weights, bmus)
-                own_compiles += jax_runtime.compile_count() - c
-                spent = time.perf_counter() - tq
-                excluded += spent
-                pacer.spend(spent, compile_s)
-                phases["compile"] += compile_s
-                phases["quality"] += spent - compile_s
-                return qe, te, first
-
-            q_at = self._quality_iterations(T)
-            if q_at or self.final_quality:
-                # The quality program is compiled before training, not at the first point
-                # measured: a compile mid-run would raise the worker's memory for good minutes
-                # into a run (docs/benchmarks.md, "Hours-long runs").
-                tq = time.perf_counter()
-                with watch.exclude():
-                    measure.warmup()
-                excluded += timed("compile", tq)
-            if 0 in q_at and start == 0 and pacer.allow(train_s()):
-                qe, te = quality(problem.init_map)[:2]
-                record.history.append({"iteration": 0, "qe": qe, "te": te})
-                yield QualityMeasured(0, qe, te)
-
-            own_compiles = 0
-            c0 = jax_runtime.compile_count()
-            tw = time.perf_counter()
-            trainer.warmup()
-            record.compile_s = timed("compile", tw)
-            record.warmup_compiles = jax_runtime.compile_count() - c0
-            describe = getattr(trainer, "describe", None)  # optional: what the trainer compiled
-            if describe is not None:
-                record.extra.update(describe())
-            reasons: list[str] = []
-            if self.inside and impl.backend == "jax":
-                from som_studio.core import inside
-
-                reasons = misses.enter_context(inside.cache_misses())
-            yield Compiled(record.compile_s, record.warmup_compiles)
-
-            it, chunk = start, 1
-            rate: float | None = None  # seconds per iteration of the last chunk
-            last_snapshot = time.perf_counter()
-            next_q = [q for q in q_at if q > start]
-            files = data_files(cfg) if self.checkpoint is not None else []
-
-            def save_checkpoint(weights: np.ndarray) -> None:
-                """Save where the run stands (its time is the session's, not training's)."""
-                nonlocal excluded
-                ck = self.checkpoint
-                if ck is None or ck.iteration == it:
-                    return
-                tc = time.perf_counter()
-                before = float(saved.meta.get("trained_s", 0.0)) if saved is not None else 0.0
-                meta = meta_for(cfg, it, history=record.history, trained_s=before + train_s(), files=files)
-                with watch.exclude():
-                    ck.save({"map": weights}, meta)
-                excluded += timed("checkpoint", tc)
-
-            while it < T:
-                if not self._running.is_set():
-                    tp = time.perf_counter()
-                    while not self._running.wait(0.02):
-                        pass
-                    excluded += time.perf_counter() - tp
-                if self._cancel.is_set():
-                    break
-                count = min(chunk, T - it)
-                # Points inside this chunk that the budget cannot afford now, or that
-                # would cut it too short to time well, are dropped; the next one
-                # left ends the chunk.
-                while (
-                    next_q
-                    and next_q[0] < it + count
-                    and next_q[0] < T
-                    and not (pacer.allow(train_s()) and (share is None or worth_cutting(next_q[0] - it, rate)))
-                ):
-                    next_q.pop(0)
-                if next_q:
-                    count = min(count, next_q[0] - it)
-                ts = time.perf_counter()
-                trainer.run(it, count)
-                dt = time.perf_counter() - ts
-                rate = dt / count if count else rate
-                record.chunks.append(Chunk(it, count, dt))
-                it += count
-                yield ChunkTimed(it - count, count, dt, train_s())
-                if count < chunk and it < T:
-                    # Cut short by a quality point: its rate still holds, and the next
-                    # chunk grows from the size planned, not from the cut one.
-                    chunk = next_chunk(chunk, dt / count * chunk, self.chunk_target_s, self.max_chunk)
-                else:
-                    chunk = next_chunk(count, dt, self.chunk_target_s, self.max_chunk)
-                if self.checkpoint is not None and it < T and self.checkpoint.due():
-                    save_checkpoint(trainer.get_map())
-                if next_q and it == next_q[0]:
-                    next_q.pop(0)
-                    if (it < T or not self.final_quality) and pacer.allow(train_s()):
-                        qe, te = quality(trainer.get_map())[:2]
-                        record.history.append({"iteration": it, "qe": qe, "te": te})
-                        yield QualityMeasured(it, qe, te)
-                if (
-                    self.snapshot_interval_s is not None
-                    and it < T
-                    and time.perf_counter() - last_snapshot >= self.snapshot_interval_s
-                ):
-                    ts = time.perf_counter()
-                    snap = trainer.get_map()
-                    excluded += time.perf_counter() - ts
-                    last_snapshot = time.perf_counter()
-                    yield Snapshot(it, snap)
-
-            record.total_s = train_s()
-            phases["train"] = max(0.0, record.total_s - phases["init"] - record.compile_s)
-            record.compiles = jax_runtime.compile_count() - c0 - own_compiles
-            record.peak_bytes = watch.stop()
-            misses.close()
-            final = trainer.get_map()
-            save_checkpoint(final)  # a run that ends or stops keeps where it stood
-            record.status = "cancelled" if it < T else "ok"
-            if it < T:
-                record.message = ngettext(
-                    "cancelled after {done:,} of {n:,} iteration", "cancelled after {done:,} of {n:,} iterations", T
-                ).format(done=it, n=T)
-            yield Snapshot(it, final)
-            # A cancelled run ends now: its final quality pass (a second or more on
-            # a big map) would only delay the answer the user asked for.
-            first: np.ndarray | None = None  # each example's best unit, when the final pass found them
-            if self.final_quality and it == T:
-                if record.history and record.history[-1]["iteration"] == it:
-                    qe, te = record.history[-1]["qe"], record.history[-1]["te"]
-                else:
-                    # One search gives QE, TE and the model's hits and labels.
-                    qe, te, first = quality(final, bmus=table is not None)
-                    record.history.append({"iteration": it, "qe": qe, "te": te})
-                    yield QualityMeasured(it, qe, te)
-                record.qe, record.te = qe, te
-            elif record.history and record.history[-1]["iteration"] == it:
-                # Measured on the final map already; an earlier measurement is not the final map's.
-                record.qe, record.te = record.history[-1]["qe"], record.history[-1]["te"]
-            if it == T and table is not None:
-                from som_studio.core import model_file
-
-                # Hits and labels take a pass over the data: skipped with the final quality pass.
-                tp = time.perf_counter()
-                model_file.attach(record, cfg, table, final, measure=self.final_quality, bmus=first)
-                timed("model", tp)
-            if self.inside and it > 0:
-                # Last, after the timed iterations, the final map and its measurements: nothing here is part
-                # of any timing, and clearing JAX's caches to compile once more cannot touch the run.
-                tp = time.perf_counter()
-                record.extra["inside"] = _inside(impl, trainer, problem, record, devices, it, self.keep_programs)
-                record.extra["inside"]["counts"]["recompile_reasons"] = reasons
-                record.extra["inside"]["record_s"] = time.perf_counter() - tp
-            record.wall_s = self._wall()
-            yield Finished(record)
+            yield from training.start()
+            yield from training.compile()
+            yield from training.chunks()
+            yield from training.finish()
         except Exception as exc:
-            record.total_s = time.perf_counter() - t0 - excluded - self._outside_s
-            record.status = "failed"
-            record.message = str(exc) if isinstance(exc, CheckpointError) else f"{type(exc).__name__}: {exc}"
-            if impl.file is not None:  # the user's own traceback lines, not the session's
-                record.message = str(user_impl.user_error(impl, _("{name} failed").format(name=impl.name), exc))
-            if record.peak_bytes is None:
-                record.peak_bytes = watch.stop()
-            record.wall_s = self._wall()
-            yield Failed(record)
+            yield training.failed(exc)
         finally:
-            misses.close()
-            if self.checkpoint is not None:
-                self.checkpoint.close()
-            if trainer is not None:
-                trainer.close()
-            if measure is not None:
-                measure.close()
+            training.close()
 
     def _quality_iterations(self, T: int) -> list[int]:
         return quality_iterations(T, self.quality_points)
+
+
+class _Training:
+    """One run's training, from the seeded problem to the final record, as the steps :meth:`Session._train` names.
+
+    It holds what the steps share: the trainer, the quality measure and its pacer, the clocks. Training time
+    starts when it is made: checking the config, loading data and starting JAX (a third of a second for the
+    first JAX run in a process) are not training. The session's own measurements (``excluded``) and the time its
+    caller spends between events are not training either. Runs on the session's thread.
+    """
+
+    def __init__(
+        self,
+        session: Session,
+        impl: Implementation,
+        cfg: RunConfig,
+        data: np.ndarray,
+        record: RunRecord,
+        table: Table | None,
+    ) -> None:
+        from som_studio.core import jax_runtime
+
+        self.session, self.impl, self.cfg, self.data, self.record, self.table = session, impl, cfg, data, record, table
+        self.devices: list[Any] = []
+        if impl.backend == "jax":
+            data_n, map_n = parse_layout(record.layout)
+            jax = jax_runtime.jax()
+            self.devices = [d for d in jax.devices()[: data_n * map_n] if d.process_index == jax.process_index()]
+        self.watch = PeakMemory(self.devices)
+        self.watch.start()
+        self.t0 = time.perf_counter()
+        session._outside_s = 0.0
+        self.excluded = 0.0  # the session's own measurements, not part of training time
+        self.trainer: Any = None
+        self.measure: _Quality | None = None
+        self.misses = contextlib.ExitStack()  # the recompilations JAX explains, with inside
+        self.reasons: list[str] = []
+        self.own_compiles = 0  # compiles of the quality program after warm-up: not the trainer's
+        self.c0 = 0  # JAX's compile count before the trainer's warm-up
+        self.it = 0  # iterations trained (from the checkpoint's, when resumed)
+        self.trained_before = 0.0  # training seconds before the checkpoint resumed from
+        self.files: list[list[Any]] = data_files(cfg) if session.checkpoint is not None else []
+
+    # -- clocks ------------------------------------------------------------------------
+    def timed(self, phase: str, tp: float) -> float:
+        """Add the seconds since ``tp`` to ``phase``; return them."""
+        spent = time.perf_counter() - tp
+        self.record.phases[phase] += spent
+        return spent
+
+    def train_s(self) -> float:
+        return time.perf_counter() - self.t0 - self.excluded - self.session._outside_s
+
+    def quality(self, weights: np.ndarray, bmus: bool = False) -> tuple[float, float, np.ndarray | None]:
+        """QE, TE (and each example's best unit with ``bmus``) of ``weights``; its time is not training's."""
+        from som_studio.core import jax_runtime
+
+        assert self.measure is not None
+        tq = time.perf_counter()
+        c = jax_runtime.compile_count()
+        with self.watch.exclude():
+            qe, te, compile_s, first = self.measure(weights, bmus)
+        self.own_compiles += jax_runtime.compile_count() - c
+        spent = time.perf_counter() - tq
+        self.excluded += spent
+        self.pacer.spend(spent, compile_s)
+        self.record.phases["compile"] += compile_s
+        self.record.phases["quality"] += spent - compile_s
+        return qe, te, first
+
+    def save_checkpoint(self, weights: np.ndarray) -> None:
+        """Save where the run stands, unless saved there already; its time is the session's, not training's."""
+        ck = self.session.checkpoint
+        if ck is None or ck.iteration == self.it:
+            return
+        tc = time.perf_counter()
+        meta = meta_for(
+            self.cfg,
+            self.it,
+            history=self.record.history,
+            trained_s=self.trained_before + self.train_s(),
+            files=self.files,
+        )
+        with self.watch.exclude():
+            ck.save({"map": weights}, meta)
+        self.excluded += self.timed("checkpoint", tc)
+
+    # -- the steps ---------------------------------------------------------------------
+    def start(self) -> Generator[Event, None, None]:
+        """The seeded problem, ``Started``, the trainer, the initial map and its quality (its program compiled)."""
+        from som_studio.core import jax_runtime
+
+        cfg, impl, table, record = self.cfg, self.impl, self.table, self.record
+        tp = time.perf_counter()
+        self.problem = problem = make_problem(cfg, impl.kind, self.data)
+        saved = self.session.resume_from
+        if saved is not None:
+            # The seeded problem with the saved map in place of the initial one: every implementation
+            # draws iteration t's schedules and samples from the seed, wherever it starts.
+            self.problem = problem = dataclasses.replace(
+                problem, init_map=np.ascontiguousarray(saved.map, dtype=problem.dtype).reshape(problem.init_map.shape)
+            )
+            self.it = min(saved.iteration, cfg.iterations)
+            self.trained_before = float(saved.meta.get("trained_s", 0.0))
+            record.history = [dict(h) for h in saved.meta.get("history") or []]
+            record.extra["resumed"] = {
+                "checkpoint": str(saved.folder),
+                "iteration": self.it,
+                "trained_s": self.trained_before,
+            }
+        self.timed("init", tp)
+        yield Started(
+            config=cfg,
+            kind=impl.kind,
+            iterations=cfg.iterations,
+            samples=problem.samples,
+            features=problem.features,
+            env=record.env,
+            layout=record.layout,
+            estimate_bytes=record.estimate_bytes or 0,
+            data_range=(
+                tuple(float(v) for v in np.nanmin(problem.data, axis=0)),
+                tuple(float(v) for v in np.nanmax(problem.data, axis=0)),
+            ),
+            feature_names=tuple(table.feature_names) if table is not None else (),
+            scaling=_scaling(table),
+        )
+        tp = time.perf_counter()
+        self.trainer = impl.create(problem)
+        self.timed("init", tp)
+        yield Snapshot(self.it, problem.init_map.copy())
+        self.measure = _Quality(impl, problem, self.devices[0] if self.devices else None)
+        self.share = self.session.quality_share
+        if impl.backend == "jax" and jax_runtime.jax().process_count() > 1:
+            self.share = None  # every process must cut the same chunks: no decisions on local clocks
+        self.pacer = QualityPacer(share=self.share, first_guess_s=self.measure.guess_s)
+        self.q_at = self.session._quality_iterations(cfg.iterations)
+        if self.q_at or self.session.final_quality:
+            # The quality program is compiled before training, not at the first point
+            # measured: a compile mid-run would raise the worker's memory for good minutes
+            # into a run (docs/benchmarks.md, "Hours-long runs").
+            tq = time.perf_counter()
+            with self.watch.exclude():
+                self.measure.warmup()
+            self.excluded += self.timed("compile", tq)
+        if 0 in self.q_at and self.it == 0 and self.pacer.allow(self.train_s()):
+            qe, te = self.quality(problem.init_map)[:2]
+            record.history.append({"iteration": 0, "qe": qe, "te": te})
+            yield QualityMeasured(0, qe, te)
+
+    def compile(self) -> Generator[Event, None, None]:
+        """The trainer's warm-up (its compile), what it says it compiled, then ``Compiled``."""
+        from som_studio.core import jax_runtime
+
+        record = self.record
+        self.own_compiles = 0
+        self.c0 = jax_runtime.compile_count()
+        tw = time.perf_counter()
+        self.trainer.warmup()
+        record.compile_s = self.timed("compile", tw)
+        record.warmup_compiles = jax_runtime.compile_count() - self.c0
+        describe = getattr(self.trainer, "describe", None)  # optional: what the trainer compiled
+        if describe is not None:
+            record.extra.update(describe())
+        if self.session.inside and self.impl.backend == "jax":
+            from som_studio.core import inside
+
+            self.reasons = self.misses.enter_context(inside.cache_misses())
+        yield Compiled(record.compile_s, record.warmup_compiles)
+
+    def chunks(self) -> Generator[Event, None, None]:
+        """Timed chunks until the iterations are done or the run is cancelled, with quality points and snapshots."""
+        session, T = self.session, self.cfg.iterations
+        chunk = 1
+        rate: float | None = None  # seconds per iteration of the last chunk
+        last_snapshot = time.perf_counter()
+        next_q = [q for q in self.q_at if q > self.it]
+        while self.it < T:
+            if not session._running.is_set():
+                tp = time.perf_counter()
+                while not session._running.wait(0.02):
+                    pass
+                self.excluded += time.perf_counter() - tp
+            if session._cancel.is_set():
+                break
+            it = self.it
+            count = self._chunk_size(min(chunk, T - it), rate, next_q)
+            ts = time.perf_counter()
+            self.trainer.run(it, count)
+            dt = time.perf_counter() - ts
+            rate = dt / count if count else rate
+            self.record.chunks.append(Chunk(it, count, dt))
+            self.it = it = it + count
+            yield ChunkTimed(it - count, count, dt, self.train_s())
+            if count < chunk and it < T:
+                # Cut short by a quality point: its rate still holds, and the next
+                # chunk grows from the size planned, not from the cut one.
+                chunk = next_chunk(chunk, dt / count * chunk, session.chunk_target_s, session.max_chunk)
+            else:
+                chunk = next_chunk(count, dt, session.chunk_target_s, session.max_chunk)
+            if session.checkpoint is not None and it < T and session.checkpoint.due():
+                self.save_checkpoint(self.trainer.get_map())
+            if next_q and it == next_q[0]:
+                next_q.pop(0)
+                if (it < T or not session.final_quality) and self.pacer.allow(self.train_s()):
+                    qe, te = self.quality(self.trainer.get_map())[:2]
+                    self.record.history.append({"iteration": it, "qe": qe, "te": te})
+                    yield QualityMeasured(it, qe, te)
+            if (
+                session.snapshot_interval_s is not None
+                and it < T
+                and time.perf_counter() - last_snapshot >= session.snapshot_interval_s
+            ):
+                ts = time.perf_counter()
+                snap = self.trainer.get_map()
+                self.excluded += time.perf_counter() - ts
+                last_snapshot = time.perf_counter()
+                yield Snapshot(it, snap)
+
+    def _chunk_size(self, count: int, rate: float | None, next_q: list[int]) -> int:
+        """``count``, or fewer so that the chunk ends at the next quality point the run can afford.
+
+        Points inside the chunk that the budget cannot afford now, or that would cut it too short
+        to time well, are dropped from ``next_q``.
+        """
+        it, T = self.it, self.cfg.iterations
+        while (
+            next_q
+            and next_q[0] < it + count
+            and next_q[0] < T
+            and not (self.pacer.allow(self.train_s()) and (self.share is None or worth_cutting(next_q[0] - it, rate)))
+        ):
+            next_q.pop(0)
+        return min(count, next_q[0] - it) if next_q else count
+
+    def finish(self) -> Generator[Event, None, None]:
+        """Totals, the final map and its quality, the model (hits, labels), the inside, then ``Finished``."""
+        from som_studio.core import jax_runtime
+
+        cfg, record, it, T = self.cfg, self.record, self.it, self.cfg.iterations
+        record.total_s = self.train_s()
+        record.phases["train"] = max(0.0, record.total_s - record.phases["init"] - record.compile_s)
+        record.compiles = jax_runtime.compile_count() - self.c0 - self.own_compiles
+        record.peak_bytes = self.watch.stop()
+        self.misses.close()
+        final = self.trainer.get_map()
+        self.save_checkpoint(final)  # a run that ends or stops keeps where it stood
+        record.status = "cancelled" if it < T else "ok"
+        if it < T:
+            record.message = ngettext(
+                "cancelled after {done:,} of {n:,} iteration", "cancelled after {done:,} of {n:,} iterations", T
+            ).format(done=it, n=T)
+        yield Snapshot(it, final)
+        first = yield from self._final_quality(final)
+        if it == T and self.table is not None:
+            from som_studio.core import model_file
+
+            # Hits and labels take a pass over the data: skipped with the final quality pass.
+            tp = time.perf_counter()
+            model_file.attach(record, cfg, self.table, final, measure=self.session.final_quality, bmus=first)
+            self.timed("model", tp)
+        if self.session.inside and it > 0:
+            # Last, after the timed iterations, the final map and its measurements: nothing here is part
+            # of any timing, and clearing JAX's caches to compile once more cannot touch the run.
+            tp = time.perf_counter()
+            inside = _inside(
+                self.impl, self.trainer, self.problem, record, self.devices, it, self.session.keep_programs
+            )
+            inside["counts"]["recompile_reasons"] = self.reasons
+            inside["record_s"] = time.perf_counter() - tp
+            record.extra["inside"] = inside
+        record.wall_s = self.session._wall()
+        yield Finished(record)
+
+    def _final_quality(self, final: np.ndarray) -> Generator[Event, None, np.ndarray | None]:
+        """The final map's QE and TE into the record; each example's best unit when this pass found them.
+
+        A cancelled run ends without it: its final quality pass (a second or more on a big map)
+        would only delay the answer the user asked for.
+        """
+        record, it = self.record, self.it
+        first: np.ndarray | None = None
+        if self.session.final_quality and it == self.cfg.iterations:
+            if record.history and record.history[-1]["iteration"] == it:
+                qe, te = record.history[-1]["qe"], record.history[-1]["te"]
+            else:
+                # One search gives QE, TE and the model's hits and labels.
+                qe, te, first = self.quality(final, bmus=self.table is not None)
+                record.history.append({"iteration": it, "qe": qe, "te": te})
+                yield QualityMeasured(it, qe, te)
+            record.qe, record.te = qe, te
+        elif record.history and record.history[-1]["iteration"] == it:
+            # Measured on the final map already; an earlier measurement is not the final map's.
+            record.qe, record.te = record.history[-1]["qe"], record.history[-1]["te"]
+        return first
+
+    def failed(self, exc: Exception) -> Failed:
+        """The event of a run that failed while training, with what it measured so far."""
+        record, impl = self.record, self.impl
+        record.total_s = self.train_s()
+        record.status = "failed"
+        record.message = str(exc) if isinstance(exc, CheckpointError) else f"{type(exc).__name__}: {exc}"
+        if impl.file is not None:  # the user's own traceback lines, not the session's
+            record.message = str(user_impl.user_error(impl, _("{name} failed").format(name=impl.name), exc))
+        if record.peak_bytes is None:
+            record.peak_bytes = self.watch.stop()
+        record.wall_s = self.session._wall()
+        return Failed(record)
+
+    def close(self) -> None:
+        """Let go of the trainer and the quality program, whatever happened."""
+        self.misses.close()
+        if self.session.checkpoint is not None:
+            self.session.checkpoint.close()
+        if self.trainer is not None:
+            self.trainer.close()
+        if self.measure is not None:
+            self.measure.close()
 
 
 def _inside(
