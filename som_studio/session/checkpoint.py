@@ -151,7 +151,7 @@ class Checkpoints:
     :class:`CheckpointError`.
     """
 
-    def __init__(self, folder: str | Path, every_s: float = DEFAULT_EVERY_S) -> None:
+    def __init__(self, folder: str | os.PathLike[str], every_s: float = DEFAULT_EVERY_S) -> None:
         self.folder = Path(folder)
         self.every_s = float(every_s)
         self._mgr: Any = None
@@ -224,7 +224,7 @@ class Checkpoints:
             self._mgr = None
 
 
-def read_latest(folder: str | Path) -> Saved:
+def read_latest(folder: str | os.PathLike[str]) -> Saved:
     """The latest complete checkpoint in ``folder``; :class:`CheckpointError` when there is none."""
     path = Path(folder)
     if not path.is_dir():
@@ -344,7 +344,7 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def resume_from(folder: str | Path, config: RunConfig) -> Saved:
+def resume_from(folder: str | os.PathLike[str], config: RunConfig) -> Saved:
     """The latest checkpoint in ``folder``, checked against the run about to resume from it.
 
     Refused (:class:`~som_studio.config.ConfigError`, naming the setting) when

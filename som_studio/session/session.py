@@ -117,6 +117,8 @@ class Session:
     resume : a checkpoint of this run (:func:`~som_studio.session.checkpoint.resume_from` checked
         that it is this configuration's): training starts where it stood and ends at the map an
         uninterrupted run reaches; its QE/TE history carries on.
+    initial_map : train from this map (height, width, features, in the data's trained units)
+        instead of the configuration's initial map: more training of a map on new rows.
     """
 
     def __init__(
@@ -134,6 +136,7 @@ class Session:
         keep_programs: bool = False,
         checkpoint: Checkpoints | None = None,
         resume: Saved | None = None,
+        initial_map: np.ndarray | None = None,
     ) -> None:
         self.config = config
         self._data = data
@@ -147,6 +150,7 @@ class Session:
         self.keep_programs = keep_programs
         self.checkpoint = checkpoint
         self.resume_from = resume
+        self.initial_map = initial_map
         self._cancel = threading.Event()
         self._running = threading.Event()
         self._running.set()
@@ -369,12 +373,14 @@ class _Training:
         tp = time.perf_counter()
         self.problem = problem = make_problem(cfg, impl.kind, self.data)
         saved = self.session.resume_from
+        start_map = saved.map if saved is not None else self.session.initial_map
+        if start_map is not None:
+            self.problem = problem = dataclasses.replace(
+                problem, init_map=np.ascontiguousarray(start_map, dtype=problem.dtype).reshape(problem.init_map.shape)
+            )
         if saved is not None:
             # The seeded problem with the saved map in place of the initial one: every implementation
             # draws iteration t's schedules and samples from the seed, wherever it starts.
-            self.problem = problem = dataclasses.replace(
-                problem, init_map=np.ascontiguousarray(saved.map, dtype=problem.dtype).reshape(problem.init_map.shape)
-            )
             self.it = min(saved.iteration, cfg.iterations)
             self.trained_before = float(saved.meta.get("trained_s", 0.0))
             record.history = [dict(h) for h in saved.meta.get("history") or []]
