@@ -125,6 +125,28 @@ def test_project_refusals_exit_2_and_leave_no_file(iris_run, capsys, tmp_path):
     assert list(tmp_path.glob(".out.csv.*")) == []
 
 
+def test_project_writes_parquet_with_the_csv_rows_and_leaves_nothing_on_failure(iris_run, capsys, tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    path, _, data = iris_run
+    assert _run(capsys, "project", path, data, "--out", tmp_path / "p.csv")[0] == 0
+    code, _, err = _run(capsys, "project", path, data, "--out", tmp_path / "p.parquet")
+    assert code == 0, err
+    table = pq.read_table(tmp_path / "p.parquet")
+    assert table.column_names == ["row", "bmu_col", "bmu_row", "distance", "cluster", "label", "row_id"]
+    rows = list(csv.reader((tmp_path / "p.csv").open()))[1:]
+    got = table.to_pylist()
+    assert [[str(r["row"]), str(r["bmu_col"]), str(r["bmu_row"])] for r in got] == [r[:3] for r in rows]
+    assert [f"{r['distance']:.9g}" for r in got] == [r[3] for r in rows]
+    assert [r["label"] or "" for r in got] == [r[5] for r in rows] and got[149]["row_id"] == "r149"
+    late = tmp_path / "late.csv"  # a bad row partway: the output file was already open
+    late.write_text("sepal_length,sepal_width,petal_length,petal_width\n" + "5,3,1,0.2\n" * 50 + "NA,,nan,NA\n")
+    code, _, err = _run(capsys, "project", path, late, "--out", tmp_path / "late.parquet")
+    assert code == 2 and "data row 51" in err
+    assert not (tmp_path / "late.parquet").exists() and list(tmp_path.glob(".late.parquet.*")) == []
+    code, _, err = _run(capsys, "project", path, data, "--out", tmp_path / "p.json")
+    assert code == 2 and "expected a .csv or .parquet file name" in err
+
+
 def test_a_run_file_from_a_newer_version_is_refused(iris_run, tmp_path, capsys):
     import io
     import zipfile
