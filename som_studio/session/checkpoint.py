@@ -151,9 +151,11 @@ class Checkpoints:
     :class:`CheckpointError`.
     """
 
-    def __init__(self, folder: str | os.PathLike[str], every_s: float = DEFAULT_EVERY_S) -> None:
+    def __init__(self, folder: str | os.PathLike[str], every_s: float = DEFAULT_EVERY_S, at_end: bool = True) -> None:
         self.folder = Path(folder)
         self.every_s = float(every_s)
+        #: Save when the run ends as well as when it stops (the app keeps a finished run as its .somrun instead).
+        self.at_end = at_end
         self._mgr: Any = None
         self._last = time.monotonic()
         self._step: int | None = None
@@ -167,24 +169,37 @@ class Checkpoints:
         return time.monotonic() - self._last >= self.every_s
 
     def start(self) -> None:
-        """Open (and create) the folder: a run refuses a folder it cannot use before it trains."""
-        if self._mgr is not None:
-            return
+        """Create the folder: a run refuses a folder it cannot write before it trains.
+
+        Orbax itself is imported at the first save (seconds that a short run never pays).
+        """
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             for left in self.folder.glob(f"*{_TMP}*"):  # what a run killed while writing left: never read
                 shutil.rmtree(left, ignore_errors=True)
+            probe = self.folder / f".write-test-{os.getpid()}"
+            probe.touch()
+            probe.unlink()
+        except OSError as exc:
+            raise CheckpointError(
+                _("{folder}: cannot write checkpoints there ({why})").format(folder=self.folder, why=_why(exc))
+            ) from None
+        self._last = time.monotonic()
+
+    def _open(self) -> None:
+        if self._mgr is not None:
+            return
+        try:
             self._mgr = _manager(self.folder, create=True)
             self._step = self._mgr.latest_step()
         except (OSError, ValueError) as exc:
             raise CheckpointError(
                 _("{folder}: cannot write checkpoints there ({why})").format(folder=self.folder, why=_why(exc))
             ) from None
-        self._last = time.monotonic()
 
     def save(self, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
         """Write one checkpoint: ``arrays`` (``map`` and partial sums) and ``meta`` (JSON)."""
-        self.start()
+        self._open()
         ocp = _orbax()
         t0 = time.perf_counter()
         step = (self._step if self._step is not None else -1) + 1
@@ -217,6 +232,12 @@ class Checkpoints:
         self._step = step
         self.iteration = int(meta["iteration"])
         self._last = time.monotonic()
+
+    def discard(self) -> None:
+        """Remove the folder and its checkpoints (a run that ended has nothing left to resume)."""
+        self.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+        self.iteration = None
 
     def close(self) -> None:
         if self._mgr is not None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import threading
 import time
 from collections.abc import Generator, Iterator
@@ -40,7 +41,7 @@ from som_studio.core.problem import check_range, load_problem_table, make_proble
 from som_studio.core.protocol import Implementation
 from som_studio.i18n import _, ngettext
 from som_studio.session import env as envmod
-from som_studio.session.checkpoint import CheckpointError, Checkpoints, Saved, data_files, meta_for
+from som_studio.session.checkpoint import CheckpointError, Checkpoints, Saved, data_files, meta_for, resume_from
 from som_studio.session.events import (
     ChunkTimed,
     Compiled,
@@ -114,9 +115,10 @@ class Session:
     checkpoint : save the run there as it trains (:class:`~som_studio.session.checkpoint.Checkpoints`:
         every ``every_s`` seconds, when it ends and when it is cancelled); a save that fails stops
         the run, the previous checkpoint kept.
-    resume : a checkpoint of this run (:func:`~som_studio.session.checkpoint.resume_from` checked
-        that it is this configuration's): training starts where it stood and ends at the map an
-        uninterrupted run reaches; its QE/TE history carries on.
+    resume : a checkpoint of this run, or the folder that holds it (read and checked against the
+        configuration before anything trains, :func:`~som_studio.session.checkpoint.resume_from`):
+        training starts where it stood and ends at the map an uninterrupted run reaches; its QE/TE
+        history carries on.
     initial_map : train from this map (height, width, features, in the data's trained units)
         instead of the configuration's initial map: more training of a map on new rows.
     """
@@ -135,7 +137,7 @@ class Session:
         inside: bool = False,
         keep_programs: bool = False,
         checkpoint: Checkpoints | None = None,
-        resume: Saved | None = None,
+        resume: Saved | str | os.PathLike[str] | None = None,
         initial_map: np.ndarray | None = None,
     ) -> None:
         self.config = config
@@ -149,7 +151,7 @@ class Session:
         self.inside = inside
         self.keep_programs = keep_programs
         self.checkpoint = checkpoint
-        self.resume_from = resume
+        self.resume_from: Saved | str | os.PathLike[str] | None = resume
         self.initial_map = initial_map
         self._cancel = threading.Event()
         self._running = threading.Event()
@@ -229,6 +231,8 @@ class Session:
         if refused:
             raise Refused(refused)
         record.estimate_bytes = memory_need(impl, cfg, data.shape[0], data.shape[1], devices, missing)[0]
+        if self.resume_from is not None and not isinstance(self.resume_from, Saved):
+            self.resume_from = resume_from(self.resume_from, cfg)  # refused, naming the setting, if not this run's
         if self.checkpoint is not None:
             self.checkpoint.start()  # a folder it cannot write is refused before anything trains
         record.env = envmod.describe(impl.backend)
@@ -362,6 +366,7 @@ class _Training:
         )
         with self.watch.exclude():
             ck.save({"map": weights}, meta)
+        self.record.extra["checkpoint"] = {"folder": str(ck.folder), "iteration": self.it}
         self.excluded += self.timed("checkpoint", tc)
 
     # -- the steps ---------------------------------------------------------------------
@@ -373,6 +378,7 @@ class _Training:
         tp = time.perf_counter()
         self.problem = problem = make_problem(cfg, impl.kind, self.data)
         saved = self.session.resume_from
+        assert saved is None or isinstance(saved, Saved)  # read by _prepare
         start_map = saved.map if saved is not None else self.session.initial_map
         if start_map is not None:
             self.problem = problem = dataclasses.replace(
@@ -525,7 +531,12 @@ class _Training:
         record.peak_bytes = self.watch.stop()
         self.misses.close()
         final = self.trainer.get_map()
-        self.save_checkpoint(final)  # a run that ends or stops keeps where it stood
+        ck = self.session.checkpoint
+        if ck is not None and (it < T or ck.at_end):
+            self.save_checkpoint(final)  # a run that stops (or ends) keeps where it stood
+        elif ck is not None:
+            ck.discard()  # it ended: nothing is left to go on from
+            self.record.extra.pop("checkpoint", None)
         record.status = "cancelled" if it < T else "ok"
         if it < T:
             record.message = ngettext(
