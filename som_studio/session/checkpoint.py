@@ -163,6 +163,8 @@ class Checkpoints:
         self.spent_s = 0.0
         #: Iterations done at the last checkpoint written (``None``: none yet).
         self.iteration: int | None = None
+        #: Whether the last checkpoint was written inside an iteration (a streamed epoch's partial sums).
+        self.within = False
 
     def due(self) -> bool:
         """Whether ``every_s`` seconds have passed since the last save (or since the run began)."""

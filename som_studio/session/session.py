@@ -322,6 +322,8 @@ class _Training:
         self.c0 = 0  # JAX's compile count before the trainer's warm-up
         self.it = 0  # iterations trained (from the checkpoint's, when resumed)
         self.trained_before = 0.0  # training seconds before the checkpoint resumed from
+        self.within_s = 0.0  # seconds of checkpoints saved inside the chunk being trained
+        self._saved_at = 0.0
         self.files: list[list[Any]] = data_files(cfg) if session.checkpoint is not None else []
 
     # -- clocks ------------------------------------------------------------------------
@@ -354,20 +356,44 @@ class _Training:
     def save_checkpoint(self, weights: np.ndarray) -> None:
         """Save where the run stands, unless saved there already; its time is the session's, not training's."""
         ck = self.session.checkpoint
-        if ck is None or ck.iteration == self.it:
+        if ck is None or (ck.iteration == self.it and not ck.within):
             return
+        self._save(self.it, {"map": weights}, None, None)
+
+    # A trainer whose iteration is long (a streamed epoch) saves inside it through these two
+    # (:attr:`som_studio.core.protocol.Implementation`'s optional ``checkpoints``).
+    def due(self) -> bool:
+        """Whether a checkpoint is due now."""
+        ck = self.session.checkpoint
+        return ck is not None and ck.due()
+
+    def save_within(self, iteration: int, arrays: dict[str, np.ndarray], row: int, reader: Any) -> None:
+        """Save a checkpoint inside iteration ``iteration``: the map it started from and the partial
+        sums (``arrays``), ``row`` rows into it, and the reader's state (JSON) to go on from there."""
+        self._save(iteration, arrays, row, reader)
+        self.within_s += time.perf_counter() - self._saved_at
+
+    def _save(self, iteration: int, arrays: dict[str, np.ndarray], row: int | None, reader: Any) -> None:
+        ck = self.session.checkpoint
+        assert ck is not None
         tc = time.perf_counter()
         meta = meta_for(
             self.cfg,
-            self.it,
+            iteration,
             history=self.record.history,
             trained_s=self.trained_before + self.train_s(),
             files=self.files,
+            position={"iteration": iteration, "row": row or 0},
+            reader=reader,
         )
         with self.watch.exclude():
-            ck.save({"map": weights}, meta)
-        self.record.extra["checkpoint"] = {"folder": str(ck.folder), "iteration": self.it}
+            ck.save(arrays, meta)
+        ck.within = row is not None
+        self.record.extra["checkpoint"] = {"folder": str(ck.folder), "iteration": iteration}
+        if row is not None:
+            self.record.extra["checkpoint"]["row"] = row
         self.excluded += self.timed("checkpoint", tc)
+        self._saved_at = tc
 
     # -- the steps ---------------------------------------------------------------------
     def start(self) -> Generator[Event, None, None]:
@@ -414,6 +440,18 @@ class _Training:
         )
         tp = time.perf_counter()
         self.trainer = impl.create(problem)
+        if saved is not None and int((saved.meta.get("position") or {}).get("row", 0)) > 0:
+            # Saved inside an epoch: the trainer goes on from its partial sums and the reader's position.
+            within = getattr(self.trainer, "resume_within", None)
+            if within is None:
+                raise CheckpointError(
+                    _("{folder}: saved inside a streamed epoch; {impl} cannot go on from there").format(
+                        folder=saved.folder, impl=impl.name
+                    )
+                )
+            within(self.it, {k: v for k, v in saved.arrays.items() if k != "map"}, saved.meta.get("reader"))
+        if self.session.checkpoint is not None and hasattr(self.trainer, "checkpoints"):
+            self.trainer.checkpoints = self  # it asks due() and calls save_within() between its batches
         self.timed("init", tp)
         yield Snapshot(self.it, problem.init_map.copy())
         self.measure = _Quality(impl, problem, self.devices[0] if self.devices else None)
@@ -473,8 +511,9 @@ class _Training:
             it = self.it
             count = self._chunk_size(min(chunk, T - it), rate, next_q)
             ts = time.perf_counter()
+            self.within_s = 0.0
             self.trainer.run(it, count)
-            dt = time.perf_counter() - ts
+            dt = time.perf_counter() - ts - self.within_s  # checkpoints saved inside it are not training
             rate = dt / count if count else rate
             self.record.chunks.append(Chunk(it, count, dt))
             self.it = it = it + count
