@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +23,7 @@ import numpy as np
 
 from som_studio import config as cfgmod
 from som_studio.config import ConfigError, DataSpec, RunConfig
-from som_studio.core.data import DataError, Table, check_data, default_feature_names, frame_table, is_frame
+from som_studio.core.data import DataError, Table, is_frame
 from som_studio.i18n import _
 
 # The keywords train() names in its signature; the rest of the settings come through ``**schedule``.
@@ -44,55 +44,6 @@ def keywords() -> tuple[str, ...]:
     return tuple(s.name for s in cfgmod.SETTINGS if s.name not in _DATA)
 
 
-def _setting_value(name: str, value: Any) -> Any:
-    """``value`` for setting ``name`` as its config field holds it: text read as the CLI reads it."""
-    s = cfgmod.setting_named(name)
-    if value is None:
-        return None
-    if isinstance(value, str) and (s.parse is not None or s.choices is not None):
-        return cfgmod.read_setting(s, value)
-    if name in ("sigma_start", "sigma_end"):
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return (float(value), float(value))
-        try:
-            return tuple(float(v) for v in value)
-        except (TypeError, ValueError):
-            raise ConfigError(name, _("expected a radius or X,Y radii, got {value!r}").format(value=value)) from None
-    if name == "ignore":
-        return tuple(value) if not isinstance(value, str) else (value,)
-    if name == "grid":
-        try:
-            width, height = (int(v) for v in value)
-        except (TypeError, ValueError):
-            raise ConfigError(
-                "grid",
-                _("expected WIDTHxHEIGHT such as 240x135, or (width, height), got {value!r}").format(value=value),
-            ) from None
-        return width, height
-    if s.choices is not None:
-        return cfgmod.read_setting(s, str(value))
-    return value
-
-
-def source_table(data: Any, labels: str | None, ignore: Sequence[str], id_column: str | None) -> Table | None:
-    """An array or a data frame as an unscaled :class:`Table`; ``None`` for a path or no data."""
-    if data is None or isinstance(data, (str, os.PathLike)):
-        return None
-    if is_frame(data):
-        return frame_table(data, labels, ignore, id_column, source=type(data).__name__, keywords=True)
-    if labels is not None or ignore or id_column is not None:
-        raise ConfigError(
-            "labels",
-            _("an array has no named columns: labels, ignore and id_column name columns of a data frame or file"),
-        )
-    try:
-        arr = np.asarray(data)
-    except (TypeError, ValueError) as exc:
-        raise DataError(_("data: cannot be read as an array ({why})").format(why=exc)) from None
-    values = check_data(arr, "array")
-    return Table(values, default_feature_names(values.shape[1]), source="array")
-
-
 @dataclass(frozen=True)
 class Prepared:
     """A run's validated config and its data (loaded and scaled), ready for a session."""
@@ -102,16 +53,16 @@ class Prepared:
 
 
 def prepare(data: Any, settings: Mapping[str, Any]) -> Prepared:
-    """Check every setting and load the data, as the CLI does before it trains.
+    """Check every setting and load the data through the one resolver the CLI and the app use.
 
-    ``settings`` are :func:`train`'s keywords by name; ``None`` means the default (``grid``:
-    the SOM Toolbox's rule for tables, the playbook's map for colours; the iteration count:
-    the default of the implementation's kind). Raises :class:`ConfigError` or :class:`DataError`.
+    ``settings`` are :func:`train`'s keywords by name; ``None`` means the declared default
+    (``grid``: the SOM Toolbox's rule for tables, the playbook's map for colours; the iteration
+    count: the default of the implementation's kind). What reading a file decided without
+    certainty is warned as a :class:`DataNote`. Raises :class:`TrainKeywordError`,
+    :class:`ConfigError` or :class:`DataError`.
     """
     from som_studio.core import registry
-    from som_studio.core.init import default_grid
-    from som_studio.core.problem import check_range, load_problem_table
-    from som_studio.session.preflight import iteration_counts
+    from som_studio.session.resolve import resolve
 
     known = keywords()
     unknown = [k for k in settings if k not in known]
@@ -121,45 +72,15 @@ def prepare(data: Any, settings: Mapping[str, Any]) -> Prepared:
                 names=", ".join(repr(k) for k in unknown), choices=", ".join(known)
             )
         )
-    given = {k: _setting_value(k, v) for k, v in settings.items() if v is not None}
-    impl = str(given.pop("impl", "jax-fused-batch"))
-    if impl not in registry.names():
-        raise ConfigError(
-            "impl",
-            _("unknown implementation {names}; choose from {choices}").format(
-                names=impl, choices=", ".join(registry.names())
-            ),
-        )
-    kind = registry.get(impl).kind
-    grid = given.pop("grid", None)
-    samples = given.pop("samples", cfgmod.DEFAULT_SAMPLES)
-    labels, ignore, id_column = given.get("labels"), given.get("ignore", ()), given.get("id_column")
-    table = source_table(data, labels, ignore, id_column)
-    if table is not None:
-        spec = DataSpec(path=table.source if table.source != "array" else "array")
-    elif data is not None:
-        spec = DataSpec(path=os.fspath(data))
-    else:
-        spec = DataSpec(samples=samples)
-    counts: dict[str, Any] = {k: given.pop(k) for k in ("epochs", "steps") if k in given}
-    if not counts:
-        counts = dict(iteration_counts(kind, cfgmod.DEFAULT_EPOCHS if kind == "batch" else cfgmod.DEFAULT_STEPS))
-    probe = RunConfig(impl=impl, data=spec, width=1, height=1, **counts, **given)
-    probe._validate_map_and_table()
-    if table is None:
-        table = load_problem_table(probe)
-        for note in table.notes:  # what reading the file decided without certainty: the CLI's warnings
+    try:
+        resolved = resolve({**settings, "data": data})
+    except registry.UnknownImplementation as exc:
+        raise ConfigError(exc.refusal.field, exc.refusal.reason) from None
+    if isinstance(data, (str, os.PathLike)):
+        for note in resolved.notes:  # what reading the file decided without certainty: the CLI's warnings
             warnings.warn(note, DataNote, stacklevel=3)
-    else:
-        table = table.scaled(probe.scaling_method)
-    if grid is None:
-        if spec.path is None:
-            grid = (cfgmod.DEFAULT_WIDTH, cfgmod.DEFAULT_HEIGHT)
-        else:
-            grid = default_grid(table.values, probe.topology, probe.toroid)
-    cfg = probe.replace(width=grid[0], height=grid[1]).validate(kind)
-    check_range(table.values, cfg.precision, spec.path or _("data"))
-    return Prepared(cfg, table)
+    assert resolved.table is not None  # loaded
+    return Prepared(resolved.config, resolved.table)
 
 
 class TrainKeywordError(TypeError):
@@ -232,17 +153,17 @@ def run_session(prepared: Prepared, progress: Any = None, **session_kw: Any) -> 
 def train(
     data: Any = None,
     *,
-    impl: str = "jax-fused-batch",
+    impl: str | None = None,
     grid: str | tuple[int, int] | None = None,
-    topology: str = "rect",
-    toroid: bool = False,
+    topology: str | None = None,
+    toroid: bool | None = None,
     epochs: int | None = None,
     steps: int | None = None,
     init: str | None = None,
-    scaling: str = "none",
+    scaling: str | None = None,
     labels: str | None = None,
-    seed: int = 0,
-    precision: str = "float32",
+    seed: int | None = None,
+    precision: str | None = None,
     layout: str | None = None,
     progress: Any = None,
     checkpoint: str | os.PathLike[str] | None = None,
@@ -259,8 +180,9 @@ def train(
         ``.parquet`` or ``.arrow``/``.feather`` file, or ``None`` for the playbook's random
         colours (``samples=`` of them).
     impl, grid, topology, toroid, epochs, steps, init, scaling, labels, seed, precision, layout :
-        the run settings, as the command line's flags (``grid`` ``"WxH"`` or ``(width, height)``;
-        ``init`` ``None``: ``pca`` for data, ``random`` for the colours).
+        the run settings, as the command line's flags (``grid`` ``"WxH"`` or ``(width, height)``);
+        ``None`` (or ``"auto"``) takes the declared default (``impl``: ``jax-fused-batch``;
+        ``init``: ``pca`` for data, ``random`` for the colours).
     progress : ``None`` (quiet), ``True`` (a tqdm bar: terminal, Jupyter, marimo), or a callable
         given each of the session's events.
     checkpoint : a folder to save the run into as it trains, every ``checkpoint_every`` seconds,
@@ -349,20 +271,20 @@ class SOM:
         self,
         grid: str | tuple[int, int] | None = None,
         *,
-        impl: str = "jax-fused-batch",
+        impl: str | None = None,
         epochs: int | None = None,
-        seed: int = 0,
-        topology: str = "rect",
-        toroid: bool = False,
+        seed: int | None = None,
+        topology: str | None = None,
+        toroid: bool | None = None,
         steps: int | None = None,
         init: str | None = None,
-        scaling: str = "none",
-        precision: str = "float32",
+        scaling: str | None = None,
+        precision: str | None = None,
         layout: str | None = None,
         sigma_start: Any = None,
         sigma_end: Any = None,
-        lr_start: float = cfgmod.DEFAULT_LR[0],
-        lr_end: float = cfgmod.DEFAULT_LR[1],
+        lr_start: float | None = None,
+        lr_end: float | None = None,
         clusters: int | None = None,
     ) -> None:
         self.grid = grid
@@ -401,7 +323,7 @@ class SOM:
         return self
 
     def __repr__(self) -> str:
-        changed = {k: v for k, v in self.get_params().items() if v != _DEFAULTS.get(k)}
+        changed = {k: v for k, v in self.get_params().items() if v is not None and v != _DEFAULTS.get(k)}
         return "SOM(" + ", ".join(f"{k}={v!r}" for k, v in changed.items()) + ")"
 
     def __sklearn_tags__(self) -> Any:
@@ -530,16 +452,7 @@ class SOM:
 
 # The settings that name a data table's columns: given with fit's data, not as estimator parameters.
 _COLUMNS = ("samples", "labels", "ignore", "id_column")
-_DEFAULTS = {
-    "impl": "jax-fused-batch",
-    "seed": 0,
-    "topology": "rect",
-    "toroid": False,
-    "scaling": "none",
-    "precision": "float32",
-    "lr_start": cfgmod.DEFAULT_LR[0],
-    "lr_end": cfgmod.DEFAULT_LR[1],
-}
+_DEFAULTS = {s.name: s.default for s in cfgmod.SETTINGS}  # a parameter left at its default is not shown
 
 
 def _as_matrix(X: Any, fitted: bool) -> np.ndarray:

@@ -30,6 +30,13 @@ from som_studio.run_settings import Setting as Setting
 from som_studio.run_settings import Topology as Topology
 from som_studio.run_settings import declared, setting
 
+# How typed text is read, re-exported: the settings' declarations below name these.
+from som_studio.run_settings import parse_columns as parse_columns
+from som_studio.run_settings import parse_count as parse_count
+from som_studio.run_settings import parse_number as parse_number
+from som_studio.run_settings import parse_radii as parse_radii
+from som_studio.run_settings import parse_whole as parse_whole
+
 PRECISIONS: tuple[str, ...] = tuple(Precision)
 TOPOLOGIES: tuple[str, ...] = tuple(Topology)
 INITS: tuple[str, ...] = tuple(Init)
@@ -142,58 +149,6 @@ def parse_layout(text: str) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
-def parse_count(text: str) -> int:
-    """A whole number >= 1 (sizes, iterations); ``0`` and ``-3`` get the same rule."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise ValueError(_("expected a whole number, got {value!r}").format(value=text)) from None
-    if v < 1:
-        raise ValueError(_("must be at least 1, got {value}").format(value=v))
-    return v
-
-
-def parse_whole(text: str) -> int:
-    """A whole number >= 0 (seeds)."""
-    try:
-        v = int(text.strip())
-    except ValueError:
-        raise ValueError(_("expected a whole number, got {value!r}").format(value=text)) from None
-    if v < 0:
-        raise ValueError(_("must be 0 or more, got {value}").format(value=v))
-    return v
-
-
-def parse_number(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise ValueError(_("expected a number, got {value!r}").format(value=text)) from None
-
-
-def parse_radii(text: str) -> tuple[float, float] | None:
-    """``""``/``auto``: the default; ``S`` or ``SX,SY`` (or ``SXxSY``): radii per axis."""
-    text = text.strip().lower()
-    if not text or text == "auto":
-        return None
-    parts = [p for p in text.replace("x", ",").replace(" ", ",").split(",") if p]
-    why = _("expected a radius or X,Y radii, got {value!r}").format(value=text)
-    try:
-        vals = [float(p) for p in parts]
-    except ValueError:
-        raise ValueError(why) from None
-    if len(vals) == 1:
-        vals *= 2
-    if len(vals) != 2:
-        raise ValueError(why)
-    return vals[0], vals[1]
-
-
-def parse_columns(text: str) -> tuple[str, ...]:
-    """``COL[,COL...]``: column names, blanks dropped."""
-    return tuple(c.strip() for c in text.split(",") if c.strip())
-
-
 def read_grid(text: str) -> tuple[int, int]:
     """:func:`parse_grid` for a setting's ``parse``: a refusal as ``ValueError``, its reason the message."""
     try:
@@ -273,6 +228,33 @@ def default_sigma_end(
     return (min(end, sx), min(end, sy))
 
 
+def check_table(
+    labels: str | None, ignore: tuple[str, ...], id_column: str | None, scaling: str, *, file: bool
+) -> None:
+    """Refuse column roles and a scaling that cannot hold, before any data is read.
+
+    ``labels``, ``ignore`` and ``id_column`` name columns of a data ``file`` (or a data frame) and
+    may not name one column twice; ``scaling`` scales a file's features. Raises :class:`ConfigError`.
+    """
+    if scaling not in SCALINGS:
+        raise ConfigError("scaling", _one_of(SCALINGS, scaling))
+    if (labels is not None or ignore or id_column is not None) and not file:
+        raise ConfigError("labels", _("labels, ignored and id columns name columns of a data file; none is given"))
+    if scaling != "none" and not file:
+        raise ConfigError("scaling", _("scales the features of a data file; random colours are already in [0, 1]"))
+    named = [("labels", labels), ("id_column", id_column)] + [("ignore", c) for c in ignore]
+    for name, col in named:
+        if col is not None and (not isinstance(col, str) or not col.strip()):
+            raise ConfigError(name, _("a column name is required, got {value!r}").format(value=col))
+    if labels is not None and labels == id_column:
+        raise ConfigError("id_column", _("column {name!r} is already the labels").format(name=labels))
+    for col in ignore:
+        if col in (labels, id_column):
+            raise ConfigError(
+                "ignore", _("column {name!r} is the labels or the id column; it cannot be ignored").format(name=col)
+            )
+
+
 @dataclass(frozen=True)
 class DataSpec:
     """Where the training data comes from.
@@ -343,7 +325,9 @@ class RunConfig:
     """
 
     impl: str = setting(
-        "numpy-batch",
+        # The map takes shape within seconds (50 epochs of the 240x135 map take about 2 s on a 2-core
+        # CPU, compile included), where numpy-online, the slowest rung, would crawl.
+        "jax-fused-batch",
         flag="--impl",
         help="comma-separated implementations to run, in order (see `som-studio list`); FILE.py:CLASS runs your own "
         "class, checked against the NumPy reference first (docs/your-implementation.md)",
@@ -435,6 +419,7 @@ class RunConfig:
     )
     epochs: int | None = setting(
         None,
+        fallback=DEFAULT_EPOCHS,
         flag="--epochs",
         metavar="N",
         parse=parse_count,
@@ -444,6 +429,7 @@ class RunConfig:
     )
     steps: int | None = setting(
         None,
+        fallback=DEFAULT_STEPS,
         flag="--steps",
         metavar="N",
         parse=parse_count,
@@ -661,24 +647,7 @@ class RunConfig:
             )
         if self.init is not None and self.init not in INITS:
             raise ConfigError("init", _one_of(INITS, self.init))
-        if self.scaling not in SCALINGS:
-            raise ConfigError("scaling", _one_of(SCALINGS, self.scaling))
-        table = self.labels is not None or self.ignore or self.id_column is not None
-        if table and self.data.path is None:
-            raise ConfigError("labels", _("labels, ignored and id columns name columns of a data file; none is given"))
-        if self.scaling_method != "none" and self.data.path is None:
-            raise ConfigError("scaling", _("scales the features of a data file; random colours are already in [0, 1]"))
-        named = [("labels", self.labels), ("id_column", self.id_column)] + [("ignore", c) for c in self.ignore]
-        for name, col in named:
-            if col is not None and (not isinstance(col, str) or not col.strip()):
-                raise ConfigError(name, _("a column name is required, got {value!r}").format(value=col))
-        if self.labels is not None and self.labels == self.id_column:
-            raise ConfigError("id_column", _("column {name!r} is already the labels").format(name=self.labels))
-        for col in self.ignore:
-            if col in (self.labels, self.id_column):
-                raise ConfigError(
-                    "ignore", _("column {name!r} is the labels or the id column; it cannot be ignored").format(name=col)
-                )
+        check_table(self.labels, self.ignore, self.id_column, self.scaling_method, file=self.data.path is not None)
         if self.clusters is not None:
             if isinstance(self.clusters, bool) or not isinstance(self.clusters, int):
                 raise ConfigError("clusters", _("must be a whole number, got {value!r}").format(value=self.clusters))
@@ -708,6 +677,9 @@ class RunConfig:
             if value is not None and value != ():
                 # JSON's own types: a list for a tuple, the plain text of an enum's member.
                 d[st.name] = list(value) if isinstance(value, tuple) else str(value) if st.choices else value
+        auto = [name for name in _FOLLOWING if getattr(self, name) is None]
+        if auto:
+            d["auto"] = auto  # written resolved above, but left to follow the grid and the data when re-run
         return d
 
     @classmethod
@@ -718,16 +690,17 @@ class RunConfig:
             sigma = d.get("sigma") or {}
             lr = d.get("learning_rate") or {}
             old_scale = (d.get("data") or {}).get("scale")
+            auto = set(d.get("auto") or ())
             cfg = cls(
                 impl=str(d["impl"]),
                 width=width,
                 height=height,
                 data=DataSpec.from_dict(d.get("data") or {}),
-                sigma_start=tuple(float(s) for s in sigma["start"]) if "start" in sigma else None,  # type: ignore[arg-type]
-                sigma_end=tuple(float(s) for s in sigma["end"]) if "end" in sigma else None,  # type: ignore[arg-type]
+                sigma_start=_radii(sigma, "start") if "sigma_start" not in auto else None,
+                sigma_end=_radii(sigma, "end") if "sigma_end" not in auto else None,
                 lr_start=float(lr.get("start", DEFAULT_LR[0])),
                 lr_end=float(lr.get("end", DEFAULT_LR[1])),
-                init=_member(Init, d["init"]) if d.get("init") is not None else None,
+                init=_member(Init, d["init"]) if d.get("init") is not None and "init" not in auto else None,
                 # Older records have only data.scale: it reads as minmax.
                 scaling=_member(Scaling, d.get("scaling") or (Scaling.MINMAX if old_scale else Scaling.NONE)),
                 labels=str(d["labels"]) if d.get("labels") is not None else None,
@@ -742,6 +715,14 @@ class RunConfig:
                 raise
             raise ConfigError("config", _("not a valid run configuration ({why})").format(why=exc)) from None
         return cfg
+
+
+def _radii(sigma: dict[str, Any], key: str) -> tuple[float, float] | None:
+    """A record's radii at ``key`` (``start``, ``end``) as the config holds them; ``None`` when not kept."""
+    if key not in sigma:
+        return None
+    sx, sy = (float(v) for v in sigma[key])
+    return sx, sy
 
 
 def _from_record(s: Setting, value: Any) -> Any:
@@ -772,6 +753,8 @@ SETTINGS: tuple[Setting, ...] = (*SETTINGS_OWN[:2], *SETTINGS_DATA, *SETTINGS_OW
 # defaults of init and scaling resolved); every other setting under its name, when given.
 _SHAPED = ("impl", "grid", "sigma_start", "sigma_end", "lr_start", "lr_end", "init", "scaling", "labels")
 _RECORDED = tuple(s for s in SETTINGS_OWN if s.name not in _SHAPED)
+# Kept resolved, their defaults following the grid and the data: a record's "auto" names those left so.
+_FOLLOWING = ("sigma_start", "sigma_end", "init")
 """Every run setting, in the order the CLI's help and the app's form list them."""
 
 _BY_NAME = {s.name: s for s in SETTINGS}

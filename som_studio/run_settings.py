@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from som_studio.i18n import _
+
 
 class Topology(StrEnum):
     """The map's lattice: 4 neighbours in square rows, or 6 in offset rows."""
@@ -90,6 +92,9 @@ class Setting:
     on these). ``fields`` are the config fields it fills when not one field of its own
     name (``grid`` fills ``width`` and ``height``); ``record`` is the key of a run's
     record that holds it when not its name (``samples`` is kept under ``data``).
+    ``default`` is the field's default; ``fallback`` what a front end's setting left unset
+    takes where that default is ``None`` only because the field may not apply (the count
+    of the other kind of implementation).
     """
 
     name: str = ""
@@ -105,6 +110,7 @@ class Setting:
     fields: tuple[str, ...] = ()
     record: str = ""
     default: Any = None
+    fallback: Any = None
 
     @property
     def record_key(self) -> str:
@@ -114,6 +120,59 @@ class Setting:
     def targets(self) -> tuple[str, ...]:
         """The config fields this setting fills."""
         return self.fields or (self.name,)
+
+
+# -- reading typed text (a setting's ``parse``; a refusal is a ValueError whose message is the reason) ----------
+def parse_count(text: str) -> int:
+    """A whole number >= 1 (sizes, iterations); ``0`` and ``-3`` get the same rule."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise ValueError(_("expected a whole number, got {value!r}").format(value=text)) from None
+    if v < 1:
+        raise ValueError(_("must be at least 1, got {value}").format(value=v))
+    return v
+
+
+def parse_whole(text: str) -> int:
+    """A whole number >= 0 (seeds)."""
+    try:
+        v = int(text.strip())
+    except ValueError:
+        raise ValueError(_("expected a whole number, got {value!r}").format(value=text)) from None
+    if v < 0:
+        raise ValueError(_("must be 0 or more, got {value}").format(value=v))
+    return v
+
+
+def parse_number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(_("expected a number, got {value!r}").format(value=text)) from None
+
+
+def parse_radii(text: str) -> tuple[float, float] | None:
+    """``""``/``auto``: the default; ``S`` or ``SX,SY`` (or ``SXxSY``): radii per axis."""
+    text = text.strip().lower()
+    if not text or text == "auto":
+        return None
+    parts = [p for p in text.replace("x", ",").replace(" ", ",").split(",") if p]
+    why = _("expected a radius or X,Y radii, got {value!r}").format(value=text)
+    try:
+        vals = [float(p) for p in parts]
+    except ValueError:
+        raise ValueError(why) from None
+    if len(vals) == 1:
+        vals *= 2
+    if len(vals) != 2:
+        raise ValueError(why)
+    return vals[0], vals[1]
+
+
+def parse_columns(text: str) -> tuple[str, ...]:
+    """``COL[,COL...]``: column names, blanks dropped."""
+    return tuple(c.strip() for c in text.split(",") if c.strip())
 
 
 def setting(default: Any = dataclasses.MISSING, *, factory: Any = dataclasses.MISSING, **declared: Any) -> Any:

@@ -74,20 +74,10 @@ def check_key(key: str) -> None:
 
 
 def _value(key: str, value: Any) -> Any:
-    """A varied value as its config field holds it (radii per axis, a whole seed)."""
-    if key == "seed":
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-            raise ConfigError("seed", _("must be a whole number >= 0, got {value!r}").format(value=value))
-        return int(value)
-    if isinstance(value, str):
-        return cfgmod.read_setting(cfgmod.setting_named(key), value)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return (float(value), float(value))
-    try:
-        sx, sy = (float(v) for v in value)
-    except (TypeError, ValueError):
-        raise ConfigError(key, _("expected a radius or X,Y radii, got {value!r}").format(value=value)) from None
-    return (sx, sy)
+    """A varied value as its config field holds it, read as every front end's values are (radii per axis)."""
+    from som_studio.session.resolve import coerce
+
+    return coerce(cfgmod.setting_named(key), value)
 
 
 def _shown(value: Any) -> Any:
@@ -209,20 +199,51 @@ def train_together(base: RunConfig, table: Any, combos: list[dict[str, Any]]) ->
     ``table`` is the run's data (:class:`~som_studio.core.data.Table`, scaled). Raises
     :class:`ConfigError` for a configuration the fused batch epoch cannot train.
     """
-    t_start = time.perf_counter()
-    from som_studio.core import fused_plan, jax_runtime, metrics, model_file
-    from som_studio.core.problem import decay, make_problem
     from som_studio.session.preflight import preflight
-    from som_studio.session.record import Chunk, RunRecord
 
-    jax = jax_runtime.jax()
-    jnp = jax.numpy
+    t_start = time.perf_counter()
     configs = [base.replace(**c).validate("batch") for c in combos]
     for cfg in configs:
         refused = preflight(cfg)
         if refused:
             raise ConfigError(refused[0].field, refused[0].reason)
-    data = table.values
+    maps, shards, compile_s, train_s = _train_batched(base, configs, table.values)
+    records = [
+        _record(cfg, combo, m, table, len(configs), compile_s, train_s) for cfg, combo, m in zip(configs, combos, maps)
+    ]
+    rows = [
+        {"settings": rec.extra["sweep"]["settings"], "qe": rec.qe, "te": rec.te, "label_purity": rec.label_purity}
+        for rec in records
+    ]
+    wall = time.perf_counter() - t_start
+    for rec in records:
+        rec.wall_s = wall
+    notes = []
+    if "seed" in combos[0] and base.init_method == cfgmod.Init.PCA:
+        notes.append(
+            _(
+                "the seed does not change these maps: they start from the data's principal components (init pca) "
+                "and a batch epoch has no sample order; vary the seed with init random or sample"
+            )
+        )
+    T = base.iterations
+    timings = {"wall_s": wall, "per_epoch_s": train_s / max(T, 1), "compile_s": compile_s, "train_s": train_s}
+    base_dict = base.to_dict()
+    base_dict["feature_names"] = list(table.feature_names)
+    return SweepResult(rows, timings, configs, maps, records, notes, base_dict, shards)
+
+
+def _train_batched(base: RunConfig, configs: list[RunConfig], data: np.ndarray) -> tuple[np.ndarray, int, float, float]:
+    """Every configuration's map trained by one ``vmap``-ed program: ``(maps, devices, compile_s, train_s)``.
+
+    The combinations are sharded over the devices, each taking as many maps; the last
+    combination fills the gap and its copies are dropped.
+    """
+    from som_studio.core import fused_plan, jax_runtime
+    from som_studio.core.jax_fused import batch_epoch
+    from som_studio.core.problem import decay, make_problem
+
+    jax = jax_runtime.jax()
     dtype = np.dtype(base.precision)
     T = base.iterations
     problems = [make_problem(cfg, "batch", data) for cfg in configs]
@@ -233,19 +254,15 @@ def train_together(base: RunConfig, table: Any, combos: list[dict[str, Any]]) ->
     devices = jax.devices()
     shards = spread(n_combos, len(devices))
     padded = -(-n_combos // shards) * shards
-    if padded > n_combos:  # every device takes as many maps: the last combination fills the gap, then is dropped
+    if padded > n_combos:
         fill = padded - n_combos
-        init = np.concatenate([init, np.repeat(init[-1:], fill, 0)])
-        sx = np.concatenate([sx, np.repeat(sx[-1:], fill, 0)])
-        sy = np.concatenate([sy, np.repeat(sy[-1:], fill, 0)])
+        init, sx, sy = (np.concatenate([a, np.repeat(a[-1:], fill, 0)]) for a in (init, sx, sy))
     d, h, w = init.shape[1:]
     plan = fused_plan.choose(devices[0].platform, h * w, d, data.shape[0], dtype.itemsize)
     lattice = (str(base.topology), bool(base.toroid))
     known_np = ~np.isnan(data)
     missing = not bool(known_np.all())
     x_np = np.where(known_np, data, 0).astype(dtype)
-
-    from som_studio.core.jax_fused import batch_epoch
 
     def one(w0: Any, sxs: Any, sys_: Any, x: Any, known: Any) -> Any:
         body = lambda t, wt: batch_epoch(wt, x, sxs[t], sys_[t], plan, lattice, known if missing else None)
@@ -273,52 +290,37 @@ def train_together(base: RunConfig, table: Any, combos: list[dict[str, Any]]) ->
     out.block_until_ready()
     train_s = time.perf_counter() - t0
     maps = np.moveaxis(np.asarray(out)[:n_combos], 1, 3)  # (C, H, W, D)
-    del jnp
+    return maps, shards, compile_s, train_s
 
-    rows: list[dict[str, Any]] = []
-    records = []
-    for cfg, combo, m in zip(configs, combos, maps):
-        qe, te, first = metrics.measure(m.astype(np.float64), data, cfg.topology, cfg.toroid)
-        rec = RunRecord(impl=IMPL, kind="batch", config=cfg.to_dict(), status="ok")
-        rec.config["feature_names"] = list(table.feature_names)
-        rec.samples = int(data.shape[0])
-        rec.layout = "1x1"
-        rec.compile_s = compile_s
-        rec.chunks.append(Chunk(0, T, train_s))
-        rec.total_s = compile_s + train_s
-        rec.qe, rec.te = qe, te
-        rec.history.append({"iteration": T, "qe": qe, "te": te})
-        rec.extra["sweep"] = {"combinations": n_combos, "settings": {k: _shown(v) for k, v in combo.items()}}
-        model_file.attach(rec, cfg, table, m, measure=True, bmus=first)
-        records.append(rec)
-        rows.append(
-            {
-                "settings": {k: _shown(v) for k, v in combo.items()},
-                "qe": qe,
-                "te": te,
-                "label_purity": rec.label_purity,
-            }
-        )
-    wall = time.perf_counter() - t_start
-    for rec in records:
-        rec.wall_s = wall
-    notes = []
-    if "seed" in combos[0] and base.init_method == cfgmod.Init.PCA:
-        notes.append(
-            _(
-                "the seed does not change these maps: they start from the data's principal components (init pca) "
-                "and a batch epoch has no sample order; vary the seed with init random or sample"
-            )
-        )
-    timings = {
-        "wall_s": wall,
-        "per_epoch_s": train_s / max(T, 1),
-        "compile_s": compile_s,
-        "train_s": train_s,
-    }
-    base_dict = base.to_dict()
-    base_dict["feature_names"] = list(table.feature_names)
-    return SweepResult(rows, timings, configs, maps, records, notes, base_dict, shards)
+
+def _record(
+    cfg: RunConfig,
+    combo: dict[str, Any],
+    m: np.ndarray,
+    table: Any,
+    combinations: int,
+    compile_s: float,
+    train_s: float,
+) -> Any:
+    """One combination's run record: its map measured (QE, TE, the model's hits and labels), the batch's timings."""
+    from som_studio.core import metrics, model_file
+    from som_studio.session.record import Chunk, RunRecord
+
+    data = table.values
+    T = cfg.iterations
+    qe, te, first = metrics.measure(m.astype(np.float64), data, cfg.topology, cfg.toroid)
+    rec = RunRecord(impl=IMPL, kind="batch", config=cfg.to_dict(), status="ok")
+    rec.config["feature_names"] = list(table.feature_names)
+    rec.samples = int(data.shape[0])
+    rec.layout = "1x1"
+    rec.compile_s = compile_s
+    rec.chunks.append(Chunk(0, T, train_s))
+    rec.total_s = compile_s + train_s
+    rec.qe, rec.te = qe, te
+    rec.history.append({"iteration": T, "qe": qe, "te": te})
+    rec.extra["sweep"] = {"combinations": combinations, "settings": {k: _shown(v) for k, v in combo.items()}}
+    model_file.attach(rec, cfg, table, m, measure=True, bmus=first)
+    return rec
 
 
 def sweep(data: Any = None, vary: Mapping[str, Sequence[Any]] | None = None, **train_keywords: Any) -> SweepResult:
@@ -360,14 +362,15 @@ def sweep(data: Any = None, vary: Mapping[str, Sequence[Any]] | None = None, **t
 def for_config(config: RunConfig) -> tuple[RunConfig, Any]:
     """A run configuration (the app's form) as a sweep's base and its data: ``jax-fused-batch``, batch epochs.
 
-    The data is loaded and scaled as the run would load it. Raises :class:`ConfigError` or
+    The configuration's values go through the one resolver, as the form's did, its count of epochs
+    kept (a count of steps is not a sweep's). Raises :class:`ConfigError` or
     :class:`~som_studio.core.data.DataError`.
     """
-    from som_studio.core.problem import load_problem_table
+    from som_studio.session.resolve import resolve, values_of
 
-    epochs = config.epochs if config.epochs is not None else cfgmod.DEFAULT_EPOCHS
-    base = config.replace(impl=IMPL, epochs=epochs, steps=None).validate("batch")
-    return base, load_problem_table(base)
+    values = {**values_of(config), "impl": IMPL, "steps": None}
+    resolved = resolve(values)
+    return resolved.config, resolved.table
 
 
 def stored_run(result: SweepResult, i: int) -> Any:

@@ -29,12 +29,12 @@ from typing import Any
 
 from som_studio import config as cfgmod
 from som_studio.app_model import estimate
-from som_studio.config import ConfigError, DataSpec, Refusal, RunConfig
+from som_studio.config import ConfigError, Refusal, RunConfig
 from som_studio.core import memory, registry
 from som_studio.i18n import N_, _
-from som_studio.run_settings import Topology
-from som_studio.session.preflight import Devices, iteration_counts, memory_need, preflight
+from som_studio.session.preflight import Devices, memory_need, preflight
 from som_studio.session.record import RunRecord
+from som_studio.session.resolve import AUTO, DataFacts, coerce, finish, gather
 
 # The app names a refused field by its control's label (the CLI by its flag); shown through _().
 LABELS: Mapping[str, str] = {
@@ -53,7 +53,6 @@ _FLAG_WORDS = {
 }
 _FLAG_IN_TEXT = re.compile(r"--({})\b ?".format("|".join(map(re.escape, _FLAG_WORDS))))
 
-AUTO = "auto"  # the grid and the initialisation left to their defaults
 
 MAX_SIMULATED_DEVICES = 64  # JAX's CPU backend simulates this many at most, here
 
@@ -94,28 +93,28 @@ class DataInfo:
 class FormFields:
     """What the form holds, as the user typed it (text where text is typed)."""
 
-    impl: str = ""
+    impl: str = cfgmod.setting_named("impl").default
     grid: str = AUTO  # "auto" (or empty): the playbook's for colours, the data's default for a file
     file: bool = False
-    samples: int = cfgmod.DEFAULT_SAMPLES
+    samples: int = cfgmod.setting_named("samples").default
     path: str = ""
-    scaling: str = "none"
-    topology: str = Topology.RECT
-    toroid: bool = False
+    scaling: str = cfgmod.setting_named("scaling").default
+    topology: str = cfgmod.setting_named("topology").default
+    toroid: bool = cfgmod.setting_named("toroid").default
     init: str = AUTO  # "auto": pca for a file, random for colours (as the CLI)
     labels: str = ""  # "" for none
     ignore: tuple[str, ...] = ()
     id_column: str = ""
     clusters: int = 0  # 0 for none
-    steps: int = cfgmod.DEFAULT_STEPS
-    epochs: int = cfgmod.DEFAULT_EPOCHS
+    steps: int = cfgmod.setting_named("steps").fallback
+    epochs: int = cfgmod.setting_named("epochs").fallback
     sigma_start: str = ""
     sigma_end: str = ""
-    lr_start: float = cfgmod.DEFAULT_LR[0]
-    lr_end: float = cfgmod.DEFAULT_LR[1]
-    seed: str = "0"
-    precision: cfgmod.Precision = cfgmod.Precision.FLOAT32
-    layout: str = "1x1"
+    lr_start: float = cfgmod.setting_named("lr_start").default
+    lr_end: float = cfgmod.setting_named("lr_end").default
+    seed: str = str(cfgmod.setting_named("seed").default)
+    precision: cfgmod.Precision = cfgmod.setting_named("precision").default
+    layout: str = cfgmod.setting_named("layout").default
     simulate: bool = False
     cpu_devices: int = 8
     # Settings declared with no control laid out by hand here, by name (the run panel offers each).
@@ -215,16 +214,15 @@ def app_message(record: RunRecord) -> str:
 
 
 def read_data(key: DataKey) -> DataInfo:
-    """Read the data file ``key`` names; may take long: call it off the GUI thread."""
-
-    from som_studio.core.data import DataError, file_columns, read_table
-    from som_studio.core.init import default_grid
+    """Read the data file ``key`` names, through the resolver's data seam; may take long: call it off the GUI thread."""
+    from som_studio.core.data import DataError, file_columns
+    from som_studio.session.resolve import data_facts, read_source
 
     columns: tuple[str, ...] = ()
     try:
         # The header alone, with no roles: offered even when the table is refused.
         columns = file_columns(key.path)
-        raw = read_table(key.path, key.labels, key.ignore, key.id_column)
+        raw = read_source(key.path, key.labels, key.ignore, key.id_column)
         table = raw.scaled(key.scaling)
     except DataError as exc:
         return DataInfo(columns, None, str(exc))
@@ -232,11 +230,10 @@ def read_data(key: DataKey) -> DataInfo:
         return DataInfo(
             columns, None, _("cannot read {path}: {error}").format(path=key.path, error=exc.strerror or exc)
         )
-    values = table.values
-    grids = {(t, w): default_grid(values, t, w) for t in cfgmod.TOPOLOGIES for w in (False, True)}
-    shape = (int(values.shape[0]), int(values.shape[1]))
+    facts = data_facts(table)
     ratio = range_ratio(raw.values)
-    return DataInfo(columns, shape, "", table.has_missing, table.feature_names, grids, table.notes, ratio)
+    shape = (facts.rows, facts.features)
+    return DataInfo(columns, shape, "", table.has_missing, table.feature_names, facts.grids, table.notes, ratio)
 
 
 RANGE_RATIO_FOR_ZSCORE = 100.0
@@ -264,17 +261,13 @@ EXTRA_SETTINGS: tuple[cfgmod.Setting, ...] = tuple(
 
 
 def control_value(s: cfgmod.Setting, raw: Any) -> Any:
-    """A control's value as the setting's: empty text, ``auto`` and a count of 0 mean its default.
+    """A control's value as the setting's, read as the resolver reads it: empty text, ``auto`` and a count of 0
+    mean its default.
 
     Raises :class:`ConfigError` naming the setting when typed text does not read.
     """
-    if raw is None or (isinstance(raw, str) and raw.strip().lower() in ("", AUTO)):
-        return s.default
-    if s.control == cfgmod.Control.COUNT and raw == 0:
-        return s.default
-    if isinstance(raw, str):
-        return cfgmod.read_setting(s, raw.strip())
-    return raw
+    value = None if s.control == cfgmod.Control.COUNT and raw == 0 else coerce(s, raw)
+    return s.default if value is None else value
 
 
 def control_text(s: cfgmod.Setting, value: Any) -> Any:
@@ -293,11 +286,37 @@ def setting_values(f: FormFields) -> dict[str, Any]:
 
     Raises :class:`ConfigError` naming the first setting whose text does not read.
     """
-    return {
-        s.name: control_value(s, getattr(f, s.name) if s.name in _HAND else f.extra.get(s.name))
+    return {s.name: control_value(s, raw) for s, raw in _controls(f)}
+
+
+def _controls(f: FormFields) -> list[tuple[cfgmod.Setting, Any]]:
+    """Each setting the fields hold a control of, with the control's value (all but those the form builds)."""
+    return [
+        (s, getattr(f, s.name) if s.name in _HAND else f.extra.get(s.name))
         for s in cfgmod.SETTINGS_OWN
         if s.name not in _BUILT
+    ]
+
+
+# What the random colours have no use for: a data file's column roles and scaling.
+_TABLE_ONLY = {"scaling": None, "labels": None, "ignore": None, "id_column": None}
+
+
+def form_values(f: FormFields) -> dict[str, Any]:
+    """The values the fields give, by setting name, as the resolver takes them (a count of 0: unset).
+
+    The implementation's count is the one of its kind; a data file's roles and scaling are kept in
+    the fields for when a file is chosen again, but the random colours leave them unset.
+    """
+    values: dict[str, Any] = {
+        s.name: None if s.control == cfgmod.Control.COUNT and raw == 0 else raw for s, raw in _controls(f)
     }
+    values.update(impl=f.impl, grid=f.grid, **{"steps" if f.kind == "online" else "epochs": f.iterations})
+    if f.file and f.data_key.path:
+        values["data"] = f.data_key.path
+    else:
+        values.update(_TABLE_ONLY, samples=f.samples)
+    return values
 
 
 def devices_text(seen: tuple[dict[str, Any], int | None] | None, asking: bool, asked_before: bool) -> tuple[str, str]:
@@ -320,13 +339,13 @@ class RunForm:
 
     Parameters
     ----------
-    fields : the starting fields (default: the first registered implementation, the playbook's map).
+    fields : the starting fields (default: every setting's declared default, the playbook's map).
     """
 
     def __init__(
         self, fields: FormFields | None = None, past_runs: Callable[[], Iterable[RunRecord]] | None = None
     ) -> None:
-        self._fields = fields or FormFields(impl=registry.names()[0])
+        self._fields = fields or FormFields()
         self._past_runs = past_runs  # the kept runs' records, for how long a run will take
         self._data: dict[DataKey, DataInfo] = {}
         self._columns: dict[str, tuple[str, ...]] = {}  # per path: the header's names, kept while re-reading
@@ -488,92 +507,43 @@ class RunForm:
         return Devices(count, str(self._devices[0].get("backend")), 1, self._device_memory)
 
     def _evaluate(self) -> FormState:
+        """The verdict on the fields: the resolver's configuration, judged by :func:`preflight` on what is known."""
         f = self._fields
         cpu = f.simulated
+        columns = self.columns()
+        key = f.data_key
         try:
-            impl = registry.get(f.impl)
+            request = gather(form_values(f))
         except registry.UnknownImplementation as exc:
             return FormState(None, (exc.refusal,), cpu_devices=cpu)
-        data_text = grid_text = ""
-        columns = self.columns()
-        info: DataInfo | None = None
-        try:
-            table = setting_values(f)
-            if f.file:
-                key = f.data_key
-                if not key.path:
-                    return FormState(
-                        None,
-                        (Refusal("data", _("choose a data file (.csv, .npy, .parquet or .arrow)")),),
-                        cpu_devices=cpu,
-                    )
-                data = DataSpec(path=key.path)
-                # Roles and scaling are checked before the file is read, as the CLI does; the
-                # file is still read for its columns when they are not known (a new file).
-                probe = RunConfig(data=data, width=1, height=1, **{**table, "clusters": None, "toroid": False})
-                try:
-                    probe._validate_map_and_table()
-                except ConfigError as exc:
-                    ask = None if key.path in self._columns or key in self._data else key
-                    return FormState(None, (exc.refusal,), cpu_devices=cpu, columns=columns, data_needed=ask)
-                if key not in self._data:
-                    wait = Refusal("data", _("reading {path}…").format(path=key.path))
-                    return FormState(
-                        None, (wait,), cpu_devices=cpu, data_text=_("reading…"), columns=columns, data_needed=key
-                    )
-                info = self._data[key]
-                if info.shape is None:
-                    return FormState(None, (Refusal("data", info.error),), cpu_devices=cpu, columns=columns)
-                samples, features = info.shape
-                if info.missing:
-                    data_text = _("{rows:,} x {features} loaded (with missing values)")
-                else:
-                    data_text = _("{rows:,} x {features} loaded")
-                lines = [data_text.format(rows=samples, features=features), *info.notes]
-                if f.scaling == "none" and info.range_ratio > RANGE_RATIO_FOR_ZSCORE:
-                    lines.append(
-                        _(
-                            "Its features' ranges differ up to {ratio}x: unscaled, the widest would shape the map "
-                            "alone. Scaling {zscore} gives every feature the same weight."
-                        ).format(ratio=f"{info.range_ratio:,.0f}", zscore="zscore")
-                    )
-                data_text = "\n".join(lines)
-            else:
-                samples, features = f.samples, 3
-                data = DataSpec(samples=samples)
-                # The table's choices are kept for when a file is chosen again, but do not apply to colours.
-                table.update(scaling="none", labels=None, ignore=(), id_column=None)
-            if f.grid_auto:
-                if info is not None:
-                    width, height = info.grids[(f.topology, f.toroid)]
-                    grid_text = _(
-                        "Grid: {grid} for {rows:,} rows (about 5·√N units, sides in the ratio of "
-                        "the first two principal components); type WxH to set it"
-                    ).format(grid=f"{width}x{height}", rows=samples)
-                else:
-                    width, height = cfgmod.DEFAULT_WIDTH, cfgmod.DEFAULT_HEIGHT
-                    grid_text = _("Grid: {grid} (the playbook's map); type WxH to set it").format(
-                        grid=f"{width}x{height}"
-                    )
-            else:
-                width, height = cfgmod.parse_grid(f.grid)
-            cfg = RunConfig(
-                impl=impl.name,
-                width=width,
-                height=height,
-                data=data,
-                **iteration_counts(impl.kind, f.iterations),
-                **table,
-            )
         except ConfigError as exc:
+            # The file is still read for its columns when they are not known (a new file).
+            unknown = f.file and key.path and key.path not in self._columns and key not in self._data
             return FormState(
-                None,
-                (exc.refusal,),
-                cpu_devices=cpu,
-                data_text=data_text,
-                grid_text=grid_text,
-                columns=columns,
+                None, (exc.refusal,), cpu_devices=cpu, columns=columns, data_needed=key if unknown else None
             )
+        impl = registry.get(request.impls[0])
+        info: DataInfo | None = None
+        data_text = ""
+        if f.file:
+            if not key.path:
+                choose = Refusal("data", _("choose a data file (.csv, .npy, .parquet or .arrow)"))
+                return FormState(None, (choose,), cpu_devices=cpu)
+            if key not in self._data:
+                wait = Refusal("data", _("reading {path}…").format(path=key.path))
+                return FormState(
+                    None, (wait,), cpu_devices=cpu, data_text=_("reading…"), columns=columns, data_needed=key
+                )
+            info = self._data[key]
+            if info.shape is None:
+                return FormState(None, (Refusal("data", info.error),), cpu_devices=cpu, columns=columns)
+            samples, features = info.shape
+            data_text = _data_text(info, f.scaling)
+        else:
+            samples, features = f.samples, 3
+        facts = DataFacts(samples, features, info.grids) if info is not None else None
+        (cfg,) = finish(request, facts, check=False)
+        grid_text = _grid_text(cfg, samples if info is not None else None) if request.grid is None else ""
         devices = self._devices_now()
         missing = info is not None and info.missing
         refusals = tuple(preflight(cfg, data_shape=(samples, features), devices=devices, missing=missing))
@@ -597,3 +567,32 @@ class RunForm:
             missing=missing,
             candidate=cfg,
         )
+
+
+def _data_text(info: DataInfo, scaling: str) -> str:
+    """What the form says of a table it read: its size, what reading it decided, and whether to scale it."""
+    assert info.shape is not None
+    rows, features = info.shape
+    if info.missing:
+        size = _("{rows:,} x {features} loaded (with missing values)")
+    else:
+        size = _("{rows:,} x {features} loaded")
+    lines = [size.format(rows=rows, features=features), *info.notes]
+    if scaling == "none" and info.range_ratio > RANGE_RATIO_FOR_ZSCORE:
+        lines.append(
+            _(
+                "Its features' ranges differ up to {ratio}x: unscaled, the widest would shape the map "
+                "alone. Scaling {zscore} gives every feature the same weight."
+            ).format(ratio=f"{info.range_ratio:,.0f}", zscore="zscore")
+        )
+    return "\n".join(lines)
+
+
+def _grid_text(cfg: RunConfig, rows: int | None) -> str:
+    """What the grid left to "auto" is, and why: the data's rule for ``rows`` rows, or the playbook's map."""
+    if rows is not None:
+        return _(
+            "Grid: {grid} for {rows:,} rows (about 5·√N units, sides in the ratio of "
+            "the first two principal components); type WxH to set it"
+        ).format(grid=cfg.grid, rows=rows)
+    return _("Grid: {grid} (the playbook's map); type WxH to set it").format(grid=cfg.grid)

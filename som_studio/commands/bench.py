@@ -342,34 +342,18 @@ def run_configs(
     the later runs do not start, and :class:`Interrupted` carries the records.
     """
     from som_studio.comparison.words import status_text
-    from som_studio.core.data import DataError
-    from som_studio.core.problem import check_range, load_problem_table
-    from som_studio.session.events import ChunkTimed, Compiled, Failed, Finished, Snapshot, Started
-    from som_studio.session.record import RunRecord
     from som_studio.session.session import Session
-    from som_studio.storage import RecordSoFar
 
     session_kw.setdefault("snapshot_interval_s", None)
     progress = Progress(not quiet and not silent)
-    records: list[RunRecord] = []
+    records: list[Any] = []
     ctrl_c = _CtrlC(interruptible)
+    now = _Now(configs[0])
     with ctrl_c:
-        index, cfg = 0, configs[0]
-        # What the run showed so far: the record of a run interrupted outside the chunk loop.
-        partial = RecordSoFar(cfg)
-        phase = _("loading the data")
-        record: RunRecord | None = None
         try:
-            data = None
-            try:
-                data = load_problem_table(configs[0])  # the same data for every run
-                if not silent:  # what reading it decided without certainty (encoding, header)
-                    for note in data.notes:
-                        print(f"{_('warning')}: {note}", file=sys.stderr)
-                check_range(data.values, configs[0].precision, configs[0].data.path or _("data"))  # one precision
-            except DataError as exc:
-                raise CommandError(f"--data: {exc}") from None
+            data = _load(configs[0], silent)  # the same data for every run
             for index, cfg in enumerate(configs):
+                now.begin(index, cfg)
                 own = (per_run or {}).get(cfg.impl, {})
                 session = Session(cfg, data=data, **session_kw, **own)
                 if own.get("resume") is not None and not silent:
@@ -378,38 +362,8 @@ def run_configs(
                             impl=cfg.impl, n=own["resume"].iteration, total=cfg.iterations, folder=own["resume"].folder
                         )
                     )
-                partial = RecordSoFar(cfg)
-                phase = _("preparing the run")
                 ctrl_c.session = session
-                total = 0
-                record = None
-                final = None
-                events = session.run()
-                try:
-                    for ev in events:
-                        if observe is not None:
-                            observe(index, cfg, ev)
-                        partial.feed(ev)
-                        if isinstance(ev, Snapshot):
-                            final = ev.map
-                        if isinstance(ev, Started):
-                            total = ev.iterations
-                            phase = _("compiling")
-                            progress.update(cfg.impl, 0, total, 0.0)
-                        elif isinstance(ev, Compiled):
-                            phase = _("training")
-                            ctrl_c.cancellable = True
-                        elif isinstance(ev, ChunkTimed):
-                            if ev.end >= total:  # the final quality pass cannot be cancelled
-                                phase = _("measuring the final map")
-                                ctrl_c.cancellable = False
-                            progress.update(cfg.impl, ev.end, total, ev.elapsed_s)
-                        elif isinstance(ev, (Finished, Failed)):
-                            record = ev.record
-                finally:
-                    ctrl_c.cancellable = False
-                    getattr(events, "close", lambda: None)()  # a generator: closes the trainer now
-                assert record is not None
+                record, final = _train_one(session, now, observe, progress, ctrl_c)
                 if save_runs is not None and record.status == "ok":
                     save_run(save_runs, record, final, silent=silent, force=force)
                 if silent:
@@ -422,21 +376,101 @@ def run_configs(
                 if ctrl_c.requested:  # cancelled between chunks: the runs after it do not start
                     raise Interrupted(records)
         except KeyboardInterrupt:
-            if len(records) <= index and record is not None:  # it ended just before Ctrl-C
-                records.append(record)
-            elif len(records) <= index:  # interrupted before its record was kept
-                done = partial.iterations_done
-                kept = partial.record
-                kept.message = _("interrupted (Ctrl-C) while {phase}").format(phase=phase)
-                if done:
-                    kept.message += ngettext(", after {n:,} iteration", ", after {n:,} iterations", done).format(n=done)
-                if observe is not None:
-                    observe(index, cfg, Finished(kept))
-                if not silent:
-                    progress.done(f"{cfg.impl}: {status_text('cancelled')}: {kept.message}")
-                records.append(kept)
+            _keep_interrupted(now, records, observe, progress, silent)
             raise Interrupted(records) from None
     return records
+
+
+class _Now:
+    """Where :func:`run_configs` is: the run, what it showed so far, its phase; for the record Ctrl-C leaves."""
+
+    def __init__(self, cfg: Any) -> None:
+        from som_studio.storage import RecordSoFar
+
+        self.index, self.cfg = 0, cfg
+        self.partial = RecordSoFar(cfg)  # the record of a run interrupted outside the chunk loop
+        self.phase = _("loading the data")
+        self.record: Any = None
+
+    def begin(self, index: int, cfg: Any) -> None:
+        from som_studio.storage import RecordSoFar
+
+        self.index, self.cfg = index, cfg
+        self.partial = RecordSoFar(cfg)
+        self.phase = _("preparing the run")
+        self.record = None
+
+
+def _load(cfg: Any, silent: bool) -> Any:
+    """The runs' data, read once, its notes said and its range checked against the precision."""
+    from som_studio.core.data import DataError
+    from som_studio.core.problem import check_range, load_problem_table
+
+    try:
+        data = load_problem_table(cfg)
+        if not silent:  # what reading it decided without certainty (encoding, header)
+            for note in data.notes:
+                print(f"{_('warning')}: {note}", file=sys.stderr)
+        check_range(data.values, cfg.precision, cfg.data.path or _("data"))  # one precision
+    except DataError as exc:
+        raise CommandError(f"--data: {exc}") from None
+    return data
+
+
+def _train_one(session: Any, now: _Now, observe: Any, progress: Progress, ctrl_c: _CtrlC) -> tuple[Any, Any]:
+    """One session's events to the end: ``(record, final map)``; the phase and the progress bar follow them."""
+    from som_studio.session.events import ChunkTimed, Compiled, Failed, Finished, Snapshot, Started
+
+    cfg = now.cfg
+    total = 0
+    final = None
+    events = session.run()
+    try:
+        for ev in events:
+            if observe is not None:
+                observe(now.index, cfg, ev)
+            now.partial.feed(ev)
+            if isinstance(ev, Snapshot):
+                final = ev.map
+            if isinstance(ev, Started):
+                total = ev.iterations
+                now.phase = _("compiling")
+                progress.update(cfg.impl, 0, total, 0.0)
+            elif isinstance(ev, Compiled):
+                now.phase = _("training")
+                ctrl_c.cancellable = True
+            elif isinstance(ev, ChunkTimed):
+                if ev.end >= total:  # the final quality pass cannot be cancelled
+                    now.phase = _("measuring the final map")
+                    ctrl_c.cancellable = False
+                progress.update(cfg.impl, ev.end, total, ev.elapsed_s)
+            elif isinstance(ev, (Finished, Failed)):
+                now.record = ev.record
+    finally:
+        ctrl_c.cancellable = False
+        getattr(events, "close", lambda: None)()  # a generator: closes the trainer now
+    assert now.record is not None
+    return now.record, final
+
+
+def _keep_interrupted(now: _Now, records: list[Any], observe: Any, progress: Progress, silent: bool) -> None:
+    """Keep the record of the run Ctrl-C stopped: its own if it ended just before, else what it showed so far."""
+    from som_studio.comparison.words import status_text
+    from som_studio.session.events import Finished
+
+    if len(records) <= now.index and now.record is not None:  # it ended just before Ctrl-C
+        records.append(now.record)
+    elif len(records) <= now.index:  # interrupted before its record was kept
+        done = now.partial.iterations_done
+        kept = now.partial.record
+        kept.message = _("interrupted (Ctrl-C) while {phase}").format(phase=now.phase)
+        if done:
+            kept.message += ngettext(", after {n:,} iteration", ", after {n:,} iterations", done).format(n=done)
+        if observe is not None:
+            observe(now.index, now.cfg, Finished(kept))
+        if not silent:
+            progress.done(f"{now.cfg.impl}: {status_text('cancelled')}: {kept.message}")
+        records.append(kept)
 
 
 def speedups(records, baseline: str | None = None, prefer_numpy: bool = False) -> dict[str, float | None]:

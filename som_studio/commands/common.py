@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from som_studio import config as cfgmod
-from som_studio.config import ConfigError, DataSpec, RunConfig
+from som_studio.config import ConfigError, RunConfig
 from som_studio.i18n import _, ljust, ngettext
 
 
@@ -75,8 +75,10 @@ def add_run_options(
     if impls:
         g.add_argument(
             "--impl",
-            default="numpy-batch,jax-vmap-batch",
-            help=cfgmod.setting_named("impl").help + "; default: %(default)s",
+            help=cfgmod.setting_named("impl").help
+            + "; default: the declared default implementation after its NumPy reference ("
+            + ",".join(default_impls())
+            + ")",
         )
     for s in cfgmod.SETTINGS:
         if s.name in _SPECIAL:
@@ -172,11 +174,21 @@ def checkpoint_plan(args: argparse.Namespace, configs: list[RunConfig]) -> dict[
     return plan
 
 
+def default_impls() -> list[str]:
+    """What ``bench`` and ``compare`` train when ``--impl`` is not given: the default implementation, timed
+    against the NumPy reference of its kind."""
+    from som_studio.core import registry
+    from som_studio.core.user_impl import REFERENCE
+
+    default = str(cfgmod.setting_named("impl").default)
+    return [REFERENCE[registry.get(default).kind], default]
+
+
 def impl_names(args: argparse.Namespace) -> list[str]:
     """The implementations ``--impl`` names, in order; a user's ``FILE.py:CLASS`` is loaded and named as registered."""
     from som_studio.core import registry, user_impl
 
-    names = [n.strip() for n in args.impl.split(",") if n.strip()]
+    names = [n.strip() for n in args.impl.split(",") if n.strip()] if args.impl is not None else default_impls()
     if not names:
         raise CommandError(
             "--impl: " + _("give at least one implementation (see {command})").format(command="`som-studio list`")
@@ -208,14 +220,21 @@ def _load_user_impl(spec: str) -> str:
 
 
 def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
-    """One validated config per ``--impl`` entry, ``--steps``/``--epochs`` by kind.
+    """One validated config per ``--impl`` entry, ``--steps``/``--epochs`` by kind (the one resolver's).
 
     A count given for a kind that no listed implementation has, and not given
     for the kind they do have (``--impl numpy-online --epochs 5``), is refused:
     it would otherwise be ignored and the runs would take the default count.
+    A grid left unset follows the data (read for it here), and the line that says so goes to stderr.
     """
+    return list(resolve_args(args).configs)
+
+
+def resolve_args(args: argparse.Namespace) -> Any:
+    """The options as the one resolver resolves them (:func:`som_studio.session.resolve.resolve`), flags named."""
     from som_studio.core import registry, user_impl
-    from som_studio.session.preflight import iteration_counts
+    from som_studio.core.data import DataError
+    from som_studio.session.resolve import resolve
 
     if args.scale and args.data is None:
         raise CommandError(
@@ -228,11 +247,6 @@ def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
                 flag="--scale", same="--scaling minmax", other=f"--scaling {args.scaling}"
             )
         )
-    data = DataSpec(path=args.data, samples=args.samples, scale=args.scale)
-    given = setting_values(args)
-    given["scaling"] = "minmax" if args.scale else (args.scaling or "none")
-    table_kw = {k: v for k, v in given.items() if k not in ("grid", "epochs", "steps")}
-    width, height = args.grid or default_grid_for(args, data, table_kw)
     names = impl_names(args)
     if args.save_runs:
         check_save_runs(args.save_runs, names, args.force)
@@ -245,7 +259,33 @@ def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
                 name=args.baseline, flag="--impl", names=", ".join(names)
             )
         )
-    kinds = {registry.get(n).kind for n in names}
+    _check_counts(args, names, {registry.get(n).kind for n in names})
+    try:
+        # The data is read here only when the grid follows it; otherwise where Ctrl-C stops it as a phase of the run.
+        resolved = resolve({**option_values(args), "impl": names}, scale=args.scale, load=False)
+    except ConfigError as exc:
+        raise CommandError(exc.refusal.text(flag_names())) from None
+    except DataError as exc:
+        raise CommandError(f"--data: {exc}") from None
+    if resolved.grid_from_data and resolved.table is not None and not getattr(args, "quiet", False):
+        print(
+            _(
+                "grid: {grid} for {rows:,} rows (about 5*sqrt(N) units, sides in the ratio of "
+                "the first two principal components); {flag} sets it"
+            ).format(grid=resolved.config.grid, rows=resolved.table.values.shape[0], flag="--grid WxH"),
+            file=sys.stderr,
+        )
+    check_configs(list(resolved.configs))
+    return resolved
+
+
+def option_values(args: argparse.Namespace) -> dict[str, Any]:
+    """Every setting's value as the options gave it (``None``: not given), but the implementations' list."""
+    return {s.name: getattr(args, s.name) for s in cfgmod.SETTINGS if s.name not in _SPECIAL}
+
+
+def _check_counts(args: argparse.Namespace, names: list[str], kinds: set[str]) -> None:
+    """Refuse a count given for a kind no listed implementation has, in the command line's words."""
     for flag, given, kind, other, other_given in (
         ("--epochs", args.epochs, "batch", "--steps", args.steps),
         ("--steps", args.steps, "online", "--epochs", args.epochs),
@@ -264,56 +304,6 @@ def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
                     len(names),
                 )
             raise CommandError(f"{flag}: " + why.format(names=", ".join(names), other=other))
-    epochs = cfgmod.DEFAULT_EPOCHS if args.epochs is None else args.epochs
-    steps = cfgmod.DEFAULT_STEPS if args.steps is None else args.steps
-    kinds_of = {name: registry.get(name).kind for name in names}
-    configs = [
-        RunConfig(
-            impl=name,
-            width=width,
-            height=height,
-            data=data,
-            **iteration_counts(kinds_of[name], epochs if kinds_of[name] == "batch" else steps),
-            **table_kw,
-        )
-        for name in names
-    ]
-    check_configs(configs)
-    return configs
-
-
-def setting_values(args: argparse.Namespace) -> dict[str, Any]:
-    """The values of the settings that are config fields of their own, as the options gave them."""
-    return {s.name: getattr(args, s.name) for s in cfgmod.SETTINGS_OWN if s.name not in _SPECIAL}
-
-
-def default_grid_for(args: argparse.Namespace, data: DataSpec, table_kw: dict[str, Any]) -> tuple[int, int]:
-    """The grid when ``--grid`` is not given: the playbook's for colours, the SOM Toolbox's rule for ``--data``."""
-    if data.path is None:
-        return cfgmod.DEFAULT_WIDTH, cfgmod.DEFAULT_HEIGHT
-    from som_studio.core.data import DataError
-    from som_studio.core.init import default_grid
-    from som_studio.core.problem import load_problem_table
-
-    table = {k: table_kw[k] for k in ("topology", "init", "scaling", "labels", "ignore", "id_column")}
-    probe = RunConfig(data=data, width=1, height=1, **table)
-    try:
-        probe._validate_map_and_table()
-        values = load_problem_table(probe).values
-    except ConfigError as exc:
-        raise CommandError(exc.refusal.text(flag_names())) from None
-    except DataError as exc:
-        raise CommandError(f"--data: {exc}") from None
-    width, height = default_grid(values, args.topology, args.toroid)
-    if not getattr(args, "quiet", False):
-        print(
-            _(
-                "grid: {grid} for {rows:,} rows (about 5*sqrt(N) units, sides in the ratio of "
-                "the first two principal components); {flag} sets it"
-            ).format(grid=f"{width}x{height}", rows=len(values), flag="--grid WxH"),
-            file=sys.stderr,
-        )
-    return width, height
 
 
 def check_configs(configs: list[RunConfig]) -> None:

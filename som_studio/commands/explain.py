@@ -15,6 +15,7 @@ from som_studio.commands.common import (
     write_runs_json,
     wrote,
 )
+from som_studio.config import setting_named
 from som_studio.i18n import _
 
 HELP = "show what XLA compiled for an implementation: kernels, FLOPs, bytes, the roofline; write its HLO"
@@ -52,7 +53,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "explain", help=HELP, description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     add_run_options(p, baseline_default="the first listed implementation of the same kind")
-    p.set_defaults(impl="jax-fused-batch")
+    p.set_defaults(impl=str(setting_named("impl").default))  # one implementation: the declared default
     o = p.add_argument_group("what to write")
     o.add_argument(
         "--hlo",

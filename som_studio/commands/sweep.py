@@ -15,7 +15,7 @@ from som_studio.commands.common import (
     check_output,
     check_save_runs,
     flag_names,
-    setting_values,
+    option_values,
     wrote,
 )
 from som_studio.i18n import _, ljust, text_width
@@ -68,12 +68,9 @@ def _keywords(args: argparse.Namespace) -> dict[str, Any]:
             "--scale: "
             + _("scales the features of {flag}; random colours are already in [0, 1]").format(flag="--data FILE")
         )
-    kw = {k: v for k, v in setting_values(args).items() if v is not None}
+    kw = {k: v for k, v in option_values(args).items() if v is not None and k != "data"}
     if args.scale:
         kw["scaling"] = "minmax"
-    kw["samples"] = args.samples
-    if args.grid is not None:
-        kw["grid"] = args.grid
     if args.steps is not None:
         raise CommandError("--steps: " + _("a sweep trains in batch epochs: give {flag}").format(flag="--epochs N"))
     return kw

@@ -124,7 +124,7 @@ def _short(v: Any) -> str:
 
 # Fields that differ by design between runs: each run has its own implementation,
 # and online runs count steps where batch runs count epochs.
-_PER_RUN_FIELDS = ("impl",)
+_PER_RUN_FIELDS = ("impl", "auto")  # "auto": which values followed the defaults, not a difference in them
 _PER_KIND_FIELDS = ("steps", "epochs")
 
 

@@ -819,7 +819,7 @@ A run shows here when it recorded its inside: tick Record the inside of the next
     <name>RunController</name>
     <message>
         <source>stopped while starting</source>
-        <extracomment>A run that keeps checkpoints writes one when it stops (the first one imports Orbax: seconds).</extracomment>
+        <extracomment>A run that keeps checkpoints writes one when it stops (the first one imports Orbax: seconds). Chunks longer than this (a streamed epoch of minutes) are not waited for: the last checkpoint is kept.</extracomment>
         <translation>시작 중에 중지됨</translation>
     </message>
     <message>

@@ -15,14 +15,10 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, QCoreApplication, QSettings
 
-from som_studio.app_model.form import AUTO, MAX_SIMULATED_DEVICES, RunForm
-from som_studio.config import ConfigError, RunConfig
-from som_studio.core import registry
+from som_studio.app_model.form import MAX_SIMULATED_DEVICES, RunForm
+from som_studio.config import ConfigError, RunConfig, setting_named
 from som_studio.qt.i18n import QT_TRANSLATE_NOOP
-
-FIRST_IMPL = "jax-fused-batch"
-"""What a first start shows: the map takes shape within seconds (50 epochs of the 240x135 map take
-about 2 s on a 2-core CPU, compile included), where numpy-online, the slowest rung, would crawl."""
+from som_studio.session.resolve import AUTO, count_name
 
 VERSION = 1
 """The settings format this SOM Studio writes (``settings/version``); a newer file is not overwritten."""
@@ -93,8 +89,6 @@ class Settings:
             form.set_config(cfg)
             if self._auto().get("grid"):  # left to "auto": it follows the data again
                 form.edit(grid=AUTO)
-        elif FIRST_IMPL in registry.names():
-            form.edit(impl=FIRST_IMPL)
         n = cpu_devices or self.cpu_devices()
         if n:
             form.edit(simulate=True, cpu_devices=min(int(n), MAX_SIMULATED_DEVICES))
@@ -115,23 +109,13 @@ class Settings:
         if not text:
             return None
         try:
-            d = json.loads(str(text))
-            cfg = RunConfig.from_dict(d)
+            return RunConfig.from_dict(json.loads(str(text)))  # radii and init left to "auto" stay so
         except (ValueError, ConfigError, TypeError):
             return None
-        # Radii and the initialisation left to their defaults stay so: they follow the grid and the data.
-        auto = d.get("sigma_auto") or {}
-        return cfg.replace(
-            sigma_start=None if auto.get("start") else cfg.sigma_start,
-            sigma_end=None if auto.get("end") else cfg.sigma_end,
-            init=None if d.get("init_auto") else cfg.init,
-        )
 
     def set_run_config(self, config: RunConfig, grid_auto: bool = False) -> None:
         d = config.to_dict()
-        d["sigma_auto"] = {"start": config.sigma_start is None, "end": config.sigma_end is None}
-        d["init_auto"] = config.init is None
-        d["grid_auto"] = grid_auto
+        d["grid_auto"] = grid_auto  # the form's: a config always has its grid
         self._set("run/config", json.dumps(d))
 
     def _auto(self) -> dict[str, bool]:
@@ -143,9 +127,8 @@ class Settings:
 
     def iterations(self) -> dict[str, int]:
         """The last steps (online) and epochs (batch) chosen, kept apart."""
-        return {
-            kind: self._int(f"run/{kind}_iterations", default) for kind, default in (("online", 50_000), ("batch", 50))
-        }
+        counts = {kind: setting_named(count_name(kind)).fallback for kind in ("online", "batch")}
+        return {kind: self._int(f"run/{kind}_iterations", default) for kind, default in counts.items()}
 
     def set_iterations(self, kind: str, value: int) -> None:
         self._set(f"run/{kind}_iterations", int(value))

@@ -48,7 +48,11 @@ def test_partial_fit_first_call_fits_and_online_goes_on_at_the_final_rate():
     np.testing.assert_array_equal(first.codebook_, fitted.codebook_)
     first.partial_fit(rng.random((50, 3)))
     cfg = first.run_.record["config"]
-    assert cfg["learning_rate"]["start"] == cfg["learning_rate"]["end"] == fitted.lr_end
+    assert (
+        cfg["learning_rate"]["start"]
+        == cfg["learning_rate"]["end"]
+        == fitted.run_.record["config"]["learning_rate"]["end"]
+    )
     with pytest.raises(ValueError, match="X has 2 features, but SOM is expecting 3"):
         first.partial_fit(x[:, :2])
 

@@ -59,7 +59,7 @@ def test_keywords_are_the_declared_settings():
         (dict(grid="8by6"), ValueError, r"grid: expected WIDTHxHEIGHT"),
         (dict(grid=(0, 6)), ValueError, r"grid: width and height must be positive"),
         (dict(topology="square"), ValueError, r"topology: must be one of rect, hex"),
-        (dict(impl="numpy-fast"), ValueError, r"impl: unknown implementation numpy-fast"),
+        (dict(impl="numpy-fast"), ValueError, r"impl: unknown implementation 'numpy-fast'"),
         (dict(sigma_end=-1), ValueError, r"sigma_end: radii must be finite and > 0"),
     ],
 )

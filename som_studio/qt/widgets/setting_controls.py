@@ -17,8 +17,9 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QLineEdit, QSpinBox, QWidget
 
-from som_studio.app_model.form import AUTO, control_text, labels
+from som_studio.app_model.form import control_text, labels
 from som_studio.config import MAX_ITERATIONS, Control, Setting
+from som_studio.session.resolve import AUTO
 
 
 class SettingControls(QWidget):

@@ -26,9 +26,10 @@ from PySide6.QtWidgets import (
 )
 
 from som_studio import config as cfgmod
-from som_studio.app_model.form import AUTO, FormFields, labels
+from som_studio.app_model.form import FormFields, labels
 from som_studio.qt.i18n import QT_TRANSLATE_NOOP
 from som_studio.run_settings import Topology
+from som_studio.session.resolve import AUTO
 
 translate = QCoreApplication.translate
 NONE = "—"  # no column chosen: a dash, in any language (never a column's name)

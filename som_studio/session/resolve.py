@@ -1,0 +1,325 @@
+"""One entrance to a run: the values a front end gathered and the data they name become one validated run.
+
+The command line (its flags), the Python API (its keywords), the app's form (its fields) and the
+sweep each gather values by setting name (:data:`som_studio.config.SETTINGS`) and hand them here.
+Text is read by the setting's own ``parse`` (or one of its ``choices``), and a Python value is
+written as the text the command line would take and read the same way, so ``"0.5"`` from a flag
+and ``0.5`` from a keyword give one value and one refusal. ``None``, ``""`` and ``"auto"`` leave a
+setting unset: it takes its declared default. The steps, each callable alone:
+
+1. :func:`gather`: each value read, the implementations and their kinds, the data's column roles
+   and scaling checked: everything that needs no data (cheap: the form calls it on every edit).
+2. :func:`read`: the data seam, where the source (a file, an array, a data frame or a
+   :class:`~som_studio.core.data.Table`) becomes a scaled table. It may take long: the app calls
+   it off the GUI thread. The random colours need no reading: they follow the seed.
+3. :func:`finish`: the defaults that follow the data (the grid, by the SOM Toolbox's rule, and the
+   count of each implementation's kind), every field validated: one :class:`RunConfig` per
+   implementation.
+
+:func:`resolve` runs the three and returns the configurations, the table and what reading it
+decided without certainty (the notes a front end shows). Qt-free.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from som_studio import config as cfgmod
+from som_studio.config import ConfigError, DataSpec, RunConfig, Setting
+from som_studio.core.data import DataError, Table, check_data, default_feature_names, frame_table, is_frame
+from som_studio.i18n import _
+
+AUTO = "auto"
+"""Typed for a setting left to its default (the form's grid, radii and initialisation)."""
+
+
+class UnknownSetting(TypeError):
+    """A value given under a name that no setting has; the message lists the names there are."""
+
+
+def is_unset(value: Any) -> bool:
+    """``value`` leaves its setting to the default: ``None``, empty text or ``auto``."""
+    return value is None or (isinstance(value, str) and value.strip().lower() in ("", AUTO))
+
+
+def coerce(s: Setting, value: Any) -> Any:
+    """``value`` as the config field of setting ``s`` holds it; ``None`` when it leaves ``s`` unset.
+
+    Text is read by the declaration (its ``parse`` or ``choices``); so are numbers and sequences,
+    written as the command line would type them (``(7, 5)`` as ``7x5`` for the grid, ``(1, 2)`` as
+    ``1,2`` for radii). A value of a type the field cannot hold is kept for
+    :meth:`RunConfig.validate` to refuse. Raises :class:`ConfigError` naming the setting.
+    """
+    if is_unset(value):
+        return None
+    if isinstance(value, str):
+        return cfgmod.read_setting(s, value.strip()) if s.parse is not None or s.choices is not None else value
+    if s.choices is not None:
+        return cfgmod.read_setting(s, str(value))
+    if isinstance(value, np.bool_):
+        value = bool(value)
+    if s.parse is None:
+        return value
+    if s.control == cfgmod.Control.COLUMNS:
+        return (str(value),) if not isinstance(value, Sequence) else tuple(str(c) for c in value)
+    if isinstance(value, Sequence) or isinstance(value, np.ndarray):
+        joint = "x" if len(s.targets) > 1 else ","
+        return cfgmod.read_setting(s, joint.join(str(v) for v in value))
+    return cfgmod.read_setting(s, str(value))
+
+
+def fallback(name: str) -> Any:
+    """The declared value of a setting left unset when its field's own default is ``None`` (a count)."""
+    return cfgmod.setting_named(name).fallback
+
+
+def count_name(kind: str) -> str:
+    """The setting that counts an implementation's iterations: ``steps`` online, ``epochs`` in batch."""
+    return "steps" if kind == cfgmod.Kind.ONLINE else "epochs"
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a front end asked for, each value read; its data not yet read.
+
+    ``fields`` are the given config fields other than the implementation, the grid, the counts and
+    the data; ``grid`` is ``None`` when left to the default; ``counts`` the counts given, by name.
+    """
+
+    impls: tuple[str, ...]
+    kinds: tuple[str, ...]
+    source: Any
+    spec: DataSpec
+    fields: Mapping[str, Any]
+    grid: tuple[int, int] | None = None
+    counts: Mapping[str, int] = field(default_factory=dict)
+
+    def value(self, name: str) -> Any:
+        """A field's value as given, or its declared default."""
+        return self.fields.get(name, cfgmod.setting_named(name).default)
+
+    @property
+    def scaling(self) -> str:
+        """How the data's features are scaled (the older ``data.scale`` switch reads as ``minmax``)."""
+        scaling = self.value("scaling")
+        return str(cfgmod.Scaling.MINMAX if scaling == cfgmod.Scaling.NONE and self.spec.scale else scaling)
+
+
+@dataclass(frozen=True)
+class DataFacts:
+    """What the form knows of a table it read off the GUI thread: its size and the default grid per lattice."""
+
+    rows: int
+    features: int
+    grids: Mapping[tuple[str, bool], tuple[int, int]]
+
+
+def data_facts(table: Table) -> DataFacts:
+    """A table's :class:`DataFacts`: the default grid for every lattice, toroid or not."""
+    from som_studio.core.init import default_grid
+
+    values = table.values
+    grids = {(t, w): default_grid(values, t, w) for t in cfgmod.TOPOLOGIES for w in (False, True)}
+    return DataFacts(int(values.shape[0]), int(values.shape[1]), grids)
+
+
+def gather(values: Mapping[str, Any], *, scale: bool = False) -> Request:
+    """Read every value a front end gathered, by setting name; ``data`` is the source.
+
+    ``impl`` may name several implementations (a sequence, or text with commas). ``scale`` is the
+    command line's older ``--scale`` switch (``scaling`` ``minmax``). Raises :class:`UnknownSetting`,
+    :class:`ConfigError` or :class:`~som_studio.core.registry.UnknownImplementation`.
+    """
+    from som_studio.core import registry
+
+    names = [s.name for s in cfgmod.SETTINGS]
+    unknown = [k for k in values if k not in names]
+    if unknown:
+        raise UnknownSetting(
+            _("unknown keyword {names}; choose from {choices}").format(
+                names=", ".join(repr(k) for k in unknown), choices=", ".join(names)
+            )
+        )
+    given = {
+        k: coerce(cfgmod.setting_named(k), v) for k, v in values.items() if k not in ("data", "impl") and v is not None
+    }
+    given = {k: v for k, v in given.items() if v is not None}
+    impls = _impls(values.get("impl"))
+    kinds = tuple(registry.get(name).kind for name in impls)
+    source = values.get("data")
+    samples = given.pop("samples", cfgmod.setting_named("samples").default)
+    spec = _spec(source, samples, scale)
+    grid = given.pop("grid", None)
+    counts: dict[str, int] = {k: given.pop(k) for k in ("epochs", "steps") if k in given}
+    request = Request(impls, kinds, source, spec, given, grid, counts)
+    cfgmod.check_table(
+        request.value("labels"),
+        request.value("ignore"),
+        request.value("id_column"),
+        request.scaling,
+        file=spec.path is not None,
+    )
+    return request
+
+
+def _impls(value: Any) -> tuple[str, ...]:
+    if is_unset(value):
+        return (str(cfgmod.setting_named("impl").default),)
+    if isinstance(value, str):
+        value = value.split(",")
+    names = tuple(str(n).strip() for n in value if str(n).strip())
+    if not names:
+        raise ConfigError("impl", _("an implementation name is required"))
+    return names
+
+
+def _spec(source: Any, samples: int, scale: bool) -> DataSpec:
+    """The :class:`DataSpec` a run's record keeps of ``source``: a file's path, an in-memory table's kind."""
+    if source is None:
+        return DataSpec(samples=samples)
+    if isinstance(source, (str, os.PathLike)):
+        return DataSpec(path=os.fspath(source), scale=scale)
+    if isinstance(source, Table):
+        return DataSpec(path=source.source)
+    return DataSpec(path=type(source).__name__ if is_frame(source) else "array")
+
+
+def read(request: Request) -> Table | None:
+    """The run's data as a scaled :class:`Table`: the source read with the request's column roles.
+
+    ``None`` for the random colours: they follow the run's seed
+    (:func:`~som_studio.core.problem.load_problem_table`). Raises :class:`DataError` or
+    :class:`ConfigError` (columns named for an array).
+    """
+    if request.source is None:
+        return None
+    labels, ignore, id_column = request.value("labels"), request.value("ignore"), request.value("id_column")
+    return read_source(request.source, labels, ignore, id_column).scaled(request.scaling)
+
+
+def read_source(source: Any, labels: str | None, ignore: Sequence[str], id_column: str | None) -> Table:
+    """The data seam: a source as an unscaled :class:`Table`, its columns in the roles given.
+
+    A file (``.csv``, ``.npy``, ``.parquet``, ``.arrow``) is read from disk and may take long; an
+    array, a data frame or a :class:`Table` given in memory is checked. Raises :class:`DataError`,
+    or :class:`ConfigError` for columns named for an array.
+    """
+    from som_studio.core.data import read_table
+
+    if isinstance(source, (str, os.PathLike)):
+        return read_table(os.fspath(source), labels, tuple(ignore), id_column)
+    if isinstance(source, Table):
+        return source
+    if is_frame(source):
+        return frame_table(source, labels, ignore, id_column, source=type(source).__name__, keywords=True)
+    if labels is not None or ignore or id_column is not None:
+        raise ConfigError(
+            "labels",
+            _("an array has no named columns: labels, ignore and id_column name columns of a data frame or file"),
+        )
+    try:
+        arr = np.asarray(source)
+    except (TypeError, ValueError) as exc:
+        raise DataError(_("data: cannot be read as an array ({why})").format(why=exc)) from None
+    values = check_data(arr, "array")
+    return Table(values, default_feature_names(values.shape[1]), source="array")
+
+
+def finish(request: Request, data: Table | DataFacts | None = None, *, check: bool = True) -> tuple[RunConfig, ...]:
+    """One validated :class:`RunConfig` per implementation asked for.
+
+    ``data`` (the table :func:`read` gave, or the facts of one) gives the default grid of a data
+    table; the random colours take the declared one. Each implementation takes the count of its
+    kind as given, else its declared default; a count given for a kind that no implementation
+    asked for, with none for the kind they have, is refused. ``check`` false leaves every check
+    to :func:`~som_studio.session.preflight.preflight` (the form shows a refused configuration's
+    memory and devices). Raises :class:`ConfigError`.
+    """
+    grid = request.grid or _default_grid(request, data)
+    listed = {count_name(kind) for kind in request.kinds}
+    stray = {k: n for k, n in request.counts.items() if k not in listed}
+    configs = []
+    for name, kind in zip(request.impls, request.kinds):
+        own = count_name(kind)
+        counts: dict[str, Any] = {"steps": None, "epochs": None}
+        if own in request.counts or not stray:
+            counts[own] = request.counts.get(own, fallback(own))
+        else:
+            counts.update(stray)  # validate() says what this kind counts instead
+        cfg = RunConfig(impl=name, width=grid[0], height=grid[1], data=request.spec, **counts, **request.fields)
+        configs.append(cfg.validate(kind) if check else cfg)
+    return tuple(configs)
+
+
+def _default_grid(request: Request, data: Table | DataFacts | None) -> tuple[int, int]:
+    if request.spec.path is None or data is None:
+        return cfgmod.DEFAULT_WIDTH, cfgmod.DEFAULT_HEIGHT
+    topology, toroid = str(request.value("topology")), bool(request.value("toroid"))
+    if isinstance(data, DataFacts):
+        return data.grids[(topology, toroid)]
+    from som_studio.core.init import default_grid
+
+    return default_grid(data.values, topology, toroid)
+
+
+def values_of(config: RunConfig) -> dict[str, Any]:
+    """A configuration's values by setting name, as a front end gives them (``data``: the file's path)."""
+    out: dict[str, Any] = {}
+    for s in cfgmod.SETTINGS:
+        if s.name == "data":
+            out["data"] = config.data.path
+        elif s.name == "samples":
+            out["samples"] = config.data.samples
+        elif s.name == "scaling":
+            out["scaling"] = config.scaling_method  # the older data.scale switch included
+        else:
+            values = tuple(getattr(config, t) for t in s.targets)
+            out[s.name] = values[0] if len(values) == 1 else values
+    return out
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A run ready for a session: its configurations (one per implementation), its data, what to tell the user.
+
+    ``table`` is ``None`` only when :func:`resolve` was asked not to load it.
+
+    ``notes``: what reading the data decided without certainty (a guessed encoding, a header of
+    years); ``grid_from_data``: the grid was left unset and follows the table (each front end says
+    so in its own words).
+    """
+
+    configs: tuple[RunConfig, ...]
+    table: Table | None
+    notes: tuple[str, ...] = ()
+    grid_from_data: bool = False
+
+    @property
+    def config(self) -> RunConfig:
+        return self.configs[0]
+
+
+def resolve(values: Mapping[str, Any], *, scale: bool = False, load: bool = True) -> Resolved:
+    """:func:`gather`, :func:`read` and :func:`finish`: the validated run of what a front end gathered.
+
+    The data's values are checked against the precision too. ``load`` false reads a file only when
+    the grid follows it, and leaves ``table`` ``None`` otherwise: the command line reads it where
+    Ctrl-C can stop the reading as a phase of the run. Raises :class:`UnknownSetting`,
+    :class:`ConfigError`, :class:`~som_studio.core.registry.UnknownImplementation` or :class:`DataError`.
+    """
+    from som_studio.core.problem import check_range, load_problem_table
+
+    request = gather(values, scale=scale)
+    from_data = request.grid is None and request.spec.path is not None
+    read_table = read(request) if load or from_data else None
+    configs = finish(request, read_table)
+    if not load:
+        return Resolved(configs, read_table, tuple(read_table.notes) if read_table is not None else (), from_data)
+    table = read_table if read_table is not None else load_problem_table(configs[0])
+    check_range(table.values, configs[0].precision, request.spec.path or _("data"))
+    return Resolved(configs, table, tuple(table.notes), from_data)
