@@ -147,6 +147,25 @@ def test_project_writes_parquet_with_the_csv_rows_and_leaves_nothing_on_failure(
     assert code == 2 and "expected a .csv or .parquet file name" in err
 
 
+def test_a_parquet_file_is_projected_a_batch_at_a_time_as_its_csv_is(iris_run, capsys, tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    path = iris_run[0]
+    values = np.tile(np.loadtxt(IRIS, delimiter=",", skiprows=1, usecols=(0, 1, 2, 3)), (60, 1))  # 9,000 rows
+    names = ["sepal_length", "sepal_width", "petal_length", "petal_width"]
+    pq.write_table(
+        pa.table({n: values[:, i] for i, n in enumerate(names)}), tmp_path / "x.parquet", row_group_size=1000
+    )
+    (tmp_path / "x.csv").write_text(
+        ",".join(names) + "\n" + "".join(",".join(repr(float(v)) for v in r) + "\n" for r in values)
+    )
+    for name in ("x.parquet", "x.csv"):
+        code, _, err = _run(capsys, "project", path, tmp_path / name, "--out", tmp_path / f"{name}.out.csv")
+        assert code == 0, err
+    got = (tmp_path / "x.parquet.out.csv").read_text()
+    assert got == (tmp_path / "x.csv.out.csv").read_text() and got.count("\n") == 9001
+
+
 def test_a_run_file_from_a_newer_version_is_refused(iris_run, tmp_path, capsys):
     import io
     import zipfile
