@@ -28,8 +28,8 @@ import numpy as np
 from _common import fmt_s, table
 
 from som_studio.config import DataSpec, RunConfig
-from som_studio.core import registry
-from som_studio.core.problem import load_problem_data
+from som_studio.core.impls import registry
+from som_studio.core.som.problem import load_problem_data
 from som_studio.session.events import ChunkTimed, Failed, Finished, Snapshot
 from som_studio.session.session import Session
 

@@ -28,7 +28,7 @@ import time
 from _common import fmt_s, table
 
 from som_studio.config import DataSpec, RunConfig
-from som_studio.core import registry
+from som_studio.core.impls import registry
 from som_studio.session.events import ChunkTimed, Compiled, Failed, Finished, QualityMeasured, Snapshot
 from som_studio.session.session import Session
 

@@ -244,7 +244,7 @@ def studio_row(
     sharded rungs on one device); past ``opts['slow_s']`` the rung is skipped.
     """
     from som_studio.config import DataSpec, RunConfig
-    from som_studio.core import registry
+    from som_studio.core.impls import registry
     from som_studio.session.events import ChunkTimed, Failed, Finished
     from som_studio.session.preflight import Devices, preflight
     from som_studio.session.session import Session
@@ -550,7 +550,7 @@ def minisom_online_row(problem, data, opts: dict[str, Any]) -> dict[str, Any]:
 def contenders(opts: dict[str, Any]) -> list[str]:
     """The contenders of a shape, in the order they run: SOM Studio's batch rungs, its online rung, the
     peers, the floor; less ``opts['skip']``, or only ``opts['only']`` where given."""
-    from som_studio.core import registry
+    from som_studio.core.impls import registry
 
     batch = [i.name for i in registry.all_implementations() if i.kind == "batch"]
     out = [*batch, ONLINE_RUNG, *PEERS, FLOOR]
@@ -565,7 +565,7 @@ def measure_shape(shape: dict[str, Any], opts: dict[str, Any], log=print) -> dic
 
     from som_studio.config import DataSpec, RunConfig
     from som_studio.core import jax_runtime
-    from som_studio.core.problem import make_problem
+    from som_studio.core.som.problem import make_problem
     from som_studio.session import env
 
     t_shape = time.perf_counter()
@@ -646,7 +646,7 @@ def _ratio(v: float | None, approx: bool = False) -> str:
 
 
 def _bytes(n: int | None) -> str:
-    from som_studio.core.memory import format_bytes
+    from som_studio.i18n import format_bytes
 
     return format_bytes(n) if n else "-"
 
@@ -761,13 +761,13 @@ def torchsom_lines(docs: list[dict[str, Any]]) -> list[str]:
 
 
 def _shards(name: str) -> bool:
-    from som_studio.core import registry
+    from som_studio.core.impls import registry
 
     return name in registry.names() and registry.get(name).shards
 
 
 def _studio() -> set[str]:
-    from som_studio.core import registry
+    from som_studio.core.impls import registry
 
     return set(registry.names())
 

@@ -169,7 +169,7 @@ def _row(name: str, workload: str, r: Any, units: int, **extra: Any) -> dict[str
 def ladder(quick: bool) -> list[dict[str, Any]]:
     """Every registered implementation on the playbook workload, each for about the target time."""
     from som_studio.config import DataSpec, RunConfig
-    from som_studio.core import registry
+    from som_studio.core.impls import registry
 
     w, h = (60, 34) if quick else (240, 135)
     target = LADDER_TARGET_S["quick" if quick else "full"]
@@ -242,8 +242,8 @@ def xpysom_rows(quick: bool) -> list[dict[str, Any]]:
     from peers import make_xpysom
 
     from som_studio.config import DataSpec, RunConfig
-    from som_studio.core import quality_jax
-    from som_studio.core.problem import load_problem_data, make_problem
+    from som_studio.core.plans import quality_jax
+    from som_studio.core.som.problem import load_problem_data, make_problem
 
     rows = []
     for label, side_w, side_h, n, d, epochs in (

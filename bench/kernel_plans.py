@@ -1,6 +1,6 @@
 """Where the CPU's kernel plans cross: each BMU-search form timed at the shapes users have.
 
-The constants of :mod:`som_studio.core.fused_plan` that choose the search on the
+The constants of :mod:`som_studio.core.plans.fused_plan` that choose the search on the
 CPU (``CPU_BLOCKED_MAX_FEATURES``: blocked or matmul; ``MATMUL_BLOCK_FEATURES``:
 units per candidate block of the matmul form) come from this script's table. Every form
 is timed side by side in one process, on the same examples and map, as the
@@ -24,7 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
-from som_studio.core import fused_plan, jax_runtime, kernels
+from som_studio.core import jax_runtime
+from som_studio.core.plans import fused_plan, kernels
 
 jax = jax_runtime.jax()
 jnp = jax.numpy

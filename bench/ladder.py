@@ -20,7 +20,7 @@ import argparse
 from _common import fmt_s, table
 
 from som_studio.config import DataSpec, RunConfig
-from som_studio.core import registry
+from som_studio.core.impls import registry
 from som_studio.session.session import Session, run_to_completion
 
 

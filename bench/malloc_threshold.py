@@ -40,8 +40,9 @@ if sys.argv[1] != "dynamic":
 malloc.cap_arenas()
 from som_studio import picture
 from som_studio.config import RunConfig
-from som_studio.core import jax_runtime, registry
-from som_studio.core.problem import make_problem
+from som_studio.core import jax_runtime
+from som_studio.core.impls import registry
+from som_studio.core.som.problem import make_problem
 jax_runtime.configure(None)
 cfg = RunConfig(impl="jax-jit-online", steps=200_000)
 impl = registry.get(cfg.impl)

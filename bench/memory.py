@@ -15,8 +15,8 @@ import argparse
 
 from _common import bench_in_subprocess, table
 
-from som_studio.core import registry
-from som_studio.core.memory import format_bytes
+from som_studio.core.impls import registry
+from som_studio.i18n import format_bytes
 
 
 def main() -> None:

@@ -19,7 +19,7 @@ only does float64:
 It prints, per row, the median time per epoch (batch) or per step (online),
 the full-run time, how many times slower than our implementation of the same
 kind the row is, and QE / TE computed for every row by
-``som_studio.core.metrics.quality`` on the final map, so they are comparable.
+``som_studio.core.som.metrics.quality`` on the final map, so they are comparable.
 Then it checks the issue's targets and prints what limits the fused epoch (its
 argmin and neighbourhood parts timed alone, and this machine's matmul peak).
 
@@ -64,8 +64,8 @@ import numpy as np
 from _common import fmt_s, table
 
 from som_studio.config import DataSpec, RunConfig
-from som_studio.core import metrics
-from som_studio.core.problem import load_problem_data, make_problem
+from som_studio.core.som import metrics
+from som_studio.core.som.problem import load_problem_data, make_problem
 from som_studio.session.session import Session, run_to_completion
 
 ONLINE_CALL = 1000  # MiniSom online steps per timed call
@@ -197,7 +197,7 @@ def xpysom_batch(cfg: RunConfig, data: np.ndarray) -> Row:
 
 def fused_breakdown(cfg: RunConfig, data: np.ndarray, repeats: int = 15) -> list[str]:
     """Time the fused epoch's parts alone (best of ``repeats``), and this machine's float32 matmul peak."""
-    from som_studio.core import jax_fused as jf
+    from som_studio.core.impls import jax_fused as jf
 
     jax = jf.jax
     jnp = jax.numpy

@@ -24,7 +24,7 @@ import argparse
 from _common import fmt_s, table
 
 from som_studio.config import DataSpec, RunConfig, parse_grid
-from som_studio.core import memory
+from som_studio.i18n import format_bytes
 from som_studio.session.events import Compiled, Failed, Finished, Started
 from som_studio.session.session import Session
 
@@ -52,7 +52,7 @@ def main() -> None:
         if isinstance(ev, Started):
             print(
                 f"{cfg.grid} map ({cfg.units:,} units), {ev.samples:,} x {ev.features} examples, "
-                f"{args.epochs} epoch(s); estimate {memory.format_bytes(ev.estimate_bytes)}",
+                f"{args.epochs} epoch(s); estimate {format_bytes(ev.estimate_bytes)}",
                 flush=True,
             )
         elif isinstance(ev, Compiled):
@@ -70,11 +70,11 @@ def main() -> None:
             fmt_s(compile_s),
             fmt_s(record.median_s),
             fmt_s(record.total_s),
-            memory.format_bytes(record.estimate_bytes or 0),
-            memory.format_bytes(record.peak_bytes or 0),
+            format_bytes(record.estimate_bytes or 0),
+            format_bytes(record.peak_bytes or 0),
             f"{(record.peak_bytes or 0) / (record.estimate_bytes or 1):.2f}",
-            memory.format_bytes(n * m * 4),
-            memory.format_bytes(m * m * 4),
+            format_bytes(n * m * 4),
+            format_bytes(m * m * 4),
         ]
     ]
     print(

@@ -59,10 +59,10 @@ def worker(args: argparse.Namespace) -> None:
     if not args.gpu:
         jax_runtime.configure(args.worker)
     from som_studio.config import DataSpec, RunConfig
-    from som_studio.core import registry
-    from som_studio.core.jax_jit_sharded import PROGRAMS, JaxJitShardedBatch
-    from som_studio.core.jax_shardmap import SMOOTHING, JaxShardmapBatch
-    from som_studio.core.problem import make_problem
+    from som_studio.core.impls import registry
+    from som_studio.core.impls.jax_jit_sharded import PROGRAMS, JaxJitShardedBatch
+    from som_studio.core.impls.jax_shardmap import SMOOTHING, JaxShardmapBatch
+    from som_studio.core.som.problem import make_problem
 
     n = args.worker
     w, h = args.grid

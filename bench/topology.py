@@ -24,8 +24,8 @@ import numpy as np
 from _common import fmt_s, table
 
 from som_studio.config import DataSpec, RunConfig
-from som_studio.core import registry
-from som_studio.core.problem import load_problem_data, make_problem
+from som_studio.core.impls import registry
+from som_studio.core.som.problem import load_problem_data, make_problem
 
 VARIANTS = [
     ("rect planar", "rect", False, False),

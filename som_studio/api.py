@@ -61,7 +61,7 @@ def prepare(data: Any, settings: Mapping[str, Any]) -> Prepared:
     certainty is warned as a :class:`DataNote`. Raises :class:`TrainKeywordError`,
     :class:`ConfigError` or :class:`DataError`.
     """
-    from som_studio.core import registry
+    from som_studio.core.impls import registry
     from som_studio.session.resolve import resolve
 
     known = keywords()
@@ -418,7 +418,7 @@ class SOM:
 
     def predict(self, X: Any) -> np.ndarray:
         """Each row's best-matching unit, as the flat index ``row * width + col``."""
-        from som_studio.core import metrics
+        from som_studio.core.som import metrics
 
         x = self._scaled(X)
         first, _d2 = metrics.nearest_units(self.run_._trained, x)
@@ -443,7 +443,7 @@ class SOM:
     def score(self, X: Any, y: Any = None) -> float:
         """Minus the quantization error of ``X`` on the map (higher is better)."""
         del y
-        from som_studio.core import metrics
+        from som_studio.core.som import metrics
 
         x = self._scaled(X)
         _first, d2 = metrics.nearest_units(self.run_._trained, x)

@@ -439,6 +439,7 @@ class RunConfig:
     )
     sigma_start: tuple[float, float] | None = setting(
         None,
+        record="sigma",
         flag="--sigma-start",
         metavar="S|SX,SY",
         parse=parse_radii,
@@ -449,6 +450,7 @@ class RunConfig:
     )
     sigma_end: tuple[float, float] | None = setting(
         None,
+        record="sigma",
         flag="--sigma-end",
         metavar="S|SX,SY",
         parse=parse_radii,
@@ -462,6 +464,7 @@ class RunConfig:
     )
     lr_start: float = setting(
         DEFAULT_LR[0],
+        record="learning_rate",
         flag="--lr-start",
         metavar="A",
         parse=parse_number,
@@ -471,6 +474,7 @@ class RunConfig:
     )
     lr_end: float = setting(
         DEFAULT_LR[1],
+        record="learning_rate",
         flag="--lr-end",
         metavar="A",
         parse=parse_number,

@@ -663,7 +663,7 @@ def _memory_finding(f: Facts, has_gpu: bool) -> Finding:
 
 
 def format_bytes(n: int | None) -> str:
-    from som_studio.core.memory import format_bytes as fmt
+    from som_studio.i18n import format_bytes as fmt
 
     return fmt(n or 0)
 

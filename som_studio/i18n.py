@@ -333,3 +333,12 @@ def default_language() -> str:
         return resolve_language(None, os.environ)
     except LanguageError:
         return "en"
+
+
+def format_bytes(n: float) -> str:
+    """``n`` bytes in binary units, as every view and message shows sizes (``1.5 GiB``)."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"

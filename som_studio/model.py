@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from som_studio.core import metrics
 from som_studio.core.data import (
     COLUMNAR_SUFFIXES,
     PYARROW_INSTALL,
@@ -31,11 +30,12 @@ from som_studio.core.data import (
     is_frame,
     open_npy,
 )
-from som_studio.core.model_file import ModelInfo
+from som_studio.core.data.model_file import ModelInfo
+from som_studio.core.som import metrics
 from som_studio.i18n import _
 
 PROJECT_CHUNK_ROWS = 8192
-#: Projection searches on JAX's device (the kernel plan, :mod:`som_studio.core.nearest_jax`) once one chunk
+#: Projection searches on JAX's device (the kernel plan, :mod:`som_studio.core.plans.nearest_jax`) once one chunk
 #: of rows x units x features reaches this; below it NumPy's search is done before JAX would have started.
 #: Measured on the 2-core CPU, 8192 rows on a 256 x 256 map of 50 features, float64: NumPy 5.1 s of CPU,
 #: the blocked plan 2.4 s (1.2 s in float32).
@@ -338,7 +338,7 @@ class SomRun:
         if not searches_on_device(h, w, d):
             return metrics.nearest_units(self._trained, x)
         if self._device_search is None:
-            from som_studio.core.nearest_jax import DeviceNearest
+            from som_studio.core.plans.nearest_jax import DeviceNearest
 
             precision = str((self.record.get("config") or {}).get("precision") or "float32")
             dtype = np.float64 if precision == "float64" else np.float32

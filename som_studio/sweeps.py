@@ -7,7 +7,7 @@
 One map size and one data set; what may vary is what the declaration of settings marks
 ``sweep`` (:data:`som_studio.config.SETTINGS`: the start and end radii and the seed). Each
 combination is one slice of a batch: the fused batch epoch of ``jax-fused-batch``
-(:func:`som_studio.core.jax_fused.batch_epoch`, its kernel plan and kernels) is ``vmap``-ed over
+(:func:`som_studio.core.impls.jax_fused.batch_epoch`, its kernel plan and kernels) is ``vmap``-ed over
 the combinations' maps and radius schedules and the whole run is one ``fori_loop``, compiled once;
 with several devices the batch is sharded over them. A ``jax-fused-batch`` run of any
 combination trains the same map, to float32 rounding.
@@ -239,9 +239,10 @@ def _train_batched(base: RunConfig, configs: list[RunConfig], data: np.ndarray) 
     The combinations are sharded over the devices, each taking as many maps; the last
     combination fills the gap and its copies are dropped.
     """
-    from som_studio.core import fused_plan, jax_runtime
-    from som_studio.core.jax_fused import batch_epoch
-    from som_studio.core.problem import decay, make_problem
+    from som_studio.core import jax_runtime
+    from som_studio.core.impls.jax_fused import batch_epoch
+    from som_studio.core.plans import fused_plan
+    from som_studio.core.som.problem import decay, make_problem
 
     jax = jax_runtime.jax()
     dtype = np.dtype(base.precision)
@@ -303,7 +304,8 @@ def _record(
     train_s: float,
 ) -> Any:
     """One combination's run record: its map measured (QE, TE, the model's hits and labels), the batch's timings."""
-    from som_studio.core import metrics, model_file
+    from som_studio.core.data import model_file
+    from som_studio.core.som import metrics
     from som_studio.session.record import Chunk, RunRecord
 
     data = table.values

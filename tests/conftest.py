@@ -65,7 +65,7 @@ def _parametrized_over_devices(item: pytest.Item, available: int) -> bool:
     """Whether a parametrized case needs more devices than ``available``: a ``layout`` parameter
     larger than that, or a sharded implementation named by a ``name`` parameter (their cases lay
     the map over several simulated devices)."""
-    from som_studio.core import registry
+    from som_studio.core.impls import registry
 
     params = getattr(getattr(item, "callspec", None), "params", {})
     layout = params.get("layout")
@@ -120,8 +120,8 @@ def small_config() -> RunConfig:
 @pytest.fixture
 def register_impl():
     """Register a batch implementation made by ``factory`` ("module:Class") for one test."""
-    from som_studio.core import registry
-    from som_studio.core.protocol import Implementation
+    from som_studio.core.impls import registry
+    from som_studio.core.impls.protocol import Implementation
 
     added: list[str] = []
 
@@ -178,7 +178,7 @@ def english_left():
 @pytest.fixture
 def forget():
     """Unregister the implementations a test loaded (a user's files: the registry is the process's)."""
-    from som_studio.core import registry
+    from som_studio.core.impls import registry
 
     before = set(registry.names())
     yield

@@ -10,7 +10,7 @@ import pytest
 
 from som_studio import __version__, cli
 from som_studio.commands import COMMANDS
-from som_studio.core import registry
+from som_studio.core.impls import registry
 
 SMALL = ["--grid", "10x8", "--samples", "60", "--epochs", "3", "--steps", "200", "--quiet"]
 

@@ -202,3 +202,12 @@ def test_a_record_s_null_reads_as_the_setting_s_default_and_a_bad_count_is_refus
         with pytest.raises(config.ConfigError) as info:
             RunConfig.from_dict(bad)
         assert info.value.field == "config" and "whole number" in str(info.value)
+
+
+def test_a_run_file_checks_every_setting_s_key_as_its_declaration_says():
+    from som_studio.storage.runfile import _RECORD_FIELDS
+
+    fields = _RECORD_FIELDS["config"]
+    assert set(fields) == {s.record_key for s in SETTINGS}
+    assert fields["grid"] == ("list",) and fields["seed"] == ("whole",) and fields["sigma"] == ("object",)
+    assert "null" in fields["clusters"] and "null" not in fields["topology"]

@@ -30,8 +30,8 @@ from typing import Any
 from som_studio import config as cfgmod
 from som_studio.app_model import estimate
 from som_studio.config import ConfigError, Refusal, RunConfig
-from som_studio.core import memory, registry
-from som_studio.i18n import N_, _
+from som_studio.core.impls import registry
+from som_studio.i18n import N_, _, format_bytes
 from som_studio.session.preflight import Devices, memory_need, preflight
 from som_studio.session.record import RunRecord
 from som_studio.session.resolve import AUTO, DataFacts, coerce, finish, gather
@@ -551,7 +551,7 @@ class RunForm:
         if not refusals or all(r.field == "memory" for r in refusals):
             need, have, where = memory_need(impl, cfg, samples, features, devices, missing)
             text = _("Memory: about {need} of {have} {where} available").format(
-                need=memory.format_bytes(need), have=memory.format_bytes(have), where=where
+                need=format_bytes(need), have=format_bytes(have), where=where
             )
         return FormState(
             None if refusals else cfg,

@@ -107,7 +107,7 @@ class LiveRun:
                 text += _(", label purity {purity}").format(purity=f"{record.label_purity:.3f}")
             check = record.extra.get("agreement")
             if isinstance(check, dict):  # a user's implementation, checked against the reference
-                from som_studio.core.user_impl import agreement_text
+                from som_studio.core.impls.user_impl import agreement_text
 
                 text += "; " + agreement_text(check)
             return text

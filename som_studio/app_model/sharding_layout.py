@@ -5,7 +5,7 @@ DATAxMAP --grid WxH --json``: ``{"layout", "devices": [{"id",
 "kind"}], "arrays": {"map": {"shape", "shards": [{"device", "index",
 "replica"}], "bytes_per_device"}, "data": {...}}}``.
 
-:func:`describe` uses ``som_studio.core.sharding.describe`` when that module
+:func:`describe` uses ``som_studio.core.plans.sharding.describe`` when that module
 exists (the engine's own description, checked against ``devices_indices_map``;
 it also describes the per-unit sums and pads uneven shards) and otherwise the
 same arithmetic done here: the mesh is ``data x map`` over
@@ -70,7 +70,7 @@ def describe(
     layout = config.layout if shards else "1x1"
     itemsize = 8 if config.precision == "float64" else 4
     try:
-        engine = importlib.import_module("som_studio.core.sharding")
+        engine = importlib.import_module("som_studio.core.plans.sharding")
     except ModuleNotFoundError:
         engine = None
     fn = getattr(engine, "describe", None)

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from som_studio import picture
-from som_studio.core import metrics
+from som_studio.core.som import metrics
 from som_studio.i18n import _, ngettext
 
 ROWS_SHOWN = 20
@@ -52,7 +52,7 @@ class UnitIndex:
         """The index of a run's own training data (read again from its configuration), or ``None`` if unreadable."""
         from som_studio.config import RunConfig
         from som_studio.core.data import DataError
-        from som_studio.core.problem import load_problem_table
+        from som_studio.core.som.problem import load_problem_table
 
         try:
             cfg = config if isinstance(config, RunConfig) else RunConfig.from_dict(dict(config))

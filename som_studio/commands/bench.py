@@ -146,7 +146,7 @@ def _cluster(args: argparse.Namespace):
 
 def _only_sharded(args: argparse.Namespace) -> None:
     """Refuse implementations that run on one device in a run across processes."""
-    from som_studio.core import registry
+    from som_studio.core.impls import registry
 
     names = impl_names(args)
     flat = [n for n in names if not registry.get(n).shards]
@@ -404,7 +404,7 @@ class _Now:
 def _load(cfg: Any, silent: bool) -> Any:
     """The runs' data, read once, its notes said and its range checked against the precision."""
     from som_studio.core.data import DataError
-    from som_studio.core.problem import check_range, load_problem_table
+    from som_studio.core.som.problem import check_range, load_problem_table
 
     try:
         data = load_problem_table(cfg)
@@ -506,7 +506,7 @@ def format_table(records, baseline: str | None = None, prefer_numpy: bool = Fals
         lines.append(f"{level_text(flag.level)}: {flag.text}")
     for r in records:  # what sharded runs communicate (read from their compiled programs)
         if r.status == "ok" and r.extra.get("bytes_per_epoch") is not None:
-            from som_studio.core.memory import format_bytes
+            from som_studio.i18n import format_bytes
 
             kinds = sorted({c["kind"] for c in r.extra.get("collectives", []) if c["per_epoch"] and c["sent_bytes"]})
             lines.append(

@@ -177,8 +177,8 @@ def checkpoint_plan(args: argparse.Namespace, configs: list[RunConfig]) -> dict[
 def default_impls() -> list[str]:
     """What ``bench`` and ``compare`` train when ``--impl`` is not given: the default implementation, timed
     against the NumPy reference of its kind."""
-    from som_studio.core import registry
-    from som_studio.core.user_impl import REFERENCE
+    from som_studio.core.impls import registry
+    from som_studio.core.impls.user_impl import REFERENCE
 
     default = str(cfgmod.setting_named("impl").default)
     return [REFERENCE[registry.get(default).kind], default]
@@ -186,7 +186,7 @@ def default_impls() -> list[str]:
 
 def impl_names(args: argparse.Namespace) -> list[str]:
     """The implementations ``--impl`` names, in order; a user's ``FILE.py:CLASS`` is loaded and named as registered."""
-    from som_studio.core import registry, user_impl
+    from som_studio.core.impls import registry, user_impl
 
     names = [n.strip() for n in args.impl.split(",") if n.strip()] if args.impl is not None else default_impls()
     if not names:
@@ -211,7 +211,7 @@ def impl_names(args: argparse.Namespace) -> list[str]:
 
 def _load_user_impl(spec: str) -> str:
     """Load a user's implementation (checked in a child process, with a time limit); its registered name."""
-    from som_studio.core import user_impl
+    from som_studio.core.impls import user_impl
 
     try:
         return user_impl.load(spec).name
@@ -232,8 +232,8 @@ def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
 
 def resolve_args(args: argparse.Namespace) -> Any:
     """The options as the one resolver resolves them (:func:`som_studio.session.resolve.resolve`), flags named."""
-    from som_studio.core import registry, user_impl
     from som_studio.core.data import DataError
+    from som_studio.core.impls import registry, user_impl
     from som_studio.session.resolve import resolve
 
     if args.scale and args.data is None:
@@ -313,7 +313,7 @@ def check_configs(configs: list[RunConfig]) -> None:
     and JAX is started for that only when a sharded implementation is asked
     for (the others run on one device and do not use the layout).
     """
-    from som_studio.core import registry
+    from som_studio.core.impls import registry
     from som_studio.session.preflight import Devices, preflight
 
     for cfg in configs:

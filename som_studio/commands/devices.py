@@ -67,8 +67,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from som_studio.config import ConfigError
-    from som_studio.core import jax_runtime, sharding
-    from som_studio.core.memory import format_bytes
+    from som_studio.core import jax_runtime
+    from som_studio.core.plans import sharding
+    from som_studio.i18n import format_bytes
     from som_studio.session.env import device_info
 
     if args.json and not args.layout:

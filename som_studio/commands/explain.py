@@ -71,7 +71,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from som_studio.core import registry
+    from som_studio.core.impls import registry
 
     configs = configs_from_args(args)
     reads = {"--data": args.data}
@@ -172,8 +172,9 @@ def _write_text(path: Path, text: str, force: bool) -> None:
 
 def _profile(cfg: Any, folder: Path) -> Path:
     """A jax.profiler trace of :data:`TRACE_ITERATIONS` iterations of a fresh trainer (after its warm-up)."""
-    from som_studio.core import jax_runtime, registry
-    from som_studio.core.problem import load_problem_table, make_problem
+    from som_studio.core import jax_runtime
+    from som_studio.core.impls import registry
+    from som_studio.core.som.problem import load_problem_table, make_problem
 
     jax = jax_runtime.jax()
     impl = registry.get(cfg.impl)

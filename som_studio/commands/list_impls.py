@@ -17,7 +17,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from som_studio.core import registry
+    from som_studio.core.impls import registry
 
     impls = registry.all_implementations()
     if args.names:

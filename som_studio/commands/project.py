@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from None
     clusters = None
     if args.clusters is not None:
-        from som_studio.core.clusters import kmeans
+        from som_studio.core.som.clusters import kmeans
 
         if args.clusters > model.width * model.height:
             raise CommandError(

@@ -45,7 +45,7 @@ class Compared(Protocol):
 
 
 def _backend(impl: str) -> str | None:
-    from som_studio.core import registry
+    from som_studio.core.impls import registry
 
     try:
         return registry.get(impl).backend
@@ -97,7 +97,7 @@ def speedups(
 
 
 def _disagrees(r: RunRecord) -> bool:
-    from som_studio.core.user_impl import disagrees
+    from som_studio.core.impls.user_impl import disagrees
 
     return disagrees(r.extra)
 
@@ -217,7 +217,7 @@ def run_flags(run: Compared) -> list[Flag]:
     out: list[Flag] = []
     check = r.extra.get("agreement")
     if isinstance(check, dict) and r.status != "failed":
-        from som_studio.core.user_impl import agreement_text
+        from som_studio.core.impls.user_impl import agreement_text
 
         level = "note" if check.get("agrees") else "warning"
         out.append(Flag(level, _("{run} {agreement}").format(run=run.name, agreement=agreement_text(check)), run.name))

@@ -13,8 +13,7 @@ from typing import Any
 
 from som_studio.comparison.rules import Compared, Verdict
 from som_studio.comparison.words import format_seconds, kind_text, number_cell, status_text
-from som_studio.core.memory import format_bytes
-from som_studio.i18n import N_, _, ljust, text_width
+from som_studio.i18n import N_, _, format_bytes, ljust, text_width
 
 SUMMARY_HEADER = (
     N_("implementation"),

@@ -8,7 +8,7 @@ threads as it is. How its parts travel:
   event, so a live run's planes are named; :meth:`MapViews.from_record` for a kept run);
 * hits, each unit's majority label and purity, and the clusters of the final
   map are computed once, by the session, where the data is
-  (:func:`som_studio.core.model_file.attach` into the record's model) and
+  (:func:`som_studio.core.data.model_file.attach` into the record's model) and
   read from there (:meth:`MapViews.with_model`): a kept run, the report and
   the app after a run all draw them from the ``.somrun``;
 * during a run, the worker measures hits and labels on the current map when
@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from som_studio.core import metrics
+from som_studio.core.som import metrics
 from som_studio.i18n import _
 from som_studio.run_settings import Topology
 
@@ -96,7 +96,7 @@ class MapViews:
         return cls.from_config(getattr(record, "config", {}) or {}).with_model(getattr(record, "model", None), record)
 
     def with_model(self, model: Any, record: Any = None) -> MapViews:
-        """These views with what a run's model holds (a :class:`~som_studio.core.model_file.ModelInfo`)."""
+        """These views with what a run's model holds (a :class:`~som_studio.core.data.model_file.ModelInfo`)."""
         if model is None:
             return self
         scaling = getattr(model, "scaling", None)

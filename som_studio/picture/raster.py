@@ -5,7 +5,7 @@ under every pixel (``-1`` outside every unit), computed once and cached. A
 picture is then one lookup per pixel (:meth:`Raster.paint`), a few
 milliseconds on a 240x135 map, so the worker can draw every frame this way.
 
-Geometry is :mod:`som_studio.core.topology`'s: unit (``r``, ``c``) sits at
+Geometry is :mod:`som_studio.core.som.topology`'s: unit (``r``, ``c``) sits at
 ``x = c + 0.5 * (r mod 2)``, ``y = r * sqrt(3) / 2`` on a hex lattice, one unit
 apart, and its cell is the pointy-top hexagon around it (inradius 1/2), which
 tiles the plane with its six neighbours. A ``rect`` cell is a ``scale`` x
@@ -20,7 +20,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-from som_studio.core.topology import HEX_ROW
+from som_studio.core.som.topology import HEX_ROW
 from som_studio.run_settings import Topology
 
 _CIRCUM = 1.0 / math.sqrt(3.0)  # a hexagon's circumradius when neighbours are 1 apart

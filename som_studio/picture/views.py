@@ -51,7 +51,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from som_studio.core.metrics import u_matrix
+from som_studio.core.som.metrics import u_matrix
 from som_studio.i18n import N_, _, ngettext
 from som_studio.picture.colours import (
     BORDER,

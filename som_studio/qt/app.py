@@ -110,31 +110,6 @@ def show_settings_problems(window: MainWindow, settings: object) -> None:
         window.status_label.setText("; ".join([*([before] if before else []), *problems]))
 
 
-def app_icon() -> object:
-    """The application icon (a ``QIcon`` with every shipped PNG size), or a null icon if they are missing."""
-    from PySide6.QtGui import QIcon
-
-    from som_studio import resources
-
-    icon = QIcon()
-    try:
-        for size in resources.ICON_SIZES:
-            icon.addFile(str(resources.icon_png(size)))
-    except resources.ResourceError as exc:
-        print(f"som-studio: {exc}", file=sys.stderr)  # a broken install still runs, without its icon
-    return icon
-
-
-def apply_identity(app: object) -> None:
-    """Name the app to the desktop: the desktop entry it belongs to (Wayland, X11 taskbars) and its icon."""
-    from som_studio import resources
-
-    # Without it a Wayland compositor cannot match the window to the
-    # launcher: no icon in the dock, a separate taskbar entry.
-    app.setDesktopFileName(resources.APP_ID)  # type: ignore[attr-defined]
-    app.setWindowIcon(app_icon())  # type: ignore[attr-defined]
-
-
 def _show_unexpected_errors(window: MainWindow) -> None:
     """An exception that escapes a slot is shown in a dialog (and printed); the app goes on."""
     import traceback

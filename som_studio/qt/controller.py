@@ -23,7 +23,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from som_studio.config import RunConfig
-from som_studio.core import registry
+from som_studio.core.impls import registry
 from som_studio.qt.pipe_reader import PipeReader
 from som_studio.qt.probe import DeviceProbe
 from som_studio.session.events import ChunkTimed, Compiled, Failed, Finished, QualityMeasured, Started

@@ -17,7 +17,7 @@ from PySide6.QtCore import QObject, Signal
 
 from som_studio.app_model.form import FormState, RunForm
 from som_studio.config import ConfigError, parse_layout
-from som_studio.core import registry
+from som_studio.core.impls import registry
 from som_studio.qt.probe import DeviceProbe
 
 

@@ -11,6 +11,8 @@ from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMessageBox, QScrollArea, QWidget
 
+from som_studio.i18n import format_bytes
+
 translate = QCoreApplication.translate
 
 
@@ -26,15 +28,13 @@ def action(owner: QWidget, text: str, slot: Any, shortcut: Any = None, tip: str 
 
 
 def show_error(owner: QWidget, title: str, message: str) -> QMessageBox:
-    """A window-modal, non-blocking dialog naming the problem, so the app stays usable.
+    """A window-modal, non-blocking dialog over ``owner`` naming the problem, so the app stays usable.
 
-    The open dialog is kept as ``owner.error_dialog`` (tests read it) until closed.
+    Deleted when closed; an owner that keeps it (tests read it) forgets it on its ``finished``.
     """
     box = QMessageBox(QMessageBox.Icon.Critical, title, message, QMessageBox.StandardButton.Ok, owner)
     box.setWindowModality(Qt.WindowModality.WindowModal)
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-    owner.error_dialog = box  # type: ignore[attr-defined]
-    box.finished.connect(lambda _=0: setattr(owner, "error_dialog", None))
     box.open()
     return box
 
@@ -47,7 +47,6 @@ def about_text(info: dict[str, Any] | None) -> str:
     from PySide6.QtCore import qVersion
 
     from som_studio import __version__
-    from som_studio.core import memory
 
     def version(dist: str) -> str:
         try:
@@ -63,7 +62,7 @@ def about_text(info: dict[str, Any] | None) -> str:
         devs = info.get("devices") or []
         kinds = ", ".join(sorted({str(d.get("kind")) for d in devs}))
         if devs and devs[0].get("memory_limit"):
-            each = memory.format_bytes(devs[0]["memory_limit"])
+            each = format_bytes(devs[0]["memory_limit"])
             text = translate("Dialogs", "{backend} — {n} device(s): {kinds}, {memory} each")
         else:
             each, text = "", translate("Dialogs", "{backend} — {n} device(s): {kinds}")
@@ -87,7 +86,7 @@ def about_text(info: dict[str, Any] | None) -> str:
 
 
 def show_about(owner: QWidget, info: dict[str, Any] | None) -> QMessageBox:
-    """The About box, non-blocking; kept as ``owner._about_box`` while open (its text follows the probe)."""
+    """The About box over ``owner``, non-blocking, deleted when closed (its owner sets its text as answers come)."""
     box = QMessageBox(
         QMessageBox.Icon.Information,
         translate("Dialogs", "About SOM Studio"),
@@ -97,8 +96,6 @@ def show_about(owner: QWidget, info: dict[str, Any] | None) -> QMessageBox:
     )
     box.setTextFormat(Qt.TextFormat.RichText)
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-    owner._about_box = box  # type: ignore[attr-defined]
-    box.finished.connect(lambda _=0: setattr(owner, "_about_box", None))
     box.open()
     return box
 

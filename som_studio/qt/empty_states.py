@@ -9,26 +9,44 @@ Threads: GUI thread only.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QAbstractItemModel, QObject, SignalInstance
+from PySide6.QtWidgets import QWidget
 
 from som_studio.app_model.form import FormState
 from som_studio.qt.widgets.empty_state import EmptyState
+from som_studio.qt.widgets.map_view import MapView
+from som_studio.qt.widgets.quality_plot import QualityPlot
+from som_studio.qt.widgets.timing_plot import TimingPlot
 from som_studio.run_settings import Topology
-
-if TYPE_CHECKING:
-    from som_studio.qt.main_window import MainWindow
 
 
 class EmptyStates(QObject):
-    """The empty states of ``win``'s map, plots and run list, shown and hidden as runs come."""
+    """The empty states of the map, the plots and the run list, shown and hidden as runs come.
 
-    def __init__(self, win: MainWindow) -> None:
-        super().__init__(win)
-        self.map = EmptyState(win.map_view.plot, name="mapEmptyState")
+    Parameters
+    ----------
+    map_view, timing_plot, quality_plot : the views whose pictures get a text while empty.
+    runs_table, runs : the run list's table and its model (the text goes while it has rows).
+    run_started : the controller's signal: a live run's views are no longer empty.
+    parent : the owner (the window).
+    """
+
+    def __init__(
+        self,
+        map_view: MapView,
+        timing_plot: TimingPlot,
+        quality_plot: QualityPlot,
+        runs_table: QWidget,
+        runs: QAbstractItemModel,
+        run_started: SignalInstance,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.map = EmptyState(map_view.plot, name="mapEmptyState")
         self.timing = EmptyState(
-            win.timing_plot.plot,
+            timing_plot.plot,
             self.tr(
                 "The time per iteration appears here once a run starts: each timed chunk and their rolling "
                 "median, with the compile and warm-up time kept apart."
@@ -36,7 +54,7 @@ class EmptyStates(QObject):
             "timingEmptyState",
         )
         self.quality = EmptyState(
-            win.quality_plot.plot,
+            quality_plot.plot,
             self.tr(
                 "The map's quality appears here as the run is measured: its quantization error (QE) and "
                 "topographic error (TE) at regular iterations."
@@ -44,20 +62,20 @@ class EmptyStates(QObject):
             "qualityEmptyState",
         )
         self.runs = EmptyState(
-            win.runs_panel.table,
+            runs_table,
             self.tr(
                 "No runs yet. Every run you start (Run, {run}), compare (the Compare page) or open "
                 "(File > Open run…, {open}) is kept here, and is still here at the next start."
             ).format(run="Ctrl+R", open="Ctrl+O"),
             "runsEmptyState",
         )
-        self._model = win.runs
+        self._model = runs
         for signal in (self._model.rowsInserted, self._model.rowsRemoved, self._model.modelReset):
             signal.connect(self._on_runs_changed)
         self._on_runs_changed()
-        win.controller.run_started.connect(self.run_shown)
+        run_started.connect(self.run_shown)
         # A plot fed directly (a kept run replayed, a preview) shows once it has a point to draw.
-        for state, curve in ((self.timing, win.timing_plot.points), (self.quality, win.quality_plot.qe_curve)):
+        for state, curve in ((self.timing, timing_plot.points), (self.quality, quality_plot.qe_curve)):
             curve.sigPlotChanged.connect(lambda item, s=state: _hide_once_drawn(s, item))
 
     def run_shown(self, *_: Any) -> None:

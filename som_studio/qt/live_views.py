@@ -40,7 +40,9 @@ class LiveViews(QObject):
     controller : the run's owner, whose signals feed the views.
     map_view, timing_plot, quality_plot, sharding_view : the views.
     on_env : called with a worker's description of its devices (``Started.env``).
-    on_failed : called with the message of a failed run, in the app's words (the window shows a dialog).
+    on_failed : called with the message of a failed run, in the app's words (the window shows a dialog),
+        once its worker is gone: the failure arrives as an event before the process has exited, and a
+        dialog shown then would invite a new run that the still-busy controller refuses.
     """
 
     def __init__(
@@ -66,6 +68,7 @@ class LiveViews(QObject):
         self.run = LiveRun()
         self._on_env = on_env
         self._on_failed = on_failed
+        self._failure: str | None = None  # the failed run's message, told when the run has ended
         self._features: int | None = None  # the last run's, to tell when its view stops making sense
         self._clock = QTimer(self)
         self._clock.setInterval(250)
@@ -83,9 +86,11 @@ class LiveViews(QObject):
         c.run_finished.connect(self._on_run_finished)
         c.run_failed.connect(self._on_run_failed)
         c.state_changed.connect(self._on_state_changed)
+        c.run_ended.connect(self._on_run_ended)
 
     def begin(self, config: Any) -> None:
         """A run of ``config`` was just started."""
+        self._failure = None
         self.status.setText(self.run.begin(config, time.perf_counter()))
         self.progress.setValue(0)
         self.timing_plot.begin("batch", 1)
@@ -142,8 +147,12 @@ class LiveViews(QObject):
     def _on_run_failed(self, message: str, record: RunRecord) -> None:
         self.timing_plot.flush()
         self.status.setText(self.run.failed(record))
-        if self._on_failed is not None:
-            self._on_failed(app_message(record))
+        self._failure = app_message(record)
+
+    def _on_run_ended(self) -> None:
+        failure, self._failure = self._failure, None
+        if failure is not None and self._on_failed is not None:
+            self._on_failed(failure)
 
     def _on_state_changed(self, state: str) -> None:
         if state == ctl.PAUSED:

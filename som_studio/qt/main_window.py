@@ -17,23 +17,25 @@ window wires them together and does no training and no arithmetic on maps.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QCloseEvent, QResizeEvent, QShowEvent
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMessageBox, QWidget
 
 from som_studio.app_model.form import FormState, RunForm, read_data
 from som_studio.config import ConfigError, RunConfig
+from som_studio.core.impls.protocol import Implementation
 from som_studio.qt import controller as ctl
-from som_studio.qt import dialogs
+from som_studio.qt import dialogs, menus
 from som_studio.qt.comparison import ComparisonView, LiveRecorder, history_folder
 from som_studio.qt.devices import DeviceWatch
 from som_studio.qt.doctor_dialog import DoctorDialog
 from som_studio.qt.empty_states import EmptyStates
+from som_studio.qt.i18n import LanguageMenu
+from som_studio.qt.identity import apply_identity
 from som_studio.qt.layout_check import MIN_MAP_SHARE, visible_share
 from som_studio.qt.live_views import LiveViews
-from som_studio.qt.menus import make_actions
 from som_studio.qt.pages import Pages
 from som_studio.qt.project_dialog import show_projection
 from som_studio.qt.runs import RunsModel
@@ -73,29 +75,11 @@ class MainWindow(QMainWindow):
     cpu_devices : the ``--cpu-devices`` given on the command line; overrides the remembered count.
     """
 
-    # Made by som_studio.qt.menus.make_actions.
-    run_action: QAction
-    pause_action: QAction
-    stop_action: QAction
-    open_action: QAction
-    open_data_action: QAction
-    reset_layout_action: QAction
-    run_bar: Any
-    export_action: QAction
-    example_action: QAction
-    add_impl_action: QAction
-    quit_action: QAction
-    about_action: QAction
-    doctor_action: QAction
-    menus: dict[str, Any]
-    language_menu: Any
-    language_note: Any = None
+    language_note: QMessageBox | None = None  # View > Language's note while it is open
 
     def __init__(self, settings: Settings | None = None, cpu_devices: int | None = None) -> None:
         super().__init__()
-        from som_studio.qt.app import apply_identity
-
-        apply_identity(QApplication.instance())
+        apply_identity(cast(QApplication, QApplication.instance()))  # a window needs its application
         self.setWindowTitle(TITLE)
         self.setObjectName("SomStudioMainWindow")
         self.settings = settings or Settings()
@@ -105,13 +89,21 @@ class MainWindow(QMainWindow):
         self.error_dialog: QMessageBox | None = None
         self._about_box: QMessageBox | None = None
         self.doctor_dialog: Any = None
+        self._make_views()
+        self._make_pages()
+        self._make_actions()
+        self._make_menus()
+        self._add_more_pages()
+        self._connect()
+        self._restore()
 
-        # -- models and views ------------------------------------------------------------
+    # -- construction --------------------------------------------------------------------
+    def _make_views(self) -> None:
+        """The models and the views, each given what it needs."""
         self.history = RunHistory(history_folder(self.settings))  # every run, kept across restarts
         self.form = RunForm(past_runs=lambda: (run.record for run in self.history.runs))  # they say how long
         self.map_view = MapView()
         self.panel = RunPanel(form=self.form)
-        self.user_impls = UserImplementations(self)  # File > Add implementation…
         self.devices = DeviceWatch(self.form, self.panel.set_devices, self)
         self.probe = self.devices.probe
         self.timing_plot, self.quality_plot, self.sharding_view = TimingPlot(), QualityPlot(), ShardingView()
@@ -144,6 +136,14 @@ class MainWindow(QMainWindow):
             iterations=self.form.counts,
             judge=self.form.judge,
         )
+        self.user_impls = UserImplementations(  # File > Add implementation…
+            self.settings,
+            self,
+            offer=self._offer_implementation,
+            choose=lambda name: self.form.edit(impl=name),
+            show_error=self.show_error,
+            say=self.status_label.setText,
+        )
         for widget, name in (
             (self.map_view.plot, "mapView"),  # the picture itself, its legend beside it not included
             (self.panel, "runPanel"),
@@ -154,7 +154,9 @@ class MainWindow(QMainWindow):
             (self.sharding_view, "shardingView"),
         ):
             widget.setObjectName(name)
-        # The map is the central area's first page; what needs room of its own gets a page beside it.
+
+    def _make_pages(self) -> None:
+        """The map as the central area's first page, what needs room of its own on pages beside it; the docks."""
         self.pages = Pages()
         self.setCentralWidget(self.pages)
         self.pages.add_page("map", self.tr("Map"), self.map_view)
@@ -171,44 +173,110 @@ class MainWindow(QMainWindow):
         ):
             self._add_dock(key, title, widget, DOCK_AREAS[key])
 
-        make_actions(self)  # the actions, the menus (View > Language too) and the run buttons
+    def _make_actions(self) -> None:
+        """The window's actions (its menus and run buttons show them)."""
+
+        def action(text: str, slot: Any, shortcut: Any = None, tip: str = "") -> QAction:
+            return dialogs.action(self, text, slot, shortcut, tip)
+
+        self.run_action = action(self.tr("&Run"), lambda: self.start_run(), "Ctrl+R")
+        self.pause_action = action(self.tr("&Pause"), self.controller.toggle_pause, "Ctrl+P")
+        self.stop_action = action(self.tr("&Stop"), self.controller.stop, Qt.Key.Key_Escape)
+        self.open_action = action(self.tr("&Open run…"), lambda: self.runs_panel.open_runs(), "Ctrl+O")
+        tip = self.tr("The ticked runs' full records (all kept runs when none is ticked)")
+        self.export_action = action(
+            self.tr("&Export runs as JSON…"), lambda: self.runs_panel.export_runs(), "Ctrl+E", tip
+        )
+        tip = self.tr("Choose a table (.npy or .csv) for the Run panel's data")
+        self.open_data_action = action(
+            self.tr("Open &data…"), lambda: self.panel.choose_data_file(), "Ctrl+Shift+O", tip
+        )
+        tip = self.tr("Put the window's panels back where they start, the map the largest")
+        self.reset_layout_action = action(self.tr("&Reset layout"), self.reset_layout, tip=tip)
+        tip = self.tr("{name}: a hex map, ready to run").format(name="iris")
+        self.example_action = action(self.tr("Open e&xample data"), self.panel.open_example, tip=tip)
+        tip = self.tr("Run your own implementation, a class in a Python file, beside the built-in ones")
+        self.add_impl_action = action(self.tr("Add &implementation…"), self.user_impls.ask, tip=tip)
+        self.quit_action = action(self.tr("&Quit"), self.close, QKeySequence.StandardKey.Quit)
+        if self.quit_action.shortcut().isEmpty():  # not every platform names one
+            self.quit_action.setShortcut(QKeySequence("Ctrl+Q"))
+        self.about_action = action(self.tr("&About SOM Studio"), self.show_about)
+        tip = self.tr("Check Python, JAX, the GPU driver, memory settings and the display ({command})").format(
+            command="som-studio doctor"
+        )
+        self.doctor_action = action(self.tr("Environment &doctor…"), self.show_doctor, tip=tip)
+
+    def _make_menus(self) -> None:
+        """File, Run, View (the pages, the docks, Reset layout, Language), Help; Run, Pause and Stop beside the tabs."""
+        run_actions = (self.run_action, self.pause_action, self.stop_action)
+        file_actions = (self.open_data_action, self.open_action, self.example_action, self.add_impl_action)
+        docks = (d.toggleViewAction() for d in self.docks.values())
+        self.menus = menus.add_menus(
+            self.menuBar(),
+            {
+                "&File": (self.tr("&File"), (*file_actions, self.export_action, None, self.quit_action)),
+                "&Run": (self.tr("&Run"), run_actions),
+                "&View": (self.tr("&View"), (*docks, None, self.reset_layout_action)),
+                "&Help": (self.tr("&Help"), (self.doctor_action, None, self.about_action)),
+            },
+        )
+        view_menu = self.menus["&View"]
+        self.language_menu = LanguageMenu(self.settings, view_menu)
+        self.language_menu.language_chosen.connect(self._on_language_chosen)
+        view_menu.addSeparator()
+        view_menu.addMenu(self.language_menu)
+        self.run_bar = menus.run_bar(run_actions)
         self.pages.setCornerWidget(self.run_bar, Qt.Corner.TopRightCorner)
-        view_menu = self.menus["&View"]  # the pages, the docks, Reset layout, then the Language menu
+        # The pages go first in View, before the docks.
         self.pages.set_menu(view_menu, view_menu.insertSeparator(view_menu.actions()[0]))
-        self.panel.run_button.clicked.connect(self.run_action.trigger)
-        self.run_action.changed.connect(lambda: self.panel.run_button.setEnabled(self.run_action.isEnabled()))
-        self.empty = EmptyStates(self)
-        self.recorder = LiveRecorder(self.controller, parent=self)
-        self.recorder.run_recorded.connect(lambda run: self.comparison.note_recorded(self.runs_panel.add_run(run)))
-        self.comparison.status.connect(self.status_label.setText)
-        self.stop_action.triggered.connect(self.comparison.cancel_compare)  # Esc stops the comparison, not one run
-        self.comparison.show_requested.connect(lambda: self.pages.show_page("compare"))
         self.menuBar().insertMenu(self.menuBar().actions()[-1], self.comparison.menu)  # before Help
-        # Pages of their own: a sweep of the form's SOM, and what JAX made of the ticked runs.
+
+    def _add_more_pages(self) -> None:
+        """Pages of their own: a sweep of the form's SOM, and what JAX made of the ticked runs."""
         self.sweep_view = SweepView(base_config=lambda: self.form.state.config, keep=self.runs_panel.add_run)
         self.sweep_view.setObjectName("sweepView")
-        self.sweep_view.status.connect(self.status_label.setText)
         self.pages.add_page(
             "sweep", self.tr("Sweep"), self.sweep_view, self.tr("Many maps of the form's SOM, trained together")
         )
         self.inside_view = InsideView()
         self.inside_view.setObjectName("insideView")
         self.pages.add_page("inside", self.tr("Inside"), self.inside_view, self.tr("What JAX made of the ticked runs"))
+
+    def _connect(self) -> None:
+        """The views follow the models, the controller and each other."""
+        self.panel.run_button.clicked.connect(self.run_action.trigger)
+        self.run_action.changed.connect(lambda: self.panel.run_button.setEnabled(self.run_action.isEnabled()))
+        self.empty = EmptyStates(
+            self.map_view,
+            self.timing_plot,
+            self.quality_plot,
+            self.runs_panel.table,
+            self.runs,
+            self.controller.run_started,
+            parent=self,
+        )
+        self.recorder = LiveRecorder(self.controller, parent=self)
+        self.recorder.run_recorded.connect(lambda run: self.comparison.note_recorded(self.runs_panel.add_run(run)))
+        self.comparison.status.connect(self.status_label.setText)
+        self.stop_action.triggered.connect(self.comparison.cancel_compare)  # Esc stops the comparison, not one run
+        self.comparison.show_requested.connect(lambda: self.pages.show_page("compare"))
+        self.sweep_view.status.connect(self.status_label.setText)
         self.runs.checked_changed.connect(self._on_checked_for_inside)
         self._on_checked_for_inside()
         self.live.connect()
         self.runs_panel.status.connect(self.status_label.setText)
         self.runs_panel.projector.projected.connect(self._on_projected)
-        if self.history.problems:
-            problems = "; ".join(self.history.problems)
-            self.status_label.setText(self.tr("Some kept runs could not be read: {problems}").format(problems=problems))
         self.controller.state_changed.connect(self._on_state_changed)
         self.panel.state_changed.connect(self._on_form_state)
         self.map_view.view_changed.connect(self.controller.set_view)
-        self.devices.info_ready.connect(
-            lambda info: self._about_box and self._about_box.setText(dialogs.about_text(info))
-        )
+        self.devices.info_ready.connect(self._on_info_ready)
         self.panel.detect_requested.connect(self.detect_devices)
+
+    def _restore(self) -> None:
+        """What the settings remember: the user's files, the form, the views, the window; the last run's map."""
+        if self.history.problems:
+            problems = "; ".join(self.history.problems)
+            self.status_label.setText(self.tr("Some kept runs could not be read: {problems}").format(problems=problems))
         self.user_impls.restore()  # before the form: the configuration remembered may name one
         self.settings.restore_form(self.form, self._cli_cpu_devices)
         self.map_view.set_choice(*self.settings.view())
@@ -226,11 +294,20 @@ class MainWindow(QMainWindow):
         if last is not None:
             self.show_kept_run(last)
 
+    def _offer_implementation(self, impl: Implementation) -> None:
+        """A user's implementation, loaded: offered where implementations are chosen (the run panel, the comparison)."""
+        self.panel.add_implementation(impl)
+        self.comparison.picker.add_implementation(impl)
+
+    def _on_language_chosen(self, code: str) -> None:
+        """View > Language: the choice takes effect at the next start (a note says so; kept as ``language_note``)."""
+        self.language_note = box = menus.restart_note_box(self, code, self.language_menu.saved)
+        box.finished.connect(lambda _=0: setattr(self, "language_note", None))
+
     def _on_checked_for_inside(self) -> None:
         runs = self.runs.checked_runs()
         self.inside_view.set_runs([r.name for r in runs], [r.record for r in runs])
 
-    # -- construction --------------------------------------------------------------------
     def _add_dock(self, key: str, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
         dock.setObjectName(f"dock_{key}")  # saveState() needs names
@@ -425,12 +502,18 @@ class MainWindow(QMainWindow):
     # -- dialogs ---------------------------------------------------------------------------
     def show_error(self, title: str, message: str) -> None:
         """A dialog naming the problem; window-modal and non-blocking, so the app stays usable."""
-        dialogs.show_error(self, title, message)
+        self.error_dialog = box = dialogs.show_error(self, title, message)  # kept while open: tests read it
+        box.finished.connect(lambda _=0: setattr(self, "error_dialog", None))
+
+    def _on_info_ready(self, info: dict[str, Any] | None) -> None:
+        if self._about_box is not None:
+            self._about_box.setText(dialogs.about_text(info))
 
     def show_about(self) -> None:
         if self.env_info is None:
             self.detect_devices()  # the GUI never starts JAX itself; a short-lived worker asks it
-        dialogs.show_about(self, self.env_info)
+        self._about_box = box = dialogs.show_about(self, self.env_info)  # its text follows the probe
+        box.finished.connect(lambda _=0: setattr(self, "_about_box", None))
 
     def show_doctor(self) -> None:
         """The environment doctor's report, made in a worker process (it starts JAX and runs nvidia-smi)."""

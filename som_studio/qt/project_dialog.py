@@ -24,7 +24,6 @@ from PySide6.QtWidgets import QFileDialog, QPushButton, QWidget
 
 from som_studio.app_model.projection import ProjectedHits, ProjectionError, export_units, project_apart
 from som_studio.picture import views as picture
-from som_studio.qt import dialogs
 from som_studio.qt.i18n import QT_TRANSLATE_NOOP
 from som_studio.storage.runfile import StoredRun
 
@@ -38,6 +37,7 @@ class ProjectData(QObject):
     ----------
     pick : ``pick(what)`` gives the one selected run, or ``None`` (having said why).
     parent : the widget dialogs open over.
+    show_error : ``(title, message)``: a dialog saying why a projection or an export failed.
 
     ``projected(ProjectedHits)`` and ``status(str)`` are emitted on the GUI thread.
     """
@@ -46,9 +46,12 @@ class ProjectData(QObject):
     status = Signal(str)
     _done = Signal(object, str)  # ProjectedHits or None, the refusal; emitted on the projection's thread
 
-    def __init__(self, pick: Callable[[str], StoredRun | None], parent: QWidget) -> None:
+    def __init__(
+        self, pick: Callable[[str], StoredRun | None], parent: QWidget, show_error: Callable[[str, str], None]
+    ) -> None:
         super().__init__(parent)
         self._pick = pick
+        self._show_error = show_error
         self._parent = parent
         self._threads: list[threading.Thread] = []
         self.project_button = QPushButton(self.tr("Project data…"))
@@ -93,7 +96,7 @@ class ProjectData(QObject):
     def _on_done(self, result: ProjectedHits | None, error: str) -> None:
         if result is None:
             self.status.emit(self.tr("Cannot project the data"))
-            dialogs.show_error(self._parent, self.tr("Cannot project the data"), error)
+            self._show_error(self.tr("Cannot project the data"), error)
             return
         self.status.emit(result.caption)
         self.projected.emit(result)
@@ -111,7 +114,7 @@ class ProjectData(QObject):
         try:
             out = export_units(run, path)
         except ProjectionError as exc:
-            dialogs.show_error(self._parent, self.tr("Cannot export the units"), str(exc))
+            self._show_error(self.tr("Cannot export the units"), str(exc))
             return None
         self.status.emit(self.tr("Wrote {path}").format(path=out))
         return out

@@ -128,7 +128,7 @@ class RunsPanel(QWidget):
         self.remove_button.setToolTip(self.tr("Remove the selected runs from the list and their files (Delete)"))
         self.show_button.setEnabled(show_run is not None)
         self.rerun_button.setEnabled(rerun is not None)
-        self.projector = ProjectData(self._one, self)  # Project data… and Export units…
+        self.projector = ProjectData(self._one, self, self.show_error)  # Project data… and Export units…
         self.projector.status.connect(self.status)
         buttons = QHBoxLayout()
         for b in (self.show_button, self.rerun_button, self.resume_button, *self.projector.buttons, self.save_button):
@@ -309,4 +309,7 @@ class RunsPanel(QWidget):
         if index.column() != 0 and self._show_run is not None:  # column 0: rename
             self._show_run(self.model.run_at(index.row()))
 
-    show_error = dialogs.show_error  # a window-modal, non-blocking dialog naming the problem
+    def show_error(self, title: str, message: str) -> None:
+        """A window-modal, non-blocking dialog naming the problem."""
+        self.error_dialog = box = dialogs.show_error(self, title, message)  # kept while open: tests read it
+        box.finished.connect(lambda _=0: setattr(self, "error_dialog", None))

@@ -1,7 +1,7 @@
 """File > Add implementation…: the user's own implementation files, remembered and reloaded when they change.
 
 A file is checked in a child process with a time limit before it is imported
-(:func:`som_studio.core.user_impl.load`), so a file that hangs or breaks the contract
+(:func:`som_studio.core.impls.user_impl.load`), so a file that hangs or breaks the contract
 is refused in a dialog and the app goes on. The files are remembered in the settings
 and loaded again at the next start; a file that changes on disk is checked and loaded
 again (a file watcher, and a check of its time stamp before each run).
@@ -12,17 +12,16 @@ Threads: GUI thread only.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, Qt, QTimer
-from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog
+from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog, QWidget
 
-from som_studio.core import registry, user_impl
-from som_studio.core.protocol import Implementation
-
-if TYPE_CHECKING:
-    from som_studio.qt.main_window import MainWindow
+from som_studio.core.impls import registry, user_impl
+from som_studio.core.impls.protocol import Implementation
+from som_studio.qt.settings import Settings
 
 SETTINGS_KEY = "implementations/user"
 
@@ -37,11 +36,30 @@ def classes_in(path: str) -> list[str]:
 
 
 class UserImplementations(QObject):
-    """The window's users' implementations: add, remember, reload. ``specs`` are ``FILE.py:CLASS``, absolute."""
+    """The users' implementations: add, remember, reload. ``specs`` are ``FILE.py:CLASS``, absolute.
 
-    def __init__(self, win: MainWindow) -> None:
-        super().__init__(win)
-        self.win = win
+    Parameters
+    ----------
+    settings : where the files are remembered.
+    window : the parent of the dialogs that ask for a file and a class, and of this object.
+    offer : lists a loaded implementation where implementations are chosen (the run panel, the comparison).
+    choose : selects an implementation, by name, for the next run (the form).
+    show_error : ``(title, message)``: a dialog saying why a file was refused.
+    say : a line on the status bar (why a file being edited does not load now).
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        window: QWidget,
+        offer: Callable[[Implementation], None],
+        choose: Callable[[str], object],
+        show_error: Callable[[str, str], None],
+        say: Callable[[str], None],
+    ) -> None:
+        super().__init__(window)
+        self.settings, self._window = settings, window
+        self._offer, self._choose, self._show_error, self._say = offer, choose, show_error, say
         self.specs: list[str] = []
         self.watcher = QFileSystemWatcher(self)
         self.watcher.fileChanged.connect(self._on_file_changed)
@@ -54,12 +72,12 @@ class UserImplementations(QObject):
 
     # -- settings ----------------------------------------------------------------------
     def remembered(self) -> list[str]:
-        value: Any = self.win.settings.qsettings.value(SETTINGS_KEY, [])
+        value: Any = self.settings.qsettings.value(SETTINGS_KEY, [])
         items: list[Any] = [value] if isinstance(value, str) else list(value or [])
         return [str(s) for s in items if isinstance(s, str) and user_impl.is_spec(s)]
 
     def _remember(self) -> None:
-        self.win.settings.set_value(SETTINGS_KEY, list(self.specs))
+        self.settings.set_value(SETTINGS_KEY, list(self.specs))
 
     def restore(self) -> None:
         """Load the remembered files (before the form restores a configuration that may name one)."""
@@ -71,7 +89,7 @@ class UserImplementations(QObject):
     def ask(self) -> Implementation | None:
         """Ask for a Python file and the class in it, then add it (File > Add implementation…)."""
         path, _filter = QFileDialog.getOpenFileName(
-            self.win, self.tr("Add implementation"), "", self.tr("Python files (*.py)")
+            self._window, self.tr("Add implementation"), "", self.tr("Python files (*.py)")
         )
         if not path:
             return None
@@ -80,7 +98,7 @@ class UserImplementations(QObject):
             name = classes[0]
         else:
             name, ok = QInputDialog.getItem(
-                self.win,
+                self._window,
                 self.tr("Add implementation"),
                 self.tr("The class in {file} to run:").format(file=Path(path).name),
                 classes,
@@ -102,17 +120,10 @@ class UserImplementations(QObject):
         if spec not in self.specs:
             self.specs.append(spec)
             self._remember()
-        self._list(impl)
+        self._offer(impl)
         if select:
-            self.win.form.edit(impl=impl.name)
+            self._choose(impl.name)
         return impl
-
-    def _list(self, impl: Implementation) -> None:
-        """Offer ``impl`` where implementations are chosen: the run panel and the comparison."""
-        self.win.panel.add_implementation(impl)
-        comparison = getattr(self.win, "comparison", None)
-        if comparison is not None:
-            comparison.picker.add_implementation(impl)
 
     def _load(self, spec: str, quiet: bool = False) -> Implementation | None:
         """Load ``spec``; why not in a dialog, or with ``quiet`` on the status line (a file being edited)."""
@@ -121,9 +132,9 @@ class UserImplementations(QObject):
             return user_impl.load(spec)
         except user_impl.UserImplError as exc:
             if quiet:
-                self.win.status_label.setText(str(exc).splitlines()[0])
+                self._say(str(exc).splitlines()[0])
             else:
-                self.win.show_error(self.tr("Cannot add the implementation"), str(exc))
+                self._show_error(self.tr("Cannot add the implementation"), str(exc))
             return None
         finally:
             QApplication.restoreOverrideCursor()
@@ -152,6 +163,6 @@ class UserImplementations(QObject):
                 if spec.rpartition(":")[0] == path:
                     impl = self._load(spec, quiet=True)
                     if impl is not None:
-                        self._list(impl)
+                        self._offer(impl)
             if Path(path).exists() and path not in self.watcher.files():
                 self.watcher.addPath(path)  # editors that save by replacing the file end the watch

@@ -20,8 +20,7 @@ import numpy as np
 from som_studio.comparison import summary
 from som_studio.comparison.problem import problem_groups
 from som_studio.comparison.rules import Flag, Verdict, flatten_config, judge
-from som_studio.core.memory import format_bytes
-from som_studio.i18n import _
+from som_studio.i18n import _, format_bytes
 from som_studio.run_settings import Topology
 from som_studio.session import timing
 from som_studio.session.record import RunRecord

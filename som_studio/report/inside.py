@@ -1,6 +1,6 @@
 """The inside of runs as the Inside page, the report and ``som-studio explain`` show it: the roofline and its table.
 
-Reads ``extra.inside`` (:mod:`som_studio.core.inside`) of finished runs and
+Reads ``extra.inside`` (:mod:`som_studio.core.inspection.inside`) of finished runs and
 turns it into plain data: one roofline point per run (arithmetic intensity,
 achieved FLOP/s), the device's two ceilings, and a table that says per run the
 fraction of the ceiling it reached and what bounds it. No Qt, no JAX.

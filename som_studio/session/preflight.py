@@ -25,9 +25,9 @@ from typing import TypedDict
 import numpy as np
 
 from som_studio.config import ConfigError, Refusal, RunConfig, parse_layout
-from som_studio.core import memory, registry
-from som_studio.core.protocol import Implementation, ProblemSize
-from som_studio.i18n import _
+from som_studio.core.impls import memory, registry
+from som_studio.core.impls.protocol import Implementation, ProblemSize
+from som_studio.i18n import _, format_bytes
 
 __all__ = [
     "CPU_DEVICES",
@@ -159,7 +159,7 @@ def preflight(
     missing : whether the data hold missing values: refused by an implementation that cannot
         train on them; their mask counts in the memory check.
     """
-    from som_studio.core import sharding
+    from som_studio.core.plans import sharding
 
     try:
         impl = registry.get(config.impl)
@@ -217,8 +217,8 @@ def preflight(
                         grid=config.grid,
                         samples=samples,
                         features=features,
-                        need=memory.format_bytes(need),
-                        have=memory.format_bytes(have),
+                        need=format_bytes(need),
+                        have=format_bytes(have),
                         where=where,
                     ),
                 )

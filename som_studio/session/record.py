@@ -67,7 +67,7 @@ class RunRecord:
     samples: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
     label_purity: float | None = None
-    # What a .somrun stores beyond the JSON (scaling, unit labels, clusters): see core/model_file.py.
+    # What a .somrun stores beyond the JSON (scaling, unit labels, clusters): see core/data/model_file.py.
     model: Any = None
     # Why the run was refused, as a value, while the record is in memory: ``message`` words it as
     # the CLI does, and a front end with other names for the fields (the app) renders this instead.

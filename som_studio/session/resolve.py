@@ -121,7 +121,7 @@ class DataFacts:
 
 def data_facts(table: Table) -> DataFacts:
     """A table's :class:`DataFacts`: the default grid for every lattice, toroid or not."""
-    from som_studio.core.init import default_grid
+    from som_studio.core.som.init import default_grid
 
     values = table.values
     grids = {(t, w): default_grid(values, t, w) for t in cfgmod.TOPOLOGIES for w in (False, True)}
@@ -133,9 +133,9 @@ def gather(values: Mapping[str, Any], *, scale: bool = False) -> Request:
 
     ``impl`` may name several implementations (a sequence, or text with commas). ``scale`` is the
     command line's older ``--scale`` switch (``scaling`` ``minmax``). Raises :class:`UnknownSetting`,
-    :class:`ConfigError` or :class:`~som_studio.core.registry.UnknownImplementation`.
+    :class:`ConfigError` or :class:`~som_studio.core.impls.registry.UnknownImplementation`.
     """
-    from som_studio.core import registry
+    from som_studio.core.impls import registry
 
     names = [s.name for s in cfgmod.SETTINGS]
     unknown = [k for k in values if k not in names]
@@ -193,7 +193,7 @@ def read(request: Request) -> Table | None:
     """The run's data as a scaled :class:`Table`: the source read with the request's column roles.
 
     ``None`` for the random colours: they follow the run's seed
-    (:func:`~som_studio.core.problem.load_problem_table`). Raises :class:`DataError` or
+    (:func:`~som_studio.core.som.problem.load_problem_table`). Raises :class:`DataError` or
     :class:`ConfigError` (columns named for an array).
     """
     if request.source is None:
@@ -262,7 +262,7 @@ def _default_grid(request: Request, data: Table | DataFacts | None) -> tuple[int
     topology, toroid = str(request.value("topology")), bool(request.value("toroid"))
     if isinstance(data, DataFacts):
         return data.grids[(topology, toroid)]
-    from som_studio.core.init import default_grid
+    from som_studio.core.som.init import default_grid
 
     return default_grid(data.values, topology, toroid)
 
@@ -310,9 +310,9 @@ def resolve(values: Mapping[str, Any], *, scale: bool = False, load: bool = True
     The data's values are checked against the precision too. ``load`` false reads a file only when
     the grid follows it, and leaves ``table`` ``None`` otherwise: the command line reads it where
     Ctrl-C can stop the reading as a phase of the run. Raises :class:`UnknownSetting`,
-    :class:`ConfigError`, :class:`~som_studio.core.registry.UnknownImplementation` or :class:`DataError`.
+    :class:`ConfigError`, :class:`~som_studio.core.impls.registry.UnknownImplementation` or :class:`DataError`.
     """
-    from som_studio.core.problem import check_range, load_problem_table
+    from som_studio.core.som.problem import check_range, load_problem_table
 
     request = gather(values, scale=scale)
     from_data = request.grid is None and request.spec.path is not None

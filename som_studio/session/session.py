@@ -9,8 +9,8 @@ the tests and the app's worker process all run training the same way::
 Cancel and pause are checked between chunks. A chunk is sized to take about
 ``chunk_target_s`` so snapshots flow and cancel stays prompt
 (:func:`~som_studio.session.timing.next_chunk`). Quality (QE/TE) is measured
-on the run's device for JAX runs (:mod:`som_studio.core.quality_jax`), on the
-host for NumPy ones (:mod:`som_studio.core.metrics`), at planned points, equally
+on the run's device for JAX runs (:mod:`som_studio.core.plans.quality_jax`), on the
+host for NumPy ones (:mod:`som_studio.core.som.metrics`), at planned points, equally
 spaced on round iterations (:func:`~som_studio.session.timing.quality_iterations`), that
 a :class:`~som_studio.session.timing.QualityPacer` skips when they would take
 more than a tenth of the training time so far; the final map is always
@@ -35,10 +35,11 @@ from typing import Any
 import numpy as np
 
 from som_studio.config import ConfigError, Refusal, RunConfig, parse_layout
-from som_studio.core import metrics, registry, user_impl
 from som_studio.core.data import DataError, Table
-from som_studio.core.problem import check_range, load_problem_table, make_problem
-from som_studio.core.protocol import Implementation
+from som_studio.core.impls import registry, user_impl
+from som_studio.core.impls.protocol import Implementation
+from som_studio.core.som import metrics
+from som_studio.core.som.problem import check_range, load_problem_table, make_problem
 from som_studio.i18n import _, ngettext
 from som_studio.session import env as envmod
 from som_studio.session.checkpoint import CheckpointError, Checkpoints, Saved, data_files, meta_for, resume_from
@@ -105,7 +106,7 @@ class Session:
         together; ``None``: measure every planned point, however short the
         chunks it cuts (runs across processes do so, so every process cuts
         the same chunks).
-    inside : record the inside of the run (:mod:`som_studio.core.inside`) as
+    inside : record the inside of the run (:mod:`som_studio.core.inspection.inside`) as
         ``extra.inside``: after the timed iterations, the program is traced,
         lowered and compiled once more and its counts read; the device's
         ceilings are measured once per device (cached). While the run trains,
@@ -361,7 +362,7 @@ class _Training:
         self._save(self.it, {"map": weights}, None, None)
 
     # A trainer whose iteration is long (a streamed epoch) saves inside it through these two
-    # (:attr:`som_studio.core.protocol.Implementation`'s optional ``checkpoints``).
+    # (:attr:`som_studio.core.impls.protocol.Implementation`'s optional ``checkpoints``).
     def due(self) -> bool:
         """Whether a checkpoint is due now."""
         ck = self.session.checkpoint
@@ -488,7 +489,7 @@ class _Training:
         if describe is not None:
             record.extra.update(describe())
         if self.session.inside and self.impl.backend == "jax":
-            from som_studio.core import inside
+            from som_studio.core.inspection import inside
 
             self.reasons = self.misses.enter_context(inside.cache_misses())
         yield Compiled(record.compile_s, record.warmup_compiles)
@@ -584,7 +585,7 @@ class _Training:
         yield Snapshot(it, final)
         first = yield from self._final_quality(final)
         if it == T and self.table is not None:
-            from som_studio.core import model_file
+            from som_studio.core.data import model_file
 
             # Hits and labels take a pass over the data: skipped with the final quality pass.
             tp = time.perf_counter()
@@ -652,13 +653,13 @@ class _Training:
 def _inside(
     impl: Implementation, trainer: Any, problem: Any, record: RunRecord, devices: list[Any], done: int, keep: bool
 ) -> dict[str, Any]:
-    """``extra.inside`` of a run that trained ``done`` iterations (:mod:`som_studio.core.inside`).
+    """``extra.inside`` of a run that trained ``done`` iterations (:mod:`som_studio.core.inspection.inside`).
 
     A JAX run's program is compiled once more and inspected, one more iteration runs under JAX's transfer
     guard to count host-device transfers (the final map is already taken), and the device's ceilings are read
     from the cache or measured. A NumPy run carries the analytic counts only.
     """
-    from som_studio.core import inside
+    from som_studio.core.inspection import inside
 
     counted = inside.analytic(
         impl.work_model,
@@ -739,7 +740,7 @@ class _Quality:
 
     def _device(self) -> Any:
         if self._q is None:
-            from som_studio.core.quality_jax import DeviceQuality
+            from som_studio.core.plans.quality_jax import DeviceQuality
 
             p = self.problem
             self._q = DeviceQuality(

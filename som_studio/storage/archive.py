@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from som_studio.core import memory
-from som_studio.i18n import _, ngettext
+from som_studio.core.impls import memory
+from som_studio.i18n import _, format_bytes, ngettext
 
 NPY = ".npy"
 
@@ -61,7 +61,7 @@ class RunArchive:
     """The arrays of an opened ``.somrun`` zip, headers checked at once, each loaded when asked for.
 
     ``files`` lists the array keys (as :class:`numpy.lib.npyio.NpzFile` does), so
-    :func:`~som_studio.core.model_file.read_model` reads it like ``numpy.load``'s result.
+    :func:`~som_studio.core.data.model_file.read_model` reads it like ``numpy.load``'s result.
     """
 
     def __init__(self, zf: zipfile.ZipFile, path: Path) -> None:
@@ -157,21 +157,21 @@ class RunArchive:
                         key=key,
                         shape=head.shape,
                         dtype=head.dtype,
-                        need=memory.format_bytes(head.nbytes),
-                        have=memory.format_bytes(have),
+                        need=format_bytes(head.nbytes),
+                        have=format_bytes(have),
                     )
                 )
             if head.nbytes > head.stored:
                 raise self.damaged(
                     _("array {key} claims {need} of data but its entry holds {stored}").format(
-                        key=key, need=memory.format_bytes(head.nbytes), stored=memory.format_bytes(head.stored)
+                        key=key, need=format_bytes(head.nbytes), stored=format_bytes(head.stored)
                     )
                 )
         total = sum(self.headers[k].nbytes for k in keys)
         if total > have:
             raise ArchiveError(
                 _("{path}: cannot open: its arrays would need {need} of memory, more than the {have} available").format(
-                    path=self.path, need=memory.format_bytes(total), have=memory.format_bytes(have)
+                    path=self.path, need=format_bytes(total), have=format_bytes(have)
                 )
             )
 

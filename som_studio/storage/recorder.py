@@ -120,7 +120,7 @@ class RecordSoFar:
     """
 
     def __init__(self, config: RunConfig) -> None:
-        from som_studio.core import registry
+        from som_studio.core.impls import registry
 
         kind = registry.get(config.impl).kind if config.impl in registry.names() else "?"
         self.record = RunRecord(impl=config.impl, kind=kind, config=config.to_dict(), status="cancelled")

@@ -22,14 +22,17 @@ import os
 import uuid
 import zipfile
 import zlib
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from som_studio.core import json_fields, memory, model_file
-from som_studio.core.json_fields import FLAG, LIST, NULL, NUMBER, OBJECT, TEXT, WHOLE, FieldError
+from som_studio.config import SETTINGS, Control
+from som_studio.core.data import json_fields, model_file
+from som_studio.core.data.json_fields import FLAG, LIST, NULL, NUMBER, OBJECT, TEXT, WHOLE, FieldError
+from som_studio.core.impls import memory
 from som_studio.i18n import _
 from som_studio.report.tables import png_bytes
 from som_studio.report.writers import write_atomic
@@ -40,7 +43,7 @@ if TYPE_CHECKING:
     from som_studio.report.content import ReportRun
 
 FORMAT = "som-studio-run"
-VERSION = 2  # 2: the model arrays of core/model_file.py (docs/somrun-format.md)
+VERSION = 2  # 2: the model arrays of core/data/model_file.py (docs/somrun-format.md)
 SUFFIX = ".somrun"
 
 
@@ -192,6 +195,38 @@ class StoredRun:
 # Zip-level damage: a bad or truncated archive, an entry compressed or encrypted in a way zipfile cannot read.
 _ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error, NotImplementedError, RuntimeError)
 _NUMBER, _WHOLE_OR_NULL, _NUMBER_OR_NULL = (NUMBER,), (WHOLE, NULL), (NUMBER, NULL)
+
+
+def _config_fields() -> dict[str, tuple[str, ...]]:
+    """The kinds of JSON value each setting's key of a stored config may hold, from the declarations.
+
+    Settings kept together (the radii under ``sigma``, the data under ``data``) are an object. A
+    null stands for a setting left unset (its default is ``None`` or none at all), or for a choice that does not
+    set the problem and that the record writes resolved (``init``, ``scaling``): both read back as
+    their default, as :meth:`RunConfig.from_dict` reads them.
+    """
+    keys = Counter(s.record_key for s in SETTINGS)
+    out: dict[str, tuple[str, ...]] = {}
+    for s in SETTINGS:
+        key = s.record_key
+        if keys[key] > 1 or key != s.name:
+            out[key] = (OBJECT,)
+            continue
+        if len(s.targets) > 1 or s.control == Control.COLUMNS:
+            kinds: tuple[str, ...] = (LIST,)
+        elif s.control == Control.CHECK:
+            kinds = (FLAG,)
+        elif s.control == Control.COUNT or (isinstance(s.default, int) and s.choices is None):
+            kinds = (WHOLE,)
+        elif s.control == Control.NUMBER:
+            kinds = (NUMBER,)
+        else:
+            kinds = (TEXT,)
+        unset = s.default in (None, ()) or (s.choices is not None and not s.per_iteration)
+        out[key] = (*kinds, NULL) if unset else kinds
+    return out
+
+
 # The typed fields of a record (what RunRecord.from_dict converts), by section.
 _RECORD_FIELDS: dict[str, dict[str, tuple[str, ...]]] = {
     "": {
@@ -216,26 +251,8 @@ _RECORD_FIELDS: dict[str, dict[str, tuple[str, ...]]] = {
     },
     "quality": {"qe": _NUMBER_OR_NULL, "te": _NUMBER_OR_NULL, "label_purity": _NUMBER_OR_NULL},
     "memory": {"estimate_bytes": _WHOLE_OR_NULL, "peak_bytes": _WHOLE_OR_NULL},
-    # The settings readers use from a stored config (the rest is shown as it is).
-    "config": {
-        "impl": (TEXT,),
-        "grid": (LIST,),
-        "seed": (WHOLE,),
-        "topology": (TEXT,),
-        "toroid": (FLAG,),
-        "init": (TEXT, NULL),
-        "scaling": (TEXT, NULL),
-        "precision": (TEXT,),
-        "layout": (TEXT,),
-        "labels": (TEXT, NULL),
-        "id_column": (TEXT, NULL),
-        "steps": _WHOLE_OR_NULL,
-        "epochs": _WHOLE_OR_NULL,
-        "clusters": _WHOLE_OR_NULL,
-        "data": (OBJECT,),
-        "sigma": (OBJECT,),
-        "learning_rate": (OBJECT,),
-    },
+    # The settings readers use from a stored config, as their declarations say (the rest is shown as it is).
+    "config": _config_fields(),
 }
 
 

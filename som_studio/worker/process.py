@@ -132,7 +132,8 @@ def run_worker(request: RunRequest, events: Connection, control: Connection) -> 
     _forget_inherited_cpu_devices()
     malloc.cap_arenas()
     malloc.fix_mmap_threshold()
-    from som_studio.core import jax_runtime, registry
+    from som_studio.core import jax_runtime
+    from som_studio.core.impls import registry
 
     jax_runtime.configure(request.cpu_devices)
     try:

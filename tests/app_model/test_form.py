@@ -137,7 +137,7 @@ def test_devices_seen_hold_for_the_setting_they_were_seen_with():
 
 
 def test_missing_values_are_refused_once_by_the_preflight(tmp_path, register_impl):
-    from som_studio.core import registry
+    from som_studio.core.impls import registry
     from som_studio.session.preflight import preflight
 
     impl = register_impl("test-no-missing", registry.get("numpy-batch").factory)

@@ -42,7 +42,7 @@ def test_the_header_is_offered_and_a_text_column_is_refused_until_named():
 
 def test_a_grid_left_to_auto_follows_the_data_and_the_form_says_so():
     from som_studio.core.data import read_table
-    from som_studio.core.init import default_grid
+    from som_studio.core.som.init import default_grid
 
     form = iris_form(labels="species", scaling="zscore")
     st = read(form)
@@ -88,7 +88,7 @@ def test_scaling_and_roles_do_not_apply_to_random_colours():
 def test_an_implementation_without_hex_is_refused_by_its_control():
     import dataclasses
 
-    from som_studio.core import registry
+    from som_studio.core.impls import registry
 
     # Every built-in implementation trains hex maps; one that declares rect only is refused.
     rect_only = dataclasses.replace(registry.get("jax-fused-batch"), name="jax-rect-only", topologies=("rect",))
@@ -100,7 +100,7 @@ def test_an_implementation_without_hex_is_refused_by_its_control():
 
 
 def test_every_builtin_implementation_takes_the_iris_hex_map():
-    from som_studio.core import registry
+    from som_studio.core.impls import registry
 
     form = iris_form(labels="species", grid="12x8", topology="hex")
     for impl in registry.all_implementations():

@@ -8,8 +8,8 @@ import pytest
 from som_studio import picture
 from som_studio.app_model.examples import iris_config
 from som_studio.app_model.units import UnitDetails, UnitIndex, readout, unit_details
-from som_studio.core import metrics
-from som_studio.core.problem import load_problem_table
+from som_studio.core.som import metrics
+from som_studio.core.som.problem import load_problem_table
 
 
 def _map(h: int = 3, w: int = 4, d: int = 2) -> np.ndarray:

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from som_studio import cli
-from som_studio.core import inside
+from som_studio.core.inspection import inside
 
 SMALL = ["--grid", "10x8", "--samples", "60", "--epochs", "3", "--quiet"]
 

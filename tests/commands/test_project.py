@@ -70,8 +70,8 @@ def test_load_run_imports_no_qt_and_gives_the_model(iris_run):
 
 
 def test_codebook_is_in_original_units_and_projection_gives_the_training_bmus(iris_run):
-    from som_studio.core import metrics
     from som_studio.core.data import read_table
+    from som_studio.core.som import metrics
     from som_studio.model import load_run
 
     path, _, data = iris_run
@@ -195,7 +195,7 @@ def test_an_implementation_without_hex_refuses_it_with_a_reason(capsys):
     pytest.importorskip("jax")
     import dataclasses
 
-    from som_studio.core import registry
+    from som_studio.core.impls import registry
 
     # Every built-in implementation trains hex maps; one that declares rect only is refused.
     rect_only = dataclasses.replace(registry.get("jax-vmap-batch"), name="jax-rect-only", topologies=("rect",))

@@ -102,7 +102,7 @@ def test_bad_input_is_refused_with_the_file_and_the_problem(tmp_path, monkeypatc
 
 
 def test_a_file_that_loops_at_import_is_refused_and_the_command_ends(tmp_path, monkeypatch, capsys, forget):
-    from som_studio.core import user_impl
+    from som_studio.core.impls import user_impl
 
     monkeypatch.setattr(user_impl, "IMPORT_TIMEOUT_S", 1.5)
     (tmp_path / "spin.py").write_text("import time\nwhile True:\n    time.sleep(0.01)\n")

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from som_studio.config import DataSpec, RunConfig
-from som_studio.core import registry
-from som_studio.core.problem import make_problem
+from som_studio.core.impls import registry
+from som_studio.core.som.problem import make_problem
 from som_studio.session.session import Session, run_to_completion
 
 TOL = {"float32": 2e-5, "float64": 1e-10}
@@ -113,7 +113,7 @@ def test_same_seed_same_map(name):
 
 def test_training_orders_the_map():
     """A trained map is ordered: neighbours are alike and BMU pairs are adjacent."""
-    from som_studio.core.metrics import quality, u_matrix
+    from som_studio.core.som.metrics import quality, u_matrix
 
     cfg = RunConfig(impl="numpy-batch", width=10, height=8, data=DataSpec(samples=150), epochs=8, seed=0)
     problem = make_problem(cfg, "batch")

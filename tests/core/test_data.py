@@ -5,7 +5,7 @@ import pytest
 
 from som_studio.config import DataSpec, RunConfig
 from som_studio.core.data import DataError, load_data
-from som_studio.core.problem import decay, load_problem_data, make_problem
+from som_studio.core.som.problem import decay, load_problem_data, make_problem
 
 
 def test_random_colours_are_seeded_and_in_unit_cube():
@@ -119,7 +119,7 @@ def test_problem_is_seeded_and_in_the_requested_precision():
 
 
 def test_data_too_large_for_the_precision_is_refused(tmp_path):
-    from som_studio.core.problem import check_range
+    from som_studio.core.som.problem import check_range
 
     data = np.array([[1e19, 2.0], [3.0, 4.0]])
     with pytest.raises(DataError, match="too large for float32"):  # squares would overflow to inf

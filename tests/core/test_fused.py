@@ -18,16 +18,18 @@ import numpy as np
 import pytest
 
 from som_studio.config import DataSpec, RunConfig
-from som_studio.core import fused_plan, jax_runtime, kernels, memory, registry
-from som_studio.core.metrics import quantization_error
-from som_studio.core.problem import make_problem
-from som_studio.core.protocol import ProblemSize
+from som_studio.core import jax_runtime
+from som_studio.core.impls import memory, registry
+from som_studio.core.impls.protocol import ProblemSize
+from som_studio.core.plans import fused_plan, kernels
+from som_studio.core.som.metrics import quantization_error
+from som_studio.core.som.problem import make_problem
 from som_studio.session.events import Compiled, Finished
 from som_studio.session.session import Session, run_to_completion
 
 jax = jax_runtime.jax()
-jf = pytest.importorskip("som_studio.core.jax_fused")
-jso = pytest.importorskip("som_studio.core.jax_scan_online")
+jf = pytest.importorskip("som_studio.core.impls.jax_fused")
+jso = pytest.importorskip("som_studio.core.impls.jax_scan_online")
 
 SHAPES = [(12, 9), (7, 1), (5, 13)]  # (width, height): landscape, one row, portrait
 FEATURES = [1, 3, 16]
@@ -205,7 +207,7 @@ def test_fused_batch_memory_is_bounded_at_scale():
 
 @pytest.mark.parametrize("samples,features,units", [(1, 1, 1), (1000, 3, 32_400), (100_000, 3, 1 << 20), (7, 16, 5)])
 def test_fused_plan_bounds_the_chunk_and_balances_it(samples, features, units):
-    from som_studio.core import fused_plan
+    from som_studio.core.plans import fused_plan
 
     g, b = fused_plan.unit_blocks(units)
     assert g * b >= units and b % 16 == 0 and (g - 1) * b < units  # no wholly empty block

@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 
 from som_studio.config import DataSpec, RunConfig
-from som_studio.core import hlo, inside, jax_runtime, registry
-from som_studio.core.problem import load_problem_table, make_problem
+from som_studio.core import jax_runtime
+from som_studio.core.impls import registry
+from som_studio.core.inspection import hlo, inside
+from som_studio.core.som.problem import load_problem_table, make_problem
 from som_studio.session.events import ChunkTimed, Failed, Finished
 from som_studio.session.session import Session
 
@@ -175,7 +177,7 @@ def test_the_inside_is_recorded_after_the_timed_iterations(own_cache, monkeypatc
 
 def test_a_recompiling_run_says_why(own_cache):
     """jax-jit-online compiles its step through jit's cache: a changed argument type is explained."""
-    from som_studio.core.inside import cache_misses
+    from som_studio.core.inspection.inside import cache_misses
 
     f = jax.jit(lambda x: x * 2)
     f(np.ones(3, np.float32)).block_until_ready()

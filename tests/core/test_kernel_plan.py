@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from som_studio.config import DataSpec, RunConfig
-from som_studio.core import fused_plan, registry
+from som_studio.core.impls import registry
+from som_studio.core.plans import fused_plan
 from som_studio.session.session import Session, run_to_completion
 from tests.core.test_agreement import REFERENCE, SHAPES, TOL, _cfg, _train
 
@@ -75,8 +76,8 @@ def test_a_plan_is_forced_by_the_context_manager_and_the_environment(monkeypatch
         with fused_plan.forced("fast"):
             pass
     # The preflight's estimate never fails on it (the run refuses it with the message above).
-    from som_studio.core import memory
-    from som_studio.core.protocol import ProblemSize
+    from som_studio.core.impls import memory
+    from som_studio.core.impls.protocol import ProblemSize
 
     assert memory.jax_fused_batch(ProblemSize(9, 12, 3, 100, 5, 4)) > 0
 

@@ -1,7 +1,8 @@
 from __future__ import annotations
 
-from som_studio.core import memory, registry
-from som_studio.core.protocol import ProblemSize
+from som_studio.core.impls import memory, registry
+from som_studio.core.impls.protocol import ProblemSize
+from som_studio.i18n import format_bytes
 
 
 def _size(side, samples=1000, features=3):
@@ -30,8 +31,8 @@ def test_vmap_batch_estimate_scales_with_examples_times_units():
 
 
 def test_format_bytes():
-    assert memory.format_bytes(512) == "512 B"
-    assert memory.format_bytes(3 * 1024**3) == "3.0 GiB"
+    assert format_bytes(512) == "512 B"
+    assert format_bytes(3 * 1024**3) == "3.0 GiB"
 
 
 # -- the estimates against XLA's own accounting of the program that runs -------------------------
@@ -45,9 +46,10 @@ def _compiled_vs_estimate(
     import numpy as np
 
     from som_studio.config import DataSpec, RunConfig
-    from som_studio.core import fused_plan, jax_runtime
-    from som_studio.core.problem import make_problem
-    from som_studio.core.sharding import parse_layout
+    from som_studio.core import jax_runtime
+    from som_studio.core.plans import fused_plan
+    from som_studio.core.plans.sharding import parse_layout
+    from som_studio.core.som.problem import make_problem
 
     w, h, d, n = size
     impl = registry.get(name)
@@ -92,7 +94,7 @@ def _compiled_vs_estimate(
 def _memory_cases():
     import pytest
 
-    from som_studio.core import fused_plan
+    from som_studio.core.plans import fused_plan
 
     out = []
     for impl in registry.all_implementations():
@@ -113,7 +115,7 @@ def _missing_cases():
     """Data with missing values: the mask of known features and per-feature weights in every program."""
     import pytest
 
-    from som_studio.core import fused_plan
+    from som_studio.core.plans import fused_plan
 
     out = [
         pytest.param("jax-fused-batch", WIDE, None, f, id=f"jax-fused-batch-{f}-wide-missing") for f in fused_plan.FORMS

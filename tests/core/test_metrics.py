@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from som_studio.core import metrics
+from som_studio.core.som import metrics
 
 
 def _line_map():
@@ -69,7 +69,7 @@ def test_to_rgb():
 
 
 def test_nearest_units_agrees_with_best_two_with_and_without_missing_values():
-    from som_studio.core.metrics import best_two, nearest_units
+    from som_studio.core.som.metrics import best_two, nearest_units
 
     rng = np.random.default_rng(0)
     w = rng.random((5, 7, 4))

@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from som_studio.core import fused_plan, metrics
+from som_studio.core.plans import fused_plan
+from som_studio.core.som import metrics
 
 
 def _map_and_rows(missing: bool):
@@ -25,7 +26,7 @@ def _map_and_rows(missing: bool):
 @pytest.mark.parametrize("missing", [False, True], ids=["complete", "missing"])
 @pytest.mark.parametrize("form", fused_plan.FORMS)
 def test_every_plan_finds_the_references_units(form, missing):
-    from som_studio.core.nearest_jax import DeviceNearest
+    from som_studio.core.plans.nearest_jax import DeviceNearest
 
     weights, x = _map_and_rows(missing)
     first, _ = metrics.nearest_units(weights, x)

@@ -14,8 +14,11 @@ import numpy as np
 import pytest
 
 from som_studio.config import DataSpec, RunConfig
-from som_studio.core import fused_plan, hlo, jax_runtime, registry
-from som_studio.core.problem import make_problem
+from som_studio.core import jax_runtime
+from som_studio.core.impls import registry
+from som_studio.core.inspection import hlo
+from som_studio.core.plans import fused_plan
+from som_studio.core.som.problem import make_problem
 
 jax = jax_runtime.jax()
 

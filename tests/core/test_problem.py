@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 
 from som_studio.config import DataSpec, RunConfig
-from som_studio.core import jax_runtime, problem, registry
-from som_studio.core.problem import decay, make_problem, seed_streams
+from som_studio.core import jax_runtime
+from som_studio.core.impls import registry
+from som_studio.core.som import problem
+from som_studio.core.som.problem import decay, make_problem, seed_streams
 
 ONLINE = [i.name for i in registry.all_implementations() if i.kind == "online"]
 BATCH = [i.name for i in registry.all_implementations() if i.kind == "batch"]

@@ -1,4 +1,4 @@
-"""Quality on the device (``core/quality_jax.py``) against the NumPy reference (``core/metrics.py``).
+"""Quality on the device (``core/plans/quality_jax.py``) against the NumPy reference (``core/som/metrics.py``).
 
 Float64 maps: both sides choose the same two units for every example (the
 reference ranks ``|w|^2 - 2 x.w`` in float64, the device the direct form; on
@@ -14,9 +14,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from som_studio.core import fused_plan, metrics
+from som_studio.core.plans import fused_plan
+from som_studio.core.som import metrics
 
-qj = pytest.importorskip("som_studio.core.quality_jax")
+qj = pytest.importorskip("som_studio.core.plans.quality_jax")
 
 MAPS = [(1, 1, 3, 5), (1, 2, 3, 7), (9, 12, 3, 120), (5, 7, 1, 40), (6, 5, 16, 33), (40, 30, 3, 250), (23, 61, 2, 97)]
 

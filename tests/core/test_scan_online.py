@@ -13,11 +13,12 @@ import numpy as np
 import pytest
 
 from som_studio.config import DataSpec, RunConfig
-from som_studio.core import online_plan, registry
-from som_studio.core.online_plan import OnlinePlan, choose
-from som_studio.core.problem import make_problem
+from som_studio.core.impls import registry
+from som_studio.core.plans import online_plan
+from som_studio.core.plans.online_plan import OnlinePlan, choose
+from som_studio.core.som.problem import make_problem
 
-jso = pytest.importorskip("som_studio.core.jax_scan_online")
+jso = pytest.importorskip("som_studio.core.impls.jax_scan_online")
 jax = jso.jax
 
 

@@ -9,8 +9,10 @@ import pytest
 
 from som_studio import cli
 from som_studio.config import DataSpec, RunConfig
-from som_studio.core import hlo, jax_runtime, registry
-from som_studio.core.problem import make_problem
+from som_studio.core import jax_runtime
+from som_studio.core.impls import registry
+from som_studio.core.inspection import hlo
+from som_studio.core.som.problem import make_problem
 from som_studio.session.events import Failed, Finished
 from som_studio.session.session import Session, run_to_completion
 
@@ -99,7 +101,7 @@ def test_float32_agrees(impl, reference):
 
 @pytest.mark.parametrize("smoothing", ["all-gather", "psum-scatter", "ring", "replicated-sums"])
 def test_shardmap_smoothing_strategies_agree(smoothing, reference):
-    from som_studio.core.jax_shardmap import JaxShardmapBatch
+    from som_studio.core.impls.jax_shardmap import JaxShardmapBatch
 
     cfg = RunConfig(
         impl="jax-shardmap-batch",
@@ -128,7 +130,7 @@ def test_shardmap_smoothing_strategies_agree(smoothing, reference):
 
 @pytest.mark.parametrize("program", ["planned", "whole-matrix"])
 def test_jit_sharded_programs_agree(program, reference):
-    from som_studio.core.jax_jit_sharded import JaxJitShardedBatch
+    from som_studio.core.impls.jax_jit_sharded import JaxJitShardedBatch
 
     cfg = RunConfig(
         impl="jax-jit-sharded-batch",
@@ -318,7 +320,7 @@ def fused_big() -> np.ndarray:
 )
 def test_blocked_winner_search_over_several_blocks_and_chunks(impl, layout, fused_big):
     """Enough units for several unit blocks per device, enough examples for several example chunks."""
-    from som_studio.core.fused_plan import UNIT_BLOCK, sample_chunk, unit_blocks
+    from som_studio.core.plans.fused_plan import UNIT_BLOCK, sample_chunk, unit_blocks
 
     cfg = BIG.replace(impl=impl, layout=layout)
     local_units = 16 * 45  # 31 rows over a map axis of 2: 16 rows per device
@@ -339,7 +341,7 @@ class _DeviceReporting:
 
 
 def test_shardmap_takes_the_ring_when_whole_map_buffers_would_crowd_a_device():
-    from som_studio.core.jax_shardmap import JaxShardmapBatch
+    from som_studio.core.impls.jax_shardmap import JaxShardmapBatch
 
     cfg = RunConfig(impl="jax-shardmap-batch", width=20, height=10, data=DataSpec(samples=8), epochs=1, layout="2x2")
     trainer = JaxShardmapBatch(make_problem(cfg, "batch"))

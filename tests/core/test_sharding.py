@@ -9,7 +9,8 @@ import pytest
 
 from som_studio import cli
 from som_studio.config import ConfigError
-from som_studio.core import jax_runtime, sharding
+from som_studio.core import jax_runtime
+from som_studio.core.plans import sharding
 
 LAYOUTS = ["1x1", "2x1", "1x2", "2x2", "4x2", "8x1", "1x8"]
 # (height, width, features, samples): even, and uneven on both axes.

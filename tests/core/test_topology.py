@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 
 from som_studio.config import DataSpec, RunConfig
-from som_studio.core import metrics, registry
-from som_studio.core import topology as topo
-from som_studio.core.init import default_grid, initial_map
-from som_studio.core.problem import make_problem
+from som_studio.core.impls import registry
+from som_studio.core.som import metrics
+from som_studio.core.som import topology as topo
+from som_studio.core.som.init import default_grid, initial_map
+from som_studio.core.som.problem import make_problem
 
 
 def test_hex_positions_follow_the_contract():
@@ -129,7 +130,7 @@ def test_pca_init_spans_the_first_component_and_sample_init_uses_rows():
 
 
 def test_wide_tables_take_the_subspace_iteration_with_the_exact_components(monkeypatch):
-    from som_studio.core import init
+    from som_studio.core.som import init
 
     rng = np.random.default_rng(3)
     latent = rng.normal(size=(300, 4)) * [6.0, 4.0, 1.0, 1.0]

@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 from som_studio.config import DataSpec, RunConfig
-from som_studio.core import fused_plan, online_plan, registry
-from som_studio.core.problem import make_problem
+from som_studio.core.impls import registry
+from som_studio.core.plans import fused_plan, online_plan
+from som_studio.core.som.problem import make_problem
 
 pytest.importorskip("jax")
 
@@ -132,7 +133,7 @@ def _lattice_id(case: tuple) -> str:
 @pytest.mark.parametrize("plan", online_plan.all_plans(), ids=online_plan.OnlinePlan.describe)
 def test_every_online_plan_matches_numpy_online_float64(plan, case):
     lattice, missing = case
-    from som_studio.core.jax_scan_online import ScanOnline
+    from som_studio.core.impls.jax_scan_online import ScanOnline
 
     # An odd height on a planar hex map (one even row more), 16 features past the matmul threshold.
     shape = (7, 8) if lattice[1] else (7, 9)
@@ -226,7 +227,7 @@ def test_sharded_every_plan_with_missing_values_float32(lattice, form):
 @pytest.mark.parametrize("smoothing", ["all-gather", "psum-scatter", "ring", "replicated-sums"])
 @pytest.mark.parametrize("lattice", [("hex", False), ("hex", True)], ids=["hex-planar", "hex-toroid"])
 def test_shardmap_every_smoothing_on_hex_maps(smoothing, lattice):
-    from som_studio.core.jax_shardmap import JaxShardmapBatch
+    from som_studio.core.impls.jax_shardmap import JaxShardmapBatch
 
     p = _sharded_problem(lattice, True, "2x4")
     ref = _train(registry.get("numpy-batch").create(p), 3)
@@ -237,7 +238,7 @@ def test_shardmap_every_smoothing_on_hex_maps(smoothing, lattice):
 @pytest.mark.test_devices
 @pytest.mark.parametrize("program", ["planned", "whole-matrix"])
 def test_jit_sharded_programs_on_a_hex_toroid_with_missing_values(program):
-    from som_studio.core.jax_jit_sharded import JaxJitShardedBatch
+    from som_studio.core.impls.jax_jit_sharded import JaxJitShardedBatch
 
     p = _sharded_problem(("hex", True), True, "4x2")
     ref = _train(registry.get("numpy-batch").create(p), 3)

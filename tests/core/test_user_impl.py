@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from som_studio.config import DataSpec, RunConfig
-from som_studio.core import registry, user_impl
-from som_studio.core.problem import load_problem_data
+from som_studio.core.impls import registry, user_impl
+from som_studio.core.som.problem import load_problem_data
 from som_studio.session.session import Session, run_to_completion
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
@@ -213,7 +213,7 @@ def test_the_documented_examples_agree_with_the_reference(tmp_path, forget, spec
 
 
 ONLINE = """
-from som_studio.core.numpy_som import NumpyOnline
+from som_studio.core.impls.numpy_som import NumpyOnline
 
 
 class Online(NumpyOnline):

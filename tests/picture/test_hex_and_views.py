@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from som_studio import picture
-from som_studio.core import clusters as clmod
-from som_studio.core import metrics
-from som_studio.core.topology import HEX_ROW, unit_xy
+from som_studio.core.som import clusters as clmod
+from som_studio.core.som import metrics
+from som_studio.core.som.topology import HEX_ROW, unit_xy
 
 
 def test_hex_raster_puts_each_pixel_in_the_hexagon_of_its_nearest_unit():

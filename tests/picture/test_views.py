@@ -7,7 +7,7 @@ import pickle
 import numpy as np
 
 from som_studio import picture
-from som_studio.core import metrics
+from som_studio.core.som import metrics
 
 
 def test_the_range_is_the_first_maps_and_frames_carry_it():

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from som_studio import config as cfgmod
-from som_studio.core import registry
+from som_studio.core.impls import registry
 from som_studio.qt.layout_check import clipped_texts as clipped  # the one rule: a text wider than its widget
 
 __all__ = ["HANGUL", "clipped", "english_left", "painted_texts", "plain", "widget_texts"]

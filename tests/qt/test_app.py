@@ -15,7 +15,7 @@ pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
 
-from som_studio.core import registry
+from som_studio.core.impls import registry
 from som_studio.qt import controller as ctl
 from som_studio.qt.main_window import MainWindow
 from som_studio.qt.settings import Settings

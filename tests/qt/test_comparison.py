@@ -227,7 +227,7 @@ class _Ended(QObject):
 def test_the_compare_queue_refuses_what_the_preflight_refuses(qtbot, tmp_path, register_impl, refused) -> None:
     # The view judges each run as the Run form judges its own configuration, before any trains.
     from som_studio.app_model.form import RunForm, app_text, read_data
-    from som_studio.core import registry
+    from som_studio.core.impls import registry
 
     no_missing = register_impl("test-no-missing", registry.get("numpy-batch").factory)  # before the picker lists it
     form = RunForm()

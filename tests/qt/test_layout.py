@@ -250,7 +250,7 @@ def test_open_data_sets_the_panels_data_and_remembers_the_folder(qtbot, window, 
 
 
 def test_implementations_are_grouped_by_kind(window):
-    from som_studio.core import registry
+    from som_studio.core.impls import registry
 
     combo = window.panel.impl
     model = combo.model()

@@ -90,7 +90,7 @@ def test_pdf_pages(qapp) -> None:
 
 
 def test_runs_that_recorded_their_inside_get_a_roofline_chart_and_table(qapp) -> None:
-    from som_studio.core import inside
+    from som_studio.core.inspection import inside
     from som_studio.report.html import report_html
 
     runs = _runs()

@@ -9,13 +9,15 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from som_studio.core import registry
+from som_studio.core.impls import registry
 from som_studio.qt.main_window import MainWindow
 from som_studio.qt.settings import Settings
 from tests.core.test_user_impl import GOOD, RUN_LOOP
 from tests.qt.test_app import WAIT_MS, configure, run_and_wait
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
+
+CLOSE = "    def close(self):\n        pass\n"
 
 
 def test_add_implementation_runs_it_and_remembers_it(qtbot, window, tmp_path, monkeypatch, forget):
@@ -67,13 +69,17 @@ def test_a_broken_file_is_refused_in_a_dialog_and_the_app_goes_on(qtbot, window,
 
 def test_an_error_in_the_users_run_is_shown_with_their_lines_and_the_app_goes_on(qtbot, window, tmp_path, forget):
     # Passes the checks (a few epochs), fails in the app's run past them: in the worker, with the user's lines.
+    # Its close takes a while, as releasing a device's resources may: the worker outlives the failure's event.
     path = tmp_path / "late.py"
-    path.write_text(GOOD.replace(RUN_LOOP, "        assert first < 12, 'too far'\n" + RUN_LOOP))
+    late = GOOD.replace(RUN_LOOP, "        assert first < 12, 'too far'\n" + RUN_LOOP)
+    assert CLOSE in late
+    path.write_text(late.replace(CLOSE, "    def close(self):\n        import time\n\n        time.sleep(0.5)\n"))
     assert window.user_impls.add(f"{path}:Good") is not None
     configure(window, impl="late.py:Good", grid="8x6", samples=60, iterations=40)
     with qtbot.waitSignal(window.controller.run_failed, timeout=WAIT_MS):
         assert window.start_run()
     qtbot.waitUntil(lambda: window.findChild(QMessageBox) is not None, timeout=WAIT_MS)
+    assert not window.controller.busy  # told once its worker is gone: the next run can start at once
     shown = window.findChild(QMessageBox).text() + window.findChild(QMessageBox).detailedText()
     assert "late.py" in shown and "assert first < 12" in shown and "AssertionError: too far" in shown
     assert "som_studio" not in shown

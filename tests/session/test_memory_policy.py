@@ -9,7 +9,8 @@ from dataclasses import replace
 
 import pytest
 
-from som_studio.core import jax_runtime, registry
+from som_studio.core import jax_runtime
+from som_studio.core.impls import registry
 from som_studio.session.session import Session, run_to_completion
 
 

@@ -227,8 +227,8 @@ def test_the_estimate_counts_the_mask_of_missing_values(small_config):
 @pytest.mark.parametrize("impl", ["numpy-batch", "jax-fused-batch"])
 def test_every_second_of_a_run_is_counted_by_phase(impl, tmp_path):
     # A table with labels: the final quality pass also gives the model's hits and labels.
-    from som_studio.core import metrics
     from som_studio.core.data import Table
+    from som_studio.core.som import metrics
     from som_studio.session.record import PHASES
 
     rng = np.random.default_rng(0)
@@ -263,7 +263,7 @@ def _final_map(events):
 def test_missing_values_are_judged_by_the_preflight(small_config, register_impl):
     # Every built-in implementation trains on missing values; one that does not is refused by
     # the one preflight (the session, the form and the comparison queue ask it alike).
-    from som_studio.core import registry
+    from som_studio.core.impls import registry
     from som_studio.session.preflight import preflight
 
     impl = register_impl("test-no-missing", registry.get("numpy-batch").factory)

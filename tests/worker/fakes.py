@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import time
 
-from som_studio.core import memory
-from som_studio.core.numpy_som import NumpyBatch
-from som_studio.core.protocol import Implementation
+from som_studio.core.impls import memory
+from som_studio.core.impls.numpy_som import NumpyBatch
+from som_studio.core.impls.protocol import Implementation
 
 
 class SlowWarmupBatch(NumpyBatch):

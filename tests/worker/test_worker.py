@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from som_studio.config import DataSpec, RunConfig
-from som_studio.core import registry
+from som_studio.core.impls import registry
 from som_studio.session.events import Compiled, Failed, Finished, Started
 from som_studio.worker import messages as m
 from som_studio.worker.process import RunRequest, describe_exit, receive, run_worker, send
@@ -112,7 +112,7 @@ def test_send_writes_what_receive_reads():
 def test_the_worker_loads_a_users_implementation_from_its_file(tmp_path):
     # As the app sends it: the implementation loaded here travels with the request, and the
     # spawned worker imports the user's file itself to create it.
-    from som_studio.core import user_impl
+    from som_studio.core.impls import user_impl
     from tests.core.test_user_impl import GOOD
 
     path = tmp_path / "good.py"

@@ -17,7 +17,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QPushButton, QVBoxLayout
 
 from som_studio.config import RunConfig
-from som_studio.core import registry
+from som_studio.core.impls import registry
 from som_studio.qt.i18n import QT_TRANSLATE_NOOP
 
 HINT = QT_TRANSLATE_NOOP("ImplementationPicker", "Tick implementations in the order they should run.")

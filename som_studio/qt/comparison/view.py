@@ -43,7 +43,7 @@ from PySide6.QtWidgets import (
 
 from som_studio.app_model.form import app_text
 from som_studio.config import Refusal, RunConfig
-from som_studio.core import registry
+from som_studio.core.impls import registry
 from som_studio.qt import dialogs
 from som_studio.qt.comparison.queue import CompareQueue, ImplementationPicker
 from som_studio.qt.comparison.summary import SummaryModel
@@ -393,4 +393,5 @@ class ComparisonView(QWidget):
     # -- dialogs ---------------------------------------------------------------------------------
     def show_error(self, title: str, message: str) -> None:
         """A window-modal, non-blocking dialog naming the problem."""
-        dialogs.show_error(self, title, message)
+        self.error_dialog = box = dialogs.show_error(self, title, message)  # kept while open: tests read it
+        box.finished.connect(lambda _=0: setattr(self, "error_dialog", None))

@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from som_studio.core.hlo import folded
+from som_studio.core.inspection.hlo import folded
 from som_studio.qt.chart_style import LIGHT, ChartTheme, readable_axes, style_plot, style_widget, theme_of
 from som_studio.report.inside import INSIDE_HEADER, Roofline, inside_of, inside_rows, notes, roofline
 from som_studio.session.record import RunRecord
@@ -337,7 +337,7 @@ class InsideView(QWidget):
         from html import escape
         from pathlib import Path
 
-        from som_studio.core import registry
+        from som_studio.core.impls import registry
 
         links = []
         for impl in dict.fromkeys(r.impl for r in self._records if inside_of(r) is not None):
@@ -369,7 +369,7 @@ def _preview() -> None:  # pragma: no cover - run by hand
 
     from PySide6.QtWidgets import QApplication
 
-    from som_studio.core import inside
+    from som_studio.core.inspection import inside
 
     app = QApplication.instance() or QApplication(sys.argv)
     ceiling = {"matmul_flops_per_s": 5e10, "bandwidth_bytes_per_s": 2e10, "measured_with": {"matmul": "made up"}}

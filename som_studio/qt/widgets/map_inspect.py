@@ -31,7 +31,7 @@ from PySide6.QtWidgets import QGraphicsEllipseItem, QLabel, QWidget
 
 from som_studio import picture
 from som_studio.app_model.units import UnitDetails, UnitIndex, readout, unit_details
-from som_studio.core import metrics
+from som_studio.core.som import metrics
 from som_studio.picture.raster import unit_centre
 from som_studio.qt.widgets.legend import LegendView
 from som_studio.qt.widgets.unit_panel import UnitPanel

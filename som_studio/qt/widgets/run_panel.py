@@ -46,7 +46,7 @@ from som_studio.app_model.form import (
     labels,
 )
 from som_studio.config import RunConfig
-from som_studio.core import registry
+from som_studio.core.impls import registry
 from som_studio.qt.widgets.data_reader import DataReader
 from som_studio.qt.widgets.setting_controls import SettingControls
 from som_studio.qt.widgets.table_fields import TableFields, note

@@ -17,8 +17,8 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from som_studio.app_model.sharding_layout import describe
 from som_studio.config import ConfigError, RunConfig
-from som_studio.core import registry
-from som_studio.core.memory import format_bytes
+from som_studio.core.impls import registry
+from som_studio.i18n import format_bytes
 
 _PALETTE = [
     "#4e79a7",

@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
-from som_studio.core import inside
+from som_studio.core.inspection import inside
 from som_studio.qt.widgets.inside_view import InsideView
 from som_studio.session.record import RunRecord
 from som_studio.storage import StoredRun
@@ -114,7 +114,7 @@ def test_a_run_made_in_the_app_records_its_inside_when_asked(window, qtbot, tmp_
 
 
 def test_the_page_links_each_rungs_source(qtbot):
-    from som_studio.core import registry
+    from som_studio.core.impls import registry
 
     view = InsideView()
     qtbot.addWidget(view)

@@ -14,7 +14,7 @@ from PySide6.QtCore import QPointF, Qt
 
 from som_studio import picture
 from som_studio.app_model.examples import iris_config
-from som_studio.core.problem import load_problem_table
+from som_studio.core.som.problem import load_problem_table
 from som_studio.picture.raster import unit_centre
 from som_studio.qt.widgets.map_view import MapView
 

@@ -1,0 +1,119 @@
+"""What every data file and table must be, checked before anything trains: the error every reader raises
+(:class:`DataError`, naming the file and the problem), the file types read, and the checks of values and rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from som_studio.i18n import _, ngettext
+
+#: Columnar files, read with pyarrow (the optional extra ``parquet``).
+COLUMNAR_SUFFIXES: tuple[str, ...] = (".parquet", ".arrow", ".feather", ".ipc")
+
+
+#: Every data file suffix read.
+DATA_SUFFIXES: tuple[str, ...] = (".npy", ".csv", ".txt", *COLUMNAR_SUFFIXES)
+
+
+PYARROW_INSTALL = "pip install 'som-studio[parquet]'"
+
+
+class DataError(ValueError):
+    """The training data cannot be used; the message names the file and the problem."""
+
+
+def refuse_empty_columns(
+    values: np.ndarray, path: object, numbers: Sequence[int], names: Sequence[str], leave_out: Callable[[str], str]
+) -> None:
+    """Refuse a feature column with no value at all (every cell empty or missing), naming it.
+
+    ``numbers`` are the columns' 1-based places in the file, ``names`` their names; ``leave_out(name)``
+    says how the caller leaves a column out (``--ignore`` on the command line).
+    """
+    empty = np.isnan(values).all(axis=0)
+    if empty.any():
+        j = int(np.argmax(empty))
+        raise DataError(
+            _(
+                "{path}: column {number} ({name!r}) has no values (every cell is empty or missing); "
+                "leave it out with {flag}"
+            ).format(path=path, number=numbers[j], name=names[j], flag=leave_out(names[j]))
+        )
+
+
+def not_numeric(name: str, dtype: object) -> str:
+    return _("{path}: data must be numeric, got dtype {dtype}").format(path=name, dtype=dtype)
+
+
+def not_2d(name: str, arr: np.ndarray) -> str:
+    return _("{path}: expected a 2-D array (examples x features), got {ndim}-D shape {shape}").format(
+        path=name, ndim=arr.ndim, shape=arr.shape
+    )
+
+
+def cannot_read(p: Path, exc: OSError) -> str:
+    return _("{path}: cannot read ({why})").format(path=p, why=exc.strerror or exc)
+
+
+def check_data(arr: np.ndarray, name: str = "data", first_row: int = 0) -> np.ndarray:
+    """Validate a loaded array and return it as float64 (examples x features); NaN is a missing value.
+
+    ``first_row`` is the 0-based index of ``arr``'s first row in its file (messages count from there).
+    """
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise DataError(not_numeric(name, arr.dtype))
+    if np.issubdtype(arr.dtype, np.complexfloating):
+        raise DataError(_("{path}: complex numbers are not supported").format(path=name))
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2:
+        raise DataError(not_2d(name, arr))
+    if arr.shape[0] == 0:
+        raise DataError(_("{path}: contains no examples (zero rows)").format(path=name))
+    if arr.shape[1] == 0:
+        raise DataError(_("{path}: contains no features (zero columns)").format(path=name))
+    out = np.asarray(arr, dtype=np.float64)
+    inf = np.isinf(out)
+    if inf.any():
+        row, col = np.argwhere(inf)[0]
+        raise DataError(
+            ngettext(
+                "{path}: {n} value is infinite (first at index [{row}, {col}])",
+                "{path}: {n} values are infinite (first at index [{row}, {col}])",
+                int(inf.sum()),
+            ).format(path=name, n=int(inf.sum()), row=first_row + row, col=col)
+        )
+    check_known_rows(out, name, first_row=first_row)
+    return np.ascontiguousarray(out)
+
+
+def check_known_rows(values: np.ndarray, name: str, lines: np.ndarray | None = None, first_row: int = 0) -> None:
+    """Refuse a row whose features are all missing, naming it (1-based data row; its file line if known)."""
+    none = np.isnan(values).all(axis=1)
+    if none.any():
+        i = int(np.argmax(none))
+        where = _(" (line {line} of the file)").format(line=int(lines[i])) if lines is not None else ""
+        raise DataError(
+            _(
+                "{path}: data row {row}{where} has no known feature value (all missing); a row needs at least one"
+            ).format(path=name, row=first_row + i + 1, where=where)
+        )
+
+
+def check_path(path: str | Path) -> Path:
+    p = Path(path)
+    if not p.exists():
+        raise DataError(_("{path}: no such file").format(path=p))
+    if p.is_dir():
+        raise DataError(_("{path}: is a folder, not a data file").format(path=p))
+    if p.suffix.lower() not in DATA_SUFFIXES:
+        raise DataError(
+            _("{path}: unsupported file type {suffix!r}; use .npy, .csv, .parquet or .arrow").format(
+                path=p, suffix=p.suffix or _("(none)")
+            )
+        )
+    return p

@@ -1,0 +1,157 @@
+"""The NumPy reference implementations, ports of the playbook's NumPy SOM.
+
+They are the ground truth every other implementation is compared with, so they
+are written for clarity first: one example at a time, as the playbook does.
+
+Topology (:mod:`som_studio.core.som.topology`): a rect planar map keeps the
+separable neighbourhood it always had (bit for bit); hex and toroid maps take
+the neighbourhood of their plane distances. Missing values (NaN): the BMU
+search and the update use each example's known features only, as the SOM
+Toolbox does; a batch epoch then averages each feature over the examples that
+know it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from som_studio.core.som import topology as topo
+from som_studio.core.som.problem import MIN_WEIGHT, Block, Problem
+from som_studio.run_settings import Topology
+
+# numpy-batch keeps each best-matching unit's neighbourhood for the rest of the
+# epoch once computed, up to this many bytes; past it, neighbourhoods are
+# recomputed. (The playbook reserves a full M x M cache instead.)
+NEIGHBOURHOOD_CACHE_BYTES = 256 << 20
+
+
+def bmu_index(weights: np.ndarray, x: np.ndarray) -> tuple[int, int]:
+    """(y, x) of the unit nearest to ``x`` (first in row-major order on ties); NaN features are left out."""
+    known = ~np.isnan(x)
+    if known.all():
+        diff = weights - x
+    else:
+        diff = weights[:, :, known] - x[known]
+    dist = np.einsum("hwd,hwd->hw", diff, diff)
+    by, bx = divmod(int(np.argmin(dist)), weights.shape[1])
+    return by, bx
+
+
+class _NumpyTrainer:
+    """Shared state of the NumPy trainers (host memory, nothing to compile)."""
+
+    def __init__(self, problem: Problem) -> None:
+        self.p = problem
+        self.weights = problem.init_map.copy()
+        dt = problem.dtype
+        self._xs = np.arange(problem.width, dtype=dt)
+        self._ys = np.arange(problem.height, dtype=dt)
+        cfg = problem.config
+        self._separable = cfg.topology == Topology.RECT and not cfg.toroid
+        self._missing = bool(np.isnan(problem.data).any())
+        self._schedule = problem.schedule()
+
+    def _h1(self, b: Block, t: int, by: int, bx: int) -> tuple[np.ndarray, np.ndarray]:
+        hy = np.exp(-((self._ys - by) ** 2) / b.sigma_y[t] ** 2)
+        hx = np.exp(-((self._xs - bx) ** 2) / b.sigma_x[t] ** 2)
+        return hy, hx
+
+    def _h(self, b: Block, t: int, by: int, bx: int) -> np.ndarray:
+        """The (height, width) neighbourhood of unit (by, bx) at iteration ``t`` of block ``b``, unscaled."""
+        if self._separable:
+            hy, hx = self._h1(b, t, by, bx)
+            return np.outer(hy, hx)
+        p, cfg = self.p, self.p.config
+        return topo.neighbourhood(
+            p.height, p.width, by, bx, b.sigma_x[t], b.sigma_y[t], cfg.topology, cfg.toroid, p.dtype
+        )
+
+    def warmup(self) -> None:
+        """Nothing compiles in NumPy."""
+
+    def get_map(self) -> np.ndarray:
+        return self.weights.copy()
+
+    def close(self) -> None:
+        self.weights = self.weights[:0]
+
+
+class NumpyOnline(_NumpyTrainer):
+    """``numpy-online``: one example per step, full-map update."""
+
+    def run(self, first: int, count: int) -> None:
+        for block, local, n in self._schedule.segments(first, count):
+            self._run(block, local, n)
+
+    def _run(self, b: Block, first: int, count: int) -> None:
+        p, w, order = self.p, self.weights, b.order
+        assert order is not None
+        if self._separable and not self._missing:
+            for t in range(first, first + count):
+                x = p.data[order[t]]
+                diff = w - x
+                dist = np.einsum("hwd,hwd->hw", diff, diff)
+                by, bx = divmod(int(np.argmin(dist)), p.width)
+                hy, hx = self._h1(b, t, by, bx)
+                h = np.outer(hy * b.lr[t], hx)
+                w -= h[:, :, None] * diff
+            return
+        for t in range(first, first + count):
+            x = p.data[order[t]]
+            known = ~np.isnan(x)
+            by, bx = bmu_index(w, x)
+            h = self._h(b, t, by, bx) * b.lr[t]
+            if known.all():
+                w -= h[:, :, None] * (w - x)
+            else:
+                # Only the known features move: a missing value says nothing about them.
+                w[:, :, known] -= h[:, :, None] * (w[:, :, known] - x[known])
+
+
+class NumpyBatch(_NumpyTrainer):
+    """``numpy-batch``: the playbook's per-example loop over each epoch.
+
+    Each best-matching unit's neighbourhood is the separable outer product
+    ``hy ⊗ hx``, computed when first needed in an epoch and kept (up to
+    :data:`NEIGHBOURHOOD_CACHE_BYTES`) for the rest of it, instead of
+    reserving an M x M cache up front. The epoch's sums accumulate in float64.
+    """
+
+    def run(self, first: int, count: int) -> None:
+        for block, local, n in self._schedule.segments(first, count):
+            self._run(block, local, n)
+
+    def _run(self, b: Block, first: int, count: int) -> None:
+        p = self.p
+        m = p.height * p.width
+        budget = NEIGHBOURHOOD_CACHE_BYTES // max(m * p.dtype.itemsize, 1)
+        for t in range(first, first + count):
+            w = self.weights
+            # The running sums are float64 whatever the precision: a float32 sum
+            # of 1000 neighbourhood-weighted examples drifts (QE 29 % off float64
+            # on the playbook workload), and the reference must not.
+            num = np.zeros(w.shape, dtype=np.float64)
+            # With missing values each feature has its own total weight: the examples that know it.
+            den = np.zeros(w.shape if self._missing else w.shape[:2], dtype=np.float64)
+            cache: dict[tuple[int, int], np.ndarray] = {}
+            for x in p.data:
+                u = bmu_index(w, x)
+                h = cache.get(u)
+                if h is None:
+                    h = self._h(b, t, *u)
+                    if len(cache) < budget:
+                        cache[u] = h
+                if self._missing:
+                    known = ~np.isnan(x)
+                    num[:, :, known] += h[:, :, None] * x[known]
+                    den[:, :, known] += h[:, :, None]
+                else:
+                    num += h[:, :, None] * x
+                    den += h
+            if self._missing:
+                ok = den > MIN_WEIGHT
+                self.weights = np.where(ok, num / np.where(ok, den, 1), w).astype(w.dtype)
+                continue
+            ok = den > MIN_WEIGHT
+            safe = np.where(ok, den, 1)[:, :, None]
+            self.weights = np.where(ok[:, :, None], num / safe, w).astype(w.dtype)

@@ -1,0 +1,307 @@
+"""Map quality on the run's device: QE, TE and the U-matrix as compiled JAX programs.
+
+The same measures as :mod:`som_studio.core.som.metrics` (the NumPy reference, which
+stays the definition), computed where a JAX run's map already is, so a big run
+does not wait on a host pass over examples x units:
+
+* **best two units** of each example by the search training runs, the kernel
+  plan of the device and sizes (:mod:`som_studio.core.plans.fused_plan`): every
+  choice settled by the direct form ``sum_d (x_d - w_d)^2``, the first in
+  row-major order on ties (:func:`som_studio.core.plans.kernels.best_two`);
+* **QE** from the exact distance to the chosen unit, recomputed from the
+  example and that unit (in float64 where JAX has it), averaged in float64;
+* **TE**: the share of examples whose two best units are not adjacent, as
+  :func:`som_studio.core.som.topology.adjacent` says (rect: the 8 surrounding
+  units; hex: the 6 touching ones; wrapped on a toroid);
+* **missing values** (NaN): each example's distances over its known features
+  only, as in training (the program is compiled for data with or without them).
+
+Examples are processed in equal chunks (``lax.map``) so the working set stays
+within the plan's budget, never ``N x M``.
+One program is compiled per map and data shape; :class:`DeviceQuality` keeps
+the padded data on the device across measurements.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from som_studio.core import jax_runtime
+from som_studio.core.plans import fused_plan, kernels
+from som_studio.core.plans.fused_plan import KernelPlan
+from som_studio.core.som import topology as topo
+from som_studio.run_settings import Topology
+
+if TYPE_CHECKING:  # the same module, named so that annotations like jax.Array resolve
+    import jax
+else:
+    jax = jax_runtime.jax()
+jnp = jax.numpy
+lax = jax.lax
+
+#: Bound on one chunk's working set, in bytes (64 MiB): the search's distances and
+#: candidates, whatever N and M are. An accelerator's search takes the kernel plan's own budget.
+QUALITY_BYTES = 1 << 26
+
+
+def plan(
+    backend: str, samples: int, units: int, features: int, itemsize: int = 4, budget: int | None = None
+) -> KernelPlan:
+    """The quality measures' search on ``backend``: the kernel plan training takes for these sizes.
+
+    The best two units of each example come from the very search that finds a
+    batch epoch's best-matching units (:func:`som_studio.core.plans.kernels.best_two`),
+    so measuring a map costs about one epoch's search. A chunk holds at most
+    ``budget`` bytes: on the CPU by default :data:`QUALITY_BYTES`.
+    """
+    if budget is None and backend.lower() == "cpu":
+        budget = QUALITY_BYTES
+    return fused_plan.choose(backend, max(units, 1), features, max(samples, 1), itemsize, budget=budget)
+
+
+def _exact_d2(wt: jax.Array, x: jax.Array, first: jax.Array, known: jax.Array | None = None) -> jax.Array:
+    """Squared distance of each example to its chosen unit (known features), in float64 where JAX has it."""
+    acc = _wide()
+    w = jnp.take(wt, first, axis=1).T.astype(acc)  # (n, D)
+    diff = x.astype(acc) - w
+    if known is not None:
+        diff = jnp.where(known, diff, jnp.zeros((), acc))
+    return jnp.sum(diff * diff, axis=1)
+
+
+def _wide() -> Any:
+    return jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
+
+
+def best_two_program(
+    wt: jax.Array, xp: jax.Array, plan_: KernelPlan, missing: bool = False
+) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """``(first, second, d2)`` for padded, chunked examples ``xp`` (chunks, n, D); flattened.
+
+    ``missing``: ``xp`` may hold NaN (missing values), left out of each example's distances.
+    """
+    m = wt.shape[1]
+
+    def one(x):
+        known = None
+        if missing:
+            known = ~jnp.isnan(x)
+            x = jnp.where(known, x, 0)
+        if m < 2:
+            first = second = jnp.zeros((x.shape[0],), jnp.int32)
+        else:
+            first, second = kernels.best_two(wt, x, plan_, None if known is None else known.astype(x.dtype))
+        return first, second, _exact_d2(wt, x, first, known)
+
+    first, second, d2 = lax.map(one, xp)
+    return first.reshape(-1), second.reshape(-1), d2.reshape(-1)
+
+
+def adjacent(first: jax.Array, second: jax.Array, shape: tuple[int, int], lattice: tuple[str, bool]) -> jax.Array:
+    """Whether units ``first`` and ``second`` (flat) are adjacent, as :func:`topology.adjacent` decides."""
+    height, width = shape
+    topology, wrap = lattice
+    fy, fx = first // width, first % width
+    sy, sx = second // width, second % width
+    if topology != Topology.HEX:
+        dy, dx = jnp.abs(fy - sy), jnp.abs(fx - sx)
+        if wrap:
+            dy, dx = jnp.minimum(dy, height - dy), jnp.minimum(dx, width - dx)
+        return (dy <= 1) & (dx <= 1)
+    # Plane distance at most 1 (the 6 touching units), wrapped on a toroid, in float64 where JAX has it.
+    acc = _wide()
+    px, py = topo.periods(height, width, topology)
+
+    def xy(r, c):
+        return c.astype(acc) + 0.5 * (r % 2).astype(acc), r.astype(acc) * topo.HEX_ROW
+
+    (ax, ay), (bx, by) = xy(fy, fx), xy(sy, sx)
+    dx, dy = ax - bx, ay - by
+    if wrap:
+        dx, dy = dx - px * jnp.round(dx / px), dy - py * jnp.round(dy / py)
+    return jnp.sqrt(dx * dx + dy * dy) <= 1.0 + 1e-9
+
+
+def quality_program(
+    wt: jax.Array,
+    xp: jax.Array,
+    valid: jax.Array,
+    width: int,
+    plan_: KernelPlan,
+    lattice: tuple[str, bool] = (Topology.RECT, False),
+    missing: bool = False,
+) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """(sum of distances to the best unit, count of topographic errors, each example's best unit).
+
+    The sums are over the valid examples; the best units of all of them, padding
+    included (a run's hits and labels come from the same pass).
+    """
+    first, second, d2 = best_two_program(wt, xp, plan_, missing)
+    adj = adjacent(first, second, (wt.shape[1] // width, width), lattice)
+    acc = d2.dtype
+    qe_sum = jnp.sum(jnp.where(valid, jnp.sqrt(d2), jnp.zeros((), acc)))
+    te_count = jnp.sum(jnp.where(valid & ~adj, 1, 0))
+    return qe_sum, te_count, first
+
+
+def u_matrix_program(w: jax.Array) -> jax.Array:
+    """Mean distance of each unit of ``w`` (H, W, D) to its 4-neighbours, as :func:`metrics.u_matrix`."""
+    h, wd, _ = w.shape
+    total = jnp.zeros((h, wd), w.dtype)
+    count = jnp.zeros((h, wd), w.dtype)
+    dy = jnp.sqrt(jnp.sum((w[1:] - w[:-1]) ** 2, axis=-1))
+    dx = jnp.sqrt(jnp.sum((w[:, 1:] - w[:, :-1]) ** 2, axis=-1))
+    total = total.at[1:].add(dy).at[:-1].add(dy).at[:, 1:].add(dx).at[:, :-1].add(dx)
+    count = count.at[1:].add(1).at[:-1].add(1).at[:, 1:].add(1).at[:, :-1].add(1)
+    return jnp.where(count > 0, total / jnp.maximum(count, 1), 0)
+
+
+def u_matrix_pairs_program(w: jax.Array, pairs: jax.Array) -> jax.Array:
+    """Mean distance of each unit of ``w`` (H, W, D) to its neighbours, listed once per pair in ``pairs`` (P, 2).
+
+    Any lattice (:func:`som_studio.core.som.topology.neighbour_pairs`: hex, toroid), as :func:`metrics.u_matrix`.
+    """
+    h, wd, d = w.shape
+    flat = w.reshape(h * wd, d)
+    dist = jnp.sqrt(jnp.sum((flat[pairs[:, 0]] - flat[pairs[:, 1]]) ** 2, axis=-1))
+    ends = jnp.concatenate([pairs[:, 0], pairs[:, 1]])
+    total = jax.ops.segment_sum(jnp.concatenate([dist, dist]), ends, num_segments=h * wd)
+    count = jax.ops.segment_sum(jnp.ones(ends.shape, w.dtype), ends, num_segments=h * wd)
+    return jnp.where(count > 0, total / jnp.maximum(count, 1), 0).reshape(h, wd)
+
+
+_quality = jax.jit(quality_program, static_argnums=(3, 4, 5, 6))
+_best_two = jax.jit(best_two_program, static_argnums=(2, 3))
+_u_matrix = jax.jit(u_matrix_program)
+_u_matrix_pairs = jax.jit(u_matrix_pairs_program)
+
+
+class DeviceQuality:
+    """QE and TE of maps of one run, computed on ``device``; the examples are placed once.
+
+    Thread: used from the session's thread only.
+
+    Parameters
+    ----------
+    data : (N, D) examples.
+    height, width : the map's grid.
+    dtype : the run's precision; distances are ranked in it (as training ranks them).
+    device : where to compute; default JAX's first device.
+    budget : bytes one chunk of the search may hold (default: :func:`plan`'s).
+    topology, toroid : the map's lattice (the topographic error's adjacency).
+    """
+
+    def __init__(
+        self,
+        data: np.ndarray,
+        height: int,
+        width: int,
+        dtype: Any,
+        device: Any = None,
+        budget: int | None = None,
+        topology: str = Topology.RECT,
+        toroid: bool = False,
+    ) -> None:
+        self.height, self.width = height, width
+        self.lattice = (topology, bool(toroid))
+        self.missing = bool(np.isnan(data).any())
+        self.dtype = np.dtype(dtype)
+        self.device = device if device is not None else jax.devices()[0]
+        n, d = data.shape
+        self.samples, self.features = n, d
+        self.plan = plan(self.device.platform, n, height * width, d, self.dtype.itemsize, budget)
+        self._xp = jax.device_put(_chunked(data, self.plan.chunk, self.dtype), self.device)
+        chunks, nc = self._xp.shape[:2]
+        self._valid = jax.device_put(np.arange(chunks * nc) < n, self.device)
+        self._compiled: Any = None
+        #: Seconds the one compile took (0 until the first measurement).
+        self.compile_s = 0.0
+
+    def _wt(self, weights: np.ndarray) -> jax.Array:
+        w = np.asarray(weights, dtype=self.dtype).reshape(self.height * self.width, self.features)
+        return jax.device_put(np.ascontiguousarray(w.T), self.device)
+
+    def compile(self) -> None:
+        """Compile the program now (once), timing it apart in :attr:`compile_s`."""
+        if self._compiled is None:
+            t0 = time.perf_counter()
+            spec = jax.ShapeDtypeStruct((self.features, self.height * self.width), self.dtype)
+            self._compiled = _quality.lower(
+                spec, self._xp, self._valid, self.width, self.plan, self.lattice, self.missing
+            ).compile()
+            self.compile_s = time.perf_counter() - t0
+
+    def __call__(self, weights: np.ndarray) -> tuple[float, float]:
+        """(QE, TE) of ``weights`` (H, W, D)."""
+        qe, te, _ = self.measure(weights)
+        return qe, te
+
+    def measure(self, weights: np.ndarray, bmus: bool = False) -> tuple[float, float, np.ndarray | None]:
+        """(QE, TE, each example's best unit, flat int64, when ``bmus``) of ``weights`` (H, W, D), one search."""
+        self.compile()
+        qe_sum, te_count, first = self._compiled(self._wt(weights), self._xp, self._valid)
+        n = max(self.samples, 1)
+        te = float(te_count) / n if self.height * self.width >= 2 else 0.0
+        return float(qe_sum) / n, te, np.asarray(first)[: self.samples].astype(np.int64) if bmus else None
+
+    def close(self) -> None:
+        for a in (self._xp, self._valid):
+            a.delete()
+
+
+def _chunked(data: np.ndarray, chunk: int, dtype: Any) -> np.ndarray:
+    """``data`` (N, D) zero-padded to whole chunks: (chunks, chunk, D)."""
+    n, d = data.shape
+    chunks = -(-max(n, 1) // chunk)
+    xp = np.zeros((chunks * chunk, d), dtype)
+    xp[:n] = data
+    return xp.reshape(chunks, chunk, d)
+
+
+def best_two(
+    weights: np.ndarray, data: np.ndarray, plan_: KernelPlan | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(first, second, squared distance to the first) per example, as :func:`metrics.best_two` gives them.
+
+    On JAX's default device, with ``plan_`` or the one :func:`plan` picks.
+    """
+    h, w, d = weights.shape
+    dtype = np.asarray(weights).dtype
+    n = data.shape[0]
+    p = plan_ or plan(jax.default_backend(), n, h * w, d, dtype.itemsize)
+    wt = np.ascontiguousarray(np.asarray(weights).reshape(h * w, d).T)
+    first, second, d2 = _best_two(wt, _chunked(data, p.chunk, dtype), p, bool(np.isnan(data).any()))
+    return np.asarray(first)[:n], np.asarray(second)[:n], np.asarray(d2)[:n]
+
+
+def quality(
+    weights: np.ndarray,
+    data: np.ndarray,
+    device: Any = None,
+    budget: int | None = None,
+    topology: str = Topology.RECT,
+    toroid: bool = False,
+):
+    """(QE, TE) of ``weights`` (H, W, D) on ``data``, computed on ``device`` (one-off: compiles each call)."""
+    h, w, _ = weights.shape
+    q = DeviceQuality(data, h, w, np.asarray(weights).dtype, device, budget, topology, toroid)
+    try:
+        return q(weights)
+    finally:
+        q.close()
+
+
+def u_matrix(
+    weights: np.ndarray, device: Any = None, topology: str = Topology.RECT, toroid: bool = False
+) -> np.ndarray:
+    """:func:`metrics.u_matrix` of ``weights`` (H, W, D) on its lattice, computed on ``device``."""
+    device = device if device is not None else jax.devices()[0]
+    w = jax.device_put(np.asarray(weights), device)
+    if topology == Topology.RECT and not toroid:
+        return np.asarray(_u_matrix(w))
+    h, wd, _ = w.shape
+    pairs = topo.neighbour_pairs(h, wd, topology, toroid).astype(np.int32).reshape(-1, 2)
+    return np.asarray(_u_matrix_pairs(w, jax.device_put(pairs, device)))

@@ -1,0 +1,2 @@
+"""The self-organizing map itself: the problem a run solves, lattices, initial maps, clusters and the NumPy reference
+metrics (quantization and topographic error). NumPy only."""

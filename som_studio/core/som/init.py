@@ -1,0 +1,159 @@
+"""Initial maps and the default map size for a data set.
+
+* ``random``: each feature uniform between its smallest and largest value
+  (the default for generated colours);
+* ``pca``: the map spans the first two principal components, as the SOM
+  Toolbox's ``lininit``: unit coordinates run from -1 to 1 along each side and
+  each side follows one component scaled by its standard deviation, the larger
+  component along the longer side (the default for data files);
+* ``sample``: each unit starts at a random example.
+
+Missing values are left out (``random``: per-feature range of the known values;
+``pca``: the covariance of the data with missing values set to their feature's
+mean; ``sample``: a missing value is replaced by its feature's mean).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from som_studio.core.som import topology as topo
+from som_studio.run_settings import Topology
+
+# The SOM Toolbox's rule: about 5 * sqrt(N) units.
+UNITS_PER_SQRT_SAMPLE = 5.0
+# A side ratio past this (a data set with one dominant direction) gives a thread, not a map.
+MAX_SIDE_RATIO = 8.0
+# Up to this many features the components come from the covariance's full eigendecomposition
+# (D x D: exact, and cheap below a few hundred features); past it, from a randomized subspace
+# iteration on the data, O(N D k) a pass: a 5,000-column table's covariance and eigh took most
+# of a minute, the iteration a second or two.
+EXACT_PCA_FEATURES = 256
+# The subspace iteration: extra directions beyond k, and passes over the data. The top two
+# components converge as (lambda_{k+p+1} / lambda_k)^(2 q), tight for any spectrum a map spans.
+PCA_OVERSAMPLE, PCA_PASSES = 10, 4
+
+
+def _filled(data: np.ndarray) -> np.ndarray:
+    """``data`` with each missing value replaced by its feature's mean (float64)."""
+    x = np.asarray(data, dtype=np.float64)
+    if not np.isnan(x).any():
+        return x
+    mean = np.nanmean(x, axis=0)
+    return np.where(np.isnan(x), np.nan_to_num(mean)[None, :], x)
+
+
+def principal_components(data: np.ndarray, k: int = 2) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(mean, variances, directions)`` of the ``k`` largest principal components.
+
+    ``directions`` is (k, D) with unit rows; a data set with fewer than ``k``
+    features, or fewer than two examples, gives zero variances for the missing ones.
+    """
+    x = _filled(data)
+    mean = x.mean(axis=0)
+    d = x.shape[1]
+    if x.shape[0] < 2:
+        return mean, np.zeros(k), np.eye(k, d)
+    if d > EXACT_PCA_FEATURES:
+        vals, vecs = _subspace_components(x - mean, k)
+    else:
+        cov = np.atleast_2d(np.cov(x - mean, rowvar=False))
+        vals, vecs = np.linalg.eigh(cov)
+        order = np.argsort(vals)[::-1]
+        vals = np.clip(vals[order], 0.0, None)
+        vecs = vecs[:, order].T
+    # A deterministic sign: each direction's largest component is positive.
+    signs = np.sign(vecs[np.arange(len(vecs)), np.argmax(np.abs(vecs), axis=1)])
+    vecs = vecs * np.where(signs == 0, 1.0, signs)[:, None]
+    out_vals = np.zeros(k)
+    out_vecs = np.zeros((k, d))
+    n = min(k, len(vals))
+    out_vals[:n], out_vecs[:n] = vals[:n], vecs[:n]
+    return mean, out_vals, out_vecs
+
+
+def _subspace_components(xc: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(variances, directions (k', D)) of centred data ``xc`` by a randomized subspace iteration.
+
+    Seeded, so every implementation of a run starts from the same map; the
+    directions are orthonormal and the variances those of the data along them.
+    """
+    n, d = xc.shape
+    width = min(d, n, k + PCA_OVERSAMPLE)
+    q = np.random.default_rng(0).standard_normal((d, width))
+    for _ in range(PCA_PASSES):
+        q, _r = np.linalg.qr(xc.T @ (xc @ q))
+    # The data in that subspace, rotated to its principal axes.
+    _u, sv, vt = np.linalg.svd(xc @ q, full_matrices=False)
+    vecs = (q @ vt.T).T[:k]
+    return np.clip(sv[:k] ** 2 / (n - 1), 0.0, None), vecs
+
+
+def default_grid(data: np.ndarray, topology: str = Topology.RECT, toroid: bool = False) -> tuple[int, int]:
+    """``(width, height)`` for ``data``: about 5*sqrt(N) units, sides in the ratio of the first two components.
+
+    The SOM Toolbox's ``som_topol_struct`` rule; the longer side is the width,
+    and on a hex lattice the height counts rows ``sqrt(3)/2`` apart. A hex
+    toroid gets an even height.
+    """
+    n = data.shape[0]
+    units = max(4, math.ceil(UNITS_PER_SQRT_SAMPLE * math.sqrt(n)))
+    _, var, _ = principal_components(data, 2)
+    ratio = math.sqrt(var[0] / var[1]) if var[1] > 0 else MAX_SIDE_RATIO
+    ratio = min(max(ratio, 1.0), MAX_SIDE_RATIO)
+    row = topo.HEX_ROW if topology == Topology.HEX else 1.0
+    # width / (height * row) = ratio and width * height = units.
+    height = max(2, round(math.sqrt(units / (ratio * row))))
+    if topology == Topology.HEX and toroid and height % 2:
+        height += 1
+    width = max(2, round(units / height))
+    return width, height
+
+
+def initial_map(
+    method: str,
+    data: np.ndarray,
+    height: int,
+    width: int,
+    rng: np.random.Generator,
+    topology: str = Topology.RECT,
+) -> np.ndarray:
+    """The (height, width, D) float64 initial map by ``method`` (``random``, ``pca`` or ``sample``)."""
+    if method == "random":
+        if np.isnan(data).any():
+            lo, hi = np.nanmin(data, axis=0), np.nanmax(data, axis=0)
+        else:
+            # These exact draws: the agreement tests and stored runs depend on them.
+            lo, hi = data.min(axis=0), data.max(axis=0)
+        drawn: np.ndarray = lo + (hi - lo) * rng.random((height, width, data.shape[1]))
+        return drawn
+    if method == "sample":
+        rows = rng.integers(0, data.shape[0], size=height * width)
+        return _filled(data)[rows].reshape(height, width, data.shape[1])
+    if method == "pca":
+        return _pca_map(data, height, width, topology)
+    raise ValueError(f"unknown initialisation {method!r}")
+
+
+def _pca_map(data: np.ndarray, height: int, width: int, topology: str) -> np.ndarray:
+    mean, var, vecs = principal_components(data, 2)
+    x, y = topo.unit_xy(height, width, topology)
+    # Coordinates from -1 to 1 along each side (a side of one unit sits at 0).
+    cx = _spread(x)
+    cy = _spread(y)
+    sd = np.sqrt(var)
+    span_x = float(np.ptp(x)) if width > 1 else 0.0
+    span_y = float(np.ptp(y)) if height > 1 else 0.0
+    # The larger component along the longer side, as lininit does.
+    first, second = (cx, cy) if span_x >= span_y else (cy, cx)
+    out = mean + first[..., None] * (sd[0] * vecs[0]) + second[..., None] * (sd[1] * vecs[1])
+    return np.ascontiguousarray(out)
+
+
+def _spread(v: np.ndarray) -> np.ndarray:
+    lo, hi = float(v.min()), float(v.max())
+    if hi <= lo:
+        return np.zeros_like(v)
+    return (v - lo) / (hi - lo) * 2.0 - 1.0
