@@ -35,11 +35,12 @@ from typing import Any
 import numpy as np
 
 from som_studio.config import ConfigError, Refusal, RunConfig, parse_layout
-from som_studio.core.data import DataError, Table
+from som_studio.core.data import DataError, Scaling, Table
+from som_studio.core.data.stream import Source
 from som_studio.core.impls import registry, user_impl
 from som_studio.core.impls.protocol import Implementation
 from som_studio.core.som import metrics
-from som_studio.core.som.problem import check_range, load_problem_table, make_problem
+from som_studio.core.som.problem import check_range, load_problem_table, make_problem, make_stream_problem
 from som_studio.i18n import _, ngettext
 from som_studio.session import env as envmod
 from som_studio.session.checkpoint import CheckpointError, Checkpoints, Saved, data_files, meta_for, resume_from
@@ -54,8 +55,9 @@ from som_studio.session.events import (
     Started,
 )
 from som_studio.session.memwatch import PeakMemory
-from som_studio.session.preflight import Devices, memory_need, preflight
+from som_studio.session.preflight import Devices, batch_rows, memory_need, preflight
 from som_studio.session.record import Chunk, RunRecord
+from som_studio.session.resolve import load_data
 from som_studio.session.timing import (
     QUALITY_SHARE,
     QualityPacer,
@@ -94,7 +96,9 @@ class Session:
     ----------
     config : the run.
     data : pre-loaded (N, D) data, or a :class:`~som_studio.core.data.Table` (its
-        feature names and labels then reach the record), to share one load between runs.
+        feature names and labels then reach the record), to share one load between runs; or a
+        :class:`~som_studio.core.data.stream.Source`, read in batches during every pass (a streamed
+        run). ``None``: the session reads ``config``'s data (:func:`~som_studio.session.resolve.load_data`).
     snapshot_interval_s : least time between snapshots; ``None``: only the
         initial and final maps.
     quality_points : measure QE/TE at most this many times over the run (plus at 0),
@@ -128,7 +132,7 @@ class Session:
         self,
         config: RunConfig,
         *,
-        data: np.ndarray | Table | None = None,
+        data: np.ndarray | Table | Source | None = None,
         snapshot_interval_s: float | None = 1 / 30,
         quality_points: int = 10,
         final_quality: bool = True,
@@ -162,6 +166,9 @@ class Session:
         #: The run's training data (N, D) and labels once loaded, for the views that need them (hits, labels).
         self.data: np.ndarray | None = None
         self.labels: np.ndarray | None = None
+        #: A streamed run's source and rows per batch (``None`` when the data is in memory).
+        self.source: Source | None = None
+        self.batch_rows = 0
 
     # -- control (any thread) -------------------------------------------------------
     def cancel(self) -> None:
@@ -217,7 +224,10 @@ class Session:
         refused = preflight(cfg)
         if refused:
             raise Refused(refused)
-        loaded: np.ndarray | Table = self._data if self._data is not None else load_problem_table(cfg)
+        given = self._data if self._data is not None else load_data(cfg)
+        if isinstance(given, Source):
+            return self._prepare_stream(cfg, record, impl, given)
+        loaded: np.ndarray | Table = given if given is not None else load_problem_table(cfg)
         table = loaded if isinstance(loaded, Table) else None
         data: np.ndarray = loaded.values if isinstance(loaded, Table) else loaded
         self.data, self.labels = data, table.labels if table is not None else None
@@ -244,6 +254,39 @@ class Session:
             record.extra["agreement"] = user_impl.agreement(impl, cfg, data)
             record.extra["user_impl"] = user_impl.source_facts(impl)  # the bytes this process imported
         return impl, data, table
+
+    def _prepare_stream(
+        self, cfg: RunConfig, record: RunRecord, impl: Implementation, source: Source
+    ) -> tuple[Implementation, np.ndarray, Table | None]:
+        """The checks of a streamed run: its rows are read during every pass (the data is an empty table)."""
+        from som_studio.session.preflight import streamable_refusal
+
+        cannot = streamable_refusal(cfg)
+        if cannot is not None:
+            raise Refused([cannot])
+        rows = batch_rows(cfg, source.features, source.rows)
+        self.source, self.batch_rows = source, rows
+        record.samples = source.rows
+        record.config["feature_names"] = list(source.feature_names)
+        record.layout = cfg.layout if impl.shards else "1x1"
+        record.extra["stream"] = {
+            "rows": source.rows,
+            "files": source.files,
+            "bytes": source.bytes,
+            "bytes_read": 0,
+            "batch_rows": rows,
+            "by_process": [0],
+            # Streamed without --stream: the table would not fit in memory.
+            "asked": bool(cfg.stream),
+        }
+        devices = Devices.from_jax() if impl.backend == "jax" else None
+        # Memory holds a batch, never the table: the estimate is for a batch's rows.
+        refused = preflight(cfg, data_shape=(rows, source.features), devices=devices, missing=True)
+        if refused:
+            raise Refused(refused)
+        record.estimate_bytes = memory_need(impl, cfg, rows, source.features, devices, True)[0]
+        record.env = envmod.describe(impl.backend)
+        return impl, np.empty((0, source.features)), None
 
     def _refused(self, record: RunRecord, exc: Exception) -> Failed:
         """The event of a run that ended before training: refused, unreadable data, or no environment for it."""
@@ -403,7 +446,15 @@ class _Training:
 
         cfg, impl, table, record = self.cfg, self.impl, self.table, self.record
         tp = time.perf_counter()
-        self.problem = problem = make_problem(cfg, impl.kind, self.data)
+        source = self.session.source
+        if source is not None:
+            # The statistics pass (scaling, initial map) reads the data: its time is reading's.
+            self.problem = problem = make_stream_problem(cfg, impl.kind, source, self.session.batch_rows)
+            self.excluded += time.perf_counter() - tp
+            self.timed("data", tp)
+            tp = time.perf_counter()
+        else:
+            self.problem = problem = make_problem(cfg, impl.kind, self.data)
         saved = self.session.resume_from
         assert saved is None or isinstance(saved, Saved)  # read by _prepare
         start_map = saved.map if saved is not None else self.session.initial_map
@@ -432,12 +483,9 @@ class _Training:
             env=record.env,
             layout=record.layout,
             estimate_bytes=record.estimate_bytes or 0,
-            data_range=(
-                tuple(float(v) for v in np.nanmin(problem.data, axis=0)),
-                tuple(float(v) for v in np.nanmax(problem.data, axis=0)),
-            ),
-            feature_names=tuple(table.feature_names) if table is not None else (),
-            scaling=_scaling(table),
+            data_range=_data_range(problem),
+            feature_names=_feature_names(source, table),
+            scaling=_scaling(table) if problem.stream is None else _scaling_of(problem.stream.scaling),
         )
         tp = time.perf_counter()
         self.trainer = impl.create(problem)
@@ -570,6 +618,7 @@ class _Training:
         record.compiles = jax_runtime.compile_count() - self.c0 - self.own_compiles
         record.peak_bytes = self.watch.stop()
         self.misses.close()
+        self._stream_facts()
         final = self.trainer.get_map()
         ck = self.session.checkpoint
         if ck is not None and (it < T or ck.at_end):
@@ -626,9 +675,19 @@ class _Training:
             record.qe, record.te = record.history[-1]["qe"], record.history[-1]["te"]
         return first
 
+    def _stream_facts(self) -> None:
+        """A streamed run's reading into its record: ``phases.read``, ``extra.stream``'s rows and bytes read."""
+        trainer, facts = self.trainer, self.record.extra.get("stream")
+        if facts is None or trainer is None or not hasattr(trainer, "read_s"):
+            return
+        self.record.phases["read"] = trainer.read_s
+        facts["bytes_read"] = int(trainer.bytes_read)
+        facts["by_process"] = [int(trainer.stream.rows)]  # the rows of this process's share
+
     def failed(self, exc: Exception) -> Failed:
         """The event of a run that failed while training, with what it measured so far."""
         record, impl = self.record, self.impl
+        self._stream_facts()
         record.total_s = self.train_s()
         record.status = "failed"
         record.message = str(exc) if isinstance(exc, CheckpointError) else f"{type(exc).__name__}: {exc}"
@@ -716,6 +775,31 @@ def _scaling(table: Table | None) -> tuple[tuple[float, ...], tuple[float, ...]]
     return tuple(float(v) for v in s.offset), tuple(float(v) for v in s.scale)
 
 
+def _feature_names(source: Source | None, table: Table | None) -> tuple[str, ...]:
+    if source is not None:
+        return source.feature_names
+    return tuple(table.feature_names) if table is not None else ()
+
+
+def _data_range(problem: Any) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Each feature's smallest and largest value in the run's (scaled) space."""
+    if problem.stream is not None:
+        s = problem.stream
+        lo = s.scaling.apply(s.moments.low[None, :])[0]
+        hi = s.scaling.apply(s.moments.high[None, :])[0]
+        return tuple(float(v) for v in lo), tuple(float(v) for v in hi)
+    return (
+        tuple(float(v) for v in np.nanmin(problem.data, axis=0)),
+        tuple(float(v) for v in np.nanmax(problem.data, axis=0)),
+    )
+
+
+def _scaling_of(s: Scaling) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
+    if s.method == "none":
+        return None
+    return tuple(float(v) for v in s.offset), tuple(float(v) for v in s.scale)
+
+
 class _Quality:
     """QE/TE of one run's maps: on the run's first device for JAX runs, on the host otherwise.
 
@@ -729,7 +813,8 @@ class _Quality:
         cfg = problem.config
         self.topology, self.toroid = cfg.topology, cfg.toroid
         # The device program follows every lattice and missing values, as the reference does.
-        self.on_device = impl.backend == "jax"
+        # A streamed run's measures read the stream batch by batch: the device program's way.
+        self.on_device = impl.backend == "jax" or problem.stream is not None
         self._q: Any = None
         pairs_rate = QUALITY_RATES["numpy"]
         if self.on_device:
@@ -740,9 +825,14 @@ class _Quality:
 
     def _device(self) -> Any:
         if self._q is None:
-            from som_studio.core.plans.quality_jax import DeviceQuality
+            from som_studio.core.plans.quality_jax import DeviceQuality, StreamQuality
 
             p = self.problem
+            if p.stream is not None:
+                self._q = StreamQuality(
+                    p.stream, p.height, p.width, p.dtype, self.device, topology=self.topology, toroid=self.toroid
+                )
+                return self._q
             self._q = DeviceQuality(
                 p.data, p.height, p.width, p.dtype, self.device, topology=self.topology, toroid=self.toroid
             )

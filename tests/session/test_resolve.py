@@ -22,7 +22,7 @@ from som_studio.session.resolve import AUTO, coerce, resolve, values_of
 from tests.test_settings import SAMPLES
 
 # Settings that need a data file; trained online (their count is steps).
-TABLE = ("labels", "ignore", "id_column", "scaling", "data", "init")
+TABLE = ("labels", "ignore", "id_column", "scaling", "data", "init", "stream")
 ONLINE = ("impl", "steps", "lr_start", "lr_end")  # the sample implementation trains online
 
 # A wrong value for each setting that can be typed wrong through all three front ends.
@@ -41,6 +41,7 @@ BAD = {
     "seed": "-1",
     "precision": "float16",
     "layout": "2",
+    "batch_rows": "0",
 }
 # Why the others are not: what they name is refused by the data, or the control cannot hold it.
 NOT_BAD = {
