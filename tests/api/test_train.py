@@ -48,7 +48,7 @@ def test_keywords_are_the_declared_settings():
     controls = {"data", "progress", "schedule", "checkpoint", "checkpoint_every", "resume"}
     signature = set(inspect.signature(som_studio.train).parameters) - controls
     assert signature <= names
-    assert set(SOM().get_params()) == names - {"samples", "labels", "ignore", "id_column"}
+    assert set(SOM().get_params()) == names - {"samples", "labels", "ignore", "id_column", "stream", "batch_rows"}
     assert set(SOM().get_params()) == set(inspect.signature(SOM).parameters)
 
 
