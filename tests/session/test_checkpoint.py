@@ -173,3 +173,58 @@ def test_cli_refuses_a_changed_data_file(tmp_path, capsys):
     capsys.readouterr()
     assert cli.main([*argv, "--resume", str(tmp_path / "ck")]) == 2
     assert f"--data: {Path(data)} changed since the checkpoint" in capsys.readouterr().err
+
+
+class _Killed(Exception):
+    """Stands for a kill right after a checkpoint was written (the process would be gone)."""
+
+
+class _KilledAfter(Checkpoints):
+    """Checkpoints that stop the run once one is written inside an epoch, ``rows`` rows or more into it."""
+
+    def __init__(self, folder, rows: int) -> None:
+        super().__init__(folder, every_s=0)
+        self.rows = rows
+
+    def save(self, arrays, meta):
+        super().save(arrays, meta)
+        if meta["position"]["row"] >= self.rows and meta["iteration"] >= 1:
+            raise _Killed
+
+
+@pytest.fixture(scope="module")
+def parquet_folder(tmp_path_factory):
+    """Two Parquet files, row groups of 50 rows, 5 % of the values missing."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    rng = np.random.default_rng(3)
+    x = rng.random((300, 3))
+    x[rng.random(x.shape) < 0.05] = np.nan
+    d = tmp_path_factory.mktemp("parts")
+    for i, (a, b) in enumerate([(0, 130), (130, 300)]):
+        pq.write_table(pa.table({c: x[a:b, j] for j, c in enumerate("abc")}), d / f"p{i}.parquet", row_group_size=50)
+    return d
+
+
+@pytest.mark.parametrize("impl", ["numpy-batch", "jax-fused-batch"])
+def test_a_streamed_run_killed_inside_an_epoch_resumes_to_the_uninterrupted_map(tmp_path, parquet_folder, impl):
+    cfg = RunConfig(
+        impl=impl,
+        data=DataSpec(path=str(parquet_folder)),
+        width=5,
+        height=4,
+        epochs=3,
+        topology="hex",
+        scaling="zscore",
+        stream=True,
+        batch_rows=64,
+    )
+    whole, _ = _final(Session(cfg, snapshot_interval_s=None))
+    _, rec = _final(Session(cfg, snapshot_interval_s=None, checkpoint=_KilledAfter(tmp_path, rows=128)))
+    assert rec.status == "failed"
+    saved = resume_from(tmp_path, cfg)
+    assert saved.iteration == 1 and saved.meta["position"]["row"] == saved.meta["reader"]["row"] == 128
+    assert set(saved.arrays) > {"map"}  # the epoch's partial sums
+    resumed, rec = _final(Session(cfg, snapshot_interval_s=None, resume=saved))
+    assert rec.status == "ok", rec.message
+    np.testing.assert_array_equal(resumed, whole)  # bit for bit

@@ -286,6 +286,12 @@ class FusedBatch(_FusedTrainer):
             rows = np.concatenate([rows, np.zeros((b - n, rows.shape[1]), rows.dtype)])
         self._sums = add(self.w, self._sums, jax.device_put(rows, self.device), np.int32(n))
 
+    def epoch_sums(self) -> dict[str, np.ndarray]:
+        return {"sums": np.asarray(self._sums)}
+
+    def set_epoch_sums(self, sums: dict[str, np.ndarray]) -> None:
+        self._sums = jax.device_put(np.asarray(sums["sums"], dtype=self._sums.dtype), self.device)
+
     def end_epoch(self, iteration: int) -> None:
         """The map after the epoch: the batches' sums smoothed by iteration ``iteration``'s neighbourhood."""
         update = self._streamed()[1]
