@@ -255,11 +255,17 @@ class SomRun:
         clusters: np.ndarray | None = None,
         on_note: Callable[[str], None] | None = None,
     ) -> Iterator[Projection]:
-        """Project a file in chunks of ``rows``: memory does not grow with its length.
+        """Project a file, a folder's files or a glob's in chunks of ``rows``: memory does not grow with their length.
 
         ``on_note`` is given each thing reading a CSV decided without certainty (a guessed
         encoding, a header of years: :attr:`CsvReader.notes <som_studio.core.data.CsvReader>`).
         """
+        from som_studio.core.data.stream import data_files, is_streamable
+
+        if is_streamable(str(path)):  # a folder or a glob: its files in name order, one format
+            for f in data_files(path):
+                yield from self.project_chunks(f, rows, clusters, on_note)
+            return
         p = Path(path)
         if p.suffix.lower() in COLUMNAR_SUFFIXES:
             s = 0

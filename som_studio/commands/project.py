@@ -37,7 +37,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         ),
     )
     p.add_argument("run_file", metavar="RUN.somrun", help="a stored run")
-    p.add_argument("data", metavar="DATA", help=".csv, .npy, .parquet or .arrow file of rows to project")
+    p.add_argument(
+        "data",
+        metavar="DATA",
+        help=".csv, .npy, .parquet or .arrow file of rows to project, or a folder of such files or a quoted glob "
+        "(one format; their rows in file-name order)",
+    )
     p.add_argument(
         "--out",
         required=True,
@@ -55,6 +60,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.out != "-":
         check_not_read(args.out, {"RUN.somrun": args.run_file, "DATA": args.data}, flag="--out")
+        if Path(args.data).is_dir() and Path(args.out).resolve().parent == Path(args.data).resolve():
+            raise CommandError(
+                f"--out: {args.out}: "
+                + _("is inside {data}, whose files are being read; write it elsewhere").format(data=args.data)
+            )
     try:
         model = load_run(args.run_file)
     except RunFileError as exc:

@@ -343,3 +343,24 @@ def test_what_reading_a_table_guessed_is_a_warning_line(tmp_path, capsys):
     assert warnings[2] == f"warning: {data}: column 2 has no name in the header; it is called 'x2'"
     code, out, err = _run(capsys, "project", runs / "numpy-batch.somrun", data, "--out", "-")
     assert code == 0 and out.startswith("row,bmu_col") and err.count("warning: ") == 3
+
+
+def test_project_a_folder_or_a_glob_of_files_in_name_order(iris_run, capsys, tmp_path):
+    path, _, data = iris_run
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    for name in ("b.csv", "a.csv"):
+        (folder / name).write_text(data.read_text())
+    assert _run(capsys, "project", path, data, "--out", tmp_path / "one.csv")[0] == 0
+    one = list(csv.reader((tmp_path / "one.csv").open()))
+    for source in (folder, str(folder / "*.csv")):
+        code, _, err = _run(capsys, "project", path, source, "--out", tmp_path / "two.csv", "--force")
+        assert code == 0, err
+        two = list(csv.reader((tmp_path / "two.csv").open()))
+        assert len(two) == 301 and two[0] == one[0] and two[300][0] == "299"  # rows numbered on across files
+        assert [r[1:] for r in two[1:151]] == [r[1:] for r in two[151:]] == [r[1:] for r in one[1:]]
+    code, _, err = _run(capsys, "project", path, folder, "--out", folder / "out.csv")
+    assert code == 2 and "whose files are being read" in err and not (folder / "out.csv").exists()
+    (folder / "c.npy").write_bytes(b"")
+    code, _, err = _run(capsys, "project", path, folder, "--out", tmp_path / "three.csv")
+    assert code == 2 and "mixes formats" in err and not (tmp_path / "three.csv").exists()
