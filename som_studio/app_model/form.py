@@ -570,7 +570,7 @@ class RunForm:
             if info.shape is None:
                 return FormState(None, (Refusal("data", info.error),), cpu_devices=cpu, columns=columns)
             samples, features = info.shape
-            data_text = _data_text(info, f.scaling)
+            data_text = _data_text(info, f.scaling, bool(f.extra.get("stream", False)))
         else:
             samples, features = f.samples, 3
         facts = DataFacts(samples, features, info.grids) if info is not None else None
@@ -601,22 +601,24 @@ class RunForm:
         )
 
 
-def _data_text(info: DataInfo, scaling: str) -> str:
+def _data_text(info: DataInfo, scaling: str, stream: bool = False) -> str:
     """What the form says of a table it read: its size, what reading it decided, and whether to scale it."""
     assert info.shape is not None
     rows, features = info.shape
     if info.streamed is not None:
+        from som_studio.session.preflight import table_fits
+
         files, on_disk = info.streamed
-        return "\n".join(
-            [
-                ngettext(
-                    "{rows:,} x {features} in {files} file ({bytes} on disk), streamed: read in batches every epoch",
-                    "{rows:,} x {features} in {files} files ({bytes} on disk), streamed: read in batches every epoch",
-                    files,
-                ).format(rows=rows, features=features, files=files, bytes=format_bytes(on_disk)),
-                *info.notes,
-            ]
-        )
+        size = ngettext(
+            "{rows:,} x {features} in {files} file ({bytes} on disk)",
+            "{rows:,} x {features} in {files} files ({bytes} on disk)",
+            files,
+        ).format(rows=rows, features=features, files=files, bytes=format_bytes(on_disk))
+        if stream or not table_fits(rows, features):  # as the session decides
+            how = _("streamed: read in batches every epoch, never held whole")
+        else:
+            how = _("read into memory (it fits; Stream from disk reads it in batches instead)")
+        return "\n".join([f"{size}: {how}", *info.notes])
     if info.missing:
         size = _("{rows:,} x {features} loaded (with missing values)")
     else:

@@ -208,7 +208,9 @@ def test_a_folder_is_streamed_its_size_said_and_its_grid_from_one_pass(tmp_path)
     assert info.grids[("rect", False)] == default_grid(x, "rect", False)  # the in-memory rule, from a stream
     st = form.data_read(st.data_needed, info)
     assert st.runnable, st.reason
-    assert st.data_text.startswith("500 x 3 in 2 files (") and "streamed" in st.data_text
+    assert st.data_text.startswith("500 x 3 in 2 files (") and "read into memory (it fits" in st.data_text
+    st = form.edit(stream=True)
+    assert st.runnable and "streamed: read in batches every epoch" in st.data_text
     empty = tmp_path / "empty"
     empty.mkdir()
     assert "holds no data files" in read_data(DataKey(str(empty))).error
