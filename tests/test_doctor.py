@@ -406,11 +406,12 @@ def test_the_report_says_where_compiled_programs_are_kept_and_how_much():
 
 def test_the_compile_cache_probe_sizes_the_folder(tmp_path, monkeypatch):
     from som_studio.core import jax_runtime
+    from som_studio.doctor.facts import _probe_compile_cache
 
     monkeypatch.setattr(jax_runtime, "compile_cache_in_use", lambda: None)
     monkeypatch.setenv("SOM_STUDIO_COMPILE_CACHE", str(tmp_path))
     (tmp_path / "a-cache").write_bytes(b"x" * 1000)
     (tmp_path / "b-cache").write_bytes(b"y" * 24)
-    assert doctor._probe_compile_cache() == doctor.CompileCacheFact(str(tmp_path), 1024, 2)
+    assert _probe_compile_cache() == doctor.CompileCacheFact(str(tmp_path), 1024, 2)
     monkeypatch.setenv("SOM_STUDIO_COMPILE_CACHE", "off")
-    assert doctor._probe_compile_cache().folder is None
+    assert _probe_compile_cache().folder is None

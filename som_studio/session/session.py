@@ -14,7 +14,10 @@ host for NumPy ones (:mod:`som_studio.core.som.metrics`), at planned points, equ
 spaced on round iterations (:func:`~som_studio.session.timing.quality_iterations`), that
 a :class:`~som_studio.session.timing.QualityPacer` skips when they would take
 more than a tenth of the training time so far; the final map is always
-measured unless the run was cancelled. Timing is honest:
+measured unless the run was cancelled. Snapshots for a watcher are paced by a
+:class:`~som_studio.session.timing.FramePacer` (a share of the training time,
+at most so many frames a second); their map is copied to the host asynchronously where
+the trainer can (``copy_map_async``) and never changes the chunks' sizes. Timing is honest:
 each chunk is timed with its results ready (the trainer blocks), compile and
 warm-up are timed apart, and the session's own measurements (quality, map
 copies) are not counted in any chunk. The run's total time starts when training
@@ -25,21 +28,26 @@ session's measurements and the time its caller spends between events.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import os
 import threading
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
 import numpy as np
 
 from som_studio.config import ConfigError, Refusal, RunConfig, parse_layout
-from som_studio.core.data import DataError, Table
+from som_studio.core.data import DataError, Scaling, Table
+from som_studio.core.data.stream import Source
 from som_studio.core.impls import registry, user_impl
 from som_studio.core.impls.protocol import Implementation
+from som_studio.core.impls.streamed import StreamedTrainer
 from som_studio.core.som import metrics
-from som_studio.core.som.problem import check_range, load_problem_table, make_problem
+from som_studio.core.som.problem import check_range, load_problem_table, make_problem, make_stream_problem
 from som_studio.i18n import _, ngettext
 from som_studio.session import env as envmod
+from som_studio.session.checkpoint import CheckpointError, Checkpoints, Saved, data_files, meta_for, resume_from
 from som_studio.session.events import (
     ChunkTimed,
     Compiled,
@@ -51,10 +59,14 @@ from som_studio.session.events import (
     Started,
 )
 from som_studio.session.memwatch import PeakMemory
-from som_studio.session.preflight import Devices, memory_need, preflight
+from som_studio.session.preflight import Devices, batch_rows, memory_need, preflight
 from som_studio.session.record import Chunk, RunRecord
+from som_studio.session.resolve import load_data
 from som_studio.session.timing import (
+    FRAME_HZ,
+    FRAME_SHARE,
     QUALITY_SHARE,
+    FramePacer,
     QualityPacer,
     next_chunk,
     predict_quality_s,
@@ -91,9 +103,15 @@ class Session:
     ----------
     config : the run.
     data : pre-loaded (N, D) data, or a :class:`~som_studio.core.data.Table` (its
-        feature names and labels then reach the record), to share one load between runs.
+        feature names and labels then reach the record), to share one load between runs; or a
+        :class:`~som_studio.core.data.stream.Source`, read in batches during every pass (a streamed
+        run). ``None``: the session reads ``config``'s data (:func:`~som_studio.session.resolve.load_data`).
     snapshot_interval_s : least time between snapshots; ``None``: only the
-        initial and final maps.
+        initial and final maps (a headless run).
+    frame_share : the share of training time the snapshots between the initial
+        and final maps may cost together, their pictures included (booked by
+        the consumer, :meth:`frame_cost`); ``None``: one every ``snapshot_interval_s``.
+        The training thread's part is ``timings.phases.frames``.
     quality_points : measure QE/TE at most this many times over the run (plus at 0),
         every round number of iterations; 0: only on the final map. Points are skipped when measuring would
         exceed ``quality_share`` of the training time so far.
@@ -110,14 +128,24 @@ class Session:
         JAX explains any recompilation (the explanations are kept).
     keep_programs : with ``inside``, keep the program's texts (jaxpr,
         StableHLO, optimized HLO) in ``extra.inside.programs``.
+    checkpoint : save the run there as it trains (:class:`~som_studio.session.checkpoint.Checkpoints`:
+        every ``every_s`` seconds, when it ends and when it is cancelled); a save that fails stops
+        the run, the previous checkpoint kept.
+    resume : a checkpoint of this run, or the folder that holds it (read and checked against the
+        configuration before anything trains, :func:`~som_studio.session.checkpoint.resume_from`):
+        training starts where it stood and ends at the map an uninterrupted run reaches; its QE/TE
+        history carries on.
+    initial_map : train from this map (height, width, features, in the data's trained units)
+        instead of the configuration's initial map: more training of a map on new rows.
     """
 
     def __init__(
         self,
         config: RunConfig,
         *,
-        data: np.ndarray | Table | None = None,
-        snapshot_interval_s: float | None = 1 / 30,
+        data: np.ndarray | Table | Source | None = None,
+        snapshot_interval_s: float | None = 1 / FRAME_HZ,
+        frame_share: float | None = FRAME_SHARE,
         quality_points: int = 10,
         final_quality: bool = True,
         chunk_target_s: float = 0.04,
@@ -125,10 +153,14 @@ class Session:
         quality_share: float | None = QUALITY_SHARE,
         inside: bool = False,
         keep_programs: bool = False,
+        checkpoint: Checkpoints | None = None,
+        resume: Saved | str | os.PathLike[str] | None = None,
+        initial_map: np.ndarray | None = None,
     ) -> None:
         self.config = config
         self._data = data
         self.snapshot_interval_s = snapshot_interval_s
+        self._frames = FramePacer(snapshot_interval_s or 0.0, frame_share)
         self.quality_points = quality_points
         self.final_quality = final_quality
         self.chunk_target_s = chunk_target_s
@@ -136,6 +168,9 @@ class Session:
         self.quality_share = quality_share
         self.inside = inside
         self.keep_programs = keep_programs
+        self.checkpoint = checkpoint
+        self.resume_from: Saved | str | os.PathLike[str] | None = resume
+        self.initial_map = initial_map
         self._cancel = threading.Event()
         self._running = threading.Event()
         self._running.set()
@@ -145,6 +180,9 @@ class Session:
         #: The run's training data (N, D) and labels once loaded, for the views that need them (hits, labels).
         self.data: np.ndarray | None = None
         self.labels: np.ndarray | None = None
+        #: A streamed run's source and rows per batch (``None`` when the data is in memory).
+        self.source: Source | None = None
+        self.batch_rows = 0
 
     # -- control (any thread) -------------------------------------------------------
     def cancel(self) -> None:
@@ -156,6 +194,10 @@ class Session:
 
     def resume(self) -> None:
         self._running.set()
+
+    def frame_cost(self, seconds: float) -> None:
+        """Book ``seconds`` that a consumer spent making the last snapshot into a picture (any thread)."""
+        self._frames.spend(seconds, new_frame=False)
 
     @property
     def cancelled(self) -> bool:
@@ -203,7 +245,10 @@ class Session:
         refused = preflight(cfg)
         if refused:
             raise Refused(refused)
-        loaded: np.ndarray | Table = self._data if self._data is not None else load_problem_table(cfg)
+        given = self._data if self._data is not None else load_data(cfg)
+        if isinstance(given, Source):
+            return self._prepare_stream(cfg, record, impl, given)
+        loaded: np.ndarray | Table = given if given is not None else load_problem_table(cfg)
         table = loaded if isinstance(loaded, Table) else None
         data: np.ndarray = loaded.values if isinstance(loaded, Table) else loaded
         self.data, self.labels = data, table.labels if table is not None else None
@@ -221,6 +266,10 @@ class Session:
         if refused:
             raise Refused(refused)
         record.estimate_bytes = memory_need(impl, cfg, data.shape[0], data.shape[1], devices, missing)[0]
+        if self.resume_from is not None and not isinstance(self.resume_from, Saved):
+            self.resume_from = resume_from(self.resume_from, cfg)  # refused, naming the setting, if not this run's
+        if self.checkpoint is not None:
+            self.checkpoint.start()  # a folder it cannot write is refused before anything trains
         record.env = envmod.describe(impl.backend)
         if impl.file is not None:
             # A user's implementation is checked against the NumPy reference before it is timed;
@@ -230,9 +279,42 @@ class Session:
             record.extra["user_impl"] = user_impl.source_facts(impl)  # the bytes this process imported
         return impl, data, table
 
+    def _prepare_stream(
+        self, cfg: RunConfig, record: RunRecord, impl: Implementation, source: Source
+    ) -> tuple[Implementation, np.ndarray, Table | None]:
+        """The checks of a streamed run: its rows are read during every pass (the data is an empty table)."""
+        from som_studio.session.preflight import streamable_refusal
+
+        cannot = streamable_refusal(cfg)
+        if cannot is not None:
+            raise Refused([cannot])
+        rows = batch_rows(cfg, source.features, source.rows)
+        self.source, self.batch_rows = source, rows
+        record.samples = source.rows
+        record.config["feature_names"] = list(source.feature_names)
+        record.layout = cfg.layout if impl.shards else "1x1"
+        record.extra["stream"] = {
+            "rows": source.rows,
+            "files": source.files,
+            "bytes": source.bytes,
+            "bytes_read": 0,
+            "batch_rows": rows,
+            "by_process": [0],
+            # Streamed without --stream: the table would not fit in memory.
+            "asked": bool(cfg.stream),
+        }
+        devices = Devices.from_jax() if impl.backend == "jax" else None
+        # Memory holds a batch, never the table: the estimate is for a batch's rows.
+        refused = preflight(cfg, data_shape=(rows, source.features), devices=devices, missing=True)
+        if refused:
+            raise Refused(refused)
+        record.estimate_bytes = memory_need(impl, cfg, rows, source.features, devices, True)[0]
+        record.env = envmod.describe(impl.backend)
+        return impl, np.empty((0, source.features)), None
+
     def _refused(self, record: RunRecord, exc: Exception) -> Failed:
         """The event of a run that ended before training: refused, unreadable data, or no environment for it."""
-        if isinstance(exc, user_impl.UserImplError):
+        if isinstance(exc, (user_impl.UserImplError, CheckpointError)):
             record.message = str(exc)
         elif isinstance(exc, (ConfigError, DataError, registry.UnknownImplementation, Refused)):
             record.message = str(exc)
@@ -306,7 +388,11 @@ class _Training:
         self.reasons: list[str] = []
         self.own_compiles = 0  # compiles of the quality program after warm-up: not the trainer's
         self.c0 = 0  # JAX's compile count before the trainer's warm-up
-        self.it = 0  # iterations trained
+        self.it = 0  # iterations trained (from the checkpoint's, when resumed)
+        self.trained_before = 0.0  # training seconds before the checkpoint resumed from
+        self.within_s = 0.0  # seconds of checkpoints saved inside the chunk being trained
+        self._saved_at = 0.0
+        self.files: list[list[Any]] = data_files(cfg) if session.checkpoint is not None else []
 
     # -- clocks ------------------------------------------------------------------------
     def timed(self, phase: str, tp: float) -> float:
@@ -335,6 +421,48 @@ class _Training:
         self.record.phases["quality"] += spent - compile_s
         return qe, te, first
 
+    def save_checkpoint(self, weights: np.ndarray) -> None:
+        """Save where the run stands, unless saved there already; its time is the session's, not training's."""
+        ck = self.session.checkpoint
+        if ck is None or (ck.iteration == self.it and not ck.within):
+            return
+        self._save(self.it, {"map": weights}, None, None)
+
+    # A trainer whose iteration is long (a streamed epoch) saves inside it through these two
+    # (:attr:`som_studio.core.impls.protocol.Implementation`'s optional ``checkpoints``).
+    def due(self) -> bool:
+        """Whether a checkpoint is due now."""
+        ck = self.session.checkpoint
+        return ck is not None and ck.due()
+
+    def save_within(self, iteration: int, arrays: dict[str, np.ndarray], row: int, reader: Any) -> None:
+        """Save a checkpoint inside iteration ``iteration``: the map it started from and the partial
+        sums (``arrays``), ``row`` rows into it, and the reader's state (JSON) to go on from there."""
+        self._save(iteration, arrays, row, reader)
+        self.within_s += time.perf_counter() - self._saved_at
+
+    def _save(self, iteration: int, arrays: dict[str, np.ndarray], row: int | None, reader: Any) -> None:
+        ck = self.session.checkpoint
+        assert ck is not None
+        tc = time.perf_counter()
+        meta = meta_for(
+            self.cfg,
+            iteration,
+            history=self.record.history,
+            trained_s=self.trained_before + self.train_s(),
+            files=self.files,
+            position={"iteration": iteration, "row": row or 0},
+            reader=reader,
+        )
+        with self.watch.exclude():
+            ck.save(arrays, meta)
+        ck.within = row is not None
+        self.record.extra["checkpoint"] = {"folder": str(ck.folder), "iteration": iteration}
+        if row is not None:
+            self.record.extra["checkpoint"]["row"] = row
+        self.excluded += self.timed("checkpoint", tc)
+        self._saved_at = tc
+
     # -- the steps ---------------------------------------------------------------------
     def start(self) -> Generator[Event, None, None]:
         """The seeded problem, ``Started``, the trainer, the initial map and its quality (its program compiled)."""
@@ -342,7 +470,33 @@ class _Training:
 
         cfg, impl, table, record = self.cfg, self.impl, self.table, self.record
         tp = time.perf_counter()
-        self.problem = problem = make_problem(cfg, impl.kind, self.data)
+        source = self.session.source
+        if source is not None:
+            # The statistics pass (scaling, initial map) reads the data: its time is reading's.
+            self.problem = problem = make_stream_problem(cfg, impl.kind, source, self.session.batch_rows)
+            self.excluded += time.perf_counter() - tp
+            self.timed("data", tp)
+            tp = time.perf_counter()
+        else:
+            self.problem = problem = make_problem(cfg, impl.kind, self.data)
+        saved = self.session.resume_from
+        assert saved is None or isinstance(saved, Saved)  # read by _prepare
+        start_map = saved.map if saved is not None else self.session.initial_map
+        if start_map is not None:
+            self.problem = problem = dataclasses.replace(
+                problem, init_map=np.ascontiguousarray(start_map, dtype=problem.dtype).reshape(problem.init_map.shape)
+            )
+        if saved is not None:
+            # The seeded problem with the saved map in place of the initial one: every implementation
+            # draws iteration t's schedules and samples from the seed, wherever it starts.
+            self.it = min(saved.iteration, cfg.iterations)
+            self.trained_before = float(saved.meta.get("trained_s", 0.0))
+            record.history = [dict(h) for h in saved.meta.get("history") or []]
+            record.extra["resumed"] = {
+                "checkpoint": str(saved.folder),
+                "iteration": self.it,
+                "trained_s": self.trained_before,
+            }
         self.timed("init", tp)
         yield Started(
             config=cfg,
@@ -353,17 +507,29 @@ class _Training:
             env=record.env,
             layout=record.layout,
             estimate_bytes=record.estimate_bytes or 0,
-            data_range=(
-                tuple(float(v) for v in np.nanmin(problem.data, axis=0)),
-                tuple(float(v) for v in np.nanmax(problem.data, axis=0)),
-            ),
-            feature_names=tuple(table.feature_names) if table is not None else (),
-            scaling=_scaling(table),
+            data_range=_data_range(problem),
+            feature_names=_feature_names(source, table),
+            scaling=_scaling(table) if problem.stream is None else _scaling_of(problem.stream.scaling),
         )
         tp = time.perf_counter()
         self.trainer = impl.create(problem)
+        if problem.stream is not None:
+            # A batch trainer's epoch in pieces, fed one batch of rows at a time.
+            self.trainer = StreamedTrainer(self.trainer, problem)
+        if saved is not None and int((saved.meta.get("position") or {}).get("row", 0)) > 0:
+            # Saved inside an epoch: the trainer goes on from its partial sums and the reader's position.
+            within = getattr(self.trainer, "resume_within", None)
+            if within is None:
+                raise CheckpointError(
+                    _("{folder}: saved inside a streamed epoch; {impl} cannot go on from there").format(
+                        folder=saved.folder, impl=impl.name
+                    )
+                )
+            within(self.it, {k: v for k, v in saved.arrays.items() if k != "map"}, saved.meta.get("reader"))
+        if self.session.checkpoint is not None and hasattr(self.trainer, "checkpoints"):
+            self.trainer.checkpoints = self  # it asks due() and calls save_within() between its batches
         self.timed("init", tp)
-        yield Snapshot(0, problem.init_map.copy())
+        yield Snapshot(self.it, problem.init_map.copy())
         self.measure = _Quality(impl, problem, self.devices[0] if self.devices else None)
         self.share = self.session.quality_share
         if impl.backend == "jax" and jax_runtime.jax().process_count() > 1:
@@ -378,7 +544,7 @@ class _Training:
             with self.watch.exclude():
                 self.measure.warmup()
             self.excluded += self.timed("compile", tq)
-        if 0 in self.q_at and self.pacer.allow(self.train_s()):
+        if 0 in self.q_at and self.it == 0 and self.pacer.allow(self.train_s()):
             qe, te = self.quality(problem.init_map)[:2]
             record.history.append({"iteration": 0, "qe": qe, "te": te})
             yield QualityMeasured(0, qe, te)
@@ -408,8 +574,9 @@ class _Training:
         session, T = self.session, self.cfg.iterations
         chunk = 1
         rate: float | None = None  # seconds per iteration of the last chunk
-        last_snapshot = time.perf_counter()
-        next_q = [q for q in self.q_at if q > 0]
+        frames = session._frames
+        frames.taken(time.perf_counter())  # the initial map was the first frame
+        next_q = [q for q in self.q_at if q > self.it]
         while self.it < T:
             if not session._running.is_set():
                 tp = time.perf_counter()
@@ -421,11 +588,21 @@ class _Training:
             it = self.it
             count = self._chunk_size(min(chunk, T - it), rate, next_q)
             ts = time.perf_counter()
+            self.within_s = 0.0
             self.trainer.run(it, count)
-            dt = time.perf_counter() - ts
+            dt = time.perf_counter() - ts - self.within_s  # checkpoints saved inside it are not training
             rate = dt / count if count else rate
             self.record.chunks.append(Chunk(it, count, dt))
             self.it = it = it + count
+            copied: Callable[[], np.ndarray] | None = None
+            frame_s = 0.0
+            if session.snapshot_interval_s is not None and it < T and frames.due(self.train_s(), time.perf_counter()):
+                # Started now, finished after this chunk's events: the copy overlaps the session's own work.
+                tf = time.perf_counter()
+                frames.taken(tf)
+                copied = _copy_map(self.trainer)
+                frame_s = time.perf_counter() - tf
+                self.excluded += frame_s
             yield ChunkTimed(it - count, count, dt, self.train_s())
             if count < chunk and it < T:
                 # Cut short by a quality point: its rate still holds, and the next
@@ -433,21 +610,21 @@ class _Training:
                 chunk = next_chunk(chunk, dt / count * chunk, session.chunk_target_s, session.max_chunk)
             else:
                 chunk = next_chunk(count, dt, session.chunk_target_s, session.max_chunk)
+            if session.checkpoint is not None and it < T and session.checkpoint.due():
+                self.save_checkpoint(self.trainer.get_map())
             if next_q and it == next_q[0]:
                 next_q.pop(0)
                 if (it < T or not session.final_quality) and self.pacer.allow(self.train_s()):
                     qe, te = self.quality(self.trainer.get_map())[:2]
                     self.record.history.append({"iteration": it, "qe": qe, "te": te})
                     yield QualityMeasured(it, qe, te)
-            if (
-                session.snapshot_interval_s is not None
-                and it < T
-                and time.perf_counter() - last_snapshot >= session.snapshot_interval_s
-            ):
-                ts = time.perf_counter()
-                snap = self.trainer.get_map()
-                self.excluded += time.perf_counter() - ts
-                last_snapshot = time.perf_counter()
+            if copied is not None:
+                tf = time.perf_counter()
+                snap = copied()
+                frame_s += time.perf_counter() - tf
+                self.excluded += time.perf_counter() - tf
+                self.record.phases["frames"] += frame_s
+                frames.spend(frame_s)
                 yield Snapshot(it, snap)
 
     def _chunk_size(self, count: int, rate: float | None, next_q: list[int]) -> int:
@@ -481,7 +658,14 @@ class _Training:
         record.compiles = jax_runtime.compile_count() - self.c0 - self.own_compiles
         record.peak_bytes = self.watch.stop()
         self.misses.close()
+        self._stream_facts()
         final = self.trainer.get_map()
+        ck = self.session.checkpoint
+        if ck is not None and (it < T or ck.at_end):
+            self.save_checkpoint(final)  # a run that stops (or ends) keeps where it stood
+        elif ck is not None:
+            ck.discard()  # it ended: nothing is left to go on from
+            self.record.extra.pop("checkpoint", None)
         record.status = "cancelled" if it < T else "ok"
         if it < T:
             record.message = ngettext(
@@ -496,6 +680,25 @@ class _Training:
             tp = time.perf_counter()
             model_file.attach(record, cfg, self.table, final, measure=self.session.final_quality, bmus=first)
             self.timed("model", tp)
+        stream = self.problem.stream
+        if it == T and stream is not None:
+            from som_studio.core.data import model_file
+
+            # Hits and labels counted batch by batch in the final quality pass (or one more pass here).
+            tp = time.perf_counter()
+            if first is None and self.session.final_quality:
+                first = self.quality(final, bmus=True)[2]
+            rows = Table(
+                np.empty((0, stream.source.features)),
+                stream.source.feature_names,
+                label_column=stream.source.label_column,
+                id_column=stream.source.id_column,
+                scaling=stream.scaling,
+                source=stream.source.spec,
+            )
+            hits, labels = (first.hits, first.labels) if first is not None else (None, None)
+            model_file.attach_counts(record, cfg, rows, final, hits, labels)
+            self.timed("model", tp)
         if self.session.inside and it > 0:
             # Last, after the timed iterations, the final map and its measurements: nothing here is part
             # of any timing, and clearing JAX's caches to compile once more cannot touch the run.
@@ -509,20 +712,21 @@ class _Training:
         record.wall_s = self.session._wall()
         yield Finished(record)
 
-    def _final_quality(self, final: np.ndarray) -> Generator[Event, None, np.ndarray | None]:
-        """The final map's QE and TE into the record; each example's best unit when this pass found them.
+    def _final_quality(self, final: np.ndarray) -> Generator[Event, None, Any]:
+        """The final map's QE and TE into the record; each example's best unit when this pass found them
+        (a streamed run's: the hits per unit and label, :class:`~som_studio.core.plans.quality_jax.UnitCounts`).
 
         A cancelled run ends without it: its final quality pass (a second or more on a big map)
         would only delay the answer the user asked for.
         """
         record, it = self.record, self.it
-        first: np.ndarray | None = None
+        first: Any = None
         if self.session.final_quality and it == self.cfg.iterations:
             if record.history and record.history[-1]["iteration"] == it:
                 qe, te = record.history[-1]["qe"], record.history[-1]["te"]
             else:
                 # One search gives QE, TE and the model's hits and labels.
-                qe, te, first = self.quality(final, bmus=self.table is not None)
+                qe, te, first = self.quality(final, bmus=self.table is not None or self.problem.stream is not None)
                 record.history.append({"iteration": it, "qe": qe, "te": te})
                 yield QualityMeasured(it, qe, te)
             record.qe, record.te = qe, te
@@ -531,12 +735,22 @@ class _Training:
             record.qe, record.te = record.history[-1]["qe"], record.history[-1]["te"]
         return first
 
+    def _stream_facts(self) -> None:
+        """A streamed run's reading into its record: ``phases.read``, ``extra.stream``'s rows and bytes read."""
+        trainer, facts = self.trainer, self.record.extra.get("stream")
+        if facts is None or trainer is None or not hasattr(trainer, "read_s"):
+            return
+        self.record.phases["read"] = trainer.read_s
+        facts["bytes_read"] = int(trainer.bytes_read)
+        facts["by_process"] = [int(trainer.stream.rows)]  # the rows of this process's share
+
     def failed(self, exc: Exception) -> Failed:
         """The event of a run that failed while training, with what it measured so far."""
         record, impl = self.record, self.impl
+        self._stream_facts()
         record.total_s = self.train_s()
         record.status = "failed"
-        record.message = f"{type(exc).__name__}: {exc}"
+        record.message = str(exc) if isinstance(exc, CheckpointError) else f"{type(exc).__name__}: {exc}"
         if impl.file is not None:  # the user's own traceback lines, not the session's
             record.message = str(user_impl.user_error(impl, _("{name} failed").format(name=impl.name), exc))
         if record.peak_bytes is None:
@@ -547,6 +761,8 @@ class _Training:
     def close(self) -> None:
         """Let go of the trainer and the quality program, whatever happened."""
         self.misses.close()
+        if self.session.checkpoint is not None:
+            self.session.checkpoint.close()
         if self.trainer is not None:
             self.trainer.close()
         if self.measure is not None:
@@ -611,10 +827,49 @@ def _inside(
     return out
 
 
+def _copy_map(trainer: Any) -> Callable[[], np.ndarray]:
+    """Start copying the trainer's map to the host; the function returned finishes the copy.
+
+    Asynchronous where the trainer can (``copy_map_async``, :class:`~som_studio.core.impls.protocol.Implementation`),
+    otherwise a host copy taken now.
+    """
+    start = getattr(trainer, "copy_map_async", None)
+    if start is not None:
+        finish: Callable[[], np.ndarray] = start()
+        return finish
+    snap: np.ndarray = trainer.get_map()
+    return lambda: snap
+
+
 def _scaling(table: Table | None) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
     """A table's scaling as ``Started`` carries it: ``(offset, scale)``, or ``None`` when it was not scaled."""
     s = table.scaling if table is not None else None
     if s is None or s.method == "none":
+        return None
+    return tuple(float(v) for v in s.offset), tuple(float(v) for v in s.scale)
+
+
+def _feature_names(source: Source | None, table: Table | None) -> tuple[str, ...]:
+    if source is not None:
+        return source.feature_names
+    return tuple(table.feature_names) if table is not None else ()
+
+
+def _data_range(problem: Any) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Each feature's smallest and largest value in the run's (scaled) space."""
+    if problem.stream is not None:
+        s = problem.stream
+        lo = s.scaling.apply(s.moments.low[None, :])[0]
+        hi = s.scaling.apply(s.moments.high[None, :])[0]
+        return tuple(float(v) for v in lo), tuple(float(v) for v in hi)
+    return (
+        tuple(float(v) for v in np.nanmin(problem.data, axis=0)),
+        tuple(float(v) for v in np.nanmax(problem.data, axis=0)),
+    )
+
+
+def _scaling_of(s: Scaling) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
+    if s.method == "none":
         return None
     return tuple(float(v) for v in s.offset), tuple(float(v) for v in s.scale)
 
@@ -632,7 +887,8 @@ class _Quality:
         cfg = problem.config
         self.topology, self.toroid = cfg.topology, cfg.toroid
         # The device program follows every lattice and missing values, as the reference does.
-        self.on_device = impl.backend == "jax"
+        # A streamed run's measures read the stream batch by batch: the device program's way.
+        self.on_device = impl.backend == "jax" or problem.stream is not None
         self._q: Any = None
         pairs_rate = QUALITY_RATES["numpy"]
         if self.on_device:
@@ -643,9 +899,14 @@ class _Quality:
 
     def _device(self) -> Any:
         if self._q is None:
-            from som_studio.core.plans.quality_jax import DeviceQuality
+            from som_studio.core.plans.quality_jax import DeviceQuality, StreamQuality
 
             p = self.problem
+            if p.stream is not None:
+                self._q = StreamQuality(
+                    p.stream, p.height, p.width, p.dtype, self.device, topology=self.topology, toroid=self.toroid
+                )
+                return self._q
             self._q = DeviceQuality(
                 p.data, p.height, p.width, p.dtype, self.device, topology=self.topology, toroid=self.toroid
             )

@@ -252,7 +252,9 @@ def matmul(wt: Array, data: Array, chunk: int, block: int, known: Array | None =
     return _in_chunks(*_with_known(lambda x, kn: search(x, kn, two), data, known), chunk)
 
 
-def tiled_sums(wt: Array, data: Array, tile: int, block: int, known: Array | None = None) -> Array:
+def tiled_sums(
+    wt: Array, data: Array, tile: int, block: int, known: Array | None = None, count: Array | None = None
+) -> Array:
     """Per-unit sums of an epoch's examples by their best units, searched and summed tile by tile (``tiled`` plan).
 
     A loop over tiles of ``tile`` examples: each tile's best units by the
@@ -262,27 +264,31 @@ def tiled_sums(wt: Array, data: Array, tile: int, block: int, known: Array | Non
     examples x units scores, the candidates and the one-hot matrix of a tile
     stay in the cache: nothing of size examples x units reaches memory, and
     the sums run at the matmul rate where a scatter-add would run one example
-    at a time. A tile's products sum at most ``tile`` examples per unit in the
-    run's precision (one-hot factors are exact); tiles add in float64 and the
-    total is rounded once.
+    at a time. The products and the total are in float64 (the run's dtype if
+    wider), as the scatter-add accumulates.
+    ``count``: only the first ``count`` examples count (a streamed batch's padding is dropped).
 
     Returns
     -------
-    (M, D + 1) sums of examples and counts, or (M, 2 D) of known values and known counts, in the data's dtype.
+    (M, D + 1) sums of examples and counts, or (M, 2 D) of known values and known counts, in
+    :func:`accumulator`'s dtype, as :func:`unit_sums` adds them before rounding.
     """
     d, m = wt.shape
     n = data.shape[0]
     dtype = data.dtype
-    wide = _wide(dtype)
+    wide = accumulator(dtype)
     search = _matmul_search(wt, block)
     units = jnp.arange(m, dtype=jnp.int32)
 
-    def tile_sums(x: Array, kn: Array | None) -> Array:
+    def tile_sums(x: Array, kn: Array | None, first_row: Any) -> Array:
         first = search(x, kn)
-        hot = (first[:, None] == units[None, :]).astype(dtype)  # (T, M)
+        if count is not None:  # rows past the count belong to no unit
+            first = jnp.where(first_row + jnp.arange(x.shape[0]) < count, first, m)
+        # In the accumulator's precision: the sums are the scatter-add's to ~1e-16, whatever the tiling
+        # (a streamed run's batches then end at the in-memory run's map).
+        hot = (first[:, None] == units[None, :]).astype(wide)  # (T, M)
         vals = jnp.concatenate([x, jnp.ones((x.shape[0], 1), dtype) if kn is None else kn], axis=1)
-        part = lax.dot_general(hot, vals, (((0,), (0,)), ((), ())), precision=HIGHEST)
-        return part.astype(wide)
+        return lax.dot_general(hot, vals.astype(wide), (((0,), (0,)), ((), ())), precision=HIGHEST)
 
     rows = data if known is None else jnp.concatenate([data, known], axis=1)
 
@@ -295,12 +301,12 @@ def tiled_sums(wt: Array, data: Array, tile: int, block: int, known: Array | Non
 
     def body(t: Any, acc: Array) -> Array:
         r = lax.dynamic_slice_in_dim(rows, t * tile, tile, axis=0)
-        return acc + tile_sums(*split(r))
+        return acc + tile_sums(*split(r), t * tile)
 
     acc = lax.fori_loop(0, full, body, jnp.zeros((m, k), wide))
     if n > full * tile:  # the last, shorter tile
-        acc = acc + tile_sums(*split(rows[full * tile :]))
-    return acc.astype(dtype)
+        acc = acc + tile_sums(*split(rows[full * tile :]), full * tile)
+    return acc
 
 
 def blocked(wt: Array, data: Array, chunk: int, block: int, known: Array | None = None, two: bool = False) -> Any:
@@ -412,7 +418,7 @@ def best_two(wt: Array, data: Array, plan: KernelPlan, known: Array | None = Non
     return blocked(wt, data, plan.chunk, plan.block, known, two=True)
 
 
-def _wide(dtype: Any) -> Any:
+def accumulator(dtype: Any) -> Any:
     """The dtype float32 steps accumulate in: float64 (float64 runs stay float64)."""
     return jnp.float64 if jnp.dtype(dtype).itemsize < 8 else dtype
 
@@ -426,7 +432,7 @@ def gaussian(a: Array, b: Array, sigma: Array, extent: int) -> Array:
     every backend alike). The matrix gathers the profile at ``|a_i - b_j|``.
     """
     dtype = a.dtype
-    wide = _wide(dtype)
+    wide = accumulator(dtype)
     k = jnp.arange(extent, dtype=wide)
     s = sigma.astype(wide)
     g = jnp.exp(-(k * k) / (s * s))
@@ -443,7 +449,7 @@ def unit_sums(vals: Array, idx: Array, units: int) -> Array:
     where a sum lies within ~1e-16 of a rounding boundary.
     """
     dtype = vals.dtype
-    out = jax.ops.segment_sum(vals.astype(_wide(dtype)), idx, num_segments=units)
+    out = jax.ops.segment_sum(vals.astype(accumulator(dtype)), idx, num_segments=units)
     return out.astype(dtype)
 
 
@@ -453,7 +459,7 @@ def ratio(num: Array, den: Array, old: Array) -> Array:
     ``den`` broadcasts against ``num`` and ``old`` (a size-1 feature axis).
     """
     dtype = num.dtype
-    wide = _wide(dtype)
+    wide = accumulator(dtype)
     ok = den > jnp.asarray(MIN_WEIGHT, dtype)
     q = num.astype(wide) / jnp.where(ok, den, 1).astype(wide)
     return jnp.where(ok, q.astype(dtype), old)
@@ -475,7 +481,7 @@ def _twice_weights(k2: Array, step: float, sigma: Array, dtype: Any, wide: bool 
     if not wide:
         d = k2.astype(dtype) * jnp.asarray(0.5 * step, dtype)
         return jnp.exp(-(d * d) / (sigma * sigma))
-    acc = _wide(dtype)
+    acc = accumulator(dtype)
     d = k2.astype(acc) * 0.5 * step
     s = sigma.astype(acc)
     g = jnp.exp(-(d * d) / (s * s))
