@@ -200,7 +200,7 @@ def where_the_rest_went(r: RunRecord) -> str | None:
     wall = r.wall_s
     if not wall or r.status == "failed" or r.total_s >= TRAINING_SHARE * wall:
         return None
-    parts = {k: v for k, v in r.phases.items() if k != "train"}
+    parts = {k: v for k, v in r.phases.items() if k not in ("train", "read")}  # read: within training
     check = r.extra.get("agreement") or {}
     if check.get("seconds"):  # a user's implementation checked against the reference before it was timed
         parts["agreement"] = float(check["seconds"])

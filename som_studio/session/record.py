@@ -23,7 +23,9 @@ SCHEMA_VERSION = 1
 #: (JAX's start-up included), the initial map and placing the problem on its device, compiling,
 #: training (``total_s``), the quality measurements, the map frames copied for a watcher (the app;
 #: 0 for a headless run), and the model's pass over the data (hits, unit labels, clusters).
-PHASES = ("data", "init", "compile", "train", "quality", "frames", "model")
+#: ``read`` is not another share of the wall time but a part of ``train``: the seconds a streamed
+#: run's training waited for its data (0 for a run in memory).
+PHASES = ("data", "init", "compile", "train", "quality", "frames", "model", "read")
 
 
 def no_phases() -> dict[str, float]:

@@ -17,6 +17,7 @@ from som_studio.config import DataSpec, RunConfig
 from som_studio.core.impls import registry
 from som_studio.core.som.problem import make_problem
 from som_studio.session.session import Session, run_to_completion
+from tests.grids import product, representative
 
 TOL = {"float32": 2e-5, "float64": 1e-10}
 REFERENCE = {"online": "numpy-online", "batch": "numpy-batch"}
@@ -67,8 +68,11 @@ def _cfg(w, h, d, precision="float32", n=80):
     )
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("name", _impls("batch"))
+def _shape_id(case: tuple) -> str:
+    return f"{case[0]}-{'x'.join(map(str, case[1]))}"
+
+
+@pytest.mark.parametrize("name,shape", representative(product(_impls("batch"), SHAPES, ids=_shape_id)))
 def test_batch_matches_numpy_batch(name, shape):
     cfg = _cfg(*shape)
     ref = _train(REFERENCE["batch"], cfg, 4)
@@ -76,8 +80,7 @@ def test_batch_matches_numpy_batch(name, shape):
     np.testing.assert_allclose(got, ref, atol=TOL["float32"], rtol=0)
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("name", _impls("online"))
+@pytest.mark.parametrize("name,shape", representative(product(_impls("online"), SHAPES, ids=_shape_id)))
 def test_online_matches_numpy_online_over_100_steps(name, shape):
     cfg = _cfg(*shape)
     ref = _train(REFERENCE["online"], cfg, 100)

@@ -22,11 +22,12 @@ from som_studio.session.resolve import AUTO, coerce, resolve, values_of
 from tests.test_settings import SAMPLES
 
 # Settings that need a data file; trained online (their count is steps).
-TABLE = ("labels", "ignore", "id_column", "scaling", "data", "init")
+TABLE = ("labels", "ignore", "id_column", "scaling", "data", "init", "stream")
 ONLINE = ("impl", "steps", "lr_start", "lr_end")  # the sample implementation trains online
 
 # A wrong value for each setting that can be typed wrong through all three front ends.
 BAD = {
+    "impl": "numpy-fast",
     "grid": "0x5",
     "topology": "tri",
     "init": "middle",
@@ -44,9 +45,9 @@ BAD = {
 }
 # Why the others are not: what they name is refused by the data, or the control cannot hold it.
 NOT_BAD = {
-    "impl": "the command line names every unknown one of its list at once",
     "data": "a file that cannot be read is the data's refusal (tests/core/test_data.py)",
     "samples": "the form's spin box starts at 1",
+    "batch_rows": "the form's spin box reads 0 as none: the preflight's default",
     "labels": "a column the table lacks is the data's refusal",
     "ignore": "a column the table lacks is the data's refusal",
     "id_column": "a column the table lacks is the data's refusal",
