@@ -97,7 +97,9 @@ def bench(args: list[str]) -> tuple[dict, int]:
         cmd = [sys.executable, "-m", "som_studio", "bench", *args, "--quiet", "--json", str(out)]
         path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
         with open(log, "w") as err:
-            proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": path}, stderr=err)
+            proc = subprocess.Popen(
+                cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": path}, stdout=subprocess.DEVNULL, stderr=err
+            )
             _pid, _status, usage = os.wait4(proc.pid, 0)
         if not out.exists():
             raise RuntimeError(f"{' '.join(cmd)} failed:\n{log.read_text()}")

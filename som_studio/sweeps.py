@@ -199,8 +199,11 @@ def train_together(base: RunConfig, table: Any, combos: list[dict[str, Any]]) ->
     ``table`` is the run's data (:class:`~som_studio.core.data.Table`, scaled). Raises
     :class:`ConfigError` for a configuration the fused batch epoch cannot train.
     """
+    from som_studio.core.data import Table
     from som_studio.session.preflight import preflight
 
+    if not isinstance(table, Table):  # a source read in batches: --stream, or data too large for memory
+        raise ConfigError("stream", _("a sweep trains its maps together on data held in memory; it does not stream"))
     t_start = time.perf_counter()
     configs = [base.replace(**c).validate("batch") for c in combos]
     for cfg in configs:

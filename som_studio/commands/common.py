@@ -195,6 +195,8 @@ def impl_names(args: argparse.Namespace) -> list[str]:
         )
     names = [_load_user_impl(n) if user_impl.is_spec(n) else n for n in names]
     unknown = [n for n in names if n not in registry.names()]
+    if len(unknown) == 1:  # in the words every front end uses for it
+        raise CommandError(registry.UnknownImplementation(unknown[0]).refusal.text(flag_names()))
     if unknown:
         raise CommandError(
             "--impl: "

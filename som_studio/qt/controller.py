@@ -36,7 +36,7 @@ __all__ = ["DeviceProbe", "RunController", "describe_exit"]
 KILL_AFTER_MS = 150
 #: A run that keeps checkpoints writes one when it stops (the first one imports Orbax: seconds).
 CHECKPOINT_GRACE_MS = 15_000
-MAX_DISPATCH_HZ = 30  # the GUI takes the worker's events at most this often
+MAX_DISPATCH_HZ = 20  # the GUI takes the worker's events at most this often (frames come at most ~15 a second)
 
 IDLE, STARTING, RUNNING, PAUSED, STOPPING = "idle", "starting", "running", "paused", "stopping"
 

@@ -207,7 +207,7 @@ def read(request: Request) -> Table | Source | None:
         source = open_data(os.fspath(request.source), bool(request.value("stream")), labels, ignore, id_column)
         if source is not None and streams(bool(request.value("stream")), source):
             return source
-        if source is not None and source.files > 1:
+        if source is not None and not os.path.isfile(request.source):  # a folder or a glob that fits
             return source_table(source).scaled(request.scaling)
     return read_source(request.source, labels, ignore, id_column).scaled(request.scaling)
 
@@ -254,7 +254,7 @@ def load_data(config: RunConfig) -> Table | Source | None:
     source = open_data(path, bool(config.stream), config.labels, config.ignore, config.id_column)
     if source is not None and streams(bool(config.stream), source):
         return source
-    if source is not None and source.files > 1:
+    if source is not None and not os.path.isfile(path):  # a folder or a glob that fits
         return source_table(source).scaled(config.scaling_method)
     from som_studio.core.som.problem import load_problem_table
 

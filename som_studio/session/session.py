@@ -14,7 +14,10 @@ host for NumPy ones (:mod:`som_studio.core.som.metrics`), at planned points, equ
 spaced on round iterations (:func:`~som_studio.session.timing.quality_iterations`), that
 a :class:`~som_studio.session.timing.QualityPacer` skips when they would take
 more than a tenth of the training time so far; the final map is always
-measured unless the run was cancelled. Timing is honest:
+measured unless the run was cancelled. Snapshots for a watcher are paced by a
+:class:`~som_studio.session.timing.FramePacer` (a share of the training time,
+at most so many frames a second); their map is copied to the host asynchronously where
+the trainer can (``copy_map_async``) and never changes the chunks' sizes. Timing is honest:
 each chunk is timed with its results ready (the trainer blocks), compile and
 warm-up are timed apart, and the session's own measurements (quality, map
 copies) are not counted in any chunk. The run's total time starts when training
@@ -29,7 +32,7 @@ import dataclasses
 import os
 import threading
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
 import numpy as np
@@ -39,6 +42,7 @@ from som_studio.core.data import DataError, Scaling, Table
 from som_studio.core.data.stream import Source
 from som_studio.core.impls import registry, user_impl
 from som_studio.core.impls.protocol import Implementation
+from som_studio.core.impls.streamed import StreamedTrainer
 from som_studio.core.som import metrics
 from som_studio.core.som.problem import check_range, load_problem_table, make_problem, make_stream_problem
 from som_studio.i18n import _, ngettext
@@ -59,7 +63,10 @@ from som_studio.session.preflight import Devices, batch_rows, memory_need, prefl
 from som_studio.session.record import Chunk, RunRecord
 from som_studio.session.resolve import load_data
 from som_studio.session.timing import (
+    FRAME_HZ,
+    FRAME_SHARE,
     QUALITY_SHARE,
+    FramePacer,
     QualityPacer,
     next_chunk,
     predict_quality_s,
@@ -104,7 +111,11 @@ class Session:
         :class:`~som_studio.core.data.stream.Source`, read in batches during every pass (a streamed
         run). ``None``: the session reads ``config``'s data (:func:`~som_studio.session.resolve.load_data`).
     snapshot_interval_s : least time between snapshots; ``None``: only the
-        initial and final maps.
+        initial and final maps (a headless run).
+    frame_share : the share of training time the snapshots between the initial
+        and final maps may cost together, their pictures included (booked by
+        the consumer, :meth:`frame_cost`); ``None``: one every ``snapshot_interval_s``.
+        The training thread's part is ``timings.phases.frames``.
     quality_points : measure QE/TE at most this many times over the run (plus at 0),
         every round number of iterations; 0: only on the final map. Points are skipped when measuring would
         exceed ``quality_share`` of the training time so far.
@@ -137,7 +148,8 @@ class Session:
         config: RunConfig,
         *,
         data: np.ndarray | Table | Source | None = None,
-        snapshot_interval_s: float | None = 1 / 30,
+        snapshot_interval_s: float | None = 1 / FRAME_HZ,
+        frame_share: float | None = FRAME_SHARE,
         quality_points: int = 10,
         final_quality: bool = True,
         chunk_target_s: float = 0.04,
@@ -152,6 +164,7 @@ class Session:
         self.config = config
         self._data = data
         self.snapshot_interval_s = snapshot_interval_s
+        self._frames = FramePacer(snapshot_interval_s or 0.0, frame_share)
         self.quality_points = quality_points
         self.final_quality = final_quality
         self.chunk_target_s = chunk_target_s
@@ -184,6 +197,10 @@ class Session:
 
     def resume(self) -> None:
         self._running.set()
+
+    def frame_cost(self, seconds: float) -> None:
+        """Book ``seconds`` that a consumer spent making the last snapshot into a picture (any thread)."""
+        self._frames.spend(seconds, new_frame=False)
 
     @property
     def cancelled(self) -> bool:
@@ -498,6 +515,9 @@ class _Training:
         )
         tp = time.perf_counter()
         self.trainer = impl.create(problem)
+        if problem.stream is not None:
+            # A batch trainer's epoch in pieces, fed one batch of rows at a time.
+            self.trainer = StreamedTrainer(self.trainer, problem)
         if saved is not None and int((saved.meta.get("position") or {}).get("row", 0)) > 0:
             # Saved inside an epoch: the trainer goes on from its partial sums and the reader's position.
             within = getattr(self.trainer, "resume_within", None)
@@ -556,7 +576,8 @@ class _Training:
         session, T = self.session, self.cfg.iterations
         chunk = 1
         rate: float | None = None  # seconds per iteration of the last chunk
-        last_snapshot = time.perf_counter()
+        frames = session._frames
+        frames.taken(time.perf_counter())  # the initial map was the first frame
         next_q = [q for q in self.q_at if q > self.it]
         while self.it < T:
             if not session._running.is_set():
@@ -578,6 +599,15 @@ class _Training:
             rate = dt / count if count else rate
             self.record.chunks.append(Chunk(it, count, dt))
             self.it = it = it + count
+            copied: Callable[[], np.ndarray] | None = None
+            frame_s = 0.0
+            if session.snapshot_interval_s is not None and it < T and frames.due(self.train_s(), time.perf_counter()):
+                # Started now, finished after this chunk's events: the copy overlaps the session's own work.
+                tf = time.perf_counter()
+                frames.taken(tf)
+                copied = _copy_map(self.trainer)
+                frame_s = time.perf_counter() - tf
+                self.excluded += frame_s
             yield ChunkTimed(it - count, count, dt, self.train_s())
             if count < chunk and it < T:
                 # Cut short by a quality point: its rate still holds, and the next
@@ -593,15 +623,13 @@ class _Training:
                     qe, te = self.quality(self.trainer.get_map())[:2]
                     self.record.history.append({"iteration": it, "qe": qe, "te": te})
                     yield QualityMeasured(it, qe, te)
-            if (
-                session.snapshot_interval_s is not None
-                and it < T
-                and time.perf_counter() - last_snapshot >= session.snapshot_interval_s
-            ):
-                ts = time.perf_counter()
-                snap = self.trainer.get_map()
-                self.excluded += time.perf_counter() - ts
-                last_snapshot = time.perf_counter()
+            if copied is not None:
+                tf = time.perf_counter()
+                snap = copied()
+                frame_s += time.perf_counter() - tf
+                self.excluded += time.perf_counter() - tf
+                self.record.phases["frames"] += frame_s
+                frames.spend(frame_s)
                 yield Snapshot(it, snap)
 
     def _chunk_size(self, count: int, rate: float | None, next_q: list[int]) -> int:
@@ -652,6 +680,25 @@ class _Training:
             tp = time.perf_counter()
             model_file.attach(record, cfg, self.table, final, measure=self.session.final_quality, bmus=first)
             self.timed("model", tp)
+        stream = self.problem.stream
+        if it == T and stream is not None:
+            from som_studio.core.data import model_file
+
+            # Hits and labels counted batch by batch in the final quality pass (or one more pass here).
+            tp = time.perf_counter()
+            if first is None and self.session.final_quality:
+                first = self.quality(final, bmus=True)[2]
+            rows = Table(
+                np.empty((0, stream.source.features)),
+                stream.source.feature_names,
+                label_column=stream.source.label_column,
+                id_column=stream.source.id_column,
+                scaling=stream.scaling,
+                source=stream.source.spec,
+            )
+            hits, labels = (first.hits, first.labels) if first is not None else (None, None)
+            model_file.attach_counts(record, cfg, rows, final, hits, labels)
+            self.timed("model", tp)
         if self.session.inside and it > 0:
             # Last, after the timed iterations, the final map and its measurements: nothing here is part
             # of any timing, and clearing JAX's caches to compile once more cannot touch the run.
@@ -665,20 +712,21 @@ class _Training:
         record.wall_s = self.session._wall()
         yield Finished(record)
 
-    def _final_quality(self, final: np.ndarray) -> Generator[Event, None, np.ndarray | None]:
-        """The final map's QE and TE into the record; each example's best unit when this pass found them.
+    def _final_quality(self, final: np.ndarray) -> Generator[Event, None, Any]:
+        """The final map's QE and TE into the record; each example's best unit when this pass found them
+        (a streamed run's: the hits per unit and label, :class:`~som_studio.core.plans.quality_jax.UnitCounts`).
 
         A cancelled run ends without it: its final quality pass (a second or more on a big map)
         would only delay the answer the user asked for.
         """
         record, it = self.record, self.it
-        first: np.ndarray | None = None
+        first: Any = None
         if self.session.final_quality and it == self.cfg.iterations:
             if record.history and record.history[-1]["iteration"] == it:
                 qe, te = record.history[-1]["qe"], record.history[-1]["te"]
             else:
                 # One search gives QE, TE and the model's hits and labels.
-                qe, te, first = self.quality(final, bmus=self.table is not None)
+                qe, te, first = self.quality(final, bmus=self.table is not None or self.problem.stream is not None)
                 record.history.append({"iteration": it, "qe": qe, "te": te})
                 yield QualityMeasured(it, qe, te)
             record.qe, record.te = qe, te
@@ -777,6 +825,20 @@ def _inside(
         }
     )
     return out
+
+
+def _copy_map(trainer: Any) -> Callable[[], np.ndarray]:
+    """Start copying the trainer's map to the host; the function returned finishes the copy.
+
+    Asynchronous where the trainer can (``copy_map_async``, :class:`~som_studio.core.impls.protocol.Implementation`),
+    otherwise a host copy taken now.
+    """
+    start = getattr(trainer, "copy_map_async", None)
+    if start is not None:
+        finish: Callable[[], np.ndarray] = start()
+        return finish
+    snap: np.ndarray = trainer.get_map()
+    return lambda: snap
 
 
 def _scaling(table: Table | None) -> tuple[tuple[float, ...], tuple[float, ...]] | None:

@@ -99,3 +99,29 @@ def test_an_online_implementation_is_refused_a_stream(folder, capsys):
     path, _x = folder["whole"]
     assert main(["bench", "--data", str(path), "--impl", "numpy-online", "--grid", "4x3", "--stream"]) != 0
     assert "does not train from a stream" in capsys.readouterr().err
+
+
+def test_a_streamed_run_counts_the_in_memory_hits_and_labels(tmp_path):
+    from som_studio.session.session import Session, run_to_completion
+
+    rng = np.random.default_rng(3)
+    x = rng.random((500, 2))
+    x[rng.random(x.shape) < 0.05] = np.nan
+    x[np.isnan(x).all(axis=1), 1] = 0.5  # every row knows a feature
+    kinds = np.where(x[:, 0] > 0.5, "right", "left")
+    for i, (a, b) in enumerate([(0, 260), (260, 500)]):
+        table = pa.table({"u": x[a:b, 0], "kind": kinds[a:b], "v": x[a:b, 1]})
+        pq.write_table(table, tmp_path / f"p{i}.parquet", row_group_size=100)
+    cfg = RunConfig(impl="jax-fused-batch", data=DataSpec(path=str(tmp_path)), width=4, height=3, epochs=2)
+    cfg = cfg.replace(labels="kind", scaling="minmax")
+    runs = [
+        run_to_completion(Session(cfg.replace(stream=s, batch_rows=128), snapshot_interval_s=None))
+        for s in (True, False)
+    ]
+    streamed, whole = (r.model for r in runs)
+    assert runs[0].status == runs[1].status == "ok" and "stream" in runs[0].extra
+    np.testing.assert_array_equal(streamed.hits, whole.hits)
+    np.testing.assert_array_equal(streamed.unit_labels, whole.unit_labels)
+    np.testing.assert_allclose(streamed.unit_purity, whole.unit_purity)
+    assert runs[0].label_purity == pytest.approx(runs[1].label_purity)
+    np.testing.assert_allclose(streamed.scaling.offset, whole.scaling.offset)

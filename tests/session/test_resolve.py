@@ -27,6 +27,7 @@ ONLINE = ("impl", "steps", "lr_start", "lr_end")  # the sample implementation tr
 
 # A wrong value for each setting that can be typed wrong through all three front ends.
 BAD = {
+    "impl": "numpy-fast",
     "grid": "0x5",
     "topology": "tri",
     "init": "middle",
@@ -41,13 +42,12 @@ BAD = {
     "seed": "-1",
     "precision": "float16",
     "layout": "2",
-    "batch_rows": "0",
 }
 # Why the others are not: what they name is refused by the data, or the control cannot hold it.
 NOT_BAD = {
-    "impl": "the command line names every unknown one of its list at once",
     "data": "a file that cannot be read is the data's refusal (tests/core/test_data.py)",
     "samples": "the form's spin box starts at 1",
+    "batch_rows": "the form's spin box reads 0 as none: the preflight's default",
     "labels": "a column the table lacks is the data's refusal",
     "ignore": "a column the table lacks is the data's refusal",
     "id_column": "a column the table lacks is the data's refusal",

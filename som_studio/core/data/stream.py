@@ -17,15 +17,18 @@ The API other parts build on, all of it:
   order), prefetched on a background thread; the files' decoding itself runs on pyarrow's threads.
   One reader is one pass; ``Source.reader`` again for the next.
 * ``share=(index, count)``: the ``index``-th of ``count`` contiguous, deterministic shares of the
-  source's units (a Parquet row group, an Arrow IPC file, a block of a ``.npy`` file, a CSV
-  file), so every process knows its rows without talking (:meth:`Source.share_rows`).
+  source's units (a Parquet row group, an Arrow IPC record batch, a block of 2^18 rows of a
+  ``.npy`` file, a CSV file), so every process knows its rows without talking
+  (:meth:`Source.share_rows`).
 * ``Reader.get_state()`` / ``Reader.set_state(state)`` (Grain's names): the reader's position
   after the last batch it gave, a small dict of ints, JSON-able; a reader made with that state,
   or set to it, continues with the very next row.
 * ``Reader.wait_s`` (seconds the consumer waited for a batch), ``rows_read``, ``bytes_read``.
 * :func:`statistics` (one pass, per-batch moments merged: :class:`Moments`) gives what scaling and
   initialisation need: counts, means, sums of squares, minima, maxima, missing values and the
-  covariance, each merge exact in float64.
+  covariance, the per-batch sums added in float64 (merges of shares add the same way);
+  :func:`fitted_scaling` and :func:`scaled_summary` turn them into the in-memory run's scaling,
+  ranges, mean and covariance; :func:`gather_rows` reads given rows in one pass (``sample``).
 
 A file that changes or breaks while it is read stops the pass with a :class:`DataError` naming the
 file and the row group (or block) being read.

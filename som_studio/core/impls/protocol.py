@@ -121,6 +121,14 @@ class Implementation:
     account of the program that runs, per device: arguments + outputs +
     temporaries, aliased buffers once; ``None`` where no one program runs).
 
+    A trainer may also have ``copy_map_async() -> Callable[[], np.ndarray]``:
+    it starts copying the map to the host without waiting and returns a function
+    that finishes the copy, giving what :meth:`Trainer.get_map` gives. The
+    session calls it after a chunk when a watcher is due a frame and finishes the
+    copy before the next :meth:`Trainer.run` (which may donate the map's buffer),
+    so the copy runs while the session does its own bookkeeping. Without it the
+    session calls :meth:`Trainer.get_map`.
+
     A JAX trainer also has ``programs() -> dict[str, jax.stages.Lowered]``: the
     programs :meth:`Trainer.run` executes, lowered for the trainer's own
     arguments but not compiled (callable before :meth:`Trainer.warmup`). Tests
@@ -197,10 +205,6 @@ class Implementation:
             return self.maker(self, problem)
         module, _, attr = self.factory.partition(":")
         cls: Callable[[Problem], Trainer] = getattr(importlib.import_module(module), attr)
-        if problem.stream is not None:
-            from som_studio.core.impls.streamed import StreamedTrainer
-
-            return StreamedTrainer(cls(problem), problem)
         return cls(problem)
 
     @property

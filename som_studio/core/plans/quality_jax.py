@@ -307,6 +307,25 @@ def u_matrix(
     return np.asarray(_u_matrix_pairs(w, jax.device_put(pairs, device)))
 
 
+class UnitCounts:
+    """Hits per unit (flat) and, for a table with labels, each label's hits per unit: counted batch by batch."""
+
+    def __init__(self, hits: np.ndarray, labels: dict[str, np.ndarray] | None) -> None:
+        self.hits = hits
+        self.labels = labels
+
+    def add(self, first: np.ndarray, labels: np.ndarray | None, units: int) -> None:
+        """Count a batch's best units ``first`` (and its ``labels``)."""
+        self.hits += np.bincount(first, minlength=units)
+        if self.labels is None or labels is None:
+            return
+        names, codes = np.unique(np.asarray(labels, dtype=str), return_inverse=True)
+        for k, name in enumerate(names):
+            got = np.bincount(first[codes == k], minlength=units)
+            have = self.labels.get(str(name))
+            self.labels[str(name)] = got if have is None else have + got
+
+
 class StreamQuality:
     """QE and TE of maps of a streamed run: one pass over its source, a batch at a time, on ``device``.
 
@@ -362,15 +381,20 @@ class StreamQuality:
             ).compile()
             self.compile_s = time.perf_counter() - t0
 
-    def measure(self, weights: np.ndarray, bmus: bool = False) -> tuple[float, float, np.ndarray | None]:
-        """(QE, TE, each row's best unit when ``bmus``, flat int64) of ``weights`` (H, W, D): one pass."""
+    def measure(self, weights: np.ndarray, bmus: bool = False) -> tuple[float, float, UnitCounts | None]:
+        """(QE, TE, the hits per unit and of each label when ``bmus``) of ``weights`` (H, W, D): one pass.
+
+        The rows' best units are counted as each batch is measured, never kept: memory holds
+        the units' counts, whatever the rows.
+        """
         self.compile()
         w = np.asarray(weights, dtype=self.dtype).reshape(self.height * self.width, self.features)
         wt = jax.device_put(np.ascontiguousarray(w.T), self.device)
         s = self.stream
         size = self.chunks * self.plan.chunk
         qe_sum, te_count, rows = 0.0, 0, 0
-        found: list[np.ndarray] = []
+        m = self.height * self.width
+        counts = UnitCounts(np.zeros(m, np.int64), {} if s.source.label_column else None)
         with s.source.reader(s.batch_rows, s.share) as reader:
             for batch in reader:
                 n = batch.rows
@@ -382,11 +406,11 @@ class StreamQuality:
                 te_count += int(t)
                 rows += n
                 if bmus:
-                    found.append(np.asarray(first)[:n].astype(np.int64))
+                    counts.add(np.asarray(first)[:n], batch.labels, m)
             self.read_s += reader.wait_s
         n = max(rows, 1)
         te = te_count / n if self.height * self.width >= 2 else 0.0
-        return qe_sum / n, te, np.concatenate(found) if bmus else None
+        return qe_sum / n, te, counts if bmus else None
 
     def close(self) -> None:
         self._compiled = None

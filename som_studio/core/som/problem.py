@@ -76,6 +76,8 @@ class Streamed:
 
     def scaled(self, values: np.ndarray, dtype: np.dtype) -> np.ndarray:
         """A batch of the file's values in the run's scaled space and precision (NaN kept)."""
+        if self.scaling.method == "none":  # one copy, not three
+            return np.ascontiguousarray(values, dtype=dtype)
         return np.ascontiguousarray(self.scaling.apply(values), dtype=dtype)
 
 
