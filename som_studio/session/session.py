@@ -93,6 +93,10 @@ class Refused(ValueError):
         return self.refusals[0]
 
 
+class StoppedInside(Exception):
+    """A trainer stopped inside a chunk, for a run asked to stop, once it had saved where it stood."""
+
+
 class Session:
     """Runs one :class:`RunConfig`; iterate :meth:`run` for its events.
 
@@ -417,22 +421,27 @@ class _Training:
     def save_checkpoint(self, weights: np.ndarray) -> None:
         """Save where the run stands, unless saved there already; its time is the session's, not training's."""
         ck = self.session.checkpoint
-        if ck is None or (ck.iteration == self.it and not ck.within):
+        if ck is None or ck.iteration == self.it:  # saved there already (inside the next epoch, even)
             return
         self._save(self.it, {"map": weights}, None, None)
 
     # A trainer whose iteration is long (a streamed epoch) saves inside it through these two
     # (:attr:`som_studio.core.impls.protocol.Implementation`'s optional ``checkpoints``).
     def due(self) -> bool:
-        """Whether a checkpoint is due now."""
+        """Whether a checkpoint is due now: its time has come, or the run was asked to stop."""
         ck = self.session.checkpoint
-        return ck is not None and ck.due()
+        return ck is not None and (ck.due() or self.session.cancelled)
 
     def save_within(self, iteration: int, arrays: dict[str, np.ndarray], row: int, reader: Any) -> None:
         """Save a checkpoint inside iteration ``iteration``: the map it started from and the partial
-        sums (``arrays``), ``row`` rows into it, and the reader's state (JSON) to go on from there."""
+        sums (``arrays``), ``row`` rows into it, and the reader's state (JSON) to go on from there.
+
+        A run asked to stop ends here (:class:`StoppedInside`): an epoch of hours need not end first.
+        """
         self._save(iteration, arrays, row, reader)
         self.within_s += time.perf_counter() - self._saved_at
+        if self.session.cancelled:
+            raise StoppedInside
 
     def _save(self, iteration: int, arrays: dict[str, np.ndarray], row: int | None, reader: Any) -> None:
         ck = self.session.checkpoint
@@ -582,7 +591,10 @@ class _Training:
             count = self._chunk_size(min(chunk, T - it), rate, next_q)
             ts = time.perf_counter()
             self.within_s = 0.0
-            self.trainer.run(it, count)
+            try:
+                self.trainer.run(it, count)
+            except StoppedInside:
+                break  # stopped inside the chunk, where it stood saved: it ends cancelled at ``it``
             dt = time.perf_counter() - ts - self.within_s  # checkpoints saved inside it are not training
             rate = dt / count if count else rate
             self.record.chunks.append(Chunk(it, count, dt))
