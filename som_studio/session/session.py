@@ -40,9 +40,8 @@ import numpy as np
 from som_studio.config import ConfigError, Refusal, RunConfig, parse_layout
 from som_studio.core.data import DataError, Scaling, Table
 from som_studio.core.data.stream import Source
-from som_studio.core.impls import registry, user_impl
+from som_studio.core.impls import registry, streamed, user_impl
 from som_studio.core.impls.protocol import Implementation
-from som_studio.core.impls.streamed import StreamedTrainer
 from som_studio.core.som import metrics
 from som_studio.core.som.problem import check_range, load_problem_table, make_problem, make_stream_problem
 from som_studio.i18n import _, ngettext
@@ -514,10 +513,7 @@ class _Training:
             scaling=_scaling(table) if problem.stream is None else _scaling_of(problem.stream.scaling),
         )
         tp = time.perf_counter()
-        self.trainer = impl.create(problem)
-        if problem.stream is not None:
-            # A batch trainer's epoch in pieces, fed one batch of rows at a time.
-            self.trainer = StreamedTrainer(self.trainer, problem)
+        self.trainer = streamed.create(impl, problem)
         if saved is not None and int((saved.meta.get("position") or {}).get("row", 0)) > 0:
             # Saved inside an epoch: the trainer goes on from its partial sums and the reader's position.
             within = getattr(self.trainer, "resume_within", None)
