@@ -388,8 +388,9 @@ class SOM:
         return -float(np.mean(np.sqrt(d2)))
 
 
-# The settings that name a data table's columns: given with fit's data, not as estimator parameters.
-_COLUMNS = ("samples", "labels", "ignore", "id_column")
+# The settings that name a data table's columns, and how a file is read (fit takes arrays and frames, in
+# memory): given with fit's data, not as estimator parameters.
+_COLUMNS = ("samples", "labels", "ignore", "id_column", "stream", "batch_rows")
 _DEFAULTS = {s.name: s.default for s in cfgmod.SETTINGS}  # a parameter left at its default is not shown
 
 

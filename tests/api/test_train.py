@@ -46,7 +46,7 @@ def test_keywords_are_the_declared_settings():
     assert set(keywords()) == names
     signature = set(inspect.signature(som_studio.train).parameters) - {"data", "progress", "schedule"}
     assert signature <= names
-    assert set(SOM().get_params()) == names - {"samples", "labels", "ignore", "id_column"}
+    assert set(SOM().get_params()) == names - {"samples", "labels", "ignore", "id_column", "stream", "batch_rows"}
     assert set(SOM().get_params()) == set(inspect.signature(SOM).parameters)
 
 
