@@ -34,7 +34,9 @@ from som_studio.worker.process import describe_exit
 __all__ = ["DeviceProbe", "RunController", "describe_exit"]
 
 KILL_AFTER_MS = 150
-MAX_DISPATCH_HZ = 30  # the GUI takes the worker's events at most this often
+#: A run that keeps checkpoints writes one when it stops (the first one imports Orbax: seconds).
+CHECKPOINT_GRACE_MS = 15_000
+MAX_DISPATCH_HZ = 20  # the GUI takes the worker's events at most this often (frames come at most ~15 a second)
 
 IDLE, STARTING, RUNNING, PAUSED, STOPPING = "idle", "starting", "running", "paused", "stopping"
 
@@ -131,6 +133,7 @@ class RunController(QObject):
         self._so_far = RecordSoFar(config)
         self._killed = False
         self._stop_requested_at = None
+        self._checkpoints = bool((session_options or {}).get("checkpoint"))
         events_r, events_w = self._ctx.Pipe(duplex=False)
         control_r, control_w = self._ctx.Pipe(duplex=False)
         proc = self._ctx.Process(
@@ -202,8 +205,13 @@ class RunController(QObject):
         so_far = self._so_far
         chunks = so_far.record.chunks if so_far is not None else ()
         last_chunk_s = chunks[-1].seconds if chunks else 0.0
-        if so_far is None or not so_far.started or not so_far.compiled or last_chunk_s > KILL_AFTER_MS / 1000 / 2:
-            self._kill_if_alive()
+        training = so_far is not None and so_far.started and so_far.compiled
+        if training and self._checkpoints:
+            # It stops at the end of its chunk (a streamed epoch: at its next batch) and writes where
+            # it stood: worth the wait; a longer chunk is killed, its last checkpoint kept.
+            self._kill_timer.start(CHECKPOINT_GRACE_MS)
+        elif not training or last_chunk_s > KILL_AFTER_MS / 1000 / 2:
+            self._kill_if_alive()  # its last checkpoint, if any, is kept
         else:
             self._kill_timer.start(KILL_AFTER_MS)
 

@@ -14,7 +14,10 @@ host for NumPy ones (:mod:`som_studio.core.som.metrics`), at planned points, equ
 spaced on round iterations (:func:`~som_studio.session.timing.quality_iterations`), that
 a :class:`~som_studio.session.timing.QualityPacer` skips when they would take
 more than a tenth of the training time so far; the final map is always
-measured unless the run was cancelled. Timing is honest:
+measured unless the run was cancelled. Snapshots for a watcher are paced by a
+:class:`~som_studio.session.timing.FramePacer` (a share of the training time,
+at most so many frames a second); their map is copied to the host asynchronously where
+the trainer can (``copy_map_async``) and never changes the chunks' sizes. Timing is honest:
 each chunk is timed with its results ready (the trainer blocks), compile and
 warm-up are timed apart, and the session's own measurements (quality, map
 copies) are not counted in any chunk. The run's total time starts when training
@@ -25,9 +28,11 @@ session's measurements and the time its caller spends between events.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import os
 import threading
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
 import numpy as np
@@ -37,10 +42,12 @@ from som_studio.core.data import DataError, Scaling, Table
 from som_studio.core.data.stream import Source
 from som_studio.core.impls import registry, user_impl
 from som_studio.core.impls.protocol import Implementation
+from som_studio.core.impls.streamed import StreamedTrainer
 from som_studio.core.som import metrics
 from som_studio.core.som.problem import check_range, load_problem_table, make_problem, make_stream_problem
 from som_studio.i18n import _, ngettext
 from som_studio.session import env as envmod
+from som_studio.session.checkpoint import CheckpointError, Checkpoints, Saved, data_files, meta_for, resume_from
 from som_studio.session.events import (
     ChunkTimed,
     Compiled,
@@ -56,7 +63,10 @@ from som_studio.session.preflight import Devices, batch_rows, memory_need, prefl
 from som_studio.session.record import Chunk, RunRecord
 from som_studio.session.resolve import load_data
 from som_studio.session.timing import (
+    FRAME_HZ,
+    FRAME_SHARE,
     QUALITY_SHARE,
+    FramePacer,
     QualityPacer,
     next_chunk,
     predict_quality_s,
@@ -83,6 +93,10 @@ class Refused(ValueError):
         return self.refusals[0]
 
 
+class StoppedInside(Exception):
+    """A trainer stopped inside a chunk, for a run asked to stop, once it had saved where it stood."""
+
+
 class Session:
     """Runs one :class:`RunConfig`; iterate :meth:`run` for its events.
 
@@ -97,7 +111,11 @@ class Session:
         :class:`~som_studio.core.data.stream.Source`, read in batches during every pass (a streamed
         run). ``None``: the session reads ``config``'s data (:func:`~som_studio.session.resolve.load_data`).
     snapshot_interval_s : least time between snapshots; ``None``: only the
-        initial and final maps.
+        initial and final maps (a headless run).
+    frame_share : the share of training time the snapshots between the initial
+        and final maps may cost together, their pictures included (booked by
+        the consumer, :meth:`frame_cost`); ``None``: one every ``snapshot_interval_s``.
+        The training thread's part is ``timings.phases.frames``.
     quality_points : measure QE/TE at most this many times over the run (plus at 0),
         every round number of iterations; 0: only on the final map. Points are skipped when measuring would
         exceed ``quality_share`` of the training time so far.
@@ -114,6 +132,15 @@ class Session:
         JAX explains any recompilation (the explanations are kept).
     keep_programs : with ``inside``, keep the program's texts (jaxpr,
         StableHLO, optimized HLO) in ``extra.inside.programs``.
+    checkpoint : save the run there as it trains (:class:`~som_studio.session.checkpoint.Checkpoints`:
+        every ``every_s`` seconds, when it ends and when it is cancelled); a save that fails stops
+        the run, the previous checkpoint kept.
+    resume : a checkpoint of this run, or the folder that holds it (read and checked against the
+        configuration before anything trains, :func:`~som_studio.session.checkpoint.resume_from`):
+        training starts where it stood and ends at the map an uninterrupted run reaches; its QE/TE
+        history carries on.
+    initial_map : train from this map (height, width, features, in the data's trained units)
+        instead of the configuration's initial map: more training of a map on new rows.
     """
 
     def __init__(
@@ -121,7 +148,8 @@ class Session:
         config: RunConfig,
         *,
         data: np.ndarray | Table | Source | None = None,
-        snapshot_interval_s: float | None = 1 / 30,
+        snapshot_interval_s: float | None = 1 / FRAME_HZ,
+        frame_share: float | None = FRAME_SHARE,
         quality_points: int = 10,
         final_quality: bool = True,
         chunk_target_s: float = 0.04,
@@ -129,10 +157,14 @@ class Session:
         quality_share: float | None = QUALITY_SHARE,
         inside: bool = False,
         keep_programs: bool = False,
+        checkpoint: Checkpoints | None = None,
+        resume: Saved | str | os.PathLike[str] | None = None,
+        initial_map: np.ndarray | None = None,
     ) -> None:
         self.config = config
         self._data = data
         self.snapshot_interval_s = snapshot_interval_s
+        self._frames = FramePacer(snapshot_interval_s or 0.0, frame_share)
         self.quality_points = quality_points
         self.final_quality = final_quality
         self.chunk_target_s = chunk_target_s
@@ -140,6 +172,9 @@ class Session:
         self.quality_share = quality_share
         self.inside = inside
         self.keep_programs = keep_programs
+        self.checkpoint = checkpoint
+        self.resume_from: Saved | str | os.PathLike[str] | None = resume
+        self.initial_map = initial_map
         self._cancel = threading.Event()
         self._running = threading.Event()
         self._running.set()
@@ -162,6 +197,10 @@ class Session:
 
     def resume(self) -> None:
         self._running.set()
+
+    def frame_cost(self, seconds: float) -> None:
+        """Book ``seconds`` that a consumer spent making the last snapshot into a picture (any thread)."""
+        self._frames.spend(seconds, new_frame=False)
 
     @property
     def cancelled(self) -> bool:
@@ -224,6 +263,10 @@ class Session:
         if refused:
             raise Refused(refused)
         record.estimate_bytes = memory_need(impl, cfg, data.shape[0], data.shape[1], devices, missing)[0]
+        if self.resume_from is not None and not isinstance(self.resume_from, Saved):
+            self.resume_from = resume_from(self.resume_from, cfg)  # refused, naming the setting, if not this run's
+        if self.checkpoint is not None:
+            self.checkpoint.start()  # a folder it cannot write is refused before anything trains
         record.env = envmod.describe(impl.backend)
         if impl.file is not None:
             # A user's implementation is checked against the NumPy reference before it is timed;
@@ -268,7 +311,7 @@ class Session:
 
     def _refused(self, record: RunRecord, exc: Exception) -> Failed:
         """The event of a run that ended before training: refused, unreadable data, or no environment for it."""
-        if isinstance(exc, user_impl.UserImplError):
+        if isinstance(exc, (user_impl.UserImplError, CheckpointError)):
             record.message = str(exc)
         elif isinstance(exc, (ConfigError, DataError, registry.UnknownImplementation, Refused)):
             record.message = str(exc)
@@ -342,7 +385,11 @@ class _Training:
         self.reasons: list[str] = []
         self.own_compiles = 0  # compiles of the quality program after warm-up: not the trainer's
         self.c0 = 0  # JAX's compile count before the trainer's warm-up
-        self.it = 0  # iterations trained
+        self.it = 0  # iterations trained (from the checkpoint's, when resumed)
+        self.trained_before = 0.0  # training seconds before the checkpoint resumed from
+        self.within_s = 0.0  # seconds of checkpoints saved inside the chunk being trained
+        self._saved_at = 0.0
+        self.files: list[list[Any]] = data_files(cfg) if session.checkpoint is not None else []
 
     # -- clocks ------------------------------------------------------------------------
     def timed(self, phase: str, tp: float) -> float:
@@ -371,6 +418,53 @@ class _Training:
         self.record.phases["quality"] += spent - compile_s
         return qe, te, first
 
+    def save_checkpoint(self, weights: np.ndarray) -> None:
+        """Save where the run stands, unless saved there already; its time is the session's, not training's."""
+        ck = self.session.checkpoint
+        if ck is None or ck.iteration == self.it:  # saved there already (inside the next epoch, even)
+            return
+        self._save(self.it, {"map": weights}, None, None)
+
+    # A trainer whose iteration is long (a streamed epoch) saves inside it through these two
+    # (:attr:`som_studio.core.impls.protocol.Implementation`'s optional ``checkpoints``).
+    def due(self) -> bool:
+        """Whether a checkpoint is due now: its time has come, or the run was asked to stop."""
+        ck = self.session.checkpoint
+        return ck is not None and (ck.due() or self.session.cancelled)
+
+    def save_within(self, iteration: int, arrays: dict[str, np.ndarray], row: int, reader: Any) -> None:
+        """Save a checkpoint inside iteration ``iteration``: the map it started from and the partial
+        sums (``arrays``), ``row`` rows into it, and the reader's state (JSON) to go on from there.
+
+        A run asked to stop ends here (:class:`StoppedInside`): an epoch of hours need not end first.
+        """
+        self._save(iteration, arrays, row, reader)
+        self.within_s += time.perf_counter() - self._saved_at
+        if self.session.cancelled:
+            raise StoppedInside
+
+    def _save(self, iteration: int, arrays: dict[str, np.ndarray], row: int | None, reader: Any) -> None:
+        ck = self.session.checkpoint
+        assert ck is not None
+        tc = time.perf_counter()
+        meta = meta_for(
+            self.cfg,
+            iteration,
+            history=self.record.history,
+            trained_s=self.trained_before + self.train_s(),
+            files=self.files,
+            position={"iteration": iteration, "row": row or 0},
+            reader=reader,
+        )
+        with self.watch.exclude():
+            ck.save(arrays, meta)
+        ck.within = row is not None
+        self.record.extra["checkpoint"] = {"folder": str(ck.folder), "iteration": iteration}
+        if row is not None:
+            self.record.extra["checkpoint"]["row"] = row
+        self.excluded += self.timed("checkpoint", tc)
+        self._saved_at = tc
+
     # -- the steps ---------------------------------------------------------------------
     def start(self) -> Generator[Event, None, None]:
         """The seeded problem, ``Started``, the trainer, the initial map and its quality (its program compiled)."""
@@ -384,9 +478,28 @@ class _Training:
             self.problem = problem = make_stream_problem(cfg, impl.kind, source, self.session.batch_rows)
             self.excluded += time.perf_counter() - tp
             self.timed("data", tp)
+            tp = time.perf_counter()
         else:
             self.problem = problem = make_problem(cfg, impl.kind, self.data)
-            self.timed("init", tp)
+        saved = self.session.resume_from
+        assert saved is None or isinstance(saved, Saved)  # read by _prepare
+        start_map = saved.map if saved is not None else self.session.initial_map
+        if start_map is not None:
+            self.problem = problem = dataclasses.replace(
+                problem, init_map=np.ascontiguousarray(start_map, dtype=problem.dtype).reshape(problem.init_map.shape)
+            )
+        if saved is not None:
+            # The seeded problem with the saved map in place of the initial one: every implementation
+            # draws iteration t's schedules and samples from the seed, wherever it starts.
+            self.it = min(saved.iteration, cfg.iterations)
+            self.trained_before = float(saved.meta.get("trained_s", 0.0))
+            record.history = [dict(h) for h in saved.meta.get("history") or []]
+            record.extra["resumed"] = {
+                "checkpoint": str(saved.folder),
+                "iteration": self.it,
+                "trained_s": self.trained_before,
+            }
+        self.timed("init", tp)
         yield Started(
             config=cfg,
             kind=impl.kind,
@@ -402,8 +515,23 @@ class _Training:
         )
         tp = time.perf_counter()
         self.trainer = impl.create(problem)
+        if problem.stream is not None:
+            # A batch trainer's epoch in pieces, fed one batch of rows at a time.
+            self.trainer = StreamedTrainer(self.trainer, problem)
+        if saved is not None and int((saved.meta.get("position") or {}).get("row", 0)) > 0:
+            # Saved inside an epoch: the trainer goes on from its partial sums and the reader's position.
+            within = getattr(self.trainer, "resume_within", None)
+            if within is None:
+                raise CheckpointError(
+                    _("{folder}: saved inside a streamed epoch; {impl} cannot go on from there").format(
+                        folder=saved.folder, impl=impl.name
+                    )
+                )
+            within(self.it, {k: v for k, v in saved.arrays.items() if k != "map"}, saved.meta.get("reader"))
+        if self.session.checkpoint is not None and hasattr(self.trainer, "checkpoints"):
+            self.trainer.checkpoints = self  # it asks due() and calls save_within() between its batches
         self.timed("init", tp)
-        yield Snapshot(0, problem.init_map.copy())
+        yield Snapshot(self.it, problem.init_map.copy())
         self.measure = _Quality(impl, problem, self.devices[0] if self.devices else None)
         self.share = self.session.quality_share
         if impl.backend == "jax" and jax_runtime.jax().process_count() > 1:
@@ -418,7 +546,7 @@ class _Training:
             with self.watch.exclude():
                 self.measure.warmup()
             self.excluded += self.timed("compile", tq)
-        if 0 in self.q_at and self.pacer.allow(self.train_s()):
+        if 0 in self.q_at and self.it == 0 and self.pacer.allow(self.train_s()):
             qe, te = self.quality(problem.init_map)[:2]
             record.history.append({"iteration": 0, "qe": qe, "te": te})
             yield QualityMeasured(0, qe, te)
@@ -448,8 +576,9 @@ class _Training:
         session, T = self.session, self.cfg.iterations
         chunk = 1
         rate: float | None = None  # seconds per iteration of the last chunk
-        last_snapshot = time.perf_counter()
-        next_q = [q for q in self.q_at if q > 0]
+        frames = session._frames
+        frames.taken(time.perf_counter())  # the initial map was the first frame
+        next_q = [q for q in self.q_at if q > self.it]
         while self.it < T:
             if not session._running.is_set():
                 tp = time.perf_counter()
@@ -461,11 +590,24 @@ class _Training:
             it = self.it
             count = self._chunk_size(min(chunk, T - it), rate, next_q)
             ts = time.perf_counter()
-            self.trainer.run(it, count)
-            dt = time.perf_counter() - ts
+            self.within_s = 0.0
+            try:
+                self.trainer.run(it, count)
+            except StoppedInside:
+                break  # stopped inside the chunk, where it stood saved: it ends cancelled at ``it``
+            dt = time.perf_counter() - ts - self.within_s  # checkpoints saved inside it are not training
             rate = dt / count if count else rate
             self.record.chunks.append(Chunk(it, count, dt))
             self.it = it = it + count
+            copied: Callable[[], np.ndarray] | None = None
+            frame_s = 0.0
+            if session.snapshot_interval_s is not None and it < T and frames.due(self.train_s(), time.perf_counter()):
+                # Started now, finished after this chunk's events: the copy overlaps the session's own work.
+                tf = time.perf_counter()
+                frames.taken(tf)
+                copied = _copy_map(self.trainer)
+                frame_s = time.perf_counter() - tf
+                self.excluded += frame_s
             yield ChunkTimed(it - count, count, dt, self.train_s())
             if count < chunk and it < T:
                 # Cut short by a quality point: its rate still holds, and the next
@@ -473,21 +615,21 @@ class _Training:
                 chunk = next_chunk(chunk, dt / count * chunk, session.chunk_target_s, session.max_chunk)
             else:
                 chunk = next_chunk(count, dt, session.chunk_target_s, session.max_chunk)
+            if session.checkpoint is not None and it < T and session.checkpoint.due():
+                self.save_checkpoint(self.trainer.get_map())
             if next_q and it == next_q[0]:
                 next_q.pop(0)
                 if (it < T or not session.final_quality) and self.pacer.allow(self.train_s()):
                     qe, te = self.quality(self.trainer.get_map())[:2]
                     self.record.history.append({"iteration": it, "qe": qe, "te": te})
                     yield QualityMeasured(it, qe, te)
-            if (
-                session.snapshot_interval_s is not None
-                and it < T
-                and time.perf_counter() - last_snapshot >= session.snapshot_interval_s
-            ):
-                ts = time.perf_counter()
-                snap = self.trainer.get_map()
-                self.excluded += time.perf_counter() - ts
-                last_snapshot = time.perf_counter()
+            if copied is not None:
+                tf = time.perf_counter()
+                snap = copied()
+                frame_s += time.perf_counter() - tf
+                self.excluded += time.perf_counter() - tf
+                self.record.phases["frames"] += frame_s
+                frames.spend(frame_s)
                 yield Snapshot(it, snap)
 
     def _chunk_size(self, count: int, rate: float | None, next_q: list[int]) -> int:
@@ -518,6 +660,12 @@ class _Training:
         self.misses.close()
         self._stream_facts()
         final = self.trainer.get_map()
+        ck = self.session.checkpoint
+        if ck is not None and (it < T or ck.at_end):
+            self.save_checkpoint(final)  # a run that stops (or ends) keeps where it stood
+        elif ck is not None:
+            ck.discard()  # it ended: nothing is left to go on from
+            self.record.extra.pop("checkpoint", None)
         record.status = "cancelled" if it < T else "ok"
         if it < T:
             record.message = ngettext(
@@ -602,7 +750,7 @@ class _Training:
         self._stream_facts()
         record.total_s = self.train_s()
         record.status = "failed"
-        record.message = f"{type(exc).__name__}: {exc}"
+        record.message = str(exc) if isinstance(exc, CheckpointError) else f"{type(exc).__name__}: {exc}"
         if impl.file is not None:  # the user's own traceback lines, not the session's
             record.message = str(user_impl.user_error(impl, _("{name} failed").format(name=impl.name), exc))
         if record.peak_bytes is None:
@@ -613,6 +761,8 @@ class _Training:
     def close(self) -> None:
         """Let go of the trainer and the quality program, whatever happened."""
         self.misses.close()
+        if self.session.checkpoint is not None:
+            self.session.checkpoint.close()
         if self.trainer is not None:
             self.trainer.close()
         if self.measure is not None:
@@ -675,6 +825,20 @@ def _inside(
         }
     )
     return out
+
+
+def _copy_map(trainer: Any) -> Callable[[], np.ndarray]:
+    """Start copying the trainer's map to the host; the function returned finishes the copy.
+
+    Asynchronous where the trainer can (``copy_map_async``, :class:`~som_studio.core.impls.protocol.Implementation`),
+    otherwise a host copy taken now.
+    """
+    start = getattr(trainer, "copy_map_async", None)
+    if start is not None:
+        finish: Callable[[], np.ndarray] = start()
+        return finish
+    snap: np.ndarray = trainer.get_map()
+    return lambda: snap
 
 
 def _scaling(table: Table | None) -> tuple[tuple[float, ...], tuple[float, ...]] | None:

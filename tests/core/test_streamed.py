@@ -12,6 +12,7 @@ import pytest
 from som_studio.config import DataSpec, RunConfig
 from som_studio.core.data import Table, stream
 from som_studio.core.impls import registry
+from som_studio.core.impls.streamed import StreamedTrainer
 from som_studio.core.som.problem import make_problem, make_stream_problem
 
 
@@ -67,6 +68,8 @@ def test_a_streamed_run_ends_at_the_in_memory_map(folder, impl, topology, toroid
     maps = []
     for problem in (whole, streamed):
         trainer = registry.get(impl).create(problem)
+        if problem.stream is not None:
+            trainer = StreamedTrainer(trainer, problem)
         trainer.warmup()
         trainer.run(0, 3)
         maps.append(trainer.get_map())

@@ -34,6 +34,7 @@ units a GPU's with few features, an exact matmul form with many), recorded as ``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -182,6 +183,12 @@ class _FusedTrainer:
     def get_map(self) -> np.ndarray:
         return np.ascontiguousarray(np.moveaxis(np.asarray(self.w), 0, 2))
 
+    def copy_map_async(self) -> Callable[[], np.ndarray]:
+        """Start the map's copy to the host; the function returned finishes it (before the next :meth:`run`)."""
+        w = self.w  # this chunk's map: the next run() donates its buffer, so the copy is finished before then
+        w.copy_to_host_async()
+        return lambda: np.ascontiguousarray(np.moveaxis(np.asarray(w), 0, 2))
+
     def close(self) -> None:
         self.sched.close()
         for name in ("w", "data", "xs", "ys", "known"):
@@ -290,6 +297,12 @@ class FusedBatch(_FusedTrainer):
         # preparation still overlaps the previous one's sums, and the reader reads ahead meanwhile.
         self._sums.block_until_ready()
         self._sums = add(self.w, self._sums, x, np.int32(n))
+
+    def epoch_sums(self) -> dict[str, np.ndarray]:
+        return {"sums": np.asarray(self._sums)}
+
+    def set_epoch_sums(self, sums: dict[str, np.ndarray]) -> None:
+        self._sums = jax.device_put(np.asarray(sums["sums"], dtype=self._sums.dtype), self.device)
 
     def end_epoch(self, iteration: int) -> None:
         """The map after the epoch: the batches' sums smoothed by iteration ``iteration``'s neighbourhood."""

@@ -52,7 +52,7 @@ class EpochSums(Protocol):
     """A batch trainer's epoch in pieces, so that its rows can come in batches (a streamed run).
 
     A batch epoch is a sum over examples of per-unit sums and counts, then one update; a
-    trainer that has these three methods trains from a stream
+    trainer that has these methods trains from a stream
     (:class:`som_studio.core.impls.streamed.StreamedTrainer` calls them) and ends at the map its
     :meth:`Trainer.run` gives for the same rows in memory. Its :meth:`Trainer.warmup` compiles
     what they use.
@@ -66,6 +66,12 @@ class EpochSums(Protocol):
 
     def end_epoch(self, iteration: int) -> None:
         """Update the map from the epoch's sums."""
+
+    def epoch_sums(self) -> dict[str, np.ndarray]:
+        """The epoch's sums so far, as host arrays, exactly (a checkpoint inside a streamed epoch)."""
+
+    def set_epoch_sums(self, sums: dict[str, np.ndarray]) -> None:
+        """After :meth:`begin_epoch`, take back sums :meth:`epoch_sums` gave: the epoch goes on from there."""
 
 
 @dataclass(frozen=True)
@@ -114,6 +120,14 @@ class Implementation:
     :mod:`som_studio.core.plans.fused_plan`) and ``memory_compiled_bytes`` (XLA's own
     account of the program that runs, per device: arguments + outputs +
     temporaries, aliased buffers once; ``None`` where no one program runs).
+
+    A trainer may also have ``copy_map_async() -> Callable[[], np.ndarray]``:
+    it starts copying the map to the host without waiting and returns a function
+    that finishes the copy, giving what :meth:`Trainer.get_map` gives. The
+    session calls it after a chunk when a watcher is due a frame and finishes the
+    copy before the next :meth:`Trainer.run` (which may donate the map's buffer),
+    so the copy runs while the session does its own bookkeeping. Without it the
+    session calls :meth:`Trainer.get_map`.
 
     A JAX trainer also has ``programs() -> dict[str, jax.stages.Lowered]``: the
     programs :meth:`Trainer.run` executes, lowered for the trainer's own
@@ -191,10 +205,6 @@ class Implementation:
             return self.maker(self, problem)
         module, _, attr = self.factory.partition(":")
         cls: Callable[[Problem], Trainer] = getattr(importlib.import_module(module), attr)
-        if problem.stream is not None:
-            from som_studio.core.impls.streamed import StreamedTrainer
-
-            return StreamedTrainer(cls(problem), problem)
         return cls(problem)
 
     @property
