@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from pathlib import Path
 from types import ModuleType
 
 from som_studio.i18n import _
@@ -110,19 +111,29 @@ def jax() -> ModuleType:
     return _jax
 
 
+def cache_dir() -> Path:
+    """Where SOM Studio keeps what it measured once: ``$SOM_STUDIO_CACHE_DIR``, else the user's cache folder."""
+    own = os.environ.get("SOM_STUDIO_CACHE_DIR")
+    if own:
+        return Path(own)
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "som-studio"
+    if sys.platform == "win32":
+        return Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local") / "som-studio" / "Cache"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "som-studio"
+
+
 def compile_cache_dir() -> str | None:
     """The folder SOM Studio gives JAX's persistent compilation cache, or ``None`` when it is turned off.
 
     ``$SOM_STUDIO_COMPILE_CACHE`` when it names a folder, else ``jax/`` in the user's cache folder
-    (:func:`som_studio.core.inspection.inside.cache_dir`).
+    (:func:`cache_dir`).
     """
     own = os.environ.get(COMPILE_CACHE_VAR, "").strip()
     if own.lower() in ("off", "0", "no", "false"):
         return None
     if own:
         return own
-    from som_studio.core.inspection.inside import cache_dir
-
     return str(cache_dir() / "jax")
 
 

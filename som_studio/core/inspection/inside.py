@@ -41,10 +41,10 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 from som_studio.core.inspection import hlo
+from som_studio.core.jax_runtime import cache_dir
 
 #: ``extra.inside`` keys every record carries (``null`` where a figure is unknown).
 KEYS = (
@@ -126,16 +126,6 @@ def _plan_form(plan: str) -> tuple[str, int]:
 
 
 # -- the ceilings ---------------------------------------------------------------------------------------------
-def cache_dir() -> Path:
-    """Where SOM Studio keeps what it measured once: ``$SOM_STUDIO_CACHE_DIR``, else the user's cache folder."""
-    own = os.environ.get("SOM_STUDIO_CACHE_DIR")
-    if own:
-        return Path(own)
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Caches" / "som-studio"
-    if sys.platform == "win32":
-        return Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local") / "som-studio" / "Cache"
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "som-studio"
 
 
 #: Bumped when the way ceilings are measured changes: a cached figure measured another way is measured again.
