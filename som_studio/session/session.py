@@ -25,9 +25,10 @@ session's measurements and the time its caller spends between events.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -40,8 +41,10 @@ from som_studio.core.som import metrics
 from som_studio.core.som.problem import check_range, load_problem_table, make_problem
 from som_studio.i18n import _, ngettext
 from som_studio.session import env as envmod
+from som_studio.session import sweep as sweepmod
 from som_studio.session.events import (
     ChunkTimed,
+    CombinationTrained,
     Compiled,
     Event,
     Failed,
@@ -110,6 +113,11 @@ class Session:
         JAX explains any recompilation (the explanations are kept).
     keep_programs : with ``inside``, keep the program's texts (jaxpr,
         StableHLO, optimized HLO) in ``extra.inside.programs``.
+    sweep : the combinations of a sweep (:mod:`som_studio.session.sweep`), each the varied settings
+        as config fields: ``config`` is then the base SOM (``jax-fused-batch``) and every combination
+        trains together, each refused by name when it cannot train, all of them counted by the memory
+        check; a ``CombinationTrained`` per combination comes before ``Finished``, whose record keeps
+        the rows in ``extra["sweep"]``. Quality is measured on the final maps only.
     """
 
     def __init__(
@@ -125,8 +133,11 @@ class Session:
         quality_share: float | None = QUALITY_SHARE,
         inside: bool = False,
         keep_programs: bool = False,
+        sweep: Sequence[Mapping[str, Any]] = (),
     ) -> None:
         self.config = config
+        self.sweep = [dict(c) for c in sweep]
+        self.sweep_configs: list[RunConfig] = []
         self._data = data
         self.snapshot_interval_s = snapshot_interval_s
         self.quality_points = quality_points
@@ -197,6 +208,13 @@ class Session:
         record.kind = impl.kind
         # The checks that need neither data nor devices come first: a bad config loads nothing.
         refused = preflight(cfg)
+        if self.sweep:
+            if cfg.impl != sweepmod.IMPL:
+                refused.append(
+                    Refusal("impl", _("a sweep trains with {impl}'s kernels, batched").format(impl=sweepmod.IMPL))
+                )
+            self.sweep_configs = sweepmod.configs(cfg, self.sweep)
+            refused += [r for c in self.sweep_configs for r in preflight(c)]
         if refused:
             raise Refused(refused)
         loaded: np.ndarray | Table = self._data if self._data is not None else load_problem_table(cfg)
@@ -210,10 +228,13 @@ class Session:
         record.samples = int(data.shape[0])
         record.layout = cfg.layout if impl.shards else "1x1"
         devices = Devices.from_jax() if impl.backend == "jax" else None
-        refused = preflight(cfg, data_shape=data.shape, devices=devices, missing=missing)
+        maps = max(1, len(self.sweep))
+        refused = preflight(cfg, data_shape=data.shape, devices=devices, missing=missing, maps=maps)
         if refused:
             raise Refused(refused)
-        record.estimate_bytes = memory_need(impl, cfg, data.shape[0], data.shape[1], devices, missing)[0]
+        record.estimate_bytes = memory_need(impl, cfg, data.shape[0], data.shape[1], devices, missing, maps)[0]
+        if self.sweep:
+            impl = self._sweep_impl(impl, data, devices)
         record.env = envmod.describe(impl.backend)
         if impl.file is not None:
             # A user's implementation is checked against the NumPy reference before it is timed;
@@ -222,6 +243,18 @@ class Session:
             record.extra["agreement"] = user_impl.agreement(impl, cfg, data)
             record.extra["user_impl"] = user_impl.source_facts(impl)  # the bytes this process imported
         return impl, data, table
+
+    def _sweep_impl(self, impl: Implementation, data: np.ndarray, devices: Devices | None) -> Implementation:
+        """``jax-fused-batch`` whose trainer is the sweep's: every combination's map, spread over the devices."""
+        configs = self.sweep_configs
+        shards = sweepmod.spread(len(configs), devices.count if devices is not None and devices.count else 1)
+
+        def make(_impl: Implementation, problem: Any) -> Any:
+            from som_studio.core.impls.jax_sweep import SweepBatch
+
+            return SweepBatch(problem, configs, shards, data)
+
+        return dataclasses.replace(impl, maker=make)
 
     def _refused(self, record: RunRecord, exc: Exception) -> Failed:
         """The event of a run that ended before training: refused, unreadable data, or no environment for it."""
@@ -247,7 +280,7 @@ class Session:
         self, impl: Implementation, cfg: RunConfig, data: np.ndarray, record: RunRecord, table: Table | None = None
     ) -> Generator[Event, None, None]:
         """Train in named steps; any failure on the way ends the run with its record so far."""
-        training = _Training(self, impl, cfg, data, record, table)
+        training = (_SweepTraining if self.sweep else _Training)(self, impl, cfg, data, record, table)
         try:
             yield from training.start()
             yield from training.compile()
@@ -259,7 +292,8 @@ class Session:
             training.close()
 
     def _quality_iterations(self, T: int) -> list[int]:
-        return quality_iterations(T, self.quality_points)
+        # A sweep's quality is each combination's, on its final map: not one map's along the way.
+        return [] if self.sweep else quality_iterations(T, self.quality_points)
 
 
 class _Training:
@@ -459,22 +493,27 @@ class _Training:
             next_q.pop(0)
         return min(count, next_q[0] - it) if next_q else count
 
-    def finish(self) -> Generator[Event, None, None]:
-        """Totals, the final map and its quality, the model (hits, labels), the inside, then ``Finished``."""
+    def totals(self) -> None:
+        """The record's totals once training stopped: times, compiles, peak memory, ``ok`` or ``cancelled``."""
         from som_studio.core import jax_runtime
 
-        cfg, record, it, T = self.cfg, self.record, self.it, self.cfg.iterations
+        record, it, T = self.record, self.it, self.cfg.iterations
         record.total_s = self.train_s()
         record.phases["train"] = max(0.0, record.total_s - record.phases["init"] - record.compile_s)
         record.compiles = jax_runtime.compile_count() - self.c0 - self.own_compiles
         record.peak_bytes = self.watch.stop()
         self.misses.close()
-        final = self.trainer.get_map()
         record.status = "cancelled" if it < T else "ok"
         if it < T:
             record.message = ngettext(
                 "cancelled after {done:,} of {n:,} iteration", "cancelled after {done:,} of {n:,} iterations", T
             ).format(done=it, n=T)
+
+    def finish(self) -> Generator[Event, None, None]:
+        """Totals, the final map and its quality, the model (hits, labels), the inside, then ``Finished``."""
+        cfg, record, it, T = self.cfg, self.record, self.it, self.cfg.iterations
+        self.totals()
+        final = self.trainer.get_map()
         yield Snapshot(it, final)
         first = yield from self._final_quality(final)
         if it == T and self.table is not None:
@@ -539,6 +578,36 @@ class _Training:
             self.trainer.close()
         if self.measure is not None:
             self.measure.close()
+
+
+class _SweepTraining(_Training):
+    """A sweep's training: the steps of any run, then each combination's map measured and recorded."""
+
+    def finish(self) -> Generator[Event, None, None]:
+        """Totals, a ``CombinationTrained`` per combination (unless cancelled), then ``Finished`` with the rows."""
+        from som_studio.core.data import model_file
+
+        record, it, T = self.record, self.it, self.cfg.iterations
+        self.totals()
+        maps = self.trainer.get_maps()
+        yield Snapshot(it, maps[0])
+        sweep = self.session.sweep
+        record.extra["sweep"] = {**record.extra.get("sweep", {}), "combinations": len(sweep), "rows": []}
+        record.wall_s = self.session._wall()
+        if it == T:
+            for i, (combo, cfg, m) in enumerate(zip(sweep, self.session.sweep_configs, maps)):
+                quality: tuple[float, float] | None = None
+                first = None
+                if self.session.final_quality:
+                    qe, te, first = self.quality(m, bmus=self.table is not None)
+                    quality = (qe, te)
+                rec = sweepmod.combination_record(record, cfg, combo, quality)
+                if self.table is not None:
+                    model_file.attach(rec, cfg, self.table, m, measure=self.session.final_quality, bmus=first)
+                record.extra["sweep"]["rows"].append(sweepmod.row(rec))
+                yield CombinationTrained(i, rec, m)
+        record.wall_s = self.session._wall()
+        yield Finished(record)
 
 
 def _inside(

@@ -50,7 +50,7 @@ def test_every_row_is_the_map_a_fused_batch_run_trains(rows):
 
 def test_the_combinations_are_sharded_over_the_devices(rows):
     from som_studio.core import jax_runtime
-    from som_studio.sweeps import spread
+    from som_studio.session.sweep import spread
 
     assert rows.devices == min(5, jax_runtime.jax().device_count())
     assert spread(10, 8) == 5 and spread(16, 8) == 8 and spread(11, 8) == 6 and spread(3, 1) == 1
