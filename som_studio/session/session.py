@@ -391,7 +391,10 @@ class _Training:
         self.trainer = impl.create(problem)
         self.timed("init", tp)
         yield Snapshot(0, problem.init_map.copy())
-        self.measure = _Quality(impl, problem, self.devices[0] if self.devices else None)
+        # A sweep's maps are measured on the host, as the NumPy reference does: its combinations' few
+        # passes do not pay for compiling a quality program.
+        on_device = impl.backend == "jax" and not self.session.sweep
+        self.measure = _Quality(impl, problem, self.devices[0] if self.devices else None, on_device)
         self.share = self.session.quality_share
         if impl.backend == "jax" and jax_runtime.jax().process_count() > 1:
             self.share = None  # every process must cut the same chunks: no decisions on local clocks
@@ -683,13 +686,13 @@ class _Quality:
     :meth:`warmup` or else at the first call (``compile_s`` then says how long that took).
     """
 
-    def __init__(self, impl: Implementation, problem: Any, device: Any) -> None:
+    def __init__(self, impl: Implementation, problem: Any, device: Any, on_device: bool = True) -> None:
         self.problem = problem
         self.device = device
         cfg = problem.config
         self.topology, self.toroid = cfg.topology, cfg.toroid
         # The device program follows every lattice and missing values, as the reference does.
-        self.on_device = impl.backend == "jax"
+        self.on_device = on_device and impl.backend == "jax"
         self._q: Any = None
         pairs_rate = QUALITY_RATES["numpy"]
         if self.on_device:
