@@ -3,7 +3,8 @@
 #
 #   ./dev.sh app [ARGS...]   set up, then launch `som-studio ARGS...`
 #   ./dev.sh test [ARGS...]  set up, check, then run the test suite (pytest ARGS...), on up to
-#                            four worker processes, one per core (`-n 0` after it: one process)
+#                            four worker processes, one per core (`-n 0` after it: one process);
+#                            `-m exhaustive`: the rest of every grid of cases (tests/grids.py)
 #   ./dev.sh check           set up, then only the checks: ruff check, ruff format --check, mypy
 #   ./dev.sh env             set up only, print the interpreter in use
 #

@@ -27,7 +27,10 @@ In order:
    clock per iteration against the recorded ``mean_s``;
 8. projection (``som-studio project``'s search): 1,000,000 rows x 50 features
    (quick: 20,000) from a ``.npy`` file onto a 256 x 256 map, in chunks;
-9. the envelope (``bench/envelope.py``): SOM Studio's batch rungs,
+9. streaming (``--stream``): ``jax-fused-batch`` on a 32 x 32 map read in batches from a folder
+   of ``.npy`` files, 4,000,000 x 50 (quick: 200,000), 3 epochs, beside the same run with the
+   folder loaded in memory, and the share of training spent waiting for data;
+10. the envelope (``bench/envelope.py``): SOM Studio's batch rungs,
    ``jax-scan-online`` and the floor (a bare argmin matmul) on 100,000
    examples x 3, 50, 784 features x 100x100 and 240x135 maps, and torchsom's
    workload (quick: 10,000 x 3 and 50 on 40x30), one process a shape; XPySom
@@ -59,7 +62,7 @@ CALIBRATE = {"batch": 3, "online": 200}
 #: Bounds on a ladder rung's iterations.
 MIN_ITERATIONS, MAX_ITERATIONS = 2, 200_000
 #: What the check measures, in order (``--only`` picks some).
-PARTS = ("ladder", "scale", "features50", "xpysom", "clock", "project", "envelope")
+PARTS = ("ladder", "scale", "features50", "xpysom", "clock", "project", "stream", "envelope")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -364,6 +367,42 @@ def project_rows(quick: bool) -> list[dict[str, Any]]:
     ]
 
 
+def stream_rows(quick: bool) -> list[dict[str, Any]]:
+    """``jax-fused-batch`` read in batches from a folder of ``.npy`` files, and in memory (32x32, 50 features)."""
+    import tempfile
+
+    import numpy as np
+
+    from som_studio.config import DataSpec, RunConfig
+
+    n, epochs, files = (200_000, 2, 2) if quick else (4_000_000, 3, 4)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        rng = np.random.default_rng(0)
+        for i in range(files):
+            centres = rng.uniform(0, 4, size=(20, 50)).astype(np.float32)
+            part = centres[rng.integers(0, 20, n // files)] + rng.lognormal(0, 0.3, (n // files, 50)).astype(np.float32)
+            np.save(Path(tmp) / f"part{i}.npy", part)
+        base = RunConfig(
+            impl="jax-fused-batch", width=32, height=32, data=DataSpec(path=tmp), seed=0, epochs=epochs, init="random"
+        ).replace(precision="float32")
+        for name, cfg in (("jax-fused-batch streamed", base.replace(stream=True)), ("jax-fused-batch in memory", base)):
+            print(f"  {name} ...", flush=True)
+            r = _session_run(cfg)
+            read = r.phases.get("read", 0.0)
+            rows.append(
+                _row(
+                    name,
+                    f"32x32 x {n:,} x 50, {files} .npy files",
+                    r,
+                    1024,
+                    read_s=read,
+                    read_share=read / r.total_s if r.total_s else None,
+                )
+            )
+    return rows
+
+
 def envelope_rows(quick: bool) -> list[dict[str, Any]]:
     """The envelope at a GPU-sized subset (``bench/envelope.py``): its tables printed, its measured rows.
 
@@ -498,6 +537,7 @@ def main(argv: list[str] | None = None) -> int:
         ("xpysom", "XPySom on CuPy", xpysom_rows),
         ("clock", "outside clock against mean_s", clock_rows),
         ("project", "projection of new rows", project_rows),
+        ("stream", "streaming from a folder against memory", stream_rows),
         ("envelope", "the envelope: ours, the floor and installed peers, one process a shape", envelope_rows),
     )
     for key, title, fn in steps:

@@ -24,6 +24,7 @@ import numpy as np
 from som_studio import config as cfgmod
 from som_studio.config import ConfigError, RunConfig
 from som_studio.core.data import DataError, Table, is_frame
+from som_studio.core.data.stream import Source
 from som_studio.i18n import _
 
 # The keywords train() names in its signature; the rest of the settings come through ``**schedule``.
@@ -46,10 +47,10 @@ def keywords() -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Prepared:
-    """A run's validated config and its data (loaded and scaled), ready for a session."""
+    """A run's validated config and its data (loaded and scaled, or a source read in batches), ready for a session."""
 
     config: RunConfig
-    table: Table
+    table: Table | Source
 
 
 def prepare(data: Any, settings: Mapping[str, Any]) -> Prepared:
@@ -79,6 +80,8 @@ def prepare(data: Any, settings: Mapping[str, Any]) -> Prepared:
     if isinstance(data, (str, os.PathLike)):
         for note in resolved.notes:  # what reading the file decided without certainty: the CLI's warnings
             warnings.warn(note, DataNote, stacklevel=3)
+    if resolved.source is not None:  # streamed: read in batches during every pass
+        return Prepared(resolved.config, resolved.source)
     assert resolved.table is not None  # loaded
     return Prepared(resolved.config, resolved.table)
 

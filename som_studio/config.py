@@ -510,6 +510,25 @@ class RunConfig:
         control=Control.TEXT,
         per_iteration=True,
     )
+    stream: bool = setting(
+        False,
+        flag="--stream",
+        help="read the data in row batches during every pass instead of loading it (batch implementations; "
+        "a run whose table would not fit in memory streams without being asked)",
+        label=N_("Stream from disk"),
+        control=Control.CHECK,
+        per_iteration=True,
+    )
+    batch_rows: int | None = setting(
+        None,
+        flag="--batch-rows",
+        metavar="N",
+        parse=parse_count,
+        help="rows per batch of a streamed run; default: chosen by the preflight",
+        label=N_("Batch rows"),
+        control=Control.COUNT,
+        per_iteration=True,
+    )
 
     def __post_init__(self) -> None:
         # Allowed values given as text become their enum members; others stay for validate() to refuse.
@@ -652,6 +671,16 @@ class RunConfig:
         if self.init is not None and self.init not in INITS:
             raise ConfigError("init", _one_of(INITS, self.init))
         check_table(self.labels, self.ignore, self.id_column, self.scaling_method, file=self.data.path is not None)
+        if not isinstance(self.stream, bool):
+            raise ConfigError("stream", _("must be true or false, got {value!r}").format(value=self.stream))
+        if self.stream and self.data.path is None:
+            raise ConfigError("stream", _("reads a data file, folder or glob in batches; none is given"))
+        if self.batch_rows is not None and (
+            isinstance(self.batch_rows, bool) or not isinstance(self.batch_rows, int) or self.batch_rows < 1
+        ):
+            raise ConfigError(
+                "batch_rows", _("must be a whole number >= 1, got {value!r}").format(value=self.batch_rows)
+            )
         if self.clusters is not None:
             if isinstance(self.clusters, bool) or not isinstance(self.clusters, int):
                 raise ConfigError("clusters", _("must be a whole number, got {value!r}").format(value=self.clusters))

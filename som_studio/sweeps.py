@@ -176,8 +176,11 @@ def train_together(base: RunConfig, table: Any, combos: list[dict[str, Any]]) ->
     :class:`ConfigError` for a configuration the fused batch epoch cannot train (each combination's
     own refusal, or the memory they need together), :class:`SweepError` when training fails.
     """
+    from som_studio.core.data import Table
     from som_studio.session.session import Session
 
+    if not isinstance(table, Table):  # a source read in batches: --stream, or data too large for memory
+        raise ConfigError("stream", _("a sweep trains its maps together on data held in memory; it does not stream"))
     return result(Session(base, data=table, sweep=combos, snapshot_interval_s=None).run(), combos)
 
 

@@ -35,6 +35,20 @@ def _use_home(home: Path, setenv=os.environ.__setitem__) -> None:
 
 _use_home(TEST_HOME)
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+# One persistent JAX compilation cache for the whole run: every process of it (pytest-xdist's
+# workers, which inherit the variable from the process that starts them, the app's worker
+# processes and the commands the tests start) reads and writes it, so a program already compiled
+# by another test, another parametrisation or another process is read back instead of compiled
+# again. Each run starts with an empty one (a clean clone's run is as fast as any, and nothing is
+# written into the user's home); the process that made it removes it when the run ends.
+# ``SOM_STUDIO_TEST_JAX_CACHE=DIR`` names a folder of one's own instead (kept; reused by later runs).
+_MADE_JAX_CACHE = "SOM_STUDIO_TEST_JAX_CACHE" not in os.environ
+if _MADE_JAX_CACHE:
+    os.environ["SOM_STUDIO_TEST_JAX_CACHE"] = tempfile.mkdtemp(prefix="som-studio-test-jax-cache-")
+os.environ["JAX_COMPILATION_CACHE_DIR"] = os.environ["SOM_STUDIO_TEST_JAX_CACHE"]
+os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"  # small programs are most of the suite's
+os.environ["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] = "-1"
 TEST_CPU_DEVICES = 8
 #: Run on JAX's default backend (see the module's docstring).
 DEFAULT_BACKEND = os.environ.get("SOM_STUDIO_TEST_DEFAULT_BACKEND", "") == "1"
@@ -54,7 +68,19 @@ import pytest  # noqa: E402
 MULTI_DEVICE_MODULES = ("core/test_sharded.py", "core/test_sharding.py", "session/test_distributed.py")
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _MADE_JAX_CACHE:
+        import shutil
+
+        shutil.rmtree(os.environ["SOM_STUDIO_TEST_JAX_CACHE"], ignore_errors=True)
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "exhaustive: a case of a grid beyond its representative slice (tests/grids.py); "
+        "left out of a run without -m, run by ./dev.sh test -m exhaustive",
+    )
     config.addinivalue_line("markers", "cpu_backend: asserts facts of the CPU backend (skipped on another backend)")
     config.addinivalue_line(
         "markers", "test_devices: needs the TEST_CPU_DEVICES simulated devices (skipped on the default backend)"
@@ -77,7 +103,20 @@ def _parametrized_over_devices(item: pytest.Item, available: int) -> bool:
     return isinstance(name, str) and name in registry.names() and registry.get(name).shards
 
 
+def _leave_out_exhaustive(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Without ``-m``, a grid's cases beyond its slice are left out, unless named one by one (``file::test[id]``)."""
+    if config.option.markexpr:
+        return
+    named = {arg for arg in config.args if "[" in arg}
+    out = [i for i in items if i.get_closest_marker("exhaustive") and not any(i.nodeid in a for a in named)]
+    if out:
+        config.hook.pytest_deselected(items=out)
+        left = set(map(id, out))
+        items[:] = [i for i in items if id(i) not in left]
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    _leave_out_exhaustive(config, items)
     if not DEFAULT_BACKEND:
         return
     jax = jax_runtime.jax()

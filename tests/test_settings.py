@@ -42,10 +42,12 @@ SAMPLES = {
     "seed": ("12", 12),
     "precision": ("float64", "float64"),
     "layout": ("2x1", "2x1"),
+    "stream": (True, True),
+    "batch_rows": ("5000", 5000),
 }
 # Settings the CLI reads another way than one option of their own: the implementations' list.
 LISTED = ("impl",)
-NEEDS_TABLE = ("labels", "ignore", "id_column", "scaling", "data")
+NEEDS_TABLE = ("labels", "ignore", "id_column", "scaling", "data", "stream")
 ONLINE = ("steps", "lr_start", "lr_end")
 
 

@@ -364,11 +364,23 @@ class _Now:
 
 def _load(cfg: Any, silent: bool) -> Any:
     """The runs' data, read once, its notes said and its range checked against the precision."""
-    from som_studio.core.data import DataError
+    from som_studio.core.data import DataError, Table
     from som_studio.core.som.problem import check_range, load_problem_table
+    from som_studio.session.resolve import load_data
 
     try:
-        data = load_problem_table(cfg)
+        data = load_data(cfg)
+        if not isinstance(data, Table) and data is not None:  # a stream: each session reads it in batches
+            if not cfg.stream and not silent:
+                print(
+                    _("{path}: {rows:,} rows x {features} would not fit in memory: streamed").format(
+                        path=data.spec, rows=data.rows, features=data.features
+                    ),
+                    file=sys.stderr,
+                )
+            return data
+        if data is None:
+            data = load_problem_table(cfg)
         if not silent:  # what reading it decided without certainty (encoding, header)
             for note in data.notes:
                 print(f"{_('warning')}: {note}", file=sys.stderr)

@@ -195,12 +195,12 @@ def resolve_args(args: argparse.Namespace) -> Any:
         raise CommandError(exc.refusal.text(flag_names())) from None
     except DataError as exc:
         raise CommandError(f"--data: {exc}") from None
-    if resolved.grid_from_data and resolved.table is not None and not getattr(args, "quiet", False):
+    if resolved.grid_from_data and resolved.rows is not None and not getattr(args, "quiet", False):
         print(
             _(
                 "grid: {grid} for {rows:,} rows (about 5*sqrt(N) units, sides in the ratio of "
                 "the first two principal components); {flag} sets it"
-            ).format(grid=resolved.config.grid, rows=resolved.table.values.shape[0], flag="--grid WxH"),
+            ).format(grid=resolved.config.grid, rows=resolved.rows, flag="--grid WxH"),
             file=sys.stderr,
         )
     check_configs(list(resolved.configs))

@@ -173,6 +173,10 @@ class Flag:
 #: Training under this share of a run's wall time: the report and ``bench`` say where the rest went.
 TRAINING_SHARE = 0.8
 
+#: Map frames for a watcher (``timings.phases.frames``) costing more than this share of a run's
+#: training time are flagged: watching it made it slower than the same run headless.
+WATCH_SHARE = 0.05
+
 #: The phases of a run's wall time (``timings.phases``) in words, and what no phase holds.
 PHASE_WORDS = {
     "data": N_("reading data"),
@@ -180,6 +184,7 @@ PHASE_WORDS = {
     "compile": N_("compiling"),
     "train": N_("training"),
     "quality": N_("quality"),
+    "frames": N_("frames for the app"),
     "model": N_("hits and labels"),
     "agreement": N_("agreement check"),
     "other": N_("other"),
@@ -195,7 +200,7 @@ def where_the_rest_went(r: RunRecord) -> str | None:
     wall = r.wall_s
     if not wall or r.status == "failed" or r.total_s >= TRAINING_SHARE * wall:
         return None
-    parts = {k: v for k, v in r.phases.items() if k != "train"}
+    parts = {k: v for k, v in r.phases.items() if k not in ("train", "read")}  # read: within training
     check = r.extra.get("agreement") or {}
     if check.get("seconds"):  # a user's implementation checked against the reference before it was timed
         parts["agreement"] = float(check["seconds"])
@@ -265,6 +270,18 @@ def run_flags(run: Compared) -> list[Flag]:
                     "{run} has noisy iterations: its p95 is {ratio:.1f}x its median ({p95} vs {median}); "
                     "something else may have competed for the machine, or short chunks carry per-call overhead"
                 ).format(run=run.name, ratio=p95 / med, p95=format_seconds(p95), median=format_seconds(med)),
+                run.name,
+            )
+        )
+    frames_s = r.phases.get("frames", 0.0)
+    if r.total_s and frames_s > WATCH_SHARE * r.total_s:
+        out.append(
+            Flag(
+                "warning",
+                _(
+                    "{run} was watched live and its map frames cost {share:.0%} of its training time ({time}): "
+                    "a headless run of it would finish sooner"
+                ).format(run=run.name, share=frames_s / r.total_s, time=format_seconds(frames_s)),
                 run.name,
             )
         )

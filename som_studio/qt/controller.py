@@ -42,7 +42,7 @@ from som_studio.worker.process import describe_exit
 __all__ = ["DeviceProbe", "RunController", "describe_exit"]
 
 KILL_AFTER_MS = 150
-MAX_DISPATCH_HZ = 30  # the GUI takes the worker's events at most this often
+MAX_DISPATCH_HZ = 20  # the GUI takes the worker's events at most this often (frames come at most ~15 a second)
 
 IDLE, STARTING, RUNNING, PAUSED, STOPPING = "idle", "starting", "running", "paused", "stopping"
 

@@ -162,6 +162,22 @@ def report_html(
         self-contained page with embedded images.
     image_widths : with ``for_qt``, each chart's width in the document's pixels.
     """
+    runs = ", ".join(escape(r.name) for r in report.runs)  # the charts' alt texts name them
+    parts = [
+        *_head(report, for_qt),
+        *_summary(report, for_qt),
+        *_flags(report, for_qt),
+        *_charts(report, charts, runs, for_qt, image_widths),
+        *_configurations(report, for_qt),
+        *_environment(report, for_qt),
+        _footer(),
+        "</main></body></html>",
+    ]
+    return "\n".join(p for p in parts if p)
+
+
+def _head(report: Report, for_qt: bool) -> list[str]:
+    """The document's head, the title, the headline and who made it of which runs."""
     parts: list[str] = []
     a = parts.append
     a("<!DOCTYPE html>" if not for_qt else "")
@@ -184,8 +200,13 @@ def report_html(
         n,
     ).format(n=n, runs=runs, created=escape(report.created), version=escape(__version__))
     a(f'<p class="meta">{meta}</p>')
+    return parts
 
-    # -- summary
+
+def _summary(report: Report, for_qt: bool) -> list[str]:
+    """The summary: one column per run, and how to read its measures."""
+    parts: list[str] = []
+    a = parts.append
     a(f"<h2>{escape(_('Summary'))}</h2>")
     # One column per run: eighteen measures across a page broke names and numbers mid-word.
     labels = report.summary_labels()
@@ -226,8 +247,13 @@ def report_html(
         ).format(total=escape(_("total")), wall=escape(_("wall")))
         + "</p>"
     )
+    return parts
 
-    # -- flags
+
+def _flags(report: Report, for_qt: bool) -> list[str]:
+    """What to read with care: the report's flags, or that there are none."""
+    parts: list[str] = []
+    a = parts.append
     a(f"<h2>{escape(_('Read with care'))}</h2>")
     if report.flags:
         a('<ul class="flags">')
@@ -248,8 +274,15 @@ def report_html(
             )
             + "</li></ul>"
         )
+    return parts
 
-    # -- charts
+
+def _charts(
+    report: Report, charts: Mapping[str, bytes | None], runs: str, for_qt: bool, image_widths: Mapping[str, int] | None
+) -> list[str]:
+    """A section per chart: the picture (or that it was not drawn), its paragraphs, and the roofline's table."""
+    parts: list[str] = []
+    a = parts.append
     for sec in report.sections:
         a(f"<h2>{escape(sec.title)}</h2>")
         src = _img_src(sec.key, charts.get(sec.key), for_qt)
@@ -267,8 +300,13 @@ def report_html(
             a(_table(head, rows, numeric=set(head[1:-2]), for_qt=for_qt, wide=True, labels=[_(h) for h in head]))
             for line in notes:
                 a(f"<p><small>{escape(line.strip())}</small></p>")
+    return parts
 
-    # -- configurations
+
+def _configurations(report: Report, for_qt: bool) -> list[str]:
+    """The runs' configurations side by side, the fields that differ highlighted."""
+    parts: list[str] = []
+    a = parts.append
     a(f"<h2>{escape(_('Configurations'))}</h2>")
     keys, rows = report.config_table()
     if report.config_diffs:
@@ -292,9 +330,15 @@ def report_html(
             for_qt=for_qt,
         )
     )
+    return parts
 
-    # -- environment
+
+def _environment(report: Report, for_qt: bool) -> list[str]:
+    """What every run shared of its environment, then what each had of its own."""
+    parts: list[str] = []
+    a = parts.append
     a(f"<h2>{escape(_('Environment'))}</h2>")
+    names = [r.name for r in report.runs]
     shared, per_keys, per_rows = report.env_table()
     if shared:
         a(f"<h3>{escape(_('Shared by every run'))}</h3>")
@@ -302,7 +346,11 @@ def report_html(
     if per_keys:
         a(f"<h3>{escape(_('Per run'))}</h3>")
         a(_by_run(_("run"), names, per_keys, per_rows, for_qt=for_qt))
+    return parts
 
+
+def _footer() -> str:
+    """Where the raw numbers behind the report are."""
     footer = _(
         "SOM Studio {version}. The raw numbers behind this report: {json} (every run's full record) and {csv} "
         "(one row per timed chunk)."
@@ -311,9 +359,7 @@ def report_html(
         json="<code>som-studio compare ... --json FILE</code>",
         csv="<code>--csv FILE</code>",
     )
-    a(f"<footer>{footer}</footer>")
-    a("</main></body></html>")
-    return "\n".join(p for p in parts if p)
+    return f"<footer>{footer}</footer>"
 
 
 def _base_for(name: str, kind: str) -> str:

@@ -146,6 +146,44 @@ def memory_need(
     return need, have, where
 
 
+#: A streamed batch's rows are chosen to hold about this many bytes of float64 values: large enough
+#: that a batch's dispatch and reading overheads are small, small enough that a few batches in
+#: flight (the one trained on, those prefetched) stay far below the memory of any machine.
+STREAM_BATCH_BYTES = 32 << 20
+#: A table whose values (float64, about three copies while loading and scaling) would take more
+#: than this share of the host's available memory is streamed without being asked.
+STREAM_SHARE = 0.5
+
+
+def batch_rows(config: RunConfig, features: int, rows: int) -> int:
+    """A streamed run's rows per batch: ``--batch-rows``, else a power of two near
+    :data:`STREAM_BATCH_BYTES` of float64 values, at most the data's rows."""
+    if config.batch_rows is not None:
+        return max(1, min(int(config.batch_rows), rows))
+    fit = max(1024, STREAM_BATCH_BYTES // max(8 * features, 1))
+    return max(1, min(1 << (fit.bit_length() - 1), rows))
+
+
+def table_fits(rows: int, features: int) -> bool:
+    """Whether a table of ``rows`` x ``features`` loads within :data:`STREAM_SHARE` of the available memory."""
+    return 3 * 8 * rows * features <= STREAM_SHARE * memory.host_available()
+
+
+def streamable_refusal(config: RunConfig) -> Refusal | None:
+    """Why ``config``'s implementation cannot train from a stream, or ``None`` when it can."""
+    try:
+        impl = registry.get(config.impl)
+    except registry.UnknownImplementation as exc:
+        return exc.refusal
+    if impl.streams:
+        return None
+    able = ", ".join(i.name for i in registry.all_implementations() if i.streams)
+    return Refusal(
+        "stream",
+        _("{impl} does not train from a stream; the implementations that do: {able}").format(impl=impl.name, able=able),
+    )
+
+
 def preflight(
     config: RunConfig,
     *,
@@ -193,6 +231,10 @@ def preflight(
     lattice = impl.refusal(config.topology, config.toroid, missing)
     if lattice:
         out.append(Refusal("impl", lattice))
+    if config.stream:
+        cannot = streamable_refusal(config)
+        if cannot is not None:
+            out.append(cannot)
     if impl.shards:
         try:
             lay = sharding.Layout.parse(config.layout)

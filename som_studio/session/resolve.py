@@ -11,7 +11,10 @@ setting unset: it takes its declared default. The steps, each callable alone:
    and scaling checked: everything that needs no data (cheap: the form calls it on every edit).
 2. :func:`read`: the data seam, where the source (a file, an array, a data frame or a
    :class:`~som_studio.core.data.Table`) becomes a scaled table. It may take long: the app calls
-   it off the GUI thread. The random colours need no reading: they follow the seed.
+   it off the GUI thread. The random colours need no reading: they follow the seed. A folder, a
+   glob or a file read with ``stream`` becomes a :class:`~som_studio.core.data.stream.Source`
+   instead when the run streams it (asked to, or its table would not fit in memory: :func:`streams`):
+   only its headers and footers are read here.
 3. :func:`finish`: the defaults that follow the data (the grid, by the SOM Toolbox's rule, and the
    count of each implementation's kind), every field validated: one :class:`RunConfig` per
    implementation.
@@ -32,6 +35,7 @@ import numpy as np
 from som_studio import config as cfgmod
 from som_studio.config import ConfigError, DataSpec, RunConfig, Setting
 from som_studio.core.data import DataError, Table, check_data, default_feature_names, frame_table, is_frame
+from som_studio.core.data.stream import SIZED_SUFFIXES, Source, is_streamable, open_source
 from som_studio.i18n import _
 
 AUTO = "auto"
@@ -189,7 +193,7 @@ def _spec(source: Any, samples: int, scale: bool) -> DataSpec:
     return DataSpec(path=type(source).__name__ if is_frame(source) else "array")
 
 
-def read(request: Request) -> Table | None:
+def read(request: Request) -> Table | Source | None:
     """The run's data as a scaled :class:`Table`: the source read with the request's column roles.
 
     ``None`` for the random colours: they follow the run's seed
@@ -199,7 +203,62 @@ def read(request: Request) -> Table | None:
     if request.source is None:
         return None
     labels, ignore, id_column = request.value("labels"), request.value("ignore"), request.value("id_column")
+    if isinstance(request.source, (str, os.PathLike)):
+        source = open_data(os.fspath(request.source), bool(request.value("stream")), labels, ignore, id_column)
+        if source is not None and streams(bool(request.value("stream")), source):
+            return source
+        if source is not None and not os.path.isfile(request.source):  # a folder or a glob that fits
+            return source_table(source).scaled(request.scaling)
     return read_source(request.source, labels, ignore, id_column).scaled(request.scaling)
+
+
+def streams(asked: bool, source: Source) -> bool:
+    """Whether a run reads ``source`` in batches: ``asked`` (``--stream``), or its table would not fit in memory."""
+    from som_studio.session.preflight import table_fits
+
+    return asked or not table_fits(source.rows, source.features)
+
+
+def open_data(
+    path: str, stream: bool, labels: str | None, ignore: Sequence[str], id_column: str | None
+) -> Source | None:
+    """``path`` opened as a :class:`Source` (headers and footers only) when a run may stream it, else ``None``.
+
+    A folder or a glob always (in memory too when it fits); one file with ``stream``, or a
+    columnar or ``.npy`` file (its rows are known without reading it) that may not fit.
+    """
+    if not (stream or is_streamable(path) or os.path.splitext(path)[1].lower() in SIZED_SUFFIXES):
+        return None
+    return open_source(path, labels, tuple(ignore), id_column)
+
+
+def source_table(source: Source) -> Table:
+    """A source that fits in memory, read whole as an unscaled table."""
+    values, labels, ids = source.read_all()
+    return Table(
+        np.ascontiguousarray(values),
+        source.feature_names,
+        labels=labels,
+        ids=ids,
+        label_column=source.label_column,
+        id_column=source.id_column,
+        source=source.spec,
+    )
+
+
+def load_data(config: RunConfig) -> Table | Source | None:
+    """A resolved run's data: its scaled table, or its source when it streams; ``None`` for the random colours."""
+    path = config.data.path
+    if path is None:
+        return None
+    source = open_data(path, bool(config.stream), config.labels, config.ignore, config.id_column)
+    if source is not None and streams(bool(config.stream), source):
+        return source
+    if source is not None and not os.path.isfile(path):  # a folder or a glob that fits
+        return source_table(source).scaled(config.scaling_method)
+    from som_studio.core.som.problem import load_problem_table
+
+    return load_problem_table(config)
 
 
 def read_source(source: Any, labels: str | None, ignore: Sequence[str], id_column: str | None) -> Table:
@@ -230,7 +289,9 @@ def read_source(source: Any, labels: str | None, ignore: Sequence[str], id_colum
     return Table(values, default_feature_names(values.shape[1]), source="array")
 
 
-def finish(request: Request, data: Table | DataFacts | None = None, *, check: bool = True) -> tuple[RunConfig, ...]:
+def finish(
+    request: Request, data: Table | Source | DataFacts | None = None, *, check: bool = True
+) -> tuple[RunConfig, ...]:
     """One validated :class:`RunConfig` per implementation asked for.
 
     ``data`` (the table :func:`read` gave, or the facts of one) gives the default grid of a data
@@ -256,12 +317,18 @@ def finish(request: Request, data: Table | DataFacts | None = None, *, check: bo
     return tuple(configs)
 
 
-def _default_grid(request: Request, data: Table | DataFacts | None) -> tuple[int, int]:
+def _default_grid(request: Request, data: Table | Source | DataFacts | None) -> tuple[int, int]:
     if request.spec.path is None or data is None:
         return cfgmod.DEFAULT_WIDTH, cfgmod.DEFAULT_HEIGHT
     topology, toroid = str(request.value("topology")), bool(request.value("toroid"))
     if isinstance(data, DataFacts):
         return data.grids[(topology, toroid)]
+    if isinstance(data, Source):  # its statistics in one pass, the table never loaded
+        from som_studio.core.data.stream import principal_variances
+        from som_studio.core.som.init import grid_for
+
+        rows, var = principal_variances(data, request.scaling)
+        return grid_for(rows, var, topology, toroid)
     from som_studio.core.som.init import default_grid
 
     return default_grid(data.values, topology, toroid)
@@ -287,7 +354,8 @@ def values_of(config: RunConfig) -> dict[str, Any]:
 class Resolved:
     """A run ready for a session: its configurations (one per implementation), its data, what to tell the user.
 
-    ``table`` is ``None`` only when :func:`resolve` was asked not to load it.
+    ``table`` is ``None`` when :func:`resolve` was asked not to load it, and for a streamed run:
+    ``source`` is then the data read in batches.
 
     ``notes``: what reading the data decided without certainty (a guessed encoding, a header of
     years); ``grid_from_data``: the grid was left unset and follows the table (each front end says
@@ -298,6 +366,14 @@ class Resolved:
     table: Table | None
     notes: tuple[str, ...] = ()
     grid_from_data: bool = False
+    source: Source | None = None
+
+    @property
+    def rows(self) -> int | None:
+        """The data's rows, where they were read or counted."""
+        if self.source is not None:
+            return self.source.rows
+        return int(self.table.values.shape[0]) if self.table is not None else None
 
     @property
     def config(self) -> RunConfig:
@@ -316,8 +392,11 @@ def resolve(values: Mapping[str, Any], *, scale: bool = False, load: bool = True
 
     request = gather(values, scale=scale)
     from_data = request.grid is None and request.spec.path is not None
-    read_table = read(request) if load or from_data else None
-    configs = finish(request, read_table)
+    got = read(request) if load or from_data else None
+    configs = finish(request, got)
+    if isinstance(got, Source):
+        return Resolved(configs, None, (), from_data, source=got)
+    read_table = got
     if not load:
         return Resolved(configs, read_table, tuple(read_table.notes) if read_table is not None else (), from_data)
     table = read_table if read_table is not None else load_problem_table(configs[0])

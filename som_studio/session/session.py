@@ -14,7 +14,10 @@ host for NumPy ones (:mod:`som_studio.core.som.metrics`), at planned points, equ
 spaced on round iterations (:func:`~som_studio.session.timing.quality_iterations`), that
 a :class:`~som_studio.session.timing.QualityPacer` skips when they would take
 more than a tenth of the training time so far; the final map is always
-measured unless the run was cancelled. Timing is honest:
+measured unless the run was cancelled. Snapshots for a watcher are paced by a
+:class:`~som_studio.session.timing.FramePacer` (a share of the training time,
+at most so many frames a second); their map is copied to the host asynchronously where
+the trainer can (``copy_map_async``) and never changes the chunks' sizes. Timing is honest:
 each chunk is timed with its results ready (the trainer blocks), compile and
 warm-up are timed apart, and the session's own measurements (quality, map
 copies) are not counted in any chunk. The run's total time starts when training
@@ -28,17 +31,19 @@ import contextlib
 import dataclasses
 import threading
 import time
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from som_studio.config import ConfigError, Refusal, RunConfig, parse_layout
-from som_studio.core.data import DataError, Table
+from som_studio.core.data import DataError, Scaling, Table
+from som_studio.core.data.stream import Source
 from som_studio.core.impls import registry, user_impl
 from som_studio.core.impls.protocol import Implementation
+from som_studio.core.impls.streamed import StreamedTrainer
 from som_studio.core.som import metrics
-from som_studio.core.som.problem import check_range, load_problem_table, make_problem
+from som_studio.core.som.problem import check_range, load_problem_table, make_problem, make_stream_problem
 from som_studio.i18n import _, ngettext
 from som_studio.session import env as envmod
 from som_studio.session import sweep as sweepmod
@@ -54,10 +59,14 @@ from som_studio.session.events import (
     Started,
 )
 from som_studio.session.memwatch import PeakMemory
-from som_studio.session.preflight import Devices, memory_need, preflight
+from som_studio.session.preflight import Devices, batch_rows, memory_need, preflight
 from som_studio.session.record import Chunk, RunRecord
+from som_studio.session.resolve import load_data
 from som_studio.session.timing import (
+    FRAME_HZ,
+    FRAME_SHARE,
     QUALITY_SHARE,
+    FramePacer,
     QualityPacer,
     next_chunk,
     predict_quality_s,
@@ -94,9 +103,15 @@ class Session:
     ----------
     config : the run.
     data : pre-loaded (N, D) data, or a :class:`~som_studio.core.data.Table` (its
-        feature names and labels then reach the record), to share one load between runs.
+        feature names and labels then reach the record), to share one load between runs; or a
+        :class:`~som_studio.core.data.stream.Source`, read in batches during every pass (a streamed
+        run). ``None``: the session reads ``config``'s data (:func:`~som_studio.session.resolve.load_data`).
     snapshot_interval_s : least time between snapshots; ``None``: only the
-        initial and final maps.
+        initial and final maps (a headless run).
+    frame_share : the share of training time the snapshots between the initial
+        and final maps may cost together, their pictures included (booked by
+        the consumer, :meth:`frame_cost`); ``None``: one every ``snapshot_interval_s``.
+        The training thread's part is ``timings.phases.frames``.
     quality_points : measure QE/TE at most this many times over the run (plus at 0),
         every round number of iterations; 0: only on the final map. Points are skipped when measuring would
         exceed ``quality_share`` of the training time so far.
@@ -124,8 +139,9 @@ class Session:
         self,
         config: RunConfig,
         *,
-        data: np.ndarray | Table | None = None,
-        snapshot_interval_s: float | None = 1 / 30,
+        data: np.ndarray | Table | Source | None = None,
+        snapshot_interval_s: float | None = 1 / FRAME_HZ,
+        frame_share: float | None = FRAME_SHARE,
         quality_points: int = 10,
         final_quality: bool = True,
         chunk_target_s: float = 0.04,
@@ -140,6 +156,7 @@ class Session:
         self.sweep_configs: list[RunConfig] = []
         self._data = data
         self.snapshot_interval_s = snapshot_interval_s
+        self._frames = FramePacer(snapshot_interval_s or 0.0, frame_share)
         self.quality_points = quality_points
         self.final_quality = final_quality
         self.chunk_target_s = chunk_target_s
@@ -155,6 +172,9 @@ class Session:
         #: The run's training data (N, D) and labels once loaded, for the views that need them (hits, labels).
         self.data: np.ndarray | None = None
         self.labels: np.ndarray | None = None
+        #: A streamed run's source and rows per batch (``None`` when the data is in memory).
+        self.source: Source | None = None
+        self.batch_rows = 0
 
     # -- control (any thread) -------------------------------------------------------
     def cancel(self) -> None:
@@ -166,6 +186,10 @@ class Session:
 
     def resume(self) -> None:
         self._running.set()
+
+    def frame_cost(self, seconds: float) -> None:
+        """Book ``seconds`` that a consumer spent making the last snapshot into a picture (any thread)."""
+        self._frames.spend(seconds, new_frame=False)
 
     @property
     def cancelled(self) -> bool:
@@ -217,7 +241,14 @@ class Session:
             refused += [r for c in self.sweep_configs for r in preflight(c)]
         if refused:
             raise Refused(refused)
-        loaded: np.ndarray | Table = self._data if self._data is not None else load_problem_table(cfg)
+        given = self._data if self._data is not None else load_data(cfg)
+        if isinstance(given, Source):
+            if self.sweep:  # --stream, or data too large for memory
+                raise ConfigError(
+                    "stream", _("a sweep trains its maps together on data held in memory; it does not stream")
+                )
+            return self._prepare_stream(cfg, record, impl, given)
+        loaded: np.ndarray | Table = given if given is not None else load_problem_table(cfg)
         table = loaded if isinstance(loaded, Table) else None
         data: np.ndarray = loaded.values if isinstance(loaded, Table) else loaded
         self.data, self.labels = data, table.labels if table is not None else None
@@ -255,6 +286,39 @@ class Session:
             return SweepBatch(problem, configs, shards, data)
 
         return dataclasses.replace(impl, maker=make)
+
+    def _prepare_stream(
+        self, cfg: RunConfig, record: RunRecord, impl: Implementation, source: Source
+    ) -> tuple[Implementation, np.ndarray, Table | None]:
+        """The checks of a streamed run: its rows are read during every pass (the data is an empty table)."""
+        from som_studio.session.preflight import streamable_refusal
+
+        cannot = streamable_refusal(cfg)
+        if cannot is not None:
+            raise Refused([cannot])
+        rows = batch_rows(cfg, source.features, source.rows)
+        self.source, self.batch_rows = source, rows
+        record.samples = source.rows
+        record.config["feature_names"] = list(source.feature_names)
+        record.layout = cfg.layout if impl.shards else "1x1"
+        record.extra["stream"] = {
+            "rows": source.rows,
+            "files": source.files,
+            "bytes": source.bytes,
+            "bytes_read": 0,
+            "batch_rows": rows,
+            "by_process": [0],
+            # Streamed without --stream: the table would not fit in memory.
+            "asked": bool(cfg.stream),
+        }
+        devices = Devices.from_jax() if impl.backend == "jax" else None
+        # Memory holds a batch, never the table: the estimate is for a batch's rows.
+        refused = preflight(cfg, data_shape=(rows, source.features), devices=devices, missing=True)
+        if refused:
+            raise Refused(refused)
+        record.estimate_bytes = memory_need(impl, cfg, rows, source.features, devices, True)[0]
+        record.env = envmod.describe(impl.backend)
+        return impl, np.empty((0, source.features)), None
 
     def _refused(self, record: RunRecord, exc: Exception) -> Failed:
         """The event of a run that ended before training: refused, unreadable data, or no environment for it."""
@@ -369,8 +433,15 @@ class _Training:
 
         cfg, impl, table, record = self.cfg, self.impl, self.table, self.record
         tp = time.perf_counter()
-        self.problem = problem = make_problem(cfg, impl.kind, self.data)
-        self.timed("init", tp)
+        source = self.session.source
+        if source is not None:
+            # The statistics pass (scaling, initial map) reads the data: its time is reading's.
+            self.problem = problem = make_stream_problem(cfg, impl.kind, source, self.session.batch_rows)
+            self.excluded += time.perf_counter() - tp
+            self.timed("data", tp)
+        else:
+            self.problem = problem = make_problem(cfg, impl.kind, self.data)
+            self.timed("init", tp)
         yield Started(
             config=cfg,
             kind=impl.kind,
@@ -380,15 +451,15 @@ class _Training:
             env=record.env,
             layout=record.layout,
             estimate_bytes=record.estimate_bytes or 0,
-            data_range=(
-                tuple(float(v) for v in np.nanmin(problem.data, axis=0)),
-                tuple(float(v) for v in np.nanmax(problem.data, axis=0)),
-            ),
-            feature_names=tuple(table.feature_names) if table is not None else (),
-            scaling=_scaling(table),
+            data_range=_data_range(problem),
+            feature_names=_feature_names(source, table),
+            scaling=_scaling(table) if problem.stream is None else _scaling_of(problem.stream.scaling),
         )
         tp = time.perf_counter()
         self.trainer = impl.create(problem)
+        if problem.stream is not None:
+            # A batch trainer's epoch in pieces, fed one batch of rows at a time.
+            self.trainer = StreamedTrainer(self.trainer, problem)
         self.timed("init", tp)
         yield Snapshot(0, problem.init_map.copy())
         # A sweep's maps are measured on the host, as the NumPy reference does: its combinations' few
@@ -438,7 +509,8 @@ class _Training:
         session, T = self.session, self.cfg.iterations
         chunk = 1
         rate: float | None = None  # seconds per iteration of the last chunk
-        last_snapshot = time.perf_counter()
+        frames = session._frames
+        frames.taken(time.perf_counter())  # the initial map was the first frame
         next_q = [q for q in self.q_at if q > 0]
         while self.it < T:
             if not session._running.is_set():
@@ -456,6 +528,15 @@ class _Training:
             rate = dt / count if count else rate
             self.record.chunks.append(Chunk(it, count, dt))
             self.it = it = it + count
+            copied: Callable[[], np.ndarray] | None = None
+            frame_s = 0.0
+            if session.snapshot_interval_s is not None and it < T and frames.due(self.train_s(), time.perf_counter()):
+                # Started now, finished after this chunk's events: the copy overlaps the session's own work.
+                tf = time.perf_counter()
+                frames.taken(tf)
+                copied = _copy_map(self.trainer)
+                frame_s = time.perf_counter() - tf
+                self.excluded += frame_s
             yield ChunkTimed(it - count, count, dt, self.train_s())
             if count < chunk and it < T:
                 # Cut short by a quality point: its rate still holds, and the next
@@ -469,15 +550,13 @@ class _Training:
                     qe, te = self.quality(self.trainer.get_map())[:2]
                     self.record.history.append({"iteration": it, "qe": qe, "te": te})
                     yield QualityMeasured(it, qe, te)
-            if (
-                session.snapshot_interval_s is not None
-                and it < T
-                and time.perf_counter() - last_snapshot >= session.snapshot_interval_s
-            ):
-                ts = time.perf_counter()
-                snap = self.trainer.get_map()
-                self.excluded += time.perf_counter() - ts
-                last_snapshot = time.perf_counter()
+            if copied is not None:
+                tf = time.perf_counter()
+                snap = copied()
+                frame_s += time.perf_counter() - tf
+                self.excluded += time.perf_counter() - tf
+                self.record.phases["frames"] += frame_s
+                frames.spend(frame_s)
                 yield Snapshot(it, snap)
 
     def _chunk_size(self, count: int, rate: float | None, next_q: list[int]) -> int:
@@ -506,6 +585,7 @@ class _Training:
         record.compiles = jax_runtime.compile_count() - self.c0 - self.own_compiles
         record.peak_bytes = self.watch.stop()
         self.misses.close()
+        self._stream_facts()
         record.status = "cancelled" if it < T else "ok"
         if it < T:
             record.message = ngettext(
@@ -526,6 +606,25 @@ class _Training:
             tp = time.perf_counter()
             model_file.attach(record, cfg, self.table, final, measure=self.session.final_quality, bmus=first)
             self.timed("model", tp)
+        stream = self.problem.stream
+        if it == T and stream is not None:
+            from som_studio.core.data import model_file
+
+            # Hits and labels counted batch by batch in the final quality pass (or one more pass here).
+            tp = time.perf_counter()
+            if first is None and self.session.final_quality:
+                first = self.quality(final, bmus=True)[2]
+            rows = Table(
+                np.empty((0, stream.source.features)),
+                stream.source.feature_names,
+                label_column=stream.source.label_column,
+                id_column=stream.source.id_column,
+                scaling=stream.scaling,
+                source=stream.source.spec,
+            )
+            hits, labels = (first.hits, first.labels) if first is not None else (None, None)
+            model_file.attach_counts(record, cfg, rows, final, hits, labels)
+            self.timed("model", tp)
         if self.session.inside and it > 0:
             # Last, after the timed iterations, the final map and its measurements: nothing here is part
             # of any timing, and clearing JAX's caches to compile once more cannot touch the run.
@@ -539,20 +638,21 @@ class _Training:
         record.wall_s = self.session._wall()
         yield Finished(record)
 
-    def _final_quality(self, final: np.ndarray) -> Generator[Event, None, np.ndarray | None]:
-        """The final map's QE and TE into the record; each example's best unit when this pass found them.
+    def _final_quality(self, final: np.ndarray) -> Generator[Event, None, Any]:
+        """The final map's QE and TE into the record; each example's best unit when this pass found them
+        (a streamed run's: the hits per unit and label, :class:`~som_studio.core.plans.quality_jax.UnitCounts`).
 
         A cancelled run ends without it: its final quality pass (a second or more on a big map)
         would only delay the answer the user asked for.
         """
         record, it = self.record, self.it
-        first: np.ndarray | None = None
+        first: Any = None
         if self.session.final_quality and it == self.cfg.iterations:
             if record.history and record.history[-1]["iteration"] == it:
                 qe, te = record.history[-1]["qe"], record.history[-1]["te"]
             else:
                 # One search gives QE, TE and the model's hits and labels.
-                qe, te, first = self.quality(final, bmus=self.table is not None)
+                qe, te, first = self.quality(final, bmus=self.table is not None or self.problem.stream is not None)
                 record.history.append({"iteration": it, "qe": qe, "te": te})
                 yield QualityMeasured(it, qe, te)
             record.qe, record.te = qe, te
@@ -561,9 +661,19 @@ class _Training:
             record.qe, record.te = record.history[-1]["qe"], record.history[-1]["te"]
         return first
 
+    def _stream_facts(self) -> None:
+        """A streamed run's reading into its record: ``phases.read``, ``extra.stream``'s rows and bytes read."""
+        trainer, facts = self.trainer, self.record.extra.get("stream")
+        if facts is None or trainer is None or not hasattr(trainer, "read_s"):
+            return
+        self.record.phases["read"] = trainer.read_s
+        facts["bytes_read"] = int(trainer.bytes_read)
+        facts["by_process"] = [int(trainer.stream.rows)]  # the rows of this process's share
+
     def failed(self, exc: Exception) -> Failed:
         """The event of a run that failed while training, with what it measured so far."""
         record, impl = self.record, self.impl
+        self._stream_facts()
         record.total_s = self.train_s()
         record.status = "failed"
         record.message = f"{type(exc).__name__}: {exc}"
@@ -671,10 +781,49 @@ def _inside(
     return out
 
 
+def _copy_map(trainer: Any) -> Callable[[], np.ndarray]:
+    """Start copying the trainer's map to the host; the function returned finishes the copy.
+
+    Asynchronous where the trainer can (``copy_map_async``, :class:`~som_studio.core.impls.protocol.Implementation`),
+    otherwise a host copy taken now.
+    """
+    start = getattr(trainer, "copy_map_async", None)
+    if start is not None:
+        finish: Callable[[], np.ndarray] = start()
+        return finish
+    snap: np.ndarray = trainer.get_map()
+    return lambda: snap
+
+
 def _scaling(table: Table | None) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
     """A table's scaling as ``Started`` carries it: ``(offset, scale)``, or ``None`` when it was not scaled."""
     s = table.scaling if table is not None else None
     if s is None or s.method == "none":
+        return None
+    return tuple(float(v) for v in s.offset), tuple(float(v) for v in s.scale)
+
+
+def _feature_names(source: Source | None, table: Table | None) -> tuple[str, ...]:
+    if source is not None:
+        return source.feature_names
+    return tuple(table.feature_names) if table is not None else ()
+
+
+def _data_range(problem: Any) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Each feature's smallest and largest value in the run's (scaled) space."""
+    if problem.stream is not None:
+        s = problem.stream
+        lo = s.scaling.apply(s.moments.low[None, :])[0]
+        hi = s.scaling.apply(s.moments.high[None, :])[0]
+        return tuple(float(v) for v in lo), tuple(float(v) for v in hi)
+    return (
+        tuple(float(v) for v in np.nanmin(problem.data, axis=0)),
+        tuple(float(v) for v in np.nanmax(problem.data, axis=0)),
+    )
+
+
+def _scaling_of(s: Scaling) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
+    if s.method == "none":
         return None
     return tuple(float(v) for v in s.offset), tuple(float(v) for v in s.scale)
 
@@ -692,7 +841,8 @@ class _Quality:
         cfg = problem.config
         self.topology, self.toroid = cfg.topology, cfg.toroid
         # The device program follows every lattice and missing values, as the reference does.
-        self.on_device = on_device and impl.backend == "jax"
+        # A streamed run's measures read the stream batch by batch: the device program's way.
+        self.on_device = (on_device and impl.backend == "jax") or problem.stream is not None
         self._q: Any = None
         pairs_rate = QUALITY_RATES["numpy"]
         if self.on_device:
@@ -703,9 +853,14 @@ class _Quality:
 
     def _device(self) -> Any:
         if self._q is None:
-            from som_studio.core.plans.quality_jax import DeviceQuality
+            from som_studio.core.plans.quality_jax import DeviceQuality, StreamQuality
 
             p = self.problem
+            if p.stream is not None:
+                self._q = StreamQuality(
+                    p.stream, p.height, p.width, p.dtype, self.device, topology=self.topology, toroid=self.toroid
+                )
+                return self._q
             self._q = DeviceQuality(
                 p.data, p.height, p.width, p.dtype, self.device, topology=self.topology, toroid=self.toroid
             )

@@ -6,6 +6,8 @@ Kept apart from the session so each rule is tested alone:
   session's target wall time per chunk;
 * :class:`QualityPacer`: whether a quality measurement fits the run's budget
   for measurements (a share of the training time so far);
+* :class:`FramePacer`: whether a map frame for a watcher fits its budget (a
+  share of the training time so far, and at most so many frames a second);
 * :func:`weighted_percentile`, :func:`mean_per_iteration`: per-iteration
   figures in which every *iteration* counts once (a warm-up chunk of one
   iteration weighs one iteration, not as much as a chunk of thousands);
@@ -17,6 +19,7 @@ Kept apart from the session so each rule is tested alone:
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -30,6 +33,12 @@ import numpy as np
 GROWTH = 4
 #: Share of the training time so far that quality measurements may take together.
 QUALITY_SHARE = 0.10
+#: Share of the training time so far that map frames for a watcher may cost together: the copy
+#: on the training thread and the picture made of it on the same machine's cores.
+FRAME_SHARE = 0.02
+#: The most map frames a second: a moving map reads as moving at this rate, and a frame more
+#: costs the training more than it shows the eye.
+FRAME_HZ = 15
 #: A measurement predicted to take less than this always fits: it is not worth
 #: skipping (a small map's QE/TE on the host takes microseconds).
 QUALITY_FREE_S = 0.02
@@ -170,6 +179,54 @@ class QualityPacer:
         self.spent_s += seconds
         if compile_s <= 0:
             self.last_s = seconds
+
+
+class FramePacer:
+    """Decides when a run gives its watcher a map frame.
+
+    A frame is due when at least ``interval_s`` has passed since the last one and
+    the frames' cost so far plus the predicted cost of one more fit ``share`` of
+    the training time so far. A frame's cost is what the training thread spent
+    copying the map and what its consumer reports spending on its picture
+    (:meth:`spend`, from any thread: rendering on another thread still takes
+    the cores the training runs on). The prediction is the last frame's cost.
+    ``share=None``: every ``interval_s``, whatever it costs.
+
+    Threads: :meth:`due` and :meth:`taken` on the training thread, :meth:`spend` from any.
+    """
+
+    def __init__(self, interval_s: float, share: float | None = FRAME_SHARE) -> None:
+        self.interval_s = interval_s
+        self.share = share
+        self._lock = threading.Lock()
+        self._spent_s = 0.0
+        self._last_cost_s = 0.0
+        self._last_at: float | None = None
+
+    @property
+    def spent_s(self) -> float:
+        """Seconds booked for frames so far, by every thread."""
+        with self._lock:
+            return self._spent_s
+
+    def due(self, train_s: float, now: float) -> bool:
+        """Whether a frame fits now, ``train_s`` seconds of training in, at ``now`` (a monotonic clock)."""
+        if self._last_at is not None and now - self._last_at < self.interval_s:
+            return False
+        if self.share is None:
+            return True
+        with self._lock:
+            return self._spent_s + self._last_cost_s <= self.share * train_s
+
+    def taken(self, now: float) -> None:
+        """A frame was taken at ``now``: the next one waits ``interval_s`` from here."""
+        self._last_at = now
+
+    def spend(self, seconds: float, *, new_frame: bool = True) -> None:
+        """Book ``seconds`` for frames; ``new_frame``: they start a frame's cost (else add to the last one)."""
+        with self._lock:
+            self._spent_s += seconds
+            self._last_cost_s = seconds if new_frame else self._last_cost_s + seconds
 
 
 def quality_iterations(total: int, points: int) -> list[int]:

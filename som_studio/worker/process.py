@@ -14,7 +14,11 @@ and are registered in the child for the run.
 
 Threads in the child: the main thread drives the session; a sender thread
 renders frames and writes the pipe (so a slow reader or a large map never
-stalls training between chunks); a control thread reads commands.
+stalls training between chunks); a control thread reads commands. Frames are
+latest-only all the way: a snapshot the sender has not taken yet is replaced
+by a newer one, never queued behind it, and the sender books each picture's
+cost with the session, whose pacer keeps frames within their share of the
+training time (:class:`~som_studio.session.timing.FramePacer`).
 """
 
 from __future__ import annotations
@@ -189,11 +193,14 @@ def _run(request: RunRequest, events: Connection, control: Connection) -> None:
                 state["range"] = frames.data_range(started)
                 state["views"] = frames.MapViews.from_started(started)  # the lattice: hexagons on a hex map
             if isinstance(item, Snapshot):
+                tc = time.thread_time()
                 if state["range"] is None:
                     state["range"] = frames.feature_range(item.map)
                 lo, hi = state["range"]
                 views = _live_views(session, state["views"], state["view"], item)
                 msg: Message = FrameMessage(frames.make_frame(item.iteration, item.map, state["view"], lo, hi, views))
+                # The picture takes the cores the training runs on: it counts against the frames' budget.
+                session.frame_cost(time.thread_time() - tc)
             else:
                 msg = item
             try:

@@ -26,6 +26,7 @@ from som_studio.core.som.metrics import quantization_error
 from som_studio.core.som.problem import make_problem
 from som_studio.session.events import Compiled, Finished
 from som_studio.session.session import Session, run_to_completion
+from tests.grids import representative
 
 jax = jax_runtime.jax()
 jf = pytest.importorskip("som_studio.core.impls.jax_fused")
@@ -69,8 +70,7 @@ def _train(name: str, problem, chunks: list[int]) -> np.ndarray:
         trainer.close()
 
 
-@pytest.mark.parametrize("features", FEATURES)
-@pytest.mark.parametrize("width,height", SHAPES)
+@pytest.mark.parametrize("width,height,features", representative([(*s, f) for s in SHAPES for f in FEATURES]))
 def test_fused_batch_matches_numpy_float64(width, height, features):
     p = _problem("batch", width, height, features, 6)
     ref = _train("numpy-batch", p, [6])
@@ -78,8 +78,7 @@ def test_fused_batch_matches_numpy_float64(width, height, features):
     np.testing.assert_allclose(got, ref, atol=1e-9, rtol=0)
 
 
-@pytest.mark.parametrize("features", FEATURES)
-@pytest.mark.parametrize("width,height", SHAPES)
+@pytest.mark.parametrize("width,height,features", representative([(*s, f) for s in SHAPES for f in FEATURES]))
 def test_scan_online_matches_numpy_float64(width, height, features):
     p = _problem("online", width, height, features, 200)
     ref = _train("numpy-online", p, [200])
@@ -148,8 +147,10 @@ def _brute_bmus(w: np.ndarray, x: np.ndarray) -> np.ndarray:
     return np.argmin(d, axis=1)  # numpy: first index on ties
 
 
-@pytest.mark.parametrize("form", fused_plan.FORMS)
-@pytest.mark.parametrize("units,block", [(1, 512), (37, 16), (1000, 64), (1000, 512)])
+@pytest.mark.parametrize(
+    "form,units,block",
+    representative([(f, *ub) for f in fused_plan.FORMS for ub in [(1, 512), (37, 16), (1000, 64), (1000, 512)]]),
+)
 def test_every_bmu_form_is_exact_with_first_tie(form, units, block):
     rng = np.random.default_rng(units)
     w = rng.random((units, 4))
@@ -164,9 +165,17 @@ def test_every_bmu_form_is_exact_with_first_tie(form, units, block):
     np.testing.assert_array_equal(got, _brute_bmus(w, x))
 
 
-@pytest.mark.parametrize("form", fused_plan.FORMS)
-@pytest.mark.parametrize("units,block,features", [(2, 16, 4), (37, 16, 4), (1000, 64, 4), (300, 16, 40)])
-@pytest.mark.parametrize("missing", [False, True])
+@pytest.mark.parametrize(
+    "form,units,block,features,missing",
+    representative(
+        [
+            (f, *shape, missing)
+            for f in fused_plan.FORMS
+            for shape in [(2, 16, 4), (37, 16, 4), (1000, 64, 4), (300, 16, 40)]
+            for missing in (False, True)
+        ]
+    ),
+)
 def test_every_form_finds_the_best_two_units(form, units, block, features, missing):
     rng = np.random.default_rng(units + features)
     w = rng.random((units, features))

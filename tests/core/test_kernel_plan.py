@@ -15,6 +15,7 @@ from som_studio.core.impls import registry
 from som_studio.core.plans import fused_plan
 from som_studio.session.session import Session, run_to_completion
 from tests.core.test_agreement import REFERENCE, SHAPES, TOL, _cfg, _train
+from tests.grids import representative
 
 MiB = 1 << 20
 
@@ -107,7 +108,7 @@ def _plan_cases() -> list:
     return out
 
 
-@pytest.mark.parametrize(("name", "layout", "form", "shape", "precision"), _plan_cases())
+@pytest.mark.parametrize(("name", "layout", "form", "shape", "precision"), representative(_plan_cases(), pairs_with=0))
 def test_every_plan_matches_numpy_batch(name, layout, form, shape, precision):
     cfg = _cfg(*shape, precision=precision)
     ref = _train(REFERENCE["batch"], cfg, 4)

@@ -19,6 +19,7 @@ from som_studio.core.impls import registry
 from som_studio.core.inspection import hlo
 from som_studio.core.plans import fused_plan
 from som_studio.core.som.problem import make_problem
+from tests.grids import representative
 
 jax = jax_runtime.jax()
 
@@ -70,8 +71,17 @@ def test_imprecise_dots_reads_stablehlo_and_hlo():
     assert not hlo.imprecise_dots("%m = f32[2]{0} multiply(%a, %b)")
 
 
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: "x".join(map(str, s[:4])))
-@pytest.mark.parametrize(("name", "form"), _cases())
+@pytest.mark.parametrize(
+    ("name", "form", "size"),
+    representative(
+        [
+            pytest.param(name, form, size, id=f"{name}-{form}-{'x'.join(map(str, size[:4]))}")
+            for name, form in _cases()
+            for size in SIZES
+        ],
+        pairs_with=0,
+    ),
+)
 def test_every_product_of_every_jax_program_is_highest(name, form, size):
     with fused_plan.forced(form, budget=size[-1]):
         trainer = registry.get(name).create(_problem(name, *size))
@@ -90,7 +100,7 @@ def test_every_product_of_every_jax_program_is_highest(name, form, size):
         trainer.close()
 
 
-@pytest.mark.parametrize(("name", "form"), _cases())
+@pytest.mark.parametrize(("name", "form"), representative(_cases()))
 def test_hex_toroid_programs_with_missing_values_are_highest_too(name, form):
     # The other lattices' smoothing and the masked searches are programs of their own.
     problem = _problem(name, 20, 16, 20, 400, None)

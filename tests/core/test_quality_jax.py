@@ -16,6 +16,7 @@ import pytest
 
 from som_studio.core.plans import fused_plan
 from som_studio.core.som import metrics
+from tests.grids import representative
 
 qj = pytest.importorskip("som_studio.core.plans.quality_jax")
 
@@ -66,8 +67,7 @@ def test_float32_maps_agree_with_the_float64_reference():
     assert abs(te - te_ref) <= 3 / 500
 
 
-@pytest.mark.parametrize("form", fused_plan.FORMS)
-@pytest.mark.parametrize("block", [16, 32, 512])
+@pytest.mark.parametrize("form,block", representative([(f, b) for f in fused_plan.FORMS for b in (16, 32, 512)]))
 def test_ties_take_the_first_unit_and_match_reference_quality(form, block):
     wts, x = _map(20, 25, 3, 60)
     flat = wts.reshape(-1, 3)
@@ -152,8 +152,16 @@ def _holes(x, seed=4):
     return x
 
 
-@pytest.mark.parametrize("lattice", LATTICES, ids=lambda lt: f"{lt[0]}-{'toroid' if lt[1] else 'planar'}")
-@pytest.mark.parametrize("h,w,d,n", [(1, 2, 3, 7), (8, 12, 3, 120), (6, 5, 16, 33), (40, 30, 3, 250), (2, 9, 2, 40)])
+@pytest.mark.parametrize(
+    "h,w,d,n,lattice",
+    representative(
+        [
+            pytest.param(*m, lt, id=f"{'-'.join(map(str, m))}-{lt[0]}-{'toroid' if lt[1] else 'planar'}")
+            for m in [(1, 2, 3, 7), (8, 12, 3, 120), (6, 5, 16, 33), (40, 30, 3, 250), (2, 9, 2, 40)]
+            for lt in LATTICES
+        ]
+    ),
+)
 def test_te_follows_the_lattice(h, w, d, n, lattice):
     wts, x = _map(h, w, d, n)
     qe_ref, te_ref = metrics.quality(wts, x, *lattice)
@@ -179,8 +187,16 @@ def test_missing_values_leave_out_unknown_features(h, w, d, n):
     assert te == te_ref
 
 
-@pytest.mark.parametrize("lattice", LATTICES[1:], ids=["rect-toroid", "hex-planar", "hex-toroid"])
-@pytest.mark.parametrize("h,w,d", [(1, 1, 3), (1, 6, 2), (2, 2, 3), (9, 12, 3), (8, 4, 16)])
+@pytest.mark.parametrize(
+    "h,w,d,lattice",
+    representative(
+        [
+            pytest.param(*m, lt, id=f"{'-'.join(map(str, m))}-{lt[0]}-{'toroid' if lt[1] else 'planar'}")
+            for m in [(1, 1, 3), (1, 6, 2), (2, 2, 3), (9, 12, 3), (8, 4, 16)]
+            for lt in LATTICES[1:]
+        ]
+    ),
+)
 def test_u_matrix_follows_the_lattice(h, w, d, lattice):
     wts, _ = _map(h, w, d, 1)
     np.testing.assert_allclose(

@@ -15,6 +15,7 @@ from som_studio.core.inspection import hlo
 from som_studio.core.som.problem import make_problem
 from som_studio.session.events import Failed, Finished
 from som_studio.session.session import Session, run_to_completion
+from tests.grids import representative
 
 SHARDED = [i.name for i in registry.all_implementations() if i.shards]
 BATCH = [i.name for i in registry.all_implementations() if i.kind == "batch"]
@@ -64,7 +65,7 @@ def _cases() -> list[tuple[str, str]]:
 
 
 # Uneven on purpose: 9 rows over 2 or 4 map blocks, 30 examples over 4 or 8 data blocks.
-@pytest.mark.parametrize(("impl", "layout"), _cases())
+@pytest.mark.parametrize(("impl", "layout"), representative(_cases()))
 def test_every_batch_implementation_agrees(impl, layout, reference):
     cfg = RunConfig(
         impl=impl,

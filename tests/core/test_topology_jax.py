@@ -18,6 +18,7 @@ from som_studio.config import DataSpec, RunConfig
 from som_studio.core.impls import registry
 from som_studio.core.plans import fused_plan, online_plan
 from som_studio.core.som.problem import make_problem
+from tests.grids import product, representative
 
 pytest.importorskip("jax")
 
@@ -103,7 +104,7 @@ def _planned(cases: list) -> list:
     return out
 
 
-@pytest.mark.parametrize("name,lattice,missing,form", _planned(_cases("batch")))
+@pytest.mark.parametrize("name,lattice,missing,form", representative(_planned(_cases("batch")), pairs_with=0))
 def test_batch_every_plan_matches_numpy_batch(name, lattice, missing, form):
     p = _problem("batch", lattice, missing, "float32", 4)
     ref = _train(registry.get(REFERENCE["batch"]).create(p), 4)
@@ -112,7 +113,7 @@ def test_batch_every_plan_matches_numpy_batch(name, lattice, missing, form):
     np.testing.assert_allclose(got, ref, atol=TOL["float32"], rtol=0)
 
 
-@pytest.mark.parametrize("name,lattice,missing", _cases("online"))
+@pytest.mark.parametrize("name,lattice,missing", representative(_cases("online"), pairs_with=0))
 def test_online_matches_numpy_online_over_100_steps(name, lattice, missing):
     p = _problem("online", lattice, missing, "float32", 100)
     ref = _train(registry.get(REFERENCE["online"]).create(p), 100)
@@ -129,8 +130,16 @@ def _lattice_id(case: tuple) -> str:
     return f"{topology}-{'toroid' if toroid else 'planar'}-{'missing' if missing else 'full'}"
 
 
-@pytest.mark.parametrize("case", LATTICE_CASES, ids=_lattice_id)
-@pytest.mark.parametrize("plan", online_plan.all_plans(), ids=online_plan.OnlinePlan.describe)
+@pytest.mark.parametrize(
+    "plan,case",
+    representative(
+        product(
+            online_plan.all_plans(),
+            LATTICE_CASES,
+            ids=lambda c: f"{online_plan.OnlinePlan.describe(c[0])}-{_lattice_id(c[1])}",
+        )
+    ),
+)
 def test_every_online_plan_matches_numpy_online_float64(plan, case):
     lattice, missing = case
     from som_studio.core.impls.jax_scan_online import ScanOnline
@@ -143,8 +152,9 @@ def test_every_online_plan_matches_numpy_online_float64(plan, case):
     np.testing.assert_allclose(got, ref, atol=1e-9, rtol=0)
 
 
-@pytest.mark.parametrize("form", fused_plan.FORMS)
-@pytest.mark.parametrize("case", LATTICE_CASES, ids=_lattice_id)
+@pytest.mark.parametrize(
+    "form,case", representative(product(fused_plan.FORMS, LATTICE_CASES, ids=lambda c: f"{c[0]}-{_lattice_id(c[1])}"))
+)
 def test_fused_batch_every_plan_float64(case, form):
     lattice, missing = case
     shape = (7, 8) if lattice[1] else (7, 9)
@@ -155,9 +165,17 @@ def test_fused_batch_every_plan_float64(case, form):
     np.testing.assert_allclose(got, ref, atol=TOL["float64"], rtol=0)
 
 
-@pytest.mark.parametrize("features", [3, 50, 300])
-@pytest.mark.parametrize("form", fused_plan.FORMS)
-@pytest.mark.parametrize("lattice", [("rect", False), ("hex", True)], ids=["rect", "hex-toroid"])
+@pytest.mark.parametrize(
+    "form,features,lattice",
+    representative(
+        product(
+            fused_plan.FORMS,
+            [3, 50, 300],
+            [("rect", False), ("hex", True)],
+            ids=lambda c: f"{c[0]}-{c[1]}-{'hex-toroid' if c[2][1] else 'rect'}",
+        )
+    ),
+)
 def test_fused_batch_every_plan_at_every_width_with_missing_values(lattice, form, features):
     # Few and many features: the matmul form's vectorised re-rank and its small blocks, the
     # blocked form's wide gather; float64, so every plan must choose exactly the reference's units.
@@ -203,7 +221,7 @@ def _sharded_problem(lattice, missing, layout, precision="float64"):
 
 
 @pytest.mark.test_devices
-@pytest.mark.parametrize("name,layout,lattice,missing", _sharded_cases())
+@pytest.mark.parametrize("name,layout,lattice,missing", representative(_sharded_cases(), pairs_with=0))
 def test_sharded_match_numpy_batch(name, layout, lattice, missing):
     p = _sharded_problem(lattice, missing, layout)
     ref = _train(registry.get("numpy-batch").create(p), 3)
@@ -212,8 +230,12 @@ def test_sharded_match_numpy_batch(name, layout, lattice, missing):
 
 
 @pytest.mark.test_devices
-@pytest.mark.parametrize("form", fused_plan.FORMS)
-@pytest.mark.parametrize("lattice", [("hex", True), ("rect", True)], ids=["hex-toroid", "rect-toroid"])
+@pytest.mark.parametrize(
+    "form,lattice",
+    representative(
+        product(fused_plan.FORMS, [("hex", True), ("rect", True)], ids=lambda c: f"{c[0]}-{c[1][0]}-toroid")
+    ),
+)
 def test_sharded_every_plan_with_missing_values_float32(lattice, form):
     for name, layout in (("jax-shardmap-batch", "2x2"), ("jax-jit-sharded-batch", "2x1"), ("jax-pmap-batch", "2x1")):
         p = _sharded_problem(lattice, True, layout, "float32")
@@ -224,8 +246,16 @@ def test_sharded_every_plan_with_missing_values_float32(lattice, form):
 
 
 @pytest.mark.test_devices
-@pytest.mark.parametrize("smoothing", ["all-gather", "psum-scatter", "ring", "replicated-sums"])
-@pytest.mark.parametrize("lattice", [("hex", False), ("hex", True)], ids=["hex-planar", "hex-toroid"])
+@pytest.mark.parametrize(
+    "smoothing,lattice",
+    representative(
+        product(
+            ["all-gather", "psum-scatter", "ring", "replicated-sums"],
+            [("hex", False), ("hex", True)],
+            ids=lambda c: f"{c[0]}-hex-{'toroid' if c[1][1] else 'planar'}",
+        )
+    ),
+)
 def test_shardmap_every_smoothing_on_hex_maps(smoothing, lattice):
     from som_studio.core.impls.jax_shardmap import JaxShardmapBatch
 

@@ -280,6 +280,16 @@ def test_env_table_states_the_precision_policy(captures) -> None:
     assert dict(shared)["precision"].startswith("float32 products at lax.Precision.HIGHEST")
 
 
+def test_a_run_whose_frames_for_the_app_cost_more_than_5_percent_is_flagged():
+    watched = _record("jax-fused-batch", seconds=(0.25,) * 8, wall_s=2.5)  # 2 s of training
+    watched.phases.update(train=2.0, frames=0.12)  # 6 %
+    calm = _record("jax-scan-online", kind="online", seconds=(0.25,) * 8, wall_s=2.5)
+    calm.phases.update(train=2.0, frames=0.04)  # 2 %: within the frames' budget
+    flags = [f for f in build_report([watched, calm]).flags if "watched live" in f.text]
+    assert [(f.level, f.run) for f in flags] == [("warning", "jax-fused-batch")]
+    assert "cost 6% of its training time (120.00 ms)" in flags[0].text
+
+
 def test_a_run_whose_training_is_under_80_percent_of_its_wall_time_says_where_the_rest_went():
     from som_studio.commands.bench import format_table
 

@@ -22,7 +22,7 @@ from som_studio.session.resolve import AUTO, coerce, resolve, values_of
 from tests.test_settings import SAMPLES
 
 # Settings that need a data file; trained online (their count is steps).
-TABLE = ("labels", "ignore", "id_column", "scaling", "data", "init")
+TABLE = ("labels", "ignore", "id_column", "scaling", "data", "init", "stream")
 ONLINE = ("impl", "steps", "lr_start", "lr_end")  # the sample implementation trains online
 
 # A wrong value for each setting that can be typed wrong through all three front ends.
@@ -47,6 +47,7 @@ BAD = {
 NOT_BAD = {
     "data": "a file that cannot be read is the data's refusal (tests/core/test_data.py)",
     "samples": "the form's spin box starts at 1",
+    "batch_rows": "the form's spin box reads 0 as none: the preflight's default",
     "labels": "a column the table lacks is the data's refusal",
     "ignore": "a column the table lacks is the data's refusal",
     "id_column": "a column the table lacks is the data's refusal",

@@ -245,6 +245,7 @@ def test_every_second_of_a_run_is_counted_by_phase(impl, tmp_path):
     assert t["phases"]["compile"] >= record.compile_s > 0 or impl == "numpy-batch"
     assert t["phases"]["train"] <= record.total_s
     assert t["phases"]["quality"] > 0 and t["phases"]["data"] > 0
+    assert t["phases"]["frames"] == 0.0  # nobody watched: no map frames between the first and the last
     # The wall time holds every phase, and training (compile and initial map included) sits inside it.
     assert record.total_s <= t["wall_s"]
     assert sum(t["phases"].values()) <= t["wall_s"] * (1 + 1e-9)
@@ -275,3 +276,42 @@ def test_missing_values_are_judged_by_the_preflight(small_config, register_impl)
     holed[::3, 1] = np.nan
     record = run_to_completion(Session(cfg, data=holed, snapshot_interval_s=None, quality_points=0))
     assert record.status == "failed" and record.refusal == refusal and record.message == str(refusal)
+
+
+@pytest.mark.parametrize("impl", ["jax-scan-online", "jax-jit-online"])
+def test_a_watched_run_records_its_frames_and_they_show_the_map_they_name(impl, small_config):
+    # Every chunk gives a frame (no budget), its map copied to the host asynchronously and finished
+    # before the next chunk takes the buffer; the copies' time is phases.frames, not training time.
+    cfg = small_config.replace(impl=impl, steps=600)
+    events = list(Session(cfg, snapshot_interval_s=0.0, frame_share=None, quality_points=0).run())
+    record = events[-1].record
+    assert record.status == "ok", record.message
+    snaps = [e for e in events if isinstance(e, Snapshot)]
+    chunks = [e for e in events if isinstance(e, ChunkTimed)]
+    assert [s.iteration for s in snaps] == [0, *(c.end for c in chunks)]
+    t = record.to_dict()["timings"]
+    assert t["phases"]["frames"] > 0
+    assert t["total_s"] + t["phases"]["frames"] <= t["wall_s"]
+    # Watching changes nothing in the training: the same final map as headless.
+    alone = list(Session(cfg, snapshot_interval_s=None, quality_points=0).run())
+    np.testing.assert_array_equal(snaps[-1].map, _final_map(alone))
+    assert not np.array_equal(snaps[1].map, snaps[-1].map)  # and the frames moved with it
+
+
+def test_frames_are_paced_by_what_their_pictures_cost(small_config):
+    # The consumer books each picture's cost with the session. Pictures that cost nothing leave
+    # frames to the interval; pictures that cost far more than the run leave none between the
+    # initial and the final map: the budget is a share of the training time.
+    cfg = small_config.replace(impl="numpy-online", steps=3000)
+
+    def snapshots(picture_s: float) -> list[int]:
+        session = Session(cfg, snapshot_interval_s=0.0, quality_points=0, chunk_target_s=0.001)
+        out = []
+        for ev in session.run():
+            if isinstance(ev, Snapshot):
+                out.append(ev.iteration)
+                session.frame_cost(picture_s)
+        return out
+
+    assert len(snapshots(0.0)) > 3
+    assert snapshots(1e6) == [0, 3000]

@@ -22,6 +22,25 @@ def test_next_chunk_aims_at_the_target_and_grows_at_most_fourfold():
     assert timing.next_chunk(1000, 0.004, 0.04, max_chunk=50) == 50
 
 
+# -- frames for a watcher ------------------------------------------------------------------
+def test_frames_wait_their_interval():
+    pacer = timing.FramePacer(1 / 15, share=None)
+    assert pacer.due(train_s=0.0, now=10.0)
+    pacer.taken(10.0)
+    assert not pacer.due(train_s=5.0, now=10.05)
+    assert pacer.due(train_s=5.0, now=10.07)
+
+
+def test_frames_keep_to_their_share_of_training_time_pictures_included():
+    pacer = timing.FramePacer(0.0, share=0.02)
+    pacer.spend(0.001)  # the copy, on the training thread
+    pacer.spend(0.009, new_frame=False)  # its picture, booked later from another thread
+    assert pacer.spent_s == pytest.approx(0.01)
+    # One more frame is predicted to cost as much as the last one (0.01 s): 0.02 s in all.
+    assert not pacer.due(train_s=0.9, now=1.0)
+    assert pacer.due(train_s=1.0, now=1.0)
+
+
 # -- figures over iterations -------------------------------------------------------------
 def test_weighted_percentile_counts_iterations_not_chunks():
     # Warm-up: chunks of 1, 4 and 16 iterations, slow per iteration; then 3 chunks of 10,000 at 1 us.

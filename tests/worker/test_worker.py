@@ -127,3 +127,19 @@ def test_the_worker_loads_a_users_implementation_from_its_file(tmp_path):
     record = finished.record
     assert record.status == "ok" and record.extra["agreement"]["agrees"] is True
     assert record.extra["user_impl"]["file"] == str(path.resolve()) and record.extra["user_impl"]["class"] == "Good"
+
+
+def test_a_busy_sender_gets_the_newest_snapshot_and_every_event():
+    # While the sender is busy (a slow reader holds the pipe), snapshots are replaced, never queued;
+    # every other event waits its turn, in order.
+    from som_studio.session.events import ChunkTimed, Snapshot
+    from som_studio.worker.process import _Outbox
+
+    box = _Outbox()
+    for i in range(20):
+        box.put(m.EventMessage(ChunkTimed(i, 1, 1e-3, 1e-3 * i)))
+        box.put(Snapshot(i + 1, np.full((2, 3, 1), float(i + 1))), snapshot=True)
+    box.close()
+    items = list(iter(box.get, None))
+    assert [s.iteration for s in items if isinstance(s, Snapshot)] == [20]
+    assert [x.event.first for x in items if isinstance(x, m.EventMessage)] == list(range(20))

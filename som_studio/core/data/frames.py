@@ -232,7 +232,7 @@ def _numeric_column(col: np.ndarray, name: str, source: str, spell: Callable[[st
     """A frame's column as float64, missing values NaN; a text cell refuses the column by name."""
     if col.dtype != object:
         if col.dtype.kind not in "biuf":
-            raise DataError(_non_numeric_column(source, name, col.dtype, spell))
+            raise DataError(non_numeric_column(source, name, col.dtype, spell))
         return np.asarray(col, dtype=np.float64)
     out = np.empty(len(col), dtype=np.float64)
     for i, v in enumerate(col):
@@ -241,11 +241,11 @@ def _numeric_column(col: np.ndarray, name: str, source: str, spell: Callable[[st
         elif isinstance(v, (int, float, bool, np.number, np.bool_)):
             out[i] = float(v)
         else:
-            raise DataError(_non_numeric_column(source, name, type(v).__name__, spell, value=v, row=i + 1))
+            raise DataError(non_numeric_column(source, name, type(v).__name__, spell, value=v, row=i + 1))
     return out
 
 
-def _non_numeric_column(
+def non_numeric_column(
     source: str, name: str, dtype: object, spell: Callable[[str, str], str], value: Any = None, row: int = 0
 ) -> str:
     where = _(" (value {value!r} at row {row})").format(value=value, row=row) if row else ""

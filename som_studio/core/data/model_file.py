@@ -79,6 +79,47 @@ def attach(
         agree = np.bincount(first, own.astype(np.float64), h * w)
         unit_purity = np.where(hits > 0, agree / np.maximum(hits, 1), np.nan).reshape(h, w)
         unit_labels = flat.reshape(h, w)
+    _set_model(record, config, table, weights, hits, unit_labels, unit_purity)
+
+
+def attach_counts(
+    record: Any,
+    config: Any,
+    table: Table,
+    final_map: np.ndarray,
+    hits: np.ndarray | None,
+    labels: dict[str, np.ndarray] | None = None,
+) -> None:
+    """:func:`attach` from counts a streamed run's final pass gathered batch by batch: ``hits`` per unit
+    (flat) and, with labels, each label's hits per unit. ``table`` holds no rows: the feature names,
+    scaling and column roles. The same model as :func:`attach` gives for the same rows in memory."""
+    weights = np.asarray(final_map, dtype=np.float64)
+    h, w = weights.shape[:2]
+    unit_labels: np.ndarray | None = None
+    unit_purity: np.ndarray | None = None
+    if hits is not None and labels:
+        names = sorted(labels)  # ties go to the first label in sorted order, as metrics.unit_labels
+        counts = np.stack([labels[n] for n in names], axis=1)
+        best = np.argmax(counts, axis=1)
+        agree = counts[np.arange(h * w), best].astype(np.float64)
+        flat = np.asarray(names, dtype=object)[best]
+        flat[hits == 0] = ""
+        record.label_purity = float(agree.sum() / max(int(hits.sum()), 1))
+        unit_purity = np.where(hits > 0, agree / np.maximum(hits, 1), np.nan).reshape(h, w)
+        unit_labels = flat.astype(str).reshape(h, w)
+    _set_model(record, config, table, weights, hits, unit_labels, unit_purity)
+
+
+def _set_model(
+    record: Any,
+    config: Any,
+    table: Table,
+    weights: np.ndarray,
+    hits: np.ndarray | None,
+    unit_labels: np.ndarray | None,
+    unit_purity: np.ndarray | None,
+) -> None:
+    h, w = weights.shape[:2]
     clusters = None
     if config.clusters is not None:
         from som_studio.core.som.clusters import kmeans

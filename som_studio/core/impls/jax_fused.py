@@ -34,6 +34,7 @@ units a GPU's with few features, an exact matmul form with many), recorded as ``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -82,20 +83,42 @@ def batch_epoch(
     known features when some are missing (``data`` then holds 0 at the others):
     the search ranks by known features only and each feature is averaged over
     the examples that know it, as the NumPy reference does.
+
+    The epoch is :func:`epoch_sums` then :func:`epoch_update`: a streamed run adds the sums of
+    its batches between the two, so it ends at the same map.
+    """
+    return epoch_update(w, epoch_sums(w, data, plan, known), sx, sy, lattice)
+
+
+def epoch_sums(
+    w: Array, data: Array, plan: KernelPlan | None, known: Array | None = None, rows: Array | None = None
+) -> Array:
+    """Per unit, the sums of its examples and their counts, in float64 for float32 runs: (M, D + 1), or
+    (M, 2D) with ``known`` (each feature's own count of the examples that know it).
+
+    Sums of several sets of examples add up to those of their union. ``rows``: only the first
+    ``rows`` examples count (a streamed batch's padding is dropped).
     """
     d, h, wd = w.shape
     m = h * wd
-    dtype = w.dtype
     idx = bmus(w.reshape(d, m), data, plan, known)
-    if known is not None or lattice != (Topology.RECT, False):
-        # Per-unit sums of known values and of known counts, as one (M, 2D) scatter-add.
-        weights = jnp.ones((data.shape[0], 1), dtype) if known is None else known
-        sums = kernels.unit_sums(jnp.concatenate([data, weights], axis=1), idx, m)
+    if rows is not None:
+        idx = jnp.where(jnp.arange(data.shape[0]) < rows, idx, m)  # outside every unit: dropped
+    weights = jnp.ones((data.shape[0], 1), w.dtype) if known is None else known
+    vals = jnp.concatenate([data, weights], axis=1)
+    return jax.ops.segment_sum(vals.astype(kernels.accumulator(w.dtype)), idx, num_segments=m)
+
+
+def epoch_update(
+    w: Array, sums: Array, sx: Array, sy: Array, lattice: tuple[str, bool] = (Topology.RECT, False)
+) -> Array:
+    """The map after an epoch whose :func:`epoch_sums` are ``sums``: each unit's neighbourhood-weighted mean."""
+    d, h, wd = w.shape
+    dtype = w.dtype
+    sums = sums.astype(dtype)  # rounded once, as kernels.unit_sums does
+    if lattice != (Topology.RECT, False) or sums.shape[1] != d + 1:
         num = kernels.smooth(sums.T.reshape(-1, h, wd), sx, sy, lattice)
         return kernels.ratio(num[:d], num[d:], w)
-    # Per-unit sums of examples, and counts, as one (M, D+1) scatter-add.
-    ones = jnp.ones((data.shape[0], 1), dtype)
-    sums = kernels.unit_sums(jnp.concatenate([data, ones], axis=1), idx, m)
     s = sums.T.reshape(d + 1, h, wd)
     hx = kernels.gaussian(jnp.arange(wd, dtype=dtype), jnp.arange(wd, dtype=dtype), sx, wd)
     hy = kernels.gaussian(jnp.arange(h, dtype=dtype), jnp.arange(h, dtype=dtype), sy, h)
@@ -160,6 +183,12 @@ class _FusedTrainer:
     def get_map(self) -> np.ndarray:
         return np.ascontiguousarray(np.moveaxis(np.asarray(self.w), 0, 2))
 
+    def copy_map_async(self) -> Callable[[], np.ndarray]:
+        """Start the map's copy to the host; the function returned finishes it (before the next :meth:`run`)."""
+        w = self.w  # this chunk's map: the next run() donates its buffer, so the copy is finished before then
+        w.copy_to_host_async()
+        return lambda: np.ascontiguousarray(np.moveaxis(np.asarray(w), 0, 2))
+
     def close(self) -> None:
         self.sched.close()
         for name in ("w", "data", "xs", "ys", "known"):
@@ -180,7 +209,9 @@ class FusedBatch(_FusedTrainer):
     def __init__(self, problem: Problem) -> None:
         super().__init__(problem)
         p = problem
-        self.plan = fused_plan.choose(self.device.platform, p.height * p.width, p.features, p.samples, p.dtype.itemsize)
+        # A streamed run searches one batch at a time: the plan is chosen for a batch.
+        searched = min(p.samples, p.stream.batch_rows) if p.stream is not None else p.samples
+        self.plan = fused_plan.choose(self.device.platform, p.height * p.width, p.features, searched, p.dtype.itemsize)
         plan = self.plan
         lattice = (p.config.topology, bool(p.config.toroid))
         self.known = None
@@ -198,6 +229,83 @@ class FusedBatch(_FusedTrainer):
             return lax.fori_loop(first, first + count, body, w)
 
         self._program = jax.jit(chunk, donate_argnums=0)
+        self._stream_programs: Any = None
+        self._sums: Any = None
+
+    def warmup(self) -> None:
+        if self.p.stream is None:
+            super().warmup()
+        else:  # a streamed run runs the batch programs only
+            self._streamed()
+
+    def describe(self) -> dict:
+        if self.p.stream is None:
+            return super().describe()
+        add, update, _shape = self._streamed()
+        need = [jax_runtime.compiled_bytes(add), jax_runtime.compiled_bytes(update)]
+        known = [n for n in need if n is not None]
+        return {"kernel_plan": str(self.plan), "memory_compiled_bytes": max(known) if len(known) == 2 else None}
+
+    # -- an epoch in pieces (protocol.EpochSums): a streamed run's batches -----------------
+    def _streamed(self) -> Any:
+        """The two programs of a streamed epoch, compiled for the batch's shape: add a batch's sums, update."""
+        if self._stream_programs is None:
+            p = self.p
+            assert p.stream is not None
+            plan, lattice, missing = self.plan, (p.config.topology, bool(p.config.toroid)), p.missing
+            d, m, b = p.features, p.height * p.width, p.stream.batch_rows
+
+            def add(w, sums, x, rows):
+                # NaN split on the device when the data have missing values (padding rows count nothing).
+                known = None
+                if missing:
+                    x, known = kernels.split_known(x)
+                return sums + epoch_sums(w, x, plan, known, rows)
+
+            def update(w, sums, sx, sy):
+                return epoch_update(w, sums, sx, sy, lattice)
+
+            width = 2 * d if missing else d + 1
+            spec = jax.ShapeDtypeStruct
+            w_spec = spec(self.w.shape, p.dtype)
+            sums_spec = spec((m, width), kernels.accumulator(p.dtype))
+            scalar = spec((), p.dtype)
+            self._stream_programs = (
+                jax.jit(add, donate_argnums=1)
+                .lower(w_spec, sums_spec, spec((b, d), p.dtype), spec((), jnp.int32))
+                .compile(),
+                jax.jit(update, donate_argnums=0).lower(w_spec, sums_spec, scalar, scalar).compile(),
+                (m, width),
+            )
+        return self._stream_programs
+
+    def begin_epoch(self, iteration: int) -> None:
+        """Start an epoch's sums (zeros on the device, float64 for float32 runs)."""
+        shape = self._streamed()[2]
+        self._sums = jax.device_put(np.zeros(shape, kernels.accumulator(self.p.dtype)), self.device)
+
+    def add_rows(self, rows: np.ndarray) -> None:
+        """Add a batch (n <= batch rows, D) in the run's precision (NaN: missing) to the epoch's sums."""
+        add = self._streamed()[0]
+        b = self.p.stream.batch_rows if self.p.stream is not None else rows.shape[0]
+        n = rows.shape[0]
+        if n < b:
+            rows = np.concatenate([rows, np.zeros((b - n, rows.shape[1]), rows.dtype)])
+        x = jax.device_put(rows, self.device)
+        # One batch in flight: without this wait the dispatches run ahead of the device and hold
+        # every batch of an epoch in memory (10^7 rows x 50: 1.8 GB); with it, this batch's
+        # preparation still overlaps the previous one's sums, and the reader reads ahead meanwhile.
+        self._sums.block_until_ready()
+        self._sums = add(self.w, self._sums, x, np.int32(n))
+
+    def end_epoch(self, iteration: int) -> None:
+        """The map after the epoch: the batches' sums smoothed by iteration ``iteration``'s neighbourhood."""
+        update = self._streamed()[1]
+        index, t = divmod(iteration, self.p.block_length)
+        b = self.sched.use(index)
+        dt = self.p.dtype
+        self.w = update(self.w, self._sums, dt.type(b.sigma_x[t]), dt.type(b.sigma_y[t]))
+        self._sums = None
 
     def _args(self) -> tuple:
         if self.known is not None:

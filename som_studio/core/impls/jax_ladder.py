@@ -9,6 +9,7 @@ test lowers their programs (:meth:`programs`) to keep it so.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -115,6 +116,12 @@ class _JaxTrainer:
 
     def get_map(self) -> np.ndarray:
         return np.asarray(self.weights).copy()
+
+    def copy_map_async(self) -> Callable[[], np.ndarray]:
+        """Start the map's copy to the host; the function returned finishes it (before the next :meth:`run`)."""
+        w = self.weights  # the next run() donates its buffer: the copy is finished before then
+        w.copy_to_host_async()
+        return lambda: np.asarray(w).copy()
 
     def close(self) -> None:
         self.sched.close()

@@ -48,7 +48,7 @@ class _NumpyTrainer:
         self._ys = np.arange(problem.height, dtype=dt)
         cfg = problem.config
         self._separable = cfg.topology == Topology.RECT and not cfg.toroid
-        self._missing = bool(np.isnan(problem.data).any())
+        self._missing = problem.missing
         self._schedule = problem.schedule()
 
     def _h1(self, b: Block, t: int, by: int, bx: int) -> tuple[np.ndarray, np.ndarray]:
@@ -118,40 +118,51 @@ class NumpyBatch(_NumpyTrainer):
     """
 
     def run(self, first: int, count: int) -> None:
-        for block, local, n in self._schedule.segments(first, count):
-            self._run(block, local, n)
-
-    def _run(self, b: Block, first: int, count: int) -> None:
-        p = self.p
-        m = p.height * p.width
-        budget = NEIGHBOURHOOD_CACHE_BYTES // max(m * p.dtype.itemsize, 1)
         for t in range(first, first + count):
-            w = self.weights
-            # The running sums are float64 whatever the precision: a float32 sum
-            # of 1000 neighbourhood-weighted examples drifts (QE 29 % off float64
-            # on the playbook workload), and the reference must not.
-            num = np.zeros(w.shape, dtype=np.float64)
-            # With missing values each feature has its own total weight: the examples that know it.
-            den = np.zeros(w.shape if self._missing else w.shape[:2], dtype=np.float64)
-            cache: dict[tuple[int, int], np.ndarray] = {}
-            for x in p.data:
-                u = bmu_index(w, x)
-                h = cache.get(u)
-                if h is None:
-                    h = self._h(b, t, *u)
-                    if len(cache) < budget:
-                        cache[u] = h
-                if self._missing:
-                    known = ~np.isnan(x)
-                    num[:, :, known] += h[:, :, None] * x[known]
-                    den[:, :, known] += h[:, :, None]
-                else:
-                    num += h[:, :, None] * x
-                    den += h
+            self.begin_epoch(t)
+            self.add_rows(self.p.data)
+            self.end_epoch(t)
+
+    # -- an epoch in pieces (protocol.EpochSums): the in-memory run is one piece of all rows --
+    def begin_epoch(self, iteration: int) -> None:
+        """Start epoch ``iteration``'s sums (float64 whatever the precision) against the current map."""
+        p, w = self.p, self.weights
+        index, self._t = divmod(iteration, self._schedule.length)
+        self._block = self._schedule.block(index)
+        # The running sums are float64 whatever the precision: a float32 sum
+        # of 1000 neighbourhood-weighted examples drifts (QE 29 % off float64
+        # on the playbook workload), and the reference must not.
+        self._num = np.zeros(w.shape, dtype=np.float64)
+        # With missing values each feature has its own total weight: the examples that know it.
+        self._den = np.zeros(w.shape if self._missing else w.shape[:2], dtype=np.float64)
+        self._cache: dict[tuple[int, int], np.ndarray] = {}
+        self._budget = NEIGHBOURHOOD_CACHE_BYTES // max(p.height * p.width * p.dtype.itemsize, 1)
+
+    def add_rows(self, rows: np.ndarray) -> None:
+        """Add ``rows`` (n, D) in the run's precision, NaN for missing values, to the epoch's sums."""
+        w, b, t, num, den, cache = self.weights, self._block, self._t, self._num, self._den, self._cache
+        for x in rows:
+            u = bmu_index(w, x)
+            h = cache.get(u)
+            if h is None:
+                h = self._h(b, t, *u)
+                if len(cache) < self._budget:
+                    cache[u] = h
             if self._missing:
-                ok = den > MIN_WEIGHT
-                self.weights = np.where(ok, num / np.where(ok, den, 1), w).astype(w.dtype)
-                continue
-            ok = den > MIN_WEIGHT
+                known = ~np.isnan(x)
+                num[:, :, known] += h[:, :, None] * x[known]
+                den[:, :, known] += h[:, :, None]
+            else:
+                num += h[:, :, None] * x
+                den += h
+
+    def end_epoch(self, iteration: int) -> None:
+        """Move each unit to its neighbourhood-weighted mean (units of too little weight stay)."""
+        w, num, den = self.weights, self._num, self._den
+        ok = den > MIN_WEIGHT
+        if self._missing:
+            self.weights = np.where(ok, num / np.where(ok, den, 1), w).astype(w.dtype)
+        else:
             safe = np.where(ok, den, 1)[:, :, None]
             self.weights = np.where(ok[:, :, None], num / safe, w).astype(w.dtype)
+        self._cache = {}

@@ -47,6 +47,27 @@ class Trainer(Protocol):
         """Release device memory; the trainer is not used afterwards."""
 
 
+@runtime_checkable
+class EpochSums(Protocol):
+    """A batch trainer's epoch in pieces, so that its rows can come in batches (a streamed run).
+
+    A batch epoch is a sum over examples of per-unit sums and counts, then one update; a
+    trainer that has these three methods trains from a stream
+    (:class:`som_studio.core.impls.streamed.StreamedTrainer` calls them) and ends at the map its
+    :meth:`Trainer.run` gives for the same rows in memory. Its :meth:`Trainer.warmup` compiles
+    what they use.
+    """
+
+    def begin_epoch(self, iteration: int) -> None:
+        """Start epoch ``iteration``'s sums against the current map."""
+
+    def add_rows(self, rows: np.ndarray) -> None:
+        """Add a batch of rows (n, D), in the run's precision with NaN for missing values, to the sums."""
+
+    def end_epoch(self, iteration: int) -> None:
+        """Update the map from the epoch's sums."""
+
+
 @dataclass(frozen=True)
 class ProblemSize:
     """The sizes memory estimates depend on."""
@@ -97,6 +118,14 @@ class Implementation:
     account of the program that runs, per device: arguments + outputs +
     temporaries, aliased buffers once; ``None`` where no one program runs).
 
+    A trainer may also have ``copy_map_async() -> Callable[[], np.ndarray]``:
+    it starts copying the map to the host without waiting and returns a function
+    that finishes the copy, giving what :meth:`Trainer.get_map` gives. The
+    session calls it after a chunk when a watcher is due a frame and finishes the
+    copy before the next :meth:`Trainer.run` (which may donate the map's buffer),
+    so the copy runs while the session does its own bookkeeping. Without it the
+    session calls :meth:`Trainer.get_map`.
+
     A JAX trainer also has ``programs() -> dict[str, jax.stages.Lowered]``: the
     programs :meth:`Trainer.run` executes, lowered for the trainer's own
     arguments but not compiled (callable before :meth:`Trainer.warmup`). Tests
@@ -139,6 +168,8 @@ class Implementation:
     file: str | None = None
     file_sha256: str | None = None
     work: str = ""
+    # Whether its trainer trains from a stream (it meets EpochSums): batch epochs whose rows come in batches.
+    streams: bool = False
     # Makes the trainer where ``factory`` names no importable class (a user's file, imported as it is now, in
     # whichever process runs it: the app's worker too). The maker lives with the loader, so this contract needs
     # no import of it.

@@ -123,6 +123,7 @@ register(
         topologies=tuple(Topology),
         toroid=True,
         missing_values=True,
+        streams=True,
     )
 )
 register(
@@ -195,6 +196,7 @@ register(
         topologies=tuple(Topology),
         toroid=True,
         missing_values=True,
+        streams=True,
     )
 )
 register(

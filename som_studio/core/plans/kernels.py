@@ -357,7 +357,7 @@ def best_two(wt: Array, data: Array, plan: KernelPlan, known: Array | None = Non
     return blocked(wt, data, plan.chunk, plan.block, known, two=True)
 
 
-def _wide(dtype: Any) -> Any:
+def accumulator(dtype: Any) -> Any:
     """The dtype float32 steps accumulate in: float64 (float64 runs stay float64)."""
     return jnp.float64 if jnp.dtype(dtype).itemsize < 8 else dtype
 
@@ -371,7 +371,7 @@ def gaussian(a: Array, b: Array, sigma: Array, extent: int) -> Array:
     every backend alike). The matrix gathers the profile at ``|a_i - b_j|``.
     """
     dtype = a.dtype
-    wide = _wide(dtype)
+    wide = accumulator(dtype)
     k = jnp.arange(extent, dtype=wide)
     s = sigma.astype(wide)
     g = jnp.exp(-(k * k) / (s * s))
@@ -388,7 +388,7 @@ def unit_sums(vals: Array, idx: Array, units: int) -> Array:
     where a sum lies within ~1e-16 of a rounding boundary.
     """
     dtype = vals.dtype
-    out = jax.ops.segment_sum(vals.astype(_wide(dtype)), idx, num_segments=units)
+    out = jax.ops.segment_sum(vals.astype(accumulator(dtype)), idx, num_segments=units)
     return out.astype(dtype)
 
 
@@ -398,7 +398,7 @@ def ratio(num: Array, den: Array, old: Array) -> Array:
     ``den`` broadcasts against ``num`` and ``old`` (a size-1 feature axis).
     """
     dtype = num.dtype
-    wide = _wide(dtype)
+    wide = accumulator(dtype)
     ok = den > jnp.asarray(MIN_WEIGHT, dtype)
     q = num.astype(wide) / jnp.where(ok, den, 1).astype(wide)
     return jnp.where(ok, q.astype(dtype), old)
@@ -420,7 +420,7 @@ def _twice_weights(k2: Array, step: float, sigma: Array, dtype: Any, wide: bool 
     if not wide:
         d = k2.astype(dtype) * jnp.asarray(0.5 * step, dtype)
         return jnp.exp(-(d * d) / (sigma * sigma))
-    acc = _wide(dtype)
+    acc = accumulator(dtype)
     d = k2.astype(acc) * 0.5 * step
     s = sigma.astype(acc)
     g = jnp.exp(-(d * d) / (s * s))

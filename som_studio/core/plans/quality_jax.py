@@ -305,3 +305,112 @@ def u_matrix(
     h, wd, _ = w.shape
     pairs = topo.neighbour_pairs(h, wd, topology, toroid).astype(np.int32).reshape(-1, 2)
     return np.asarray(_u_matrix_pairs(w, jax.device_put(pairs, device)))
+
+
+class UnitCounts:
+    """Hits per unit (flat) and, for a table with labels, each label's hits per unit: counted batch by batch."""
+
+    def __init__(self, hits: np.ndarray, labels: dict[str, np.ndarray] | None) -> None:
+        self.hits = hits
+        self.labels = labels
+
+    def add(self, first: np.ndarray, labels: np.ndarray | None, units: int) -> None:
+        """Count a batch's best units ``first`` (and its ``labels``)."""
+        self.hits += np.bincount(first, minlength=units)
+        if self.labels is None or labels is None:
+            return
+        names, codes = np.unique(np.asarray(labels, dtype=str), return_inverse=True)
+        for k, name in enumerate(names):
+            got = np.bincount(first[codes == k], minlength=units)
+            have = self.labels.get(str(name))
+            self.labels[str(name)] = got if have is None else have + got
+
+
+class StreamQuality:
+    """QE and TE of maps of a streamed run: one pass over its source, a batch at a time, on ``device``.
+
+    The program of :class:`DeviceQuality`, compiled once for one batch's shape; the sums of the
+    batches add up to the sums over every row. Memory: one batch, whatever the rows.
+    Thread: used from the session's thread only.
+
+    Parameters
+    ----------
+    stream : the problem's :class:`~som_studio.core.som.problem.Streamed` (source, batch rows, scaling).
+    height, width, dtype, device, topology, toroid : as :class:`DeviceQuality`.
+    """
+
+    def __init__(
+        self,
+        stream: Any,
+        height: int,
+        width: int,
+        dtype: Any,
+        device: Any = None,
+        topology: str = Topology.RECT,
+        toroid: bool = False,
+    ) -> None:
+        self.stream = stream
+        self.height, self.width = height, width
+        self.lattice = (topology, bool(toroid))
+        self.missing = bool(stream.moments.missing)
+        self.dtype = np.dtype(dtype)
+        self.device = device if device is not None else jax.devices()[0]
+        self.features = stream.source.features
+        rows = min(stream.batch_rows, stream.rows)
+        self.plan = plan(self.device.platform, rows, height * width, self.features, self.dtype.itemsize)
+        self.chunks = -(-rows // self.plan.chunk)
+        self._compiled: Any = None
+        self.compile_s = 0.0
+        #: Seconds the last measurements waited for the reader, summed.
+        self.read_s = 0.0
+
+    def compile(self) -> None:
+        """Compile the program now (once), timing it apart in :attr:`compile_s`."""
+        if self._compiled is None:
+            t0 = time.perf_counter()
+            spec = jax.ShapeDtypeStruct
+            n = self.chunks * self.plan.chunk
+            self._compiled = _quality.lower(
+                spec((self.features, self.height * self.width), self.dtype),
+                spec((self.chunks, self.plan.chunk, self.features), self.dtype),
+                spec((n,), np.bool_),
+                self.width,
+                self.plan,
+                self.lattice,
+                self.missing,
+            ).compile()
+            self.compile_s = time.perf_counter() - t0
+
+    def measure(self, weights: np.ndarray, bmus: bool = False) -> tuple[float, float, UnitCounts | None]:
+        """(QE, TE, the hits per unit and of each label when ``bmus``) of ``weights`` (H, W, D): one pass.
+
+        The rows' best units are counted as each batch is measured, never kept: memory holds
+        the units' counts, whatever the rows.
+        """
+        self.compile()
+        w = np.asarray(weights, dtype=self.dtype).reshape(self.height * self.width, self.features)
+        wt = jax.device_put(np.ascontiguousarray(w.T), self.device)
+        s = self.stream
+        size = self.chunks * self.plan.chunk
+        qe_sum, te_count, rows = 0.0, 0, 0
+        m = self.height * self.width
+        counts = UnitCounts(np.zeros(m, np.int64), {} if s.source.label_column else None)
+        with s.source.reader(s.batch_rows, s.share) as reader:
+            for batch in reader:
+                n = batch.rows
+                xp = np.zeros((size, self.features), self.dtype)
+                xp[:n] = s.scaled(batch.values, self.dtype)
+                valid = np.arange(size) < n
+                q, t, first = self._compiled(wt, xp.reshape(self.chunks, self.plan.chunk, -1), valid)
+                qe_sum += float(q)
+                te_count += int(t)
+                rows += n
+                if bmus:
+                    counts.add(np.asarray(first)[:n], batch.labels, m)
+            self.read_s += reader.wait_s
+        n = max(rows, 1)
+        te = te_count / n if self.height * self.width >= 2 else 0.0
+        return qe_sum / n, te, counts if bmus else None
+
+    def close(self) -> None:
+        self._compiled = None

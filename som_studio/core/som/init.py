@@ -58,12 +58,24 @@ def principal_components(data: np.ndarray, k: int = 2) -> tuple[np.ndarray, np.n
         return mean, np.zeros(k), np.eye(k, d)
     if d > EXACT_PCA_FEATURES:
         vals, vecs = _subspace_components(x - mean, k)
-    else:
-        cov = np.atleast_2d(np.cov(x - mean, rowvar=False))
-        vals, vecs = np.linalg.eigh(cov)
-        order = np.argsort(vals)[::-1]
-        vals = np.clip(vals[order], 0.0, None)
-        vecs = vecs[:, order].T
+        return mean, *_signed(vals, vecs, k, d)
+    return mean, *covariance_components(np.atleast_2d(np.cov(x - mean, rowvar=False)), k)
+
+
+def covariance_components(cov: np.ndarray, k: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """``(variances, directions)`` of the ``k`` largest principal components of a (D, D) covariance.
+
+    The exact eigendecomposition :func:`principal_components` takes below
+    :data:`EXACT_PCA_FEATURES` features; a streamed run passes the covariance it summed.
+    """
+    d = cov.shape[0]
+    vals, vecs = np.linalg.eigh(cov)
+    order = np.argsort(vals)[::-1]
+    return _signed(np.clip(vals[order], 0.0, None), vecs[:, order].T, k, d)
+
+
+def _signed(vals: np.ndarray, vecs: np.ndarray, k: int, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first ``k`` components, each direction's largest entry positive, zero-padded past the features."""
     # A deterministic sign: each direction's largest component is positive.
     signs = np.sign(vecs[np.arange(len(vecs)), np.argmax(np.abs(vecs), axis=1)])
     vecs = vecs * np.where(signs == 0, 1.0, signs)[:, None]
@@ -71,7 +83,7 @@ def principal_components(data: np.ndarray, k: int = 2) -> tuple[np.ndarray, np.n
     out_vecs = np.zeros((k, d))
     n = min(k, len(vals))
     out_vals[:n], out_vecs[:n] = vals[:n], vecs[:n]
-    return mean, out_vals, out_vecs
+    return out_vals, out_vecs
 
 
 def _subspace_components(xc: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -98,9 +110,13 @@ def default_grid(data: np.ndarray, topology: str = Topology.RECT, toroid: bool =
     and on a hex lattice the height counts rows ``sqrt(3)/2`` apart. A hex
     toroid gets an even height.
     """
-    n = data.shape[0]
-    units = max(4, math.ceil(UNITS_PER_SQRT_SAMPLE * math.sqrt(n)))
     _, var, _ = principal_components(data, 2)
+    return grid_for(data.shape[0], var, topology, toroid)
+
+
+def grid_for(n: int, var: np.ndarray, topology: str = Topology.RECT, toroid: bool = False) -> tuple[int, int]:
+    """:func:`default_grid` for ``n`` examples whose two largest principal variances are ``var``."""
+    units = max(4, math.ceil(UNITS_PER_SQRT_SAMPLE * math.sqrt(n)))
     ratio = math.sqrt(var[0] / var[1]) if var[1] > 0 else MAX_SIDE_RATIO
     ratio = min(max(ratio, 1.0), MAX_SIDE_RATIO)
     row = topo.HEX_ROW if topology == Topology.HEX else 1.0
@@ -138,7 +154,11 @@ def initial_map(
 
 
 def _pca_map(data: np.ndarray, height: int, width: int, topology: str) -> np.ndarray:
-    mean, var, vecs = principal_components(data, 2)
+    return pca_map(*principal_components(data, 2), height, width, topology)
+
+
+def pca_map(mean: np.ndarray, var: np.ndarray, vecs: np.ndarray, height: int, width: int, topology: str) -> np.ndarray:
+    """The ``pca`` initial map spanned by two components (``var`` (2,), ``vecs`` (2, D)) around ``mean``."""
     x, y = topo.unit_xy(height, width, topology)
     # Coordinates from -1 to 1 along each side (a side of one unit sits at 0).
     cx = _spread(x)

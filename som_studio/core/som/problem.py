@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -39,6 +40,10 @@ from som_studio.config import RunConfig
 from som_studio.core.data import DataError, Table, default_feature_names, random_colours, read_table
 from som_studio.core.som.init import initial_map
 from som_studio.i18n import _
+
+if TYPE_CHECKING:
+    from som_studio.core.data import Scaling
+    from som_studio.core.data.stream import Moments, Source
 
 # Units whose total batch neighbourhood weight is below this keep their weights:
 # far from every best-matching unit the Gaussian underflows (in float32 below
@@ -51,12 +56,38 @@ BLOCK = 1 << 16
 
 
 @dataclass(frozen=True, eq=False)
+class Streamed:
+    """Where a streamed problem's rows come from: each pass reads ``source`` in batches.
+
+    ``scaling`` turns the file's values into the run's (applied to each batch); ``moments`` are the
+    source's statistics (one pass, before training); ``share`` is this process's
+    ``(index, count)`` of the source's units.
+    """
+
+    source: Source
+    batch_rows: int
+    scaling: Scaling
+    moments: Moments
+    share: tuple[int, int] = (0, 1)
+
+    @property
+    def rows(self) -> int:
+        return self.source.share_rows(*self.share)
+
+    def scaled(self, values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+        """A batch of the file's values in the run's scaled space and precision (NaN kept)."""
+        if self.scaling.method == "none":  # one copy, not three
+            return np.ascontiguousarray(values, dtype=dtype)
+        return np.ascontiguousarray(self.scaling.apply(values), dtype=dtype)
+
+
+@dataclass(frozen=True, eq=False)
 class Problem:
     """Everything an implementation needs, as host NumPy arrays in the run's precision.
 
     Attributes
     ----------
-    data : (N, D) array
+    data : (N, D) array; (0, D) for a streamed problem, whose rows come from ``stream``
     init_map : (H, W, D) array; rows are the grid's y axis
     iterations : steps (online) or epochs (batch)
 
@@ -69,6 +100,7 @@ class Problem:
     data: np.ndarray
     init_map: np.ndarray
     iterations: int
+    stream: Streamed | None = None
 
     @property
     def dtype(self) -> np.dtype:
@@ -88,7 +120,12 @@ class Problem:
 
     @property
     def samples(self) -> int:
-        return int(self.data.shape[0])
+        return self.stream.rows if self.stream is not None else int(self.data.shape[0])
+
+    @property
+    def missing(self) -> bool:
+        """Whether the data hold missing values (NaN)."""
+        return self.stream.moments.missing if self.stream is not None else bool(np.isnan(self.data).any())
 
     @property
     def block_length(self) -> int:
@@ -277,4 +314,49 @@ def make_problem(config: RunConfig, kind: str, data: np.ndarray | None = None) -
         data=np.ascontiguousarray(data, dtype=dtype),
         init_map=np.ascontiguousarray(init, dtype=dtype),
         iterations=config.iterations,
+    )
+
+
+def make_stream_problem(
+    config: RunConfig, kind: str, source: Source, batch_rows: int, share: tuple[int, int] = (0, 1)
+) -> Problem:
+    """The seeded problem of ``config`` over a streamed ``source``: the in-memory run's scaling and initial map.
+
+    One pass over the source gives its statistics (:func:`~som_studio.core.data.stream.statistics`);
+    the scaling, ``random``'s ranges and ``pca``'s components follow from them; ``sample`` reads its
+    seeded rows in a second pass. Each gives what :func:`make_problem` gives for the same rows in memory.
+    """
+    from som_studio.core.data import stream
+    from som_studio.core.som.init import covariance_components, pca_map
+
+    moments = stream.statistics(source, batch_rows)
+    scaling = stream.fitted_scaling(moments, config.scaling_method)
+    lo, hi, mean, cov = stream.scaled_summary(moments, scaling)
+    top = float(np.max(np.maximum(np.abs(lo), np.abs(hi))))
+    check_range(np.array([[top] * source.features]), config.precision, source.spec)
+    _, rng, _ = seed_streams(config.seed)
+    h, w, d = config.height, config.width, source.features
+    method = config.init_method
+    if method == "random":
+        init = lo + (hi - lo) * rng.random((h, w, d))
+    elif method == "sample":
+        rows = rng.integers(0, moments.rows, size=h * w)
+        picked = scaling.apply(stream.gather_rows(source, rows, batch_rows))
+        init = np.where(np.isnan(picked), mean[None, :], picked).reshape(h, w, d)
+    elif method == "pca":
+        if moments.rows < 2:
+            var, vecs = np.zeros(2), np.eye(2, d)
+        else:
+            var, vecs = covariance_components(np.atleast_2d(cov), 2)
+        init = pca_map(mean, var, vecs, h, w, config.topology)
+    else:
+        raise ValueError(f"unknown initialisation {method!r}")
+    dtype = np.dtype(config.precision)
+    return Problem(
+        config=config,
+        kind=kind,
+        data=np.empty((0, d), dtype=dtype),
+        init_map=np.ascontiguousarray(init, dtype=dtype),
+        iterations=config.iterations,
+        stream=Streamed(source, batch_rows, scaling, moments, share),
     )

@@ -96,7 +96,22 @@ class ComparisonView(QWidget):
         self._queue_ids: list[str] = []  # runs recorded while the compare queue ran
         self.queue = CompareQueue(launch, ended, stop or (lambda: None), self) if launch and ended is not None else None
 
-        # -- left: the runs, and the implementations to compare ---------------------------
+        outer = QSplitter(Qt.Orientation.Horizontal)
+        outer.addWidget(self._runs_side())
+        outer.addWidget(self._comparison_side())
+        outer.setStretchFactor(1, 3)
+        outer.setSizes([220, 880])  # the run names need little; the table and charts take the rest
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(outer)
+
+        self.menu = self._compare_menu()
+        self._filling = False
+        runs.checked_changed.connect(self.refresh)
+        self.refresh()
+
+    def _runs_side(self) -> QWidget:
+        """Left: the runs' names and ticks, and the implementations to compare."""
         self.picker = ImplementationPicker()
         self.impl_list = self.picker.impl_list
         self.compare_button = self.picker.compare_button
@@ -115,18 +130,20 @@ class ComparisonView(QWidget):
         # The run list's names and ticks: a second view on the one model the
         # Runs page shows in full (ticking or renaming here is the same as there).
         self.runs_view = QListView()
-        self.runs_view.setModel(runs)
+        self.runs_view.setModel(self.runs)
         self.runs_view.setModelColumn(0)
         self.runs_view.setEditTriggers(
             QAbstractItemView.EditTrigger.DoubleClicked | QAbstractItemView.EditTrigger.EditKeyPressed
         )
         self.runs_view.setToolTip(self.tr("Tick runs to compare them (the Runs tab lists them in full)"))
-        runs.rowsInserted.connect(lambda *_: self.runs_view.scrollToBottom())
+        self.runs.rowsInserted.connect(lambda *_: self.runs_view.scrollToBottom())
         lv.addWidget(QLabel(self.tr("Runs (tick to compare)")))
         lv.addWidget(self.runs_view, 2)
         lv.addWidget(self.picker, 3)
+        return left
 
-        # -- right: the comparison ------------------------------------------------------
+    def _comparison_side(self) -> QWidget:
+        """Right: the baseline and Export, what the runs trained on, the summary table and the charts."""
         self.baseline = QComboBox()
         self.baseline.setToolTip(
             self.tr(
@@ -182,20 +199,7 @@ class ComparisonView(QWidget):
         split.setStretchFactor(1, 3)
         split.setSizes([110, 400])  # a few rows of table, the rest for the charts
         rv.addWidget(split, 1)
-
-        outer = QSplitter(Qt.Orientation.Horizontal)
-        outer.addWidget(left)
-        outer.addWidget(right)
-        outer.setStretchFactor(1, 3)
-        outer.setSizes([220, 880])  # the run names need little; the table and charts take the rest
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(outer)
-
-        self.menu = self._compare_menu()
-        self._filling = False
-        runs.checked_changed.connect(self.refresh)
-        self.refresh()
+        return right
 
     # -- menus ------------------------------------------------------------------------------
     def _export_menu(self, parent: QWidget) -> QMenu:

@@ -16,7 +16,7 @@ import time
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QRectF, Signal
-from PySide6.QtGui import QPalette
+from PySide6.QtGui import QPalette, QShowEvent
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from som_studio import picture
@@ -26,7 +26,7 @@ from som_studio.run_settings import Topology
 
 pg.setConfigOptions(imageAxisOrder="row-major")
 
-# Least time between two draws: the worker already sends at most ~30 frames a
+# Least time between two draws: the worker already sends at most ~15 frames a
 # second; this guards the GUI if frames bunch up.
 MIN_DRAW_INTERVAL_S = 1 / 60
 # Largest picture set on the image item as it is; a larger one (the planes grid of a 1024x1024 hex map
@@ -55,6 +55,7 @@ class MapView(QWidget):
         self._views: picture.MapViews | None = None
         self._range: tuple[np.ndarray, np.ndarray] | None = None
         self.frames_drawn = 0
+        self._undrawn = False  # the last frame arrived while the view was hidden
         self.last_frame: picture.MapFrame | None = None
         self._last_draw = 0.0
 
@@ -221,10 +222,14 @@ class MapView(QWidget):
         self.caption.setText(title)
 
     def show_frame(self, frame: picture.MapFrame, force: bool = False) -> None:
+        """Draw ``frame``; a live one (not ``force``) waits while the view is hidden or was just drawn."""
         now = time.perf_counter()
-        if not force and now - self._last_draw < MIN_DRAW_INTERVAL_S:
-            self.last_frame = frame  # drawn with the next frame or at the end
+        if not force and (now - self._last_draw < MIN_DRAW_INTERVAL_S or not self.isVisible()):
+            # Drawn with the next frame, when the view is shown again (another page was in front), or at the end.
+            self.last_frame = frame
+            self._undrawn = True
             return
+        self._undrawn = False
         self._last_draw = now
         img = frame.image
         if img.ndim == 2:
@@ -242,6 +247,11 @@ class MapView(QWidget):
         self.inspector.frame_shown(frame)
         self.frames_drawn += 1
         self.caption.setText(self.tr("iteration {n:,}").format(n=frame.iteration))
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._undrawn and self.last_frame is not None:
+            self.show_frame(self.last_frame, force=True)
 
     def keep_final(self, weights: np.ndarray) -> None:
         """Keep the final map so the view can still change after the run."""

@@ -82,7 +82,19 @@ class RunPanel(QWidget):
         rows.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         # Narrow: a label goes above its field rather than being clipped ("Implementation" to "nplementation").
         rows.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
+        names = labels()  # the controls are named as the form names them in its refusals
+        self._add_implementation_rows(rows, names)
+        self._add_grid_rows(rows, names)
+        self._add_data_rows(rows, names)
+        self._add_training_rows(rows, names)
+        self._add_device_rows(rows, names)
+        self._lay_out(rows)
+        self._connect_edits()
+        self._rendering = False
+        self._render(self.form.state, force=True)
 
+    def _add_implementation_rows(self, rows: QFormLayout, names: dict[str, str]) -> None:
+        """The implementation and what it is."""
         self.impl = QComboBox()
         self.impl.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.impl.setMinimumContentsLength(12)
@@ -90,10 +102,11 @@ class RunPanel(QWidget):
         self.impl.setItemDelegate(_IndentedItems(self.impl))  # in the list, names indented under their heading
         self.impl.view().setMinimumWidth(self.impl.view().sizeHintForColumn(0) + 24)  # headings whole
         self.impl_info = note()
-        names = labels()  # the controls are named as the form names them in its refusals
         rows.addRow(names["impl"], self.impl)
         rows.addRow(self.impl_info)  # both columns: a long description wraps, it never widens the form
 
+    def _add_grid_rows(self, rows: QFormLayout, names: dict[str, str]) -> None:
+        """The map's grid (a preset, any WxH, or auto) and what it comes to."""
         self.grid = QComboBox()
         self.grid.setEditable(True)
         self.grid.addItems(GRID_PRESETS)
@@ -106,6 +119,8 @@ class RunPanel(QWidget):
         rows.addRow(names["grid"], self.grid)
         rows.addRow(self.grid_info)
 
+    def _add_data_rows(self, rows: QFormLayout, names: dict[str, str]) -> None:
+        """The data: random colours or a file, and the file's table settings."""
         self.random_data = QRadioButton(self.tr("Random colours"))
         self.samples = QSpinBox()
         self.samples.setRange(1, cfgmod.MAX_SAMPLES)
@@ -135,6 +150,8 @@ class RunPanel(QWidget):
         self.table = TableFields()
         self.table.add_rows(rows)
 
+    def _add_training_rows(self, rows: QFormLayout, names: dict[str, str]) -> None:
+        """Iterations, radius, learning rate, seed and precision."""
         self.iterations_label = QLabel(names["epochs"])
         self.iterations = QSpinBox()
         self.iterations.setRange(1, cfgmod.MAX_ITERATIONS)
@@ -182,6 +199,8 @@ class RunPanel(QWidget):
         sp.addWidget(self.precision, 1)
         rows.addRow(names["seed"], sp)
 
+    def _add_device_rows(self, rows: QFormLayout, names: dict[str, str]) -> None:
+        """The device layout, simulated CPU devices, and the devices JAX sees."""
         self.layout_box = QComboBox()
         self.layout_box.setEditable(True)
         self.layout_box.addItems(LAYOUT_PRESETS)
@@ -206,6 +225,8 @@ class RunPanel(QWidget):
         dev.addWidget(self.detect)
         rows.addRow(dev)  # both columns: the devices' line has the panel's width to wrap in
 
+    def _lay_out(self, rows: QFormLayout) -> None:
+        """The fields in a scroll area; the memory note, the verdict and Run below, always in sight."""
         # Settings declared with no control laid out above: one each, by their declared kind.
         self.more = SettingControls(EXTRA_SETTINGS)
         rows.addRow(self.more)
@@ -245,6 +266,8 @@ class RunPanel(QWidget):
         # (the window's settings); ``None``: the data's own folder, else home.
         self.folders: Any = None
 
+    def _connect_edits(self) -> None:
+        """Every control's edit goes to the form; the form's verdict comes back to be shown."""
         self.detect.clicked.connect(self.detect_requested)
         self.browse.clicked.connect(self._on_browse)
         edits: list[tuple[Any, str, Any]] = [
@@ -271,8 +294,6 @@ class RunPanel(QWidget):
         self._reader.data_read.connect(self.form.data_read)
         self.form.on_state(self._on_form_state)
         self.form.on_fields(lambda _f: self._render(self.form.state, force=True))
-        self._rendering = False
-        self._render(self.form.state, force=True)
 
     # -- the form's state ------------------------------------------------------------------
     @property

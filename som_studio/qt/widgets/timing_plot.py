@@ -1,8 +1,11 @@
 """Timings: seconds per iteration against iteration, compile apart, rolling median, throughput.
 
-One :class:`pyqtgraph.PlotDataItem` per curve, fed from growing buffers
-(``setData`` on the whole buffer is cheap at chunk rate; peak downsampling and
-clip-to-view keep long runs fast). The compile and warm-up time is not a point
+One :class:`pyqtgraph.PlotDataItem` per curve, fed from bounded buffers
+(:class:`~som_studio.session.decimate.MinMaxSeries`: a run of any length keeps
+at most :data:`HISTORY_POINTS` points, so a redraw never grows with the run;
+peak downsampling to the plot's pixels and clip-to-view keep each paint short).
+Redrawn at most every :data:`REDRAW_MS`, and not at all while hidden (a closed
+or tabbed-away dock): it catches up when shown. The compile and warm-up time is not a point
 on the curve: it is shown in the caption, apart from steady state.
 """
 
@@ -14,6 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QTimer, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from som_studio.qt.chart_style import ReadableAxis, legend_above, restyle_legend, style_plot, style_widget, theme_of
@@ -21,7 +25,7 @@ from som_studio.session.decimate import MinMaxSeries
 from som_studio.session.events import ChunkTimed
 
 ROLLING = 15  # chunks in the rolling median
-REDRAW_MS = 100
+REDRAW_MS = 200
 HISTORY_POINTS = 4000  # the most points a curve keeps, whatever the run's length
 
 
@@ -89,6 +93,7 @@ class TimingPlot(QWidget):
         self._compiles: int | None = None
         # The finished run's recorded (median, mean) per iteration: the caption ends on them.
         self._final: tuple[float | None, float | None] | None = None
+        self._stale = False  # chunks arrived while hidden, not drawn yet
 
         self.caption = QLabel(self.tr("No run yet"))
         self.caption.setWordWrap(True)  # the summary wraps: a long one must not widen the dock
@@ -149,6 +154,7 @@ class TimingPlot(QWidget):
         self._compile_s = None
         self._compiles = None
         self._final = None
+        self._stale = False
         self._per_iteration_samples = samples if kind == "batch" else 1
         self.points.setData([], [])
         self.median.setData([], [])
@@ -168,14 +174,14 @@ class TimingPlot(QWidget):
             # Incremental: each point's median over the chunks before it, computed once.
             self._medians.append(c.end, float(np.median(self._recent)))
         # Redraw at most every REDRAW_MS: each redraw repaints the axes, which
-        # costs more than the curves; a timing curve gains nothing from 30 Hz.
+        # costs more than the curves; a timing curve gains nothing from more than 5 a second.
         if not self._redraw.isActive():
             self._redraw.start(REDRAW_MS)
 
     def flush(self) -> None:
-        """Draw what has arrived now (the end of a run)."""
+        """Draw what has arrived now (the end of a run), shown or not."""
         self._redraw.stop()
-        self._draw()
+        self._draw(hidden_too=True)
 
     def finish(self, median_s: float | None, mean_s: float | None) -> None:
         """The run ended: draw everything and show the figures its record holds, not the rolling ones."""
@@ -183,8 +189,16 @@ class TimingPlot(QWidget):
         self.flush()
         self._update_caption()
 
-    def _draw(self) -> None:
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._stale:
+            self._draw()
+
+    def _draw(self, hidden_too: bool = False) -> None:
         if not len(self._points):
+            return
+        self._stale = not hidden_too and not self.isVisible()
+        if self._stale:  # nobody sees it: drawn when shown (showEvent)
             return
         self.points.setData(*self._points.arrays())
         self.median.setData(*self._medians.arrays())

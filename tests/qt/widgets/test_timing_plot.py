@@ -51,3 +51,16 @@ def test_timing_axis_labels_are_seconds_and_do_not_pile_up():
     # Six decades on 120 pixels: a few decade ticks, not 54 minor ones.
     ((_, values),) = axis.tickValues(-7.0, -1.0, 120)
     assert 2 <= len(values) <= 4 and all(float(v).is_integer() for v in values)
+
+
+def test_a_hidden_plot_is_not_drawn_until_it_is_shown(qtbot):
+    plot = TimingPlot()
+    qtbot.addWidget(plot)
+    plot.show()
+    plot.begin("online", 1)
+    plot.hide()  # its dock closed, or another tab in front
+    plot.add_chunks(_chunks(100, 100, 20, 5e-5))
+    qtbot.wait(250)  # past the redraw interval: the timer fired on a hidden plot
+    assert len(plot.points.getData()[0] or ()) == 0
+    plot.show()
+    qtbot.waitUntil(lambda: len(plot.points.getData()[0]) == 20, timeout=5000)

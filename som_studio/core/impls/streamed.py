@@ -1,0 +1,64 @@
+"""Training from a stream: batch epochs whose rows are read in batches, never held whole.
+
+:class:`StreamedTrainer` meets the :class:`~som_studio.core.impls.protocol.Trainer` contract for any
+trainer that meets :class:`~som_studio.core.impls.protocol.EpochSums`: each epoch is one pass over the
+problem's source (:class:`~som_studio.core.som.problem.Streamed`), every batch scaled as the run's
+data and added to the epoch's per-unit sums, then one update. The sums of batches add up to the
+sums of all rows, so the map is the in-memory run's (float64 sums: to float32 rounding, and bit
+for bit where the trainer adds in the same order). While the trainer works on one batch (a JAX
+trainer's dispatch returns at once) the reader decodes the next on its own thread;
+:attr:`StreamedTrainer.read_s` is the time training waited for data.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from som_studio.core.impls.protocol import EpochSums
+from som_studio.core.som.problem import Problem
+
+
+class StreamedTrainer:
+    """Epochs over a streamed problem's source, through a trainer's :class:`EpochSums` pieces."""
+
+    def __init__(self, inner: Any, problem: Problem) -> None:
+        if problem.stream is None or not isinstance(inner, EpochSums):
+            raise TypeError(f"{type(inner).__name__} does not train from a stream")
+        self.inner: Any = inner
+        self.p = problem
+        self.stream = problem.stream
+        #: Seconds training waited for the reader; rows and bytes read (every pass).
+        self.read_s = 0.0
+        self.rows_read = 0
+        self.bytes_read = 0
+
+    def warmup(self) -> None:
+        self.inner.warmup()
+
+    def run(self, first: int, count: int) -> None:
+        s, dtype = self.stream, self.p.dtype
+        for t in range(first, first + count):
+            self.inner.begin_epoch(t)
+            with s.source.reader(s.batch_rows, s.share) as reader:
+                for batch in reader:
+                    self.inner.add_rows(s.scaled(batch.values, dtype))
+                self.read_s += reader.wait_s
+                self.rows_read += reader.rows_read
+                self.bytes_read += reader.bytes_read
+            self.inner.end_epoch(t)
+        block = getattr(getattr(self.inner, "w", None), "block_until_ready", None)
+        if block is not None:
+            block()
+
+    def get_map(self) -> np.ndarray:
+        got: np.ndarray = self.inner.get_map()
+        return got
+
+    def describe(self) -> dict[str, Any]:
+        describe = getattr(self.inner, "describe", None)
+        return dict(describe()) if describe is not None else {}
+
+    def close(self) -> None:
+        self.inner.close()

@@ -1,0 +1,147 @@
+"""Sources that stream (som_studio.core.data.stream): folders, globs and files read in batches."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.feather as feather
+import pyarrow.parquet as pq
+import pytest
+
+from som_studio.core.data import (
+    DataError,
+    stream,
+)
+
+
+def values(rows: int = 1000, features: int = 3, seed: int = 0, missing: float = 0.05) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(rows, features)) * np.arange(1, features + 1)
+    x[rng.random(x.shape) < missing] = np.nan
+    x[np.isnan(x).all(axis=1), 0] = 1.0  # every row knows a feature
+    return x
+
+
+def write_parquet(folder: Path, x: np.ndarray, cuts: list[int], group: int = 128, labels: bool = True) -> None:
+    """``x`` split into files at ``cuts``, row groups of ``group`` rows, a text label column in the middle."""
+    folder.mkdir(parents=True, exist_ok=True)
+    edges = [0, *cuts, len(x)]
+    for i, (a, b) in enumerate(zip(edges, edges[1:])):
+        cols = {"a": x[a:b, 0]}
+        if labels:
+            cols["kind"] = [f"k{j % 3}" for j in range(a, b)]
+        cols.update({f"f{j}": x[a:b, j] for j in range(1, x.shape[1])})
+        pq.write_table(pa.table(cols), folder / f"part{i:02d}.parquet", row_group_size=group)
+
+
+def test_a_folder_reads_as_its_files_in_order(tmp_path):
+    x = values()
+    write_parquet(tmp_path / "d", x, [300, 650])
+    src = stream.open_source(tmp_path / "d", labels="kind")
+    assert (src.rows, src.files, src.features) == (1000, 3, 3)
+    assert src.feature_names == ("a", "f1", "f2")
+    assert src.bytes == sum(f.stat().st_size for f in (tmp_path / "d").iterdir())
+    got, labels, _ids = src.read_all()
+    np.testing.assert_array_equal(got, x)
+    assert list(labels[:4]) == ["k0", "k1", "k2", "k0"]
+    batches = list(src.reader(333))
+    assert [b.rows for b in batches] == [333, 333, 333, 1]
+    assert [b.first for b in batches] == [0, 333, 666, 999]
+
+
+def test_a_glob_arrow_npy_and_csv(tmp_path):
+    x = values(400, 2, missing=0.0)
+    for i in range(2):
+        feather.write_feather(
+            pa.table({"p": x[i * 200 : (i + 1) * 200, 0], "q": x[i * 200 : (i + 1) * 200, 1]}), tmp_path / f"a{i}.arrow"
+        )
+        np.save(tmp_path / f"n{i}.npy", x[i * 200 : (i + 1) * 200])
+        rows = "\n".join(f"{u:.17g},{v:.17g}" for u, v in x[i * 200 : (i + 1) * 200])
+        (tmp_path / f"c{i}.csv").write_text("p,q\n" + rows + "\n")
+    for pattern in ("a*.arrow", "n*.npy", "c*.csv"):
+        src = stream.open_source(str(tmp_path / pattern))
+        assert src.rows == 400 and src.files == 2
+        np.testing.assert_array_equal(src.read_all()[0], x)
+
+
+def test_a_position_saved_and_restored_continues_with_the_next_row(tmp_path):
+    x = values()
+    write_parquet(tmp_path / "d", x, [450], group=100)
+    src = stream.open_source(tmp_path / "d", labels="kind")
+    reader = src.reader(70)
+    first = [next(reader) for _ in range(4)]
+    state = reader.get_state()
+    assert state == {"row": 280}
+    rest = list(reader)
+    again = src.reader(70, state=state)
+    np.testing.assert_array_equal(np.concatenate([b.values for b in again]), x[280:])
+    np.testing.assert_array_equal(np.concatenate([b.values for b in first + rest]), x)
+    reader = src.reader(70)
+    reader.set_state({"row": 999})
+    assert [b.values.shape[0] for b in reader] == [1]
+
+
+def test_shares_split_the_units_deterministically(tmp_path):
+    x = values()
+    write_parquet(tmp_path / "d", x, [450], group=100)
+    src = stream.open_source(tmp_path / "d", labels="kind")
+    parts = [np.concatenate([b.values for b in src.reader(64, share=(i, 3))]) for i in range(3)]
+    assert [len(p) for p in parts] == [src.share_rows(i, 3) for i in range(3)]
+    np.testing.assert_array_equal(np.concatenate(parts), x)
+    assert min(len(p) for p in parts) > 0
+
+
+def test_statistics_merge_to_the_in_memory_figures(tmp_path):
+    x = values(900, 4, missing=0.1)
+    write_parquet(tmp_path / "d", x, [200, 500], labels=False)
+    m = stream.statistics(stream.open_source(tmp_path / "d"), 77)
+    assert m.missing and m.rows == 900
+    np.testing.assert_allclose(m.mean, np.nanmean(x, axis=0), rtol=1e-13)
+    np.testing.assert_array_equal(m.low, np.nanmin(x, axis=0))
+    filled = np.where(np.isnan(x), np.nanmean(x, axis=0), x)
+    np.testing.assert_allclose(m.comoments() / 899, np.cov(filled, rowvar=False), rtol=1e-12, atol=1e-13)
+    rows = np.array([899, 3, 3, 500])
+    src = stream.open_source(tmp_path / "d")
+    np.testing.assert_array_equal(stream.gather_rows(src, rows, 64), x[rows])
+
+
+@pytest.mark.parametrize(
+    "make, words",
+    [
+        (lambda d: None, "holds no data files"),
+        (lambda d: (np.save(d / "x.npy", np.ones((3, 2))), (d / "y.csv").write_text("1,2\n")), "mixes formats"),
+        (lambda d: pq.write_table(pa.table({"a": [1.0], "c": [2.0]}), d / "z.parquet"), "'f1'"),
+        (lambda d: pq.write_table(pa.table({"a": [1.0], "f1": ["x"], "f2": [1.0]}), d / "z.parquet"), "'f1' is"),
+        (lambda d: (d / "z.parquet").write_bytes(b"PAR1 not really"), "z.parquet: cannot read as Parquet"),
+    ],
+)
+def test_bad_folders_are_refused_naming_the_file_and_column(tmp_path, make, words):
+    d = tmp_path / "d"
+    if "no data" not in words and "mixes" not in words:
+        write_parquet(d, values(50, 3), [], labels=False)
+    d.mkdir(exist_ok=True)
+    make(d)
+    with pytest.raises(DataError, match=words.replace("(", r"\(")):
+        stream.open_source(d)
+
+
+def test_a_text_feature_column_is_refused_by_name(tmp_path):
+    write_parquet(tmp_path / "d", values(50, 2), [])
+    with pytest.raises(DataError, match="'kind' is not numeric"):
+        stream.open_source(tmp_path / "d")
+
+
+def test_a_file_that_changes_during_a_pass_stops_it_naming_the_row_group(tmp_path):
+    x = values()
+    write_parquet(tmp_path / "d", x, [500], group=100)
+    src = stream.open_source(tmp_path / "d", labels="kind")
+    later = tmp_path / "d" / "part01.parquet"
+    reader = src.reader(100)
+    next(reader)
+    later.write_bytes(later.read_bytes()[:-40])  # truncated while the run reads the first file
+    os.utime(later, ns=(1, 1))
+    with pytest.raises(DataError, match=r"part01.parquet, row group 0: the file changed"):
+        list(reader)

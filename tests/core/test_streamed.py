@@ -1,0 +1,127 @@
+"""Training from a stream: the in-memory run's scaling, initial map and map, on every lattice."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from som_studio.config import DataSpec, RunConfig
+from som_studio.core.data import Table, stream
+from som_studio.core.impls import registry
+from som_studio.core.som.problem import make_problem, make_stream_problem
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    """Three Parquet files of row groups of 90 rows, 5 % of the values missing (and a copy with none)."""
+    rng = np.random.default_rng(7)
+    x = rng.random((700, 3)) * [1.0, 4.0, 0.5] + [0.0, -2.0, 10.0]
+    holes = x.copy()
+    holes[rng.random(x.shape) < 0.05] = np.nan
+    out = {}
+    for name, v in (("holes", holes), ("whole", x)):
+        d = tmp_path_factory.mktemp(name)
+        for i, (a, b) in enumerate([(0, 200), (200, 450), (450, 700)]):
+            pq.write_table(
+                pa.table({c: v[a:b, j] for j, c in enumerate("abc")}), d / f"p{i}.parquet", row_group_size=90
+            )
+        out[name] = (d, v)
+    return out
+
+
+CASES = [
+    ("numpy-batch", "rect", False, "pca", "zscore", "holes"),
+    ("numpy-batch", "hex", False, "sample", "minmax", "holes"),
+    ("jax-fused-batch", "rect", False, "pca", "zscore", "holes"),
+    ("jax-fused-batch", "hex", False, "sample", "minmax", "holes"),
+    ("jax-fused-batch", "rect", True, "random", "zscore", "holes"),
+    ("jax-fused-batch", "rect", False, "random", "none", "whole"),
+]
+
+
+@pytest.mark.parametrize("impl, topology, toroid, init, scaling, data", CASES)
+def test_a_streamed_run_ends_at_the_in_memory_map(folder, impl, topology, toroid, init, scaling, data):
+    path, x = folder[data]
+    cfg = RunConfig(
+        impl=impl,
+        data=DataSpec(path=str(path)),
+        width=5,
+        height=4,
+        epochs=3,
+        topology=topology,
+        toroid=toroid,
+        init=init,
+        scaling=scaling,
+    )
+    table = Table(x, ("a", "b", "c")).scaled(cfg.scaling_method)
+    whole = make_problem(cfg, "batch", table.values)
+    streamed = make_stream_problem(cfg, "batch", stream.open_source(path), 64)
+    assert streamed.samples == 700 and streamed.missing == (data == "holes")
+    np.testing.assert_allclose(streamed.stream.scaling.offset, table.scaling.offset, rtol=1e-12)
+    np.testing.assert_allclose(streamed.stream.scaling.scale, table.scaling.scale, rtol=1e-12)
+    np.testing.assert_allclose(streamed.init_map, whole.init_map, rtol=1e-6, atol=1e-7)
+    maps = []
+    for problem in (whole, streamed):
+        trainer = registry.get(impl).create(problem)
+        trainer.warmup()
+        trainer.run(0, 3)
+        maps.append(trainer.get_map())
+        trainer.close()
+    np.testing.assert_allclose(maps[1], maps[0], rtol=1e-6, atol=1e-6)
+
+
+def test_bench_streams_a_folder_and_records_what_it_read(folder, tmp_path, capsys):
+    from som_studio.cli import main
+
+    path, _x = folder["holes"]
+    out = tmp_path / "runs.json"
+    args = ["bench", "--data", str(path), "--impl", "jax-fused-batch", "--grid", "5x4", "--epochs", "2", "-q"]
+    assert main([*args, "--stream", "--batch-rows", "100", "--json", str(out)]) == 0
+    run = json.loads(out.read_text())["runs"][0]
+    assert run["status"] == "ok" and run["samples"] == 700
+    facts = run["extra"]["stream"]
+    assert (facts["rows"], facts["files"], facts["batch_rows"], facts["by_process"]) == (700, 3, 100, [700])
+    assert facts["bytes_read"] > 0
+    assert run["timings"]["phases"]["read"] >= 0
+    assert main([*args, "--json", str(tmp_path / "mem.json")]) == 0  # the same folder, loaded whole
+    mem = json.loads((tmp_path / "mem.json").read_text())["runs"][0]
+    assert "stream" not in mem["extra"]
+    assert mem["quality"]["qe"] == pytest.approx(run["quality"]["qe"], rel=1e-5)
+
+
+def test_an_online_implementation_is_refused_a_stream(folder, capsys):
+    from som_studio.cli import main
+
+    path, _x = folder["whole"]
+    assert main(["bench", "--data", str(path), "--impl", "numpy-online", "--grid", "4x3", "--stream"]) != 0
+    assert "does not train from a stream" in capsys.readouterr().err
+
+
+def test_a_streamed_run_counts_the_in_memory_hits_and_labels(tmp_path):
+    from som_studio.session.session import Session, run_to_completion
+
+    rng = np.random.default_rng(3)
+    x = rng.random((500, 2))
+    x[rng.random(x.shape) < 0.05] = np.nan
+    x[np.isnan(x).all(axis=1), 1] = 0.5  # every row knows a feature
+    kinds = np.where(x[:, 0] > 0.5, "right", "left")
+    for i, (a, b) in enumerate([(0, 260), (260, 500)]):
+        table = pa.table({"u": x[a:b, 0], "kind": kinds[a:b], "v": x[a:b, 1]})
+        pq.write_table(table, tmp_path / f"p{i}.parquet", row_group_size=100)
+    cfg = RunConfig(impl="jax-fused-batch", data=DataSpec(path=str(tmp_path)), width=4, height=3, epochs=2)
+    cfg = cfg.replace(labels="kind", scaling="minmax")
+    runs = [
+        run_to_completion(Session(cfg.replace(stream=s, batch_rows=128), snapshot_interval_s=None))
+        for s in (True, False)
+    ]
+    streamed, whole = (r.model for r in runs)
+    assert runs[0].status == runs[1].status == "ok" and "stream" in runs[0].extra
+    np.testing.assert_array_equal(streamed.hits, whole.hits)
+    np.testing.assert_array_equal(streamed.unit_labels, whole.unit_labels)
+    np.testing.assert_allclose(streamed.unit_purity, whole.unit_purity)
+    assert runs[0].label_purity == pytest.approx(runs[1].label_purity)
+    np.testing.assert_allclose(streamed.scaling.offset, whole.scaling.offset)
