@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from som_studio import config as cfgmod
-from som_studio.config import ConfigError, RunConfig
+from som_studio.config import ConfigError, DataSpec, RunConfig
 from som_studio.core.data import DataError, Table, is_frame
 from som_studio.core.data.stream import Source
 from som_studio.i18n import _
@@ -125,8 +125,11 @@ def _progress_observer(progress: Any) -> tuple[Callable[[Any], None] | None, Cal
     return observe, close
 
 
-def run_session(prepared: Prepared, progress: Any = None) -> Any:
-    """Train ``prepared`` in a :class:`Session` in this process; return its :class:`~som_studio.model.SomRun`."""
+def run_session(prepared: Prepared, progress: Any = None, **session_kw: Any) -> Any:
+    """Train ``prepared`` in a :class:`Session` in this process; return its :class:`~som_studio.model.SomRun`.
+
+    ``session_kw`` go to the session (its checkpoints, the checkpoint it resumes from, a map to start from).
+    """
     from som_studio.model import SomRun
     from som_studio.session.events import Failed, Finished, Snapshot
     from som_studio.session.session import Session
@@ -135,7 +138,7 @@ def run_session(prepared: Prepared, progress: Any = None) -> Any:
     record = None
     final = None
     try:
-        for ev in Session(prepared.config, data=prepared.table, snapshot_interval_s=None).run():
+        for ev in Session(prepared.config, data=prepared.table, snapshot_interval_s=None, **session_kw).run():
             if observe is not None:
                 observe(ev)
             if isinstance(ev, Snapshot):
@@ -166,6 +169,9 @@ def train(
     precision: str | None = None,
     layout: str | None = None,
     progress: Any = None,
+    checkpoint: str | os.PathLike[str] | None = None,
+    checkpoint_every: float = 60.0,
+    resume: str | os.PathLike[str] | None = None,
     **schedule: Any,
 ) -> Any:
     """Train one SOM and return it as a :class:`~som_studio.model.SomRun` (``Run``).
@@ -182,6 +188,11 @@ def train(
         ``init``: ``pca`` for data, ``random`` for the colours).
     progress : ``None`` (quiet), ``True`` (a tqdm bar: terminal, Jupyter, marimo), or a callable
         given each of the session's events.
+    checkpoint : a folder to save the run into as it trains, every ``checkpoint_every`` seconds,
+        when it ends and when it stops (``--checkpoint``).
+    resume : a folder of checkpoints of this run (``--resume``): training goes on from the latest
+        and ends at the map of an uninterrupted run; the settings and data must be the run's own.
+        Checkpoints then go on into it unless ``checkpoint`` names another folder.
     **schedule : the other settings: ``sigma_start``, ``sigma_end`` (a number, ``(sx, sy)`` or
         ``"SXxSY"``), ``lr_start``, ``lr_end``, ``ignore``, ``id_column``, ``clusters``, ``samples``.
 
@@ -218,7 +229,34 @@ def train(
     refused = preflight(prepared.config)
     if refused:
         raise TrainError(str(refused[0]))
-    return run_session(prepared, progress)
+    return run_session(prepared, progress, **_checkpoints(prepared.config, checkpoint, checkpoint_every, resume))
+
+
+def _checkpoints(
+    config: RunConfig,
+    checkpoint: str | os.PathLike[str] | None,
+    every_s: float,
+    resume: str | os.PathLike[str] | None,
+) -> dict[str, Any]:
+    """The session's keywords for :func:`train`'s ``checkpoint`` and ``resume``, checked."""
+    from som_studio.session.checkpoint import CheckpointError, Checkpoints, resume_from
+
+    out: dict[str, Any] = {}
+    if resume is not None:
+        try:
+            out["resume"] = resume_from(resume, config)
+        except ConfigError as exc:
+            raise TrainError(_refusal_text(exc)) from None
+        except CheckpointError as exc:
+            raise TrainError(f"resume: {exc}") from None
+    folder = checkpoint if checkpoint is not None else resume
+    if folder is not None:
+        if not every_s > 0:
+            raise TrainError(
+                "checkpoint_every: " + _("must be a positive number of seconds, got {value}").format(value=every_s)
+            )
+        out["checkpoint"] = Checkpoints(folder, every_s)
+    return out
 
 
 class SOM:
@@ -329,6 +367,33 @@ class SOM:
             del self.feature_names_in_
         return self
 
+    def partial_fit(self, X: Any, y: Any = None) -> SOM:
+        """Train the fitted map on more rows, ``X``, from where it stands (the first call fits).
+
+        The map goes on with the fitted run's final neighbourhood radius and learning rate (the
+        fine-tuning phase of a SOM's training: the map's order is kept, its units move toward the
+        new rows) for the estimator's ``epochs`` (or ``steps``), and ``X`` is scaled with the
+        scaling the first fit learned, so every call sees its rows in the same units.
+        """
+        del y
+        if not hasattr(self, "run_"):
+            return self.fit(X)
+        from som_studio.core.data import Table
+
+        x = self._scaled(X)
+        fitted = RunConfig.from_dict(self.run_.record["config"])
+        end = fitted.sigmas[1]
+        counts: dict[str, int] = {}
+        if self.epochs is not None or self.steps is not None:
+            counts = {k: v for k, v in (("epochs", self.epochs), ("steps", self.steps)) if v is not None}
+        cfg = fitted.replace(
+            data=DataSpec(path="array"), sigma_start=end, sigma_end=end, lr_start=fitted.lr_end, **counts
+        )
+        table = Table(x, tuple(self.run_.feature_names), scaling=self.run_.scaling, source="array")
+        self.run_ = run_session(Prepared(cfg, table), initial_map=self.run_._trained)
+        self.codebook_ = self.run_.codebook
+        return self
+
     def _check_fitted(self) -> None:
         if not hasattr(self, "run_"):
             try:
@@ -388,8 +453,8 @@ class SOM:
         return -float(np.mean(np.sqrt(d2)))
 
 
-# The settings that name a data table's columns: given with fit's data, not as estimator parameters.
-_COLUMNS = ("samples", "labels", "ignore", "id_column")
+# The settings of the data (its columns, how it is read): given with fit's data, not as estimator parameters.
+_COLUMNS = ("samples", "labels", "ignore", "id_column", "stream", "batch_rows")
 _DEFAULTS = {s.name: s.default for s in cfgmod.SETTINGS}  # a parameter left at its default is not shown
 
 

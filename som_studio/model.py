@@ -21,6 +21,7 @@ import numpy as np
 
 from som_studio.core.data import (
     COLUMNAR_SUFFIXES,
+    PYARROW_INSTALL,
     CsvReader,
     DataError,
     Scaling,
@@ -28,7 +29,6 @@ from som_studio.core.data import (
     frame_features,
     is_frame,
     open_npy,
-    read_columnar,
 )
 from som_studio.core.data.model_file import ModelInfo
 from som_studio.core.som import metrics
@@ -255,17 +255,25 @@ class SomRun:
         clusters: np.ndarray | None = None,
         on_note: Callable[[str], None] | None = None,
     ) -> Iterator[Projection]:
-        """Project a file in chunks of ``rows``: memory does not grow with its length.
+        """Project a file, a folder's files or a glob's in chunks of ``rows``: memory does not grow with their length.
 
         ``on_note`` is given each thing reading a CSV decided without certainty (a guessed
         encoding, a header of years: :attr:`CsvReader.notes <som_studio.core.data.CsvReader>`).
         """
+        from som_studio.core.data.stream import data_files, is_streamable
+
+        if is_streamable(str(path)):  # a folder or a glob: its files in name order, one format
+            for f in data_files(path):
+                yield from self.project_chunks(f, rows, clusters, on_note)
+            return
         p = Path(path)
         if p.suffix.lower() in COLUMNAR_SUFFIXES:
-            values, ids = frame_features(read_columnar(p), self.feature_names, self.model.id_column, source=str(p))
-            for s in range(0, len(values), rows):
-                part = check_data(values[s : s + rows], str(p), first_row=s)
-                yield self._project_values(part, ids[s : s + rows] if ids is not None else None, clusters)
+            s = 0
+            for batch in _columnar_batches(p, rows):  # a batch at a time: a file of any size
+                values, ids = frame_features(batch, self.feature_names, self.model.id_column, source=str(p))
+                part = check_data(values, str(p), first_row=s)
+                yield self._project_values(part, ids, clusters)
+                s += len(values)
             return
         if p.suffix.lower() == ".npy":
             arr = open_npy(p)
@@ -372,3 +380,40 @@ def load_run(path: str | os.PathLike[str]) -> SomRun:
 
 Run = SomRun
 """A trained map: what :func:`load_run` reads and :func:`som_studio.train` returns."""
+
+
+def _columnar_batches(path: Path, rows: int) -> Iterator[Any]:
+    """A ``.parquet`` or Arrow IPC file as ``pyarrow.Table`` pieces of at most ``rows`` rows, read as asked for.
+
+    Memory holds one piece (and what pyarrow's scanner reads ahead), whatever the file's length.
+    """
+    if not path.is_file():
+        raise DataError(_("{path}: no such file").format(path=path))
+    try:
+        import pyarrow as pa
+        import pyarrow.ipc as ipc
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise DataError(
+            _("{path}: reading {suffix} files needs pyarrow; install it with {command}").format(
+                path=path, suffix=path.suffix.lower(), command=PYARROW_INSTALL
+            )
+        ) from None
+
+    parquet = path.suffix.lower() == ".parquet"
+    kind = "Parquet" if parquet else "Arrow IPC"
+    try:
+        if parquet:  # without pre-buffering: only the row group being decoded is held
+            batches = pq.ParquetFile(path, pre_buffer=False).iter_batches(batch_size=rows)
+        else:  # memory-mapped: the pages of one batch at a time
+            reader = ipc.open_file(pa.memory_map(str(path)))
+            batches = (
+                piece
+                for i in range(reader.num_record_batches)
+                for piece in pa.Table.from_batches([reader.get_batch(i)]).to_batches(rows)
+            )
+        for batch in batches:
+            if batch.num_rows:
+                yield pa.Table.from_batches([batch])
+    except (OSError, pa.ArrowException) as exc:
+        raise DataError(_("{path}: cannot read as {kind} ({why})").format(path=path, kind=kind, why=exc)) from None

@@ -31,7 +31,7 @@ from som_studio import config as cfgmod
 from som_studio.app_model import estimate
 from som_studio.config import ConfigError, Refusal, RunConfig
 from som_studio.core.impls import registry
-from som_studio.i18n import N_, _, format_bytes
+from som_studio.i18n import N_, _, format_bytes, ngettext
 from som_studio.session.preflight import Devices, memory_need, preflight
 from som_studio.session.record import RunRecord
 from som_studio.session.resolve import AUTO, DataFacts, coerce, finish, gather
@@ -87,6 +87,8 @@ class DataInfo:
     grids: Mapping[tuple[str, bool], tuple[int, int]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     range_ratio: float = 1.0  # the widest feature's range over the narrowest's, unscaled
+    #: A folder or a glob: ``(files, bytes on disk)``; its rows are streamed, never loaded.
+    streamed: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -216,8 +218,11 @@ def app_message(record: RunRecord) -> str:
 def read_data(key: DataKey) -> DataInfo:
     """Read the data file ``key`` names, through the resolver's data seam; may take long: call it off the GUI thread."""
     from som_studio.core.data import DataError, file_columns
+    from som_studio.core.data.stream import is_streamable
     from som_studio.session.resolve import data_facts, read_source
 
+    if is_streamable(key.path):
+        return _read_folder(key)
     columns: tuple[str, ...] = ()
     try:
         # The header alone, with no roles: offered even when the table is refused.
@@ -234,6 +239,33 @@ def read_data(key: DataKey) -> DataInfo:
     ratio = range_ratio(raw.values)
     shape = (facts.rows, facts.features)
     return DataInfo(columns, shape, "", table.has_missing, table.feature_names, facts.grids, table.notes, ratio)
+
+
+def _read_folder(key: DataKey) -> DataInfo:
+    """A folder's or a glob's files as a streamed source: headers and footers, and one statistics pass
+    for the default grid (its principal variances); the rows are never held."""
+    from som_studio.core.data import DataError
+    from som_studio.core.data.stream import open_source, principal_variances
+    from som_studio.core.som.init import grid_for
+
+    try:
+        source = open_source(key.path, key.labels, key.ignore, key.id_column)
+        rows, var = principal_variances(source, key.scaling)
+    except DataError as exc:
+        return DataInfo((), None, str(exc))
+    except OSError as exc:
+        return DataInfo((), None, _("cannot read {path}: {error}").format(path=key.path, error=exc.strerror or exc))
+    grids = {(t, w): grid_for(rows, var, t, w) for t in cfgmod.TOPOLOGIES for w in (False, True)}
+    return DataInfo(
+        source.columns,
+        (source.rows, source.features),
+        "",
+        False,
+        source.feature_names,
+        grids,
+        source.notes,
+        streamed=(source.files, source.bytes),
+    )
 
 
 RANGE_RATIO_FOR_ZSCORE = 100.0
@@ -538,7 +570,7 @@ class RunForm:
             if info.shape is None:
                 return FormState(None, (Refusal("data", info.error),), cpu_devices=cpu, columns=columns)
             samples, features = info.shape
-            data_text = _data_text(info, f.scaling)
+            data_text = _data_text(info, f.scaling, bool(f.extra.get("stream", False)))
         else:
             samples, features = f.samples, 3
         facts = DataFacts(samples, features, info.grids) if info is not None else None
@@ -569,10 +601,24 @@ class RunForm:
         )
 
 
-def _data_text(info: DataInfo, scaling: str) -> str:
+def _data_text(info: DataInfo, scaling: str, stream: bool = False) -> str:
     """What the form says of a table it read: its size, what reading it decided, and whether to scale it."""
     assert info.shape is not None
     rows, features = info.shape
+    if info.streamed is not None:
+        from som_studio.session.preflight import table_fits
+
+        files, on_disk = info.streamed
+        size = ngettext(
+            "{rows:,} x {features} in {files} file ({bytes} on disk)",
+            "{rows:,} x {features} in {files} files ({bytes} on disk)",
+            files,
+        ).format(rows=rows, features=features, files=files, bytes=format_bytes(on_disk))
+        if stream or not table_fits(rows, features):  # as the session decides
+            how = _("streamed: read in batches every epoch, never held whole")
+        else:
+            how = _("read into memory (it fits; Stream from disk reads it in batches instead)")
+        return "\n".join([f"{size}: {how}", *info.notes])
     if info.missing:
         size = _("{rows:,} x {features} loaded (with missing values)")
     else:

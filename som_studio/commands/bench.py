@@ -14,8 +14,10 @@ from som_studio.commands.common import (
     Progress,
     _count,
     _whole,
+    add_checkpoint_options,
     add_run_options,
     check_output,
+    checkpoint_plan,
     configs_from_args,
     impl_names,
     write_runs_json,
@@ -58,11 +60,14 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="write every run's full record as JSON (see README); - prints it (the table then goes to stderr)",
     )
     add_inside_options(p)
+    add_checkpoint_options(p)
     d = p.add_argument_group("across processes and machines (JAX's distributed runtime)")
     d.add_argument(
         "--coordinator",
         metavar="HOST:PORT",
-        help="address of process 0, which hosts the coordinator there; every process gives the same",
+        help="address of process 0, which hosts the coordinator there; every process gives the same; "
+        "auto: the cluster's own settings, where JAX's runtime detects them (Slurm's srun, Open MPI's mpirun), "
+        "with no --num-processes or --process-id",
     )
     d.add_argument("--num-processes", type=_count, metavar="P", help="number of processes taking part")
     d.add_argument("--process-id", type=_whole, metavar="I", help="this process's number, 0..P-1 (0 prints and writes)")
@@ -104,8 +109,21 @@ def inside_options(args: argparse.Namespace) -> dict[str, bool]:
 
 def _cluster(args: argparse.Namespace):
     """The multi-process settings, checked; ``None`` for a one-process run."""
-    from som_studio.session.distributed import Cluster, DistributedError
+    from som_studio.session.distributed import AUTO, Cluster, DistributedError, detect
 
+    if args.coordinator == AUTO:
+        if args.num_processes is not None or args.process_id is not None:
+            raise CommandError(
+                _("{a} and {b} come from the cluster with {flag}").format(
+                    a="--num-processes", b="--process-id", flag="--coordinator auto"
+                )
+            )
+        try:
+            cluster = detect(args.init_timeout)
+        except DistributedError as exc:
+            raise CommandError(str(exc)) from None
+        _only_sharded(args)
+        return cluster
     if args.coordinator is None:
         if args.num_processes is not None or args.process_id is not None:
             raise CommandError(
@@ -122,6 +140,12 @@ def _cluster(args: argparse.Namespace):
         cluster = Cluster(args.coordinator, args.num_processes, args.process_id, args.init_timeout).check()
     except DistributedError as exc:
         raise CommandError(str(exc)) from None
+    _only_sharded(args)
+    return cluster
+
+
+def _only_sharded(args: argparse.Namespace) -> None:
+    """Refuse implementations that run on one device in a run across processes."""
     from som_studio.core.impls import registry
 
     names = impl_names(args)
@@ -136,7 +160,6 @@ def _cluster(args: argparse.Namespace):
                 len(flat),
             ).format(names=", ".join(flat), sharded=", ".join(sharded))
         )
-    return cluster
 
 
 def run(args: argparse.Namespace) -> int:
@@ -176,6 +199,12 @@ def run(args: argparse.Namespace) -> int:
     session_kw: dict[str, Any] = {}
     if cluster is None:
         session_kw.update(inside)
+    if cluster is not None and (args.checkpoint or args.resume):
+        raise CommandError(
+            ("--resume: " if args.resume else "--checkpoint: ")
+            + _("saves runs in one process; it cannot go with {flag} yet").format(flag="--coordinator")
+        )
+    per_run = checkpoint_plan(args, configs)
     if cluster is not None:
         from som_studio.session.distributed import LOCKSTEP_SESSION
 
@@ -189,6 +218,7 @@ def run(args: argparse.Namespace) -> int:
             save_runs=args.save_runs if main else None,
             force=args.force,
             interruptible=cluster is None,  # processes in lockstep cannot stop one alone
+            per_run=per_run,
             **session_kw,
         )
     except Interrupted as stop:
@@ -296,6 +326,7 @@ def run_configs(
     save_runs: str | None = None,
     force: bool = False,
     interruptible: bool = True,
+    per_run=None,
     **session_kw,
 ):
     """Run each config in turn with a progress bar; return their records.
@@ -303,7 +334,8 @@ def run_configs(
     ``quiet``: no progress bar; ``silent``: nothing at all on stderr.
     ``observe(index, config, event)``, if given, sees every event of every run
     (``compare`` keeps the maps from it). ``session_kw`` go to each
-    :class:`~som_studio.session.session.Session`.
+    :class:`~som_studio.session.session.Session`, and ``per_run[impl]`` (a dict of keywords,
+    e.g. its checkpoints) to that implementation's.
 
     Ctrl-C (with ``interruptible``) in any phase of a run stops there: the
     run is recorded as ``cancelled`` (and ``observe`` sees its ``Finished``),
@@ -322,7 +354,14 @@ def run_configs(
             data = _load(configs[0], silent)  # the same data for every run
             for index, cfg in enumerate(configs):
                 now.begin(index, cfg)
-                session = Session(cfg, data=data, **session_kw)
+                own = (per_run or {}).get(cfg.impl, {})
+                session = Session(cfg, data=data, **session_kw, **own)
+                if own.get("resume") is not None and not silent:
+                    progress.done(
+                        _("{impl}: resuming at iteration {n:,} of {total:,} from {folder}").format(
+                            impl=cfg.impl, n=own["resume"].iteration, total=cfg.iterations, folder=own["resume"].folder
+                        )
+                    )
                 ctrl_c.session = session
                 record, final = _train_one(session, now, observe, progress, ctrl_c)
                 if save_runs is not None and record.status == "ok":

@@ -100,6 +100,80 @@ def add_run_options(
     o.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 
 
+def add_checkpoint_options(p: argparse.ArgumentParser) -> None:
+    """``--checkpoint``, ``--checkpoint-every`` and ``--resume`` (the commands that train runs one by one)."""
+    g = p.add_argument_group("checkpoints (a run killed or stopped resumes where it stood, to the same map)")
+    g.add_argument(
+        "--checkpoint",
+        metavar="DIR",
+        help="save each run as it trains into DIR/<implementation> (every --checkpoint-every seconds, "
+        "when it ends and when it is stopped); the previous checkpoint is replaced only once the next is complete",
+    )
+    g.add_argument(
+        "--checkpoint-every",
+        type=_positive_seconds,
+        metavar="S",
+        default=60.0,
+        help="seconds of training between checkpoints; default %(default)g",
+    )
+    g.add_argument(
+        "--resume",
+        metavar="DIR",
+        help="continue the runs checkpointed in DIR (by --checkpoint DIR), with the interrupted command's options: "
+        "the SOM, the data and the batch settings must be the same (--json, --save-runs, --checkpoint* and -q "
+        "may differ); checkpoints go on into DIR unless --checkpoint names another folder",
+    )
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(_("expected a number of seconds, got {value!r}").format(value=text)) from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(_("must be a positive number of seconds, got {value}").format(value=text))
+    return value
+
+
+def checkpoint_plan(args: argparse.Namespace, configs: list[RunConfig]) -> dict[str, dict[str, Any]]:
+    """The session keywords of each run by implementation: its checkpoints and the checkpoint it resumes from.
+
+    Refused up front (:class:`CommandError`, naming the flag): a ``--resume`` folder without a
+    complete checkpoint, and a run whose settings differ from its checkpoint's.
+    """
+    from som_studio.session.checkpoint import CheckpointError, Checkpoints, resume_from
+
+    folder = args.checkpoint or args.resume
+    plan: dict[str, dict[str, Any]] = {c.impl: {} for c in configs}
+    if args.resume is not None:
+        root = Path(args.resume)
+        if not root.is_dir():
+            raise CommandError("--resume: " + _("{folder}: no such folder").format(folder=root))
+        found = 0
+        for cfg in configs:
+            run_dir = root / cfg.impl
+            if not run_dir.is_dir():
+                continue  # never checkpointed (the command stopped before it): it starts afresh
+            try:
+                plan[cfg.impl]["resume"] = resume_from(run_dir, cfg)
+            except ConfigError as exc:
+                raise CommandError(exc.refusal.text(flag_names())) from None
+            except CheckpointError as exc:
+                raise CommandError(f"--resume: {exc}") from None
+            found += 1
+        if not found:
+            raise CommandError(
+                "--resume: "
+                + _("{folder}: holds no checkpoint of {names}").format(
+                    folder=root, names=", ".join(c.impl for c in configs)
+                )
+            )
+    if folder is not None:
+        for cfg in configs:
+            plan[cfg.impl]["checkpoint"] = Checkpoints(Path(folder) / cfg.impl, args.checkpoint_every)
+    return plan
+
+
 def default_impls() -> list[str]:
     """What ``bench`` and ``compare`` train when ``--impl`` is not given: the default implementation, timed
     against the NumPy reference of its kind."""

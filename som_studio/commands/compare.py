@@ -11,8 +11,10 @@ from typing import Any
 from som_studio.commands.common import (
     STDOUT,
     CommandError,
+    add_checkpoint_options,
     add_run_options,
     check_output,
+    checkpoint_plan,
     configs_from_args,
     wrote,
 )
@@ -60,6 +62,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     from som_studio.commands.bench import add_inside_options
 
     add_inside_options(p)  # the report then places the runs under the roofline
+    add_checkpoint_options(p)
     o = p.add_argument_group("files to write (each checked before training starts)")
     o.add_argument("--report", metavar="FILE.html", help="the report as one self-contained HTML page")
     o.add_argument("--pdf", metavar="FILE.pdf", help="the report as PDF")
@@ -223,6 +226,8 @@ def train(args: argparse.Namespace, configs: list[Any], snapshots: bool = False)
     from som_studio.commands.bench import Interrupted, format_table, inside_options, run_configs
     from som_studio.storage import RunRecorder
 
+    per_run = checkpoint_plan(args, configs)
+
     recorders = [RunRecorder(c.impl, frames=args.frames) for c in configs]
 
     def observe(index: int, _cfg: object, event: Any) -> None:
@@ -238,6 +243,7 @@ def train(args: argparse.Namespace, configs: list[Any], snapshots: bool = False)
             snapshot_interval_s=interval,
             save_runs=args.save_runs,
             force=args.force,
+            per_run=per_run,
             **inside_options(args),
         )
     except Interrupted as stop:

@@ -1,8 +1,9 @@
 """``som-studio project``: where the rows of a data file land on a trained map.
 
 Writes ``row,bmu_col,bmu_row,distance,cluster,label`` (then the run's ``--id``
-column) for each input row, streaming: the file is read and written in chunks,
-to a temporary file renamed at the end, so a refusal leaves no output file.
+column) for each input row, as CSV or Parquet, streaming: the file is read and
+written in chunks (a Parquet row group each), to a temporary file renamed at
+the end, so a refusal, a failure or a full disk leaves no output file.
 """
 
 from __future__ import annotations
@@ -14,11 +15,14 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
+
 from som_studio.commands.common import CommandError, _count, check_not_read
 from som_studio.i18n import _, ngettext
 
 HELP = "project the rows of a data file onto a stored run's map; write each row's unit as CSV"
 COLUMNS = ("row", "bmu_col", "bmu_row", "distance", "cluster", "label")
+PARQUET = ".parquet"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -33,8 +37,18 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         ),
     )
     p.add_argument("run_file", metavar="RUN.somrun", help="a stored run")
-    p.add_argument("data", metavar="DATA", help=".csv, .npy, .parquet or .arrow file of rows to project")
-    p.add_argument("--out", required=True, metavar="FILE.csv", help="output CSV file; - for stdout")
+    p.add_argument(
+        "data",
+        metavar="DATA",
+        help=".csv, .npy, .parquet or .arrow file of rows to project, or a folder of such files or a quoted glob "
+        "(one format; their rows in file-name order)",
+    )
+    p.add_argument(
+        "--out",
+        required=True,
+        metavar="FILE",
+        help="output file: .csv, or .parquet (a row group per chunk read, needs pyarrow); - for CSV on stdout",
+    )
     p.add_argument("--clusters", type=_count, metavar="K", help="k-means with K clusters instead of the run's")
     p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
     return p
@@ -46,6 +60,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.out != "-":
         check_not_read(args.out, {"RUN.somrun": args.run_file, "DATA": args.data}, flag="--out")
+        if Path(args.data).is_dir() and Path(args.out).resolve().parent == Path(args.data).resolve():
+            raise CommandError(
+                f"--out: {args.out}: "
+                + _("is inside {data}, whose files are being read; write it elsewhere").format(data=args.data)
+            )
     try:
         model = load_run(args.run_file)
     except RunFileError as exc:
@@ -71,8 +90,12 @@ def run(args: argparse.Namespace) -> int:
             return 0
         fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".part", dir=out.parent)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-                n = _write(f, model, args.data, clusters, header)
+            if out.suffix.lower() == PARQUET:
+                os.close(fd)
+                n = _write_parquet(tmp, model, args.data, clusters, header)
+            else:
+                with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+                    n = _write(f, model, args.data, clusters, header)
             os.replace(tmp, out)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
@@ -90,23 +113,68 @@ def run(args: argparse.Namespace) -> int:
 def _check_out(path: str, force: bool) -> Path:
     from som_studio.report.writers import OutputError, check_writable
 
-    if Path(path).suffix.lower() != ".csv":
-        raise CommandError(f"--out: {path}: " + _("expected a .csv file name (or - for stdout)"))
+    suffix = Path(path).suffix.lower()
+    if suffix not in (".csv", PARQUET):
+        raise CommandError(f"--out: {path}: " + _("expected a .csv or .parquet file name (or - for stdout)"))
+    if suffix == PARQUET:
+        try:
+            import pyarrow.parquet  # noqa: F401
+        except ImportError:
+            raise CommandError(
+                f"--out: {path}: "
+                + _("writing Parquet needs pyarrow; install it with {command}").format(command="pip install pyarrow")
+            ) from None
     try:
         return check_writable(path, force)
     except OutputError as exc:
         raise CommandError(f"--out: {exc}") from None
 
 
+def _write_parquet(path: str, model, data: str, clusters, header: list[str]) -> int:  # type: ignore[no-untyped-def]
+    """Write the projection as Parquet, a row group per chunk projected; the rows written."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    fields = [
+        pa.field("row", pa.int64()),
+        pa.field("bmu_col", pa.int32()),
+        pa.field("bmu_row", pa.int32()),
+        pa.field("distance", pa.float64()),
+        pa.field("cluster", pa.int32()),  # null: the run has no clusters
+        pa.field("label", pa.string()),  # null: the unit has no label
+    ]
+    if len(header) > len(COLUMNS):
+        fields.append(pa.field(header[-1], pa.string()))
+    schema = pa.schema(fields)
+    n = 0
+    with pq.ParquetWriter(path, schema) as writer:
+        for part in model.project_chunks(data, clusters=clusters, on_note=_warn):
+            rows = len(part.bmu_row)
+            label = [v if v else None for v in part.label.tolist()]
+            columns = [
+                pa.array(np.arange(n, n + rows, dtype=np.int64)),
+                pa.array(part.bmu_col, pa.int32()),
+                pa.array(part.bmu_row, pa.int32()),
+                pa.array(part.distance, pa.float64()),
+                pa.array(part.cluster, pa.int32(), mask=part.cluster < 0),
+                pa.array(label, pa.string()),
+            ]
+            if len(fields) > len(COLUMNS):
+                columns.append(pa.array(part.ids.tolist() if part.ids is not None else [None] * rows, pa.string()))
+            writer.write_table(pa.Table.from_arrays(columns, schema=schema))
+            n += rows
+    return n
+
+
+def _warn(note: str) -> None:
+    print(f"{_('warning')}: {note}", file=sys.stderr)
+
+
 def _write(f, model, data: str, clusters, header: list[str]) -> int:  # type: ignore[no-untyped-def]
     w = csv.writer(f, lineterminator="\n")
     w.writerow(header)
     n = 0
-
-    def warn(note: str) -> None:
-        print(f"{_('warning')}: {note}", file=sys.stderr)
-
-    for part in model.project_chunks(data, clusters=clusters, on_note=warn):
+    for part in model.project_chunks(data, clusters=clusters, on_note=_warn):
         cluster = [("" if c < 0 else str(c)) for c in part.cluster.tolist()]
         ids = part.ids.tolist() if part.ids is not None else None
         for i in range(len(part.bmu_row)):

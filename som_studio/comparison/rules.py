@@ -186,6 +186,7 @@ PHASE_WORDS = {
     "quality": N_("quality"),
     "frames": N_("frames for the app"),
     "model": N_("hits and labels"),
+    "checkpoint": N_("writing checkpoints"),
     "agreement": N_("agreement check"),
     "other": N_("other"),
 }

@@ -496,6 +496,10 @@ A run shows here when it recorded its inside: tick Record the inside of the next
         <translation>학습 프로세스를 시작하지 못했습니다: {error}</translation>
     </message>
     <message>
+        <source>Its saved configuration is not valid: {error}</source>
+        <translation>저장된 설정이 올바르지 않습니다: {error}</translation>
+    </message>
+    <message>
         <source>not runnable</source>
         <translation>실행할 수 없음</translation>
     </message>
@@ -815,6 +819,7 @@ A run shows here when it recorded its inside: tick Record the inside of the next
     <name>RunController</name>
     <message>
         <source>stopped while starting</source>
+        <extracomment>A run that keeps checkpoints writes one when it stops (the first one imports Orbax: seconds). Chunks longer than this (a streamed epoch of minutes) are not waited for: the last checkpoint is kept.</extracomment>
         <translation>시작 중에 중지됨</translation>
     </message>
     <message>
@@ -975,6 +980,14 @@ A run shows here when it recorded its inside: tick Record the inside of the next
         <translation>선택한 실행의 설정으로 다시 실행합니다</translation>
     </message>
     <message>
+        <source>Resume</source>
+        <translation>재개</translation>
+    </message>
+    <message>
+        <source>Go on training the selected stopped run from its last checkpoint, to the map it would have reached</source>
+        <translation>선택한 중지된 실행을 마지막 체크포인트부터 이어서 학습해, 중단 없이 얻었을 지도에 이릅니다</translation>
+    </message>
+    <message>
         <source>Remove the selected runs from the list and their files (Delete)</source>
         <translation>선택한 실행을 목록과 파일에서 삭제합니다 (Delete)</translation>
     </message>
@@ -1071,6 +1084,14 @@ The run is listed until the app closes.</source>
     <message>
         <source>Cannot re-run</source>
         <translation>다시 실행할 수 없습니다</translation>
+    </message>
+    <message>
+        <source>Cannot resume</source>
+        <translation>재개할 수 없음</translation>
+    </message>
+    <message>
+        <source>This run has no checkpoint to go on from: it ended, or stopped before its first one.</source>
+        <translation>이 실행에는 이어서 학습할 체크포인트가 없습니다: 끝났거나, 첫 체크포인트 전에 중지되었습니다.</translation>
     </message>
 </context>
 <context>

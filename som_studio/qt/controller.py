@@ -42,6 +42,10 @@ from som_studio.worker.process import describe_exit
 __all__ = ["DeviceProbe", "RunController", "describe_exit"]
 
 KILL_AFTER_MS = 150
+#: A run that keeps checkpoints writes one when it stops (the first one imports Orbax: seconds).
+CHECKPOINT_GRACE_MS = 15_000
+#: Chunks longer than this (a streamed epoch of minutes) are not waited for: the last checkpoint is kept.
+CHUNK_WORTH_WAITING_S = 2.0
 MAX_DISPATCH_HZ = 20  # the GUI takes the worker's events at most this often (frames come at most ~15 a second)
 
 IDLE, STARTING, RUNNING, PAUSED, STOPPING = "idle", "starting", "running", "paused", "stopping"
@@ -142,6 +146,7 @@ class RunController(QObject):
         self._so_far = RecordSoFar(config)
         self._killed = False
         self._stop_requested_at = None
+        self._checkpoints = bool((session_options or {}).get("checkpoint"))
         events_r, events_w = self._ctx.Pipe(duplex=False)
         control_r, control_w = self._ctx.Pipe(duplex=False)
         proc = self._ctx.Process(
@@ -213,8 +218,12 @@ class RunController(QObject):
         so_far = self._so_far
         chunks = so_far.record.chunks if so_far is not None else ()
         last_chunk_s = chunks[-1].seconds if chunks else 0.0
-        if so_far is None or not so_far.started or not so_far.compiled or last_chunk_s > KILL_AFTER_MS / 1000 / 2:
-            self._kill_if_alive()
+        training = so_far is not None and so_far.started and so_far.compiled
+        if training and self._checkpoints and last_chunk_s < CHUNK_WORTH_WAITING_S:
+            # It stops at the end of its chunk and writes where it stood: worth the wait.
+            self._kill_timer.start(CHECKPOINT_GRACE_MS + int(last_chunk_s * 1000))
+        elif not training or last_chunk_s > KILL_AFTER_MS / 1000 / 2:
+            self._kill_if_alive()  # its last checkpoint, if any, is kept
         else:
             self._kill_timer.start(KILL_AFTER_MS)
 

@@ -16,6 +16,7 @@ window wires them together and does no training and no arithmetic on maps.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, cast
 
 from PySide6.QtCore import Qt
@@ -23,7 +24,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QSho
 from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMessageBox, QWidget
 
 from som_studio.app_model.form import FormState, RunForm, read_data
-from som_studio.config import RunConfig
+from som_studio.config import ConfigError, RunConfig
 from som_studio.core.impls.protocol import Implementation
 from som_studio.qt import controller as ctl
 from som_studio.qt import dialogs, menus
@@ -51,6 +52,9 @@ from som_studio.qt.widgets.timing_plot import TimingPlot
 from som_studio.storage import RunHistory, StoredRun
 
 TITLE = "SOM Studio"
+# Where the app keeps its runs' checkpoints (inside the history's folder), and how often a run writes one.
+CHECKPOINTS = "checkpoints"
+CHECKPOINT_EVERY_S = 60.0
 
 DOCK_AREAS = {
     "run": Qt.DockWidgetArea.LeftDockWidgetArea,
@@ -105,7 +109,9 @@ class MainWindow(QMainWindow):
         self.timing_plot, self.quality_plot, self.sharding_view = TimingPlot(), QualityPlot(), ShardingView()
         # The one run list; the comparison compares the ticked ones.
         self.runs = RunsModel(self.history, self)
-        self.runs_panel = RunsPanel(self.runs, rerun=self.run_config, show_run=self.show_kept_run)
+        self.runs_panel = RunsPanel(
+            self.runs, rerun=self.run_config, show_run=self.show_kept_run, resume=self.resume_run
+        )
         self.live = LiveViews(
             self.controller,
             self.map_view,
@@ -389,8 +395,12 @@ class MainWindow(QMainWindow):
         s.sync()
 
     # -- running ---------------------------------------------------------------------------
-    def start_run(self, hooks: dict[str, Any] | None = None) -> bool:
-        """Start the form's configuration; ``hooks`` are for tests only."""
+    def start_run(self, hooks: dict[str, Any] | None = None, resume: str | None = None) -> bool:
+        """Start the form's configuration; ``hooks`` are for tests only.
+
+        Every run keeps a checkpoint in the history's folder (every minute and when it is stopped);
+        ``resume`` is the checkpoint folder of a stopped run to go on from.
+        """
         st = self.form.state
         if self.controller.busy or not st.runnable or st.config is None:
             return False
@@ -404,7 +414,7 @@ class MainWindow(QMainWindow):
                 st.cpu_devices,
                 view=(c.mode, c.component),
                 hooks=hooks,
-                session_options=self.inside_view.session_options(),
+                session_options={**self.inside_view.session_options(), **self._checkpoint_options(resume)},
             )
         except OSError as exc:  # no process could be started (limits, memory)
             self.show_error(
@@ -415,6 +425,32 @@ class MainWindow(QMainWindow):
         self.live.begin(st.config)
         self.save_settings()
         return True
+
+    def _checkpoint_options(self, resume: str | None) -> dict[str, Any]:
+        """The session's checkpoints: a new folder for a new run, the stopped run's own when resumed."""
+        import uuid
+
+        from som_studio.session.checkpoint import Checkpoints
+
+        folder = Path(resume) if resume else self.history.folder / CHECKPOINTS / uuid.uuid4().hex[:16]
+        options: dict[str, Any] = {"checkpoint": Checkpoints(folder, CHECKPOINT_EVERY_S, at_end=False)}
+        if resume:
+            options["resume"] = str(folder)
+        return options
+
+    def resume_run(self, run: StoredRun) -> str:
+        """Go on training a stopped run from its checkpoint; ``""``, or why it cannot start."""
+        try:
+            cfg = RunConfig.from_dict(run.record.config)
+        except ConfigError as exc:
+            return self.tr("Its saved configuration is not valid: {error}").format(error=exc)
+        st = self.form.set_config(cfg)
+        while st.data_needed is not None:
+            st = self.form.data_read(st.data_needed, read_data(st.data_needed))
+        if not st.runnable:
+            return st.reason or self.tr("not runnable")
+        folder = str((run.record.extra.get("checkpoint") or {}).get("folder", ""))
+        return "" if self.start_run(resume=folder) else self.tr("a run is already in progress")
 
     def show_kept_run(self, run: StoredRun) -> None:
         """Show a kept run again on the map page (double-click in the run list, Show, a restart)."""

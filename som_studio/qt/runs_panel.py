@@ -36,6 +36,13 @@ from som_studio.report.writers import OutputError
 from som_studio.storage import SUFFIX, HistoryError, StoredRun
 
 
+def resumable(run: StoredRun) -> bool:
+    """Whether ``run`` stopped before its end and left a checkpoint to go on from."""
+    kept = run.record.extra.get("checkpoint") or {}
+    folder = kept.get("folder")
+    return run.record.status != "ok" and bool(folder) and Path(str(folder)).is_dir()
+
+
 class RunsPanel(QWidget):
     """The Runs page: the run history's table and what can be done to its runs.
 
@@ -43,6 +50,7 @@ class RunsPanel(QWidget):
     ----------
     model : the shared run list.
     rerun : starts a configuration; returns ``""`` or why it could not start.
+    resume : resumes a stopped run from its checkpoint; returns ``""`` or why it could not start.
     show_run : shows a kept run again in the live views (double-click, or Show).
     """
 
@@ -54,11 +62,13 @@ class RunsPanel(QWidget):
         rerun: Callable[[RunConfig], str] | None = None,
         show_run: Callable[[StoredRun], None] | None = None,
         parent: QWidget | None = None,
+        resume: Callable[[StoredRun], str] | None = None,
     ) -> None:
         super().__init__(parent)
         self.model = model
         self._rerun = rerun
         self._show_run = show_run
+        self._resume = resume
         self.error_dialog: QMessageBox | None = None
         self.table = QTableView()
         self.table.setModel(model)
@@ -93,6 +103,18 @@ class RunsPanel(QWidget):
         self.open_button = QPushButton(self.tr("Open…"))
         self.rerun_button = QPushButton(self.tr("Re-run"))
         self.rerun_button.setToolTip(self.tr("Run the selected run's configuration again"))
+        self.resume_button = QPushButton(self.tr("Resume"))
+        self.resume_button.setObjectName("resumeRunButton")
+        self.resume_button.setToolTip(
+            self.tr(
+                "Go on training the selected stopped run from its last checkpoint, to the map it would have reached"
+            )
+        )
+        self.resume_button.clicked.connect(self.resume_selected)
+        self.resume_button.setEnabled(False)
+        self.table.selectionModel().selectionChanged.connect(self._update_resume)
+        for changed in (model.modelReset, model.rowsInserted, model.rowsRemoved, model.dataChanged):
+            changed.connect(self._update_resume)
         self.show_button.clicked.connect(self.show_selected)
         self.remove_button.clicked.connect(self.ask_remove_selected)
         self.save_button.clicked.connect(lambda: self.save_selected())
@@ -109,7 +131,7 @@ class RunsPanel(QWidget):
         self.projector = ProjectData(self._one, self, self.show_error)  # Project data… and Export units…
         self.projector.status.connect(self.status)
         buttons = QHBoxLayout()
-        for b in (self.show_button, self.rerun_button, *self.projector.buttons, self.save_button):
+        for b in (self.show_button, self.rerun_button, self.resume_button, *self.projector.buttons, self.save_button):
             buttons.addWidget(b)
         for b in (self.open_button, self.remove_button):
             buttons.addWidget(b)
@@ -259,6 +281,24 @@ class RunsPanel(QWidget):
         reason = self._rerun(cfg)
         if reason:
             self.show_error(self.tr("Cannot re-run"), reason)
+
+    def _update_resume(self, *_: Any) -> None:
+        runs = self.selected()
+        self.resume_button.setEnabled(self._resume is not None and len(runs) == 1 and resumable(runs[0]))
+
+    def resume_selected(self) -> None:
+        run = self._one(self.tr("Resume"))
+        if run is None or self._resume is None:
+            return
+        if not resumable(run):
+            self.show_error(
+                self.tr("Cannot resume"),
+                self.tr("This run has no checkpoint to go on from: it ended, or stopped before its first one."),
+            )
+            return
+        reason = self._resume(run)
+        if reason:
+            self.show_error(self.tr("Cannot resume"), reason)
 
     def show_selected(self) -> None:
         run = self._one(self.tr("Show"))

@@ -46,8 +46,45 @@ LOCKSTEP_SESSION = {"chunk_target_s": 1e12}
 _ADDR_RE = re.compile(r"^\[?([A-Za-z0-9.\-:]+?)\]?:(\d{1,5})$")
 
 
+#: ``--coordinator auto``: the settings of the cluster the command runs in, as JAX's runtime detects them.
+AUTO = "auto"
+
+
 class DistributedError(RuntimeError):
     """A distributed run could not start or was lost; the message says which and why."""
+
+
+def detect(init_timeout: int) -> Cluster:
+    """The cluster this process runs in (``--coordinator auto``): coordinator, process count and number.
+
+    JAX's distributed runtime reads them from its launcher's environment (Slurm's ``srun``, Open MPI's
+    ``mpirun`` and the others it knows); every process of the job detects the same coordinator.
+    Raises :class:`DistributedError` when it finds none.
+    """
+    from som_studio.core import jax_runtime
+
+    jax_runtime.jax()
+    # JAX's detection, without joining: initialize() would make it too, but the supervisor needs
+    # the process number before any process connects (process 0 prints and writes).
+    from jax._src import clusters
+
+    try:
+        address, count, number, _devices = clusters.ClusterEnv.auto_detect_unset_distributed_params(
+            None, None, None, None, None, init_timeout
+        )
+    except Exception as exc:  # a launcher's environment JAX cannot read
+        raise DistributedError(
+            "--coordinator auto: " + _("the cluster's settings cannot be read ({why})").format(why=exc)
+        ) from None
+    if address is None or count is None or number is None:
+        raise DistributedError(
+            "--coordinator auto: "
+            + _(
+                "no cluster found: JAX's runtime reads the settings of Slurm (srun) and Open MPI (mpirun), "
+                "and none is set here; give {flags} instead"
+            ).format(flags="--coordinator HOST:PORT --num-processes P --process-id I")
+        )
+    return Cluster(str(address), int(count), int(number), init_timeout, detected=True).check()
 
 
 @dataclass(frozen=True)
@@ -58,6 +95,8 @@ class Cluster:
     num_processes: int
     process_id: int
     init_timeout: int
+    #: Read from the launcher's environment (``--coordinator auto``), not given.
+    detected: bool = False
 
     def check(self) -> Cluster:
         m = _ADDR_RE.match(self.coordinator)
@@ -112,7 +151,8 @@ def initialize(cluster: Cluster) -> None:
         coordinator_address=cluster.coordinator,
         num_processes=cluster.num_processes,
         process_id=cluster.process_id,
-        coordinator_bind_address=cluster.coordinator if cluster.is_main else None,
+        # A detected address is the launcher's name for the node: listen on every interface there, as JAX does.
+        coordinator_bind_address=cluster.coordinator if cluster.is_main and not cluster.detected else None,
         initialization_timeout=cluster.init_timeout,
         heartbeat_timeout_seconds=max(cluster.init_timeout, 5),
         # A process that ends early waits this long at exit for the others before giving up.

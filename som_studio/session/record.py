@@ -22,10 +22,10 @@ SCHEMA_VERSION = 1
 #: Where a run's wall time goes, in order (``timings.phases``): reading and checking the data
 #: (JAX's start-up included), the initial map and placing the problem on its device, compiling,
 #: training (``total_s``), the quality measurements, the map frames copied for a watcher (the app;
-#: 0 for a headless run), and the model's pass over the data (hits, unit labels, clusters).
-#: ``read`` is not another share of the wall time but a part of ``train``: the seconds a streamed
-#: run's training waited for its data (0 for a run in memory).
-PHASES = ("data", "init", "compile", "train", "quality", "frames", "model", "read")
+#: 0 for a headless run), the model's pass over the data (hits, unit labels, clusters), and writing
+#: checkpoints. ``read`` is not another share of the wall time but a part of ``train``: the seconds
+#: a streamed run's training waited for its data (0 for a run in memory).
+PHASES = ("data", "init", "compile", "train", "quality", "frames", "model", "checkpoint", "read")
 
 
 def no_phases() -> dict[str, float]:

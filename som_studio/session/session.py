@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
@@ -47,6 +48,7 @@ from som_studio.core.som.problem import check_range, load_problem_table, make_pr
 from som_studio.i18n import _, ngettext
 from som_studio.session import env as envmod
 from som_studio.session import sweep as sweepmod
+from som_studio.session.checkpoint import CheckpointError, Checkpoints, Saved, data_files, meta_for, resume_from
 from som_studio.session.events import (
     ChunkTimed,
     CombinationTrained,
@@ -133,6 +135,15 @@ class Session:
         trains together, each refused by name when it cannot train, all of them counted by the memory
         check; a ``CombinationTrained`` per combination comes before ``Finished``, whose record keeps
         the rows in ``extra["sweep"]``. Quality is measured on the final maps only.
+    checkpoint : save the run there as it trains (:class:`~som_studio.session.checkpoint.Checkpoints`:
+        every ``every_s`` seconds, when it ends and when it is cancelled); a save that fails stops
+        the run, the previous checkpoint kept.
+    resume : a checkpoint of this run, or the folder that holds it (read and checked against the
+        configuration before anything trains, :func:`~som_studio.session.checkpoint.resume_from`):
+        training starts where it stood and ends at the map an uninterrupted run reaches; its QE/TE
+        history carries on.
+    initial_map : train from this map (height, width, features, in the data's trained units)
+        instead of the configuration's initial map: more training of a map on new rows.
     """
 
     def __init__(
@@ -149,6 +160,9 @@ class Session:
         quality_share: float | None = QUALITY_SHARE,
         inside: bool = False,
         keep_programs: bool = False,
+        checkpoint: Checkpoints | None = None,
+        resume: Saved | str | os.PathLike[str] | None = None,
+        initial_map: np.ndarray | None = None,
         sweep: Sequence[Mapping[str, Any]] = (),
     ) -> None:
         self.config = config
@@ -164,6 +178,9 @@ class Session:
         self.quality_share = quality_share
         self.inside = inside
         self.keep_programs = keep_programs
+        self.checkpoint = checkpoint
+        self.resume_from: Saved | str | os.PathLike[str] | None = resume
+        self.initial_map = initial_map
         self._cancel = threading.Event()
         self._running = threading.Event()
         self._running.set()
@@ -266,6 +283,10 @@ class Session:
         record.estimate_bytes = memory_need(impl, cfg, data.shape[0], data.shape[1], devices, missing, maps)[0]
         if self.sweep:
             impl = self._sweep_impl(impl, data, devices)
+        if self.resume_from is not None and not isinstance(self.resume_from, Saved):
+            self.resume_from = resume_from(self.resume_from, cfg)  # refused, naming the setting, if not this run's
+        if self.checkpoint is not None:
+            self.checkpoint.start()  # a folder it cannot write is refused before anything trains
         record.env = envmod.describe(impl.backend)
         if impl.file is not None:
             # A user's implementation is checked against the NumPy reference before it is timed;
@@ -322,7 +343,7 @@ class Session:
 
     def _refused(self, record: RunRecord, exc: Exception) -> Failed:
         """The event of a run that ended before training: refused, unreadable data, or no environment for it."""
-        if isinstance(exc, user_impl.UserImplError):
+        if isinstance(exc, (user_impl.UserImplError, CheckpointError)):
             record.message = str(exc)
         elif isinstance(exc, (ConfigError, DataError, registry.UnknownImplementation, Refused)):
             record.message = str(exc)
@@ -397,7 +418,11 @@ class _Training:
         self.reasons: list[str] = []
         self.own_compiles = 0  # compiles of the quality program after warm-up: not the trainer's
         self.c0 = 0  # JAX's compile count before the trainer's warm-up
-        self.it = 0  # iterations trained
+        self.it = 0  # iterations trained (from the checkpoint's, when resumed)
+        self.trained_before = 0.0  # training seconds before the checkpoint resumed from
+        self.within_s = 0.0  # seconds of checkpoints saved inside the chunk being trained
+        self._saved_at = 0.0
+        self.files: list[list[Any]] = data_files(cfg) if session.checkpoint is not None else []
 
     # -- clocks ------------------------------------------------------------------------
     def timed(self, phase: str, tp: float) -> float:
@@ -426,6 +451,48 @@ class _Training:
         self.record.phases["quality"] += spent - compile_s
         return qe, te, first
 
+    def save_checkpoint(self, weights: np.ndarray) -> None:
+        """Save where the run stands, unless saved there already; its time is the session's, not training's."""
+        ck = self.session.checkpoint
+        if ck is None or (ck.iteration == self.it and not ck.within):
+            return
+        self._save(self.it, {"map": weights}, None, None)
+
+    # A trainer whose iteration is long (a streamed epoch) saves inside it through these two
+    # (:attr:`som_studio.core.impls.protocol.Implementation`'s optional ``checkpoints``).
+    def due(self) -> bool:
+        """Whether a checkpoint is due now."""
+        ck = self.session.checkpoint
+        return ck is not None and ck.due()
+
+    def save_within(self, iteration: int, arrays: dict[str, np.ndarray], row: int, reader: Any) -> None:
+        """Save a checkpoint inside iteration ``iteration``: the map it started from and the partial
+        sums (``arrays``), ``row`` rows into it, and the reader's state (JSON) to go on from there."""
+        self._save(iteration, arrays, row, reader)
+        self.within_s += time.perf_counter() - self._saved_at
+
+    def _save(self, iteration: int, arrays: dict[str, np.ndarray], row: int | None, reader: Any) -> None:
+        ck = self.session.checkpoint
+        assert ck is not None
+        tc = time.perf_counter()
+        meta = meta_for(
+            self.cfg,
+            iteration,
+            history=self.record.history,
+            trained_s=self.trained_before + self.train_s(),
+            files=self.files,
+            position={"iteration": iteration, "row": row or 0},
+            reader=reader,
+        )
+        with self.watch.exclude():
+            ck.save(arrays, meta)
+        ck.within = row is not None
+        self.record.extra["checkpoint"] = {"folder": str(ck.folder), "iteration": iteration}
+        if row is not None:
+            self.record.extra["checkpoint"]["row"] = row
+        self.excluded += self.timed("checkpoint", tc)
+        self._saved_at = tc
+
     # -- the steps ---------------------------------------------------------------------
     def start(self) -> Generator[Event, None, None]:
         """The seeded problem, ``Started``, the trainer, the initial map and its quality (its program compiled)."""
@@ -439,9 +506,28 @@ class _Training:
             self.problem = problem = make_stream_problem(cfg, impl.kind, source, self.session.batch_rows)
             self.excluded += time.perf_counter() - tp
             self.timed("data", tp)
+            tp = time.perf_counter()
         else:
             self.problem = problem = make_problem(cfg, impl.kind, self.data)
-            self.timed("init", tp)
+        saved = self.session.resume_from
+        assert saved is None or isinstance(saved, Saved)  # read by _prepare
+        start_map = saved.map if saved is not None else self.session.initial_map
+        if start_map is not None:
+            self.problem = problem = dataclasses.replace(
+                problem, init_map=np.ascontiguousarray(start_map, dtype=problem.dtype).reshape(problem.init_map.shape)
+            )
+        if saved is not None:
+            # The seeded problem with the saved map in place of the initial one: every implementation
+            # draws iteration t's schedules and samples from the seed, wherever it starts.
+            self.it = min(saved.iteration, cfg.iterations)
+            self.trained_before = float(saved.meta.get("trained_s", 0.0))
+            record.history = [dict(h) for h in saved.meta.get("history") or []]
+            record.extra["resumed"] = {
+                "checkpoint": str(saved.folder),
+                "iteration": self.it,
+                "trained_s": self.trained_before,
+            }
+        self.timed("init", tp)
         yield Started(
             config=cfg,
             kind=impl.kind,
@@ -460,8 +546,20 @@ class _Training:
         if problem.stream is not None:
             # A batch trainer's epoch in pieces, fed one batch of rows at a time.
             self.trainer = StreamedTrainer(self.trainer, problem)
+        if saved is not None and int((saved.meta.get("position") or {}).get("row", 0)) > 0:
+            # Saved inside an epoch: the trainer goes on from its partial sums and the reader's position.
+            within = getattr(self.trainer, "resume_within", None)
+            if within is None:
+                raise CheckpointError(
+                    _("{folder}: saved inside a streamed epoch; {impl} cannot go on from there").format(
+                        folder=saved.folder, impl=impl.name
+                    )
+                )
+            within(self.it, {k: v for k, v in saved.arrays.items() if k != "map"}, saved.meta.get("reader"))
+        if self.session.checkpoint is not None and hasattr(self.trainer, "checkpoints"):
+            self.trainer.checkpoints = self  # it asks due() and calls save_within() between its batches
         self.timed("init", tp)
-        yield Snapshot(0, problem.init_map.copy())
+        yield Snapshot(self.it, problem.init_map.copy())
         # A sweep's maps are measured on the host, as the NumPy reference does: its combinations' few
         # passes do not pay for compiling a quality program.
         on_device = impl.backend == "jax" and not self.session.sweep
@@ -479,7 +577,7 @@ class _Training:
             with self.watch.exclude():
                 self.measure.warmup()
             self.excluded += self.timed("compile", tq)
-        if 0 in self.q_at and self.pacer.allow(self.train_s()):
+        if 0 in self.q_at and self.it == 0 and self.pacer.allow(self.train_s()):
             qe, te = self.quality(problem.init_map)[:2]
             record.history.append({"iteration": 0, "qe": qe, "te": te})
             yield QualityMeasured(0, qe, te)
@@ -511,7 +609,7 @@ class _Training:
         rate: float | None = None  # seconds per iteration of the last chunk
         frames = session._frames
         frames.taken(time.perf_counter())  # the initial map was the first frame
-        next_q = [q for q in self.q_at if q > 0]
+        next_q = [q for q in self.q_at if q > self.it]
         while self.it < T:
             if not session._running.is_set():
                 tp = time.perf_counter()
@@ -523,8 +621,9 @@ class _Training:
             it = self.it
             count = self._chunk_size(min(chunk, T - it), rate, next_q)
             ts = time.perf_counter()
+            self.within_s = 0.0
             self.trainer.run(it, count)
-            dt = time.perf_counter() - ts
+            dt = time.perf_counter() - ts - self.within_s  # checkpoints saved inside it are not training
             rate = dt / count if count else rate
             self.record.chunks.append(Chunk(it, count, dt))
             self.it = it = it + count
@@ -544,6 +643,8 @@ class _Training:
                 chunk = next_chunk(chunk, dt / count * chunk, session.chunk_target_s, session.max_chunk)
             else:
                 chunk = next_chunk(count, dt, session.chunk_target_s, session.max_chunk)
+            if session.checkpoint is not None and it < T and session.checkpoint.due():
+                self.save_checkpoint(self.trainer.get_map())
             if next_q and it == next_q[0]:
                 next_q.pop(0)
                 if (it < T or not session.final_quality) and self.pacer.allow(self.train_s()):
@@ -586,6 +687,12 @@ class _Training:
         record.peak_bytes = self.watch.stop()
         self.misses.close()
         self._stream_facts()
+        ck = self.session.checkpoint
+        if ck is not None and (it < T or ck.at_end):
+            self.save_checkpoint(self.trainer.get_map())  # a run that stops (or ends) keeps where it stood
+        elif ck is not None:
+            ck.discard()  # it ended: nothing is left to go on from
+            self.record.extra.pop("checkpoint", None)
         record.status = "cancelled" if it < T else "ok"
         if it < T:
             record.message = ngettext(
@@ -676,7 +783,7 @@ class _Training:
         self._stream_facts()
         record.total_s = self.train_s()
         record.status = "failed"
-        record.message = f"{type(exc).__name__}: {exc}"
+        record.message = str(exc) if isinstance(exc, CheckpointError) else f"{type(exc).__name__}: {exc}"
         if impl.file is not None:  # the user's own traceback lines, not the session's
             record.message = str(user_impl.user_error(impl, _("{name} failed").format(name=impl.name), exc))
         if record.peak_bytes is None:
@@ -687,6 +794,8 @@ class _Training:
     def close(self) -> None:
         """Let go of the trainer and the quality program, whatever happened."""
         self.misses.close()
+        if self.session.checkpoint is not None:
+            self.session.checkpoint.close()
         if self.trainer is not None:
             self.trainer.close()
         if self.measure is not None:

@@ -44,9 +44,11 @@ def test_train_gives_the_clis_map(tmp_path):
 def test_keywords_are_the_declared_settings():
     names = {s.name for s in cfgmod.SETTINGS} - {"data"}
     assert set(keywords()) == names
-    signature = set(inspect.signature(som_studio.train).parameters) - {"data", "progress", "schedule"}
+    # How a run is watched and saved is not a setting of the map.
+    controls = {"data", "progress", "schedule", "checkpoint", "checkpoint_every", "resume"}
+    signature = set(inspect.signature(som_studio.train).parameters) - controls
     assert signature <= names
-    assert set(SOM().get_params()) == names - {"samples", "labels", "ignore", "id_column"}
+    assert set(SOM().get_params()) == names - {"samples", "labels", "ignore", "id_column", "stream", "batch_rows"}
     assert set(SOM().get_params()) == set(inspect.signature(SOM).parameters)
 
 

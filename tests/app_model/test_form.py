@@ -191,3 +191,26 @@ def test_listeners_hear_edits_and_loaded_configs():
 def test_an_unknown_implementation_is_refused(impl):
     st = RunForm().edit(impl=impl)
     assert st.refusals[0].field == "impl" and impl in st.reason
+
+
+def test_a_folder_is_streamed_its_size_said_and_its_grid_from_one_pass(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from som_studio.core.som.init import default_grid
+
+    x = np.random.default_rng(2).random((500, 3)) * [1.0, 3.0, 0.2]
+    for i, (a, b) in enumerate([(0, 200), (200, 500)]):
+        pq.write_table(pa.table({c: x[a:b, j] for j, c in enumerate("abc")}), tmp_path / f"p{i}.parquet")
+    form = RunForm()
+    st = form.set_config(RunConfig(impl="numpy-batch", data=DataSpec(path=str(tmp_path)), epochs=1))
+    info = read_data(st.data_needed)
+    assert info.shape == (500, 3) and info.streamed is not None and info.streamed[0] == 2
+    assert info.grids[("rect", False)] == default_grid(x, "rect", False)  # the in-memory rule, from a stream
+    st = form.data_read(st.data_needed, info)
+    assert st.runnable, st.reason
+    assert st.data_text.startswith("500 x 3 in 2 files (") and "read into memory (it fits" in st.data_text
+    st = form.edit(stream=True)
+    assert st.runnable and "streamed: read in batches every epoch" in st.data_text
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert "holds no data files" in read_data(DataKey(str(empty))).error

@@ -125,6 +125,47 @@ def test_project_refusals_exit_2_and_leave_no_file(iris_run, capsys, tmp_path):
     assert list(tmp_path.glob(".out.csv.*")) == []
 
 
+def test_project_writes_parquet_with_the_csv_rows_and_leaves_nothing_on_failure(iris_run, capsys, tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    path, _, data = iris_run
+    assert _run(capsys, "project", path, data, "--out", tmp_path / "p.csv")[0] == 0
+    code, _, err = _run(capsys, "project", path, data, "--out", tmp_path / "p.parquet")
+    assert code == 0, err
+    table = pq.read_table(tmp_path / "p.parquet")
+    assert table.column_names == ["row", "bmu_col", "bmu_row", "distance", "cluster", "label", "row_id"]
+    rows = list(csv.reader((tmp_path / "p.csv").open()))[1:]
+    got = table.to_pylist()
+    assert [[str(r["row"]), str(r["bmu_col"]), str(r["bmu_row"])] for r in got] == [r[:3] for r in rows]
+    assert [f"{r['distance']:.9g}" for r in got] == [r[3] for r in rows]
+    assert [r["label"] or "" for r in got] == [r[5] for r in rows] and got[149]["row_id"] == "r149"
+    late = tmp_path / "late.csv"  # a bad row partway: the output file was already open
+    late.write_text("sepal_length,sepal_width,petal_length,petal_width\n" + "5,3,1,0.2\n" * 50 + "NA,,nan,NA\n")
+    code, _, err = _run(capsys, "project", path, late, "--out", tmp_path / "late.parquet")
+    assert code == 2 and "data row 51" in err
+    assert not (tmp_path / "late.parquet").exists() and list(tmp_path.glob(".late.parquet.*")) == []
+    code, _, err = _run(capsys, "project", path, data, "--out", tmp_path / "p.json")
+    assert code == 2 and "expected a .csv or .parquet file name" in err
+
+
+def test_a_parquet_file_is_projected_a_batch_at_a_time_as_its_csv_is(iris_run, capsys, tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    path = iris_run[0]
+    values = np.tile(np.loadtxt(IRIS, delimiter=",", skiprows=1, usecols=(0, 1, 2, 3)), (60, 1))  # 9,000 rows
+    names = ["sepal_length", "sepal_width", "petal_length", "petal_width"]
+    pq.write_table(
+        pa.table({n: values[:, i] for i, n in enumerate(names)}), tmp_path / "x.parquet", row_group_size=1000
+    )
+    (tmp_path / "x.csv").write_text(
+        ",".join(names) + "\n" + "".join(",".join(repr(float(v)) for v in r) + "\n" for r in values)
+    )
+    for name in ("x.parquet", "x.csv"):
+        code, _, err = _run(capsys, "project", path, tmp_path / name, "--out", tmp_path / f"{name}.out.csv")
+        assert code == 0, err
+    got = (tmp_path / "x.parquet.out.csv").read_text()
+    assert got == (tmp_path / "x.csv.out.csv").read_text() and got.count("\n") == 9001
+
+
 def test_a_run_file_from_a_newer_version_is_refused(iris_run, tmp_path, capsys):
     import io
     import zipfile
@@ -302,3 +343,24 @@ def test_what_reading_a_table_guessed_is_a_warning_line(tmp_path, capsys):
     assert warnings[2] == f"warning: {data}: column 2 has no name in the header; it is called 'x2'"
     code, out, err = _run(capsys, "project", runs / "numpy-batch.somrun", data, "--out", "-")
     assert code == 0 and out.startswith("row,bmu_col") and err.count("warning: ") == 3
+
+
+def test_project_a_folder_or_a_glob_of_files_in_name_order(iris_run, capsys, tmp_path):
+    path, _, data = iris_run
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    for name in ("b.csv", "a.csv"):
+        (folder / name).write_text(data.read_text())
+    assert _run(capsys, "project", path, data, "--out", tmp_path / "one.csv")[0] == 0
+    one = list(csv.reader((tmp_path / "one.csv").open()))
+    for source in (folder, str(folder / "*.csv")):
+        code, _, err = _run(capsys, "project", path, source, "--out", tmp_path / "two.csv", "--force")
+        assert code == 0, err
+        two = list(csv.reader((tmp_path / "two.csv").open()))
+        assert len(two) == 301 and two[0] == one[0] and two[300][0] == "299"  # rows numbered on across files
+        assert [r[1:] for r in two[1:151]] == [r[1:] for r in two[151:]] == [r[1:] for r in one[1:]]
+    code, _, err = _run(capsys, "project", path, folder, "--out", folder / "out.csv")
+    assert code == 2 and "whose files are being read" in err and not (folder / "out.csv").exists()
+    (folder / "c.npy").write_bytes(b"")
+    code, _, err = _run(capsys, "project", path, folder, "--out", tmp_path / "three.csv")
+    assert code == 2 and "mixes formats" in err and not (tmp_path / "three.csv").exists()

@@ -110,3 +110,42 @@ def test_project_data_on_a_stored_run_shows_the_hit_map_and_names_mismatched_col
     rows = list(csv.reader(out.open()))
     assert rows[0][:4] == ["unit", "row", "col", "hits"] and len(rows) == 97
     assert sum(int(r[3]) for r in rows[1:]) == 150
+
+
+def test_stop_keeps_a_checkpoint_and_resume_goes_on_to_the_uninterrupted_map(qtbot, window):
+    import numpy as np
+
+    from som_studio.config import RunConfig
+    from som_studio.session.events import Snapshot
+    from som_studio.session.session import Session
+
+    p = window.panel
+    p.impl.setCurrentIndex(p.impl.findData("numpy-batch"))
+    p.grid.setCurrentText("10x7")
+    p.random_data.setChecked(True)
+    p.samples.setValue(800)
+    p.iterations.setValue(150)
+    p.simulate.setChecked(False)
+    assert window.start_run()
+    qtbot.waitUntil(lambda: window.controller._so_far.iterations_done >= 3, timeout=WAIT_MS)
+    with qtbot.waitSignal(window.controller.run_ended, timeout=WAIT_MS):
+        window.controller.stop()
+    stopped = window.runs.runs[0]
+    assert stopped.record.status == "cancelled"
+    kept = stopped.record.extra["checkpoint"]
+    assert 3 <= kept["iteration"] < 150
+    window.runs_panel.select(stopped.id)
+    assert window.runs_panel.resume_button.isEnabled()
+    with qtbot.waitSignal(window.controller.run_ended, timeout=WAIT_MS):
+        window.runs_panel.resume_button.click()
+    resumed = window.runs.runs[1]
+    assert resumed.record.status == "ok", resumed.record.message
+    assert resumed.record.extra["resumed"]["iteration"] == kept["iteration"]
+    final = None
+    for ev in Session(RunConfig.from_dict(stopped.record.config), snapshot_interval_s=None, quality_points=0).run():
+        if isinstance(ev, Snapshot):
+            final = ev.map
+    np.testing.assert_array_equal(resumed.final_map, final)
+    # It ended: its checkpoint went with it, and the stopped run has nothing left to resume.
+    window.runs_panel.select(stopped.id)
+    assert not window.runs_panel.resume_button.isEnabled()

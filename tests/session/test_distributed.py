@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -33,12 +34,14 @@ def _port() -> int:
         return s.getsockname()[1]
 
 
-def _start(args: list[str], **kw) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
+def _start(
+    args: list[str], launcher: list[str] = (), extra_env: dict[str, str] | None = None, **kw
+) -> subprocess.Popen:
+    env = dict(os.environ, PYTHONUNBUFFERED="1", **(extra_env or {}))
     env.pop("XLA_FLAGS", None)  # the test process's 8 devices are not the children's
     env.pop("JAX_PLATFORMS", None)
     return subprocess.Popen(
-        [sys.executable, *args],
+        [*launcher, sys.executable, *args],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -117,6 +120,55 @@ def test_bench_across_two_processes_only_process_0_writes(tmp_path):
     run = json.loads((tmp_path / "p0.json").read_text())["runs"][0]
     assert run["status"] == "ok" and run["layout"] == "2x1"
     assert [c["group"] for c in run["extra"]["collectives"] if c["per_epoch"] and c["sent_bytes"]] == [2]
+
+
+@pytest.mark.skipif(
+    shutil.which("mpirun") is None, reason="mpirun is not installed (Open MPI: apt-get install openmpi-bin)"
+)
+def test_mpirun_with_coordinator_auto_trains_the_map_of_one_process(tmp_path):
+    """Open MPI starts two processes of one device each; they find each other with --coordinator auto."""
+    from som_studio import load_run
+    from som_studio.config import DataSpec, RunConfig
+    from som_studio.session.distributed import LOCKSTEP_SESSION
+    from som_studio.session.events import Snapshot
+    from som_studio.session.session import Session
+
+    run = ["--grid", "6x5", "--samples", "12", "--seed", "3", "--epochs", "3", "--precision", "float64"]
+    # A root shell (a container's) must allow mpirun to start processes as root.
+    allow = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    proc = _start(
+        ["-m", "som_studio", "--cpu-devices", "1", "bench", "--impl", "jax-shardmap-batch", "--layout", "2x1"]
+        + [*run, "--coordinator", "auto", "--init-timeout", "30", "--save-runs", str(tmp_path), "-q"],
+        launcher=["mpirun", "-np", "2", "--oversubscribe"],
+        extra_env=allow,
+    )
+    ((rc, _out, err),) = _finish([proc])
+    assert rc == 0, err[-3000:]
+    two = load_run(tmp_path / "jax-shardmap-batch.somrun").codebook
+    cfg = RunConfig(
+        impl="jax-shardmap-batch",
+        width=6,
+        height=5,
+        data=DataSpec(samples=12),
+        seed=3,
+        epochs=3,
+        precision="float64",
+        layout="2x1",
+    )
+    one = None
+    for ev in Session(cfg, snapshot_interval_s=None, **LOCKSTEP_SESSION).run():  # this process, two devices
+        if isinstance(ev, Snapshot):
+            one = ev.map
+    np.testing.assert_allclose(two, one, rtol=0, atol=1e-12)
+
+
+def test_coordinator_auto_outside_a_cluster_is_refused(capsys, monkeypatch):
+    for name in [n for n in os.environ if n.startswith(("OMPI_", "SLURM_", "PMI_", "PMIX_"))]:
+        monkeypatch.delenv(name)
+    assert cli.main(["bench", "--impl", "jax-shardmap-batch", "--epochs", "1", "--coordinator", "auto"]) == 2
+    assert "--coordinator auto: no cluster found" in capsys.readouterr().err
+    assert cli.main(["bench", "--coordinator", "auto", "--num-processes", "2"]) == 2
+    assert "come from the cluster with --coordinator auto" in capsys.readouterr().err
 
 
 def test_a_peer_that_never_arrives_is_a_clear_error(tmp_path):

@@ -298,6 +298,12 @@ class FusedBatch(_FusedTrainer):
         self._sums.block_until_ready()
         self._sums = add(self.w, self._sums, x, np.int32(n))
 
+    def epoch_sums(self) -> dict[str, np.ndarray]:
+        return {"sums": np.asarray(self._sums)}
+
+    def set_epoch_sums(self, sums: dict[str, np.ndarray]) -> None:
+        self._sums = jax.device_put(np.asarray(sums["sums"], dtype=self._sums.dtype), self.device)
+
     def end_epoch(self, iteration: int) -> None:
         """The map after the epoch: the batches' sums smoothed by iteration ``iteration``'s neighbourhood."""
         update = self._streamed()[1]

@@ -156,6 +156,13 @@ class NumpyBatch(_NumpyTrainer):
                 num += h[:, :, None] * x
                 den += h
 
+    def epoch_sums(self) -> dict[str, np.ndarray]:
+        return {"num": self._num.copy(), "den": self._den.copy()}
+
+    def set_epoch_sums(self, sums: dict[str, np.ndarray]) -> None:
+        self._num = np.array(sums["num"], dtype=np.float64).reshape(self._num.shape)
+        self._den = np.array(sums["den"], dtype=np.float64).reshape(self._den.shape)
+
     def end_epoch(self, iteration: int) -> None:
         """Move each unit to its neighbourhood-weighted mean (units of too little weight stay)."""
         w, num, den = self.weights, self._num, self._den

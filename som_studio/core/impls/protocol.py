@@ -52,7 +52,7 @@ class EpochSums(Protocol):
     """A batch trainer's epoch in pieces, so that its rows can come in batches (a streamed run).
 
     A batch epoch is a sum over examples of per-unit sums and counts, then one update; a
-    trainer that has these three methods trains from a stream
+    trainer that has these methods trains from a stream
     (:class:`som_studio.core.impls.streamed.StreamedTrainer` calls them) and ends at the map its
     :meth:`Trainer.run` gives for the same rows in memory. Its :meth:`Trainer.warmup` compiles
     what they use.
@@ -66,6 +66,12 @@ class EpochSums(Protocol):
 
     def end_epoch(self, iteration: int) -> None:
         """Update the map from the epoch's sums."""
+
+    def epoch_sums(self) -> dict[str, np.ndarray]:
+        """The epoch's sums so far, as host arrays, exactly (a checkpoint inside a streamed epoch)."""
+
+    def set_epoch_sums(self, sums: dict[str, np.ndarray]) -> None:
+        """After :meth:`begin_epoch`, take back sums :meth:`epoch_sums` gave: the epoch goes on from there."""
 
 
 @dataclass(frozen=True)

@@ -33,17 +33,35 @@ class StreamedTrainer:
         self.read_s = 0.0
         self.rows_read = 0
         self.bytes_read = 0
+        #: The session's checkpoints (``due()``, ``save_within(...)``), asked between batches: an epoch of
+        #: hours is saved inside, its partial sums and the reader's position with it.
+        self.checkpoints: Any = None
+        self._within: tuple[int, dict[str, np.ndarray], dict[str, int]] | None = None
 
     def warmup(self) -> None:
         self.inner.warmup()
+
+    def resume_within(self, iteration: int, sums: dict[str, np.ndarray], reader: dict[str, int]) -> None:
+        """Go on inside epoch ``iteration`` from a checkpoint: its partial sums and the reader's state."""
+        self._within = (iteration, sums, dict(reader))
 
     def run(self, first: int, count: int) -> None:
         s, dtype = self.stream, self.p.dtype
         for t in range(first, first + count):
             self.inner.begin_epoch(t)
-            with s.source.reader(s.batch_rows, s.share) as reader:
+            state = None
+            if self._within is not None and self._within[0] == t:
+                _t, sums, state = self._within
+                self._within = None
+                self.inner.set_epoch_sums(sums)
+            with s.source.reader(s.batch_rows, s.share, state=state) as reader:
                 for batch in reader:
                     self.inner.add_rows(s.scaled(batch.values, dtype))
+                    ck = self.checkpoints
+                    if ck is not None and ck.due():
+                        at = reader.get_state()
+                        arrays = {"map": self.inner.get_map(), **self.inner.epoch_sums()}
+                        ck.save_within(t, arrays, int(at["row"]), at)
                 self.read_s += reader.wait_s
                 self.rows_read += reader.rows_read
                 self.bytes_read += reader.bytes_read

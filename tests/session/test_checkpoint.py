@@ -1,0 +1,230 @@
+"""Checkpoints and resume: a run stopped or killed after a checkpoint resumes to the uninterrupted map."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from som_studio import cli
+from som_studio.config import DataSpec, RunConfig
+from som_studio.session.checkpoint import CheckpointError, Checkpoints, read_latest, resume_from
+from som_studio.session.events import ChunkTimed, Failed, Finished, Snapshot
+from som_studio.session.session import Session
+
+
+def _final(session: Session, stop_at: int | None = None):
+    """The final map and record of ``session``; with ``stop_at``, cancelled once that many iterations are done."""
+    final, record = None, None
+    for ev in session.run():
+        if isinstance(ev, Snapshot):
+            final = ev.map
+        elif isinstance(ev, ChunkTimed) and stop_at is not None and ev.end >= stop_at:
+            session.cancel()
+        elif isinstance(ev, (Finished, Failed)):
+            record = ev.record
+    return final, record
+
+
+@pytest.mark.parametrize(
+    ("impl", "count", "topology", "toroid"),
+    [
+        ("numpy-batch", {"epochs": 6}, "hex", False),
+        ("numpy-online", {"steps": 400}, "rect", True),
+        ("jax-fused-batch", {"epochs": 6}, "rect", False),
+        ("jax-scan-online", {"steps": 400}, "hex", False),
+    ],
+)
+def test_stopped_and_resumed_equals_uninterrupted(tmp_path, impl, count, topology, toroid):
+    cfg = RunConfig(impl=impl, width=5, height=4, topology=topology, toroid=toroid, data=DataSpec(samples=120), **count)
+    whole, _ = _final(Session(cfg, snapshot_interval_s=None))
+    half = cfg.iterations // 2
+    stopped, rec = _final(
+        Session(cfg, snapshot_interval_s=None, max_chunk=2, checkpoint=Checkpoints(tmp_path, every_s=0)), half
+    )
+    assert rec.status == "cancelled"
+    saved = resume_from(tmp_path, cfg)
+    assert half <= saved.iteration < cfg.iterations  # stopping keeps where it stood
+    assert np.array_equal(saved.map, stopped)
+    resumed, rec = _final(Session(cfg, snapshot_interval_s=None, resume=saved))
+    assert rec.status == "ok" and rec.extra["resumed"]["iteration"] == saved.iteration
+    assert rec.chunks.arrays()[0][0] == saved.iteration  # nothing before the checkpoint trained again
+    np.testing.assert_array_equal(resumed, whole)  # bit for bit
+    assert rec.history[0]["iteration"] == 0  # the history measured before the stop carries on
+
+
+def test_a_half_written_checkpoint_is_never_read(tmp_path):
+    cfg = RunConfig(impl="numpy-batch", width=4, height=3, data=DataSpec(samples=50), epochs=4)
+    _final(Session(cfg, snapshot_interval_s=None, checkpoint=Checkpoints(tmp_path, every_s=0)))
+    complete = read_latest(tmp_path)
+    assert complete.iteration == 4  # a run that ends keeps its last checkpoint
+    # What a run killed while writing its next checkpoint leaves: the next step under Orbax's temporary name.
+    torn = tmp_path / f"{complete.step + 1}.orbax-checkpoint-tmp"
+    shutil.copytree(tmp_path / str(complete.step), torn)
+    (torn / "meta" / "metadata").write_text('{"format": "som-studio checkpoint", "iteration": 9')
+    again = read_latest(tmp_path)
+    assert again.step == complete.step and np.array_equal(again.map, complete.map)
+    Checkpoints(tmp_path).start()  # the next run that writes here clears it away
+    assert not torn.exists() and read_latest(tmp_path).step == complete.step
+
+
+def test_a_failed_write_keeps_the_previous_checkpoint(tmp_path):
+    # A file-size limit makes every write past it fail, as a full disk does (EFBIG instead of ENOSPC).
+    script = textwrap.dedent(
+        """
+        import resource, signal, sys
+        import numpy as np
+        from som_studio.session.checkpoint import CheckpointError, Checkpoints
+        ck = Checkpoints(sys.argv[1], every_s=0)
+        meta = {"format": "som-studio checkpoint", "config": {}, "iteration": 1}
+        ck.save({"map": np.ones((4, 5, 3))}, meta)
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (20000, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+        try:
+            ck.save({"map": np.random.default_rng(0).random((60, 60, 20))}, {**meta, "iteration": 2})
+        except CheckpointError as exc:
+            print(exc)
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert "could not write a checkpoint (File too large)" in out.stdout
+    assert "the checkpoint at iteration 1 is kept" in out.stdout
+    assert "Traceback" not in out.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["0"]  # nothing half-written left
+    kept = read_latest(tmp_path)
+    assert kept.iteration == 1 and np.array_equal(kept.map, np.ones((4, 5, 3)))
+
+
+def test_no_checkpoint_to_resume_from(tmp_path):
+    with pytest.raises(CheckpointError, match="holds no complete checkpoint"):
+        read_latest(tmp_path)
+
+
+BENCH = ["bench", "--impl", "numpy-batch", "--samples", "3000", "--epochs", "30", "--quiet"]
+
+
+def test_cli_killed_after_a_checkpoint_resumes_to_the_uninterrupted_map(tmp_path, capsys):
+    ck = tmp_path / "ck"
+    argv = [*BENCH, "--grid", "12x10", "--checkpoint", str(ck), "--checkpoint-every", "0.3"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "som_studio", *argv], stderr=subprocess.PIPE, start_new_session=True, text=True
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not any(p.name.isdigit() for p in (ck / "numpy-batch").glob("*")):
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        still_running = proc.poll() is None
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert still_running
+    killed_at = read_latest(ck / "numpy-batch").iteration
+    assert 0 < killed_at < 30
+    code = cli.main([*argv[:-4], "--resume", str(ck), "--save-runs", str(tmp_path / "runs")])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert f"resuming at iteration {killed_at}" in err
+    from som_studio import load_run
+
+    resumed = load_run(tmp_path / "runs" / "numpy-batch.somrun")
+    cfg = RunConfig(impl="numpy-batch", width=12, height=10, data=DataSpec(samples=3000), epochs=30)
+    whole, _ = _final(Session(cfg, snapshot_interval_s=None, quality_points=0, final_quality=False))
+    np.testing.assert_array_equal(resumed.codebook, whole)
+    assert resumed.record["extra"]["resumed"]["iteration"] == killed_at
+
+
+def test_cli_refuses_to_resume_with_other_settings(tmp_path, capsys):
+    cfg = RunConfig(impl="numpy-batch", width=6, height=5, data=DataSpec(samples=100), epochs=3)
+    _final(Session(cfg, snapshot_interval_s=None, checkpoint=Checkpoints(tmp_path / "numpy-batch", every_s=0)))
+    small = ["bench", "--impl", "numpy-batch", "--samples", "100", "--epochs", "3", "-q", "--resume", str(tmp_path)]
+    assert cli.main([*small, "--grid", "7x5"]) == 2
+    err = capsys.readouterr().err
+    assert "--grid: differs from the checkpoint" in err and "(6x5 there, 7x5 here)" in err
+    assert cli.main([*small, "--grid", "6x5", "--seed", "3"]) == 2
+    assert "--seed: differs from the checkpoint" in capsys.readouterr().err
+    assert cli.main([*small[:-1], str(tmp_path / "nowhere"), "--grid", "6x5"]) == 2
+    assert "no such folder" in capsys.readouterr().err
+    # What may differ: how the run reports and where it saves.
+    code = cli.main([*small, "--grid", "6x5", "--json", str(tmp_path / "runs.json"), "--checkpoint-every", "5"])
+    assert code == 0, capsys.readouterr().err
+
+
+def test_cli_refuses_a_changed_data_file(tmp_path, capsys):
+    data = tmp_path / "x.npy"
+    np.save(data, np.random.default_rng(0).random((40, 3)))
+    argv = ["bench", "--impl", "numpy-batch", "--data", str(data), "--grid", "4x3", "--epochs", "2", "-q"]
+    assert cli.main([*argv, "--checkpoint", str(tmp_path / "ck")]) == 0
+    np.save(data, np.random.default_rng(1).random((40, 3)))
+    os.utime(data, ns=(time.time_ns(), time.time_ns() + 10**9))
+    capsys.readouterr()
+    assert cli.main([*argv, "--resume", str(tmp_path / "ck")]) == 2
+    assert f"--data: {Path(data)} changed since the checkpoint" in capsys.readouterr().err
+
+
+class _Killed(Exception):
+    """Stands for a kill right after a checkpoint was written (the process would be gone)."""
+
+
+class _KilledAfter(Checkpoints):
+    """Checkpoints that stop the run once one is written inside an epoch, ``rows`` rows or more into it."""
+
+    def __init__(self, folder, rows: int) -> None:
+        super().__init__(folder, every_s=0)
+        self.rows = rows
+
+    def save(self, arrays, meta):
+        super().save(arrays, meta)
+        if meta["position"]["row"] >= self.rows and meta["iteration"] >= 1:
+            raise _Killed
+
+
+@pytest.fixture(scope="module")
+def parquet_folder(tmp_path_factory):
+    """Two Parquet files, row groups of 50 rows, 5 % of the values missing."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    rng = np.random.default_rng(3)
+    x = rng.random((300, 3))
+    x[rng.random(x.shape) < 0.05] = np.nan
+    d = tmp_path_factory.mktemp("parts")
+    for i, (a, b) in enumerate([(0, 130), (130, 300)]):
+        pq.write_table(pa.table({c: x[a:b, j] for j, c in enumerate("abc")}), d / f"p{i}.parquet", row_group_size=50)
+    return d
+
+
+@pytest.mark.parametrize("impl", ["numpy-batch", "jax-fused-batch"])
+def test_a_streamed_run_killed_inside_an_epoch_resumes_to_the_uninterrupted_map(tmp_path, parquet_folder, impl):
+    cfg = RunConfig(
+        impl=impl,
+        data=DataSpec(path=str(parquet_folder)),
+        width=5,
+        height=4,
+        epochs=3,
+        topology="hex",
+        scaling="zscore",
+        stream=True,
+        batch_rows=64,
+    )
+    whole, _ = _final(Session(cfg, snapshot_interval_s=None))
+    _, rec = _final(Session(cfg, snapshot_interval_s=None, checkpoint=_KilledAfter(tmp_path, rows=128)))
+    assert rec.status == "failed"
+    saved = resume_from(tmp_path, cfg)
+    assert saved.iteration == 1 and saved.meta["position"]["row"] == saved.meta["reader"]["row"] == 128
+    assert set(saved.arrays) > {"map"}  # the epoch's partial sums
+    resumed, rec = _final(Session(cfg, snapshot_interval_s=None, resume=saved))
+    assert rec.status == "ok", rec.message
+    np.testing.assert_array_equal(resumed, whole)  # bit for bit
