@@ -115,7 +115,10 @@ def speedups(records: list) -> dict[str, float | None]:
     """Each run's speed-up per iteration over its baseline, by the comparison's own rule (the app's and the CLI's)."""
     from som_studio.report.content import build_report
 
-    return {v["implementation"]: v["speed-up"] for v in build_report(records).summary_values()}
+    values = build_report(records).summary_values()
+    return {v["implementation"]: v["speed-up"] for v in values} | {
+        f"{v['implementation']} median": v["median / it"] for v in values
+    }
 
 
 def rungs(spec: str) -> list[str]:
@@ -414,14 +417,15 @@ def main() -> int:
             values = [r[name] for r in runs if r.get(name)]
             return float(np.median(values)) if values else None
 
-        cli = {name: median(cli_runs, name) for name in RACE}
+        cli = {name: median(cli_runs, name) for name in RACE}  # speed-ups
         in_app = {name: median(app_runs, name) for name in RACE}
         print(f"speed-ups per iteration over {RACE[0]}, median of {args.repeats} races each way")
-        print(f"{'implementation':<18} {'compare (CLI)':>14} {'app':>8} {'differ':>8}")
+        print(f"{'implementation':<18} {'compare (CLI)':>14} {'app':>8} {'differ':>8}   median / it: CLI, app")
         for name in RACE:
             c, a = cli.get(name), in_app.get(name)
             differ = f"{100 * (a / c - 1):+.1f} %" if a and c else "-"
-            print(f"{name:<18} {f'{c:.2f}x' if c else '-':>14} {f'{a:.2f}x' if a else '-':>8} {differ:>8}")
+            medians = f"{seconds(median(cli_runs, name + ' median'))}, {seconds(median(app_runs, name + ' median'))}"
+            print(f"{name:<18} {f'{c:.2f}x' if c else '-':>14} {f'{a:.2f}x' if a else '-':>8} {differ:>8}   {medians}")
 
     if "c" not in skip:
         rng = random.Random(0)

@@ -44,8 +44,6 @@ __all__ = ["DeviceProbe", "RunController", "describe_exit"]
 KILL_AFTER_MS = 150
 #: A run that keeps checkpoints writes one when it stops (the first one imports Orbax: seconds).
 CHECKPOINT_GRACE_MS = 15_000
-#: Chunks longer than this (a streamed epoch of minutes) are not waited for: the last checkpoint is kept.
-CHUNK_WORTH_WAITING_S = 2.0
 MAX_DISPATCH_HZ = 20  # the GUI takes the worker's events at most this often (frames come at most ~15 a second)
 
 IDLE, STARTING, RUNNING, PAUSED, STOPPING = "idle", "starting", "running", "paused", "stopping"
@@ -219,9 +217,10 @@ class RunController(QObject):
         chunks = so_far.record.chunks if so_far is not None else ()
         last_chunk_s = chunks[-1].seconds if chunks else 0.0
         training = so_far is not None and so_far.started and so_far.compiled
-        if training and self._checkpoints and last_chunk_s < CHUNK_WORTH_WAITING_S:
-            # It stops at the end of its chunk and writes where it stood: worth the wait.
-            self._kill_timer.start(CHECKPOINT_GRACE_MS + int(last_chunk_s * 1000))
+        if training and self._checkpoints:
+            # It stops at the end of its chunk (a streamed epoch: at its next batch) and writes where
+            # it stood: worth the wait; a longer chunk is killed, its last checkpoint kept.
+            self._kill_timer.start(CHECKPOINT_GRACE_MS)
         elif not training or last_chunk_s > KILL_AFTER_MS / 1000 / 2:
             self._kill_if_alive()  # its last checkpoint, if any, is kept
         else:

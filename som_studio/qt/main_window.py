@@ -135,6 +135,7 @@ class MainWindow(QMainWindow):
             base_config=lambda: self.form.state.config,
             iterations=self.form.counts,
             judge=self.form.judge,
+            settled=lambda: not self.map_view.inspector.jobs.busy(),
         )
         self.user_impls = UserImplementations(  # File > Add implementation…
             self.settings,

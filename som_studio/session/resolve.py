@@ -324,7 +324,7 @@ def _default_grid(request: Request, data: Table | Source | DataFacts | None) -> 
     if isinstance(data, DataFacts):
         return data.grids[(topology, toroid)]
     if isinstance(data, Source):  # its statistics in one pass, the table never loaded
-        from som_studio.core.data.stream import principal_variances
+        from som_studio.core.data.moments import principal_variances
         from som_studio.core.som.init import grid_for
 
         rows, var = principal_variances(data, request.scaling)

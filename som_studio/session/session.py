@@ -40,9 +40,8 @@ import numpy as np
 from som_studio.config import ConfigError, Refusal, RunConfig, parse_layout
 from som_studio.core.data import DataError, Scaling, Table
 from som_studio.core.data.stream import Source
-from som_studio.core.impls import registry, user_impl
+from som_studio.core.impls import registry, streamed, user_impl
 from som_studio.core.impls.protocol import Implementation
-from som_studio.core.impls.streamed import StreamedTrainer
 from som_studio.core.som import metrics
 from som_studio.core.som.problem import check_range, load_problem_table, make_problem, make_stream_problem
 from som_studio.i18n import _, ngettext
@@ -93,6 +92,10 @@ class Refused(ValueError):
     def refusal(self) -> Refusal:
         """The first refusal: the one a run's record keeps."""
         return self.refusals[0]
+
+
+class StoppedInside(Exception):
+    """A trainer stopped inside a chunk, for a run asked to stop, once it had saved where it stood."""
 
 
 class Session:
@@ -454,22 +457,27 @@ class _Training:
     def save_checkpoint(self, weights: np.ndarray) -> None:
         """Save where the run stands, unless saved there already; its time is the session's, not training's."""
         ck = self.session.checkpoint
-        if ck is None or (ck.iteration == self.it and not ck.within):
+        if ck is None or ck.iteration == self.it:  # saved there already (inside the next epoch, even)
             return
         self._save(self.it, {"map": weights}, None, None)
 
     # A trainer whose iteration is long (a streamed epoch) saves inside it through these two
     # (:attr:`som_studio.core.impls.protocol.Implementation`'s optional ``checkpoints``).
     def due(self) -> bool:
-        """Whether a checkpoint is due now."""
+        """Whether a checkpoint is due now: its time has come, or the run was asked to stop."""
         ck = self.session.checkpoint
-        return ck is not None and ck.due()
+        return ck is not None and (ck.due() or self.session.cancelled)
 
     def save_within(self, iteration: int, arrays: dict[str, np.ndarray], row: int, reader: Any) -> None:
         """Save a checkpoint inside iteration ``iteration``: the map it started from and the partial
-        sums (``arrays``), ``row`` rows into it, and the reader's state (JSON) to go on from there."""
+        sums (``arrays``), ``row`` rows into it, and the reader's state (JSON) to go on from there.
+
+        A run asked to stop ends here (:class:`StoppedInside`): an epoch of hours need not end first.
+        """
         self._save(iteration, arrays, row, reader)
         self.within_s += time.perf_counter() - self._saved_at
+        if self.session.cancelled:
+            raise StoppedInside
 
     def _save(self, iteration: int, arrays: dict[str, np.ndarray], row: int | None, reader: Any) -> None:
         ck = self.session.checkpoint
@@ -542,10 +550,7 @@ class _Training:
             scaling=_scaling(table) if problem.stream is None else _scaling_of(problem.stream.scaling),
         )
         tp = time.perf_counter()
-        self.trainer = impl.create(problem)
-        if problem.stream is not None:
-            # A batch trainer's epoch in pieces, fed one batch of rows at a time.
-            self.trainer = StreamedTrainer(self.trainer, problem)
+        self.trainer = streamed.create(impl, problem)
         if saved is not None and int((saved.meta.get("position") or {}).get("row", 0)) > 0:
             # Saved inside an epoch: the trainer goes on from its partial sums and the reader's position.
             within = getattr(self.trainer, "resume_within", None)
@@ -622,7 +627,10 @@ class _Training:
             count = self._chunk_size(min(chunk, T - it), rate, next_q)
             ts = time.perf_counter()
             self.within_s = 0.0
-            self.trainer.run(it, count)
+            try:
+                self.trainer.run(it, count)
+            except StoppedInside:
+                break  # stopped inside the chunk, where it stood saved: it ends cancelled at ``it``
             dt = time.perf_counter() - ts - self.within_s  # checkpoints saved inside it are not training
             rate = dt / count if count else rate
             self.record.chunks.append(Chunk(it, count, dt))

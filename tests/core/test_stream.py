@@ -13,6 +13,7 @@ import pytest
 
 from som_studio.core.data import (
     DataError,
+    moments,
     stream,
 )
 
@@ -97,7 +98,7 @@ def test_shares_split_the_units_deterministically(tmp_path):
 def test_statistics_merge_to_the_in_memory_figures(tmp_path):
     x = values(900, 4, missing=0.1)
     write_parquet(tmp_path / "d", x, [200, 500], labels=False)
-    m = stream.statistics(stream.open_source(tmp_path / "d"), 77)
+    m = moments.statistics(stream.open_source(tmp_path / "d"), 77)
     assert m.missing and m.rows == 900
     np.testing.assert_allclose(m.mean, np.nanmean(x, axis=0), rtol=1e-13)
     np.testing.assert_array_equal(m.low, np.nanmin(x, axis=0))
@@ -105,7 +106,7 @@ def test_statistics_merge_to_the_in_memory_figures(tmp_path):
     np.testing.assert_allclose(m.comoments() / 899, np.cov(filled, rowvar=False), rtol=1e-12, atol=1e-13)
     rows = np.array([899, 3, 3, 500])
     src = stream.open_source(tmp_path / "d")
-    np.testing.assert_array_equal(stream.gather_rows(src, rows, 64), x[rows])
+    np.testing.assert_array_equal(moments.gather_rows(src, rows, 64), x[rows])
 
 
 @pytest.mark.parametrize(

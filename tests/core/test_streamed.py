@@ -12,6 +12,7 @@ import pytest
 from som_studio.config import DataSpec, RunConfig
 from som_studio.core.data import Table, stream
 from som_studio.core.impls import registry
+from som_studio.core.impls import streamed as streamed_trainer
 from som_studio.core.som.problem import make_problem, make_stream_problem
 
 
@@ -66,7 +67,7 @@ def test_a_streamed_run_ends_at_the_in_memory_map(folder, impl, topology, toroid
     np.testing.assert_allclose(streamed.init_map, whole.init_map, rtol=1e-6, atol=1e-7)
     maps = []
     for problem in (whole, streamed):
-        trainer = registry.get(impl).create(problem)
+        trainer = streamed_trainer.create(registry.get(impl), problem)
         trainer.warmup()
         trainer.run(0, 3)
         maps.append(trainer.get_map())

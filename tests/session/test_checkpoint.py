@@ -228,3 +228,41 @@ def test_a_streamed_run_killed_inside_an_epoch_resumes_to_the_uninterrupted_map(
     resumed, rec = _final(Session(cfg, snapshot_interval_s=None, resume=saved))
     assert rec.status == "ok", rec.message
     np.testing.assert_array_equal(resumed, whole)  # bit for bit
+
+
+class _StopAsked(Checkpoints):
+    """Checkpoints that, once armed, have the run asked to stop (as Stop does) when the trainer next looks.
+
+    The session looks once between chunks (after the event that arms it); the trainer then looks at each batch.
+    """
+
+    session: Session | None = None
+    looks_left = -1
+
+    def due(self) -> bool:
+        if self.looks_left == 0 and self.session is not None:
+            self.session.cancel()
+        self.looks_left -= 1
+        return False
+
+
+def test_a_streamed_run_stopped_inside_an_epoch_saves_there_and_resumes(tmp_path, parquet_folder):
+    cfg = RunConfig(
+        impl="numpy-batch", data=DataSpec(path=str(parquet_folder)), width=4, height=3, epochs=3, stream=True,
+        batch_rows=64,
+    )  # fmt: skip
+    whole, _ = _final(Session(cfg, snapshot_interval_s=None))
+    ck = _StopAsked(tmp_path, every_s=3600)
+    session = ck.session = Session(cfg, snapshot_interval_s=None, checkpoint=ck)
+    record = None
+    for ev in session.run():
+        if isinstance(ev, ChunkTimed):
+            ck.looks_left = 1  # Stop pressed during epoch 1: it stops at the batch it is on, saved there
+        elif isinstance(ev, (Finished, Failed)):
+            record = ev.record
+    assert record.status == "cancelled" and record.iterations_done == 1
+    saved = resume_from(tmp_path, cfg)
+    assert (saved.iteration, saved.meta["position"]["row"]) == (1, 64)
+    resumed, rec = _final(Session(cfg, snapshot_interval_s=None, resume=saved))
+    assert rec.status == "ok", rec.message
+    np.testing.assert_array_equal(resumed, whole)

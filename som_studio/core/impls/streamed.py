@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from som_studio.core.impls.protocol import EpochSums
+from som_studio.core.impls.protocol import EpochSums, Implementation, Trainer
 from som_studio.core.som.problem import Problem
 
 
@@ -80,3 +80,12 @@ class StreamedTrainer:
 
     def close(self) -> None:
         self.inner.close()
+
+
+def create(impl: Implementation, problem: Problem) -> Trainer:
+    """``impl``'s trainer for ``problem``; one fed a batch of rows at a time when the problem streams."""
+    trainer = impl.create(problem)
+    if problem.stream is None:
+        return trainer
+    made: Trainer = StreamedTrainer(trainer, problem)
+    return made

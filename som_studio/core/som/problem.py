@@ -43,7 +43,8 @@ from som_studio.i18n import _
 
 if TYPE_CHECKING:
     from som_studio.core.data import Scaling
-    from som_studio.core.data.stream import Moments, Source
+    from som_studio.core.data.moments import Moments
+    from som_studio.core.data.stream import Source
 
 # Units whose total batch neighbourhood weight is below this keep their weights:
 # far from every best-matching unit the Gaussian underflows (in float32 below
@@ -322,16 +323,16 @@ def make_stream_problem(
 ) -> Problem:
     """The seeded problem of ``config`` over a streamed ``source``: the in-memory run's scaling and initial map.
 
-    One pass over the source gives its statistics (:func:`~som_studio.core.data.stream.statistics`);
+    One pass over the source gives its statistics (:func:`~som_studio.core.data.moments.statistics`);
     the scaling, ``random``'s ranges and ``pca``'s components follow from them; ``sample`` reads its
     seeded rows in a second pass. Each gives what :func:`make_problem` gives for the same rows in memory.
     """
-    from som_studio.core.data import stream
+    from som_studio.core.data import moments as passes
     from som_studio.core.som.init import covariance_components, pca_map
 
-    moments = stream.statistics(source, batch_rows)
-    scaling = stream.fitted_scaling(moments, config.scaling_method)
-    lo, hi, mean, cov = stream.scaled_summary(moments, scaling)
+    moments = passes.statistics(source, batch_rows)
+    scaling = passes.fitted_scaling(moments, config.scaling_method)
+    lo, hi, mean, cov = passes.scaled_summary(moments, scaling)
     top = float(np.max(np.maximum(np.abs(lo), np.abs(hi))))
     check_range(np.array([[top] * source.features]), config.precision, source.spec)
     _, rng, _ = seed_streams(config.seed)
@@ -341,7 +342,7 @@ def make_stream_problem(
         init = lo + (hi - lo) * rng.random((h, w, d))
     elif method == "sample":
         rows = rng.integers(0, moments.rows, size=h * w)
-        picked = scaling.apply(stream.gather_rows(source, rows, batch_rows))
+        picked = scaling.apply(passes.gather_rows(source, rows, batch_rows))
         init = np.where(np.isnan(picked), mean[None, :], picked).reshape(h, w, d)
     elif method == "pca":
         if moments.rows < 2:

@@ -10,15 +10,21 @@ Threads: GUI thread only.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QPushButton, QVBoxLayout
 
 from som_studio.config import RunConfig
 from som_studio.core.impls import registry
 from som_studio.qt.i18n import QT_TRANSLATE_NOOP
+
+#: The longest the queue waits for the app to be done with one run (its views' work off the GUI
+#: thread) before it starts the next, and how often it looks.
+SETTLE_MAX_S = 2.0
+SETTLE_POLL_MS = 20
 
 HINT = QT_TRANSLATE_NOOP("ImplementationPicker", "Tick implementations in the order they should run.")
 
@@ -28,18 +34,31 @@ class CompareQueue(QObject):
 
     ``launch(config) -> str`` starts one run and returns ``""``, or says why it
     could not start (that configuration is then skipped). ``ended`` is the
-    controller's ``run_ended`` signal.
+    controller's ``run_ended`` signal. ``settled() -> bool`` says whether the app
+    is done with the last run (the map view's work on its final map): the next run
+    starts then, or after :data:`SETTLE_MAX_S`, so that work does not share the
+    cores with a short run being timed.
     """
 
     progress = Signal(str)
     finished = Signal(list)  # the implementations that ran, in order
 
     def __init__(
-        self, launch: Callable[[RunConfig], str], ended: Any, stop: Callable[[], None], parent: QObject | None = None
+        self,
+        launch: Callable[[RunConfig], str],
+        ended: Any,
+        stop: Callable[[], None],
+        parent: QObject | None = None,
+        settled: Callable[[], bool] | None = None,
     ) -> None:
         super().__init__(parent)
         self._launch = launch
         self._stop = stop
+        self._settled = settled or (lambda: True)
+        self._settle = QTimer(self)
+        self._settle.setInterval(SETTLE_POLL_MS)
+        self._settle.timeout.connect(self._next_when_settled)
+        self._ended_at = 0.0
         self._queue: list[RunConfig] = []
         self._done: list[str] = []
         self._active = False
@@ -89,7 +108,17 @@ class CompareQueue(QObject):
         if not self._active:
             return
         self._done.append(self._current)
-        self._next()
+        self._ended_at = time.perf_counter()
+        self._next_when_settled()
+
+    def _next_when_settled(self) -> None:
+        if self._active and not self._settled() and time.perf_counter() - self._ended_at < SETTLE_MAX_S:
+            if not self._settle.isActive():
+                self._settle.start()
+            return
+        self._settle.stop()
+        if self._active:
+            self._next()
 
 
 class ImplementationPicker(QGroupBox):

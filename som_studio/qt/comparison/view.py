@@ -64,6 +64,7 @@ class ComparisonView(QWidget):
     runs : the one run list (the Runs page shows it in full).
     launch : starts one configuration (see :class:`CompareQueue`); ``None``: no compare queue.
     ended, stop : the controller's ``run_ended`` signal and its ``stop``.
+    settled : whether the app is done with the last run (see :class:`CompareQueue`).
     base_config : the configuration compared runs share (the Run panel's), or ``None`` when invalid.
     iterations : steps/epochs per kind to use for implementations of the other kind.
     judge : the refusals of one configuration (the Run form's preflight, on its data and
@@ -84,6 +85,7 @@ class ComparisonView(QWidget):
         iterations: Callable[[], dict[str, int]] | None = None,
         judge: Callable[[RunConfig], Sequence[Refusal]] | None = None,
         parent: QWidget | None = None,
+        settled: Callable[[], bool] | None = None,
     ) -> None:
         super().__init__(parent)
         self.runs = runs
@@ -94,7 +96,9 @@ class ComparisonView(QWidget):
         self._judge = judge or preflight
         self.error_dialog: QMessageBox | None = None
         self._queue_ids: list[str] = []  # runs recorded while the compare queue ran
-        self.queue = CompareQueue(launch, ended, stop or (lambda: None), self) if launch and ended is not None else None
+        self.queue = (
+            CompareQueue(launch, ended, stop or (lambda: None), self, settled) if launch and ended is not None else None
+        )
 
         outer = QSplitter(Qt.Orientation.Horizontal)
         outer.addWidget(self._runs_side())

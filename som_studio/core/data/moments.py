@@ -1,0 +1,164 @@
+"""One pass of statistics over a :class:`~som_studio.core.data.stream.Source`, exact at any size.
+
+Each batch's moments (count, shifted sum and co-moments per feature, missing values left out) merge
+with the others' (Chan et al.'s parallel update), so batches, files and processes add up to the
+whole table's statistics: the in-memory run's z-score and min-max scaling, its ranges, mean and
+covariance (PCA's initial map), and the rows a seeded ``sample`` initialisation picks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from som_studio.core.data.checks import DataError
+from som_studio.core.data.scaling import SCALINGS, Scaling
+from som_studio.core.data.stream import Source
+from som_studio.i18n import _
+from som_studio.run_settings import Scaling as Method
+
+
+@dataclass(frozen=True, eq=False)
+class Moments:
+    """Sums over rows that merge exactly (additions in float64), around a fixed ``shift`` per feature.
+
+    With ``y = x - shift`` at known values and 0 at missing ones, ``k`` the 0/1 mask of known
+    values: ``rows``; ``known = k^T k`` (pairs known together); ``sums = y^T k`` (``sums[j, l]``:
+    ``y_j`` summed over rows that know ``l``); ``squares = y^T y``; ``low``, ``high`` per feature.
+    Means, variances and the covariance of the data with each missing value set to its
+    feature's mean (what the in-memory PCA computes) follow without another pass.
+    """
+
+    shift: np.ndarray
+    rows: int
+    known: np.ndarray
+    sums: np.ndarray
+    squares: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+
+    @classmethod
+    def of(cls, values: np.ndarray, shift: np.ndarray) -> Moments:
+        n, d = values.shape
+        y = values - shift
+        k = ~np.isnan(values)
+        if k.all():  # the common case: three of the four products are column sums
+            col = y.sum(axis=0)
+            return cls(
+                shift,
+                n,
+                np.full((d, d), float(n)),
+                np.repeat(col[:, None], d, axis=1),
+                y.T @ y,
+                values.min(axis=0),
+                values.max(axis=0),
+            )
+        kf = k.astype(np.float64)
+        y[~k] = 0.0
+        low = np.where(k, values, np.inf).min(axis=0)
+        high = np.where(k, values, -np.inf).max(axis=0)
+        return cls(shift, n, kf.T @ kf, y.T @ kf, y.T @ y, low, high)
+
+    def merge(self, other: Moments) -> Moments:
+        """The moments of both sets of rows (the same ``shift``)."""
+        return Moments(
+            self.shift,
+            self.rows + other.rows,
+            self.known + other.known,
+            self.sums + other.sums,
+            self.squares + other.squares,
+            np.minimum(self.low, other.low),
+            np.maximum(self.high, other.high),
+        )
+
+    @property
+    def count(self) -> np.ndarray:
+        """Known values per feature."""
+        return np.diag(self.known).copy()
+
+    @property
+    def missing(self) -> bool:
+        return bool((self.count < self.rows).any())
+
+    @property
+    def mean(self) -> np.ndarray:
+        n = self.count
+        return np.where(n > 0, self.shift + np.diag(self.sums) / np.maximum(n, 1), 0.0)
+
+    def comoments(self) -> np.ndarray:
+        """``sum (x_j - mean_j)(x_l - mean_l)`` over rows knowing both: the filled data's covariance times N-1."""
+        n = self.count
+        m = np.where(n > 0, np.diag(self.sums) / np.maximum(n, 1), 0.0)  # the mean less the shift
+        out: np.ndarray = self.squares - self.sums * m[None, :] - self.sums.T * m[:, None] + self.known * np.outer(m, m)
+        return out
+
+
+def statistics(source: Source, batch_rows: int) -> Moments:
+    """One pass over ``source``: its :class:`Moments` (raises :class:`DataError` on bad rows)."""
+    total: Moments | None = None
+    with source.reader(batch_rows) as reader:
+        for batch in reader:
+            if total is None:
+                with np.errstate(invalid="ignore"):
+                    shift = np.nan_to_num(np.nanmean(batch.values, axis=0))
+                total = Moments.of(batch.values, shift)
+            else:
+                total = total.merge(Moments.of(batch.values, total.shift))
+    assert total is not None  # an open source has rows
+    return total
+
+
+def gather_rows(source: Source, rows: np.ndarray, batch_rows: int) -> np.ndarray:
+    """Rows ``rows`` (indices into the source, any order, repeats allowed) in one pass, as (len(rows), D)."""
+    out = np.empty((len(rows), source.features))
+    order = np.argsort(rows, kind="stable")
+    wanted = rows[order]
+    with source.reader(batch_rows) as reader:
+        for batch in reader:
+            lo, hi = np.searchsorted(wanted, [batch.first, batch.first + batch.rows])
+            if hi > lo:
+                out[order[lo:hi]] = batch.values[wanted[lo:hi] - batch.first]
+    return out
+
+
+def fitted_scaling(moments: Moments, method: str) -> Scaling:
+    """The scaling ``method`` fitted to a source's :class:`Moments`: what :func:`fit_scaling` gives in memory."""
+    d = moments.shift.shape[0]
+    if method not in SCALINGS:
+        raise DataError(
+            _("unknown scaling {method!r}; expected one of {choices}").format(
+                method=method, choices=", ".join(SCALINGS)
+            )
+        )
+    if method == Method.NONE:
+        return Scaling.identity(d)
+    n = moments.count
+    if method == Method.MINMAX:
+        lo = np.where(n > 0, moments.low, 0.0)
+        hi = np.where(n > 0, moments.high, 1.0)
+        span = hi - lo
+        return Scaling(Method.MINMAX, lo, np.where(span > 0, span, 1.0))
+    std = np.sqrt(np.diag(moments.comoments()) / np.maximum(n - 1, 1))
+    return Scaling(Method.ZSCORE, moments.mean, np.where(std > 0, std, 1.0))
+
+
+def scaled_summary(moments: Moments, scaling: Scaling) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(low, high, mean, covariance)`` of the data in ``scaling``'s space, missing values set to the mean.
+
+    The covariance is the filled data's, divided by N - 1 (what ``numpy.cov`` gives in memory).
+    """
+    lo = scaling.apply(moments.low[None, :])[0]
+    hi = scaling.apply(moments.high[None, :])[0]
+    mean = scaling.apply(moments.mean[None, :])[0]
+    cov = moments.comoments() / max(moments.rows - 1, 1) / np.outer(scaling.scale, scaling.scale)
+    return lo, hi, mean, cov
+
+
+def principal_variances(source: Source, scaling: str, batch_rows: int = 1 << 16) -> tuple[int, np.ndarray]:
+    """``(rows, the two largest principal variances)`` of ``source`` scaled by ``scaling``: one pass."""
+    from som_studio.core.som.init import covariance_components
+
+    moments = statistics(source, batch_rows)
+    cov = scaled_summary(moments, fitted_scaling(moments, scaling))[3]
+    return moments.rows, covariance_components(np.atleast_2d(cov), 2)[0]
