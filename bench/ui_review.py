@@ -234,7 +234,7 @@ class Review:
         view.values["sigma_end"].setText("0.5, 0.75, 1, 2")
         self.win.pages.show_page("sweep")
         view.start()
-        self.until(lambda: view.result is not None and view._thread is None, "the sweep", 600)
+        self.until(lambda: view.result is not None and not view.controller.busy, "the sweep", 600)
         view.select(view.result.frontier()[0])
         self.shoot("sweep")
 

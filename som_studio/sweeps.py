@@ -5,19 +5,19 @@
 >>> rows[0]["qe"], rows.to_pandas(), rows.run(0)                                          # doctest: +SKIP
 
 One map size and one data set; what may vary is what the declaration of settings marks
-``sweep`` (:data:`som_studio.config.SETTINGS`: the start and end radii and the seed). Each
-combination is one slice of a batch: the fused batch epoch of ``jax-fused-batch``
-(:func:`som_studio.core.impls.jax_fused.batch_epoch`, its kernel plan and kernels) is ``vmap``-ed over
-the combinations' maps and radius schedules and the whole run is one ``fori_loop``, compiled once;
-with several devices the batch is sharded over them. A ``jax-fused-batch`` run of any
-combination trains the same map, to float32 rounding.
+``sweep`` (:data:`som_studio.config.SETTINGS`: the start and end radii and the seed). A sweep is
+one :class:`~som_studio.session.session.Session` given the combinations, run like every run (in
+the app, in its worker process): its trainer (:mod:`som_studio.core.impls.jax_sweep`) ``vmap``-s
+the fused batch epoch of ``jax-fused-batch`` over the combinations' maps and radius schedules,
+compiled once and run in chunks; with several devices the batch is sharded over them. Each
+combination comes back as a ``CombinationTrained`` event; :func:`result` gathers them. A
+``jax-fused-batch`` run of any combination trains the same map, to float32 rounding.
 """
 
 from __future__ import annotations
 
 import itertools
-import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,12 +26,10 @@ import numpy as np
 from som_studio import config as cfgmod
 from som_studio.config import ConfigError, RunConfig
 from som_studio.i18n import _
+from som_studio.session.sweep import IMPL as IMPL
 
 SCHEMA_VERSION = 1
 """The version of the sweep's JSON (``--json``; docs/json-schema.md, "The sweep")."""
-
-IMPL = "jax-fused-batch"
-"""The implementation whose epoch a sweep batches: a run of it reproduces any row."""
 
 
 class SweepError(ValueError):
@@ -80,13 +78,6 @@ def _value(key: str, value: Any) -> Any:
     return coerce(cfgmod.setting_named(key), value)
 
 
-def _shown(value: Any) -> Any:
-    """A varied value as a row and the JSON give it: a number, or ``[sx, sy]`` when the axes differ."""
-    if isinstance(value, tuple):
-        return value[0] if value[0] == value[1] else [value[0], value[1]]
-    return value
-
-
 def combinations(vary: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
     """Every combination of ``vary``'s values (the last key varying fastest), as config fields."""
     if not vary:
@@ -125,6 +116,7 @@ class SweepResult(Sequence[dict[str, Any]]):
     notes: list[str] = field(default_factory=list)
     base: dict[str, Any] = field(default_factory=dict)
     devices: int = 1
+    started: Any = None  # the sweep's Started event: the data's colour range and the lattice of its pictures
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -177,155 +169,75 @@ class SweepResult(Sequence[dict[str, Any]]):
         }
 
 
-def spread(combinations: int, devices: int) -> int:
-    """Over how many devices to shard ``combinations`` maps: the fewest maps per device, then the least padding.
-
-    Every device takes as many maps (a sharded axis is cut evenly), so 10 maps on 8 devices go
-    5 x 2 (no padding) rather than 8 x 2 (6 padded maps trained for nothing).
-    """
-    best = 1
-    for s in range(1, max(1, min(devices, combinations)) + 1):
-        rounds, best_rounds = -(-combinations // s), -(-combinations // best)
-        if rounds < best_rounds or (
-            rounds == best_rounds and s * rounds - combinations < best * best_rounds - combinations
-        ):
-            best = s
-    return best
-
-
 def train_together(base: RunConfig, table: Any, combos: list[dict[str, Any]]) -> SweepResult:
-    """Train ``base`` once per combination of ``combos``, all as one batched program.
+    """Train ``base`` once per combination of ``combos``, all as one batched program, in this process.
 
     ``table`` is the run's data (:class:`~som_studio.core.data.Table`, scaled). Raises
-    :class:`ConfigError` for a configuration the fused batch epoch cannot train.
+    :class:`ConfigError` for a configuration the fused batch epoch cannot train (each combination's
+    own refusal, or the memory they need together), :class:`SweepError` when training fails.
     """
     from som_studio.core.data import Table
-    from som_studio.session.preflight import preflight
+    from som_studio.session.session import Session
 
     if not isinstance(table, Table):  # a source read in batches: --stream, or data too large for memory
         raise ConfigError("stream", _("a sweep trains its maps together on data held in memory; it does not stream"))
-    t_start = time.perf_counter()
-    configs = [base.replace(**c).validate("batch") for c in combos]
-    for cfg in configs:
-        refused = preflight(cfg)
-        if refused:
-            raise ConfigError(refused[0].field, refused[0].reason)
-    maps, shards, compile_s, train_s = _train_batched(base, configs, table.values)
-    records = [
-        _record(cfg, combo, m, table, len(configs), compile_s, train_s) for cfg, combo, m in zip(configs, combos, maps)
-    ]
-    rows = [
-        {"settings": rec.extra["sweep"]["settings"], "qe": rec.qe, "te": rec.te, "label_purity": rec.label_purity}
-        for rec in records
-    ]
-    wall = time.perf_counter() - t_start
-    for rec in records:
-        rec.wall_s = wall
+    return result(Session(base, data=table, sweep=combos, snapshot_interval_s=None).run(), combos)
+
+
+def result(events: Iterable[Any], combos: Sequence[Mapping[str, Any]]) -> SweepResult:
+    """A sweep's result from its session's events (in this process, or as the app's worker sent them).
+
+    Raises :class:`ConfigError` when the sweep was refused, :class:`SweepError` when it failed.
+    """
+    from som_studio.session.events import CombinationTrained, Failed, Finished, Started
+
+    started: Any = None
+    done: list[CombinationTrained] = []
+    end: Any = None
+    for ev in events:
+        if isinstance(ev, Started):
+            started = ev
+        elif isinstance(ev, CombinationTrained):
+            done.append(ev)
+        elif isinstance(ev, (Finished, Failed)):
+            end = ev
+    if end is None or isinstance(end, Failed):
+        rec = end.record if end is not None else None
+        if rec is not None and rec.refusal is not None:
+            raise ConfigError(rec.refusal.field, rec.refusal.reason)
+        raise SweepError(rec.message if rec is not None else _("the sweep ended without a result"))
+    return assemble(started, end.record, done, combos)
+
+
+def assemble(started: Any, record: Any, done: Sequence[Any], combos: Sequence[Mapping[str, Any]]) -> SweepResult:
+    """The :class:`SweepResult` of a finished sweep: its ``Started``, record and ``CombinationTrained`` events."""
+    from som_studio.session.sweep import configs, stacked
+
+    done = sorted(done, key=lambda ev: ev.index)
+    base = started.config
     notes = []
-    if "seed" in combos[0] and base.init_method == cfgmod.Init.PCA:
+    if combos and "seed" in combos[0] and base.init_method == cfgmod.Init.PCA:
         notes.append(
             _(
                 "the seed does not change these maps: they start from the data's principal components (init pca) "
                 "and a batch epoch has no sample order; vary the seed with init random or sample"
             )
         )
-    T = base.iterations
-    timings = {"wall_s": wall, "per_epoch_s": train_s / max(T, 1), "compile_s": compile_s, "train_s": train_s}
+    train_s = sum(c.seconds for c in record.chunks)
+    timings = {
+        "wall_s": record.wall_s,
+        "per_epoch_s": train_s / max(base.iterations, 1),
+        "compile_s": record.compile_s,
+        "train_s": train_s,
+    }
     base_dict = base.to_dict()
-    base_dict["feature_names"] = list(table.feature_names)
-    return SweepResult(rows, timings, configs, maps, records, notes, base_dict, shards)
-
-
-def _train_batched(base: RunConfig, configs: list[RunConfig], data: np.ndarray) -> tuple[np.ndarray, int, float, float]:
-    """Every configuration's map trained by one ``vmap``-ed program: ``(maps, devices, compile_s, train_s)``.
-
-    The combinations are sharded over the devices, each taking as many maps; the last
-    combination fills the gap and its copies are dropped.
-    """
-    from som_studio.core import jax_runtime
-    from som_studio.core.impls.jax_fused import batch_epoch
-    from som_studio.core.plans import fused_plan
-    from som_studio.core.som.problem import decay, make_problem
-
-    jax = jax_runtime.jax()
-    dtype = np.dtype(base.precision)
-    T = base.iterations
-    problems = [make_problem(cfg, "batch", data) for cfg in configs]
-    init = np.stack([np.moveaxis(p.init_map, 2, 0) for p in problems])  # (C, D, H, W)
-    sx = np.stack([decay(c.sigmas[0][0], c.sigmas[1][0], T).astype(dtype) for c in configs])
-    sy = np.stack([decay(c.sigmas[0][1], c.sigmas[1][1], T).astype(dtype) for c in configs])
-    n_combos = len(configs)
-    devices = jax.devices()
-    shards = spread(n_combos, len(devices))
-    padded = -(-n_combos // shards) * shards
-    if padded > n_combos:
-        fill = padded - n_combos
-        init, sx, sy = (np.concatenate([a, np.repeat(a[-1:], fill, 0)]) for a in (init, sx, sy))
-    d, h, w = init.shape[1:]
-    plan = fused_plan.choose(devices[0].platform, h * w, d, data.shape[0], dtype.itemsize)
-    lattice = (str(base.topology), bool(base.toroid))
-    known_np = ~np.isnan(data)
-    missing = not bool(known_np.all())
-    x_np = np.where(known_np, data, 0).astype(dtype)
-
-    def one(w0: Any, sxs: Any, sys_: Any, x: Any, known: Any) -> Any:
-        body = lambda t, wt: batch_epoch(wt, x, sxs[t], sys_[t], plan, lattice, known if missing else None)
-        return jax.lax.fori_loop(0, T, body, w0)
-
-    batched = jax.vmap(one, in_axes=(0, 0, 0, None, None))
-    from jax.sharding import Mesh, NamedSharding, PartitionSpec
-
-    mesh = Mesh(np.asarray(devices[:shards]), ("maps",))
-    split = NamedSharding(mesh, PartitionSpec("maps"))
-    whole = NamedSharding(mesh, PartitionSpec())
-    args = (
-        jax.device_put(init.astype(dtype), split),
-        jax.device_put(sx, split),
-        jax.device_put(sy, split),
-        jax.device_put(x_np, whole),
-        jax.device_put(known_np.astype(dtype), whole),
-    )
-    program = jax.jit(batched, in_shardings=(split, split, split, whole, whole), out_shardings=split)
-    t0 = time.perf_counter()
-    compiled = program.lower(*args).compile()
-    compile_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    out = compiled(*args)
-    out.block_until_ready()
-    train_s = time.perf_counter() - t0
-    maps = np.moveaxis(np.asarray(out)[:n_combos], 1, 3)  # (C, H, W, D)
-    return maps, shards, compile_s, train_s
-
-
-def _record(
-    cfg: RunConfig,
-    combo: dict[str, Any],
-    m: np.ndarray,
-    table: Any,
-    combinations: int,
-    compile_s: float,
-    train_s: float,
-) -> Any:
-    """One combination's run record: its map measured (QE, TE, the model's hits and labels), the batch's timings."""
-    from som_studio.core.data import model_file
-    from som_studio.core.som import metrics
-    from som_studio.session.record import Chunk, RunRecord
-
-    data = table.values
-    T = cfg.iterations
-    qe, te, first = metrics.measure(m.astype(np.float64), data, cfg.topology, cfg.toroid)
-    rec = RunRecord(impl=IMPL, kind="batch", config=cfg.to_dict(), status="ok")
-    rec.config["feature_names"] = list(table.feature_names)
-    rec.samples = int(data.shape[0])
-    rec.layout = "1x1"
-    rec.compile_s = compile_s
-    rec.chunks.append(Chunk(0, T, train_s))
-    rec.total_s = compile_s + train_s
-    rec.qe, rec.te = qe, te
-    rec.history.append({"iteration": T, "qe": qe, "te": te})
-    rec.extra["sweep"] = {"combinations": combinations, "settings": {k: _shown(v) for k, v in combo.items()}}
-    model_file.attach(rec, cfg, table, m, measure=True, bmus=first)
-    return rec
+    if "feature_names" in record.config:
+        base_dict["feature_names"] = list(record.config["feature_names"])
+    rows = list(record.extra.get("sweep", {}).get("rows", []))
+    devices = int(record.extra.get("sweep", {}).get("devices", 1))
+    maps = stacked([ev.map for ev in done])
+    kept = [ev.record for ev in done]
+    return SweepResult(rows, timings, configs(base, combos), maps, kept, notes, base_dict, devices, started)
 
 
 def sweep(data: Any = None, vary: Mapping[str, Sequence[Any]] | None = None, **train_keywords: Any) -> SweepResult:
@@ -364,29 +276,25 @@ def sweep(data: Any = None, vary: Mapping[str, Sequence[Any]] | None = None, **t
         raise SweepError(str(exc)) from None
 
 
-def for_config(config: RunConfig) -> tuple[RunConfig, Any]:
-    """A run configuration (the app's form) as a sweep's base and its data: ``jax-fused-batch``, batch epochs.
+def for_config(config: RunConfig) -> RunConfig:
+    """A run configuration (the app's form) as a sweep's base: ``jax-fused-batch``, batch epochs.
 
     The configuration's values go through the one resolver, as the form's did, its count of epochs
-    kept (a count of steps is not a sweep's). Raises :class:`ConfigError` or
-    :class:`~som_studio.core.data.DataError`.
+    kept (a count of steps is not a sweep's); its data are not read here (the worker reads them).
+    Raises :class:`ConfigError`.
     """
     from som_studio.session.resolve import resolve, values_of
 
     values = {**values_of(config), "impl": IMPL, "steps": None}
-    resolved = resolve(values)
-    return resolved.config, resolved.table
+    return resolve(values, load=False).config
 
 
 def stored_run(result: SweepResult, i: int) -> Any:
-    """Row ``i`` as the app keeps a run (:class:`~som_studio.storage.StoredRun`), its final picture drawn."""
-    from som_studio.picture.mapviews import MapViews
-    from som_studio.picture.views import colour_range, map_image
-    from som_studio.storage import StoredRun
+    """Row ``i`` as the app keeps a run (:class:`~som_studio.storage.StoredRun`), through the one recorder."""
+    from som_studio.session.events import Finished, Snapshot
+    from som_studio.storage import RunRecorder
 
-    cfg = result.configs[i]
-    m = result.maps[i]
-    rng = colour_range(m)
-    image = map_image(m, rng.lo, rng.hi, MapViews(topology=str(cfg.topology), toroid=bool(cfg.toroid)))
+    record = result.records[i]
     name = ", ".join(f"{k}={v}" for k, v in result.rows[i]["settings"].items())
-    return StoredRun(record=result.records[i], name=f"sweep {name}", final_map=m, final_image=image)
+    events: list[Any] = [Snapshot(result.configs[i].iterations, result.maps[i]), Finished(record)]
+    return RunRecorder(f"sweep {name}").feed_all([result.started, *events] if result.started else events).stored()

@@ -118,9 +118,9 @@ def run(args: argparse.Namespace) -> int:
     reads = {"--data": args.data}
     json_path = None if to_stdout else check_output(args.json, args.force, flag="--json", reads=reads)
     report_path = check_output(args.report, args.force, flag="--report", suffixes=(".html",), reads=reads)
-    from som_studio.sweeps import _shown
+    from som_studio.session.sweep import shown
 
-    stems = [row_name({k: _shown(v) for k, v in c.items()}) for c in combos]
+    stems = [row_name({k: shown(v) for k, v in c.items()}) for c in combos]
     if args.save_runs:
         check_save_runs(args.save_runs, stems, args.force)
 

@@ -819,7 +819,7 @@ A run shows here when it recorded its inside: tick Record the inside of the next
     <name>RunController</name>
     <message>
         <source>stopped while starting</source>
-        <extracomment>A run that keeps checkpoints writes one when it stops (the first one imports Orbax: seconds). Chunks longer than this (a streamed epoch of minutes) are not waited for: the last checkpoint is kept.</extracomment>
+        <extracomment>A run that keeps checkpoints writes one when it stops (the first one imports Orbax: seconds).</extracomment>
         <translation>시작 중에 중지됨</translation>
     </message>
     <message>
@@ -1203,12 +1203,20 @@ The run is listed until the app closes.</source>
         <translation>실행 패널의 설정이 거부되었습니다. 스윕은 그 SOM을 학습하니 먼저 그곳에서 고치십시오</translation>
     </message>
     <message>
+        <source>Stop</source>
+        <translation>중지</translation>
+    </message>
+    <message>
         <source>Training the maps together…</source>
         <translation>지도를 함께 학습하는 중…</translation>
     </message>
     <message>
         <source>The sweep failed: {message}</source>
         <translation>스윕 실패: {message}</translation>
+    </message>
+    <message>
+        <source>The sweep was stopped: {message}</source>
+        <translation>스윕을 중지했습니다: {message}</translation>
     </message>
     <message>
         <source>{n} maps trained together</source>

@@ -26,7 +26,15 @@ from som_studio.config import RunConfig
 from som_studio.core.impls import registry
 from som_studio.qt.pipe_reader import PipeReader
 from som_studio.qt.probe import DeviceProbe
-from som_studio.session.events import ChunkTimed, Compiled, Failed, Finished, QualityMeasured, Started
+from som_studio.session.events import (
+    ChunkTimed,
+    CombinationTrained,
+    Compiled,
+    Failed,
+    Finished,
+    QualityMeasured,
+    Started,
+)
 from som_studio.storage import RecordSoFar
 from som_studio.worker import messages as msgs
 from som_studio.worker.process import describe_exit
@@ -49,7 +57,9 @@ class RunController(QObject):
     Signals carry the session's events (see :mod:`som_studio.session.events`),
     in the order the session yielded them: ``run_started`` → ``compiled`` →
     (``chunks_timed`` | ``frame_ready`` | ``quality_measured``)* → ``run_finished``
-    or ``run_failed``. ``run_ended`` follows once the worker process is gone.
+    or ``run_failed``. ``run_ended`` follows once the worker process is gone. A sweep (started with
+    ``session_options={"sweep": combinations}``) sends ``combination_trained`` per combination before
+    ``run_finished``.
     """
 
     run_started = Signal(object)  # Started
@@ -57,6 +67,7 @@ class RunController(QObject):
     chunks_timed = Signal(list)  # [ChunkTimed, ...]
     frame_ready = Signal(object)  # frames.MapFrame, the latest only
     quality_measured = Signal(object)  # QualityMeasured
+    combination_trained = Signal(object)  # CombinationTrained, a sweep's
     final_map = Signal(object)  # np.ndarray (H, W, D), the last map, raw
     run_finished = Signal(object)  # RunRecord, status "ok" or "cancelled"
     run_failed = Signal(str, object)  # message, RunRecord
@@ -314,6 +325,8 @@ class RunController(QObject):
             self.compiled.emit(ev)
         elif isinstance(ev, QualityMeasured):
             self.quality_measured.emit(ev)
+        elif isinstance(ev, CombinationTrained):
+            self.combination_trained.emit(ev)
         elif isinstance(ev, Finished):
             self._terminal = True
             self.run_finished.emit(ev.record)

@@ -234,7 +234,13 @@ class MainWindow(QMainWindow):
 
     def _add_more_pages(self) -> None:
         """Pages of their own: a sweep of the form's SOM, and what JAX made of the ticked runs."""
-        self.sweep_view = SweepView(base_config=lambda: self.form.state.config, keep=self.runs_panel.add_run)
+        # The sweep has a run controller of its own: its events are the Sweep page's, not the live views'.
+        self.sweep_view = SweepView(
+            base_config=lambda: self.form.state.config,
+            keep=self.runs_panel.add_run,
+            controller=ctl.RunController(self),
+            cpu_devices=lambda: self.form.state.cpu_devices,
+        )
         self.sweep_view.setObjectName("sweepView")
         self.pages.add_page(
             "sweep", self.tr("Sweep"), self.sweep_view, self.tr("Many maps of the form's SOM, trained together")

@@ -3,6 +3,8 @@
 ``Started`` → ``Snapshot`` (iteration 0) → ``QualityMeasured`` (iteration 0, unless
 quality is measured only at the end) → ``Compiled`` → (``ChunkTimed`` | ``Snapshot`` |
 ``QualityMeasured``)* → ``Finished`` (status ``ok`` or ``cancelled``) or ``Failed``.
+A sweep (a session given combinations) yields one ``CombinationTrained`` per combination, in
+order, just before its ``Finished`` (none when it was cancelled).
 A run refused before it starts (bad configuration or data, too big) yields only ``Failed``.
 
 ``Snapshot`` events always include iteration 0 (the initial map) and the final
@@ -82,6 +84,19 @@ class QualityMeasured:
     te: float
 
 
+@dataclass(frozen=True, eq=False)
+class CombinationTrained:
+    """One map of a sweep, trained and measured: the ``index``-th combination's record and its final map.
+
+    The record is what a ``jax-fused-batch`` run of the combination keeps (its quality, hits and
+    labels, the sweep's timings), its settings in ``extra["sweep"]["settings"]``; ``map`` is (H, W, D).
+    """
+
+    index: int
+    record: RunRecord
+    map: np.ndarray
+
+
 @dataclass(frozen=True)
 class Finished:
     """The run ended, completely (``record.status == "ok"``) or by cancel."""
@@ -96,4 +111,4 @@ class Failed:
     record: RunRecord
 
 
-Event = Started | Compiled | ChunkTimed | Snapshot | QualityMeasured | Finished | Failed
+Event = Started | Compiled | ChunkTimed | Snapshot | QualityMeasured | CombinationTrained | Finished | Failed

@@ -18,6 +18,7 @@ is read.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypedDict
@@ -126,10 +127,18 @@ def memory_need(
     features: int,
     devices: Devices | None = None,
     missing: bool = False,
+    maps: int = 1,
 ) -> tuple[int, int, str]:
     """(bytes needed, bytes available, where) for a valid ``config`` on ``samples`` x ``features`` data
-    (``missing``: holding missing values)."""
-    need = impl.estimate(problem_size(config, samples, features, missing))
+    (``missing``: holding missing values; ``maps``: a sweep's combinations, trained together and
+    spread over the devices as :func:`~som_studio.session.sweep.spread` says)."""
+    size = problem_size(config, samples, features, missing)
+    if maps > 1:
+        from som_studio.session.sweep import spread
+
+        count = devices.count if devices is not None and devices.count else 1
+        size = dataclasses.replace(size, maps=maps, devices=spread(maps, count), map_devices=1)
+    need = impl.estimate(size)
     if impl.backend == "jax" and devices is not None and devices.memory is not None:
         have, where = devices.memory
     else:
@@ -181,6 +190,7 @@ def preflight(
     data_shape: tuple[int, ...] | None = None,
     devices: Devices | None = None,
     missing: bool = False,
+    maps: int = 1,
 ) -> list[Refusal]:
     """Every refusal the session would raise for ``config``; empty when it would train.
 
@@ -196,6 +206,7 @@ def preflight(
     devices : the devices the run would get, when known: checks the layout against them.
     missing : whether the data hold missing values: refused by an implementation that cannot
         train on them; their mask counts in the memory check.
+    maps : how many maps train together (a sweep's combinations): the memory check counts them all.
     """
     from som_studio.core.plans import sharding
 
@@ -246,8 +257,9 @@ def preflight(
             out.append(exc.refusal)
     if data_shape is not None:
         samples, features = int(data_shape[0]), int(data_shape[1])
-        need, have, where = memory_need(impl, config, samples, features, devices, missing)
+        need, have, where = memory_need(impl, config, samples, features, devices, missing, maps)
         if need > have:
+            what = impl.name if maps <= 1 else _("a sweep of {maps} maps with {impl}").format(maps=maps, impl=impl.name)
             out.append(
                 Refusal(
                     "memory",
@@ -255,7 +267,7 @@ def preflight(
                         "{impl} on a {grid} map with {samples:,} x {features} data needs about {need}, "
                         "but only {have} of {where} is available"
                     ).format(
-                        impl=impl.name,
+                        impl=what,
                         grid=config.grid,
                         samples=samples,
                         features=features,

@@ -32,7 +32,7 @@ import dataclasses
 import os
 import threading
 import time
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -46,9 +46,11 @@ from som_studio.core.som import metrics
 from som_studio.core.som.problem import check_range, load_problem_table, make_problem, make_stream_problem
 from som_studio.i18n import _, ngettext
 from som_studio.session import env as envmod
+from som_studio.session import sweep as sweepmod
 from som_studio.session.checkpoint import CheckpointError, Checkpoints, Saved, data_files, meta_for, resume_from
 from som_studio.session.events import (
     ChunkTimed,
+    CombinationTrained,
     Compiled,
     Event,
     Failed,
@@ -131,6 +133,11 @@ class Session:
         JAX explains any recompilation (the explanations are kept).
     keep_programs : with ``inside``, keep the program's texts (jaxpr,
         StableHLO, optimized HLO) in ``extra.inside.programs``.
+    sweep : the combinations of a sweep (:mod:`som_studio.session.sweep`), each the varied settings
+        as config fields: ``config`` is then the base SOM (``jax-fused-batch``) and every combination
+        trains together, each refused by name when it cannot train, all of them counted by the memory
+        check; a ``CombinationTrained`` per combination comes before ``Finished``, whose record keeps
+        the rows in ``extra["sweep"]``. Quality is measured on the final maps only.
     checkpoint : save the run there as it trains (:class:`~som_studio.session.checkpoint.Checkpoints`:
         every ``every_s`` seconds, when it ends and when it is cancelled); a save that fails stops
         the run, the previous checkpoint kept.
@@ -159,8 +166,11 @@ class Session:
         checkpoint: Checkpoints | None = None,
         resume: Saved | str | os.PathLike[str] | None = None,
         initial_map: np.ndarray | None = None,
+        sweep: Sequence[Mapping[str, Any]] = (),
     ) -> None:
         self.config = config
+        self.sweep = [dict(c) for c in sweep]
+        self.sweep_configs: list[RunConfig] = []
         self._data = data
         self.snapshot_interval_s = snapshot_interval_s
         self._frames = FramePacer(snapshot_interval_s or 0.0, frame_share)
@@ -246,10 +256,21 @@ class Session:
         record.kind = impl.kind
         # The checks that need neither data nor devices come first: a bad config loads nothing.
         refused = preflight(cfg)
+        if self.sweep:
+            if cfg.impl != sweepmod.IMPL:
+                refused.append(
+                    Refusal("impl", _("a sweep trains with {impl}'s kernels, batched").format(impl=sweepmod.IMPL))
+                )
+            self.sweep_configs = sweepmod.configs(cfg, self.sweep)
+            refused += [r for c in self.sweep_configs for r in preflight(c)]
         if refused:
             raise Refused(refused)
         given = self._data if self._data is not None else load_data(cfg)
         if isinstance(given, Source):
+            if self.sweep:  # --stream, or data too large for memory
+                raise ConfigError(
+                    "stream", _("a sweep trains its maps together on data held in memory; it does not stream")
+                )
             return self._prepare_stream(cfg, record, impl, given)
         loaded: np.ndarray | Table = given if given is not None else load_problem_table(cfg)
         table = loaded if isinstance(loaded, Table) else None
@@ -265,10 +286,13 @@ class Session:
         devices = Devices.from_jax() if impl.backend == "jax" else None
         # Starting JAX (a second here, the first time in a process) is the device's start, not reading data.
         self._device_start_s = time.perf_counter() - td
-        refused = preflight(cfg, data_shape=data.shape, devices=devices, missing=missing)
+        maps = max(1, len(self.sweep))
+        refused = preflight(cfg, data_shape=data.shape, devices=devices, missing=missing, maps=maps)
         if refused:
             raise Refused(refused)
-        record.estimate_bytes = memory_need(impl, cfg, data.shape[0], data.shape[1], devices, missing)[0]
+        record.estimate_bytes = memory_need(impl, cfg, data.shape[0], data.shape[1], devices, missing, maps)[0]
+        if self.sweep:
+            impl = self._sweep_impl(impl, data, devices)
         if self.resume_from is not None and not isinstance(self.resume_from, Saved):
             self.resume_from = resume_from(self.resume_from, cfg)  # refused, naming the setting, if not this run's
         if self.checkpoint is not None:
@@ -281,6 +305,18 @@ class Session:
             record.extra["agreement"] = user_impl.agreement(impl, cfg, data)
             record.extra["user_impl"] = user_impl.source_facts(impl)  # the bytes this process imported
         return impl, data, table
+
+    def _sweep_impl(self, impl: Implementation, data: np.ndarray, devices: Devices | None) -> Implementation:
+        """``jax-fused-batch`` whose trainer is the sweep's: every combination's map, spread over the devices."""
+        configs = self.sweep_configs
+        shards = sweepmod.spread(len(configs), devices.count if devices is not None and devices.count else 1)
+
+        def make(_impl: Implementation, problem: Any) -> Any:
+            from som_studio.core.impls.jax_sweep import SweepBatch
+
+            return SweepBatch(problem, configs, shards, data)
+
+        return dataclasses.replace(impl, maker=make)
 
     def _prepare_stream(
         self, cfg: RunConfig, record: RunRecord, impl: Implementation, source: Source
@@ -339,7 +375,7 @@ class Session:
         self, impl: Implementation, cfg: RunConfig, data: np.ndarray, record: RunRecord, table: Table | None = None
     ) -> Generator[Event, None, None]:
         """Train in named steps; any failure on the way ends the run with its record so far."""
-        training = _Training(self, impl, cfg, data, record, table)
+        training = (_SweepTraining if self.sweep else _Training)(self, impl, cfg, data, record, table)
         try:
             yield from training.start()
             yield from training.compile()
@@ -351,7 +387,8 @@ class Session:
             training.close()
 
     def _quality_iterations(self, T: int) -> list[int]:
-        return quality_iterations(T, self.quality_points)
+        # A sweep's quality is each combination's, on its final map: not one map's along the way.
+        return [] if self.sweep else quality_iterations(T, self.quality_points)
 
 
 class _Training:
@@ -535,7 +572,10 @@ class _Training:
             self.trainer.checkpoints = self  # it asks due() and calls save_within() between its batches
         self.timed("init", tp)
         yield Snapshot(self.it, problem.init_map.copy())
-        self.measure = _Quality(impl, problem, self.devices[0] if self.devices else None)
+        # A sweep's maps are measured on the host, as the NumPy reference does: its combinations' few
+        # passes do not pay for compiling a quality program.
+        on_device = impl.backend == "jax" and not self.session.sweep
+        self.measure = _Quality(impl, problem, self.devices[0] if self.devices else None, on_device)
         self.share = self.session.quality_share
         if impl.backend == "jax" and jax_runtime.jax().process_count() > 1:
             self.share = None  # every process must cut the same chunks: no decisions on local clocks
@@ -651,11 +691,11 @@ class _Training:
             next_q.pop(0)
         return min(count, next_q[0] - it) if next_q else count
 
-    def finish(self) -> Generator[Event, None, None]:
-        """Totals, the final map and its quality, the model (hits, labels), the inside, then ``Finished``."""
+    def totals(self) -> None:
+        """The record's totals once training stopped: times, compiles, peak memory, ``ok`` or ``cancelled``."""
         from som_studio.core import jax_runtime
 
-        cfg, record, it, T = self.cfg, self.record, self.it, self.cfg.iterations
+        record, it, T = self.record, self.it, self.cfg.iterations
         model = record.extra.get("plan_model")
         if isinstance(model, dict):  # the cost model's prediction beside what the epochs took
             model["measured_s_per_epoch"] = record.median_s
@@ -667,10 +707,9 @@ class _Training:
         record.peak_bytes = self.watch.stop()
         self.misses.close()
         self._stream_facts()
-        final = self.trainer.get_map()
         ck = self.session.checkpoint
         if ck is not None and (it < T or ck.at_end):
-            self.save_checkpoint(final)  # a run that stops (or ends) keeps where it stood
+            self.save_checkpoint(self.trainer.get_map())  # a run that stops (or ends) keeps where it stood
         elif ck is not None:
             ck.discard()  # it ended: nothing is left to go on from
             self.record.extra.pop("checkpoint", None)
@@ -679,6 +718,12 @@ class _Training:
             record.message = ngettext(
                 "cancelled after {done:,} of {n:,} iteration", "cancelled after {done:,} of {n:,} iterations", T
             ).format(done=it, n=T)
+
+    def finish(self) -> Generator[Event, None, None]:
+        """Totals, the final map and its quality, the model (hits, labels), the inside, then ``Finished``."""
+        cfg, record, it, T = self.cfg, self.record, self.it, self.cfg.iterations
+        self.totals()
+        final = self.trainer.get_map()
         yield Snapshot(it, final)
         first = yield from self._final_quality(final)
         if it == T and self.table is not None:
@@ -775,6 +820,36 @@ class _Training:
             self.trainer.close()
         if self.measure is not None:
             self.measure.close()
+
+
+class _SweepTraining(_Training):
+    """A sweep's training: the steps of any run, then each combination's map measured and recorded."""
+
+    def finish(self) -> Generator[Event, None, None]:
+        """Totals, a ``CombinationTrained`` per combination (unless cancelled), then ``Finished`` with the rows."""
+        from som_studio.core.data import model_file
+
+        record, it, T = self.record, self.it, self.cfg.iterations
+        self.totals()
+        maps = self.trainer.get_maps()
+        yield Snapshot(it, maps[0])
+        sweep = self.session.sweep
+        record.extra["sweep"] = {**record.extra.get("sweep", {}), "combinations": len(sweep), "rows": []}
+        record.wall_s = self.session._wall()
+        if it == T:
+            for i, (combo, cfg, m) in enumerate(zip(sweep, self.session.sweep_configs, maps)):
+                quality: tuple[float, float] | None = None
+                first = None
+                if self.session.final_quality:
+                    qe, te, first = self.quality(m, bmus=self.table is not None)
+                    quality = (qe, te)
+                rec = sweepmod.combination_record(record, cfg, combo, quality)
+                if self.table is not None:
+                    model_file.attach(rec, cfg, self.table, m, measure=self.session.final_quality, bmus=first)
+                record.extra["sweep"]["rows"].append(sweepmod.row(rec))
+                yield CombinationTrained(i, rec, m)
+        record.wall_s = self.session._wall()
+        yield Finished(record)
 
 
 def _inside(
@@ -889,14 +964,14 @@ class _Quality:
     :meth:`warmup` or else at the first call (``compile_s`` then says how long that took).
     """
 
-    def __init__(self, impl: Implementation, problem: Any, device: Any) -> None:
+    def __init__(self, impl: Implementation, problem: Any, device: Any, on_device: bool = True) -> None:
         self.problem = problem
         self.device = device
         cfg = problem.config
         self.topology, self.toroid = cfg.topology, cfg.toroid
         # The device program follows every lattice and missing values, as the reference does.
         # A streamed run's measures read the stream batch by batch: the device program's way.
-        self.on_device = impl.backend == "jax" or problem.stream is not None
+        self.on_device = (on_device and impl.backend == "jax") or problem.stream is not None
         self._q: Any = None
         pairs_rate = QUALITY_RATES["numpy"]
         if self.on_device:

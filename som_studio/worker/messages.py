@@ -22,9 +22,10 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 """1: the first; 2: the ``Started`` event inside an :class:`EventMessage` carries the data's feature
-names and scaling (a live run's planes are named, its colour bars in the file's units)."""
+names and scaling (a live run's planes are named, its colour bars in the file's units); 3: a sweep's
+``CombinationTrained`` events."""
 
 
 class ProtocolError(ValueError):

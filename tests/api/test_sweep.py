@@ -50,7 +50,7 @@ def test_every_row_is_the_map_a_fused_batch_run_trains(rows):
 
 def test_the_combinations_are_sharded_over_the_devices(rows):
     from som_studio.core import jax_runtime
-    from som_studio.sweeps import spread
+    from som_studio.session.sweep import spread
 
     assert rows.devices == min(5, jax_runtime.jax().device_count())
     assert spread(10, 8) == 5 and spread(16, 8) == 8 and spread(11, 8) == 6 and spread(3, 1) == 1
@@ -122,3 +122,70 @@ def test_a_sweep_with_missing_values_agrees_with_its_run():
     run = som_studio.train(X, sigma_end=1, grid="5x4", epochs=10)
     assert rows[1]["qe"] == pytest.approx(run.record["quality"]["qe"], rel=1e-3)
     assert rows[0]["label_purity"] is None
+
+
+def _sweep_session(**options):
+    from som_studio.api import prepare
+    from som_studio.session.session import Session
+    from som_studio.sweeps import combinations
+
+    prepared = prepare(IRIS, {"impl": "jax-fused-batch", "labels": "species", "grid": "5x4", "epochs": 8})
+    combos = combinations({"sigma_end": [0.5, 1.0], "seed": [0, 1]})
+    return Session(prepared.config, data=prepared.table, sweep=combos, snapshot_interval_s=None, **options), combos
+
+
+def test_a_sweep_is_a_session_whose_combinations_come_as_typed_events_before_finished():
+    from som_studio.session.events import ChunkTimed, CombinationTrained, Compiled, Finished, QualityMeasured
+
+    session, _ = _sweep_session()
+    events = list(session.run())
+    names = [type(ev).__name__ for ev in events]
+    assert names[-1] == "Finished" and names[-5:-1] == ["CombinationTrained"] * 4
+    assert any(isinstance(ev, Compiled) for ev in events) and any(isinstance(ev, ChunkTimed) for ev in events)
+    assert not any(isinstance(ev, QualityMeasured) for ev in events)  # each map's quality is its record's
+    done = [ev for ev in events if isinstance(ev, CombinationTrained)]
+    assert [ev.index for ev in done] == [0, 1, 2, 3] and all(ev.map.shape == (4, 5, 4) for ev in done)
+    record = events[-1].record
+    assert isinstance(events[-1], Finished) and record.status == "ok" and record.impl == "jax-fused-batch"
+    assert sum(c.count for c in record.chunks) == 8
+    rows = record.extra["sweep"]["rows"]
+    assert [r["settings"] for r in rows] == [ev.record.extra["sweep"]["settings"] for ev in done]
+    assert [r["qe"] for r in rows] == [ev.record.qe for ev in done]
+    assert record.extra["sweep"]["combinations"] == 4 and record.extra["sweep"]["devices"] == 4
+    assert len({round(r["qe"], 6) for r in rows}) >= 2  # the radii make different maps
+
+
+def test_a_cancelled_sweep_stops_between_chunks_and_keeps_no_map():
+    from som_studio.session.events import CombinationTrained, Compiled, Finished
+
+    session, _ = _sweep_session()
+    events = []
+    for ev in session.run():
+        events.append(ev)
+        if isinstance(ev, Compiled):
+            session.cancel()
+    assert isinstance(events[-1], Finished) and events[-1].record.status == "cancelled"
+    assert not any(isinstance(ev, CombinationTrained) for ev in events)
+    assert events[-1].record.extra["sweep"]["rows"] == []
+
+
+def test_the_memory_check_counts_every_combination():
+    from som_studio.config import RunConfig
+    from som_studio.core.impls import registry
+    from som_studio.session.preflight import Devices, memory_need, preflight
+
+    cfg = RunConfig(impl="jax-fused-batch", width=40, height=30, epochs=10)
+    impl = registry.get(cfg.impl)
+    one = memory_need(impl, cfg, 20_000, 8)[0]
+    eight = memory_need(impl, cfg, 20_000, 8, Devices(count=1, backend="cpu"), maps=8)[0]
+    spread = memory_need(impl, cfg, 20_000, 8, Devices(count=8, backend="cpu"), maps=8)[0]
+    assert one < spread < eight
+    device = Devices(count=1, backend="cpu", memory=((one + eight) // 2, "test memory"))
+    assert preflight(cfg, data_shape=(20_000, 8), devices=device) == []
+    (refusal,) = preflight(cfg, data_shape=(20_000, 8), devices=device, maps=8)
+    assert refusal.field == "memory" and "a sweep of 8 maps with jax-fused-batch" in refusal.reason
+
+
+def test_a_sweep_too_big_for_memory_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"memory: a sweep of 400 maps with jax-fused-batch on a 3000x3000 map"):
+        som_studio.sweep(IRIS, vary={"seed": range(400)}, labels="species", grid="3000x3000", epochs=2, init="random")

@@ -173,9 +173,18 @@ def jax_fused_batch(s: ProblemSize) -> int:
     """The host's problem, and on the device the program's arguments, epoch buffers and one search chunk.
 
     The search works on example chunks bounded by the kernel plan's budget
-    (:mod:`som_studio.core.plans.fused_plan`), so no term grows as N x M.
+    (:mod:`som_studio.core.plans.fused_plan`), so no term grows as N x M. Several maps trained
+    together (a sweep, :attr:`ProblemSize.maps`) share the examples: each further map on a device
+    adds its own map, schedules, search chunk and epoch buffers, and the host keeps every
+    combination's problem (its initial map and schedules).
     """
-    return _base(s) + batch_device_bytes(s, layout="fused") + JAX_OVERHEAD + BATCH_COMPILE_OVERHEAD
+    if s.maps <= 1:
+        return _base(s) + batch_device_bytes(s, layout="fused") + JAX_OVERHEAD + BATCH_COMPILE_OVERHEAD
+    one = batch_device_bytes(dataclasses.replace(s, maps=1, devices=1, map_devices=1), layout="fused")
+    examples = s.samples * s.features * s.itemsize * (2 if s.missing else 1)
+    per_device = -(-s.maps // max(s.devices, 1))
+    host = _base(s) + (s.maps - 1) * (s.units * s.features + 2 * s.iterations) * s.itemsize
+    return host + one + (per_device - 1) * (one - examples) + JAX_OVERHEAD + BATCH_COMPILE_OVERHEAD
 
 
 def jax_scan_online(s: ProblemSize) -> int:

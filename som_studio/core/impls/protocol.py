@@ -93,6 +93,9 @@ class ProblemSize:
     # Whether the data hold missing values (NaN): a 0/1 mask of the known features then sits beside
     # the examples, and per-unit sums keep one total weight per feature.
     missing: bool = False
+    # How many maps train together, each on the same data (a sweep's combinations); sharded, each
+    # device holds ``ceil(maps / devices)`` of them.
+    maps: int = 1
 
     @property
     def units(self) -> int:

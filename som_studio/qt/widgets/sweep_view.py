@@ -2,11 +2,12 @@
 
 The values to vary are typed per setting (the settings the declaration marks ``sweep``, with the
 labels the form gives them); *Train together* trains every combination as one batched program
-(:mod:`som_studio.sweeps`) on a worker thread. Each map is a point of the QE-TE chart, the
-frontier joined; clicking a point shows that map and offers to keep it as a run.
+(:mod:`som_studio.sweeps`), run like every run: a session in a worker process that its own
+:class:`~som_studio.qt.controller.RunController` starts and stops (*Stop* ends it between chunks).
+The GUI process never starts JAX. Each map is a point of the QE-TE chart, the frontier joined;
+clicking a point shows that map and offers to keep it as a run.
 
-Threads: the widget lives on the GUI thread; :class:`_SweepThread` trains on its own thread and
-hands back the finished :class:`~som_studio.sweeps.SweepResult` (host arrays, read only here).
+Threads: everything here runs on the GUI thread; the controller's signals bring the sweep's events.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QSize, Qt, QThread, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QImage, QPixmap
 from PySide6.QtWidgets import (
     QFormLayout,
@@ -36,36 +37,13 @@ from som_studio.qt.chart_style import readable_axes, style_plot, style_widget, t
 DOT, FRONT = 0, 1
 
 
-class _SweepThread(QThread):
-    """Trains one sweep off the GUI thread; ``done`` carries the result, ``failed`` the message."""
-
-    done = Signal(object)
-    failed = Signal(str)
-
-    def __init__(self, config: Any, vary: dict[str, list[Any]], parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.config, self.vary = config, vary
-
-    def run(self) -> None:
-        from som_studio.config import ConfigError
-        from som_studio.core.data import DataError
-        from som_studio.sweeps import combinations, for_config, train_together
-
-        try:
-            combos = combinations(self.vary)
-            base, table = for_config(self.config)
-            self.done.emit(train_together(base, table, combos))
-        except (ConfigError, DataError) as exc:
-            self.failed.emit(str(exc))
-        except Exception as exc:  # an environment that cannot run it: said, not raised on a thread
-            self.failed.emit(f"{type(exc).__name__}: {exc}")
-
-
 class SweepView(QWidget):
     """The Sweep page (object name ``sweepView``).
 
     ``base_config()`` gives the form's configuration (the SOM every map shares); ``keep(run)``
-    keeps a :class:`~som_studio.storage.StoredRun` in the run list.
+    keeps a :class:`~som_studio.storage.StoredRun` in the run list; ``controller`` (a
+    :class:`~som_studio.qt.controller.RunController` of the page's own) runs the sweep in a worker
+    process, on ``cpu_devices()`` simulated CPU devices (``None``: the machine's devices).
     """
 
     result_ready = Signal(object)
@@ -75,6 +53,8 @@ class SweepView(QWidget):
         self,
         base_config: Callable[[], Any],
         keep: Callable[[Any], Any],
+        controller: Any,
+        cpu_devices: Callable[[], int | None] = lambda: None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -82,7 +62,16 @@ class SweepView(QWidget):
         self._base_config, self._keep = base_config, keep
         self.result: Any = None
         self.selected: int | None = None
-        self._thread: _SweepThread | None = None
+        self.controller = controller
+        self._cpu_devices = cpu_devices
+        self._combos: list[dict[str, Any]] = []
+        self._started: Any = None
+        self._done: list[Any] = []
+        controller.run_started.connect(self._on_started)
+        controller.combination_trained.connect(self._done.append)
+        controller.run_finished.connect(self._on_finished)
+        controller.run_failed.connect(self._on_failed)
+        controller.run_ended.connect(self._on_ended)
 
         from som_studio.sweeps import varied_settings
 
@@ -98,7 +87,7 @@ class SweepView(QWidget):
             form.addRow(_(cfgmod.setting_named(name).label), edit)
         self.train_button = QPushButton(self.tr("Train together"))
         self.train_button.setObjectName("sweepTrain")
-        self.train_button.clicked.connect(self.start)
+        self.train_button.clicked.connect(self._on_train_clicked)
         self.caption = QLabel(
             self.tr(
                 "Type the values to try, then press Train together: every combination of them trains as one "
@@ -155,11 +144,19 @@ class SweepView(QWidget):
                 out[name] = read_vary(f"{name}={text}")[1]
         return out
 
+    def _on_train_clicked(self) -> None:
+        """*Train together*, or *Stop* while a sweep runs."""
+        if self.controller.busy:
+            self.stop()
+        else:
+            self.start()
+
     def start(self) -> None:
         """Train the typed combinations on the form's SOM (refused with a message when there are none)."""
         from som_studio.config import ConfigError
+        from som_studio.sweeps import combinations, for_config
 
-        if self._thread is not None:
+        if self.controller.busy:
             return
         try:
             vary = self.vary()
@@ -173,31 +170,50 @@ class SweepView(QWidget):
         if config is None:
             self._say(self.tr("The Run panel's settings are refused: the sweep trains its SOM; fix them there first"))
             return
-        self._thread = _SweepThread(config, vary, self)
-        self._thread.done.connect(self._on_done)
-        self._thread.failed.connect(self._on_failed)
-        self._thread.finished.connect(self._on_thread_finished)
-        self.train_button.setEnabled(False)
+        try:
+            combos = combinations(vary)
+            base = for_config(config)
+        except ConfigError as exc:
+            self._on_failed(str(exc), None)
+            return
+        self._combos, self._started, self._done[:] = combos, None, []
+        try:
+            self.controller.start(
+                base, self._cpu_devices(), session_options={"sweep": combos, "snapshot_interval_s": None}
+            )
+        except OSError as exc:  # no process could be started (limits, memory)
+            self._on_failed(str(exc), None)
+            return
+        self.train_button.setText(self.tr("Stop"))
         self._say(self.tr("Training the maps together…"))
-        self._thread.start()
 
-    def _on_thread_finished(self) -> None:
-        if self._thread is not None:
-            self._thread.deleteLater()
-        self._thread = None
+    def stop(self) -> None:
+        """Stop the sweep in progress (between chunks; its maps are not kept)."""
+        self.controller.stop()
+
+    def _on_started(self, started: Any) -> None:
+        self._started = started
+
+    def _on_ended(self) -> None:
+        self.train_button.setText(self.tr("Train together"))
         self.train_button.setEnabled(True)
 
-    def _on_failed(self, message: str) -> None:
+    def _on_failed(self, message: str, _record: Any) -> None:
         self._say(self.tr("The sweep failed: {message}").format(message=message))
 
-    def _on_done(self, result: Any) -> None:
+    def _on_finished(self, record: Any) -> None:
+        from som_studio.sweeps import assemble
+
+        if record.status != "ok" or self._started is None:
+            self._say(self.tr("The sweep was stopped: {message}").format(message=record.message))
+            return
+        result = assemble(self._started, record, self._done, self._combos)
         self.show_result(result)
         self.result_ready.emit(result)
 
     def wait(self) -> None:
-        """Wait for a sweep in progress to end (closing the window, tests)."""
-        if self._thread is not None:
-            self._thread.wait()
+        """End a sweep in progress and wait for its process (closing the window)."""
+        self.controller.shutdown()
 
     # -- the chart ---------------------------------------------------------------------
     def show_result(self, result: Any) -> None:

@@ -43,3 +43,70 @@ def test_the_sweep_page_refuses_what_cannot_vary(qtbot, window):
     view.values["seed"].setText("a")
     view.train_button.click()
     assert "expected a whole number" in view.detail.text()
+
+
+def test_the_sweep_page_stops_its_sweep_and_keeps_no_map(qtbot, window):
+    view = window.sweep_view
+    window.example_action.trigger()
+    window.panel.iterations.setValue(2_000_000)  # long enough to be stopped while it trains
+    window.panel.simulate.setChecked(False)
+    qtbot.waitUntil(lambda: window.panel.state.runnable, timeout=WAIT_MS)
+    view.values["sigma_end"].setText("0.5, 1")
+    ended = []
+    view.controller.run_ended.connect(lambda: ended.append(True))
+    view.train_button.click()
+    assert view.train_button.text() == "Stop"
+    qtbot.waitUntil(lambda: view.controller.state == "running", timeout=WAIT_MS)
+    view.train_button.click()
+    qtbot.waitUntil(lambda: bool(ended), timeout=WAIT_MS)
+    assert "The sweep was stopped" in view.detail.text() and view.result is None
+    assert view.train_button.text() == "Train together" and not view.controller.busy
+
+
+SWEEP_IN_THE_APP = """
+import sys, time
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+from som_studio.qt.main_window import MainWindow
+from som_studio.qt.settings import Settings
+
+win = MainWindow(Settings(sys.argv[1]))
+win.show()
+
+def wait_until(ready):
+    end = time.monotonic() + 120
+    while not ready():
+        assert time.monotonic() < end, "timed out"
+        app.processEvents()
+        time.sleep(0.01)
+
+win.example_action.trigger()
+win.panel.iterations.setValue(4)
+win.panel.simulate.setChecked(False)
+wait_until(lambda: win.panel.state.runnable)
+got = []
+win.sweep_view.result_ready.connect(got.append)
+win.sweep_view.values["seed"].setText("0, 1")
+win.sweep_view.train_button.click()
+wait_until(lambda: bool(got) and not win.sweep_view.controller.busy)
+print(len(got[0].rows), "jax" in sys.modules, "jaxlib" in sys.modules)
+win.close()
+"""
+
+
+def test_a_sweep_in_the_app_never_imports_jax_in_the_gui_process(tmp_path):
+    # A process of its own: other tests of this tier import JAX here on purpose.
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    out = subprocess.run(
+        [sys.executable, "-c", SWEEP_IN_THE_APP, str(tmp_path / "settings.ini")],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=env,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["2", "False", "False"]
