@@ -79,3 +79,112 @@ def test_comments_in_the_package_name_no_issue_numbers():
         for line, text in _issue_refs(path.read_text(encoding="utf-8"))
     ]
     assert found == [], "\n".join(found)
+
+
+# -- the code's shape: no import circles, modules and functions of a readable size --------------------------------
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_graph(tops: tuple[str, ...] = ("som_studio", "bench")) -> dict[str, set[str]]:
+    """Module -> the project's modules it imports: every import, inside functions and under TYPE_CHECKING too."""
+    paths = {_module_name(p): p for top in tops for p in sorted((ROOT / top).rglob("*.py"))}
+    graph: dict[str, set[str]] = {name: set() for name in paths}
+    for name, path in paths.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                    base = ".".join(up + ([node.module] if node.module else []))
+                # "from package import module" imports the module; "from module import name", the module.
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in paths else base for a in node.names]
+            else:
+                continue
+            for target in targets:
+                while target and target not in paths:
+                    target = target.rpartition(".")[0]
+                if target and target != name:
+                    graph[name].add(target)
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_the_circle_finder_finds_circles_through_function_level_imports():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert _circles(graph) == [["a", "b", "c"]]
+    assert _circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_module_imports_itself_in_a_circle():
+    # A circle makes two modules one in all but name: neither can be read, tested or moved without the other.
+    circles = _circles(_import_graph())
+    assert circles == [], "import circles (every import counted): " + "; ".join(" <-> ".join(c) for c in circles)
+
+
+MAX_MODULE_LINES = 800
+MAX_FUNCTION_LINES = 100
+
+
+def test_modules_and_functions_stay_readable():
+    too_long = []
+    for path in sorted((ROOT / "som_studio").rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        where = path.relative_to(ROOT)
+        if (lines := len(source.splitlines())) > MAX_MODULE_LINES:
+            too_long.append(f"{where}: {lines} lines (at most {MAX_MODULE_LINES})")
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > MAX_FUNCTION_LINES:
+                    too_long.append(
+                        f"{where}:{node.lineno}: {node.name} is {length} lines (at most {MAX_FUNCTION_LINES})"
+                    )
+    assert too_long == [], "\n".join(too_long)
