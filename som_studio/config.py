@@ -513,8 +513,10 @@ class RunConfig:
     stream: bool = setting(
         False,
         flag="--stream",
-        help="read the data in row batches during every pass instead of loading it (batch implementations; "
-        "a run whose table would not fit in memory streams without being asked)",
+        help=N_(
+            "read the data in row batches during every pass instead of loading it (batch implementations; "
+            "a run whose table would not fit in memory streams without being asked)"
+        ),
         label=N_("Stream from disk"),
         control=Control.CHECK,
         per_iteration=True,
@@ -524,7 +526,7 @@ class RunConfig:
         flag="--batch-rows",
         metavar="N",
         parse=parse_count,
-        help="rows per batch of a streamed run; default: chosen by the preflight",
+        help=N_("rows per batch of a streamed run; default: chosen by the preflight"),
         label=N_("Batch rows"),
         control=Control.COUNT,
         per_iteration=True,

@@ -2,8 +2,8 @@
 
 A setting declared in :mod:`som_studio.config` with no control of its own in the run panel
 (:data:`~som_studio.app_model.form.EXTRA_SETTINGS`) still gets one: its declared kind
-(:class:`~som_studio.run_settings.Control`) picks the widget, its label names it, its help is
-the tooltip. What the user types is sent to the form as is; the form reads it with the
+(:class:`~som_studio.run_settings.Control`) picks the widget, its label names it, its help
+(in the user's language) is the tooltip. What the user types is sent to the form as is; the form reads it with the
 setting's ``parse`` and refuses it by the label, as it does every field.
 
 Threads: GUI thread only.
@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QLineEdit, QSpi
 
 from som_studio.app_model.form import control_text, labels
 from som_studio.config import MAX_ITERATIONS, Control, Setting
+from som_studio.i18n import _
 from som_studio.session.resolve import AUTO
 
 
@@ -37,7 +38,8 @@ class SettingControls(QWidget):
         names = labels()
         for s in self.settings:
             w = self._make(s)
-            w.setToolTip(s.help.replace("%(default)s", str(s.default)))
+            # The help is the command line's, in the user's language where the catalogue has it.
+            w.setToolTip(_(s.help).replace("%(default)s", str(s.default)))
             w.setObjectName(f"setting_{s.name}")
             self.controls[s.name] = w
             rows.addRow(names[s.name], w)
