@@ -243,3 +243,31 @@ def test_an_error_under_jax_shows_the_users_lines_and_no_note_about_jaxs_frames(
     assert f'File "{mine}", line' in msg and ", in run" in msg
     assert msg.endswith("TypeError: epoch() missing 1 required positional argument: 'sigma_y'")
     assert "JAX_TRACEBACK_FILTERING" not in msg and "site-packages" not in msg
+
+
+def test_two_users_files_each_import_their_own_helper_of_one_name(tmp_path):
+    # Each folder's helper module is called the same; a file must get its own folder's, not the one
+    # another user's file imported earlier in this process (as a script run from its folder would).
+    for who in ("first", "second"):
+        folder = tmp_path / who
+        folder.mkdir()
+        (folder / "som_helpers.py").write_text(f"WHO = {who!r}\n")
+        (folder / "mine.py").write_text(
+            textwrap.dedent(
+                """
+                from som_helpers import WHO
+
+                class Mine:
+                    kind = "batch"
+                    who = WHO
+
+                    def __init__(self, problem): ...
+                    def warmup(self): ...
+                    def run(self, first, count): ...
+                    def get_map(self): ...
+                    def close(self): ...
+                """
+            )
+        )
+    seen = [user_impl.import_class(str(tmp_path / who / "mine.py"), "Mine")[0].who for who in ("first", "second")]
+    assert seen == ["first", "second"]

@@ -203,14 +203,36 @@ def import_class(path: str, cls_name: str, shown: str | None = None) -> tuple[ty
     return cls, sha
 
 
+#: The folders of users' files put on ``sys.path``, so each file's helpers import from its own folder.
+_USER_FOLDERS: list[str] = []
+
+
+def _helpers_from(folder: str) -> None:
+    """Let a user's file import its helpers from ``folder``, as it would when run as a script.
+
+    The folder goes on ``sys.path`` after the installed packages but before every other user's folder, and a
+    helper of the same name that another user's folder brought in earlier (``my_som``) is forgotten, so two
+    files that each import their own ``my_som`` each get theirs.
+    """
+    if folder in sys.path:
+        sys.path.remove(folder)
+    users = [i for i, entry in enumerate(sys.path) if entry in _USER_FOLDERS]
+    sys.path.insert(users[0] if users else len(sys.path), folder)
+    if folder not in _USER_FOLDERS:
+        _USER_FOLDERS.append(folder)
+    for helper in Path(folder).glob("*.py"):
+        loaded = sys.modules.get(helper.stem)
+        where = str(Path(getattr(loaded, "__file__", None) or "").parent)
+        if loaded is not None and where in _USER_FOLDERS and where != folder:
+            del sys.modules[helper.stem]
+
+
 def _import(path: str, source: bytes, shown: str) -> types.ModuleType:
     name = "som_studio_user_" + hashlib.sha256(path.encode()).hexdigest()[:12]
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None
     module = importlib.util.module_from_spec(spec)
-    folder = str(Path(path).parent)
-    if folder not in sys.path:  # the file's own helpers import as they would when it runs as a script
-        sys.path.append(folder)
+    _helpers_from(str(Path(path).parent))
     old = sys.modules.get(name)
     sys.modules[name] = module  # dataclasses and pickling look the module up while it runs
     try:
