@@ -27,7 +27,12 @@ pytestmark = [
 
 # -- no display, or one that does not answer ----------------------------------------------------
 def _free_x_display() -> int:
-    return next(n for n in range(600, 700) if not os.path.exists(f"/tmp/.X11-unix/X{n}"))
+    """A display number no X server has taken: no socket file, and none answering on Linux's abstract socket."""
+    return next(
+        n
+        for n in range(600, 700)
+        if not os.path.exists(f"/tmp/.X11-unix/X{n}") and not appmod.x_server_reachable(f":{n}")
+    )
 
 
 def _refusing_x_display() -> tuple[socket.socket, str]:
