@@ -132,13 +132,18 @@ def _missing_cases():
 
 import pytest  # noqa: E402
 
+from tests.grids import representative  # noqa: E402
+
 
 @pytest.mark.parametrize(
     ("name", "size", "layout", "form", "missing"),
-    [
-        *(pytest.param(*c.values, False, id=c.id) for c in _memory_cases()),
-        *(pytest.param(*c.values, True, id=c.id) for c in _missing_cases()),
-    ],
+    representative(
+        [
+            *(pytest.param(*c.values, False, id=c.id) for c in _memory_cases()),
+            *(pytest.param(*c.values, True, id=c.id) for c in _missing_cases()),
+        ],
+        pairs_with=0,
+    ),
 )
 def test_estimates_hold_to_xlas_accounting_of_the_program(name, size, layout, form, missing):
     """Within 30 % of memory_analysis() (arguments + outputs + temporaries, per device) where it is over 8 MiB."""

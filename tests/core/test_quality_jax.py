@@ -36,16 +36,25 @@ def _plans(n, m, d):
     return out
 
 
-@pytest.mark.parametrize("h,w,d,n", MAPS)
-def test_best_two_matches_reference_float64(h, w, d, n):
+@pytest.mark.parametrize(
+    "h,w,d,n,plan",
+    representative(
+        [
+            pytest.param(*m, i, id=f"{'-'.join(map(str, m))}-plan{i}")
+            for m in MAPS
+            for i in range(len(_plans(m[3], m[0] * m[1], m[2])))
+        ]
+    ),
+)
+def test_best_two_matches_reference_float64(h, w, d, n, plan):
     wts, x = _map(h, w, d, n)
     f_ref, s_ref, d2_ref = metrics.best_two(wts, x)
-    for p in _plans(n, h * w, d):
-        first, second, d2 = qj.best_two(wts, x, p)
-        np.testing.assert_array_equal(first, f_ref, err_msg=str(p))
-        if h * w >= 2:
-            np.testing.assert_array_equal(second, s_ref, err_msg=str(p))
-        np.testing.assert_allclose(d2, d2_ref, rtol=1e-12, atol=1e-15)
+    p = _plans(n, h * w, d)[plan]
+    first, second, d2 = qj.best_two(wts, x, p)
+    np.testing.assert_array_equal(first, f_ref, err_msg=str(p))
+    if h * w >= 2:
+        np.testing.assert_array_equal(second, s_ref, err_msg=str(p))
+    np.testing.assert_allclose(d2, d2_ref, rtol=1e-12, atol=1e-15)
 
 
 @pytest.mark.parametrize("h,w,d,n", MAPS)

@@ -27,18 +27,38 @@ pytestmark = [
 
 # -- no display, or one that does not answer ----------------------------------------------------
 def _free_x_display() -> int:
-    return next(n for n in range(600, 700) if not os.path.exists(f"/tmp/.X11-unix/X{n}"))
+    """A display number no X server has taken: no socket file, and none answering on Linux's abstract socket."""
+    return next(
+        n
+        for n in range(600, 700)
+        if not os.path.exists(f"/tmp/.X11-unix/X{n}") and not appmod.x_server_reachable(f":{n}")
+    )
+
+
+def _refusing_x_display() -> tuple[socket.socket, str]:
+    """A display, ``127.0.0.1:n``, whose TCP port this test holds without listening: every connection is
+    refused, and no X server started meanwhile can take it (a free ``:n`` found by looking is not safe:
+    another test run on the machine may start its Xvfb there a moment later)."""
+    for n in range(100, 200):
+        held = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            held.bind(("127.0.0.1", 6000 + n))
+            return held, f"127.0.0.1:{n}"
+        except OSError:
+            held.close()
+    pytest.skip("no free X11 TCP port (6100-6199) to hold")
 
 
 def test_unreachable_display_is_reported_before_qt_aborts(tmp_path):
-    n = _free_x_display()
+    held, display = _refusing_x_display()
     env = {k: v for k, v in os.environ.items() if k not in ("WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
-    env["DISPLAY"] = f":{n}"
-    out = subprocess.run(
-        [sys.executable, "-m", "som_studio"], env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path
-    )
+    env["DISPLAY"] = display
+    with held:
+        out = subprocess.run(
+            [sys.executable, "-m", "som_studio"], env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path
+        )
     assert out.returncode == 2, out.stderr
-    assert f"DISPLAY=:{n} set, but no display server answers there" in out.stderr
+    assert f"DISPLAY={display} set, but no display server answers there" in out.stderr
     assert "som-studio bench" in out.stderr and "xvfb-run" in out.stderr
     assert "Traceback" not in out.stderr and "Aborted" not in out.stderr
 
