@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QObject, QTimer
-from PySide6.QtWidgets import QLabel, QProgressBar
+from PySide6.QtWidgets import QProgressBar
 
 from som_studio import picture
 from som_studio.app_model.form import app_message
@@ -24,12 +24,16 @@ from som_studio.qt import controller as ctl
 from som_studio.qt.widgets.elided_label import ElidedLabel
 from som_studio.qt.widgets.map_view import MapView
 from som_studio.qt.widgets.quality_plot import QualityPlot
+from som_studio.qt.widgets.ticker import TickerLabel
 from som_studio.qt.widgets.timing_plot import TimingPlot
 from som_studio.session.events import ChunkTimed, Compiled, QualityMeasured, Started
 from som_studio.session.record import RunRecord
 from som_studio.storage import FinalMap, StoredRun, replay
 
 PROGRESS_STEPS = 200  # each step repaints the bar at once (QProgressBar): 1.5 ms under Xvfb
+#: The status bar's clock and progress bar follow the run this often, not with each batch of chunks: each
+#: change repaints the status bar (the bar synchronously, the clock's label with a relayout of the bar).
+STATUS_MS = 250
 
 
 class LiveViews(QObject):
@@ -61,7 +65,7 @@ class LiveViews(QObject):
         self.sharding_view = sharding_view
         # The status bar's parts.
         self.status = ElidedLabel(self.tr("Ready"))  # a long message never widens the window
-        self.time_label = QLabel("")
+        self.time_label = TickerLabel()  # four times a second: no relayout of the status bar
         self.progress = QProgressBar()
         self.progress.setRange(0, PROGRESS_STEPS)
         self.progress.setFixedWidth(220)
@@ -71,7 +75,7 @@ class LiveViews(QObject):
         self._failure: str | None = None  # the failed run's message, told when the run has ended
         self._features: int | None = None  # the last run's, to tell when its view stops making sense
         self._clock = QTimer(self)
-        self._clock.setInterval(250)
+        self._clock.setInterval(STATUS_MS)
         self._clock.timeout.connect(self._update_time)
 
     def connect(self) -> None:  # type: ignore[override]
@@ -126,12 +130,11 @@ class LiveViews(QObject):
 
     def _on_chunks_timed(self, chunks: list[Any]) -> None:
         self.timing_plot.add_chunks(chunks)
-        self.run.chunks(chunks)
-        self.progress.setValue(int(PROGRESS_STEPS * self.run.progress))
-        self._update_time()
+        self.run.chunks(chunks)  # the status bar shows it with the clock's next tick
 
     def _update_time(self) -> None:
         if self.controller.busy:
+            self.progress.setValue(int(PROGRESS_STEPS * self.run.progress))
             self.time_label.setText(self.run.time_text(time.perf_counter()))
 
     def _on_run_finished(self, record: RunRecord) -> None:
@@ -140,8 +143,7 @@ class LiveViews(QObject):
         self.timing_plot.finish(record.median_s, record.mean_s)
         # The record brings the run's model (hits, labels, clusters): their views are offered from now on.
         self.map_view.set_views(picture.MapViews.from_record(record))
-        if record.status == "ok":
-            self.progress.setValue(PROGRESS_STEPS)
+        self.progress.setValue(PROGRESS_STEPS if record.status == "ok" else int(PROGRESS_STEPS * self.run.progress))
         self.status.setText(self.run.finished(record))
 
     def _on_run_failed(self, message: str, record: RunRecord) -> None:

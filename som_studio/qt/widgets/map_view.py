@@ -15,13 +15,14 @@ import time
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QRectF, Signal
-from PySide6.QtGui import QPalette, QShowEvent
+from PySide6.QtCore import QEvent, QRectF, QTimer, Signal
+from PySide6.QtGui import QPaintEvent, QPalette, QShowEvent
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from som_studio import picture
 from som_studio.qt.widgets.map_cells import CellsItem
 from som_studio.qt.widgets.map_inspect import MapInspector
+from som_studio.qt.widgets.ticker import TickerLabel
 from som_studio.run_settings import Topology
 
 pg.setConfigOptions(imageAxisOrder="row-major")
@@ -29,9 +30,23 @@ pg.setConfigOptions(imageAxisOrder="row-major")
 # Least time between two draws: the worker already sends at most ~15 frames a
 # second; this guards the GUI if frames bunch up.
 MIN_DRAW_INTERVAL_S = 1 / 60
+#: The share of one core that drawing live frames may take on the GUI thread (setting the picture and painting
+#: it): a frame that costs more waits longer. On a machine whose cores all train, the GUI's time is the training's.
+DRAW_SHARE = 0.02
 # Largest picture set on the image item as it is; a larger one (the planes grid of a 1024x1024 hex map
 # is 14 million pixels) is shown thinned, its pixels still addressed as the frame's.
 MAX_SHOWN_PIXELS = 2_000_000
+
+
+class _Canvas(pg.GraphicsView):
+    """pyqtgraph's view that keeps what its last paint took on the GUI thread (the map's cadence follows it)."""
+
+    paint_s = 0.0
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        t0 = time.thread_time()
+        super().paintEvent(event)
+        self.paint_s = time.thread_time() - t0
 
 
 def _key(mode: str, component: int) -> str:
@@ -58,6 +73,10 @@ class MapView(QWidget):
         self._undrawn = False  # the last frame arrived while the view was hidden
         self.last_frame: picture.MapFrame | None = None
         self._last_draw = 0.0
+        self._draw_s = 0.0  # a live frame's cost on the GUI thread, smoothed: setting it and painting it
+        self._pending = QTimer(self)  # draws a frame that came too soon once its time comes
+        self._pending.setSingleShot(True)
+        self._pending.timeout.connect(self._draw_pending)
 
         self.mode = QComboBox()
         self.caption = QLabel(self.tr("No run yet"))
@@ -73,10 +92,12 @@ class MapView(QWidget):
         top.addWidget(self.borders)
         top.addStretch(1)
         top.addWidget(self.caption)
+        self.iteration = TickerLabel()  # a live frame's iteration, beside the run's title
+        top.addWidget(self.iteration)
 
         # A bare view box, no axes: axes repaint whenever the view changes and
         # cost more than the image itself.
-        self.plot = pg.GraphicsView()
+        self.plot = _Canvas()
         self.view_box = pg.ViewBox(lockAspect=True, invertY=True)  # row 0 at the top, as the map is stored
         self.view_box.setMenuEnabled(False)
         self.plot.setCentralItem(self.view_box)
@@ -218,19 +239,28 @@ class MapView(QWidget):
         self._final = None
         self._range = None
         self.last_frame = None  # the last run's frame (and its colour range) is not this run's
+        self._pending.stop()
+        self._undrawn = False
         self._fill_modes(features, self.choice())
         self.caption.setText(title)
+        self.iteration.setText("")
 
     def show_frame(self, frame: picture.MapFrame, force: bool = False) -> None:
         """Draw ``frame``; a live one (not ``force``) waits while the view is hidden or was just drawn."""
         now = time.perf_counter()
-        if not force and (now - self._last_draw < MIN_DRAW_INTERVAL_S or not self.isVisible()):
-            # Drawn with the next frame, when the view is shown again (another page was in front), or at the end.
+        wait_s = self._last_draw + self.draw_interval_s() - now
+        if not force and (wait_s > 0 or not self.isVisible()):
+            # Drawn when its time comes (unless a newer one replaces it), when the view is shown again
+            # (another page was in front), or at the end.
             self.last_frame = frame
             self._undrawn = True
+            if wait_s > 0 and self.isVisible() and not self._pending.isActive():
+                self._pending.start(max(1, math.ceil(wait_s * 1000)))
             return
+        self._pending.stop()
         self._undrawn = False
         self._last_draw = now
+        t0 = time.thread_time()
         img = frame.image
         if img.ndim == 2:
             self.image.setLookupTable(self._lut)
@@ -246,7 +276,24 @@ class MapView(QWidget):
         self.last_frame = frame
         self.inspector.frame_shown(frame)
         self.frames_drawn += 1
-        self.caption.setText(self.tr("iteration {n:,}").format(n=frame.iteration))
+        said = self.tr("iteration {n:,}").format(n=frame.iteration)
+        if self._final is not None:  # the run's last frame, or its final map drawn again: the caption says which
+            self.caption.setText(said)
+            self.iteration.setText("")
+        else:
+            self.iteration.setText(said)
+        # The last paint stands for this frame's (it is painted after this returns): the two make a frame's cost.
+        cost = time.thread_time() - t0 + self.plot.paint_s
+        self._draw_s = cost if not self._draw_s else 0.8 * self._draw_s + 0.2 * cost
+
+    def draw_interval_s(self) -> float:
+        """Least time between two live frames: more than :data:`MIN_DRAW_INTERVAL_S` when frames cost more
+        than their :data:`DRAW_SHARE` of the GUI thread (a large hex map, a grid of planes, a slow display)."""
+        return max(MIN_DRAW_INTERVAL_S, self._draw_s / DRAW_SHARE)
+
+    def _draw_pending(self) -> None:
+        if self._undrawn and self.last_frame is not None and self.isVisible():
+            self.show_frame(self.last_frame)
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)

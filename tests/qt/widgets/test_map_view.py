@@ -9,7 +9,7 @@ pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
 from som_studio import picture
-from som_studio.qt.widgets.map_view import MapView
+from som_studio.qt.widgets.map_view import DRAW_SHARE, MapView
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
 
@@ -32,4 +32,21 @@ def test_frames_that_arrive_while_the_map_is_hidden_are_not_drawn_and_the_newest
     assert view.frames_drawn == 1
     view.show()
     assert view.frames_drawn == 2 and view.last_frame.iteration == 11
-    assert view.caption.text() == "iteration 11"
+    assert view.iteration.text() == "iteration 11" and view.caption.text() == "test"  # the title stays
+
+
+def test_a_frame_that_costs_more_than_its_share_waits_and_the_newest_is_drawn_when_its_time_comes(qtbot):
+    view = MapView()
+    qtbot.addWidget(view)
+    view.show()
+    view.begin(3, "test")
+    view.show_frame(_frame(1))
+    view._draw_s = 0.004  # as if a frame took 4 ms of the GUI thread: one every 0.2 s at most
+    assert view.draw_interval_s() == pytest.approx(0.004 / DRAW_SHARE)
+    for it in range(2, 6):  # they come faster than that: none drawn at once, none queued
+        view.show_frame(_frame(it))
+    assert view.frames_drawn == 1 and view.iteration.text() == "iteration 1"
+    qtbot.waitUntil(lambda: view.frames_drawn == 2, timeout=2000)
+    assert view.iteration.text() == "iteration 5"  # the newest, drawn once
+    qtbot.wait(300)
+    assert view.frames_drawn == 2
