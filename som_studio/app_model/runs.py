@@ -5,21 +5,22 @@ saved as each run finishes) plus the selection the comparison compares.
 Names tell runs apart (the comparison's titles, its baseline, exported file
 names), so :meth:`RunList.unique_name` keeps them apart.
 
-Threads: one thread (the GUI's).
+Threads: one thread (the GUI's); the history writes its files on a thread of its own.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from som_studio.app_model.form import app_message
 from som_studio.comparison.words import format_seconds, status_text
 from som_studio.config import DataSpec
 from som_studio.i18n import N_, _
-from som_studio.report.writers import OutputError
 from som_studio.session.record import RunRecord
 from som_studio.storage import RunHistory, StoredRun
 
@@ -52,18 +53,18 @@ class RunList:
             k += 1
         return f"{name} ({k})"
 
-    def add(self, run: StoredRun, check: bool = False) -> tuple[StoredRun, OutputError | None]:
-        """Keep ``run`` (saved at once, named apart); one that cannot be saved is listed until the app closes."""
+    def add(self, run: StoredRun, check: bool = False) -> tuple[StoredRun, Future[Path]]:
+        """Keep ``run`` (listed at once, named apart) and its file written on the history's writer thread.
+
+        Returns what was kept and the write: its path, or the
+        :class:`~som_studio.report.writers.OutputError` of a run that could not be saved (it stays listed
+        until the app closes).
+        """
         run.name = self.unique_name(run.name)
-        error: OutputError | None = None
-        try:
-            kept = self.history.add(run)
-        except OutputError as exc:
-            self.history.runs.append(run)
-            kept, error = run, exc
+        kept, saving = self.history.add_later(run)
         if check:
             self._checked.add(kept.id)
-        return kept, error
+        return kept, saving
 
     def remove(self, run_id: str) -> bool:
         """Remove a run and its file; whether it was ticked."""

@@ -535,6 +535,7 @@ class MainWindow(QMainWindow):
         self.panel.wait_for_readers()
         self.runs_panel.projector.wait()
         self.sweep_view.wait()
+        self.history.close()  # the runs' files still being written are written
         if self.doctor_dialog is not None:
             self.doctor_dialog.probe.shutdown()
         event.accept()

@@ -6,11 +6,12 @@ Its first column holds each run's name, editable, with a tick box: the ticked
 runs are the ones the comparison view compares. :class:`RunsPanel` is the
 "Runs" dock (:mod:`som_studio.qt.runs_panel`).
 
-Threads: GUI thread only.
+Threads: GUI thread only (the history writes its files on a thread of its own; their ends come back here).
 """
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
@@ -42,6 +43,8 @@ class RunsModel(QAbstractTableModel):
     COLUMNS = COLUMNS
     checked_changed = Signal()
     rename_failed = Signal(str)
+    save_failed = Signal(str)  # why a run's file could not be written (the run stays listed until the app closes)
+    _written = Signal(object)  # a run's write ended (a Future), emitted on the history's writer thread
 
     def __init__(self, history: RunHistory, parent: Any = None) -> None:
         super().__init__(parent)
@@ -49,6 +52,7 @@ class RunsModel(QAbstractTableModel):
         self.list = RunList(history)  # the runs and the ticks, without Qt
         self._differs: dict[str, str] = {}  # per ticked run: its settings that differ from the others'
         self.checked_changed.connect(self._on_checked_changed)
+        self._written.connect(self._on_written)
 
     def _on_checked_changed(self) -> None:
         self._differs = differing_settings(self.list.checked_runs())
@@ -76,19 +80,23 @@ class RunsModel(QAbstractTableModel):
         return self.list.unique_name(name, run_id)
 
     def add(self, run: StoredRun, check: bool = False) -> StoredRun:
-        """Keep ``run`` (saved at once, named apart from the others); if it cannot be saved it is
-        listed until the app closes, and the error re-raised."""
+        """Keep ``run`` (listed at once, named apart from the others), its file written off the GUI thread;
+        one that cannot be saved is listed until the app closes, and ``save_failed`` says why."""
         n = len(self.history.runs)
         self.beginInsertRows(QModelIndex(), n, n)
         try:
-            kept, error = self.list.add(run, check)
+            kept, saving = self.list.add(run, check)
         finally:
             self.endInsertRows()
         if check:
             self.checked_changed.emit()
-        if error is not None:
-            raise error
+        saving.add_done_callback(self._written.emit)  # on the writer thread: queued to this one
         return kept
+
+    def _on_written(self, saving: Future[Any]) -> None:
+        exc = saving.exception()
+        if exc is not None:
+            self.save_failed.emit(str(exc) if isinstance(exc, OutputError) else f"{type(exc).__name__}: {exc}")
 
     def remove(self, run_id: str) -> None:
         row = self.row_of(run_id)

@@ -93,6 +93,7 @@ class RunsPanel(QWidget):
         self.columns = ColumnChooser(self.table)  # movable, hideable, remembered by the window
         self.table.doubleClicked.connect(self._on_double_clicked)
         model.rename_failed.connect(lambda text: self.show_error(self.tr("Cannot rename the run"), text))
+        model.save_failed.connect(self._on_save_failed)
         model.rowsInserted.connect(self._on_rows_inserted)
         self.table.resizeColumnsToContents()
 
@@ -171,13 +172,12 @@ class RunsPanel(QWidget):
         return runs[0]
 
     def add_run(self, run: StoredRun, check: bool = False) -> StoredRun:
-        """Keep ``run`` in the history (saved at once) and list it."""
-        try:
-            return self.model.add(run, check=check)
-        except OutputError as exc:
-            message = self.tr("{error}\nThe run is listed until the app closes.").format(error=exc)
-            self.show_error(self.tr("Cannot keep the run"), message)
-            return run
+        """Keep ``run`` in the history (its file written off the GUI thread) and list it."""
+        return self.model.add(run, check=check)
+
+    def _on_save_failed(self, error: str) -> None:
+        message = self.tr("{error}\nThe run is listed until the app closes.").format(error=error)
+        self.show_error(self.tr("Cannot keep the run"), message)
 
     def ask_remove_selected(self) -> None:
         """Remove the selected runs once the user agrees: their files go too, for good."""

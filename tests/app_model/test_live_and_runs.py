@@ -29,8 +29,8 @@ def _record(impl: str, status: str = "ok", message: str = "") -> RunRecord:
 
 def test_run_list_names_ticks_and_exports(tmp_path):
     runs = RunList(RunHistory(tmp_path / "history"))
-    a, err = runs.add(StoredRun(_record("numpy-batch")))
-    assert err is None and a.name == "numpy-batch"
+    a, saving = runs.add(StoredRun(_record("numpy-batch")))
+    assert a.name == "numpy-batch" and saving.result() == tmp_path / "history" / f"{a.id}.somrun"
     b, _ = runs.add(StoredRun(_record("numpy-batch")), check=True)
     assert b.name == "numpy-batch (2)"  # names tell runs apart in comparisons and their files
     assert runs.checked_runs() == [b] and runs.export_records() == [b.record]
