@@ -28,6 +28,7 @@ import logging
 import os
 import re
 import shutil
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -165,6 +166,7 @@ class Checkpoints:
         self.iteration: int | None = None
         #: Whether the last checkpoint was written inside an iteration (a streamed epoch's partial sums).
         self.within = False
+        self._importing: threading.Thread | None = None
 
     def due(self) -> bool:
         """Whether ``every_s`` seconds have passed since the last save (or since the run began)."""
@@ -173,8 +175,12 @@ class Checkpoints:
     def start(self) -> None:
         """Create the folder: a run refuses a folder it cannot write before it trains.
 
-        Orbax itself is imported at the first save (seconds that a short run never pays).
+        Orbax itself (a second or more of imports) is imported on a thread of its own from here, while
+        the run prepares and compiles, and :meth:`ready` waits for it before the first timed chunk: a run
+        stopped early writes its checkpoint (so stops) without that wait, and no chunk shares the
+        interpreter with the imports.
         """
+        self._import_in_background()
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             for left in self.folder.glob(f"*{_TMP}*"):  # what a run killed while writing left: never read
@@ -187,6 +193,20 @@ class Checkpoints:
                 _("{folder}: cannot write checkpoints there ({why})").format(folder=self.folder, why=_why(exc))
             ) from None
         self._last = time.monotonic()
+
+    def _import_in_background(self) -> None:
+        def load() -> None:
+            with contextlib.suppress(Exception):  # not installed: the first save says so, in its words
+                _orbax()
+
+        if self._importing is None:
+            self._importing = threading.Thread(target=load, name="som-orbax-import", daemon=True)
+            self._importing.start()
+
+    def ready(self) -> None:
+        """Wait for the imports :meth:`start` began (before the first timed chunk)."""
+        if self._importing is not None:
+            self._importing.join()
 
     def _open(self) -> None:
         if self._mgr is not None:

@@ -323,6 +323,8 @@ class Training:
         session, T = self.session, self.cfg.iterations
         chunk = 1
         rate: float | None = None  # seconds per iteration of the last chunk
+        if session.checkpoint is not None:
+            session.checkpoint.ready()  # its imports never share the interpreter with a timed chunk
         frames = session._frames
         frames.taken(time.perf_counter())  # the initial map was the first frame
         next_q = [q for q in self.q_at if q > self.it]

@@ -266,3 +266,19 @@ def test_a_streamed_run_stopped_inside_an_epoch_saves_there_and_resumes(tmp_path
     resumed, rec = _final(Session(cfg, snapshot_interval_s=None, resume=saved))
     assert rec.status == "ok", rec.message
     np.testing.assert_array_equal(resumed, whole)
+
+
+def test_orbax_is_imported_while_the_run_prepares_so_a_stop_writes_its_checkpoint_without_the_imports(tmp_path):
+    """In a fresh process: Orbax is not imported by the folder's checks themselves, and is once ready() returns."""
+    code = (
+        "import sys\n"
+        "from som_studio.session.checkpoint import Checkpoints\n"
+        "assert 'orbax.checkpoint' not in sys.modules\n"
+        f"ck = Checkpoints({str(tmp_path / 'ck')!r})\n"
+        "ck.start()\n"
+        "ck.ready()\n"
+        "assert 'orbax.checkpoint' in sys.modules\n"
+        "assert not [t for t in __import__('threading').enumerate() if t.name == 'som-orbax-import']\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
