@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from som_studio.i18n import _
-from som_studio.report.writers import OutputError
 from som_studio.storage.runfile import SUFFIX, HistoryError, StoredRun
+from som_studio.storage.writers import OutputError
 
 T = TypeVar("T")
 
