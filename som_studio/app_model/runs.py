@@ -23,7 +23,6 @@ from som_studio.config import DataSpec
 from som_studio.i18n import N_, _
 from som_studio.session.record import RunRecord
 from som_studio.storage import RunHistory, StoredRun
-from som_studio.storage.writers import OutputError
 
 
 class RunList:
@@ -58,7 +57,7 @@ class RunList:
         """Keep ``run`` (listed at once, named apart) and its file written on the history's writer thread.
 
         Returns what was kept and the write: its path, or the
-        :class:`~som_studio.report.writers.OutputError` of a run that could not be saved (it stays listed
+        :class:`~som_studio.storage.writers.OutputError` of a run that could not be saved (it stays listed
         until the app closes).
         """
         run.name = self.unique_name(run.name)

@@ -80,7 +80,7 @@ class RunHistory:
     def add_later(self, run: StoredRun) -> tuple[StoredRun, Future[Path]]:
         """Keep ``run`` at once (a copy with a fresh id if its id is already here) and write its file on the
         writer thread; returns what was kept and the write (its path, or the
-        :class:`~som_studio.report.writers.OutputError` that says why the file could not be written).
+        :class:`~som_studio.storage.writers.OutputError` that says why the file could not be written).
         """
         if any(r.id == run.id for r in self.runs):
             run = replace(run, id=uuid.uuid4().hex[:12])
