@@ -288,11 +288,20 @@ def main() -> int:
         loop.exec()
         signal.disconnect(loop.quit)
 
+    # The app process's CPU seconds between compiled and the run's end, and that stretch's wall seconds.
+    cpu_at: dict[str, tuple[float, float]] = {}
+
+    def cpu_now() -> tuple[float, float]:
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return r.ru_utime + r.ru_stime, time.perf_counter()
+
     def training_on(*_: object) -> None:
         lateness.in_training = True
+        cpu_at["on"] = cpu_now()
 
     def training_off(*_: object) -> None:
         lateness.in_training = False
+        cpu_at["off"] = cpu_now()
 
     win.controller.compiled.connect(training_on)
     win.controller.run_finished.connect(training_off)
@@ -305,6 +314,7 @@ def main() -> int:
         nonlocal shot_taken
         heads, apps = [], []
         gui_cpu: list[float] = []  # the app process's CPU time / wall time during each app run
+        training_cpu: list[float] = []  # its CPU seconds per second of training (compiled to the run's end)
         lateness.samples.clear()
         lateness.training.clear()
         print(f"\n== {label} ==")
@@ -326,6 +336,9 @@ def main() -> int:
             wait_for(win.controller.run_ended)
             r1, w1 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
             gui_cpu.append((r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime) / (w1 - w0))
+            if "on" in cpu_at and "off" in cpu_at:
+                (c0, t0), (c1, t1) = cpu_at.pop("on"), cpu_at.pop("off")
+                training_cpu.append((c1 - c0) / max(t1 - t0, 1e-9))
             lateness.stop()
             win.controller.chunks_timed.disconnect(maybe_shot)
             apps.append(win.runs.records[-1].to_dict())
@@ -358,6 +371,10 @@ def main() -> int:
         print(
             f"the app process (GUI and reader thread) used {100 * np.median(gui_cpu):.1f} % of one core "
             f"while a run was watched (the worker trains in its own process)"
+        )
+        print(
+            f"    while it trained: {np.median(training_cpu) if training_cpu else float('nan'):.3f} CPU seconds "
+            f"per second of training"
         )
         s, w = lateness.training, lateness.samples
         print(
