@@ -42,7 +42,7 @@ from som_studio.worker.process import describe_exit
 __all__ = ["DeviceProbe", "RunController", "describe_exit"]
 
 KILL_AFTER_MS = 150
-#: A run that keeps checkpoints writes one when it stops (the first one imports Orbax: seconds).
+#: A run that keeps checkpoints writes one when it stops (Orbax's save: tenths of a second here; a slow disk: more).
 CHECKPOINT_GRACE_MS = 15_000
 MAX_DISPATCH_HZ = 20  # the GUI takes the worker's events at most this often (frames come at most ~15 a second)
 

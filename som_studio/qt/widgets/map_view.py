@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import deque
 
 import numpy as np
 import pyqtgraph as pg
@@ -33,6 +34,10 @@ MIN_DRAW_INTERVAL_S = 1 / 60
 #: The share of one core that drawing live frames may take on the GUI thread (setting the picture and painting
 #: it): a frame that costs more waits longer. On a machine whose cores all train, the GUI's time is the training's.
 DRAW_SHARE = 0.02
+#: ... but the map still moves: at least this often, whatever a frame costs.
+MAX_DRAW_INTERVAL_S = 0.25
+#: A frame's cost is the median of the last few (one slow paint, a resize's, does not stop the map).
+COSTS_KEPT = 7
 # Largest picture set on the image item as it is; a larger one (the planes grid of a 1024x1024 hex map
 # is 14 million pixels) is shown thinned, its pixels still addressed as the frame's.
 MAX_SHOWN_PIXELS = 2_000_000
@@ -73,7 +78,7 @@ class MapView(QWidget):
         self._undrawn = False  # the last frame arrived while the view was hidden
         self.last_frame: picture.MapFrame | None = None
         self._last_draw = 0.0
-        self._draw_s = 0.0  # a live frame's cost on the GUI thread, smoothed: setting it and painting it
+        self._costs: deque[float] = deque(maxlen=COSTS_KEPT)  # the last frames' costs: setting and painting each
         self._pending = QTimer(self)  # draws a frame that came too soon once its time comes
         self._pending.setSingleShot(True)
         self._pending.timeout.connect(self._draw_pending)
@@ -283,13 +288,14 @@ class MapView(QWidget):
         else:
             self.iteration.setText(said)
         # The last paint stands for this frame's (it is painted after this returns): the two make a frame's cost.
-        cost = time.thread_time() - t0 + self.plot.paint_s
-        self._draw_s = cost if not self._draw_s else 0.8 * self._draw_s + 0.2 * cost
+        self._costs.append(time.thread_time() - t0 + self.plot.paint_s)
 
     def draw_interval_s(self) -> float:
         """Least time between two live frames: more than :data:`MIN_DRAW_INTERVAL_S` when frames cost more
-        than their :data:`DRAW_SHARE` of the GUI thread (a large hex map, a grid of planes, a slow display)."""
-        return max(MIN_DRAW_INTERVAL_S, self._draw_s / DRAW_SHARE)
+        than their :data:`DRAW_SHARE` of the GUI thread (a large hex map, a grid of planes, a slow display),
+        at most :data:`MAX_DRAW_INTERVAL_S`."""
+        cost = float(np.median(self._costs)) if self._costs else 0.0
+        return min(max(MIN_DRAW_INTERVAL_S, cost / DRAW_SHARE), MAX_DRAW_INTERVAL_S)
 
     def _draw_pending(self) -> None:
         if self._undrawn and self.last_frame is not None and self.isVisible():

@@ -9,7 +9,7 @@ pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
 from som_studio import picture
-from som_studio.qt.widgets.map_view import DRAW_SHARE, MapView
+from som_studio.qt.widgets.map_view import DRAW_SHARE, MAX_DRAW_INTERVAL_S, MapView
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
 
@@ -41,7 +41,7 @@ def test_a_frame_that_costs_more_than_its_share_waits_and_the_newest_is_drawn_wh
     view.show()
     view.begin(3, "test")
     view.show_frame(_frame(1))
-    view._draw_s = 0.004  # as if a frame took 4 ms of the GUI thread: one every 0.2 s at most
+    view._costs.extend([0.004] * 7)  # as if each frame took 4 ms of the GUI thread: one every 0.2 s at most
     assert view.draw_interval_s() == pytest.approx(0.004 / DRAW_SHARE)
     for it in range(2, 6):  # they come faster than that: none drawn at once, none queued
         view.show_frame(_frame(it))
@@ -50,3 +50,5 @@ def test_a_frame_that_costs_more_than_its_share_waits_and_the_newest_is_drawn_wh
     assert view.iteration.text() == "iteration 5"  # the newest, drawn once
     qtbot.wait(300)
     assert view.frames_drawn == 2
+    view._costs.extend([1.0] * 7)  # however slow a frame: the map still moves
+    assert view.draw_interval_s() == MAX_DRAW_INTERVAL_S
