@@ -395,6 +395,20 @@ class Training:
             next_q.pop(0)
         return min(count, next_q[0] - it) if next_q else count
 
+    def _note_rate(self, seconds: float | None) -> None:
+        """An epoch's search rate against the device's cached matmul ceiling: a rate above it proves the figure
+        too low, and the cache measures it again when next asked (:func:`inside.note_achieved`)."""
+        p = self.problem
+        if not seconds or seconds <= 0 or p is None or self.cfg.precision != "float32":
+            return
+        from som_studio.core import jax_runtime
+        from som_studio.core.inspection import inside
+
+        device = self.devices[0] if self.devices else jax_runtime.jax().devices()[0]
+        rate = 2.0 * p.samples * p.height * p.width * p.features / seconds
+        what = f"{self.impl.name} at {p.samples}x{p.features} on {p.width}x{p.height}"
+        inside.note_achieved(device, rate, what)
+
     def totals(self) -> None:
         """The record's totals once training stopped: times, compiles, peak memory, ``ok`` or ``cancelled``."""
         from som_studio.core import jax_runtime
@@ -403,6 +417,7 @@ class Training:
         model = record.extra.get("plan_model")
         if isinstance(model, dict):  # the cost model's prediction beside what the epochs took
             model["measured_s_per_epoch"] = record.median_s
+            self._note_rate(record.median_s)
         record.total_s = self.train_s()
         record.phases["train"] = max(0.0, record.total_s - record.phases["init"] - record.compile_s)
         # Starting JAX came before training time started: not part of total_s, added to init after.
