@@ -24,7 +24,8 @@ row-major order on ties):
     each block of a few consecutive units (:func:`matmul_block`) keeping its minimum,
     the two best blocks re-ranked by the direct form, so the product's
     rounding (~1e-7 x (|x|^2 + |w|^2), more than the distances between near
-    units late in training) cannot pick a wrong unit. The arithmetic runs at
+    units late in training) cannot pick a wrong unit; with very wide rows
+    (:data:`WIDE_FEATURES`) the re-rank runs slab by slab of features. The arithmetic runs at
     the machine's matrix-product rate: 20x faster than direct at 50 features
     on the H100, and the CPU's form but for few features on a big map.
 ``blocked``
