@@ -149,6 +149,13 @@ def test_a_ceiling_a_run_beat_is_measured_again_and_the_best_figure_is_kept(own_
     assert kept["matmul_flops_per_s"] == 1e30 and kept["measured_at"] == "2020-01-01T00:00:00Z"
     assert kept["measurements"] == 3 and kept["bandwidth_measured_at"] > "2020"
     assert inside.cached_ceilings(device) == (1e30, kept["bandwidth_bytes_per_s"])
+    # Measured again below what a run reached: the rate reached still stands for the cost model.
+    table = json.loads((own_cache / "ceilings.json").read_text(encoding="utf-8"))
+    table[key].update(matmul_flops_per_s=1.0, measurements=1)
+    (own_cache / "ceilings.json").write_text(json.dumps(table), encoding="utf-8")
+    assert inside.note_achieved(device, 1e31, "a run")
+    again = inside.ceilings(device)
+    assert again["matmul_flops_per_s"] < 1e31 and inside.cached_ceilings(device)[0] == 1e31
 
 
 @pytest.mark.parametrize("name", [i.name for i in registry.all_implementations() if registry.is_builtin(i.name)])
