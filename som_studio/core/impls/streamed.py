@@ -7,17 +7,37 @@ data and added to the epoch's per-unit sums, then one update. The sums of batche
 sums of all rows, so the map is the in-memory run's (float64 sums: to float32 rounding, and bit
 for bit where the trainer adds in the same order). While the trainer works on one batch (a JAX
 trainer's dispatch returns at once) the reader decodes the next on its own thread;
-:attr:`StreamedTrainer.read_s` is the time training waited for data.
+:attr:`StreamedTrainer.read_s` is the time training waited for data. :meth:`StreamedTrainer.steps` is the
+same training in steps, saying after each batch where the epoch stands (:class:`Where`), so a driver can
+show an epoch of hours moving.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import time
+from collections.abc import Iterator
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from som_studio.core.impls.protocol import EpochSums, Implementation, Trainer
 from som_studio.core.som.problem import Problem
+
+
+class Where(NamedTuple):
+    """Where a streamed epoch stands after a batch.
+
+    ``row`` of the epoch's ``rows`` rows (this process's share) are trained on; this pass over them began at row
+    ``first`` (0, or where a resumed epoch was saved) ``seconds`` ago, ``wait_s`` of which training waited for
+    the reader.
+    """
+
+    iteration: int
+    row: int
+    rows: int
+    first: int
+    seconds: float
+    wait_s: float
 
 
 class StreamedTrainer:
@@ -46,6 +66,11 @@ class StreamedTrainer:
         self._within = (iteration, sums, dict(reader))
 
     def run(self, first: int, count: int) -> None:
+        for _where in self.steps(first, count):
+            pass
+
+    def steps(self, first: int, count: int) -> Iterator[Where]:
+        """:meth:`run` in steps: where the epoch stands after each batch (cheap: take what you need of them)."""
         s, dtype = self.stream, self.p.dtype
         for t in range(first, first + count):
             self.inner.begin_epoch(t)
@@ -54,7 +79,9 @@ class StreamedTrainer:
                 _t, sums, state = self._within
                 self._within = None
                 self.inner.set_epoch_sums(sums)
+            t0 = time.perf_counter()
             with s.source.reader(s.batch_rows, s.share, state=state) as reader:
+                start = int(reader.get_state()["row"])
                 for batch in reader:
                     self.inner.add_rows(s.scaled(batch.values, dtype))
                     ck = self.checkpoints
@@ -62,6 +89,9 @@ class StreamedTrainer:
                         at = reader.get_state()
                         arrays = {"map": self.inner.get_map(), **self.inner.epoch_sums()}
                         ck.save_within(t, arrays, int(at["row"]), at)
+                    yield Where(
+                        t, batch.first + batch.rows, reader.rows, start, time.perf_counter() - t0, reader.wait_s
+                    )
                 self.read_s += reader.wait_s
                 self.rows_read += reader.rows_read
                 self.bytes_read += reader.bytes_read
