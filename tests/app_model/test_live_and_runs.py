@@ -24,7 +24,7 @@ def test_live_run_progress_and_time():
 
 
 def test_live_run_inside_a_streamed_epoch():
-    live = LiveRun()
+    live = LiveProgress()
     live.begin(RunConfig(impl="jax-fused-batch", width=32, height=32, epochs=10), now=0.0)
     live.chunks([ChunkTimed(0, 2, 40.0, 40.0)])  # two epochs done
     # Epoch 3 (index 2): 4 of 10 million rows in 2 s, 0.5 s of it waiting for the disk.
