@@ -15,7 +15,7 @@ Drives the real window (the offscreen platform, or a display when one is set) th
 - ``inside``: numpy-batch, jax-vmap-batch and jax-fused-batch recorded with their inside (60x34,
   5 epochs), ticked, the Inside page;
 - ``stream``: a folder of four Parquet files (10^6 rows x 20 features, written once into a temporary
-  folder) streamed by jax-fused-batch on a 40x30 map, shot in the middle of an epoch (the run panel's
+  folder) streamed by jax-fused-batch on a 40x30 map, shot in the middle of its second epoch (the run panel's
   preflight, the status bar's rows, rate, time left and disk share), then stopped;
 - ``korean``, ``korean_compare``: the app in Korean after comparing two implementations, its map
   and its Compare page (a second process: the language is chosen as the app starts).
@@ -279,8 +279,10 @@ class Review:
             self.win.pages.show_page("map")
             p.run_button.click()
             live = self.win.live.run
+            # In the second epoch, so the map shown is a trained one (the first frame comes with the first epoch's end).
             self.until(
-                lambda: live.epoch is not None and live.epoch.row >= live.epoch.rows // 4, "the middle of an epoch"
+                lambda: live.epoch is not None and live.epoch.iteration >= 1 and live.epoch.row >= live.epoch.rows // 4,
+                "the middle of the second epoch",
             )
             self.shoot("stream")
             loop = QEventLoop()
