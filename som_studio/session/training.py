@@ -384,19 +384,35 @@ class Training:
                 yield Snapshot(it, snap)
 
     def _train_chunk(self, first: int, count: int) -> Generator[Event, None, None]:
-        """Train iterations ``first .. first+count-1``; a trainer that trains in steps (a streamed epoch) says
-        where it stands at most every :attr:`Session.progress_interval_s`, so an epoch of hours is seen moving."""
+        """Train iterations ``first .. first+count-1``.
+
+        A trainer that trains in steps (a streamed epoch, batch by batch) holds between its batches while the
+        run is paused, and says where it stands at most every :attr:`Session.progress_interval_s` (its seconds
+        without the pauses), so an epoch of hours can be paused and is seen moving.
+        """
         every = self.session.progress_interval_s
         steps = getattr(self.trainer, "steps", None)
-        if every is None or steps is None:
+        if steps is None:
             self.trainer.run(first, count)
             return
-        due = time.perf_counter() + every
+        running = self.session._running
+        due = time.perf_counter() + (every or 0.0)
+        epoch, paused = -1, 0.0
         for where in steps(first, count):
+            if where.iteration != epoch:
+                epoch, paused = where.iteration, 0.0
             now = time.perf_counter()
-            if now >= due:
+            if every is not None and now >= due:
                 due = now + every
-                yield EpochProgress(*where)
+                yield EpochProgress(*where._replace(seconds=max(0.0, where.seconds - paused)))
+            if not running.is_set():  # before the next batch is read and trained on
+                tp = time.perf_counter()
+                while not running.wait(0.02):
+                    pass
+                held = time.perf_counter() - tp
+                self.excluded += held
+                self.within_s += held  # not the chunk's training time either
+                paused += held
 
     def _chunk_size(self, count: int, rate: float | None, next_q: list[int]) -> int:
         """``count``, or fewer so that the chunk ends at the next quality point the run can afford.

@@ -152,3 +152,37 @@ def test_a_streamed_epoch_says_where_it_stands_and_ends_at_the_same_map(folder):
     maps = [next(e.map for e in reversed(evs) if isinstance(e, Snapshot)) for evs in (told, quiet)]
     np.testing.assert_array_equal(maps[0], maps[1])
     assert isinstance(told[-1], Finished) and told[-1].record.status == "ok"
+
+
+def test_pause_holds_a_streamed_epoch_between_its_batches(folder):
+    import threading
+    import time
+
+    from som_studio.session.events import EpochProgress, Snapshot
+    from som_studio.session.session import Session
+
+    path, _x = folder["whole"]
+    cfg = RunConfig(
+        impl="numpy-batch", data=DataSpec(path=str(path)), width=4, height=3, epochs=2, stream=True, batch_rows=100
+    )
+    session = Session(cfg, snapshot_interval_s=None, progress_interval_s=0.0)
+    resumed = threading.Event()
+
+    def resume_later():
+        time.sleep(0.5)  # far longer than the few batches left would take, were they not held
+        resumed.set()
+        session.resume()
+
+    after: list[bool] = []  # per event after Pause: whether it came once the run was resumed
+    final = None
+    for ev in session.run():
+        if session.paused or resumed.is_set():
+            after.append(resumed.is_set())
+        elif isinstance(ev, EpochProgress) and (ev.iteration, ev.row) == (0, 300):
+            session.pause()  # Pause pressed inside the first epoch
+            threading.Thread(target=resume_later).start()
+        if isinstance(ev, Snapshot):
+            final = ev.map
+    assert len(after) > 10 and all(after)  # every later batch was trained once the run was resumed
+    quiet = [e.map for e in Session(cfg, snapshot_interval_s=None).run() if isinstance(e, Snapshot)][-1]
+    np.testing.assert_array_equal(final, quiet)
