@@ -170,7 +170,9 @@ class Training:
         ck = self.session.checkpoint
         if ck is None or ck.iteration == self.it:  # saved there already (inside the next epoch, even)
             return
-        self._save(self.it, {"map": weights}, None, None)
+        # A streamed online run goes on from where its reader stands (row ``it mod N``): saved beside the map.
+        where = getattr(self.trainer, "reader_state", None)
+        self._save(self.it, {"map": weights}, None, where() if where is not None else None)
 
     # A trainer whose iteration is long (a streamed epoch) saves inside it through these two
     # (:attr:`som_studio.core.impls.protocol.Implementation`'s optional ``checkpoints``).

@@ -94,11 +94,11 @@ def test_bench_streams_a_folder_and_records_what_it_read(folder, tmp_path, capsy
     assert mem["quality"]["qe"] == pytest.approx(run["quality"]["qe"], rel=1e-5)
 
 
-def test_an_online_implementation_is_refused_a_stream(folder, capsys):
+def test_an_implementation_that_cannot_stream_is_refused_a_stream(folder, capsys):
     from som_studio.cli import main
 
     path, _x = folder["whole"]
-    assert main(["bench", "--data", str(path), "--impl", "numpy-online", "--grid", "4x3", "--stream"]) != 0
+    assert main(["bench", "--data", str(path), "--impl", "jax-vmap-batch", "--grid", "4x3", "--stream"]) != 0
     assert "does not train from a stream" in capsys.readouterr().err
 
 
