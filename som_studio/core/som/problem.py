@@ -340,6 +340,7 @@ def make_stream_problem(
     One pass over the source gives its statistics (:func:`~som_studio.core.data.moments.statistics`);
     the scaling, ``random``'s ranges and ``pca``'s components follow from them; ``sample`` reads its
     seeded rows in a second pass. Each gives what :func:`make_problem` gives for the same rows in memory.
+    Online steps take the rows in the source's order (:attr:`Problem.in_order`): the order they are read in.
     """
     from som_studio.core.data import moments as passes
     from som_studio.core.som.init import covariance_components, pca_map
