@@ -236,6 +236,7 @@ register(
         topologies=tuple(Topology),
         toroid=True,
         missing_values=True,
+        streams=True,
     )
 )
 register(
@@ -254,6 +255,7 @@ register(
         topologies=tuple(Topology),
         toroid=True,
         missing_values=True,
+        streams=True,
     )
 )
 register(
@@ -274,6 +276,7 @@ register(
         topologies=tuple(Topology),
         toroid=True,
         missing_values=True,
+        streams=True,
     )
 )
 _BUILTIN = frozenset(_REGISTRY)
