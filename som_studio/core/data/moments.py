@@ -89,7 +89,8 @@ class Moments:
         d = round(float(np.sqrt(9 + 12 * (v.size - 1)) - 3) / 6)  # size = 3 d^2 + 3 d + 1
         at = [0, d, d + 1, d + 1 + d * d, d + 1 + 2 * d * d, d + 1 + 3 * d * d, 2 * d + 1 + 3 * d * d]
         part = [v[a:b] for a, b in zip(at, [*at[1:], v.size])]
-        return cls(part[0], int(part[1][0]), *(p.reshape(d, d) for p in part[2:5]), part[5], part[6])
+        known, sums, squares = (p.reshape(d, d) for p in part[2:5])
+        return cls(part[0], int(part[1][0]), known, sums, squares, part[5], part[6])
 
     def merge(self, other: Moments) -> Moments:
         """The moments of both sets of rows (the same ``shift``)."""

@@ -335,7 +335,7 @@ class UnitCounts:
 def _gathered(counts: UnitCounts | None, qe_sum: float, te_count: int, rows: int) -> tuple[float, int, int]:
     """The sums of every process's share (in process order, the same on each), ``counts`` made theirs too."""
 
-    mine = {"qe": qe_sum, "te": te_count, "rows": rows}
+    mine: dict[str, Any] = {"qe": qe_sum, "te": te_count, "rows": rows}
     if counts is not None:
         labels = counts.labels
         mine["hits"] = counts.hits.tolist()
