@@ -1,6 +1,6 @@
 """The active run's live state: progress, elapsed time, the estimate of what is left, what to say.
 
-:class:`LiveRun` follows one run through the session's events (as the app's
+:class:`LiveProgress` follows one run through the session's events (as the app's
 controller forwards them) and answers what the status bar shows, so the
 window only renders it. Times are passed in (``now``), which keeps it
 testable without a clock.
@@ -22,7 +22,7 @@ from som_studio.session.record import RunRecord
 
 
 @dataclass
-class LiveRun:
+class LiveProgress:
     """Progress of the run in progress (or of the last one)."""
 
     impl: str = ""

@@ -1,7 +1,7 @@
 """The live views of a run: map, timings, quality, sharding, progress and status, fed by the controller.
 
 :class:`LiveViews` connects the :class:`~som_studio.qt.controller.RunController`'s
-signals to the views, and lets :class:`~som_studio.app_model.live.LiveRun` say
+signals to the views, and lets :class:`~som_studio.app_model.live.LiveProgress` say
 what the status bar shows. It also shows a kept run again in the same views.
 
 Threads: GUI thread only.
@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QLabel, QProgressBar
 
 from som_studio import picture
 from som_studio.app_model.form import app_message
-from som_studio.app_model.live import LiveRun
+from som_studio.app_model.live import LiveProgress
 from som_studio.comparison.words import status_text
 from som_studio.qt import controller as ctl
 from som_studio.qt.widgets.elided_label import ElidedLabel
@@ -65,7 +65,7 @@ class LiveViews(QObject):
         self.progress = QProgressBar()
         self.progress.setRange(0, PROGRESS_STEPS)
         self.progress.setFixedWidth(220)
-        self.run = LiveRun()
+        self.run = LiveProgress()
         self._on_env = on_env
         self._on_failed = on_failed
         self._failure: str | None = None  # the failed run's message, told when the run has ended

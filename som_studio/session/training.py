@@ -582,7 +582,7 @@ def _inside(
     from som_studio.core.inspection import inside
 
     counted = inside.analytic(
-        impl.work_model,
+        impl.work_algorithm,
         str(record.extra.get("kernel_plan", "")),
         height=problem.height,
         width=problem.width,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from som_studio.app_model.live import LiveRun
+from som_studio.app_model.live import LiveProgress
 from som_studio.app_model.runs import COLUMNS, RunList, row_texts
 from som_studio.config import RunConfig
 from som_studio.session.events import ChunkTimed
@@ -11,7 +11,7 @@ from som_studio.storage import RunHistory, StoredRun
 
 
 def test_live_run_progress_and_time():
-    live = LiveRun()
+    live = LiveProgress()
     assert live.time_text(5.0) == "" and live.progress == 0.0
     text = live.begin(RunConfig(impl="numpy-online", width=10, height=7, steps=1000), now=100.0)
     assert text == "Starting numpy-online on a 10x7 map…"
@@ -62,12 +62,12 @@ def test_a_layout_the_workers_devices_cannot_hold_names_the_apps_control():
     assert "refusal" not in record.to_dict()  # the JSON keeps its fields
     app_control = LABELS["cpu_devices"].format(n=128)
     run = StoredRun(record=record, name="refused", created="2026-11-23T14:00:00")
-    for text in (LiveRun.failed(record), run_tooltip(run), " ".join(row_texts(run))):
+    for text in (LiveProgress.failed(record), run_tooltip(run), " ".join(row_texts(run))):
         assert "--cpu-devices" not in text and app_control in text, text
-    assert LiveRun.failed(record).startswith("Failed: Layout: layout 16x8 needs 128 devices")
+    assert LiveProgress.failed(record).startswith("Failed: Layout: layout 16x8 needs 128 devices")
     # Other messages keep their words, those that look like a field's included.
-    assert LiveRun.failed(_record("numpy-batch", "failed", "boom: no field")) == "Failed: boom: no field"
-    assert LiveRun.failed(_record("numpy-batch", "failed", "layout: as written")) == "Failed: layout: as written"
+    assert LiveProgress.failed(_record("numpy-batch", "failed", "boom: no field")) == "Failed: boom: no field"
+    assert LiveProgress.failed(_record("numpy-batch", "failed", "layout: as written")) == "Failed: layout: as written"
 
 
 def test_a_worker_speaking_korean_has_its_layout_remedy_named_as_the_apps_control():

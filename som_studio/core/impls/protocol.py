@@ -182,7 +182,7 @@ class Implementation:
     maker: Callable[[Implementation, Problem], Trainer] | None = None
 
     @property
-    def work_model(self) -> str:
+    def work_algorithm(self) -> str:
         """:attr:`work`, or the usual algorithm of the implementation's kind."""
         return self.work or ("online" if self.kind == "online" else "batch-separable")
 
