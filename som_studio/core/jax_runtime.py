@@ -228,7 +228,8 @@ def gather_json(value: Any) -> list[Any]:
 
     data = np.frombuffer(json.dumps(value).encode(), dtype=np.uint8)
     sizes = process_gather(np.array([data.size], np.int64))[:, 0]
-    padded = np.zeros(int(sizes.max()), np.uint8)
+    # Lengths rounded up to a power of two: each new length would compile the gather again.
+    padded = np.zeros(1 << max(6, int(sizes.max() - 1).bit_length()), np.uint8)
     padded[: data.size] = data
     every = process_gather(padded)
     return [json.loads(bytes(every[i, : int(n)]).decode()) for i, n in enumerate(sizes)]

@@ -135,6 +135,8 @@ class ShardedTrainer:
         return {k: t.lower() for k, t in self.traces().items()}
 
     def warmup(self) -> None:
+        if not self.w.is_fully_addressable and self.w.ndim == 3:  # (pmap's stacked copies are read locally)
+            self._gather(self.w)  # compiles the map's gather across processes (get_map) now, not mid-run
         if self.stream is not None:  # a streamed run runs its two batch programs only
             self._streamed()
             return
