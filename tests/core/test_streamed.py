@@ -75,6 +75,31 @@ def test_a_streamed_run_ends_at_the_in_memory_map(folder, impl, topology, toroid
     np.testing.assert_allclose(maps[1], maps[0], rtol=1e-6, atol=1e-6)
 
 
+def test_the_shares_of_several_processes_merge_to_the_whole_sources_statistics_and_rows(folder):
+    """Each of three processes reads its share; what they gather (here: stacked by the test) merges to the
+    statistics of the whole source, and each seeded row comes from the process that holds it."""
+    from som_studio.core.data import moments
+
+    path, _x = folder["holes"]
+    source = stream.open_source(path)
+    parts = [moments.statistics(source, 64, (i, 3)) for i in range(3)]
+    assert [m.rows for m in parts] == [source.share_rows(i, 3) for i in range(3)]
+    stack = np.stack([m.flat() for m in parts])
+    merged = moments.statistics(source, 64, (1, 3), gather=lambda _mine: stack)
+    whole = moments.statistics(source, 64)
+    assert merged.rows == whole.rows == 700
+    np.testing.assert_allclose(merged.mean, whole.mean, rtol=1e-12)
+    np.testing.assert_allclose(merged.comoments(), whole.comoments(), rtol=1e-10, atol=1e-9)
+    np.testing.assert_array_equal(merged.low, whole.low)
+    np.testing.assert_array_equal(merged.high, whole.high)
+    rows = np.random.default_rng(0).integers(0, 700, size=40)
+    held = [moments.gather_rows(source, rows, 64, (i, 3)) for i in range(3)]
+    mask = [~np.isnan(h).all(axis=1) for h in held]
+    stacked = np.stack([np.concatenate([h, m[:, None].astype(float)], axis=1) for h, m in zip(held, mask)])
+    picked = moments.gather_rows(source, rows, 64, (0, 3), gather=lambda _mine: stacked)
+    np.testing.assert_array_equal(picked, moments.gather_rows(source, rows, 64))
+
+
 SHARDED = [
     ("jax-jit-sharded-batch", "2x1", "rect", False, "pca", "zscore"),
     ("jax-jit-sharded-batch", "1x2", "hex", False, "sample", "minmax"),
