@@ -223,8 +223,14 @@ class Training:
         tp = time.perf_counter()
         source = self.session.source
         if source is not None:
+            # Over several processes each reads its own share of the source, in every pass; what the
+            # passes count of their shares is gathered, so every process holds the whole source's.
+            index, count = jax_runtime.processes() if impl.backend == "jax" else (0, 1)
+            gather = jax_runtime.process_gather if count > 1 else None
             # The statistics pass (scaling, initial map) reads the data: its time is reading's.
-            self.problem = problem = make_stream_problem(cfg, impl.kind, source, self.session.batch_rows)
+            self.problem = problem = make_stream_problem(
+                cfg, impl.kind, source, self.session.batch_rows, (index, count), gather
+            )
             self.excluded += time.perf_counter() - tp
             self.timed("data", tp)
             tp = time.perf_counter()
@@ -494,19 +500,27 @@ class Training:
             record.qe, record.te = record.history[-1]["qe"], record.history[-1]["te"]
         return first
 
-    def _stream_facts(self) -> None:
-        """A streamed run's reading into its record: ``phases.read``, ``extra.stream``'s rows and bytes read."""
+    def _stream_facts(self, every: bool = True) -> None:
+        """A streamed run's reading into its record: ``phases.read``, ``extra.stream``'s rows and bytes read.
+
+        Over several processes, ``by_process`` lists the rows of each process's share and ``bytes_read``
+        adds every process's, gathered when ``every`` (all processes are here together); ``read`` is this
+        process's wait.
+        """
         trainer, facts = self.trainer, self.record.extra.get("stream")
         if facts is None or trainer is None or not hasattr(trainer, "read_s"):
             return
         self.record.phases["read"] = trainer.read_s
-        facts["bytes_read"] = int(trainer.bytes_read)
-        facts["by_process"] = [int(trainer.stream.rows)]  # the rows of this process's share
+        stream = trainer.stream
+        mine = np.array([stream.rows, trainer.bytes_read], np.int64)
+        got = stream.gather(mine) if stream.gather is not None and every else mine[None, :]
+        facts["bytes_read"] = int(got[:, 1].sum())
+        facts["by_process"] = [int(n) for n in got[:, 0]]  # the rows of each process's share
 
     def failed(self, exc: Exception) -> Failed:
         """The event of a run that failed while training, with what it measured so far."""
         record, impl = self.record, self.impl
-        self._stream_facts()
+        self._stream_facts(every=False)  # the other processes need not be here: this one's own
         record.total_s = self.train_s()
         record.status = "failed"
         record.message = str(exc) if isinstance(exc, CheckpointError) else f"{type(exc).__name__}: {exc}"

@@ -240,6 +240,7 @@ register(
         topologies=tuple(Topology),
         toroid=True,
         missing_values=True,
+        streams=True,
     )
 )
 register(
@@ -258,6 +259,7 @@ register(
         topologies=tuple(Topology),
         toroid=True,
         missing_values=True,
+        streams=True,
     )
 )
 register(
@@ -278,6 +280,7 @@ register(
         topologies=tuple(Topology),
         toroid=True,
         missing_values=True,
+        streams=True,
     )
 )
 _BUILTIN = frozenset(_REGISTRY)

@@ -75,9 +75,14 @@ class StreamedTrainer:
                 _t, sums, state = self._within
                 self._within = None
                 self.inner.set_epoch_sums(sums)
+            # Over several processes every process adds as many batches (each is a program they enter
+            # together): one whose share ends sooner adds empty ones.
+            lockstep: int | None = getattr(self.inner, "batches_per_pass", None) if s.share[1] > 1 else None
+            added = -(-int(state["row"]) // s.batch_rows) if state else 0
             with s.source.reader(s.batch_rows, s.share, state=state) as reader:
                 for batch in reader:
                     self.inner.add_rows(s.scaled(batch.values, dtype))
+                    added += 1
                     ck = self.checkpoints
                     if ck is not None and ck.due():
                         at = reader.get_state()
@@ -86,6 +91,8 @@ class StreamedTrainer:
                 self.read_s += reader.wait_s
                 self.rows_read += reader.rows_read
                 self.bytes_read += reader.bytes_read
+            for _ in range(added, lockstep or 0):
+                self.inner.add_rows(np.empty((0, self.p.features), dtype))
             self.inner.end_epoch(t)
         block = getattr(getattr(self.inner, "w", None), "block_until_ready", None)
         if block is not None:

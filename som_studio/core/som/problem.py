@@ -44,7 +44,7 @@ from som_studio.i18n import _
 
 if TYPE_CHECKING:
     from som_studio.core.data import Scaling
-    from som_studio.core.data.moments import Moments
+    from som_studio.core.data.moments import Gather, Moments
     from som_studio.core.data.stream import Source
 
 # Units whose total batch neighbourhood weight is below this keep their weights:
@@ -62,8 +62,10 @@ class Streamed:
     """Where a streamed problem's rows come from: each pass reads ``source`` in batches.
 
     ``scaling`` turns the file's values into the run's (applied to each batch); ``moments`` are the
-    source's statistics (one pass, before training); ``share`` is this process's
-    ``(index, count)`` of the source's units.
+    source's statistics (one pass, before training, over every process's share); ``share`` is this
+    process's ``(index, count)`` of the source's units, the only rows it reads; ``gather`` (over
+    several processes, :data:`~som_studio.core.data.moments.Gather`) brings what each process
+    counted of its share to every process.
     """
 
     source: Source
@@ -71,6 +73,7 @@ class Streamed:
     scaling: Scaling
     moments: Moments
     share: tuple[int, int] = (0, 1)
+    gather: Gather | None = None
 
     @property
     def rows(self) -> int:
@@ -333,19 +336,26 @@ def make_problem(config: RunConfig, kind: str, data: np.ndarray | None = None) -
 
 
 def make_stream_problem(
-    config: RunConfig, kind: str, source: Source, batch_rows: int, share: tuple[int, int] = (0, 1)
+    config: RunConfig,
+    kind: str,
+    source: Source,
+    batch_rows: int,
+    share: tuple[int, int] = (0, 1),
+    gather: Gather | None = None,
 ) -> Problem:
     """The seeded problem of ``config`` over a streamed ``source``: the in-memory run's scaling and initial map.
 
     One pass over the source gives its statistics (:func:`~som_studio.core.data.moments.statistics`);
     the scaling, ``random``'s ranges and ``pca``'s components follow from them; ``sample`` reads its
     seeded rows in a second pass. Each gives what :func:`make_problem` gives for the same rows in memory.
-    Online steps take the rows in the source's order (:attr:`Problem.in_order`): the order they are read in.
+    Over several processes each reads only its ``share`` and ``gather`` combines the processes' parts:
+    every process gets the statistics and the initial map of the whole source. Online steps take the
+    rows in the source's order (:attr:`Problem.in_order`): the order they are read in.
     """
     from som_studio.core.data import moments as passes
     from som_studio.core.som.init import covariance_components, pca_map
 
-    moments = passes.statistics(source, batch_rows)
+    moments = passes.statistics(source, batch_rows, share, gather)
     scaling = passes.fitted_scaling(moments, config.scaling_method)
     lo, hi, mean, cov = passes.scaled_summary(moments, scaling)
     top = float(np.max(np.maximum(np.abs(lo), np.abs(hi))))
@@ -357,7 +367,7 @@ def make_stream_problem(
         init = lo + (hi - lo) * rng.random((h, w, d))
     elif method == "sample":
         rows = rng.integers(0, moments.rows, size=h * w)
-        picked = scaling.apply(passes.gather_rows(source, rows, batch_rows))
+        picked = scaling.apply(passes.gather_rows(source, rows, batch_rows, share, gather))
         init = np.where(np.isnan(picked), mean[None, :], picked).reshape(h, w, d)
     elif method == "pca":
         if moments.rows < 2:
@@ -374,6 +384,6 @@ def make_stream_problem(
         data=np.empty((0, d), dtype=dtype),
         init_map=np.ascontiguousarray(init, dtype=dtype),
         iterations=config.iterations,
-        stream=Streamed(source, batch_rows, scaling, moments, share),
+        stream=Streamed(source, batch_rows, scaling, moments, share, gather),
         in_order=True,
     )
