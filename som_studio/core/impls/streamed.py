@@ -7,7 +7,9 @@ data and added to the epoch's per-unit sums, then one update. The sums of batche
 sums of all rows, so the map is the in-memory run's (float64 sums: to float32 rounding, and bit
 for bit where the trainer adds in the same order). While the trainer works on one batch (a JAX
 trainer's dispatch returns at once) the reader decodes the next on its own thread;
-:attr:`StreamedTrainer.read_s` is the time training waited for data.
+:attr:`StreamedTrainer.read_s` is the time training waited for data. :meth:`StreamedTrainer.steps` is the
+same training in steps, saying after each batch where the epoch stands (:class:`Where`), so a driver can
+show an epoch of hours moving.
 
 An online trainer that meets :class:`~som_studio.core.impls.protocol.StepRows` trains step ``t`` on the
 stream's row ``t mod N``: one reader goes through the source across the session's chunks (wrapping
@@ -19,7 +21,9 @@ on from row ``t mod N``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -28,6 +32,22 @@ from som_studio.core.som.problem import Problem
 
 if TYPE_CHECKING:
     from som_studio.core.data.stream import Batch, Reader
+
+
+class Where(NamedTuple):
+    """Where a streamed epoch stands after a batch.
+
+    ``row`` of the epoch's ``rows`` rows (this process's share) are trained on; this pass over them began at row
+    ``first`` (0, or where a resumed epoch was saved) ``seconds`` ago, ``wait_s`` of which training waited for
+    the reader.
+    """
+
+    iteration: int
+    row: int
+    rows: int
+    first: int
+    seconds: float
+    wait_s: float
 
 
 class StreamedTrainer:
@@ -64,8 +84,16 @@ class StreamedTrainer:
         self._within = (iteration, sums, dict(reader))
 
     def run(self, first: int, count: int) -> None:
+        for _where in self.steps(first, count):
+            pass
+
+    def steps(self, first: int, count: int) -> Iterator[Where]:
+        """:meth:`run` in steps: where the epoch stands after each batch (cheap: take what you need of them).
+
+        An online run's chunk (steps of a fraction of a second, a batch's rows or fewer) runs whole, saying nothing.
+        """
         if self.online:
-            self._steps(first, count)
+            self._online_steps(first, count)
             return
         s, dtype = self.stream, self.p.dtype
         for t in range(first, first + count):
@@ -79,7 +107,9 @@ class StreamedTrainer:
             # together): one whose share ends sooner adds empty ones.
             lockstep: int | None = getattr(self.inner, "batches_per_pass", None) if s.share[1] > 1 else None
             added = -(-int(state["row"]) // s.batch_rows) if state else 0
+            t0 = time.perf_counter()
             with s.source.reader(s.batch_rows, s.share, state=state) as reader:
+                start = int(reader.get_state()["row"])
                 for batch in reader:
                     self.inner.add_rows(s.scaled(batch.values, dtype))
                     added += 1
@@ -88,6 +118,9 @@ class StreamedTrainer:
                         at = reader.get_state()
                         arrays = {"map": self.inner.get_map(), **self.inner.epoch_sums()}
                         ck.save_within(t, arrays, int(at["row"]), at)
+                    yield Where(
+                        t, batch.first + batch.rows, reader.rows, start, time.perf_counter() - t0, reader.wait_s
+                    )
                 self.read_s += reader.wait_s
                 self.rows_read += reader.rows_read
                 self.bytes_read += reader.bytes_read
@@ -99,7 +132,7 @@ class StreamedTrainer:
             block()
 
     # -- online steps in the stream's order -------------------------------------------------
-    def _steps(self, first: int, count: int) -> None:
+    def _online_steps(self, first: int, count: int) -> None:
         """Steps ``first .. first + count - 1``, step ``t`` on row ``t mod N``, a batch's worth of rows at a time."""
         t, end = first, first + count
         while t < end:
