@@ -14,7 +14,7 @@ from som_studio.core.data import stream
 from som_studio.core.impls import registry
 from som_studio.core.impls import streamed as streamed_trainer
 from som_studio.core.impls.jax_scan_online import ScanOnline
-from som_studio.core.plans.online_plan import K_SMALL, OnlinePlan
+from som_studio.core.plans.online_plan import OnlinePlan
 from som_studio.core.som.problem import make_problem, make_stream_problem, rows_in_order
 
 ROWS = 230
@@ -99,10 +99,10 @@ def test_the_stream_order_is_not_the_in_memory_random_order(folder):
     assert not np.array_equal(drawn, ordered)
 
 
-def test_every_steps_per_trip_plan_takes_the_fed_rows(folder):
+def test_several_steps_per_trip_take_the_fed_rows_and_mask_the_tail(folder):
     """The scanned program's masked tail (K steps per trip, the chunk not a multiple of K) reads fed rows too."""
-    whole, streamed = _problems(folder, "holes", "jax-scan-online", "hex", False)
-    plan = OnlinePlan("all", K_SMALL)
+    whole, streamed = _problems(folder, "holes", "jax-scan-online", "rect", False)
+    plan = OnlinePlan("all", 4)  # the accelerators' form; CHUNKS' counts are not multiples of 4
     maps = [_train(streamed_trainer.StreamedTrainer(ScanOnline(streamed, plan), streamed)), None]
     maps[1] = _train(ScanOnline(whole, plan))
     np.testing.assert_allclose(maps[0], maps[1], rtol=1e-6, atol=1e-6)
