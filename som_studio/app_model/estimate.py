@@ -90,6 +90,18 @@ def stream_text(
     rows, features = shape
     train = epoch_seconds(impl, config, rows, features, backend)
     read = rows / read_rate if read_rate > 0 else None
+    if impl.kind == "online":  # a row a step: the run reads steps / rows passes
+        if read is None:
+            return ""
+        return _(
+            "Time: reading takes about {read} for {steps:,} steps ({passes:,.2f} passes over the data, at {rate:,.0f} "
+            "rows/s as the pass over the data went)"
+        ).format(
+            read=duration_words(read * config.iterations / max(rows, 1)),
+            steps=config.iterations,
+            passes=config.iterations / max(rows, 1),
+            rate=read_rate,
+        )
     device = (backend or "cpu").upper()
     if train is not None and read is not None:
         epoch = train + read if (backend or "cpu") == "cpu" else max(train, read)

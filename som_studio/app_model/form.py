@@ -615,7 +615,7 @@ class RunForm:
         )
         held = batch_rows(cfg, features, samples) if streaming else samples
         if info is not None:
-            data_text = _data_text(info, f.scaling, held if streaming else None)
+            data_text = _data_text(info, f.scaling, held if streaming else None, impl.kind == "online")
         refusals = tuple(preflight(cfg, data_shape=(held, features), devices=devices, missing=missing or streaming))
         text = ""
         if not refusals or all(r.field == "memory" for r in refusals):
@@ -645,10 +645,11 @@ class RunForm:
         )
 
 
-def _data_text(info: DataInfo, scaling: str, batch: int | None = None) -> str:
+def _data_text(info: DataInfo, scaling: str, batch: int | None = None, online: bool = False) -> str:
     """What the form says of a table it read: its size, what reading it decided, and whether to scale it.
 
-    ``batch``: the rows of a batch when the run streams it (asked to, or its table would not fit in memory).
+    ``batch``: the rows of a batch when the run streams it (asked to, or its table would not fit in memory);
+    ``online``: the run's steps take the rows in order, one a step, where a batch run's epochs each read them all.
     """
     assert info.shape is not None
     rows, features = info.shape
@@ -668,7 +669,11 @@ def _data_text(info: DataInfo, scaling: str, batch: int | None = None) -> str:
                     *info.notes,
                 ]
             )
-        how = _("Streamed: read in batches of {batch:,} rows every epoch, never held whole").format(batch=batch)
+        if online:
+            how = _("Streamed: read in batches of {batch:,} rows, a row a step in the files' order, never held whole")
+        else:
+            how = _("Streamed: read in batches of {batch:,} rows every epoch, never held whole")
+        how = how.format(batch=batch)
         if not table_fits(rows, features):  # why, when it was not asked for: the session streams it too
             how += _(
                 " (loaded, its table would take about {need}, more than {share:.0%} of the {have} of memory available)"

@@ -226,7 +226,13 @@ class Session:
         try:
             impl, data, table = self._prepare(cfg, record)
         except Exception as exc:
-            yield self._refused(record, exc)
+            refused = self._refused(record, exc)
+            self._agree(refused.record.message)  # the other processes stop too, told why
+            yield refused
+            return
+        why = self._agree(None)
+        if why is not None:  # another process cannot train it: none does
+            yield self._refused(record, DataError(why))
             return
         # The agreement check's time is its own (the report names it), not reading data.
         record.phases["data"] = (
@@ -289,6 +295,14 @@ class Session:
             record.extra["agreement"] = user_impl.agreement(impl, cfg, data)
             record.extra["user_impl"] = user_impl.source_facts(impl)  # the bytes this process imported
         return impl, data, table
+
+    def _agree(self, failed: str | None) -> str | None:
+        """Over several processes, whether every process can train this run (see :func:`distributed.agree`)."""
+        from som_studio.session import distributed
+
+        s = self.source
+        files = None if s is None else [(str(p), size) for p, (size, _mtime) in zip(s.paths, s.stamps)]
+        return distributed.agree(failed, files)
 
     def _sweep_impl(self, impl: Implementation, data: np.ndarray, devices: Devices | None) -> Implementation:
         """``jax-fused-batch`` whose trainer is the sweep's: every combination's map, spread over the devices."""
