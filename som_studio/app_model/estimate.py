@@ -12,9 +12,10 @@ A streamed run with no such kept run gets the estimate of one epoch
 (:func:`som_studio.core.plans.fused_plan.predict`, the device's assumed
 ceilings) and its reading at the rows per second the form's own pass over the
 data measured. On an accelerator the reading overlaps the arithmetic, so the
-slower of the two sets the pace; on the CPU both take the same cores, so they
-add (measured here, 10^6 x 20 on 24x16 under load: predicted 1 s + 2 s, an
-epoch took 3.9 s; the slower alone would have said 2 s).
+slower of the two sets the pace; on the CPU both take the same cores, so the
+estimate adds them, an upper bound: measured in the app here (10^6 x 20 on
+24x16, the machine at load ~8 on 2 cores), 1.1 s + 2.2 s predicted against
+3.9 s taken, and with the reader's later speed-up 1.1 s + 1.4 s against 1.8 s.
 """
 
 from __future__ import annotations
