@@ -94,7 +94,10 @@ class Setting:
     record that holds it when not its name (``samples`` is kept under ``data``).
     ``default`` is the field's default; ``fallback`` what a front end's setting left unset
     takes where that default is ``None`` only because the field may not apply (the count
-    of the other kind of implementation).
+    of the other kind of implementation). ``check`` says what is wrong with a value, alone
+    (the value of every field in ``fields`` as a tuple), or returns ``None``: a run's
+    configuration is valid when every setting's check and ``choices`` pass and the rules
+    between settings hold.
     """
 
     name: str = ""
@@ -111,6 +114,7 @@ class Setting:
     record: str = ""
     default: Any = None
     fallback: Any = None
+    check: Callable[[Any], str | None] | None = None
 
     @property
     def record_key(self) -> str:
