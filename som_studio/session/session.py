@@ -57,6 +57,7 @@ from som_studio.session.resolve import load_data
 from som_studio.session.timing import (
     FRAME_HZ,
     FRAME_SHARE,
+    PROGRESS_INTERVAL_S,
     QUALITY_SHARE,
     FramePacer,
     quality_iterations,
@@ -92,6 +93,8 @@ class Session:
         run). ``None``: the session reads ``config``'s data (:func:`~som_studio.session.resolve.load_data`).
     snapshot_interval_s : least time between snapshots; ``None``: only the
         initial and final maps (a headless run).
+    progress_interval_s : least time between ``EpochProgress`` events, where a streamed epoch stands
+        between its batches (none in an epoch shorter than this); ``None``: none at all.
     frame_share : the share of training time the snapshots between the initial
         and final maps may cost together, their pictures included (booked by
         the consumer, :meth:`frame_cost`); ``None``: one every ``snapshot_interval_s``.
@@ -134,6 +137,7 @@ class Session:
         *,
         data: np.ndarray | Table | Source | None = None,
         snapshot_interval_s: float | None = 1 / FRAME_HZ,
+        progress_interval_s: float | None = PROGRESS_INTERVAL_S,
         frame_share: float | None = FRAME_SHARE,
         quality_points: int = 10,
         final_quality: bool = True,
@@ -152,6 +156,7 @@ class Session:
         self.sweep_configs: list[RunConfig] = []
         self._data = data
         self.snapshot_interval_s = snapshot_interval_s
+        self.progress_interval_s = progress_interval_s
         self._frames = FramePacer(snapshot_interval_s or 0.0, frame_share)
         self.quality_points = quality_points
         self.final_quality = final_quality

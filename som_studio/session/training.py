@@ -32,6 +32,7 @@ from som_studio.session.events import (
     ChunkTimed,
     CombinationTrained,
     Compiled,
+    EpochProgress,
     Event,
     Failed,
     Finished,
@@ -70,6 +71,7 @@ class Driver(Protocol):
     sweep: list[dict[str, Any]]
     sweep_configs: list[RunConfig]
     snapshot_interval_s: float | None
+    progress_interval_s: float | None
     _frames: FramePacer
     final_quality: bool
     chunk_target_s: float
@@ -170,7 +172,9 @@ class Training:
         ck = self.session.checkpoint
         if ck is None or ck.iteration == self.it:  # saved there already (inside the next epoch, even)
             return
-        self._save(self.it, {"map": weights}, None, None)
+        # A streamed online run goes on from where its reader stands (row ``it mod N``): saved beside the map.
+        where = getattr(self.trainer, "reader_state", None)
+        self._save(self.it, {"map": weights}, None, where() if where is not None else None)
 
     # A trainer whose iteration is long (a streamed epoch) saves inside it through these two
     # (:attr:`som_studio.core.impls.protocol.Implementation`'s optional ``checkpoints``).
@@ -344,11 +348,13 @@ class Training:
             count = self._chunk_size(min(chunk, T - it), rate, next_q)
             ts = time.perf_counter()
             self.within_s = 0.0
+            outside = session._outside_s
             try:
-                self.trainer.run(it, count)
+                yield from self._train_chunk(it, count)
             except StoppedInside:
                 break  # stopped inside the chunk, where it stood saved: it ends cancelled at ``it``
-            dt = time.perf_counter() - ts - self.within_s  # checkpoints saved inside it are not training
+            # Checkpoints saved inside it and the caller's time with its progress events are not training.
+            dt = time.perf_counter() - ts - self.within_s - (session._outside_s - outside)
             rate = dt / count if count else rate
             self.record.chunks.append(Chunk(it, count, dt))
             self.it = it = it + count
@@ -384,6 +390,21 @@ class Training:
                 self.record.phases["frames"] += frame_s
                 frames.spend(frame_s)
                 yield Snapshot(it, snap)
+
+    def _train_chunk(self, first: int, count: int) -> Generator[Event, None, None]:
+        """Train iterations ``first .. first+count-1``; a trainer that trains in steps (a streamed epoch) says
+        where it stands at most every :attr:`Session.progress_interval_s`, so an epoch of hours is seen moving."""
+        every = self.session.progress_interval_s
+        steps = getattr(self.trainer, "steps", None)
+        if every is None or steps is None:
+            self.trainer.run(first, count)
+            return
+        due = time.perf_counter() + every
+        for where in steps(first, count):
+            now = time.perf_counter()
+            if now >= due:
+                due = now + every
+                yield EpochProgress(*where)
 
     def _chunk_size(self, count: int, rate: float | None, next_q: list[int]) -> int:
         """``count``, or fewer so that the chunk ends at the next quality point the run can afford.

@@ -186,11 +186,11 @@ def test_bench_streams_a_folder_and_records_what_it_read(folder, tmp_path, capsy
     assert mem["quality"]["qe"] == pytest.approx(run["quality"]["qe"], rel=1e-5)
 
 
-def test_an_online_implementation_is_refused_a_stream(folder, capsys):
+def test_an_implementation_that_cannot_stream_is_refused_a_stream(folder, capsys):
     from som_studio.cli import main
 
     path, _x = folder["whole"]
-    assert main(["bench", "--data", str(path), "--impl", "numpy-online", "--grid", "4x3", "--stream"]) != 0
+    assert main(["bench", "--data", str(path), "--impl", "jax-vmap-batch", "--grid", "4x3", "--stream"]) != 0
     assert "does not train from a stream" in capsys.readouterr().err
 
 
@@ -218,3 +218,29 @@ def test_a_streamed_run_counts_the_in_memory_hits_and_labels(tmp_path):
     np.testing.assert_allclose(streamed.unit_purity, whole.unit_purity)
     assert runs[0].label_purity == pytest.approx(runs[1].label_purity)
     np.testing.assert_allclose(streamed.scaling.offset, whole.scaling.offset)
+
+
+def test_a_streamed_epoch_says_where_it_stands_and_ends_at_the_same_map(folder):
+    from som_studio.session.events import ChunkTimed, EpochProgress, Finished, Snapshot
+    from som_studio.session.session import Session
+
+    path, _x = folder["holes"]
+    cfg = RunConfig(
+        impl="numpy-batch", data=DataSpec(path=str(path)), width=4, height=3, epochs=2, stream=True, batch_rows=100
+    )
+
+    def events(every):
+        return list(Session(cfg, snapshot_interval_s=None, progress_interval_s=every).run())
+
+    told, quiet = events(0.0), events(None)
+    steps = [e for e in told if isinstance(e, EpochProgress)]
+    assert not any(isinstance(e, EpochProgress) for e in quiet)
+    # Every batch of both epochs (every_s 0): 100, 200, ... 700 rows of each, in order, before its chunk's end.
+    assert [(e.iteration, e.row) for e in steps] == [(t, r) for t in (0, 1) for r in range(100, 701, 100)]
+    assert all(e.rows == 700 and e.first == 0 and 0 <= e.wait_s <= e.seconds for e in steps)
+    assert steps[-1].epoch_left_s == 0.0 and steps[0].rows_per_s > 0 and 0 <= steps[0].wait_share <= 1
+    ends = [i for i, e in enumerate(told) if isinstance(e, ChunkTimed)]
+    assert told.index(steps[0]) < ends[0]
+    maps = [next(e.map for e in reversed(evs) if isinstance(e, Snapshot)) for evs in (told, quiet)]
+    np.testing.assert_array_equal(maps[0], maps[1])
+    assert isinstance(told[-1], Finished) and told[-1].record.status == "ok"

@@ -104,6 +104,7 @@ register(
         topologies=tuple(Topology),
         toroid=True,
         missing_values=True,
+        streams=True,
     )
 )
 register(
@@ -141,6 +142,7 @@ register(
         topologies=tuple(Topology),
         toroid=True,
         missing_values=True,
+        streams=True,
     )
 )
 register(
@@ -158,6 +160,7 @@ register(
         topologies=tuple(Topology),
         toroid=True,
         missing_values=True,
+        streams=True,
     )
 )
 register(
@@ -214,6 +217,7 @@ register(
         topologies=tuple(Topology),
         toroid=True,
         missing_values=True,
+        streams=True,
     )
 )
 

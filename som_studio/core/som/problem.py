@@ -14,7 +14,8 @@ so they all see the same seeded numbers. The formulas (also in docs/internals.md
 * best-matching unit: smallest squared Euclidean distance over the example's
   known features, first in row-major (``y`` then ``x``) order on ties;
 * online step ``t``: sample ``order[t]``; ``W += lr(t) * h * (x - W)``; the order
-  is the seeded stream's ``integers(0, N)`` drawn one per step;
+  is the seeded stream's ``integers(0, N)`` drawn one per step, or the rows in order,
+  ``t mod N``, when the problem says so (:attr:`Problem.in_order`: a streamed run's order);
 * batch epoch ``t``: BMUs of all samples against the map at the epoch's start;
   ``W = sum_i h_i x_i / sum_i h_i`` for each unit whose total weight
   ``sum_i h_i`` exceeds :data:`MIN_WEIGHT`; other units keep their weights.
@@ -94,6 +95,9 @@ class Problem:
     data : (N, D) array; (0, D) for a streamed problem, whose rows come from ``stream``
     init_map : (H, W, D) array; rows are the grid's y axis
     iterations : steps (online) or epochs (batch)
+    in_order : online step ``t`` takes row ``t mod N``, the rows in the data's order wrapping
+        around at its end, instead of a seeded random row: a streamed run's order (its rows come
+        in batches as the source gives them), and in memory the exact reference of one
 
     The radius per iteration (``sigma_x``, ``sigma_y``), the online learning
     rate and the sample order come a block at a time from :meth:`schedule`.
@@ -105,6 +109,7 @@ class Problem:
     init_map: np.ndarray
     iterations: int
     stream: Streamed | None = None
+    in_order: bool = False
 
     @property
     def dtype(self) -> np.dtype:
@@ -146,7 +151,9 @@ class Problem:
         cfg, T = self.config, self.iterations
         (sx0, sy0), (sx1, sy1) = cfg.sigmas
         order = None
-        if self.kind == "online":
+        if self.kind == "online" and self.in_order:
+            order = rows_in_order(0, T, self.samples)
+        elif self.kind == "online":
             order = seed_streams(cfg.seed)[2].integers(0, self.samples, size=T).astype(np.int32)
         dt = self.dtype
         return Block(
@@ -205,7 +212,9 @@ class Schedule:
         cfg = p.config
         (sx0, sy0), (sx1, sy1) = cfg.sigmas
         order = None
-        if p.kind == "online":
+        if p.kind == "online" and p.in_order:
+            order = _padded(rows_in_order(first, size, p.samples), n)
+        elif p.kind == "online":
             if self._rng is None or index < self._next:
                 _, _, self._rng = seed_streams(cfg.seed)
                 self._next = 0
@@ -231,6 +240,11 @@ class Schedule:
             n = min(end - first, self.length - local)
             yield self.block(index), local, n
             first += n
+
+
+def rows_in_order(first: int, count: int, rows: int) -> np.ndarray:
+    """The rows of steps ``first .. first + count - 1`` in order: ``t mod rows`` (int32)."""
+    return (np.arange(first, first + count, dtype=np.int64) % max(rows, 1)).astype(np.int32)
 
 
 def _padded(a: np.ndarray, n: int) -> np.ndarray:
@@ -335,7 +349,8 @@ def make_stream_problem(
     the scaling, ``random``'s ranges and ``pca``'s components follow from them; ``sample`` reads its
     seeded rows in a second pass. Each gives what :func:`make_problem` gives for the same rows in memory.
     Over several processes each reads only its ``share`` and ``gather`` combines the processes' parts:
-    every process gets the statistics and the initial map of the whole source.
+    every process gets the statistics and the initial map of the whole source. Online steps take the
+    rows in the source's order (:attr:`Problem.in_order`): the order they are read in.
     """
     from som_studio.core.data import moments as passes
     from som_studio.core.som.init import covariance_components, pca_map
@@ -370,4 +385,5 @@ def make_stream_problem(
         init_map=np.ascontiguousarray(init, dtype=dtype),
         iterations=config.iterations,
         stream=Streamed(source, batch_rows, scaling, moments, share, gather),
+        in_order=True,
     )
