@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from som_studio.config import RunConfig, parse_layout
-from som_studio.core.data import Scaling, Table
+from som_studio.core.data import DataError, Scaling, Table
 from som_studio.core.data.stream import Source
 from som_studio.core.impls import streamed, user_impl
 from som_studio.core.impls.protocol import Implementation
@@ -573,7 +573,9 @@ class Training:
         self._stream_facts(every=False)  # the other processes need not be here: this one's own
         record.total_s = self.train_s()
         record.status = "failed"
-        record.message = str(exc) if isinstance(exc, CheckpointError) else f"{type(exc).__name__}: {exc}"
+        # Data that broke mid-run (a file changed, a row group unreadable) names the file itself.
+        plain = isinstance(exc, (CheckpointError, DataError))
+        record.message = str(exc) if plain else f"{type(exc).__name__}: {exc}"
         if impl.file is not None:  # the user's own traceback lines, not the session's
             record.message = str(user_impl.user_error(impl, _("{name} failed").format(name=impl.name), exc))
         if record.peak_bytes is None:

@@ -143,6 +143,30 @@ def test_a_sharded_streamed_run_ends_at_the_in_memory_map_of_its_layout(
     np.testing.assert_allclose(maps[1], maps[0], rtol=1e-6, atol=1e-6)
 
 
+def test_a_sharded_epoch_goes_on_from_its_saved_sums(folder):
+    """Sums taken after three batches (a checkpoint inside an epoch) and given to a fresh trainer: the rest
+    of the epoch ends at the uninterrupted trainer's map, bit for bit."""
+    path, _x = folder["holes"]
+    cfg = RunConfig(impl="jax-shardmap-batch", data=DataSpec(path=str(path)), width=5, height=4, epochs=2)
+    problem = make_stream_problem(cfg.replace(layout="2x2"), "batch", stream.open_source(path), 64)
+    batches = [problem.stream.scaled(b.values, problem.dtype) for b in problem.stream.source.reader(64)]
+    impl = registry.get("jax-shardmap-batch")
+    whole, first, then = (impl.create(problem) for _ in range(3))
+    for trainer, rows in ((whole, batches), (first, batches[:3])):
+        trainer.begin_epoch(0)
+        for b in rows:
+            trainer.add_rows(b)
+    then.begin_epoch(0)
+    then.set_epoch_sums(first.epoch_sums())
+    for b in batches[3:]:
+        then.add_rows(b)
+    for trainer in (whole, then):
+        trainer.end_epoch(0)
+    np.testing.assert_array_equal(then.get_map(), whole.get_map())
+    for trainer in (whole, first, then):
+        trainer.close()
+
+
 def test_bench_streams_a_folder_and_records_what_it_read(folder, tmp_path, capsys):
     from som_studio.cli import main
 
