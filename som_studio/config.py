@@ -9,9 +9,8 @@ field, that the CLI and the app each render in their own words.
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -28,7 +27,18 @@ from som_studio.run_settings import Precision as Precision
 from som_studio.run_settings import Scaling as Scaling
 from som_studio.run_settings import Setting as Setting
 from som_studio.run_settings import Topology as Topology
-from som_studio.run_settings import declared, setting
+from som_studio.run_settings import (
+    count_check,
+    declared,
+    flag_check,
+    is_number,
+    is_whole,
+    named_check,
+    radii_check,
+    rate_check,
+    seed_check,
+    setting,
+)
 
 # How typed text is read, re-exported: the settings' declarations below name these.
 from som_studio.run_settings import parse_columns as parse_columns
@@ -198,77 +208,16 @@ def _member[E: StrEnum](choices: type[E], value: object) -> E:
     return choices(text) if text in tuple(choices) else cast(E, text)
 
 
-def _whole(v: float) -> bool:
-    """``v`` is a whole number (an int, or a float with no fraction; not NaN or infinite)."""
-    return isinstance(v, int) or (isinstance(v, float) and v.is_integer())
-
-
-# -- what a valid value of one setting is, declared with the setting ---------------------
-def _is_number(v: object) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def _count(most: int | None = None, optional: bool = False) -> Callable[[Any], str | None]:
-    """A whole number from 1 (to ``most``); ``optional``: ``None`` too."""
-
-    def check(v: Any) -> str | None:
-        if v is None and optional:
-            return None
-        if isinstance(v, bool) or not isinstance(v, int):
-            return _("must be a whole number, got {value!r}").format(value=v)
-        if v < 1:
-            return _("must be at least 1, got {value}").format(value=v)
-        if most is not None and v > most:
-            return _("at most {most:,}, got {value:,}").format(most=most, value=v)
-        return None
-
-    return check
-
-
-def _flag(v: Any) -> str | None:
-    return None if isinstance(v, bool) else _("must be true or false, got {value!r}").format(value=v)
-
-
-def _named(v: Any) -> str | None:
-    return None if isinstance(v, str) and v else _("an implementation name is required")
-
-
 def _grid_check(v: Any) -> str | None:
     for side in v:
-        if not _is_number(side):
+        if not is_number(side):
             return _("must be a number, got {value!r}").format(value=side)
-    if not all(_whole(side) for side in v):
+    if not all(is_whole(side) for side in v):
         return _("width and height must be whole numbers")
     try:
         _check_grid(*v)
     except ConfigError as exc:
         return exc.refusal.reason
-    return None
-
-
-def _radii_check(v: Any) -> str | None:
-    if v is None:
-        return None
-    if not isinstance(v, (tuple, list)) or len(v) != 2:
-        return _("needs two radii (x, y), got {value!r}").format(value=v)
-    if not all(_is_number(s) and math.isfinite(s) and s > 0 for s in v):
-        return _("radii must be finite and > 0, got {value!r}").format(value=v)
-    return None
-
-
-def _rate_check(v: Any) -> str | None:
-    if not _is_number(v):
-        return _("must be a number, got {value!r}").format(value=v)
-    if not math.isfinite(v) or v <= 0 or v > 1:
-        return _("learning rate must be in (0, 1], got {value!r}").format(value=float(v))
-    return None
-
-
-def _seed_check(v: Any) -> str | None:
-    if not _is_number(v):
-        return _("must be a number, got {value!r}").format(value=v)
-    if not _whole(v) or v < 0 or v >= 2**63:
-        return _("must be a whole number >= 0, got {value!r}").format(value=v)
     return None
 
 
@@ -364,7 +313,7 @@ class DataSpec:
     )
     samples: int = setting(
         DEFAULT_SAMPLES,
-        check=_count(MAX_SAMPLES),
+        check=count_check(MAX_SAMPLES),
         flag="--samples",
         metavar="N",
         parse=parse_count,
@@ -417,7 +366,7 @@ class RunConfig:
         # The map takes shape within seconds (50 epochs of the 240x135 map take about 2 s on a 2-core
         # CPU, compile included), where numpy-online, the slowest rung, would crawl.
         "jax-fused-batch",
-        check=_named,
+        check=named_check,
         flag="--impl",
         help="comma-separated implementations to run, in order (see `som-studio list`); FILE.py:CLASS runs your own "
         "class, checked against the NumPy reference first (docs/your-implementation.md)",
@@ -452,7 +401,7 @@ class RunConfig:
     )
     toroid: bool = setting(
         False,
-        check=_flag,
+        check=flag_check,
         flag="--toroid",
         help="wrap the map on both axes (hex: needs an even height)",
         label=N_("Toroid"),
@@ -502,7 +451,7 @@ class RunConfig:
     )
     clusters: int | None = setting(
         None,
-        check=_count(optional=True),
+        check=count_check(optional=True),
         flag="--clusters",
         metavar="K",
         parse=parse_count,
@@ -513,7 +462,7 @@ class RunConfig:
     epochs: int | None = setting(
         None,
         fallback=DEFAULT_EPOCHS,
-        check=_count(MAX_ITERATIONS, optional=True),
+        check=count_check(MAX_ITERATIONS, optional=True),
         flag="--epochs",
         metavar="N",
         parse=parse_count,
@@ -524,7 +473,7 @@ class RunConfig:
     steps: int | None = setting(
         None,
         fallback=DEFAULT_STEPS,
-        check=_count(MAX_ITERATIONS, optional=True),
+        check=count_check(MAX_ITERATIONS, optional=True),
         flag="--steps",
         metavar="N",
         parse=parse_count,
@@ -535,7 +484,7 @@ class RunConfig:
     sigma_start: tuple[float, float] | None = setting(
         None,
         record="sigma",
-        check=_radii_check,
+        check=radii_check,
         flag="--sigma-start",
         metavar="S|SX,SY",
         parse=parse_radii,
@@ -547,7 +496,7 @@ class RunConfig:
     sigma_end: tuple[float, float] | None = setting(
         None,
         record="sigma",
-        check=_radii_check,
+        check=radii_check,
         flag="--sigma-end",
         metavar="S|SX,SY",
         parse=parse_radii,
@@ -562,7 +511,7 @@ class RunConfig:
     lr_start: float = setting(
         DEFAULT_LR[0],
         record="learning_rate",
-        check=_rate_check,
+        check=rate_check,
         flag="--lr-start",
         metavar="A",
         parse=parse_number,
@@ -573,7 +522,7 @@ class RunConfig:
     lr_end: float = setting(
         DEFAULT_LR[1],
         record="learning_rate",
-        check=_rate_check,
+        check=rate_check,
         flag="--lr-end",
         metavar="A",
         parse=parse_number,
@@ -583,7 +532,7 @@ class RunConfig:
     )
     seed: int = setting(
         0,
-        check=_seed_check,
+        check=seed_check,
         flag="--seed",
         metavar="N",
         parse=parse_whole,
@@ -613,7 +562,7 @@ class RunConfig:
     )
     stream: bool = setting(
         False,
-        check=_flag,
+        check=flag_check,
         flag="--stream",
         help=N_(
             "read the data in row batches during every pass instead of loading it (batch implementations; "
@@ -625,7 +574,7 @@ class RunConfig:
     )
     batch_rows: int | None = setting(
         None,
-        check=_count(optional=True),
+        check=count_check(optional=True),
         flag="--batch-rows",
         metavar="N",
         parse=parse_count,

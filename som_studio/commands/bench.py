@@ -223,7 +223,10 @@ def run(args: argparse.Namespace) -> int:
         )
     except Interrupted as stop:
         records, interrupted = stop.records, True
-    if not main:  # only process 0 prints and writes
+    if not main:  # only process 0 prints and writes; a run that failed is said on every process
+        for r in records:
+            if r.status == "failed":
+                print(f"{r.impl}: {r.message}", file=sys.stderr)
         return 0 if all(r.status == "ok" for r in records) else 1
     print(format_table(records, args.baseline), file=sys.stderr if to_stdout else sys.stdout)
     if args.inside and cluster is None:

@@ -26,7 +26,7 @@ from som_studio.qt.widgets.map_view import MapView
 from som_studio.qt.widgets.quality_plot import QualityPlot
 from som_studio.qt.widgets.ticker import TickerLabel
 from som_studio.qt.widgets.timing_plot import TimingPlot
-from som_studio.session.events import ChunkTimed, Compiled, QualityMeasured, Started
+from som_studio.session.events import ChunkTimed, Compiled, EpochProgress, QualityMeasured, Started
 from som_studio.session.record import RunRecord
 from som_studio.storage import FinalMap, StoredRun, replay
 
@@ -84,6 +84,7 @@ class LiveViews(QObject):
         c.run_started.connect(self._on_run_started)
         c.compiled.connect(self._on_compiled)
         c.chunks_timed.connect(self._on_chunks_timed)
+        c.epoch_progress.connect(self._on_epoch_progress)
         c.frame_ready.connect(map_view.show_frame)
         c.final_map.connect(map_view.keep_final)
         c.quality_measured.connect(quality_plot.add)
@@ -131,6 +132,13 @@ class LiveViews(QObject):
     def _on_chunks_timed(self, chunks: list[Any]) -> None:
         self.timing_plot.add_chunks(chunks)
         self.run.chunks(chunks)  # the status bar shows it with the clock's next tick
+
+    def _on_epoch_progress(self, ev: EpochProgress) -> None:
+        text = self.run.progressed(ev)
+        if self.controller.state == ctl.RUNNING:  # "Paused" and "Stopping…" stay said
+            self.status.setText(text)
+        self.progress.setValue(int(PROGRESS_STEPS * self.run.progress))
+        self._update_time()
 
     def _update_time(self) -> None:
         if self.controller.busy:

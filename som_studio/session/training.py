@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from som_studio.config import RunConfig, parse_layout
-from som_studio.core.data import Scaling, Table
+from som_studio.core.data import DataError, Scaling, Table
 from som_studio.core.data.stream import Source
 from som_studio.core.impls import streamed, user_impl
 from som_studio.core.impls.protocol import Implementation
@@ -32,6 +32,7 @@ from som_studio.session.events import (
     ChunkTimed,
     CombinationTrained,
     Compiled,
+    EpochProgress,
     Event,
     Failed,
     Finished,
@@ -70,6 +71,7 @@ class Driver(Protocol):
     sweep: list[dict[str, Any]]
     sweep_configs: list[RunConfig]
     snapshot_interval_s: float | None
+    progress_interval_s: float | None
     _frames: FramePacer
     final_quality: bool
     chunk_target_s: float
@@ -170,7 +172,9 @@ class Training:
         ck = self.session.checkpoint
         if ck is None or ck.iteration == self.it:  # saved there already (inside the next epoch, even)
             return
-        self._save(self.it, {"map": weights}, None, None)
+        # A streamed online run goes on from where its reader stands (row ``it mod N``): saved beside the map.
+        where = getattr(self.trainer, "reader_state", None)
+        self._save(self.it, {"map": weights}, None, where() if where is not None else None)
 
     # A trainer whose iteration is long (a streamed epoch) saves inside it through these two
     # (:attr:`som_studio.core.impls.protocol.Implementation`'s optional ``checkpoints``).
@@ -221,8 +225,14 @@ class Training:
         tp = time.perf_counter()
         source = self.session.source
         if source is not None:
+            # Over several processes each reads its own share of the source, in every pass; what the
+            # passes count of their shares is gathered, so every process holds the whole source's.
+            index, count = jax_runtime.processes() if impl.backend == "jax" else (0, 1)
+            gather = jax_runtime.process_gather if count > 1 else None
             # The statistics pass (scaling, initial map) reads the data: its time is reading's.
-            self.problem = problem = make_stream_problem(cfg, impl.kind, source, self.session.batch_rows)
+            self.problem = problem = make_stream_problem(
+                cfg, impl.kind, source, self.session.batch_rows, (index, count), gather
+            )
             self.excluded += time.perf_counter() - tp
             self.timed("data", tp)
             tp = time.perf_counter()
@@ -340,11 +350,13 @@ class Training:
             count = self._chunk_size(min(chunk, T - it), rate, next_q)
             ts = time.perf_counter()
             self.within_s = 0.0
+            outside = session._outside_s
             try:
-                self.trainer.run(it, count)
+                yield from self._train_chunk(it, count)
             except StoppedInside:
                 break  # stopped inside the chunk, where it stood saved: it ends cancelled at ``it``
-            dt = time.perf_counter() - ts - self.within_s  # checkpoints saved inside it are not training
+            # Checkpoints saved inside it and the caller's time with its progress events are not training.
+            dt = time.perf_counter() - ts - self.within_s - (session._outside_s - outside)
             rate = dt / count if count else rate
             self.record.chunks.append(Chunk(it, count, dt))
             self.it = it = it + count
@@ -381,6 +393,37 @@ class Training:
                 frames.spend(frame_s)
                 yield Snapshot(it, snap)
 
+    def _train_chunk(self, first: int, count: int) -> Generator[Event, None, None]:
+        """Train iterations ``first .. first+count-1``.
+
+        A trainer that trains in steps (a streamed epoch, batch by batch) holds between its batches while the
+        run is paused, and says where it stands at most every :attr:`Session.progress_interval_s` (its seconds
+        without the pauses), so an epoch of hours can be paused and is seen moving.
+        """
+        every = self.session.progress_interval_s
+        steps = getattr(self.trainer, "steps", None)
+        if steps is None:
+            self.trainer.run(first, count)
+            return
+        running = self.session._running
+        due = time.perf_counter() + (every or 0.0)
+        epoch, paused = -1, 0.0
+        for where in steps(first, count):
+            if where.iteration != epoch:
+                epoch, paused = where.iteration, 0.0
+            now = time.perf_counter()
+            if every is not None and now >= due:
+                due = now + every
+                yield EpochProgress(*where._replace(seconds=max(0.0, where.seconds - paused)))
+            if not running.is_set():  # before the next batch is read and trained on
+                tp = time.perf_counter()
+                while not running.wait(0.02):
+                    pass
+                held = time.perf_counter() - tp
+                self.excluded += held
+                self.within_s += held  # not the chunk's training time either
+                paused += held
+
     def _chunk_size(self, count: int, rate: float | None, next_q: list[int]) -> int:
         """``count``, or fewer so that the chunk ends at the next quality point the run can afford.
 
@@ -397,6 +440,20 @@ class Training:
             next_q.pop(0)
         return min(count, next_q[0] - it) if next_q else count
 
+    def _note_rate(self, seconds: float | None) -> None:
+        """An epoch's search rate against the device's cached matmul ceiling: a rate above it proves the figure
+        too low, and the cache measures it again when next asked (:func:`inside.note_achieved`)."""
+        p = self.problem
+        if not seconds or seconds <= 0 or p is None or self.cfg.precision != "float32":
+            return
+        from som_studio.core import jax_runtime
+        from som_studio.core.inspection import inside
+
+        device = self.devices[0] if self.devices else jax_runtime.jax().devices()[0]
+        rate = 2.0 * p.samples * p.height * p.width * p.features / seconds
+        what = f"{self.impl.name} at {p.samples}x{p.features} on {p.width}x{p.height}"
+        inside.note_achieved(device, rate, what)
+
     def totals(self) -> None:
         """The record's totals once training stopped: times, compiles, peak memory, ``ok`` or ``cancelled``."""
         from som_studio.core import jax_runtime
@@ -405,6 +462,7 @@ class Training:
         model = record.extra.get("plan_model")
         if isinstance(model, dict):  # the cost model's prediction beside what the epochs took
             model["measured_s_per_epoch"] = record.median_s
+            self._note_rate(record.median_s)
         record.total_s = self.train_s()
         record.phases["train"] = max(0.0, record.total_s - record.phases["init"] - record.compile_s)
         # Starting JAX came before training time started: not part of total_s, added to init after.
@@ -494,22 +552,32 @@ class Training:
             record.qe, record.te = record.history[-1]["qe"], record.history[-1]["te"]
         return first
 
-    def _stream_facts(self) -> None:
-        """A streamed run's reading into its record: ``phases.read``, ``extra.stream``'s rows and bytes read."""
+    def _stream_facts(self, every: bool = True) -> None:
+        """A streamed run's reading into its record: ``phases.read``, ``extra.stream``'s rows and bytes read.
+
+        Over several processes, ``by_process`` lists the rows of each process's share and ``bytes_read``
+        adds every process's, gathered when ``every`` (all processes are here together); ``read`` is this
+        process's wait.
+        """
         trainer, facts = self.trainer, self.record.extra.get("stream")
         if facts is None or trainer is None or not hasattr(trainer, "read_s"):
             return
         self.record.phases["read"] = trainer.read_s
-        facts["bytes_read"] = int(trainer.bytes_read)
-        facts["by_process"] = [int(trainer.stream.rows)]  # the rows of this process's share
+        stream = trainer.stream
+        mine = np.array([stream.rows, trainer.bytes_read], np.int64)
+        got = stream.gather(mine) if stream.gather is not None and every else mine[None, :]
+        facts["bytes_read"] = int(got[:, 1].sum())
+        facts["by_process"] = [int(n) for n in got[:, 0]]  # the rows of each process's share
 
     def failed(self, exc: Exception) -> Failed:
         """The event of a run that failed while training, with what it measured so far."""
         record, impl = self.record, self.impl
-        self._stream_facts()
+        self._stream_facts(every=False)  # the other processes need not be here: this one's own
         record.total_s = self.train_s()
         record.status = "failed"
-        record.message = str(exc) if isinstance(exc, CheckpointError) else f"{type(exc).__name__}: {exc}"
+        # Data that broke mid-run (a file changed, a row group unreadable) names the file itself.
+        plain = isinstance(exc, (CheckpointError, DataError))
+        record.message = str(exc) if plain else f"{type(exc).__name__}: {exc}"
         if impl.file is not None:  # the user's own traceback lines, not the session's
             record.message = str(user_impl.user_error(impl, _("{name} failed").format(name=impl.name), exc))
         if record.peak_bytes is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from som_studio.app_model.live import LiveProgress
 from som_studio.app_model.runs import COLUMNS, RunList, row_texts
 from som_studio.config import RunConfig
-from som_studio.session.events import ChunkTimed
+from som_studio.session.events import ChunkTimed, EpochProgress
 from som_studio.session.record import RunRecord
 from som_studio.storage import RunHistory, StoredRun
 
@@ -21,6 +21,26 @@ def test_live_run_progress_and_time():
     assert live.time_text(102.0) == "elapsed   2.0 s   ETA   1.5 s   250/1,000"
     assert live.time_text(103.0, running=False) == "elapsed   3.0 s"
     assert live.failed(_record("numpy-online", "failed", "boom")) == "Failed: boom"
+
+
+def test_live_run_inside_a_streamed_epoch():
+    live = LiveProgress()
+    live.begin(RunConfig(impl="jax-fused-batch", width=32, height=32, epochs=10), now=0.0)
+    live.chunks([ChunkTimed(0, 2, 40.0, 40.0)])  # two epochs done
+    # Epoch 3 (index 2): 4 of 10 million rows in 2 s, 0.5 s of it waiting for the disk.
+    text = live.progressed(EpochProgress(iteration=2, row=4_000_000, rows=10_000_000, first=0, seconds=2.0, wait_s=0.5))
+    assert text == (
+        "Epoch 3 of 10: 4,000,000 of 10,000,000 rows, 2,000,000 rows/s, 3 s left in it; "
+        "waiting for the disk 25% of the time"
+    )
+    assert live.progress == (2 + 0.4) / 10  # the bar moves inside the epoch
+    # 3 s left of this epoch, then 7 epochs of 5 s each at this rate.
+    assert live.time_text(50.0) == "elapsed  50.0 s   ETA  38.0 s   2/10"
+    live.chunks([ChunkTimed(2, 1, 5.0, 45.0)])  # that epoch ended: its progress is history
+    assert live.epoch is None and live.epoch_text() == "" and live.progress == 0.3
+    # A resumed epoch's pass began at its saved row: the rate counts the rows read since.
+    live.progressed(EpochProgress(iteration=3, row=6_000_000, rows=10_000_000, first=5_000_000, seconds=1.0, wait_s=0))
+    assert live.epoch.rows_per_s == 1_000_000 and live.epoch.epoch_left_s == 4.0
 
 
 def _record(impl: str, status: str = "ok", message: str = "") -> RunRecord:
