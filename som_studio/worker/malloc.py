@@ -32,7 +32,7 @@ M_TRIM_THRESHOLD = -1  # glibc's mallopt parameters (malloc.h)
 M_MMAP_THRESHOLD = -3
 M_ARENA_MAX = -8
 ARENAS = 2
-MMAP_THRESHOLD = 4 * 1024 * 1024
+MMAP_THRESHOLD = 32 * 1024 * 1024
 TRIM_EVERY_S = 30.0
 
 
@@ -59,10 +59,15 @@ def fix_mmap_threshold(threshold: int = MMAP_THRESHOLD) -> bool:
     at irregular times (a frame, a pickled message, a quality measurement), and
     each raise moves blocks of that size from ``mmap`` into the arenas, where
     they stay: a step of 10-16 MB minutes into a run. A fixed threshold turns the
-    adjustment off. 4 MiB keeps a step's buffers (1.5 MB for a 512x256 map in
-    float32) in the arenas: at 128 KiB each step mapped and unmapped them, and
-    ``jax-jit-online`` ran 1.7x slower (``bench/malloc_threshold.py``).
-    Returns ``True`` if applied.
+    adjustment off. 32 MiB, the most glibc's own would reach, puts its level at
+    once where glibc's would end: a step's buffers (1.5 MB for a 512x256 map in
+    float32) and XLA's temporaries stay in the arenas. At 128 KiB each
+    ``jax-jit-online`` step mapped and unmapped its buffers and ran 1.7x slower
+    (``bench/malloc_threshold.py``); at 4 MiB each ``jax-fused-batch`` epoch
+    mapped its temporaries afresh (650,000 page faults in a 300-epoch run of the
+    playbook workload against 70,000 with glibc's own threshold) and ran 20-40 %
+    slower than ``som-studio bench``, which was most of what watching it in the
+    app seemed to cost. Returns ``True`` if applied.
     """
     libc = _libc()
     if libc is None:

@@ -54,8 +54,9 @@ def test_the_trimmer_trims_at_most_every_so_often(monkeypatch):
     assert trim() is False
 
 
-# A block of 5 MB, freed, then another: glibc serves the second from the arena once the first freed
-# raised its threshold; with the threshold fixed, both are mapped (mallinfo2's hblks counts them).
+# A block of 5 MB, freed, then another, then one of 40 MB: glibc serves the second from the arena once
+# the first freed raised its threshold; with the threshold fixed at 32 MiB, neither 5 MB block is
+# mapped and the 40 MB one is (mallinfo2's hblks counts the mapped blocks).
 THRESHOLD_SCRIPT = r"""
 import ctypes, sys
 from som_studio.worker import malloc
@@ -67,7 +68,7 @@ libc.mallinfo2.restype = Info
 if sys.argv[1] == "fixed":
     assert malloc.fix_mmap_threshold()
 mapped = []
-for size in (5 << 20, 5 << 20, 1 << 20):
+for size in (5 << 20, 5 << 20, 40 << 20):
     block = bytearray(size)
     mapped.append(libc.mallinfo2().hblks)
     del block
@@ -91,6 +92,6 @@ def test_the_worker_keeps_its_mmap_threshold_where_it_set_it():
     # glibc by itself: the first 5 MB block is mapped; freeing it raised the threshold, so the next is not.
     first, second, _ = _mapped("dynamic")
     assert second == first - 1
-    # Fixed at 4 MiB: every 5 MB block is mapped, and a 1 MB block comes from the arena.
-    first, second, small = _mapped("fixed")
-    assert second == first and small == first - 1
+    # Fixed at 32 MiB: the 5 MB blocks come from the arena from the first one on, the 40 MB block is mapped.
+    first, second, large = _mapped("fixed")
+    assert first == second and large == first + 1
