@@ -249,3 +249,18 @@ def test_a_run_faster_than_the_cached_ceiling_marks_it_stale(own_cache):
     entry = next(iter(json.loads((own_cache / "ceilings.json").read_text(encoding="utf-8")).values()))
     assert "jax-fused-batch at 40x3 on 4x3 reached" in entry["stale"]
     assert inside.cached_ceilings(device)[0] == entry["achieved_flops_per_s"] > 1.0
+
+
+def test_a_streamed_run_records_the_hand_count_without_an_error(own_cache, tmp_path):
+    pytest.importorskip("pyarrow")
+    np.save(tmp_path / "rows.npy", np.random.default_rng(0).random((60, 3)))
+    cfg = RunConfig(impl="jax-fused-batch", width=4, height=3, data=DataSpec(path=str(tmp_path)), epochs=2)
+    cfg = cfg.replace(stream=True, batch_rows=16)
+    record = None
+    for ev in Session(cfg, inside=True, quality_points=0, final_quality=False).run():
+        if isinstance(ev, (Finished, Failed)):
+            record = ev.record
+    assert record is not None and record.status == "ok", record and record.message
+    got = record.extra["inside"]
+    assert "error" not in got  # a streamed epoch runs batch pieces, not one chunk program: nothing to inspect
+    assert got["flops_source"] == "analytic" and got["flops_per_iteration"] > 0
