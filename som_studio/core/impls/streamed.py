@@ -3,7 +3,7 @@
 :class:`StreamedTrainer` meets the :class:`~som_studio.core.impls.protocol.Trainer` contract for any
 trainer that meets :class:`~som_studio.core.impls.protocol.EpochSums`: each epoch is one pass over the
 problem's source (:class:`~som_studio.core.som.problem.Streamed`), every batch scaled as the run's
-data and added to the epoch's per-unit sums, then one update. The sums of batches add up to the
+data (on the reader's thread) and added to the epoch's per-unit sums, then one update. The sums of batches add up to the
 sums of all rows, so the map is the in-memory run's (float64 sums: to float32 rounding, and bit
 for bit where the trainer adds in the same order). While the trainer works on one batch (a JAX
 trainer's dispatch returns at once) the reader decodes the next on its own thread;
@@ -54,9 +54,9 @@ class StreamedTrainer:
                 _t, sums, state = self._within
                 self._within = None
                 self.inner.set_epoch_sums(sums)
-            with s.source.reader(s.batch_rows, s.share, state=state) as reader:
+            with s.reader(dtype, state) as reader:
                 for batch in reader:
-                    self.inner.add_rows(s.scaled(batch.values, dtype))
+                    self.inner.add_rows(batch.values)
                     ck = self.checkpoints
                     if ck is not None and ck.due():
                         at = reader.get_state()
