@@ -340,7 +340,7 @@ def project_rows(quick: bool) -> list[dict[str, Any]]:
 
     import numpy as np
 
-    from som_studio.model import SomRun
+    from som_studio.trained import SomRun
 
     n, side, d = (20_000 if quick else 1_000_000), 256, 50
     rng = np.random.default_rng(0)

@@ -3,6 +3,10 @@
     python bench/stream.py --rows 10000000                  # 10^7 x 50, 32x32, 10 epochs: streamed and in memory
     python bench/stream.py --rows 100000000 --epochs 1      # 10^8 x 50 (20 GB): streamed only (it does not fit)
     python bench/stream.py --rows 200000,20000000 --features 20 --epochs 1 --no-memory   # peak RSS against rows
+    python bench/stream.py --rows 1000000 --features 20 --grid 8x8 --epochs 1 --impl jax-scan-online
+
+An online rung (``--impl jax-scan-online``) trains one step per row and pass: ``--epochs`` passes are
+``rows x epochs`` steps, in the files' order when streamed and at seeded random rows in memory.
 
 The data set is written once into ``--dir`` (a folder per size, reused by later runs): a seeded
 mixture of 20 populations, each a skewed (log-normal) cloud around its own centre, as arcsinh-
@@ -193,13 +197,16 @@ def main() -> None:
     ap.add_argument("--rows", default="10000000", help="rows, or several separated by commas; default %(default)s")
     ap.add_argument("--features", type=int, default=50, help="default %(default)s")
     ap.add_argument("--grid", default="32x32", help="default %(default)s")
-    ap.add_argument("--epochs", type=int, default=10, help="default %(default)s")
+    ap.add_argument("--epochs", type=int, default=10, help="passes over the data (online: rows x passes steps)")
     ap.add_argument("--impl", default="jax-fused-batch", help="default %(default)s")
     ap.add_argument("--batch-rows", type=int, default=None, help="default: the preflight's")
     ap.add_argument("--dir", default=str(Path(tempfile.gettempdir()) / "som-studio-stream"), help="default %(default)s")
     ap.add_argument("--no-memory", action="store_true", help="skip the in-memory runs")
     args = ap.parse_args()
     sizes = [int(r) for r in args.rows.split(",")]
+    from som_studio.core.impls import registry
+
+    online = registry.get(args.impl).kind == "online"
     ceiling = matmul_ceiling()
     print(f"float32 matmul ceiling here: {ceiling / 1e9:.1f} GFLOP/s", flush=True)
     head = ["run", "rows", "s / epoch", "rows/s", "pairs/s", "FLOP/s", "of ceiling", "read wait", "peak RSS", "QE"]
@@ -207,7 +214,8 @@ def main() -> None:
     units = int(np.prod([int(v) for v in args.grid.split("x")]))
     for rows in sizes:
         folder = dataset(Path(args.dir), rows, args.features)
-        common = ["--data", str(folder), "--impl", args.impl, "--grid", args.grid, "--epochs", str(args.epochs)]
+        count = ["--steps", str(rows * args.epochs)] if online else ["--epochs", str(args.epochs)]
+        common = ["--data", str(folder), "--impl", args.impl, "--grid", args.grid, *count]
         common += ["--scaling", "none", "--init", "random"]
         streamed = [*common, "--stream"] + (["--batch-rows", str(args.batch_rows)] if args.batch_rows else [])
         runs = [("streamed", partial(bench, streamed))]

@@ -12,8 +12,8 @@ __all__ = ["SOM", "Run", "__version__", "load_run", "sweep", "train"]
 
 # Where each name lives: imported when first asked for (they import NumPy), so `import som_studio` stays light.
 _LAZY = {
-    "load_run": "som_studio.model",
-    "Run": "som_studio.model",
+    "load_run": "som_studio.trained",
+    "Run": "som_studio.trained",
     "train": "som_studio.api",
     "SOM": "som_studio.api",
     "sweep": "som_studio.sweeps",

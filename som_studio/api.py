@@ -5,7 +5,7 @@
 >>> run.save("wines.somrun")                                                             # doctest: +SKIP
 
 :func:`train` runs the very :class:`~som_studio.session.session.Session` the command line runs,
-in this process, and returns the :class:`~som_studio.model.SomRun` that
+in this process, and returns the :class:`~som_studio.trained.SomRun` that
 :func:`~som_studio.load_run` returns for the file it would save. Its keywords are the run
 settings (:data:`som_studio.config.SETTINGS`) in Python spelling: the names the settings are
 declared under, so a keyword the declaration does not have is refused with the ones it has.
@@ -126,13 +126,13 @@ def _progress_observer(progress: Any) -> tuple[Callable[[Any], None] | None, Cal
 
 
 def run_session(prepared: Prepared, progress: Any = None, **session_kw: Any) -> Any:
-    """Train ``prepared`` in a :class:`Session` in this process; return its :class:`~som_studio.model.SomRun`.
+    """Train ``prepared`` in a :class:`Session` in this process; return its :class:`~som_studio.trained.SomRun`.
 
     ``session_kw`` go to the session (its checkpoints, the checkpoint it resumes from, a map to start from).
     """
-    from som_studio.model import SomRun
     from som_studio.session.events import Failed, Finished, Snapshot
     from som_studio.session.session import Session
+    from som_studio.trained import SomRun
 
     observe, close = _progress_observer(progress)
     record = None
@@ -174,7 +174,7 @@ def train(
     resume: str | os.PathLike[str] | None = None,
     **schedule: Any,
 ) -> Any:
-    """Train one SOM and return it as a :class:`~som_studio.model.SomRun` (``Run``).
+    """Train one SOM and return it as a :class:`~som_studio.trained.SomRun` (``Run``).
 
     Parameters
     ----------
@@ -263,7 +263,7 @@ class SOM:
     """A self-organizing map as a scikit-learn estimator (scikit-learn itself is not needed).
 
     Parameters are :func:`train`'s keywords; learned attributes end in ``_``: ``run_`` (the
-    trained :class:`~som_studio.model.SomRun`), ``codebook_`` (height, width, features, in the
+    trained :class:`~som_studio.trained.SomRun`), ``codebook_`` (height, width, features, in the
     data's units), ``n_features_in_`` and ``feature_names_in_`` (for a data frame).
     ``predict`` gives each row's unit as ``row * width + col``; ``transform`` the distances to
     every unit (in the space the map was trained in); ``score`` minus the quantization error.

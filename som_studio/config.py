@@ -9,7 +9,6 @@ field, that the CLI and the app each render in their own words.
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -28,7 +27,18 @@ from som_studio.run_settings import Precision as Precision
 from som_studio.run_settings import Scaling as Scaling
 from som_studio.run_settings import Setting as Setting
 from som_studio.run_settings import Topology as Topology
-from som_studio.run_settings import declared, setting
+from som_studio.run_settings import (
+    count_check,
+    declared,
+    flag_check,
+    is_number,
+    is_whole,
+    named_check,
+    radii_check,
+    rate_check,
+    seed_check,
+    setting,
+)
 
 # How typed text is read, re-exported: the settings' declarations below name these.
 from som_studio.run_settings import parse_columns as parse_columns
@@ -198,9 +208,36 @@ def _member[E: StrEnum](choices: type[E], value: object) -> E:
     return choices(text) if text in tuple(choices) else cast(E, text)
 
 
-def _whole(v: float) -> bool:
-    """``v`` is a whole number (an int, or a float with no fraction; not NaN or infinite)."""
-    return isinstance(v, int) or (isinstance(v, float) and v.is_integer())
+def _grid_check(v: Any) -> str | None:
+    for side in v:
+        if not is_number(side):
+            return _("must be a number, got {value!r}").format(value=side)
+    if not all(is_whole(side) for side in v):
+        return _("width and height must be whole numbers")
+    try:
+        _check_grid(*v)
+    except ConfigError as exc:
+        return exc.refusal.reason
+    return None
+
+
+def _layout_check(v: Any) -> str | None:
+    if not isinstance(v, str):
+        return _("expected DATAxMAP such as 2x2, got {value!r}").format(value=v)
+    try:
+        parse_layout(v)
+    except ConfigError as exc:
+        return exc.refusal.reason
+    return None
+
+
+def _check_value(s: Setting, value: Any) -> None:
+    """Refuse ``value`` of setting ``s`` unless its declaration allows it."""
+    if s.choices is not None and value is not None and value not in tuple(s.choices):
+        raise ConfigError(s.name, _one_of(tuple(s.choices), value))
+    reason = s.check(value) if s.check is not None else None
+    if reason is not None:
+        raise ConfigError(s.name, reason)
 
 
 def default_sigma_start(width: int, height: int, topology: str = Topology.RECT) -> tuple[float, float]:
@@ -276,6 +313,7 @@ class DataSpec:
     )
     samples: int = setting(
         DEFAULT_SAMPLES,
+        check=count_check(MAX_SAMPLES),
         flag="--samples",
         metavar="N",
         parse=parse_count,
@@ -328,6 +366,7 @@ class RunConfig:
         # The map takes shape within seconds (50 epochs of the 240x135 map take about 2 s on a 2-core
         # CPU, compile included), where numpy-online, the slowest rung, would crawl.
         "jax-fused-batch",
+        check=named_check,
         flag="--impl",
         help="comma-separated implementations to run, in order (see `som-studio list`); FILE.py:CLASS runs your own "
         "class, checked against the NumPy reference first (docs/your-implementation.md)",
@@ -339,6 +378,7 @@ class RunConfig:
         DEFAULT_WIDTH,
         name="grid",
         fields=("width", "height"),
+        check=_grid_check,
         flag="--grid",
         metavar="WxH",
         parse=read_grid,
@@ -361,6 +401,7 @@ class RunConfig:
     )
     toroid: bool = setting(
         False,
+        check=flag_check,
         flag="--toroid",
         help="wrap the map on both axes (hex: needs an even height)",
         label=N_("Toroid"),
@@ -410,6 +451,7 @@ class RunConfig:
     )
     clusters: int | None = setting(
         None,
+        check=count_check(optional=True),
         flag="--clusters",
         metavar="K",
         parse=parse_count,
@@ -420,6 +462,7 @@ class RunConfig:
     epochs: int | None = setting(
         None,
         fallback=DEFAULT_EPOCHS,
+        check=count_check(MAX_ITERATIONS, optional=True),
         flag="--epochs",
         metavar="N",
         parse=parse_count,
@@ -430,6 +473,7 @@ class RunConfig:
     steps: int | None = setting(
         None,
         fallback=DEFAULT_STEPS,
+        check=count_check(MAX_ITERATIONS, optional=True),
         flag="--steps",
         metavar="N",
         parse=parse_count,
@@ -440,6 +484,7 @@ class RunConfig:
     sigma_start: tuple[float, float] | None = setting(
         None,
         record="sigma",
+        check=radii_check,
         flag="--sigma-start",
         metavar="S|SX,SY",
         parse=parse_radii,
@@ -451,6 +496,7 @@ class RunConfig:
     sigma_end: tuple[float, float] | None = setting(
         None,
         record="sigma",
+        check=radii_check,
         flag="--sigma-end",
         metavar="S|SX,SY",
         parse=parse_radii,
@@ -465,6 +511,7 @@ class RunConfig:
     lr_start: float = setting(
         DEFAULT_LR[0],
         record="learning_rate",
+        check=rate_check,
         flag="--lr-start",
         metavar="A",
         parse=parse_number,
@@ -475,6 +522,7 @@ class RunConfig:
     lr_end: float = setting(
         DEFAULT_LR[1],
         record="learning_rate",
+        check=rate_check,
         flag="--lr-end",
         metavar="A",
         parse=parse_number,
@@ -484,6 +532,7 @@ class RunConfig:
     )
     seed: int = setting(
         0,
+        check=seed_check,
         flag="--seed",
         metavar="N",
         parse=parse_whole,
@@ -503,6 +552,7 @@ class RunConfig:
     )
     layout: str = setting(
         "1x1",
+        check=_layout_check,
         flag="--layout",
         metavar="DATAxMAP",
         help="device mesh: devices along the data axis x along the map axis; default 1x1",
@@ -512,6 +562,7 @@ class RunConfig:
     )
     stream: bool = setting(
         False,
+        check=flag_check,
         flag="--stream",
         help=N_(
             "read the data in row batches during every pass instead of loading it (batch implementations; "
@@ -523,6 +574,7 @@ class RunConfig:
     )
     batch_rows: int | None = setting(
         None,
+        check=count_check(optional=True),
         flag="--batch-rows",
         metavar="N",
         parse=parse_count,
@@ -584,36 +636,13 @@ class RunConfig:
     def validate(self, kind: str | None = None) -> RunConfig:
         """Check every field; ``kind`` (``"online"``/``"batch"``) checks the counts.
 
-        Returns ``self`` so calls chain. Raises :class:`ConfigError`.
+        Each setting's own check and allowed values come from its declaration; the rules between
+        settings follow. Returns ``self`` so calls chain. Raises :class:`ConfigError`.
         """
-        if not isinstance(self.impl, str) or not self.impl:
-            raise ConfigError("impl", _("an implementation name is required"))
-        for name in ("width", "height", "seed", "lr_start", "lr_end"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                raise ConfigError(name, _("must be a number, got {value!r}").format(value=v))
-        if not (_whole(self.width) and _whole(self.height)):
-            raise ConfigError("grid", _("width and height must be whole numbers"))
-        _check_grid(self.width, self.height)
+        for s in SETTINGS_OWN:
+            _check_value(s, tuple(getattr(self, f) for f in s.fields) if s.fields else getattr(self, s.name))
         if self.data.path is None:
-            if isinstance(self.data.samples, bool) or not isinstance(self.data.samples, int):
-                raise ConfigError("samples", _("must be a whole number, got {value!r}").format(value=self.data.samples))
-            if self.data.samples < 1:
-                raise ConfigError("samples", _("must be at least 1, got {value}").format(value=self.data.samples))
-            if self.data.samples > MAX_SAMPLES:
-                raise ConfigError(
-                    "samples", _("at most {most:,}, got {value:,}").format(most=MAX_SAMPLES, value=self.data.samples)
-                )
-        for name in ("steps", "epochs"):
-            v = getattr(self, name)
-            if v is None:
-                continue
-            if isinstance(v, bool) or not isinstance(v, int):
-                raise ConfigError(name, _("must be a whole number, got {value!r}").format(value=v))
-            if v < 1:
-                raise ConfigError(name, _("must be at least 1, got {value}").format(value=v))
-            if v > MAX_ITERATIONS:
-                raise ConfigError(name, _("at most {most:,}, got {value:,}").format(most=MAX_ITERATIONS, value=v))
+            _check_value(_SAMPLES, self.data.samples)
         if self.steps is not None and self.epochs is not None:
             raise ConfigError("epochs", _("give steps (online) or epochs (batch), not both"))
         if kind == "online":
@@ -635,34 +664,6 @@ class RunConfig:
                     "epochs",
                     _("{impl} trains in batch epochs: the number of epochs is required").format(impl=self.impl),
                 )
-        for name in ("sigma_start", "sigma_end"):
-            v = getattr(self, name)
-            if v is None:
-                continue
-            if len(v) != 2:
-                raise ConfigError(name, _("needs two radii (x, y), got {value!r}").format(value=v))
-            for s in v:
-                if isinstance(s, bool) or not isinstance(s, (int, float)) or not math.isfinite(s) or s <= 0:
-                    raise ConfigError(name, _("radii must be finite and > 0, got {value!r}").format(value=v))
-        for name in ("lr_start", "lr_end"):
-            v = float(getattr(self, name))
-            if not math.isfinite(v) or v <= 0 or v > 1:
-                raise ConfigError(name, _("learning rate must be in (0, 1], got {value!r}").format(value=v))
-        if not _whole(self.seed) or self.seed < 0 or self.seed >= 2**63:
-            raise ConfigError("seed", _("must be a whole number >= 0, got {value!r}").format(value=self.seed))
-        if self.precision not in PRECISIONS:
-            raise ConfigError("precision", _one_of(PRECISIONS, self.precision))
-        if not isinstance(self.layout, str):
-            raise ConfigError("layout", _("expected DATAxMAP such as 2x2, got {value!r}").format(value=self.layout))
-        parse_layout(self.layout)
-        self._validate_map_and_table()
-        return self
-
-    def _validate_map_and_table(self) -> None:
-        if self.topology not in TOPOLOGIES:
-            raise ConfigError("topology", _one_of(TOPOLOGIES, self.topology))
-        if not isinstance(self.toroid, bool):
-            raise ConfigError("toroid", _("must be true or false, got {value!r}").format(value=self.toroid))
         if self.toroid and self.topology == Topology.HEX and self.height % 2:
             raise ConfigError(
                 "toroid",
@@ -670,29 +671,17 @@ class RunConfig:
                     value=self.height
                 ),
             )
-        if self.init is not None and self.init not in INITS:
-            raise ConfigError("init", _one_of(INITS, self.init))
         check_table(self.labels, self.ignore, self.id_column, self.scaling_method, file=self.data.path is not None)
-        if not isinstance(self.stream, bool):
-            raise ConfigError("stream", _("must be true or false, got {value!r}").format(value=self.stream))
         if self.stream and self.data.path is None:
             raise ConfigError("stream", _("reads a data file, folder or glob in batches; none is given"))
-        if self.batch_rows is not None and (
-            isinstance(self.batch_rows, bool) or not isinstance(self.batch_rows, int) or self.batch_rows < 1
-        ):
+        if self.clusters is not None and not 2 <= self.clusters <= min(MAX_CLUSTERS, self.units):
             raise ConfigError(
-                "batch_rows", _("must be a whole number >= 1, got {value!r}").format(value=self.batch_rows)
+                "clusters",
+                _("must be between 2 and {most} (the units), got {value}").format(
+                    most=min(MAX_CLUSTERS, self.units), value=self.clusters
+                ),
             )
-        if self.clusters is not None:
-            if isinstance(self.clusters, bool) or not isinstance(self.clusters, int):
-                raise ConfigError("clusters", _("must be a whole number, got {value!r}").format(value=self.clusters))
-            if not 2 <= self.clusters <= min(MAX_CLUSTERS, self.units):
-                raise ConfigError(
-                    "clusters",
-                    _("must be between 2 and {most} (the units), got {value}").format(
-                        most=min(MAX_CLUSTERS, self.units), value=self.clusters
-                    ),
-                )
+        return self
 
     # -- (de)serialisation: enough to re-run ------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -784,6 +773,7 @@ def _from_record(s: Setting, value: Any) -> Any:
 SETTINGS_OWN: tuple[Setting, ...] = tuple(declared(RunConfig))
 SETTINGS_DATA: tuple[Setting, ...] = tuple(declared(DataSpec))
 SETTINGS: tuple[Setting, ...] = (*SETTINGS_OWN[:2], *SETTINGS_DATA, *SETTINGS_OWN[2:])
+_SAMPLES = next(s for s in SETTINGS_DATA if s.name == "samples")
 # Kept in a record in shapes of their own ("grid": [w, h], "sigma": {"start", "end"}, the
 # defaults of init and scaling resolved); every other setting under its name, when given.
 _SHAPED = ("impl", "grid", "sigma_start", "sigma_end", "lr_start", "lr_end", "init", "scaling", "labels")

@@ -94,7 +94,10 @@ class Setting:
     record that holds it when not its name (``samples`` is kept under ``data``).
     ``default`` is the field's default; ``fallback`` what a front end's setting left unset
     takes where that default is ``None`` only because the field may not apply (the count
-    of the other kind of implementation).
+    of the other kind of implementation). ``check`` says what is wrong with a value, alone
+    (the value of every field in ``fields`` as a tuple), or returns ``None``: a run's
+    configuration is valid when every setting's check and ``choices`` pass and the rules
+    between settings hold.
     """
 
     name: str = ""
@@ -111,6 +114,7 @@ class Setting:
     record: str = ""
     default: Any = None
     fallback: Any = None
+    check: Callable[[Any], str | None] | None = None
 
     @property
     def record_key(self) -> str:
@@ -193,3 +197,64 @@ def declared(cls: type, prefix: str = "") -> list[Setting]:
         default = f.default if f.default is not dataclasses.MISSING else None
         out.append(dataclasses.replace(s, name=s.name or f.name, default=default))
     return out
+
+
+# What a valid value of one setting is: the ``check`` of its declaration.
+def is_whole(v: float) -> bool:
+    """``v`` is a whole number (an int, or a float with no fraction; not NaN or infinite)."""
+    return isinstance(v, int) or (isinstance(v, float) and v.is_integer())
+
+
+def is_number(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def count_check(most: int | None = None, optional: bool = False) -> Callable[[Any], str | None]:
+    """A whole number from 1 (to ``most``); ``optional``: ``None`` too."""
+
+    def check(v: Any) -> str | None:
+        if v is None and optional:
+            return None
+        if isinstance(v, bool) or not isinstance(v, int):
+            return _("must be a whole number, got {value!r}").format(value=v)
+        if v < 1:
+            return _("must be at least 1, got {value}").format(value=v)
+        if most is not None and v > most:
+            return _("at most {most:,}, got {value:,}").format(most=most, value=v)
+        return None
+
+    return check
+
+
+def flag_check(v: Any) -> str | None:
+    return None if isinstance(v, bool) else _("must be true or false, got {value!r}").format(value=v)
+
+
+def named_check(v: Any) -> str | None:
+    return None if isinstance(v, str) and v else _("an implementation name is required")
+
+
+def radii_check(v: Any) -> str | None:
+    if v is None:
+        return None
+    if not isinstance(v, (tuple, list)) or len(v) != 2:
+        return _("needs two radii (x, y), got {value!r}").format(value=v)
+    if not all(is_number(s) and math.isfinite(s) and s > 0 for s in v):
+        return _("radii must be finite and > 0, got {value!r}").format(value=v)
+    return None
+
+
+def rate_check(v: Any) -> str | None:
+    if not is_number(v):
+        return _("must be a number, got {value!r}").format(value=v)
+    if not math.isfinite(v) or v <= 0 or v > 1:
+        return _("learning rate must be in (0, 1], got {value!r}").format(value=float(v))
+    return None
+
+
+def seed_check(v: Any) -> str | None:
+    if not is_number(v):
+        return _("must be a number, got {value!r}").format(value=v)
+    if not is_whole(v) or v < 0 or v >= 2**63:
+        return _("must be a whole number >= 0, got {value!r}").format(value=v)
+    return None

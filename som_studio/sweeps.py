@@ -131,8 +131,8 @@ class SweepResult(Sequence[dict[str, Any]]):
         return f"<SweepResult: {len(self.rows)} maps, {self.timings['wall_s']:.2f} s>"
 
     def run(self, i: int) -> Any:
-        """Row ``i``'s map as a :class:`~som_studio.model.SomRun` (nothing is trained)."""
-        from som_studio.model import SomRun
+        """Row ``i``'s map as a :class:`~som_studio.trained.SomRun` (nothing is trained)."""
+        from som_studio.trained import SomRun
 
         return SomRun.trained(self.records[i], self.maps[i])
 

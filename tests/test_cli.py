@@ -245,11 +245,11 @@ def test_a_prose_file_has_no_numeric_data_rather_than_ragged_rows(capsys, tmp_pa
 
 
 def test_one_iteration_is_singular():
-    from som_studio.app_model.live import LiveRun
+    from som_studio.app_model.live import LiveProgress
     from som_studio.session.record import Chunk, RunRecord
 
     record = RunRecord(impl="numpy-batch", kind="batch", config={}, status="ok", chunks=[Chunk(0, 1, 0.01)])
-    assert "1 iteration in" in LiveRun.finished(record)
+    assert "1 iteration in" in LiveProgress.finished(record)
     from som_studio.config import DataSpec, RunConfig
     from som_studio.session.session import Session, run_to_completion
 

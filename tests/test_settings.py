@@ -213,3 +213,21 @@ def test_a_run_file_checks_every_setting_s_key_as_its_declaration_says():
     assert set(fields) == {s.record_key for s in SETTINGS}
     assert fields["grid"] == ("list",) and fields["seed"] == ("whole",) and fields["sigma"] == ("object",)
     assert "null" in fields["clusters"] and "null" not in fields["topology"]
+
+
+@pytest.mark.parametrize(
+    "s", [s for s in SETTINGS if s.check is not None or s.choices is not None], ids=lambda s: s.name
+)
+def test_validation_follows_each_setting_s_declaration(s):
+    # A value of no kind any setting takes: each declared check (or allowed values) refuses it,
+    # naming that setting, so validate() needs no line of its own per setting.
+    bad = object()
+    base = RunConfig(impl="numpy-batch", epochs=1)
+    if s in config.SETTINGS_DATA:
+        cfg = dataclasses.replace(base, data=dataclasses.replace(base.data, **{t: bad for t in s.targets}))
+    else:
+        cfg = dataclasses.replace(base, **{t: bad for t in s.targets})
+    with pytest.raises(config.ConfigError) as err:
+        cfg.validate("batch")
+    assert err.value.field == s.name
+    base.validate("batch")  # the same configuration with the declared values passes

@@ -9,7 +9,7 @@ CLI use.
 from __future__ import annotations
 
 from som_studio.app_model.form import LABELS, FormFields, FormState, RunForm, read_data
-from som_studio.app_model.live import LiveRun
+from som_studio.app_model.live import LiveProgress
 from som_studio.app_model.runs import RunList
 
-__all__ = ["LABELS", "FormFields", "FormState", "LiveRun", "RunForm", "RunList", "read_data"]
+__all__ = ["LABELS", "FormFields", "FormState", "LiveProgress", "RunForm", "RunList", "read_data"]

@@ -6,13 +6,20 @@ the most recent kept run of the same problem on the same implementation,
 layout and precision (what sets the time of one iteration): its compile time
 plus its seconds per iteration (:attr:`RunRecord.mean_s`, what a stopwatch
 sees) times this configuration's iterations. No such run: no estimate.
+
+A streamed run with no such kept run gets the estimate of one epoch
+(:func:`stream_text`): its arithmetic by the kernel plan's cost model
+(:func:`som_studio.core.plans.fused_plan.predict`, the device's assumed
+ceilings) and its reading at the rows per second the form's own pass over the
+data measured; they overlap, so the slower of the two sets the pace.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from som_studio.config import SETTINGS, RunConfig
+from som_studio.config import SETTINGS, RunConfig, parse_layout
+from som_studio.core.impls.protocol import Implementation
 from som_studio.i18n import _
 from som_studio.session.record import RunRecord
 
@@ -49,3 +56,71 @@ def time_text(config: RunConfig, records: Iterable[RunRecord]) -> str:
     if s is None:
         return ""
     return _("Time: about {duration}, as the last kept run of this problem went").format(duration=duration_words(s))
+
+
+def epoch_seconds(
+    impl: Implementation, config: RunConfig, rows: int, features: int, backend: str | None
+) -> float | None:
+    """One batch epoch's arithmetic over ``rows`` x ``features`` by the kernel plan's cost model, on
+    ``backend``'s assumed ceilings (``None``: the CPU's); ``None`` for an implementation the model does
+    not describe (the NumPy reference)."""
+    import numpy as np
+
+    from som_studio.core.plans import fused_plan
+
+    if impl.backend != "jax" or impl.kind != "batch":
+        return None
+    data, map_ = parse_layout(config.layout) if impl.shards else (1, 1)
+    units = -(-config.height * config.width // map_)
+    per_device = -(-rows // data)
+    itemsize = np.dtype(config.precision).itemsize
+    return fused_plan.rank(backend or "cpu", units, features, per_device, itemsize)[0][1]
+
+
+def stream_text(
+    impl: Implementation, config: RunConfig, shape: tuple[int, int], backend: str | None, read_rate: float
+) -> str:
+    """The run panel's line on how long a streamed run's epoch takes, or ``""`` when nothing tells.
+
+    ``read_rate``: rows per second the form's pass over the data went at (0: not measured).
+    """
+    rows, features = shape
+    train = epoch_seconds(impl, config, rows, features, backend)
+    read = rows / read_rate if read_rate > 0 else None
+    if impl.kind == "online":  # a row a step: the run reads steps / rows passes
+        if read is None:
+            return ""
+        return _(
+            "Time: reading takes about {read} for {steps:,} steps ({passes:,.2f} passes over the data, at {rate:,.0f} "
+            "rows/s as the pass over the data went)"
+        ).format(
+            read=duration_words(read * config.iterations / max(rows, 1)),
+            steps=config.iterations,
+            passes=config.iterations / max(rows, 1),
+            rate=read_rate,
+        )
+    device = (backend or "cpu").upper()
+    if train is not None and read is not None:
+        epoch = max(train, read)
+        return _(
+            "Time: about {epoch} an epoch, {total} for {n:,}: the arithmetic {train} (the cost model, {device}), "
+            "the reading {read} (at {rate:,.0f} rows/s, as the pass over the data went)"
+        ).format(
+            epoch=duration_words(epoch),
+            total=duration_words(epoch * config.iterations),
+            n=config.iterations,
+            train=duration_words(train),
+            device=device,
+            read=duration_words(read),
+            rate=read_rate,
+        )
+    if read is not None:
+        return _(
+            "Time: reading takes about {read} an epoch (at {rate:,.0f} rows/s, as the pass over the data went); "
+            "{impl}'s arithmetic has no cost model"
+        ).format(read=duration_words(read), rate=read_rate, impl=impl.name)
+    if train is not None:
+        return _("Time: the arithmetic takes about {train} an epoch (the cost model, {device})").format(
+            train=duration_words(train), device=device
+        )
+    return ""

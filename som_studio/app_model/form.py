@@ -22,7 +22,9 @@ Threads: one thread (the GUI's); listeners are called on it, synchronously.
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,9 +32,17 @@ from typing import Any
 from som_studio import config as cfgmod
 from som_studio.app_model import estimate
 from som_studio.config import ConfigError, Refusal, RunConfig
-from som_studio.core.impls import registry
+from som_studio.core.impls import memory, registry
 from som_studio.i18n import N_, _, format_bytes, ngettext
-from som_studio.session.preflight import Devices, memory_need, preflight
+from som_studio.session.preflight import (
+    STREAM_SHARE,
+    Devices,
+    batch_rows,
+    memory_need,
+    preflight,
+    table_bytes,
+    table_fits,
+)
 from som_studio.session.record import RunRecord
 from som_studio.session.resolve import AUTO, DataFacts, coerce, finish, gather
 
@@ -89,6 +99,8 @@ class DataInfo:
     range_ratio: float = 1.0  # the widest feature's range over the narrowest's, unscaled
     #: A folder or a glob: ``(files, bytes on disk)``; its rows are streamed, never loaded.
     streamed: tuple[int, int] | None = None
+    #: Rows per second the statistics pass over a streamed source read (and summed) them at; 0: not measured.
+    read_rate: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -221,7 +233,7 @@ def read_data(key: DataKey) -> DataInfo:
     from som_studio.core.data.stream import is_streamable
     from som_studio.session.resolve import data_facts, read_source
 
-    if is_streamable(key.path):
+    if is_streamable(key.path) or _too_big_to_load(key.path):
         return _read_folder(key)
     columns: tuple[str, ...] = ()
     try:
@@ -241,6 +253,21 @@ def read_data(key: DataKey) -> DataInfo:
     return DataInfo(columns, shape, "", table.has_missing, table.feature_names, facts.grids, table.notes, ratio)
 
 
+def _too_big_to_load(path: str) -> bool:
+    """Whether ``path`` is one file whose rows are known from its footer (Parquet, Arrow, ``.npy``) and whose
+    table would not fit in memory: the run streams it, and the app must not load it either."""
+    from som_studio.core.data import DataError
+    from som_studio.core.data.stream import SIZED_SUFFIXES, open_source
+
+    if os.path.splitext(path)[1].lower() not in SIZED_SUFFIXES or not os.path.isfile(path):
+        return False
+    try:
+        source = open_source(path)
+    except (DataError, OSError):
+        return False  # read whole below, and refused there in the usual words
+    return not table_fits(source.rows, source.features)
+
+
 def _read_folder(key: DataKey) -> DataInfo:
     """A folder's or a glob's files as a streamed source: headers and footers, and one statistics pass
     for the default grid (its principal variances); the rows are never held."""
@@ -251,7 +278,9 @@ def _read_folder(key: DataKey) -> DataInfo:
 
     try:
         source = open_source(key.path, key.labels, key.ignore, key.id_column)
+        t0 = time.perf_counter()
         rows, var = principal_variances(source, key.scaling)
+        read_s = time.perf_counter() - t0
     except DataError as exc:
         return DataInfo((), None, str(exc))
     except OSError as exc:
@@ -266,6 +295,7 @@ def _read_folder(key: DataKey) -> DataInfo:
         grids,
         source.notes,
         streamed=(source.files, source.bytes),
+        read_rate=rows / read_s if read_s > 0 else 0.0,
     )
 
 
@@ -571,7 +601,6 @@ class RunForm:
             if info.shape is None:
                 return FormState(None, (Refusal("data", info.error),), cpu_devices=cpu, columns=columns)
             samples, features = info.shape
-            data_text = _data_text(info, f.scaling, bool(f.extra.get("stream", False)))
         else:
             samples, features = f.samples, 3
         facts = DataFacts(samples, features, info.grids) if info is not None else None
@@ -579,19 +608,33 @@ class RunForm:
         grid_text = _grid_text(cfg, samples if info is not None else None) if request.grid is None else ""
         devices = self._devices_now()
         missing = info is not None and info.missing
-        refusals = tuple(preflight(cfg, data_shape=(samples, features), devices=devices, missing=missing))
+        # A streamed run holds a batch, never the table: memory is judged on a batch's rows, with
+        # missing values possible in any batch (as the session judges it).
+        streaming = (
+            info is not None and info.streamed is not None and (bool(cfg.stream) or not table_fits(samples, features))
+        )
+        held = batch_rows(cfg, features, samples) if streaming else samples
+        if info is not None:
+            data_text = _data_text(info, f.scaling, held if streaming else None, impl.kind == "online")
+        refusals = tuple(preflight(cfg, data_shape=(held, features), devices=devices, missing=missing or streaming))
         text = ""
         if not refusals or all(r.field == "memory" for r in refusals):
-            need, have, where = memory_need(impl, cfg, samples, features, devices, missing)
+            need, have, where = memory_need(impl, cfg, held, features, devices, missing or streaming)
             text = _("Memory: about {need} of {have} {where} available").format(
                 need=format_bytes(need), have=format_bytes(have), where=where
             )
+        time_text = ""
+        if not refusals and self._past_runs is not None:
+            time_text = estimate.time_text(cfg, self._past_runs())
+        if not refusals and streaming and not time_text:
+            assert info is not None
+            time_text = estimate.stream_text(impl, cfg, (samples, features), devices.backend, info.read_rate)
         return FormState(
             None if refusals else cfg,
             refusals,
             text,
             cpu,
-            "" if refusals or self._past_runs is None else estimate.time_text(cfg, self._past_runs()),
+            time_text,
             features,
             samples,
             data_text,
@@ -602,24 +645,44 @@ class RunForm:
         )
 
 
-def _data_text(info: DataInfo, scaling: str, stream: bool = False) -> str:
-    """What the form says of a table it read: its size, what reading it decided, and whether to scale it."""
+def _data_text(info: DataInfo, scaling: str, batch: int | None = None, online: bool = False) -> str:
+    """What the form says of a table it read: its size, what reading it decided, and whether to scale it.
+
+    ``batch``: the rows of a batch when the run streams it (asked to, or its table would not fit in memory);
+    ``online``: the run's steps take the rows in order, one a step, where a batch run's epochs each read them all.
+    """
     assert info.shape is not None
     rows, features = info.shape
     if info.streamed is not None:
-        from som_studio.session.preflight import table_fits
-
         files, on_disk = info.streamed
         size = ngettext(
             "{rows:,} x {features} in {files} file ({bytes} on disk)",
             "{rows:,} x {features} in {files} files ({bytes} on disk)",
             files,
         ).format(rows=rows, features=features, files=files, bytes=format_bytes(on_disk))
-        if stream or not table_fits(rows, features):  # as the session decides
-            how = _("streamed: read in batches every epoch, never held whole")
+        if batch is None:
+            return "\n".join(
+                [
+                    _("{size}: read into memory (it fits; Stream from disk reads it in batches instead)").format(
+                        size=size
+                    ),
+                    *info.notes,
+                ]
+            )
+        if online:
+            how = _("Streamed: read in batches of {batch:,} rows, a row a step in the files' order, never held whole")
         else:
-            how = _("read into memory (it fits; Stream from disk reads it in batches instead)")
-        return "\n".join([f"{size}: {how}", *info.notes])
+            how = _("Streamed: read in batches of {batch:,} rows every epoch, never held whole")
+        how = how.format(batch=batch)
+        if not table_fits(rows, features):  # why, when it was not asked for: the session streams it too
+            how += _(
+                " (loaded, its table would take about {need}, more than {share:.0%} of the {have} of memory available)"
+            ).format(
+                need=format_bytes(table_bytes(rows, features)),
+                share=STREAM_SHARE,
+                have=format_bytes(memory.host_available()),
+            )
+        return "\n".join([size, how, *info.notes])
     if info.missing:
         size = _("{rows:,} x {features} loaded (with missing values)")
     else:

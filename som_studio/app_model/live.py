@@ -1,6 +1,6 @@
 """The active run's live state: progress, elapsed time, the estimate of what is left, what to say.
 
-:class:`LiveRun` follows one run through the session's events (as the app's
+:class:`LiveProgress` follows one run through the session's events (as the app's
 controller forwards them) and answers what the status bar shows, so the
 window only renders it. Times are passed in (``now``), which keeps it
 testable without a clock.
@@ -13,16 +13,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from som_studio.app_model.estimate import duration_words
 from som_studio.app_model.form import app_message
 from som_studio.comparison.words import format_seconds
 from som_studio.config import RunConfig
 from som_studio.i18n import _, ngettext
-from som_studio.session.events import ChunkTimed, Compiled, Started
+from som_studio.session.events import ChunkTimed, Compiled, EpochProgress, Started
 from som_studio.session.record import RunRecord
 
 
 @dataclass
-class LiveRun:
+class LiveProgress:
     """Progress of the run in progress (or of the last one)."""
 
     impl: str = ""
@@ -32,11 +33,13 @@ class LiveRun:
     t0: float | None = None
     paused_s: float = 0.0  # time spent paused, not counted as elapsed
     paused_at: float | None = None
+    #: Where the streamed epoch being trained stands (``None``: none, or it ended).
+    epoch: EpochProgress | None = None
 
     def begin(self, config: RunConfig, now: float) -> str:
         """A run of ``config`` starts now; the status line."""
         self.impl, self.total, self.done, self.train_elapsed, self.t0 = config.impl, config.iterations, 0, 0.0, now
-        self.paused_s, self.paused_at = 0.0, None
+        self.paused_s, self.paused_at, self.epoch = 0.0, None, None
         return _("Starting {impl} on a {grid} map…").format(impl=config.impl, grid=config.grid)
 
     def started(self, ev: Started) -> str:
@@ -57,20 +60,60 @@ class LiveRun:
     def chunks(self, chunks: Sequence[ChunkTimed]) -> None:
         self.done = chunks[-1].end
         self.train_elapsed = chunks[-1].elapsed_s
+        if self.epoch is not None and self.epoch.iteration < self.done:
+            self.epoch = None  # that epoch ended
+
+    def progressed(self, ev: EpochProgress) -> str:
+        """A streamed epoch moved on; the status line (:meth:`epoch_text`)."""
+        self.epoch = ev
+        return self.epoch_text()
+
+    def epoch_text(self) -> str:
+        """Where the streamed epoch stands: its rows done, the rows per second, its time left and the disk's share."""
+        e = self.epoch
+        if e is None:
+            return ""
+        text = _("Epoch {n:,} of {total:,}: {row:,} of {rows:,} rows, {rate:,.0f} rows/s").format(
+            n=e.iteration + 1, total=self.total or e.iteration + 1, row=e.row, rows=e.rows, rate=e.rows_per_s
+        )
+        left = e.epoch_left_s
+        if left is not None:
+            text += _(", {time} left in it").format(time=duration_words(left))
+        return text + _("; waiting for the disk {share:.0%} of the time").format(share=e.wait_share)
 
     @property
     def progress(self) -> float:
-        """Done, 0 to 1."""
-        return self.done / self.total if self.total else 0.0
+        """Done, 0 to 1 (a streamed epoch's rows counted as they are trained on)."""
+        if not self.total:
+            return 0.0
+        e = self.epoch
+        done = self.done + (e.row / e.rows if e is not None and e.rows else 0.0)
+        return min(1.0, done / self.total)
+
+    def left_s(self) -> float | None:
+        """Training seconds the run has left at its rate so far; ``None`` while no rate is known.
+
+        Inside a streamed epoch: what is left of it at the rows per second of this pass, and each
+        later epoch at the time this one takes at that rate.
+        """
+        e = self.epoch
+        if e is not None:
+            left = e.epoch_left_s
+            if left is None:
+                return None
+            return left + e.rows / e.rows_per_s * max(0, self.total - e.iteration - 1)
+        if self.done and self.total:
+            return self.train_elapsed / self.done * (self.total - self.done)
+        return None
 
     def time_text(self, now: float, running: bool = True) -> str:
         """``elapsed`` (and, while running, the estimate of what is left and the count)."""
         if self.t0 is None:
             return ""
         text = _("elapsed {seconds} s").format(seconds=f"{self.elapsed(now):5.1f}")
-        if running and self.done and self.total:
-            rate = self.train_elapsed / self.done
-            left = _("ETA {seconds} s").format(seconds=f"{rate * (self.total - self.done):5.1f}")
+        left_s = self.left_s() if running else None
+        if left_s is not None:
+            left = _("ETA {seconds} s").format(seconds=f"{left_s:5.1f}")
             text += f"   {left}   {self.done:,}/{self.total:,}"
         return text
 

@@ -1,6 +1,6 @@
 """New data on a stored run's map (Runs > Project data…), and its per-unit export (Runs > Export units…).
 
-Both go through :mod:`som_studio.model` (``load_run`` / ``project``), the model
+Both go through :mod:`som_studio.trained` (``load_run`` / ``project``), the model
 Python users and ``som-studio project`` use, so the app matches columns by name
 and refuses a file with the same words. :func:`project_stored` reads the file
 in chunks (memory does not grow with its length) and may take long: call it
@@ -20,12 +20,12 @@ from pathlib import Path
 import numpy as np
 
 from som_studio.i18n import _
-from som_studio.model import RunFileError, SomRun, load_run, searches_on_device
 from som_studio.picture import views as picture
 from som_studio.picture.mapviews import MapViews
-from som_studio.report.writers import OutputError
 from som_studio.run_settings import Topology
 from som_studio.storage.runfile import StoredRun
+from som_studio.storage.writers import OutputError
+from som_studio.trained import RunFileError, SomRun, load_run, searches_on_device
 
 
 class ProjectionError(ValueError):

@@ -19,9 +19,9 @@ from som_studio.app_model.form import app_message
 from som_studio.comparison.words import format_seconds, status_text
 from som_studio.config import DataSpec
 from som_studio.i18n import N_, _
-from som_studio.report.writers import OutputError
 from som_studio.session.record import RunRecord
 from som_studio.storage import RunHistory, StoredRun
+from som_studio.storage.writers import OutputError
 
 
 class RunList:
@@ -102,7 +102,7 @@ class RunList:
     def write_json(self, path: str) -> int:
         """Write :meth:`export_records` as the ``--json`` document (replacing ``path``); how many.
 
-        Raises :class:`~som_studio.report.writers.OutputError` when it cannot be written.
+        Raises :class:`~som_studio.storage.writers.OutputError` when it cannot be written.
         """
         from som_studio.report import Exporter, compare
 

@@ -223,7 +223,10 @@ def run(args: argparse.Namespace) -> int:
         )
     except Interrupted as stop:
         records, interrupted = stop.records, True
-    if not main:  # only process 0 prints and writes
+    if not main:  # only process 0 prints and writes; a run that failed is said on every process
+        for r in records:
+            if r.status == "failed":
+                print(f"{r.impl}: {r.message}", file=sys.stderr)
         return 0 if all(r.status == "ok" for r in records) else 1
     print(format_table(records, args.baseline), file=sys.stderr if to_stdout else sys.stdout)
     if args.inside and cluster is None:
@@ -232,8 +235,8 @@ def run(args: argparse.Namespace) -> int:
         names = [r.impl for r in records]
         print("\n" + format_inside_table(names, records), file=sys.stderr if to_stdout else sys.stdout)
     if to_stdout:
-        from som_studio.report.writers import json_text
         from som_studio.session.record import runs_document
+        from som_studio.storage.writers import json_text
 
         sys.stdout.write(json_text(runs_document(records)))
     elif json_path is not None:
@@ -250,8 +253,8 @@ def save_run(folder, record, final_map, *, silent: bool = False, force: bool = F
     The folder is made here, for the first run saved; a file already there is replaced (atomically)
     only with ``force``.
     """
-    from som_studio.report.writers import OutputError
     from som_studio.storage import StoredRun
+    from som_studio.storage.writers import OutputError
 
     path = Path(folder) / f"{record.impl}.somrun"
     try:
@@ -509,9 +512,9 @@ def format_table(records, baseline: str | None = None, prefer_numpy: bool = Fals
     from som_studio.comparison.rules import judge
     from som_studio.comparison.summary import text_table
     from som_studio.comparison.words import level_text
-    from som_studio.report.content import ReportRun
+    from som_studio.storage.runfile import StoredRun
 
-    runs = [ReportRun(r.impl, r) for r in records]
+    runs = [StoredRun(r) for r in records]
     verdict = judge(runs, baseline if baseline in [r.impl for r in records] else None, prefer_numpy)
     lines = text_table(runs, verdict)
     for flag in verdict.flags if flags else ():

@@ -365,7 +365,7 @@ def check_output(
     """
     if path is None:
         return None
-    from som_studio.report.writers import OutputError, check_writable
+    from som_studio.storage.writers import OutputError, check_writable
 
     prefix = f"{flag}: " if flag else ""
     check_not_read(path, reads or {}, flag=flag)
@@ -412,8 +412,8 @@ def check_save_runs(folder: str, names: list[str], force: bool) -> Path:
     ``DIR/<implementation>.somrun`` that exists (unless ``force``). Nothing is created here: the
     folder is made when the first run is saved, so a refused or failed run leaves nothing behind.
     """
-    from som_studio.report.writers import OutputError, check_writable
     from som_studio.storage.runfile import SUFFIX
+    from som_studio.storage.writers import OutputError, check_writable
 
     p = Path(folder)
     prefix = f"--save-runs: {folder}: "
@@ -470,8 +470,8 @@ class Progress:
 
 def write_runs_json(path: Path, records: list[Any], force: bool) -> None:
     """Write ``records`` as the runs JSON (``--json FILE``), refusing as a command error; say what was written."""
-    from som_studio.report.writers import OutputError, write_json
     from som_studio.session.record import runs_document
+    from som_studio.storage.writers import OutputError, write_json
 
     try:
         write_json(path, runs_document(records), force=force)

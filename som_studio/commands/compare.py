@@ -89,7 +89,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def _maps_paths(folder: str, names: list[str], force: bool) -> tuple[Path, dict[str, Path]]:
     from som_studio.report.export import map_file_names
-    from som_studio.report.writers import OutputError, check_writable
+    from som_studio.storage.writers import OutputError, check_writable
 
     d = Path(folder)
     if d.exists() and not d.is_dir():
@@ -270,7 +270,7 @@ def write_outputs(comparison: Any, outputs: dict[str, Any], *, force: bool, max_
     """
     from som_studio.comparison.words import status_text
     from som_studio.report import EXPORTS, Exporter, ExportError
-    from som_studio.report.writers import OutputError
+    from som_studio.storage.writers import OutputError
 
     renderer = None
     if outputs["report"] or outputs["pdf"]:

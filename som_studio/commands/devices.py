@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     )
     print(sharding.render_text(desc, precision=args.precision))
     if json_path is not None:
-        from som_studio.report.writers import OutputError, write_json
+        from som_studio.storage.writers import OutputError, write_json
 
         try:
             write_json(json_path, desc, force=args.force)

@@ -36,11 +36,11 @@ def run(args: argparse.Namespace) -> int:
     facts = doctor.collect()
     findings = doctor.diagnose(facts)
     if args.json == STDOUT:
-        from som_studio.report.writers import json_text
+        from som_studio.storage.writers import json_text
 
         sys.stdout.write(json_text(doctor.as_dict(facts, findings)))
     elif path is not None:
-        from som_studio.report.writers import OutputError, write_json
+        from som_studio.storage.writers import OutputError, write_json
 
         try:
             write_json(path, doctor.as_dict(facts, findings), force=args.force)

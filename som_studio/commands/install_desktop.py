@@ -133,8 +133,8 @@ def targets(share: Path, argv: list[str]) -> list[Target]:
 
 def run(args: argparse.Namespace) -> int:
     from som_studio.commands.common import CommandError
-    from som_studio.report.writers import OutputError, write_atomic
     from som_studio.resources import ResourceError
+    from som_studio.storage.writers import OutputError, write_atomic
 
     share = data_dir(args.prefix)
     argv = launcher_argv()

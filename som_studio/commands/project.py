@@ -56,7 +56,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from som_studio.core.data import DataError
-    from som_studio.model import RunFileError, load_run
+    from som_studio.trained import RunFileError, load_run
 
     if args.out != "-":
         check_not_read(args.out, {"RUN.somrun": args.run_file, "DATA": args.data}, flag="--out")
@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check_out(path: str, force: bool) -> Path:
-    from som_studio.report.writers import OutputError, check_writable
+    from som_studio.storage.writers import OutputError, check_writable
 
     suffix = Path(path).suffix.lower()
     if suffix not in (".csv", PARQUET):

@@ -142,18 +142,18 @@ def run(args: argparse.Namespace) -> int:
     if to_stdout:
         print(json.dumps(doc, indent=2, allow_nan=False))
     elif json_path is not None:
-        from som_studio.report.writers import write_atomic
+        from som_studio.storage.writers import write_atomic
 
         write_atomic(json_path, json.dumps(doc, indent=2, allow_nan=False) + "\n", force=args.force)
         print(wrote(json_path), file=sys.stderr)
     if report_path is not None:
         from som_studio.report.sweep import sweep_html
-        from som_studio.report.writers import write_atomic
+        from som_studio.storage.writers import write_atomic
 
         write_atomic(report_path, sweep_html(result), force=args.force)
         print(wrote(report_path), file=sys.stderr)
     if args.save_runs:
-        from som_studio.report.writers import OutputError
+        from som_studio.storage.writers import OutputError
 
         folder = Path(args.save_runs)
         folder.mkdir(parents=True, exist_ok=True)

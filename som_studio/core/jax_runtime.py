@@ -24,6 +24,7 @@ import sys
 import threading
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from som_studio.i18n import _
 
@@ -193,3 +194,42 @@ def compiled_bytes(compiled: object) -> int | None:
     if m is None:
         return None
     return int(m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes - m.alias_size_in_bytes)
+
+
+# -- several processes (JAX's distributed runtime): what each holds, gathered by every one -----------
+
+
+def processes() -> tuple[int, int]:
+    """``(this process's index, the process count)`` of a run joined with JAX's distributed runtime;
+    ``(0, 1)`` in a process that joined none (JAX is then neither imported nor started for this)."""
+    if "jax" not in sys.modules:
+        return 0, 1
+    j = jax()
+    if not j.distributed.is_initialized():
+        return 0, 1
+    return int(j.process_index()), int(j.process_count())
+
+
+def process_gather(a: Any) -> Any:
+    """Every process's ``a`` (a small host array of the same shape and dtype everywhere), stacked:
+    ``(process count, *a.shape)``, on every process. Each process must call it at the same point."""
+    import numpy as np
+    from jax.experimental import multihost_utils
+
+    jax()
+    return np.asarray(multihost_utils.process_allgather(np.asarray(a)))
+
+
+def gather_json(value: Any) -> list[Any]:
+    """Every process's ``value`` (JSON-able, of any size), in process order, on every process."""
+    import json
+
+    import numpy as np
+
+    data = np.frombuffer(json.dumps(value).encode(), dtype=np.uint8)
+    sizes = process_gather(np.array([data.size], np.int64))[:, 0]
+    # Lengths rounded up to a power of two: each new length would compile the gather again.
+    padded = np.zeros(1 << max(6, int(sizes.max() - 1).bit_length()), np.uint8)
+    padded[: data.size] = data
+    every = process_gather(padded)
+    return [json.loads(bytes(every[i, : int(n)]).decode()) for i, n in enumerate(sizes)]

@@ -30,6 +30,7 @@ from som_studio.session.events import (
     ChunkTimed,
     CombinationTrained,
     Compiled,
+    EpochProgress,
     Failed,
     Finished,
     QualityMeasured,
@@ -56,7 +57,7 @@ class RunController(QObject):
 
     Signals carry the session's events (see :mod:`som_studio.session.events`),
     in the order the session yielded them: ``run_started`` → ``compiled`` →
-    (``chunks_timed`` | ``frame_ready`` | ``quality_measured``)* → ``run_finished``
+    (``chunks_timed`` | ``epoch_progress`` | ``frame_ready`` | ``quality_measured``)* → ``run_finished``
     or ``run_failed``. ``run_ended`` follows once the worker process is gone. A sweep (started with
     ``session_options={"sweep": combinations}``) sends ``combination_trained`` per combination before
     ``run_finished``.
@@ -65,6 +66,7 @@ class RunController(QObject):
     run_started = Signal(object)  # Started
     compiled = Signal(object)  # Compiled
     chunks_timed = Signal(list)  # [ChunkTimed, ...]
+    epoch_progress = Signal(object)  # EpochProgress, the latest only: where a streamed epoch stands
     frame_ready = Signal(object)  # frames.MapFrame, the latest only
     quality_measured = Signal(object)  # QualityMeasured
     combination_trained = Signal(object)  # CombinationTrained, a sweep's
@@ -285,11 +287,17 @@ class RunController(QObject):
         self._last_dispatch = time.perf_counter()
         items, frame = self._reader.take()
         chunks: list[ChunkTimed] = []
+        progress: EpochProgress | None = None  # only the latest is worth showing
         for msg in items:
+            if isinstance(msg, msgs.EventMessage) and isinstance(msg.event, EpochProgress):
+                progress = msg.event
+                continue
             if isinstance(msg, msgs.EventMessage) and isinstance(msg.event, ChunkTimed):
                 ev = msg.event
                 chunks.append(ev)
                 self._feed(ev)
+                if progress is not None and progress.iteration < ev.end:
+                    progress = None  # its epoch ended
                 continue
             if chunks:
                 self.chunks_timed.emit(chunks)
@@ -303,6 +311,8 @@ class RunController(QObject):
             self._dispatch(msg)
         if chunks:
             self.chunks_timed.emit(chunks)
+        if progress is not None and not self._terminal:
+            self.epoch_progress.emit(progress)
         if frame is not None:
             self.frame_ready.emit(frame.frame)
 

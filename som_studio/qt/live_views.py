@@ -1,7 +1,7 @@
 """The live views of a run: map, timings, quality, sharding, progress and status, fed by the controller.
 
 :class:`LiveViews` connects the :class:`~som_studio.qt.controller.RunController`'s
-signals to the views, and lets :class:`~som_studio.app_model.live.LiveRun` say
+signals to the views, and lets :class:`~som_studio.app_model.live.LiveProgress` say
 what the status bar shows. It also shows a kept run again in the same views.
 
 Threads: GUI thread only.
@@ -18,14 +18,14 @@ from PySide6.QtWidgets import QLabel, QProgressBar
 
 from som_studio import picture
 from som_studio.app_model.form import app_message
-from som_studio.app_model.live import LiveRun
+from som_studio.app_model.live import LiveProgress
 from som_studio.comparison.words import status_text
 from som_studio.qt import controller as ctl
 from som_studio.qt.widgets.elided_label import ElidedLabel
 from som_studio.qt.widgets.map_view import MapView
 from som_studio.qt.widgets.quality_plot import QualityPlot
 from som_studio.qt.widgets.timing_plot import TimingPlot
-from som_studio.session.events import ChunkTimed, Compiled, QualityMeasured, Started
+from som_studio.session.events import ChunkTimed, Compiled, EpochProgress, QualityMeasured, Started
 from som_studio.session.record import RunRecord
 from som_studio.storage import FinalMap, StoredRun, replay
 
@@ -65,7 +65,7 @@ class LiveViews(QObject):
         self.progress = QProgressBar()
         self.progress.setRange(0, PROGRESS_STEPS)
         self.progress.setFixedWidth(220)
-        self.run = LiveRun()
+        self.run = LiveProgress()
         self._on_env = on_env
         self._on_failed = on_failed
         self._failure: str | None = None  # the failed run's message, told when the run has ended
@@ -80,6 +80,7 @@ class LiveViews(QObject):
         c.run_started.connect(self._on_run_started)
         c.compiled.connect(self._on_compiled)
         c.chunks_timed.connect(self._on_chunks_timed)
+        c.epoch_progress.connect(self._on_epoch_progress)
         c.frame_ready.connect(map_view.show_frame)
         c.final_map.connect(map_view.keep_final)
         c.quality_measured.connect(quality_plot.add)
@@ -127,6 +128,13 @@ class LiveViews(QObject):
     def _on_chunks_timed(self, chunks: list[Any]) -> None:
         self.timing_plot.add_chunks(chunks)
         self.run.chunks(chunks)
+        self.progress.setValue(int(PROGRESS_STEPS * self.run.progress))
+        self._update_time()
+
+    def _on_epoch_progress(self, ev: EpochProgress) -> None:
+        text = self.run.progressed(ev)
+        if self.controller.state == ctl.RUNNING:  # "Paused" and "Stopping…" stay said
+            self.status.setText(text)
         self.progress.setValue(int(PROGRESS_STEPS * self.run.progress))
         self._update_time()
 

@@ -8,7 +8,7 @@ the run panel and the two plots are docks at its sides.
 A thin view: the configuration being edited lives in a
 :class:`~som_studio.app_model.form.RunForm` (rendered by the run panel), the
 runs in a :class:`~som_studio.app_model.runs.RunList` (rendered by the Runs
-page), the active run in :class:`~som_studio.app_model.live.LiveRun` (rendered
+page), the active run in :class:`~som_studio.app_model.live.LiveProgress` (rendered
 by :class:`~som_studio.qt.live_views.LiveViews`); one
 :class:`~som_studio.qt.controller.RunController` owns the worker process. The
 window wires them together and does no training and no arithmetic on maps.

@@ -267,12 +267,13 @@ def _preview(folder: str) -> None:
     """Write a report on made-up runs into ``folder`` (for looking at the drawing alone)."""
     from pathlib import Path
 
-    from som_studio.report.content import ReportRun, build_report
+    from som_studio.report.content import build_report
     from som_studio.report.html import report_html
     from som_studio.session.record import Chunk, ChunkLog, RunRecord
+    from som_studio.storage.runfile import StoredRun
 
     rng = np.random.default_rng(0)
-    runs: list[ReportRun] = []
+    runs: list[StoredRun] = []
     for name, per in (("numpy-batch", 0.02), ("jax-vmap-batch", 0.004)):
         chunks = [Chunk(i, 1, per * (1 + 0.1 * rng.random())) for i in range(20)]
         rec = RunRecord(
@@ -289,7 +290,7 @@ def _preview(folder: str) -> None:
             history=[{"iteration": i, "qe": 0.3 / (i + 1), "te": 0.5 / (i + 1)} for i in range(0, 21, 4)],
         )
         img = (rng.random((30, 40, 3)) * 255).astype(np.uint8)
-        runs.append(ReportRun(name, rec, img, ((0, img), (20, img)), 20))
+        runs.append(StoredRun(rec, name=name, final_image=img, frames=[(0, img), (20, img)], iterations=20))
     report = build_report(runs)
     charts = render_charts(report)
     out = Path(folder)

@@ -17,7 +17,8 @@ from PySide6.QtCore import QCoreApplication
 
 from som_studio import picture
 from som_studio.i18n import _
-from som_studio.report.content import Report, ReportRun
+from som_studio.report.content import Report
+from som_studio.storage.runfile import StoredRun
 
 CHART_WIDTH = 1100
 PANEL_TARGET_PX = 360
@@ -119,7 +120,7 @@ def views_layout(report: Report, key: str):  # type: ignore[no-untyped-def]
     return run_views_layout(run, pg.GraphicsLayoutWidget())
 
 
-def _pictures(run: ReportRun) -> tuple[list[tuple[str, picture.Drawn]], list[tuple[str, picture.Drawn]]]:
+def _pictures(run: StoredRun) -> tuple[list[tuple[str, picture.Drawn]], list[tuple[str, picture.Drawn]]]:
     """(the map-wide views, one component plane per feature), drawn at the report's scale."""
     weights = np.asarray(run.final_map, dtype=np.float64)
     h, w, d = weights.shape
@@ -142,7 +143,7 @@ def _pictures(run: ReportRun) -> tuple[list[tuple[str, picture.Drawn]], list[tup
     return top, planes
 
 
-def run_views_layout(run: ReportRun, win):  # type: ignore[no-untyped-def]
+def run_views_layout(run: StoredRun, win):  # type: ignore[no-untyped-def]
     """Lay ``run``'s views out on ``win`` (a ``GraphicsLayoutWidget``): (win, width, height)."""
     win.setBackground("w")
     top, planes = _pictures(run)

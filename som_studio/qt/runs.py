@@ -25,9 +25,9 @@ from som_studio.app_model.runs import (
     run_tooltip,
 )
 from som_studio.i18n import _
-from som_studio.report.writers import OutputError
 from som_studio.session.record import RunRecord
 from som_studio.storage import RunHistory, StoredRun
+from som_studio.storage.writers import OutputError
 
 
 class RunsModel(QAbstractTableModel):

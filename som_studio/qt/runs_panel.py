@@ -32,8 +32,8 @@ from som_studio.qt import dialogs
 from som_studio.qt.project_dialog import ProjectData
 from som_studio.qt.runs import RunsModel
 from som_studio.qt.widgets.columns import ColumnChooser
-from som_studio.report.writers import OutputError
 from som_studio.storage import SUFFIX, HistoryError, StoredRun
+from som_studio.storage.writers import OutputError
 
 
 def resumable(run: StoredRun) -> bool:
@@ -234,7 +234,7 @@ class RunsPanel(QWidget):
 
     def write_runs(self, path: str) -> bool:
         """Write the export to ``path`` (replacing it: the file dialog has asked) through the comparison pipeline."""
-        from som_studio.report.writers import OutputError
+        from som_studio.storage.writers import OutputError
 
         try:
             n = self.model.list.write_json(path)

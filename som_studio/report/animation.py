@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from som_studio.i18n import _
-from som_studio.report.content import ReportRun
+from som_studio.storage.runfile import StoredRun
 
 FORMATS = {".gif": "GIF", ".webp": "WebP", ".mp4": "MP4"}
 
@@ -80,7 +80,7 @@ def _fit(h: int, w: int) -> tuple[int, int]:
     return max(1, round(h * f)), max(1, round(w * f))
 
 
-def frame_layout(runs: Sequence[ReportRun]) -> tuple[int, int, int, int]:
+def frame_layout(runs: Sequence[StoredRun]) -> tuple[int, int, int, int]:
     """(frame width, frame height, panel width, panel height) in pixels."""
     shapes = [_fit(*r.frames[0][1].shape[:2]) for r in runs if r.frames] or [(PANEL, PANEL)]
     ph = max(s[0] for s in shapes)
@@ -89,7 +89,7 @@ def frame_layout(runs: Sequence[ReportRun]) -> tuple[int, int, int, int]:
     return n * pw + (n + 1) * MARGIN, MARGIN + TITLE_H + ph + BAR_H + MARGIN, pw, ph
 
 
-def frame_count(runs: Sequence[ReportRun], max_frames: int) -> int:
+def frame_count(runs: Sequence[StoredRun], max_frames: int) -> int:
     """Frames the animation will have: as many as the run that kept most, at most ``max_frames``."""
     kept = max((len(r.frames) for r in runs), default=0)
     return max(1, min(max_frames, kept))
@@ -104,7 +104,7 @@ def _font(size: int):  # type: ignore[no-untyped-def]
         return ImageFont.load_default()
 
 
-def compose_frames(runs: Sequence[ReportRun], max_frames: int = 60) -> list[np.ndarray]:
+def compose_frames(runs: Sequence[StoredRun], max_frames: int = 60) -> list[np.ndarray]:
     """The animation's frames as (H, W, 3) uint8 arrays; see the module docstring."""
     from PIL import Image, ImageDraw
 

@@ -10,6 +10,7 @@ comparison view and the CLI all render this one object.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,77 +25,34 @@ from som_studio.i18n import _, format_bytes
 from som_studio.run_settings import Topology
 from som_studio.session import timing
 from som_studio.session.record import RunRecord
+from som_studio.storage.runfile import StoredRun
 
 NOISY_RATIO = timing.NOISY_RATIO
 """A run whose p95 per-iteration time exceeds its median by this factor is flagged as noisy."""
 
 
 # -- the runs -----------------------------------------------------------------------
-@dataclass(frozen=True, eq=False)
-class ReportRun:
-    """One run as the report shows it.
-
-    ``final_image`` is the final map's (H, W, 3) uint8 picture; ``frames`` the
-    kept ``(iteration, image)`` pairs for the animation; ``iterations`` the
-    iterations the run was to do (a cancelled run did fewer); ``final_map`` the
-    raw final map (H, W, D) in the trained space, which the views of a run on a
-    data file are drawn from (with the record's model: hits, labels, clusters).
-    """
-
-    name: str
-    record: RunRecord
-    final_image: np.ndarray | None = None
-    frames: tuple[tuple[int, np.ndarray], ...] = ()
-    iterations: int = 0
-    final_map: np.ndarray | None = None
-
-    @property
-    def has_views(self) -> bool:
-        """Whether the report shows this run's map views: a finished run on a data file (it has a model)."""
-        data = self.record.config.get("data")
-        on_file = isinstance(data, dict) and bool(data.get("path"))
-        return on_file and self.final_map is not None and getattr(self.record, "model", None) is not None
-
-    @property
-    def planned(self) -> int:
-        if self.iterations:
-            return self.iterations
-        cfg = self.record.config
-        return int(cfg.get("steps") or cfg.get("epochs") or self.record.iterations_done or 0)
-
-
 def _ratio(x: float) -> str:
     """A speed-up as a headline says it: ``29.6``, ``1.25``, ``312``."""
     return f"{x:.3g}" if x < 100 else f"{x:,.0f}"
 
 
-def _as_run(item: Any) -> ReportRun:
-    if isinstance(item, ReportRun):
+def _as_run(item: Any) -> StoredRun:
+    if isinstance(item, StoredRun):
         return item
     if isinstance(item, RunRecord):
-        return ReportRun(item.impl, item)
-    # a RunCapture (duck-typed so report does not depend on the capture's module order)
-    record = item.record
-    if record is None:
-        raise ValueError(f"run {item.name!r} has not finished: no record to report")
-    return ReportRun(
-        name=item.name or record.impl,
-        record=record,
-        final_image=item.final_image,
-        frames=tuple(item.frames),
-        iterations=item.iterations,
-        final_map=getattr(item, "final_map", None),
-    )
+        return StoredRun(item)
+    return StoredRun.from_capture(item)
 
 
-def _unique_names(runs: list[ReportRun]) -> list[ReportRun]:
+def _unique_names(runs: list[StoredRun]) -> list[StoredRun]:
     seen: dict[str, int] = {}
     out = []
     for r in runs:
         n = seen.get(r.name, 0) + 1
         seen[r.name] = n
         if n > 1:
-            r = ReportRun(f"{r.name} ({n})", r.record, r.final_image, r.frames, r.iterations, r.final_map)
+            r = dataclasses.replace(r, name=f"{r.name} ({n})")
         out.append(r)
     return out
 
@@ -131,7 +89,7 @@ class Report:
 
     title: str
     created: str
-    runs: list[ReportRun]
+    runs: list[StoredRun]
     speedup: list[float | None]
     baseline_of: list[str | None]
     flags: list[Flag]
@@ -267,7 +225,7 @@ class Report:
             out.append(Series(run.name, self._x(run, x), np.array([p[which] for p in h], dtype=float)))
         return out
 
-    def _x(self, run: ReportRun, iterations: np.ndarray) -> np.ndarray:
+    def _x(self, run: StoredRun, iterations: np.ndarray) -> np.ndarray:
         if not self.progress_axis:
             return iterations
         return iterations / max(run.planned, 1) * 100.0
@@ -289,7 +247,7 @@ class Report:
     def section(self, key: str) -> ChartSection:
         return next(s for s in self.sections if s.key == key)
 
-    def views_run(self, key: str) -> ReportRun:
+    def views_run(self, key: str) -> StoredRun:
         """The run a map-views section (key ``views-<index>``) shows."""
         return self.runs[int(key.removeprefix(VIEWS_PREFIX))]
 
@@ -330,7 +288,7 @@ def _env_facts(env: dict[str, Any]) -> dict[str, str]:
 
 # -- building -------------------------------------------------------------------------
 def build_report(items: Sequence[Any], baseline: str | None = None, title: str | None = None) -> Report:
-    """The report on ``items`` (captures, records or :class:`ReportRun`), in their order.
+    """The report on ``items`` (captures, records or :class:`StoredRun`), in their order.
 
     ``baseline`` names the run speed-ups are measured against (within its
     kind); by default each kind's NumPy run, else its first run.
@@ -375,7 +333,7 @@ def _iteration_words(kinds: list[str]) -> tuple[str, str]:
     return _("iteration"), _("seconds per iteration")
 
 
-def _sections(runs: list[ReportRun], kinds: list[str], progress: bool) -> list[ChartSection]:
+def _sections(runs: list[StoredRun], kinds: list[str], progress: bool) -> list[ChartSection]:
     word, per_word = _iteration_words(kinds)
     samples = sorted({r.record.samples for r in runs if r.record.samples})
     if len(samples) == 1:
@@ -462,7 +420,7 @@ def _sections(runs: list[ReportRun], kinds: list[str], progress: bool) -> list[C
     return [maps, timing, quality, *_roofline_section(runs), *_views_sections(runs)]
 
 
-def _roofline_section(runs: list[ReportRun]) -> list[ChartSection]:
+def _roofline_section(runs: list[StoredRun]) -> list[ChartSection]:
     """The roofline, when a run recorded its inside (``bench --inside``, ``explain``)."""
     if not any(isinstance(r.record.extra, dict) and r.record.extra.get("inside") for r in runs):
         return []
@@ -494,7 +452,7 @@ VIEWS_PREFIX = "views-"
 """Key of a run's map-views section: ``views-<index of the run>``."""
 
 
-def _views_sections(runs: list[ReportRun]) -> list[ChartSection]:
+def _views_sections(runs: list[StoredRun]) -> list[ChartSection]:
     """One section per run on a data file: its U-matrix, hits, labels, clusters and every component plane."""
     out = []
     for i, run in enumerate(runs):

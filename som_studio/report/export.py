@@ -4,7 +4,7 @@ One :class:`Exporter` per comparison writes every kind the same way for the
 CLI and the app (so both give the same files for the same runs). Drawing is
 not done here: the charts of the HTML page and the PDF come from a
 :class:`Renderer` (the Qt layer's draws offscreen), drawn once and shared by
-both. Every file is written atomically (:func:`~som_studio.report.writers.write_atomic`).
+both. Every file is written atomically (:func:`~som_studio.storage.writers.write_atomic`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Protocol
 
 from som_studio.i18n import N_, _
 from som_studio.report.content import Report
-from som_studio.report.writers import OutputError, json_text, write_atomic
+from som_studio.storage.writers import OutputError, json_text, write_atomic
 
 
 class Renderer(Protocol):
@@ -162,7 +162,8 @@ class Exporter:
         Existing files are refused before any is written, unless ``force``.
         ``create``: make the folder if it is missing.
         """
-        from som_studio.report.tables import png_bytes, upscale
+        from som_studio.report.tables import upscale
+        from som_studio.storage.writers import png_bytes
 
         d = Path(folder)
         if create and not d.exists():

@@ -22,7 +22,7 @@ def map_png(run: Any) -> bytes:
     from som_studio.picture.mapviews import MapViews
     from som_studio.picture.raster import report_scale
     from som_studio.picture.views import map_image
-    from som_studio.report.tables import png_bytes
+    from som_studio.storage.writers import png_bytes
 
     trained = np.asarray(run._trained)
     h, w = trained.shape[:2]

@@ -17,7 +17,7 @@ def compare(runs: Sequence[Any], baseline: str | None = None, title: str | None 
     Parameters
     ----------
     runs : :class:`~som_studio.storage.StoredRun`, :class:`~som_studio.storage.RunRecorder`,
-        :class:`~som_studio.report.content.ReportRun` or bare
+        :class:`~som_studio.storage.runfile.StoredRun` or bare
         :class:`~som_studio.session.record.RunRecord` (no maps), mixed freely.
     baseline : the run name speed-ups are measured against; default: the NumPy run of each kind.
     title : the report's title; default: the implementations compared.

@@ -59,17 +59,3 @@ def upscale(image: np.ndarray, target: int = 480) -> np.ndarray:
     h, w = image.shape[:2]
     k = max(1, -(-target // max(h, w)))
     return np.repeat(np.repeat(image, k, axis=0), k, axis=1) if k > 1 else image
-
-
-def png_bytes(image: np.ndarray, fast: bool = False) -> bytes:
-    """PNG of an (H, W, 3) uint8 image (Pillow).
-
-    ``fast``: light compression, ~20x quicker than the smallest file and ~25 % larger
-    (for the many frames a run keeps; measured on 240x135 maps).
-    """
-    from PIL import Image
-
-    buf = io.BytesIO()
-    options = {"compress_level": 3} if fast else {"optimize": True}
-    Image.fromarray(np.ascontiguousarray(image), "RGB").save(buf, format="PNG", **options)
-    return buf.getvalue()

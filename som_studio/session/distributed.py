@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from som_studio.i18n import _, ngettext
+from som_studio.i18n import N_, _, ngettext
 
 # Marks the supervised child; the value is the fd of the status pipe.
 CHILD_ENV = "SOM_STUDIO_DISTRIBUTED_STATUS_FD"
@@ -189,6 +189,44 @@ def check_same_runs(runs: object, cluster: Cluster) -> None:
                 len(differ),
             ).format(ids=", ".join(map(str, differ)), a="--process-id", b="--json")
         )
+
+
+def agree(failed: str | None, files: list[tuple[str, int]] | None) -> str | None:
+    """What every process of a run ends with once each has checked its part, or ``None`` when all may train.
+
+    ``failed``: why this process cannot train (its data unreadable, a refusal), or ``None``; ``files``:
+    the data files it will read and their sizes (a streamed run's), or ``None``. Every process calls
+    it at the same point and gets the same answer: the processes that failed, each named with its
+    reason, or the first file that some process does not see or sees with another size. So a file
+    missing on one machine stops every process with its name, before any of them waits for another.
+    In a process that joined no others: ``failed``.
+    """
+    from som_studio.core import jax_runtime
+
+    _index, count = jax_runtime.processes()
+    if count == 1:
+        return failed
+    every = jax_runtime.gather_json({"failed": failed, "files": files})
+    who = [_("process {id} of {n}").format(id=i, n=count) for i in range(count)]
+    bad = [f"{who[i]}: {e['failed']}" for i, e in enumerate(every) if e["failed"]]
+    if bad:
+        return "; ".join(bad)
+    seen = [{name: size for name, size in e["files"] or []} for e in every]
+    for i, mine in enumerate(seen):
+        for j, other in enumerate(seen):
+            for name, size in other.items():
+                if name not in mine:
+                    return _("{path}: {who} does not see this file, which {other} reads; {fix}").format(
+                        path=name, who=who[i], other=who[j], fix=_(_SAME_FILES)
+                    )
+                if mine[name] != size:
+                    return _("{path}: {a} bytes on {who} but {b} on {other}; {fix}").format(
+                        path=name, a=mine[name], who=who[i], b=size, other=who[j], fix=_(_SAME_FILES)
+                    )
+    return None
+
+
+_SAME_FILES = N_("every process must see the same data files at the same path")
 
 
 def _report(state: str) -> None:

@@ -2,7 +2,9 @@
 
 ``Started`` → ``Snapshot`` (iteration 0) → ``QualityMeasured`` (iteration 0, unless
 quality is measured only at the end) → ``Compiled`` → (``ChunkTimed`` | ``Snapshot`` |
-``QualityMeasured``)* → ``Finished`` (status ``ok`` or ``cancelled``) or ``Failed``.
+``QualityMeasured`` | ``EpochProgress``)* → ``Finished`` (status ``ok`` or ``cancelled``) or ``Failed``.
+A streamed run says where a long epoch stands (``EpochProgress``) between its batches, at most a
+few times a second.
 A sweep (a session given combinations) yields one ``CombinationTrained`` per combination, in
 order, just before its ``Finished`` (none when it was cancelled).
 A run refused before it starts (bad configuration or data, too big) yields only ``Failed``.
@@ -69,6 +71,38 @@ class ChunkTimed:
         return self.seconds / self.count
 
 
+@dataclass(frozen=True)
+class EpochProgress:
+    """Inside streamed epoch ``iteration``: ``row`` of its ``rows`` rows trained on.
+
+    This pass over the epoch began at row ``first`` (0, or where a resumed epoch was saved) ``seconds``
+    ago; training waited ``wait_s`` of them for the disk. ``rows`` is this process's share.
+    """
+
+    iteration: int
+    row: int
+    rows: int
+    first: int
+    seconds: float
+    wait_s: float
+
+    @property
+    def rows_per_s(self) -> float:
+        """Rows trained on per second in this pass (0 before any time has passed)."""
+        return (self.row - self.first) / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def epoch_left_s(self) -> float | None:
+        """Seconds left of this epoch at this pass's rate; ``None`` before a row was trained on."""
+        rate = self.rows_per_s
+        return (self.rows - self.row) / rate if rate > 0 else None
+
+    @property
+    def wait_share(self) -> float:
+        """The share of this pass's time spent waiting for the disk."""
+        return min(1.0, self.wait_s / self.seconds) if self.seconds > 0 else 0.0
+
+
 @dataclass(frozen=True, eq=False)
 class Snapshot:
     """The map after ``iteration`` iterations (host copy, (H, W, D))."""
@@ -111,4 +145,14 @@ class Failed:
     record: RunRecord
 
 
-Event = Started | Compiled | ChunkTimed | Snapshot | QualityMeasured | CombinationTrained | Finished | Failed
+Event = (
+    Started
+    | Compiled
+    | ChunkTimed
+    | EpochProgress
+    | Snapshot
+    | QualityMeasured
+    | CombinationTrained
+    | Finished
+    | Failed
+)

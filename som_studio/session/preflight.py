@@ -164,9 +164,15 @@ def batch_rows(config: RunConfig, features: int, rows: int) -> int:
     return max(1, min(1 << (fit.bit_length() - 1), rows))
 
 
+def table_bytes(rows: int, features: int) -> int:
+    """The memory a table of ``rows`` x ``features`` takes while it loads (float64, about three copies: read,
+    checked, scaled)."""
+    return 3 * 8 * rows * features
+
+
 def table_fits(rows: int, features: int) -> bool:
     """Whether a table of ``rows`` x ``features`` loads within :data:`STREAM_SHARE` of the available memory."""
-    return 3 * 8 * rows * features <= STREAM_SHARE * memory.host_available()
+    return table_bytes(rows, features) <= STREAM_SHARE * memory.host_available()
 
 
 def streamable_refusal(config: RunConfig) -> Refusal | None:

@@ -57,6 +57,7 @@ from som_studio.session.resolve import load_data
 from som_studio.session.timing import (
     FRAME_HZ,
     FRAME_SHARE,
+    PROGRESS_INTERVAL_S,
     QUALITY_SHARE,
     FramePacer,
     quality_iterations,
@@ -92,6 +93,8 @@ class Session:
         run). ``None``: the session reads ``config``'s data (:func:`~som_studio.session.resolve.load_data`).
     snapshot_interval_s : least time between snapshots; ``None``: only the
         initial and final maps (a headless run).
+    progress_interval_s : least time between ``EpochProgress`` events, where a streamed epoch stands
+        between its batches (none in an epoch shorter than this); ``None``: none at all.
     frame_share : the share of training time the snapshots between the initial
         and final maps may cost together, their pictures included (booked by
         the consumer, :meth:`frame_cost`); ``None``: one every ``snapshot_interval_s``.
@@ -134,6 +137,7 @@ class Session:
         *,
         data: np.ndarray | Table | Source | None = None,
         snapshot_interval_s: float | None = 1 / FRAME_HZ,
+        progress_interval_s: float | None = PROGRESS_INTERVAL_S,
         frame_share: float | None = FRAME_SHARE,
         quality_points: int = 10,
         final_quality: bool = True,
@@ -152,6 +156,7 @@ class Session:
         self.sweep_configs: list[RunConfig] = []
         self._data = data
         self.snapshot_interval_s = snapshot_interval_s
+        self.progress_interval_s = progress_interval_s
         self._frames = FramePacer(snapshot_interval_s or 0.0, frame_share)
         self.quality_points = quality_points
         self.final_quality = final_quality
@@ -221,7 +226,13 @@ class Session:
         try:
             impl, data, table = self._prepare(cfg, record)
         except Exception as exc:
-            yield self._refused(record, exc)
+            refused = self._refused(record, exc)
+            self._agree(refused.record.message)  # the other processes stop too, told why
+            yield refused
+            return
+        why = self._agree(None)
+        if why is not None:  # another process cannot train it: none does
+            yield self._refused(record, DataError(why))
             return
         # The agreement check's time is its own (the report names it), not reading data.
         record.phases["data"] = (
@@ -284,6 +295,14 @@ class Session:
             record.extra["agreement"] = user_impl.agreement(impl, cfg, data)
             record.extra["user_impl"] = user_impl.source_facts(impl)  # the bytes this process imported
         return impl, data, table
+
+    def _agree(self, failed: str | None) -> str | None:
+        """Over several processes, whether every process can train this run (see :func:`distributed.agree`)."""
+        from som_studio.session import distributed
+
+        s = self.source
+        files = None if s is None else [(str(p), size) for p, (size, _mtime) in zip(s.paths, s.stamps)]
+        return distributed.agree(failed, files)
 
     def _sweep_impl(self, impl: Implementation, data: np.ndarray, devices: Devices | None) -> Implementation:
         """``jax-fused-batch`` whose trainer is the sweep's: every combination's map, spread over the devices."""

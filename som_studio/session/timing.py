@@ -39,6 +39,9 @@ FRAME_SHARE = 0.02
 #: The most map frames a second: a moving map reads as moving at this rate, and a frame more
 #: costs the training more than it shows the eye.
 FRAME_HZ = 15
+#: Least seconds between a streamed epoch's progress events: four a second keep an epoch of hours
+#: visibly moving, and cost the training nothing measurable (one small event, between batches).
+PROGRESS_INTERVAL_S = 0.25
 #: A measurement predicted to take less than this always fits: it is not worth
 #: skipping (a small map's QE/TE on the host takes microseconds).
 QUALITY_FREE_S = 0.02

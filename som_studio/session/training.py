@@ -32,6 +32,7 @@ from som_studio.session.events import (
     ChunkTimed,
     CombinationTrained,
     Compiled,
+    EpochProgress,
     Event,
     Failed,
     Finished,
@@ -70,6 +71,7 @@ class Driver(Protocol):
     sweep: list[dict[str, Any]]
     sweep_configs: list[RunConfig]
     snapshot_interval_s: float | None
+    progress_interval_s: float | None
     _frames: FramePacer
     final_quality: bool
     chunk_target_s: float
@@ -170,7 +172,9 @@ class Training:
         ck = self.session.checkpoint
         if ck is None or ck.iteration == self.it:  # saved there already (inside the next epoch, even)
             return
-        self._save(self.it, {"map": weights}, None, None)
+        # A streamed online run goes on from where its reader stands (row ``it mod N``): saved beside the map.
+        where = getattr(self.trainer, "reader_state", None)
+        self._save(self.it, {"map": weights}, None, where() if where is not None else None)
 
     # A trainer whose iteration is long (a streamed epoch) saves inside it through these two
     # (:attr:`som_studio.core.impls.protocol.Implementation`'s optional ``checkpoints``).
@@ -221,8 +225,14 @@ class Training:
         tp = time.perf_counter()
         source = self.session.source
         if source is not None:
+            # Over several processes each reads its own share of the source, in every pass; what the
+            # passes count of their shares is gathered, so every process holds the whole source's.
+            index, count = jax_runtime.processes() if impl.backend == "jax" else (0, 1)
+            gather = jax_runtime.process_gather if count > 1 else None
             # The statistics pass (scaling, initial map) reads the data: its time is reading's.
-            self.problem = problem = make_stream_problem(cfg, impl.kind, source, self.session.batch_rows)
+            self.problem = problem = make_stream_problem(
+                cfg, impl.kind, source, self.session.batch_rows, (index, count), gather
+            )
             self.excluded += time.perf_counter() - tp
             self.timed("data", tp)
             tp = time.perf_counter()
@@ -338,11 +348,13 @@ class Training:
             count = self._chunk_size(min(chunk, T - it), rate, next_q)
             ts = time.perf_counter()
             self.within_s = 0.0
+            outside = session._outside_s
             try:
-                self.trainer.run(it, count)
+                yield from self._train_chunk(it, count)
             except StoppedInside:
                 break  # stopped inside the chunk, where it stood saved: it ends cancelled at ``it``
-            dt = time.perf_counter() - ts - self.within_s  # checkpoints saved inside it are not training
+            # Checkpoints saved inside it and the caller's time with its progress events are not training.
+            dt = time.perf_counter() - ts - self.within_s - (session._outside_s - outside)
             rate = dt / count if count else rate
             self.record.chunks.append(Chunk(it, count, dt))
             self.it = it = it + count
@@ -378,6 +390,21 @@ class Training:
                 self.record.phases["frames"] += frame_s
                 frames.spend(frame_s)
                 yield Snapshot(it, snap)
+
+    def _train_chunk(self, first: int, count: int) -> Generator[Event, None, None]:
+        """Train iterations ``first .. first+count-1``; a trainer that trains in steps (a streamed epoch) says
+        where it stands at most every :attr:`Session.progress_interval_s`, so an epoch of hours is seen moving."""
+        every = self.session.progress_interval_s
+        steps = getattr(self.trainer, "steps", None)
+        if every is None or steps is None:
+            self.trainer.run(first, count)
+            return
+        due = time.perf_counter() + every
+        for where in steps(first, count):
+            now = time.perf_counter()
+            if now >= due:
+                due = now + every
+                yield EpochProgress(*where)
 
     def _chunk_size(self, count: int, rate: float | None, next_q: list[int]) -> int:
         """``count``, or fewer so that the chunk ends at the next quality point the run can afford.
@@ -492,19 +519,27 @@ class Training:
             record.qe, record.te = record.history[-1]["qe"], record.history[-1]["te"]
         return first
 
-    def _stream_facts(self) -> None:
-        """A streamed run's reading into its record: ``phases.read``, ``extra.stream``'s rows and bytes read."""
+    def _stream_facts(self, every: bool = True) -> None:
+        """A streamed run's reading into its record: ``phases.read``, ``extra.stream``'s rows and bytes read.
+
+        Over several processes, ``by_process`` lists the rows of each process's share and ``bytes_read``
+        adds every process's, gathered when ``every`` (all processes are here together); ``read`` is this
+        process's wait.
+        """
         trainer, facts = self.trainer, self.record.extra.get("stream")
         if facts is None or trainer is None or not hasattr(trainer, "read_s"):
             return
         self.record.phases["read"] = trainer.read_s
-        facts["bytes_read"] = int(trainer.bytes_read)
-        facts["by_process"] = [int(trainer.stream.rows)]  # the rows of this process's share
+        stream = trainer.stream
+        mine = np.array([stream.rows, trainer.bytes_read], np.int64)
+        got = stream.gather(mine) if stream.gather is not None and every else mine[None, :]
+        facts["bytes_read"] = int(got[:, 1].sum())
+        facts["by_process"] = [int(n) for n in got[:, 0]]  # the rows of each process's share
 
     def failed(self, exc: Exception) -> Failed:
         """The event of a run that failed while training, with what it measured so far."""
         record, impl = self.record, self.impl
-        self._stream_facts()
+        self._stream_facts(every=False)  # the other processes need not be here: this one's own
         record.total_s = self.train_s()
         record.status = "failed"
         record.message = str(exc) if isinstance(exc, CheckpointError) else f"{type(exc).__name__}: {exc}"
@@ -568,7 +603,7 @@ def _inside(
     from som_studio.core.inspection import inside
 
     counted = inside.analytic(
-        impl.work_model,
+        impl.work_algorithm,
         str(record.extra.get("kernel_plan", "")),
         height=problem.height,
         width=problem.width,

@@ -13,8 +13,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from som_studio.i18n import _
-from som_studio.report.writers import OutputError
 from som_studio.storage.runfile import SUFFIX, HistoryError, StoredRun
+from som_studio.storage.writers import OutputError
 
 
 class RunHistory:

@@ -25,7 +25,7 @@ import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -34,13 +34,9 @@ from som_studio.core.data import json_fields, model_file
 from som_studio.core.data.json_fields import FLAG, LIST, NULL, NUMBER, OBJECT, TEXT, WHOLE, FieldError
 from som_studio.core.impls import memory
 from som_studio.i18n import _
-from som_studio.report.tables import png_bytes
-from som_studio.report.writers import write_atomic
 from som_studio.session.record import RunRecord
 from som_studio.storage.archive import ArchiveError, RunArchive
-
-if TYPE_CHECKING:
-    from som_studio.report.content import ReportRun
+from som_studio.storage.writers import png_bytes, write_atomic
 
 FORMAT = "som-studio-run"
 VERSION = 2  # 2: the model arrays of core/data/model_file.py (docs/somrun-format.md)
@@ -53,10 +49,12 @@ class HistoryError(ValueError):
 
 @dataclass
 class StoredRun:
-    """A finished run as the history keeps it.
+    """A finished run as the history keeps it and a report shows it.
 
-    ``final_image`` and ``frames`` are (H, W, 3) uint8 pictures; ``final_map``
-    the raw final map (H, W, D), when the run got that far.
+    ``final_image`` is the final map's (H, W, 3) uint8 picture and ``frames`` the kept
+    ``(iteration, image)`` pairs for the animation; ``iterations`` the iterations the run was to
+    do; ``final_map`` the raw final map (H, W, D) in the trained space, when the run got that far
+    (the report's map views of a run on a data file are drawn from it and the record's model).
     """
 
     record: RunRecord
@@ -86,11 +84,20 @@ class StoredRun:
             frames=list(capture.frames),
         )
 
-    def report_run(self) -> ReportRun:
-        """This run as a comparison shows it."""
-        from som_studio.report.content import ReportRun
+    @property
+    def has_views(self) -> bool:
+        """Whether a report shows this run's map views: a finished run on a data file (it has a model)."""
+        data = self.record.config.get("data")
+        on_file = isinstance(data, dict) and bool(data.get("path"))
+        return on_file and self.final_map is not None and getattr(self.record, "model", None) is not None
 
-        return ReportRun(self.name, self.record, self.final_image, tuple(self.frames), self.iterations, self.final_map)
+    @property
+    def planned(self) -> int:
+        """The iterations the run was to do (a cancelled run did fewer)."""
+        if self.iterations:
+            return self.iterations
+        cfg = self.record.config
+        return int(cfg.get("steps") or cfg.get("epochs") or self.record.iterations_done or 0)
 
     # -- one file ------------------------------------------------------------------------
     def to_bytes(self) -> bytes:

@@ -6,7 +6,7 @@ Every message is a frozen dataclass. On the pipe it travels as
 unknown name with :class:`ProtocolError`, so an app and a worker of different
 releases say so rather than misread each other.
 
-worker -> app: :class:`EventMessage` (a session event; a ``Snapshot`` is sent
+worker -> app: :class:`EventMessage` (a session event, ``EpochProgress`` included; a ``Snapshot`` is sent
 as a :class:`FrameMessage` rendered in the worker, the latest only),
 :class:`FinalMap` (the last map, raw, just before ``Finished``/``Failed``),
 :class:`WorkerError` (the worker failed outside the session) and
@@ -22,10 +22,10 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 """1: the first; 2: the ``Started`` event inside an :class:`EventMessage` carries the data's feature
 names and scaling (a live run's planes are named, its colour bars in the file's units); 3: a sweep's
-``CombinationTrained`` events."""
+``CombinationTrained`` events; 4: a streamed epoch's ``EpochProgress`` events."""
 
 
 class ProtocolError(ValueError):

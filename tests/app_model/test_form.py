@@ -210,7 +210,36 @@ def test_a_folder_is_streamed_its_size_said_and_its_grid_from_one_pass(tmp_path)
     assert st.runnable, st.reason
     assert st.data_text.startswith("500 x 3 in 2 files (") and "read into memory (it fits" in st.data_text
     st = form.edit(stream=True)
-    assert st.runnable and "streamed: read in batches every epoch" in st.data_text
+    assert st.runnable and "Streamed: read in batches of 500 rows every epoch" in st.data_text
+    assert "would not fit" not in st.data_text  # asked for, not forced
+    # The NumPy reference has no cost model: the epoch's reading alone, at the rate the form's own pass went.
+    assert info.read_rate > 0 and st.time_text.startswith("Time: reading takes about ")
     empty = tmp_path / "empty"
     empty.mkdir()
     assert "holds no data files" in read_data(DataKey(str(empty))).error
+
+
+def test_a_folder_too_big_for_memory_streams_unasked_says_why_and_is_judged_on_a_batch(tmp_path, monkeypatch):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from som_studio.core.impls import memory
+
+    # 420,000 x 8 loads as about 77 MiB (a small file: few distinct values); with 150 MB available it would
+    # take more than half, while a batch of 256 rows on a 6x5 map needs about 100 MB.
+    x = np.random.default_rng(4).integers(0, 4, (420_000, 8)).astype(np.float64)
+    path = tmp_path / "p.parquet"
+    pq.write_table(pa.table({f"f{j}": x[:, j] for j in range(8)}), path)
+    monkeypatch.setattr(memory, "host_available", lambda: 150_000_000)
+    form = RunForm()
+    cfg = RunConfig(impl="jax-fused-batch", data=DataSpec(path=str(path)), width=6, height=5, epochs=10)
+    st = form.set_config(cfg.replace(batch_rows=256))
+    info = read_data(st.data_needed)
+    assert info.streamed == (1, path.stat().st_size)  # one file, never loaded whole
+    st = form.data_read(st.data_needed, info)
+    assert st.runnable, st.reason  # the whole table is not what the run holds: a batch of 256 rows is
+    assert "Streamed: read in batches of 256 rows every epoch" in st.data_text
+    assert "its table would take about 76.9 MiB, more than 50% of the 143.1 MiB of memory available" in st.data_text
+    assert st.memory_text.startswith("Memory: about ")
+    # jax-fused-batch's arithmetic by the cost model, beside the reading as the form's pass went.
+    assert st.time_text.startswith("Time: about ") and "for 10: the arithmetic " in st.time_text
+    assert "(the cost model, CPU)" in st.time_text and "rows/s, as the pass over the data went" in st.time_text

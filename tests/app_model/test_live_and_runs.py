@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from som_studio.app_model.live import LiveRun
+from som_studio.app_model.live import LiveProgress
 from som_studio.app_model.runs import COLUMNS, RunList, row_texts
 from som_studio.config import RunConfig
-from som_studio.session.events import ChunkTimed
+from som_studio.session.events import ChunkTimed, EpochProgress
 from som_studio.session.record import RunRecord
 from som_studio.storage import RunHistory, StoredRun
 
 
 def test_live_run_progress_and_time():
-    live = LiveRun()
+    live = LiveProgress()
     assert live.time_text(5.0) == "" and live.progress == 0.0
     text = live.begin(RunConfig(impl="numpy-online", width=10, height=7, steps=1000), now=100.0)
     assert text == "Starting numpy-online on a 10x7 map…"
@@ -21,6 +21,26 @@ def test_live_run_progress_and_time():
     assert live.time_text(102.0) == "elapsed   2.0 s   ETA   1.5 s   250/1,000"
     assert live.time_text(103.0, running=False) == "elapsed   3.0 s"
     assert live.failed(_record("numpy-online", "failed", "boom")) == "Failed: boom"
+
+
+def test_live_run_inside_a_streamed_epoch():
+    live = LiveProgress()
+    live.begin(RunConfig(impl="jax-fused-batch", width=32, height=32, epochs=10), now=0.0)
+    live.chunks([ChunkTimed(0, 2, 40.0, 40.0)])  # two epochs done
+    # Epoch 3 (index 2): 4 of 10 million rows in 2 s, 0.5 s of it waiting for the disk.
+    text = live.progressed(EpochProgress(iteration=2, row=4_000_000, rows=10_000_000, first=0, seconds=2.0, wait_s=0.5))
+    assert text == (
+        "Epoch 3 of 10: 4,000,000 of 10,000,000 rows, 2,000,000 rows/s, 3 s left in it; "
+        "waiting for the disk 25% of the time"
+    )
+    assert live.progress == (2 + 0.4) / 10  # the bar moves inside the epoch
+    # 3 s left of this epoch, then 7 epochs of 5 s each at this rate.
+    assert live.time_text(50.0) == "elapsed  50.0 s   ETA  38.0 s   2/10"
+    live.chunks([ChunkTimed(2, 1, 5.0, 45.0)])  # that epoch ended: its progress is history
+    assert live.epoch is None and live.epoch_text() == "" and live.progress == 0.3
+    # A resumed epoch's pass began at its saved row: the rate counts the rows read since.
+    live.progressed(EpochProgress(iteration=3, row=6_000_000, rows=10_000_000, first=5_000_000, seconds=1.0, wait_s=0))
+    assert live.epoch.rows_per_s == 1_000_000 and live.epoch.epoch_left_s == 4.0
 
 
 def _record(impl: str, status: str = "ok", message: str = "") -> RunRecord:
@@ -62,12 +82,12 @@ def test_a_layout_the_workers_devices_cannot_hold_names_the_apps_control():
     assert "refusal" not in record.to_dict()  # the JSON keeps its fields
     app_control = LABELS["cpu_devices"].format(n=128)
     run = StoredRun(record=record, name="refused", created="2026-11-23T14:00:00")
-    for text in (LiveRun.failed(record), run_tooltip(run), " ".join(row_texts(run))):
+    for text in (LiveProgress.failed(record), run_tooltip(run), " ".join(row_texts(run))):
         assert "--cpu-devices" not in text and app_control in text, text
-    assert LiveRun.failed(record).startswith("Failed: Layout: layout 16x8 needs 128 devices")
+    assert LiveProgress.failed(record).startswith("Failed: Layout: layout 16x8 needs 128 devices")
     # Other messages keep their words, those that look like a field's included.
-    assert LiveRun.failed(_record("numpy-batch", "failed", "boom: no field")) == "Failed: boom: no field"
-    assert LiveRun.failed(_record("numpy-batch", "failed", "layout: as written")) == "Failed: layout: as written"
+    assert LiveProgress.failed(_record("numpy-batch", "failed", "boom: no field")) == "Failed: boom: no field"
+    assert LiveProgress.failed(_record("numpy-batch", "failed", "layout: as written")) == "Failed: layout: as written"
 
 
 def test_a_worker_speaking_korean_has_its_layout_remedy_named_as_the_apps_control():

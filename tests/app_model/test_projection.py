@@ -1,4 +1,4 @@
-"""Project data… and Export units… on a stored run, without Qt: through som_studio.model, as the CLI."""
+"""Project data… and Export units… on a stored run, without Qt: through som_studio.trained, as the CLI."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from som_studio import cli
 from som_studio.app_model import projection
 from som_studio.app_model.examples import iris_config
 from som_studio.app_model.projection import ProjectionError, export_units, project_apart, project_stored
-from som_studio.model import load_run
 from som_studio.resources import resource
 from som_studio.storage.runfile import StoredRun
+from som_studio.trained import load_run
 
 IRIS = resource("data", "iris.csv")
 

@@ -72,7 +72,7 @@ def test_load_run_imports_no_qt_and_gives_the_model(iris_run):
 def test_codebook_is_in_original_units_and_projection_gives_the_training_bmus(iris_run):
     from som_studio.core.data import read_table
     from som_studio.core.som import metrics
-    from som_studio.model import load_run
+    from som_studio.trained import load_run
 
     path, _, data = iris_run
     run = load_run(path)
@@ -220,8 +220,8 @@ def test_resources_ship_the_iris_licence():
 
 
 def test_history_keeps_the_model_when_a_run_is_saved_again(iris_run, tmp_path):
-    from som_studio.model import load_run
     from som_studio.storage import StoredRun
+    from som_studio.trained import load_run
 
     run = StoredRun.load(iris_run[0])
     assert run.record.model is not None and run.record.model.feature_names[0] == "sepal_length"
@@ -233,7 +233,7 @@ def test_history_keeps_the_model_when_a_run_is_saved_again(iris_run, tmp_path):
 
 
 def test_a_version_1_file_opens_as_an_unscaled_model(tmp_path):
-    from som_studio.model import load_run
+    from som_studio.trained import load_run
 
     meta = {"format": "som-studio-run", "version": 1, "record": {"config": {"impl": "numpy-batch"}}}
     path = tmp_path / "old.somrun"
@@ -250,7 +250,7 @@ def test_a_version_1_file_opens_as_an_unscaled_model(tmp_path):
 
 
 def test_unit_and_codebook_exports(iris_run, tmp_path):
-    from som_studio.model import load_run
+    from som_studio.trained import load_run
 
     run = load_run(iris_run[0])
     assert run.hits.sum() == 150 and run.hits.shape == (8, 12)
@@ -269,7 +269,7 @@ def test_unit_and_codebook_exports(iris_run, tmp_path):
 
 def test_project_a_npy_file_in_chunks(iris_run, tmp_path):
     from som_studio.core.data import DataError
-    from som_studio.model import load_run
+    from som_studio.trained import load_run
 
     run = load_run(iris_run[0])
     values = np.loadtxt(IRIS, delimiter=",", skiprows=1, usecols=(0, 1, 2, 3))

@@ -12,9 +12,9 @@ from PIL import Image
 
 from som_studio.config import DataSpec, RunConfig
 from som_studio.report import EXPORTS, Exporter, ExportError, compare
-from som_studio.report.writers import OutputError
 from som_studio.session.session import Session
 from som_studio.storage import RunRecorder
+from som_studio.storage.writers import OutputError
 
 
 @pytest.fixture(scope="module")

@@ -64,7 +64,7 @@ def test_analytic_count_and_cost_analysis_agree_on_the_fused_epoch():
         static = inside.inspect(trainer)
         p = trainer.p
         counted = inside.analytic(
-            impl.work_model,
+            impl.work_algorithm,
             str(trainer.plan),
             height=p.height,
             width=p.width,

@@ -40,13 +40,13 @@ def test_every_plan_finds_the_references_units(form, missing):
 
 
 def test_a_big_map_projects_on_the_device_as_the_reference_does(monkeypatch):
-    from som_studio import model
+    from som_studio import trained
 
     weights, x = _map_and_rows(missing=True)
-    run = model.SomRun(Path("big.somrun"), {}, weights, None)  # a run stored without a model: unscaled
+    run = trained.SomRun(Path("big.somrun"), {}, weights, None)  # a run stored without a model: unscaled
     reference = metrics.nearest_units(weights, x)
-    monkeypatch.setattr(model, "DEVICE_SEARCH_WORK", 0)  # every map counts as big
-    monkeypatch.setattr(model, "PROJECT_CHUNK_ROWS", 64)  # several chunks through one program
+    monkeypatch.setattr(trained, "DEVICE_SEARCH_WORK", 0)  # every map counts as big
+    monkeypatch.setattr(trained, "PROJECT_CHUNK_ROWS", 64)  # several chunks through one program
     first, d2 = run._nearest(x)
     assert run._device_search is not None
     np.testing.assert_array_equal(first, reference[0])

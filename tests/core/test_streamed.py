@@ -75,6 +75,74 @@ def test_a_streamed_run_ends_at_the_in_memory_map(folder, impl, topology, toroid
     np.testing.assert_allclose(maps[1], maps[0], rtol=1e-6, atol=1e-6)
 
 
+def test_the_shares_of_several_processes_merge_to_the_whole_sources_statistics_and_rows(folder):
+    """Each of three processes reads its share; what they gather (here: stacked by the test) merges to the
+    statistics of the whole source, and each seeded row comes from the process that holds it."""
+    from som_studio.core.data import moments
+
+    path, _x = folder["holes"]
+    source = stream.open_source(path)
+    parts = [moments.statistics(source, 64, (i, 3)) for i in range(3)]
+    assert [m.rows for m in parts] == [source.share_rows(i, 3) for i in range(3)]
+    stack = np.stack([m.flat() for m in parts])
+    merged = moments.statistics(source, 64, (1, 3), gather=lambda _mine: stack)
+    whole = moments.statistics(source, 64)
+    assert merged.rows == whole.rows == 700
+    np.testing.assert_allclose(merged.mean, whole.mean, rtol=1e-12)
+    np.testing.assert_allclose(merged.comoments(), whole.comoments(), rtol=1e-10, atol=1e-9)
+    np.testing.assert_array_equal(merged.low, whole.low)
+    np.testing.assert_array_equal(merged.high, whole.high)
+    rows = np.random.default_rng(0).integers(0, 700, size=40)
+    held = [moments.gather_rows(source, rows, 64, (i, 3)) for i in range(3)]
+    mask = [~np.isnan(h).all(axis=1) for h in held]
+    stacked = np.stack([np.concatenate([h, m[:, None].astype(float)], axis=1) for h, m in zip(held, mask)])
+    picked = moments.gather_rows(source, rows, 64, (0, 3), gather=lambda _mine: stacked)
+    np.testing.assert_array_equal(picked, moments.gather_rows(source, rows, 64))
+
+
+SHARDED = [
+    ("jax-jit-sharded-batch", "2x1", "rect", False, "pca", "zscore"),
+    ("jax-jit-sharded-batch", "1x2", "hex", False, "sample", "minmax"),
+    ("jax-shardmap-batch", "2x2", "rect", True, "random", "zscore"),
+    ("jax-pmap-batch", "2x1", "hex", True, "pca", "none"),
+]
+
+
+@pytest.mark.parametrize("impl, layout, topology, toroid, init, scaling", SHARDED)
+def test_a_sharded_streamed_run_ends_at_the_in_memory_map_of_its_layout(
+    folder, impl, layout, topology, toroid, init, scaling
+):
+    """Batches of 64 rows (the last short) placed over the layout's data axis, sums kept on the devices."""
+    path, x = folder["holes"]
+    cfg = RunConfig(
+        impl=impl,
+        data=DataSpec(path=str(path)),
+        width=5,
+        height=4,
+        epochs=3,
+        topology=topology,
+        toroid=toroid,
+        init=init,
+        scaling=scaling,
+        layout=layout,
+    )
+    whole = make_problem(cfg, "batch", Table(x, ("a", "b", "c")).scaled(cfg.scaling_method).values)
+    streamed = make_stream_problem(cfg, "batch", stream.open_source(path), 64)
+    maps = []
+    for problem in (whole, streamed):
+        trainer = streamed_trainer.create(registry.get(impl), problem)
+        trainer.warmup()
+        trainer.run(0, 2)
+        trainer.run(2, 1)
+        maps.append(trainer.get_map())
+        if problem is streamed:
+            assert trainer.rows_read == 3 * 700
+            facts = trainer.describe()
+            assert facts["sharding"]["layout"] == layout and facts["memory_compiled_bytes"] > 0
+        trainer.close()
+    np.testing.assert_allclose(maps[1], maps[0], rtol=1e-6, atol=1e-6)
+
+
 def test_bench_streams_a_folder_and_records_what_it_read(folder, tmp_path, capsys):
     from som_studio.cli import main
 
@@ -94,11 +162,11 @@ def test_bench_streams_a_folder_and_records_what_it_read(folder, tmp_path, capsy
     assert mem["quality"]["qe"] == pytest.approx(run["quality"]["qe"], rel=1e-5)
 
 
-def test_an_online_implementation_is_refused_a_stream(folder, capsys):
+def test_an_implementation_that_cannot_stream_is_refused_a_stream(folder, capsys):
     from som_studio.cli import main
 
     path, _x = folder["whole"]
-    assert main(["bench", "--data", str(path), "--impl", "numpy-online", "--grid", "4x3", "--stream"]) != 0
+    assert main(["bench", "--data", str(path), "--impl", "jax-vmap-batch", "--grid", "4x3", "--stream"]) != 0
     assert "does not train from a stream" in capsys.readouterr().err
 
 
@@ -126,3 +194,29 @@ def test_a_streamed_run_counts_the_in_memory_hits_and_labels(tmp_path):
     np.testing.assert_allclose(streamed.unit_purity, whole.unit_purity)
     assert runs[0].label_purity == pytest.approx(runs[1].label_purity)
     np.testing.assert_allclose(streamed.scaling.offset, whole.scaling.offset)
+
+
+def test_a_streamed_epoch_says_where_it_stands_and_ends_at_the_same_map(folder):
+    from som_studio.session.events import ChunkTimed, EpochProgress, Finished, Snapshot
+    from som_studio.session.session import Session
+
+    path, _x = folder["holes"]
+    cfg = RunConfig(
+        impl="numpy-batch", data=DataSpec(path=str(path)), width=4, height=3, epochs=2, stream=True, batch_rows=100
+    )
+
+    def events(every):
+        return list(Session(cfg, snapshot_interval_s=None, progress_interval_s=every).run())
+
+    told, quiet = events(0.0), events(None)
+    steps = [e for e in told if isinstance(e, EpochProgress)]
+    assert not any(isinstance(e, EpochProgress) for e in quiet)
+    # Every batch of both epochs (every_s 0): 100, 200, ... 700 rows of each, in order, before its chunk's end.
+    assert [(e.iteration, e.row) for e in steps] == [(t, r) for t in (0, 1) for r in range(100, 701, 100)]
+    assert all(e.rows == 700 and e.first == 0 and 0 <= e.wait_s <= e.seconds for e in steps)
+    assert steps[-1].epoch_left_s == 0.0 and steps[0].rows_per_s > 0 and 0 <= steps[0].wait_share <= 1
+    ends = [i for i, e in enumerate(told) if isinstance(e, ChunkTimed)]
+    assert told.index(steps[0]) < ends[0]
+    maps = [next(e.map for e in reversed(evs) if isinstance(e, Snapshot)) for evs in (told, quiet)]
+    np.testing.assert_array_equal(maps[0], maps[1])
+    assert isinstance(told[-1], Finished) and told[-1].record.status == "ok"

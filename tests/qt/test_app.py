@@ -427,9 +427,9 @@ def test_a_first_start_opens_on_a_jax_implementation_with_pause_and_stop_off(win
 
 
 def test_elapsed_stops_while_paused(small_config):
-    from som_studio.app_model.live import LiveRun
+    from som_studio.app_model.live import LiveProgress
 
-    live = LiveRun()
+    live = LiveProgress()
     live.begin(small_config, now=100.0)
     live.pause(102.0)
     assert live.time_text(110.0, running=False) == "elapsed   2.0 s"

@@ -18,9 +18,10 @@ pytest.importorskip("pyqtgraph")
 from PIL import Image
 
 from som_studio.qt import report_render
-from som_studio.report.content import ReportRun, build_report
+from som_studio.report.content import build_report
 from som_studio.report.html import report_html
 from som_studio.session.record import Chunk, RunRecord
+from som_studio.storage.runfile import StoredRun
 
 IMPLS = ("numpy-batch", "jax-vmap-batch", "jax-fused-batch", "jax-shardmap-batch", "jax-pmap-batch")
 
@@ -45,7 +46,7 @@ def _report():
             peak_bytes=123_456_789,
         )
         img = (rng.random((30, 40, 3)) * 255).astype(np.uint8)
-        runs.append(ReportRun(impl, rec, img, ((0, img), (20, img)), 20))
+        runs.append(StoredRun(rec, name=impl, final_image=img, frames=[(0, img), (20, img)], iterations=20))
     return build_report(runs)
 
 

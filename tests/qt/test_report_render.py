@@ -12,11 +12,12 @@ pytest.importorskip("pyqtgraph")
 from PIL import Image
 
 from som_studio.qt import report_render
-from som_studio.report.content import ReportRun, build_report
+from som_studio.report.content import build_report
 from som_studio.session.record import Chunk, RunRecord
+from som_studio.storage.runfile import StoredRun
 
 
-def _runs() -> list[ReportRun]:
+def _runs() -> list[StoredRun]:
     rng = np.random.default_rng(1)
     ok = RunRecord(
         impl="numpy-batch",
@@ -51,9 +52,9 @@ def _runs() -> list[ReportRun]:
     )
     img = (rng.random((5, 8, 3)) * 255).astype(np.uint8)
     return [
-        ReportRun("numpy-batch", ok, img, ((0, img), (6, img)), 6),
-        ReportRun("jax-vmap-batch", cancelled, img, ((0, img), (3, img)), 6),
-        ReportRun("jax-jit-online", failed),
+        StoredRun(ok, name="numpy-batch", final_image=img, frames=[(0, img), (6, img)], iterations=6),
+        StoredRun(cancelled, name="jax-vmap-batch", final_image=img, frames=[(0, img), (3, img)], iterations=6),
+        StoredRun(failed, name="jax-jit-online"),
     ]
 
 

@@ -89,7 +89,7 @@ def test_project_data_on_a_stored_run_shows_the_hit_map_and_names_mismatched_col
     assert run.record.status == "ok"
     panel.select(run.id)
     with qtbot.waitSignal(panel.projector.projected, timeout=WAIT_MS) as got:
-        panel.projector.project(str(iris))  # off the GUI thread, through som_studio.model
+        panel.projector.project(str(iris))  # off the GUI thread, through som_studio.trained
     result = got.args[0]
     assert result.rows == 150 and result.hits.shape == (8, 12)
     view = window.map_view
@@ -105,7 +105,7 @@ def test_project_data_on_a_stored_run_shows_the_hit_map_and_names_mismatched_col
     text = panel.error_dialog.text()
     assert "missing petal_length" in text and "unexpected extra" in text
     panel.error_dialog.accept()
-    # Export units…: the per-unit CSV som_studio.model writes.
+    # Export units…: the per-unit CSV som_studio.trained writes.
     out = panel.projector.export_units(str(tmp_path / "units.csv"))
     rows = list(csv.reader(out.open()))
     assert rows[0][:4] == ["unit", "row", "col", "hits"] and len(rows) == 97

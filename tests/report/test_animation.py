@@ -10,14 +10,14 @@ from PIL import Image, ImageSequence
 
 from som_studio.report import animation
 from som_studio.report.animation import AnimationError, animation_format, compose_frames, encode
-from som_studio.report.content import ReportRun
 from som_studio.session.record import RunRecord
+from som_studio.storage.runfile import StoredRun
 
 
-def _run(name: str, h: int, w: int, iterations: list[int], planned: int) -> ReportRun:
+def _run(name: str, h: int, w: int, iterations: list[int], planned: int) -> StoredRun:
     frames = tuple((it, np.full((h, w, 3), (it * 7) % 256, dtype=np.uint8)) for it in iterations)
     rec = RunRecord(impl=name, kind="online", config={"impl": name, "steps": planned}, status="ok")
-    return ReportRun(name, rec, frames[-1][1], frames, planned)
+    return StoredRun(rec, name=name, final_image=frames[-1][1], frames=list(frames), iterations=planned)
 
 
 def test_frames_count_size_and_alignment() -> None:

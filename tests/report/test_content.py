@@ -14,12 +14,13 @@ import pytest
 from som_studio.comparison.rules import config_differences
 from som_studio.comparison.words import format_seconds
 from som_studio.config import DataSpec, RunConfig
-from som_studio.report.content import ReportRun, build_report
+from som_studio.report.content import build_report
 from som_studio.report.html import report_html
 from som_studio.report.tables import CSV_COLUMNS, chunks_csv
 from som_studio.session.record import Chunk, RunRecord, runs_document
 from som_studio.session.session import Session
 from som_studio.storage import RunRecorder as RunCapture
+from som_studio.storage.runfile import StoredRun
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +118,7 @@ def test_flags_recompile_noise_failure_and_config_difference() -> None:
 
 def test_steps_differ_within_a_kind() -> None:
     recs = [_record("numpy-online", "online", (1e-4,) * 5), _record("jax-jit-online", "online", (1e-4,) * 7)]
-    diffs = config_differences([ReportRun(r.impl, r) for r in recs])
+    diffs = config_differences([StoredRun(r) for r in recs])
     assert diffs == {"steps": {"numpy-online": "5", "jax-jit-online": "7"}}
 
 

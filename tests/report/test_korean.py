@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from som_studio import i18n
-from som_studio.report.content import ReportRun, build_report
+from som_studio.report.content import build_report
 from som_studio.report.html import report_html
 from som_studio.session.record import Chunk, RunRecord
+from som_studio.storage.runfile import StoredRun
 
 
 @pytest.fixture
@@ -29,13 +30,13 @@ def _record(impl: str, kind: str, grid: list[int], status: str = "ok", **kw) -> 
     )
 
 
-def _runs() -> list[ReportRun]:
+def _runs() -> list[StoredRun]:
     timed = {"chunks": [Chunk(i, 1, 0.01 + 0.02 * (i % 2)) for i in range(6)], "compile_s": 0.0, "qe": 0.1, "te": 0.02}
     ok = _record("numpy-batch", "batch", [8, 5], history=[{"iteration": 0, "qe": 0.3, "te": 0.1}], **timed)
     other_problem = _record("jax-vmap-batch", "batch", [12, 8], compiles=3, warmup_compiles=1, **timed)
     cancelled = _record("jax-jit-online", "online", [8, 5], "cancelled", chunks=[Chunk(0, 10, 0.01)])
     failed = _record("numpy-online", "online", [8, 5], "failed", message="memory: too big")
-    return [ReportRun(r.impl, r) for r in (ok, other_problem, cancelled, failed)]
+    return [StoredRun(r) for r in (ok, other_problem, cancelled, failed)]
 
 
 def test_the_html_report_speaks_korean(korean, english_left):

@@ -5,7 +5,7 @@ import tempfile
 
 import pytest
 
-from som_studio.report.writers import OutputError, write_atomic, write_json
+from som_studio.storage.writers import OutputError, write_atomic, write_json
 
 
 def test_refuses_an_existing_file_without_force(tmp_path):

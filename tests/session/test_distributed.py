@@ -84,6 +84,63 @@ def test_two_processes_train_the_map_of_one(tmp_path):
         np.testing.assert_allclose(two, one, rtol=0, atol=1e-12)
 
 
+def _stream_folder(folder: Path) -> Path:
+    """Three Parquet files of 40-row groups, 5 % of the values missing, a label column: 13 groups over 500
+    rows, so process 0's share (6 groups) is shorter than process 1's (7) and ends a batch sooner."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(11)
+    x = rng.random((500, 3)) * [1.0, 3.0, 0.5]
+    x[rng.random(x.shape) < 0.05] = np.nan
+    x[np.isnan(x).all(axis=1), 0] = 0.5  # every row knows a feature
+    kinds = np.where(x[:, 1] > 1.5, "high", "low")
+    folder.mkdir()
+    for i, (a, b) in enumerate([(0, 160), (160, 360), (360, 500)]):
+        table = pa.table({"a": x[a:b, 0], "kind": kinds[a:b], "b": x[a:b, 1], "c": x[a:b, 2]})
+        pq.write_table(table, folder / f"part{i}.parquet", row_group_size=40)
+    return folder
+
+
+def test_two_processes_reading_their_own_shares_train_the_streamed_map_of_one(tmp_path):
+    """2 processes x 2 CPU devices, each reading its half of the row groups, against one process over 4
+    devices reading them all: the same map (float32 rounding), hits, QE and TE; ``by_process`` the halves."""
+    from tests.session.dist_worker import STREAM_IMPLS, main
+
+    folder = str(_stream_folder(tmp_path / "data"))
+    coord = f"127.0.0.1:{_port()}"
+    procs = [_start([str(WORKER), "stream", folder, str(tmp_path / "two"), "2", coord, "2", str(i)]) for i in range(2)]
+    for rc, _, err in _finish(procs):
+        assert rc == 0, err[-3000:]
+    assert main(["stream", folder, str(tmp_path / "one"), "8"]) == 0  # this process: 8 devices, 4 used
+    for impl, _layout, _lattice in STREAM_IMPLS:
+        two = np.load(tmp_path / f"two-{impl}.npz")
+        one = np.load(tmp_path / f"one-{impl}.npz")
+        assert two["map"].shape == (6, 5, 3)
+        np.testing.assert_allclose(two["map"], one["map"], rtol=0, atol=2e-6)
+        np.testing.assert_array_equal(two["hits"], one["hits"])
+        np.testing.assert_allclose(two["quality"], one["quality"], rtol=1e-6)
+        assert list(one["by_process"]) == [500] and list(two["by_process"]) == [240, 260]
+
+
+def test_a_file_one_process_does_not_see_stops_every_process_naming_it(tmp_path):
+    """The same relative --data on two 'machines' (working folders), one of which lacks a file."""
+    homes = [tmp_path / "host0", tmp_path / "host1"]
+    for home in homes:
+        home.mkdir()
+        _stream_folder(home / "data")
+    (homes[1] / "data" / "part2.parquet").unlink()
+    coord = f"127.0.0.1:{_port()}"
+    args = ["-m", "som_studio", "--cpu-devices", "1", "bench", "--impl", "jax-shardmap-batch", "--layout", "2x1"]
+    args += ["--data", "data", "--labels", "kind", "--stream", "--grid", "5x4", "--epochs", "2", "--coordinator", coord]
+    args += ["--num-processes", "2", "--init-timeout", "30", "-q"]
+    procs = [_start([*args, "--process-id", str(i)], cwd=homes[i]) for i in range(2)]
+    results = _finish(procs)
+    for rc, out, err in results:
+        assert rc == 1, err[-3000:]
+        assert "data/part2.parquet: process 1 of 2 does not see this file, which process 0 of 2 reads" in out + err
+
+
 def test_bench_across_two_processes_only_process_0_writes(tmp_path):
     coord = f"127.0.0.1:{_port()}"
     common = [
@@ -160,6 +217,41 @@ def test_mpirun_with_coordinator_auto_trains_the_map_of_one_process(tmp_path):
         if isinstance(ev, Snapshot):
             one = ev.map
     np.testing.assert_allclose(two, one, rtol=0, atol=1e-12)
+
+
+@pytest.mark.skipif(
+    shutil.which("mpirun") is None, reason="mpirun is not installed (Open MPI: apt-get install openmpi-bin)"
+)
+def test_mpirun_streams_each_process_its_share_with_coordinator_auto(tmp_path):
+    """Open MPI starts two processes of one device each, streaming a folder: one process's map over two devices."""
+    from som_studio import load_run
+    from som_studio.config import DataSpec, RunConfig
+    from som_studio.session.distributed import LOCKSTEP_SESSION
+    from som_studio.session.events import Snapshot
+    from som_studio.session.session import Session
+
+    folder = _stream_folder(tmp_path / "data")
+    run = ["--data", str(folder), "--labels", "kind", "--stream", "--batch-rows", "64", "--grid", "5x6"]
+    run += ["--epochs", "3", "--impl", "jax-jit-sharded-batch", "--layout", "2x1"]
+    allow = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    out = tmp_path / "runs.json"
+    proc = _start(
+        ["-m", "som_studio", "--cpu-devices", "1", "bench", *run, "--coordinator", "auto", "--init-timeout", "30"]
+        + ["--save-runs", str(tmp_path), "--json", str(out), "-q"],
+        launcher=["mpirun", "-np", "2", "--oversubscribe"],
+        extra_env=allow,
+    )
+    ((rc, _out, err),) = _finish([proc])
+    assert rc == 0, err[-3000:]
+    assert json.loads(out.read_text())["runs"][0]["extra"]["stream"]["by_process"] == [240, 260]
+    two = load_run(tmp_path / "jax-jit-sharded-batch.somrun").codebook
+    cfg = RunConfig(impl="jax-jit-sharded-batch", width=5, height=6, data=DataSpec(path=str(folder)), epochs=3)
+    cfg = cfg.replace(labels="kind", stream=True, batch_rows=64, layout="2x1")
+    one = None
+    for ev in Session(cfg, snapshot_interval_s=None, **LOCKSTEP_SESSION).run():  # this process, two devices
+        if isinstance(ev, Snapshot):
+            one = ev.map
+    np.testing.assert_allclose(two, one, rtol=0, atol=2e-6)
 
 
 def test_coordinator_auto_outside_a_cluster_is_refused(capsys, monkeypatch):

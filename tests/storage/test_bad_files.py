@@ -125,7 +125,7 @@ def _set(path: str, value: object):
 
 def _both_refuse(path) -> str:
     """The message of StoredRun.load, checked to be load_run's too."""
-    from som_studio.model import RunFileError, load_run
+    from som_studio.trained import RunFileError, load_run
 
     text = _load_error(path)
     with pytest.raises(RunFileError) as err:

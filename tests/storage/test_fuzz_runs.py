@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from som_studio.model import RunFileError, load_run
 from som_studio.storage import HistoryError, StoredRun
+from som_studio.trained import RunFileError, load_run
 
 SETTINGS = settings(
     max_examples=60,

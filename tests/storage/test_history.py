@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from som_studio.report.writers import OutputError
 from som_studio.session.session import Session
 from som_studio.storage import HistoryError, RunHistory, RunRecorder, StoredRun
+from som_studio.storage.writers import OutputError
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +32,7 @@ def test_a_run_file_round_trips(tmp_path, capture) -> None:
     assert [it for it, _ in back.frames] == [it for it, _ in capture.frames]
     for (_, a), (_, b) in zip(back.frames, capture.frames):
         np.testing.assert_array_equal(a, b)
-    assert back.report_run().name == "my run"
+    assert back.name == "my run"
     with pytest.raises(OutputError, match="exists; use --force"):
         run.save(path)
 

@@ -75,4 +75,4 @@ def test_a_kept_run_brings_its_views_back(events, tmp_path) -> None:
     views = picture.MapViews.from_record(back.record)
     assert views.topology == "hex" and views.labels is not None
     np.testing.assert_array_equal(views.hits, run.record.model.hits)
-    assert back.report_run().final_map is not None and back.report_run().has_views
+    assert back.final_map is not None and back.has_views

@@ -9,7 +9,7 @@ import pytest
 
 from som_studio.config import DataSpec, RunConfig
 from som_studio.core.impls import registry
-from som_studio.session.events import Compiled, Failed, Finished, Started
+from som_studio.session.events import Compiled, EpochProgress, Failed, Finished, Started
 from som_studio.worker import messages as m
 from som_studio.worker.process import RunRequest, describe_exit, receive, run_worker, send
 from tests.worker.fakes import broken_impl
@@ -19,7 +19,15 @@ TIMEOUT_S = 120  # guards against a hang on a loaded machine, not a timing asser
 
 @pytest.mark.parametrize(
     "msg",
-    [m.Cancel(), m.Pause(), m.Resume(), m.SetView("component", 2), m.WorkerError("boom"), m.Info({"backend": "cpu"})],
+    [
+        m.Cancel(),
+        m.Pause(),
+        m.Resume(),
+        m.SetView("component", 2),
+        m.WorkerError("boom"),
+        m.Info({"backend": "cpu"}),
+        m.EventMessage(EpochProgress(iteration=3, row=4_200_000, rows=10**7, first=0, seconds=2.5, wait_s=0.3)),
+    ],
 )
 def test_messages_round_trip(msg):
     wire = m.encode(msg)

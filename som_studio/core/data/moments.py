@@ -8,6 +8,7 @@ covariance (PCA's initial map), and the rows a seeded ``sample`` initialisation 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,6 +18,10 @@ from som_studio.core.data.scaling import SCALINGS, Scaling
 from som_studio.core.data.stream import Source
 from som_studio.i18n import _
 from som_studio.run_settings import Scaling as Method
+
+#: Every process's copy of a small host array, stacked on a new first axis, on every process (each process
+#: calls it at the same point): how the passes of a run over several processes combine their shares.
+Gather = Callable[[np.ndarray], np.ndarray]
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,6 +65,33 @@ class Moments:
         high = np.where(k, values, -np.inf).max(axis=0)
         return cls(shift, n, kf.T @ kf, y.T @ kf, y.T @ y, low, high)
 
+    @classmethod
+    def empty(cls, features: int) -> Moments:
+        """The moments of no rows (a process whose share holds none)."""
+        d = features
+        z = np.zeros((d, d))
+        return cls(np.zeros(d), 0, z, z, z, np.full(d, np.inf), np.full(d, -np.inf))
+
+    def shifted(self, shift: np.ndarray) -> Moments:
+        """The same moments around another ``shift`` (exact up to float64 rounding)."""
+        dl = self.shift - shift  # y' = y + dl at known values
+        sums = self.sums + dl[:, None] * self.known
+        squares = self.squares + self.sums * dl[None, :] + self.sums.T * dl[:, None] + np.outer(dl, dl) * self.known
+        return Moments(shift, self.rows, self.known, sums, squares, self.low, self.high)
+
+    def flat(self) -> np.ndarray:
+        """Everything in one float64 vector (for :data:`Gather`); :meth:`from_flat` reads it back."""
+        parts = [self.shift, [float(self.rows)], self.known.ravel(), self.sums.ravel(), self.squares.ravel()]
+        return np.concatenate([np.asarray(p, np.float64) for p in (*parts, self.low, self.high)])
+
+    @classmethod
+    def from_flat(cls, v: np.ndarray) -> Moments:
+        d = round(float(np.sqrt(9 + 12 * (v.size - 1)) - 3) / 6)  # size = 3 d^2 + 3 d + 1
+        at = [0, d, d + 1, d + 1 + d * d, d + 1 + 2 * d * d, d + 1 + 3 * d * d, 2 * d + 1 + 3 * d * d]
+        part = [v[a:b] for a, b in zip(at, [*at[1:], v.size])]
+        known, sums, squares = (p.reshape(d, d) for p in part[2:5])
+        return cls(part[0], int(part[1][0]), known, sums, squares, part[5], part[6])
+
     def merge(self, other: Moments) -> Moments:
         """The moments of both sets of rows (the same ``shift``)."""
         return Moments(
@@ -94,10 +126,16 @@ class Moments:
         return out
 
 
-def statistics(source: Source, batch_rows: int) -> Moments:
-    """One pass over ``source``: its :class:`Moments` (raises :class:`DataError` on bad rows)."""
+def statistics(
+    source: Source, batch_rows: int, share: tuple[int, int] = (0, 1), gather: Gather | None = None
+) -> Moments:
+    """One pass over ``source``: its :class:`Moments` (raises :class:`DataError` on bad rows).
+
+    Over several processes each reads its ``share`` and ``gather`` brings every process's moments to
+    every process, which merges them (in process order, so all hold the same statistics).
+    """
     total: Moments | None = None
-    with source.reader(batch_rows) as reader:
+    with source.reader(batch_rows, share) as reader:
         for batch in reader:
             if total is None:
                 with np.errstate(invalid="ignore"):
@@ -105,21 +143,47 @@ def statistics(source: Source, batch_rows: int) -> Moments:
                 total = Moments.of(batch.values, shift)
             else:
                 total = total.merge(Moments.of(batch.values, total.shift))
-    assert total is not None  # an open source has rows
-    return total
+    if total is None:  # a share of no rows (an open source has rows)
+        total = Moments.empty(source.features)
+    if gather is None:
+        return total
+    every = [Moments.from_flat(v) for v in gather(total.flat())]
+    held = [m for m in every if m.rows > 0]
+    merged = held[0]
+    for m in held[1:]:
+        merged = merged.merge(m.shifted(merged.shift))
+    return merged
 
 
-def gather_rows(source: Source, rows: np.ndarray, batch_rows: int) -> np.ndarray:
-    """Rows ``rows`` (indices into the source, any order, repeats allowed) in one pass, as (len(rows), D)."""
-    out = np.empty((len(rows), source.features))
+def gather_rows(
+    source: Source,
+    rows: np.ndarray,
+    batch_rows: int,
+    share: tuple[int, int] = (0, 1),
+    gather: Gather | None = None,
+) -> np.ndarray:
+    """Rows ``rows`` (indices into the source, any order, repeats allowed) in one pass, as (len(rows), D).
+
+    Over several processes each reads its ``share`` (whose rows follow the earlier shares') and the
+    rows each holds are gathered, so every process has them all.
+    """
+    out = np.full((len(rows), source.features), np.nan)
+    held = np.zeros(len(rows), np.float64)
+    start = sum(source.share_rows(q, share[1]) for q in range(share[0]))
     order = np.argsort(rows, kind="stable")
-    wanted = rows[order]
-    with source.reader(batch_rows) as reader:
+    wanted = rows[order] - start
+    with source.reader(batch_rows, share) as reader:
         for batch in reader:
             lo, hi = np.searchsorted(wanted, [batch.first, batch.first + batch.rows])
             if hi > lo:
                 out[order[lo:hi]] = batch.values[wanted[lo:hi] - batch.first]
-    return out
+                held[order[lo:hi]] = 1.0
+    if gather is None:
+        return out
+    every = gather(np.concatenate([out, held[:, None]], axis=1))  # (processes, rows, D + 1)
+    holder = np.argmax(every[:, :, -1], axis=0)
+    picked: np.ndarray = every[holder, np.arange(len(rows)), :-1]
+    return picked
 
 
 def fitted_scaling(moments: Moments, method: str) -> Scaling:

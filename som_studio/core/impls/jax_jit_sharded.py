@@ -59,7 +59,11 @@ class JaxJitShardedBatch(ShardedTrainer):
 
     def _plan_sizes(self) -> tuple[int, int]:
         # The program is written for the whole problem (the partitioner splits it): its chunks are of all examples.
-        return self._host["w"].shape[0] * self.p.width, self._host["x"].shape[0]
+        return self._host["w"].shape[0] * self.p.width, self._examples
+
+    def _stream_plan(self) -> Any:
+        # A streamed batch searches as the chunk program does: by the plan, or the whole distance matrix.
+        return self.plan if self.program == "planned" else None
 
     def describe(self) -> dict[str, Any]:
         out = super().describe()

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from som_studio.core import jax_runtime
+from som_studio.core.impls.fed_rows import FedRows
 from som_studio.core.plans.device_schedule import DeviceSchedule
 from som_studio.core.plans.kernels import grid_weights
 from som_studio.core.som.problem import MIN_WEIGHT, Problem
@@ -96,7 +97,7 @@ class _JaxTrainer:
         self._compiled: Any = None
         # Static facts of the run: which neighbourhood, and whether rows may hold NaN.
         self.lattice = (problem.config.topology, bool(problem.config.toroid))
-        self.missing = bool(np.isnan(problem.data).any())
+        self.missing = problem.missing
 
     def describe(self) -> dict:
         """The kernel plan and, where one program runs, XLA's account of its memory (after :meth:`warmup`)."""
@@ -133,12 +134,24 @@ class _JaxTrainer:
         self._compiled = None
 
 
-class JaxNaiveOnline(_JaxTrainer):
+class JaxNaiveOnline(FedRows, _JaxTrainer):
     """``jax-naive-online``: the NumPy loop with ``jnp`` swapped in, run eagerly.
 
     Every operation is a separate dispatch to the device, so per-step overhead
-    dominates: the lesson is that swapping the import is not enough.
+    dominates: the lesson is that swapping the import is not enough. Streamed
+    (:class:`~som_studio.core.impls.fed_rows.FedRows`), step ``t`` takes held row ``t - shift``.
     """
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(problem)
+        if self.fed:
+            self._place_fed()
+
+    def _x(self, t: int) -> Any:
+        """Step ``t``'s example (``t`` of the placed block)."""
+        if self.fed:
+            return self.data[t - self.shift]
+        return self.data[int(self.sched.block.order[t])]  # type: ignore[index,union-attr]
 
     plan = "direct/argmin-all/eager"
 
@@ -147,8 +160,8 @@ class JaxNaiveOnline(_JaxTrainer):
 
     def traces(self) -> dict:
         """The step's operations traced as one program (eagerly, each is its own small program)."""
-        b, s = self.sched.block, self.sched
-        x = self.data[int(b.order[0])]  # type: ignore[index,union-attr]
+        s = self.sched
+        x = self._x(0)
         step = jax.jit(_online_step, static_argnums=(7, 8))
         return {
             "step": step.trace(self.weights, x, s.sx[0], s.sy[0], s.lr[0], self.xs, self.ys, self.lattice, self.missing)
@@ -159,9 +172,8 @@ class JaxNaiveOnline(_JaxTrainer):
         return {k: t.lower() for k, t in self.traces().items()}
 
     def _step(self, w, t):
-        b, s = self.sched.block, self.sched
-        x = self.data[int(b.order[t])]  # type: ignore[index,union-attr]
-        return _online_step(w, x, s.sx[t], s.sy[t], s.lr[t], self.xs, self.ys, self.lattice, self.missing)
+        s = self.sched
+        return _online_step(w, self._x(t), s.sx[t], s.sy[t], s.lr[t], self.xs, self.ys, self.lattice, self.missing)
 
     def warmup(self) -> None:
         # Eager ops still compile once per primitive and shape: do it on a copy.
@@ -173,24 +185,37 @@ class JaxNaiveOnline(_JaxTrainer):
             w = self._step(w, t)
         self.weights = w.block_until_ready()
 
+    def _local_steps(self, first: int, count: int) -> None:
+        self._run(first, count)
 
-class JaxJitOnline(_JaxTrainer):
-    """``jax-jit-online``: the step compiled with ``jit``, one dispatch per step."""
+
+class JaxJitOnline(FedRows, _JaxTrainer):
+    """``jax-jit-online``: the step compiled with ``jit``, one dispatch per step.
+
+    Streamed (:class:`~som_studio.core.impls.fed_rows.FedRows`), the step takes held row ``t - shift``
+    where in memory it takes row ``order[t]``.
+    """
 
     plan = "direct/argmin-all/step"
 
     def __init__(self, problem: Problem) -> None:
         super().__init__(problem)
-        lattice, missing = self.lattice, self.missing
+        lattice, missing, fed = self.lattice, self.missing, self.fed
+        if fed:
+            self._place_fed()
 
         def step(w, t, data, order, sx, sy, lr, xs, ys):
-            return _online_step(w, data[order[t]], sx[t], sy[t], lr[t], xs, ys, lattice, missing)
+            x = data[t - order] if fed else data[order[t]]
+            return _online_step(w, x, sx[t], sy[t], lr[t], xs, ys, lattice, missing)
 
         self._step = jax.jit(step, donate_argnums=0)
 
     def _args(self):
         s = self.sched
-        return (self.data, s.order, s.sx, s.sy, s.lr, self.xs, self.ys)
+        return (self.data, self.row_source(s.order), s.sx, s.sy, s.lr, self.xs, self.ys)
+
+    def _local_steps(self, first: int, count: int) -> None:
+        self._run(first, count)
 
     def traces(self) -> dict:
         """The step program, traced for this trainer's arguments (nothing lowered or compiled)."""

@@ -40,12 +40,19 @@ class JaxPmapBatch(ShardedTrainer):
         blocks = host.reshape(n, -1, *host.shape[1:])
         return jax.make_array_from_callback(blocks.shape, NamedSharding(mesh1, P("data")), lambda idx: blocks[idx])
 
+    # A streamed run's epoch is the pieces every sharded implementation shares (its map replicated, not
+    # stacked): pmap's program is the in-memory chunk's.
     def _place_all(self) -> None:
+        if self.stream is not None:
+            super()._place_all()
+            return
         h = self._host
         self.w = self._copy_w()
         self._data_args = (self._stacked(h["x"]), self._stacked(h["weight"]))
 
     def _copy_w(self) -> Any:
+        if self.stream is not None:
+            return super()._copy_w()
         # One copy of the map per device: the replicated parameters of the pmap tutorials.
         return self._stacked(np.concatenate([self._host["w"]] * self.layout.data))
 
@@ -66,5 +73,7 @@ class JaxPmapBatch(ShardedTrainer):
         return {"chunk": self._jitted().lower(*self._chunk_args())}
 
     def get_map(self) -> np.ndarray:
+        if self.stream is not None:
+            return super().get_map()
         # This process's first copy, read as it lies (indexing self.w would compile a slice).
         return np.asarray(self.w.addressable_shards[0].data)[0, : self.p.height].copy()

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from som_studio.core import jax_runtime
+from som_studio.core.impls.fed_rows import FedRows
 from som_studio.core.impls.jax_fused import _FusedTrainer
 from som_studio.core.plans.kernels import grid_weights, sq_distances
 from som_studio.core.plans.online_plan import Argmin, OnlinePlan, choose
@@ -94,27 +95,37 @@ def online_step(
     return w - (hy[:, None] * hx[None, :])[None] * diff
 
 
-def chunk_program(plan: OnlinePlan, lattice: tuple[str, bool] = (Topology.RECT, False), missing: bool = False) -> Any:
+def chunk_program(
+    plan: OnlinePlan, lattice: tuple[str, bool] = (Topology.RECT, False), missing: bool = False, fed: bool = False
+) -> Any:
     """The chunk program of ``plan``: ``(w, first, count, data, order, sx, sy, lr, xs, ys) -> w``.
 
     ``ceil(count / K)`` trips of ``K`` straight-line steps. A step past
     ``first + count`` (the tail of the last trip) runs with learning rate 0 and
     its indices clamped into range, which leaves the map as it was, so every
     chunk size runs through the one compiled program. ``K = 1`` is the plain
-    one-step-per-trip loop.
+    one-step-per-trip loop. Step ``t`` takes ``data[order[t]]``; ``fed`` (a streamed
+    run's batch of rows, :mod:`~som_studio.core.impls.fed_rows`): ``order`` is a scalar
+    ``shift`` and step ``t`` takes ``data[t - shift]``.
     """
     k = plan.steps_per_trip
+
+    def example(data, order, t):
+        if fed:
+            return data[jnp.clip(t - order, 0, data.shape[0] - 1)]
+        return data[order[t]]
 
     def chunk(w, first, count, data, order, sx, sy, lr, xs, ys):
         if k == 1:
 
             def body1(t, w):
-                return online_step(w, data[order[t]], sx[t], sy[t], lr[t], xs, ys, plan.argmin, lattice, missing)
+                x = example(data, order, t)
+                return online_step(w, x, sx[t], sy[t], lr[t], xs, ys, plan.argmin, lattice, missing)
 
             return lax.fori_loop(first, first + count, body1, w)
 
         end = first + count
-        last = order.shape[0] - 1
+        last = lr.shape[0] - 1
         zero = jnp.zeros((), lr.dtype)
 
         def body(trip, w):
@@ -123,7 +134,8 @@ def chunk_program(plan: OnlinePlan, lattice: tuple[str, bool] = (Topology.RECT, 
                 t = t0 + j
                 ti = jnp.minimum(t, last)
                 rate = jnp.where(t < end, lr[ti], zero)
-                w = online_step(w, data[order[ti]], sx[ti], sy[ti], rate, xs, ys, plan.argmin, lattice, missing)
+                x = example(data, order, ti)
+                w = online_step(w, x, sx[ti], sy[ti], rate, xs, ys, plan.argmin, lattice, missing)
             return w
 
         return lax.fori_loop(0, (count + (k - 1)) // k, body, w)
@@ -131,7 +143,7 @@ def chunk_program(plan: OnlinePlan, lattice: tuple[str, bool] = (Topology.RECT, 
     return chunk
 
 
-class ScanOnline(_FusedTrainer):
+class ScanOnline(FedRows, _FusedTrainer):
     """``jax-scan-online``: whole chunks of online steps in one jitted ``fori_loop``.
 
     Every step updates the full map; no +/- k sigma window. Measured on the
@@ -145,6 +157,9 @@ class ScanOnline(_FusedTrainer):
     also needs a static size, so following the decaying radius means several
     compiled programs or a ``lax.switch`` per step. Not worth it here; the full
     update is exact by construction.
+
+    Streamed (:class:`~som_studio.core.impls.fed_rows.FedRows`), a chunk is the same one dispatch
+    over the batch of rows already on the device.
 
     Parameters
     ----------
@@ -161,14 +176,18 @@ class ScanOnline(_FusedTrainer):
         self.ys = put(np.arange(problem.height, dtype=dt))
         self.plan = plan or choose(self.device.platform, problem.height * problem.width, problem.features)
         lattice = (problem.config.topology, bool(problem.config.toroid))
-        missing = bool(np.isnan(problem.data).any())
-        self._program = jax.jit(chunk_program(self.plan, lattice, missing), donate_argnums=0)
+        if self.fed:
+            self._place_fed()
+        self._program = jax.jit(chunk_program(self.plan, lattice, problem.missing, self.fed), donate_argnums=0)
         # One trip of the chunk program's loop trains this many steps (the inside of a run divides by it).
         self.iterations_per_trip = self.plan.steps_per_trip
 
     def _args(self) -> tuple:
         s = self.sched
-        return (self.data, s.order, s.sx, s.sy, s.lr, self.xs, self.ys)
+        return (self.data, self.row_source(s.order), s.sx, s.sy, s.lr, self.xs, self.ys)
+
+    def _local_steps(self, first: int, count: int) -> None:
+        self._call(first, count)
 
     def describe(self) -> dict[str, Any]:
         """``kernel_plan``: the plan this trainer compiled (see ``plans/online_plan.py``), and its memory."""

@@ -166,7 +166,7 @@ class JaxShardmapBatch(ShardedTrainer):
     def _plan_sizes(self) -> tuple[int, int]:
         # One device searches its own rows only.
         rows = self._host["w"].shape[0] // self.layout.map
-        return rows * self.p.width, self._host["x"].shape[0] // self.layout.data
+        return rows * self.p.width, self._examples // self.layout.data
 
     def _jitted(self) -> Any:
         fn = jax.shard_map(

@@ -77,18 +77,38 @@ class _NumpyTrainer:
 
 
 class NumpyOnline(_NumpyTrainer):
-    """``numpy-online``: one example per step, full-map update."""
+    """``numpy-online``: one example per step, full-map update.
+
+    In memory step ``t`` takes row ``order[t]`` of the data; streamed
+    (:class:`~som_studio.core.impls.protocol.StepRows`) it takes the rows it was fed, in order.
+    Both run the same steps, so the same rows give the same map.
+    """
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(problem)
+        self._rows = problem.data[:0]
 
     def run(self, first: int, count: int) -> None:
         for block, local, n in self._schedule.segments(first, count):
-            self._run(block, local, n)
+            assert block.order is not None
+            self._steps(block, local, self.p.data[block.order[local : local + n]])
 
-    def _run(self, b: Block, first: int, count: int) -> None:
-        p, w, order = self.p, self.weights, b.order
-        assert order is not None
+    # -- steps fed their rows (protocol.StepRows): a streamed run's batches ------------------
+    def take_rows(self, rows: np.ndarray) -> None:
+        """Hold a batch of rows (n, D) in the run's precision, NaN for missing values."""
+        self._rows = rows
+
+    def run_rows(self, first: int, count: int, offset: int) -> None:
+        """Train steps ``first .. first + count - 1`` on held rows ``offset ..``, in order."""
+        for block, local, n in self._schedule.segments(first, count):
+            self._steps(block, local, self._rows[offset : offset + n])
+            offset += n
+
+    def _steps(self, b: Block, first: int, rows: np.ndarray) -> None:
+        """Steps ``first ..`` of block ``b``, one per row of ``rows``."""
+        p, w = self.p, self.weights
         if self._separable and not self._missing:
-            for t in range(first, first + count):
-                x = p.data[order[t]]
+            for t, x in enumerate(rows, first):
                 diff = w - x
                 dist = np.einsum("hwd,hwd->hw", diff, diff)
                 by, bx = divmod(int(np.argmin(dist)), p.width)
@@ -96,8 +116,7 @@ class NumpyOnline(_NumpyTrainer):
                 h = np.outer(hy * b.lr[t], hx)
                 w -= h[:, :, None] * diff
             return
-        for t in range(first, first + count):
-            x = p.data[order[t]]
+        for t, x in enumerate(rows, first):
             known = ~np.isnan(x)
             by, bx = bmu_index(w, x)
             h = self._h(b, t, by, bx) * b.lr[t]

@@ -74,6 +74,26 @@ class EpochSums(Protocol):
         """After :meth:`begin_epoch`, take back sums :meth:`epoch_sums` gave: the epoch goes on from there."""
 
 
+@runtime_checkable
+class StepRows(Protocol):
+    """An online trainer's steps fed their rows in order, so that its rows can come in batches (a streamed run).
+
+    A streamed online run (:attr:`~som_studio.core.som.problem.Problem.in_order`) trains step ``t`` on
+    the stream's row ``t mod N``: :class:`som_studio.core.impls.streamed.StreamedTrainer` hands the
+    trainer each batch as it is read and has it train the steps whose rows the batch holds. The
+    trainer ends at the map its :meth:`Trainer.run` gives in memory for the same problem in order
+    (the same rows, step for step). Its :meth:`Trainer.warmup` compiles what they use.
+    """
+
+    def take_rows(self, rows: np.ndarray) -> None:
+        """Hold a batch of rows (n <= the stream's batch rows, D), in the run's precision with NaN for
+        missing values, for :meth:`run_rows` (the last batch held is let go)."""
+
+    def run_rows(self, first: int, count: int, offset: int) -> None:
+        """Train steps ``first .. first+count-1``, step ``first + i`` on held row ``offset + i``; return with
+        results ready."""
+
+
 @dataclass(frozen=True)
 class ProblemSize:
     """The sizes memory estimates depend on."""
@@ -174,7 +194,8 @@ class Implementation:
     file: str | None = None
     file_sha256: str | None = None
     work: str = ""
-    # Whether its trainer trains from a stream (it meets EpochSums): batch epochs whose rows come in batches.
+    # Whether its trainer trains from a stream: batch epochs whose rows come in batches (it meets EpochSums),
+    # or online steps fed their rows in the stream's order (it meets StepRows).
     streams: bool = False
     # Makes the trainer where ``factory`` names no importable class (a user's file, imported as it is now, in
     # whichever process runs it: the app's worker too). The maker lives with the loader, so this contract needs
@@ -182,7 +203,7 @@ class Implementation:
     maker: Callable[[Implementation, Problem], Trainer] | None = None
 
     @property
-    def work_model(self) -> str:
+    def work_algorithm(self) -> str:
         """:attr:`work`, or the usual algorithm of the implementation's kind."""
         return self.work or ("online" if self.kind == "online" else "batch-separable")
 

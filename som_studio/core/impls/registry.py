@@ -104,6 +104,7 @@ register(
         topologies=tuple(Topology),
         toroid=True,
         missing_values=True,
+        streams=True,
     )
 )
 register(
@@ -141,6 +142,7 @@ register(
         topologies=tuple(Topology),
         toroid=True,
         missing_values=True,
+        streams=True,
     )
 )
 register(
@@ -158,6 +160,7 @@ register(
         topologies=tuple(Topology),
         toroid=True,
         missing_values=True,
+        streams=True,
     )
 )
 register(
@@ -214,6 +217,7 @@ register(
         topologies=tuple(Topology),
         toroid=True,
         missing_values=True,
+        streams=True,
     )
 )
 
@@ -236,6 +240,7 @@ register(
         topologies=tuple(Topology),
         toroid=True,
         missing_values=True,
+        streams=True,
     )
 )
 register(
@@ -254,6 +259,7 @@ register(
         topologies=tuple(Topology),
         toroid=True,
         missing_values=True,
+        streams=True,
     )
 )
 register(
@@ -274,6 +280,7 @@ register(
         topologies=tuple(Topology),
         toroid=True,
         missing_values=True,
+        streams=True,
     )
 )
 _BUILTIN = frozenset(_REGISTRY)

@@ -332,6 +332,26 @@ class UnitCounts:
             self.labels[str(name)] = got if have is None else have + got
 
 
+def _gathered(counts: UnitCounts | None, qe_sum: float, te_count: int, rows: int) -> tuple[float, int, int]:
+    """The sums of every process's share (in process order, the same on each), ``counts`` made theirs too."""
+
+    mine: dict[str, Any] = {"qe": qe_sum, "te": te_count, "rows": rows}
+    if counts is not None:
+        labels = counts.labels
+        mine["hits"] = counts.hits.tolist()
+        mine["labels"] = None if labels is None else {k: v.tolist() for k, v in labels.items()}
+    every = jax_runtime.gather_json(mine)
+    if counts is not None:
+        counts.hits = np.sum([np.asarray(e["hits"], np.int64) for e in every], axis=0)
+        if counts.labels is not None:
+            merged: dict[str, np.ndarray] = {}
+            for e in every:
+                for k, v in (e["labels"] or {}).items():
+                    merged[k] = merged[k] + np.asarray(v, np.int64) if k in merged else np.asarray(v, np.int64)
+            counts.labels = merged
+    return float(sum(e["qe"] for e in every)), int(sum(e["te"] for e in every)), int(sum(e["rows"] for e in every))
+
+
 class StreamQuality:
     """QE and TE of maps of a streamed run: one pass over its source, a batch at a time, on ``device``.
 
@@ -416,6 +436,8 @@ class StreamQuality:
                 if bmus:
                     counts.add(np.asarray(first)[:n], batch.labels, m)
             self.read_s += reader.wait_s
+        if s.gather is not None:  # each process measured its own share: the sums of every process's
+            qe_sum, te_count, rows = _gathered(counts if bmus else None, qe_sum, te_count, rows)
         n = max(rows, 1)
         te = te_count / n if self.height * self.width >= 2 else 0.0
         return qe_sum / n, te, counts if bmus else None

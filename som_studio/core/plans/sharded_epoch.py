@@ -182,9 +182,6 @@ def full_epochs(
     its ``data`` axis with ``psum`` there); ``None`` keeps them as they are.
     """
     hp, wd, d = w.shape
-    dt = w.dtype
-    ys, xs = jnp.arange(hp, dtype=dt), jnp.arange(wd, dtype=dt)
-    rows = jnp.arange(hp, dtype=jnp.int32)
     valid = jnp.repeat(jnp.arange(hp) < height, wd)
     x, known = split_missing(x, missing)
 
@@ -193,14 +190,24 @@ def full_epochs(
         s = unit_sums(x, weight, idx, hp * wd, known).reshape(hp, wd, -1)
         if reduce is not None:
             s = reduce(s)
-        if lattice == RECT:
-            out = smooth_y(gauss(ys, ys, sy[t], hp), smooth_x(s, gauss(xs, xs, sx[t], wd)))
-        else:
-            hy = lattice_hy(rows, rows, sy[t], height, lattice, dt)
-            out = pick(smooth_y(hy, lattice_x(s, rows, sx[t], lattice)), rows, lattice)
-        return update(w, out)
+        return smoothed_update(w, s, sx[t], sy[t], height, lattice)
 
     return lax.fori_loop(first, first + count, epoch, w)
+
+
+def smoothed_update(w, s, sx_t, sy_t, height: int, lattice=RECT):
+    """The map (``hp`` rows, padded beyond ``height``) after an epoch whose per-unit sums are ``s`` (hp, W, K):
+    the sums smoothed by the epoch's radii ``sx_t``, ``sy_t``, then the update."""
+    hp, wd, _d = w.shape
+    dt = w.dtype
+    if lattice == RECT:
+        ys, xs = jnp.arange(hp, dtype=dt), jnp.arange(wd, dtype=dt)
+        out = smooth_y(gauss(ys, ys, sy_t, hp), smooth_x(s, gauss(xs, xs, sx_t, wd)))
+    else:
+        rows = jnp.arange(hp, dtype=jnp.int32)
+        hy = lattice_hy(rows, rows, sy_t, height, lattice, dt)
+        out = pick(smooth_y(hy, lattice_x(s, rows, sx_t, lattice)), rows, lattice)
+    return update(w, out)
 
 
 def epochs_program(height: int, plan: KernelPlan | None, lattice=RECT, missing: bool = False, reduce=None):
@@ -223,3 +230,48 @@ def epochs_program(height: int, plan: KernelPlan | None, lattice=RECT, missing: 
         )
 
     return epochs
+
+
+# -- a streamed epoch: each batch's sums added on the devices, one update at the end ----------------------
+
+
+def stream_add_program(height: int, hl: int, nmap: int, plan: KernelPlan | None, missing: bool = False):
+    """The per-device program (for ``shard_map`` on the ``data x map`` mesh) that adds a batch to the sums.
+
+    ``(w, sums, x, weight) -> sums``: device ``(i, j)`` holds map rows block ``j`` (``hl`` rows of ``w``),
+    batch block ``i`` (``x``, ``weight``: 0 for padding rows) and the sums of its own map rows over its own
+    examples (``sums`` (1, hl, W, K), float64 for float32 runs). The winner of each example is global (the
+    smallest distance across ``map``, then the smallest index, as every sharded epoch finds it); the sums
+    stay where they were made, so a batch moves nothing but the winners' reduction across ``map``.
+    """
+
+    def add(w, sums, x, weight):
+        _, wd, d = w.shape
+        row0 = lax.axis_index("map") * hl
+        valid = jnp.repeat(row0 + jnp.arange(hl, dtype=jnp.int32) < height, wd)
+        x, known = split_missing(x, missing)
+        dmin_l, idx_l = winners(w.reshape(-1, d), x, valid, row0 * wd, plan, known)
+        idx = idx_l
+        if nmap > 1:
+            dmin = lax.pmin(dmin_l, "map")
+            idx = lax.pmin(jnp.where(dmin_l == dmin, idx_l, NO_UNIT), "map")
+        wcol = weight[:, None] if known is None else known * weight[:, None]
+        vals = jnp.concatenate([x * weight[:, None], wcol], axis=1).astype(sums.dtype)
+        local = idx - row0 * wd
+        units = hl * wd
+        seg = jnp.where((local >= 0) & (local < units), local, units)
+        s = jax.ops.segment_sum(vals, seg, num_segments=units + 1)[:units]
+        return sums + s.reshape(sums.shape)
+
+    return add
+
+
+def stream_update_program(height: int, lattice=RECT):
+    """``(w, sums, sx, sy, t) -> w``: the sums of every device (``sums`` (data, hp, W, K)) added up, rounded
+    once to the map's precision, smoothed by iteration ``t``'s radii (of the block ``sx``, ``sy``), the update."""
+
+    def end(w, sums, sx, sy, t):
+        s = jnp.sum(sums, axis=0).astype(w.dtype)
+        return smoothed_update(w, s, sx[t], sy[t], height, lattice)
+
+    return end

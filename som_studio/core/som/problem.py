@@ -14,7 +14,8 @@ so they all see the same seeded numbers. The formulas (also in docs/internals.md
 * best-matching unit: smallest squared Euclidean distance over the example's
   known features, first in row-major (``y`` then ``x``) order on ties;
 * online step ``t``: sample ``order[t]``; ``W += lr(t) * h * (x - W)``; the order
-  is the seeded stream's ``integers(0, N)`` drawn one per step;
+  is the seeded stream's ``integers(0, N)`` drawn one per step, or the rows in order,
+  ``t mod N``, when the problem says so (:attr:`Problem.in_order`: a streamed run's order);
 * batch epoch ``t``: BMUs of all samples against the map at the epoch's start;
   ``W = sum_i h_i x_i / sum_i h_i`` for each unit whose total weight
   ``sum_i h_i`` exceeds :data:`MIN_WEIGHT`; other units keep their weights.
@@ -43,7 +44,7 @@ from som_studio.i18n import _
 
 if TYPE_CHECKING:
     from som_studio.core.data import Scaling
-    from som_studio.core.data.moments import Moments
+    from som_studio.core.data.moments import Gather, Moments
     from som_studio.core.data.stream import Reader, Source
 
 # Units whose total batch neighbourhood weight is below this keep their weights:
@@ -61,8 +62,10 @@ class Streamed:
     """Where a streamed problem's rows come from: each pass reads ``source`` in batches.
 
     ``scaling`` turns the file's values into the run's (applied to each batch); ``moments`` are the
-    source's statistics (one pass, before training); ``share`` is this process's
-    ``(index, count)`` of the source's units.
+    source's statistics (one pass, before training, over every process's share); ``share`` is this
+    process's ``(index, count)`` of the source's units, the only rows it reads; ``gather`` (over
+    several processes, :data:`~som_studio.core.data.moments.Gather`) brings what each process
+    counted of its share to every process.
     """
 
     source: Source
@@ -70,6 +73,7 @@ class Streamed:
     scaling: Scaling
     moments: Moments
     share: tuple[int, int] = (0, 1)
+    gather: Gather | None = None
 
     @property
     def rows(self) -> int:
@@ -102,6 +106,9 @@ class Problem:
     data : (N, D) array; (0, D) for a streamed problem, whose rows come from ``stream``
     init_map : (H, W, D) array; rows are the grid's y axis
     iterations : steps (online) or epochs (batch)
+    in_order : online step ``t`` takes row ``t mod N``, the rows in the data's order wrapping
+        around at its end, instead of a seeded random row: a streamed run's order (its rows come
+        in batches as the source gives them), and in memory the exact reference of one
 
     The radius per iteration (``sigma_x``, ``sigma_y``), the online learning
     rate and the sample order come a block at a time from :meth:`schedule`.
@@ -113,6 +120,7 @@ class Problem:
     init_map: np.ndarray
     iterations: int
     stream: Streamed | None = None
+    in_order: bool = False
 
     @property
     def dtype(self) -> np.dtype:
@@ -154,7 +162,9 @@ class Problem:
         cfg, T = self.config, self.iterations
         (sx0, sy0), (sx1, sy1) = cfg.sigmas
         order = None
-        if self.kind == "online":
+        if self.kind == "online" and self.in_order:
+            order = rows_in_order(0, T, self.samples)
+        elif self.kind == "online":
             order = seed_streams(cfg.seed)[2].integers(0, self.samples, size=T).astype(np.int32)
         dt = self.dtype
         return Block(
@@ -213,7 +223,9 @@ class Schedule:
         cfg = p.config
         (sx0, sy0), (sx1, sy1) = cfg.sigmas
         order = None
-        if p.kind == "online":
+        if p.kind == "online" and p.in_order:
+            order = _padded(rows_in_order(first, size, p.samples), n)
+        elif p.kind == "online":
             if self._rng is None or index < self._next:
                 _, _, self._rng = seed_streams(cfg.seed)
                 self._next = 0
@@ -239,6 +251,11 @@ class Schedule:
             n = min(end - first, self.length - local)
             yield self.block(index), local, n
             first += n
+
+
+def rows_in_order(first: int, count: int, rows: int) -> np.ndarray:
+    """The rows of steps ``first .. first + count - 1`` in order: ``t mod rows`` (int32)."""
+    return (np.arange(first, first + count, dtype=np.int64) % max(rows, 1)).astype(np.int32)
 
 
 def _padded(a: np.ndarray, n: int) -> np.ndarray:
@@ -330,18 +347,26 @@ def make_problem(config: RunConfig, kind: str, data: np.ndarray | None = None) -
 
 
 def make_stream_problem(
-    config: RunConfig, kind: str, source: Source, batch_rows: int, share: tuple[int, int] = (0, 1)
+    config: RunConfig,
+    kind: str,
+    source: Source,
+    batch_rows: int,
+    share: tuple[int, int] = (0, 1),
+    gather: Gather | None = None,
 ) -> Problem:
     """The seeded problem of ``config`` over a streamed ``source``: the in-memory run's scaling and initial map.
 
     One pass over the source gives its statistics (:func:`~som_studio.core.data.moments.statistics`);
     the scaling, ``random``'s ranges and ``pca``'s components follow from them; ``sample`` reads its
     seeded rows in a second pass. Each gives what :func:`make_problem` gives for the same rows in memory.
+    Over several processes each reads only its ``share`` and ``gather`` combines the processes' parts:
+    every process gets the statistics and the initial map of the whole source. Online steps take the
+    rows in the source's order (:attr:`Problem.in_order`): the order they are read in.
     """
     from som_studio.core.data import moments as passes
     from som_studio.core.som.init import covariance_components, pca_map
 
-    moments = passes.statistics(source, batch_rows)
+    moments = passes.statistics(source, batch_rows, share, gather)
     scaling = passes.fitted_scaling(moments, config.scaling_method)
     lo, hi, mean, cov = passes.scaled_summary(moments, scaling)
     top = float(np.max(np.maximum(np.abs(lo), np.abs(hi))))
@@ -353,7 +378,7 @@ def make_stream_problem(
         init = lo + (hi - lo) * rng.random((h, w, d))
     elif method == "sample":
         rows = rng.integers(0, moments.rows, size=h * w)
-        picked = scaling.apply(passes.gather_rows(source, rows, batch_rows))
+        picked = scaling.apply(passes.gather_rows(source, rows, batch_rows, share, gather))
         init = np.where(np.isnan(picked), mean[None, :], picked).reshape(h, w, d)
     elif method == "pca":
         if moments.rows < 2:
@@ -370,5 +395,6 @@ def make_stream_problem(
         data=np.empty((0, d), dtype=dtype),
         init_map=np.ascontiguousarray(init, dtype=dtype),
         iterations=config.iterations,
-        stream=Streamed(source, batch_rows, scaling, moments, share),
+        stream=Streamed(source, batch_rows, scaling, moments, share, gather),
+        in_order=True,
     )

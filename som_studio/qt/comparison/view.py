@@ -51,9 +51,9 @@ from som_studio.qt.comparison.texts import CHARTS, data_text, notes_html, transl
 from som_studio.qt.runs import RunsModel
 from som_studio.qt.widgets.columns import ColumnChooser
 from som_studio.report import EXPORTS, Comparison, Exporter, ExportError, compare
-from som_studio.report.writers import OutputError
 from som_studio.session.preflight import preflight
 from som_studio.storage import StoredRun
+from som_studio.storage.writers import OutputError
 
 
 class ComparisonView(QWidget):

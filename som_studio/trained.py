@@ -139,8 +139,8 @@ class SomRun:
 
     def save(self, path: str | os.PathLike[str], force: bool = False) -> Path:
         """Write this run as a ``.somrun`` file, as ``bench --save-runs`` does (an existing one only with ``force``)."""
-        from som_studio.report.writers import OutputError
         from som_studio.storage.runfile import SUFFIX
+        from som_studio.storage.writers import OutputError
 
         p = Path(path)
         if p.suffix.lower() != SUFFIX:
@@ -191,7 +191,7 @@ class SomRun:
         import csv
         import io
 
-        from som_studio.report.writers import write_atomic
+        from som_studio.storage.writers import write_atomic
 
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
@@ -203,7 +203,7 @@ class SomRun:
         """The codebook in original units: ``.npy`` (height x width x features) or ``.csv`` (a row per unit)."""
         import io
 
-        from som_studio.report.writers import write_atomic
+        from som_studio.storage.writers import write_atomic
 
         p = Path(path)
         if p.suffix.lower() == ".npy":

