@@ -137,22 +137,23 @@ import json, sys
 from pathlib import Path
 import numpy as np, pyarrow.dataset as ds
 import som_studio
-folder, out, impl, grid, epochs = sys.argv[1:6]
+folder, out, impl, grid, count, n = sys.argv[1:7]
 table = ds.dataset(sorted(str(p) for p in Path(folder).glob("*.parquet")), format="parquet").to_table()
 x = np.empty((table.num_rows, table.num_columns), np.float32)
 for j, col in enumerate(table.columns):
     x[:, j] = col.to_numpy()
 del table
-run = som_studio.train(x, impl=impl, grid=grid, epochs=int(epochs), scaling="none", init="random", seed=0)
+run = som_studio.train(x, impl=impl, grid=grid, scaling="none", init="random", seed=0, **{count: int(n)})
 json.dump(run.record, open(out, "w"))
 """
 
 
-def in_memory(folder: Path, impl: str, grid: str, epochs: int) -> tuple[dict, int]:
-    """The same run as ``bench`` 's, with every row in memory: its run and its peak RSS in bytes."""
+def in_memory(folder: Path, impl: str, grid: str, count: str, n: int) -> tuple[dict, int]:
+    """The same run as ``bench`` 's, with every row in memory (``count`` ``epochs`` or ``steps``, ``n`` of
+    them): its run and its peak RSS in bytes."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "run.json"
-        cmd = [sys.executable, "-c", IN_MEMORY, str(folder), str(out), impl, grid, str(epochs)]
+        cmd = [sys.executable, "-c", IN_MEMORY, str(folder), str(out), impl, grid, count, str(n)]
         return _child(cmd, out)
 
 
@@ -214,13 +215,13 @@ def main() -> None:
     units = int(np.prod([int(v) for v in args.grid.split("x")]))
     for rows in sizes:
         folder = dataset(Path(args.dir), rows, args.features)
-        count = ["--steps", str(rows * args.epochs)] if online else ["--epochs", str(args.epochs)]
-        common = ["--data", str(folder), "--impl", args.impl, "--grid", args.grid, *count]
+        key, n = ("steps", rows * args.epochs) if online else ("epochs", args.epochs)
+        common = ["--data", str(folder), "--impl", args.impl, "--grid", args.grid, f"--{key}", str(n)]
         common += ["--scaling", "none", "--init", "random"]
         streamed = [*common, "--stream"] + (["--batch-rows", str(args.batch_rows)] if args.batch_rows else [])
         runs = [("streamed", partial(bench, streamed))]
         if not args.no_memory:
-            runs.append(("in memory", partial(in_memory, folder, args.impl, args.grid, args.epochs)))
+            runs.append(("in memory", partial(in_memory, folder, args.impl, args.grid, key, n)))
         for name, go in runs:
             run, rss = go()
             if run["status"] != "ok":
