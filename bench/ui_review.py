@@ -14,6 +14,9 @@ Drives the real window (the offscreen platform, or a display when one is set) th
   with the frontier's first map shown;
 - ``inside``: numpy-batch, jax-vmap-batch and jax-fused-batch recorded with their inside (60x34,
   5 epochs), ticked, the Inside page;
+- ``stream``: a folder of four Parquet files (10^6 rows x 20 features, written once into a temporary
+  folder) streamed by jax-fused-batch on a 40x30 map, shot in the middle of its second epoch (the run panel's
+  preflight, the status bar's rows, rate, time left and disk share), then stopped;
 - ``korean``, ``korean_compare``: the app in Korean after comparing two implementations, its map
   and its Compare page (a second process: the language is chosen as the app starts).
 
@@ -53,6 +56,7 @@ ENGLISH = (
     "wine_labels",
     "sweep",
     "inside",
+    "stream",
 )
 KOREAN = ("korean", "korean_compare")
 README_SHOTS = {  # state at 1600x1000 -> the README's and the guide's picture
@@ -250,6 +254,45 @@ class Review:
         self.win.pages.show_page("inside")
         self.shoot("inside")
 
+    def stream(self) -> None:
+        """Training from a folder of Parquet files, shot mid-epoch, then stopped (its checkpoint kept)."""
+        from PySide6.QtCore import QEventLoop
+
+        from som_studio.config import DataSpec, RunConfig
+
+        folder = Path(tempfile.mkdtemp(prefix="som-ui-review-stream-"))
+        try:
+            _write_parquet_folder(folder, rows=1_000_000, features=20, files=4)
+            p = self.win.panel
+            p.set_cpu_devices(None)
+            cfg = RunConfig(
+                impl="jax-fused-batch",
+                width=40,
+                height=30,
+                epochs=5,
+                data=DataSpec(path=str(folder)),
+                scaling="zscore",
+                stream=True,
+            )
+            p.load_config(cfg)
+            self.until(lambda: p.state.runnable, f"a runnable streamed configuration ({p.state.reason})", 300)
+            self.win.pages.show_page("map")
+            p.run_button.click()
+            live = self.win.live.run
+            # In the second epoch, so the map shown is a trained one (the first frame comes with the first epoch's end).
+            self.until(
+                lambda: live.epoch is not None and live.epoch.iteration >= 1 and live.epoch.row >= live.epoch.rows // 4,
+                "the middle of the second epoch",
+            )
+            self.shoot("stream")
+            loop = QEventLoop()
+            self.win.controller.run_ended.connect(loop.quit)
+            self.win.controller.stop()
+            loop.exec()
+            self.win.controller.run_ended.disconnect(loop.quit)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
     def korean(self) -> None:
         p = self.win.panel
         p.grid.setCurrentText("60x34")
@@ -264,6 +307,21 @@ class Review:
 
     def close(self) -> None:
         self.win.close()
+
+
+def _write_parquet_folder(folder: Path, rows: int, features: int, files: int) -> None:
+    """A seeded mixture of 8 blobs, ``rows`` x ``features``, in ``files`` Parquet files of row groups of 50,000."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(0)
+    centres = rng.normal(0, 3, (8, features))
+    for i in range(files):
+        n = rows // files
+        x = centres[rng.integers(0, 8, n)] + rng.normal(0, 1, (n, features))
+        table = pa.table({f"f{j:02d}": x[:, j] for j in range(features)})
+        pq.write_table(table, folder / f"part{i}.parquet", row_group_size=50_000)
 
 
 def review(out: Path, states: list[str], lang: str | None) -> list[dict[str, Any]]:

@@ -69,6 +69,7 @@ def spark(**over) -> Probes:
         in_container=lambda: False,
         display=lambda env: DisplayCheck("ok", display="DISPLAY=:1"),  # the faked session's display works
         compile_cache=lambda: doctor.CompileCacheFact("/home/me/.cache/som-studio/jax", 3 << 20, 12),
+        ceilings=lambda: (),
     )
     return replace(p, **over)
 
@@ -402,6 +403,26 @@ def test_the_report_says_where_compiled_programs_are_kept_and_how_much():
     assert "/home/me/.cache/som-studio/jax" in text and "3.0 MiB (12 files)" in text
     off = doctor.report_text(spark(compile_cache=lambda: doctor.CompileCacheFact(None, None, None)))
     assert "the cache is off (SOM_STUDIO_COMPILE_CACHE=off)" in off
+
+
+def test_the_report_says_when_the_ceilings_were_measured():
+    fact = doctor.CeilingFact("cpu/cpu", 212e9, 40e9, "2026-11-26T03:00:00Z", 3)
+    text = doctor.report_text(spark(ceilings=lambda: (fact,)))
+    assert "Device ceilings" in text and "212 GFLOP/s float32 matmul, 40 GB/s memory" in text
+    assert "measured 2026-11-26 03:00:00 UTC (the best of 3 measurements)" in text
+    stale = doctor.CeilingFact("cpu/cpu", 38e9, 40e9, "2026-11-26T03:00:00Z", 1, "a run reached 90 GFLOP/s")
+    text = doctor.report_text(spark(ceilings=lambda: (stale,)))
+    assert "too low (a run reached 90 GFLOP/s): measured again when next needed" in text
+    assert "not yet" in doctor.report_text(spark(ceilings=lambda: ()))
+
+
+def test_the_ceilings_probe_reads_the_cache_and_skips_a_damaged_entry(tmp_path, monkeypatch):
+    from som_studio.doctor.facts import _probe_ceilings
+
+    monkeypatch.setenv("SOM_STUDIO_CACHE_DIR", str(tmp_path))
+    entry = {"matmul_flops_per_s": 1e11, "bandwidth_bytes_per_s": 4e10, "device": "cpu/cpu", "measurements": 2}
+    (tmp_path / "ceilings.json").write_text(json.dumps({"a": entry, "b": {"device": "x"}}), encoding="utf-8")
+    assert _probe_ceilings() == (doctor.CeilingFact("cpu/cpu", 1e11, 4e10, "", 2),)
 
 
 def test_the_compile_cache_probe_sizes_the_folder(tmp_path, monkeypatch):

@@ -434,10 +434,11 @@ def _load(cfg: Any, silent: bool) -> Any:
 
 def _train_one(session: Any, now: _Now, observe: Any, progress: Progress, ctrl_c: _CtrlC) -> tuple[Any, Any]:
     """One session's events to the end: ``(record, final map)``; the phase and the progress bar follow them."""
-    from som_studio.session.events import ChunkTimed, Compiled, Failed, Finished, Snapshot, Started
+    from som_studio.session.events import ChunkTimed, Compiled, EpochProgress, Failed, Finished, Snapshot, Started
 
     cfg = now.cfg
     total = 0
+    elapsed = 0.0  # training seconds at the end of the last chunk
     final = None
     events = session.run()
     try:
@@ -458,7 +459,11 @@ def _train_one(session: Any, now: _Now, observe: Any, progress: Progress, ctrl_c
                 if ev.end >= total:  # the final quality pass cannot be cancelled
                     now.phase = _("measuring the final map")
                     ctrl_c.cancellable = False
-                progress.update(cfg.impl, ev.end, total, ev.elapsed_s)
+                elapsed = ev.elapsed_s
+                progress.update(cfg.impl, ev.end, total, elapsed)
+            elif isinstance(ev, EpochProgress) and ev.rows:
+                # A streamed epoch of many rows moves the bar between its batches, not only at its end.
+                progress.update(cfg.impl, ev.iteration + ev.row / ev.rows, total, elapsed + ev.seconds)
             elif isinstance(ev, (Finished, Failed)):
                 now.record = ev.record
     finally:

@@ -448,14 +448,17 @@ class Progress:
         self.enabled = enabled and sys.stderr.isatty()
         self._last = ""
 
-    def update(self, label: str, done: int, total: int, elapsed: float) -> None:
+    def update(self, label: str, done: float, total: int, elapsed: float) -> None:
+        """``done`` of ``total`` iterations after ``elapsed`` seconds; a fraction moves the bar inside one."""
         if not self.enabled:
             return
         frac = done / total if total else 1.0
         width = 30
         bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
         eta = elapsed / frac - elapsed if frac > 0 else 0.0
-        line = f"\r{ljust(label, 22)} [{bar}] {done}/{total} {elapsed:6.1f}s " + _("eta {eta:5.1f}s").format(eta=eta)
+        line = f"\r{ljust(label, 22)} [{bar}] {int(done)}/{total} {elapsed:6.1f}s " + _("eta {eta:5.1f}s").format(
+            eta=eta
+        )
         if line != self._last:
             sys.stderr.write(line)
             sys.stderr.flush()

@@ -202,11 +202,11 @@ def compiled_bytes(compiled: object) -> int | None:
 def processes() -> tuple[int, int]:
     """``(this process's index, the process count)`` of a run joined with JAX's distributed runtime;
     ``(0, 1)`` in a process that joined none (JAX is then neither imported nor started for this)."""
-    if "jax" not in sys.modules:
+    imported = sys.modules.get("jax")
+    distributed = getattr(imported, "distributed", None)
+    if distributed is None or not distributed.is_initialized():  # asked without configuring or starting JAX
         return 0, 1
     j = jax()
-    if not j.distributed.is_initialized():
-        return 0, 1
     return int(j.process_index()), int(j.process_count())
 
 

@@ -116,6 +116,43 @@ def _probe_compile_cache() -> CompileCacheFact:
 
 
 @dataclass(frozen=True)
+class CeilingFact:
+    """One device's ceilings as the Inside page measured and kept them (the cost model of the kernel plans reads
+    them): the best of ``measurements`` measurements, the matmul figure's taken at ``measured_at`` (UTC, ISO 8601),
+    and ``stale``: how a run proved it too low (measured again when next asked), else empty."""
+
+    device: str
+    matmul_flops_per_s: float
+    bandwidth_bytes_per_s: float
+    measured_at: str
+    measurements: int
+    stale: str = ""
+
+
+def _probe_ceilings() -> tuple[CeilingFact, ...]:
+    from som_studio.core.inspection import inside
+
+    out = []
+    for key, v in inside._read_table().items():
+        if not isinstance(v, dict):
+            continue
+        try:
+            out.append(
+                CeilingFact(
+                    str(v.get("device") or key),
+                    float(v["matmul_flops_per_s"]),
+                    float(v["bandwidth_bytes_per_s"]),
+                    str(v.get("measured_at") or ""),
+                    int(v.get("measurements") or 1),
+                    str(v.get("stale") or ""),
+                )
+            )
+        except (KeyError, TypeError, ValueError):
+            continue  # an entry another version wrote, or a damaged one: not this report's business
+    return tuple(out)
+
+
+@dataclass(frozen=True)
 class Facts:
     """Everything the diagnosis looks at, as plain data."""
 
@@ -139,6 +176,8 @@ class Facts:
     hangul_fonts: tuple[str, ...] | None = None
     #: JAX's persistent compilation cache (``None``: not asked).
     compile_cache: CompileCacheFact | None = None
+    #: The devices' measured ceilings kept in the user's cache folder.
+    ceilings: tuple[CeilingFact, ...] = ()
 
     @property
     def display(self) -> str | None:
@@ -272,6 +311,7 @@ class Probes:
     language: Callable[[], str] = i18n.current_language
     hangul_fonts: Callable[[], tuple[str, ...] | None] = _hangul_fonts
     compile_cache: Callable[[], CompileCacheFact] = _probe_compile_cache
+    ceilings: Callable[[], tuple[CeilingFact, ...]] = _probe_ceilings
 
 
 def parse_nvidia_smi(summary: str, query: str) -> tuple[str | None, str | None, tuple[GpuFact, ...]]:
@@ -328,4 +368,5 @@ def collect(probes: Probes | None = None) -> Facts:
         language=language,
         hangul_fonts=p.hangul_fonts() if language == "ko" else None,
         compile_cache=p.compile_cache(),
+        ceilings=p.ceilings(),
     )

@@ -76,6 +76,7 @@ def format_report(f: Facts, findings: list[Finding]) -> str:
     t.heading(_("Memory and XLA settings in force"))
     _memory_settings(t, f)
     _compile_cache(t, f)
+    _ceilings(t, f)
     t.heading(_("Precision policy"))
     t.para("", _(PRECISION_POLICY))
     for k in PRECISION_ENV:
@@ -106,6 +107,24 @@ def _compile_cache(t: _Text, f: Facts) -> None:
     size = format_bytes(cache.size_bytes) if cache.size_bytes is not None else "?"
     count = cache.entries if cache.entries is not None else 0
     t.row(_("size"), size + " (" + ngettext("{n} file", "{n} files", count).format(n=count) + ")")
+
+
+def _ceilings(t: _Text, f: Facts) -> None:
+    t.heading(_("Device ceilings"))
+    if not f.ceilings:
+        t.row(_("measured"), _("not yet (the Inside page and bench/envelope.py measure them)"))
+        return
+    for c in f.ceilings:
+        when = c.measured_at.replace("T", " ").replace("Z", " UTC") if c.measured_at else _("at an unknown time")
+        text = _("{flops} GFLOP/s float32 matmul, {bw} GB/s memory; measured {when}").format(
+            flops=f"{c.matmul_flops_per_s / 1e9:.3g}", bw=f"{c.bandwidth_bytes_per_s / 1e9:.3g}", when=when
+        )
+        text += " " + ngettext(
+            "(the best of {n} measurement)", "(the best of {n} measurements)", c.measurements
+        ).format(n=c.measurements)
+        if c.stale:
+            text += "; " + _("too low ({why}): measured again when next needed").format(why=c.stale)
+        t.row(c.device, text)
 
 
 def _versions(t: _Text, f: Facts) -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from som_studio.comparison.words import format_seconds
-from som_studio.i18n import N_, _, ljust, text_width
+from som_studio.i18n import N_, _, ljust, ngettext, text_width
 from som_studio.session.record import RunRecord
 
 
@@ -39,6 +39,9 @@ class Roofline:
     bandwidth_bytes_per_s: float | None
     measured_with: tuple[str, ...]
     device: str
+    #: When the matmul figure was measured (UTC, ISO 8601; empty when not known) and over how many measurements.
+    measured_at: str = ""
+    measurements: int = 0
 
     @property
     def ridge(self) -> float | None:
@@ -93,6 +96,8 @@ def roofline(names: Sequence[str], records: Sequence[RunRecord]) -> Roofline | N
         ceil.get("bandwidth_bytes_per_s"),
         measured,
         ceil.get("device") or "",
+        str(ceil.get("measured_at") or ""),
+        int(ceil.get("measurements") or 0),
     )
 
 
@@ -177,6 +182,14 @@ def notes(names: Sequence[str], records: Sequence[RunRecord]) -> list[str]:
             )
         )
         out += [_("  measured by {how}").format(how=h) for h in line.measured_with]
+        if line.measured_at:
+            out.append(
+                ngettext(
+                    "  measured {when} (the best of {n} measurement)",
+                    "  measured {when} (the best of {n} measurements)",
+                    max(line.measurements, 1),
+                ).format(when=line.measured_at.replace("T", " ").replace("Z", " UTC"), n=max(line.measurements, 1))
+            )
     if any((inside_of(r) or {}).get("flops_source") == "analytic" for r in records):
         out.append(
             _(

@@ -346,6 +346,12 @@ class Session:
         if refused:
             raise Refused(refused)
         record.estimate_bytes = memory_need(impl, cfg, rows, source.features, devices, True)[0]
+        # As a run in memory: a folder to resume from is read and checked (the app passes the folder, not
+        # what was read from it), and a checkpoint folder that cannot be written is refused, before training.
+        if self.resume_from is not None and not isinstance(self.resume_from, Saved):
+            self.resume_from = resume_from(self.resume_from, cfg)
+        if self.checkpoint is not None:
+            self.checkpoint.start()
         record.env = envmod.describe(impl.backend)
         return impl, np.empty((0, source.features)), None
 

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from som_studio.config import RunConfig, parse_layout
-from som_studio.core.data import Scaling, Table
+from som_studio.core.data import DataError, Scaling, Table
 from som_studio.core.data.stream import Source
 from som_studio.core.impls import streamed, user_impl
 from som_studio.core.impls.protocol import Implementation
@@ -392,19 +392,35 @@ class Training:
                 yield Snapshot(it, snap)
 
     def _train_chunk(self, first: int, count: int) -> Generator[Event, None, None]:
-        """Train iterations ``first .. first+count-1``; a trainer that trains in steps (a streamed epoch) says
-        where it stands at most every :attr:`Session.progress_interval_s`, so an epoch of hours is seen moving."""
+        """Train iterations ``first .. first+count-1``.
+
+        A trainer that trains in steps (a streamed epoch, batch by batch) holds between its batches while the
+        run is paused, and says where it stands at most every :attr:`Session.progress_interval_s` (its seconds
+        without the pauses), so an epoch of hours can be paused and is seen moving.
+        """
         every = self.session.progress_interval_s
         steps = getattr(self.trainer, "steps", None)
-        if every is None or steps is None:
+        if steps is None:
             self.trainer.run(first, count)
             return
-        due = time.perf_counter() + every
+        running = self.session._running
+        due = time.perf_counter() + (every or 0.0)
+        epoch, paused = -1, 0.0
         for where in steps(first, count):
+            if where.iteration != epoch:
+                epoch, paused = where.iteration, 0.0
             now = time.perf_counter()
-            if now >= due:
+            if every is not None and now >= due:
                 due = now + every
-                yield EpochProgress(*where)
+                yield EpochProgress(*where._replace(seconds=max(0.0, where.seconds - paused)))
+            if not running.is_set():  # before the next batch is read and trained on
+                tp = time.perf_counter()
+                while not running.wait(0.02):
+                    pass
+                held = time.perf_counter() - tp
+                self.excluded += held
+                self.within_s += held  # not the chunk's training time either
+                paused += held
 
     def _chunk_size(self, count: int, rate: float | None, next_q: list[int]) -> int:
         """``count``, or fewer so that the chunk ends at the next quality point the run can afford.
@@ -422,6 +438,20 @@ class Training:
             next_q.pop(0)
         return min(count, next_q[0] - it) if next_q else count
 
+    def _note_rate(self, seconds: float | None) -> None:
+        """An epoch's search rate against the device's cached matmul ceiling: a rate above it proves the figure
+        too low, and the cache measures it again when next asked (:func:`inside.note_achieved`)."""
+        p = self.problem
+        if not seconds or seconds <= 0 or p is None or self.cfg.precision != "float32":
+            return
+        from som_studio.core import jax_runtime
+        from som_studio.core.inspection import inside
+
+        device = self.devices[0] if self.devices else jax_runtime.jax().devices()[0]
+        rate = 2.0 * p.samples * p.height * p.width * p.features / seconds
+        what = f"{self.impl.name} at {p.samples}x{p.features} on {p.width}x{p.height}"
+        inside.note_achieved(device, rate, what)
+
     def totals(self) -> None:
         """The record's totals once training stopped: times, compiles, peak memory, ``ok`` or ``cancelled``."""
         from som_studio.core import jax_runtime
@@ -430,6 +460,7 @@ class Training:
         model = record.extra.get("plan_model")
         if isinstance(model, dict):  # the cost model's prediction beside what the epochs took
             model["measured_s_per_epoch"] = record.median_s
+            self._note_rate(record.median_s)
         record.total_s = self.train_s()
         record.phases["train"] = max(0.0, record.total_s - record.phases["init"] - record.compile_s)
         # Starting JAX came before training time started: not part of total_s, added to init after.
@@ -542,7 +573,9 @@ class Training:
         self._stream_facts(every=False)  # the other processes need not be here: this one's own
         record.total_s = self.train_s()
         record.status = "failed"
-        record.message = str(exc) if isinstance(exc, CheckpointError) else f"{type(exc).__name__}: {exc}"
+        # Data that broke mid-run (a file changed, a row group unreadable) names the file itself.
+        plain = isinstance(exc, (CheckpointError, DataError))
+        record.message = str(exc) if plain else f"{type(exc).__name__}: {exc}"
         if impl.file is not None:  # the user's own traceback lines, not the session's
             record.message = str(user_impl.user_error(impl, _("{name} failed").format(name=impl.name), exc))
         if record.peak_bytes is None:
@@ -611,7 +644,9 @@ def _inside(
         samples=problem.samples,
         itemsize=problem.dtype.itemsize,
     )
-    if impl.backend != "jax":
+    # NumPy has no compiled program; a streamed run runs its trainer's batch pieces, not one chunk program
+    # over the table: both keep the hand count against the measured time.
+    if impl.backend != "jax" or not hasattr(trainer, "programs"):
         out = inside.assemble(None, counted, ceiling=None, seconds_per_iteration=record.median_s)
         out["counts"] = {"compiles": record.compiles}
         return out

@@ -29,7 +29,7 @@ def test_explain_prints_the_table_and_writes_the_hlo_and_the_json(tmp_path, caps
     code, out, err = _run(capsys, "explain", *SMALL, "--hlo", str(hlo), "--json", str(js))
     assert code == 0, err
     assert "FLOPs / it" in out and "jax-fused-batch" in out and "GFLOP/s" in out
-    assert "measured by jit(jnp.dot)" in out
+    assert "measured by jit(jnp.dot)" in out and "(the best of 1 measurement)" in out
     text = hlo.read_text(encoding="utf-8")
     assert text.startswith("HloModule") and "ENTRY" in text
     run = json.loads(js.read_text(encoding="utf-8"))["runs"][0]

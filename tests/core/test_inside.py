@@ -128,6 +128,36 @@ def test_ceilings_are_measured_once_per_device_and_say_how(own_cache):
     assert json.loads((own_cache / "ceilings.json").read_text(encoding="utf-8"))
 
 
+def test_a_ceiling_a_run_beat_is_measured_again_and_the_best_figure_is_kept(own_cache):
+    device = jax.devices()[0]
+    first = inside.ceilings(device)
+    assert first["measurements"] == 1 and first["measured_at"].endswith("Z")
+    peak, bw = first["matmul_flops_per_s"], first["bandwidth_bytes_per_s"]
+    # A rate below the figure proves nothing; one above it marks the figure stale and the cost model reads it.
+    assert not inside.note_achieved(device, peak / 2, "a slow run")
+    assert inside.ceilings(device)["cached"] is True
+    assert inside.note_achieved(device, peak * 1000, "a fast run")
+    assert inside.cached_ceilings(device) == (peak * 1000, bw)
+    again = inside.ceilings(device)
+    assert again["cached"] is False and again["measurements"] == 2 and "stale" not in again
+    # A figure measured as if the machine were busy is not kept over the better one measured before.
+    table = json.loads((own_cache / "ceilings.json").read_text(encoding="utf-8"))
+    key = next(iter(table))
+    table[key].update(matmul_flops_per_s=1e30, measured_at="2020-01-01T00:00:00Z")
+    (own_cache / "ceilings.json").write_text(json.dumps(table), encoding="utf-8")
+    kept = inside.ceilings(device, refresh=True)
+    assert kept["matmul_flops_per_s"] == 1e30 and kept["measured_at"] == "2020-01-01T00:00:00Z"
+    assert kept["measurements"] == 3 and kept["bandwidth_measured_at"] > "2020"
+    assert inside.cached_ceilings(device) == (1e30, kept["bandwidth_bytes_per_s"])
+    # Measured again below what a run reached: the rate reached still stands for the cost model.
+    table = json.loads((own_cache / "ceilings.json").read_text(encoding="utf-8"))
+    table[key].update(matmul_flops_per_s=1.0, measurements=1)
+    (own_cache / "ceilings.json").write_text(json.dumps(table), encoding="utf-8")
+    assert inside.note_achieved(device, 1e31, "a run")
+    again = inside.ceilings(device)
+    assert again["matmul_flops_per_s"] < 1e31 and inside.cached_ceilings(device)[0] == 1e31
+
+
 @pytest.mark.parametrize("name", [i.name for i in registry.all_implementations() if registry.is_builtin(i.name)])
 def test_every_built_in_rung_records_its_inside(name, own_cache):
     impl = registry.get(name)
@@ -203,3 +233,34 @@ def test_a_program_that_cannot_be_inspected_leaves_the_run_whole(own_cache, monk
     assert "no cost analysis" in got["error"]
     assert got["flops_source"] == "analytic" and got["flops_per_iteration"] > 0
     assert got["kernels_per_iteration"] is None and got["ceilings"] is None
+
+
+def test_a_run_faster_than_the_cached_ceiling_marks_it_stale(own_cache):
+    from som_studio import cli
+
+    device = jax.devices()[0]
+    inside.ceilings(device)
+    table = json.loads((own_cache / "ceilings.json").read_text(encoding="utf-8"))
+    entry = next(iter(table.values()))
+    entry["matmul_flops_per_s"] = 1.0  # as if measured while the machine did nothing else
+    (own_cache / "ceilings.json").write_text(json.dumps(table), encoding="utf-8")
+    argv = ["bench", "--impl", "jax-fused-batch", "--grid", "4x3", "--samples", "40", "--epochs", "2", "--quiet"]
+    assert cli.main(argv) == 0
+    entry = next(iter(json.loads((own_cache / "ceilings.json").read_text(encoding="utf-8")).values()))
+    assert "jax-fused-batch at 40x3 on 4x3 reached" in entry["stale"]
+    assert inside.cached_ceilings(device)[0] == entry["achieved_flops_per_s"] > 1.0
+
+
+def test_a_streamed_run_records_the_hand_count_without_an_error(own_cache, tmp_path):
+    pytest.importorskip("pyarrow")
+    np.save(tmp_path / "rows.npy", np.random.default_rng(0).random((60, 3)))
+    cfg = RunConfig(impl="jax-fused-batch", width=4, height=3, data=DataSpec(path=str(tmp_path)), epochs=2)
+    cfg = cfg.replace(stream=True, batch_rows=16)
+    record = None
+    for ev in Session(cfg, inside=True, quality_points=0, final_quality=False).run():
+        if isinstance(ev, (Finished, Failed)):
+            record = ev.record
+    assert record is not None and record.status == "ok", record and record.message
+    got = record.extra["inside"]
+    assert "error" not in got  # a streamed epoch runs batch pieces, not one chunk program: nothing to inspect
+    assert got["flops_source"] == "analytic" and got["flops_per_iteration"] > 0

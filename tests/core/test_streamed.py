@@ -166,6 +166,30 @@ def test_a_pass_s_short_last_batch_searches_its_own_rows_to_the_in_memory_map(fo
     np.testing.assert_allclose(maps[1], maps[0], rtol=1e-6, atol=1e-6)
 
 
+def test_a_sharded_epoch_goes_on_from_its_saved_sums(folder):
+    """Sums taken after three batches (a checkpoint inside an epoch) and given to a fresh trainer: the rest
+    of the epoch ends at the uninterrupted trainer's map, bit for bit."""
+    path, _x = folder["holes"]
+    cfg = RunConfig(impl="jax-shardmap-batch", data=DataSpec(path=str(path)), width=5, height=4, epochs=2)
+    problem = make_stream_problem(cfg.replace(layout="2x2"), "batch", stream.open_source(path), 64)
+    batches = [problem.stream.scaled(b.values, problem.dtype) for b in problem.stream.source.reader(64)]
+    impl = registry.get("jax-shardmap-batch")
+    whole, first, then = (impl.create(problem) for _ in range(3))
+    for trainer, rows in ((whole, batches), (first, batches[:3])):
+        trainer.begin_epoch(0)
+        for b in rows:
+            trainer.add_rows(b)
+    then.begin_epoch(0)
+    then.set_epoch_sums(first.epoch_sums())
+    for b in batches[3:]:
+        then.add_rows(b)
+    for trainer in (whole, then):
+        trainer.end_epoch(0)
+    np.testing.assert_array_equal(then.get_map(), whole.get_map())
+    for trainer in (whole, first, then):
+        trainer.close()
+
+
 def test_bench_streams_a_folder_and_records_what_it_read(folder, tmp_path, capsys):
     from som_studio.cli import main
 
@@ -243,3 +267,37 @@ def test_a_streamed_epoch_says_where_it_stands_and_ends_at_the_same_map(folder):
     maps = [next(e.map for e in reversed(evs) if isinstance(e, Snapshot)) for evs in (told, quiet)]
     np.testing.assert_array_equal(maps[0], maps[1])
     assert isinstance(told[-1], Finished) and told[-1].record.status == "ok"
+
+
+def test_pause_holds_a_streamed_epoch_between_its_batches(folder):
+    import threading
+    import time
+
+    from som_studio.session.events import EpochProgress, Snapshot
+    from som_studio.session.session import Session
+
+    path, _x = folder["whole"]
+    cfg = RunConfig(
+        impl="numpy-batch", data=DataSpec(path=str(path)), width=4, height=3, epochs=2, stream=True, batch_rows=100
+    )
+    session = Session(cfg, snapshot_interval_s=None, progress_interval_s=0.0)
+    resumed = threading.Event()
+
+    def resume_later():
+        time.sleep(0.5)  # far longer than the few batches left would take, were they not held
+        resumed.set()
+        session.resume()
+
+    after: list[bool] = []  # per event after Pause: whether it came once the run was resumed
+    final = None
+    for ev in session.run():
+        if session.paused or resumed.is_set():
+            after.append(resumed.is_set())
+        elif isinstance(ev, EpochProgress) and (ev.iteration, ev.row) == (0, 300):
+            session.pause()  # Pause pressed inside the first epoch
+            threading.Thread(target=resume_later).start()
+        if isinstance(ev, Snapshot):
+            final = ev.map
+    assert len(after) > 10 and all(after)  # every later batch was trained once the run was resumed
+    quiet = [e.map for e in Session(cfg, snapshot_interval_s=None).run() if isinstance(e, Snapshot)][-1]
+    np.testing.assert_array_equal(final, quiet)

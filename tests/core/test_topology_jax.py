@@ -186,6 +186,18 @@ def test_fused_batch_every_plan_at_every_width_with_missing_values(lattice, form
     np.testing.assert_allclose(got, ref, atol=TOL["float64"], rtol=0)
 
 
+@pytest.mark.parametrize("form", ["matmul", "tiled"])
+def test_very_wide_rows_searched_in_feature_slabs_match_numpy_batch(form):
+    # Past WIDE_FEATURES the re-rank sums its candidates' differences slab by slab of features (the last
+    # slab part padding): float64 on a hex toroid with missing values, so every unit must be the reference's.
+    features = fused_plan.WIDE_FEATURES + fused_plan.FEATURE_SLAB // 2 + 3
+    p = _problem("batch", ("hex", True), True, "float64", 3, (7, 8), features=features)
+    ref = _train(registry.get("numpy-batch").create(p), 3)
+    with fused_plan.forced(form, budget=1 << 20):
+        got = _train(registry.get("jax-fused-batch").create(p), 3)
+    np.testing.assert_allclose(got, ref, atol=TOL["float64"], rtol=0)
+
+
 @pytest.mark.parametrize("name", [i.name for i in registry.all_implementations() if i.backend == "jax"])
 def test_every_jax_implementation_declares_every_lattice_and_missing_values(name):
     impl = registry.get(name)

@@ -540,3 +540,44 @@ def test_the_restored_configuration_says_how_long_it_will_take(qtbot, tmp_path):
     again.panel.grid.setCurrentText("13x9")  # another problem: no kept run tells
     assert "Time: about" not in again.panel.memory_label.text()
     again.close()
+
+
+def test_a_streamed_epoch_moves_the_status_and_the_bar(qtbot, window):
+    """Where a streamed epoch stands reaches the status bar, the latest only, and never once its epoch ended."""
+    from som_studio.config import RunConfig
+    from som_studio.qt.live_views import PROGRESS_STEPS
+    from som_studio.session.events import ChunkTimed, EpochProgress
+    from som_studio.worker import messages as m
+
+    class Pipe:  # the pipe reader's side: what arrived since the controller last took
+        def __init__(self) -> None:
+            self.items: list = []
+
+        def take(self):
+            items, self.items = self.items, []
+            return items, None
+
+    def progress(t, row):
+        return m.EventMessage(EpochProgress(iteration=t, row=row, rows=10**7, first=0, seconds=row / 1e6, wait_s=0.1))
+
+    c = window.controller
+    cfg = RunConfig(impl="jax-fused-batch", width=32, height=32, epochs=10)
+    window.live.begin(cfg)
+    c._reader, c._state = Pipe(), ctl.RUNNING
+    shown = []
+    c.epoch_progress.connect(lambda ev: shown.append(ev))
+    try:
+        c._reader.items = [m.EventMessage(ChunkTimed(0, 2, 20.0, 20.0)), progress(2, 10**6), progress(2, 4 * 10**6)]
+        c._dispatch_now()
+        assert [ev.row for ev in shown] == [4 * 10**6]  # the latest of the batch
+        assert window.status_label.text() == (
+            "Epoch 3 of 10: 4,000,000 of 10,000,000 rows, 1,000,000 rows/s, 6 s left in it; "
+            "waiting for the disk 2% of the time"
+        )
+        assert window.progress.value() == int(PROGRESS_STEPS * 2.4 / 10)
+        c._reader.items = [progress(2, 9 * 10**6), m.EventMessage(ChunkTimed(2, 1, 10.0, 30.0))]
+        c._dispatch_now()
+        assert len(shown) == 1  # its epoch ended in the same batch: nothing stale is shown
+        assert window.progress.value() == int(PROGRESS_STEPS * 3 / 10)
+    finally:
+        c._reader, c._state = None, ctl.IDLE

@@ -263,6 +263,7 @@ def test_a_streamed_run_stopped_inside_an_epoch_saves_there_and_resumes(tmp_path
     assert record.status == "cancelled" and record.iterations_done == 1
     saved = resume_from(tmp_path, cfg)
     assert (saved.iteration, saved.meta["position"]["row"]) == (1, 64)
-    resumed, rec = _final(Session(cfg, snapshot_interval_s=None, resume=saved))
+    # Resumed from the folder, as the app's Resume names it (the session reads and checks what it holds).
+    resumed, rec = _final(Session(cfg, snapshot_interval_s=None, resume=str(tmp_path)))
     assert rec.status == "ok", rec.message
     np.testing.assert_array_equal(resumed, whole)

@@ -182,48 +182,9 @@ def test_bench_across_two_processes_only_process_0_writes(tmp_path):
 @pytest.mark.skipif(
     shutil.which("mpirun") is None, reason="mpirun is not installed (Open MPI: apt-get install openmpi-bin)"
 )
-def test_mpirun_with_coordinator_auto_trains_the_map_of_one_process(tmp_path):
-    """Open MPI starts two processes of one device each; they find each other with --coordinator auto."""
-    from som_studio import load_run
-    from som_studio.config import DataSpec, RunConfig
-    from som_studio.session.distributed import LOCKSTEP_SESSION
-    from som_studio.session.events import Snapshot
-    from som_studio.session.session import Session
-
-    run = ["--grid", "6x5", "--samples", "12", "--seed", "3", "--epochs", "3", "--precision", "float64"]
-    # A root shell (a container's) must allow mpirun to start processes as root.
-    allow = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
-    proc = _start(
-        ["-m", "som_studio", "--cpu-devices", "1", "bench", "--impl", "jax-shardmap-batch", "--layout", "2x1"]
-        + [*run, "--coordinator", "auto", "--init-timeout", "30", "--save-runs", str(tmp_path), "-q"],
-        launcher=["mpirun", "-np", "2", "--oversubscribe"],
-        extra_env=allow,
-    )
-    ((rc, _out, err),) = _finish([proc])
-    assert rc == 0, err[-3000:]
-    two = load_run(tmp_path / "jax-shardmap-batch.somrun").codebook
-    cfg = RunConfig(
-        impl="jax-shardmap-batch",
-        width=6,
-        height=5,
-        data=DataSpec(samples=12),
-        seed=3,
-        epochs=3,
-        precision="float64",
-        layout="2x1",
-    )
-    one = None
-    for ev in Session(cfg, snapshot_interval_s=None, **LOCKSTEP_SESSION).run():  # this process, two devices
-        if isinstance(ev, Snapshot):
-            one = ev.map
-    np.testing.assert_allclose(two, one, rtol=0, atol=1e-12)
-
-
-@pytest.mark.skipif(
-    shutil.which("mpirun") is None, reason="mpirun is not installed (Open MPI: apt-get install openmpi-bin)"
-)
-def test_mpirun_streams_each_process_its_share_with_coordinator_auto(tmp_path):
-    """Open MPI starts two processes of one device each, streaming a folder: one process's map over two devices."""
+def test_mpirun_with_coordinator_auto_streams_each_process_its_share(tmp_path):
+    """Open MPI starts two processes of one device each; they find each other with --coordinator auto and
+    each streams its share of a folder: the map of one process over two devices."""
     from som_studio import load_run
     from som_studio.config import DataSpec, RunConfig
     from som_studio.session.distributed import LOCKSTEP_SESSION
@@ -233,6 +194,7 @@ def test_mpirun_streams_each_process_its_share_with_coordinator_auto(tmp_path):
     folder = _stream_folder(tmp_path / "data")
     run = ["--data", str(folder), "--labels", "kind", "--stream", "--batch-rows", "64", "--grid", "5x6"]
     run += ["--epochs", "3", "--impl", "jax-jit-sharded-batch", "--layout", "2x1"]
+    # A root shell (a container's) must allow mpirun to start processes as root.
     allow = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
     out = tmp_path / "runs.json"
     proc = _start(

@@ -77,6 +77,10 @@ def check_data(arr: np.ndarray, name: str = "data", first_row: int = 0) -> np.nd
     if arr.shape[1] == 0:
         raise DataError(_("{path}: contains no features (zero columns)").format(path=name))
     out = np.asarray(arr, dtype=np.float64)
+    if np.isfinite(out.min()) and np.isfinite(out.max()):
+        # Both extremes finite: no infinity and no NaN (a NaN extreme would be NaN), so no row is all
+        # missing. Two reductions that allocate nothing, where the scans below make arrays as large as the data.
+        return np.ascontiguousarray(out)
     inf = np.isinf(out)
     if inf.any():
         row, col = np.argwhere(inf)[0]

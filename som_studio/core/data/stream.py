@@ -18,7 +18,7 @@ The API other parts build on, all of it:
   on a background thread, which also converts and transforms them; the files' decoding itself
   runs on pyarrow's threads. One reader is one pass; ``Source.reader`` again for the next.
 * ``share=(index, count)``: the ``index``-th of ``count`` contiguous, deterministic shares of the
-  source's units (a Parquet row group, an Arrow IPC record batch, a block of 2^18 rows of a
+  source's units, of about as many rows each (a Parquet row group, an Arrow IPC record batch, a block of 2^18 rows of a
   ``.npy`` file, a CSV file), so every process knows its rows without talking
   (:meth:`Source.share_rows`).
 * ``Reader.get_state()`` / ``Reader.set_state(state)`` (Grain's names): the reader's position
@@ -139,11 +139,20 @@ class Source:
         return len(self.feature_names)
 
     def share_units(self, index: int = 0, count: int = 1) -> tuple[Unit, ...]:
-        """The units of share ``index`` of ``count``: contiguous, the same on every process."""
+        """The units of share ``index`` of ``count``: contiguous, the same on every process.
+
+        A unit goes to the share in whose ``1/count`` of the rows its middle row lies, so shares hold
+        about as many rows each (not as many units: files of very different sizes stay balanced).
+        """
         if not 0 <= index < count:
             raise ValueError(f"share {index} of {count} does not exist")
-        n = len(self.units)
-        return self.units[n * index // count : n * (index + 1) // count]
+        total = max(self.rows, 1)
+        out, start = [], 0
+        for u in self.units:
+            if (2 * start + u.rows) * count // (2 * total) == index:
+                out.append(u)
+            start += u.rows
+        return tuple(out)
 
     def share_rows(self, index: int = 0, count: int = 1) -> int:
         """Rows in share ``index`` of ``count``."""

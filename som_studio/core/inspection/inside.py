@@ -41,7 +41,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeGuard
 
 from som_studio.core.inspection import hlo
 from som_studio.core.jax_runtime import cache_dir
@@ -194,30 +194,18 @@ def _best(fn: Callable[[], Any], repeats: int) -> float:
     return best
 
 
-def ceilings(device: Any, *, refresh: bool = False) -> dict[str, Any]:
-    """``device``'s ceilings: from the cache (``cache_dir()/ceilings.json``), else measured now and kept there.
-
-    A cache that cannot be read or written is measured past, never an error: the figures then hold for this
-    process only.
-    """
-    key = _device_key(device)
-    path = cache_dir() / "ceilings.json"
-    table: dict[str, Any] = {}
+def _read_table() -> dict[str, Any]:
+    """The cached ceilings by device key (empty when the file is missing or damaged)."""
     try:
-        table = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(table, dict):
-            table = {}
+        table = json.loads((cache_dir() / "ceilings.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        table = {}
-    found = table.get(key)
-    if (
-        not refresh
-        and isinstance(found, dict)
-        and all(k in found for k in ("matmul_flops_per_s", "bandwidth_bytes_per_s"))
-    ):
-        return {**found, "cached": True}
-    fresh = measure_ceilings(device)
-    table[key] = fresh
+        return {}
+    return table if isinstance(table, dict) else {}
+
+
+def _write_table(table: dict[str, Any]) -> None:
+    """Replace the cache file in one step; a cache that cannot be written is gone without, never an error."""
+    path = cache_dir() / "ceilings.json"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp", encoding="utf-8") as f:
@@ -225,22 +213,90 @@ def ceilings(device: Any, *, refresh: bool = False) -> dict[str, Any]:
         os.replace(f.name, path)
     except OSError:
         pass
-    return {**fresh, "cached": False}
+
+
+def _usable(found: Any) -> TypeGuard[dict[str, Any]]:
+    return isinstance(found, dict) and all(
+        isinstance(found.get(k), int | float) and found[k] > 0 for k in ("matmul_flops_per_s", "bandwidth_bytes_per_s")
+    )
+
+
+def _best_of(old: Any, fresh: dict[str, Any]) -> dict[str, Any]:
+    """``fresh`` kept with the higher of its and ``old``'s figures, each with when it was measured.
+
+    A figure measured on a busy machine is lower than the device can do (here: 38 against 212 GFLOP/s), never
+    higher: the best measurement is the nearest to the ceiling.
+    """
+    out = {k: v for k, v in fresh.items() if k != "stale"}
+    out["measurements"] = 1
+    if not _usable(old):
+        return out
+    out["measurements"] = int(old.get("measurements") or 1) + 1
+    for figure, when in (("matmul_flops_per_s", "measured_at"), ("bandwidth_bytes_per_s", "bandwidth_measured_at")):
+        if float(old[figure]) > float(fresh[figure]):
+            out[figure] = float(old[figure])
+            out[when] = old.get(when) or old.get("measured_at")
+    reached = float(old.get("achieved_flops_per_s") or 0.0)
+    if reached > out["matmul_flops_per_s"]:  # measured again on a busy machine: a run did better still
+        out["achieved_flops_per_s"] = reached
+    return out
+
+
+def ceilings(device: Any, *, refresh: bool = False) -> dict[str, Any]:
+    """``device``'s ceilings: from the cache (``cache_dir()/ceilings.json``), else measured now and kept there.
+
+    Each figure kept is the best of every measurement on this device, with when it was measured
+    (``measured_at``, ``bandwidth_measured_at``: UTC, ISO 8601) and how many were made (``measurements``). A
+    figure a run proved too low (:func:`note_achieved`: ``stale`` says how) is measured again, as is every figure
+    with ``refresh``. A cache that cannot be read or written is measured past, never an error: the figures then
+    hold for this process only.
+    """
+    key = _device_key(device)
+    table = _read_table()
+    found = table.get(key)
+    if not refresh and _usable(found) and not found.get("stale"):
+        return {**found, "cached": True}
+    fresh = measure_ceilings(device)
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    fresh["measured_at"] = fresh["bandwidth_measured_at"] = now
+    kept = _best_of(found, fresh)
+    table = _read_table()  # another process may have written it while this one measured
+    table[key] = kept
+    _write_table(table)
+    return {**kept, "cached": False}
+
+
+def note_achieved(device: Any, flops_per_s: float, what: str) -> bool:
+    """Tell the cache a run reached ``flops_per_s`` of float32 products on ``device`` (``what`` did, in words).
+
+    A rate above the cached matmul ceiling proves that figure too low (measured while the machine was busy): it is
+    marked ``stale`` and measured again the next time :func:`ceilings` is asked; until then the cost model reads
+    the rate reached (:func:`cached_ceilings`). Returns whether it was marked.
+    """
+    table = _read_table()
+    found = table.get(_device_key(device))
+    if not _usable(found) or not flops_per_s > float(found["matmul_flops_per_s"]):
+        return False
+    if flops_per_s > float(found.get("achieved_flops_per_s") or 0.0):
+        found["achieved_flops_per_s"] = float(flops_per_s)
+    found["stale"] = f"{what} reached {flops_per_s / 1e9:.3g} GFLOP/s"
+    _write_table(table)
+    return True
 
 
 def cached_ceilings(device: Any) -> tuple[float, float] | None:
     """``device``'s (matmul FLOP/s, bytes/s) as :func:`ceilings` kept them, or ``None``: never measures.
 
     The kernel plans' cost model reads them (:func:`som_studio.core.plans.fused_plan.predict`); a run does not wait
-    for a measurement it did not ask for.
+    for a measurement it did not ask for. A figure a run proved too low reads as the rate that run reached.
     """
+    found = _read_table().get(_device_key(device))
+    if not _usable(found):
+        return None
     try:
-        table = json.loads((cache_dir() / "ceilings.json").read_text(encoding="utf-8"))
-        found = table.get(_device_key(device)) if isinstance(table, dict) else None
-        if not isinstance(found, dict):
-            return None
-        return float(found["matmul_flops_per_s"]), float(found["bandwidth_bytes_per_s"])
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        peak = max(float(found["matmul_flops_per_s"]), float(found.get("achieved_flops_per_s") or 0.0))
+        return peak, float(found["bandwidth_bytes_per_s"])
+    except (TypeError, ValueError):
         return None
 
 
@@ -450,6 +506,8 @@ def assemble(
             "matmul_flops_per_s": ceiling["matmul_flops_per_s"] * scale,
             "bandwidth_bytes_per_s": ceiling["bandwidth_bytes_per_s"] * scale,
             "measured_with": ceiling.get("measured_with"),
+            "measured_at": ceiling.get("measured_at"),
+            "measurements": ceiling.get("measurements"),
             "device": ceiling.get("device"),
             "devices": scale,
         }

@@ -34,7 +34,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from som_studio.core import jax_runtime
-from som_studio.core.plans.fused_plan import UNROLLED_FEATURES, KernelPlan
+from som_studio.core.plans.fused_plan import FEATURE_SLAB, UNROLLED_FEATURES, WIDE_FEATURES, KernelPlan
 from som_studio.core.som.problem import MIN_WEIGHT
 from som_studio.core.som.topology import HEX_ROW
 from som_studio.run_settings import Topology
@@ -214,6 +214,9 @@ def _matmul_search(wt: Array, block: int) -> Any:
     # Unit-major blocks (G, B, D): a candidate block is one contiguous run.
     far = jnp.where(real[None, :], wz, jnp.asarray(1e30, dtype))
     blocks = far.T.reshape(g, block, d)
+    slabs = -(-d // FEATURE_SLAB) if d >= WIDE_FEATURES and g > 1 else 0
+    if slabs:  # features padded with zeros to whole slabs: a zero difference adds nothing
+        blocks = jnp.pad(blocks, ((0, 0), (0, 0), (0, slabs * FEATURE_SLAB - d)))
 
     def search(x: Array, kn: Array | None, two: bool = False) -> Any:
         nc = x.shape[0]
@@ -225,10 +228,40 @@ def _matmul_search(wt: Array, block: int) -> Any:
             units = jnp.broadcast_to(jnp.arange(block, dtype=jnp.int32), (nc, block))
             return _candidates_best(jnp.broadcast_to(blocks, (nc, block, d)), x, kn, units, two)
         glo, ghi = _two_best_blocks(lo)
+        units = _block_units(glo, ghi, block)
+        if slabs:
+            return _pick(_slab_distances(blocks, jnp.stack([glo, ghi], axis=1), x, kn, slabs), units, two)
         cand = jnp.take(blocks, jnp.stack([glo, ghi], axis=1), axis=0).reshape(nc, 2 * block, d)
-        return _candidates_best(cand, x, kn, _block_units(glo, ghi, block), two)
+        return _candidates_best(cand, x, kn, units, two)
 
     return search
+
+
+def _slab_distances(blocks: Array, pick: Array, x: Array, kn: Array | None, slabs: int) -> Array:
+    """Direct squared distances of each example of ``x`` (n, D) to the units of its two candidate blocks
+    ``pick`` (n, 2) of ``blocks`` (G, B, slabs x FEATURE_SLAB, zero-padded), summed slab by slab of features.
+
+    One slab's candidates, differences and squares are a few hundred kilobytes that stay in the cache; the
+    whole rows' would be tens of megabytes through memory for a chunk of very wide examples. Returns (n, 2 B).
+    """
+    n, d = x.shape
+    width = slabs * FEATURE_SLAB
+    xp = jnp.pad(x, ((0, 0), (0, width - d)))
+    kp = None if kn is None else jnp.pad(kn, ((0, 0), (0, width - d)))
+    k = 2 * blocks.shape[1]
+
+    def slab(i: Any, total: Array) -> Array:
+        cols = lax.dynamic_slice_in_dim(blocks, i * FEATURE_SLAB, FEATURE_SLAB, axis=2)
+        diff = (
+            jnp.take(cols, pick, axis=0).reshape(n, k, FEATURE_SLAB)
+            - lax.dynamic_slice_in_dim(xp, i * FEATURE_SLAB, FEATURE_SLAB, axis=1)[:, None, :]
+        )
+        if kp is not None:
+            known = lax.dynamic_slice_in_dim(kp, i * FEATURE_SLAB, FEATURE_SLAB, axis=1)
+            diff = jnp.where(known[:, None, :] != 0, diff, jnp.zeros((), diff.dtype))
+        return total + jnp.sum(diff * diff, axis=2)
+
+    return lax.fori_loop(0, slabs, slab, jnp.zeros((n, k), x.dtype))
 
 
 def matmul(wt: Array, data: Array, chunk: int, block: int, known: Array | None = None, two: bool = False) -> Any:

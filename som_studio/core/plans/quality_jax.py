@@ -382,7 +382,7 @@ class StreamQuality:
         self.dtype = np.dtype(dtype)
         self.device = device if device is not None else jax.devices()[0]
         self.features = stream.source.features
-        rows = min(stream.batch_rows, stream.rows)
+        rows = max(1, min(stream.batch_rows, stream.rows))  # a process whose share holds no rows still measures
         self.plan = plan(self.device.platform, rows, height * width, self.features, self.dtype.itemsize)
         self.chunks = -(-rows // self.plan.chunk)
         self._compiled: Any = None
