@@ -85,6 +85,35 @@ def test_a_position_saved_and_restored_continues_with_the_next_row(tmp_path):
     assert [b.values.shape[0] for b in reader] == [1]
 
 
+def test_float32_batches_are_the_float64_ones_rounded_and_transformed_on_the_reader(tmp_path, monkeypatch):
+    # float32, integer and float64 columns with missing values; batches that straddle row groups and
+    # files, filled a few rows at a time (a small FILL_BYTES) as a wide table is.
+    x = values(700, 3)
+    folder = tmp_path / "d"
+    folder.mkdir()
+    for i, (a, b) in enumerate([(0, 250), (250, 700)]):
+        cols = {
+            "a": pa.array(x[a:b, 0], pa.float32(), from_pandas=True),
+            "n": pa.array(np.arange(a, b) * 1_000_003, pa.int64()),
+            "c": x[a:b, 2],
+        }
+        pq.write_table(pa.table(cols), folder / f"part{i}.parquet", row_group_size=90)
+    monkeypatch.setattr(stream, "FILL_BYTES", 1)
+    src = stream.open_source(folder)
+    wide = list(src.reader(100))
+    narrow = list(src.reader(100, dtype=np.float32))
+    doubled = list(src.reader(100, transform=lambda v: 2 * v))
+    assert [b.first for b in narrow] == [b.first for b in wide] == list(range(0, 700, 100))
+    for w, n, d in zip(wide, narrow, doubled, strict=True):
+        assert n.values.dtype == np.float32 and w.values.dtype == np.float64
+        np.testing.assert_array_equal(n.values, w.values.astype(np.float32))
+        np.testing.assert_array_equal(d.values, 2 * w.values)
+    whole = np.concatenate([b.values for b in wide])
+    np.testing.assert_array_equal(whole[:, 0], x[:, 0].astype(np.float32).astype(np.float64))
+    np.testing.assert_array_equal(whole[:, 1], np.arange(700) * 1_000_003.0)
+    np.testing.assert_array_equal(whole[:, 2], x[:, 2])
+
+
 def test_shares_split_the_units_deterministically(tmp_path):
     x = values()
     write_parquet(tmp_path / "d", x, [450], group=100)

@@ -13,6 +13,7 @@ from som_studio.config import DataSpec, RunConfig
 from som_studio.core.data import Table, stream
 from som_studio.core.impls import registry
 from som_studio.core.impls import streamed as streamed_trainer
+from som_studio.core.plans import fused_plan
 from som_studio.core.som.problem import make_problem, make_stream_problem
 
 
@@ -140,6 +141,28 @@ def test_a_sharded_streamed_run_ends_at_the_in_memory_map_of_its_layout(
             facts = trainer.describe()
             assert facts["sharding"]["layout"] == layout and facts["memory_compiled_bytes"] > 0
         trainer.close()
+    np.testing.assert_allclose(maps[1], maps[0], rtol=1e-6, atol=1e-6)
+
+
+def test_a_pass_s_short_last_batch_searches_its_own_rows_to_the_in_memory_map(folder):
+    """700 rows in batches of 256: the last 188 go through a program of 192 rows (the plan's chunks of 24),
+    compiled with the others, not through a full batch of padding."""
+    path, x = folder["holes"]
+    cfg = RunConfig(impl="jax-fused-batch", data=DataSpec(path=str(path)), width=5, height=4, epochs=2)
+    table = Table(x, ("a", "b", "c")).scaled(cfg.scaling_method)
+    maps = []
+    with fused_plan.forced("matmul", budget=32768):
+        for problem in (
+            make_problem(cfg, "batch", table.values),
+            make_stream_problem(cfg, "batch", stream.open_source(path), 256),
+        ):
+            trainer = streamed_trainer.create(registry.get(cfg.impl), problem)
+            trainer.warmup()
+            if problem.stream is not None:
+                assert str(trainer.inner.plan).endswith("chunk=24") and set(trainer.inner._tails) == {192}
+            trainer.run(0, 2)
+            maps.append(trainer.get_map())
+            trainer.close()
     np.testing.assert_allclose(maps[1], maps[0], rtol=1e-6, atol=1e-6)
 
 

@@ -272,6 +272,8 @@ class FusedBatch(_FusedTrainer):
 
         self._program = jax.jit(chunk, donate_argnums=0)
         self._stream_programs: Any = None
+        self._lower_add: Any = None
+        self._tails: dict[int, Any] = {}
         self._sums: Any = None
 
     def warmup(self) -> None:
@@ -312,14 +314,36 @@ class FusedBatch(_FusedTrainer):
             w_spec = spec(self.w.shape, p.dtype)
             sums_spec = spec((m, width), kernels.accumulator(p.dtype))
             scalar = spec((), p.dtype)
+            adder = jax.jit(add, donate_argnums=1)
+            self._lower_add = lambda rows: adder.lower(
+                w_spec, sums_spec, spec((rows, d), p.dtype), spec((), jnp.int32)
+            ).compile()
             self._stream_programs = (
-                jax.jit(add, donate_argnums=1)
-                .lower(w_spec, sums_spec, spec((b, d), p.dtype), spec((), jnp.int32))
-                .compile(),
+                self._lower_add(b),
                 jax.jit(update, donate_argnums=0).lower(w_spec, sums_spec, scalar, scalar).compile(),
                 (m, width),
             )
+            tail = p.stream.rows % b
+            if tail:  # a pass's last batch, compiled now rather than inside the first epoch
+                self._adder(tail)
         return self._stream_programs
+
+    def _adder(self, n: int) -> tuple[Any, int]:
+        """The program that adds a batch of ``n`` rows, and the rows it takes (``n`` or more, padded).
+
+        A full batch takes the batch's program; a shorter one (a pass's last) one compiled for ``n``
+        rounded up to the plan's chunk, so it does not search a full batch of padding (at 10^6 rows in
+        batches of 65,536 that padding was 4.8 % of an epoch's search).
+        """
+        add, _update, _shape = self._streamed()
+        b = self.p.stream.batch_rows if self.p.stream is not None else n
+        chunk = max(1, int(getattr(self.plan, "chunk", 1) or 1))
+        rows = min(b, -(-n // chunk) * chunk)
+        if rows == b or n == 0:
+            return add, b
+        if rows not in self._tails:
+            self._tails[rows] = self._lower_add(rows)
+        return self._tails[rows], rows
 
     def begin_epoch(self, iteration: int) -> None:
         """Start an epoch's sums (zeros on the device, float64 for float32 runs)."""
@@ -328,9 +352,8 @@ class FusedBatch(_FusedTrainer):
 
     def add_rows(self, rows: np.ndarray) -> None:
         """Add a batch (n <= batch rows, D) in the run's precision (NaN: missing) to the epoch's sums."""
-        add = self._streamed()[0]
-        b = self.p.stream.batch_rows if self.p.stream is not None else rows.shape[0]
         n = rows.shape[0]
+        add, b = self._adder(n)
         if n < b:
             rows = np.concatenate([rows, np.zeros((b - n, rows.shape[1]), rows.dtype)])
         x = jax.device_put(rows, self.device)

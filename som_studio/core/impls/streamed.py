@@ -3,7 +3,7 @@
 :class:`StreamedTrainer` meets the :class:`~som_studio.core.impls.protocol.Trainer` contract for any
 trainer that meets :class:`~som_studio.core.impls.protocol.EpochSums`: each epoch is one pass over the
 problem's source (:class:`~som_studio.core.som.problem.Streamed`), every batch scaled as the run's
-data and added to the epoch's per-unit sums, then one update. The sums of batches add up to the
+data (on the reader's thread) and added to the epoch's per-unit sums, then one update. The sums of batches add up to the
 sums of all rows, so the map is the in-memory run's (float64 sums: to float32 rounding, and bit
 for bit where the trainer adds in the same order). While the trainer works on one batch (a JAX
 trainer's dispatch returns at once) the reader decodes the next on its own thread;
@@ -108,10 +108,10 @@ class StreamedTrainer:
             lockstep: int | None = getattr(self.inner, "batches_per_pass", None) if s.share[1] > 1 else None
             added = -(-int(state["row"]) // s.batch_rows) if state else 0
             t0 = time.perf_counter()
-            with s.source.reader(s.batch_rows, s.share, state=state) as reader:
+            with s.reader(dtype, state) as reader:
                 start = int(reader.get_state()["row"])
                 for batch in reader:
-                    self.inner.add_rows(s.scaled(batch.values, dtype))
+                    self.inner.add_rows(batch.values)
                     added += 1
                     ck = self.checkpoints
                     if ck is not None and ck.due():
@@ -153,14 +153,14 @@ class StreamedTrainer:
             self._open(0)
             batch = self._next_batch()
         assert batch is not None
-        self.inner.take_rows(s.scaled(batch.values, self.p.dtype))
+        self.inner.take_rows(batch.values)
         self._held, self._used = batch.rows, 0
 
     def _open(self, row: int) -> None:
         if self._reader is not None:
             self._reader.close()
         s = self.stream
-        self._reader = s.source.reader(s.batch_rows, s.share, state={"row": row})
+        self._reader = s.reader(self.p.dtype, {"row": row})
 
     def _next_batch(self) -> Batch | None:
         """The reader's next batch (``None`` at the end of its pass), its waiting and reading counted."""

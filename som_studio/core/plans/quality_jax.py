@@ -421,11 +421,13 @@ class StreamQuality:
         qe_sum, te_count, rows = 0.0, 0, 0
         m = self.height * self.width
         counts = UnitCounts(np.zeros(m, np.int64), {} if s.source.label_column else None)
-        with s.source.reader(s.batch_rows, s.share) as reader:
+        with s.reader(self.dtype) as reader:
             for batch in reader:
                 n = batch.rows
-                xp = np.zeros((size, self.features), self.dtype)
-                xp[:n] = s.scaled(batch.values, self.dtype)
+                xp = batch.values
+                if n < size:
+                    xp = np.zeros((size, self.features), self.dtype)
+                    xp[:n] = batch.values
                 valid = np.arange(size) < n
                 q, t, first = self._compiled(wt, xp.reshape(self.chunks, self.plan.chunk, -1), valid)
                 qe_sum += float(q)

@@ -45,7 +45,7 @@ from som_studio.i18n import _
 if TYPE_CHECKING:
     from som_studio.core.data import Scaling
     from som_studio.core.data.moments import Gather, Moments
-    from som_studio.core.data.stream import Source
+    from som_studio.core.data.stream import Reader, Source
 
 # Units whose total batch neighbourhood weight is below this keep their weights:
 # far from every best-matching unit the Gaussian underflows (in float32 below
@@ -84,6 +84,17 @@ class Streamed:
         if self.scaling.method == "none":  # one copy, not three
             return np.ascontiguousarray(values, dtype=dtype)
         return np.ascontiguousarray(self.scaling.apply(values), dtype=dtype)
+
+    def reader(self, dtype: np.dtype, state: dict[str, int] | None = None) -> Reader:
+        """A pass over this process's share whose batches are in the run's scaled space and precision.
+
+        The reader's thread converts and scales each batch (:meth:`scaled`), so the training thread
+        only trains. Unscaled, the values are read straight into ``dtype``: from a float32 file, one
+        copy; scaled, they are read in float64 and scaled there, as the table in memory is.
+        """
+        if self.scaling.method == "none":
+            return self.source.reader(self.batch_rows, self.share, state, dtype=dtype)
+        return self.source.reader(self.batch_rows, self.share, state, transform=lambda v: self.scaled(v, dtype))
 
 
 @dataclass(frozen=True, eq=False)
