@@ -1,5 +1,5 @@
 """``python -m som_studio`` is the ``som-studio`` command."""
 
-from som_studio.cli import main
+from som_studio.cli import entry
 
-raise SystemExit(main())
+entry()

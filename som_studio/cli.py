@@ -7,9 +7,12 @@ Nothing heavy is imported here: ``som-studio --help`` and every subcommand's
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib
 import os
 import sys
+import threading
+from typing import NoReturn
 
 from som_studio import __version__
 
@@ -102,6 +105,41 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
 
+def entry() -> NoReturn:
+    """The ``som-studio`` command itself (its script and ``python -m som_studio``): :func:`main`, then exit.
+
+    A headless command leaves through :func:`leave`; the app (Qt loaded) exits the ordinary way,
+    so Qt tears its objects down in its own order.
+    """
+    code = main()
+    if "PySide6" in sys.modules:
+        sys.exit(code)
+    leave(code)
+
+
+def leave(code: int) -> NoReturn:
+    """Exit with ``code`` as Python's own exit does, less freeing every object one by one.
+
+    What a user could see still happens, in Python's order: the other non-daemon threads are
+    waited for, the ``atexit`` functions run (logging's flush, JAX's shutdown of a run over several
+    processes) and the standard streams are flushed. What is skipped is the interpreter's teardown:
+    each module and object freed in turn, and XLA's runtime with the run's buffers, which the
+    operating system takes back at once. After a one-epoch ``bench`` of 10^6 x 30 rows that
+    teardown took 0.34-0.47 s, a fifth of the time outside the run's ``total_s``.
+    """
+    main_thread = threading.main_thread()
+    for t in threading.enumerate():
+        if t is not main_thread and t is not threading.current_thread() and not t.daemon:
+            t.join()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream: Python's exit says so with status 120
+            code = code or 120
+    os._exit(code)
+
+
 def _open_app(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     try:
         app = importlib.import_module("som_studio.qt.app")
@@ -114,4 +152,4 @@ def _open_app(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

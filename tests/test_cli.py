@@ -38,6 +38,39 @@ def test_help_imports_neither_qt_nor_jax():
     assert out.stdout.strip() == ""
 
 
+def test_leave_exits_as_python_would(tmp_path):
+    """The command's fast exit still waits for other threads, runs atexit functions and flushes output."""
+    probe = (
+        "import atexit, sys, threading, time\n"
+        "from pathlib import Path\n"
+        "from som_studio import cli\n"
+        f"folder = Path({str(tmp_path)!r})\n"
+        "atexit.register(lambda: (folder / 'atexit').write_text('ran'))\n"
+        "threading.Thread(target=lambda: (time.sleep(0.2), (folder / 'thread').write_text('done'))).start()\n"
+        "sys.stdout.write('buffered, no newline')\n"
+        "cli.leave(3)\n"
+        "print('never reached')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 3, out.stderr
+    assert out.stdout == "buffered, no newline"
+    assert (tmp_path / "atexit").read_text() == "ran"
+    assert (tmp_path / "thread").read_text() == "done"
+
+
+def test_module_command_exits_with_its_status(tmp_path):
+    """``python -m som_studio`` leaves with the command's status and its output whole."""
+    ok = subprocess.run([sys.executable, "-m", "som_studio", "list"], capture_output=True, text=True, timeout=60)
+    assert ok.returncode == 0 and registry.all_implementations()[0].name in ok.stdout
+    bad = subprocess.run(
+        [sys.executable, "-m", "som_studio", "bench", "--data", str(tmp_path / "none.npy"), "--grid", "4x3"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode == 2 and "none.npy" in bad.stderr
+
+
 def test_version(capsys):
     with pytest.raises(SystemExit) as info:
         cli.main(["--version"])

@@ -26,6 +26,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import numpy as np
+
 from som_studio.i18n import _
 
 _lock = threading.Lock()
@@ -177,6 +179,26 @@ def _on_event(event: str, duration_secs: float, **_kw: str | int) -> None:
 def compile_count() -> int:
     """XLA compilations in this process so far (0 until JAX is started here)."""
     return _compiles
+
+
+HOST_ALIGN = 64
+"""Bytes to which a host array's start is aligned for JAX's CPU device to use it in place."""
+
+
+def host_array(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """An uninitialised array whose memory JAX's CPU device uses without a copy (``jax.device_put``).
+
+    The CPU client aliases a NumPy array aligned to :data:`HOST_ALIGN` bytes instead of copying it;
+    NumPy aligns large arrays to 16. For an array made only to be placed (never written after), that
+    is one copy of the data fewer: at 10^6 x 30 float32, 120 MB of fresh memory less to fault in.
+    The device array keeps the host one alive.
+    """
+    dt = np.dtype(dtype)
+    size = int(np.prod(shape)) * dt.itemsize
+    raw = np.empty(size + HOST_ALIGN, np.uint8)
+    start = -raw.ctypes.data % HOST_ALIGN
+    out: np.ndarray = raw[start : start + size].view(dt).reshape(shape)
+    return out
 
 
 def compiled_bytes(compiled: object) -> int | None:

@@ -81,6 +81,28 @@ def test_bad_npy_files(tmp_path):
         load_data(tmp_path / "junk.npy")
 
 
+def test_npy_is_read_into_a_table_of_its_own(tmp_path):
+    """A mapped ``.npy`` becomes a float64 table that owns its rows, whatever the file's type; a short file is named."""
+    for dtype in ("<f4", ">f8", "<f8", "<i2"):
+        arr = np.arange(12).reshape(4, 3).astype(dtype)
+        np.save(tmp_path / "x.npy", arr)
+        got = load_data(tmp_path / "x.npy")
+        assert got.dtype == np.float64 and got.flags.writeable and not isinstance(got, np.memmap)
+        np.save(tmp_path / "x.npy", arr * 0)  # the file changes: the table does not
+        np.testing.assert_array_equal(got, arr.astype(np.float64))
+    np.save(tmp_path / "f.npy", np.asfortranarray(np.arange(12.0).reshape(4, 3)))
+    got = load_data(tmp_path / "f.npy")
+    assert got.flags.c_contiguous
+    np.testing.assert_array_equal(got, np.arange(12.0).reshape(4, 3))
+    np.save(tmp_path / "short.npy", np.ones((100, 3)))
+    whole = (tmp_path / "short.npy").read_bytes()
+    (tmp_path / "short.npy").write_bytes(whole[:-40])
+    with pytest.raises(
+        DataError, match=f"short.npy: cannot read as .npy .*{len(whole) - 40:,} of the {len(whole):,} bytes"
+    ):
+        load_data(tmp_path / "short.npy")
+
+
 def test_npy_never_unpickles(tmp_path):
     marker = tmp_path / "pwned"
     obj = np.array([_Evil(str(marker))], dtype=object)

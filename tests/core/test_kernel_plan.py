@@ -185,3 +185,25 @@ def test_every_jax_run_records_its_kernel_plan_and_compiled_memory(monkeypatch):
 
     (line,) = [n for n in notes(["jax-fused-batch"], [record]) if "kernel plan" in n]
     assert line.startswith(f"jax-fused-batch: kernel plan {model['plan']}, predicted ") and "(forced)" in line
+
+
+@pytest.mark.parametrize("rows", [1, 3, 4, 37])
+def test_row_sums_in_pieces_are_the_unit_sums(monkeypatch, rows):
+    """Rows widened a piece at a time give the sums of the whole joined rows to the bit; indices past the units drop."""
+    from som_studio.core.plans import kernels
+
+    jnp = kernels.jnp
+    rng = np.random.default_rng(rows)
+    n, d, units = 37, 5, 6
+    data = rng.normal(size=(n, d)).astype(np.float32) * 1e3
+    weights = (rng.random((n, d)) < 0.8).astype(np.float32)
+    idx = rng.integers(0, units + 1, n).astype(np.int32)  # units itself: a padding row, dropped
+    width = 2 * d
+    monkeypatch.setattr(kernels, "SUMS_PIECE_BYTES", rows * width * 8)
+    got = np.asarray(kernels.row_sums(jnp.asarray(data), jnp.asarray(weights), jnp.asarray(idx), units))
+    joined = jnp.asarray(np.concatenate([data, weights], axis=1)).astype(kernels.accumulator(jnp.float32))
+    whole = kernels.jax.ops.segment_sum(joined, jnp.asarray(idx), num_segments=units)  # all rows widened at once
+    np.testing.assert_array_equal(got, np.asarray(whole))
+    want = np.zeros((units, width))
+    np.add.at(want, idx[idx < units], np.concatenate([data, weights], axis=1)[idx < units].astype(np.float64))
+    np.testing.assert_allclose(got, want, rtol=1e-12)

@@ -219,3 +219,16 @@ def test_u_matrix_follows_the_lattice(h, w, d, lattice):
         rtol=1e-12,
         atol=1e-15,
     )
+
+
+@pytest.mark.cpu_backend
+def test_examples_are_placed_without_a_copy():
+    """The padded examples are built where the CPU device reads them in place, zeros after the last row."""
+    for n in (37, 50, 61, 99, 130):
+        _, data = _map(6, 5, 3, n, dtype=np.float32)
+        xp = qj._chunked(data, 16, np.float32)
+        placed = qj.jax.device_put(xp)
+        assert placed.unsafe_buffer_pointer() == xp.ctypes.data, n
+        flat = np.asarray(placed).reshape(-1, 3)
+        np.testing.assert_array_equal(flat[:n], data)
+        assert flat.shape[0] == -(-n // 16) * 16 and not flat[n:].any()

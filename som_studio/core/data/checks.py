@@ -76,7 +76,8 @@ def check_data(arr: np.ndarray, name: str = "data", first_row: int = 0) -> np.nd
         raise DataError(_("{path}: contains no examples (zero rows)").format(path=name))
     if arr.shape[1] == 0:
         raise DataError(_("{path}: contains no features (zero columns)").format(path=name))
-    out = np.asarray(arr, dtype=np.float64)
+    # A file mapped in memory is copied even when it is float64 already: a table never changes with its file.
+    out = np.array(arr, dtype=np.float64, copy=True if isinstance(arr, np.memmap) else None)
     if np.isfinite(out.min()) and np.isfinite(out.max()):
         # Both extremes finite: no infinity and no NaN (a NaN extreme would be NaN), so no row is all
         # missing. Two reductions that allocate nothing, where the scans below make arrays as large as the data.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,8 @@ def load_npy(p: Path, mmap: bool = False) -> np.ndarray:
         with open(p, "rb") as f:
             major, _minor = np.lib.format.read_magic(f)
             header = (np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0)(f)
+            need = f.tell() + int(np.prod(header[0])) * header[2].itemsize
+            have = os.fstat(f.fileno()).st_size
     except (ValueError, EOFError):
         raise DataError(
             _("{path}: not a .npy file (no NumPy array header; save one with numpy.save)").format(path=p)
@@ -27,6 +30,12 @@ def load_npy(p: Path, mmap: bool = False) -> np.ndarray:
                 "{path}: holds Python objects, which would be unpickled to be read: a data file must "
                 "never run code, so only numeric arrays are loaded"
             ).format(path=p)
+        )
+    if have < need:
+        raise DataError(
+            _(
+                "{path}: cannot read as .npy (the file holds {have:,} of the {need:,} bytes its header says: truncated)"
+            ).format(path=p, have=have, need=need)
         )
     try:
         arr: np.ndarray = np.load(p, allow_pickle=False, mmap_mode="r" if mmap else None)

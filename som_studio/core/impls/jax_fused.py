@@ -109,8 +109,7 @@ def epoch_sums(
     if rows is not None:
         idx = jnp.where(jnp.arange(data.shape[0]) < rows, idx, m)  # outside every unit: dropped
     weights = jnp.ones((data.shape[0], 1), w.dtype) if known is None else known
-    vals = jnp.concatenate([data, weights], axis=1)
-    return jax.ops.segment_sum(vals.astype(kernels.accumulator(w.dtype)), idx, num_segments=m)
+    return kernels.row_sums(data, weights, idx, m)
 
 
 def epoch_update(

@@ -259,11 +259,12 @@ class DeviceQuality:
 
 
 def _chunked(data: np.ndarray, chunk: int, dtype: Any) -> np.ndarray:
-    """``data`` (N, D) zero-padded to whole chunks: (chunks, chunk, D)."""
+    """``data`` (N, D) zero-padded to whole chunks: (chunks, chunk, D), in memory JAX's CPU device takes as it is."""
     n, d = data.shape
     chunks = -(-max(n, 1) // chunk)
-    xp = np.zeros((chunks * chunk, d), dtype)
+    xp = jax_runtime.host_array((chunks * chunk, d), dtype)
     xp[:n] = data
+    xp[n:] = 0
     return xp.reshape(chunks, chunk, d)
 
 
