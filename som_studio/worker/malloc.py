@@ -1,15 +1,12 @@
-"""The worker's glibc malloc: two arenas, a fixed mmap threshold, trimmed now and then.
+"""The worker's glibc malloc: a fixed mmap threshold, trimmed now and then.
 
 Measured with ``bench/soak.py --minutes 30 --impl jax-jit-online``: the worker
 held its level for minutes, then stepped up 10-16 MB within a minute, with no
 new thread and no new Python objects (``tracemalloc`` flat in an in-process
-replica); ``/proc/PID/smaps`` put the steps in glibc's heaps. Three settings,
+replica); ``/proc/PID/smaps`` put the steps in glibc's heaps. Two settings,
 made before JAX starts its threads, keep it flat (docs/benchmarks.md,
 "Hours-long runs"):
 
-- at most two arenas (``M_ARENA_MAX``): glibc opens another whenever a thread
-  finds the arenas locked (up to 8 per core), and the worker's threads
-  (training, the frame sender, XLA's pools) contend;
 - a fixed mmap threshold (``M_MMAP_THRESHOLD``, :func:`fix_mmap_threshold`):
   glibc's own moves up at irregular times, and each move shifts blocks of a
   new size into the arenas for good;
@@ -17,6 +14,11 @@ made before JAX starts its threads, keep it flat (docs/benchmarks.md,
 
 The other step, ~8 MB when the quality program compiles at the run's first
 quality point, is avoided: the session compiles it before training.
+
+The number of arenas is glibc's own. Capped at two, the worker's threads (XLA's pools, the
+frame sender) waited on each other's arena locks: watching ``jax-fused-batch`` on the playbook
+workload cost +17-21 % per epoch against ``som-studio bench`` (+11 % with four arenas, +4-5 %
+uncapped), for a level about 19 MB lower at minute 2 of a soak.
 
 Elsewhere than glibc (macOS, musl) these are no-ops.
 """
@@ -30,8 +32,6 @@ from collections.abc import Callable
 
 M_TRIM_THRESHOLD = -1  # glibc's mallopt parameters (malloc.h)
 M_MMAP_THRESHOLD = -3
-M_ARENA_MAX = -8
-ARENAS = 2
 MMAP_THRESHOLD = 32 * 1024 * 1024
 TRIM_EVERY_S = 30.0
 
@@ -43,12 +43,6 @@ def _libc() -> ctypes.CDLL | None:
         return libc
     except (OSError, AttributeError):
         return None
-
-
-def cap_arenas(arenas: int = ARENAS) -> bool:
-    """Allow at most ``arenas`` malloc arenas from now on (call before threads start); ``True`` if applied."""
-    libc = _libc()
-    return bool(libc is not None and libc.mallopt(M_ARENA_MAX, arenas) == 1)
 
 
 def fix_mmap_threshold(threshold: int = MMAP_THRESHOLD) -> bool:

@@ -132,9 +132,8 @@ def run_worker(request: RunRequest, events: Connection, control: Connection) -> 
     """Entry point of the child process (``multiprocessing`` ``spawn`` target)."""
     speak()
     # Before anything imports JAX: the device count of this run's process, and glibc's malloc set up
-    # for hours in flat memory (two arenas, a fixed mmap threshold: JAX starts its threads with them).
+    # for hours in flat memory (a fixed mmap threshold: JAX starts its threads with it).
     _forget_inherited_cpu_devices()
-    malloc.cap_arenas()
     malloc.fix_mmap_threshold()
     from som_studio.core import jax_runtime
     from som_studio.core.impls import registry

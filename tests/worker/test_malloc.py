@@ -1,4 +1,4 @@
-"""The worker's malloc arenas: capped before its threads start, trimmed at most every so often."""
+"""The worker's malloc: its mmap threshold fixed before its threads start, trimmed at most every so often."""
 
 from __future__ import annotations
 
@@ -12,35 +12,6 @@ import pytest
 from som_studio.worker import malloc
 
 ROOT = Path(__file__).resolve().parents[2]
-
-# Eight threads allocating at once: glibc opens an arena for a thread that finds the others locked.
-SCRIPT = r"""
-import ctypes, sys, threading
-from som_studio.worker import malloc
-if sys.argv[1] == "capped":
-    assert malloc.cap_arenas()
-def churn():
-    for _ in range(3000):
-        blocks = [bytearray(4096 + 64 * i) for i in range(64)]
-        del blocks
-threads = [threading.Thread(target=churn) for _ in range(8)]
-for t in threads: t.start()
-for t in threads: t.join()
-ctypes.CDLL("libc.so.6").malloc_stats()  # one "Arena N:" paragraph per arena, on stderr
-"""
-
-
-def _arenas(mode: str) -> int:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    env.pop("MALLOC_ARENA_MAX", None)
-    out = subprocess.run([sys.executable, "-c", SCRIPT, mode], capture_output=True, text=True, env=env, timeout=120)
-    assert out.returncode == 0, out.stderr[-2000:]
-    return sum(line.startswith("Arena ") for line in out.stderr.splitlines())
-
-
-@pytest.mark.skipif(malloc._libc() is None, reason="not glibc: nothing to cap")
-def test_the_worker_keeps_at_most_two_malloc_arenas():
-    assert 1 <= _arenas("capped") <= malloc.ARENAS
 
 
 def test_the_trimmer_trims_at_most_every_so_often(monkeypatch):
