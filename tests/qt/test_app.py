@@ -486,6 +486,7 @@ def test_opening_a_run_already_in_the_list_does_not_add_it_twice(qtbot, window, 
     run_and_wait(qtbot, window)
     (kept,) = window.history.runs
     copy = kept.save(tmp_path / "copy.somrun")
+    window.history.close()  # the run is listed at once and its file written on the writer thread: let it finish
     own_file = next((tmp_path / "history").glob("*.somrun"))
     for path in (own_file, copy):
         assert [r.id for r in window.runs_panel.open_runs([str(path)])] == [kept.id]
