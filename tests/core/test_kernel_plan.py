@@ -45,9 +45,27 @@ CPU_CROSSOVERS = [
 ]
 
 
+# Searches alone (the quality pass, projection), forced plans timed in process CPU time (docs/benchmarks.md,
+# "The quality pass at wide rows"): a big map leaves a tile room for a few examples, each few reading the map.
+CPU_SEARCH_CROSSOVERS = [
+    (10_000, 784, 100 * 100, "matmul", "tiled"),  # 2.44 s against 12.0 s (tiles of 3 examples)
+    (10_000, 300, 100 * 100, "matmul", "tiled"),  # 0.89 s against 3.01 s (tiles of 4)
+    (10_000, 300, 240 * 135, "matmul", "tiled"),  # 2.91 s against 17.2 s (tiles of 1)
+    (20_000, 2048, 20 * 20, "matmul", "tiled"),  # 0.72 s against 3.93 s (tiles of 3)
+    (10_000, 784, 40 * 30, "matmul", "tiled"),  # 0.35 s against 0.44 s (tiles of 8)
+    (100_000, 30, 10 * 10, "tiled", "matmul"),  # 45 ms against 101 ms
+    (100_000, 50, 20 * 20, "tiled", "matmul"),  # 117 ms against 170 ms
+]
+
+
 @pytest.mark.parametrize(("samples", "features", "units", "fast", "slow"), CPU_CROSSOVERS)
 def test_the_cost_model_orders_the_cpu_plans_as_they_were_measured(samples, features, units, fast, slow):
     assert _faster("cpu", units, features, samples, fast, slow)
+
+
+@pytest.mark.parametrize(("samples", "features", "units", "fast", "slow"), CPU_SEARCH_CROSSOVERS)
+def test_the_cost_model_orders_the_cpu_searches_as_they_were_measured(samples, features, units, fast, slow):
+    assert _faster("cpu", units, features, samples, fast, slow, sums=False)
 
 
 def test_the_cost_model_picks_every_plan_somewhere():

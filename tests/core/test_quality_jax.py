@@ -127,6 +127,10 @@ def test_the_quality_search_is_the_training_search_within_its_budget():
         p = qj.plan(backend, n, units, d)
         train = fused_plan.choose(backend, units, d, n, 4)
         assert (p.form, p.block) == (train.form, train.block)
+    # Wide rows on big maps: a tile holds a few examples there, so the search alone takes training's own plan.
+    for d in (300, 784, 1024, 2048):
+        for units in (100 * 100, 240 * 135, 200 * 200):
+            assert qj.plan("cpu", 10_000, units, d) == fused_plan.choose("cpu", units, d, 10_000, 4)
     # Many examples on a small map: training fuses the sums into its tiles; the quality pass, a search
     # alone, takes the cost model's cheapest search of the same family.
     p = qj.plan("cpu", 1_000_000, 100, 30)

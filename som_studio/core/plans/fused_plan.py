@@ -42,7 +42,8 @@ row-major order on ties):
     (:func:`som_studio.core.plans.kernels.tiled_sums`), so the examples x units
     scores never leave the cache and the sums run at the matmul rate instead
     of a scatter-add's. A search alone (quality, projection) takes the matmul
-    search in tiles.
+    search in tiles, on small maps only: a big map's tile holds a few examples,
+    and each few read the whole map (the cost model's map term).
 
 Tests and benchmarks force a form with the ``SOM_STUDIO_KERNEL_PLAN``
 environment variable or :func:`forced`; the chunk sizes still follow the budget.
@@ -106,6 +107,11 @@ UNROLLED_FEATURES = 64
 # search 155 ms with whole rows, 136-139 ms in slabs of 128-256, the product and block minima alone 95 ms.
 WIDE_FEATURES = 1024
 FEATURE_SLAB = 256
+
+# Bytes of the map that stay in the cache from one chunk's product to the next: one core's L2 on this 2-core
+# CPU (1 MiB); on an accelerator an H100's L2 (50 MiB, its data sheet: reasoned, not measured). The rest is
+# read from memory every trip.
+CACHE_BYTES = {"cpu": 1 << 20, "gpu": 50 << 20}
 
 _forced: ContextVar[str | None] = ContextVar("som_studio_kernel_plan", default=None)
 _forced_budget: ContextVar[int | None] = ContextVar("som_studio_kernel_budget", default=None)
@@ -318,6 +324,12 @@ def predict(
             # the tile's one-hot rows, made, then multiplied: a product over the tile's few examples
             t += n * m * c.onehot_s * slow + product(2 * n * m * k, plan.chunk)
     t += n * d * itemsize / bw  # the examples read
+    # The map read once a trip: a chunk's product streams every unit's weights, the part past the cache
+    # through memory. A big map leaves a tile room for a few examples only, and the product of so few rows
+    # reads the whole map for each few (measured at 10,000 x 784 on 100x100, a search alone: tiles of 3
+    # examples 4.9x the matmul form's chunks of 334 in process CPU time, 300 features on 240x135 5.9x).
+    cache = CACHE_BYTES.get(backend, CACHE_BYTES["gpu"])
+    t += trips * max(0.0, m * k * itemsize - cache) / bw
     if sums:  # the separable smoothing of every feature plane, and the update
         side = math.sqrt(m)
         t += product(4 * k * m * side, side) + 3 * m * d * itemsize / bw
