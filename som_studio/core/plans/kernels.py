@@ -138,7 +138,14 @@ def direct(wt: Array, data: Array, chunk: int, known: Array | None = None, two: 
     ``two`` also gives the second-best unit (the distances are then materialised once).
     """
 
-    def chunk_bmus(x, kn):
+    search = _direct_search(wt)
+    return _in_chunks(*_with_known(lambda x, kn: search(x, kn, two), data, known), chunk)
+
+
+def _direct_search(wt: Array) -> Any:
+    """The direct form's search of one chunk of examples: ``search(x, kn, two)`` (see :func:`direct`)."""
+
+    def search(x: Array, kn: Array | None, two: bool = False) -> Any:
         kt = None if kn is None else kn.T[:, :, None]
         dist = sq_distances(wt[:, None, :], x.T[:, :, None], kt)  # (n_c, M)
         if two:
@@ -149,7 +156,7 @@ def direct(wt: Array, data: Array, chunk: int, known: Array | None = None, two: 
         # matrix need not exist, and both halves read the very same values.
         return jnp.argmin(dist, axis=1).astype(jnp.int32)
 
-    return _in_chunks(*_with_known(chunk_bmus, data, known), chunk)
+    return search
 
 
 def _candidates_best(cand: Array, x: Array, kn: Array | None, units: Array, two: bool) -> Array | tuple[Array, Array]:
@@ -364,6 +371,12 @@ def blocked(wt: Array, data: Array, chunk: int, block: int, known: Array | None 
     +inf for padding units, 0 for real ones, and padding units are 0 in the
     other rows so no ``0 * inf`` arises) and pass 2 the masked direct form.
     """
+    search = _blocked_search(wt, block)
+    return _in_chunks(*_with_known(lambda x, kn: search(x, kn, two), data, known), chunk)
+
+
+def _blocked_search(wt: Array, block: int) -> Any:
+    """The blocked form's search of one chunk of examples: ``search(x, kn, two)`` (see :func:`blocked`)."""
     d, m = wt.shape
     g = max(1, -(-m // block))
     b = block
@@ -379,19 +392,19 @@ def blocked(wt: Array, data: Array, chunk: int, block: int, known: Array | None 
     # Block-major (G, D, B): a gathered block is one contiguous run.
     blocks = wp.reshape(d, g, b).transpose(1, 0, 2)
 
-    if known is not None:
-        real = jnp.arange(mp, dtype=jnp.int32) < m
-        wz = jnp.where(real[None, :], wp, jnp.zeros((), dtype))
-        pad = jnp.where(real, jnp.zeros((), dtype), jnp.asarray(jnp.inf, dtype))
-        wa = jnp.concatenate([wz, _square(wz), pad[None, :]], axis=0)
+    real = jnp.arange(mp, dtype=jnp.int32) < m
+    wz = jnp.where(real[None, :], wp, jnp.zeros((), dtype))
+    pad = jnp.where(real, jnp.zeros((), dtype), jnp.asarray(jnp.inf, dtype))
+    wa_known = jnp.concatenate([wz, _square(wz), pad[None, :]], axis=0)
 
-    def chunk_bmus(x, kn):  # (n_c, D) -> (n_c,)
+    def search(x: Array, kn: Array | None, two: bool = False) -> Any:  # (n_c, D) -> (n_c,)
         nc = x.shape[0]
+        wa_ = wa if kn is None else wa_known
         ones = jnp.ones((nc, 1), dtype)
         xa = jnp.concatenate([-2 * x, ones] if kn is None else [-2 * x, kn, ones], axis=1)
 
         def block_min(carry, gi):
-            wb = lax.dynamic_slice_in_dim(wa, gi * b, b, axis=1)
+            wb = lax.dynamic_slice_in_dim(wa_, gi * b, b, axis=1)
             return carry, jnp.min(jnp.matmul(xa, wb, precision=HIGHEST), axis=1)
 
         _, lo = lax.scan(block_min, 0, jnp.arange(g, dtype=jnp.int32))  # (G, n_c)
@@ -413,7 +426,22 @@ def blocked(wt: Array, data: Array, chunk: int, block: int, known: Array | None 
             dist, units = dist[:, :b], units[:, :b]
         return _pick(dist, units, two)
 
-    return _in_chunks(*_with_known(chunk_bmus, data, known), chunk)
+    return search
+
+
+def chunk_search(wt: Array, plan: KernelPlan) -> Any:
+    """``plan``'s search of one chunk of examples, the map's part made once: ``search(x, known, two)``.
+
+    ``x`` (n, D), ``known`` (n, D) 0/1 or ``None``; ``two`` also gives each example's second-best unit.
+    What the search needs of the map alone (its padded, unit-major blocks, ``|w|^2``) is made here,
+    outside any loop over chunks that calls ``search``: the compiler does not always hoist it (a
+    transpose of the whole map in every chunk of a quality pass at 2,048 features).
+    """
+    if plan.form == "direct":
+        return _direct_search(wt)
+    if plan.form in ("matmul", "tiled"):
+        return _matmul_search(wt, plan.block)
+    return _blocked_search(wt, plan.block)
 
 
 def bmus(wt: Array, data: Array, plan: KernelPlan, known: Array | None = None) -> Array:

@@ -68,10 +68,11 @@ def plan(
     return fused_plan.choose(backend, units, features, samples, itemsize, budget=budget, form=form, sums=False)
 
 
-def _exact_d2(wt: jax.Array, x: jax.Array, first: jax.Array, known: jax.Array | None = None) -> jax.Array:
-    """Squared distance of each example to its chosen unit (known features), in float64 where JAX has it."""
+def _exact_d2(rows: jax.Array, x: jax.Array, first: jax.Array, known: jax.Array | None = None) -> jax.Array:
+    """Squared distance of each example to its chosen unit of ``rows`` (M, D), over its known features, in
+    float64 where JAX has it."""
     acc = _wide()
-    w = jnp.take(wt, first, axis=1).T.astype(acc)  # (n, D)
+    w = jnp.take(rows, first, axis=0).astype(acc)  # (n, D): whole rows of the unit-major map
     diff = x.astype(acc) - w
     if known is not None:
         diff = jnp.where(known, diff, jnp.zeros((), acc))
@@ -90,6 +91,9 @@ def best_two_program(
     ``missing``: ``xp`` may hold NaN (missing values), left out of each example's distances.
     """
     m = wt.shape[1]
+    # The map's part of the search and its unit-major rows, made once, not in every chunk of the loop below.
+    search = kernels.chunk_search(wt, plan_)
+    rows = wt.T
 
     def one(x):
         known = None
@@ -99,8 +103,8 @@ def best_two_program(
         if m < 2:
             first = second = jnp.zeros((x.shape[0],), jnp.int32)
         else:
-            first, second = kernels.best_two(wt, x, plan_, None if known is None else known.astype(x.dtype))
-        return first, second, _exact_d2(wt, x, first, known)
+            first, second = search(x, None if known is None else known.astype(x.dtype), True)
+        return first, second, _exact_d2(rows, x, first, known)
 
     first, second, d2 = lax.map(one, xp)
     return first.reshape(-1), second.reshape(-1), d2.reshape(-1)
