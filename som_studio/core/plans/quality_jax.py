@@ -68,6 +68,13 @@ def plan(
     return fused_plan.choose(backend, units, features, samples, itemsize, budget=budget, form=form, sums=False)
 
 
+def _ceilings(device: Any) -> tuple[float, float] | None:
+    """``device``'s ceilings as training's plan reads them (:func:`som_studio.core.impls.jax_fused.choose_plan`)."""
+    from som_studio.core.inspection import inside
+
+    return inside.cached_ceilings(device)
+
+
 def _exact_d2(rows: jax.Array, x: jax.Array, first: jax.Array, known: jax.Array | None = None) -> jax.Array:
     """Squared distance of each example to its chosen unit of ``rows`` (M, D), over its known features, in
     float64 where JAX has it."""
@@ -222,7 +229,9 @@ class DeviceQuality:
         self.device = device if device is not None else jax.devices()[0]
         n, d = data.shape
         self.samples, self.features = n, d
-        self.plan = plan(self.device.platform, n, height * width, d, self.dtype.itemsize, budget)
+        self.plan = plan(
+            self.device.platform, n, height * width, d, self.dtype.itemsize, budget, _ceilings(self.device)
+        )
         self._xp = jax.device_put(_chunked(data, self.plan.chunk, self.dtype), self.device)
         chunks, nc = self._xp.shape[:2]
         self._valid = jax.device_put(np.arange(chunks * nc) < n, self.device)
@@ -388,7 +397,9 @@ class StreamQuality:
         self.device = device if device is not None else jax.devices()[0]
         self.features = stream.source.features
         rows = max(1, min(stream.batch_rows, stream.rows))  # a process whose share holds no rows still measures
-        self.plan = plan(self.device.platform, rows, height * width, self.features, self.dtype.itemsize)
+        self.plan = plan(
+            self.device.platform, rows, height * width, self.features, self.dtype.itemsize, None, _ceilings(self.device)
+        )
         self.chunks = -(-rows // self.plan.chunk)
         self._compiled: Any = None
         self.compile_s = 0.0
