@@ -10,6 +10,8 @@ that give one and several example chunks, and must have no such product.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -56,16 +58,25 @@ def _problem(name: str, width: int, height: int, features: int, samples: int, _b
 
 
 def test_imprecise_dots_reads_stablehlo_and_hlo():
+    """Each product without HIGHEST is found, by its result's shape, before and after XLA compiles it.
+
+    The two imprecise products share no operand: XLA merges products of one operand (a GPU's compiler
+    made ``a @ b`` and ``a @ (b + 1)`` one ``f32[3,10]`` product and two slices), and the HIGHEST one
+    beside them keeps its own (products of different precisions are never merged).
+    """
     jnp = jax.numpy
 
-    def f(a, b):
-        return a @ b, jnp.matmul(a, b, precision=jax.lax.Precision.HIGHEST), jnp.einsum("ij,jk->ik", a, b + 1)
+    def f(a, b, c, d):
+        return a @ b, jnp.matmul(a, b, precision=jax.lax.Precision.HIGHEST), jnp.einsum("ij,jk->ik", c, d)
 
-    a, b = np.ones((3, 4), np.float32), np.ones((4, 5), np.float32)
-    lowered = jax.jit(f).lower(a, b)
-    assert len(hlo.imprecise_dots(lowered.as_text())) == 2
-    assert len(hlo.imprecise_dots(lowered.compile().as_text())) == 2
-    good = jax.jit(lambda a, b: jnp.matmul(a, b, precision="highest")).lower(a, b)
+    args = [np.ones(shape, np.float32) for shape in ((3, 4), (4, 5), (2, 7), (7, 6))]
+    lowered = jax.jit(f).lower(*args)
+    found = hlo.imprecise_dots(lowered.as_text())
+    assert len(found) == 2 and "tensor<3x5xf32>" in found[0] and "tensor<2x6xf32>" in found[1]
+    # compiled: a dot, or the GEMM custom-call a GPU rewrites it into (its result first in a tuple)
+    shapes = [re.search(r"=\s*\(?(f32\[[\d,]*\])", line) for line in hlo.imprecise_dots(lowered.compile().as_text())]
+    assert sorted(m.group(1) for m in shapes if m) == ["f32[2,6]", "f32[3,5]"]
+    good = jax.jit(lambda a, b: jnp.matmul(a, b, precision="highest")).lower(*args[:2])
     assert hlo.imprecise_dots(good.as_text()) == [] and hlo.imprecise_dots(good.compile().as_text()) == []
     assert hlo.imprecise_dots("%d = f32[2,2]{1,0} dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}")
     assert not hlo.imprecise_dots("%m = f32[2]{0} multiply(%a, %b)")
