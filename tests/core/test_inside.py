@@ -89,7 +89,8 @@ def test_analytic_count_and_cost_analysis_agree_on_the_fused_epoch(form):
 @pytest.mark.parametrize("argmin", ["rows", "all"])
 def test_analytic_count_follows_the_online_steps_argmin(argmin):
     """An online step's first minimum by rows (the CPU's) or by one argmin over every unit (an accelerator's):
-    the count follows the form that runs, within 3 % of XLA's (a small map's fixed costs are the rest)."""
+    the count follows the form that runs, within 10 % of XLA's as for the epoch (1.4 % on the CPU, where the
+    count that took the argmin for a minimum was 30 % under for "all")."""
     from som_studio.core.impls import jax_scan_online
     from som_studio.core.plans.online_plan import OnlinePlan
 
@@ -102,7 +103,7 @@ def test_analytic_count_follows_the_online_steps_argmin(argmin):
     finally:
         trainer.close()
     counted = inside.analytic("online", plan.describe(), height=13, width=24, features=3, samples=1000, itemsize=4)
-    assert static["xla_flops_per_iteration"] == pytest.approx(counted["flops"], rel=0.03)
+    assert static["xla_flops_per_iteration"] == pytest.approx(counted["flops"], rel=0.10)
 
 
 def test_the_matmul_ceiling_is_what_a_plain_dot_reaches(own_cache, monkeypatch):
