@@ -82,6 +82,27 @@ def test_imprecise_dots_reads_stablehlo_and_hlo():
     assert not hlo.imprecise_dots("%m = f32[2]{0} multiply(%a, %b)")
 
 
+def test_imprecise_dots_reads_a_gpus_compiled_text():
+    """What XLA's GPU compiler writes, read without a GPU: a product inside a wrapped computation (a line of
+    an H200's text) and the cuBLAS GEMM custom-call, whose precision sits in its backend config."""
+    wrapped = (
+        "  ROOT %dot.2 = f32[3,10]{1,0} dot(%param_0.3, %param_1.6), lhs_contracting_dims={1}, "
+        'rhs_contracting_dims={0}, metadata={op_name="jit(f)/dot_general" scheduling_name="dot.2" stack_frame_id=40}'
+    )
+    assert hlo.imprecise_dots(wrapped) == [wrapped.strip()]
+    assert not hlo.imprecise_dots(wrapped.replace("dims={0},", "dims={0}, operand_precision={highest,highest},"))
+
+    def gemm(precision: str) -> str:
+        return (
+            "%custom-call.1 = (f32[3,5]{1,0}, s8[33554432]{0}) custom-call(%p0, %p1), "
+            'custom_call_target="__cublas$gemm", backend_config={"operation_queue_id":"0","gemm_backend_config":'
+            '{"alpha_real":1,"beta":0,"precision_config":{"operand_precision":["' + precision + '","' + precision
+            + '"],"algorithm":"ALG_UNSET"},"epilogue":"DEFAULT"}}'
+        )  # fmt: skip
+
+    assert hlo.imprecise_dots(gemm("DEFAULT")) and not hlo.imprecise_dots(gemm("HIGHEST"))
+
+
 @pytest.mark.parametrize(
     ("name", "form", "size"),
     representative(
