@@ -14,6 +14,7 @@ the 8 simulated devices or the CPU backend skip with the reason.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import tempfile
 from pathlib import Path
@@ -65,6 +66,11 @@ else:
     jax_runtime.configure(TEST_CPU_DEVICES)
 
 import pytest  # noqa: E402
+
+#: Whether Qt can draw here. The Qt-free tier also runs where PySide6 and pyqtgraph are not installed
+#: (a GPU machine), and there ``compare --report/--pdf`` refuse: the tests that draw charts skip.
+QT_INSTALLED = all(importlib.util.find_spec(m) is not None for m in ("PySide6", "pyqtgraph"))
+needs_qt = pytest.mark.skipif(not QT_INSTALLED, reason="draws charts with Qt: PySide6 or pyqtgraph is not installed")
 
 #: Modules whose tests lay out meshes over TEST_CPU_DEVICES devices (or start
 #: processes that simulate them): on the default backend they need as many devices.

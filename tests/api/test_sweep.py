@@ -135,7 +135,9 @@ def _sweep_session(**options):
 
 
 def test_a_sweep_is_a_session_whose_combinations_come_as_typed_events_before_finished():
+    from som_studio.core import jax_runtime
     from som_studio.session.events import ChunkTimed, CombinationTrained, Compiled, Finished, QualityMeasured
+    from som_studio.session.sweep import spread
 
     session, _ = _sweep_session()
     events = list(session.run())
@@ -151,7 +153,9 @@ def test_a_sweep_is_a_session_whose_combinations_come_as_typed_events_before_fin
     rows = record.extra["sweep"]["rows"]
     assert [r["settings"] for r in rows] == [ev.record.extra["sweep"]["settings"] for ev in done]
     assert [r["qe"] for r in rows] == [ev.record.qe for ev in done]
-    assert record.extra["sweep"]["combinations"] == 4 and record.extra["sweep"]["devices"] == 4
+    # the maps spread over the devices there are (4 simulated CPU devices of the 8, one GPU's 1)
+    devices = spread(4, jax_runtime.jax().device_count())
+    assert record.extra["sweep"]["combinations"] == 4 and record.extra["sweep"]["devices"] == devices
     assert len({round(r["qe"], 6) for r in rows}) >= 2  # the radii make different maps
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from som_studio.app_model.live import LiveProgress
 from som_studio.app_model.runs import COLUMNS, RunList, row_texts
 from som_studio.config import RunConfig
@@ -21,6 +23,9 @@ def test_live_run_progress_and_time():
     assert live.time_text(102.0) == "elapsed   2.0 s   ETA   1.5 s   250/1,000"
     assert live.time_text(103.0, running=False) == "elapsed   3.0 s"
     assert live.failed(_record("numpy-online", "failed", "boom")) == "Failed: boom"
+    # A failure without a refusal keeps its words, one that looks like a field's included.
+    assert LiveProgress.failed(_record("numpy-batch", "failed", "boom: no field")) == "Failed: boom: no field"
+    assert LiveProgress.failed(_record("numpy-batch", "failed", "layout: as written")) == "Failed: layout: as written"
 
 
 def test_live_run_inside_a_streamed_epoch():
@@ -66,6 +71,7 @@ def test_run_list_names_ticks_and_exports(tmp_path):
     assert runs.write_json(str(out)) == 1 and '"numpy-batch"' in out.read_text()
 
 
+@pytest.mark.cpu_backend  # the remedy, more simulated CPU devices, is the CPU backend's
 def test_a_layout_the_workers_devices_cannot_hold_names_the_apps_control():
     """The worker's session refuses as the CLI words it; the app's status, list and tooltip say it its way."""
     from som_studio.app_model.form import LABELS
@@ -85,11 +91,9 @@ def test_a_layout_the_workers_devices_cannot_hold_names_the_apps_control():
     for text in (LiveProgress.failed(record), run_tooltip(run), " ".join(row_texts(run))):
         assert "--cpu-devices" not in text and app_control in text, text
     assert LiveProgress.failed(record).startswith("Failed: Layout: layout 16x8 needs 128 devices")
-    # Other messages keep their words, those that look like a field's included.
-    assert LiveProgress.failed(_record("numpy-batch", "failed", "boom: no field")) == "Failed: boom: no field"
-    assert LiveProgress.failed(_record("numpy-batch", "failed", "layout: as written")) == "Failed: layout: as written"
 
 
+@pytest.mark.cpu_backend
 def test_a_worker_speaking_korean_has_its_layout_remedy_named_as_the_apps_control():
     """The worker speaks the app's language: its Korean refusal is named by the app's Korean controls."""
     from som_studio import i18n

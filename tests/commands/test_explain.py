@@ -8,6 +8,7 @@ import pytest
 
 from som_studio import cli
 from som_studio.core.inspection import inside
+from tests.conftest import needs_qt
 
 SMALL = ["--grid", "10x8", "--samples", "60", "--epochs", "3", "--quiet"]
 
@@ -79,8 +80,10 @@ def test_explain_refuses_a_bad_flag_value(capsys):
     assert "explain: error: argument --grid" in capsys.readouterr().err
 
 
-def test_bench_keep_programs_needs_inside(capsys):
+def test_keep_programs_needs_inside(capsys):
     code, _out, err = _run(capsys, "bench", "--impl", "jax-fused-batch", "--keep-programs", *SMALL)
+    assert code == 2 and "--keep-programs" in err and "--inside" in err
+    code, _out, err = _run(capsys, "compare", "--impl", "numpy-batch", "--keep-programs", *SMALL)
     assert code == 2 and "--keep-programs" in err and "--inside" in err
 
 
@@ -96,6 +99,7 @@ def test_bench_inside_adds_the_table_and_extra_inside(tmp_path, capsys):
     assert runs[1]["extra"]["inside"]["kernels_per_iteration"] >= 1
 
 
+@needs_qt
 def test_compare_inside_puts_the_runs_under_the_roofline_of_its_report(tmp_path, capsys):
     page = tmp_path / "r.html"
     code, _out, err = _run(
@@ -104,5 +108,3 @@ def test_compare_inside_puts_the_runs_under_the_roofline_of_its_report(tmp_path,
     assert code == 0, err
     html = page.read_text(encoding="utf-8")
     assert "roofline" in html.lower() and "FLOPs / it" in html
-    code, _out, err = _run(capsys, "compare", "--impl", "numpy-batch", "--keep-programs", *SMALL)
-    assert code == 2 and "--keep-programs" in err and "--inside" in err

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import needs_qt
+
 
 class Command:
     """``som-studio ARGS`` in a child process whose stderr is a terminal (so the progress bar shows)."""
@@ -132,6 +134,7 @@ def test_ctrl_c_while_loading_the_data_writes_the_cancelled_run(tmp_path) -> Non
     assert run["message"] == "interrupted (Ctrl-C) while loading the data"
 
 
+@needs_qt
 @pytest.mark.filterwarnings("ignore")
 def test_ctrl_c_during_compare_writes_the_report_with_the_cancelled_run(tmp_path) -> None:
     report, doc = tmp_path / "r.html", tmp_path / "r.json"

@@ -39,8 +39,13 @@ def test_a_configuration_refusal_names_the_flag_and_says_why_in_korean(capsys, e
     err = _error(capsys, ["--lang", "ko", "bench", "--impl", "numpy-online", "--epochs", "5"])
     assert err.startswith("som-studio bench: 오류: --epochs: 배치 구현에 쓰는 옵션인데")
     assert english_left(err) == []
+    err = _error(capsys, ["--lang", "ko", "bench", "--impl", "jax-shardmap-batch", "--layout", "16x16"])
+    assert "--layout: 장치 배치 16x16에는 장치 256개가 필요하지만" in err and english_left(err) == []
+
+
+@pytest.mark.cpu_backend  # the remedy, more simulated CPU devices, is the CPU backend's
+def test_a_layout_refusal_names_its_remedy_by_its_flag_in_korean(capsys, english_left):
     err = _error(capsys, ["--lang", "ko", "bench", "--impl", "jax-shardmap-batch", "--layout", "4x4"])
-    assert "--layout: 장치 배치 4x4에는 장치 16개가 필요하지만" in err
     assert "가상 CPU 장치를 늘리세요: --cpu-devices 16" in err  # the remedy, named by its flag
     assert english_left(err) == []
 

@@ -59,6 +59,7 @@ def test_a_lone_run_on_each_of_two_problems_reads_not_applicable(iris_like) -> N
     assert comparison.speedup == [None, None]
 
 
+@pytest.mark.test_devices
 def test_runs_on_simulated_devices_say_they_share_the_cores() -> None:
     np_run = _run("numpy-batch")
     sharded = _run("jax-shardmap-batch", layout="2x1")

@@ -109,6 +109,38 @@ def test_accelerators_take_direct_with_few_features_and_matmul_with_many(backend
     assert str(many).startswith(f"matmul/block={many.block}/chunk=")
 
 
+# Whole epochs of jax-fused-batch on an NVIDIA H200 (jax 0.11.2, bench/gpu_check.py and bench/envelope.py; see
+# docs/benchmarks.md): (form, examples, features, units, seconds per epoch).
+H200_EPOCHS = [
+    ("direct", 1_000, 3, 240 * 135, 97.4e-6),  # the playbook
+    ("direct", 100_000, 3, 240 * 135, 6.11e-3),
+    ("direct", 100_000, 3, 1024 * 1024, 140.4e-3),
+    ("direct", 1_000_000, 30, 10 * 10, 2.49e-3),
+    ("direct", 1_000_000, 50, 20 * 20, 6.75e-3),
+    ("direct", 16_000, 300, 25 * 15, 10.65e-3),  # torchsom's workload: a loop over 300 features
+    ("direct", 5_000, 2048, 20 * 20, 17.66e-3),  # its bare argmin product took 0.39 ms
+    ("matmul", 100_000, 50, 240 * 135, 17.16e-3),
+    ("matmul", 100_000, 784, 240 * 135, 118.5e-3),
+    ("matmul", 20_000, 50, 256 * 256, 6.86e-3),
+]
+
+
+@pytest.mark.parametrize(("form", "samples", "features", "units", "measured"), H200_EPOCHS)
+def test_the_accelerator_model_predicts_the_measured_gpu_epochs_within_a_factor_of_four(
+    form, samples, features, units, measured
+):
+    plan = fused_plan.choose("gpu", units, features, samples, 4, form=form)
+    assert measured / 4 < fused_plan.predict(plan, units, features, samples, 4, "gpu") < measured * 4
+
+
+def test_past_the_unrolled_features_an_accelerator_takes_a_product_form():
+    # The direct form's loop over features reads and writes its plane of distances every feature (measured above);
+    # a product form's search is one product (the bare one 0.4-0.6 ms at these sizes on the H200).
+    for samples, features, units in [(5_000, 2048, 400), (16_000, 300, 375)]:
+        assert fused_plan.choose("gpu", units, features, samples, 4).form in ("matmul", "tiled")
+    assert fused_plan.choose("gpu", 100, 30, 1_000_000, 4).form == "direct"
+
+
 def test_the_matmul_block_shrinks_as_features_grow():
     blocks = [fused_plan.matmul_block(d) for d in (1, 10, 50, 300, 784, 100_000)]
     assert blocks == sorted(blocks, reverse=True)

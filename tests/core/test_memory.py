@@ -30,6 +30,31 @@ def test_vmap_batch_estimate_scales_with_examples_times_units():
     assert 1.8 < (b - memory.JAX_OVERHEAD) / (a - memory.JAX_OVERHEAD) < 2.1
 
 
+def test_the_preflights_estimate_follows_the_plan_of_the_devices_backend():
+    """A GPU's kernel plan searches in chunks of up to 1 GiB, the CPU's of 32 MiB: the preflight estimates
+    the plan of the devices it judges for, not the CPU's (256 x 256 map, 100,000 x 50: 1.37 GB against 299 MB)."""
+    import dataclasses
+
+    from som_studio.config import RunConfig
+    from som_studio.session.preflight import Devices, memory_need, problem_size
+
+    cfg = RunConfig(impl="jax-fused-batch", width=256, height=256, epochs=1)
+    size = problem_size(cfg, 100_000, 50)
+    gpu = Devices(count=1, backend="gpu", memory=(80 << 30, "GPU memory"))
+    on_gpu = memory.jax_fused_batch(dataclasses.replace(size, backend="gpu"))
+    assert memory_need(registry.get("jax-fused-batch"), cfg, 100_000, 50, gpu)[0] == on_gpu
+    assert on_gpu > memory.jax_fused_batch(size) == memory_need(registry.get("jax-fused-batch"), cfg, 100_000, 50)[0]
+
+
+def test_an_accelerators_estimate_counts_the_chunk_its_plan_was_sized_to_hold():
+    """On an H200, a jax-fused-batch epoch of 100,000 x 3 on 1024 x 1024 peaked at 1.57 GB where the estimate
+    said 229 MB (the CPU's plan, its distances fused away). On a GPU the estimate counts the chunk of distances
+    the direct plan was sized to (256 examples x 1,048,576 units: 1.07 GB) and cuBLAS's workspace."""
+    s = ProblemSize(height=1024, width=1024, features=3, samples=100_000, iterations=2, itemsize=4, backend="gpu")
+    on_device = memory.device_estimate(memory.jax_fused_batch, s)
+    assert 256 * 1024 * 1024 * 4 + memory.GPU_GEMM_WORKSPACE < on_device < 1.57e9
+
+
 def test_format_bytes():
     assert format_bytes(512) == "512 B"
     assert format_bytes(3 * 1024**3) == "3.0 GiB"
@@ -75,6 +100,7 @@ def _compiled_vs_estimate(
         devices=data_axis * map_axis,
         map_devices=map_axis,
         missing=missing,
+        backend=jax_runtime.jax().default_backend(),
     )
     x = np.random.default_rng(0).random((n, d))
     if missing:  # a tenth of the cells missing, every row keeping its first feature
@@ -85,10 +111,13 @@ def _compiled_vs_estimate(
     try:
         programs = trainer.programs()
         assert len(programs) == 1
-        compiled = jax_runtime.compiled_bytes(next(iter(programs.values())).compile())
+        program = next(iter(programs.values())).compile()
+        compiled = jax_runtime.compiled_bytes(program)
+        m = program.memory_analysis()
+        held = m.argument_size_in_bytes + m.output_size_in_bytes - m.alias_size_in_bytes
     finally:
         trainer.close()
-    return compiled, est
+    return compiled, held, est
 
 
 def _memory_cases():
@@ -134,6 +163,13 @@ import pytest  # noqa: E402
 
 from tests.grids import representative  # noqa: E402
 
+#: What an H200 (jax 0.11.2, CUDA 13) compiled at these sizes: docs/benchmarks.md, GPU section.
+GPU_TEMPORARIES = (
+    "on an H200 the fused plans compiled to 35.7 MB (direct, blocked), 134 MB (matmul) and 261 MB (tiled) at "
+    "the playbook size, each with a 32 MiB cuBLAS workspace, and jax-vmap-batch to 2.6 MB against an "
+    "estimate of 520 MB (the GPU fuses the per-example neighbourhoods the CPU materialises)"
+)
+
 
 @pytest.mark.parametrize(
     ("name", "size", "layout", "form", "missing"),
@@ -146,9 +182,19 @@ from tests.grids import representative  # noqa: E402
     ),
 )
 def test_estimates_hold_to_xlas_accounting_of_the_program(name, size, layout, form, missing):
-    """Within 30 % of memory_analysis() (arguments + outputs + temporaries, per device) where it is over 8 MiB."""
-    compiled, est = _compiled_vs_estimate(name, size, layout, form, missing)
+    """Within 30 % of memory_analysis() (arguments + outputs + temporaries, per device) where it is over 8 MiB.
+
+    On any backend the estimate holds at least the program's arguments and outputs; the temporaries are
+    the CPU's (an accelerator's compiler keeps others, ``GPU_TEMPORARIES``).
+    """
+    from som_studio.core import jax_runtime
+
+    compiled, held, est = _compiled_vs_estimate(name, size, layout, form, missing)
     assert compiled is not None and compiled > 0
+    assert 0 < held <= est
+    backend = jax_runtime.jax().default_backend()
+    if backend != "cpu":
+        pytest.skip(f"the estimates model XLA's CPU temporaries; {GPU_TEMPORARIES} (the default backend is {backend})")
     if compiled > 8 * memory.MiB:
         assert abs(est - compiled) <= 0.3 * compiled, f"estimate {est} against compiled {compiled}"
     else:  # small programs: the estimate only has to stay in the same few MiB

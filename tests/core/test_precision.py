@@ -10,6 +10,8 @@ that give one and several example chunks, and must have no such product.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -56,19 +58,49 @@ def _problem(name: str, width: int, height: int, features: int, samples: int, _b
 
 
 def test_imprecise_dots_reads_stablehlo_and_hlo():
+    """Each product without HIGHEST is found, by its result's shape, before and after XLA compiles it.
+
+    The two imprecise products share no operand: XLA merges products of one operand (a GPU's compiler
+    made ``a @ b`` and ``a @ (b + 1)`` one ``f32[3,10]`` product and two slices), and the HIGHEST one
+    beside them keeps its own (products of different precisions are never merged).
+    """
     jnp = jax.numpy
 
-    def f(a, b):
-        return a @ b, jnp.matmul(a, b, precision=jax.lax.Precision.HIGHEST), jnp.einsum("ij,jk->ik", a, b + 1)
+    def f(a, b, c, d):
+        return a @ b, jnp.matmul(a, b, precision=jax.lax.Precision.HIGHEST), jnp.einsum("ij,jk->ik", c, d)
 
-    a, b = np.ones((3, 4), np.float32), np.ones((4, 5), np.float32)
-    lowered = jax.jit(f).lower(a, b)
-    assert len(hlo.imprecise_dots(lowered.as_text())) == 2
-    assert len(hlo.imprecise_dots(lowered.compile().as_text())) == 2
-    good = jax.jit(lambda a, b: jnp.matmul(a, b, precision="highest")).lower(a, b)
+    args = [np.ones(shape, np.float32) for shape in ((3, 4), (4, 5), (2, 7), (7, 6))]
+    lowered = jax.jit(f).lower(*args)
+    found = hlo.imprecise_dots(lowered.as_text())
+    assert len(found) == 2 and "tensor<3x5xf32>" in found[0] and "tensor<2x6xf32>" in found[1]
+    # compiled: a dot, or the GEMM custom-call a GPU rewrites it into (its result first in a tuple)
+    shapes = [re.search(r"=\s*\(?(f32\[[\d,]*\])", line) for line in hlo.imprecise_dots(lowered.compile().as_text())]
+    assert sorted(m.group(1) for m in shapes if m) == ["f32[2,6]", "f32[3,5]"]
+    good = jax.jit(lambda a, b: jnp.matmul(a, b, precision="highest")).lower(*args[:2])
     assert hlo.imprecise_dots(good.as_text()) == [] and hlo.imprecise_dots(good.compile().as_text()) == []
     assert hlo.imprecise_dots("%d = f32[2,2]{1,0} dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}")
     assert not hlo.imprecise_dots("%m = f32[2]{0} multiply(%a, %b)")
+
+
+def test_imprecise_dots_reads_a_gpus_compiled_text():
+    """What XLA's GPU compiler writes, read without a GPU: a product inside a wrapped computation (a line of
+    an H200's text) and the cuBLAS GEMM custom-call, whose precision sits in its backend config."""
+    wrapped = (
+        "  ROOT %dot.2 = f32[3,10]{1,0} dot(%param_0.3, %param_1.6), lhs_contracting_dims={1}, "
+        'rhs_contracting_dims={0}, metadata={op_name="jit(f)/dot_general" scheduling_name="dot.2" stack_frame_id=40}'
+    )
+    assert hlo.imprecise_dots(wrapped) == [wrapped.strip()]
+    assert not hlo.imprecise_dots(wrapped.replace("dims={0},", "dims={0}, operand_precision={highest,highest},"))
+
+    def gemm(precision: str) -> str:
+        return (
+            "%custom-call.1 = (f32[3,5]{1,0}, s8[33554432]{0}) custom-call(%p0, %p1), "
+            'custom_call_target="__cublas$gemm", backend_config={"operation_queue_id":"0","gemm_backend_config":'
+            '{"alpha_real":1,"beta":0,"precision_config":{"operand_precision":["' + precision + '","' + precision
+            + '"],"algorithm":"ALG_UNSET"},"epilogue":"DEFAULT"}}'
+        )  # fmt: skip
+
+    assert hlo.imprecise_dots(gemm("DEFAULT")) and not hlo.imprecise_dots(gemm("HIGHEST"))
 
 
 @pytest.mark.parametrize(

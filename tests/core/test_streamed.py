@@ -166,6 +166,7 @@ def test_a_pass_s_short_last_batch_searches_its_own_rows_to_the_in_memory_map(fo
     np.testing.assert_allclose(maps[1], maps[0], rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.test_devices
 def test_a_sharded_epoch_goes_on_from_its_saved_sums(folder):
     """Sums taken after three batches (a checkpoint inside an epoch) and given to a fresh trainer: the rest
     of the epoch ends at the uninterrupted trainer's map, bit for bit."""

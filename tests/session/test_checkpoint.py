@@ -38,9 +38,9 @@ def _final(session: Session, stop_at: int | None = None):
     ("impl", "count", "topology", "toroid"),
     [
         ("numpy-batch", {"epochs": 6}, "hex", False),
-        ("numpy-online", {"steps": 400}, "rect", True),
+        ("numpy-online", {"steps": 40}, "rect", True),
         ("jax-fused-batch", {"epochs": 6}, "rect", False),
-        ("jax-scan-online", {"steps": 400}, "hex", False),
+        ("jax-scan-online", {"steps": 40}, "hex", False),
     ],
 )
 def test_stopped_and_resumed_equals_uninterrupted(tmp_path, impl, count, topology, toroid):

@@ -27,6 +27,10 @@ JAX_OVERHEAD = 56 * MiB
 # host's resident memory, not the program's): measured by bench/memory.py on the playbook workload,
 # jax-fused-batch grew 108-114 MiB for an 11 MiB program, against ~65 MiB for the one-step programs.
 BATCH_COMPILE_OVERHEAD = 40 * MiB
+# The workspace XLA gives cuBLAS beside a program's matrix products on an NVIDIA GPU of the Hopper
+# generation or newer (4 MiB on older ones): measured on an H200 as the ~32 MiB every batch program's
+# temporaries held beyond the CPU's (the neighbourhood products are GEMMs there).
+GPU_GEMM_WORKSPACE = 32 * MiB
 
 
 def _block(s: ProblemSize) -> int:
@@ -92,8 +96,15 @@ def _plan(s: ProblemSize, units: int, samples: int, sums: bool) -> KernelPlan:
     return fused_plan.choose(s.backend, units, s.features, samples, s.itemsize, form=form)
 
 
-def search_bytes(plan: KernelPlan, units: int, features: int, itemsize: int) -> int:
+def search_bytes(plan: KernelPlan, units: int, features: int, itemsize: int, backend: str = "cpu") -> int:
     """The BMU search's working set on one device under ``plan`` (a ``fused_plan.KernelPlan``).
+
+    On an accelerator, the whole working set the plan's chunk was sized to hold
+    (:func:`~som_studio.core.plans.fused_plan.per_example_elements`, a row of
+    scores an example): what XLA's GPU compiler fuses away changes with the size
+    (on an H200, jax 0.11.2: the direct form's distances fused at 1000 x 32,400, a
+    1.57 GB peak at 100,000 x 1024 x 1024 where fusion would leave 217 MB), and
+    the chunk budget bounds the overcount (1 GiB). On the CPU, as measured there:
 
     ``direct``: XLA fuses the distances into the argmin (none materialised),
     a few numbers per example (past ``UNROLLED_FEATURES`` features, a row of
@@ -102,9 +113,11 @@ def search_bytes(plan: KernelPlan, units: int, features: int, itemsize: int) -> 
     gather fuses into the distances (up to 12 features, measured with XLA on
     the CPU), ~2.5 per feature when it does not.
     """
-    from som_studio.core.plans.fused_plan import UNROLLED_FEATURES
+    from som_studio.core.plans.fused_plan import UNROLLED_FEATURES, per_example_elements
 
     c = int(plan.chunk)
+    if backend != "cpu":
+        return c * per_example_elements(plan.form, units, features, int(plan.block) or None) * itemsize
     if plan.form == "direct":
         return c * (units * itemsize if features > UNROLLED_FEATURES else 16)
     if plan.form == "tiled":
@@ -164,9 +177,14 @@ def batch_device_bytes(s: ProblemSize, *, layout: str = "fused") -> int:
         # A global program: the partitioner splits one whole chunk across the data axis; chunks of a lax.map it
         # leaves whole on every device (measured with XLA on the CPU).
         plan = dataclasses.replace(plan, chunk=ceil_div(plan.chunk, s.data_devices))
-    search = search_bytes(plan, m_local, d, it)
+    search = search_bytes(plan, m_local, d, it, s.backend)
     gathered = s.units if layout == "rows" and s.map_devices > 1 else m_local
-    return args + mask + search + epoch_bytes(gathered, d, n_local, it, s.missing)
+    return args + mask + search + epoch_bytes(gathered, d, n_local, it, s.missing) + _workspace(s)
+
+
+def _workspace(s: ProblemSize) -> int:
+    """The GEMM workspace a program holds on ``s``'s backend (one, whatever the maps it trains)."""
+    return GPU_GEMM_WORKSPACE if s.backend == "gpu" else 0
 
 
 def jax_fused_batch(s: ProblemSize) -> int:
@@ -184,7 +202,7 @@ def jax_fused_batch(s: ProblemSize) -> int:
     examples = s.samples * s.features * s.itemsize * (2 if s.missing else 1)
     per_device = -(-s.maps // max(s.devices, 1))
     host = _base(s) + (s.maps - 1) * (s.units * s.features + 2 * s.iterations) * s.itemsize
-    return host + one + (per_device - 1) * (one - examples) + JAX_OVERHEAD + BATCH_COMPILE_OVERHEAD
+    return host + one + (per_device - 1) * (one - examples - _workspace(s)) + JAX_OVERHEAD + BATCH_COMPILE_OVERHEAD
 
 
 def jax_scan_online(s: ProblemSize) -> int:

@@ -67,6 +67,25 @@ CEILING_SIZES = {"cpu": (1024, 64 << 20, 10), "gpu": (8192, 1 << 30, 10), "tpu":
 
 
 # -- the SOM's own operations ---------------------------------------------------------------------------------
+
+#: Operations per element of a first-argmin in one variadic reduction (``jnp.argmin``: value and index
+#: together), as XLA counts its reducer: the values' comparison and NaN check, the tie's index
+#: comparison, the two ors and the and that pick, and a select for each half. A minimum alone is one.
+ARGMIN_OPS = 9
+
+
+def _argmin_ops(plan: str, h: int, w: int) -> int:
+    """Operations of one example's first minimum over ``h x w`` units under ``plan``: one variadic
+    reduction over all (``argmin-all``), else the row minima and a first-argmin of a column and of a row
+    (``argmin-rows``, the online CPU plan) or a minimum (NumPy, which names no plan)."""
+    m = h * w
+    if "argmin-all" in plan:
+        return ARGMIN_OPS * m
+    if "argmin-rows" in plan:
+        return m + ARGMIN_OPS * (h + w)
+    return m
+
+
 def analytic(
     model: str,
     plan: str,
@@ -89,7 +108,8 @@ def analytic(
     the expanded form ``|w|^2 - 2 x.w`` of the ``matmul`` and ``blocked``
     searches costs ``2 (D + 1)`` per example and unit over whole blocks of
     units, plus the re-rank of two blocks per example by the direct form; the
-    direct form costs ``3 D`` per pair. A comparison or a minimum is one FLOP;
+    direct form costs ``3 D`` per pair, and its first-argmin over every unit
+    (``argmin-all``) :data:`ARGMIN_OPS` per pair. A comparison or a minimum is one FLOP;
     ``exp`` is not counted (XLA counts it apart, as a transcendental).
 
     Bytes are the least traffic the iteration needs: the examples read once,
@@ -98,7 +118,7 @@ def analytic(
     h, w, d, n = height, width, features, samples
     m = h * w
     if model == "online":
-        search = m * (3 * d - 1) + m  # distances, then the minimum
+        search = m * (3 * d - 1) + _argmin_ops(plan, h, w)  # distances, then the first minimum
         update = 2 * (h + w) + m + 3 * m * d  # profiles, their outer product, w - h (w - x)
         return {"flops": float(search + update), "bytes": float(2 * m * d * itemsize)}
     form, block = _plan_form(plan)
@@ -108,7 +128,7 @@ def analytic(
         cand = min(2 * block, mp)
         search = n * mp * 2 * (d + 1) + n * mp + n * cand * (3 * d) + n * cand
     else:
-        search = n * m * (3 * d - 1) + n * m
+        search = n * (m * (3 * d - 1) + _argmin_ops(plan, h, w))
     if model == "batch-per-example":
         # Each example's (H, W) neighbourhood, its weighted copy of the example, both summed.
         rest = n * (2 * (h + w) + m) + n * m * d + n * m * (d + 1) + 2 * m * d

@@ -235,6 +235,9 @@ class PlanCosts:
     squared, summed), per block minimum ranked, per element added by the scatter of the per-unit sums, per
     example and unit of the tiled form's one-hot sums (made and multiplied in a tile), on a device with
     :data:`DEFAULT_CEILINGS` (scaled by the device's own). ``trip_s``: one trip of a loop over chunks or tiles.
+    ``feature_loop_bytes``: bytes through memory per example, unit and feature of the direct form's loop over
+    features (past :data:`UNROLLED_FEATURES`), which reads and writes its plane of distances every feature; 0
+    where the plane stays in the cache (the CPU's chunks are sized for it).
     """
 
     matmul_share: float
@@ -246,6 +249,7 @@ class PlanCosts:
     scatter_s: float
     onehot_s: float
     trip_s: float
+    feature_loop_bytes: float = 0.0
 
 
 #: The CPU's, from forced forms on a 2-core AVX-512 machine (process CPU time, the machine loaded):
@@ -256,10 +260,12 @@ class PlanCosts:
 #: docs/benchmarks.md's crossovers against the matmul form. An
 #: accelerator's are reasoned from the H100's figures (../shared/GPU.md: the direct form 162 ms and the matmul
 #: form 299 ms at 100k x 3 on 1024x1024, the matmul search 0.50 s at 50 features; a loop trip 22 us), not
-#: measured on a GPU by this model.
+#: measured on a GPU by this model, except ``feature_loop_bytes``: fitted to the direct form on an H200 (jax
+#: 0.11.2), 17.7 ms an epoch at 5,000 x 2,048 on 20x20 and 10.7 ms at 16,000 x 300 on 25x15 (4.3 and 5.9 ps per
+#: example, unit and feature, about 20 bytes at its ~4 TB/s), where the bare product took 0.4 and 0.6 ms.
 COSTS = {
     "cpu": PlanCosts(0.75, 8.0, 0.22, 0.04, 0.49e-9, 1.7e-9, 2.8e-9, 1.3e-9, 4e-6),
-    "gpu": PlanCosts(0.75, 8.0, 0.01, 0.09, 0.02e-9, 0.02e-9, 0.05e-9, 0.005e-9, 22e-6),
+    "gpu": PlanCosts(0.75, 8.0, 0.01, 0.09, 0.02e-9, 0.02e-9, 0.05e-9, 0.005e-9, 22e-6, feature_loop_bytes=20.0),
 }
 
 
@@ -308,6 +314,8 @@ def predict(
     scatter = n * k * c.scatter_s * slow if sums else 0.0
     if plan.form == "direct":
         t += 3 * n * m * d / (peak * c.direct_share) + scatter
+        if features > UNROLLED_FEATURES:
+            t += n * m * d * c.feature_loop_bytes / bw
     elif plan.form == "blocked":
         g = -(-units // max(plan.block, 1))
         mp = g * plan.block
