@@ -69,6 +69,7 @@ class LiveViews(QObject):
         self.progress = QProgressBar()
         self.progress.setRange(0, PROGRESS_STEPS)
         self.progress.setFixedWidth(220)
+        self.progress.setAutoFillBackground(True)  # opaque: its moves do not paint the status bar and window again
         self.run = LiveProgress()
         self._on_env = on_env
         self._on_failed = on_failed

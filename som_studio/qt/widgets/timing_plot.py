@@ -114,6 +114,9 @@ class TimingPlot(QWidget):
 
         self.caption = QLabel(self.tr("No run yet"))
         self.caption.setWordWrap(True)  # the summary wraps: a long one must not widen the dock
+        # Its figures change with every redraw: opaque, so that the dock and the window beneath it are not
+        # painted again each time.
+        self.caption.setAutoFillBackground(True)
         self.log_scale = QCheckBox(self.tr("log scale"))
         # The rolling median smooths the chunks' noise; off, the raw chunks alone.
         self.smoothing = QCheckBox(self.tr("rolling median"))
