@@ -30,7 +30,7 @@ from som_studio.session.events import ChunkTimed, Compiled, EpochProgress, Quali
 from som_studio.session.record import RunRecord
 from som_studio.storage import FinalMap, StoredRun, replay
 
-PROGRESS_STEPS = 200  # each step repaints the bar at once (QProgressBar): 1.5 ms under Xvfb
+PROGRESS_STEPS = 200  # each step repaints the bar (1.5 ms under Xvfb)
 #: The status bar's clock and progress bar follow the run this often, not with each batch of chunks: each
 #: change repaints the status bar (the bar synchronously, the clock's label with a relayout of the bar).
 STATUS_MS = 250
@@ -69,6 +69,7 @@ class LiveViews(QObject):
         self.progress = QProgressBar()
         self.progress.setRange(0, PROGRESS_STEPS)
         self.progress.setFixedWidth(220)
+        self.progress.setAutoFillBackground(True)  # opaque: its moves do not paint the status bar and window again
         self.run = LiveProgress()
         self._on_env = on_env
         self._on_failed = on_failed
@@ -119,7 +120,7 @@ class LiveViews(QObject):
             # Another kind of data: the last run's view ("Feature 2") means nothing here; its default does.
             default = picture.ViewChoice().fit(ev.features)
             self.map_view.set_choice(default.mode, default.component)
-        self.timing_plot.begin(ev.kind, ev.samples)
+        self.timing_plot.begin(ev.kind, ev.samples, ev.iterations)
         self.quality_plot.begin()
         if self._on_env is not None:
             self._on_env(ev.env)
@@ -137,13 +138,21 @@ class LiveViews(QObject):
         text = self.run.progressed(ev)
         if self.controller.state == ctl.RUNNING:  # "Paused" and "Stopping…" stay said
             self.status.setText(text)
-        self.progress.setValue(int(PROGRESS_STEPS * self.run.progress))
         self._update_time()
 
     def _update_time(self) -> None:
         if self.controller.busy:
-            self.progress.setValue(int(PROGRESS_STEPS * self.run.progress))
+            self._set_progress(int(PROGRESS_STEPS * self.run.progress))
             self.time_label.setText(self.run.time_text(time.perf_counter()))
+
+    def _set_progress(self, value: int) -> None:
+        """Move the bar without its synchronous repaint (``QProgressBar.setValue`` paints and shows the window's
+        changes at once): it is painted with the clock's text and the map's frame, in one pass."""
+        if value == self.progress.value():
+            return
+        self.progress.setUpdatesEnabled(False)
+        self.progress.setValue(value)
+        self.progress.setUpdatesEnabled(True)  # schedules its paint
 
     def _on_run_finished(self, record: RunRecord) -> None:
         # The run itself lands in the run list through the comparison's recorder. The header ends

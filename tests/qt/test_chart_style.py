@@ -14,7 +14,7 @@ from PySide6.QtGui import QColor, QPalette
 
 from som_studio.qt.chart_style import LIGHT, log_ticks, theme_of, tick_labels
 from som_studio.qt.widgets.quality_plot import QualityPlot
-from som_studio.qt.widgets.timing_plot import TimingPlot
+from som_studio.qt.widgets.timing_plot import TimingPlot, live_x_end
 from som_studio.session.events import ChunkTimed, QualityMeasured
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
@@ -56,6 +56,30 @@ def test_every_axis_of_the_timing_plot_shows_three_labelled_ticks(qtbot, per_ite
         labels = tick_labels(plot.plot.getAxis(side))
         assert len(labels) >= 3, (side, labels)
     assert all(("s" in t) for t in tick_labels(plot.plot.getAxis("left")))  # durations with their unit
+
+
+def test_a_live_runs_iteration_axis_moves_in_steps_ahead_of_its_chunks_and_fits_them_when_it_ends(qtbot):
+    assert [live_x_end(e, 300) for e in (1, 3, 5, 6, 101, 201, 300)] == [1, 5, 5, 10, 200, 300, 300]
+    assert live_x_end(201, None) == 500  # a run shown whole has no total: plain steps
+    plot = TimingPlot()
+    qtbot.addWidget(plot)
+    plot.resize(600, 260)
+    plot.show()
+    qtbot.waitExposed(plot)
+    plot.begin("batch", 1000, total=300)
+    ends = []
+    for first in range(0, 300, 3):
+        plot.add_chunks([ChunkTimed(first, 3, 0.03, 0.0)])
+        plot._draw()  # what the redraw timer does, at most five times a second
+        lo, hi = plot.plot.getPlotItem().vb.viewRange()[0]
+        assert lo <= 0 and hi >= first + 3  # every chunk drawn is in view
+        ends.append(hi)
+    # The axis changed seven times in a hundred redraws (a change draws it again whole, with its grid).
+    assert len(set(ends)) == 7
+    plot.finish(0.01, 0.01)
+    vb = plot.plot.getPlotItem().vb
+    lo, hi = vb.viewRange()[0]
+    assert vb.autoRangeEnabled()[0] and lo < 3 and 300 < hi and hi - lo < 1.2 * (300 - 3)  # its chunks, fitted
 
 
 def test_legends_sit_above_the_data_not_on_it(qtbot):

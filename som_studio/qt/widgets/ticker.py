@@ -19,13 +19,16 @@ class TickerLabel(QWidget):
     (``updateGeometry``), and a tab widget repaints all of itself after each layout: a counter in a
     label beside the map repainted the whole page, its tool bar and legend included, with every frame.
     This one is as wide as the widest text it has shown since it was last cleared, so a new text of
-    no greater width repaints the label alone.
+    no greater width repaints the label alone; and it fills its own background, so that repaint
+    does not paint every widget under it again (the window, the pages, the page: measured, each
+    one paint per frame for a transparent label).
     """
 
     def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._text = ""
         self._width = 0
+        self.setAutoFillBackground(True)  # opaque: Qt paints nothing beneath it
         self.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
         self.setText(text)
 
