@@ -135,7 +135,8 @@ def short_number(v: float) -> str:
 
 
 class ReadableAxis(pg.AxisItem):
-    """An axis with at least :data:`MIN_TICKS` labelled ticks at any range, linear or log.
+    """An axis with at least :data:`MIN_TICKS` labelled ticks at any range, linear or log (a horizontal
+    axis too short for three labels side by side: two).
 
     ``format``: the label of a value (in log mode, of the value itself, not its logarithm);
     default :func:`short_number`.
@@ -157,9 +158,13 @@ class ReadableAxis(pg.AxisItem):
         inset = (hi - lo) * (LABEL_HALF_PX[vertical] / size) if size > 0 else 0.0
         lo, hi = lo + inset, hi - inset
         length = max(size - 2 * LABEL_HALF_PX[vertical], 1.0)
+        # A horizontal axis in a narrow dock (two y axes beside it) has room for two labels side by side,
+        # not three: three would be drawn over each other ("200300400").
+        least = MIN_TICKS if vertical else max(2, min(MIN_TICKS, 1 + int(length // (2 * LABEL_HALF_PX[False]))))
         if self.logMode:
-            return [(None, log_ticks(lo, hi, length))]
-        step, values = linear_ticks(lo, hi, length, px_per_tick=PX_PER_TICK if vertical else PX_PER_WIDE_TICK)
+            return [(None, log_ticks(lo, hi, length, least))]
+        wide = PX_PER_TICK if vertical else PX_PER_WIDE_TICK
+        step, values = linear_ticks(lo, hi, length, least, px_per_tick=wide)
         return [(step, values)]
 
     def tickStrings(self, values: list[float], scale: float, spacing: float | None) -> list[str]:

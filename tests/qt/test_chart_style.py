@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtGui import QColor, QFontMetrics, QPalette
 
 from som_studio.qt.chart_style import LIGHT, log_ticks, theme_of, tick_labels
 from som_studio.qt.widgets.quality_plot import QualityPlot
@@ -112,6 +112,25 @@ def test_te_is_on_a_range_that_shows_its_values_and_every_quality_axis_has_three
         labels = tick_labels(plot.plot.getAxis(side))
         assert len(labels) >= 3, (side, labels)
     assert not plot.legend.sceneBoundingRect().intersects(plot.plot.getPlotItem().vb.sceneBoundingRect())
+
+
+def test_a_narrow_quality_plots_iteration_labels_never_overlap(qtbot):
+    # The Quality dock beside the map: two y axes leave its iteration axis under 100 px.
+    plot = QualityPlot()
+    qtbot.addWidget(plot)
+    plot.resize(230, 330)
+    plot.show()
+    qtbot.waitExposed(plot)
+    plot.begin()
+    for i in range(7):
+        plot.add(QualityMeasured(100 * i, 0.13 - 0.015 * i, 0.002 + 0.001 * (i % 3)))
+    qtbot.wait(20)
+    axis = plot.plot.getAxis("bottom")
+    labels = tick_labels(axis)
+    assert len(labels) >= 2, labels
+    metrics = QFontMetrics(axis.style.get("tickFont") or axis.font())
+    room = axis.width() / len(labels)  # each label's share of the axis
+    assert max(metrics.horizontalAdvance(t) for t in labels) < room, (labels, room)
 
 
 def test_live_plots_follow_the_palette(qtbot):
