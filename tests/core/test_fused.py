@@ -165,6 +165,26 @@ def test_every_bmu_form_is_exact_with_first_tie(form, units, block):
     np.testing.assert_array_equal(got, _brute_bmus(w, x))
 
 
+def _assert_best_two(plan, units: int, features: int, examples: int, missing: bool, seed: int) -> None:
+    """``best_two`` under ``plan`` against a stable argsort of the direct distances, with an exact tie for the
+    best (the earlier unit first, the later second) and, with ``missing``, a fifth of the features unknown."""
+    rng = np.random.default_rng(seed)
+    w = rng.random((units, features))
+    x = rng.random((examples, features))
+    w[units - 1] = w[0]
+    x[:3] = w[0]
+    known = None
+    if missing:
+        known = (rng.random(x.shape) > 0.2).astype(np.float64)
+        known[:, 0] = 1
+    xz = x if known is None else np.where(known > 0, x, 0.0)
+    first, second = jax.jit(lambda a, b, k: kernels.best_two(a, b, plan, k))(w.T, xz, known)
+    d = ((xz[:, None, :] - w[None, :, :]) ** 2 * (1 if known is None else known[:, None, :])).sum(-1)
+    order = np.argsort(d, axis=1, kind="stable")
+    np.testing.assert_array_equal(np.asarray(first), order[:, 0])
+    np.testing.assert_array_equal(np.asarray(second), order[:, 1])
+
+
 @pytest.mark.parametrize(
     "form,units,block,features,missing",
     representative(
@@ -177,43 +197,14 @@ def test_every_bmu_form_is_exact_with_first_tie(form, units, block):
     ),
 )
 def test_every_form_finds_the_best_two_units(form, units, block, features, missing):
-    rng = np.random.default_rng(units + features)
-    w = rng.random((units, features))
-    x = rng.random((203, features))
-    w[units - 1] = w[0]  # an exact tie for the best: the earlier unit first, the later second
-    x[:3] = w[0]
-    known = None
-    if missing:
-        known = (rng.random(x.shape) > 0.2).astype(np.float64)
-        known[:, 0] = 1
-    xz = x if known is None else np.where(known > 0, x, 0.0)
     plan = fused_plan.KernelPlan(form, 80, block=fused_plan.unit_blocks(units, block)[1])
-    first, second = jax.jit(lambda a, b, k: kernels.best_two(a, b, plan, k))(w.T, xz, known)
-    d = ((xz[:, None, :] - w[None, :, :]) ** 2 * (1 if known is None else known[:, None, :])).sum(-1)
-    order = np.argsort(d, axis=1, kind="stable")
-    np.testing.assert_array_equal(np.asarray(first), order[:, 0])
-    np.testing.assert_array_equal(np.asarray(second), order[:, 1])
+    _assert_best_two(plan, units, features, 203, missing, seed=units + features)
 
 
 @pytest.mark.parametrize("missing", [False, True], ids=["complete", "missing"])
 def test_very_wide_rows_find_the_best_two_units_in_feature_slabs(missing):
     features = fused_plan.WIDE_FEATURES + 5  # the last slab mostly padding
-    rng = np.random.default_rng(features)
-    w = rng.random((24, features))
-    x = rng.random((37, features))
-    w[23] = w[0]  # an exact tie for the best: the earlier unit first, the later second
-    x[:3] = w[0]
-    known = None
-    if missing:
-        known = (rng.random(x.shape) > 0.2).astype(np.float64)
-        known[:, 0] = 1
-    xz = x if known is None else np.where(known > 0, x, 0.0)
-    plan = fused_plan.KernelPlan("matmul", 16, block=4)
-    first, second = jax.jit(lambda a, b, k: kernels.best_two(a, b, plan, k))(w.T, xz, known)
-    d = ((xz[:, None, :] - w[None, :, :]) ** 2 * (1 if known is None else known[:, None, :])).sum(-1)
-    order = np.argsort(d, axis=1, kind="stable")
-    np.testing.assert_array_equal(np.asarray(first), order[:, 0])
-    np.testing.assert_array_equal(np.asarray(second), order[:, 1])
+    _assert_best_two(fused_plan.KernelPlan("matmul", 16, block=4), 24, features, 37, missing, seed=features)
 
 
 def test_first_argmin_2d_takes_first_in_row_major_order():

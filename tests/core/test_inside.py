@@ -14,8 +14,8 @@ from som_studio.core.impls import registry
 from som_studio.core.inspection import hlo, inside
 from som_studio.core.plans import fused_plan
 from som_studio.core.som.problem import load_problem_table, make_problem
-from som_studio.session.events import ChunkTimed, Failed, Finished
-from som_studio.session.session import Session
+from som_studio.session.events import ChunkTimed, Finished
+from som_studio.session.session import Session, run_to_completion
 
 jax = jax_runtime.jax()
 jnp = jax.numpy
@@ -188,10 +188,7 @@ def test_every_built_in_rung_records_its_inside(name, own_cache):
     layout = "2x1" if impl.shards else "1x1"
     count = {"epochs": 2} if impl.kind == "batch" else {"steps": 20}
     cfg = RunConfig(impl=name, width=12, height=8, data=DataSpec(samples=50), layout=layout, **count)
-    record = None
-    for ev in Session(cfg, inside=True, quality_points=0, final_quality=False).run():
-        if isinstance(ev, (Finished, Failed)):
-            record = ev.record
+    record = run_to_completion(Session(cfg, inside=True, quality_points=0, final_quality=False))
     assert record is not None and record.status == "ok", record and record.message
     got = record.extra["inside"]
     assert set(inside.KEYS) <= set(got)
@@ -248,10 +245,7 @@ def test_a_program_that_cannot_be_inspected_leaves_the_run_whole(own_cache, monk
 
     monkeypatch.setattr(inside, "inspect", broken)
     cfg = RunConfig(impl="jax-fused-batch", width=12, height=8, epochs=3, data=DataSpec(samples=50))
-    record = None
-    for ev in Session(cfg, inside=True, quality_points=0).run():
-        if isinstance(ev, (Finished, Failed)):
-            record = ev.record
+    record = run_to_completion(Session(cfg, inside=True, quality_points=0))
     assert record is not None and record.status == "ok"
     got = record.extra["inside"]
     assert "no cost analysis" in got["error"]
@@ -280,10 +274,7 @@ def test_a_streamed_run_records_the_hand_count_without_an_error(own_cache, tmp_p
     np.save(tmp_path / "rows.npy", np.random.default_rng(0).random((60, 3)))
     cfg = RunConfig(impl="jax-fused-batch", width=4, height=3, data=DataSpec(path=str(tmp_path)), epochs=2)
     cfg = cfg.replace(stream=True, batch_rows=16)
-    record = None
-    for ev in Session(cfg, inside=True, quality_points=0, final_quality=False).run():
-        if isinstance(ev, (Finished, Failed)):
-            record = ev.record
+    record = run_to_completion(Session(cfg, inside=True, quality_points=0, final_quality=False))
     assert record is not None and record.status == "ok", record and record.message
     got = record.extra["inside"]
     assert "error" not in got  # a streamed epoch runs batch pieces, not one chunk program: nothing to inspect

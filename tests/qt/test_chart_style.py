@@ -95,16 +95,22 @@ def test_legends_sit_above_the_data_not_on_it(qtbot):
     assert plot.median.isVisible()
 
 
-def test_te_is_on_a_range_that_shows_its_values_and_every_quality_axis_has_three_ticks(qtbot):
+def _quality(qtbot, width: int, height: int, points: list[QualityMeasured]) -> QualityPlot:
     plot = QualityPlot()
     qtbot.addWidget(plot)
-    plot.resize(600, 260)
+    plot.resize(width, height)
     plot.show()
     qtbot.waitExposed(plot)
     plot.begin()
-    for i in range(11):
-        plot.add(QualityMeasured(i * 5000, 0.3 * np.exp(-i / 5) + 0.02, 0.04 * np.exp(-i / 3) + 0.02))
+    for point in points:
+        plot.add(point)
     qtbot.wait(20)
+    return plot
+
+
+def test_te_is_on_a_range_that_shows_its_values_and_every_quality_axis_has_three_ticks(qtbot):
+    points = [QualityMeasured(i * 5000, 0.3 * np.exp(-i / 5) + 0.02, 0.04 * np.exp(-i / 3) + 0.02) for i in range(11)]
+    plot = _quality(qtbot, 600, 260, points)
     lo, hi = plot.te_view.viewRange()[1]
     # TE from 0.02 to 0.06 fills most of its axis instead of the bottom tenth of 0-1.
     assert hi < 0.1 and (0.06 - 0.02) / (hi - lo) > 0.5
@@ -116,15 +122,8 @@ def test_te_is_on_a_range_that_shows_its_values_and_every_quality_axis_has_three
 
 def test_a_narrow_quality_plots_iteration_labels_never_overlap(qtbot):
     # The Quality dock beside the map: two y axes leave its iteration axis under 100 px.
-    plot = QualityPlot()
-    qtbot.addWidget(plot)
-    plot.resize(230, 330)
-    plot.show()
-    qtbot.waitExposed(plot)
-    plot.begin()
-    for i in range(7):
-        plot.add(QualityMeasured(100 * i, 0.13 - 0.015 * i, 0.002 + 0.001 * (i % 3)))
-    qtbot.wait(20)
+    points = [QualityMeasured(100 * i, 0.13 - 0.015 * i, 0.002 + 0.001 * (i % 3)) for i in range(7)]
+    plot = _quality(qtbot, 230, 330, points)
     axis = plot.plot.getAxis("bottom")
     labels = tick_labels(axis)
     assert len(labels) >= 2, labels

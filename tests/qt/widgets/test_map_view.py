@@ -19,12 +19,18 @@ def _frame(iteration: int) -> picture.MapFrame:
     return picture.make_frame(iteration, weights, picture.ViewChoice(), *picture.colour_range(weights))
 
 
-def test_frames_that_arrive_while_the_map_is_hidden_are_not_drawn_and_the_newest_is_drawn_when_shown(qtbot):
+def _showing(qtbot) -> MapView:
+    """A map view on screen that has drawn its first frame."""
     view = MapView()
     qtbot.addWidget(view)
     view.show()
     view.begin(3, "test")
     view.show_frame(_frame(1))
+    return view
+
+
+def test_frames_that_arrive_while_the_map_is_hidden_are_not_drawn_and_the_newest_is_drawn_when_shown(qtbot):
+    view = _showing(qtbot)
     assert view.frames_drawn == 1
     view.hide()  # another page in front
     for it in range(2, 12):
@@ -36,11 +42,7 @@ def test_frames_that_arrive_while_the_map_is_hidden_are_not_drawn_and_the_newest
 
 
 def test_a_frame_that_costs_more_than_its_share_waits_and_the_newest_is_drawn_when_its_time_comes(qtbot):
-    view = MapView()
-    qtbot.addWidget(view)
-    view.show()
-    view.begin(3, "test")
-    view.show_frame(_frame(1))
+    view = _showing(qtbot)
     view._costs.extend([0.004] * 7)  # as if each frame took 4 ms of the GUI thread: one every 0.2 s at most
     assert view.draw_interval_s() == pytest.approx(0.004 / DRAW_SHARE)
     for it in range(2, 6):  # they come faster than that: none drawn at once, none queued
