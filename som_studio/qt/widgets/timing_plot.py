@@ -4,8 +4,10 @@ One :class:`pyqtgraph.PlotDataItem` per curve, fed from bounded buffers
 (:class:`~som_studio.session.decimate.MinMaxSeries`: a run of any length keeps
 at most :data:`HISTORY_POINTS` points, so a redraw never grows with the run;
 peak downsampling to the plot's pixels and clip-to-view keep each paint short).
-Redrawn at most every :data:`REDRAW_MS`, and not at all while hidden (a closed
-or tabbed-away dock): it catches up when shown. While a run trains, the iteration axis ends on a
+Redrawn at most as often as keeps its redraws within :data:`REDRAW_SHARE` of a core (their cost
+measured, :class:`~som_studio.app_model.pacing.DrawPacer`: every :data:`REDRAW_MS` at the most, every
+:data:`MAX_REDRAW_MS` at the least), and not at all while hidden (a closed or tabbed-away dock): it
+catches up when shown. While a run trains, the iteration axis ends on a
 1-2-5 step ahead of the data (:func:`live_x_end`), not on the newest point: an axis whose range
 changes is drawn again whole, with its grid over the plot, which cost more than the curves at
 every redraw. The compile and warm-up time is not a point on the curve: it is shown in the
@@ -15,6 +17,7 @@ caption, apart from steady state.
 from __future__ import annotations
 
 import statistics
+import time
 from collections import deque
 from collections.abc import Sequence
 
@@ -24,12 +27,18 @@ from PySide6.QtCore import QEvent, QTimer, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
+from som_studio.app_model.pacing import DrawPacer
 from som_studio.qt.chart_style import ReadableAxis, legend_above, restyle_legend, style_plot, style_widget, theme_of
+from som_studio.qt.widgets.canvas import PlotCanvas
 from som_studio.session.decimate import MinMaxSeries
 from som_studio.session.events import ChunkTimed
 
 ROLLING = 15  # chunks in the rolling median
-REDRAW_MS = 200
+REDRAW_MS = 200  # the most redraws: a timing curve gains nothing from more than 5 a second
+MAX_REDRAW_MS = 1000  # the fewest: the curve still moves once a second, whatever a redraw costs
+#: The share of one core the live curve's redraws may take (the data set and the plot painted, in the process's
+#: CPU time): on a machine whose cores all train, the app's CPU time is the training's.
+REDRAW_SHARE = 0.005
 HISTORY_POINTS = 4000  # the most points a curve keeps, whatever the run's length
 
 
@@ -126,7 +135,11 @@ class TimingPlot(QWidget):
         top.addWidget(self.smoothing)
         top.addWidget(self.log_scale)
 
-        self.plot = pg.PlotWidget(axisItems={"left": SecondsAxis("left"), "bottom": ReadableAxis("bottom")})
+        self.plot = PlotCanvas(axisItems={"left": SecondsAxis("left"), "bottom": ReadableAxis("bottom")})
+        self.plot.painted.connect(self._on_painted)
+        self.pacer = DrawPacer(REDRAW_SHARE, REDRAW_MS / 1000, MAX_REDRAW_MS / 1000)
+        self._last_draw: float | None = None
+        self._drawing_s: float | None = None  # the last live redraw's cost until its paint (_on_painted)
         self.plot.setClipToView(True)
         self.plot.setDownsampling(auto=True, mode="peak")
         self.points = self.plot.plot(name=self.tr("per chunk"))
@@ -199,10 +212,10 @@ class TimingPlot(QWidget):
             # Incremental: each point's median over the chunks before it, computed once (statistics' median of
             # 15 numbers: a few microseconds, where NumPy's is tens, at every chunk of a fast run).
             self._medians.append(c.end, statistics.median(self._recent))
-        # Redraw at most every REDRAW_MS: each redraw repaints the axes, which
-        # costs more than the curves; a timing curve gains nothing from more than 5 a second.
+        # Redraw when the pacer allows: the curves' data and the plot's paint cost the training's cores.
         if not self._redraw.isActive():
-            self._redraw.start(REDRAW_MS)
+            wait_s = self.pacer.wait_s(self._last_draw, time.perf_counter())
+            self._redraw.start(max(1, int(wait_s * 1000)))
 
     def flush(self) -> None:
         """Draw what has arrived now (the end of a run: its iteration axis fits its chunks again), shown or not."""
@@ -232,6 +245,7 @@ class TimingPlot(QWidget):
         self._stale = not hidden_too and not self.isVisible()
         if self._stale:  # nobody sees it: drawn when shown (showEvent)
             return
+        self._last_draw, t0 = time.perf_counter(), time.process_time()
         x, y = self._points.arrays()
         self.points.setData(x, y)
         self.median.setData(*self._medians.arrays())
@@ -241,6 +255,12 @@ class TimingPlot(QWidget):
                 self._x_end = end
                 self.plot.setXRange(0, end)
         self._update_caption()
+        self._drawing_s = time.process_time() - t0
+
+    def _on_painted(self, seconds: float) -> None:
+        if self._drawing_s is not None:
+            self.pacer.book(self._drawing_s + seconds)
+            self._drawing_s = None
 
     def median_s(self) -> float | None:
         if self._final is not None:

@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
-from som_studio.qt.widgets.timing_plot import SecondsAxis, TimingPlot, short_seconds
+from som_studio.qt.widgets.timing_plot import MAX_REDRAW_MS, SecondsAxis, TimingPlot, short_seconds
 from som_studio.session.events import ChunkTimed
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
@@ -64,3 +64,21 @@ def test_a_hidden_plot_is_not_drawn_until_it_is_shown(qtbot):
     assert len(plot.points.getData()[0] or ()) == 0
     plot.show()
     qtbot.waitUntil(lambda: len(plot.points.getData()[0]) == 20, timeout=5000)
+
+
+def test_the_live_curve_is_redrawn_as_often_as_its_cost_allows(qtbot):
+    plot = TimingPlot()
+    qtbot.addWidget(plot)
+    plot.resize(600, 300)
+    plot.show()
+    plot.begin("batch", 1000, total=1000)
+    plot.add_chunks(_chunks(4, 4, 3, 0.01))
+    qtbot.waitUntil(lambda: plot.points.getData()[0] is not None and len(plot.points.getData()[0]) == 3, timeout=5000)
+    qtbot.waitUntil(lambda: plot.pacer.cost_s is not None, timeout=5000)  # the redraw and its paint, measured
+    for _ in range(7):
+        plot.pacer.book(1.0)  # as if each redraw cost a second: the curve still moves, once a second
+    assert plot.pacer.interval_s() == MAX_REDRAW_MS / 1000
+    plot.add_chunks(_chunks(16, 4, 2, 0.01))
+    qtbot.wait(300)
+    assert len(plot.points.getData()[0]) == 3  # not yet: its time has not come
+    qtbot.waitUntil(lambda: len(plot.points.getData()[0]) == 5, timeout=5000)
