@@ -205,6 +205,10 @@ class RunController(QObject):
         """Ask the worker for another picture of the map (takes effect with the next frame)."""
         self._send(msgs.SetView(mode, component))
 
+    def set_frame_interval(self, seconds: float) -> None:
+        """Ask the worker for a frame at most every ``seconds`` (the map draws them no more often)."""
+        self._send(msgs.FrameInterval(seconds))
+
     def stop(self) -> None:
         """Cancel the run; kill the worker if it has not ended ``KILL_AFTER_MS`` later."""
         if self._state in (IDLE, STOPPING):
@@ -292,11 +296,14 @@ class RunController(QObject):
             if isinstance(msg, msgs.EventMessage) and isinstance(msg.event, EpochProgress):
                 progress = msg.event
                 continue
+            timed = msg.chunks if isinstance(msg, msgs.ChunksMessage) else ()
             if isinstance(msg, msgs.EventMessage) and isinstance(msg.event, ChunkTimed):
-                ev = msg.event
-                chunks.append(ev)
-                self._feed(ev)
-                if progress is not None and progress.iteration < ev.end:
+                timed = (msg.event,)
+            if timed:
+                for ev in timed:
+                    chunks.append(ev)
+                    self._feed(ev)
+                if progress is not None and progress.iteration < chunks[-1].end:
                     progress = None  # its epoch ended
                 continue
             if chunks:

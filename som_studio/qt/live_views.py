@@ -32,8 +32,8 @@ from som_studio.storage import FinalMap, StoredRun, replay
 
 PROGRESS_STEPS = 200  # each step repaints the bar (1.5 ms under Xvfb)
 #: The status bar's clock and progress bar follow the run this often, not with each batch of chunks: each
-#: change repaints the status bar (the bar synchronously, the clock's label with a relayout of the bar).
-STATUS_MS = 250
+#: change repaints part of the status bar, and a clock of seconds says nothing new more often.
+STATUS_MS = 1000
 
 
 class LiveViews(QObject):
@@ -65,7 +65,7 @@ class LiveViews(QObject):
         self.sharding_view = sharding_view
         # The status bar's parts.
         self.status = ElidedLabel(self.tr("Ready"))  # a long message never widens the window
-        self.time_label = TickerLabel()  # four times a second: no relayout of the status bar
+        self.time_label = TickerLabel()  # once a second: no relayout of the status bar
         self.progress = QProgressBar()
         self.progress.setRange(0, PROGRESS_STEPS)
         self.progress.setFixedWidth(220)
@@ -87,6 +87,7 @@ class LiveViews(QObject):
         c.chunks_timed.connect(self._on_chunks_timed)
         c.epoch_progress.connect(self._on_epoch_progress)
         c.frame_ready.connect(map_view.show_frame)
+        map_view.frame_interval_changed.connect(c.set_frame_interval)
         c.final_map.connect(map_view.keep_final)
         c.quality_measured.connect(quality_plot.add)
         c.run_finished.connect(self._on_run_finished)

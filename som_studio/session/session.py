@@ -192,6 +192,14 @@ class Session:
     def resume(self) -> None:
         self._running.set()
 
+    def frame_interval(self, seconds: float) -> None:
+        """Give the watcher a frame at most every ``seconds`` (any thread): it draws them no more often.
+
+        Never more often than the session's own ``snapshot_interval_s``; a session that gives no frames gives none.
+        """
+        if self.snapshot_interval_s is not None:
+            self._frames.interval_s = max(self.snapshot_interval_s, seconds)
+
     def frame_cost(self, seconds: float) -> None:
         """Book ``seconds`` that a consumer spent making the last snapshot into a picture (any thread)."""
         self._frames.spend(seconds, new_frame=False)

@@ -7,13 +7,14 @@ unknown name with :class:`ProtocolError`, so an app and a worker of different
 releases say so rather than misread each other.
 
 worker -> app: :class:`EventMessage` (a session event, ``EpochProgress`` included; a ``Snapshot`` is sent
-as a :class:`FrameMessage` rendered in the worker, the latest only),
+as a :class:`FrameMessage` rendered in the worker, the latest only; ``ChunkTimed`` events go together
+in a :class:`ChunksMessage` a few times a second, each as the session timed it),
 :class:`FinalMap` (the last map, raw, just before ``Finished``/``Failed``),
 :class:`WorkerError` (the worker failed outside the session) and
 :class:`Info` (a probe's answer).
 
 app -> worker: :class:`Cancel`, :class:`Pause`, :class:`Resume`,
-:class:`SetView`. End of file on the control pipe (the app died) cancels.
+:class:`SetView`, :class:`FrameInterval`. End of file on the control pipe (the app died) cancels.
 """
 
 from __future__ import annotations
@@ -22,10 +23,11 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-PROTOCOL_VERSION = 4
+PROTOCOL_VERSION = 5
 """1: the first; 2: the ``Started`` event inside an :class:`EventMessage` carries the data's feature
 names and scaling (a live run's planes are named, its colour bars in the file's units); 3: a sweep's
-``CombinationTrained`` events; 4: a streamed epoch's ``EpochProgress`` events."""
+``CombinationTrained`` events; 4: a streamed epoch's ``EpochProgress`` events; 5: timed chunks
+together (:class:`ChunksMessage`), and the app says how often it draws frames (:class:`FrameInterval`)."""
 
 
 class ProtocolError(ValueError):
@@ -37,6 +39,13 @@ class EventMessage:
     """A session event (:mod:`som_studio.session.events`) other than ``Snapshot``."""
 
     event: Any
+
+
+@dataclass(frozen=True)
+class ChunksMessage:
+    """``ChunkTimed`` events in the order the session yielded them, sent together (each one as timed)."""
+
+    chunks: tuple[Any, ...]
 
 
 @dataclass(frozen=True)
@@ -90,10 +99,41 @@ class SetView:
     component: int = 0
 
 
-Message = EventMessage | FrameMessage | FinalMap | WorkerError | Info | Cancel | Pause | Resume | SetView
+@dataclass(frozen=True)
+class FrameInterval:
+    """Send frames at most every ``seconds`` (the app draws them no more often; hidden, less often still)."""
+
+    seconds: float
+
+
+Message = (
+    EventMessage
+    | ChunksMessage
+    | FrameMessage
+    | FinalMap
+    | WorkerError
+    | Info
+    | Cancel
+    | Pause
+    | Resume
+    | SetView
+    | FrameInterval
+)
 _BY_NAME: dict[str, type] = {
     cls.__name__: cls
-    for cls in (EventMessage, FrameMessage, FinalMap, WorkerError, Info, Cancel, Pause, Resume, SetView)
+    for cls in (
+        EventMessage,
+        ChunksMessage,
+        FrameMessage,
+        FinalMap,
+        WorkerError,
+        Info,
+        Cancel,
+        Pause,
+        Resume,
+        SetView,
+        FrameInterval,
+    )
 }
 
 

@@ -18,7 +18,9 @@ stalls training between chunks); a control thread reads commands. Frames are
 latest-only all the way: a snapshot the sender has not taken yet is replaced
 by a newer one, never queued behind it, and the sender books each picture's
 cost with the session, whose pacer keeps frames within their share of the
-training time (:class:`~som_studio.session.timing.FramePacer`).
+training time (:class:`~som_studio.session.timing.FramePacer`) and no more
+often than the app says it draws them (``FrameInterval``). Timed chunks go
+together a few times a second (:data:`CHUNKS_INTERVAL_S`).
 """
 
 from __future__ import annotations
@@ -33,12 +35,14 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
-from som_studio.session.events import Failed, Finished, Snapshot, Started
+from som_studio.session.events import ChunkTimed, Failed, Finished, Snapshot, Started
 from som_studio.worker import malloc
 from som_studio.worker.messages import (
     Cancel,
+    ChunksMessage,
     EventMessage,
     FinalMap,
+    FrameInterval,
     FrameMessage,
     Info,
     Message,
@@ -72,16 +76,33 @@ class RunRequest:
     implementations: tuple[Any, ...] = ()
 
 
-class _Outbox:
-    """Events waiting for the sender thread; at most one map snapshot, the latest."""
+#: Least seconds between two messages of timed chunks: a fast run times 25 chunks a second, and each message
+#: wakes the app's reader and GUI threads on the cores the training runs on; its plots move a few times a second.
+CHUNKS_INTERVAL_S = 0.25
 
-    def __init__(self) -> None:
+
+class _Outbox:
+    """Events waiting for the sender thread; at most one map snapshot, the latest; timed chunks held together.
+
+    ``ChunkTimed`` events wait, together, until :data:`CHUNKS_INTERVAL_S` has passed since the last
+    ones went (or another event comes, which they go before, or the outbox closes): then they go as
+    one :class:`~som_studio.worker.messages.ChunksMessage`, each as the session timed it.
+    """
+
+    def __init__(self, chunks_interval_s: float = CHUNKS_INTERVAL_S) -> None:
         self._items: deque[Any] = deque()
+        self._chunks: list[ChunkTimed] = []  # timed chunks not sent yet, in order
+        self._chunks_interval_s = chunks_interval_s
+        self._chunks_sent: float | None = None  # when the last chunks went (monotonic)
         self._cond = threading.Condition()
         self._closed = False
 
     def put(self, item: Any, *, snapshot: bool = False) -> None:
         with self._cond:
+            if isinstance(item, EventMessage) and isinstance(item.event, ChunkTimed):
+                self._chunks.append(item.event)
+                self._cond.notify()
+                return
             if snapshot:
                 # Keep only the newest picture of the map: an older one still
                 # waiting is out of date before it could be drawn.
@@ -89,25 +110,51 @@ class _Outbox:
                     if isinstance(old, Snapshot):
                         del self._items[i]
                         break
+            else:
+                self._flush_chunks()  # the chunks before this event go before it
             self._items.append(item)
             self._cond.notify()
+
+    def _flush_chunks(self) -> None:
+        if self._chunks:
+            self._items.append(ChunksMessage(tuple(self._chunks)))
+            self._chunks = []
+            self._chunks_sent = time.monotonic()
+
+    def _chunks_wait_s(self) -> float:
+        """Seconds until the held chunks may go (0: now)."""
+        if self._chunks_sent is None:
+            return 0.0
+        return max(0.0, self._chunks_sent + self._chunks_interval_s - time.monotonic())
 
     def close(self) -> None:
         with self._cond:
             self._closed = True
+            self._flush_chunks()
             self._cond.notify()
 
     def get(self) -> Any | None:
         with self._cond:
-            while not self._items and not self._closed:
+            while True:
+                if not self._items and self._chunks:
+                    wait_s = self._chunks_wait_s()
+                    if wait_s <= 0:
+                        self._flush_chunks()
+                    else:
+                        self._cond.wait(wait_s)
+                        continue
+                if self._items or self._closed:
+                    break
                 self._cond.wait()
             item = self._items.popleft() if self._items else None
             self._cond.notify_all()
             return item
 
     def wait_sent(self, timeout: float) -> None:
-        """Wait until the sender has taken everything (the test hook's crash comes after)."""
+        """Send the held chunks and wait until the sender has taken everything (the test hook's crash comes after)."""
         with self._cond:
+            self._flush_chunks()
+            self._cond.notify_all()
             self._cond.wait_for(lambda: not self._items, timeout)
 
 
@@ -184,6 +231,8 @@ def _run(request: RunRequest, events: Connection, control: Connection) -> None:
                 session.resume()
             elif isinstance(msg, SetView):
                 state["view"] = frames.ViewChoice(str(msg.mode), int(msg.component))
+            elif isinstance(msg, FrameInterval):
+                session.frame_interval(float(msg.seconds))
 
     def send_loop() -> None:
         while (item := outbox.get()) is not None:

@@ -65,6 +65,20 @@ def test_snapshots_are_throttled_but_keep_first_and_last(small_config):
     assert [e.iteration for e in evs if isinstance(e, Snapshot)] == [0, 3000]
 
 
+def test_a_watcher_asks_for_fewer_frames_never_for_more(small_config):
+    # The app says how often it draws frames (from any thread, here before the run): the session gives no more,
+    # and still the first and the last map; asking for more than the session's own rate gives no more either.
+    cfg = small_config.replace(impl="numpy-online", steps=3000)
+    fewer = Session(cfg, snapshot_interval_s=0.0, quality_points=0, chunk_target_s=0.001)
+    fewer.frame_interval(3600.0)
+    evs = list(fewer.run())
+    assert [e.iteration for e in evs if isinstance(e, Snapshot)] == [0, 3000]
+    assert len([e for e in evs if isinstance(e, ChunkTimed)]) > 2  # not for want of chunks
+    more = Session(cfg, snapshot_interval_s=3600.0, quality_points=0, chunk_target_s=0.001)
+    more.frame_interval(0.0)
+    assert [e.iteration for e in more.run() if isinstance(e, Snapshot)] == [0, 3000]
+
+
 def test_chunks_grow_to_the_target(small_config):
     cfg = small_config.replace(impl="numpy-online", steps=5000)
     rec = run_to_completion(Session(cfg, snapshot_interval_s=None, quality_points=0, chunk_target_s=0.02))

@@ -9,7 +9,7 @@ import pytest
 
 from som_studio.config import DataSpec, RunConfig
 from som_studio.core.impls import registry
-from som_studio.session.events import Compiled, EpochProgress, Failed, Finished, Started
+from som_studio.session.events import ChunkTimed, Compiled, EpochProgress, Failed, Finished, Started
 from som_studio.worker import messages as m
 from som_studio.worker.process import RunRequest, describe_exit, receive, run_worker, send
 from tests.worker.fakes import broken_impl
@@ -24,6 +24,8 @@ TIMEOUT_S = 120  # guards against a hang on a loaded machine, not a timing asser
         m.Pause(),
         m.Resume(),
         m.SetView("component", 2),
+        m.FrameInterval(0.2),
+        m.ChunksMessage((ChunkTimed(0, 4, 0.02, 0.02), ChunkTimed(4, 4, 0.021, 0.041))),
         m.WorkerError("boom"),
         m.Info({"backend": "cpu"}),
         m.EventMessage(EpochProgress(iteration=3, row=4_200_000, rows=10**7, first=0, seconds=2.5, wait_s=0.3)),
@@ -139,15 +141,38 @@ def test_the_worker_loads_a_users_implementation_from_its_file(tmp_path):
 
 def test_a_busy_sender_gets_the_newest_snapshot_and_every_event():
     # While the sender is busy (a slow reader holds the pipe), snapshots are replaced, never queued;
-    # every other event waits its turn, in order.
+    # every other event waits its turn, in order; timed chunks go together, each as it was timed.
     from som_studio.session.events import ChunkTimed, Snapshot
     from som_studio.worker.process import _Outbox
 
     box = _Outbox()
-    for i in range(20):
-        box.put(m.EventMessage(ChunkTimed(i, 1, 1e-3, 1e-3 * i)))
+    chunks = [ChunkTimed(i, 1, 1e-3 * (i + 1), 1e-3 * i) for i in range(20)]
+    for i, c in enumerate(chunks):
+        box.put(m.EventMessage(c))
         box.put(Snapshot(i + 1, np.full((2, 3, 1), float(i + 1))), snapshot=True)
     box.close()
     items = list(iter(box.get, None))
     assert [s.iteration for s in items if isinstance(s, Snapshot)] == [20]
-    assert [x.event.first for x in items if isinstance(x, m.EventMessage)] == list(range(20))
+    assert [c for x in items if isinstance(x, m.ChunksMessage) for c in x.chunks] == chunks
+
+
+def test_timed_chunks_are_held_together_and_go_before_the_next_event():
+    # A sender that keeps up still sends the chunks of a fast run a few times a second, not one message
+    # each: the chunks timed while the last message's interval runs go together.
+    from som_studio.session.events import ChunkTimed, QualityMeasured
+    from som_studio.worker.process import _Outbox
+
+    box = _Outbox(chunks_interval_s=3600.0)  # longer than the test: only an event or the end sends them now
+    box.put(m.EventMessage(ChunkTimed(0, 1, 0.01, 0.01)))
+    (first,) = [box.get()]  # the first chunks go at once: nothing was sent yet
+    assert first == m.ChunksMessage((ChunkTimed(0, 1, 0.01, 0.01),))
+    for i in range(1, 4):
+        box.put(m.EventMessage(ChunkTimed(i, 1, 0.01, 0.01 * (i + 1))))
+    quality = m.EventMessage(QualityMeasured(4, 0.5, 0.1))
+    box.put(quality)  # another event: the held chunks go first, in one message
+    assert box.get() == m.ChunksMessage(tuple(ChunkTimed(i, 1, 0.01, 0.01 * (i + 1)) for i in range(1, 4)))
+    assert box.get() == quality
+    box.put(m.EventMessage(ChunkTimed(4, 1, 0.01, 0.05)))
+    box.close()  # the end: nothing held back
+    assert box.get() == m.ChunksMessage((ChunkTimed(4, 1, 0.01, 0.05),))
+    assert box.get() is None

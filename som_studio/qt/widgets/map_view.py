@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import math
 import time
-from collections import deque
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QRectF, QTimer, Signal
-from PySide6.QtGui import QPalette, QShowEvent
+from PySide6.QtGui import QHideEvent, QImage, QPalette, QShowEvent
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from som_studio import picture
+from som_studio.app_model.pacing import DrawPacer
+from som_studio.qt.widgets.canvas import MapCanvas
 from som_studio.qt.widgets.map_cells import CellsItem
 from som_studio.qt.widgets.map_inspect import MapInspector
 from som_studio.qt.widgets.ticker import TickerLabel
@@ -31,17 +32,39 @@ pg.setConfigOptions(imageAxisOrder="row-major")
 # Least time between two draws: the worker already sends at most ~15 frames a
 # second; this guards the GUI if frames bunch up.
 MIN_DRAW_INTERVAL_S = 1 / 60
-#: The share of one core that drawing live frames may take (setting the picture, painting it and handing it to
-#: the display): a frame that costs more waits longer. On a machine whose cores all train, the GUI's time is the
-#: training's.
-DRAW_SHARE = 0.02
+#: The share of one core that drawing live frames may take (setting the picture and painting it, in the process's
+#: CPU time): a frame that costs more waits longer, and the worker is asked for no more frames than are drawn. On
+#: a machine whose cores all train, the app's CPU time is the training's: 1 % keeps the playbook map near
+#: 7 frames a second under Xvfb (about 1.5 ms a frame).
+DRAW_SHARE = 0.01
 #: ... but the map still moves: at least this often, whatever a frame costs.
 MAX_DRAW_INTERVAL_S = 0.25
-#: A frame's cost is the median of the last few (one slow paint, a resize's, does not stop the map).
-COSTS_KEPT = 7
+#: While the map is hidden (another page in front) the worker sends a frame this often: the newest is drawn when
+#: the map is shown again.
+HIDDEN_INTERVAL_S = 1.0
+#: A frame interval asked of the worker is asked again only when it changed by more than this factor.
+ASK_AGAIN_RATIO = 1.25
 # Largest picture set on the image item as it is; a larger one (the planes grid of a 1024x1024 hex map
 # is 14 million pixels) is shown thinned, its pixels still addressed as the frame's.
 MAX_SHOWN_PIXELS = 2_000_000
+
+
+class MapImage(pg.ImageItem):
+    """The map's picture, in the display's own pixel format once per frame rather than at every paint.
+
+    pyqtgraph hands Qt a frame as it came (24-bit RGB, or 8-bit levels through a colour table), and Qt's raster
+    engine converts every pixel again at every paint that scales a picture of another format: measured (the
+    playbook map scaled to 900x506) 0.85 ms for RGB and 1.7 ms for levels against 0.26 ms for 32-bit RGB, whose
+    conversion takes 5-12 us once.
+    """
+
+    def render(self) -> None:
+        super().render()
+        q: QImage | None = getattr(self, "qimage", None)
+        if q is not None:
+            fast = QImage.Format.Format_ARGB32_Premultiplied if q.hasAlphaChannel() else QImage.Format.Format_RGB32
+            if q.format() != fast:
+                self.qimage = q.convertToFormat(fast)
 
 
 def _key(mode: str, component: int) -> str:
@@ -57,6 +80,8 @@ class MapView(QWidget):
     """
 
     view_changed = Signal(str, int)
+    #: The least seconds between frames worth sending to this view now (its draws' cost, or hidden).
+    frame_interval_changed = Signal(float)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -67,8 +92,10 @@ class MapView(QWidget):
         self.frames_drawn = 0
         self._undrawn = False  # the last frame arrived while the view was hidden
         self.last_frame: picture.MapFrame | None = None
-        self._last_draw = 0.0
-        self._costs: deque[float] = deque(maxlen=COSTS_KEPT)  # the last live frames' costs (show_frame)
+        self._last_draw: float | None = None
+        self.pacer = DrawPacer(DRAW_SHARE, MIN_DRAW_INTERVAL_S, MAX_DRAW_INTERVAL_S)  # the live frames' costs
+        self._asked_s: float | None = None  # the frame interval last asked of the worker
+        self._setting_s: float | None = None  # the newest live frame's cost until it is painted
         self._pending = QTimer(self)  # draws a frame that came too soon once its time comes
         self._pending.setSingleShot(True)
         self._pending.timeout.connect(self._draw_pending)
@@ -92,11 +119,12 @@ class MapView(QWidget):
 
         # A bare view box, no axes: axes repaint whenever the view changes and
         # cost more than the image itself.
-        self.plot = pg.GraphicsView()
+        self.plot = MapCanvas()
+        self.plot.painted.connect(self._on_painted)
         self.view_box = pg.ViewBox(lockAspect=True, invertY=True)  # row 0 at the top, as the map is stored
         self.view_box.setMenuEnabled(False)
         self.plot.setCentralItem(self.view_box)
-        self.image = pg.ImageItem()
+        self.image = MapImage()
         self.view_box.addItem(self.image)
         # The cells as shapes over the picture: outlines, hexagons when zoomed, borders, plane titles.
         self.cells = CellsItem()
@@ -239,11 +267,13 @@ class MapView(QWidget):
         self._fill_modes(features, self.choice())
         self.caption.setText(title)
         self.iteration.setText("")
+        self._asked_s = None  # a new worker: tell it how often frames are worth sending
+        self._ask_frames()
 
     def show_frame(self, frame: picture.MapFrame, force: bool = False) -> None:
         """Draw ``frame``; a live one (not ``force``) waits while the view is hidden or was just drawn."""
         now = time.perf_counter()
-        wait_s = self._last_draw + self.draw_interval_s() - now
+        wait_s = self.pacer.wait_s(self._last_draw, now)
         if not force and (wait_s > 0 or not self.isVisible()):
             # Drawn when its time comes (unless a newer one replaces it), when the view is shown again
             # (another page was in front), or at the end.
@@ -277,20 +307,32 @@ class MapView(QWidget):
             self.iteration.setText("")
         else:
             self.iteration.setText(said)
-        if force:
-            return
-        # A live frame is painted and handed to the display now, so that its whole cost is measured: the
-        # process's CPU time, as Qt's paint engine spreads a large fill over threads of its own, and the
-        # display's copy is the larger part of a frame under X (about 60 % measured, under Xvfb).
-        self.plot.repaint()
-        self._costs.append(time.process_time() - t0)
+        if not force:  # a live frame's cost: setting it here, and its paint to come (_on_painted)
+            self._setting_s = time.process_time() - t0
+
+    def _on_painted(self, seconds: float) -> None:
+        if self._setting_s is not None:
+            self.pacer.book(self._setting_s + seconds)
+            self._setting_s = None
+            self._ask_frames()
 
     def draw_interval_s(self) -> float:
         """Least time between two live frames: more than :data:`MIN_DRAW_INTERVAL_S` when frames cost more
-        than their :data:`DRAW_SHARE` of the GUI thread (a large hex map, a grid of planes, a slow display),
+        than their :data:`DRAW_SHARE` of a core (a large hex map, a grid of planes, a slow display),
         at most :data:`MAX_DRAW_INTERVAL_S`."""
-        cost = float(np.median(self._costs)) if self._costs else 0.0
-        return min(max(MIN_DRAW_INTERVAL_S, cost / DRAW_SHARE), MAX_DRAW_INTERVAL_S)
+        return self.pacer.interval_s()
+
+    def _ask_frames(self) -> None:
+        """Say how often frames are worth sending (``frame_interval_changed``) when that changed enough."""
+        want = self.draw_interval_s() if self.isVisible() else HIDDEN_INTERVAL_S
+        asked = self._asked_s
+        if asked is None or not asked / ASK_AGAIN_RATIO <= want <= asked * ASK_AGAIN_RATIO:
+            self._asked_s = want
+            self.frame_interval_changed.emit(want)
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        super().hideEvent(event)
+        self._ask_frames()
 
     def _draw_pending(self) -> None:
         if self._undrawn and self.last_frame is not None and self.isVisible():
@@ -300,6 +342,7 @@ class MapView(QWidget):
         super().showEvent(event)
         if self._undrawn and self.last_frame is not None:
             self.show_frame(self.last_frame, force=True)
+        self._ask_frames()
 
     def keep_final(self, weights: np.ndarray) -> None:
         """Keep the final map so the view can still change after the run."""
