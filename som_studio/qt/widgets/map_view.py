@@ -32,10 +32,11 @@ pg.setConfigOptions(imageAxisOrder="row-major")
 # Least time between two draws: the worker already sends at most ~15 frames a
 # second; this guards the GUI if frames bunch up.
 MIN_DRAW_INTERVAL_S = 1 / 60
-#: The share of one core that drawing live frames may take (setting the picture and painting it, in the process's
-#: CPU time): a frame that costs more waits longer, and the worker is asked for no more frames than are drawn. On
-#: a machine whose cores all train, the app's CPU time is the training's: 1 % keeps the playbook map near
-#: 7 frames a second under Xvfb (about 1.5 ms a frame).
+#: The share of one core that drawing live frames may take (a frame's whole cost: setting the picture, painting it,
+#: its caption and the copy to the display, in the process's CPU time): a frame that costs more waits longer, and
+#: the worker is asked for no more frames than are drawn. On a machine whose cores all train, the app's CPU time is
+#: the training's: 1 % gives the playbook map 5-7 frames a second under Xvfb (1.5-2.4 ms a frame, 1280x800 to
+#: 1920x1080).
 DRAW_SHARE = 0.01
 #: ... but the map still moves: at least this often, whatever a frame costs.
 MAX_DRAW_INTERVAL_S = 0.25
@@ -95,7 +96,7 @@ class MapView(QWidget):
         self._last_draw: float | None = None
         self.pacer = DrawPacer(DRAW_SHARE, MIN_DRAW_INTERVAL_S, MAX_DRAW_INTERVAL_S)  # the live frames' costs
         self._asked_s: float | None = None  # the frame interval last asked of the worker
-        self._setting_s: float | None = None  # the newest live frame's cost until it is painted
+        self._frame_t0: float | None = None  # when the newest live frame began to be set, until it is shown
         self._pending = QTimer(self)  # draws a frame that came too soon once its time comes
         self._pending.setSingleShot(True)
         self._pending.timeout.connect(self._draw_pending)
@@ -307,13 +308,19 @@ class MapView(QWidget):
             self.iteration.setText("")
         else:
             self.iteration.setText(said)
-        if not force:  # a live frame's cost: setting it here, and its paint to come (_on_painted)
-            self._setting_s = time.process_time() - t0
+        if not force:  # a live frame's cost: from here to the end of its paint and display (_on_painted)
+            self._frame_t0 = t0
 
     def _on_painted(self, seconds: float) -> None:
-        if self._setting_s is not None:
-            self.pacer.book(self._setting_s + seconds)
-            self._setting_s = None
+        if self._frame_t0 is not None:
+            # Booked once the window's paint is over: the caption's repaint and the copy to the display come after
+            # the canvas's paint, in the same pass (about a third of a frame's cost under Xvfb).
+            QTimer.singleShot(0, self._book_frame)
+
+    def _book_frame(self) -> None:
+        if self._frame_t0 is not None:
+            self.pacer.book(time.process_time() - self._frame_t0)
+            self._frame_t0 = None
             self._ask_frames()
 
     def draw_interval_s(self) -> float:
