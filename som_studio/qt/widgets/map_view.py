@@ -38,8 +38,9 @@ MIN_DRAW_INTERVAL_S = 1 / 60
 #: the training's: 1 % gives the playbook map 5-7 frames a second under Xvfb (1.5-2.4 ms a frame, 1280x800 to
 #: 1920x1080).
 DRAW_SHARE = 0.01
-#: ... but the map still moves: at least this often, whatever a frame costs.
-MAX_DRAW_INTERVAL_S = 0.25
+#: ... but the map still moves: at least 5 frames a second, whatever a frame costs (under load here a frame took
+#: 2.3-2.8 ms, which 1 % alone would draw 4 times a second).
+MAX_DRAW_INTERVAL_S = 0.2
 #: While the map is hidden (another page in front) the worker sends a frame this often: the newest is drawn when
 #: the map is shown again.
 HIDDEN_INTERVAL_S = 1.0

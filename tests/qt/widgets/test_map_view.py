@@ -43,9 +43,9 @@ def test_frames_that_arrive_while_the_map_is_hidden_are_not_drawn_and_the_newest
 
 def test_a_frame_that_costs_more_than_its_share_waits_and_the_newest_is_drawn_when_its_time_comes(qtbot):
     view = _showing(qtbot)
-    for _ in range(7):  # as if each frame took 2 ms of the process's CPU: one every 0.2 s at most
-        view.pacer.book(0.002)
-    assert view.draw_interval_s() == pytest.approx(0.002 / DRAW_SHARE)
+    for _ in range(7):  # as if each frame took 1.5 ms of the process's CPU: one every 0.15 s at most
+        view.pacer.book(0.0015)
+    assert view.draw_interval_s() == pytest.approx(0.0015 / DRAW_SHARE)
     for it in range(2, 6):  # they come faster than that: none drawn at once, none queued
         view.show_frame(_frame(it))
     assert view.frames_drawn == 1 and view.iteration.text() == "iteration 1"
@@ -67,10 +67,10 @@ def test_the_map_asks_for_no_more_frames_than_it_draws_and_few_while_hidden(qtbo
     view.show()
     assert asked[-1] == pytest.approx(view.draw_interval_s()) and asked[-1] < HIDDEN_INTERVAL_S
     for _ in range(7):
-        view.pacer.book(0.002)  # the frames got dearer: 2 ms each, so one every 0.2 s
+        view.pacer.book(0.0015)  # the frames got dearer: 1.5 ms each, so one every 0.15 s
     view.show_frame(_frame(2))  # drawn when its time comes; a paint books its cost and asks again
     qtbot.waitUntil(lambda: view.iteration.text() == "iteration 2", timeout=3000)
-    qtbot.waitUntil(lambda: asked[-1] == pytest.approx(0.002 / DRAW_SHARE), timeout=3000)
+    qtbot.waitUntil(lambda: asked[-1] == pytest.approx(0.0015 / DRAW_SHARE), timeout=3000)
     n = len(asked)
     view.show_frame(_frame(3))
     qtbot.waitUntil(lambda: view.iteration.text() == "iteration 3", timeout=3000)
