@@ -38,10 +38,15 @@ CPU_CROSSOVERS = [
     (10_000, 8, 100 * 100, "matmul", "blocked"),  # 0.73
     (10_000, 50, 40 * 30, "matmul", "blocked"),  # from 10 features matmul wins at every size
     (10_000, 300, 100 * 100, "matmul", "blocked"),
-    (1_000_000, 30, 10 * 10, "tiled", "matmul"),  # 272 ms against 342 ms (matmul with blocks of 4 units)
-    (5_000, 2048, 20 * 20, "matmul", "tiled"),  # 120 ms against 152 ms
-    (10_000, 20, 40 * 30, "matmul", "tiled"),  # 11.2 ms against 23.5 ms
-    (1_000_000, 10, 20 * 20, "matmul", "tiled"),  # 413 ms against 599 ms
+    # tiled against matmul, each form forced, process CPU time (docs/benchmarks.md, "Many rows on small maps")
+    (1_000_000, 30, 10 * 10, "tiled", "matmul"),  # 320 ms against 914 ms
+    (1_000_000, 10, 20 * 20, "tiled", "matmul"),  # 472 ms against 610 ms
+    (1_000_000, 50, 20 * 20, "tiled", "matmul"),  # 923 ms against 1,434 ms
+    (100_000, 50, 20 * 20, "tiled", "matmul"),  # 91 ms against 134 ms
+    (5_000, 2048, 20 * 20, "matmul", "tiled"),  # 169 ms against 1,215 ms (tiles of 3)
+    (10_000, 20, 40 * 30, "matmul", "tiled"),  # 25.9 ms against 29.5 ms (tiles of 42)
+    (10_000, 50, 40 * 30, "matmul", "tiled"),  # 37.2 ms against 48.7 ms (tiles of 36)
+    (50_000, 128, 50 * 50, "matmul", "tiled"),  # 570 ms against 1,273 ms (tiles of 16)
 ]
 
 
