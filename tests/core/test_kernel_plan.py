@@ -262,3 +262,33 @@ def test_row_sums_in_pieces_are_the_unit_sums(monkeypatch, rows):
     want = np.zeros((units, width))
     np.add.at(want, idx[idx < units], np.concatenate([data, weights], axis=1)[idx < units].astype(np.float64))
     np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("missing", [False, True])
+def test_the_tiled_sums_scattered_are_the_accelerators_products(missing):
+    """The CPU's tiled sums (each tile's rows scattered) and an accelerator's (a one-hot product per tile), both
+    run here, give the same float64 sums, and the same as the search's units summed row by row; padding rows
+    past ``count`` belong to no unit."""
+    from som_studio.core.plans import kernels
+
+    jnp = kernels.jnp
+    rng = np.random.default_rng(7)
+    n, d, units, count = 103, 6, 22, 97
+    data = rng.random((n, d)).astype(np.float32)
+    wt = jnp.asarray(rng.random((d, units)).astype(np.float32))
+    known = None
+    if missing:
+        mask = rng.random((n, d)) < 0.8
+        data = np.where(mask, data, 0).astype(np.float32)
+        known = jnp.asarray(mask.astype(np.float32))
+    x = jnp.asarray(data)
+    got = {
+        way: np.asarray(kernels.tiled_sums(wt, x, 16, 4, known, jnp.asarray(count), scatter=way))
+        for way in (True, False)
+    }
+    np.testing.assert_array_equal(got[True], got[False])
+    best = np.asarray(kernels.bmus(wt, x, fused_plan.KernelPlan("tiled", 16, 4), known))
+    vals = np.concatenate([data, np.ones((n, 1), np.float32) if known is None else np.asarray(known)], axis=1)
+    want = np.zeros((units, vals.shape[1]))
+    np.add.at(want, best[:count], vals[:count].astype(np.float64))
+    np.testing.assert_allclose(got[True], want, rtol=1e-12)

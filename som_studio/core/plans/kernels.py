@@ -329,7 +329,13 @@ def matmul(
 
 
 def tiled_sums(
-    wt: Array, data: Array, tile: int, block: int, known: Array | None = None, count: Array | None = None
+    wt: Array,
+    data: Array,
+    tile: int,
+    block: int,
+    known: Array | None = None,
+    count: Array | None = None,
+    scatter: bool | None = None,
 ) -> Array:
     """Per-unit sums of an epoch's examples by their best units, searched and summed tile by tile (``tiled`` plan).
 
@@ -347,6 +353,7 @@ def tiled_sums(
     The two ways differ only in the order of the float64 additions (~1e-16
     relative, below float32's rounding of the update but at a boundary).
     ``count``: only the first ``count`` examples count (a streamed batch's padding is dropped).
+    ``scatter``: force one way (default: the CPU's on the CPU, the product elsewhere).
 
     Returns
     -------
@@ -374,6 +381,8 @@ def tiled_sums(
         # In the accumulator's precision: the sums are the scatter-add's to ~1e-16, whatever the tiling
         # (a streamed run's batches then end at the in-memory run's map).
         vals = jnp.concatenate([x, jnp.ones((x.shape[0], 1), dtype) if kn is None else kn], axis=1).astype(wide)
+        if scatter is not None:
+            return (scattered if scatter else multiplied)(first, vals, acc)
         return lax.platform_dependent(first, vals, acc, cpu=scattered, default=multiplied)
 
     rows = data if known is None else jnp.concatenate([data, known], axis=1)
