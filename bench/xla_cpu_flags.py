@@ -11,10 +11,12 @@ seeded), it times, best of a few, after compiling:
 * ``epoch``: one ``jax-fused-batch`` epoch by the plan the cost model chooses at this shape;
 
 and checks that the epoch's map is the default's to the bit (``exact``). A flag set that this
-jaxlib does not know makes its process fail, named in the table.
+jaxlib does not know makes its process fail, named in the table. The flag sets run ``--rounds``
+times, in turn, the order reversed every other round (a shared machine's load moves between
+processes); each figure is the best of every round's.
 
-    python bench/xla_cpu_flags.py                          # 1,000,000 x 30 on 10x10
-    python bench/xla_cpu_flags.py --shape 100000:50:20x20 --repeats 5
+    python bench/xla_cpu_flags.py                          # 1,000,000 x 30 on 10x10, every flag set
+    python bench/xla_cpu_flags.py --shape 100000:50:20x20 --rounds 3 --only default,"oneDNN thunks"
 """
 
 from __future__ import annotations
@@ -90,6 +92,8 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--shape", default="1000000:30:10x10", help="N:D:WxH (default: %(default)s)")
     ap.add_argument("--repeats", type=int, default=3, help="timed calls per program (default: %(default)s)")
+    ap.add_argument("--rounds", type=int, default=2, help="runs of every flag set, in turn (default: %(default)s)")
+    ap.add_argument("--only", help="comma-separated flag set names (default: all; the default's always runs)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     n, d, grid = args.shape.split(":")
@@ -102,28 +106,57 @@ def main(argv: list[str] | None = None) -> None:
 
     import numpy as np
 
-    print(f"{shape[0]:,} x {shape[1]} on {width}x{height}, best of {args.repeats}, load {os.getloadavg()[0]:.1f}")
-    head = f"{'flags':28s} {'floor':>10s} {'product+min':>12s} {'epoch':>10s}  plan, exact"
-    print(head, flush=True)
+    names = list(FLAG_SETS)
+    if args.only:
+        wanted = {v.strip() for v in args.only.split(",")}
+        unknown = wanted - set(names)
+        if unknown:
+            ap.error(f"--only: unknown flag sets {sorted(unknown)}; choose from {names}")
+        names = [k for k in names if k == "default" or k in wanted]
+    load = os.getloadavg()[0]
+    best: dict[str, dict[str, float]] = {}
+    plans: dict[str, str] = {}
+    exact: dict[str, str] = {}
+    failed: dict[str, str] = {}
     reference = None
     with tempfile.TemporaryDirectory() as tmp:
-        for i, (name, flags) in enumerate(FLAG_SETS.items()):
-            out = str(Path(tmp) / f"{i}.json")
-            env = {**os.environ, "XLA_FLAGS": flags, "SOM_STUDIO_COMPILE_CACHE": "off"}
-            cmd = [sys.executable, __file__, "--shape", args.shape, "--repeats", str(args.repeats), "--child", out]
-            proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
-            if proc.returncode or not Path(out).exists():
-                last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-                print(f"{name:28s} failed: {last[:120]}", flush=True)
-                continue
-            got = json.loads(Path(out).read_text())
-            new_map = np.load(out + ".npy")
-            reference = new_map if reference is None else reference
-            gap = float(np.abs(new_map - reference).max())
-            exact = "exact" if np.array_equal(new_map, reference) else f"differs by up to {gap:.3g}"
-            t = got["times"]
-            cells = [f"{t[k] * 1e3:8.1f} ms" for k in ("floor", "product+min", "epoch")]
-            print(f"{name:28s} {cells[0]:>10s} {cells[1]:>12s} {cells[2]:>10s}  {got['plan']}, {exact}", flush=True)
+        for r in range(args.rounds):
+            # the default first in the first round: every other map is held to its map
+            for name in names if r % 2 == 0 else names[::-1]:
+                if name in failed:
+                    continue
+                out = str(Path(tmp) / f"{name}-{r}.json")
+                env = {**os.environ, "XLA_FLAGS": FLAG_SETS[name], "SOM_STUDIO_COMPILE_CACHE": "off"}
+                cmd = [sys.executable, __file__, "--shape", args.shape, "--repeats", str(args.repeats), "--child", out]
+                proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+                if proc.returncode or not Path(out).exists():
+                    failed[name] = (proc.stderr.strip().splitlines() or ["no output"])[-1][:120]
+                    continue
+                got = json.loads(Path(out).read_text())
+                new_map = np.load(out + ".npy")
+                reference = new_map if reference is None else reference
+                gap = float(np.abs(new_map - reference).max())
+                if exact.get(name, "exact") == "exact":
+                    exact[name] = "exact" if np.array_equal(new_map, reference) else f"differs by up to {gap:.3g}"
+                plans[name] = got["plan"]
+                mine = best.setdefault(name, {})
+                for k, v in got["times"].items():
+                    mine[k] = min(mine.get(k, float("inf")), v)
+    print(
+        f"{shape[0]:,} x {shape[1]} on {width}x{height}: best of {args.repeats} calls x {args.rounds} rounds, "
+        f"load average {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
+    )
+    print(f"{'flags':28s} {'floor':>10s} {'product+min':>12s} {'epoch':>10s}  {'vs default':>10s}  plan, exact")
+    for name in names:
+        if name in failed:
+            print(f"{name:28s} failed: {failed[name]}")
+            continue
+        t = best[name]
+        ratio = best["default"]["epoch"] / t["epoch"] if "default" in best else float("nan")
+        cells = [f"{t[k] * 1e3:8.1f} ms" for k in ("floor", "product+min", "epoch")]
+        print(
+            f"{name:28s} {cells[0]:>10s} {cells[1]:>12s} {cells[2]:>10s}  {ratio:9.2f}x  {plans[name]}, {exact[name]}"
+        )
 
 
 if __name__ == "__main__":
