@@ -38,7 +38,7 @@ row-major order on ties):
 ``tiled``
     many examples on a small map: a loop over tiles of a few hundred examples,
     each searched by the matmul form (blocks of :data:`MIN_MATMUL_BLOCK` units,
-    its scores laid out units x examples) and summed per unit in the same trip
+    on the CPU its scores laid out units x examples) and summed per unit in the same trip
     (:func:`som_studio.core.plans.kernels.tiled_sums`: a scatter-add on the CPU,
     one product ``onehot^T @ [x, 1]`` on an accelerator), so the examples x
     units scores never leave the cache. A search alone (quality, projection) takes the matmul

@@ -224,12 +224,13 @@ def _two_best_blocks_t(lo: Array) -> tuple[Array, Array]:
 def _matmul_search(wt: Array, block: int, transposed: bool = False) -> Any:
     """The matmul form's search of one chunk of examples: ``search(x, kn, two)`` (see :func:`matmul`).
 
-    ``transposed``: the scores laid out units x examples, so the block minima and the choice of the two
-    best blocks reduce across rows of a few hundred examples, whole vectors at a time, where the
-    examples x units layout reduces along each example's short row. The same numbers are compared, so
-    the same units are chosen; measured on a tile of 174 examples at 30 features on 10x10 (one core,
+    ``transposed``: on the CPU, the scores laid out units x examples, so the block minima and the choice
+    of the two best blocks reduce across rows of a few hundred examples, whole vectors at a time, where
+    the examples x units layout reduces along each example's short row. The same numbers are compared,
+    so the same units are chosen; measured on a tile of 174 examples at 30 features on 10x10 (one core,
     1,000,000 examples): the search 347 ms of process CPU time against 447 ms, the scores with their
-    two best blocks 190 ms against 269 ms.
+    two best blocks 190 ms against 269 ms. An accelerator keeps the examples x units layout (the one
+    measured there).
     """
     d, m = wt.shape
     g = max(1, -(-m // block))
@@ -256,12 +257,19 @@ def _matmul_search(wt: Array, block: int, transposed: bool = False) -> Any:
         if g == 1:  # every unit is a candidate
             units = jnp.broadcast_to(jnp.arange(block, dtype=jnp.int32), (nc, block))
             return _candidates_best(jnp.broadcast_to(blocks, (nc, block, d)), x, kn, units, two)
-        if transposed:
-            score_t = lax.dot_general(wa, xa, (((0,), (1,)), ((), ())), precision=HIGHEST)  # (M, n_c)
-            glo, ghi = _two_best_blocks_t(jnp.min(score_t.reshape(g, block, nc), axis=1))
-        else:
+
+        def rows_first(xa: Array, wa: Array) -> tuple[Array, Array]:
             score = jnp.matmul(xa, wa, precision=HIGHEST)  # (n_c, M)
-            glo, ghi = _two_best_blocks(jnp.min(score.reshape(nc, g, block), axis=2))
+            return _two_best_blocks(jnp.min(score.reshape(nc, g, block), axis=2))
+
+        def units_first(xa: Array, wa: Array) -> tuple[Array, Array]:
+            score_t = lax.dot_general(wa, xa, (((0,), (1,)), ((), ())), precision=HIGHEST)  # (M, n_c)
+            return _two_best_blocks_t(jnp.min(score_t.reshape(g, block, nc), axis=1))
+
+        if transposed:  # the CPU's; an accelerator keeps the layout measured there
+            glo, ghi = lax.platform_dependent(xa, wa, cpu=units_first, default=rows_first)
+        else:
+            glo, ghi = rows_first(xa, wa)
         units = _block_units(glo, ghi, block)
         if slabs:
             return _pick(_slab_distances(blocks, jnp.stack([glo, ghi], axis=1), x, kn, slabs), units, two)
