@@ -335,12 +335,12 @@ def predict(
         if plan.form == "matmul":
             t += 2 * n * g * b * itemsize / bw + scatter  # the scores written and read once
         else:
-            t += trips * m * c.tile_unit_s
-        if plan.form == "tiled" and sums and backend == "cpu":
-            t += scatter  # each tile's rows scattered into the totals
-        elif plan.form == "tiled" and sums:
-            # the tile's one-hot rows, made, then multiplied: a product over the tile's few examples
-            t += n * m * c.onehot_s * slow + product(2 * n * m * k, plan.chunk)
+            t += trips * m * c.tile_unit_s * slow
+            if sums and backend == "cpu":
+                t += scatter  # each tile's rows scattered into the totals
+            elif sums:
+                # the tile's one-hot rows, made, then multiplied: a product over the tile's few examples
+                t += n * m * c.onehot_s * slow + product(2 * n * m * k, plan.chunk)
     t += n * d * itemsize / bw  # the examples read
     # The map read once a trip: a chunk's product streams every unit's weights, the part past the cache
     # through memory. A big map leaves a tile room for a few examples only, and the product of so few rows
