@@ -12,7 +12,16 @@ from __future__ import annotations
 import re
 
 from PySide6.QtCore import QPoint, QRect, Qt
-from PySide6.QtWidgets import QAbstractButton, QCheckBox, QLabel, QRadioButton, QStyle, QWidget
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QCheckBox,
+    QComboBox,
+    QLabel,
+    QRadioButton,
+    QStyle,
+    QStyleOptionComboBox,
+    QWidget,
+)
 
 MIN_MAP_SHARE = 0.35
 """The least share of the window's area the map view shows, whenever the map is shown."""
@@ -46,8 +55,17 @@ def _plain(text: str) -> str:
     return re.sub(r"&(?=\w)", "", text)  # a menu mnemonic takes no room
 
 
+def _combo_room(combo: QComboBox) -> int:
+    """The width a combo box draws its current text in: its edit field, less the style's margins."""
+    opt = QStyleOptionComboBox()
+    combo.initStyleOption(opt)
+    style = combo.style()
+    field = style.subControlRect(QStyle.ComplexControl.CC_ComboBox, opt, QStyle.SubControl.SC_ComboBoxEditField, combo)
+    return field.width() - 2 * style.pixelMetric(QStyle.PixelMetric.PM_DefaultFrameWidth, opt, combo)
+
+
 def clipped_texts(root: QWidget) -> list[str]:
-    """Visible labels and buttons whose one-line text is wider than the part of them in sight.
+    """Visible labels, buttons and combo boxes whose one-line text is wider than the part of them in sight.
 
     A label that wraps (or rich text, which lays itself out) and an icon-only
     button are not text cut off; neither is a label that elides its text on purpose
@@ -55,19 +73,21 @@ def clipped_texts(root: QWidget) -> list[str]:
     out = []
     window = root.window()
     for w in root.findChildren(QWidget):
-        if not w.isVisible() or not isinstance(w, (QLabel, QAbstractButton)):
+        if not w.isVisible() or not isinstance(w, (QLabel, QAbstractButton, QComboBox)):
             continue
         seen = visible_rect(w, window)
         if seen.isEmpty():
             continue  # scrolled out of sight: not cut, there to scroll to
         if isinstance(w, QLabel) and (w.wordWrap() or w.textFormat() == Qt.TextFormat.RichText or w.property("elided")):
             continue
-        text = _plain(w.text())
+        text = w.currentText() if isinstance(w, QComboBox) else _plain(w.text())
         if not text.strip() or "\n" in text:
             continue
         need = w.fontMetrics().horizontalAdvance(text)
         room = w.contentsRect().width()
-        if isinstance(w, (QCheckBox, QRadioButton)):
+        if isinstance(w, QComboBox):
+            room = _combo_room(w)
+        elif isinstance(w, (QCheckBox, QRadioButton)):
             room = w.width() - w.style().pixelMetric(QStyle.PixelMetric.PM_IndicatorWidth) - 4
         elif isinstance(w, QAbstractButton):
             room = w.width() - 2 * w.style().pixelMetric(QStyle.PixelMetric.PM_ButtonMargin) // 2

@@ -38,10 +38,15 @@ CPU_CROSSOVERS = [
     (10_000, 8, 100 * 100, "matmul", "blocked"),  # 0.73
     (10_000, 50, 40 * 30, "matmul", "blocked"),  # from 10 features matmul wins at every size
     (10_000, 300, 100 * 100, "matmul", "blocked"),
-    (1_000_000, 30, 10 * 10, "tiled", "matmul"),  # 272 ms against 342 ms (matmul with blocks of 4 units)
-    (5_000, 2048, 20 * 20, "matmul", "tiled"),  # 120 ms against 152 ms
-    (10_000, 20, 40 * 30, "matmul", "tiled"),  # 11.2 ms against 23.5 ms
-    (1_000_000, 10, 20 * 20, "matmul", "tiled"),  # 413 ms against 599 ms
+    # tiled against matmul, each form forced, process CPU time (docs/benchmarks.md, "Many rows on small maps")
+    (1_000_000, 30, 10 * 10, "tiled", "matmul"),  # 320 ms against 914 ms
+    (1_000_000, 10, 20 * 20, "tiled", "matmul"),  # 472 ms against 610 ms
+    (1_000_000, 50, 20 * 20, "tiled", "matmul"),  # 923 ms against 1,434 ms
+    (100_000, 50, 20 * 20, "tiled", "matmul"),  # 91 ms against 134 ms
+    (5_000, 2048, 20 * 20, "matmul", "tiled"),  # 169 ms against 1,215 ms (tiles of 3)
+    (10_000, 20, 40 * 30, "matmul", "tiled"),  # 25.9 ms against 29.5 ms (tiles of 42)
+    (10_000, 50, 40 * 30, "matmul", "tiled"),  # 37.2 ms against 48.7 ms (tiles of 36)
+    (50_000, 128, 50 * 50, "matmul", "tiled"),  # 570 ms against 1,273 ms (tiles of 16)
 ]
 
 
@@ -257,3 +262,33 @@ def test_row_sums_in_pieces_are_the_unit_sums(monkeypatch, rows):
     want = np.zeros((units, width))
     np.add.at(want, idx[idx < units], np.concatenate([data, weights], axis=1)[idx < units].astype(np.float64))
     np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("missing", [False, True])
+def test_the_tiled_sums_scattered_are_the_accelerators_products(missing):
+    """The CPU's tiled sums (each tile's rows scattered) and an accelerator's (a one-hot product per tile), both
+    run here, give the same float64 sums, and the same as the search's units summed row by row; padding rows
+    past ``count`` belong to no unit."""
+    from som_studio.core.plans import kernels
+
+    jnp = kernels.jnp
+    rng = np.random.default_rng(7)
+    n, d, units, count = 103, 6, 22, 97
+    data = rng.random((n, d)).astype(np.float32)
+    wt = jnp.asarray(rng.random((d, units)).astype(np.float32))
+    known = None
+    if missing:
+        mask = rng.random((n, d)) < 0.8
+        data = np.where(mask, data, 0).astype(np.float32)
+        known = jnp.asarray(mask.astype(np.float32))
+    x = jnp.asarray(data)
+    got = {
+        way: np.asarray(kernels.tiled_sums(wt, x, 16, 4, known, jnp.asarray(count), scatter=way))
+        for way in (True, False)
+    }
+    np.testing.assert_array_equal(got[True], got[False])
+    best = np.asarray(kernels.bmus(wt, x, fused_plan.KernelPlan("tiled", 16, 4), known))
+    vals = np.concatenate([data, np.ones((n, 1), np.float32) if known is None else np.asarray(known)], axis=1)
+    want = np.zeros((units, vals.shape[1]))
+    np.add.at(want, best[:count], vals[:count].astype(np.float64))
+    np.testing.assert_allclose(got[True], want, rtol=1e-12)

@@ -271,3 +271,15 @@ def test_two_users_files_each_import_their_own_helper_of_one_name(tmp_path):
         )
     seen = [user_impl.import_class(str(tmp_path / who / "mine.py"), "Mine")[0].who for who in ("first", "second")]
     assert seen == ["first", "second"]
+
+
+def test_a_file_that_ends_the_checking_process_is_refused_with_its_last_words(tmp_path, forget):
+    quits = "import os, sys\n\nsys.stderr.write('no licence for the solver\\n')\nos._exit(3)\n"
+    path = write(tmp_path, "quits.py", quits)
+    msg = refused(f"{path}:Quits")
+    assert msg == f"{path}: the process checking it ended unexpectedly (exit status 3): no licence for the solver"
+
+
+def test_the_checking_process_finds_the_package_from_any_folder():
+    # The child runs in the user's folder; a plain source tree (no install) must still import.
+    assert (user_impl.source_root() / "som_studio" / "__init__.py").is_file()

@@ -13,7 +13,15 @@ pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QAbstractButton, QAbstractItemView, QFileDialog, QLabel, QWidget
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QAbstractItemView,
+    QComboBox,
+    QFileDialog,
+    QLabel,
+    QScrollArea,
+    QWidget,
+)
 
 from som_studio.qt.layout_check import MIN_MAP_SHARE, clipped_texts, visible_share
 from som_studio.qt.main_window import MainWindow
@@ -57,6 +65,17 @@ def test_the_map_is_the_largest_thing_on_screen_at_first_launch(qtbot, window, s
     at_size(qtbot, window, size)
     assert window.pages.current_key() == "map"
     assert_map_first(window)
+
+
+def test_every_field_of_the_run_panel_shows_its_text_whole_at_every_size(qtbot, window):
+    area = next(a for a in window.panel.findChildren(QScrollArea) if a.isAncestorOf(window.panel.precision))
+    fields = [w for w in area.widget().findChildren(QWidget) if isinstance(w, (QComboBox, QLabel)) and w.isVisible()]
+    for size in SIZES:
+        at_size(qtbot, window, size)
+        for field in fields:
+            area.ensureWidgetVisible(field)
+            qtbot.wait(1)
+            assert clipped_texts(window) == [], (size, field.objectName() or type(field).__name__)
 
 
 def test_the_map_stays_first_after_a_run_at_every_size(qtbot, window):

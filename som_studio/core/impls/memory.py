@@ -121,7 +121,7 @@ def search_bytes(plan: KernelPlan, units: int, features: int, itemsize: int, bac
     if plan.form == "direct":
         return c * (units * itemsize if features > UNROLLED_FEATURES else 16)
     if plan.form == "tiled":
-        # a tile's scores, block minima, candidates and one-hot rows; the per-unit sums are epoch_bytes'
+        # a tile's scores, block minima, candidates and rows to add; the per-unit sums are epoch_bytes'
         b = int(plan.block)
         return c * (2 * units + -(-units // b) + 2 * b * (features + 1) + features + 1) * itemsize
     if plan.form == "matmul":

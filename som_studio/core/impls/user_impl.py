@@ -28,6 +28,7 @@ import os
 import selectors
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 import types
@@ -533,6 +534,11 @@ def disagrees(extra: dict[str, Any]) -> bool:
 # -- the check in a child process ------------------------------------------------------------
 
 
+def source_root() -> Path:
+    """The folder that holds the ``som_studio`` package: site-packages, or a plain source tree."""
+    return Path(__file__).resolve().parents[3]
+
+
 def _check_in_child(path: str, cls_name: str, timeout_s: float, probe_timeout_s: float, shown: str) -> dict[str, Any]:
     """Import ``path`` and train ``cls_name`` on a tiny problem in a child process, within time limits.
 
@@ -542,27 +548,42 @@ def _check_in_child(path: str, cls_name: str, timeout_s: float, probe_timeout_s:
     """
     read_fd, write_fd = os.pipe()
     env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[2])  # the folder holding som_studio: a source tree works too
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+    # The child runs in the user's folder: the package must be found from there, a source tree too.
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(source_root()), env.get("PYTHONPATH", "")) if p)
+    # A file, not a pipe, for what the child writes to stderr: nobody reads it while the child runs,
+    # and its last line explains a child that dies.
+    stderr = tempfile.TemporaryFile()
     try:
         proc = subprocess.Popen(
             [sys.executable, "-m", "som_studio.core.impls.user_impl", str(write_fd), path, cls_name],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stderr=stderr,
             pass_fds=(write_fd,),
             env=env,
             cwd=str(Path(path).parent),
         )
+    except BaseException:
+        stderr.close()
+        raise
     finally:
         os.close(write_fd)
     messages = _Lines(read_fd)
+
+    def died(problem: str) -> UserImplError:
+        proc.wait()
+        stderr.seek(0)
+        last = next((ln for ln in reversed(stderr.read().decode(errors="replace").splitlines()) if ln.strip()), "")
+        return UserImplError(shown, f"{problem}: {last.strip()}" if last else problem)
+
     try:
         start = messages.next(60.0)  # Python's and NumPy's start-up, on a busy machine
         if start is None or start.get("stage") != "ready":
+            if messages.eof:
+                raise died(_("could not be checked: the checking process did not start"))
             raise UserImplError(shown, _("could not be checked: the checking process did not start"))
         imported = messages.next(timeout_s)
-        if imported is None and proc.poll() is None:
+        if imported is None and not messages.eof:
             raise UserImplError(
                 shown,
                 _("did not finish importing within {s:g} s (does it loop or wait at import?)").format(s=timeout_s),
@@ -571,16 +592,16 @@ def _check_in_child(path: str, cls_name: str, timeout_s: float, probe_timeout_s:
         while last is not None and "error" not in last and last.get("stage") != "probed":
             last = messages.next(probe_timeout_s)
         if last is None:
-            if proc.poll() is None:
+            if not messages.eof:
                 raise UserImplError(
                     shown,
                     _("{name} did not finish training a tiny map within {s:g} s").format(
                         name=cls_name, s=probe_timeout_s
                     ),
                 )
-            raise UserImplError(
-                shown, _("the process checking it ended unexpectedly (exit status {code})").format(code=proc.returncode)
-            )
+            proc.wait()  # the pipe closes a moment before the exit status is there to read
+            ended = _("the process checking it ended unexpectedly (exit status {code})")
+            raise died(ended.format(code=proc.returncode))
         if "error" in last:
             raise UserImplError(shown, str(last["error"]), str(last.get("trace", "")).replace(path, shown))
         return dict(last)
@@ -589,6 +610,7 @@ def _check_in_child(path: str, cls_name: str, timeout_s: float, probe_timeout_s:
         if proc.poll() is None:
             proc.kill()
         proc.wait()
+        stderr.close()
 
 
 class _Lines:
@@ -600,6 +622,11 @@ class _Lines:
         self._sel.register(self._file, selectors.EVENT_READ)
         self._buf = b""
         self._eof = False
+
+    @property
+    def eof(self) -> bool:
+        """Whether the writer closed the pipe (the child ended) rather than went quiet."""
+        return self._eof
 
     def next(self, timeout_s: float) -> dict[str, Any] | None:
         """The next message, or ``None`` at the end of the pipe or after ``timeout_s``."""

@@ -37,11 +37,11 @@ row-major order on ties):
     units per example.
 ``tiled``
     many examples on a small map: a loop over tiles of a few hundred examples,
-    each searched by the matmul form (blocks of :data:`MIN_MATMUL_BLOCK` units)
-    and summed per unit by one product ``onehot^T @ [x, 1]`` in the same trip
-    (:func:`som_studio.core.plans.kernels.tiled_sums`), so the examples x units
-    scores never leave the cache and the sums run at the matmul rate instead
-    of a scatter-add's. A search alone (quality, projection) takes the matmul
+    each searched by the matmul form (blocks of :data:`MIN_MATMUL_BLOCK` units,
+    on the CPU its scores laid out units x examples) and summed per unit in the same trip
+    (:func:`som_studio.core.plans.kernels.tiled_sums`: a scatter-add on the CPU,
+    one product ``onehot^T @ [x, 1]`` on an accelerator), so the examples x
+    units scores never leave the cache. A search alone (quality, projection) takes the matmul
     search in tiles, on small maps only: a big map's tile holds a few examples,
     and each few read the whole map (the cost model's map term).
 
@@ -89,10 +89,10 @@ CHUNK_BUDGET = {"cpu": ARGMIN_ELEMENTS * 4, "gpu": 1 << 30, "tpu": 1 << 30}
 MATMUL_BLOCK_FEATURES = 512
 MIN_MATMUL_BLOCK, MAX_MATMUL_BLOCK = 4, 32
 
-# Bytes one tile of the tiled form holds (scores, candidates, one-hot rows and values of its examples). On the
-# CPU a tile stays in a core's cache: measured at 1,000,000 x 30 on 10x10, tiles of 64-256 examples (~0.2-0.8
-# MiB) within 5 % of each other, 512 examples 18 % slower, 1,024 25 %. On an accelerator a tile is one kernel,
-# as large as a chunk.
+# Bytes one tile of the tiled form holds (scores, candidates, one-hot rows and values of its examples; the CPU
+# scatters its rows and makes no one-hot rows, but its tiles keep that size). On the CPU a tile stays in a core's
+# cache: measured at 1,000,000 x 30 on 10x10, tiles of 64-256 examples (~0.2-0.8 MiB) within 5 % of each other,
+# 512 examples 18 % slower, 1,024 25 %. On an accelerator a tile is one kernel, as large as a chunk.
 TILE_BYTES = {"cpu": 1 << 19, "gpu": 1 << 30, "tpu": 1 << 30}
 
 # Up to this many features a direct distance is an unrolled sum of squared differences, in
@@ -232,9 +232,12 @@ class PlanCosts:
     ceiling (few terms, little reuse). ``blocked_share``: the blocked form's small products fused into their
     minima, as a share of the ceiling. ``direct_share``: the direct form's fused ``sum (w - x)^2``, 3 FLOPs a
     term. ``gather_s``, ``select_s``, ``scatter_s``: seconds per element re-ranked (gathered, differenced,
-    squared, summed), per block minimum ranked, per element added by the scatter of the per-unit sums, per
-    example and unit of the tiled form's one-hot sums (made and multiplied in a tile), on a device with
-    :data:`DEFAULT_CEILINGS` (scaled by the device's own). ``trip_s``: one trip of a loop over chunks or tiles.
+    squared, summed), per block minimum ranked, per element added by the scatter of the per-unit sums, and
+    ``onehot_s`` per example and unit of an accelerator's tiled one-hot sums (made and multiplied in a tile;
+    the CPU scatters a tile's rows instead), on a device with :data:`DEFAULT_CEILINGS` (scaled by the device's
+    own). ``trip_s``: one trip of a loop over chunks or tiles. ``tile_unit_s``: per unit and trip of the tiled
+    form, what a tile's pass over every unit costs however few examples it holds (its scores, block minima and
+    candidate blocks laid out units x examples, in vectors as short as the tile).
     ``feature_loop_bytes``: bytes through memory per example, unit and feature of the direct form's loop over
     features (past :data:`UNROLLED_FEATURES`), which reads and writes its plane of distances every feature; 0
     where the plane stays in the cache (the CPU's chunks are sized for it).
@@ -250,13 +253,16 @@ class PlanCosts:
     onehot_s: float
     trip_s: float
     feature_loop_bytes: float = 0.0
+    tile_unit_s: float = 0.0
 
 
 #: The CPU's, from forced forms on a 2-core AVX-512 machine (process CPU time, the machine loaded):
 #: 1,000,000 x 30 on 10x10 (scores alone 52 ms, the matmul search with blocks of 4 units 213 ms, the scatter
-#: 88 ms, tiled 272 ms) and 5,000 x 2,048 on 20x20 (scores 52 ms, the re-rank of 8 candidates 41 ms); the
-#: one-hot sums fitted to tiled epochs at 10,000 x 20 on 40x30 (23.5 ms against matmul's 11.2), 1,000,000 x 10
-#: on 20x20 (599 ms against 413) and 1,000,000 x 30 on 10x10; the blocked form's share from
+#: 88 ms) and 5,000 x 2,048 on 20x20 (scores 52 ms, the re-rank of 8 candidates 41 ms); ``tile_unit_s``
+#: fitted to tiled epochs against matmul's where tiles hold few examples: 10,000 x 20 on 40x30 (29.5 ms
+#: against 25.9, tiles of 42), 10,000 x 50 on 40x30 (48.7 against 37.2, tiles of 36), 50,000 x 128 on 50x50
+#: (1,273 against 570, tiles of 16), and where they hold many: 100,000 x 50 on 20x20 (91 against 134, tiles
+#: of 74), 1,000,000 x 10 on 20x20 (472 against 610, tiles of 120); the blocked form's share from
 #: docs/benchmarks.md's crossovers against the matmul form. An
 #: accelerator's are reasoned from the H100's figures (../shared/GPU.md: the direct form 162 ms and the matmul
 #: form 299 ms at 100k x 3 on 1024x1024, the matmul search 0.50 s at 50 features; a loop trip 22 us), not
@@ -264,7 +270,7 @@ class PlanCosts:
 #: 0.11.2), 17.7 ms an epoch at 5,000 x 2,048 on 20x20 and 10.7 ms at 16,000 x 300 on 25x15 (4.3 and 5.9 ps per
 #: example, unit and feature, about 20 bytes at its ~4 TB/s), where the bare product took 0.4 and 0.6 ms.
 COSTS = {
-    "cpu": PlanCosts(0.75, 8.0, 0.22, 0.04, 0.49e-9, 1.7e-9, 2.8e-9, 1.3e-9, 4e-6),
+    "cpu": PlanCosts(0.75, 8.0, 0.22, 0.04, 0.49e-9, 1.7e-9, 2.8e-9, 0.0, 4e-6, tile_unit_s=50e-9),
     "gpu": PlanCosts(0.75, 8.0, 0.01, 0.09, 0.02e-9, 0.02e-9, 0.05e-9, 0.005e-9, 22e-6, feature_loop_bytes=20.0),
 }
 
@@ -328,9 +334,13 @@ def predict(
         t += n * (2 * min(g, 2) * b * d * c.gather_s + g * c.select_s) * slow
         if plan.form == "matmul":
             t += 2 * n * g * b * itemsize / bw + scatter  # the scores written and read once
-        elif sums:
-            # the tile's one-hot rows, made, then multiplied: a product over the tile's few examples
-            t += n * m * c.onehot_s * slow + product(2 * n * m * k, plan.chunk)
+        else:
+            t += trips * m * c.tile_unit_s * slow
+            if sums and backend == "cpu":
+                t += scatter  # each tile's rows scattered into the totals
+            elif sums:
+                # the tile's one-hot rows, made, then multiplied: a product over the tile's few examples
+                t += n * m * c.onehot_s * slow + product(2 * n * m * k, plan.chunk)
     t += n * d * itemsize / bw  # the examples read
     # The map read once a trip: a chunk's product streams every unit's weights, the part past the cache
     # through memory. A big map leaves a tile room for a few examples only, and the product of so few rows

@@ -156,13 +156,15 @@ class ComparisonView(QWidget):
             )
         )
         self.baseline.currentIndexChanged.connect(self._on_baseline_changed)
+        # Its items change with the runs ticked: its width follows them, or the default read "(de".
+        self.baseline.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         # A push button with a menu: its arrow gets room of its own (a tool button's overlaps the word).
         self.export_button = QPushButton(self.tr("Export"))
         self.export_menu = self._export_menu(self.export_button)
         self.export_button.setMenu(self.export_menu)
         top = QHBoxLayout()
         top.addWidget(QLabel(self.tr("Baseline:")))
-        top.addWidget(self.baseline, 1)
+        top.addWidget(self.baseline)  # its text's width; a stretch factor would split the room evenly
         top.addStretch(1)
         top.addWidget(self.export_button)
         self.notes = QLabel("")

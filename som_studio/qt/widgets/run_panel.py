@@ -191,13 +191,10 @@ class RunPanel(QWidget):
         self.seed.setValidator(QRegularExpressionValidator(QRegularExpression(r"\d{0,19}")))
         self.precision = QComboBox()
         self.precision.addItems(cfgmod.PRECISIONS)
-        # Wide enough for "float32" whole: the seed's box gives up the room (seeds are short).
-        self.precision.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        sp = QHBoxLayout()
-        sp.addWidget(self.seed, 1)
-        sp.addWidget(QLabel(names["precision"]))
-        sp.addWidget(self.precision, 1)
-        rows.addRow(names["seed"], sp)
+        # Rows of their own: beside the seed, in a dock of its usual width, the combo was squeezed
+        # below its text and read "float3".
+        rows.addRow(names["seed"], self.seed)
+        rows.addRow(names["precision"], self.precision)
 
     def _add_device_rows(self, rows: QFormLayout, names: dict[str, str]) -> None:
         """The device layout, simulated CPU devices, and the devices JAX sees."""
