@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtGui import QColor, QFont, QPalette
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPalette
 from PySide6.QtWidgets import QApplication, QGraphicsItem, QWidget
 
 OKABE_ITO = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#8C564B")
@@ -34,6 +34,8 @@ PX_PER_WIDE_TICK = 90
 """... and on a horizontal one, whose labels lie side by side ("12,500")."""
 LABEL_HALF_PX = {True: 9.0, False: 22.0}
 """Half a tick label's extent along a vertical (``True``) or horizontal axis, in pixels."""
+LABEL_GAP_PX = 6
+"""The least room between two labels side by side on a horizontal axis."""
 
 
 @dataclass(frozen=True)
@@ -165,7 +167,24 @@ class ReadableAxis(pg.AxisItem):
             return [(None, log_ticks(lo, hi, length, least))]
         wide = PX_PER_TICK if vertical else PX_PER_WIDE_TICK
         step, values = linear_ticks(lo, hi, length, least, px_per_tick=wide)
+        if not vertical and size > 0 and maxVal > minVal:
+            step, values = self._side_by_side(step, values, size / (maxVal - minVal))
         return [(step, values)]
+
+    def _side_by_side(self, step: float, values: list[float], px_per_unit: float) -> tuple[float, list[float]]:
+        """Every other tick (every third...) until neighbouring labels clear each other, down to two.
+
+        The 1-2-5 steps can leave three labels where two fit ("1,9501,9752,000" on the Quality dock's
+        narrow axis): the labels' own widths decide, not a guess of them."""
+        metrics = QFontMetrics(self.style.get("tickFont") or self.font())
+        half = {v: metrics.horizontalAdvance(self._format(v)) / 2 for v in values}
+        for k in range(1, len(values)):
+            kept = values[::k]
+            if len(kept) <= 2 or all(
+                (b - a) * px_per_unit >= half[a] + half[b] + LABEL_GAP_PX for a, b in zip(kept, kept[1:], strict=False)
+            ):
+                return step * k, kept
+        return step, values
 
     def tickStrings(self, values: list[float], scale: float, spacing: float | None) -> list[str]:
         if self.logMode:

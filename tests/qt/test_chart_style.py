@@ -120,10 +120,13 @@ def test_te_is_on_a_range_that_shows_its_values_and_every_quality_axis_has_three
     assert not plot.legend.sceneBoundingRect().intersects(plot.plot.getPlotItem().vb.sceneBoundingRect())
 
 
-def test_a_narrow_quality_plots_iteration_labels_never_overlap(qtbot):
+@pytest.mark.parametrize(
+    "width, first, every, n", [(230, 0, 100, 7), (200, 1899, 100, 3)], ids=["from-0", "four-digits-later-in-a-run"]
+)
+def test_a_narrow_quality_plots_iteration_labels_never_overlap(qtbot, width, first, every, n):
     # The Quality dock beside the map: two y axes leave its iteration axis under 100 px.
-    points = [QualityMeasured(100 * i, 0.13 - 0.015 * i, 0.002 + 0.001 * (i % 3)) for i in range(7)]
-    plot = _quality(qtbot, 230, 330, points)
+    points = [QualityMeasured(first + every * i, 0.13 - 0.015 * i, 0.002 + 0.001 * (i % 3)) for i in range(n)]
+    plot = _quality(qtbot, width, 330, points)
     axis = plot.plot.getAxis("bottom")
     labels = tick_labels(axis)
     assert len(labels) >= 2, labels
