@@ -274,15 +274,20 @@ def fused_single_device():
     return get
 
 
-@pytest.mark.parametrize("precision", ["float32", "float64"])
 @pytest.mark.parametrize(
-    ("impl", "layout"),
-    [
-        ("jax-pmap-batch", "4x1"),
-        ("jax-jit-sharded-batch", "2x4"),
-        ("jax-shardmap-batch", "4x2"),
-        ("jax-shardmap-batch", "1x8"),
-    ],
+    ("impl", "layout", "precision"),
+    representative(
+        [
+            pytest.param(impl, layout, precision, id=f"{impl}-{layout}-{precision}")
+            for impl, layout in [
+                ("jax-pmap-batch", "4x1"),
+                ("jax-jit-sharded-batch", "2x4"),
+                ("jax-shardmap-batch", "4x2"),
+                ("jax-shardmap-batch", "1x8"),
+            ]
+            for precision in ["float32", "float64"]
+        ]
+    ),
 )
 def test_agrees_with_the_fused_single_device_implementation(impl, layout, precision, fused_single_device):
     cfg = RunConfig(
