@@ -17,6 +17,7 @@ from som_studio.core.impls import registry
 from som_studio.core.plans import online_plan
 from som_studio.core.plans.online_plan import OnlinePlan, choose
 from som_studio.core.som.problem import make_problem
+from tests.grids import product, representative
 
 jso = pytest.importorskip("som_studio.core.impls.jax_scan_online")
 jax = jso.jax
@@ -50,10 +51,18 @@ def _train(problem, chunks: list[int], plan: OnlinePlan | None = None, name: str
         trainer.close()
 
 
-@pytest.mark.parametrize("plan", online_plan.all_plans() + [OnlinePlan("rows", 3)], ids=OnlinePlan.describe)
-@pytest.mark.parametrize("width,height,features", [(12, 9, 3), (7, 1, 1), (5, 13, 16)])
-def test_every_plan_matches_numpy_online(plan, width, height, features):
-    p = _problem(width, height, features, 200)
+@pytest.mark.parametrize(
+    "plan,shape",
+    representative(
+        product(
+            online_plan.all_plans() + [OnlinePlan("rows", 3)],
+            [(12, 9, 3), (7, 1, 1), (5, 13, 16)],
+            ids=lambda c: f"{OnlinePlan.describe(c[0])}-{'x'.join(map(str, c[1]))}",
+        )
+    ),
+)
+def test_every_plan_matches_numpy_online(plan, shape):
+    p = _problem(*shape, 200)
     ref = _train(p, [200], name="numpy-online")
     # 0 and chunks of 1, 5 and 17: tails of every length against K = 3, 4 and 16.
     got = _train(p, [0, 1, 5, 17, 77, 100], plan)
