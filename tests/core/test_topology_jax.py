@@ -215,8 +215,8 @@ def test_every_jax_implementation_declares_every_lattice_and_missing_values(name
 def _sharded_cases() -> list:
     """Each sharded implementation on a layout that splits both axes (or the data's alone) and on one
     whose map blocks pad a row; every lattice without missing values, the wrapped ones with them
-    (the planar ones with missing values: ``test_sharded_every_plan_with_missing_values_float32``
-    and the fused tests cover them)."""
+    (the planar ones with missing values: ``test_sharded_every_plan_with_missing_values_float32``,
+    the smoothing test and the fused tests cover them)."""
     out = []
     for impl in registry.all_implementations():
         if not impl.shards:
@@ -246,18 +246,23 @@ def test_sharded_match_numpy_batch(name, layout, lattice, missing):
 
 @pytest.mark.test_devices
 @pytest.mark.parametrize(
-    "form,lattice",
+    "rung,form,lattice",
     representative(
-        product(fused_plan.FORMS, [("hex", True), ("rect", True)], ids=lambda c: f"{c[0]}-{c[1][0]}-toroid")
+        product(
+            [("jax-shardmap-batch", "2x2"), ("jax-jit-sharded-batch", "2x1"), ("jax-pmap-batch", "2x1")],
+            fused_plan.FORMS,
+            LATTICES,
+            ids=lambda c: f"{c[0][0]}-{c[0][1]}-{c[1]}-{c[2][0]}-{'toroid' if c[2][1] else 'planar'}",
+        )
     ),
 )
-def test_sharded_every_plan_with_missing_values_float32(lattice, form):
-    for name, layout in (("jax-shardmap-batch", "2x2"), ("jax-jit-sharded-batch", "2x1"), ("jax-pmap-batch", "2x1")):
-        p = _sharded_problem(lattice, True, layout, "float32")
-        ref = _train(registry.get("numpy-batch").create(p), 3)
-        with fused_plan.forced(form, budget=2048):
-            got = _train(registry.get(name).create(p), 3)
-        np.testing.assert_allclose(got, ref, atol=TOL["float32"], rtol=0, err_msg=name)
+def test_sharded_every_plan_with_missing_values_float32(rung, form, lattice):
+    name, layout = rung
+    p = _sharded_problem(lattice, True, layout, "float32")
+    ref = _train(registry.get("numpy-batch").create(p), 3)
+    with fused_plan.forced(form, budget=2048):
+        got = _train(registry.get(name).create(p), 3)
+    np.testing.assert_allclose(got, ref, atol=TOL["float32"], rtol=0)
 
 
 # The sharded rungs' own options, each on a rect map whole and on hex maps with missing values.
