@@ -57,14 +57,17 @@ def test_best_two_matches_reference_float64(h, w, d, n, plan):
     np.testing.assert_allclose(d2, d2_ref, rtol=1e-12, atol=1e-15)
 
 
-@pytest.mark.parametrize("h,w,d,n", MAPS)
-def test_quality_matches_reference(h, w, d, n):
+# Budgets: one chunk, and as many chunks as there are examples.
+@pytest.mark.parametrize(
+    "h,w,d,n,budget",
+    representative([pytest.param(*m, b, id=f"{'-'.join(map(str, m))}-{b}") for m in MAPS for b in (None, 64)]),
+)
+def test_quality_matches_reference(h, w, d, n, budget):
     wts, x = _map(h, w, d, n)
     qe_ref, te_ref = metrics.quality(wts, x)
-    for budget in (None, 64):  # one chunk, and as many chunks as there are examples
-        qe, te = qj.quality(wts, x, budget=budget)
-        assert qe == pytest.approx(qe_ref, rel=1e-12)
-        assert te == te_ref
+    qe, te = qj.quality(wts, x, budget=budget)
+    assert qe == pytest.approx(qe_ref, rel=1e-12)
+    assert te == te_ref
 
 
 def test_float32_maps_agree_with_the_float64_reference():
