@@ -1,11 +1,13 @@
 """Grids of cases: every case in the exhaustive run, a representative slice of them in the default one.
 
 ``./dev.sh test`` runs each grid's slice; ``./dev.sh test -m exhaustive`` runs the rest of every grid
-(the two runs together run every case). The slice is chosen, in the grid's own order, so that every
+(the two runs together run every case). The slice is chosen so that every
 value of every parameter is tried (every kernel form, every lattice, every precision, missing values
 and none, once at least) and, where a grid asks for it (``pairs_with``), every pairing of one
 parameter's values (the implementation) with each other parameter's values: every implementation
-still meets every lattice.
+still meets every lattice. It is kept small (each case compiles programs of its own): case by case, the
+one that brings the most values and pairings not yet tried, so that one case tries a new kernel form
+and a new lattice at once where the grid has such a case.
 """
 
 from __future__ import annotations
@@ -24,26 +26,32 @@ def _key(value: Any) -> str:
 
 
 def representative(cases: Sequence[Any], pairs_with: int | None = None) -> list[Any]:
-    """``cases`` (``pytest.param``s) with all but a representative slice marked :data:`EXHAUSTIVE`.
+    """``cases`` (``pytest.param``s) with all but a representative slice marked :data:`EXHAUSTIVE`, in their order.
 
-    A case is kept when it brings a value of some parameter, or a pairing of parameter
-    ``pairs_with``'s value with another parameter's value, that no earlier kept case brought.
-    ``pairs_with=None`` asks only that every value of every parameter appears.
+    The slice brings every value of every parameter, and every pairing of parameter ``pairs_with``'s
+    value with another parameter's value (``pairs_with=None`` asks only for the values). It is built
+    greedily: the case that brings the most of these not yet brought, the earliest of equals, until
+    every one is brought (a greedy set cover: within a small factor of the fewest cases that can).
     """
-    seen: set[tuple[Any, ...]] = set()
-    out = []
-    for case in (c if hasattr(c, "values") else pytest.param(*c) for c in cases):
+    params = [c if hasattr(c, "values") else pytest.param(*c) for c in cases]
+    wants = []
+    for case in params:
         values = [_key(v) for v in case.values]
-        wants = {(i, v) for i, v in enumerate(values)}
+        want = {(i, v) for i, v in enumerate(values)}
         if pairs_with is not None:
             head = values[pairs_with]
-            wants |= {(pairs_with, head, j, v) for j, v in enumerate(values) if j != pairs_with}
-        if wants - seen:
-            seen |= wants
-            out.append(case)
-        else:
-            out.append(pytest.param(*case.values, id=case.id, marks=[*case.marks, EXHAUSTIVE]))
-    return out
+            want |= {(pairs_with, head, j, v) for j, v in enumerate(values) if j != pairs_with}
+        wants.append(want)
+    left: set[tuple[Any, ...]] = set().union(*wants)
+    chosen: set[int] = set()
+    while left:
+        best = max(range(len(params)), key=lambda k: (len(wants[k] & left), -k))
+        chosen.add(best)
+        left -= wants[best]
+    return [
+        case if k in chosen else pytest.param(*case.values, id=case.id, marks=[*case.marks, EXHAUSTIVE])
+        for k, case in enumerate(params)
+    ]
 
 
 def kept(cases: Iterable[Any]) -> list[Any]:

@@ -31,3 +31,17 @@ def test_pairs_with_keeps_every_pairing_of_one_parameter_with_the_others():
         assert {c[1] for c in slice_ if c[0] == impl} == {"r", "h"}
         assert {c[2] for c in slice_ if c[0] == impl} == {0, 1}
     assert len(slice_) < len(grid)
+
+
+def test_the_slice_takes_the_cases_that_bring_the_most():
+    # Four forms by two lattices: four cases try every form and both lattices (taken in the grid's
+    # order, the first lattice would need every form and the second a case more).
+    grid = product(["direct", "matmul", "tiled", "blocked"], ["rect", "hex"], [False, True])
+    slice_ = _values(kept(representative(grid)))
+    assert len(slice_) == 4
+    assert {c[0] for c in slice_} == {"direct", "matmul", "tiled", "blocked"}
+    assert {c[1] for c in slice_} == {"rect", "hex"} and {c[2] for c in slice_} == {False, True}
+    # With pairs: every implementation on both lattices and both data, two cases each.
+    grid = product("xyz", ["rect", "hex"], [False, True])
+    slice_ = _values(kept(representative(grid, pairs_with=0)))
+    assert slice_ == [(i, lattice, missing) for i in "xyz" for lattice, missing in (("rect", False), ("hex", True))]

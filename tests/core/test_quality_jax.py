@@ -57,14 +57,17 @@ def test_best_two_matches_reference_float64(h, w, d, n, plan):
     np.testing.assert_allclose(d2, d2_ref, rtol=1e-12, atol=1e-15)
 
 
-@pytest.mark.parametrize("h,w,d,n", MAPS)
-def test_quality_matches_reference(h, w, d, n):
+# Budgets: one chunk, and as many chunks as there are examples.
+@pytest.mark.parametrize(
+    "h,w,d,n,budget",
+    representative([pytest.param(*m, b, id=f"{'-'.join(map(str, m))}-{b}") for m in MAPS for b in (None, 64)]),
+)
+def test_quality_matches_reference(h, w, d, n, budget):
     wts, x = _map(h, w, d, n)
     qe_ref, te_ref = metrics.quality(wts, x)
-    for budget in (None, 64):  # one chunk, and as many chunks as there are examples
-        qe, te = qj.quality(wts, x, budget=budget)
-        assert qe == pytest.approx(qe_ref, rel=1e-12)
-        assert te == te_ref
+    qe, te = qj.quality(wts, x, budget=budget)
+    assert qe == pytest.approx(qe_ref, rel=1e-12)
+    assert te == te_ref
 
 
 def test_float32_maps_agree_with_the_float64_reference():
@@ -189,16 +192,25 @@ def test_te_follows_the_lattice(h, w, d, n, lattice):
         assert te == te_ref
 
 
-@pytest.mark.parametrize("h,w,d,n", [(8, 12, 3, 120), (6, 5, 16, 33), (40, 30, 4, 250)])
-def test_missing_values_leave_out_unknown_features(h, w, d, n):
+@pytest.mark.parametrize(
+    "h,w,d,n,plan",
+    representative(
+        [
+            pytest.param(*m, i, id=f"{'-'.join(map(str, m))}-plan{i}")
+            for m in [(8, 12, 3, 120), (6, 5, 16, 33), (40, 30, 4, 250)]
+            for i in range(len(_plans(m[3], m[0] * m[1], m[2])))
+        ]
+    ),
+)
+def test_missing_values_leave_out_unknown_features(h, w, d, n, plan):
     wts, x = _map(h, w, d, n)
     x = _holes(x)
     f_ref, s_ref, d2_ref = metrics.best_two(wts, x)
-    for p in _plans(n, h * w, d):
-        first, second, d2 = qj.best_two(wts, x, p)
-        np.testing.assert_array_equal(first, f_ref, err_msg=str(p))
-        np.testing.assert_array_equal(second, s_ref, err_msg=str(p))
-        np.testing.assert_allclose(d2, d2_ref, rtol=1e-12, atol=1e-15)
+    p = _plans(n, h * w, d)[plan]
+    first, second, d2 = qj.best_two(wts, x, p)
+    np.testing.assert_array_equal(first, f_ref, err_msg=str(p))
+    np.testing.assert_array_equal(second, s_ref, err_msg=str(p))
+    np.testing.assert_allclose(d2, d2_ref, rtol=1e-12, atol=1e-15)
     qe_ref, te_ref = metrics.quality(wts, x, "hex", True)
     qe, te = qj.quality(wts, x, budget=64, topology="hex", toroid=True)
     assert qe == pytest.approx(qe_ref, rel=1e-12)

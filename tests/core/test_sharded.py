@@ -100,55 +100,8 @@ def test_float32_agrees(impl, reference):
     np.testing.assert_allclose(got, reference(cfg), rtol=0, atol=2e-5)
 
 
-@pytest.mark.parametrize("smoothing", ["all-gather", "psum-scatter", "ring", "replicated-sums"])
-def test_shardmap_smoothing_strategies_agree(smoothing, reference):
-    from som_studio.core.impls.jax_shardmap import JaxShardmapBatch
-
-    cfg = RunConfig(
-        impl="jax-shardmap-batch",
-        width=6,
-        height=11,
-        data=DataSpec(samples=19),
-        seed=2,
-        epochs=EPOCHS,
-        precision="float64",
-        layout="2x4",
-    )
-    trainer = JaxShardmapBatch(make_problem(cfg, "batch"), smoothing=smoothing)
-    trainer.warmup()
-    trainer.run(0, EPOCHS)
-    kinds = {c["kind"] for c in trainer.describe()["collectives"] if c["per_epoch"] and c["sent_bytes"]}
-    np.testing.assert_allclose(trainer.get_map(), reference(cfg), rtol=0, atol=1e-10)
-    trainer.close()
-    expected = {
-        "all-gather": "all-gather",
-        "psum-scatter": "reduce-scatter",
-        "ring": "collective-permute",
-        "replicated-sums": "all-reduce",
-    }[smoothing]
-    assert expected in kinds
-
-
-@pytest.mark.parametrize("program", ["planned", "whole-matrix"])
-def test_jit_sharded_programs_agree(program, reference):
-    from som_studio.core.impls.jax_jit_sharded import JaxJitShardedBatch
-
-    cfg = RunConfig(
-        impl="jax-jit-sharded-batch",
-        width=6,
-        height=11,
-        data=DataSpec(samples=19),
-        seed=2,
-        epochs=EPOCHS,
-        precision="float64",
-        layout="4x2",
-    )
-    trainer = JaxJitShardedBatch(make_problem(cfg, "batch"), program=program)
-    trainer.warmup()
-    trainer.run(0, EPOCHS)
-    np.testing.assert_allclose(trainer.get_map(), reference(cfg), rtol=0, atol=1e-10)
-    assert trainer.describe()["program"] == program
-    trainer.close()
+# Each shardmap smoothing (and the collective it sends) and each jit-sharded program, on rect and hex maps:
+# tests/core/test_topology_jax.py.
 
 
 def test_session_records_collectives_and_layout():
@@ -274,15 +227,20 @@ def fused_single_device():
     return get
 
 
-@pytest.mark.parametrize("precision", ["float32", "float64"])
 @pytest.mark.parametrize(
-    ("impl", "layout"),
-    [
-        ("jax-pmap-batch", "4x1"),
-        ("jax-jit-sharded-batch", "2x4"),
-        ("jax-shardmap-batch", "4x2"),
-        ("jax-shardmap-batch", "1x8"),
-    ],
+    ("impl", "layout", "precision"),
+    representative(
+        [
+            pytest.param(impl, layout, precision, id=f"{impl}-{layout}-{precision}")
+            for impl, layout in [
+                ("jax-pmap-batch", "4x1"),
+                ("jax-jit-sharded-batch", "2x4"),
+                ("jax-shardmap-batch", "4x2"),
+                ("jax-shardmap-batch", "1x8"),
+            ]
+            for precision in ["float32", "float64"]
+        ]
+    ),
 )
 def test_agrees_with_the_fused_single_device_implementation(impl, layout, precision, fused_single_device):
     cfg = RunConfig(

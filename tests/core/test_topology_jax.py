@@ -56,11 +56,14 @@ def _cfg(kind: str, lattice: tuple[str, bool], precision: str, iterations: int, 
     )
 
 
-def _train(trainer, iterations: int) -> np.ndarray:
+def _train(trainer, iterations: int, facts: dict | None = None) -> np.ndarray:
+    """The final map, in two chunks; ``facts`` gets what the trainer describes of itself before it closes."""
     try:
         trainer.warmup()
         trainer.run(0, iterations // 3)
         trainer.run(iterations // 3, iterations - iterations // 3)
+        if facts is not None:
+            facts.update(trainer.describe())
         return trainer.get_map()
     finally:
         trainer.close()
@@ -212,8 +215,8 @@ def test_every_jax_implementation_declares_every_lattice_and_missing_values(name
 def _sharded_cases() -> list:
     """Each sharded implementation on a layout that splits both axes (or the data's alone) and on one
     whose map blocks pad a row; every lattice without missing values, the wrapped ones with them
-    (the planar ones with missing values: ``test_sharded_every_plan_with_missing_values_float32``
-    and the fused tests cover them)."""
+    (the planar ones with missing values: ``test_sharded_every_plan_with_missing_values_float32``,
+    the smoothing test and the fused tests cover them)."""
     out = []
     for impl in registry.all_implementations():
         if not impl.shards:
@@ -243,49 +246,76 @@ def test_sharded_match_numpy_batch(name, layout, lattice, missing):
 
 @pytest.mark.test_devices
 @pytest.mark.parametrize(
-    "form,lattice",
+    "rung,form,lattice",
     representative(
-        product(fused_plan.FORMS, [("hex", True), ("rect", True)], ids=lambda c: f"{c[0]}-{c[1][0]}-toroid")
+        product(
+            [("jax-shardmap-batch", "2x2"), ("jax-jit-sharded-batch", "2x1"), ("jax-pmap-batch", "2x1")],
+            fused_plan.FORMS,
+            LATTICES,
+            ids=lambda c: f"{c[0][0]}-{c[0][1]}-{c[1]}-{c[2][0]}-{'toroid' if c[2][1] else 'planar'}",
+        )
     ),
 )
-def test_sharded_every_plan_with_missing_values_float32(lattice, form):
-    for name, layout in (("jax-shardmap-batch", "2x2"), ("jax-jit-sharded-batch", "2x1"), ("jax-pmap-batch", "2x1")):
-        p = _sharded_problem(lattice, True, layout, "float32")
-        ref = _train(registry.get("numpy-batch").create(p), 3)
-        with fused_plan.forced(form, budget=2048):
-            got = _train(registry.get(name).create(p), 3)
-        np.testing.assert_allclose(got, ref, atol=TOL["float32"], rtol=0, err_msg=name)
+def test_sharded_every_plan_with_missing_values_float32(rung, form, lattice):
+    name, layout = rung
+    p = _sharded_problem(lattice, True, layout, "float32")
+    ref = _train(registry.get("numpy-batch").create(p), 3)
+    with fused_plan.forced(form, budget=2048):
+        got = _train(registry.get(name).create(p), 3)
+    np.testing.assert_allclose(got, ref, atol=TOL["float32"], rtol=0)
+
+
+# The sharded rungs' own options, each on a rect map whole and on hex maps with missing values.
+OPTION_LATTICES = [(("rect", False), False), (("hex", False), True), (("hex", True), True)]
 
 
 @pytest.mark.test_devices
 @pytest.mark.parametrize(
-    "smoothing,lattice",
+    "smoothing,case",
     representative(
         product(
             ["all-gather", "psum-scatter", "ring", "replicated-sums"],
-            [("hex", False), ("hex", True)],
-            ids=lambda c: f"{c[0]}-hex-{'toroid' if c[1][1] else 'planar'}",
+            OPTION_LATTICES,
+            ids=lambda c: f"{c[0]}-{_lattice_id(c[1])}",
         )
     ),
 )
-def test_shardmap_every_smoothing_on_hex_maps(smoothing, lattice):
+def test_shardmap_every_smoothing_agrees_and_sends_its_collective(smoothing, case):
     from som_studio.core.impls.jax_shardmap import JaxShardmapBatch
 
-    p = _sharded_problem(lattice, True, "2x4")
+    lattice, missing = case
+    p = _sharded_problem(lattice, missing, "2x4")
     ref = _train(registry.get("numpy-batch").create(p), 3)
-    got = _train(JaxShardmapBatch(p, smoothing=smoothing), 3)
+    facts: dict = {}
+    got = _train(JaxShardmapBatch(p, smoothing=smoothing), 3, facts)
     np.testing.assert_allclose(got, ref, atol=TOL["float64"], rtol=0)
+    kinds = {c["kind"] for c in facts["collectives"] if c["per_epoch"] and c["sent_bytes"]}
+    expected = {
+        "all-gather": "all-gather",
+        "psum-scatter": "reduce-scatter",
+        "ring": "collective-permute",
+        "replicated-sums": "all-reduce",
+    }[smoothing]
+    assert expected in kinds
 
 
 @pytest.mark.test_devices
-@pytest.mark.parametrize("program", ["planned", "whole-matrix"])
-def test_jit_sharded_programs_on_a_hex_toroid_with_missing_values(program):
+@pytest.mark.parametrize(
+    "program,case",
+    representative(
+        product(["planned", "whole-matrix"], OPTION_LATTICES[::2], ids=lambda c: f"{c[0]}-{_lattice_id(c[1])}")
+    ),
+)
+def test_jit_sharded_programs_agree(program, case):
     from som_studio.core.impls.jax_jit_sharded import JaxJitShardedBatch
 
-    p = _sharded_problem(("hex", True), True, "4x2")
+    lattice, missing = case
+    p = _sharded_problem(lattice, missing, "4x2")
     ref = _train(registry.get("numpy-batch").create(p), 3)
-    got = _train(JaxJitShardedBatch(p, program=program), 3)
+    facts: dict = {}
+    got = _train(JaxJitShardedBatch(p, program=program), 3, facts)
     np.testing.assert_allclose(got, ref, atol=TOL["float64"], rtol=0)
+    assert facts["program"] == program
 
 
 @pytest.mark.parametrize("lattice", [("hex", True), ("rect", True)], ids=["hex-toroid", "rect-toroid"])

@@ -1,8 +1,9 @@
 """One process of a multi-process run, for tests: trains and saves the final maps.
 
-``python dist_worker.py OUT_PREFIX CPU_DEVICES [COORDINATOR NUM_PROCESSES PROCESS_ID]``: in-memory runs;
-``python dist_worker.py stream FOLDER OUT_PREFIX CPU_DEVICES [...]``: runs streamed from a folder (each
-process reading its own share), saving the map, the hits and what the record says of the stream.
+``python dist_worker.py FOLDER OUT_PREFIX CPU_DEVICES [COORDINATOR NUM_PROCESSES PROCESS_ID]``: the
+in-memory runs, then the runs streamed from FOLDER (each process reading its own share), in one process
+(one start of JAX and of its distributed runtime serves both); saves the in-memory maps, and the streamed
+runs' maps, hits and what their records say of the stream.
 """
 
 from __future__ import annotations
@@ -23,16 +24,19 @@ STREAM_IMPLS = (("jax-shardmap-batch", "2x2", "rect"), ("jax-jit-sharded-batch",
 
 
 def main(argv: list[str]) -> int:
-    if argv[0] == "stream":
-        return stream_main(argv[1:])
-    out, devices = argv[0], int(argv[1])
+    folder, out, devices = argv[0], argv[1], int(argv[2])
     jax_runtime.configure(devices)
     cluster = None
-    if len(argv) > 2:
+    if len(argv) > 3:
         from som_studio.session.distributed import Cluster, initialize
 
-        cluster = Cluster(argv[2], int(argv[3]), int(argv[4]), init_timeout=30).check()
+        cluster = Cluster(argv[3], int(argv[4]), int(argv[5]), init_timeout=30).check()
         initialize(cluster)
+    writes = cluster is None or cluster.is_main
+    return in_memory(out, writes) or streamed(folder, out, writes)
+
+
+def in_memory(out: str, writes: bool) -> int:
     from som_studio.config import DataSpec, RunConfig
     from som_studio.session.distributed import LOCKSTEP_SESSION
     from som_studio.session.events import Failed, Finished, Snapshot
@@ -58,20 +62,12 @@ def main(argv: list[str]) -> int:
                 return 1
             if isinstance(ev, Finished):
                 assert ev.record.status == "ok"
-        if cluster is None or cluster.is_main:
+        if writes:
             np.save(f"{out}-{impl}.npy", final)
     return 0
 
 
-def stream_main(argv: list[str]) -> int:
-    folder, out, devices = argv[0], argv[1], int(argv[2])
-    jax_runtime.configure(devices)
-    cluster = None
-    if len(argv) > 3:
-        from som_studio.session.distributed import Cluster, initialize
-
-        cluster = Cluster(argv[3], int(argv[4]), int(argv[5]), init_timeout=30).check()
-        initialize(cluster)
+def streamed(folder: str, out: str, writes: bool) -> int:
     from som_studio.config import DataSpec, RunConfig
     from som_studio.session.distributed import LOCKSTEP_SESSION
     from som_studio.session.events import Failed, Finished, Snapshot
@@ -99,7 +95,7 @@ def stream_main(argv: list[str]) -> int:
         if record.status != "ok":
             print(f"{impl}: {record.message}", file=sys.stderr)
             return 1
-        if cluster is None or cluster.is_main:
+        if writes:
             facts = record.extra["stream"]
             np.savez(
                 f"{out}-{impl}.npz",

@@ -67,23 +67,6 @@ def _finish(procs: list[subprocess.Popen]) -> list[tuple[int, str, str]]:
                 p.wait()
 
 
-def test_two_processes_train_the_map_of_one(tmp_path):
-    """2 processes x 2 CPU devices against one process over 4 devices (this one), layouts 2x2 and 4x1."""
-    coord = f"127.0.0.1:{_port()}"
-    procs = [_start([str(WORKER), str(tmp_path / "two"), "2", coord, "2", str(i)]) for i in range(2)]
-    results = _finish(procs)
-    for rc, _, err in results:
-        assert rc == 0, err[-3000:]
-    from tests.session.dist_worker import IMPLS, main
-
-    assert main([str(tmp_path / "one"), "8"]) == 0  # this process: 8 devices, the layouts use 4
-    for impl, _ in IMPLS:
-        two = np.load(tmp_path / f"two-{impl}.npy")
-        one = np.load(tmp_path / f"one-{impl}.npy")
-        assert two.shape == (9, 7, 3)
-        np.testing.assert_allclose(two, one, rtol=0, atol=1e-12)
-
-
 def _stream_folder(folder: Path) -> Path:
     """Three Parquet files of 40-row groups, 5 % of the values missing, a label column: 13 groups over 500
     rows, so process 0's share (6 groups) is shorter than process 1's (7) and ends a batch sooner."""
@@ -102,17 +85,24 @@ def _stream_folder(folder: Path) -> Path:
     return folder
 
 
-def test_two_processes_reading_their_own_shares_train_the_streamed_map_of_one(tmp_path):
-    """2 processes x 2 CPU devices, each reading its half of the row groups, against one process over 4
-    devices reading them all: the same map (float32 rounding), hits, QE and TE; ``by_process`` the halves."""
-    from tests.session.dist_worker import STREAM_IMPLS, main
+def test_two_processes_train_the_maps_of_one(tmp_path):
+    """2 processes x 2 CPU devices against one process over 4 devices (this one), in one launch: the in-memory
+    runs (layouts 2x2 and 4x1, the same map to 1e-12), then the streamed runs, each process reading its half
+    of the row groups against one process reading them all: the same map (float32 rounding), hits, QE and
+    TE; ``by_process`` the halves."""
+    from tests.session.dist_worker import IMPLS, STREAM_IMPLS, main
 
     folder = str(_stream_folder(tmp_path / "data"))
     coord = f"127.0.0.1:{_port()}"
-    procs = [_start([str(WORKER), "stream", folder, str(tmp_path / "two"), "2", coord, "2", str(i)]) for i in range(2)]
+    procs = [_start([str(WORKER), folder, str(tmp_path / "two"), "2", coord, "2", str(i)]) for i in range(2)]
     for rc, _, err in _finish(procs):
         assert rc == 0, err[-3000:]
-    assert main(["stream", folder, str(tmp_path / "one"), "8"]) == 0  # this process: 8 devices, 4 used
+    assert main([folder, str(tmp_path / "one"), "8"]) == 0  # this process: 8 devices, the layouts use 4
+    for impl, _ in IMPLS:
+        two = np.load(tmp_path / f"two-{impl}.npy")
+        one = np.load(tmp_path / f"one-{impl}.npy")
+        assert two.shape == (9, 7, 3)
+        np.testing.assert_allclose(two, one, rtol=0, atol=1e-12)
     for impl, _layout, _lattice in STREAM_IMPLS:
         two = np.load(tmp_path / f"two-{impl}.npz")
         one = np.load(tmp_path / f"one-{impl}.npz")
