@@ -79,6 +79,21 @@ def mo_bytes(catalog) -> bytes:
     return buf.getvalue()
 
 
+def mo_content(data: bytes) -> tuple:
+    """What a compiled catalogue says, as gettext reads it: its messages and plural rule.
+
+    Not its bytes: Babel writes its own version into the header ("Generated-By"), so the
+    same catalogue compiled by another Babel differs there and nowhere else."""
+    from babel.messages.mofile import read_mo
+
+    catalog = read_mo(io.BytesIO(data))
+
+    def flat(text):  # a plural entry holds its forms in a list
+        return tuple(text) if isinstance(text, (list, tuple)) else text
+
+    return catalog.plural_forms, {(flat(m.id), m.context): flat(m.string) for m in catalog if m.id}
+
+
 def _key(message) -> tuple:
     return (message.id, message.context)
 
@@ -108,7 +123,7 @@ def po_problems(lang: str) -> list[str]:
         if not all(strings):
             problems.append(f"{rel}: unfinished, no translation: {m.id!r}")
     mo = path.with_suffix(".mo")
-    if not mo.exists() or mo.read_bytes() != mo_bytes(catalog):
+    if not mo.exists() or mo_content(mo.read_bytes()) != mo_content(mo_bytes(catalog)):
         problems.append(f"{mo.relative_to(ROOT)}: not what {rel} compiles to (run: tools/catalogues.py compile)")
     return problems
 
