@@ -13,10 +13,19 @@ Threads: GUI thread only.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QPaintEvent
+
+
+def _timed(paint: Callable[[QPaintEvent], None], ev: QPaintEvent, painted: Any) -> None:
+    """Run one paint and emit its process CPU time on ``painted``."""
+    t0 = time.process_time()
+    paint(ev)
+    painted.emit(time.process_time() - t0)
 
 
 class MapCanvas(pg.GraphicsView):
@@ -25,9 +34,7 @@ class MapCanvas(pg.GraphicsView):
     painted = Signal(float)
 
     def paintEvent(self, ev: QPaintEvent) -> None:
-        t0 = time.process_time()
-        super().paintEvent(ev)
-        self.painted.emit(time.process_time() - t0)
+        _timed(super().paintEvent, ev, self.painted)
 
 
 class PlotCanvas(pg.PlotWidget):
@@ -36,6 +43,4 @@ class PlotCanvas(pg.PlotWidget):
     painted = Signal(float)
 
     def paintEvent(self, ev: QPaintEvent) -> None:
-        t0 = time.process_time()
-        super().paintEvent(ev)
-        self.painted.emit(time.process_time() - t0)
+        _timed(super().paintEvent, ev, self.painted)
