@@ -38,15 +38,18 @@ CPU_CROSSOVERS = [
     (10_000, 8, 100 * 100, "matmul", "blocked"),  # 0.73
     (10_000, 50, 40 * 30, "matmul", "blocked"),  # from 10 features matmul wins at every size
     (10_000, 300, 100 * 100, "matmul", "blocked"),
-    # tiled against matmul, each form forced, process CPU time (docs/benchmarks.md, "Many rows on small maps")
-    (1_000_000, 30, 10 * 10, "tiled", "matmul"),  # 320 ms against 914 ms
-    (1_000_000, 10, 20 * 20, "tiled", "matmul"),  # 472 ms against 610 ms
-    (1_000_000, 50, 20 * 20, "tiled", "matmul"),  # 923 ms against 1,434 ms
-    (100_000, 50, 20 * 20, "tiled", "matmul"),  # 91 ms against 134 ms
-    (5_000, 2048, 20 * 20, "matmul", "tiled"),  # 169 ms against 1,215 ms (tiles of 3)
-    (10_000, 20, 40 * 30, "matmul", "tiled"),  # 25.9 ms against 29.5 ms (tiles of 42)
-    (10_000, 50, 40 * 30, "matmul", "tiled"),  # 37.2 ms against 48.7 ms (tiles of 36)
-    (50_000, 128, 50 * 50, "matmul", "tiled"),  # 570 ms against 1,273 ms (tiles of 16)
+    # tiled against matmul, whole epochs with each form forced, least of 5 (docs/benchmarks.md, "Many rows on
+    # small maps: the screened search"): the CPU's tiled epoch re-ranks only the examples near a tie.
+    (1_000_000, 30, 10 * 10, "tiled", "matmul"),  # 130 ms against 515 ms
+    (1_000_000, 16, 10 * 10, "tiled", "matmul"),  # 119 ms against 651 ms
+    (1_000_000, 10, 20 * 20, "tiled", "matmul"),  # 238 ms against 488 ms
+    (1_000_000, 50, 20 * 20, "tiled", "matmul"),  # 507 ms against 789 ms
+    (100_000, 50, 20 * 20, "tiled", "matmul"),  # 49 ms against 97 ms
+    (200_000, 100, 20 * 20, "tiled", "matmul"),  # 164 ms against 219 ms
+    (1_000_000, 200, 10 * 10, "tiled", "matmul"),  # 604 ms against 1,276 ms
+    (5_000, 2048, 20 * 20, "matmul", "tiled"),  # 96 ms against 457 ms (many near a tie; loops over features)
+    (100_000, 784, 10 * 10, "matmul", "tiled"),  # 434 ms against 636 ms
+    (50_000, 128, 50 * 50, "matmul", "tiled"),  # 268 ms against 530 ms (tiles of 532 on a big map)
 ]
 
 
@@ -245,19 +248,19 @@ def test_every_jax_run_records_its_kernel_plan_and_compiled_memory(monkeypatch):
 @pytest.mark.parametrize("rows", [1, 3, 4, 37])
 def test_row_sums_in_pieces_are_the_unit_sums(monkeypatch, rows):
     """Rows widened a piece at a time give the sums of the whole joined rows to the bit; indices past the units drop."""
-    from som_studio.core.plans import kernels
+    from som_studio.core.plans import neighbourhood
 
-    jnp = kernels.jnp
+    jnp = neighbourhood.jnp
     rng = np.random.default_rng(rows)
     n, d, units = 37, 5, 6
     data = rng.normal(size=(n, d)).astype(np.float32) * 1e3
     weights = (rng.random((n, d)) < 0.8).astype(np.float32)
     idx = rng.integers(0, units + 1, n).astype(np.int32)  # units itself: a padding row, dropped
     width = 2 * d
-    monkeypatch.setattr(kernels, "SUMS_PIECE_BYTES", rows * width * 8)
-    got = np.asarray(kernels.row_sums(jnp.asarray(data), jnp.asarray(weights), jnp.asarray(idx), units))
-    joined = jnp.asarray(np.concatenate([data, weights], axis=1)).astype(kernels.accumulator(jnp.float32))
-    whole = kernels.jax.ops.segment_sum(joined, jnp.asarray(idx), num_segments=units)  # all rows widened at once
+    monkeypatch.setattr(neighbourhood, "SUMS_PIECE_BYTES", rows * width * 8)
+    got = np.asarray(neighbourhood.row_sums(jnp.asarray(data), jnp.asarray(weights), jnp.asarray(idx), units))
+    joined = jnp.asarray(np.concatenate([data, weights], axis=1)).astype(neighbourhood.accumulator(jnp.float32))
+    whole = neighbourhood.jax.ops.segment_sum(joined, jnp.asarray(idx), num_segments=units)  # all rows widened at once
     np.testing.assert_array_equal(got, np.asarray(whole))
     want = np.zeros((units, width))
     np.add.at(want, idx[idx < units], np.concatenate([data, weights], axis=1)[idx < units].astype(np.float64))
@@ -292,3 +295,88 @@ def test_the_tiled_sums_scattered_are_the_accelerators_products(missing):
     want = np.zeros((units, vals.shape[1]))
     np.add.at(want, best[:count], vals[:count].astype(np.float64))
     np.testing.assert_allclose(got[True], want, rtol=1e-12)
+
+
+def _reference_units(
+    wt: np.ndarray, x: np.ndarray, known: np.ndarray | None = None, besides: np.ndarray | None = None
+) -> np.ndarray:
+    """Each example's first unit at the smallest float32 distance ``sum (w - x)^2`` summed in feature order
+    (``besides``: other than each example's unit there, its second-best)."""
+    dist = np.zeros((x.shape[0], wt.shape[1]), wt.dtype)
+    for f in range(wt.shape[0]):
+        diff = wt[f][None, :] - x[:, f][:, None]
+        if known is not None:
+            diff = np.where(known[:, f][:, None] != 0, diff, 0).astype(wt.dtype)
+        dist = dist + diff * diff
+    if besides is not None:
+        dist[np.arange(len(x)), besides] = np.inf
+    return np.argmin(dist, axis=1)
+
+
+def _tied_map(rng, d: int, points: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(D, 3 points) integer units, three one step from each of ``points`` integer points (in three features),
+    in three thirds of the map (different blocks); each point as near to its three units (a three-way tie), and
+    the midpoint of its first two as near to those two."""
+    base = rng.integers(0, 5, (points, d)).astype(np.float32) * 4  # points 4 apart: no other unit ties
+    axes = np.stack([rng.choice(d, 3, replace=False) for _ in range(points)])
+    steps = np.zeros((3, points, d), np.float32)
+    for j in range(3):
+        steps[j, np.arange(points), axes[:, j]] = 1
+    units = np.concatenate([base + steps[j] for j in range(3)])
+    return units.T.copy(), base, base + (steps[0] + steps[1]) / 2
+
+
+@pytest.mark.parametrize("missing", [False, True])
+@pytest.mark.parametrize(("pairs", "triples"), [(0.0, 0.0), (0.01, 0.0), (0.1, 0.01), (0.1, 0.3)])
+def test_the_cpus_screened_tiled_sums_are_the_references_however_many_examples_lie_near_a_tie(pairs, triples, missing):
+    """The CPU's tiled epoch accepts the product's best unit only where no other can be as near; the rest,
+    exact ties among them, are ranked again by the direct form: a few per tile against every unit; more,
+    every example's two best blocks, and the few of those still in doubt (a three-way tie across blocks)
+    against every unit; more still, the whole tile."""
+    from som_studio.core.plans import kernels
+
+    jnp = kernels.jnp
+    rng = np.random.default_rng(3)
+    n, d, tile = 1280, 6, 640
+    wt, points, mids = _tied_map(rng, d, 14)
+    x = (wt[:, rng.integers(0, wt.shape[1], n)].T + rng.normal(0, 0.7, (n, d))).astype(np.float32)
+    kind = rng.random(n)
+    two, three = kind < pairs, (kind >= pairs) & (kind < pairs + triples)
+    x[two] = mids[rng.integers(0, len(mids), two.sum())]
+    x[three] = points[rng.integers(0, len(points), three.sum())]
+    known = (rng.random((n, d)) < 0.8).astype(np.float32) if missing else None
+    if missing:
+        known[two | three] = 1  # a tie holds over every feature
+        x = np.where(known != 0, x, 0).astype(np.float32)
+    got = np.asarray(
+        kernels.tiled_sums(jnp.asarray(wt), jnp.asarray(x), tile, 4, None if known is None else jnp.asarray(known))
+    )
+    best = _reference_units(wt, x, known)
+    vals = np.concatenate([x, np.ones((n, 1), np.float32) if known is None else known], axis=1)
+    want = np.zeros((wt.shape[1], vals.shape[1]))
+    np.add.at(want, best, vals.astype(np.float64))
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    # The quality pass's search of the same tiles: the best and the second-best unit.
+    plan = fused_plan.KernelPlan("tiled", tile, 4)
+    first, second = kernels.best_two(
+        jnp.asarray(wt), jnp.asarray(x), plan, None if known is None else jnp.asarray(known)
+    )
+    np.testing.assert_array_equal(np.asarray(first), best)
+    np.testing.assert_array_equal(np.asarray(second), _reference_units(wt, x, known, besides=best))
+
+
+@pytest.mark.parametrize("form", fused_plan.FORMS)
+def test_every_plan_finds_the_references_units_among_data_far_from_the_origin(form):
+    """Examples 100 from the origin and about 1 apart: the expanded form ``|w|^2 - 2 x.w`` about the origin
+    rounds by more than the distances between units, so every plan takes it about the map's centre."""
+    from som_studio.core.plans import kernels
+
+    jnp = kernels.jnp
+    rng = np.random.default_rng(5)
+    n, d, units = 3000, 30, 120
+    centres = rng.random((12, d)).astype(np.float32) + 100
+    x = (centres[rng.integers(0, 12, n)] + rng.normal(0, 0.05, (n, d))).astype(np.float32)
+    wt = x[rng.integers(0, n, units)].T.copy()
+    plan = fused_plan.choose("cpu", units, d, n, 4, form=form)
+    got = np.asarray(kernels.jax.jit(lambda w, e: kernels.bmus(w, e, plan))(jnp.asarray(wt), jnp.asarray(x)))
+    np.testing.assert_array_equal(got, _reference_units(wt, x))

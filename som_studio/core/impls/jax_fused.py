@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from som_studio.core import jax_runtime
-from som_studio.core.plans import fused_plan, kernels
+from som_studio.core.plans import fused_plan, kernels, neighbourhood
 from som_studio.core.plans.device_schedule import DeviceSchedule
 from som_studio.core.plans.fused_plan import KernelPlan
 from som_studio.core.plans.kernels import HIGHEST  # sq_distances: re-exported for the online trainers
@@ -109,7 +109,7 @@ def epoch_sums(
     if rows is not None:
         idx = jnp.where(jnp.arange(data.shape[0]) < rows, idx, m)  # outside every unit: dropped
     weights = jnp.ones((data.shape[0], 1), w.dtype) if known is None else known
-    return kernels.row_sums(data, weights, idx, m)
+    return neighbourhood.row_sums(data, weights, idx, m)
 
 
 def epoch_update(
@@ -118,17 +118,17 @@ def epoch_update(
     """The map after an epoch whose :func:`epoch_sums` are ``sums``: each unit's neighbourhood-weighted mean."""
     d, h, wd = w.shape
     dtype = w.dtype
-    sums = sums.astype(dtype)  # rounded once, as kernels.unit_sums does
+    sums = sums.astype(dtype)  # rounded once, as neighbourhood.unit_sums does
     if lattice != (Topology.RECT, False) or sums.shape[1] != d + 1:
-        num = kernels.smooth(sums.T.reshape(-1, h, wd), sx, sy, lattice)
-        return kernels.ratio(num[:d], num[d:], w)
+        num = neighbourhood.smooth(sums.T.reshape(-1, h, wd), sx, sy, lattice)
+        return neighbourhood.ratio(num[:d], num[d:], w)
     s = sums.T.reshape(d + 1, h, wd)
-    hx = kernels.gaussian(jnp.arange(wd, dtype=dtype), jnp.arange(wd, dtype=dtype), sx, wd)
-    hy = kernels.gaussian(jnp.arange(h, dtype=dtype), jnp.arange(h, dtype=dtype), sy, h)
+    hx = neighbourhood.gaussian(jnp.arange(wd, dtype=dtype), jnp.arange(wd, dtype=dtype), sx, wd)
+    hy = neighbourhood.gaussian(jnp.arange(h, dtype=dtype), jnp.arange(h, dtype=dtype), sy, h)
     # Hy @ S @ Hx^T per plane (Gaussians are symmetric): O(M (H + W)) per plane.
     t = jnp.einsum("kab,xb->kax", s, hx, precision=HIGHEST)
     num = jnp.einsum("ya,kax->kyx", hy, t, precision=HIGHEST)
-    return kernels.ratio(num[:d], num[d][None], w)
+    return neighbourhood.ratio(num[:d], num[d][None], w)
 
 
 def choose_plan(device: Any, units: int, features: int, samples: int, itemsize: int) -> tuple[KernelPlan, dict]:
@@ -311,7 +311,7 @@ class FusedBatch(_FusedTrainer):
             width = 2 * d if missing else d + 1
             spec = jax.ShapeDtypeStruct
             w_spec = spec(self.w.shape, p.dtype)
-            sums_spec = spec((m, width), kernels.accumulator(p.dtype))
+            sums_spec = spec((m, width), neighbourhood.accumulator(p.dtype))
             scalar = spec((), p.dtype)
             adder = jax.jit(add, donate_argnums=1)
             self._lower_add = lambda rows: adder.lower(
@@ -347,7 +347,7 @@ class FusedBatch(_FusedTrainer):
     def begin_epoch(self, iteration: int) -> None:
         """Start an epoch's sums (zeros on the device, float64 for float32 runs)."""
         shape = self._streamed()[2]
-        self._sums = jax.device_put(np.zeros(shape, kernels.accumulator(self.p.dtype)), self.device)
+        self._sums = jax.device_put(np.zeros(shape, neighbourhood.accumulator(self.p.dtype)), self.device)
 
     def add_rows(self, rows: np.ndarray) -> None:
         """Add a batch (n <= batch rows, D) in the run's precision (NaN: missing) to the epoch's sums."""

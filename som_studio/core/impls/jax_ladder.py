@@ -17,7 +17,7 @@ import numpy as np
 from som_studio.core import jax_runtime
 from som_studio.core.impls.fed_rows import FedRows
 from som_studio.core.plans.device_schedule import DeviceSchedule
-from som_studio.core.plans.kernels import grid_weights
+from som_studio.core.plans.neighbourhood import grid_weights
 from som_studio.core.som.problem import MIN_WEIGHT, Problem
 from som_studio.run_settings import Topology
 

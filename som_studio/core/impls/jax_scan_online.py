@@ -20,7 +20,8 @@ import numpy as np
 from som_studio.core import jax_runtime
 from som_studio.core.impls.fed_rows import FedRows
 from som_studio.core.impls.jax_fused import _FusedTrainer
-from som_studio.core.plans.kernels import grid_weights, sq_distances
+from som_studio.core.plans.kernels import sq_distances
+from som_studio.core.plans.neighbourhood import grid_weights
 from som_studio.core.plans.online_plan import Argmin, OnlinePlan, choose
 from som_studio.core.som.problem import Problem
 from som_studio.run_settings import Topology
@@ -73,7 +74,7 @@ def online_step(
     With ``lr == 0`` the map comes back bit for bit as it was (``w - 0 * diff``
     with a finite ``diff``): the masked tail of :func:`chunk_program` relies on it.
     ``lattice`` (topology, toroid) other than a planar rect map takes
-    :func:`~som_studio.core.plans.kernels.grid_weights`; ``missing``: ``x`` may hold
+    :func:`~som_studio.core.plans.neighbourhood.grid_weights`; ``missing``: ``x`` may hold
     NaN, and the search and the update use its known features only (static,
     so data without NaN compile the plain step).
     """

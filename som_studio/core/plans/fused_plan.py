@@ -93,7 +93,13 @@ MIN_MATMUL_BLOCK, MAX_MATMUL_BLOCK = 4, 32
 # scatters its rows and makes no one-hot rows, but its tiles keep that size). On the CPU a tile stays in a core's
 # cache: measured at 1,000,000 x 30 on 10x10, tiles of 64-256 examples (~0.2-0.8 MiB) within 5 % of each other,
 # 512 examples 18 % slower, 1,024 25 %. On an accelerator a tile is one kernel, as large as a chunk.
-TILE_BYTES = {"cpu": 1 << 19, "gpu": 1 << 30, "tpu": 1 << 30}
+TILE_BYTES = {"cpu": 1 << 24, "gpu": 1 << 30, "tpu": 1 << 30}
+
+SCREEN_SHARES = (64, 16)
+"""The CPU's tiled epoch (:func:`som_studio.core.plans.kernels.tiled_sums`) screens each tile's examples: up to
+one in 64 near a tie are ranked again against every unit, else up to one in 16 (a map early in training); a tile
+with more ranks every example's two best blocks again, as the matmul form does, and, of those, up to one in 64 it
+cannot vouch for against every unit (more: the whole tile)."""
 
 # Up to this many features a direct distance is an unrolled sum of squared differences, in
 # feature order as the NumPy reference sums them, that XLA fuses into the argmin; past it, the
@@ -254,6 +260,10 @@ class PlanCosts:
     trip_s: float
     feature_loop_bytes: float = 0.0
     tile_unit_s: float = 0.0
+    screen_s: float = 0.0
+    tile_scatter_s: float = 0.0
+    near_per_feature: float = 0.0
+    feature_trip_s: float = 0.0
 
 
 #: The CPU's, from forced forms on a 2-core AVX-512 machine (process CPU time, the machine loaded):
@@ -270,7 +280,22 @@ class PlanCosts:
 #: 0.11.2), 17.7 ms an epoch at 5,000 x 2,048 on 20x20 and 10.7 ms at 16,000 x 300 on 25x15 (4.3 and 5.9 ps per
 #: example, unit and feature, about 20 bytes at its ~4 TB/s), where the bare product took 0.4 and 0.6 ms.
 COSTS = {
-    "cpu": PlanCosts(0.75, 8.0, 0.22, 0.04, 0.49e-9, 1.7e-9, 2.8e-9, 0.0, 4e-6, tile_unit_s=50e-9),
+    "cpu": PlanCosts(
+        0.75,
+        8.0,
+        0.22,
+        0.04,
+        0.49e-9,
+        1.7e-9,
+        2.8e-9,
+        0.0,
+        4e-6,
+        tile_unit_s=50e-9,
+        screen_s=0.45e-9,
+        tile_scatter_s=0.8e-9,
+        near_per_feature=1.7e-4,
+        feature_trip_s=2e-6,
+    ),
     "gpu": PlanCosts(0.75, 8.0, 0.01, 0.09, 0.02e-9, 0.02e-9, 0.05e-9, 0.005e-9, 22e-6, feature_loop_bytes=20.0),
 }
 
@@ -327,6 +352,19 @@ def predict(
         mp = g * plan.block
         t += 2 * n * mp * k / (peak * c.blocked_share)
         t += n * (2 * min(g, 2) * plan.block * (d + 2) * c.gather_s + g * c.select_s) * slow + scatter
+    elif plan.form == "tiled" and backend == "cpu":
+        # The screened search: one product over every unit, its scores reduced three times, and only the
+        # examples near a tie re-ranked directly (a share growing with the features), then the scatter.
+        t += product(2 * n * m * k, k) + n * (m * c.screen_s + (k * c.tile_scatter_s if sums else 0.0)) * slow
+        near = d * c.near_per_feature  # the share of examples near a tie, as measured on trained maps
+        few = next((1 / share for share in SCREEN_SHARES if near <= 1 / share), None)
+        t += n * (few or 1 / SCREEN_SHARES[0]) * 3 * m * d / (peak * c.direct_share)
+        if few is None:  # more: every example's two best blocks re-ranked, the product made again
+            b = max(plan.block, 1)
+            g = -(-units // b)
+            t += product(2 * n * m * k, k) + n * (2 * min(g, 2) * b * d * c.gather_s + g * c.select_s) * slow
+        if features > UNROLLED_FEATURES:  # the direct form's loop over features, every trip
+            t += trips * d * c.feature_trip_s
     else:  # matmul, tiled: one product ranks every unit, two blocks of candidates re-ranked
         b = max(plan.block, 1)
         g = -(-units // b)

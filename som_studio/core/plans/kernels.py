@@ -1,4 +1,4 @@
-"""The pieces of every batch epoch: best-matching-unit searches (one per kernel plan form), sums, neighbourhoods.
+"""The best-matching-unit searches of every batch epoch, one per kernel plan form, and the tiled form's sums.
 
 Every form returns, per example, the flat index of the first unit (row-major)
 at the smallest direct squared distance ``sum_d (w_d - x_d)^2``, the
@@ -7,24 +7,10 @@ uses and how many examples each chunk takes. Every product passes
 ``precision=HIGHEST``: on a GPU a float32 product is otherwise TF32 (10-bit
 mantissa), which picked the exact unit for only 62 % of the playbook's examples.
 
-Exact float32 on every backend: besides TF32, a float32 program on a GPU differs
-from the CPU's in ways that all land in the epoch's few non-search steps, so
-those steps are written to give the same float32 numbers everywhere:
-
-* the neighbourhood weights ``exp(-k^2 / sigma^2)``: a GPU's float32 ``exp``
-  (``ex2.approx``-based, a few ulp) and its flush of denormals to zero (FTZ)
-  differ from the CPU's; :func:`gaussian` computes the 1-D profile in float64
-  (a few hundred values), rounds it once to the run's precision and sets
-  weights below the smallest normal number to exactly zero on every backend;
-* the per-unit sums: a GPU scatter-add accumulates with atomics in an order
-  that changes from run to run; :func:`unit_sums` accumulates float32 examples
-  in float64 (to ~1e-16 relative) and rounds once, so the order changes the
-  float32 sum only when it lies that close to a rounding boundary;
-* the update ``num / den``: :func:`ratio` divides in float64 and rounds once
-  (the correctly rounded float32 quotient; a GPU's float32 division may be
-  approximate);
-* the BMU search: the direct form on a GPU (no ``|w|^2 - 2 x.w`` cancellation
-  at all), and a re-rank by the direct form after any expanded-form pass.
+Exact float32 on every backend: the BMU search takes the direct form on a GPU
+(no ``|w|^2 - 2 x.w`` cancellation at all), and a re-rank by the direct form
+after any expanded-form pass; the epoch's other steps (the per-unit sums, the
+neighbourhood weights and the update) are :mod:`som_studio.core.plans.neighbourhood`'s.
 
 What was *not* run on a GPU: these steps are verified on the CPU only.
 """
@@ -34,10 +20,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from som_studio.core import jax_runtime
-from som_studio.core.plans.fused_plan import FEATURE_SLAB, UNROLLED_FEATURES, WIDE_FEATURES, KernelPlan
-from som_studio.core.som.problem import MIN_WEIGHT
-from som_studio.core.som.topology import HEX_ROW
-from som_studio.run_settings import Topology
+from som_studio.core.plans.fused_plan import FEATURE_SLAB, SCREEN_SHARES, UNROLLED_FEATURES, WIDE_FEATURES, KernelPlan
+from som_studio.core.plans.neighbourhood import accumulator
 
 if TYPE_CHECKING:
     from jax import Array
@@ -221,6 +205,65 @@ def _two_best_blocks_t(lo: Array) -> tuple[Array, Array]:
     return jnp.minimum(g1, g2), jnp.maximum(g1, g2)
 
 
+FAR = 1e20
+"""Units this far from the origin in some feature are padding (moved 1e30 away), left out of the map's centre."""
+
+
+def _centre(wt: Array) -> Array:
+    """(D, 1): the mean of the map's units (padding units left out), where the expanded form is taken.
+
+    ``|w - c|^2 - 2 (x - c).(w - c)`` ranks units as ``|w|^2 - 2 x.w`` does, but rounds in proportion to
+    the data's spread about ``c``, not to its distance from the origin: among examples 100 from the origin
+    and 1 apart, the product about the origin chose another unit than the reference for most of them.
+    """
+    near = jnp.all(jnp.abs(wt) < FAR, axis=0)
+    total = jnp.sum(jnp.where(near[None, :], wt, jnp.zeros((), wt.dtype)), axis=1, keepdims=True)
+    return total / jnp.maximum(jnp.sum(near), 1).astype(wt.dtype)
+
+
+def _moved(x: Array, kn: Array | None, centre: Array) -> Array:
+    """Examples ``x`` (n, D) moved by the map's centre (:func:`_centre`), unknown features left at 0."""
+    xc = x - centre[:, 0]
+    return xc if kn is None else jnp.where(kn != 0, xc, jnp.zeros((), x.dtype))
+
+
+def _block_padding(wt: Array, block: int) -> tuple[Array, Array]:
+    """``(wz, pad)``: the map's units padded with zeros to whole blocks of ``block``, and per padded unit
+    its score's padding (+inf for a padding unit, 0 for a real one)."""
+    m = wt.shape[1]
+    mp = max(1, -(-m // block)) * block
+    real = jnp.arange(mp, dtype=jnp.int32) < m
+    wz = jnp.pad(wt, ((0, 0), (0, mp - m)))
+    return wz, jnp.where(real, jnp.zeros((), wt.dtype), jnp.asarray(jnp.inf, wt.dtype))
+
+
+def _block_rerank(wt: Array, block: int) -> Any:
+    """The matmul form's second pass: ``rerank(glo, ghi, x, kn, two)``, each example's best unit (and
+    second) among the units of its two candidate blocks ``glo`` < ``ghi``, by the direct distance."""
+    d, m = wt.shape
+    g = max(1, -(-m // block))
+    real = jnp.arange(g * block, dtype=jnp.int32) < m
+    # Unit-major blocks (G, B, D): a candidate block is one contiguous run; padding units sit 1e30 away.
+    far = jnp.where(real[None, :], _block_padding(wt, block)[0], jnp.asarray(1e30, wt.dtype))
+    blocks = far.T.reshape(g, block, d)
+    slabs = -(-d // FEATURE_SLAB) if d >= WIDE_FEATURES and g > 1 else 0
+    if slabs:  # features padded with zeros to whole slabs: a zero difference adds nothing
+        blocks = jnp.pad(blocks, ((0, 0), (0, 0), (0, slabs * FEATURE_SLAB - d)))
+
+    def rerank(glo: Array, ghi: Array, x: Array, kn: Array | None, two: bool) -> Any:
+        nc = x.shape[0]
+        if g == 1:  # one block: its units are every example's candidates
+            units = jnp.broadcast_to(jnp.arange(block, dtype=jnp.int32), (nc, block))
+            return _candidates_best(jnp.broadcast_to(blocks, (nc, block, d)), x, kn, units, two)
+        units = _block_units(glo, ghi, block)
+        if slabs:
+            return _pick(_slab_distances(blocks, jnp.stack([glo, ghi], axis=1), x, kn, slabs), units, two)
+        cand = jnp.take(blocks, jnp.stack([glo, ghi], axis=1), axis=0).reshape(nc, 2 * block, d)
+        return _candidates_best(cand, x, kn, units, two)
+
+    return rerank
+
+
 def _matmul_search(wt: Array, block: int, transposed: bool = False) -> Any:
     """The matmul form's search of one chunk of examples: ``search(x, kn, two)`` (see :func:`matmul`).
 
@@ -232,31 +275,25 @@ def _matmul_search(wt: Array, block: int, transposed: bool = False) -> Any:
     two best blocks 190 ms against 269 ms. An accelerator keeps the examples x units layout (the one
     measured there).
     """
-    d, m = wt.shape
+    m = wt.shape[1]
     g = max(1, -(-m // block))
-    mp = g * block
     dtype = wt.dtype
-    real = jnp.arange(mp, dtype=jnp.int32) < m
-    wz = jnp.pad(wt, ((0, 0), (0, mp - m)))
+    centre = _centre(wt)
+    wz, pad = _block_padding(wt - centre, block)
     # Padding units rank last in the product (+inf) and in the re-rank (1e30 away).
-    pad = jnp.where(real, jnp.zeros((), dtype), jnp.asarray(jnp.inf, dtype))
     wa_full = jnp.concatenate([wz, (jnp.sum(wz * wz, axis=0) + pad)[None, :]], axis=0)
     wa_known = jnp.concatenate([wz, _square(wz), pad[None, :]], axis=0)
-    # Unit-major blocks (G, B, D): a candidate block is one contiguous run.
-    far = jnp.where(real[None, :], wz, jnp.asarray(1e30, dtype))
-    blocks = far.T.reshape(g, block, d)
-    slabs = -(-d // FEATURE_SLAB) if d >= WIDE_FEATURES and g > 1 else 0
-    if slabs:  # features padded with zeros to whole slabs: a zero difference adds nothing
-        blocks = jnp.pad(blocks, ((0, 0), (0, 0), (0, slabs * FEATURE_SLAB - d)))
+    rerank = _block_rerank(wt, block)
 
     def search(x: Array, kn: Array | None, two: bool = False) -> Any:
         nc = x.shape[0]
         ones = jnp.ones((nc, 1), dtype)
-        xa = jnp.concatenate([-2 * x, ones] if kn is None else [-2 * x, kn, ones], axis=1)
+        xc = _moved(x, kn, centre)
+        xa = jnp.concatenate([-2 * xc, ones] if kn is None else [-2 * xc, kn, ones], axis=1)
         wa = wa_full if kn is None else wa_known
         if g == 1:  # every unit is a candidate
-            units = jnp.broadcast_to(jnp.arange(block, dtype=jnp.int32), (nc, block))
-            return _candidates_best(jnp.broadcast_to(blocks, (nc, block, d)), x, kn, units, two)
+            only = jnp.zeros((nc,), jnp.int32)
+            return rerank(only, only, x, kn, two)
 
         def rows_first(xa: Array, wa: Array) -> tuple[Array, Array]:
             score = jnp.matmul(xa, wa, precision=HIGHEST)  # (n_c, M)
@@ -270,13 +307,167 @@ def _matmul_search(wt: Array, block: int, transposed: bool = False) -> Any:
             glo, ghi = lax.platform_dependent(xa, wa, cpu=units_first, default=rows_first)
         else:
             glo, ghi = rows_first(xa, wa)
-        units = _block_units(glo, ghi, block)
-        if slabs:
-            return _pick(_slab_distances(blocks, jnp.stack([glo, ghi], axis=1), x, kn, slabs), units, two)
-        cand = jnp.take(blocks, jnp.stack([glo, ghi], axis=1), axis=0).reshape(nc, 2 * block, d)
-        return _candidates_best(cand, x, kn, units, two)
+        return rerank(glo, ghi, x, kn, two)
 
     return search
+
+
+class _Screen:
+    """The CPU's tiled search of one tile of examples: ``screen(x, kn, two)``, each example's best unit (and
+    second: :meth:`two`).
+
+    One product ranks every unit by the expanded form ``|w'|^2 - 2 x'.w'`` of examples and units moved by
+    the map's mean ``c`` (``x' = x - c``, ``w' = w - c``: distances do not change, and the rounding shrinks
+    from the data's magnitude to its spread), scores laid out units x examples as
+    :func:`_matmul_search` lays out the CPU's. Where an example's second-best score lies further from its
+    best than the rounding of both forms can reach, its best unit is the reference's: the direct distance
+    ``sum (w - x)^2`` in float32 is then strictly smallest there. Only the examples nearer a tie than that
+    are gathered and ranked again by the direct form against every unit, first in row-major order on
+    ties (:data:`SCREEN_SHARES`); measured, 0.3-0.6 % of the examples at 10-30 features on 100-400 units,
+    4 % at 50 features on 400 units among tight clusters. The matmul form re-ranks every example's two
+    best blocks, which cost as much as the product, and trusts the product to find those blocks: among
+    examples 1,000 from the origin and 0.01 apart its product is all rounding, and it chose another unit
+    than the reference for 45 % of them, where this search, finding every one of them near, agrees.
+
+    The margin, with ``u`` the unit roundoff: a sum of ``n`` terms in any order is off by at most ``n u``
+    times the sum of its terms' magnitudes, so a score is off by at most ``(3 D + 4) u (|x'|^2 + 2 |w'|^2)``
+    (``2 |x'.w'| + |w'|^2 <= |x'|^2 + 2 |w'|^2`` over ``2 D + 1`` terms, ``|w'|^2`` a sum of ``D``, and the
+    moves' own rounding), taken as ``k = 4 (D + 2) u``, and the direct form by ``(D + 3) u`` of the distance.
+    Each unit's score less ``2 k |w'|^2`` bounds it from below; the best unit is accepted when every other's
+    bound exceeds its score by ``2 k (|x'|^2 + |w'_best|^2)`` plus ``8 (D + 4) u`` of its distance (the
+    direct form's rounding of both distances, with room).
+    """
+
+    def __init__(self, wt: Array, block: int) -> None:
+        d, m = wt.shape
+        dtype = wt.dtype
+        self.wt, self.block, self.m, self.d, self.dtype = wt, block, m, d, dtype
+        self.u = float(jnp.finfo(dtype).eps) / 2
+        self.k = 4 * (d + 2) * self.u
+        self.rounding = (d + 3) * self.u  # the direct form's, relative to the distance
+        self.centre = _centre(wt)
+        wc = wt - self.centre
+        self.wsq = jnp.sum(wc * wc, axis=0)
+        self.wa_full = jnp.concatenate([wc, self.wsq[None, :]], axis=0)
+        self.wa_known = jnp.concatenate([wc, _square(wc), jnp.zeros((1, m), dtype)], axis=0)
+        # Per unit: its score's bound from below is the score less this (a unit moved 1e30 away, padding,
+        # scores +inf in float32 and needs none).
+        self.slack = jnp.where(jnp.isfinite(self.wsq), 2 * self.k * self.wsq, 0)[:, None]
+        self.groups = max(1, -(-m // block))
+        self.rerank = _block_rerank(wt, block)
+
+    def __call__(self, x: Array, kn: Array | None, two: bool = False) -> Any:
+        return self.two(x, kn) if two else self.one(x, kn)
+
+    def _scores(self, x: Array, kn: Array | None) -> tuple[Array, Array, Array]:
+        """``(xa, score, xsq)``: the examples' side of the product, the (M, T) scores, ``|x'|^2``."""
+        xc = _moved(x, kn, self.centre)
+        ones = jnp.ones((x.shape[0], 1), self.dtype)
+        xa = jnp.concatenate([-2 * xc, ones] if kn is None else [-2 * xc, kn, ones], axis=1)
+        score = self._product(xa, kn)
+        return xa, lax.optimization_barrier(score), jnp.sum(xc * xc, axis=1)
+
+    def _product(self, xa: Array, kn: Array | None) -> Array:
+        wa = self.wa_full if kn is None else self.wa_known
+        return lax.dot_general(wa, xa, (((0,), (1,)), ((), ())), precision=HIGHEST)  # (M, T)
+
+    def _direct(self, x: Array, kn: Array | None, two: bool = False) -> Any:
+        """The reference's ranking against every unit. Materialised, then two reductions: 7x faster here
+        than the direct form's variadic argmin."""
+        dist = sq_distances(self.wt[:, None, :], x.T[:, :, None], None if kn is None else kn.T[:, :, None])
+        return _pick(dist, lax.broadcasted_iota(jnp.int32, dist.shape, 1), True) if two else _first_min(dist)
+
+    def _reach(self, xsq: Array, unit: Array, score: Array) -> Array:
+        """How near another unit's bound may come to ``unit``'s score and still not beat it (see above)."""
+        wsq = jnp.take(self.wsq, jnp.minimum(unit, self.m - 1))
+        return 2 * self.k * (xsq + wsq) + 8 * (self.d + 4) * self.u * jnp.abs(score + xsq)
+
+    @staticmethod
+    def _positions(mask: Array, cap: int) -> Array:
+        """(cap,) the positions of ``mask``'s examples in order, then ``len(mask)`` (dropped) past them."""
+        t = mask.shape[0]
+        slot = jnp.where(mask, lax.associative_scan(jnp.add, mask.astype(jnp.int32)) - 1, cap)
+        return jnp.full((cap,), t, jnp.int32).at[slot].set(jnp.arange(t, dtype=jnp.int32), mode="drop")
+
+    def _again(self, x: Array, kn: Array | None, mask: Array, cap: int, two: bool = False) -> Any:
+        """A function of the chosen units: those of ``mask``'s examples (at most ``cap``) ranked again
+        against every unit."""
+        t = x.shape[0]
+
+        def again(chosen: Any) -> Any:
+            at = self._positions(mask, cap)
+            take = lambda a: None if a is None else jnp.take(a, jnp.minimum(at, t - 1), axis=0)
+            found = self._direct(take(x), take(kn), two)
+            if not two:
+                return chosen.at[at].set(found, mode="drop")
+            return tuple(c.at[at].set(f, mode="drop") for c, f in zip(chosen, found, strict=True))
+
+        return again
+
+    @staticmethod
+    def _caps(t: int, count: Array) -> tuple[Array, int, int]:
+        """``(branch, cap, more)``: 0 for at most ``cap`` examples near a tie, 1 for ``more``, else 2."""
+        cap = max(1, t // SCREEN_SHARES[0])
+        more = max(cap, t // SCREEN_SHARES[1])
+        return (count > cap).astype(jnp.int32) + (count > more).astype(jnp.int32), cap, more
+
+    def one(self, x: Array, kn: Array | None) -> Array:
+        """Each example's best unit."""
+        m, inf = self.m, jnp.asarray(jnp.inf, self.dtype)
+        xa, score, xsq = self._scores(x, kn)
+        row = lax.broadcasted_iota(jnp.int32, score.shape, 0)
+        low = jnp.min(score, axis=0)
+        first = jnp.min(jnp.where(score == low[None, :], row, m), axis=0)
+        second = jnp.min(jnp.where(row == first[None, :], inf, score - self.slack), axis=0)
+        near = ~(second - low > self._reach(xsq, first, low))  # NaN counts as near
+        branch, cap, more = self._caps(x.shape[0], jnp.sum(near))
+        blocks = lambda f: self._by_blocks(x, kn, xa, xsq, cap)
+        return lax.switch(branch, [self._again(x, kn, near, cap), self._again(x, kn, near, more), blocks], first)
+
+    def _by_blocks(self, x: Array, kn: Array | None, xa: Array, xsq: Array, cap: int) -> Array:
+        """Many examples near a tie (a map drawn together early in training): each one's two best blocks
+        ranked again, as the matmul form ranks them, and the unit found kept where no unit outside those
+        blocks can be as near: its bound from below, the score less its slack plus ``|x'|^2`` less its
+        rounding, exceeds the unit's direct distance. The rest against every unit; more than ``cap`` of
+        them, the whole tile."""
+        t, m, g, b = x.shape[0], self.m, self.groups, self.block
+        inf = jnp.asarray(jnp.inf, self.dtype)
+        # The scores made again: a branch handed the tile's scores copies them in every tile (measured,
+        # the epoch 1.6x slower whichever branch ran).
+        score = self._product(xa, kn)
+        padded = jnp.pad(score, ((0, g * b - m), (0, 0)), constant_values=jnp.inf)
+        glo, ghi = _two_best_blocks_t(jnp.min(padded.reshape(g, b, t), axis=1))
+        best = self.rerank(glo, ghi, x, kn, False)
+        floor = jnp.pad(score - self.slack, ((0, g * b - m), (0, 0)), constant_values=jnp.inf)
+        floor = jnp.min(floor.reshape(g, b, t), axis=1)  # (G, T)
+        group = lax.broadcasted_iota(jnp.int32, floor.shape, 0)
+        others = jnp.where((group == glo[None, :]) | (group == ghi[None, :]), inf, floor)
+        below = (jnp.min(others, axis=0) + xsq * (1 - self.k)) * (1 - 2 * self.rounding)
+        dist = sq_distances(jnp.take(self.wt, best, axis=1), x.T, None if kn is None else kn.T, loop=False)
+        unsure = ~(below > dist * (1 + 2 * self.rounding))
+        whole = lambda _: self._direct(x, kn)
+        return lax.cond(jnp.sum(unsure) <= cap, self._again(x, kn, unsure, cap), whole, best)
+
+    def two(self, x: Array, kn: Array | None) -> tuple[Array, Array]:
+        """Each example's best and second-best unit (the quality pass's search), screened as :meth:`one`
+        screens the best: both are the product's where every third unit's bound lies beyond the second's
+        reach and the second's beyond the first's; the rest, few on a trained map, against every unit."""
+        m, inf = self.m, jnp.asarray(jnp.inf, self.dtype)
+        _, score, xsq = self._scores(x, kn)
+        row = lax.broadcasted_iota(jnp.int32, score.shape, 0)
+        low = jnp.min(score, axis=0)
+        first = jnp.min(jnp.where(score == low[None, :], row, m), axis=0)
+        rest = jnp.where(row == first[None, :], inf, score)
+        low2 = jnp.min(rest, axis=0)
+        second = jnp.min(jnp.where(rest == low2[None, :], row, m), axis=0)
+        third = jnp.min(jnp.where((row == first[None, :]) | (row == second[None, :]), inf, score - self.slack), axis=0)
+        second_floor = low2 - 2 * self.k * jnp.take(self.wsq, jnp.minimum(second, m - 1))
+        near = ~(jnp.minimum(second_floor, third) - low > self._reach(xsq, first, low))
+        near |= ~(third - low2 > self._reach(xsq, second, low2))  # NaN counts as near
+        branch, cap, more = self._caps(x.shape[0], jnp.sum(near))
+        whole = lambda _: self._direct(x, kn, True)
+        again = [self._again(x, kn, near, cap, True), self._again(x, kn, near, more, True), whole]
+        return lax.switch(branch, again, (first, second))
 
 
 def _slab_distances(blocks: Array, pick: Array, x: Array, kn: Array | None, slabs: int) -> Array:
@@ -372,7 +563,7 @@ def tiled_sums(
     n = data.shape[0]
     dtype = data.dtype
     wide = accumulator(dtype)
-    search = _matmul_search(wt, block, transposed=True)
+    search = _tiled_search(wt, block)
     units = jnp.arange(m, dtype=jnp.int32)
 
     def scattered(first: Array, vals: Array, acc: Array) -> Array:
@@ -449,14 +640,16 @@ def _blocked_search(wt: Array, block: int) -> Any:
     # (|w|^2 is set to inf for them; their direct distance overflows to inf in
     # float32 and is ~1e60 in float64).
     wp = jnp.pad(wt, ((0, 0), (0, mp - m)), constant_values=jnp.asarray(1e30, dtype))
-    c = jnp.where(jnp.arange(mp, dtype=jnp.int32) < m, jnp.sum(wp * wp, axis=0), jnp.asarray(jnp.inf, dtype))
+    real = jnp.arange(mp, dtype=jnp.int32) < m
+    centre = _centre(wt)
+    wm = jnp.where(real[None, :], wp - centre, wp)  # about the map's centre (:func:`_centre`)
+    c = jnp.where(real, jnp.sum(wm * wm, axis=0), jnp.asarray(jnp.inf, dtype))
     # |w|^2 - 2 x.w as one product: [-2x, 1] @ [w; |w|^2] (D + 1 terms).
-    wa = jnp.concatenate([wp, c[None, :]], axis=0)
+    wa = jnp.concatenate([wm, c[None, :]], axis=0)
     # Block-major (G, D, B): a gathered block is one contiguous run.
     blocks = wp.reshape(d, g, b).transpose(1, 0, 2)
 
-    real = jnp.arange(mp, dtype=jnp.int32) < m
-    wz = jnp.where(real[None, :], wp, jnp.zeros((), dtype))
+    wz = jnp.where(real[None, :], wm, jnp.zeros((), dtype))
     pad = jnp.where(real, jnp.zeros((), dtype), jnp.asarray(jnp.inf, dtype))
     wa_known = jnp.concatenate([wz, _square(wz), pad[None, :]], axis=0)
 
@@ -464,7 +657,8 @@ def _blocked_search(wt: Array, block: int) -> Any:
         nc = x.shape[0]
         wa_ = wa if kn is None else wa_known
         ones = jnp.ones((nc, 1), dtype)
-        xa = jnp.concatenate([-2 * x, ones] if kn is None else [-2 * x, kn, ones], axis=1)
+        xc = _moved(x, kn, centre)
+        xa = jnp.concatenate([-2 * xc, ones] if kn is None else [-2 * xc, kn, ones], axis=1)
 
         def block_min(carry, gi):
             wb = lax.dynamic_slice_in_dim(wa_, gi * b, b, axis=1)
@@ -502,9 +696,29 @@ def chunk_search(wt: Array, plan: KernelPlan) -> Any:
     """
     if plan.form == "direct":
         return _direct_search(wt)
-    if plan.form in ("matmul", "tiled"):
-        return _matmul_search(wt, plan.block, transposed=plan.form == "tiled")
+    if plan.form == "tiled":
+        return _tiled_search(wt, plan.block)
+    if plan.form == "matmul":
+        return _matmul_search(wt, plan.block)
     return _blocked_search(wt, plan.block)
+
+
+def _tiled_search(wt: Array, block: int) -> Any:
+    """The tiled form's search alone (the quality pass, projection): on the CPU screened
+    (:class:`_Screen`), elsewhere the matmul form's in tiles. ``search(x, kn, two)``."""
+    screened = _Screen(wt, block)
+    matmul_ = _matmul_search(wt, block, transposed=True)
+
+    def search(x: Array, kn: Array | None, two: bool = False) -> Any:
+        if kn is None:
+            return lax.platform_dependent(
+                x, cpu=lambda x: screened(x, None, two), default=lambda x: matmul_(x, None, two)
+            )
+        return lax.platform_dependent(
+            x, kn, cpu=lambda x, kn: screened(x, kn, two), default=lambda x, kn: matmul_(x, kn, two)
+        )
+
+    return search
 
 
 def bmus(wt: Array, data: Array, plan: KernelPlan, known: Array | None = None) -> Array:
@@ -524,8 +738,10 @@ def bmus(wt: Array, data: Array, plan: KernelPlan, known: Array | None = None) -
     """
     if plan.form == "direct":
         return direct(wt, data, plan.chunk, known)
-    if plan.form in ("matmul", "tiled"):
-        return matmul(wt, data, plan.chunk, plan.block, known, transposed=plan.form == "tiled")
+    if plan.form == "tiled":
+        return _tiled(wt, data, plan, known)
+    if plan.form == "matmul":
+        return matmul(wt, data, plan.chunk, plan.block, known)
     return blocked(wt, data, plan.chunk, plan.block, known)
 
 
@@ -537,195 +753,14 @@ def best_two(wt: Array, data: Array, plan: KernelPlan, known: Array | None = Non
     """
     if plan.form == "direct":
         return direct(wt, data, plan.chunk, known, two=True)
-    if plan.form in ("matmul", "tiled"):
-        return matmul(wt, data, plan.chunk, plan.block, known, two=True, transposed=plan.form == "tiled")
+    if plan.form == "tiled":
+        return _tiled(wt, data, plan, known, two=True)
+    if plan.form == "matmul":
+        return matmul(wt, data, plan.chunk, plan.block, known, two=True)
     return blocked(wt, data, plan.chunk, plan.block, known, two=True)
 
 
-def accumulator(dtype: Any) -> Any:
-    """The dtype float32 steps accumulate in: float64 (float64 runs stay float64)."""
-    return jnp.float64 if jnp.dtype(dtype).itemsize < 8 else dtype
-
-
-def gaussian(a: Array, b: Array, sigma: Array, extent: int) -> Array:
-    """``exp(-(a_i - b_j)^2 / sigma^2)`` for integer-valued grid coordinates ``a``, ``b`` (< ``extent`` apart).
-
-    The 1-D profile ``exp(-k^2 / sigma^2)``, ``k = 0 .. extent-1``, is computed
-    in float64 and rounded once; values below the run precision's smallest
-    normal number are exactly zero (what a GPU's FTZ would make of them, on
-    every backend alike). The matrix gathers the profile at ``|a_i - b_j|``.
-    """
-    dtype = a.dtype
-    wide = accumulator(dtype)
-    k = jnp.arange(extent, dtype=wide)
-    s = sigma.astype(wide)
-    g = jnp.exp(-(k * k) / (s * s))
-    g = jnp.where(g < jnp.finfo(dtype).tiny, 0, g).astype(dtype)
-    dist = jnp.abs(a[:, None] - b[None, :]).astype(jnp.int32)
-    return jnp.take(g, jnp.minimum(dist, extent - 1), axis=0)
-
-
-def unit_sums(vals: Array, idx: Array, units: int) -> Array:
-    """Per unit (``units`` slots, indices outside dropped), the sum of its rows of ``vals``; order-independent.
-
-    Float32 rows are added in float64 and rounded once, so the scatter-add's
-    order (atomics on a GPU) changes the float32 result only in the rare case
-    where a sum lies within ~1e-16 of a rounding boundary.
-    """
-    dtype = vals.dtype
-    out = jax.ops.segment_sum(vals.astype(accumulator(dtype)), idx, num_segments=units)
-    return out.astype(dtype)
-
-
-SUMS_PIECE_BYTES = 4 << 20
-"""Most bytes of widened rows :func:`row_sums` makes at a time (a piece stays in the cache)."""
-
-
-def row_sums(data: Array, weights: Array, idx: Array, units: int) -> Array:
-    """Per unit (``units`` slots, indices outside dropped), the sums of its rows of ``[data, weights]`` (N, D + E).
-
-    The same sums as :func:`unit_sums` of the joined rows, added in the same order (row by row), but
-    widened to the accumulator's type a piece of rows at a time, at most :data:`SUMS_PIECE_BYTES`:
-    widening all rows at once writes an array twice the data's size through memory. At 5,000 x 2,048
-    float32 that array took 29-44 ms of an epoch's sums, and the scatter-add of it 6 ms; in pieces of
-    256 rows, 11-14 ms in all, the same sums to the bit.
-    """
-    dtype = data.dtype
-    acc = accumulator(dtype)
-    n = data.shape[0]
-    width = data.shape[1] + weights.shape[1]
-    rows = max(1, SUMS_PIECE_BYTES // (width * jnp.dtype(acc).itemsize))
-
-    def piece(start: Any, size: int, total: Array) -> Array:
-        vals = jnp.concatenate(
-            [lax.dynamic_slice_in_dim(data, start, size), lax.dynamic_slice_in_dim(weights, start, size)], axis=1
-        )
-        return total.at[lax.dynamic_slice_in_dim(idx, start, size)].add(vals.astype(acc), mode="drop")
-
-    total = jnp.zeros((units, width), acc)
-    whole = n // rows
-    if whole > 1:
-        total = lax.fori_loop(0, whole, lambda i, t: piece(i * rows, rows, t), total)
-    elif whole == 1:
-        total = piece(0, rows, total)
-    if n % rows:
-        total = piece(whole * rows, n % rows, total)
-    return total
-
-
-def ratio(num: Array, den: Array, old: Array) -> Array:
-    """``num / den`` where ``den > MIN_WEIGHT``, else ``old``; divided in float64, rounded once.
-
-    ``den`` broadcasts against ``num`` and ``old`` (a size-1 feature axis).
-    """
-    dtype = num.dtype
-    wide = accumulator(dtype)
-    ok = den > jnp.asarray(MIN_WEIGHT, dtype)
-    q = num.astype(wide) / jnp.where(ok, den, 1).astype(wide)
-    return jnp.where(ok, q.astype(dtype), old)
-
-
-# -- topology: neighbourhood weights of hex and toroid maps (formulas of core/som/topology.py) ------------
-
-
-def _twice_weights(k2: Array, step: float, sigma: Array, dtype: Any, wide: bool = True) -> Array:
-    """``exp(-((k2 / 2) * step)^2 / sigma^2)`` for integer ``k2`` (twice an offset in grid steps).
-
-    Computed in float64 and rounded once, below the smallest normal number set
-    to zero, as :func:`gaussian` does: with ``step = 1`` and even ``k2`` these are
-    exactly :func:`gaussian`'s numbers. ``wide=False``: in ``dtype`` throughout,
-    as the online steps compute their rect neighbourhood (and the reference its
-    own): a float64 ``exp`` per unit row and column is not vectorised on the CPU
-    and tripled the cost of an online step on the playbook map.
-    """
-    if not wide:
-        d = k2.astype(dtype) * jnp.asarray(0.5 * step, dtype)
-        return jnp.exp(-(d * d) / (sigma * sigma))
-    acc = accumulator(dtype)
-    d = k2.astype(acc) * 0.5 * step
-    s = sigma.astype(acc)
-    g = jnp.exp(-(d * d) / (s * s))
-    return jnp.where(g < jnp.finfo(dtype).tiny, 0, g).astype(dtype)
-
-
-def _fold(k2: Array, n: int, wrap: bool) -> Array:
-    """``|k2|``, wrapped to the nearest image on a ring of ``n`` grid steps (``2 n`` in twice-units)."""
-    k2 = jnp.abs(k2)
-    return jnp.minimum(k2, 2 * n - k2) if wrap else k2
-
-
-def axis_weights(n: int, sigma: Array, dtype: Any, step: float = 1.0, shift2: int = 0, wrap: bool = False) -> Array:
-    """(n, n) neighbourhood matrix of one axis: ``[a, b] = exp(-(((a - b) + shift2 / 2) * step)^2 / sigma^2)``.
-
-    ``a`` is the target's index, ``b`` the source's; ``shift2 / 2`` the half-unit
-    shift of hex rows of different parity; ``wrap`` a toroid (period ``n``). The
-    2n + 1 distinct values are computed once (a float64 profile) and gathered.
-    """
-    i = jnp.arange(n, dtype=jnp.int32)
-    k2 = _fold(2 * (i[:, None] - i[None, :]) + shift2, n, wrap)
-    prof = _twice_weights(jnp.arange(2 * n + 1, dtype=jnp.int32), step, sigma, dtype)
-    return jnp.take(prof, k2, axis=0)
-
-
-def grid_weights(
-    by: Array,
-    bx: Array,
-    sx: Array,
-    sy: Array,
-    shape: tuple[int, int],
-    lattice: tuple[str, bool],
-    dtype: Any,
-    wide: bool = False,
-) -> Array:
-    """(H, W) neighbourhood around unit (``by``, ``bx``) on a hex and/or toroid map (``lattice``: topology, toroid).
-
-    ``hy[r] * hx[r mod 2][c]`` as :func:`som_studio.core.som.topology.neighbourhood`
-    writes it: separable once the rows are split by parity. In the run's
-    precision, as the reference computes it (``wide``: float64 rounded once, see :func:`_twice_weights`).
-    """
-    h, w = shape
-    topology, wrap = lattice
-    hexa = topology == Topology.HEX
-    rows = _fold(2 * (jnp.arange(h, dtype=jnp.int32) - by), h, wrap)
-    hy = _twice_weights(rows, HEX_ROW if hexa else 1.0, sy, dtype, wide)
-    cols = 2 * (jnp.arange(w, dtype=jnp.int32) - bx)
-    if not hexa:
-        return hy[:, None] * _twice_weights(_fold(cols, w, wrap), 1.0, sx, dtype, wide)[None, :]
-    pb = by % 2
-    hx0 = _twice_weights(_fold(cols - pb, w, wrap), 1.0, sx, dtype, wide)
-    hx1 = _twice_weights(_fold(cols + 1 - pb, w, wrap), 1.0, sx, dtype, wide)
-    odd = (jnp.arange(h) % 2 == 1)[:, None]
-    return hy[:, None] * jnp.where(odd, hx1[None, :], hx0[None, :])
-
-
-def smooth(s: Array, sx: Array, sy: Array, lattice: tuple[str, bool] = (Topology.RECT, False)) -> Array:
-    """``sum_v h(u, v) s_v`` for per-unit sums ``s`` (K, H, W) on any lattice, never forming M x M.
-
-    Rect: ``Hy @ S @ Hx^T`` (a toroid only wraps the 1-D matrices). Hex: a
-    unit's x offset depends on its column and on both rows' parities, so with
-    ``Hx0`` (same parity), ``Hx+`` (target odd, source even: +1/2) and ``Hx-``
-    (-1/2), even target rows get ``Hy[e, e] S_e Hx0 + Hy[e, o] S_o Hx-`` and odd
-    ones ``Hy[o, e] S_e Hx+ + Hy[o, o] S_o Hx0``: 2x the column products of a
-    rect map, the same row products.
-    """
-    topology, wrap = lattice
-    _, h, w = s.shape
-    dtype = s.dtype
-    if topology != Topology.HEX:
-        hx = axis_weights(w, sx, dtype, wrap=wrap)
-        hy = axis_weights(h, sy, dtype, wrap=wrap)
-        t = jnp.einsum("kab,xb->kax", s, hx, precision=HIGHEST)
-        return jnp.einsum("ya,kax->kyx", hy, t, precision=HIGHEST)
-    hy = axis_weights(h, sy, dtype, step=HEX_ROW, wrap=wrap)
-    se, so = s[:, 0::2], s[:, 1::2]
-    a0 = jnp.einsum("kab,xb->kax", s, axis_weights(w, sx, dtype, wrap=wrap), precision=HIGHEST)
-    ap = jnp.einsum("kab,xb->kax", se, axis_weights(w, sx, dtype, shift2=1, wrap=wrap), precision=HIGHEST)
-    am = jnp.einsum("kab,xb->kax", so, axis_weights(w, sx, dtype, shift2=-1, wrap=wrap), precision=HIGHEST)
-    # Source rows in their map order (even then odd), the matching columns of Hy.
-    he = jnp.concatenate([hy[0::2, 0::2], hy[0::2, 1::2]], axis=1)
-    ho = jnp.concatenate([hy[1::2, 0::2], hy[1::2, 1::2]], axis=1)
-    ne = jnp.einsum("ya,kax->kyx", he, jnp.concatenate([a0[:, 0::2], am], axis=1), precision=HIGHEST)
-    no = jnp.einsum("ya,kax->kyx", ho, jnp.concatenate([ap, a0[:, 1::2]], axis=1), precision=HIGHEST)
-    # Interleave the even and odd rows back (an odd height has one even row more).
-    no = jnp.pad(no, ((0, 0), (0, ne.shape[1] - no.shape[1]), (0, 0)))
-    return jnp.stack([ne, no], axis=2).reshape(s.shape[0], 2 * ne.shape[1], w)[:, :h]
+def _tiled(wt: Array, data: Array, plan: KernelPlan, known: Array | None = None, two: bool = False) -> Any:
+    """The tiled form's search alone over ``data`` in tiles (:func:`_tiled_search`)."""
+    search = _tiled_search(wt, plan.block)
+    return _in_chunks(*_with_known(lambda x, kn: search(x, kn, two), data, known), plan.chunk)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from som_studio.core import jax_runtime
-from som_studio.core.plans import kernels
+from som_studio.core.plans import kernels, neighbourhood
 from som_studio.core.plans.fused_plan import KernelPlan
 from som_studio.core.plans.kernels import HIGHEST, sq_distances
 from som_studio.core.som.topology import HEX_ROW
@@ -90,12 +90,12 @@ def unit_sums(x, weight, local_idx, units, known=None):
     vals = jnp.concatenate([x * weight[:, None], wcol], axis=1)
     inside = (local_idx >= 0) & (local_idx < units)
     seg = jnp.where(inside, local_idx, units)
-    return kernels.unit_sums(vals, seg, units + 1)[:units]
+    return neighbourhood.unit_sums(vals, seg, units + 1)[:units]
 
 
 def gauss(a, b, sigma, extent):
     """The 1-D neighbourhood matrix ``exp(-(a_i - b_j)^2 / sigma^2)`` (coordinates under ``extent`` apart)."""
-    return kernels.gaussian(a, b, sigma, extent)
+    return neighbourhood.gaussian(a, b, sigma, extent)
 
 
 def smooth_x(s, hx):
@@ -117,7 +117,7 @@ def update(w, out):
     ``out`` holds D numerators then one total weight, or D (missing values: one per feature).
     """
     d = w.shape[-1]
-    return kernels.ratio(out[..., :d], out[..., d:], w)
+    return neighbourhood.ratio(out[..., :d], out[..., d:], w)
 
 
 # -- hex and toroid maps: the rows' smoothing split into pieces a device can do on its own rows ---------
@@ -133,13 +133,13 @@ def lattice_x(s, rows, sx, lattice):
     """Contract the columns of ``s`` (rows, W, K), whose global row indices are ``rows``: (rows, W, K or 2K)."""
     topology, wrap = lattice
     wd, dt = s.shape[1], s.dtype
-    hx0 = kernels.axis_weights(wd, sx, dt, wrap=wrap)
+    hx0 = neighbourhood.axis_weights(wd, sx, dt, wrap=wrap)
     if topology != Topology.HEX:
         return smooth_x(s, hx0)
     odd = (rows % 2 == 1)[:, None, None]
     same = smooth_x(s, hx0)
-    t0 = jnp.where(odd, smooth_x(s, kernels.axis_weights(wd, sx, dt, shift2=-1, wrap=wrap)), same)
-    t1 = jnp.where(odd, same, smooth_x(s, kernels.axis_weights(wd, sx, dt, shift2=1, wrap=wrap)))
+    t0 = jnp.where(odd, smooth_x(s, neighbourhood.axis_weights(wd, sx, dt, shift2=-1, wrap=wrap)), same)
+    t1 = jnp.where(odd, same, smooth_x(s, neighbourhood.axis_weights(wd, sx, dt, shift2=1, wrap=wrap)))
     return jnp.concatenate([t0, t1], axis=2)
 
 
@@ -150,7 +150,7 @@ def lattice_hy(targets, sources, sy, height: int, lattice, dtype):
     if wrap:
         k2 = jnp.abs(k2)
         k2 = jnp.abs(jnp.minimum(k2, 2 * height - k2))  # padded rows (past height) weigh nothing anyway
-    return kernels._twice_weights(k2, HEX_ROW if topology == Topology.HEX else 1.0, sy, dtype)
+    return neighbourhood._twice_weights(k2, HEX_ROW if topology == Topology.HEX else 1.0, sy, dtype)
 
 
 def pick(out, targets, lattice):
