@@ -269,9 +269,9 @@ def test_row_sums_in_pieces_are_the_unit_sums(monkeypatch, rows):
 
 @pytest.mark.parametrize("missing", [False, True])
 def test_the_tiled_sums_scattered_are_the_accelerators_products(missing):
-    """The CPU's tiled sums (each tile's rows scattered) and an accelerator's (a one-hot product per tile), both
-    run here, give the same float64 sums, and the same as the search's units summed row by row; padding rows
-    past ``count`` belong to no unit."""
+    """The CPU's tiled sums (the screened search, each tile's rows scattered) and an accelerator's (the matmul
+    form's search, a one-hot product per tile), both run here, give the same float64 sums, and the same as the
+    search's units summed row by row; padding rows past ``count`` belong to no unit."""
     from som_studio.core.plans import kernels
 
     jnp = kernels.jnp
@@ -286,8 +286,7 @@ def test_the_tiled_sums_scattered_are_the_accelerators_products(missing):
         known = jnp.asarray(mask.astype(np.float32))
     x = jnp.asarray(data)
     got = {
-        way: np.asarray(kernels.tiled_sums(wt, x, 16, 4, known, jnp.asarray(count), scatter=way))
-        for way in (True, False)
+        way: np.asarray(kernels.tiled_sums(wt, x, 16, 4, known, jnp.asarray(count), cpu=way)) for way in (True, False)
     }
     np.testing.assert_array_equal(got[True], got[False])
     best = np.asarray(kernels.bmus(wt, x, fused_plan.KernelPlan("tiled", 16, 4), known))

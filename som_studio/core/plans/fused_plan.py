@@ -36,14 +36,16 @@ row-major order on ties):
     features on a big map only, since the re-rank gathers two blocks of 512
     units per example.
 ``tiled``
-    many examples on a small map: a loop over tiles of a few hundred examples,
-    each searched by the matmul form (blocks of :data:`MIN_MATMUL_BLOCK` units,
-    on the CPU its scores laid out units x examples) and summed per unit in the same trip
-    (:func:`som_studio.core.plans.kernels.tiled_sums`: a scatter-add on the CPU,
-    one product ``onehot^T @ [x, 1]`` on an accelerator), so the examples x
-    units scores never leave the cache. A search alone (quality, projection) takes the matmul
-    search in tiles, on small maps only: a big map's tile holds a few examples,
-    and each few read the whole map (the cost model's map term).
+    many examples on a small map: a loop over tiles of examples, each searched and summed per unit
+    in the same trip (:func:`som_studio.core.plans.kernels.tiled_sums`), so the examples x units
+    scores never reach memory whole. On the CPU the search is screened: one product's best unit is
+    kept wherever no other unit can be as near within the rounding, the few examples nearer a tie
+    ranked directly (:data:`SCREEN_SHARES`), and the rows scattered into the sums; tiles of thousands
+    of examples, whose products run on every core. On an accelerator each tile takes the matmul
+    form's search (blocks of :data:`MIN_MATMUL_BLOCK` units) and one product ``onehot^T @ [x, 1]``
+    for its sums. A search alone (quality, projection) takes the same search in tiles, on small maps
+    only: a big map's tile holds a few examples, and each few read the whole map (the cost model's
+    map term).
 
 Tests and benchmarks force a form with the ``SOM_STUDIO_KERNEL_PLAN``
 environment variable or :func:`forced`; the chunk sizes still follow the budget.
@@ -89,10 +91,12 @@ CHUNK_BUDGET = {"cpu": ARGMIN_ELEMENTS * 4, "gpu": 1 << 30, "tpu": 1 << 30}
 MATMUL_BLOCK_FEATURES = 512
 MIN_MATMUL_BLOCK, MAX_MATMUL_BLOCK = 4, 32
 
-# Bytes one tile of the tiled form holds (scores, candidates, one-hot rows and values of its examples; the CPU
-# scatters its rows and makes no one-hot rows, but its tiles keep that size). On the CPU a tile stays in a core's
-# cache: measured at 1,000,000 x 30 on 10x10, tiles of 64-256 examples (~0.2-0.8 MiB) within 5 % of each other,
-# 512 examples 18 % slower, 1,024 25 %. On an accelerator a tile is one kernel, as large as a chunk.
+# Bytes one tile of the tiled form holds, as per_example_elements counts them (scores, candidates, one-hot rows
+# and values of its examples; the CPU's screened search holds its scores and a few rows of them). On the CPU a
+# tile is large enough for XLA to run its product on every core: measured with the screened search, 1,000,000 x
+# 30 on 10x10 best at 5,500-8,200 examples (145 ms against 176 at 2,048), 1,000,000 x 10 on 20x20 at 2,000-4,000
+# (232-253 ms against 320 at 8,192), 1,000,000 x 50 on 20x20 at 2,000-4,000; 16 MiB gives 5,556, 3,847 and 2,370.
+# On an accelerator a tile is one kernel, as large as a chunk.
 TILE_BYTES = {"cpu": 1 << 24, "gpu": 1 << 30, "tpu": 1 << 30}
 
 SCREEN_SHARES = (64, 16)
@@ -279,6 +283,11 @@ class PlanCosts:
 #: measured on a GPU by this model, except ``feature_loop_bytes``: fitted to the direct form on an H200 (jax
 #: 0.11.2), 17.7 ms an epoch at 5,000 x 2,048 on 20x20 and 10.7 ms at 16,000 x 300 on 25x15 (4.3 and 5.9 ps per
 #: example, unit and feature, about 20 bytes at its ~4 TB/s), where the bare product took 0.4 and 0.6 ms.
+#: The CPU's screened tiled search (``screen_s`` per example and unit: its three passes over the scores;
+#: ``tile_scatter_s`` per element scattered into the sums; ``near_per_feature``, the share of examples near a
+#: tie per feature; ``feature_trip_s``, the direct form's loop over features past UNROLLED_FEATURES, per
+#: feature and tile): fitted to whole epochs with each form forced, least of 5, clustered data (the table in
+#: docs/benchmarks.md, "Many rows on small maps: the screened search").
 COSTS = {
     "cpu": PlanCosts(
         0.75,

@@ -8,11 +8,11 @@ uses and how many examples each chunk takes. Every product passes
 mantissa), which picked the exact unit for only 62 % of the playbook's examples.
 
 Exact float32 on every backend: the BMU search takes the direct form on a GPU
-(no ``|w|^2 - 2 x.w`` cancellation at all), and a re-rank by the direct form
-after any expanded-form pass; the epoch's other steps (the per-unit sums, the
+(no ``|w|^2 - 2 x.w`` cancellation at all); every expanded-form pass is taken
+about the map's mean (:func:`_centre`) and followed by a re-rank by the direct
+form, or, in the CPU's tiled search, by a bound showing that no other unit can
+be as near (:class:`_Screen`). The epoch's other steps (the per-unit sums, the
 neighbourhood weights and the update) are :mod:`som_studio.core.plans.neighbourhood`'s.
-
-What was *not* run on a GPU: these steps are verified on the CPU only.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from som_studio.core import jax_runtime
 from som_studio.core.plans.fused_plan import FEATURE_SLAB, SCREEN_SHARES, UNROLLED_FEATURES, WIDE_FEATURES, KernelPlan
-from som_studio.core.plans.neighbourhood import accumulator
+from som_studio.core.plans.neighbourhood import HIGHEST, accumulator
 
 if TYPE_CHECKING:
     from jax import Array
@@ -30,14 +30,14 @@ jax = jax_runtime.jax()
 jnp = jax.numpy
 lax = jax.lax
 
-HIGHEST = lax.Precision.HIGHEST
 
-
-def sq_distances(w: Array, x: Array, known: Array | None = None, loop: bool = True) -> Array:
+def sq_distances(
+    w: Array, x: Array, known: Array | None = None, loop: bool = True, unrolled: int = UNROLLED_FEATURES
+) -> Array:
     """``sum_d (w_d - x_d)^2`` summed over features in order, as the NumPy reference does
-    (unrolled up to :data:`UNROLLED_FEATURES` features, in a loop past them; with ``loop``
-    false, one vectorised reduction past them: for one example, whose differences are no
-    larger than the map, the fastest way).
+    (unrolled up to ``unrolled`` features, by default :data:`UNROLLED_FEATURES`, in a loop past
+    them; with ``loop`` false, one vectorised reduction past :data:`UNROLLED_FEATURES`: for one
+    example, whose differences are no larger than the map, the fastest way).
 
     ``w`` is (D, ...) and ``x`` (D, ...) broadcastable against it. ``known``
     (like ``x``, boolean or 0/1) leaves the unknown features out: their terms
@@ -57,7 +57,7 @@ def sq_distances(w: Array, x: Array, known: Array | None = None, loop: bool = Tr
             diff = jnp.where(known != 0, diff, jnp.zeros((), diff.dtype))
         return jnp.sum(diff * diff, axis=0)
     acc = term(0)
-    if w.shape[0] > UNROLLED_FEATURES:
+    if w.shape[0] > unrolled:
         # A loop over features: the same order, one plane of distances in memory, a small program.
         return lax.fori_loop(1, w.shape[0], lambda k, a: a + term(k), acc)
     for k in range(1, w.shape[0]):
@@ -312,9 +312,13 @@ def _matmul_search(wt: Array, block: int, transposed: bool = False) -> Any:
     return search
 
 
+SCREEN_UNROLLED = 8
+"""Features the screened search's direct rankings sum unrolled; past them, in a loop (a small program)."""
+
+
 class _Screen:
     """The CPU's tiled search of one tile of examples: ``screen(x, kn, two)``, each example's best unit (and
-    second: :meth:`two`).
+    second, the quality pass's search).
 
     One product ranks every unit by the expanded form ``|w'|^2 - 2 x'.w'`` of examples and units moved by
     the map's mean ``c`` (``x' = x - c``, ``w' = w - c``: distances do not change, and the rounding shrinks
@@ -324,7 +328,9 @@ class _Screen:
     ``sum (w - x)^2`` in float32 is then strictly smallest there. Only the examples nearer a tie than that
     are gathered and ranked again by the direct form against every unit, first in row-major order on
     ties (:data:`SCREEN_SHARES`); measured, 0.3-0.6 % of the examples at 10-30 features on 100-400 units,
-    4 % at 50 features on 400 units among tight clusters. The matmul form re-ranks every example's two
+    4 % at 50 features on 400 units among tight clusters, more early in training (:meth:`_by_blocks`). With a
+    second unit, both are the product's where every third unit's bound lies beyond the second's reach and
+    the second's beyond the first's. The matmul form re-ranks every example's two
     best blocks, which cost as much as the product, and trusts the product to find those blocks: among
     examples 1,000 from the origin and 0.01 apart its product is all rounding, and it chose another unit
     than the reference for 45 % of them, where this search, finding every one of them near, agrees.
@@ -334,8 +340,8 @@ class _Screen:
     (``2 |x'.w'| + |w'|^2 <= |x'|^2 + 2 |w'|^2`` over ``2 D + 1`` terms, ``|w'|^2`` a sum of ``D``, and the
     moves' own rounding), taken as ``k = 4 (D + 2) u``, and the direct form by ``(D + 3) u`` of the distance.
     Each unit's score less ``2 k |w'|^2`` bounds it from below; the best unit is accepted when every other's
-    bound exceeds its score by ``2 k (|x'|^2 + |w'_best|^2)`` plus ``8 (D + 4) u`` of its distance (the
-    direct form's rounding of both distances, with room).
+    bound exceeds its score by ``2 k (|x'|^2 + |w'_best|^2)`` plus ``3 (D + 4) u`` of its distance (the
+    direct form's rounding of both distances, ``2 (D + 3) u`` of the smaller, with room).
     """
 
     def __init__(self, wt: Array, block: int) -> None:
@@ -345,6 +351,8 @@ class _Screen:
         self.u = float(jnp.finfo(dtype).eps) / 2
         self.k = 4 * (d + 2) * self.u
         self.rounding = (d + 3) * self.u  # the direct form's, relative to the distance
+        self.groups = max(1, -(-m // block))
+        self.rerank = _block_rerank(wt, block)
         self.centre = _centre(wt)
         wc = wt - self.centre
         self.wsq = jnp.sum(wc * wc, axis=0)
@@ -353,40 +361,29 @@ class _Screen:
         # Per unit: its score's bound from below is the score less this (a unit moved 1e30 away, padding,
         # scores +inf in float32 and needs none).
         self.slack = jnp.where(jnp.isfinite(self.wsq), 2 * self.k * self.wsq, 0)[:, None]
-        self.groups = max(1, -(-m // block))
-        self.rerank = _block_rerank(wt, block)
 
-    def __call__(self, x: Array, kn: Array | None, two: bool = False) -> Any:
-        return self.two(x, kn) if two else self.one(x, kn)
-
-    def _scores(self, x: Array, kn: Array | None) -> tuple[Array, Array, Array]:
-        """``(xa, score, xsq)``: the examples' side of the product, the (M, T) scores, ``|x'|^2``."""
+    def _scores(self, x: Array, kn: Array | None) -> tuple[Array, Array]:
+        """``(score, xsq)``: the (M, T) scores of the examples ``x`` and their ``|x'|^2``."""
         xc = _moved(x, kn, self.centre)
         ones = jnp.ones((x.shape[0], 1), self.dtype)
         xa = jnp.concatenate([-2 * xc, ones] if kn is None else [-2 * xc, kn, ones], axis=1)
-        score = self._product(xa, kn)
-        return xa, lax.optimization_barrier(score), jnp.sum(xc * xc, axis=1)
-
-    def _product(self, xa: Array, kn: Array | None) -> Array:
         wa = self.wa_full if kn is None else self.wa_known
-        return lax.dot_general(wa, xa, (((0,), (1,)), ((), ())), precision=HIGHEST)  # (M, T)
+        score = lax.dot_general(wa, xa, (((0,), (1,)), ((), ())), precision=HIGHEST)
+        return lax.optimization_barrier(score), jnp.sum(xc * xc, axis=1)
 
     def _direct(self, x: Array, kn: Array | None, two: bool = False) -> Any:
         """The reference's ranking against every unit. Materialised, then two reductions: 7x faster here
-        than the direct form's variadic argmin."""
-        dist = sq_distances(self.wt[:, None, :], x.T[:, :, None], None if kn is None else kn.T[:, :, None])
+        than the direct form's variadic argmin. Summed in a loop past :data:`SCREEN_UNROLLED` features:
+        the search holds five of these rankings in its branches, and unrolled they were most of its trace."""
+        kt = None if kn is None else kn.T[:, :, None]
+        dist = sq_distances(self.wt[:, None, :], x.T[:, :, None], kt, unrolled=SCREEN_UNROLLED)
         return _pick(dist, lax.broadcasted_iota(jnp.int32, dist.shape, 1), True) if two else _first_min(dist)
-
-    def _reach(self, xsq: Array, unit: Array, score: Array) -> Array:
-        """How near another unit's bound may come to ``unit``'s score and still not beat it (see above)."""
-        wsq = jnp.take(self.wsq, jnp.minimum(unit, self.m - 1))
-        return 2 * self.k * (xsq + wsq) + 8 * (self.d + 4) * self.u * jnp.abs(score + xsq)
 
     @staticmethod
     def _positions(mask: Array, cap: int) -> Array:
         """(cap,) the positions of ``mask``'s examples in order, then ``len(mask)`` (dropped) past them."""
         t = mask.shape[0]
-        slot = jnp.where(mask, lax.associative_scan(jnp.add, mask.astype(jnp.int32)) - 1, cap)
+        slot = jnp.where(mask, lax.cumsum(mask.astype(jnp.int32)) - 1, cap)
         return jnp.full((cap,), t, jnp.int32).at[slot].set(jnp.arange(t, dtype=jnp.int32), mode="drop")
 
     def _again(self, x: Array, kn: Array | None, mask: Array, cap: int, two: bool = False) -> Any:
@@ -411,63 +408,66 @@ class _Screen:
         more = max(cap, t // SCREEN_SHARES[1])
         return (count > cap).astype(jnp.int32) + (count > more).astype(jnp.int32), cap, more
 
-    def one(self, x: Array, kn: Array | None) -> Array:
-        """Each example's best unit."""
-        m, inf = self.m, jnp.asarray(jnp.inf, self.dtype)
-        xa, score, xsq = self._scores(x, kn)
+    def _screen(self, score: Array, xsq: Array, side: tuple, two: bool) -> tuple[tuple[Array, ...], Array]:
+        """``(units, near)``: each example's best unit (and second) by ``score`` (M, T), and whether another
+        unit's bound from below comes within reach of it. ``side``: the map's ``(|w'|^2, slack, k)`` in the
+        scores' precision; the reach adds the reference's own rounding of the distances, in the run's."""
+        wsq, slack, k = side
+        inf = jnp.asarray(jnp.inf, score.dtype)
         row = lax.broadcasted_iota(jnp.int32, score.shape, 0)
-        low = jnp.min(score, axis=0)
-        first = jnp.min(jnp.where(score == low[None, :], row, m), axis=0)
-        second = jnp.min(jnp.where(row == first[None, :], inf, score - self.slack), axis=0)
-        near = ~(second - low > self._reach(xsq, first, low))  # NaN counts as near
-        branch, cap, more = self._caps(x.shape[0], jnp.sum(near))
-        blocks = lambda f: self._by_blocks(x, kn, xa, xsq, cap)
-        return lax.switch(branch, [self._again(x, kn, near, cap), self._again(x, kn, near, more), blocks], first)
 
-    def _by_blocks(self, x: Array, kn: Array | None, xa: Array, xsq: Array, cap: int) -> Array:
+        def best(s: Array) -> tuple[Array, Array]:
+            low = jnp.min(s, axis=0)
+            return low, jnp.min(jnp.where(s == low[None, :], row, self.m), axis=0)
+
+        def reach(unit: Array, low: Array) -> Array:
+            near_wsq = jnp.take(wsq, jnp.minimum(unit, self.m - 1))
+            return 2 * k * (xsq + near_wsq) + 3 * (self.d + 4) * self.u * jnp.abs(low + xsq)
+
+        low, first = best(score)
+        if not two:
+            second = jnp.min(jnp.where(row == first[None, :], inf, score - slack), axis=0)
+            return (first,), ~(second - low > reach(first, low))  # NaN counts as near
+        low2, second = best(jnp.where(row == first[None, :], inf, score))
+        third = jnp.min(jnp.where((row == first[None, :]) | (row == second[None, :]), inf, score - slack), axis=0)
+        second_floor = low2 - 2 * k * jnp.take(wsq, jnp.minimum(second, self.m - 1))
+        near = ~(jnp.minimum(second_floor, third) - low > reach(first, low))
+        return (first, second), near | ~(third - low2 > reach(second, low2))
+
+    def __call__(self, x: Array, kn: Array | None, two: bool = False) -> Any:
+        """Each example's best unit (``two``: and its second-best, the quality pass's search)."""
+        score, xsq = self._scores(x, kn)
+        units, near = self._screen(score, xsq, (self.wsq, self.slack, self.k), two)
+        branch, cap, more = self._caps(x.shape[0], jnp.sum(near))
+        blocks = lambda _: self._by_blocks(x, kn, more, two)
+        again = [self._again(x, kn, near, cap, two), self._again(x, kn, near, more, two), blocks]
+        return lax.switch(branch, again, units if two else units[0])
+
+    def _by_blocks(self, x: Array, kn: Array | None, cap: int, two: bool) -> Any:
         """Many examples near a tie (a map drawn together early in training): each one's two best blocks
-        ranked again, as the matmul form ranks them, and the unit found kept where no unit outside those
+        ranked again, as the matmul form ranks them, and the best unit found kept where no unit outside those
         blocks can be as near: its bound from below, the score less its slack plus ``|x'|^2`` less its
-        rounding, exceeds the unit's direct distance. The rest against every unit; more than ``cap`` of
-        them, the whole tile."""
+        rounding, exceeds the unit's direct distance. The rest against every unit; more than ``cap`` of them,
+        the whole tile. ``two``: the best unit vouched for so, the second is the blocks' (the matmul form's
+        rule: a map a single epoch old left most examples' second in doubt, and whole tiles ranked directly
+        made the quality pass 3x the matmul form's)."""
         t, m, g, b = x.shape[0], self.m, self.groups, self.block
-        inf = jnp.asarray(jnp.inf, self.dtype)
         # The scores made again: a branch handed the tile's scores copies them in every tile (measured,
         # the epoch 1.6x slower whichever branch ran).
-        score = self._product(xa, kn)
+        score, xsq = self._scores(x, kn)
         padded = jnp.pad(score, ((0, g * b - m), (0, 0)), constant_values=jnp.inf)
         glo, ghi = _two_best_blocks_t(jnp.min(padded.reshape(g, b, t), axis=1))
-        best = self.rerank(glo, ghi, x, kn, False)
+        best = self.rerank(glo, ghi, x, kn, two)
         floor = jnp.pad(score - self.slack, ((0, g * b - m), (0, 0)), constant_values=jnp.inf)
         floor = jnp.min(floor.reshape(g, b, t), axis=1)  # (G, T)
         group = lax.broadcasted_iota(jnp.int32, floor.shape, 0)
-        others = jnp.where((group == glo[None, :]) | (group == ghi[None, :]), inf, floor)
+        others = jnp.where((group == glo[None, :]) | (group == ghi[None, :]), jnp.asarray(jnp.inf, self.dtype), floor)
         below = (jnp.min(others, axis=0) + xsq * (1 - self.k)) * (1 - 2 * self.rounding)
-        dist = sq_distances(jnp.take(self.wt, best, axis=1), x.T, None if kn is None else kn.T, loop=False)
+        unit = best[0] if two else best
+        dist = sq_distances(jnp.take(self.wt, unit, axis=1), x.T, None if kn is None else kn.T, loop=False)
         unsure = ~(below > dist * (1 + 2 * self.rounding))
-        whole = lambda _: self._direct(x, kn)
-        return lax.cond(jnp.sum(unsure) <= cap, self._again(x, kn, unsure, cap), whole, best)
-
-    def two(self, x: Array, kn: Array | None) -> tuple[Array, Array]:
-        """Each example's best and second-best unit (the quality pass's search), screened as :meth:`one`
-        screens the best: both are the product's where every third unit's bound lies beyond the second's
-        reach and the second's beyond the first's; the rest, few on a trained map, against every unit."""
-        m, inf = self.m, jnp.asarray(jnp.inf, self.dtype)
-        _, score, xsq = self._scores(x, kn)
-        row = lax.broadcasted_iota(jnp.int32, score.shape, 0)
-        low = jnp.min(score, axis=0)
-        first = jnp.min(jnp.where(score == low[None, :], row, m), axis=0)
-        rest = jnp.where(row == first[None, :], inf, score)
-        low2 = jnp.min(rest, axis=0)
-        second = jnp.min(jnp.where(rest == low2[None, :], row, m), axis=0)
-        third = jnp.min(jnp.where((row == first[None, :]) | (row == second[None, :]), inf, score - self.slack), axis=0)
-        second_floor = low2 - 2 * self.k * jnp.take(self.wsq, jnp.minimum(second, m - 1))
-        near = ~(jnp.minimum(second_floor, third) - low > self._reach(xsq, first, low))
-        near |= ~(third - low2 > self._reach(xsq, second, low2))  # NaN counts as near
-        branch, cap, more = self._caps(x.shape[0], jnp.sum(near))
-        whole = lambda _: self._direct(x, kn, True)
-        again = [self._again(x, kn, near, cap, True), self._again(x, kn, near, more, True), whole]
-        return lax.switch(branch, again, (first, second))
+        whole = lambda _: self._direct(x, kn, two)
+        return lax.cond(jnp.sum(unsure) <= cap, self._again(x, kn, unsure, cap, two), whole, best)
 
 
 def _slab_distances(blocks: Array, pick: Array, x: Array, kn: Array | None, slabs: int) -> Array:
@@ -534,16 +534,16 @@ def tiled_sums(
     block: int,
     known: Array | None = None,
     count: Array | None = None,
-    scatter: bool | None = None,
+    cpu: bool | None = None,
 ) -> Array:
     """Per-unit sums of an epoch's examples by their best units, searched and summed tile by tile (``tiled`` plan).
 
-    A loop over tiles of ``tile`` examples: each tile's best units by the
-    matmul form's exact search (:func:`matmul`), then the tile's rows
-    ``[x, 1]`` (``[x, known]`` with missing values) added to their units'
-    float64 totals (the run's dtype if wider), as :func:`unit_sums` adds them.
-    The examples x units scores and the candidates of a tile stay in the
-    cache: nothing of size examples x units reaches memory. On the CPU the
+    A loop over tiles of ``tile`` examples: each tile's best units (on the CPU
+    the screened search, :class:`_Screen`; elsewhere the matmul form's,
+    :func:`matmul`), then the tile's rows ``[x, 1]`` (``[x, known]`` with
+    missing values) added to their units' float64 totals (the run's dtype if
+    wider), as :func:`~som_studio.core.plans.neighbourhood.unit_sums` adds them.
+    Nothing of size examples x units reaches memory whole. On the CPU the
     tile's rows are scattered into the totals; on an accelerator they are
     summed by one product ``onehot(bmus)^T @ [x, 1]``, which runs at its
     matmul rate where a scatter-add contends on a few units' totals. The CPU's
@@ -552,18 +552,20 @@ def tiled_sums(
     The two ways differ only in the order of the float64 additions (~1e-16
     relative, below float32's rounding of the update but at a boundary).
     ``count``: only the first ``count`` examples count (a streamed batch's padding is dropped).
-    ``scatter``: force one way (default: the CPU's on the CPU, the product elsewhere).
+    ``cpu``: force the CPU's way (screened search, scatter) or an accelerator's (the matmul form's search,
+    the product); default: the backend programs are traced for.
 
     Returns
     -------
     (M, D + 1) sums of examples and counts, or (M, 2 D) of known values and known counts, in
-    :func:`accumulator`'s dtype, as :func:`unit_sums` adds them before rounding.
+    :func:`~som_studio.core.plans.neighbourhood.accumulator`'s dtype, as ``unit_sums`` adds them before rounding.
     """
     d, m = wt.shape
     n = data.shape[0]
     dtype = data.dtype
     wide = accumulator(dtype)
-    search = _tiled_search(wt, block)
+    cpu = _on_cpu() if cpu is None else cpu
+    search = _tiled_search(wt, block, cpu)
     units = jnp.arange(m, dtype=jnp.int32)
 
     def scattered(first: Array, vals: Array, acc: Array) -> Array:
@@ -573,16 +575,17 @@ def tiled_sums(
         hot = (first[:, None] == units[None, :]).astype(wide)  # (T, M)
         return acc + lax.dot_general(hot, vals, (((0,), (0,)), ((), ())), precision=HIGHEST)
 
-    def tile_sums(x: Array, kn: Array | None, first_row: Any, acc: Array) -> Array:
+    def tile_sums(x: Array, kn: Array | None, first_row: Any, fresh: Any, acc: Array) -> Array:
         first = search(x, kn)
-        if count is not None:  # rows past the count belong to no unit
-            first = jnp.where(first_row + jnp.arange(x.shape[0]) < count, first, m)
+        row = first_row + jnp.arange(x.shape[0])
+        # Rows before ``fresh`` were summed by the tile before (the last tile ends at the last row), rows
+        # past the count belong to no unit.
+        keep = row >= fresh if count is None else (row >= fresh) & (row < count)
+        first = jnp.where(keep, first, m)
         # In the accumulator's precision: the sums are the scatter-add's to ~1e-16, whatever the tiling
         # (a streamed run's batches then end at the in-memory run's map).
         vals = jnp.concatenate([x, jnp.ones((x.shape[0], 1), dtype) if kn is None else kn], axis=1).astype(wide)
-        if scatter is not None:
-            return (scattered if scatter else multiplied)(first, vals, acc)
-        return lax.platform_dependent(first, vals, acc, cpu=scattered, default=multiplied)
+        return (scattered if cpu else multiplied)(first, vals, acc)
 
     rows = data if known is None else jnp.concatenate([data, known], axis=1)
 
@@ -591,16 +594,14 @@ def tiled_sums(
 
     k = d + 1 if known is None else 2 * d
     tile = max(1, min(tile, n))
-    full = n // tile
 
     def body(t: Any, acc: Array) -> Array:
-        r = lax.dynamic_slice_in_dim(rows, t * tile, tile, axis=0)
-        return tile_sums(*split(r), t * tile, acc)
+        # Every tile whole, the last one ending at the last row: one program for all of them (a shorter
+        # last tile traced the screened search twice, and its trace is most of a run's start).
+        start = jnp.minimum(t * tile, n - tile)
+        return tile_sums(*split(lax.dynamic_slice_in_dim(rows, start, tile, axis=0)), start, t * tile, acc)
 
-    acc = lax.fori_loop(0, full, body, jnp.zeros((m, k), wide))
-    if n > full * tile:  # the last, shorter tile
-        acc = tile_sums(*split(rows[full * tile :]), full * tile, acc)
-    return acc
+    return lax.fori_loop(0, -(-n // tile), body, jnp.zeros((m, k), wide))
 
 
 def blocked(wt: Array, data: Array, chunk: int, block: int, known: Array | None = None, two: bool = False) -> Any:
@@ -703,22 +704,20 @@ def chunk_search(wt: Array, plan: KernelPlan) -> Any:
     return _blocked_search(wt, plan.block)
 
 
-def _tiled_search(wt: Array, block: int) -> Any:
-    """The tiled form's search alone (the quality pass, projection): on the CPU screened
-    (:class:`_Screen`), elsewhere the matmul form's in tiles. ``search(x, kn, two)``."""
-    screened = _Screen(wt, block)
-    matmul_ = _matmul_search(wt, block, transposed=True)
+def _tiled_search(wt: Array, block: int, cpu: bool | None = None) -> Any:
+    """The tiled form's search: on the CPU screened (:class:`_Screen`), elsewhere the matmul form's in tiles
+    (``cpu``: force one, for tests; default: the backend programs are traced for). ``search(x, kn, two)``.
 
-    def search(x: Array, kn: Array | None, two: bool = False) -> Any:
-        if kn is None:
-            return lax.platform_dependent(
-                x, cpu=lambda x: screened(x, None, two), default=lambda x: matmul_(x, None, two)
-            )
-        return lax.platform_dependent(
-            x, kn, cpu=lambda x, kn: screened(x, kn, two), default=lambda x, kn: matmul_(x, kn, two)
-        )
+    Chosen while tracing, not by ``lax.platform_dependent``: that traces both searches into every program,
+    and the screened one's branches with them tripled the trace of a run's programs (0.57 s against 0.10)."""
+    if cpu is None:
+        cpu = _on_cpu()
+    return _Screen(wt, block) if cpu else _matmul_search(wt, block, transposed=True)
 
-    return search
+
+def _on_cpu() -> bool:
+    """Whether the programs traced now run on the CPU: the default backend's, where every trainer places them."""
+    return jax.default_backend() == "cpu"
 
 
 def bmus(wt: Array, data: Array, plan: KernelPlan, known: Array | None = None) -> Array:
