@@ -43,7 +43,7 @@ from som_studio.core import jax_runtime
 from som_studio.core.plans import fused_plan, kernels, neighbourhood
 from som_studio.core.plans.device_schedule import DeviceSchedule
 from som_studio.core.plans.fused_plan import KernelPlan
-from som_studio.core.plans.kernels import HIGHEST  # sq_distances: re-exported for the online trainers
+from som_studio.core.plans.neighbourhood import HIGHEST
 from som_studio.core.som.problem import Problem
 from som_studio.run_settings import Topology
 

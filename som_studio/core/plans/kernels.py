@@ -393,8 +393,8 @@ class _Screen:
 
         def again(chosen: Any) -> Any:
             at = self._positions(mask, cap)
-            take = lambda a: None if a is None else jnp.take(a, jnp.minimum(at, t - 1), axis=0)
-            found = self._direct(take(x), take(kn), two)
+            rows = jnp.minimum(at, t - 1)
+            found = self._direct(jnp.take(x, rows, axis=0), None if kn is None else jnp.take(kn, rows, axis=0), two)
             if not two:
                 return chosen.at[at].set(found, mode="drop")
             return tuple(c.at[at].set(f, mode="drop") for c, f in zip(chosen, found, strict=True))
