@@ -268,6 +268,7 @@ class PlanCosts:
     tile_scatter_s: float = 0.0
     near_per_feature: float = 0.0
     feature_trip_s: float = 0.0
+    screen_trip_s: float = 0.0
 
 
 #: The CPU's, from forced forms on a 2-core AVX-512 machine (process CPU time, the machine loaded):
@@ -286,8 +287,10 @@ class PlanCosts:
 #: The CPU's screened tiled search (``screen_s`` per example and unit: its three passes over the scores;
 #: ``tile_scatter_s`` per element scattered into the sums; ``near_per_feature``, the share of examples near a
 #: tie per feature; ``feature_trip_s``, the direct form's loop over features past UNROLLED_FEATURES, per
-#: feature and tile): fitted to whole epochs with each form forced, least of 5, clustered data (the table in
-#: docs/benchmarks.md, "Many rows on small maps: the screened search").
+#: feature and tile; ``screen_trip_s``, a tile's fixed share: its branch, the gathered few ranked directly and
+#: scattered back, which on a small problem outweighs the search itself): fitted to whole epochs with each
+#: form forced, least of 5, clustered data (the table in docs/benchmarks.md, "Many rows on small maps: the
+#: screened search").
 COSTS = {
     "cpu": PlanCosts(
         0.75,
@@ -304,6 +307,7 @@ COSTS = {
         tile_scatter_s=0.8e-9,
         near_per_feature=1.7e-4,
         feature_trip_s=2e-6,
+        screen_trip_s=50e-6,
     ),
     "gpu": PlanCosts(0.75, 8.0, 0.01, 0.09, 0.02e-9, 0.02e-9, 0.05e-9, 0.005e-9, 22e-6, feature_loop_bytes=20.0),
 }
@@ -367,7 +371,7 @@ def predict(
         t += product(2 * n * m * k, k) + n * (m * c.screen_s + (k * c.tile_scatter_s if sums else 0.0)) * slow
         near = d * c.near_per_feature  # the share of examples near a tie, as measured on trained maps
         few = next((1 / share for share in SCREEN_SHARES if near <= 1 / share), None)
-        t += n * (few or 1 / SCREEN_SHARES[0]) * 3 * m * d / (peak * c.direct_share)
+        t += n * (few or 1 / SCREEN_SHARES[0]) * 3 * m * d / (peak * c.direct_share) + trips * c.screen_trip_s
         if few is None:  # more: every example's two best blocks re-ranked, the product made again
             b = max(plan.block, 1)
             g = -(-units // b)
