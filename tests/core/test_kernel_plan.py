@@ -325,8 +325,11 @@ def _tied_map(rng, d: int, points: int) -> tuple[np.ndarray, np.ndarray, np.ndar
     return units.T.copy(), base, base + (steps[0] + steps[1]) / 2
 
 
-@pytest.mark.parametrize("missing", [False, True])
-@pytest.mark.parametrize(("pairs", "triples"), [(0.0, 0.0), (0.01, 0.0), (0.1, 0.01), (0.1, 0.3)])
+# Each pass of the screen: none near a tie, a few (ranked directly), many (their blocks, the few of those in
+# doubt ranked directly), more (the whole tile); with and without missing values in turn.
+@pytest.mark.parametrize(
+    ("pairs", "triples", "missing"), [(0.0, 0.0, True), (0.01, 0.0, False), (0.1, 0.01, True), (0.1, 0.3, False)]
+)
 def test_the_cpus_screened_tiled_sums_are_the_references_however_many_examples_lie_near_a_tie(pairs, triples, missing):
     """The CPU's tiled epoch accepts the product's best unit only where no other can be as near; the rest,
     exact ties among them, are ranked again by the direct form: a few per tile against every unit; more,
