@@ -326,11 +326,21 @@ def _tied_map(rng, d: int, points: int) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 
 # Each pass of the screen: none near a tie, a few (ranked directly), many (their blocks, the few of those in
-# doubt ranked directly), more (the whole tile); with and without missing values in turn.
+# doubt ranked directly), more (the whole tile); with and without missing values in turn; and a problem of a
+# few tiles (its smaller program ranks a tile with many near a tie whole).
 @pytest.mark.parametrize(
-    ("pairs", "triples", "missing"), [(0.0, 0.0, True), (0.01, 0.0, False), (0.1, 0.01, True), (0.1, 0.3, False)]
+    ("pairs", "triples", "missing", "tile"),
+    [
+        (0.0, 0.0, True, 512),
+        (0.01, 0.0, False, 512),
+        (0.1, 0.01, True, 512),
+        (0.1, 0.3, False, 512),
+        (0.1, 0.01, False, 1280),
+    ],
 )
-def test_the_cpus_screened_tiled_sums_are_the_references_however_many_examples_lie_near_a_tie(pairs, triples, missing):
+def test_the_cpus_screened_tiled_sums_are_the_references_however_many_examples_lie_near_a_tie(
+    pairs, triples, missing, tile
+):
     """The CPU's tiled epoch accepts the product's best unit only where no other can be as near; the rest,
     exact ties among them, are ranked again by the direct form: a few per tile against every unit; more,
     every example's two best blocks, and the few of those still in doubt (a three-way tie across blocks)
@@ -339,7 +349,7 @@ def test_the_cpus_screened_tiled_sums_are_the_references_however_many_examples_l
 
     jnp = kernels.jnp
     rng = np.random.default_rng(3)
-    n, d, tile = 1280, 6, 640
+    n, d = 2560, 6
     wt, points, mids = _tied_map(rng, d, 14)
     x = (wt[:, rng.integers(0, wt.shape[1], n)].T + rng.normal(0, 0.7, (n, d))).astype(np.float32)
     kind = rng.random(n)

@@ -344,10 +344,11 @@ class _Screen:
     direct form's rounding of both distances, ``2 (D + 3) u`` of the smaller, with room).
     """
 
-    def __init__(self, wt: Array, block: int) -> None:
+    def __init__(self, wt: Array, block: int, few_tiles: bool = False) -> None:
         d, m = wt.shape
         dtype = wt.dtype
         self.wt, self.block, self.m, self.d, self.dtype = wt, block, m, d, dtype
+        self.few_tiles = few_tiles
         self.u = float(jnp.finfo(dtype).eps) / 2
         self.k = 4 * (d + 2) * self.u
         self.rounding = (d + 3) * self.u  # the direct form's, relative to the distance
@@ -439,6 +440,11 @@ class _Screen:
         score, xsq = self._scores(x, kn)
         units, near = self._screen(score, xsq, (self.wsq, self.slack, self.k), two)
         branch, cap, more = self._caps(x.shape[0], jnp.sum(near))
+        if self.few_tiles:
+            # A problem of a few tiles: ranked whole where many are near a tie, in a program that compiles
+            # in half the time (each branch of the full search takes XLA 0.1-0.3 s).
+            whole = lambda _: self._direct(x, kn, two)
+            return lax.cond(branch == 0, self._again(x, kn, near, cap, two), whole, units if two else units[0])
         blocks = lambda _: self._by_blocks(x, kn, more, two)
         again = [self._again(x, kn, near, cap, two), self._again(x, kn, near, more, two), blocks]
         return lax.switch(branch, again, units if two else units[0])
@@ -565,7 +571,7 @@ def tiled_sums(
     dtype = data.dtype
     wide = accumulator(dtype)
     cpu = _on_cpu() if cpu is None else cpu
-    search = _tiled_search(wt, block, cpu)
+    search = _tiled_search(wt, block, cpu, tiles=-(-n // max(1, min(tile, n))))
     units = jnp.arange(m, dtype=jnp.int32)
 
     def scattered(first: Array, vals: Array, acc: Array) -> Array:
@@ -687,32 +693,40 @@ def _blocked_search(wt: Array, block: int) -> Any:
     return search
 
 
-def chunk_search(wt: Array, plan: KernelPlan) -> Any:
+def chunk_search(wt: Array, plan: KernelPlan, chunks: int | None = None) -> Any:
     """``plan``'s search of one chunk of examples, the map's part made once: ``search(x, known, two)``.
 
     ``x`` (n, D), ``known`` (n, D) 0/1 or ``None``; ``two`` also gives each example's second-best unit.
     What the search needs of the map alone (its padded, unit-major blocks, ``|w|^2``) is made here,
     outside any loop over chunks that calls ``search``: the compiler does not always hoist it (a
-    transpose of the whole map in every chunk of a quality pass at 2,048 features).
+    transpose of the whole map in every chunk of a quality pass at 2,048 features). ``chunks``: how
+    many chunks the search will take, where known (a search of a few makes a smaller program).
     """
     if plan.form == "direct":
         return _direct_search(wt)
     if plan.form == "tiled":
-        return _tiled_search(wt, plan.block)
+        return _tiled_search(wt, plan.block, tiles=chunks)
     if plan.form == "matmul":
         return _matmul_search(wt, plan.block)
     return _blocked_search(wt, plan.block)
 
 
-def _tiled_search(wt: Array, block: int, cpu: bool | None = None) -> Any:
+def _tiled_search(wt: Array, block: int, cpu: bool | None = None, tiles: int | None = None) -> Any:
     """The tiled form's search: on the CPU screened (:class:`_Screen`), elsewhere the matmul form's in tiles
     (``cpu``: force one, for tests; default: the backend programs are traced for). ``search(x, kn, two)``.
+    ``tiles``: how many tiles the search will run (at most :data:`FEW_TILES`: the screen's smaller program).
 
     Chosen while tracing, not by ``lax.platform_dependent``: that traces both searches into every program,
     and the screened one's branches with them tripled the trace of a run's programs (0.57 s against 0.10)."""
     if cpu is None:
         cpu = _on_cpu()
-    return _Screen(wt, block) if cpu else _matmul_search(wt, block, transposed=True)
+    few = tiles is not None and tiles <= FEW_TILES
+    return _Screen(wt, block, few) if cpu else _matmul_search(wt, block, transposed=True)
+
+
+FEW_TILES = 4
+"""Up to this many tiles the screened search ranks a tile with many examples near a tie whole (cheap at that
+size), not by the blocks' pass that big problems take: its program compiles in half the time."""
 
 
 def _on_cpu() -> bool:
@@ -761,5 +775,5 @@ def best_two(wt: Array, data: Array, plan: KernelPlan, known: Array | None = Non
 
 def _tiled(wt: Array, data: Array, plan: KernelPlan, known: Array | None = None, two: bool = False) -> Any:
     """The tiled form's search alone over ``data`` in tiles (:func:`_tiled_search`)."""
-    search = _tiled_search(wt, plan.block)
+    search = _tiled_search(wt, plan.block, tiles=-(-data.shape[0] // max(plan.chunk, 1)))
     return _in_chunks(*_with_known(lambda x, kn: search(x, kn, two), data, known), plan.chunk)
