@@ -510,7 +510,6 @@ def matmul(
     block: int,
     known: Array | None = None,
     two: bool = False,
-    transposed: bool = False,
 ) -> Any:
     """``|w|^2 - 2 x.w`` (HIGHEST) to all units in one product, then the best two blocks re-ranked (``matmul`` plan).
 
@@ -526,10 +525,9 @@ def matmul(
     exactly. With ``known``, ``|w|^2`` counts each example's known features
     only: one product ``[-2x, known, 1] @ [w; w*w; pad]``, then the masked
     direct form. ``two`` also gives each example's second-best unit (it lies in
-    the best block or is the least unit of the second best). ``transposed``: the
-    scores laid out units x examples (the tiled form's; see :func:`_matmul_search`).
+    the best block or is the least unit of the second best).
     """
-    search = _matmul_search(wt, block, transposed)
+    search = _matmul_search(wt, block)
     return _in_chunks(*_with_known(lambda x, kn: search(x, kn, two), data, known), chunk)
 
 
