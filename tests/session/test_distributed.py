@@ -38,7 +38,8 @@ def _start(
     args: list[str], launcher: list[str] = (), extra_env: dict[str, str] | None = None, **kw
 ) -> subprocess.Popen:
     env = dict(os.environ, PYTHONUNBUFFERED="1", **(extra_env or {}))
-    env.pop("XLA_FLAGS", None)  # the test process's 8 devices are not the children's
+    # The test process's 8 devices are not the children's; its other flags are.
+    env["XLA_FLAGS"] = " ".join(f for f in env.get("XLA_FLAGS", "").split() if "device_count" not in f)
     env.pop("JAX_PLATFORMS", None)
     return subprocess.Popen(
         [*launcher, sys.executable, *args],
