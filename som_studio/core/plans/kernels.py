@@ -336,12 +336,16 @@ class _Screen:
     than the reference for 45 % of them, where this search, finding every one of them near, agrees.
 
     The margin, with ``u`` the unit roundoff: a sum of ``n`` terms in any order is off by at most ``n u``
-    times the sum of its terms' magnitudes, so a score is off by at most ``(3 D + 4) u (|x'|^2 + 2 |w'|^2)``
-    (``2 |x'.w'| + |w'|^2 <= |x'|^2 + 2 |w'|^2`` over ``2 D + 1`` terms, ``|w'|^2`` a sum of ``D``, and the
-    moves' own rounding), taken as ``k = 4 (D + 2) u``, and the direct form by ``(D + 3) u`` of the distance.
-    Each unit's score less ``2 k |w'|^2`` bounds it from below; the best unit is accepted when every other's
-    bound exceeds its score by ``2 k (|x'|^2 + |w'_best|^2)`` plus ``3 (D + 4) u`` of its distance (the
-    direct form's rounding of both distances, ``2 (D + 3) u`` of the smaller, with room).
+    times the sum of its terms' magnitudes. A score's terms are ``-2 x'_i w'_i``, at most ``2 |x'| |w'|``
+    together (Cauchy-Schwarz), and ``|w'|^2``, itself a sum of ``D``; the moves round each ``x'_i`` and
+    ``w'_i`` within ``u`` of itself, which shifts a unit against another by at most ``4 u |x'| |w'| + 2 u
+    |w'|^2``. So a score is off by at most ``(2 D + 6) u |x'| |w'| + (2 D + 3) u |w'|^2``, within
+    ``k (2 |x'| |w'| + |w'|^2)``, ``k = 4 (D + 2) u``; the direct form by ``(D + 3) u`` of the distance.
+    Each unit's score less its rounding bounds it from below; the best unit is accepted when every other's
+    bound exceeds the best's score plus its rounding by ``3 (D + 4) u`` of its distance (the direct form's
+    rounding of both distances, ``2 (D + 3) u`` of the smaller, with room). The rounding grows with
+    ``|x'| |w'|``, not ``|x'|^2``: on a map drawn together early in training (``|w'|`` small against the
+    data's spread) few examples are near a tie.
     """
 
     def __init__(self, wt: Array, block: int, few_tiles: bool = False) -> None:
@@ -351,7 +355,6 @@ class _Screen:
         self.few_tiles = few_tiles
         self.u = float(jnp.finfo(dtype).eps) / 2
         self.k = 4 * (d + 2) * self.u
-        self.rounding = (d + 3) * self.u  # the direct form's, relative to the distance
         self.groups = max(1, -(-m // block))
         self.rerank = _block_rerank(wt, block)
         self.centre = _centre(wt)
@@ -359,9 +362,11 @@ class _Screen:
         self.wsq = jnp.sum(wc * wc, axis=0)
         self.wa_full = jnp.concatenate([wc, self.wsq[None, :]], axis=0)
         self.wa_known = jnp.concatenate([wc, _square(wc), jnp.zeros((1, m), dtype)], axis=0)
-        # Per unit: its score's bound from below is the score less this (a unit moved 1e30 away, padding,
+        # Per unit, its score's rounding is at most ``slack + cross |x'|`` (a unit moved 1e30 away, padding,
         # scores +inf in float32 and needs none).
-        self.slack = jnp.where(jnp.isfinite(self.wsq), 2 * self.k * self.wsq, 0)[:, None]
+        finite = jnp.isfinite(self.wsq)
+        self.slack = jnp.where(finite, self.k * self.wsq, 0)[:, None]
+        self.cross = jnp.where(finite, 2 * self.k * jnp.sqrt(jnp.where(finite, self.wsq, 0)), 0)[:, None]
 
     def _scores(self, x: Array, kn: Array | None) -> tuple[Array, Array]:
         """``(score, xsq)``: the (M, T) scores of the examples ``x`` and their ``|x'|^2``."""
@@ -409,36 +414,48 @@ class _Screen:
         more = max(cap, t // SCREEN_SHARES[1])
         return (count > cap).astype(jnp.int32) + (count > more).astype(jnp.int32), cap, more
 
-    def _screen(self, score: Array, xsq: Array, side: tuple, two: bool) -> tuple[tuple[Array, ...], Array]:
+    def _floor(self, score: Array, xn: Array) -> Array:
+        """(M, T): each unit's score less its rounding, a bound from below (``xn``: the examples' ``|x'|``)."""
+        return score - self.slack - self.cross * xn[None, :]
+
+    def _error(self, unit: Array, xn: Array) -> Array:
+        """(T,): the rounding of each example's score of ``unit``."""
+        unit = jnp.minimum(unit, self.m - 1)
+        return jnp.take(self.slack[:, 0], unit) + jnp.take(self.cross[:, 0], unit) * xn
+
+    def _direct_rounding(self, dist: Array) -> Array:
+        """What the reference's rounding of two direct distances, the smaller ``dist``, can reach (with room)."""
+        return 3 * (self.d + 4) * self.u * jnp.abs(dist)
+
+    def _screen(self, score: Array, xsq: Array, two: bool) -> tuple[tuple[Array, ...], Array]:
         """``(units, near)``: each example's best unit (and second) by ``score`` (M, T), and whether another
-        unit's bound from below comes within reach of it. ``side``: the map's ``(|w'|^2, slack, k)`` in the
-        scores' precision; the reach adds the reference's own rounding of the distances, in the run's."""
-        wsq, slack, k = side
+        unit's bound from below comes within reach of it: the best's score plus its rounding, plus the
+        reference's rounding of the direct distances."""
         inf = jnp.asarray(jnp.inf, score.dtype)
         row = lax.broadcasted_iota(jnp.int32, score.shape, 0)
+        xn = jnp.sqrt(xsq)
 
         def best(s: Array) -> tuple[Array, Array]:
             low = jnp.min(s, axis=0)
             return low, jnp.min(jnp.where(s == low[None, :], row, self.m), axis=0)
 
         def reach(unit: Array, low: Array) -> Array:
-            near_wsq = jnp.take(wsq, jnp.minimum(unit, self.m - 1))
-            return 2 * k * (xsq + near_wsq) + 3 * (self.d + 4) * self.u * jnp.abs(low + xsq)
+            return self._error(unit, xn) + self._direct_rounding(low + xsq)
 
         low, first = best(score)
+        floor = self._floor(score, xn)
         if not two:
-            second = jnp.min(jnp.where(row == first[None, :], inf, score - slack), axis=0)
+            second = jnp.min(jnp.where(row == first[None, :], inf, floor), axis=0)
             return (first,), ~(second - low > reach(first, low))  # NaN counts as near
         low2, second = best(jnp.where(row == first[None, :], inf, score))
-        third = jnp.min(jnp.where((row == first[None, :]) | (row == second[None, :]), inf, score - slack), axis=0)
-        second_floor = low2 - 2 * k * jnp.take(wsq, jnp.minimum(second, self.m - 1))
-        near = ~(jnp.minimum(second_floor, third) - low > reach(first, low))
+        third = jnp.min(jnp.where((row == first[None, :]) | (row == second[None, :]), inf, floor), axis=0)
+        near = ~(jnp.minimum(low2 - self._error(second, xn), third) - low > reach(first, low))
         return (first, second), near | ~(third - low2 > reach(second, low2))
 
     def __call__(self, x: Array, kn: Array | None, two: bool = False) -> Any:
         """Each example's best unit (``two``: and its second-best, the quality pass's search)."""
         score, xsq = self._scores(x, kn)
-        units, near = self._screen(score, xsq, (self.wsq, self.slack, self.k), two)
+        units, near = self._screen(score, xsq, two)
         branch, cap, more = self._caps(x.shape[0], jnp.sum(near))
         if self.few_tiles:
             # A problem of a few tiles: ranked whole where many are near a tie, in a program that compiles
@@ -464,14 +481,15 @@ class _Screen:
         padded = jnp.pad(score, ((0, g * b - m), (0, 0)), constant_values=jnp.inf)
         glo, ghi = _two_best_blocks_t(jnp.min(padded.reshape(g, b, t), axis=1))
         best = self.rerank(glo, ghi, x, kn, two)
-        floor = jnp.pad(score - self.slack, ((0, g * b - m), (0, 0)), constant_values=jnp.inf)
+        xn = jnp.sqrt(xsq)
+        floor = jnp.pad(self._floor(score, xn), ((0, g * b - m), (0, 0)), constant_values=jnp.inf)
         floor = jnp.min(floor.reshape(g, b, t), axis=1)  # (G, T)
         group = lax.broadcasted_iota(jnp.int32, floor.shape, 0)
         others = jnp.where((group == glo[None, :]) | (group == ghi[None, :]), jnp.asarray(jnp.inf, self.dtype), floor)
-        below = (jnp.min(others, axis=0) + xsq * (1 - self.k)) * (1 - 2 * self.rounding)
         unit = best[0] if two else best
+        own = jnp.take_along_axis(score, unit[None, :], axis=0)[0] + self._error(unit, xn)
         dist = sq_distances(jnp.take(self.wt, unit, axis=1), x.T, None if kn is None else kn.T, loop=False)
-        unsure = ~(below > dist * (1 + 2 * self.rounding))
+        unsure = ~(jnp.min(others, axis=0) - own > self._direct_rounding(dist))
         whole = lambda _: self._direct(x, kn, two)
         return lax.cond(jnp.sum(unsure) <= cap, self._again(x, kn, unsure, cap, two), whole, best)
 
