@@ -767,7 +767,14 @@ class _Quality:
                 )
                 return self._q
             self._q = DeviceQuality(
-                p.data, p.height, p.width, p.dtype, self.device, topology=self.topology, toroid=self.toroid
+                p.data,
+                p.height,
+                p.width,
+                p.dtype,
+                self.device,
+                topology=self.topology,
+                toroid=self.toroid,
+                missing=p.missing,
             )
         return self._q
 

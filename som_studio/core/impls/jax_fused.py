@@ -256,7 +256,7 @@ class FusedBatch(_FusedTrainer):
         plan = self.plan
         lattice = (p.config.topology, bool(p.config.toroid))
         self.known = None
-        if np.isnan(p.data).any():
+        if p.missing:
             # NaN become 0 with a 0/1 mask beside them, placed once (the search and the sums read both).
             known = ~np.isnan(p.data)
             self.data.delete()

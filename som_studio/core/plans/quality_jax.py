@@ -209,6 +209,7 @@ class DeviceQuality:
     device : where to compute; default JAX's first device.
     budget : bytes one chunk of the search may hold (default: :func:`plan`'s).
     topology, toroid : the map's lattice (the topographic error's adjacency).
+    missing : whether ``data`` holds NaN, where the caller knows (else looked for: a scan of every value).
     """
 
     def __init__(
@@ -221,10 +222,11 @@ class DeviceQuality:
         budget: int | None = None,
         topology: str = Topology.RECT,
         toroid: bool = False,
+        missing: bool | None = None,
     ) -> None:
         self.height, self.width = height, width
         self.lattice = (topology, bool(toroid))
-        self.missing = bool(np.isnan(data).any())
+        self.missing = bool(np.isnan(data).any()) if missing is None else missing
         self.dtype = np.dtype(dtype)
         self.device = device if device is not None else jax.devices()[0]
         n, d = data.shape

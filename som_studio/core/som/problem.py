@@ -30,6 +30,7 @@ map does not depend on the block size.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -142,9 +143,9 @@ class Problem:
     def samples(self) -> int:
         return self.stream.rows if self.stream is not None else int(self.data.shape[0])
 
-    @property
+    @functools.cached_property
     def missing(self) -> bool:
-        """Whether the data hold missing values (NaN)."""
+        """Whether the data hold missing values (NaN): looked for once (a scan of every value)."""
         return self.stream.moments.missing if self.stream is not None else bool(np.isnan(self.data).any())
 
     @property
