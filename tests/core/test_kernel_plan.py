@@ -325,26 +325,22 @@ def _tied_map(rng, d: int, points: int) -> tuple[np.ndarray, np.ndarray, np.ndar
     return units.T.copy(), base, base + (steps[0] + steps[1]) / 2
 
 
-# Each pass of the screen: none near a tie, a few (ranked directly), many (their blocks, the few of those in
-# doubt ranked directly), more (the whole tile); with and without missing values in turn; and a problem of a
-# few tiles (its smaller program ranks a tile with many near a tie whole).
+# Each branch of the screen: none near a tie, a few and more (ranked directly), many (the whole tile); with
+# and without missing values in turn; the last tile overlapping the one before, once.
 @pytest.mark.parametrize(
     ("pairs", "triples", "missing", "tile"),
     [
         (0.0, 0.0, True, 512),
         (0.01, 0.0, False, 512),
-        (0.1, 0.01, True, 512),
+        (0.03, 0.01, True, 600),
         (0.1, 0.3, False, 512),
-        (0.1, 0.01, False, 1280),
     ],
 )
 def test_the_cpus_screened_tiled_sums_are_the_references_however_many_examples_lie_near_a_tie(
     pairs, triples, missing, tile
 ):
     """The CPU's tiled epoch accepts the product's best unit only where no other can be as near; the rest,
-    exact ties among them, are ranked again by the direct form: a few per tile against every unit; more,
-    every example's two best blocks, and the few of those still in doubt (a three-way tie across blocks)
-    against every unit; more still, the whole tile."""
+    exact ties among them, are ranked again by the direct form against every unit; many, the whole tile."""
     from som_studio.core.plans import kernels
 
     jnp = kernels.jnp
@@ -356,7 +352,8 @@ def test_the_cpus_screened_tiled_sums_are_the_references_however_many_examples_l
     two, three = kind < pairs, (kind >= pairs) & (kind < pairs + triples)
     x[two] = mids[rng.integers(0, len(mids), two.sum())]
     x[three] = points[rng.integers(0, len(points), three.sum())]
-    known = (rng.random((n, d)) < 0.8).astype(np.float32) if missing else None
+    # 5 % missing: units that differ only in features an example lacks tie for it, a few examples in a tile.
+    known = (rng.random((n, d)) < 0.95).astype(np.float32) if missing else None
     if missing:
         known[two | three] = 1  # a tie holds over every feature
         x = np.where(known != 0, x, 0).astype(np.float32)

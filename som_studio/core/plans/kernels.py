@@ -328,7 +328,8 @@ class _Screen:
     ``sum (w - x)^2`` in float32 is then strictly smallest there. Only the examples nearer a tie than that
     are gathered and ranked again by the direct form against every unit, first in row-major order on
     ties (:data:`SCREEN_SHARES`); measured, 0.3-0.6 % of the examples at 10-30 features on 100-400 units,
-    4 % at 50 features on 400 units among tight clusters, more early in training (:meth:`_by_blocks`). With a
+    4 % at 50 features on 400 units among tight clusters, more early in training (a tile with more than a
+    sixteenth of its examples near a tie is ranked whole). With a
     second unit, both are the product's where every third unit's bound lies beyond the second's reach and
     the second's beyond the first's. The matmul form re-ranks every example's two
     best blocks, which cost as much as the product, and trusts the product to find those blocks: among
@@ -348,15 +349,12 @@ class _Screen:
     data's spread) few examples are near a tie.
     """
 
-    def __init__(self, wt: Array, block: int, few_tiles: bool = False) -> None:
+    def __init__(self, wt: Array) -> None:
         d, m = wt.shape
         dtype = wt.dtype
-        self.wt, self.block, self.m, self.d, self.dtype = wt, block, m, d, dtype
-        self.few_tiles = few_tiles
+        self.wt, self.m, self.d, self.dtype = wt, m, d, dtype
         self.u = float(jnp.finfo(dtype).eps) / 2
         self.k = 4 * (d + 2) * self.u
-        self.groups = max(1, -(-m // block))
-        self.rerank = _block_rerank(wt, block)
         self.centre = _centre(wt)
         wc = wt - self.centre
         self.wsq = jnp.sum(wc * wc, axis=0)
@@ -457,41 +455,14 @@ class _Screen:
         score, xsq = self._scores(x, kn)
         units, near = self._screen(score, xsq, two)
         branch, cap, more = self._caps(x.shape[0], jnp.sum(near))
-        if self.few_tiles:
-            # A problem of a few tiles: ranked whole where many are near a tie, in a program that compiles
-            # in half the time (each branch of the full search takes XLA 0.1-0.3 s).
-            whole = lambda _: self._direct(x, kn, two)
-            return lax.cond(branch == 0, self._again(x, kn, near, cap, two), whole, units if two else units[0])
-        blocks = lambda _: self._by_blocks(x, kn, more, two)
-        again = [self._again(x, kn, near, cap, two), self._again(x, kn, near, more, two), blocks]
-        return lax.switch(branch, again, units if two else units[0])
-
-    def _by_blocks(self, x: Array, kn: Array | None, cap: int, two: bool) -> Any:
-        """Many examples near a tie (a map drawn together early in training): each one's two best blocks
-        ranked again, as the matmul form ranks them, and the best unit found kept where no unit outside those
-        blocks can be as near: its bound from below, the score less its slack plus ``|x'|^2`` less its
-        rounding, exceeds the unit's direct distance. The rest against every unit; more than ``cap`` of them,
-        the whole tile. ``two``: the best unit vouched for so, the second is the blocks' (the matmul form's
-        rule: a map a single epoch old left most examples' second in doubt, and whole tiles ranked directly
-        made the quality pass 3x the matmul form's)."""
-        t, m, g, b = x.shape[0], self.m, self.groups, self.block
-        # The scores made again: a branch handed the tile's scores copies them in every tile (measured,
-        # the epoch 1.6x slower whichever branch ran).
-        score, xsq = self._scores(x, kn)
-        padded = jnp.pad(score, ((0, g * b - m), (0, 0)), constant_values=jnp.inf)
-        glo, ghi = _two_best_blocks_t(jnp.min(padded.reshape(g, b, t), axis=1))
-        best = self.rerank(glo, ghi, x, kn, two)
-        xn = jnp.sqrt(xsq)
-        floor = jnp.pad(self._floor(score, xn), ((0, g * b - m), (0, 0)), constant_values=jnp.inf)
-        floor = jnp.min(floor.reshape(g, b, t), axis=1)  # (G, T)
-        group = lax.broadcasted_iota(jnp.int32, floor.shape, 0)
-        others = jnp.where((group == glo[None, :]) | (group == ghi[None, :]), jnp.asarray(jnp.inf, self.dtype), floor)
-        unit = best[0] if two else best
-        own = jnp.take_along_axis(score, unit[None, :], axis=0)[0] + self._error(unit, xn)
-        dist = sq_distances(jnp.take(self.wt, unit, axis=1), x.T, None if kn is None else kn.T, loop=False)
-        unsure = ~(jnp.min(others, axis=0) - own > self._direct_rounding(dist))
+        # More than ``more`` near a tie (a map drawn together, or units nearly on top of each other): the
+        # whole tile ranked directly. A pass over each one's two best blocks, vouched for by the other blocks'
+        # bounds, was tried there: where units crowd a cluster it vouched for too few and the tile was ranked
+        # whole after it (clustered 100,000 x 50 on 20x20, 3 epochs in: 266 ms an epoch with it, 200 without;
+        # 154 against 181 where it did vouch, 200 features after one epoch), and it was half the program.
         whole = lambda _: self._direct(x, kn, two)
-        return lax.cond(jnp.sum(unsure) <= cap, self._again(x, kn, unsure, cap, two), whole, best)
+        again = [self._again(x, kn, near, cap, two), self._again(x, kn, near, more, two), whole]
+        return lax.switch(branch, again, units if two else units[0])
 
 
 def _slab_distances(blocks: Array, pick: Array, x: Array, kn: Array | None, slabs: int) -> Array:
@@ -587,7 +558,7 @@ def tiled_sums(
     dtype = data.dtype
     wide = accumulator(dtype)
     cpu = _on_cpu() if cpu is None else cpu
-    search = _tiled_search(wt, block, cpu, tiles=-(-n // max(1, min(tile, n))))
+    search = _tiled_search(wt, block, cpu)
     units = jnp.arange(m, dtype=jnp.int32)
 
     def scattered(first: Array, vals: Array, acc: Array) -> Array:
@@ -709,40 +680,32 @@ def _blocked_search(wt: Array, block: int) -> Any:
     return search
 
 
-def chunk_search(wt: Array, plan: KernelPlan, chunks: int | None = None) -> Any:
+def chunk_search(wt: Array, plan: KernelPlan) -> Any:
     """``plan``'s search of one chunk of examples, the map's part made once: ``search(x, known, two)``.
 
     ``x`` (n, D), ``known`` (n, D) 0/1 or ``None``; ``two`` also gives each example's second-best unit.
     What the search needs of the map alone (its padded, unit-major blocks, ``|w|^2``) is made here,
     outside any loop over chunks that calls ``search``: the compiler does not always hoist it (a
-    transpose of the whole map in every chunk of a quality pass at 2,048 features). ``chunks``: how
-    many chunks the search will take, where known (a search of a few makes a smaller program).
+    transpose of the whole map in every chunk of a quality pass at 2,048 features).
     """
     if plan.form == "direct":
         return _direct_search(wt)
     if plan.form == "tiled":
-        return _tiled_search(wt, plan.block, tiles=chunks)
+        return _tiled_search(wt, plan.block)
     if plan.form == "matmul":
         return _matmul_search(wt, plan.block)
     return _blocked_search(wt, plan.block)
 
 
-def _tiled_search(wt: Array, block: int, cpu: bool | None = None, tiles: int | None = None) -> Any:
+def _tiled_search(wt: Array, block: int, cpu: bool | None = None) -> Any:
     """The tiled form's search: on the CPU screened (:class:`_Screen`), elsewhere the matmul form's in tiles
     (``cpu``: force one, for tests; default: the backend programs are traced for). ``search(x, kn, two)``.
-    ``tiles``: how many tiles the search will run (at most :data:`FEW_TILES`: the screen's smaller program).
 
     Chosen while tracing, not by ``lax.platform_dependent``: that traces both searches into every program,
     and the screened one's branches with them tripled the trace of a run's programs (0.57 s against 0.10)."""
     if cpu is None:
         cpu = _on_cpu()
-    few = tiles is not None and tiles <= FEW_TILES
-    return _Screen(wt, block, few) if cpu else _matmul_search(wt, block, transposed=True)
-
-
-FEW_TILES = 4
-"""Up to this many tiles the screened search ranks a tile with many examples near a tie whole (cheap at that
-size), not by the blocks' pass that big problems take: its program compiles in half the time."""
+    return _Screen(wt) if cpu else _matmul_search(wt, block, transposed=True)
 
 
 def _on_cpu() -> bool:
@@ -791,5 +754,5 @@ def best_two(wt: Array, data: Array, plan: KernelPlan, known: Array | None = Non
 
 def _tiled(wt: Array, data: Array, plan: KernelPlan, known: Array | None = None, two: bool = False) -> Any:
     """The tiled form's search alone over ``data`` in tiles (:func:`_tiled_search`)."""
-    search = _tiled_search(wt, plan.block, tiles=-(-data.shape[0] // max(plan.chunk, 1)))
+    search = _tiled_search(wt, plan.block)
     return _in_chunks(*_with_known(lambda x, kn: search(x, kn, two), data, known), plan.chunk)

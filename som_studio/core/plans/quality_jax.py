@@ -99,7 +99,7 @@ def best_two_program(
     """
     m = wt.shape[1]
     # The map's part of the search and its unit-major rows, made once, not in every chunk of the loop below.
-    search = kernels.chunk_search(wt, plan_, xp.shape[0])
+    search = kernels.chunk_search(wt, plan_)
     rows = wt.T
 
     def one(x):
