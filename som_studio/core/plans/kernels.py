@@ -456,10 +456,10 @@ class _Screen:
         units, near = self._screen(score, xsq, two)
         branch, cap, more = self._caps(x.shape[0], jnp.sum(near))
         # More than ``more`` near a tie (a map drawn together, or units nearly on top of each other): the
-        # whole tile ranked directly. A pass over each one's two best blocks, vouched for by the other blocks'
-        # bounds, was tried there: where units crowd a cluster it vouched for too few and the tile was ranked
-        # whole after it (clustered 100,000 x 50 on 20x20, 3 epochs in: 266 ms an epoch with it, 200 without;
-        # 154 against 181 where it did vouch, 200 features after one epoch), and it was half the program.
+        # whole tile ranked directly, not each example's two best blocks vouched for by the other blocks'
+        # bounds. Where units crowd a cluster those bounds vouch for too few, and the tile is ranked whole
+        # after all (clustered 100,000 x 50 on 20x20, 3 epochs in: 266 ms an epoch with the blocks' pass, 200
+        # without; 154 against 181 where it vouched, 200 features an epoch in); and it was half the program.
         whole = lambda _: self._direct(x, kn, two)
         again = [self._again(x, kn, near, cap, two), self._again(x, kn, near, more, two), whole]
         return lax.switch(branch, again, units if two else units[0])
