@@ -102,8 +102,7 @@ TILE_BYTES = {"cpu": 1 << 24, "gpu": 1 << 30, "tpu": 1 << 30}
 SCREEN_SHARES = (64, 16)
 """The CPU's tiled epoch (:func:`som_studio.core.plans.kernels.tiled_sums`) screens each tile's examples: up to
 one in 64 near a tie are ranked again against every unit, else up to one in 16 (a map early in training); a tile
-with more ranks every example's two best blocks again, as the matmul form does, and, of those, up to one in 64 it
-cannot vouch for against every unit (more: the whole tile)."""
+with more (its units crowded together) is ranked whole."""
 
 # Up to this many features a direct distance is an unrolled sum of squared differences, in
 # feature order as the NumPy reference sums them, that XLA fuses into the argmin; past it, the
@@ -372,10 +371,8 @@ def predict(
         near = d * c.near_per_feature  # the share of examples near a tie, as measured on trained maps
         few = next((1 / share for share in SCREEN_SHARES if near <= 1 / share), None)
         t += n * (few or 1 / SCREEN_SHARES[0]) * 3 * m * d / (peak * c.direct_share) + trips * c.screen_trip_s
-        if few is None:  # more: every example's two best blocks re-ranked, the product made again
-            b = max(plan.block, 1)
-            g = -(-units // b)
-            t += product(2 * n * m * k, k) + n * (2 * min(g, 2) * b * d * c.gather_s + g * c.select_s) * slow
+        if few is None:  # more: every tile ranked whole by the direct form
+            t += 3 * n * m * d / (peak * c.direct_share)
         if features > UNROLLED_FEATURES:  # the direct form's loop over features, every trip
             t += trips * d * c.feature_trip_s
     else:  # matmul, tiled: one product ranks every unit, two blocks of candidates re-ranked
