@@ -57,6 +57,43 @@ def test_the_counter_reproduces_xla_and_multiplies_loop_bodies_by_their_trips():
     assert costs.iteration_loop is None  # a known trip count: not a loop over the run's iterations
 
 
+def test_a_conditional_counts_its_largest_branch_and_the_record_takes_the_analytic_count():
+    """One branch of a conditional runs: XLA counts its largest, as the counter does (not their sum), and a run
+    whose program branches is recorded by the SOM's own count, since which branch ran depends on the data."""
+    n = 64
+
+    def f(x, big):
+        def twice(a):
+            return jnp.dot(jnp.dot(a, a, precision="highest"), a, precision="highest")
+
+        return jax.lax.cond(big, twice, lambda a: jnp.dot(a, a, precision="highest"), x)
+
+    compiled = jax.jit(f).lower(np.ones((n, n), np.float32), True).compile()
+    xla = inside._cost_analysis(compiled)
+    once = hlo.ProgramCosts(compiled.as_text()).whole(trips=False)
+    assert once["conditionals"] == 1
+    assert once["flops"] == pytest.approx(4 * n**3, rel=0.05)  # the two products' branch, not all three
+    assert once["flops"] == pytest.approx(xla["flops"], rel=0.01)
+    counted = {"flops": 1e6, "bytes": 2e6}
+    ceiling = {"matmul_flops_per_s": 1e12, "bandwidth_bytes_per_s": 1e11}
+    static = {"xla_flops_per_iteration": 5e6, "xla_bytes_per_iteration": 6e6}
+    branching = {**static, "counts": {"conditionals_per_iteration": 265.0}}
+    plain = inside.assemble(static, counted, ceiling=ceiling, seconds_per_iteration=1e-3)
+    branched = inside.assemble(branching, counted, ceiling=ceiling, seconds_per_iteration=1e-3)
+    assert (plain["flops_source"], plain["flops_per_iteration"], plain["bytes_per_iteration"]) == ("xla", 5e6, 6e6)
+    assert (branched["flops_source"], branched["bytes_source"]) == ("analytic", "analytic")
+    assert (branched["flops_per_iteration"], branched["bytes_per_iteration"]) == (1e6, 2e6)
+    # A count the measured time could not have done: 6 GB in a millisecond is 60x this memory's ceiling.
+    too_much = inside.assemble(
+        {**static, "xla_bytes_per_iteration": 6e9}, counted, ceiling=ceiling, seconds_per_iteration=1e-3
+    )
+    assert (too_much["bytes_source"], too_much["bytes_per_iteration"], too_much["flops_source"]) == (
+        "analytic",
+        2e6,
+        "xla",
+    )
+
+
 @pytest.mark.parametrize("form", [None, "direct"])
 def test_analytic_count_and_cost_analysis_agree_on_the_fused_epoch(form):
     """The playbook's workload: XLA's FLOPs per epoch (inner loops times their trips) within 10 % of the count

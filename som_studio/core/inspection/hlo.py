@@ -316,10 +316,21 @@ class ProgramCosts:
     Each figure is a dict: ``flops``, ``transcendentals``, ``bytes``,
     ``kernels`` (launched instructions: fusions, products, custom calls,
     copies, collectives...), ``fusions``, ``custom_calls``, ``collectives``,
-    ``loop_trips`` (trips of the ``while`` loops inside).
+    ``loop_trips`` (trips of the ``while`` loops inside), ``conditionals`` (branches taken, each
+    counted as its largest branch, as XLA counts them).
     """
 
-    KEYS = ("flops", "transcendentals", "bytes", "kernels", "fusions", "custom_calls", "collectives", "loop_trips")
+    KEYS = (
+        "flops",
+        "transcendentals",
+        "bytes",
+        "kernels",
+        "fusions",
+        "custom_calls",
+        "collectives",
+        "loop_trips",
+        "conditionals",
+    )
 
     def __init__(self, text: str) -> None:
         self._comps, self.entry = _parse(text)
@@ -394,7 +405,13 @@ class ProgramCosts:
                 if cond:
                     add(self._count(cond.group(1), False, trips), n + 1 if m and trips else 1)
                 out["loop_trips"] += int(m.group(1)) if m else 1
-            elif op in ("call", "conditional", "async-start"):
+            elif op == "conditional":
+                # One branch runs: each figure the largest of any branch's (XLA's rule).
+                branches = [self._count(c, fused, trips) for c in _called(ins.rest)]
+                if branches:
+                    add({k: max(b[k] for b in branches) for k in self.KEYS})
+                out["conditionals"] += 1
+            elif op in ("call", "async-start"):
                 for c in _called(ins.rest):
                     add(self._count(c, fused, trips))
             if op == "custom-call":
