@@ -194,7 +194,8 @@ def notes(names: Sequence[str], records: Sequence[RunRecord]) -> list[str]:
         out.append(
             _(
                 "* counted by hand, the SOM's own operations: a NumPy run has no compiled program to count, "
-                "or XLA gave no count; its bytes are the least the iteration must move"
+                "XLA gave no count, or its count cannot be what ran (the program branches on the data, or the "
+                "count is more than the measured time allows); its bytes are the least the iteration must move"
             )
         )
     for n, r in zip(names, records):
