@@ -439,7 +439,8 @@ def _roofline_section(runs: list[StoredRun]) -> list[ChartSection]:
                 _(
                     "A run far below the ceiling over its intensity is bound by launch overhead when its kernels "
                     "are many and short; a run above the memory line moves bytes that the caches serve. NumPy "
-                    "runs carry the count of the SOM's own operations only."
+                    "runs, and runs whose program branches on the data (marked *), carry the count of the SOM's "
+                    "own operations."
                 ),
             ),
             x_label=_("arithmetic intensity (FLOPs per byte)"),
