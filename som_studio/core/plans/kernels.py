@@ -190,21 +190,6 @@ def _block_units(glo: Array, ghi: Array, block: int) -> Array:
     return jnp.concatenate([glo[:, None] * block + offs, ghi[:, None] * block + offs], axis=1)
 
 
-def _two_best_blocks_t(lo: Array) -> tuple[Array, Array]:
-    """:func:`_two_best_blocks` of block minima laid out (G, n): each reduction runs along the examples."""
-    g = lo.shape[0]
-    lo = lax.optimization_barrier(lo)
-    row = lax.broadcasted_iota(jnp.int32, lo.shape, 0)
-    big = jnp.iinfo(jnp.int32).max
-
-    def first(v: Array) -> Array:
-        return jnp.min(jnp.where(v == jnp.min(v, axis=0, keepdims=True), row, big), axis=0)
-
-    g1 = first(lo)
-    g2 = jnp.minimum(first(jnp.where(row == g1[None, :], jnp.asarray(jnp.inf, lo.dtype), lo)), g - 1)
-    return jnp.minimum(g1, g2), jnp.maximum(g1, g2)
-
-
 FAR = 1e20
 """Units this far from the origin in some feature are padding (moved 1e30 away), left out of the map's centre."""
 
@@ -264,17 +249,8 @@ def _block_rerank(wt: Array, block: int) -> Any:
     return rerank
 
 
-def _matmul_search(wt: Array, block: int, transposed: bool = False) -> Any:
-    """The matmul form's search of one chunk of examples: ``search(x, kn, two)`` (see :func:`matmul`).
-
-    ``transposed``: on the CPU, the scores laid out units x examples, so the block minima and the choice
-    of the two best blocks reduce across rows of a few hundred examples, whole vectors at a time, where
-    the examples x units layout reduces along each example's short row. The same numbers are compared,
-    so the same units are chosen; measured on a tile of 174 examples at 30 features on 10x10 (one core,
-    1,000,000 examples): the search 347 ms of process CPU time against 447 ms, the scores with their
-    two best blocks 190 ms against 269 ms. An accelerator keeps the examples x units layout (the one
-    measured there).
-    """
+def _matmul_search(wt: Array, block: int) -> Any:
+    """The matmul form's search of one chunk of examples: ``search(x, kn, two)`` (see :func:`matmul`)."""
     m = wt.shape[1]
     g = max(1, -(-m // block))
     dtype = wt.dtype
@@ -295,18 +271,8 @@ def _matmul_search(wt: Array, block: int, transposed: bool = False) -> Any:
             only = jnp.zeros((nc,), jnp.int32)
             return rerank(only, only, x, kn, two)
 
-        def rows_first(xa: Array, wa: Array) -> tuple[Array, Array]:
-            score = jnp.matmul(xa, wa, precision=HIGHEST)  # (n_c, M)
-            return _two_best_blocks(jnp.min(score.reshape(nc, g, block), axis=2))
-
-        def units_first(xa: Array, wa: Array) -> tuple[Array, Array]:
-            score_t = lax.dot_general(wa, xa, (((0,), (1,)), ((), ())), precision=HIGHEST)  # (M, n_c)
-            return _two_best_blocks_t(jnp.min(score_t.reshape(g, block, nc), axis=1))
-
-        if transposed:  # the CPU's; an accelerator keeps the layout measured there
-            glo, ghi = lax.platform_dependent(xa, wa, cpu=units_first, default=rows_first)
-        else:
-            glo, ghi = rows_first(xa, wa)
+        score = jnp.matmul(xa, wa, precision=HIGHEST)  # (n_c, M)
+        glo, ghi = _two_best_blocks(jnp.min(score.reshape(nc, g, block), axis=2))
         return rerank(glo, ghi, x, kn, two)
 
     return search
@@ -322,8 +288,8 @@ class _Screen:
 
     One product ranks every unit by the expanded form ``|w'|^2 - 2 x'.w'`` of examples and units moved by
     the map's mean ``c`` (``x' = x - c``, ``w' = w - c``: distances do not change, and the rounding shrinks
-    from the data's magnitude to its spread), scores laid out units x examples as
-    :func:`_matmul_search` lays out the CPU's. Where an example's second-best score lies further from its
+    from the data's magnitude to its spread), scores laid out units x examples (each reduction over units
+    then runs along whole vectors of examples). Where an example's second-best score lies further from its
     best than the rounding of both forms can reach, its best unit is the reference's: the direct distance
     ``sum (w - x)^2`` in float32 is then strictly smallest there. Only the examples nearer a tie than that
     are gathered and ranked again by the direct form against every unit, first in row-major order on
@@ -705,7 +671,7 @@ def _tiled_search(wt: Array, block: int, cpu: bool | None = None) -> Any:
     and the screened one's branches with them tripled the trace of a run's programs (0.57 s against 0.10)."""
     if cpu is None:
         cpu = _on_cpu()
-    return _Screen(wt) if cpu else _matmul_search(wt, block, transposed=True)
+    return _Screen(wt) if cpu else _matmul_search(wt, block)
 
 
 def _on_cpu() -> bool:
