@@ -40,11 +40,12 @@ row-major order on ties):
     in the same trip (:func:`som_studio.core.plans.kernels.tiled_sums`), so the examples x units
     scores never reach memory whole. On the CPU the search is screened: one product's best unit is
     kept wherever no other unit can be as near within the rounding, the few examples nearer a tie
-    ranked directly (:data:`SCREEN_SHARES`), and the rows scattered into the sums; tiles of thousands
-    of examples, whose products run on every core. On an accelerator each tile takes the matmul
-    form's search (blocks of :data:`MIN_MATMUL_BLOCK` units) and one product ``onehot^T @ [x, 1]``
-    for its sums. A search alone (quality, projection) takes the same search in tiles, on small maps
-    only: a big map's tile holds a few examples, and each few read the whole map (the cost model's
+    ranked directly against the few units within reach (:data:`SCREEN_GROUP`), and the rows scattered
+    into the sums; tiles of thousands of examples, whose products run on every core. On an accelerator
+    each tile takes the matmul form's search (blocks of :data:`MIN_MATMUL_BLOCK` units) and one
+    product ``onehot^T @ [x, 1]`` for its sums. A search alone (quality, projection) takes the same
+    search in tiles, on small maps only: a big map's tile holds a few examples, and each few read the
+    whole map (the cost model's
     map term).
 
 Tests and benchmarks force a form with the ``SOM_STUDIO_KERNEL_PLAN``
@@ -99,10 +100,14 @@ MIN_MATMUL_BLOCK, MAX_MATMUL_BLOCK = 4, 32
 # On an accelerator a tile is one kernel, as large as a chunk.
 TILE_BYTES = {"cpu": 1 << 24, "gpu": 1 << 30, "tpu": 1 << 30}
 
-SCREEN_SHARES = (64, 16)
-"""The CPU's tiled epoch (:func:`som_studio.core.plans.kernels.tiled_sums`) screens each tile's examples: up to
-one in 64 near a tie are ranked again against every unit, else up to one in 16 (a map early in training); a tile
-with more (its units crowded together) is ranked whole."""
+SCREEN_GROUP = 32
+"""The CPU's tiled epoch (:func:`som_studio.core.plans.kernels.tiled_sums`) screens each tile's examples and
+ranks again those near a tie, in groups of a 32nd of the tile, as many groups as they fill: each against the
+few units within its reach (at most :data:`SCREEN_CANDIDATES`), a group with an example among more against
+every unit."""
+
+SCREEN_CANDIDATES = 8
+"""Units the CPU's screened search ranks again by the direct form for an example near a tie, at most."""
 
 # Up to this many features a direct distance is an unrolled sum of squared differences, in
 # feature order as the NumPy reference sums them, that XLA fuses into the argmin; past it, the
@@ -266,8 +271,12 @@ class PlanCosts:
     screen_s: float = 0.0
     tile_scatter_s: float = 0.0
     near_per_feature: float = 0.0
+    near_doubling: float = float("inf")
     feature_trip_s: float = 0.0
     screen_trip_s: float = 0.0
+    group_s: float = 0.0
+    group_unit_s: float = 0.0
+    group_row_s: float = 0.0
 
 
 #: The CPU's, from forced forms on a 2-core AVX-512 machine (process CPU time, the machine loaded):
@@ -285,11 +294,14 @@ class PlanCosts:
 #: example, unit and feature, about 20 bytes at its ~4 TB/s), where the bare product took 0.4 and 0.6 ms.
 #: The CPU's screened tiled search (``screen_s`` per example and unit: its three passes over the scores;
 #: ``tile_scatter_s`` per element scattered into the sums; ``near_per_feature``, the share of examples near a
-#: tie per feature; ``feature_trip_s``, the direct form's loop over features past UNROLLED_FEATURES, per
-#: feature and tile; ``screen_trip_s``, a tile's fixed share: its branch, the gathered few ranked directly and
-#: scattered back, which on a small problem outweighs the search itself): fitted to whole epochs with each
-#: form forced, least of 5, clustered data (the table in docs/benchmarks.md, "Many rows on small maps: the
-#: screened search").
+#: tie per feature, which doubles at ``near_doubling`` features and grows on; ``screen_trip_s``, a tile's
+#: fixed share): fitted to whole epochs with each form forced,
+#: least of 5, clustered data (the table in docs/benchmarks.md, "Many rows on small maps: the screened search").
+#: Its examples near a tie go in groups (:data:`SCREEN_GROUP`), each ``group_s``, plus ``group_unit_s`` per
+#: example and unit (the candidates' scores gathered and searched), ``feature_trip_s`` per feature (the direct
+#: form's loop over them) and ``group_row_s`` per example of the tile: fitted to the time the groups added to
+#: whole epochs (the epoch with none near against the real one) at 6 shapes from 30 to 2,048 features and from
+#: 100 to 2,500 units (docs/benchmarks.md, "Candidates of the examples near a tie").
 COSTS = {
     "cpu": PlanCosts(
         0.75,
@@ -304,9 +316,13 @@ COSTS = {
         tile_unit_s=50e-9,
         screen_s=0.45e-9,
         tile_scatter_s=0.8e-9,
-        near_per_feature=1.7e-4,
-        feature_trip_s=2e-6,
+        near_per_feature=1.2e-4,
+        near_doubling=750.0,
+        feature_trip_s=9e-9,
         screen_trip_s=50e-6,
+        group_s=100e-6,
+        group_unit_s=3.5e-9,
+        group_row_s=22e-9,
     ),
     "gpu": PlanCosts(0.75, 8.0, 0.01, 0.09, 0.02e-9, 0.02e-9, 0.05e-9, 0.005e-9, 22e-6, feature_loop_bytes=20.0),
 }
@@ -368,13 +384,14 @@ def predict(
         # The screened search: one product over every unit, its scores reduced three times, and only the
         # examples near a tie re-ranked directly (a share growing with the features), then the scatter.
         t += product(2 * n * m * k, k) + n * (m * c.screen_s + (k * c.tile_scatter_s if sums else 0.0)) * slow
-        near = d * c.near_per_feature  # the share of examples near a tie, as measured on trained maps
-        few = next((1 / share for share in SCREEN_SHARES if near <= 1 / share), None)
-        t += n * (few or 1 / SCREEN_SHARES[0]) * 3 * m * d / (peak * c.direct_share) + trips * c.screen_trip_s
-        if few is None:  # more: every tile ranked whole by the direct form
-            t += 3 * n * m * d / (peak * c.direct_share)
-        if features > UNROLLED_FEATURES:  # the direct form's loop over features, every trip
-            t += trips * d * c.feature_trip_s
+        # The share of examples near a tie, as measured: 3 % at 100 features, 18 % at 784, 91 % at 2,048.
+        # A search of two units has about twice as many (the second's and the third's bounds as well).
+        near = min(d * c.near_per_feature * (1 + d / c.near_doubling) * (1 if sums else 2), 1.0)
+        # Those examples in groups, at least one a tile.
+        groups = trips * max(1, math.ceil(near * SCREEN_GROUP))
+        g = max(plan.chunk // SCREEN_GROUP, 1)
+        t += trips * c.screen_trip_s
+        t += groups * (c.group_s + g * m * c.group_unit_s + d * c.feature_trip_s + plan.chunk * c.group_row_s)
     else:  # matmul, tiled: one product ranks every unit, two blocks of candidates re-ranked
         b = max(plan.block, 1)
         g = -(-units // b)

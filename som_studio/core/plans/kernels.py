@@ -20,7 +20,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from som_studio.core import jax_runtime
-from som_studio.core.plans.fused_plan import FEATURE_SLAB, SCREEN_SHARES, UNROLLED_FEATURES, WIDE_FEATURES, KernelPlan
+from som_studio.core.plans.fused_plan import (
+    FEATURE_SLAB,
+    SCREEN_CANDIDATES,
+    SCREEN_GROUP,
+    UNROLLED_FEATURES,
+    WIDE_FEATURES,
+    KernelPlan,
+)
 from som_studio.core.plans.neighbourhood import HIGHEST, accumulator
 
 if TYPE_CHECKING:
@@ -292,12 +299,16 @@ class _Screen:
     then runs along whole vectors of examples). Where an example's second-best score lies further from its
     best than the rounding of both forms can reach, its best unit is the reference's: the direct distance
     ``sum (w - x)^2`` in float32 is then strictly smallest there. Only the examples nearer a tie than that
-    are gathered and ranked again by the direct form against every unit, first in row-major order on
-    ties (:data:`SCREEN_SHARES`); measured, 0.3-0.6 % of the examples at 10-30 features on 100-400 units,
-    4 % at 50 features on 400 units among tight clusters, more early in training (a tile with more than a
-    sixteenth of its examples near a tie is ranked whole). With a
+    are gathered, in groups (:data:`SCREEN_GROUP`), and ranked again by the direct form against their
+    candidates, the units whose bound from below lies within that reach (no other can be the reference's),
+    first in row-major order on ties; a group with an example among more than :data:`SCREEN_CANDIDATES`
+    candidates (units nearly on top of each other), against every unit. Measured near a tie: 0.3-0.6 % of
+    the examples at 10-30 features on 100-400 units, 4 % at 50 features on 400 units among tight clusters,
+    9 % (16 % for two units) on a map laid out by PCA over 50 uniform features, whose plane every example
+    lies far from; 2-5 candidates each. With a
     second unit, both are the product's where every third unit's bound lies beyond the second's reach and
-    the second's beyond the first's. The matmul form re-ranks every example's two
+    the second's beyond the first's, and the candidates are those within the second's reach. The matmul
+    form re-ranks every example's two
     best blocks, which cost as much as the product, and trusts the product to find those blocks: among
     examples 1,000 from the origin and 0.01 apart its product is all rounding, and it chose another unit
     than the reference for 45 % of them, where this search, finding every one of them near, agrees.
@@ -344,39 +355,57 @@ class _Screen:
     def _direct(self, x: Array, kn: Array | None, two: bool = False) -> Any:
         """The reference's ranking against every unit. Materialised, then two reductions: 7x faster here
         than the direct form's variadic argmin. Summed in a loop past :data:`SCREEN_UNROLLED` features:
-        the search holds five of these rankings in its branches, and unrolled they were most of its trace."""
+        unrolled, such rankings in the search's branches were most of its trace."""
         kt = None if kn is None else kn.T[:, :, None]
         dist = sq_distances(self.wt[:, None, :], x.T[:, :, None], kt, unrolled=SCREEN_UNROLLED)
         return _pick(dist, lax.broadcasted_iota(jnp.int32, dist.shape, 1), True) if two else _first_min(dist)
 
     @staticmethod
-    def _positions(mask: Array, cap: int) -> Array:
-        """(cap,) the positions of ``mask``'s examples in order, then ``len(mask)`` (dropped) past them."""
+    def _positions(mask: Array, size: int) -> Array:
+        """(size,) the positions of ``mask``'s examples in order, then ``len(mask)`` (dropped) past them."""
         t = mask.shape[0]
-        slot = jnp.where(mask, lax.cumsum(mask.astype(jnp.int32)) - 1, cap)
-        return jnp.full((cap,), t, jnp.int32).at[slot].set(jnp.arange(t, dtype=jnp.int32), mode="drop")
+        slot = jnp.where(mask, lax.cumsum(mask.astype(jnp.int32)) - 1, size)
+        return jnp.full((size,), t, jnp.int32).at[slot].set(jnp.arange(t, dtype=jnp.int32), mode="drop")
 
-    def _again(self, x: Array, kn: Array | None, mask: Array, cap: int, two: bool = False) -> Any:
-        """A function of the chosen units: those of ``mask``'s examples (at most ``cap``) ranked again
-        against every unit."""
-        t = x.shape[0]
+    def _group(self, x: Array, kn: Array | None, at: Array, scores: tuple[Array, Array, Array], two: bool) -> Any:
+        """A function of the chosen units: those of the examples at ``at`` (``len(x)`` past the last) ranked
+        again by the direct form, against their candidates, the units whose bound from below lies within the
+        example's reach (``scores``: the tile's scores, its examples' ``|x'|`` and reaches), at most
+        :data:`SCREEN_CANDIDATES` in row-major order; where an example has more, the group against every unit."""
+        score, xn, limit = scores
+        t, m, most = x.shape[0], self.m, min(SCREEN_CANDIDATES, self.m)
+        rows = jnp.minimum(at, t - 1)
+        xr = jnp.take(x, rows, axis=0)
+        kr = None if kn is None else jnp.take(kn, rows, axis=0)
+        floor = self._floor(jnp.take(score, rows, axis=1), jnp.take(xn, rows))
+        # Each unit within reach by its index, ``m`` beyond, in narrow integers; then the first ``most`` of them,
+        # one reduction each: an example has a few (2-5 measured on maps laid out by PCA and on maps drawn
+        # together by a wide first epoch), and sorting the column cost more than the screen itself.
+        index = jnp.int16 if m < jnp.iinfo(jnp.int16).max else jnp.int32
+        row = lax.broadcasted_iota(index, floor.shape, 0)
+        inside = lax.optimization_barrier(jnp.where(floor > jnp.take(limit, rows)[None, :], m, row).astype(index))
+        picked, last = [], jnp.full(at.shape, -1, index)
+        for _ in range(most):
+            last = jnp.min(jnp.where(inside > last[None, :], inside, m), axis=0)
+            picked.append(last.astype(jnp.int32))
+        cand = jnp.stack(picked, axis=1)  # (g, most), ascending, ``m`` past an example's last
+        # Every unit within reach a candidate, and the best (and second) among them: a NaN reach has none.
+        fits = ~jnp.any(inside > last[None, :], axis=0) & (cand[:, min(2 if two else 1, m) - 1] < m)
 
-        def again(chosen: Any) -> Any:
-            at = self._positions(mask, cap)
-            rows = jnp.minimum(at, t - 1)
-            found = self._direct(jnp.take(x, rows, axis=0), None if kn is None else jnp.take(kn, rows, axis=0), two)
+        def among(_: Any) -> Any:
+            units = jnp.minimum(cand, m - 1)
+            kt = None if kr is None else kr.T[:, :, None]
+            dist = sq_distances(jnp.take(self.wt, units, axis=1), xr.T[:, :, None], kt, unrolled=SCREEN_UNROLLED)
+            return _pick(jnp.where(cand < m, dist, jnp.asarray(jnp.inf, dist.dtype)), units, two)
+
+        found = lax.cond(jnp.all(fits | (at >= t)), among, lambda _: self._direct(xr, kr, two), None)
+
+        def put(chosen: Any) -> Any:
             if not two:
                 return chosen.at[at].set(found, mode="drop")
             return tuple(c.at[at].set(f, mode="drop") for c, f in zip(chosen, found, strict=True))
 
-        return again
-
-    @staticmethod
-    def _caps(t: int, count: Array) -> tuple[Array, int, int]:
-        """``(branch, cap, more)``: 0 for at most ``cap`` examples near a tie, 1 for ``more``, else 2."""
-        cap = max(1, t // SCREEN_SHARES[0])
-        more = max(cap, t // SCREEN_SHARES[1])
-        return (count > cap).astype(jnp.int32) + (count > more).astype(jnp.int32), cap, more
+        return put
 
     def _floor(self, score: Array, xn: Array) -> Array:
         """(M, T): each unit's score less its rounding, a bound from below (``xn``: the examples' ``|x'|``)."""
@@ -391,10 +420,11 @@ class _Screen:
         """What the reference's rounding of two direct distances, the smaller ``dist``, can reach (with room)."""
         return 3 * (self.d + 4) * self.u * jnp.abs(dist)
 
-    def _screen(self, score: Array, xsq: Array, two: bool) -> tuple[tuple[Array, ...], Array]:
-        """``(units, near)``: each example's best unit (and second) by ``score`` (M, T), and whether another
-        unit's bound from below comes within reach of it: the best's score plus its rounding, plus the
-        reference's rounding of the direct distances."""
+    def _screen(self, score: Array, xsq: Array, two: bool) -> tuple[tuple[Array, ...], Array, Array]:
+        """``(units, near, limit)``: each example's best unit (and second) by ``score`` (M, T), whether another
+        unit's bound from below comes within reach of it (the best's score plus its rounding, plus the
+        reference's rounding of the direct distances), and that reach: a unit whose bound lies beyond it
+        is not the reference's best (nor, with ``two``, its second)."""
         inf = jnp.asarray(jnp.inf, score.dtype)
         row = lax.broadcasted_iota(jnp.int32, score.shape, 0)
         xn = jnp.sqrt(xsq)
@@ -410,25 +440,28 @@ class _Screen:
         floor = self._floor(score, xn)
         if not two:
             second = jnp.min(jnp.where(row == first[None, :], inf, floor), axis=0)
-            return (first,), ~(second - low > reach(first, low))  # NaN counts as near
+            limit = low + reach(first, low)
+            return (first,), ~(second > limit), limit  # NaN counts as near
         low2, second = best(jnp.where(row == first[None, :], inf, score))
         third = jnp.min(jnp.where((row == first[None, :]) | (row == second[None, :]), inf, floor), axis=0)
-        near = ~(jnp.minimum(low2 - self._error(second, xn), third) - low > reach(first, low))
-        return (first, second), near | ~(third - low2 > reach(second, low2))
+        limit, limit2 = low + reach(first, low), low2 + reach(second, low2)
+        near = ~(jnp.minimum(low2 - self._error(second, xn), third) > limit) | ~(third > limit2)
+        return (first, second), near, jnp.maximum(limit, limit2)
 
     def __call__(self, x: Array, kn: Array | None, two: bool = False) -> Any:
-        """Each example's best unit (``two``: and its second-best, the quality pass's search)."""
+        """Each example's best unit (and its second-best, the quality pass's search)."""
         score, xsq = self._scores(x, kn)
-        units, near = self._screen(score, xsq, two)
-        branch, cap, more = self._caps(x.shape[0], jnp.sum(near))
-        # More than ``more`` near a tie (a map drawn together, or units nearly on top of each other): the
-        # whole tile ranked directly, not each example's two best blocks vouched for by the other blocks'
-        # bounds. Where units crowd a cluster those bounds vouch for too few, and the tile is ranked whole
-        # after all (clustered 100,000 x 50 on 20x20, 3 epochs in: 266 ms an epoch with the blocks' pass, 200
-        # without; 154 against 181 where it vouched, 200 features an epoch in); and it was half the program.
-        whole = lambda _: self._direct(x, kn, two)
-        again = [self._again(x, kn, near, cap, two), self._again(x, kn, near, more, two), whole]
-        return lax.switch(branch, again, units if two else units[0])
+        units, near, limit = self._screen(score, xsq, two)
+        # The examples near a tie in groups, as many groups as they fill: the cost follows their number.
+        t = x.shape[0]
+        g = max(1, t // SCREEN_GROUP)
+        at = self._positions(near, -(-t // g) * g)
+        scores = (score, jnp.sqrt(xsq), limit)
+
+        def group(i: Any, chosen: Any) -> Any:
+            return self._group(x, kn, lax.dynamic_slice_in_dim(at, i * g, g), scores, two)(chosen)
+
+        return lax.fori_loop(0, (jnp.sum(near) + g - 1) // g, group, units if two else units[0])
 
 
 def _slab_distances(blocks: Array, pick: Array, x: Array, kn: Array | None, slabs: int) -> Array:
