@@ -353,28 +353,33 @@ def _near_ties(pairs: float, triples: float, crowds: float, missing: bool):
     return wt, x, known
 
 
-# Each branch of the screen: none near a tie; a few, more and many (their candidates ranked directly, or, with
-# a crowd of twelve, every unit); most (the whole tile). With and without missing values in turn; the last
-# tile overlapping the one before, once.
+# Each path of the screen: none near a tie; a few, more and many (ranked directly against their candidates,
+# or, with a crowd of twelve, against every unit); with and without missing values in turn; the last tile
+# overlapping the one before, once. An epoch ranks its examples near a tie after every tile, or, with
+# many features, in each tile (``in_tile``, forced here at 6).
 @pytest.mark.parametrize(
-    ("pairs", "triples", "crowds", "missing", "tile"),
+    ("pairs", "triples", "crowds", "missing", "tile", "in_tile"),
     [
-        (0.0, 0.0, 0.0, True, 512),
-        (0.01, 0.0, 0.001, False, 512),
-        (0.03, 0.01, 0.0, True, 600),
-        (0.08, 0.05, 0.0, False, 512),
-        (0.05, 0.05, 0.01, True, 512),
-        (0.1, 0.3, 0.0, False, 512),
+        (0.0, 0.0, 0.0, True, 512, False),
+        (0.01, 0.0, 0.001, False, 512, False),
+        (0.03, 0.01, 0.0, True, 600, False),
+        (0.08, 0.05, 0.0, False, 512, False),
+        (0.05, 0.05, 0.01, True, 512, False),
+        (0.1, 0.3, 0.0, False, 512, False),
+        (0.03, 0.01, 0.002, True, 600, True),
+        (0.1, 0.3, 0.01, False, 512, True),
     ],
 )
 def test_the_cpus_screened_tiled_sums_are_the_references_however_many_examples_lie_near_a_tie(
-    pairs, triples, crowds, missing, tile
+    pairs, triples, crowds, missing, tile, in_tile, monkeypatch
 ):
     """The CPU's tiled epoch accepts the product's best unit only where no other can be as near; the rest,
     exact ties among them, are ranked again by the direct form against the units that can be (every unit,
-    where there are more than a few); many, the whole tile."""
+    where there are more than a few)."""
     from som_studio.core.plans import kernels
 
+    if in_tile:
+        monkeypatch.setattr(kernels, "SCREEN_DEFERRED", 0)
     jnp = kernels.jnp
     wt, x, known = _near_ties(pairs, triples, crowds, missing)
     n = x.shape[0]

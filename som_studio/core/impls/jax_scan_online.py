@@ -20,7 +20,7 @@ import numpy as np
 from som_studio.core import jax_runtime
 from som_studio.core.impls.fed_rows import FedRows
 from som_studio.core.impls.jax_fused import _FusedTrainer
-from som_studio.core.plans.kernels import sq_distances
+from som_studio.core.plans.distances import sq_distances
 from som_studio.core.plans.neighbourhood import grid_weights
 from som_studio.core.plans.online_plan import Argmin, OnlinePlan, choose
 from som_studio.core.som.problem import Problem

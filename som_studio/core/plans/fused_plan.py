@@ -106,6 +106,15 @@ ranks again those near a tie, in groups of a 32nd of the tile, as many groups as
 few units within its reach (at most :data:`SCREEN_CANDIDATES`), a group with an example among more against
 every unit."""
 
+SCREEN_GATHERED = 1024
+"""The CPU's tiled epoch ranks its examples near a tie after every tile, gathered in groups of this many (at
+most a tile's), up to :data:`SCREEN_DEFERRED` features."""
+
+SCREEN_DEFERRED = 512
+"""Past this many features the CPU's tiled epoch ranks its examples near a tie in each tile, from the tile's
+scores: most lie near one there (18 % at 784 features, 91 % at 2,048), and their scores computed again
+after every tile cost as much as the tile (5,000 x 2,048 on 20x20: 356 ms an epoch against 251-265)."""
+
 SCREEN_CANDIDATES = 8
 """Units the CPU's screened search ranks again by the direct form for an example near a tie, at most."""
 
@@ -387,11 +396,15 @@ def predict(
         # The share of examples near a tie, as measured: 3 % at 100 features, 18 % at 784, 91 % at 2,048.
         # A search of two units has about twice as many (the second's and the third's bounds as well).
         near = min(d * c.near_per_feature * (1 + d / c.near_doubling) * (1 if sums else 2), 1.0)
-        # Those examples in groups, at least one a tile.
-        groups = trips * max(1, math.ceil(near * SCREEN_GROUP))
-        g = max(plan.chunk // SCREEN_GROUP, 1)
         t += trips * c.screen_trip_s
-        t += groups * (c.group_s + g * m * c.group_unit_s + d * c.feature_trip_s + plan.chunk * c.group_row_s)
+        if sums and d <= SCREEN_DEFERRED:  # an epoch ranks them after every tile, their scores computed again
+            g = max(min(plan.chunk, SCREEN_GATHERED), 1)
+            groups = math.ceil(n * near / g)
+            t += groups * (c.group_s + g * m * c.group_unit_s + d * c.feature_trip_s) + product(2 * n * near * m * k, k)
+        else:  # a search alone ranks them tile by tile, at least one group a tile
+            g = max(plan.chunk // SCREEN_GROUP, 1)
+            groups = trips * max(1, math.ceil(near * SCREEN_GROUP))
+            t += groups * (c.group_s + g * m * c.group_unit_s + d * c.feature_trip_s + plan.chunk * c.group_row_s)
     else:  # matmul, tiled: one product ranks every unit, two blocks of candidates re-ranked
         b = max(plan.block, 1)
         g = -(-units // b)

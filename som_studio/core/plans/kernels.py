@@ -9,9 +9,9 @@ mantissa), which picked the exact unit for only 62 % of the playbook's examples.
 
 Exact float32 on every backend: the BMU search takes the direct form on a GPU
 (no ``|w|^2 - 2 x.w`` cancellation at all); every expanded-form pass is taken
-about the map's mean (:func:`_centre`) and followed by a re-rank by the direct
+about the map's mean (:func:`~som_studio.core.plans.distances.map_centre`) and followed by a re-rank by the direct
 form, or, in the CPU's tiled search, by a bound showing that no other unit can
-be as near (:class:`_Screen`). The epoch's other steps (the per-unit sums, the
+be as near (:mod:`som_studio.core.plans.screen`). The epoch's other steps (the per-unit sums, the
 neighbourhood weights and the update) are :mod:`som_studio.core.plans.neighbourhood`'s.
 """
 
@@ -20,10 +20,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from som_studio.core import jax_runtime
+from som_studio.core.plans import screen
+from som_studio.core.plans.distances import first_min, map_centre, moved, pick, sq_distances, square
 from som_studio.core.plans.fused_plan import (
     FEATURE_SLAB,
-    SCREEN_CANDIDATES,
-    SCREEN_GROUP,
+    SCREEN_DEFERRED,
     UNROLLED_FEATURES,
     WIDE_FEATURES,
     KernelPlan,
@@ -38,60 +39,10 @@ jnp = jax.numpy
 lax = jax.lax
 
 
-def sq_distances(
-    w: Array, x: Array, known: Array | None = None, loop: bool = True, unrolled: int = UNROLLED_FEATURES
-) -> Array:
-    """``sum_d (w_d - x_d)^2`` summed over features in order, as the NumPy reference does
-    (unrolled up to ``unrolled`` features, by default :data:`UNROLLED_FEATURES`, in a loop past
-    them; with ``loop`` false, one vectorised reduction past :data:`UNROLLED_FEATURES`: for one
-    example, whose differences are no larger than the map, the fastest way).
-
-    ``w`` is (D, ...) and ``x`` (D, ...) broadcastable against it. ``known``
-    (like ``x``, boolean or 0/1) leaves the unknown features out: their terms
-    are exactly zero, so the sum is the reference's sum over known features.
-    """
-
-    def term(k: Any) -> Array:
-        at = lambda a: lax.dynamic_index_in_dim(a, k, 0, keepdims=False)
-        diff = at(w) - at(x)
-        if known is not None:
-            diff = jnp.where(at(known) != 0, diff, jnp.zeros((), diff.dtype))
-        return diff * diff
-
-    if w.shape[0] > UNROLLED_FEATURES and not loop:
-        diff = w - x
-        if known is not None:
-            diff = jnp.where(known != 0, diff, jnp.zeros((), diff.dtype))
-        return jnp.sum(diff * diff, axis=0)
-    acc = term(0)
-    if w.shape[0] > unrolled:
-        # A loop over features: the same order, one plane of distances in memory, a small program.
-        return lax.fori_loop(1, w.shape[0], lambda k, a: a + term(k), acc)
-    for k in range(1, w.shape[0]):
-        acc = acc + term(k)
-    return acc
-
-
 def split_known(data: Array) -> tuple[Array, Array]:
     """``(x, known)`` of examples with missing values (NaN): NaN set to 0, and a 0/1 mask in the data's dtype."""
     known = ~jnp.isnan(data)
     return jnp.where(known, data, 0), known.astype(data.dtype)
-
-
-def _first_min(dist: Array, cols: Array | None = None) -> Array:
-    """Per row of ``dist`` (n, k): the first column holding the row's minimum, or ``cols`` at it.
-
-    Two vectorised reductions (~5x faster on the CPU than ``jnp.argmin``'s
-    variadic one) over values materialised once, so both read the same numbers.
-    """
-    dist = lax.optimization_barrier(dist)
-    low = jnp.min(dist, axis=1, keepdims=True)
-    k = dist.shape[1]
-    if cols is None:
-        cols = lax.broadcasted_iota(jnp.int32, dist.shape, 1)
-    big = jnp.iinfo(jnp.int32).max
-    first = jnp.min(jnp.where(dist == low, cols, big), axis=1)
-    return jnp.minimum(first, k - 1) if cols is None else first
 
 
 def _in_chunks(fn, data: Array, chunk: int) -> Any:
@@ -110,16 +61,6 @@ def _with_known(fn: Any, data: Array, known: Array | None) -> tuple[Any, Array]:
         return (lambda xk: fn(xk, None)), data
     d = data.shape[1]
     return (lambda xk: fn(xk[:, :d], xk[:, d:])), jnp.concatenate([data, known], axis=1)
-
-
-def _square(w: Array) -> Array:
-    """``w * w``, an overflow to inf held at the largest finite number.
-
-    The masked products multiply it by 0 for unknown features: units moved far
-    away (1e30, the sharded trainers' padding) must give a huge score, never
-    ``0 * inf = NaN``.
-    """
-    return jnp.minimum(w * w, jnp.finfo(w.dtype).max)
 
 
 def direct(wt: Array, data: Array, chunk: int, known: Array | None = None, two: bool = False) -> Any:
@@ -141,7 +82,7 @@ def _direct_search(wt: Array) -> Any:
         dist = sq_distances(wt[:, None, :], x.T[:, :, None], kt)  # (n_c, M)
         if two:
             units = lax.broadcasted_iota(jnp.int32, dist.shape, 1)
-            return _pick(dist, units, True)
+            return pick(dist, units, True)
         # jnp.argmin is one variadic reduction (value and index together) whose ties
         # go to the first index: XLA fuses the distances into it, so the n_c x M
         # matrix need not exist, and both halves read the very same values.
@@ -167,27 +108,15 @@ def _candidates_best(cand: Array, x: Array, kn: Array | None, units: Array, two:
             dist = dist + diff[:, :, k] * diff[:, :, k]
     else:
         dist = jnp.sum(diff * diff, axis=2)
-    return _pick(dist, units, two)
-
-
-def _pick(dist: Array, units: Array, two: bool) -> Array | tuple[Array, Array]:
-    """The unit of ``units`` (n, k; row-major order) at each row's first minimum of ``dist``; ``two``: and the next."""
-    if not two:
-        return _first_min(dist, units)
-    dist = lax.optimization_barrier(dist)
-    col = lax.broadcasted_iota(jnp.int32, dist.shape, 1)
-    i1 = _first_min(dist)
-    i2 = _first_min(jnp.where(col == i1[:, None], jnp.asarray(jnp.inf, dist.dtype), dist))
-    pick = lambda i: jnp.take_along_axis(units, i[:, None], axis=1)[:, 0]
-    return pick(i1), pick(i2)
+    return pick(dist, units, two)
 
 
 def _two_best_blocks(lo: Array) -> tuple[Array, Array]:
     """Per row of block minima ``lo`` (n, G): the two best blocks in row-major order (lower index first)."""
     g = lo.shape[1]
     col = lax.broadcasted_iota(jnp.int32, lo.shape, 1)
-    g1 = _first_min(lo)
-    g2 = jnp.minimum(_first_min(jnp.where(col == g1[:, None], jnp.asarray(jnp.inf, lo.dtype), lo)), g - 1)
+    g1 = first_min(lo)
+    g2 = jnp.minimum(first_min(jnp.where(col == g1[:, None], jnp.asarray(jnp.inf, lo.dtype), lo)), g - 1)
     return jnp.minimum(g1, g2), jnp.maximum(g1, g2)
 
 
@@ -195,28 +124,6 @@ def _block_units(glo: Array, ghi: Array, block: int) -> Array:
     """(n, 2 block) flat unit indices of blocks ``glo`` then ``ghi``, in row-major order."""
     offs = jnp.arange(block, dtype=jnp.int32)[None, :]
     return jnp.concatenate([glo[:, None] * block + offs, ghi[:, None] * block + offs], axis=1)
-
-
-FAR = 1e20
-"""Units this far from the origin in some feature are padding (moved 1e30 away), left out of the map's centre."""
-
-
-def _centre(wt: Array) -> Array:
-    """(D, 1): the mean of the map's units (padding units left out), where the expanded form is taken.
-
-    ``|w - c|^2 - 2 (x - c).(w - c)`` ranks units as ``|w|^2 - 2 x.w`` does, but rounds in proportion to
-    the data's spread about ``c``, not to its distance from the origin: among examples 100 from the origin
-    and 1 apart, the product about the origin chose another unit than the reference for most of them.
-    """
-    near = jnp.all(jnp.abs(wt) < FAR, axis=0)
-    total = jnp.sum(jnp.where(near[None, :], wt, jnp.zeros((), wt.dtype)), axis=1, keepdims=True)
-    return total / jnp.maximum(jnp.sum(near), 1).astype(wt.dtype)
-
-
-def _moved(x: Array, kn: Array | None, centre: Array) -> Array:
-    """Examples ``x`` (n, D) moved by the map's centre (:func:`_centre`), unknown features left at 0."""
-    xc = x - centre[:, 0]
-    return xc if kn is None else jnp.where(kn != 0, xc, jnp.zeros((), x.dtype))
 
 
 def _block_padding(wt: Array, block: int) -> tuple[Array, Array]:
@@ -249,7 +156,7 @@ def _block_rerank(wt: Array, block: int) -> Any:
             return _candidates_best(jnp.broadcast_to(blocks, (nc, block, d)), x, kn, units, two)
         units = _block_units(glo, ghi, block)
         if slabs:
-            return _pick(_slab_distances(blocks, jnp.stack([glo, ghi], axis=1), x, kn, slabs), units, two)
+            return pick(_slab_distances(blocks, jnp.stack([glo, ghi], axis=1), x, kn, slabs), units, two)
         cand = jnp.take(blocks, jnp.stack([glo, ghi], axis=1), axis=0).reshape(nc, 2 * block, d)
         return _candidates_best(cand, x, kn, units, two)
 
@@ -261,17 +168,17 @@ def _matmul_search(wt: Array, block: int) -> Any:
     m = wt.shape[1]
     g = max(1, -(-m // block))
     dtype = wt.dtype
-    centre = _centre(wt)
+    centre = map_centre(wt)
     wz, pad = _block_padding(wt - centre, block)
     # Padding units rank last in the product (+inf) and in the re-rank (1e30 away).
     wa_full = jnp.concatenate([wz, (jnp.sum(wz * wz, axis=0) + pad)[None, :]], axis=0)
-    wa_known = jnp.concatenate([wz, _square(wz), pad[None, :]], axis=0)
+    wa_known = jnp.concatenate([wz, square(wz), pad[None, :]], axis=0)
     rerank = _block_rerank(wt, block)
 
     def search(x: Array, kn: Array | None, two: bool = False) -> Any:
         nc = x.shape[0]
         ones = jnp.ones((nc, 1), dtype)
-        xc = _moved(x, kn, centre)
+        xc = moved(x, kn, centre)
         xa = jnp.concatenate([-2 * xc, ones] if kn is None else [-2 * xc, kn, ones], axis=1)
         wa = wa_full if kn is None else wa_known
         if g == 1:  # every unit is a candidate
@@ -283,185 +190,6 @@ def _matmul_search(wt: Array, block: int) -> Any:
         return rerank(glo, ghi, x, kn, two)
 
     return search
-
-
-SCREEN_UNROLLED = 8
-"""Features the screened search's direct rankings sum unrolled; past them, in a loop (a small program)."""
-
-
-class _Screen:
-    """The CPU's tiled search of one tile of examples: ``screen(x, kn, two)``, each example's best unit (and
-    second, the quality pass's search).
-
-    One product ranks every unit by the expanded form ``|w'|^2 - 2 x'.w'`` of examples and units moved by
-    the map's mean ``c`` (``x' = x - c``, ``w' = w - c``: distances do not change, and the rounding shrinks
-    from the data's magnitude to its spread), scores laid out units x examples (each reduction over units
-    then runs along whole vectors of examples). Where an example's second-best score lies further from its
-    best than the rounding of both forms can reach, its best unit is the reference's: the direct distance
-    ``sum (w - x)^2`` in float32 is then strictly smallest there. Only the examples nearer a tie than that
-    are gathered, in groups (:data:`SCREEN_GROUP`), and ranked again by the direct form against their
-    candidates, the units whose bound from below lies within that reach (no other can be the reference's),
-    first in row-major order on ties; a group with an example among more than :data:`SCREEN_CANDIDATES`
-    candidates (units nearly on top of each other), against every unit. Measured near a tie: 0.3-0.6 % of
-    the examples at 10-30 features on 100-400 units, 4 % at 50 features on 400 units among tight clusters,
-    9 % (16 % for two units) on a map laid out by PCA over 50 uniform features, whose plane every example
-    lies far from; 2-5 candidates each. With a
-    second unit, both are the product's where every third unit's bound lies beyond the second's reach and
-    the second's beyond the first's, and the candidates are those within the second's reach. The matmul
-    form re-ranks every example's two
-    best blocks, which cost as much as the product, and trusts the product to find those blocks: among
-    examples 1,000 from the origin and 0.01 apart its product is all rounding, and it chose another unit
-    than the reference for 45 % of them, where this search, finding every one of them near, agrees.
-
-    The margin, with ``u`` the unit roundoff: a sum of ``n`` terms in any order is off by at most ``n u``
-    times the sum of its terms' magnitudes. A score's terms are ``-2 x'_i w'_i``, at most ``2 |x'| |w'|``
-    together (Cauchy-Schwarz), and ``|w'|^2``, itself a sum of ``D``; the moves round each ``x'_i`` and
-    ``w'_i`` within ``u`` of itself, which shifts a unit against another by at most ``4 u |x'| |w'| + 2 u
-    |w'|^2``. So a score is off by at most ``(2 D + 6) u |x'| |w'| + (2 D + 3) u |w'|^2``, within
-    ``k (2 |x'| |w'| + |w'|^2)``, ``k = 4 (D + 2) u``; the direct form by ``(D + 3) u`` of the distance.
-    Each unit's score less its rounding bounds it from below; the best unit is accepted when every other's
-    bound exceeds the best's score plus its rounding by ``3 (D + 4) u`` of its distance (the direct form's
-    rounding of both distances, ``2 (D + 3) u`` of the smaller, with room). The rounding grows with
-    ``|x'| |w'|``, not ``|x'|^2``: on a map drawn together early in training (``|w'|`` small against the
-    data's spread) few examples are near a tie.
-    """
-
-    def __init__(self, wt: Array) -> None:
-        d, m = wt.shape
-        dtype = wt.dtype
-        self.wt, self.m, self.d, self.dtype = wt, m, d, dtype
-        self.u = float(jnp.finfo(dtype).eps) / 2
-        self.k = 4 * (d + 2) * self.u
-        self.centre = _centre(wt)
-        wc = wt - self.centre
-        self.wsq = jnp.sum(wc * wc, axis=0)
-        self.wa_full = jnp.concatenate([wc, self.wsq[None, :]], axis=0)
-        self.wa_known = jnp.concatenate([wc, _square(wc), jnp.zeros((1, m), dtype)], axis=0)
-        # Per unit, its score's rounding is at most ``slack + cross |x'|`` (a unit moved 1e30 away, padding,
-        # scores +inf in float32 and needs none).
-        finite = jnp.isfinite(self.wsq)
-        self.slack = jnp.where(finite, self.k * self.wsq, 0)[:, None]
-        self.cross = jnp.where(finite, 2 * self.k * jnp.sqrt(jnp.where(finite, self.wsq, 0)), 0)[:, None]
-
-    def _scores(self, x: Array, kn: Array | None) -> tuple[Array, Array]:
-        """``(score, xsq)``: the (M, T) scores of the examples ``x`` and their ``|x'|^2``."""
-        xc = _moved(x, kn, self.centre)
-        ones = jnp.ones((x.shape[0], 1), self.dtype)
-        xa = jnp.concatenate([-2 * xc, ones] if kn is None else [-2 * xc, kn, ones], axis=1)
-        wa = self.wa_full if kn is None else self.wa_known
-        score = lax.dot_general(wa, xa, (((0,), (1,)), ((), ())), precision=HIGHEST)
-        return lax.optimization_barrier(score), jnp.sum(xc * xc, axis=1)
-
-    def _direct(self, x: Array, kn: Array | None, two: bool = False) -> Any:
-        """The reference's ranking against every unit. Materialised, then two reductions: 7x faster here
-        than the direct form's variadic argmin. Summed in a loop past :data:`SCREEN_UNROLLED` features:
-        unrolled, such rankings in the search's branches were most of its trace."""
-        kt = None if kn is None else kn.T[:, :, None]
-        dist = sq_distances(self.wt[:, None, :], x.T[:, :, None], kt, unrolled=SCREEN_UNROLLED)
-        return _pick(dist, lax.broadcasted_iota(jnp.int32, dist.shape, 1), True) if two else _first_min(dist)
-
-    @staticmethod
-    def _positions(mask: Array, size: int) -> Array:
-        """(size,) the positions of ``mask``'s examples in order, then ``len(mask)`` (dropped) past them."""
-        t = mask.shape[0]
-        slot = jnp.where(mask, lax.cumsum(mask.astype(jnp.int32)) - 1, size)
-        return jnp.full((size,), t, jnp.int32).at[slot].set(jnp.arange(t, dtype=jnp.int32), mode="drop")
-
-    def _group(self, x: Array, kn: Array | None, at: Array, scores: tuple[Array, Array, Array], two: bool) -> Any:
-        """A function of the chosen units: those of the examples at ``at`` (``len(x)`` past the last) ranked
-        again by the direct form, against their candidates, the units whose bound from below lies within the
-        example's reach (``scores``: the tile's scores, its examples' ``|x'|`` and reaches), at most
-        :data:`SCREEN_CANDIDATES` in row-major order; where an example has more, the group against every unit."""
-        score, xn, limit = scores
-        t, m, most = x.shape[0], self.m, min(SCREEN_CANDIDATES, self.m)
-        rows = jnp.minimum(at, t - 1)
-        xr = jnp.take(x, rows, axis=0)
-        kr = None if kn is None else jnp.take(kn, rows, axis=0)
-        floor = self._floor(jnp.take(score, rows, axis=1), jnp.take(xn, rows))
-        # Each unit within reach by its index, ``m`` beyond, in narrow integers; then the first ``most`` of them,
-        # one reduction each: an example has a few (2-5 measured on maps laid out by PCA and on maps drawn
-        # together by a wide first epoch), and sorting the column cost more than the screen itself.
-        index = jnp.int16 if m < jnp.iinfo(jnp.int16).max else jnp.int32
-        row = lax.broadcasted_iota(index, floor.shape, 0)
-        inside = lax.optimization_barrier(jnp.where(floor > jnp.take(limit, rows)[None, :], m, row).astype(index))
-        picked, last = [], jnp.full(at.shape, -1, index)
-        for _ in range(most):
-            last = jnp.min(jnp.where(inside > last[None, :], inside, m), axis=0)
-            picked.append(last.astype(jnp.int32))
-        cand = jnp.stack(picked, axis=1)  # (g, most), ascending, ``m`` past an example's last
-        # Every unit within reach a candidate, and the best (and second) among them: a NaN reach has none.
-        fits = ~jnp.any(inside > last[None, :], axis=0) & (cand[:, min(2 if two else 1, m) - 1] < m)
-
-        def among(_: Any) -> Any:
-            units = jnp.minimum(cand, m - 1)
-            kt = None if kr is None else kr.T[:, :, None]
-            dist = sq_distances(jnp.take(self.wt, units, axis=1), xr.T[:, :, None], kt, unrolled=SCREEN_UNROLLED)
-            return _pick(jnp.where(cand < m, dist, jnp.asarray(jnp.inf, dist.dtype)), units, two)
-
-        found = lax.cond(jnp.all(fits | (at >= t)), among, lambda _: self._direct(xr, kr, two), None)
-
-        def put(chosen: Any) -> Any:
-            if not two:
-                return chosen.at[at].set(found, mode="drop")
-            return tuple(c.at[at].set(f, mode="drop") for c, f in zip(chosen, found, strict=True))
-
-        return put
-
-    def _floor(self, score: Array, xn: Array) -> Array:
-        """(M, T): each unit's score less its rounding, a bound from below (``xn``: the examples' ``|x'|``)."""
-        return score - self.slack - self.cross * xn[None, :]
-
-    def _error(self, unit: Array, xn: Array) -> Array:
-        """(T,): the rounding of each example's score of ``unit``."""
-        unit = jnp.minimum(unit, self.m - 1)
-        return jnp.take(self.slack[:, 0], unit) + jnp.take(self.cross[:, 0], unit) * xn
-
-    def _direct_rounding(self, dist: Array) -> Array:
-        """What the reference's rounding of two direct distances, the smaller ``dist``, can reach (with room)."""
-        return 3 * (self.d + 4) * self.u * jnp.abs(dist)
-
-    def _screen(self, score: Array, xsq: Array, two: bool) -> tuple[tuple[Array, ...], Array, Array]:
-        """``(units, near, limit)``: each example's best unit (and second) by ``score`` (M, T), whether another
-        unit's bound from below comes within reach of it (the best's score plus its rounding, plus the
-        reference's rounding of the direct distances), and that reach: a unit whose bound lies beyond it
-        is not the reference's best (nor, with ``two``, its second)."""
-        inf = jnp.asarray(jnp.inf, score.dtype)
-        row = lax.broadcasted_iota(jnp.int32, score.shape, 0)
-        xn = jnp.sqrt(xsq)
-
-        def best(s: Array) -> tuple[Array, Array]:
-            low = jnp.min(s, axis=0)
-            return low, jnp.min(jnp.where(s == low[None, :], row, self.m), axis=0)
-
-        def reach(unit: Array, low: Array) -> Array:
-            return self._error(unit, xn) + self._direct_rounding(low + xsq)
-
-        low, first = best(score)
-        floor = self._floor(score, xn)
-        if not two:
-            second = jnp.min(jnp.where(row == first[None, :], inf, floor), axis=0)
-            limit = low + reach(first, low)
-            return (first,), ~(second > limit), limit  # NaN counts as near
-        low2, second = best(jnp.where(row == first[None, :], inf, score))
-        third = jnp.min(jnp.where((row == first[None, :]) | (row == second[None, :]), inf, floor), axis=0)
-        limit, limit2 = low + reach(first, low), low2 + reach(second, low2)
-        near = ~(jnp.minimum(low2 - self._error(second, xn), third) > limit) | ~(third > limit2)
-        return (first, second), near, jnp.maximum(limit, limit2)
-
-    def __call__(self, x: Array, kn: Array | None, two: bool = False) -> Any:
-        """Each example's best unit (and its second-best, the quality pass's search)."""
-        score, xsq = self._scores(x, kn)
-        units, near, limit = self._screen(score, xsq, two)
-        # The examples near a tie in groups, as many groups as they fill: the cost follows their number.
-        t = x.shape[0]
-        g = max(1, t // SCREEN_GROUP)
-        at = self._positions(near, -(-t // g) * g)
-        scores = (score, jnp.sqrt(xsq), limit)
-
-        def group(i: Any, chosen: Any) -> Any:
-            return self._group(x, kn, lax.dynamic_slice_in_dim(at, i * g, g), scores, two)(chosen)
-
-        return lax.fori_loop(0, (jnp.sum(near) + g - 1) // g, group, units if two else units[0])
 
 
 def _slab_distances(blocks: Array, pick: Array, x: Array, kn: Array | None, slabs: int) -> Array:
@@ -531,7 +259,7 @@ def tiled_sums(
     """Per-unit sums of an epoch's examples by their best units, searched and summed tile by tile (``tiled`` plan).
 
     A loop over tiles of ``tile`` examples: each tile's best units (on the CPU
-    the screened search, :class:`_Screen`; elsewhere the matmul form's,
+    the screened search, :class:`~som_studio.core.plans.screen.Screen`; elsewhere the matmul form's,
     :func:`matmul`), then the tile's rows ``[x, 1]`` (``[x, known]`` with
     missing values) added to their units' float64 totals (the run's dtype if
     wider), as :func:`~som_studio.core.plans.neighbourhood.unit_sums` adds them.
@@ -557,43 +285,47 @@ def tiled_sums(
     dtype = data.dtype
     wide = accumulator(dtype)
     cpu = _on_cpu() if cpu is None else cpu
-    search = _tiled_search(wt, block, cpu)
     units = jnp.arange(m, dtype=jnp.int32)
-
-    def scattered(first: Array, vals: Array, acc: Array) -> Array:
-        return acc.at[first].add(vals, mode="drop")
-
-    def multiplied(first: Array, vals: Array, acc: Array) -> Array:
-        hot = (first[:, None] == units[None, :]).astype(wide)  # (T, M)
-        return acc + lax.dot_general(hot, vals, (((0,), (0,)), ((), ())), precision=HIGHEST)
-
-    def tile_sums(x: Array, kn: Array | None, first_row: Any, fresh: Any, acc: Array) -> Array:
-        first = search(x, kn)
-        row = first_row + jnp.arange(x.shape[0])
-        # Rows before ``fresh`` were summed by the tile before (the last tile ends at the last row), rows
-        # past the count belong to no unit.
-        keep = row >= fresh if count is None else (row >= fresh) & (row < count)
-        first = jnp.where(keep, first, m)
-        # In the accumulator's precision: the sums are the scatter-add's to ~1e-16, whatever the tiling
-        # (a streamed run's batches then end at the in-memory run's map).
-        vals = jnp.concatenate([x, jnp.ones((x.shape[0], 1), dtype) if kn is None else kn], axis=1).astype(wide)
-        return (scattered if cpu else multiplied)(first, vals, acc)
-
     rows = data if known is None else jnp.concatenate([data, known], axis=1)
+    k = d + 1 if known is None else 2 * d
+    tile = max(1, min(tile, n))
 
     def split(r: Array) -> tuple[Array, Array | None]:
         return (r, None) if known is None else (r[:, :d], r[:, d:])
 
-    k = d + 1 if known is None else 2 * d
-    tile = max(1, min(tile, n))
+    def values(x: Array, kn: Array | None) -> Array:
+        # In the accumulator's precision: the sums are the scatter-add's to ~1e-16, whatever the tiling
+        # (a streamed run's batches then end at the in-memory run's map).
+        return jnp.concatenate([x, jnp.ones((x.shape[0], 1), dtype) if kn is None else kn], axis=1).astype(wide)
 
-    def body(t: Any, acc: Array) -> Array:
-        # Every tile whole, the last one ending at the last row: one program for all of them (a shorter
-        # last tile traced the screened search twice, and its trace is most of a run's start).
-        start = jnp.minimum(t * tile, n - tile)
-        return tile_sums(*split(lax.dynamic_slice_in_dim(rows, start, tile, axis=0)), start, t * tile, acc)
+    def kept(first_row: Any, fresh: Any, size: int) -> Array:
+        # Rows before ``fresh`` were summed by the tile before (the last tile ends at the last row), rows
+        # past the count belong to no unit.
+        row = first_row + jnp.arange(size)
+        return row >= fresh if count is None else (row >= fresh) & (row < count)
 
-    return lax.fori_loop(0, -(-n // tile), body, jnp.zeros((m, k), wide))
+    def tiles(body: Any, init: Any) -> Any:
+        def step(t: Any, carry: Any) -> Any:
+            # Every tile whole, the last one ending at the last row: one program for all of them (a shorter
+            # last tile traced the screened search twice, and its trace is most of a run's start).
+            start = jnp.minimum(t * tile, n - tile)
+            return body(*split(lax.dynamic_slice_in_dim(rows, start, tile, axis=0)), start, t * tile, carry)
+
+        return lax.fori_loop(0, -(-n // tile), step, init)
+
+    if not cpu:
+        search = _tiled_search(wt, block, False)
+
+        def multiplied(x: Array, kn: Array | None, first_row: Any, fresh: Any, acc: Array) -> Array:
+            first = jnp.where(kept(first_row, fresh, x.shape[0]), search(x, kn), m)
+            hot = (first[:, None] == units[None, :]).astype(wide)  # (T, M)
+            return acc + lax.dot_general(hot, values(x, kn), (((0,), (0,)), ((), ())), precision=HIGHEST)
+
+        return tiles(multiplied, jnp.zeros((m, k), wide))
+
+    # The CPU: the screened search, its rows scattered (:func:`som_studio.core.plans.screen.epoch_sums`).
+    tiling = screen.Tiling(rows, split, values, kept, tiles, n, tile)
+    return screen.epoch_sums(screen.Screen(wt), tiling, jnp.zeros((m, k), wide), in_tile=d > SCREEN_DEFERRED)
 
 
 def blocked(wt: Array, data: Array, chunk: int, block: int, known: Array | None = None, two: bool = False) -> Any:
@@ -634,8 +366,10 @@ def _blocked_search(wt: Array, block: int) -> Any:
     # float32 and is ~1e60 in float64).
     wp = jnp.pad(wt, ((0, 0), (0, mp - m)), constant_values=jnp.asarray(1e30, dtype))
     real = jnp.arange(mp, dtype=jnp.int32) < m
-    centre = _centre(wt)
-    wm = jnp.where(real[None, :], wp - centre, wp)  # about the map's centre (:func:`_centre`)
+    centre = map_centre(wt)
+    wm = jnp.where(
+        real[None, :], wp - centre, wp
+    )  # about the map's centre (:func:`~som_studio.core.plans.distances.map_centre`)
     c = jnp.where(real, jnp.sum(wm * wm, axis=0), jnp.asarray(jnp.inf, dtype))
     # |w|^2 - 2 x.w as one product: [-2x, 1] @ [w; |w|^2] (D + 1 terms).
     wa = jnp.concatenate([wm, c[None, :]], axis=0)
@@ -644,13 +378,13 @@ def _blocked_search(wt: Array, block: int) -> Any:
 
     wz = jnp.where(real[None, :], wm, jnp.zeros((), dtype))
     pad = jnp.where(real, jnp.zeros((), dtype), jnp.asarray(jnp.inf, dtype))
-    wa_known = jnp.concatenate([wz, _square(wz), pad[None, :]], axis=0)
+    wa_known = jnp.concatenate([wz, square(wz), pad[None, :]], axis=0)
 
     def search(x: Array, kn: Array | None, two: bool = False) -> Any:  # (n_c, D) -> (n_c,)
         nc = x.shape[0]
         wa_ = wa if kn is None else wa_known
         ones = jnp.ones((nc, 1), dtype)
-        xc = _moved(x, kn, centre)
+        xc = moved(x, kn, centre)
         xa = jnp.concatenate([-2 * xc, ones] if kn is None else [-2 * xc, kn, ones], axis=1)
 
         def block_min(carry, gi):
@@ -674,7 +408,7 @@ def _blocked_search(wt: Array, block: int) -> Any:
         units = _block_units(glo, ghi, b)
         if g == 1:  # both candidate blocks are the one block
             dist, units = dist[:, :b], units[:, :b]
-        return _pick(dist, units, two)
+        return pick(dist, units, two)
 
     return search
 
@@ -697,14 +431,17 @@ def chunk_search(wt: Array, plan: KernelPlan) -> Any:
 
 
 def _tiled_search(wt: Array, block: int, cpu: bool | None = None) -> Any:
-    """The tiled form's search: on the CPU screened (:class:`_Screen`), elsewhere the matmul form's in tiles
-    (``cpu``: force one, for tests; default: the backend programs are traced for). ``search(x, kn, two)``.
+    """The tiled form's search: on the CPU screened (:class:`~som_studio.core.plans.screen.Screen`), elsewhere
+    the matmul form's in tiles (``cpu``: force one, for tests; default: the backend programs are traced for).
+    ``search(x, kn, two)``.
 
     Chosen while tracing, not by ``lax.platform_dependent``: that traces both searches into every program,
     and the screened one's branches with them tripled the trace of a run's programs (0.57 s against 0.10)."""
     if cpu is None:
         cpu = _on_cpu()
-    return _Screen(wt) if cpu else _matmul_search(wt, block)
+    if not cpu:
+        return _matmul_search(wt, block)
+    return screen.Screen(wt)
 
 
 def _on_cpu() -> bool:

@@ -28,8 +28,8 @@ import numpy as np
 
 from som_studio.core import jax_runtime
 from som_studio.core.plans import kernels, neighbourhood
+from som_studio.core.plans.distances import sq_distances
 from som_studio.core.plans.fused_plan import KernelPlan
-from som_studio.core.plans.kernels import sq_distances
 from som_studio.core.plans.neighbourhood import HIGHEST
 from som_studio.core.som.topology import HEX_ROW
 from som_studio.run_settings import Topology

@@ -1,0 +1,305 @@
+"""The CPU's screened search of the tiled plan: one product's best unit kept wherever no other can be as near.
+
+:class:`Screen` ranks a tile of examples by the expanded form and accepts its best unit where the rounding
+of both forms cannot reach another; the few examples nearer a tie are ranked again by the direct form,
+against the units within their reach. :func:`epoch_sums` is the CPU's tiled epoch built on it
+(:func:`som_studio.core.plans.kernels.tiled_sums`), which ranks those examples after every tile.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from som_studio.core import jax_runtime
+from som_studio.core.plans.distances import first_min, map_centre, moved, pick, sq_distances, square
+from som_studio.core.plans.fused_plan import SCREEN_CANDIDATES, SCREEN_GATHERED, SCREEN_GROUP
+from som_studio.core.plans.neighbourhood import HIGHEST
+
+if TYPE_CHECKING:
+    from jax import Array
+
+jax = jax_runtime.jax()
+jnp = jax.numpy
+lax = jax.lax
+
+SCREEN_UNROLLED = 8
+"""Features the screened search's direct rankings sum unrolled; past them, in a loop (a small program)."""
+
+
+def _put(chosen: Any, at: Array, found: Any) -> Any:
+    """``chosen`` (an array, or a tuple of them) with ``found`` set at positions ``at`` (those past its end dropped)."""
+    if isinstance(chosen, tuple):
+        return tuple(c.at[at].set(f, mode="drop") for c, f in zip(chosen, found, strict=True))
+    return chosen.at[at].set(found, mode="drop")
+
+
+class Screen:
+    """The CPU's tiled search of one tile of examples: ``screen(x, kn, two)``, each example's best unit (and
+    second, the quality pass's search).
+
+    One product ranks every unit by the expanded form ``|w'|^2 - 2 x'.w'`` of examples and units moved by
+    the map's mean ``c`` (``x' = x - c``, ``w' = w - c``: distances do not change, and the rounding shrinks
+    from the data's magnitude to its spread), scores laid out units x examples (each reduction over units
+    then runs along whole vectors of examples). Where an example's second-best score lies further from its
+    best than the rounding of both forms can reach, its best unit is the reference's: the direct distance
+    ``sum (w - x)^2`` in float32 is then strictly smallest there. Only the examples nearer a tie than that
+    are gathered, in groups (:data:`SCREEN_GROUP`), and ranked again by the direct form against their
+    candidates, the units whose bound from below lies within that reach (no other can be the reference's),
+    first in row-major order on ties; a group with an example among more than :data:`SCREEN_CANDIDATES`
+    candidates (units nearly on top of each other), against every unit. Measured near a tie: 0.3-0.6 % of
+    the examples at 10-30 features on 100-400 units, 4 % at 50 features on 400 units among tight clusters,
+    9 % (16 % for two units) on a map laid out by PCA over 50 uniform features, whose plane every example
+    lies far from; 2-5 candidates each. With a
+    second unit, both are the product's where every third unit's bound lies beyond the second's reach and
+    the second's beyond the first's, and the candidates are those within the second's reach. The matmul
+    form re-ranks every example's two
+    best blocks, which cost as much as the product, and trusts the product to find those blocks: among
+    examples 1,000 from the origin and 0.01 apart its product is all rounding, and it chose another unit
+    than the reference for 45 % of them, where this search, finding every one of them near, agrees.
+
+    The margin, with ``u`` the unit roundoff: a sum of ``n`` terms in any order is off by at most ``n u``
+    times the sum of its terms' magnitudes. A score's terms are ``-2 x'_i w'_i``, at most ``2 |x'| |w'|``
+    together (Cauchy-Schwarz), and ``|w'|^2``, itself a sum of ``D``; the moves round each ``x'_i`` and
+    ``w'_i`` within ``u`` of itself, which shifts a unit against another by at most ``4 u |x'| |w'| + 2 u
+    |w'|^2``. So a score is off by at most ``(2 D + 6) u |x'| |w'| + (2 D + 3) u |w'|^2``, within
+    ``k (2 |x'| |w'| + |w'|^2)``, ``k = 4 (D + 2) u``; the direct form by ``(D + 3) u`` of the distance.
+    Each unit's score less its rounding bounds it from below; the best unit is accepted when every other's
+    bound exceeds the best's score plus its rounding by ``3 (D + 4) u`` of its distance (the direct form's
+    rounding of both distances, ``2 (D + 3) u`` of the smaller, with room). The rounding grows with
+    ``|x'| |w'|``, not ``|x'|^2``: on a map drawn together early in training (``|w'|`` small against the
+    data's spread) few examples are near a tie.
+    """
+
+    def __init__(self, wt: Array) -> None:
+        d, m = wt.shape
+        dtype = wt.dtype
+        self.wt, self.m, self.d, self.dtype = wt, m, d, dtype
+        self.u = float(jnp.finfo(dtype).eps) / 2
+        self.k = 4 * (d + 2) * self.u
+        self.centre = map_centre(wt)
+        wc = wt - self.centre
+        self.wsq = jnp.sum(wc * wc, axis=0)
+        self.wa_full = jnp.concatenate([wc, self.wsq[None, :]], axis=0)
+        self.wa_known = jnp.concatenate([wc, square(wc), jnp.zeros((1, m), dtype)], axis=0)
+        # Per unit, its score's rounding is at most ``slack + cross |x'|`` (a unit moved 1e30 away, padding,
+        # scores +inf in float32 and needs none).
+        finite = jnp.isfinite(self.wsq)
+        self.slack = jnp.where(finite, self.k * self.wsq, 0)[:, None]
+        self.cross = jnp.where(finite, 2 * self.k * jnp.sqrt(jnp.where(finite, self.wsq, 0)), 0)[:, None]
+
+    def _scores(self, x: Array, kn: Array | None) -> tuple[Array, Array]:
+        """``(score, xsq)``: the (M, T) scores of the examples ``x`` and their ``|x'|^2``."""
+        xc = moved(x, kn, self.centre)
+        ones = jnp.ones((x.shape[0], 1), self.dtype)
+        xa = jnp.concatenate([-2 * xc, ones] if kn is None else [-2 * xc, kn, ones], axis=1)
+        wa = self.wa_full if kn is None else self.wa_known
+        score = lax.dot_general(wa, xa, (((0,), (1,)), ((), ())), precision=HIGHEST)
+        return lax.optimization_barrier(score), jnp.sum(xc * xc, axis=1)
+
+    def _direct(self, x: Array, kn: Array | None, two: bool = False) -> Any:
+        """The reference's ranking against every unit. Materialised, then two reductions: 7x faster here
+        than the direct form's variadic argmin. Summed in a loop past :data:`SCREEN_UNROLLED` features:
+        unrolled, such rankings in the search's branches were most of its trace."""
+        kt = None if kn is None else kn.T[:, :, None]
+        dist = sq_distances(self.wt[:, None, :], x.T[:, :, None], kt, unrolled=SCREEN_UNROLLED)
+        return pick(dist, lax.broadcasted_iota(jnp.int32, dist.shape, 1), True) if two else first_min(dist)
+
+    @staticmethod
+    def _positions(mask: Array, size: int) -> Array:
+        """(size,) the positions of ``mask``'s examples in order, then ``len(mask)`` (dropped) past them."""
+        t = mask.shape[0]
+        slot = jnp.where(mask, lax.cumsum(mask.astype(jnp.int32)) - 1, size)
+        return jnp.full((size,), t, jnp.int32).at[slot].set(jnp.arange(t, dtype=jnp.int32), mode="drop")
+
+    def _rank(self, xr: Array, kr: Array | None, floor: Array, limit: Array, real: Array, two: bool) -> Any:
+        """The examples ``xr`` (g, D) near a tie (``real``: those that are examples, not padding) ranked again
+        by the direct form against their candidates: the units whose bound from below (``floor``, (M, g)) lies
+        within the example's reach (``limit``), at most :data:`SCREEN_CANDIDATES` in row-major order; where an
+        example has more, the group against every unit. Each example's best unit (and second, with ``two``)."""
+        m, most = self.m, min(SCREEN_CANDIDATES, self.m)
+        # Each unit within reach by its index, ``m`` beyond, in narrow integers; then the first ``most`` of them,
+        # one reduction each: an example has a few (2-5 measured on maps laid out by PCA and on maps drawn
+        # together by a wide first epoch), and sorting the column cost more than the screen itself.
+        index = jnp.int16 if m < jnp.iinfo(jnp.int16).max else jnp.int32
+        row = lax.broadcasted_iota(index, floor.shape, 0)
+        inside = lax.optimization_barrier(jnp.where(floor > limit[None, :], m, row).astype(index))
+        picked, last = [], jnp.full(limit.shape, -1, index)
+        for _ in range(most):
+            last = jnp.min(jnp.where(inside > last[None, :], inside, m), axis=0)
+            picked.append(last.astype(jnp.int32))
+        cand = jnp.stack(picked, axis=1)  # (g, most), ascending, ``m`` past an example's last
+        # Every unit within reach a candidate, and the best (and second) among them: a NaN reach has none.
+        fits = ~jnp.any(inside > last[None, :], axis=0) & (cand[:, min(2 if two else 1, m) - 1] < m)
+
+        def among(_: Any) -> Any:
+            units = jnp.minimum(cand, m - 1)
+            kt = None if kr is None else kr.T[:, :, None]
+            dist = sq_distances(jnp.take(self.wt, units, axis=1), xr.T[:, :, None], kt, unrolled=SCREEN_UNROLLED)
+            return pick(jnp.where(cand < m, dist, jnp.asarray(jnp.inf, dist.dtype)), units, two)
+
+        # An example among more candidates (units nearly on top of each other) is ranked against every unit,
+        # in small groups of such examples: one of them does not send its whole group to the direct form.
+        g = limit.shape[0]
+        s = max(1, g // SCREEN_GROUP)
+        crowded = self._positions(~fits & real, -(-g // s) * s)
+
+        def direct(i: Any, found: Any) -> Any:
+            at = lax.dynamic_slice_in_dim(crowded, i * s, s)
+            rows = jnp.minimum(at, g - 1)
+            got = self._direct(jnp.take(xr, rows, axis=0), None if kr is None else jnp.take(kr, rows, axis=0), two)
+            return _put(found, at, got)
+
+        return lax.fori_loop(0, (jnp.sum(~fits & real) + s - 1) // s, direct, among(None))
+
+    def _group(self, x: Array, kn: Array | None, at: Array, scores: tuple[Array, Array, Array], two: bool) -> Any:
+        """A function of the chosen units: those of the examples at ``at`` (``len(x)`` past the last) ranked
+        again (:meth:`_rank`; ``scores``: the tile's scores, its examples' ``|x'|`` and reaches)."""
+        score, xn, limit = scores
+        t = x.shape[0]
+        rows = jnp.minimum(at, t - 1)
+        xr = jnp.take(x, rows, axis=0)
+        kr = None if kn is None else jnp.take(kn, rows, axis=0)
+        floor = self._floor(jnp.take(score, rows, axis=1), jnp.take(xn, rows))
+        found = self._rank(xr, kr, floor, jnp.take(limit, rows), at < t, two)
+        return lambda chosen: _put(chosen, at, found)
+
+    def settled(self, x: Array, kn: Array | None) -> tuple[Array, Array, Array]:
+        """``(first, near, limit)``: each example's best unit by the product, whether it lies near a tie
+        (its best then the reference's only after :meth:`again`), and its reach."""
+        score, xsq = self._scores(x, kn)
+        (first,), near, limit = self._screen(score, xsq, False)
+        return first, near, limit
+
+    def again(self, x: Array, kn: Array | None, limit: Array, real: Array) -> Array:
+        """The best units of examples near a tie, gathered from many tiles (``real``: not padding), their
+        scores computed again (within the same bound) and ranked against their candidates (:meth:`_rank`)."""
+        score, xsq = self._scores(x, kn)
+        return self._rank(x, kn, self._floor(score, jnp.sqrt(xsq)), limit, real, False)
+
+    def _floor(self, score: Array, xn: Array) -> Array:
+        """(M, T): each unit's score less its rounding, a bound from below (``xn``: the examples' ``|x'|``)."""
+        return score - self.slack - self.cross * xn[None, :]
+
+    def _error(self, unit: Array, xn: Array) -> Array:
+        """(T,): the rounding of each example's score of ``unit``."""
+        unit = jnp.minimum(unit, self.m - 1)
+        return jnp.take(self.slack[:, 0], unit) + jnp.take(self.cross[:, 0], unit) * xn
+
+    def _direct_rounding(self, dist: Array) -> Array:
+        """What the reference's rounding of two direct distances, the smaller ``dist``, can reach (with room)."""
+        return 3 * (self.d + 4) * self.u * jnp.abs(dist)
+
+    def _screen(self, score: Array, xsq: Array, two: bool) -> tuple[tuple[Array, ...], Array, Array]:
+        """``(units, near, limit)``: each example's best unit (and second) by ``score`` (M, T), whether another
+        unit's bound from below comes within reach of it (the best's score plus its rounding, plus the
+        reference's rounding of the direct distances), and that reach: a unit whose bound lies beyond it
+        is not the reference's best (nor, with ``two``, its second)."""
+        inf = jnp.asarray(jnp.inf, score.dtype)
+        row = lax.broadcasted_iota(jnp.int32, score.shape, 0)
+        xn = jnp.sqrt(xsq)
+
+        def best(s: Array) -> tuple[Array, Array]:
+            low = jnp.min(s, axis=0)
+            return low, jnp.min(jnp.where(s == low[None, :], row, self.m), axis=0)
+
+        def reach(unit: Array, low: Array) -> Array:
+            return self._error(unit, xn) + self._direct_rounding(low + xsq)
+
+        low, first = best(score)
+        floor = self._floor(score, xn)
+        if not two:
+            second = jnp.min(jnp.where(row == first[None, :], inf, floor), axis=0)
+            limit = low + reach(first, low)
+            return (first,), ~(second > limit), limit  # NaN counts as near
+        low2, second = best(jnp.where(row == first[None, :], inf, score))
+        third = jnp.min(jnp.where((row == first[None, :]) | (row == second[None, :]), inf, floor), axis=0)
+        limit, limit2 = low + reach(first, low), low2 + reach(second, low2)
+        near = ~(jnp.minimum(low2 - self._error(second, xn), third) > limit) | ~(third > limit2)
+        return (first, second), near, jnp.maximum(limit, limit2)
+
+    def __call__(self, x: Array, kn: Array | None, two: bool = False) -> Any:
+        """Each example's best unit (and its second-best, the quality pass's search)."""
+        score, xsq = self._scores(x, kn)
+        units, near, limit = self._screen(score, xsq, two)
+        return self.ranked(x, kn, (score, jnp.sqrt(xsq), limit), units if two else units[0], near, two)
+
+    def ranked(
+        self,
+        x: Array,
+        kn: Array | None,
+        scores: tuple[Array, Array, Array],
+        chosen: Any,
+        near: Array,
+        two: bool = False,
+    ) -> Any:
+        """``chosen`` with the tile's examples ``near`` a tie ranked again (:meth:`_group`), in groups of a
+        :data:`SCREEN_GROUP`-th of the tile, as many as they fill: the cost follows their number."""
+        t = x.shape[0]
+        g = max(1, t // SCREEN_GROUP)
+        at = self._positions(near, -(-t // g) * g)
+
+        def group(i: Any, chosen: Any) -> Any:
+            return self._group(x, kn, lax.dynamic_slice_in_dim(at, i * g, g), scores, two)(chosen)
+
+        return lax.fori_loop(0, (jnp.sum(near) + g - 1) // g, group, chosen)
+
+
+class Tiling(NamedTuple):
+    """An epoch's examples in tiles, as :func:`som_studio.core.plans.kernels.tiled_sums` lays them out.
+
+    ``rows`` (N, D) or (N, 2 D), the examples and their known masks side by side; ``split(rows)`` gives
+    ``(x, known)``; ``values(x, known)`` the rows the totals add; ``kept(first_row, fresh, size)`` which of a
+    tile's rows count; ``loop(body, init)`` runs ``body(x, known, first_row, fresh, carry)`` over the tiles.
+    """
+
+    rows: Array
+    split: Any
+    values: Any
+    kept: Any
+    loop: Any
+    n: int
+    tile: int
+
+
+def epoch_sums(screen: Screen, tiling: Tiling, zeros: Array, in_tile: bool = False) -> Array:
+    """The per-unit totals (``zeros``' shape and dtype) of every example by its best unit, the CPU's way.
+
+    Each tile's examples the product settles are scattered into the totals at once; those near a tie are
+    marked, and ranked again after every tile, together, in groups of :data:`SCREEN_GATHERED` (at most a
+    tile's), their scores computed again: ranked tile by tile, a group's fixed cost was a third of an epoch
+    at 10x10. ``in_tile`` (many features: most examples lie near a tie, and their scores cost as much
+    again): each tile's ranked in the tile, from the scores it has.
+    """
+    rows, split, values, kept, loop, n, tile = tiling
+    m = screen.m
+    if in_tile:
+
+        def ranked(x: Array, kn: Array | None, first_row: Any, fresh: Any, acc: Array) -> Array:
+            first = jnp.where(kept(first_row, fresh, x.shape[0]), screen(x, kn), m)
+            return acc.at[first].add(values(x, kn), mode="drop")
+
+        return loop(ranked, zeros)
+
+    def scattered(x: Array, kn: Array | None, first_row: Any, fresh: Any, carry: Any) -> Any:
+        acc, near_all, limit_all = carry
+        first, near, limit = screen.settled(x, kn)
+        keep = kept(first_row, fresh, x.shape[0])
+        acc = acc.at[jnp.where(keep & ~near, first, m)].add(values(x, kn), mode="drop")
+        # The rows the tile before marked stay marked (the last tile overlaps it); any tile's reach of a row is
+        # one the row's candidates can be found within.
+        was = lax.dynamic_slice_in_dim(near_all, first_row, x.shape[0])
+        near_all = lax.dynamic_update_slice_in_dim(near_all, was | (keep & near), first_row, 0)
+        return acc, near_all, lax.dynamic_update_slice_in_dim(limit_all, limit, first_row, 0)
+
+    acc, near_all, limit_all = loop(scattered, (zeros, jnp.zeros((n,), bool), jnp.zeros((n,), screen.dtype)))
+    g = max(1, min(tile, SCREEN_GATHERED))  # a group's scores no larger than a tile's
+    at = screen._positions(near_all, -(-n // g) * g)
+
+    def group(i: Any, acc: Array) -> Array:
+        where = lax.dynamic_slice_in_dim(at, i * g, g)
+        real = where < n
+        x, kn = split(jnp.take(rows, jnp.minimum(where, n - 1), axis=0))
+        first = screen.again(x, kn, jnp.take(limit_all, jnp.minimum(where, n - 1)), real)
+        return acc.at[jnp.where(real, first, m)].add(values(x, kn), mode="drop")
+
+    return lax.fori_loop(0, (jnp.sum(near_all) + g - 1) // g, group, acc)
