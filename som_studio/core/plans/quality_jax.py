@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from som_studio.core import jax_runtime
-from som_studio.core.plans import fused_plan, kernels
-from som_studio.core.plans.fused_plan import KernelPlan
+from som_studio.core.plans import fused_plan, kernels, screen
+from som_studio.core.plans.fused_plan import SCREEN_DEFERRED, SCREEN_GATHERED, KernelPlan
 from som_studio.core.som import topology as topo
 from som_studio.run_settings import Topology
 
@@ -102,15 +102,45 @@ def best_two_program(
     search = kernels.chunk_search(wt, plan_)
     rows = wt.T
 
+    def split(x):
+        if not missing:
+            return x, None
+        known = ~jnp.isnan(x)
+        return jnp.where(known, x, 0), known
+
+    def real(known):
+        return None if known is None else known.astype(xp.dtype)
+
+    if isinstance(search, screen.Screen) and m >= 2 and xp.shape[2] <= SCREEN_DEFERRED:
+        # The CPU's screened search: the examples near a tie ranked after every chunk, together, as an epoch
+        # ranks them (:func:`som_studio.core.plans.screen.epoch_sums`), then each example's distance.
+        def settled(x):
+            x, known = split(x)
+            return search.settled(x, real(known), True)
+
+        (first, second), near, limit = jax.tree.map(lambda a: a.reshape(-1), lax.map(settled, xp))
+        flat = xp.reshape(-1, xp.shape[2])
+
+        def gathered(at):
+            x, known = split(jnp.take(flat, at, axis=0))
+            return x, real(known)
+
+        group = min(plan_.chunk, SCREEN_GATHERED)  # a group's scores no larger than a chunk's
+        first, second = search.near_ties((first, second), near, limit, gathered, flat.shape[0], group, True)
+
+        def distance(args):
+            x, f = args
+            x, known = split(x)
+            return _exact_d2(rows, x, f, known)
+
+        return first, second, lax.map(distance, (xp, first.reshape(xp.shape[:2]))).reshape(-1)
+
     def one(x):
-        known = None
-        if missing:
-            known = ~jnp.isnan(x)
-            x = jnp.where(known, x, 0)
+        x, known = split(x)
         if m < 2:
             first = second = jnp.zeros((x.shape[0],), jnp.int32)
         else:
-            first, second = search(x, None if known is None else known.astype(x.dtype), True)
+            first, second = search(x, real(known), True)
         return first, second, _exact_d2(rows, x, first, known)
 
     first, second, d2 = lax.map(one, xp)

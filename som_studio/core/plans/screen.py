@@ -163,18 +163,35 @@ class Screen:
         found = self._rank(xr, kr, floor, jnp.take(limit, rows), at < t, two)
         return lambda chosen: _put(chosen, at, found)
 
-    def settled(self, x: Array, kn: Array | None) -> tuple[Array, Array, Array]:
-        """``(first, near, limit)``: each example's best unit by the product, whether it lies near a tie
-        (its best then the reference's only after :meth:`again`), and its reach."""
+    def settled(self, x: Array, kn: Array | None, two: bool = False) -> tuple[Any, Array, Array]:
+        """``(units, near, limit)``: each example's best unit by the product (with ``two``, a tuple of its best
+        and second), whether it lies near a tie (its units then the reference's only after :meth:`again`),
+        and its reach."""
         score, xsq = self._scores(x, kn)
-        (first,), near, limit = self._screen(score, xsq, False)
-        return first, near, limit
+        units, near, limit = self._screen(score, xsq, two)
+        return (units if two else units[0]), near, limit
 
-    def again(self, x: Array, kn: Array | None, limit: Array, real: Array) -> Array:
-        """The best units of examples near a tie, gathered from many tiles (``real``: not padding), their
-        scores computed again (within the same bound) and ranked against their candidates (:meth:`_rank`)."""
+    def again(self, x: Array, kn: Array | None, limit: Array, real: Array, two: bool = False) -> Any:
+        """The best units (and second) of examples near a tie, gathered from many tiles (``real``: not
+        padding), their scores computed again (within the same bound) and ranked against their candidates
+        (:meth:`_rank`)."""
         score, xsq = self._scores(x, kn)
-        return self._rank(x, kn, self._floor(score, jnp.sqrt(xsq)), limit, real, False)
+        return self._rank(x, kn, self._floor(score, jnp.sqrt(xsq)), limit, real, two)
+
+    def near_ties(
+        self, chosen: Any, near: Array, limit: Array, rows: Any, n: int, group: int, two: bool = False
+    ) -> Any:
+        """``chosen`` (N,) units (a tuple of two with ``two``) with the examples ``near`` a tie ranked again
+        (:meth:`again`), gathered in groups of ``group``; ``rows(at)`` gives ``(x, known)`` of examples ``at``."""
+        g = max(1, min(n, group))
+        at = self._positions(near, -(-n // g) * g)
+
+        def ranked(i: Any, chosen: Any) -> Any:
+            where = lax.dynamic_slice_in_dim(at, i * g, g)
+            x, kn = rows(jnp.minimum(where, n - 1))
+            return _put(chosen, where, self.again(x, kn, jnp.take(limit, jnp.minimum(where, n - 1)), where < n, two))
+
+        return lax.fori_loop(0, (jnp.sum(near) + g - 1) // g, ranked, chosen)
 
     def _floor(self, score: Array, xn: Array) -> Array:
         """(M, T): each unit's score less its rounding, a bound from below (``xn``: the examples' ``|x'|``)."""
