@@ -397,11 +397,11 @@ def predict(
         # A search of two units has about twice as many (the second's and the third's bounds as well).
         near = min(d * c.near_per_feature * (1 + d / c.near_doubling) * (1 if sums else 2), 1.0)
         t += trips * c.screen_trip_s
-        if sums and d <= SCREEN_DEFERRED:  # an epoch ranks them after every tile, their scores computed again
+        if d <= SCREEN_DEFERRED:  # ranked after every tile (a search: every chunk), their scores computed again
             g = max(min(plan.chunk, SCREEN_GATHERED), 1)
             groups = math.ceil(n * near / g)
             t += groups * (c.group_s + g * m * c.group_unit_s + d * c.feature_trip_s) + product(2 * n * near * m * k, k)
-        else:  # a search alone ranks them tile by tile, at least one group a tile
+        else:  # many features: ranked tile by tile, at least one group a tile
             g = max(plan.chunk // SCREEN_GROUP, 1)
             groups = trips * max(1, math.ceil(near * SCREEN_GROUP))
             t += groups * (c.group_s + g * m * c.group_unit_s + d * c.feature_trip_s + plan.chunk * c.group_row_s)

@@ -126,7 +126,8 @@ def best_two_program(
             return x, real(known)
 
         group = min(plan_.chunk, SCREEN_GATHERED)  # a group's scores no larger than a chunk's
-        first, second = search.near_ties((first, second), near, limit, gathered, flat.shape[0], group, True)
+        put = lambda units, at, found, x, kn: screen.put(units, at, found)
+        first, second = search.near_ties((first, second), near, limit, gathered, put, group, True)
 
         def distance(args):
             x, f = args

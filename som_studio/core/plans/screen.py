@@ -26,7 +26,7 @@ SCREEN_UNROLLED = 8
 """Features the screened search's direct rankings sum unrolled; past them, in a loop (a small program)."""
 
 
-def _put(chosen: Any, at: Array, found: Any) -> Any:
+def put(chosen: Any, at: Array, found: Any) -> Any:
     """``chosen`` (an array, or a tuple of them) with ``found`` set at positions ``at`` (those past its end dropped)."""
     if isinstance(chosen, tuple):
         return tuple(c.at[at].set(f, mode="drop") for c, f in zip(chosen, found, strict=True))
@@ -43,13 +43,13 @@ class Screen:
     then runs along whole vectors of examples). Where an example's second-best score lies further from its
     best than the rounding of both forms can reach, its best unit is the reference's: the direct distance
     ``sum (w - x)^2`` in float32 is then strictly smallest there. Only the examples nearer a tie than that
-    are gathered, in groups (:data:`SCREEN_GROUP`), and ranked again by the direct form against their
-    candidates, the units whose bound from below lies within that reach (no other can be the reference's),
-    first in row-major order on ties; a group with an example among more than :data:`SCREEN_CANDIDATES`
-    candidates (units nearly on top of each other), against every unit. Measured near a tie: 0.3-0.6 % of
-    the examples at 10-30 features on 100-400 units, 4 % at 50 features on 400 units among tight clusters,
-    9 % (16 % for two units) on a map laid out by PCA over 50 uniform features, whose plane every example
-    lies far from; 2-5 candidates each. With a
+    are gathered, in groups (:data:`SCREEN_GROUP` of a tile, or after every tile: :meth:`near_ties`), and
+    ranked again by the direct form against their candidates, the units whose bound from below lies within
+    that reach (no other can be the reference's), first in row-major order on ties; an example among more
+    than :data:`SCREEN_CANDIDATES` candidates (units nearly on top of each other), against every unit.
+    Measured near a tie: 0.3-0.6 % of the examples at 10-30 features on 100-400 units, 4 % at 50 features
+    on 400 units among tight clusters, 9 % (16 % for two units) on a map laid out by PCA over 50 uniform
+    features, whose plane every example lies far from; 2-5 candidates each. With a
     second unit, both are the product's where every third unit's bound lies beyond the second's reach and
     the second's beyond the first's, and the candidates are those within the second's reach. The matmul
     form re-ranks every example's two
@@ -147,7 +147,7 @@ class Screen:
             at = lax.dynamic_slice_in_dim(crowded, i * s, s)
             rows = jnp.minimum(at, g - 1)
             got = self._direct(jnp.take(xr, rows, axis=0), None if kr is None else jnp.take(kr, rows, axis=0), two)
-            return _put(found, at, got)
+            return put(found, at, got)
 
         return lax.fori_loop(0, (jnp.sum(~fits & real) + s - 1) // s, direct, among(None))
 
@@ -161,7 +161,7 @@ class Screen:
         kr = None if kn is None else jnp.take(kn, rows, axis=0)
         floor = self._floor(jnp.take(score, rows, axis=1), jnp.take(xn, rows))
         found = self._rank(xr, kr, floor, jnp.take(limit, rows), at < t, two)
-        return lambda chosen: _put(chosen, at, found)
+        return lambda chosen: put(chosen, at, found)
 
     def settled(self, x: Array, kn: Array | None, two: bool = False) -> tuple[Any, Array, Array]:
         """``(units, near, limit)``: each example's best unit by the product (with ``two``, a tuple of its best
@@ -179,19 +179,23 @@ class Screen:
         return self._rank(x, kn, self._floor(score, jnp.sqrt(xsq)), limit, real, two)
 
     def near_ties(
-        self, chosen: Any, near: Array, limit: Array, rows: Any, n: int, group: int, two: bool = False
+        self, carry: Any, near: Array, limit: Array, rows: Any, put: Any, group: int, two: bool = False
     ) -> Any:
-        """``chosen`` (N,) units (a tuple of two with ``two``) with the examples ``near`` a tie ranked again
-        (:meth:`again`), gathered in groups of ``group``; ``rows(at)`` gives ``(x, known)`` of examples ``at``."""
+        """The examples ``near`` a tie among many tiles (N,) ranked again (:meth:`again`; ``limit``: their
+        reaches), gathered in groups of ``group``: ``rows(at)`` gives ``(x, known)`` of the examples ``at``, and
+        ``put(carry, at, found, x, known)`` takes their units (a tuple of two with ``two``; ``at`` past the
+        last example, N, for a group's padding). Returns the last ``carry``."""
+        n = near.shape[0]
         g = max(1, min(n, group))
         at = self._positions(near, -(-n // g) * g)
 
-        def ranked(i: Any, chosen: Any) -> Any:
+        def ranked(i: Any, carry: Any) -> Any:
             where = lax.dynamic_slice_in_dim(at, i * g, g)
             x, kn = rows(jnp.minimum(where, n - 1))
-            return _put(chosen, where, self.again(x, kn, jnp.take(limit, jnp.minimum(where, n - 1)), where < n, two))
+            found = self.again(x, kn, jnp.take(limit, jnp.minimum(where, n - 1)), where < n, two)
+            return put(carry, where, found, x, kn)
 
-        return lax.fori_loop(0, (jnp.sum(near) + g - 1) // g, ranked, chosen)
+        return lax.fori_loop(0, (jnp.sum(near) + g - 1) // g, ranked, carry)
 
     def _floor(self, score: Array, xn: Array) -> Array:
         """(M, T): each unit's score less its rounding, a bound from below (``xn``: the examples' ``|x'|``)."""
@@ -309,14 +313,10 @@ def epoch_sums(screen: Screen, tiling: Tiling, zeros: Array, in_tile: bool = Fal
         return acc, near_all, lax.dynamic_update_slice_in_dim(limit_all, limit, first_row, 0)
 
     acc, near_all, limit_all = loop(scattered, (zeros, jnp.zeros((n,), bool), jnp.zeros((n,), screen.dtype)))
-    g = max(1, min(tile, SCREEN_GATHERED))  # a group's scores no larger than a tile's
-    at = screen._positions(near_all, -(-n // g) * g)
 
-    def group(i: Any, acc: Array) -> Array:
-        where = lax.dynamic_slice_in_dim(at, i * g, g)
-        real = where < n
-        x, kn = split(jnp.take(rows, jnp.minimum(where, n - 1), axis=0))
-        first = screen.again(x, kn, jnp.take(limit_all, jnp.minimum(where, n - 1)), real)
-        return acc.at[jnp.where(real, first, m)].add(values(x, kn), mode="drop")
+    def summed(acc: Array, at: Array, first: Array, x: Array, kn: Array | None) -> Array:
+        return acc.at[jnp.where(at < n, first, m)].add(values(x, kn), mode="drop")
 
-    return lax.fori_loop(0, (jnp.sum(near_all) + g - 1) // g, group, acc)
+    # A group's scores no larger than a tile's.
+    gathered = lambda at: split(jnp.take(rows, at, axis=0))
+    return screen.near_ties(acc, near_all, limit_all, gathered, summed, min(tile, SCREEN_GATHERED))
