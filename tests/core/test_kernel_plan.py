@@ -51,6 +51,12 @@ CPU_CROSSOVERS = [
     # The examples near a tie ranked against their few candidates: tiled 361 ms against matmul 412 (636 before).
     (100_000, 784, 10 * 10, "tiled", "matmul"),
     # Not held: 50,000 x 128 on 50x50, matmul 259 ms against tiled 284-289, nearer than the model's fit.
+    # 20 epochs from a random map (bench/envelope.py --quick, the median epoch, each form as the model chose
+    # it in one run): early maps crowd units together, and a share of the examples near a tie is ranked
+    # against every unit.
+    (10_000, 300, 40 * 30, "matmul", "tiled"),  # 69 ms against 101 ms
+    (10_000, 784, 40 * 30, "matmul", "tiled"),  # 184 ms against 382 ms
+    (16_000, 300, 25 * 15, "tiled", "matmul"),  # torchsom's shape: 42 ms against 77 ms
 ]
 
 

@@ -281,6 +281,7 @@ class PlanCosts:
     tile_scatter_s: float = 0.0
     near_per_feature: float = 0.0
     near_doubling: float = float("inf")
+    crowded_share: float = 0.0
     feature_trip_s: float = 0.0
     screen_trip_s: float = 0.0
     group_s: float = 0.0
@@ -303,8 +304,11 @@ class PlanCosts:
 #: example, unit and feature, about 20 bytes at its ~4 TB/s), where the bare product took 0.4 and 0.6 ms.
 #: The CPU's screened tiled search (``screen_s`` per example and unit: its three passes over the scores;
 #: ``tile_scatter_s`` per element scattered into the sums; ``near_per_feature``, the share of examples near a
-#: tie per feature, which doubles at ``near_doubling`` features and grows on; ``screen_trip_s``, a tile's
-#: fixed share): fitted to whole epochs with each form forced,
+#: tie per feature, which doubles at ``near_doubling`` features and grows on; ``crowded_share``, the share of
+#: those a map early in training crowds past SCREEN_CANDIDATES candidates, ranked against every unit (fitted
+#: to `bench/envelope.py --quick`'s 10,000 x 300 and x 784 on 40x30, 20 epochs from a random map, where the
+#: tiled form took 101 and 382 ms an epoch against the matmul form's 69 and 184); ``screen_trip_s``, a
+#: tile's fixed share): fitted to whole epochs with each form forced,
 #: least of 5, clustered data (the table in docs/benchmarks.md, "Many rows on small maps: the screened search").
 #: Its examples near a tie go in groups (:data:`SCREEN_GROUP`), each ``group_s``, plus ``group_unit_s`` per
 #: example and unit (the candidates' scores gathered and searched), ``feature_trip_s`` per feature (the direct
@@ -327,6 +331,7 @@ COSTS = {
         tile_scatter_s=0.8e-9,
         near_per_feature=1.2e-4,
         near_doubling=750.0,
+        crowded_share=0.5,
         feature_trip_s=9e-9,
         screen_trip_s=50e-6,
         group_s=100e-6,
@@ -396,7 +401,9 @@ def predict(
         # The share of examples near a tie, as measured: 3 % at 100 features, 18 % at 784, 91 % at 2,048.
         # A search of two units has about twice as many (the second's and the third's bounds as well).
         near = min(d * c.near_per_feature * (1 + d / c.near_doubling) * (1 if sums else 2), 1.0)
-        t += trips * c.screen_trip_s
+        # Early in training units crowd together: a share of those examples has more candidates than
+        # SCREEN_CANDIDATES and is ranked against every unit.
+        t += trips * c.screen_trip_s + n * near * c.crowded_share * 3 * m * d / (peak * c.direct_share)
         if d <= SCREEN_DEFERRED:  # ranked after every tile (a search: every chunk), their scores computed again
             g = max(min(plan.chunk, SCREEN_GATHERED), 1)
             groups = math.ceil(n * near / g)
