@@ -307,9 +307,10 @@ class PlanCosts:
 #: tie per feature, which doubles at ``near_doubling`` features and grows on; ``crowded_share``, the share of
 #: those a map early in training crowds past SCREEN_CANDIDATES candidates, ranked against every unit (fitted
 #: to `bench/envelope.py --quick`'s 10,000 x 300 and x 784 on 40x30, 20 epochs from a random map, where the
-#: tiled form took 101 and 382 ms an epoch against the matmul form's 69 and 184); ``screen_trip_s``, a
-#: tile's fixed share): fitted to whole epochs with each form forced,
-#: least of 5, clustered data (the table in docs/benchmarks.md, "Many rows on small maps: the screened search").
+#: tiled form took 101 and 382 ms an epoch against the matmul form's 69 and 184, and to 100,000 x 1,000 on
+#: 10x10, two epochs from a sampled map, 1.15 s against 0.94); ``screen_trip_s``, a tile's fixed share):
+#: fitted to whole epochs with each form forced, least of 5, clustered data (the table in docs/benchmarks.md,
+#: "Many rows on small maps: the screened search").
 #: Its examples near a tie go in groups (:data:`SCREEN_GROUP`), each ``group_s``, plus ``group_unit_s`` per
 #: example and unit (the candidates' scores gathered and searched), ``feature_trip_s`` per feature (the direct
 #: form's loop over them) and ``group_row_s`` per example of the tile: fitted to the time the groups added to
@@ -331,7 +332,7 @@ COSTS = {
         tile_scatter_s=0.8e-9,
         near_per_feature=1.2e-4,
         near_doubling=750.0,
-        crowded_share=0.5,
+        crowded_share=1.0,
         feature_trip_s=9e-9,
         screen_trip_s=50e-6,
         group_s=100e-6,
@@ -401,8 +402,8 @@ def predict(
         # The share of examples near a tie, as measured: 3 % at 100 features, 18 % at 784, 91 % at 2,048.
         # A search of two units has about twice as many (the second's and the third's bounds as well).
         near = min(d * c.near_per_feature * (1 + d / c.near_doubling) * (1 if sums else 2), 1.0)
-        # Early in training units crowd together: a share of those examples has more candidates than
-        # SCREEN_CANDIDATES and is ranked against every unit.
+        # Early in training units crowd together: those examples have more candidates than SCREEN_CANDIDATES
+        # and are ranked against every unit.
         t += trips * c.screen_trip_s + n * near * c.crowded_share * 3 * m * d / (peak * c.direct_share)
         if d <= SCREEN_DEFERRED:  # ranked after every tile (a search: every chunk), their scores computed again
             g = max(min(plan.chunk, SCREEN_GATHERED), 1)
