@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from som_studio.core import jax_runtime
 from som_studio.core.plans import screen
-from som_studio.core.plans.distances import first_min, map_centre, moved, pick, sq_distances, square
+from som_studio.core.plans.distances import first_min, map_centre, moved, pick, sq_distances, square, take
 from som_studio.core.plans.fused_plan import (
     FEATURE_SLAB,
     SCREEN_DEFERRED,
@@ -157,7 +157,7 @@ def _block_rerank(wt: Array, block: int) -> Any:
         units = _block_units(glo, ghi, block)
         if slabs:
             return pick(_slab_distances(blocks, jnp.stack([glo, ghi], axis=1), x, kn, slabs), units, two)
-        cand = jnp.take(blocks, jnp.stack([glo, ghi], axis=1), axis=0).reshape(nc, 2 * block, d)
+        cand = take(blocks, jnp.stack([glo, ghi], axis=1), axis=0).reshape(nc, 2 * block, d)
         return _candidates_best(cand, x, kn, units, two)
 
     return rerank
@@ -208,7 +208,7 @@ def _slab_distances(blocks: Array, pick: Array, x: Array, kn: Array | None, slab
     def slab(i: Any, total: Array) -> Array:
         cols = lax.dynamic_slice_in_dim(blocks, i * FEATURE_SLAB, FEATURE_SLAB, axis=2)
         diff = (
-            jnp.take(cols, pick, axis=0).reshape(n, k, FEATURE_SLAB)
+            take(cols, pick, axis=0).reshape(n, k, FEATURE_SLAB)
             - lax.dynamic_slice_in_dim(xp, i * FEATURE_SLAB, FEATURE_SLAB, axis=1)[:, None, :]
         )
         if kp is not None:
@@ -401,7 +401,7 @@ def _blocked_search(wt: Array, block: int) -> Any:
         # Candidates in row-major order (lower block first), so the first
         # minimum among them is the first in the map. With one block, g2 == g1.
         glo, ghi = jnp.minimum(g1, g2), jnp.maximum(g1, g2)
-        cand = jnp.take(blocks, jnp.stack([glo, ghi], axis=1), axis=0)  # (n_c, 2, D, B)
+        cand = take(blocks, jnp.stack([glo, ghi], axis=1), axis=0)  # (n_c, 2, D, B)
         cand = cand.transpose(2, 0, 1, 3).reshape(d, nc, 2 * b)
         kt = None if kn is None else kn.T[:, :, None]
         dist = sq_distances(cand, x.T[:, :, None], kt)

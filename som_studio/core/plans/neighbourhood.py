@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from som_studio.core import jax_runtime
+from som_studio.core.plans.distances import take
 from som_studio.core.som.problem import MIN_WEIGHT
 from som_studio.core.som.topology import HEX_ROW
 from som_studio.run_settings import Topology
@@ -60,7 +61,7 @@ def gaussian(a: Array, b: Array, sigma: Array, extent: int) -> Array:
     g = jnp.exp(-(k * k) / (s * s))
     g = jnp.where(g < jnp.finfo(dtype).tiny, 0, g).astype(dtype)
     dist = jnp.abs(a[:, None] - b[None, :]).astype(jnp.int32)
-    return jnp.take(g, jnp.minimum(dist, extent - 1), axis=0)
+    return take(g, jnp.minimum(dist, extent - 1), axis=0)
 
 
 def unit_sums(vals: Array, idx: Array, units: int) -> Array:
@@ -162,7 +163,7 @@ def axis_weights(n: int, sigma: Array, dtype: Any, step: float = 1.0, shift2: in
     i = jnp.arange(n, dtype=jnp.int32)
     k2 = _fold(2 * (i[:, None] - i[None, :]) + shift2, n, wrap)
     prof = _twice_weights(jnp.arange(2 * n + 1, dtype=jnp.int32), step, sigma, dtype)
-    return jnp.take(prof, k2, axis=0)
+    return take(prof, k2, axis=0)
 
 
 def grid_weights(

@@ -31,6 +31,7 @@ import numpy as np
 
 from som_studio.core import jax_runtime
 from som_studio.core.plans import fused_plan, kernels, screen
+from som_studio.core.plans.distances import take
 from som_studio.core.plans.fused_plan import SCREEN_DEFERRED, SCREEN_GATHERED, KernelPlan
 from som_studio.core.som import topology as topo
 from som_studio.run_settings import Topology
@@ -79,7 +80,7 @@ def _exact_d2(rows: jax.Array, x: jax.Array, first: jax.Array, known: jax.Array 
     """Squared distance of each example to its chosen unit of ``rows`` (M, D), over its known features, in
     float64 where JAX has it."""
     acc = _wide()
-    w = jnp.take(rows, first, axis=0).astype(acc)  # (n, D): whole rows of the unit-major map
+    w = take(rows, first, axis=0).astype(acc)  # (n, D): whole rows of the unit-major map
     diff = x.astype(acc) - w
     if known is not None:
         diff = jnp.where(known, diff, jnp.zeros((), acc))
@@ -122,7 +123,7 @@ def best_two_program(
         flat = xp.reshape(-1, xp.shape[2])
 
         def gathered(at):
-            x, known = split(jnp.take(flat, at, axis=0))
+            x, known = split(take(flat, at, axis=0))
             return x, real(known)
 
         group = min(plan_.chunk, SCREEN_GATHERED)  # a group's scores no larger than a chunk's

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from som_studio.core import jax_runtime
-from som_studio.core.plans.distances import first_min, map_centre, moved, pick, sq_distances, square
+from som_studio.core.plans.distances import first_min, map_centre, moved, pick, sq_distances, square, take
 from som_studio.core.plans.fused_plan import SCREEN_CANDIDATES, SCREEN_GATHERED, SCREEN_GROUP
 from som_studio.core.plans.neighbourhood import HIGHEST
 
@@ -134,7 +134,7 @@ class Screen:
         def among(_: Any) -> Any:
             units = jnp.minimum(cand, m - 1)
             kt = None if kr is None else kr.T[:, :, None]
-            dist = sq_distances(jnp.take(self.wt, units, axis=1), xr.T[:, :, None], kt, unrolled=SCREEN_UNROLLED)
+            dist = sq_distances(take(self.wt, units, axis=1), xr.T[:, :, None], kt, unrolled=SCREEN_UNROLLED)
             return pick(jnp.where(cand < m, dist, jnp.asarray(jnp.inf, dist.dtype)), units, two)
 
         # An example among more candidates (units nearly on top of each other) is ranked against every unit,
@@ -149,7 +149,7 @@ class Screen:
         def direct(i: Any, found: Any) -> Any:
             at = lax.dynamic_slice_in_dim(crowded, i * s, s)
             rows = jnp.minimum(at, g - 1)
-            got = self._direct(jnp.take(xr, rows, axis=0), None if kr is None else jnp.take(kr, rows, axis=0), two)
+            got = self._direct(take(xr, rows, axis=0), None if kr is None else take(kr, rows, axis=0), two)
             return put(found, at, got)
 
         count = jnp.sum(crowd)
@@ -162,10 +162,10 @@ class Screen:
         score, xn, limit = scores
         t = x.shape[0]
         rows = jnp.minimum(at, t - 1)
-        xr = jnp.take(x, rows, axis=0)
-        kr = None if kn is None else jnp.take(kn, rows, axis=0)
-        floor = self._floor(jnp.take(score, rows, axis=1), jnp.take(xn, rows))
-        found = self._rank(xr, kr, floor, jnp.take(limit, rows), at < t, two)
+        xr = take(x, rows, axis=0)
+        kr = None if kn is None else take(kn, rows, axis=0)
+        floor = self._floor(take(score, rows, axis=1), take(xn, rows))
+        found = self._rank(xr, kr, floor, take(limit, rows), at < t, two)
         return lambda chosen: put(chosen, at, found)
 
     def settled(self, x: Array, kn: Array | None, two: bool = False) -> tuple[Any, Array, Array]:
@@ -197,7 +197,7 @@ class Screen:
         def ranked(i: Any, carry: Any) -> Any:
             where = lax.dynamic_slice_in_dim(at, i * g, g)
             x, kn = rows(jnp.minimum(where, n - 1))
-            found = self.again(x, kn, jnp.take(limit, jnp.minimum(where, n - 1)), where < n, two)
+            found = self.again(x, kn, take(limit, jnp.minimum(where, n - 1)), where < n, two)
             return put(carry, where, found, x, kn)
 
         return lax.fori_loop(0, (jnp.sum(near) + g - 1) // g, ranked, carry)
@@ -209,7 +209,7 @@ class Screen:
     def _error(self, unit: Array, xn: Array) -> Array:
         """(T,): the rounding of each example's score of ``unit``."""
         unit = jnp.minimum(unit, self.m - 1)
-        return jnp.take(self.slack[:, 0], unit) + jnp.take(self.cross[:, 0], unit) * xn
+        return take(self.slack[:, 0], unit) + take(self.cross[:, 0], unit) * xn
 
     def _direct_rounding(self, dist: Array) -> Array:
         """What the reference's rounding of two direct distances, the smaller ``dist``, can reach (with room)."""
@@ -328,5 +328,5 @@ def epoch_sums(screen: Screen, tiling: Tiling, zeros: Array, in_tile: bool = Fal
         return acc.at[jnp.where(at < n, first, m)].add(values(x, kn), mode="drop")
 
     # A group's scores no larger than a tile's.
-    gathered = lambda at: split(jnp.take(rows, at, axis=0))
+    gathered = lambda at: split(take(rows, at, axis=0))
     return screen.near_ties(acc, near_all, limit_all, gathered, summed, min(tile, SCREEN_GATHERED))

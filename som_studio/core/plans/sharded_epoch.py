@@ -28,7 +28,7 @@ import numpy as np
 
 from som_studio.core import jax_runtime
 from som_studio.core.plans import kernels, neighbourhood
-from som_studio.core.plans.distances import sq_distances
+from som_studio.core.plans.distances import sq_distances, take
 from som_studio.core.plans.fused_plan import KernelPlan
 from som_studio.core.plans.neighbourhood import HIGHEST
 from som_studio.core.som.topology import HEX_ROW
@@ -71,7 +71,7 @@ def winners(w_flat, x, valid, offset, plan: KernelPlan | None, known=None):
     kt = None if known is None else known.T
     if plan is not None:
         idx = kernels.bmus(wt, x, plan, known)
-        dmin = sq_distances(jnp.take(wt, idx, axis=1), x.T, kt)
+        dmin = sq_distances(take(wt, idx, axis=1), x.T, kt)
         return dmin, idx + offset
     dist = sq_distances(wt[:, None, :], x.T[:, :, None], None if kt is None else kt[:, :, None])  # (N, M)
     dmin = jnp.min(dist, axis=1)
