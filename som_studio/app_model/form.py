@@ -272,9 +272,8 @@ def _read_folder(key: DataKey) -> DataInfo:
     """A folder's or a glob's files as a streamed source: headers and footers, and one statistics pass
     for the default grid (its principal variances); the rows are never held."""
     from som_studio.core.data import DataError
-    from som_studio.core.data.moments import principal_variances
     from som_studio.core.data.stream import open_source
-    from som_studio.core.som.init import grid_for
+    from som_studio.core.som.init import grid_for, principal_variances
 
     try:
         source = open_source(key.path, key.labels, key.ignore, key.id_column)

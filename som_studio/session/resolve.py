@@ -125,11 +125,13 @@ class DataFacts:
 
 def data_facts(table: Table) -> DataFacts:
     """A table's :class:`DataFacts`: the default grid for every lattice, toroid or not."""
-    from som_studio.core.som.init import default_grid
+    from som_studio.core.som.init import grid_for, principal_components
 
     values = table.values
-    grids = {(t, w): default_grid(values, t, w) for t in cfgmod.TOPOLOGIES for w in (False, True)}
-    return DataFacts(int(values.shape[0]), int(values.shape[1]), grids)
+    n = int(values.shape[0])
+    _, var, _ = principal_components(values, 2)  # once: every lattice's grid follows from the same variances
+    grids = {(t, w): grid_for(n, var, t, w) for t in cfgmod.TOPOLOGIES for w in (False, True)}
+    return DataFacts(n, int(values.shape[1]), grids)
 
 
 def gather(values: Mapping[str, Any], *, scale: bool = False) -> Request:
@@ -324,8 +326,7 @@ def _default_grid(request: Request, data: Table | Source | DataFacts | None) -> 
     if isinstance(data, DataFacts):
         return data.grids[(topology, toroid)]
     if isinstance(data, Source):  # its statistics in one pass, the table never loaded
-        from som_studio.core.data.moments import principal_variances
-        from som_studio.core.som.init import grid_for
+        from som_studio.core.som.init import grid_for, principal_variances
 
         rows, var = principal_variances(data, request.scaling)
         return grid_for(rows, var, topology, toroid)

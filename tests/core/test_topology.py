@@ -129,6 +129,27 @@ def test_pca_init_spans_the_first_component_and_sample_init_uses_rows():
     assert all(any(np.array_equal(u, r) for r in data) for u in s.reshape(9, 3))
 
 
+def test_pca_of_a_table_is_numpys_covariance_of_it_filled_taken_block_by_block():
+    from som_studio.core.som import init
+
+    rng = np.random.default_rng(5)
+    # float32 far from the origin, over several blocks of rows, with missing values.
+    data = (rng.normal(size=(20_000, 6)) * [3.0, 2.0, 1.0, 0.5, 0.2, 0.1] + 1000).astype(np.float32)
+    data[rng.random(data.shape) < 0.03] = np.nan
+    mean, var, vecs = init.principal_components(data)
+    x = data.astype(np.float64)
+    m = np.nanmean(x, axis=0)
+    var_np, vecs_np = init.covariance_components(np.cov(np.where(np.isnan(x), m, x), rowvar=False))
+    np.testing.assert_allclose(mean, m, rtol=1e-13)
+    np.testing.assert_allclose(var, var_np, rtol=1e-9)
+    np.testing.assert_allclose(vecs, vecs_np, atol=1e-9)
+    # sample: each unit a row, its missing values the feature's mean
+    s = initial_map("sample", data, 4, 4, np.random.default_rng(2)).reshape(16, 6)
+    rows = np.random.default_rng(2).integers(0, len(data), size=16)
+    np.testing.assert_allclose(s, np.where(np.isnan(x[rows]), m, x[rows]), rtol=1e-13)
+    assert np.isnan(x[rows]).any()
+
+
 def test_wide_tables_take_the_subspace_iteration_with_the_exact_components(monkeypatch):
     from som_studio.core.som import init
 

@@ -8,6 +8,7 @@ covariance (PCA's initial map), and the rows a seeded ``sample`` initialisation 
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -46,7 +47,7 @@ class Moments:
     @classmethod
     def of(cls, values: np.ndarray, shift: np.ndarray) -> Moments:
         n, d = values.shape
-        y = values - shift
+        y = values - np.asarray(shift, np.float64)  # float64 whatever the table's type
         k = ~np.isnan(values)
         if k.all():  # the common case: three of the four products are column sums
             col = y.sum(axis=0)
@@ -64,6 +65,25 @@ class Moments:
         low = np.where(k, values, np.inf).min(axis=0)
         high = np.where(k, values, -np.inf).max(axis=0)
         return cls(shift, n, kf.T @ kf, y.T @ kf, y.T @ y, low, high)
+
+    @classmethod
+    def first(cls, values: np.ndarray) -> Moments:
+        """The moments of a first batch, around its own mean (the later ones' sums stay small against their
+        spread), 0 where a feature has no known value."""
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a feature with no known value: its mean is NaN
+            shift = np.nan_to_num(np.nanmean(values, axis=0, dtype=np.float64))
+        return cls.of(values, shift)
+
+    @classmethod
+    def of_table(cls, values: np.ndarray, rows: int = 1 << 13) -> Moments:
+        """The moments of a table in memory, ``rows`` at a time: its temporaries are a block's, within the
+        caches, not the table's (at 1,000,000 x 16, three float64 copies of the whole table took 0.6 s, most
+        of it the operating system handing out their fresh pages; a block's moments take 0.13 s in all)."""
+        total = cls.first(values[:rows])
+        for at in range(rows, values.shape[0], rows):
+            total = total.merge(cls.of(values[at : at + rows], total.shift))
+        return total
 
     @classmethod
     def empty(cls, features: int) -> Moments:
@@ -138,9 +158,7 @@ def statistics(
     with source.reader(batch_rows, share) as reader:
         for batch in reader:
             if total is None:
-                with np.errstate(invalid="ignore"):
-                    shift = np.nan_to_num(np.nanmean(batch.values, axis=0))
-                total = Moments.of(batch.values, shift)
+                total = Moments.first(batch.values)
             else:
                 total = total.merge(Moments.of(batch.values, total.shift))
     if total is None:  # a share of no rows (an open source has rows)
@@ -217,12 +235,3 @@ def scaled_summary(moments: Moments, scaling: Scaling) -> tuple[np.ndarray, np.n
     mean = scaling.apply(moments.mean[None, :])[0]
     cov = moments.comoments() / max(moments.rows - 1, 1) / np.outer(scaling.scale, scaling.scale)
     return lo, hi, mean, cov
-
-
-def principal_variances(source: Source, scaling: str, batch_rows: int = 1 << 16) -> tuple[int, np.ndarray]:
-    """``(rows, the two largest principal variances)`` of ``source`` scaled by ``scaling``: one pass."""
-    from som_studio.core.som.init import covariance_components
-
-    moments = statistics(source, batch_rows)
-    cov = scaled_summary(moments, fitted_scaling(moments, scaling))[3]
-    return moments.rows, covariance_components(np.atleast_2d(cov), 2)[0]

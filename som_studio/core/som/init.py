@@ -19,6 +19,8 @@ import math
 
 import numpy as np
 
+from som_studio.core.data.moments import Moments, fitted_scaling, scaled_summary, statistics
+from som_studio.core.data.stream import Source
 from som_studio.core.som import topology as topo
 from som_studio.run_settings import Topology
 
@@ -51,15 +53,20 @@ def principal_components(data: np.ndarray, k: int = 2) -> tuple[np.ndarray, np.n
     ``directions`` is (k, D) with unit rows; a data set with fewer than ``k``
     features, or fewer than two examples, gives zero variances for the missing ones.
     """
-    x = _filled(data)
-    mean = x.mean(axis=0)
-    d = x.shape[1]
-    if x.shape[0] < 2:
-        return mean, np.zeros(k), np.eye(k, d)
+    n, d = data.shape
     if d > EXACT_PCA_FEATURES:
+        x = _filled(data)
+        mean = x.mean(axis=0)
+        if n < 2:
+            return mean, np.zeros(k), np.eye(k, d)
         vals, vecs = _subspace_components(x - mean, k)
         return mean, *_signed(vals, vecs, k, d)
-    return mean, *covariance_components(np.atleast_2d(np.cov(x - mean, rowvar=False)), k)
+    # The covariance from the table's moments, a block of rows at a time: what numpy.cov gives of the
+    # filled table, without its whole-table copies.
+    moments = Moments.of_table(data)
+    if n < 2:
+        return moments.mean, np.zeros(k), np.eye(k, d)
+    return moments.mean, *covariance_components(np.atleast_2d(moments.comoments() / (n - 1)), k)
 
 
 def covariance_components(cov: np.ndarray, k: int = 2) -> tuple[np.ndarray, np.ndarray]:
@@ -101,6 +108,13 @@ def _subspace_components(xc: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray
     _u, sv, vt = np.linalg.svd(xc @ q, full_matrices=False)
     vecs = (q @ vt.T).T[:k]
     return np.clip(sv[:k] ** 2 / (n - 1), 0.0, None), vecs
+
+
+def principal_variances(source: Source, scaling: str, batch_rows: int = 1 << 16) -> tuple[int, np.ndarray]:
+    """``(rows, the two largest principal variances)`` of ``source`` scaled by ``scaling``: one pass."""
+    moments = statistics(source, batch_rows)
+    cov = scaled_summary(moments, fitted_scaling(moments, scaling))[3]
+    return moments.rows, covariance_components(np.atleast_2d(cov), 2)[0]
 
 
 def default_grid(data: np.ndarray, topology: str = Topology.RECT, toroid: bool = False) -> tuple[int, int]:
@@ -147,7 +161,10 @@ def initial_map(
         return drawn
     if method == "sample":
         rows = rng.integers(0, data.shape[0], size=height * width)
-        return _filled(data)[rows].reshape(height, width, data.shape[1])
+        picked = np.asarray(data[rows], dtype=np.float64)
+        if np.isnan(picked).any():  # a missing value becomes its feature's mean, the table's
+            picked = np.where(np.isnan(picked), Moments.of_table(data).mean[None, :], picked)
+        return picked.reshape(height, width, data.shape[1])
     if method == "pca":
         return _pca_map(data, height, width, topology)
     raise ValueError(f"unknown initialisation {method!r}")
