@@ -32,6 +32,7 @@ from som_studio.i18n import _
 
 _lock = threading.Lock()
 _compiles = 0
+_thread_compiles = threading.local()
 _listening = False
 _cpu_devices: int | None = None
 _preallocate_by_us: bool | None = None  # None until configure() first runs
@@ -174,11 +175,13 @@ def _on_event(event: str, duration_secs: float, **_kw: str | int) -> None:
     if event == "/jax/core/compile/backend_compile_duration":
         with _lock:
             _compiles += 1
+        _thread_compiles.n = getattr(_thread_compiles, "n", 0) + 1  # JAX reports on the compiling thread
 
 
-def compile_count() -> int:
-    """XLA compilations in this process so far (0 until JAX is started here)."""
-    return _compiles
+def compile_count(this_thread: bool = False) -> int:
+    """XLA compilations in this process so far (0 until JAX is started here); ``this_thread``: on the calling
+    thread only (a program compiled on a thread of its own counts there)."""
+    return int(getattr(_thread_compiles, "n", 0)) if this_thread else _compiles
 
 
 HOST_ALIGN = 64

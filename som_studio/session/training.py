@@ -133,7 +133,7 @@ class Training:
         self.misses = contextlib.ExitStack()  # the recompilations JAX explains, with inside
         self.reasons: list[str] = []
         self.own_compiles = 0  # compiles of the quality program after warm-up: not the trainer's
-        self.c0 = 0  # JAX's compile count before the trainer's warm-up
+        self.c0 = 0  # compiles on the session's thread before the trainer's warm-up (not the quality program's)
         self.it = 0  # iterations trained (from the checkpoint's, when resumed)
         self.trained_before = 0.0  # training seconds before the checkpoint resumed from
         self.within_s = 0.0  # seconds of checkpoints saved inside the chunk being trained
@@ -156,10 +156,10 @@ class Training:
 
         assert self.measure is not None
         tq = time.perf_counter()
-        c = jax_runtime.compile_count()
+        c = jax_runtime.compile_count(this_thread=True)
         with self.watch.exclude():
             qe, te, compile_s, first = self.measure(weights, bmus)
-        self.own_compiles += jax_runtime.compile_count() - c
+        self.own_compiles += jax_runtime.compile_count(this_thread=True) - c
         spent = time.perf_counter() - tq
         self.excluded += spent
         self.pacer.spend(spent, compile_s)
@@ -301,7 +301,7 @@ class Training:
             # into a run (docs/benchmarks.md, "Hours-long runs").
             tq = time.perf_counter()
             with self.watch.exclude():
-                self.measure.warmup()
+                self.measure.start_warmup()  # compiled while the trainer's program compiles: see compile()
             self.excluded += self.timed("compile", tq)
         if 0 in self.q_at and self.it == 0 and self.pacer.allow(self.train_s()):
             qe, te = self.quality(problem.init_map)[:2]
@@ -314,11 +314,16 @@ class Training:
 
         record = self.record
         self.own_compiles = 0
-        self.c0 = jax_runtime.compile_count()
+        self.c0 = jax_runtime.compile_count(this_thread=True)
         tw = time.perf_counter()
         self.trainer.warmup()
         record.compile_s = self.timed("compile", tw)
-        record.warmup_compiles = jax_runtime.compile_count() - self.c0
+        record.warmup_compiles = jax_runtime.compile_count(this_thread=True) - self.c0
+        if self.measure is not None:  # the quality program, compiled meanwhile on a thread of its own
+            tq = time.perf_counter()
+            with self.watch.exclude():
+                self.measure.finish_warmup()
+            self.excluded += self.timed("compile", tq)
         describe = getattr(self.trainer, "describe", None)  # optional: what the trainer compiled
         if describe is not None:
             record.extra.update(describe())
@@ -467,7 +472,7 @@ class Training:
         record.phases["train"] = max(0.0, record.total_s - record.phases["init"] - record.compile_s)
         # Starting JAX came before training time started: not part of total_s, added to init after.
         record.phases["init"] += self.session._device_start_s
-        record.compiles = jax_runtime.compile_count() - self.c0 - self.own_compiles
+        record.compiles = jax_runtime.compile_count(this_thread=True) - self.c0 - self.own_compiles
         record.peak_bytes = self.watch.stop()
         self.misses.close()
         self._stream_facts()
@@ -778,10 +783,15 @@ class _Quality:
             )
         return self._q
 
-    def warmup(self) -> None:
-        """Compile the device program now (the host needs none)."""
+    def start_warmup(self) -> None:
+        """Start compiling the device program (the host needs none); :meth:`finish_warmup` waits for it."""
         if self.on_device:
-            self._device().compile()
+            self._device().start_compile()
+
+    def finish_warmup(self) -> None:
+        """Wait for :meth:`start_warmup`'s compile."""
+        if self.on_device and self._q is not None:
+            self._q.compile()
 
     def __call__(self, weights: np.ndarray, bmus: bool = False) -> tuple[float, float, float, np.ndarray | None]:
         """``(qe, te, compile_s, first)``: ``first``, each example's best unit, only when ``bmus``."""

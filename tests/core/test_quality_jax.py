@@ -248,3 +248,46 @@ def test_examples_are_placed_without_a_copy():
         flat = np.asarray(placed).reshape(-1, 3)
         np.testing.assert_array_equal(flat[:n], data)
         assert flat.shape[0] == -(-n // 16) * 16 and not flat[n:].any()
+
+
+def test_the_quality_program_compiles_on_a_thread_of_its_own_which_gives_back_its_error():
+    import threading
+
+    from som_studio.core.plans.quality_jax import Compiling
+
+    seen = []
+
+    class Lowered:
+        def compile(self):
+            seen.append(threading.current_thread().name)
+            return "program"
+
+    lowered_on = []
+    compiling = Compiling(lambda: lowered_on.append(threading.current_thread().name) or Lowered())
+    assert compiling.wait() == ("program", 0)
+    assert lowered_on == [threading.current_thread().name] and seen == ["som-quality-compile"]
+
+    class Broken:
+        def compile(self):
+            raise MemoryError("no room for the program")
+
+    with pytest.raises(MemoryError, match="no room"):
+        Compiling(lambda: Broken()).wait()
+
+
+def test_a_quality_program_compiled_meanwhile_measures_as_one_compiled_at_once():
+    from som_studio.core import jax_runtime
+    from som_studio.core.plans.quality_jax import DeviceQuality
+
+    rng = np.random.default_rng(4)
+    data = rng.random((70, 5)).astype(np.float32)
+    weights = rng.random((3, 4, 5)).astype(np.float32)
+    at_once = DeviceQuality(data, 3, 4, np.float32)
+    meanwhile = DeviceQuality(data, 3, 4, np.float32)
+    before = jax_runtime.compile_count(this_thread=True)
+    meanwhile.start_compile()
+    meanwhile.compile()
+    assert jax_runtime.compile_count(this_thread=True) == before  # its compile counted on its own thread
+    assert meanwhile(weights) == at_once(weights)
+    qe, te = metrics.measure(weights.astype(np.float64), data.astype(np.float64))[:2]
+    np.testing.assert_allclose(meanwhile(weights), (qe, te), rtol=1e-5)
