@@ -23,7 +23,6 @@ from som_studio.core.data import DataError, Scaling, Table
 from som_studio.core.data.stream import Source
 from som_studio.core.impls import streamed, user_impl
 from som_studio.core.impls.protocol import Implementation
-from som_studio.core.som import metrics
 from som_studio.core.som.problem import make_problem, make_stream_problem
 from som_studio.i18n import _, ngettext
 from som_studio.session import sweep as sweepmod
@@ -40,24 +39,19 @@ from som_studio.session.events import (
     Snapshot,
     Started,
 )
+from som_studio.session.measures import RunQuality
 from som_studio.session.memwatch import PeakMemory
 from som_studio.session.record import Chunk, RunRecord
 from som_studio.session.timing import (
     FramePacer,
     QualityPacer,
     next_chunk,
-    predict_quality_s,
     worth_cutting,
 )
 
 #: First guesses at quality measurement rates, in example-unit pairs x features
 #: per second, before a run has measured its own (2-core CPU here: NumPy
 #: 1-5e8, the JAX program 3-6e9; an H100's is a guess, not yet measured).
-
-#: First guesses at quality measurement rates, in example-unit pairs x features
-#: per second, before a run has measured its own (2-core CPU here: NumPy
-#: 1-5e8, the JAX program 3-6e9; an H100's is a guess, not yet measured).
-QUALITY_RATES = {"numpy": 2e8, "cpu": 3e9, "accelerator": 1e11}
 
 
 class StoppedInside(Exception):
@@ -129,7 +123,7 @@ class Training:
         session._outside_s = 0.0
         self.excluded = 0.0  # the session's own measurements, not part of training time
         self.trainer: Any = None
-        self.measure: _Quality | None = None
+        self.measure: RunQuality | None = None
         self.misses = contextlib.ExitStack()  # the recompilations JAX explains, with inside
         self.reasons: list[str] = []
         self.own_compiles = 0  # compiles of the quality program after warm-up: not the trainer's
@@ -289,7 +283,7 @@ class Training:
         # A sweep's maps are measured on the host, as the NumPy reference does: its combinations' few
         # passes do not pay for compiling a quality program.
         on_device = impl.backend == "jax" and not self.session.sweep
-        self.measure = _Quality(impl, problem, self.devices[0] if self.devices else None, on_device)
+        self.measure = RunQuality(impl, problem, self.devices[0] if self.devices else None, on_device)
         self.share = self.session.quality_share
         if impl.backend == "jax" and jax_runtime.jax().process_count() > 1:
             self.share = None  # every process must cut the same chunks: no decisions on local clocks
@@ -736,74 +730,3 @@ def _scaling_of(s: Scaling) -> tuple[tuple[float, ...], tuple[float, ...]] | Non
     if s.method == "none":
         return None
     return tuple(float(v) for v in s.offset), tuple(float(v) for v in s.scale)
-
-
-class _Quality:
-    """QE/TE of one run's maps: on the run's first device for JAX runs, on the host otherwise.
-
-    Calling it gives ``(qe, te, compile_s)``; the device program is compiled at
-    :meth:`warmup` or else at the first call (``compile_s`` then says how long that took).
-    """
-
-    def __init__(self, impl: Implementation, problem: Any, device: Any, on_device: bool = True) -> None:
-        self.problem = problem
-        self.device = device
-        cfg = problem.config
-        self.topology, self.toroid = cfg.topology, cfg.toroid
-        # The device program follows every lattice and missing values, as the reference does.
-        # A streamed run's measures read the stream batch by batch: the device program's way.
-        self.on_device = (on_device and impl.backend == "jax") or problem.stream is not None
-        self._q: Any = None
-        pairs_rate = QUALITY_RATES["numpy"]
-        if self.on_device:
-            platform = getattr(device, "platform", "cpu")
-            pairs_rate = QUALITY_RATES["cpu" if platform == "cpu" else "accelerator"]
-        #: First guess at one measurement's time (the device program's compile not included).
-        self.guess_s = predict_quality_s(problem.samples, problem.height * problem.width, problem.features, pairs_rate)
-
-    def _device(self) -> Any:
-        if self._q is None:
-            from som_studio.core.plans.quality_jax import DeviceQuality, StreamQuality
-
-            p = self.problem
-            if p.stream is not None:
-                self._q = StreamQuality(
-                    p.stream, p.height, p.width, p.dtype, self.device, topology=self.topology, toroid=self.toroid
-                )
-                return self._q
-            self._q = DeviceQuality(
-                p.data,
-                p.height,
-                p.width,
-                p.dtype,
-                self.device,
-                topology=self.topology,
-                toroid=self.toroid,
-                missing=p.missing,
-            )
-        return self._q
-
-    def start_warmup(self) -> None:
-        """Start compiling the device program (the host needs none); :meth:`finish_warmup` waits for it."""
-        if self.on_device:
-            self._device().start_compile()
-
-    def finish_warmup(self) -> None:
-        """Wait for :meth:`start_warmup`'s compile."""
-        if self.on_device and self._q is not None:
-            self._q.compile()
-
-    def __call__(self, weights: np.ndarray, bmus: bool = False) -> tuple[float, float, float, np.ndarray | None]:
-        """``(qe, te, compile_s, first)``: ``first``, each example's best unit, only when ``bmus``."""
-        if not self.on_device:
-            qe, te, first = metrics.measure(weights, self.problem.data, self.topology, self.toroid)
-            return qe, te, 0.0, first if bmus else None
-        self._device()
-        compiled_before = self._q.compile_s
-        qe, te, found = self._q.measure(weights, bmus)
-        return qe, te, self._q.compile_s - compiled_before, found
-
-    def close(self) -> None:
-        if self._q is not None:
-            self._q.close()
-            self._q = None

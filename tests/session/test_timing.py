@@ -132,12 +132,12 @@ def _cfg(impl: str, **kw) -> RunConfig:
 
 
 def test_expensive_quality_points_are_skipped_but_the_final_map_is_measured(monkeypatch):
-    from som_studio.session import training
+    from som_studio.session import measures
 
     # Make every measurement look expensive on whatever device it runs: 10 s predicted, far over a
     # tenth of the run.
-    for where in training.QUALITY_RATES:
-        monkeypatch.setitem(training.QUALITY_RATES, where, 1.0)
+    for where in measures.QUALITY_RATES:
+        monkeypatch.setitem(measures.QUALITY_RATES, where, 1.0)
     for impl, extra in (("numpy-batch", {"epochs": 30}), ("jax-fused-batch", {"epochs": 30})):
         # chunk_target_s: chunks grow 1, 4, 16, ... whatever the clock says.
         session = Session(_cfg(impl, **extra), snapshot_interval_s=None, quality_points=10, chunk_target_s=1e12)
