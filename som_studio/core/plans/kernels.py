@@ -46,13 +46,22 @@ def split_known(data: Array) -> tuple[Array, Array]:
 
 
 def _in_chunks(fn, data: Array, chunk: int) -> Any:
-    """``fn`` over examples in chunks of ``chunk`` (the last padded), results (an array or a tuple) concatenated."""
+    """``fn`` over examples in chunks of ``chunk``, results (an array or a tuple) concatenated.
+
+    Every chunk is whole, the last one ending at the last example (its first results, which the chunk
+    before gave already, are dropped): padding the examples to whole chunks copied the whole table at
+    every call, 15-20 % of an epoch at 5,000 x 2,048 on 20x20.
+    """
     n, d = data.shape
     if chunk >= n:
         return fn(data)
     chunks = -(-n // chunk)
-    xp = jnp.pad(data, ((0, chunks * chunk - n), (0, 0))).reshape(chunks, chunk, d)
-    return jax.tree.map(lambda r: r.reshape(-1)[:n], lax.map(fn, xp))
+    if chunks * chunk == n:
+        return jax.tree.map(lambda r: r.reshape(-1), lax.map(fn, data.reshape(chunks, chunk, d)))
+    starts = jnp.minimum(jnp.arange(chunks, dtype=jnp.int32) * chunk, n - chunk)
+    out = lax.map(lambda start: fn(lax.dynamic_slice_in_dim(data, start, chunk, axis=0)), starts)
+    last = n - (chunks - 1) * chunk
+    return jax.tree.map(lambda r: jnp.concatenate([r[:-1].reshape(-1), r[-1, chunk - last :]]), out)
 
 
 def _with_known(fn: Any, data: Array, known: Array | None) -> tuple[Any, Array]:
