@@ -159,11 +159,14 @@ def test_wide_tables_take_the_subspace_iteration_with_the_exact_components(monke
     data[rng.random(data.shape) < 0.05] = np.nan  # missing values: filled with their feature's mean, alike
     assert data.shape[1] > init.EXACT_PCA_FEATURES
     mean, var, vecs = init.principal_components(data)
+    monkeypatch.setattr(init, "PCA_BLOCK_BYTES", 8 * 400 * 7)  # blocks of 7 rows, the last one shorter
+    mean_b, var_b, vecs_b = init.principal_components(data)
     monkeypatch.setattr(init, "EXACT_PCA_FEATURES", 10_000)
     mean_x, var_x, vecs_x = init.principal_components(data)
-    np.testing.assert_allclose(mean, mean_x)
-    np.testing.assert_allclose(var, var_x, rtol=1e-8)
-    np.testing.assert_allclose(vecs, vecs_x, atol=1e-7)  # the same sign rule, so the same map
+    for m, v, d in ((mean, var, vecs), (mean_b, var_b, vecs_b)):
+        np.testing.assert_allclose(m, mean_x)
+        np.testing.assert_allclose(v, var_x, rtol=1e-8)
+        np.testing.assert_allclose(d, vecs_x, atol=1e-7)  # the same sign rule, so the same map
 
 
 def test_default_grid_is_about_five_sqrt_n_with_the_pca_side_ratio():

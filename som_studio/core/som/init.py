@@ -36,15 +36,8 @@ EXACT_PCA_FEATURES = 256
 # The subspace iteration: extra directions beyond k, and passes over the data. The top two
 # components converge as (lambda_{k+p+1} / lambda_k)^(2 q), tight for any spectrum a map spans.
 PCA_OVERSAMPLE, PCA_PASSES = 10, 4
-
-
-def _filled(data: np.ndarray) -> np.ndarray:
-    """``data`` with each missing value replaced by its feature's mean (float64)."""
-    x = np.asarray(data, dtype=np.float64)
-    if not np.isnan(x).any():
-        return x
-    mean = np.nanmean(x, axis=0)
-    return np.where(np.isnan(x), np.nan_to_num(mean)[None, :], x)
+# Bytes of float64 rows the subspace iteration holds at once: a block within the caches.
+PCA_BLOCK_BYTES = 1 << 22
 
 
 def principal_components(data: np.ndarray, k: int = 2) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -55,11 +48,10 @@ def principal_components(data: np.ndarray, k: int = 2) -> tuple[np.ndarray, np.n
     """
     n, d = data.shape
     if d > EXACT_PCA_FEATURES:
-        x = _filled(data)
-        mean = x.mean(axis=0)
+        mean = _known_mean(data)
         if n < 2:
             return mean, np.zeros(k), np.eye(k, d)
-        vals, vecs = _subspace_components(x - mean, k)
+        vals, vecs = _subspace_components(data, mean, k)
         return mean, *_signed(vals, vecs, k, d)
     # The covariance from the table's moments, a block of rows at a time: what numpy.cov gives of the
     # filled table, without its whole-table copies.
@@ -93,19 +85,52 @@ def _signed(vals: np.ndarray, vecs: np.ndarray, k: int, d: int) -> tuple[np.ndar
     return out_vals, out_vecs
 
 
-def _subspace_components(xc: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """(variances, directions (k', D)) of centred data ``xc`` by a randomized subspace iteration.
+def _blocks(n: int, d: int) -> range:
+    """Starts of the blocks of rows a wide table is read in: about :data:`PCA_BLOCK_BYTES` of float64 each."""
+    return range(0, n, max(1, PCA_BLOCK_BYTES // (8 * d)))
+
+
+def _known_mean(data: np.ndarray) -> np.ndarray:
+    """Each feature's mean over its known values (0 for a feature with none), a block of rows at a time."""
+    n, d = data.shape
+    sums, counts = np.zeros(d), np.zeros(d)
+    rows = _blocks(n, d).step
+    for at in _blocks(n, d):
+        block = np.asarray(data[at : at + rows], dtype=np.float64)
+        known = ~np.isnan(block)
+        sums += np.where(known, block, 0.0).sum(axis=0)
+        counts += known.sum(axis=0)
+    return np.divide(sums, counts, out=np.zeros(d), where=counts > 0)
+
+
+def _subspace_components(data: np.ndarray, mean: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(variances, directions (k', D)) of ``data`` less ``mean``, its missing values at their feature's mean,
+    by a randomized subspace iteration.
 
     Seeded, so every implementation of a run starts from the same map; the
     directions are orthonormal and the variances those of the data along them.
+    The table is read a block of rows at a time, never copied whole: a million
+    rows of a thousand features are 8 GB in float64.
     """
-    n, d = xc.shape
+    n, d = data.shape
+    rows = _blocks(n, d).step
+
+    def centred(at: int) -> np.ndarray:
+        block = data[at : at + rows].astype(np.float64)  # a copy, changed in place
+        block -= mean
+        np.copyto(block, 0.0, where=np.isnan(block))  # a missing value sits at its feature's mean
+        return block
+
     width = min(d, n, k + PCA_OVERSAMPLE)
     q = np.random.default_rng(0).standard_normal((d, width))
     for _ in range(PCA_PASSES):
-        q, _r = np.linalg.qr(xc.T @ (xc @ q))
+        product = np.zeros((d, width))
+        for at in _blocks(n, d):
+            xc = centred(at)
+            product += xc.T @ (xc @ q)
+        q, _r = np.linalg.qr(product)
     # The data in that subspace, rotated to its principal axes.
-    _u, sv, vt = np.linalg.svd(xc @ q, full_matrices=False)
+    _u, sv, vt = np.linalg.svd(np.concatenate([centred(at) @ q for at in _blocks(n, d)]), full_matrices=False)
     vecs = (q @ vt.T).T[:k]
     return np.clip(sv[:k] ** 2 / (n - 1), 0.0, None), vecs
 
