@@ -363,30 +363,32 @@ def _near_ties(pairs: float, triples: float, crowds: float, missing: bool):
 # Each path of the screen: none near a tie; a few, more and many (ranked directly against their candidates,
 # or, with a crowd of twelve, against every unit); with and without missing values in turn; the last tile
 # overlapping the one before, once. An epoch ranks its examples near a tie after every tile, or, with
-# many features, in each tile (``in_tile``, forced here at 6).
+# many features, in each tile (``in_tile``, forced here at 6). The quality pass takes its best two by
+# whole columns or by blocks (``blocks``: of 6 of the 54 units, forced).
 @pytest.mark.parametrize(
-    ("pairs", "triples", "crowds", "missing", "tile", "in_tile"),
+    ("pairs", "triples", "crowds", "missing", "tile", "in_tile", "blocks"),
     [
-        (0.0, 0.0, 0.0, True, 512, False),
-        (0.01, 0.0, 0.001, False, 512, False),
-        (0.03, 0.01, 0.0, True, 600, False),
-        (0.08, 0.05, 0.0, False, 512, False),
-        (0.05, 0.05, 0.01, True, 512, False),
-        (0.1, 0.3, 0.0, False, 512, False),
-        (0.03, 0.01, 0.002, True, 600, True),
-        (0.1, 0.3, 0.01, False, 512, True),
+        (0.0, 0.0, 0.0, True, 512, False, False),
+        (0.01, 0.0, 0.001, False, 512, False, False),
+        (0.03, 0.01, 0.0, True, 600, False, True),
+        (0.08, 0.05, 0.0, False, 512, False, False),
+        (0.05, 0.05, 0.01, True, 512, False, True),
+        (0.1, 0.3, 0.0, False, 512, False, False),
+        (0.03, 0.01, 0.002, True, 600, True, False),
+        (0.1, 0.3, 0.01, False, 512, True, True),
     ],
 )
 def test_the_cpus_screened_tiled_sums_are_the_references_however_many_examples_lie_near_a_tie(
-    pairs, triples, crowds, missing, tile, in_tile, monkeypatch
+    pairs, triples, crowds, missing, tile, in_tile, blocks, monkeypatch
 ):
     """The CPU's tiled epoch accepts the product's best unit only where no other can be as near; the rest,
     exact ties among them, are ranked again by the direct form against the units that can be (every unit,
     where there are more than a few)."""
-    from som_studio.core.plans import kernels
+    from som_studio.core.plans import kernels, screen
 
     if in_tile:
         monkeypatch.setattr(kernels, "SCREEN_DEFERRED", 0)
+    monkeypatch.setattr(screen, "BEST_TWO_MIN_UNITS", 0 if blocks else 10**9)
     jnp = kernels.jnp
     wt, x, known = _near_ties(pairs, triples, crowds, missing)
     n = x.shape[0]
@@ -413,6 +415,35 @@ def test_the_cpus_screened_tiled_sums_are_the_references_however_many_examples_l
     first, second, _ = quality_jax.best_two_program(jnp.asarray(wt), xp, plan, known is not None)
     np.testing.assert_array_equal(np.asarray(first)[:n], best)
     np.testing.assert_array_equal(np.asarray(second)[:n], _reference_units(wt, x, known, besides=best))
+
+
+@pytest.mark.parametrize("block", [4, 5, 6])
+def test_the_best_two_by_blocks_are_those_by_whole_columns(block):
+    """Scores of few distinct values (ties everywhere, within a block and across blocks), a unit padded to
+    +inf, floors below the scores: the best, the second (first in row-major order on ties) and the least
+    floor of the rest, as whole columns give them."""
+    from som_studio.core.plans import screen
+
+    jnp = screen.jnp
+    rng = np.random.default_rng(block)
+    m, t = 12 * block, 3000
+    score = rng.integers(0, 6, (m, t)).astype(np.float32)
+    score[-1] = np.inf
+    score[:, :40] = 3.0  # every unit tied
+    floor = score - rng.integers(0, 3, (m, t)).astype(np.float32)
+    low, first, low2, second, third = (
+        np.asarray(a) for a in screen.best_two_blocked(jnp.asarray(score), jnp.asarray(floor), block)
+    )
+    row = np.arange(m)[:, None]
+    want_low = score.min(axis=0)
+    want_first = np.where(score == want_low, row, m).min(axis=0)
+    rest = np.where(row == want_first, np.inf, score)
+    want_low2 = rest.min(axis=0)
+    want_second = np.where(rest == want_low2, row, m).min(axis=0)
+    want_third = np.where((row == want_first) | (row == want_second), np.inf, floor).min(axis=0)
+    for got, want in zip((low, first, low2, second, third), (want_low, want_first, want_low2, want_second, want_third)):
+        np.testing.assert_array_equal(got, want)
+    assert (first[:40] == 0).all() and (second[:40] == 1).all()
 
 
 @pytest.mark.parametrize("form", fused_plan.FORMS)
