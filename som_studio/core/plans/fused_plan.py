@@ -201,8 +201,8 @@ def per_example_elements(form: str, units: int, features: int, block: int | None
         row = units + -(-units // b) + 2 * b * (2 * features + 2)
         if form == "matmul" and features >= WIDE_FEATURES and -(-units // b) > 1:
             # Wide rows re-rank one slab of features at a time: the candidates are a slab's, and the example's
-            # own row with its moved and padded copies is what remains. Counting whole rows instead halved the
-            # chunk at 5,000 x 2,048 on 20x20 (250 examples against 715) and cost 8-10 % an epoch.
+            # own row with its moved and padded copies is what remains. Counting whole rows gave 250 examples a
+            # chunk at 5,000 x 2,048 on 20x20 where the re-rank holds 715.
             row = units + -(-units // b) + 2 * b * (2 * FEATURE_SLAB + 2) + 3 * features + 1
         # a tile's one-hot row and its values for the per-unit sums
         return row + (units + features + 1 if form == "tiled" else 0)

@@ -50,7 +50,7 @@ def _in_chunks(fn, data: Array, chunk: int) -> Any:
 
     Every chunk is whole, the last one ending at the last example (its first results, which the chunk
     before gave already, are dropped): padding the examples to whole chunks copied the whole table at
-    every call, 15-20 % of an epoch at 5,000 x 2,048 on 20x20.
+    every call, 15 % of an epoch at 5,000 x 2,048 on 20x20.
     """
     n, d = data.shape
     if chunk >= n:

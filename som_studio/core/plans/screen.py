@@ -23,6 +23,8 @@ jnp = jax.numpy
 lax = jax.lax
 
 SCREEN_UNROLLED = 8
+"""Features the screened search's direct rankings sum unrolled; past them, in a loop (a small program)."""
+
 # The quality pass's best two units by blocks (:func:`best_two_blocked`) on maps of this many units or more,
 # in blocks of the first of these sizes that divides the units; else by whole columns. The quality pass at
 # 10^6 rows, whole columns against blocks: 16 features on 12x12 173 -> 164 ms, on 16x16 294 -> 269 ms; 30 on
@@ -30,7 +32,6 @@ SCREEN_UNROLLED = 8
 # dearer than the passes they save.
 BEST_TWO_MIN_UNITS = 128
 BEST_TWO_BLOCKS = (4, 8, 6, 5, 3)
-"""Features the screened search's direct rankings sum unrolled; past them, in a loop (a small program)."""
 
 
 def put(chosen: Any, at: Array, found: Any) -> Any:
