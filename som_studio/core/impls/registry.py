@@ -191,8 +191,9 @@ register(
         description=N_(
             "A whole chunk of epochs becomes one compiled program, and the epoch is rewritten so it never builds "
             "the large N x M x D intermediate: far less memory traffic, and one call per chunk instead of one per "
-            "epoch. Technically: a jitted fori_loop per chunk; blocked exact argmin in sample chunks, segment-sum "
-            "per unit, separable neighbourhood Hy @ S @ Hx^T; map donated"
+            "epoch. Technically: a jitted fori_loop per chunk; an exact best-unit search whose plan a cost model "
+            "picks for the shape and the device (one product ranks every unit, the direct distance settles the "
+            "examples near a tie), per-unit sums, separable neighbourhood Hy @ S @ Hx^T; map donated"
         ),
         factory="som_studio.core.impls.jax_fused:FusedBatch",
         estimate=memory.jax_fused_batch,
