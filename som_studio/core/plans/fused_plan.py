@@ -268,7 +268,9 @@ class PlanCosts:
     candidate blocks laid out units x examples, in vectors as short as the tile).
     ``feature_loop_bytes``: bytes through memory per example, unit and feature of the direct form's loop over
     features (past :data:`UNROLLED_FEATURES`), which reads and writes its plane of distances every feature; 0
-    where the plane stays in the cache (the CPU's chunks are sized for it).
+    where the plane stays in the cache (the CPU's chunks are sized for it). ``scatter_row_s``: per example
+    of the scatter of the per-unit sums, beside ``scatter_s`` per element. ``slab_gather_s``: ``gather_s``
+    of the matmul form's re-rank in slabs of features (past :data:`WIDE_FEATURES`).
     """
 
     matmul_share: float
@@ -292,11 +294,17 @@ class PlanCosts:
     group_s: float = 0.0
     group_unit_s: float = 0.0
     group_row_s: float = 0.0
+    scatter_row_s: float = 0.0
+    slab_gather_s: float = 0.0
 
 
 #: The CPU's, from forced forms on a 2-core AVX-512 machine (process CPU time, the machine loaded):
 #: 1,000,000 x 30 on 10x10 (scores alone 52 ms, the matmul search with blocks of 4 units 213 ms, the scatter
-#: 88 ms) and 5,000 x 2,048 on 20x20 (scores 52 ms, the re-rank of 8 candidates 41 ms); ``tile_unit_s``
+#: 88 ms) and 5,000 x 2,048 on 20x20 (scores 52 ms, the re-rank of 8 candidates 41 ms); the scatter's per
+#: example and per element parts, and the re-rank in slabs, from the epoch, the search and the product with its
+#: block minima alone (medians of 7, wall time): 5,000 x 2,048 on 20x20 77, 69 and 44 ms, 20,000 x 1,024 on
+#: 30x30 276, 259 and 218 ms (the scatter 88 ms at 31 numbers a row, 6-8 ms at 2,049; the re-rank 25 and 41
+#: ms, 0.31 and 0.13 ns an element: 0.2 taken); ``tile_unit_s``
 #: fitted to tiled epochs against matmul's where tiles hold few examples: 10,000 x 20 on 40x30 (29.5 ms
 #: against 25.9, tiles of 42), 10,000 x 50 on 40x30 (48.7 against 37.2, tiles of 36), 50,000 x 128 on 50x50
 #: (1,273 against 570, tiles of 16), and where they hold many: 100,000 x 50 on 20x20 (91 against 134, tiles
@@ -329,7 +337,7 @@ COSTS = {
         0.04,
         0.49e-9,
         1.7e-9,
-        2.8e-9,
+        0.58e-9,
         0.0,
         4e-6,
         tile_unit_s=50e-9,
@@ -343,6 +351,8 @@ COSTS = {
         group_s=100e-6,
         group_unit_s=3.5e-9,
         group_row_s=22e-9,
+        scatter_row_s=70e-9,
+        slab_gather_s=0.2e-9,
     ),
     "gpu": PlanCosts(0.75, 8.0, 0.01, 0.09, 0.02e-9, 0.02e-9, 0.05e-9, 0.005e-9, 22e-6, feature_loop_bytes=20.0),
 }
@@ -390,7 +400,7 @@ def predict(
 
     trips = -(-samples // max(plan.chunk, 1))
     t = trips * c.trip_s
-    scatter = n * k * c.scatter_s * slow if sums else 0.0
+    scatter = n * (c.scatter_row_s + k * c.scatter_s) * slow if sums else 0.0
     if plan.form == "direct":
         t += 3 * n * m * d / (peak * c.direct_share) + scatter
         if features > UNROLLED_FEATURES:
@@ -422,7 +432,9 @@ def predict(
         b = max(plan.block, 1)
         g = -(-units // b)
         t += product(2 * n * g * b * k, k)
-        t += n * (2 * min(g, 2) * b * d * c.gather_s + g * c.select_s) * slow
+        slabs = plan.form == "matmul" and features >= WIDE_FEATURES and g > 1
+        gather = c.slab_gather_s if slabs and c.slab_gather_s else c.gather_s
+        t += n * (2 * min(g, 2) * b * d * gather + g * c.select_s) * slow
         if plan.form == "matmul":
             t += 2 * n * g * b * itemsize / bw + scatter  # the scores written and read once
         else:
