@@ -60,7 +60,7 @@ def best_two_blocked(score: Array, floor: Array, block: int) -> tuple[Array, Arr
     inrow = lax.broadcasted_iota(jnp.int32, (block, t), 0)
 
     def of(blocks: Array, at: Array) -> Array:  # (B, T): each column's block ``at``
-        return jnp.take_along_axis(blocks, jnp.minimum(at, g - 1)[None, None, :], axis=0, mode="clip")[0]
+        return jnp.take_along_axis(blocks, at[None, None, :], axis=0, mode="clip")[0]
 
     def lowest(values: Array, rows: Array, size: int) -> tuple[Array, Array]:
         low = jnp.min(values, axis=0)

@@ -85,17 +85,17 @@ def _signed(vals: np.ndarray, vecs: np.ndarray, k: int, d: int) -> tuple[np.ndar
     return out_vals, out_vecs
 
 
-def _blocks(n: int, d: int) -> range:
-    """Starts of the blocks of rows a wide table is read in: about :data:`PCA_BLOCK_BYTES` of float64 each."""
-    return range(0, n, max(1, PCA_BLOCK_BYTES // (8 * d)))
+def _block_rows(d: int) -> int:
+    """Rows of ``d`` features a wide table is read in at a time: about :data:`PCA_BLOCK_BYTES` of float64."""
+    return max(1, PCA_BLOCK_BYTES // (8 * d))
 
 
 def _known_mean(data: np.ndarray) -> np.ndarray:
     """Each feature's mean over its known values (0 for a feature with none), a block of rows at a time."""
     n, d = data.shape
     sums, counts = np.zeros(d), np.zeros(d)
-    rows = _blocks(n, d).step
-    for at in _blocks(n, d):
+    rows = _block_rows(d)
+    for at in range(0, n, rows):
         block = np.asarray(data[at : at + rows], dtype=np.float64)
         known = ~np.isnan(block)
         sums += np.where(known, block, 0.0).sum(axis=0)
@@ -113,7 +113,7 @@ def _subspace_components(data: np.ndarray, mean: np.ndarray, k: int) -> tuple[np
     rows of a thousand features are 8 GB in float64.
     """
     n, d = data.shape
-    rows = _blocks(n, d).step
+    rows = _block_rows(d)
 
     def centred(at: int) -> np.ndarray:
         block = data[at : at + rows].astype(np.float64)  # a copy, changed in place
@@ -125,12 +125,12 @@ def _subspace_components(data: np.ndarray, mean: np.ndarray, k: int) -> tuple[np
     q = np.random.default_rng(0).standard_normal((d, width))
     for _ in range(PCA_PASSES):
         product = np.zeros((d, width))
-        for at in _blocks(n, d):
+        for at in range(0, n, rows):
             xc = centred(at)
             product += xc.T @ (xc @ q)
         q, _r = np.linalg.qr(product)
     # The data in that subspace, rotated to its principal axes.
-    _u, sv, vt = np.linalg.svd(np.concatenate([centred(at) @ q for at in _blocks(n, d)]), full_matrices=False)
+    _u, sv, vt = np.linalg.svd(np.concatenate([centred(at) @ q for at in range(0, n, rows)]), full_matrices=False)
     vecs = (q @ vt.T).T[:k]
     return np.clip(sv[:k] ** 2 / (n - 1), 0.0, None), vecs
 
