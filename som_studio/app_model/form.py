@@ -307,7 +307,7 @@ def range_ratio(values: Any) -> float:
     import numpy as np
 
     with np.errstate(all="ignore"):
-        spans = np.nanmax(values, axis=0) - np.nanmin(values, axis=0) if values.size else np.zeros(0)
+        spans = np.nanmax(values, axis=0).astype(float) - np.nanmin(values, axis=0) if values.size else np.zeros(0)
     spans = spans[np.isfinite(spans) & (spans > 0)]
     return float(spans.max() / spans.min()) if spans.size > 1 else 1.0
 

@@ -43,7 +43,7 @@ class UnitIndex:
     @classmethod
     def build(cls, weights: np.ndarray, data: np.ndarray, labels: np.ndarray | None = None) -> UnitIndex:
         """The index of ``data`` (N, D, in the map's trained space) on ``weights`` (H, W, D)."""
-        first, _ = metrics.nearest_units(np.asarray(weights, dtype=np.float64), np.asarray(data, dtype=np.float64))
+        first, _ = metrics.nearest_units(np.asarray(weights, dtype=np.float64), np.asarray(data))
         lab = None if labels is None else np.asarray(labels, dtype=str)
         return cls(np.asarray(first, dtype=np.int64), lab)
 

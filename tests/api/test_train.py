@@ -112,3 +112,33 @@ def test_check_estimator_fails_at_most_five_checks():
     documented = (Path(__file__).resolve().parents[2] / "docs" / "python.md").read_text()
     for name in failed:
         assert name in documented, f"{name} fails and docs/python.md does not say why"
+
+
+@pytest.mark.parametrize(
+    ("impl", "init", "scaling", "precision"),
+    [
+        ("numpy-batch", "random", "none", "float64"),
+        ("numpy-batch", "sample", "zscore", "float32"),
+        ("jax-fused-batch", "pca", "none", "float32"),
+        ("jax-fused-batch", "random", "minmax", "float32"),
+    ],
+)
+def test_a_float32_file_trains_as_its_float64_twin(tmp_path, impl, init, scaling, precision):
+    """A float32 file's table stays float32, and its run is the run of the same numbers stored in float64."""
+    rng = np.random.default_rng(3)
+    x = (rng.normal(size=(240, 5)) * [1, 10, 0.1, 3, 100] + 7).astype(np.float32)
+    x[rng.random(x.shape) < 0.05] = np.nan
+    np.save(tmp_path / "f32.npy", x)
+    np.save(tmp_path / "f64.npy", x.astype(np.float64))
+    assert som_studio.core.data.read_table(tmp_path / "f32.npy").values.dtype == np.float32
+    runs = [
+        som_studio.train(
+            str(tmp_path / name), impl=impl, init=init, scaling=scaling, precision=precision, grid=(5, 4), epochs=3
+        )
+        for name in ("f32.npy", "f64.npy")
+    ]
+    np.testing.assert_array_equal(runs[0].codebook, runs[1].codebook)
+    # The final measures; the history's points are paced by the clock.
+    assert [r.record["quality"]["qe"] for r in runs] == [runs[1].record["quality"]["qe"]] * 2
+    assert [r.record["quality"]["te"] for r in runs] == [runs[1].record["quality"]["te"]] * 2
+    np.testing.assert_array_equal(runs[0].project(x).bmu_row, runs[1].project(x).bmu_row)

@@ -82,12 +82,14 @@ def test_bad_npy_files(tmp_path):
 
 
 def test_npy_is_read_into_a_table_of_its_own(tmp_path):
-    """A mapped ``.npy`` becomes a float64 table that owns its rows, whatever the file's type; a short file is named."""
-    for dtype in ("<f4", ">f8", "<f8", "<i2"):
+    """A mapped ``.npy`` becomes a table that owns its rows: float32 as float32, any other type as float64,
+    in the machine's byte order; a short file is named."""
+    for dtype, kept in (("<f4", np.float32), (">f4", np.float32), (">f8", np.float64), ("<f8", np.float64),
+                        ("<i2", np.float64), ("<f2", np.float64)):  # fmt: skip
         arr = np.arange(12).reshape(4, 3).astype(dtype)
         np.save(tmp_path / "x.npy", arr)
         got = load_data(tmp_path / "x.npy")
-        assert got.dtype == np.float64 and got.flags.writeable and not isinstance(got, np.memmap)
+        assert got.dtype == np.dtype(kept) and got.flags.writeable and not isinstance(got, np.memmap)
         np.save(tmp_path / "x.npy", arr * 0)  # the file changes: the table does not
         np.testing.assert_array_equal(got, arr.astype(np.float64))
     np.save(tmp_path / "f.npy", np.asfortranarray(np.arange(12.0).reshape(4, 3)))

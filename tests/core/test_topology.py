@@ -159,6 +159,9 @@ def test_wide_tables_take_the_subspace_iteration_with_the_exact_components(monke
     data[rng.random(data.shape) < 0.05] = np.nan  # missing values: filled with their feature's mean, alike
     assert data.shape[1] > init.EXACT_PCA_FEATURES
     mean, var, vecs = init.principal_components(data)
+    low = data.astype(np.float32)  # a float32 table: the components of its numbers in float64
+    for got, want in zip(init.principal_components(low), init.principal_components(low.astype(np.float64))):
+        np.testing.assert_array_equal(got, want)
     monkeypatch.setattr(init, "PCA_BLOCK_BYTES", 8 * 400 * 7)  # blocks of 7 rows, the last one shorter
     mean_b, var_b, vecs_b = init.principal_components(data)
     monkeypatch.setattr(init, "EXACT_PCA_FEATURES", 10_000)

@@ -72,10 +72,9 @@ def fit_scaling(values: np.ndarray, method: str) -> Scaling:
     """The scaling ``method`` fitted to ``values`` (N, D), ignoring missing values (NaN)."""
     if method not in SCALINGS:
         raise DataError(unknown_scaling(method))
+    if method == "none":  # before any copy: a float32 table stays as it is
+        return Scaling.identity(np.shape(values)[1])
     x = np.asarray(values, dtype=np.float64)
-    d = x.shape[1]
-    if method == "none":
-        return Scaling.identity(d)
     known = ~np.isnan(x)
     # Every column has a known value (read_table refuses an all-missing column), but
     # stay quiet and neutral for arrays built elsewhere.

@@ -22,7 +22,7 @@ class Table:
 
     Attributes
     ----------
-    values : (N, D) float64 array; NaN marks a missing value
+    values : (N, D) float64 array, or float32 as a float32 file or array holds it; NaN marks a missing value
     feature_names : one name per feature column
     labels : (N,) array of str, or ``None``
     ids : (N,) array of str, or ``None``

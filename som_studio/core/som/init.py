@@ -182,6 +182,8 @@ def initial_map(
         else:
             # These exact draws: the agreement tests and stored runs depend on them.
             lo, hi = data.min(axis=0), data.max(axis=0)
+        # In float64 whatever the table's type: a float32 table draws the map its float64 twin draws.
+        lo, hi = lo.astype(np.float64), hi.astype(np.float64)
         drawn: np.ndarray = lo + (hi - lo) * rng.random((height, width, data.shape[1]))
         return drawn
     if method == "sample":

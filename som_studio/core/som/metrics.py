@@ -78,26 +78,27 @@ def nearest_units(weights: np.ndarray, data: np.ndarray) -> tuple[np.ndarray, np
     """
     h, w, d = weights.shape
     codebook = weights.reshape(h * w, d).astype(np.float64)
-    x = np.asarray(data, dtype=np.float64)
     m = codebook.shape[0]
-    known = ~np.isnan(x)
-    missing = not known.all()
-    xz = np.where(known, x, 0.0) if missing else x
     cb_sq = codebook * codebook
     cb_norm = cb_sq.sum(axis=1)
     block = max(1, _BLOCK_ELEMENTS // max(m, 1))
-    first = np.empty(len(x), dtype=np.int64)
-    best_d2 = np.empty(len(x), dtype=np.float64)
-    for s in range(0, len(x), block):
-        xb = xz[s : s + block]
+    first = np.empty(len(data), dtype=np.int64)
+    best_d2 = np.empty(len(data), dtype=np.float64)
+    for s in range(0, len(data), block):
+        # float64 a block at a time: a float32 table is never copied whole.
+        xb = np.asarray(data[s : s + block], dtype=np.float64)
+        known = ~np.isnan(xb)
+        missing = not known.all()
+        if missing:
+            xb = np.where(known, xb, 0.0)
         cross = xb @ codebook.T
         cross *= -2.0
-        cross += (known[s : s + block] @ cb_sq.T) if missing else cb_norm[None, :]
+        cross += (known @ cb_sq.T) if missing else cb_norm[None, :]
         fb = np.argmin(cross, axis=1)
         first[s : s + len(xb)] = fb
         exact = xb - codebook[fb]  # exact distance to the best, free of cancellation
         if missing:
-            exact[~known[s : s + block]] = 0.0
+            exact[~known] = 0.0
         best_d2[s : s + len(xb)] = np.einsum("nd,nd->n", exact, exact)
     return first, best_d2
 
