@@ -333,13 +333,13 @@ def _tied_map(rng, d: int, points: int) -> tuple[np.ndarray, np.ndarray, np.ndar
     return units.T.copy(), base, base + (steps[0] + steps[1]) / 2
 
 
-def _near_ties(pairs: float, triples: float, crowds: float, missing: bool):
-    """``(wt, x, known)``: 2,560 examples in 6 features about the units of :func:`_tied_map`, these shares of
-    them tied between two units, among three, and near a tie among twelve (a crowd: units one step from a
+def _near_ties(pairs: float, triples: float, crowds: float, missing: bool, d: int = 6):
+    """``(wt, x, known)``: 2,560 examples in ``d`` features about the units of :func:`_tied_map`, these shares
+    of them tied between two units, among three, and near a tie among ``2 d`` (a crowd: units one step from a
     point along each feature, either way; its last unit the nearest, by less than the screen's reach);
     5 % of the rest's values missing where ``missing``."""
     rng = np.random.default_rng(3)
-    n, d = 2560, 6
+    n = 2560
     wt, points, mids = _tied_map(rng, d, 14)
     centre = np.full(d, 40, np.float32)  # far from the other units: its crowd ties only among itself
     crowd = np.concatenate([centre + np.eye(d, dtype=np.float32), centre - np.eye(d, dtype=np.float32)])
@@ -361,25 +361,26 @@ def _near_ties(pairs: float, triples: float, crowds: float, missing: bool):
 
 
 # Each path of the screen: none near a tie; a few, more and many (ranked directly against their candidates,
-# or, with a crowd of twelve, against every unit); with and without missing values in turn; the last tile
-# overlapping the one before, once. An epoch ranks its examples near a tie after every tile, or, with
-# many features, in each tile (``in_tile``, forced here at 6). The quality pass takes its best two by
-# whole columns or by blocks (``blocks``: of 6 of the 54 units, forced).
+# or, with a crowd of 2 d, more than the candidates, against every unit); with and without missing values in
+# turn; the last tile overlapping the one before, once. Candidates' distances are summed in feature order
+# up to 8 features (d = 6) and in one reduction past them (d = 9). An epoch ranks its examples near a tie
+# after every tile, or, with many features, in each tile (``in_tile``, forced here). The quality pass takes
+# its best two by whole columns or by blocks (``blocks``, forced).
 @pytest.mark.parametrize(
-    ("pairs", "triples", "crowds", "missing", "tile", "in_tile", "blocks"),
+    ("pairs", "triples", "crowds", "missing", "tile", "in_tile", "blocks", "d"),
     [
-        (0.0, 0.0, 0.0, True, 512, False, False),
-        (0.01, 0.0, 0.001, False, 512, False, False),
-        (0.03, 0.01, 0.0, True, 600, False, True),
-        (0.08, 0.05, 0.0, False, 512, False, False),
-        (0.05, 0.05, 0.01, True, 512, False, True),
-        (0.1, 0.3, 0.0, False, 512, False, False),
-        (0.03, 0.01, 0.002, True, 600, True, False),
-        (0.1, 0.3, 0.01, False, 512, True, True),
+        (0.0, 0.0, 0.0, True, 512, False, False, 6),
+        (0.01, 0.0, 0.001, False, 512, False, False, 9),
+        (0.03, 0.01, 0.0, True, 600, False, True, 6),
+        (0.08, 0.05, 0.0, False, 512, False, False, 6),
+        (0.05, 0.05, 0.01, True, 512, False, True, 9),
+        (0.1, 0.3, 0.0, False, 512, False, False, 9),
+        (0.03, 0.01, 0.002, True, 600, True, False, 9),
+        (0.1, 0.3, 0.01, False, 512, True, True, 9),
     ],
 )
 def test_the_cpus_screened_tiled_sums_are_the_references_however_many_examples_lie_near_a_tie(
-    pairs, triples, crowds, missing, tile, in_tile, blocks, monkeypatch
+    pairs, triples, crowds, missing, tile, in_tile, blocks, d, monkeypatch
 ):
     """The CPU's tiled epoch accepts the product's best unit only where no other can be as near; the rest,
     exact ties among them, are ranked again by the direct form against the units that can be (every unit,
@@ -390,7 +391,8 @@ def test_the_cpus_screened_tiled_sums_are_the_references_however_many_examples_l
         monkeypatch.setattr(kernels, "SCREEN_DEFERRED", 0)
     monkeypatch.setattr(screen, "BEST_TWO_MIN_UNITS", 0 if blocks else 10**9)
     jnp = kernels.jnp
-    wt, x, known = _near_ties(pairs, triples, crowds, missing)
+    assert 2 * d > fused_plan.SCREEN_CANDIDATES or not crowds  # a crowd has more units than the candidates
+    wt, x, known = _near_ties(pairs, triples, crowds, missing, d)
     n = x.shape[0]
     got = np.asarray(
         kernels.tiled_sums(jnp.asarray(wt), jnp.asarray(x), tile, 4, None if known is None else jnp.asarray(known))

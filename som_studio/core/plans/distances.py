@@ -54,6 +54,17 @@ def sq_distances(
     return acc
 
 
+def row_sq_distances(cand: Array, x: Array, known: Array | None = None) -> Array:
+    """(n, k): ``sum_d (cand - x)^2`` of each example of ``x`` (n, D) and its ``k`` candidate units' rows
+    ``cand`` (n, k, D), over its known features (``known`` (n, D) 0/1, or ``None``), in one vectorised
+    reduction: for a few candidates of many features, what a loop over features on planes of a few
+    candidates costs many times over."""
+    diff = cand - x[:, None, :]
+    if known is not None:
+        diff = jnp.where(known[:, None, :] != 0, diff, jnp.zeros((), diff.dtype))
+    return jnp.sum(diff * diff, axis=2)
+
+
 def first_min(dist: Array, cols: Array | None = None) -> Array:
     """Per row of ``dist`` (n, k): the first column holding the row's minimum, or ``cols`` at it.
 

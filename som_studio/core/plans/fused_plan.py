@@ -115,8 +115,11 @@ SCREEN_DEFERRED = 512
 scores: most lie near one there (18 % at 784 features, 91 % at 2,048), and their scores computed again
 after every tile cost as much as the tile (5,000 x 2,048 on 20x20: 356 ms an epoch against 251-265)."""
 
-SCREEN_CANDIDATES = 8
-"""Units the CPU's screened search ranks again by the direct form for an example near a tie, at most."""
+SCREEN_CANDIDATES = 16
+"""Units the CPU's screened search ranks again by the direct form for an example near a tie, at most; an example
+with more is ranked against every unit. Eight left a third of the examples to every unit halfway through
+torchsom's workload (16,000 x 300 in 10 blobs on 25x15, units crowded together with 9-21 within reach):
+100 epochs 11.5 -> 8.5 s with 16 (24: no better), the other envelope shapes unchanged."""
 
 # Up to this many features a direct distance is an unrolled sum of squared differences, in
 # feature order as the NumPy reference sums them, that XLA fuses into the argmin; past it, the

@@ -21,7 +21,16 @@ from typing import TYPE_CHECKING, Any
 
 from som_studio.core import jax_runtime
 from som_studio.core.plans import screen
-from som_studio.core.plans.distances import first_min, map_centre, moved, pick, sq_distances, square, take
+from som_studio.core.plans.distances import (
+    first_min,
+    map_centre,
+    moved,
+    pick,
+    row_sq_distances,
+    sq_distances,
+    square,
+    take,
+)
 from som_studio.core.plans.fused_plan import (
     FEATURE_SLAB,
     SCREEN_DEFERRED,
@@ -108,15 +117,14 @@ def _candidates_best(cand: Array, x: Array, kn: Array | None, units: Array, two:
     features are summed one by one in order, as the reference sums them; many
     in one vectorised reduction (the candidates are few, the features many).
     """
+    if cand.shape[2] > UNROLLED_FEATURES:
+        return pick(row_sq_distances(cand, x, kn), units, two)
     diff = cand - x[:, None, :]
     if kn is not None:
         diff = jnp.where(kn[:, None, :] != 0, diff, jnp.zeros((), diff.dtype))
-    if cand.shape[2] <= UNROLLED_FEATURES:
-        dist = diff[:, :, 0] * diff[:, :, 0]
-        for k in range(1, cand.shape[2]):
-            dist = dist + diff[:, :, k] * diff[:, :, k]
-    else:
-        dist = jnp.sum(diff * diff, axis=2)
+    dist = diff[:, :, 0] * diff[:, :, 0]
+    for k in range(1, cand.shape[2]):
+        dist = dist + diff[:, :, k] * diff[:, :, k]
     return pick(dist, units, two)
 
 

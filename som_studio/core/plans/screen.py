@@ -11,7 +11,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from som_studio.core import jax_runtime
-from som_studio.core.plans.distances import first_min, map_centre, moved, pick, sq_distances, square, take
+from som_studio.core.plans.distances import (
+    first_min,
+    map_centre,
+    moved,
+    pick,
+    row_sq_distances,
+    sq_distances,
+    square,
+    take,
+)
 from som_studio.core.plans.fused_plan import SCREEN_CANDIDATES, SCREEN_GATHERED, SCREEN_GROUP
 from som_studio.core.plans.neighbourhood import HIGHEST
 
@@ -127,6 +136,7 @@ class Screen:
         d, m = wt.shape
         dtype = wt.dtype
         self.wt, self.m, self.d, self.dtype = wt, m, d, dtype
+        self.rows = wt.T  # unit-major: a candidate's weights are one contiguous row
         self.u = float(jnp.finfo(dtype).eps) / 2
         self.k = 4 * (d + 2) * self.u
         self.centre = map_centre(wt)
@@ -186,8 +196,14 @@ class Screen:
 
         def among(_: Any) -> Any:
             units = jnp.minimum(cand, m - 1)
-            kt = None if kr is None else kr.T[:, :, None]
-            dist = sq_distances(take(self.wt, units, axis=1), xr.T[:, :, None], kt, unrolled=SCREEN_UNROLLED)
+            if self.d > SCREEN_UNROLLED:
+                # The candidates' rows gathered whole and their squares summed in one vectorised reduction: a
+                # loop over features on planes of a few candidates cost more than ranking against every unit
+                # (300 features, 8 candidates of 375 units: 11.9 ms a group of 1,024 against 8.1, and 0.45 so).
+                dist = row_sq_distances(take(self.rows, units, axis=0), xr, kr)
+            else:
+                kt = None if kr is None else kr.T[:, :, None]
+                dist = sq_distances(take(self.wt, units, axis=1), xr.T[:, :, None], kt, unrolled=SCREEN_UNROLLED)
             return pick(jnp.where(cand < m, dist, jnp.asarray(jnp.inf, dist.dtype)), units, two)
 
         # An example among more candidates (units nearly on top of each other) is ranked against every unit,
