@@ -176,9 +176,11 @@ class Checkpoints:
         """Create the folder: a run refuses a folder it cannot write before it trains.
 
         Orbax itself (a second or more of imports) is imported on a thread of its own from here, while
-        the run prepares and compiles, and :meth:`ready` waits for it before the first timed chunk: a run
-        stopped early writes its checkpoint (so stops) without that wait, and no chunk shares the
-        interpreter with the imports.
+        the run reads its data and makes its initial map, and :meth:`ready` waits for it before the run's
+        programs are built: its imports add JAX options to every program's cache key, so a program
+        compiled before they end would compile again in the first timed chunk. A run stopped early
+        writes its checkpoint (so stops) without that wait, and no chunk shares the interpreter with the
+        imports.
         """
         self._import_in_background()
         try:
@@ -204,7 +206,7 @@ class Checkpoints:
             self._importing.start()
 
     def ready(self) -> None:
-        """Wait for the imports :meth:`start` began (before the first timed chunk)."""
+        """Wait for the imports :meth:`start` began (before anything of the run is compiled)."""
         if self._importing is not None:
             self._importing.join()
 

@@ -265,6 +265,11 @@ class Training:
             scaling=_scaling(table) if problem.stream is None else _scaling_of(problem.stream.scaling),
         )
         tp = time.perf_counter()
+        if self.session.checkpoint is not None:
+            # Orbax's imports done before anything of the run is compiled: they register JAX options that
+            # are part of every program's cache key, so a program compiled before they end is compiled again
+            # at its next call, inside the first timed chunk (50-110 ms of the naive rung's first step).
+            self.session.checkpoint.ready()
         self.trainer = streamed.create(impl, problem)
         if saved is not None and int((saved.meta.get("position") or {}).get("row", 0)) > 0:
             # Saved inside an epoch: the trainer goes on from its partial sums and the reader's position.
@@ -332,8 +337,6 @@ class Training:
         session, T = self.session, self.cfg.iterations
         chunk = 1
         rate: float | None = None  # seconds per iteration of the last chunk
-        if session.checkpoint is not None:
-            session.checkpoint.ready()  # its imports never share the interpreter with a timed chunk
         frames = session._frames
         frames.taken(time.perf_counter())  # the initial map was the first frame
         next_q = [q for q in self.q_at if q > self.it]

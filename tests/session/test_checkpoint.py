@@ -105,6 +105,30 @@ def test_a_failed_write_keeps_the_previous_checkpoint(tmp_path):
     assert kept.iteration == 1 and np.array_equal(kept.map, np.ones((4, 5, 3)))
 
 
+@pytest.mark.cpu_backend
+def test_a_run_with_checkpoints_compiles_nothing_in_its_timed_chunks(tmp_path):
+    """Orbax's imports (a fresh process's first) end before the run's programs are built: they add JAX options
+    to every program's cache key, and a program built before them compiled again inside the first chunk."""
+    script = textwrap.dedent(
+        """
+        import sys
+        from som_studio.config import DataSpec, RunConfig
+        from som_studio.session.checkpoint import Checkpoints
+        from som_studio.session.session import Session, run_to_completion
+        cfg = RunConfig(impl="jax-naive-online", width=12, height=8, data=DataSpec(samples=200), steps=50)
+        ck = Checkpoints(sys.argv[1], 600.0, at_end=False)
+        rec = run_to_completion(Session(cfg, quality_points=0, checkpoint=ck))
+        print(rec.status, rec.warmup_compiles, rec.compiles)
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=120, check=True
+    )
+    status, warmup, compiles = out.stdout.split()
+    assert status == "ok" and int(warmup) > 0
+    assert int(compiles) == int(warmup)  # every primitive compiled in the warm-up, none again
+
+
 def test_no_checkpoint_to_resume_from(tmp_path):
     with pytest.raises(CheckpointError, match="holds no complete checkpoint"):
         read_latest(tmp_path)
