@@ -142,6 +142,26 @@ def test_problem_is_seeded_and_in_the_requested_precision():
     assert make_problem(cfg.replace(epochs=3, steps=None), "batch").schedule().block(0).order is None
 
 
+@pytest.mark.cpu_backend
+@pytest.mark.parametrize("stored", ["<f4", "<f8"])
+def test_the_trainer_places_the_problems_own_rows_without_a_copy(tmp_path, stored):
+    """A float32 file's table is the float32 problem's data, and JAX's CPU device takes the problem's rows as
+    they are (no second copy of the examples); a float64 table gives float32 rows once, placed as they are."""
+    import jax
+
+    from som_studio.core.data import read_table
+
+    x = np.random.default_rng(0).random((20000, 7)).astype(stored)  # past malloc: NumPy aligns it to 16 only
+    np.save(tmp_path / "x.npy", x)
+    table = read_table(tmp_path / "x.npy")
+    cfg = RunConfig(impl="jax-fused-batch", width=4, height=3, epochs=1, data=DataSpec(path=str(tmp_path / "x.npy")))
+    p = make_problem(cfg, "batch", table.values)
+    assert p.data.dtype == np.float32 and (p.data is table.values) == (stored == "<f4")
+    np.testing.assert_array_equal(p.data, x.astype(np.float32))
+    placed = jax.device_put(p.data, jax.devices("cpu")[0])
+    assert placed.unsafe_buffer_pointer() == p.data.ctypes.data
+
+
 def test_data_too_large_for_the_precision_is_refused(tmp_path):
     from som_studio.core.som.problem import check_range
 

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from som_studio.config import RunConfig
+from som_studio.core import jax_runtime
 from som_studio.core.data import DataError, Table, default_feature_names, random_colours, read_table
 from som_studio.core.som.init import initial_map
 from som_studio.i18n import _
@@ -342,10 +343,20 @@ def make_problem(config: RunConfig, kind: str, data: np.ndarray | None = None) -
     return Problem(
         config=config,
         kind=kind,
-        data=np.ascontiguousarray(data, dtype=dtype),
+        data=_placeable(data, dtype),
         init_map=np.ascontiguousarray(init, dtype=dtype),
         iterations=config.iterations,
     )
+
+
+def _placeable(data: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``data`` in ``dtype``, C-ordered and aligned as JAX's CPU device takes memory without a copy: the
+    trainer's copy of the examples is then this one (a table already so is taken as it is)."""
+    if data.dtype == dtype and data.flags.c_contiguous and data.ctypes.data % jax_runtime.HOST_ALIGN == 0:
+        return data
+    out = jax_runtime.host_array(data.shape, dtype)
+    np.copyto(out, data, casting="unsafe")
+    return out
 
 
 def make_stream_problem(
