@@ -413,8 +413,7 @@ def test_the_cpus_screened_tiled_sums_are_the_references_however_many_examples_l
     from som_studio.core.plans import quality_jax
 
     xq = x if known is None else np.where(known != 0, x, np.nan).astype(np.float32)
-    xp = jnp.asarray(quality_jax._chunked(xq, tile, np.float32))
-    first, second, _ = quality_jax.best_two_program(jnp.asarray(wt), xp, plan, known is not None)
+    first, second, _ = quality_jax.best_two_program(jnp.asarray(wt), jnp.asarray(xq), plan, known is not None)
     np.testing.assert_array_equal(np.asarray(first)[:n], best)
     np.testing.assert_array_equal(np.asarray(second)[:n], _reference_units(wt, x, known, besides=best))
 

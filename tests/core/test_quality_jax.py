@@ -130,10 +130,15 @@ def test_the_quality_search_is_the_training_search_within_its_budget():
         p = qj.plan(backend, n, units, d)
         train = fused_plan.choose(backend, units, d, n, 4)
         assert (p.form, p.block) == (train.form, train.block)
-    # Wide rows on big maps: a tile holds a few examples there, so the search alone takes training's own plan.
+    # Wide rows on big maps: a tile holds a few examples there, so the search alone takes training's own plan,
+    # in chunks that divide the examples where a chunk of at least three quarters of training's does.
     for d in (300, 784, 1024, 2048):
         for units in (100 * 100, 240 * 135, 200 * 200):
-            assert qj.plan("cpu", 10_000, units, d) == fused_plan.choose("cpu", units, d, 10_000, 4)
+            p, train = qj.plan("cpu", 10_000, units, d), fused_plan.choose("cpu", units, d, 10_000, 4)
+            assert (p.form, p.block) == (train.form, train.block)
+            assert 3 * train.chunk // 4 <= p.chunk <= train.chunk, (d, units)
+            assert 10_000 % p.chunk == 0 or p.chunk == train.chunk, (d, units)
+    assert qj.dividing(1_000_000, 2370) == 2000 and qj.dividing(999_983, 2370) == 2370  # a prime: none divides
     # Many examples on a small map: training fuses the sums into its tiles; the quality pass, a search
     # alone, takes the cost model's cheapest search of the same family.
     p = qj.plan("cpu", 1_000_000, 100, 30)
@@ -238,16 +243,37 @@ def test_u_matrix_follows_the_lattice(h, w, d, lattice):
 
 
 @pytest.mark.cpu_backend
-def test_examples_are_placed_without_a_copy():
-    """The padded examples are built where the CPU device reads them in place, zeros after the last row."""
+def test_an_example_ranked_again_near_a_tie_is_measured_at_its_new_unit():
+    """Units 0.01 apart, a thousand from the map's centre: the product's scores are all rounding there, so
+    the screened search ranks those examples again by the direct form, and each distance is to the unit
+    it so finds (the reference's), not to the product's."""
+    rng = np.random.default_rng(5)
+    d = 6
+    near = 1000.0 + rng.normal(0, 0.01, (10, d))  # half the map about +1000, half about -1000: centre 0
+    wts = np.concatenate([near, -near]).reshape(4, 5, d).astype(np.float32)
+    x = (near[rng.integers(0, 10, 300)] + rng.normal(0, 0.004, (300, d))).astype(np.float32)
+    first, _second, d2 = qj.best_two(wts, x, fused_plan.KernelPlan("tiled", 64, 4))
+    ref_first, _ref_second, ref_d2 = metrics.best_two(wts.astype(np.float64), x.astype(np.float64))
+    assert (first == ref_first).mean() > 0.99  # float32 against the float64 reference: ties within rounding
+    same = first == ref_first
+    np.testing.assert_allclose(d2[same], ref_d2[same], rtol=1e-4, atol=1e-9)
+
+
+@pytest.mark.cpu_backend
+def test_the_quality_pass_reads_the_runs_own_rows_in_whole_chunks():
+    """The run's rows, placed as its trainer places them, are the quality pass's own (no copy), searched in
+    chunks the last of which overlaps the one before; the measures are the reference's."""
+    from som_studio.core import jax_runtime
+
     for n in (37, 50, 61, 99, 130):
-        _, data = _map(6, 5, 3, n, dtype=np.float32)
-        xp = qj._chunked(data, 16, np.float32)
-        placed = qj.jax.device_put(xp)
-        assert placed.unsafe_buffer_pointer() == xp.ctypes.data, n
-        flat = np.asarray(placed).reshape(-1, 3)
-        np.testing.assert_array_equal(flat[:n], data)
-        assert flat.shape[0] == -(-n // 16) * 16 and not flat[n:].any()
+        wts, data = _map(6, 5, 3, n, seed=n, dtype=np.float32)
+        rows = jax_runtime.placeable(data, np.float32)
+        q = qj.DeviceQuality(rows, 6, 5, np.float32, budget=16 * 30 * 4)
+        try:
+            assert q.plan.chunk < n and q._x.unsafe_buffer_pointer() == rows.ctypes.data, n
+            assert q(wts) == pytest.approx(metrics.quality(wts, data), rel=1e-6)
+        finally:
+            q.close()
 
 
 def test_the_quality_program_compiles_on_a_thread_of_its_own_which_gives_back_its_error():

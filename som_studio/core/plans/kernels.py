@@ -54,31 +54,33 @@ def split_known(data: Array) -> tuple[Array, Array]:
     return jnp.where(known, data, 0), known.astype(data.dtype)
 
 
-def _in_chunks(fn, data: Array, chunk: int) -> Any:
-    """``fn`` over examples in chunks of ``chunk``, results (an array or a tuple) concatenated.
+def in_chunks(fn, data: Any, chunk: int) -> Any:
+    """``fn`` over examples in chunks of ``chunk``, results (one value per example: an array or a tuple)
+    concatenated. ``data``: an (N, ...) array, or a tuple of them cut alike.
 
     Every chunk is whole, the last one ending at the last example (its first results, which the chunk
     before gave already, are dropped): padding the examples to whole chunks copied the whole table at
     every call, 15 % of an epoch at 5,000 x 2,048 on 20x20.
     """
-    n, d = data.shape
+    n = jax.tree.leaves(data)[0].shape[0]
     if chunk >= n:
         return fn(data)
     chunks = -(-n // chunk)
     if chunks * chunk == n:
-        return jax.tree.map(lambda r: r.reshape(-1), lax.map(fn, data.reshape(chunks, chunk, d)))
+        cut = jax.tree.map(lambda a: a.reshape(chunks, chunk, *a.shape[1:]), data)
+        return jax.tree.map(lambda r: r.reshape(-1), lax.map(fn, cut))
     starts = jnp.minimum(jnp.arange(chunks, dtype=jnp.int32) * chunk, n - chunk)
-    out = lax.map(lambda start: fn(lax.dynamic_slice_in_dim(data, start, chunk, axis=0)), starts)
+    at = lambda start: jax.tree.map(lambda a: lax.dynamic_slice_in_dim(a, start, chunk, axis=0), data)
+    out = lax.map(lambda start: fn(at(start)), starts)
     last = n - (chunks - 1) * chunk
     return jax.tree.map(lambda r: jnp.concatenate([r[:-1].reshape(-1), r[-1, chunk - last :]]), out)
 
 
-def _with_known(fn: Any, data: Array, known: Array | None) -> tuple[Any, Array]:
-    """``fn(x, known)`` over rows of ``data`` (and ``known``) as one array, for :func:`_in_chunks`."""
+def _with_known(fn: Any, data: Array, known: Array | None) -> tuple[Any, Any]:
+    """``fn(x, known)`` over rows of ``data`` (and ``known``), cut alike, for :func:`in_chunks`."""
     if known is None:
-        return (lambda xk: fn(xk, None)), data
-    d = data.shape[1]
-    return (lambda xk: fn(xk[:, :d], xk[:, d:])), jnp.concatenate([data, known], axis=1)
+        return (lambda x: fn(x, None)), data
+    return (lambda xk: fn(*xk)), (data, known)
 
 
 def direct(wt: Array, data: Array, chunk: int, known: Array | None = None, two: bool = False) -> Any:
@@ -89,7 +91,7 @@ def direct(wt: Array, data: Array, chunk: int, known: Array | None = None, two: 
     """
 
     search = _direct_search(wt)
-    return _in_chunks(*_with_known(lambda x, kn: search(x, kn, two), data, known), chunk)
+    return in_chunks(*_with_known(lambda x, kn: search(x, kn, two), data, known), chunk)
 
 
 def _direct_search(wt: Array) -> Any:
@@ -261,7 +263,7 @@ def matmul(
     the best block or is the least unit of the second best).
     """
     search = _matmul_search(wt, block)
-    return _in_chunks(*_with_known(lambda x, kn: search(x, kn, two), data, known), chunk)
+    return in_chunks(*_with_known(lambda x, kn: search(x, kn, two), data, known), chunk)
 
 
 def tiled_sums(
@@ -368,7 +370,7 @@ def blocked(wt: Array, data: Array, chunk: int, block: int, known: Array | None 
     other rows so no ``0 * inf`` arises) and pass 2 the masked direct form.
     """
     search = _blocked_search(wt, block)
-    return _in_chunks(*_with_known(lambda x, kn: search(x, kn, two), data, known), chunk)
+    return in_chunks(*_with_known(lambda x, kn: search(x, kn, two), data, known), chunk)
 
 
 def _blocked_search(wt: Array, block: int) -> Any:
@@ -508,4 +510,4 @@ def best_two(wt: Array, data: Array, plan: KernelPlan, known: Array | None = Non
 def _tiled(wt: Array, data: Array, plan: KernelPlan, known: Array | None = None, two: bool = False) -> Any:
     """The tiled form's search alone over ``data`` in tiles (:func:`_tiled_search`)."""
     search = _tiled_search(wt, plan.block)
-    return _in_chunks(*_with_known(lambda x, kn: search(x, kn, two), data, known), plan.chunk)
+    return in_chunks(*_with_known(lambda x, kn: search(x, kn, two), data, known), plan.chunk)

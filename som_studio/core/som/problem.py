@@ -343,20 +343,10 @@ def make_problem(config: RunConfig, kind: str, data: np.ndarray | None = None) -
     return Problem(
         config=config,
         kind=kind,
-        data=_placeable(data, dtype),
+        data=jax_runtime.placeable(data, dtype),
         init_map=np.ascontiguousarray(init, dtype=dtype),
         iterations=config.iterations,
     )
-
-
-def _placeable(data: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """``data`` in ``dtype``, C-ordered and aligned as JAX's CPU device takes memory without a copy: the
-    trainer's copy of the examples is then this one (a table already so is taken as it is)."""
-    if data.dtype == dtype and data.flags.c_contiguous and data.ctypes.data % jax_runtime.HOST_ALIGN == 0:
-        return data
-    out = jax_runtime.host_array(data.shape, dtype)
-    np.copyto(out, data, casting="unsafe")
-    return out
 
 
 def make_stream_problem(
