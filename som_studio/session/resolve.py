@@ -34,7 +34,15 @@ import numpy as np
 
 from som_studio import config as cfgmod
 from som_studio.config import ConfigError, DataSpec, RunConfig, Setting
-from som_studio.core.data import DataError, Table, check_data, default_feature_names, frame_table, is_frame
+from som_studio.core.data import (
+    DataError,
+    Table,
+    check_data,
+    default_feature_names,
+    frame_table,
+    is_frame,
+    refuse_empty_array_columns,
+)
 from som_studio.core.data.stream import SIZED_SUFFIXES, Source, is_streamable, open_source
 from som_studio.i18n import _
 
@@ -288,6 +296,7 @@ def read_source(source: Any, labels: str | None, ignore: Sequence[str], id_colum
     except (TypeError, ValueError) as exc:
         raise DataError(_("data: cannot be read as an array ({why})").format(why=exc)) from None
     values = check_data(arr, "array")
+    refuse_empty_array_columns(values, "array")
     return Table(values, default_feature_names(values.shape[1]), source="array")
 
 

@@ -81,6 +81,24 @@ def test_bad_npy_files(tmp_path):
         load_data(tmp_path / "junk.npy")
 
 
+def test_an_array_column_with_no_values_is_refused_by_its_place(tmp_path):
+    """As a CSV column with no values is: named by its place, with how to take it out of the array."""
+    from som_studio.session.resolve import read_source
+
+    x = np.random.default_rng(0).random((50, 4)).astype(np.float32)
+    x[0, 0] = np.nan  # missing in the first row only: a column with values, kept
+    x[:, 2] = np.nan
+    np.save(tmp_path / "gap.npy", x)
+    want = r"column 3 \('x3'\) has no values \(every cell is empty or missing\); leave it out with "
+    want += r"numpy.delete\(array, 2, axis=1\)"
+    with pytest.raises(DataError, match="gap.npy: " + want):
+        load_data(tmp_path / "gap.npy")
+    with pytest.raises(DataError, match="array: " + want):
+        read_source(x, None, (), None)
+    np.save(tmp_path / "gap.npy", np.delete(x, 2, axis=1))
+    assert load_data(tmp_path / "gap.npy").shape == (50, 3)
+
+
 def test_npy_is_read_into_a_table_of_its_own(tmp_path):
     """A mapped ``.npy`` becomes a table that owns its rows: float32 as float32, any other type as float64,
     in the machine's byte order; a short file is named."""

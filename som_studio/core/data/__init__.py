@@ -36,6 +36,7 @@ from som_studio.core.data.checks import (
     DataError,
     check_data,
     check_known_rows,
+    refuse_empty_array_columns,
     refuse_empty_columns,
 )
 from som_studio.core.data.csv_reader import MISSING, Chunk, CsvReader
@@ -74,5 +75,6 @@ __all__ = [
     "random_colours",
     "read_columnar",
     "read_table",
+    "refuse_empty_array_columns",
     "refuse_empty_columns",
 ]

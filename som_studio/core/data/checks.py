@@ -28,14 +28,20 @@ class DataError(ValueError):
 
 
 def refuse_empty_columns(
-    values: np.ndarray, path: object, numbers: Sequence[int], names: Sequence[str], leave_out: Callable[[str], str]
+    values: np.ndarray,
+    path: object,
+    numbers: Sequence[int],
+    names: Sequence[str],
+    leave_out: Callable[[str], str],
+    empty: np.ndarray | None = None,
 ) -> None:
     """Refuse a feature column with no value at all (every cell empty or missing), naming it.
 
     ``numbers`` are the columns' 1-based places in the file, ``names`` their names; ``leave_out(name)``
-    says how the caller leaves a column out (``--ignore`` on the command line).
+    says how the caller leaves a column out (``--ignore`` on the command line). ``empty``: which columns
+    are, where the caller knows.
     """
-    empty = np.isnan(values).all(axis=0)
+    empty = np.isnan(values).all(axis=0) if empty is None else empty
     if empty.any():
         j = int(np.argmax(empty))
         raise DataError(
@@ -44,6 +50,29 @@ def refuse_empty_columns(
                 "leave it out with {flag}"
             ).format(path=path, number=numbers[j], name=names[j], flag=leave_out(names[j]))
         )
+
+
+def refuse_empty_array_columns(values: np.ndarray, path: object) -> None:
+    """Refuse a column of an array (a ``.npy`` file's, or one in memory) with no value at all, naming it by
+    its place: it has no name to leave out by, so the message says how to take it out of the array."""
+    if values.shape[0] == 0:
+        return
+    # An empty column is missing in the first row too: only those columns are read whole.
+    maybe = np.flatnonzero(np.isnan(values[0]))
+    if maybe.size == 0:
+        return
+    empty = np.zeros(values.shape[1], bool)
+    empty[maybe] = np.isnan(values[:, maybe]).all(axis=0)
+    names = [f"x{j + 1}" for j in range(values.shape[1])]
+    place = {name: j for j, name in enumerate(names)}
+    refuse_empty_columns(
+        values,
+        path,
+        [j + 1 for j in range(values.shape[1])],
+        names,
+        lambda name: f"numpy.delete(array, {place[name]}, axis=1)",
+        empty,
+    )
 
 
 def not_numeric(name: str, dtype: object) -> str:
