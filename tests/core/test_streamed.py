@@ -35,6 +35,26 @@ def folder(tmp_path_factory):
     return out
 
 
+@pytest.mark.parametrize("fmt", ["npy", "parquet"])
+def test_a_streamed_feature_with_no_values_is_refused_by_name(tmp_path, fmt):
+    """As a table read whole refuses it: named, with how to leave it out (its range is not 'too large')."""
+    from som_studio.core.data import DataError
+
+    x = np.random.default_rng(1).random((300, 3))
+    x[:, 1] = np.nan
+    for i, (a, b) in enumerate([(0, 120), (120, 300)]):
+        if fmt == "npy":
+            np.save(tmp_path / f"p{i}.npy", x[a:b])
+        else:
+            pq.write_table(pa.table({c: x[a:b, j] for j, c in enumerate("abc")}), tmp_path / f"p{i}.parquet")
+    source = stream.open_source(str(tmp_path))
+    cfg = RunConfig(impl="numpy-batch", width=4, height=3, epochs=1, data=DataSpec(path=str(tmp_path)), stream=True)
+    want = "numpy.delete\\(array, 1, axis=1\\)" if fmt == "npy" else "--ignore"
+    name = "x2" if fmt == "npy" else "b"
+    with pytest.raises(DataError, match=f"column 2 \\('{name}'\\) has no values .*leave it out with {want}"):
+        make_stream_problem(cfg, "batch", source, 64)
+
+
 CASES = [
     ("numpy-batch", "rect", False, "pca", "zscore", "holes"),
     ("numpy-batch", "hex", False, "sample", "minmax", "holes"),

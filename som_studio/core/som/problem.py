@@ -40,7 +40,14 @@ import numpy as np
 
 from som_studio.config import RunConfig
 from som_studio.core import jax_runtime
-from som_studio.core.data import DataError, Table, default_feature_names, random_colours, read_table
+from som_studio.core.data import (
+    DataError,
+    Table,
+    default_feature_names,
+    random_colours,
+    read_table,
+    refuse_empty_columns,
+)
 from som_studio.core.som.init import initial_map
 from som_studio.i18n import _
 
@@ -349,6 +356,20 @@ def make_problem(config: RunConfig, kind: str, data: np.ndarray | None = None) -
     )
 
 
+def _refuse_empty_features(source: Source, empty: np.ndarray) -> None:
+    """Refuse a feature of ``source`` with no value in any row, naming it as a table read whole names it
+    (its range would otherwise read as infinite, and the run be refused as too large for its precision)."""
+    if not empty.any():
+        return
+    names = source.feature_names
+    numbers = [source.columns.index(n) + 1 if n in source.columns else j + 1 for j, n in enumerate(names)]
+    if source.format == "npy":
+        leave_out = lambda name: f"numpy.delete(array, {names.index(name)}, axis=1)"
+    else:
+        leave_out = lambda _name: "--ignore"
+    refuse_empty_columns(np.empty((0, len(names))), source.spec, numbers, names, leave_out, empty)
+
+
 def make_stream_problem(
     config: RunConfig,
     kind: str,
@@ -370,6 +391,7 @@ def make_stream_problem(
     from som_studio.core.som.init import covariance_components, pca_map
 
     moments = passes.statistics(source, batch_rows, share, gather)
+    _refuse_empty_features(source, np.diag(moments.known) == 0)
     scaling = passes.fitted_scaling(moments, config.scaling_method)
     lo, hi, mean, cov = passes.scaled_summary(moments, scaling)
     top = float(np.max(np.maximum(np.abs(lo), np.abs(hi))))
