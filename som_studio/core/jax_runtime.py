@@ -204,13 +204,14 @@ def host_array(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     return out
 
 
-def placeable(data: np.ndarray, dtype: Any) -> np.ndarray:
-    """``data`` in ``dtype``, C-ordered in a :func:`host_array`: as it is where it already is so, else copied once.
+def placeable(data: np.ndarray, dtype: Any, copy: bool = False) -> np.ndarray:
+    """``data`` in ``dtype``, C-ordered in a :func:`host_array`: as it is where it already is so (unless
+    ``copy``), else copied once.
 
     What the trainers and the quality pass place, so both place the same memory (on the CPU, the run's one
     copy of its examples)."""
     dt = np.dtype(dtype)
-    if data.dtype == dt and data.flags.c_contiguous and data.ctypes.data % HOST_ALIGN == 0:
+    if not copy and data.dtype == dt and data.flags.c_contiguous and data.ctypes.data % HOST_ALIGN == 0:
         return data
     out = host_array(data.shape, dt)
     np.copyto(out, data, casting="unsafe")

@@ -39,6 +39,7 @@ from som_studio.core.data import (
     Table,
     check_data,
     default_feature_names,
+    empty_array_columns,
     frame_table,
     is_frame,
     refuse_empty_array_columns,
@@ -296,7 +297,7 @@ def read_source(source: Any, labels: str | None, ignore: Sequence[str], id_colum
     except (TypeError, ValueError) as exc:
         raise DataError(_("data: cannot be read as an array ({why})").format(why=exc)) from None
     values = check_data(arr, "array")
-    refuse_empty_array_columns(values, "array")
+    refuse_empty_array_columns(empty_array_columns(values), "array")
     return Table(values, default_feature_names(values.shape[1]), source="array")
 
 

@@ -36,6 +36,8 @@ from som_studio.core.data.checks import (
     DataError,
     check_data,
     check_known_rows,
+    empty_array_columns,
+    refuse_empty,
     refuse_empty_array_columns,
     refuse_empty_columns,
 )
@@ -64,6 +66,7 @@ __all__ = [
     "check_known_rows",
     "default_feature_names",
     "detect_encoding",
+    "empty_array_columns",
     "file_columns",
     "fit_scaling",
     "frame_columns",
@@ -75,6 +78,7 @@ __all__ = [
     "random_colours",
     "read_columnar",
     "read_table",
+    "refuse_empty",
     "refuse_empty_array_columns",
     "refuse_empty_columns",
 ]

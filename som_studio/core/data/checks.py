@@ -28,20 +28,20 @@ class DataError(ValueError):
 
 
 def refuse_empty_columns(
-    values: np.ndarray,
-    path: object,
-    numbers: Sequence[int],
-    names: Sequence[str],
-    leave_out: Callable[[str], str],
-    empty: np.ndarray | None = None,
+    values: np.ndarray, path: object, numbers: Sequence[int], names: Sequence[str], leave_out: Callable[[str], str]
 ) -> None:
     """Refuse a feature column with no value at all (every cell empty or missing), naming it.
 
     ``numbers`` are the columns' 1-based places in the file, ``names`` their names; ``leave_out(name)``
-    says how the caller leaves a column out (``--ignore`` on the command line). ``empty``: which columns
-    are, where the caller knows.
+    says how the caller leaves a column out (``--ignore`` on the command line).
     """
-    empty = np.isnan(values).all(axis=0) if empty is None else empty
+    refuse_empty(np.isnan(values).all(axis=0), path, numbers, names, leave_out)
+
+
+def refuse_empty(
+    empty: np.ndarray, path: object, numbers: Sequence[int], names: Sequence[str], leave_out: Callable[[str], str]
+) -> None:
+    """:func:`refuse_empty_columns` for columns known to be ``empty`` (a mask, one per column)."""
     if empty.any():
         j = int(np.argmax(empty))
         raise DataError(
@@ -52,26 +52,24 @@ def refuse_empty_columns(
         )
 
 
-def refuse_empty_array_columns(values: np.ndarray, path: object) -> None:
-    """Refuse a column of an array (a ``.npy`` file's, or one in memory) with no value at all, naming it by
-    its place: it has no name to leave out by, so the message says how to take it out of the array."""
-    if values.shape[0] == 0:
-        return
-    # An empty column is missing in the first row too: only those columns are read whole.
-    maybe = np.flatnonzero(np.isnan(values[0]))
-    if maybe.size == 0:
-        return
+def empty_array_columns(values: np.ndarray) -> np.ndarray:
+    """Which columns of ``values`` (N, D) have no value at all: only those missing in the first row are read
+    whole, so a table without missing values costs one row's look."""
     empty = np.zeros(values.shape[1], bool)
+    if values.shape[0] == 0:
+        return empty
+    maybe = np.flatnonzero(np.isnan(values[0]))
     empty[maybe] = np.isnan(values[:, maybe]).all(axis=0)
-    names = [f"x{j + 1}" for j in range(values.shape[1])]
+    return empty
+
+
+def refuse_empty_array_columns(empty: np.ndarray, path: object) -> None:
+    """Refuse a column of an array (a ``.npy`` file's, or one in memory) with no value at all (``empty``, a
+    mask), naming it by its place: it has no name to leave out by, so the message says how to take it out."""
+    names = [f"x{j + 1}" for j in range(len(empty))]
     place = {name: j for j, name in enumerate(names)}
-    refuse_empty_columns(
-        values,
-        path,
-        [j + 1 for j in range(values.shape[1])],
-        names,
-        lambda name: f"numpy.delete(array, {place[name]}, axis=1)",
-        empty,
+    refuse_empty(
+        empty, path, range(1, len(empty) + 1), names, lambda name: f"numpy.delete(array, {place[name]}, axis=1)"
     )
 
 
@@ -112,13 +110,10 @@ def check_data(arr: np.ndarray, name: str = "data", first_row: int = 0) -> np.nd
     if arr.shape[1] == 0:
         raise DataError(_("{path}: contains no features (zero columns)").format(path=name))
     # A file mapped in memory is copied even when it is in its table's type: a table never changes with its file.
-    dtype = np.dtype(np.float32 if arr.dtype.kind == "f" and arr.dtype.itemsize == 4 else np.float64)  # native
-    out = arr
-    if isinstance(arr, np.memmap) or arr.dtype != dtype or not arr.flags.c_contiguous:
-        # Aligned as JAX's CPU device takes memory without a copy: a run in that precision trains on the table's
-        # own rows (200,000 x 1,000 float32: 800 MB less).
-        out = jax_runtime.host_array(arr.shape, dtype)
-        np.copyto(out, arr, casting="unsafe")
+    # Aligned as JAX's CPU device takes memory without a copy: a run in that precision trains on the table's
+    # own rows (200,000 x 1,000 float32: 800 MB less).
+    dtype = np.float32 if arr.dtype.kind == "f" and arr.dtype.itemsize == 4 else np.float64  # native byte order
+    out = jax_runtime.placeable(arr, dtype, copy=isinstance(arr, np.memmap))
     if np.isfinite(out.min()) and np.isfinite(out.max()):
         # Both extremes finite: no infinity and no NaN (a NaN extreme would be NaN), so no row is all
         # missing. Two reductions that allocate nothing, where the scans below make arrays as large as the data.

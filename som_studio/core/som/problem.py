@@ -46,7 +46,8 @@ from som_studio.core.data import (
     default_feature_names,
     random_colours,
     read_table,
-    refuse_empty_columns,
+    refuse_empty,
+    refuse_empty_array_columns,
 )
 from som_studio.core.som.init import initial_map
 from som_studio.i18n import _
@@ -359,15 +360,12 @@ def make_problem(config: RunConfig, kind: str, data: np.ndarray | None = None) -
 def _refuse_empty_features(source: Source, empty: np.ndarray) -> None:
     """Refuse a feature of ``source`` with no value in any row, naming it as a table read whole names it
     (its range would otherwise read as infinite, and the run be refused as too large for its precision)."""
-    if not empty.any():
+    if source.format == "npy":
+        refuse_empty_array_columns(empty, source.spec)
         return
     names = source.feature_names
     numbers = [source.columns.index(n) + 1 if n in source.columns else j + 1 for j, n in enumerate(names)]
-    if source.format == "npy":
-        leave_out = lambda name: f"numpy.delete(array, {names.index(name)}, axis=1)"
-    else:
-        leave_out = lambda _name: "--ignore"
-    refuse_empty_columns(np.empty((0, len(names))), source.spec, numbers, names, leave_out, empty)
+    refuse_empty(empty, source.spec, numbers, names, lambda _name: "--ignore")
 
 
 def make_stream_problem(
