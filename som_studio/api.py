@@ -14,6 +14,7 @@ declared under, so a keyword the declaration does not have is refused with the o
 from __future__ import annotations
 
 import os
+import time
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -51,6 +52,8 @@ class Prepared:
 
     config: RunConfig
     table: Table | Source
+    #: Seconds reading and checking the data took: the run's ``phases.data`` counts them.
+    read_s: float = 0.0
 
 
 def prepare(data: Any, settings: Mapping[str, Any]) -> Prepared:
@@ -73,6 +76,7 @@ def prepare(data: Any, settings: Mapping[str, Any]) -> Prepared:
                 names=", ".join(repr(k) for k in unknown), choices=", ".join(known)
             )
         )
+    t0 = time.perf_counter()
     try:
         resolved = resolve({**settings, "data": data})
     except registry.UnknownImplementation as exc:
@@ -81,9 +85,9 @@ def prepare(data: Any, settings: Mapping[str, Any]) -> Prepared:
         for note in resolved.notes:  # what reading the file decided without certainty: the CLI's warnings
             warnings.warn(note, DataNote, stacklevel=3)
     if resolved.source is not None:  # streamed: read in batches during every pass
-        return Prepared(resolved.config, resolved.source)
+        return Prepared(resolved.config, resolved.source, time.perf_counter() - t0)
     assert resolved.table is not None  # loaded
-    return Prepared(resolved.config, resolved.table)
+    return Prepared(resolved.config, resolved.table, time.perf_counter() - t0)
 
 
 class TrainKeywordError(TypeError):
@@ -138,7 +142,10 @@ def run_session(prepared: Prepared, progress: Any = None, **session_kw: Any) -> 
     record = None
     final = None
     try:
-        for ev in Session(prepared.config, data=prepared.table, snapshot_interval_s=None, **session_kw).run():
+        session = Session(
+            prepared.config, data=prepared.table, snapshot_interval_s=None, read_s=prepared.read_s, **session_kw
+        )
+        for ev in session.run():
             if observe is not None:
                 observe(ev)
             if isinstance(ev, Snapshot):

@@ -169,10 +169,11 @@ class SweepResult(Sequence[dict[str, Any]]):
         }
 
 
-def train_together(base: RunConfig, table: Any, combos: list[dict[str, Any]]) -> SweepResult:
+def train_together(base: RunConfig, table: Any, combos: list[dict[str, Any]], read_s: float = 0.0) -> SweepResult:
     """Train ``base`` once per combination of ``combos``, all as one batched program, in this process.
 
-    ``table`` is the run's data (:class:`~som_studio.core.data.Table`, scaled). Raises
+    ``table`` is the run's data (:class:`~som_studio.core.data.Table`, scaled), ``read_s`` the seconds reading it
+    took (the record's ``phases.data``). Raises
     :class:`ConfigError` for a configuration the fused batch epoch cannot train (each combination's
     own refusal, or the memory they need together), :class:`SweepError` when training fails.
     """
@@ -181,7 +182,7 @@ def train_together(base: RunConfig, table: Any, combos: list[dict[str, Any]]) ->
 
     if not isinstance(table, Table):  # a source read in batches: --stream, or data too large for memory
         raise ConfigError("stream", _("a sweep trains its maps together on data held in memory; it does not stream"))
-    return result(Session(base, data=table, sweep=combos, snapshot_interval_s=None).run(), combos)
+    return result(Session(base, data=table, sweep=combos, snapshot_interval_s=None, read_s=read_s).run(), combos)
 
 
 def result(events: Iterable[Any], combos: Sequence[Mapping[str, Any]]) -> SweepResult:
@@ -267,7 +268,7 @@ def sweep(data: Any = None, vary: Mapping[str, Sequence[Any]] | None = None, **t
                 raise ConfigError(key, _("is given both as a keyword and in vary"))
         train_keywords.pop("progress", None)
         prepared = prepare(data, {"impl": IMPL, **train_keywords})
-        return train_together(prepared.config, prepared.table, combos)
+        return train_together(prepared.config, prepared.table, combos, prepared.read_s)
     except TrainKeywordError as exc:
         raise TrainKeywordError(str(exc)) from None
     except ConfigError as exc:

@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         prepared = prepare(args.data, {"impl": IMPL, **kw})
-        result = train_together(prepared.config, prepared.table, combos)
+        result = train_together(prepared.config, prepared.table, combos, prepared.read_s)
     except ConfigError as exc:
         raise CommandError(exc.refusal.text(names)) from None
     except DataError as exc:

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from som_studio.config import ConfigError, Refusal, RunConfig
-from som_studio.core.data import DataError, Table
+from som_studio.core.data import DataError, Table, any_missing
 from som_studio.core.data.stream import Source
 from som_studio.core.impls import registry, user_impl
 from som_studio.core.impls.protocol import Implementation
@@ -129,6 +129,9 @@ class Session:
         history carries on.
     initial_map : train from this map (height, width, features, in the data's trained units)
         instead of the configuration's initial map: more training of a map on new rows.
+    read_s : seconds the caller spent reading ``data`` for this run, before the session: counted in
+        its ``phases.data`` and ``wall_s`` as though the session had read it (one run's, where several share
+        one read).
     """
 
     def __init__(
@@ -150,8 +153,10 @@ class Session:
         resume: Saved | str | os.PathLike[str] | None = None,
         initial_map: np.ndarray | None = None,
         sweep: Sequence[Mapping[str, Any]] = (),
+        read_s: float = 0.0,
     ) -> None:
         self.config = config
+        self._read_s = read_s
         self.sweep = [dict(c) for c in sweep]
         self.sweep_configs: list[RunConfig] = []
         self._data = data
@@ -276,7 +281,7 @@ class Session:
         self.data, self.labels = data, table.labels if table is not None else None
         if table is not None:
             record.config["feature_names"] = list(table.feature_names)
-        missing = bool(np.isnan(data).any())
+        missing = any_missing(data)
         check_range(data, cfg.precision, cfg.data.path or _("data"))
         record.samples = int(data.shape[0])
         record.layout = cfg.layout if impl.shards else "1x1"
@@ -380,8 +385,9 @@ class Session:
         return Failed(record)
 
     def _wall(self) -> float:
-        """Seconds since the run started, the caller's time between events included (a stopwatch's view)."""
-        return time.perf_counter() - self._t_start
+        """Seconds since the run started, the caller's time between events and its reading of the data included
+        (a stopwatch's view)."""
+        return time.perf_counter() - self._t_start + self._read_s
 
     def _train(
         self, impl: Implementation, cfg: RunConfig, data: np.ndarray, record: RunRecord, table: Table | None = None

@@ -99,15 +99,20 @@ def test_an_array_column_with_no_values_is_refused_by_its_place(tmp_path):
     assert load_data(tmp_path / "gap.npy").shape == (50, 3)
 
 
-def test_npy_is_read_into_a_table_of_its_own(tmp_path):
-    """A mapped ``.npy`` becomes a table that owns its rows: float32 as float32, any other type as float64,
-    in the machine's byte order; a short file is named."""
+def test_npy_is_read_into_a_table_of_its_own(tmp_path, monkeypatch):
+    """A ``.npy`` becomes a table that owns its rows, in memory JAX's CPU device takes without a copy: float32
+    as float32, any other type as float64, in the machine's byte order; a short file is named."""
+    from som_studio.core import jax_runtime
+    from som_studio.core.data import npy
+
+    monkeypatch.setattr(npy, "READ_BLOCK", 7)  # reads that end inside a number: the loop must carry on there
     for dtype, kept in (("<f4", np.float32), (">f4", np.float32), (">f8", np.float64), ("<f8", np.float64),
                         ("<i2", np.float64), ("<f2", np.float64)):  # fmt: skip
         arr = np.arange(12).reshape(4, 3).astype(dtype)
         np.save(tmp_path / "x.npy", arr)
         got = load_data(tmp_path / "x.npy")
         assert got.dtype == np.dtype(kept) and got.flags.writeable and not isinstance(got, np.memmap)
+        assert got.ctypes.data % jax_runtime.HOST_ALIGN == 0
         np.save(tmp_path / "x.npy", arr * 0)  # the file changes: the table does not
         np.testing.assert_array_equal(got, arr.astype(np.float64))
     np.save(tmp_path / "f.npy", np.asfortranarray(np.arange(12.0).reshape(4, 3)))
@@ -239,3 +244,18 @@ def test_bench_refuses_a_feature_too_large_to_scale_and_saves_nothing(tmp_path, 
     err = capsys.readouterr().err
     assert "feature 'b' cannot be scaled with minmax" in err and "Traceback" not in err
     assert not runs.exists()
+
+
+def test_any_missing_is_whether_any_value_is_nan():
+    from som_studio.core.data import any_missing
+
+    rng = np.random.default_rng(0)
+    for dtype in (np.float32, np.float64):
+        x = rng.standard_normal((40, 7)).astype(dtype)
+        x[3, 2] = -np.inf  # the smallest value is not a missing one
+        assert not any_missing(x)
+        for where in [(0, 0), (39, 6), (17, 3)]:
+            y = x.copy()
+            y[where] = np.nan
+            assert any_missing(y) and any_missing(y[:, 2:]) == bool(np.isnan(y[:, 2:]).any())
+    assert not any_missing(np.arange(6).reshape(3, 2)) and not any_missing(np.zeros((0, 3)))

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -267,6 +268,37 @@ def test_every_second_of_a_run_is_counted_by_phase(impl, tmp_path):
     first, _ = metrics.nearest_units(np.asarray(_final_map(events), np.float64), values)
     np.testing.assert_array_equal(record.model.hits.ravel(), metrics.hits(first, 20))
     assert record.label_purity is not None
+
+
+def test_the_data_a_caller_read_for_the_run_is_its_reading(tmp_path, monkeypatch):
+    """The seconds a caller spent reading the data before the session are the run's ``phases.data`` and are in
+    its wall time; where the command line's runs share one read, the first run counts it."""
+    from som_studio.commands import bench
+    from som_studio.session import session as sessionmod
+
+    cfg = RunConfig(impl="numpy-batch", width=3, height=2, epochs=2, data=DataSpec(samples=40))
+    record = run_to_completion(Session(cfg, data=np.random.default_rng(0).random((40, 3)), read_s=5.0))
+    t = record.to_dict()["timings"]
+    assert 5.0 <= t["phases"]["data"] < 5.0 + t["wall_s"] - record.total_s
+    assert sum(t["phases"].values()) <= t["wall_s"] * (1 + 1e-9)
+
+    load, given = bench._load, []
+
+    def slow_load(*args):
+        time.sleep(0.05)
+        return load(*args)
+
+    class Seen(sessionmod.Session):
+        def __init__(self, *args, read_s=0.0, **kw):
+            given.append(read_s)
+            super().__init__(*args, read_s=read_s, **kw)
+
+    monkeypatch.setattr(bench, "_load", slow_load)
+    monkeypatch.setattr(sessionmod, "Session", Seen)
+    records = bench.run_configs([cfg, cfg.replace(impl="numpy-online", epochs=None, steps=50)], silent=True)
+    assert [r.status for r in records] == ["ok", "ok"]
+    assert given[0] >= 0.05 and given[1:] == [0.0]
+    assert records[0].phases["data"] >= given[0] > records[1].phases["data"]
 
 
 def _final_map(events):

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from som_studio.core.data.checks import DataError
+from som_studio.core.data.checks import DataError, any_missing
 from som_studio.core.data.scaling import Scaling, fit_scaling
 from som_studio.i18n import _
 
@@ -45,7 +45,7 @@ class Table:
 
     @property
     def has_missing(self) -> bool:
-        return bool(np.isnan(self.values).any())
+        return any_missing(self.values)
 
     def scaled(self, method: str) -> Table:
         """This table with its features scaled by ``method`` (fitted to these values).

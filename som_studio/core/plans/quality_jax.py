@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from som_studio.core import jax_runtime
+from som_studio.core.data.checks import any_missing
 from som_studio.core.plans import fused_plan, kernels, screen
 from som_studio.core.plans.distances import take
 from som_studio.core.plans.fused_plan import SCREEN_DEFERRED, SCREEN_GATHERED, KernelPlan
@@ -335,7 +336,7 @@ class DeviceQuality(_Measures):
     ) -> None:
         self.height, self.width = height, width
         self.lattice = (topology, bool(toroid))
-        self.missing = bool(np.isnan(data).any()) if missing is None else missing
+        self.missing = any_missing(data) if missing is None else missing
         self.dtype = np.dtype(dtype)
         self.device = device if device is not None else jax.devices()[0]
         n, d = data.shape
@@ -389,7 +390,7 @@ def best_two(
     n = data.shape[0]
     p = plan_ or plan(jax.default_backend(), n, h * w, d, dtype.itemsize)
     wt = np.ascontiguousarray(np.asarray(weights).reshape(h * w, d).T)
-    first, second, d2 = _best_two(wt, jax_runtime.placeable(data, dtype), p, bool(np.isnan(data).any()))
+    first, second, d2 = _best_two(wt, jax_runtime.placeable(data, dtype), p, any_missing(data))
     return np.asarray(first)[:n], np.asarray(second)[:n], np.asarray(d2)[:n]
 
 

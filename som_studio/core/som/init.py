@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from som_studio.core.data.checks import any_missing
 from som_studio.core.data.moments import Moments, fitted_scaling, scaled_summary, statistics
 from som_studio.core.data.stream import Source
 from som_studio.core.som import topology as topo
@@ -177,7 +178,7 @@ def initial_map(
 ) -> np.ndarray:
     """The (height, width, D) float64 initial map by ``method`` (``random``, ``pca`` or ``sample``)."""
     if method == "random":
-        if np.isnan(data).any():
+        if any_missing(data):
             lo, hi = np.nanmin(data, axis=0), np.nanmax(data, axis=0)
         else:
             # These exact draws: the agreement tests and stored runs depend on them.

@@ -43,6 +43,7 @@ from som_studio.core import jax_runtime
 from som_studio.core.data import (
     DataError,
     Table,
+    any_missing,
     default_feature_names,
     random_colours,
     read_table,
@@ -155,7 +156,7 @@ class Problem:
     @functools.cached_property
     def missing(self) -> bool:
         """Whether the data hold missing values (NaN): looked for once (a scan of every value)."""
-        return self.stream.moments.missing if self.stream is not None else bool(np.isnan(self.data).any())
+        return self.stream.moments.missing if self.stream is not None else any_missing(self.data)
 
     @property
     def block_length(self) -> int:
