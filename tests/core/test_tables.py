@@ -121,6 +121,41 @@ def test_scaling_round_trip_and_reapplied_to_new_data(method):
     assert np.isnan(y[3, 1])
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_table_is_scaled_by_blocks_of_rows_as_it_would_be_whole(dtype, monkeypatch):
+    """Fitted and scaled a block of rows at a time (no array as large as the table), every number is the one the
+    whole table's arithmetic gives: the column sums add row after row in the same order, whatever the blocks."""
+    from som_studio.core.data import scaling
+    from som_studio.core.data.table import Table
+
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((997, 5)) * [1, 1e3, 1e-3, 7, 1] + [0, 5e4, -2, 0, 1]).astype(dtype)
+    x[rng.random(x.shape) < 0.1] = np.nan
+    x[40:, 0] = np.nan  # known in a few rows only: blocks past them have none
+    x[:, 4] = 1.5  # constant
+    whole = {}
+    for method in ("minmax", "zscore"):
+        known = ~np.isnan(x)
+        f = x.astype(np.float64)
+        if method == "minmax":
+            lo, hi = np.min(np.where(known, f, np.inf), axis=0), np.max(np.where(known, f, -np.inf), axis=0)
+            offset, scale = lo, np.where(hi > lo, hi - lo, 1.0)
+        else:
+            n = known.sum(axis=0)
+            offset = np.where(known, f, 0.0).sum(axis=0) / n
+            std = np.sqrt(np.where(known, (f - offset) ** 2, 0.0).sum(axis=0) / (n - 1))
+            offset, scale = offset, np.where(std > 0, std, 1.0)
+        whole[method] = offset, scale, (f - offset) / scale
+    for block in (8, 8 * 5 * 3, 8 * 5 * 100, 1 << 22):  # a row, 3 rows, 100 rows, all
+        monkeypatch.setattr(scaling, "BLOCK_BYTES", block)
+        for method, (offset, scale, values) in whole.items():
+            t = Table(x, ("a", "b", "c", "d", "e")).scaled(method)
+            np.testing.assert_array_equal(t.scaling.offset, offset)
+            np.testing.assert_array_equal(t.scaling.scale, scale)
+            np.testing.assert_array_equal(t.values, values)
+            assert t.values.dtype == np.float64 and np.isnan(t.values).sum() == np.isnan(x).sum()
+
+
 def test_chunks_stream_rows_in_order(tmp_path):
     p = tmp_path / "big.csv"
     p.write_text("a,b,id\n" + "".join(f"{i},{2 * i},r{i}\n" for i in range(25)))

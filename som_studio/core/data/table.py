@@ -6,8 +6,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from som_studio.core import jax_runtime
 from som_studio.core.data.checks import DataError, any_missing
-from som_studio.core.data.scaling import Scaling, fit_scaling
+from som_studio.core.data.scaling import Scaling, fit_scaling, row_blocks
 from som_studio.i18n import _
 
 
@@ -57,10 +58,14 @@ class Table:
         s = fit_scaling(self.values, method)
         if method == "none":
             return replace(self, scaling=s)
+        # Scaled a block of rows at a time into memory JAX's CPU device places as it is (a float64 run's examples).
+        n, d = self.values.shape
+        values = jax_runtime.host_array((n, d), np.float64)
+        lost = ~(np.isfinite(s.offset) & np.isfinite(s.scale))
         with np.errstate(over="ignore", invalid="ignore"):
-            values = np.ascontiguousarray(s.apply(self.values))
-            lost = (~np.isfinite(values) & ~np.isnan(self.values)).any(axis=0)
-        lost |= ~(np.isfinite(s.offset) & np.isfinite(s.scale))
+            for rows in row_blocks(n, d):
+                values[rows] = s.apply(self.values[rows])
+                lost |= (~np.isfinite(values[rows]) & ~np.isnan(self.values[rows])).any(axis=0)
         if lost.any():
             j = int(np.argmax(lost))
             top = float(np.nanmax(np.abs(self.values[:, j])))
