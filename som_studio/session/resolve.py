@@ -214,13 +214,14 @@ def read(request: Request) -> Table | Source | None:
     if request.source is None:
         return None
     labels, ignore, id_column = request.value("labels"), request.value("ignore"), request.value("id_column")
+    dtype = np.dtype(request.value("precision"))  # a float32 run's scaled values in float32 (Table.scaled)
     if isinstance(request.source, (str, os.PathLike)):
         source = open_data(os.fspath(request.source), bool(request.value("stream")), labels, ignore, id_column)
         if source is not None and streams(bool(request.value("stream")), source):
             return source
         if source is not None and not os.path.isfile(request.source):  # a folder or a glob that fits
-            return source_table(source).scaled(request.scaling)
-    return read_source(request.source, labels, ignore, id_column).scaled(request.scaling)
+            return source_table(source).scaled(request.scaling, dtype)
+    return read_source(request.source, labels, ignore, id_column).scaled(request.scaling, dtype)
 
 
 def streams(asked: bool, source: Source) -> bool:
@@ -266,7 +267,7 @@ def load_data(config: RunConfig) -> Table | Source | None:
     if source is not None and streams(bool(config.stream), source):
         return source
     if source is not None and not os.path.isfile(path):  # a folder or a glob that fits
-        return source_table(source).scaled(config.scaling_method)
+        return source_table(source).scaled(config.scaling_method, np.dtype(config.precision))
     from som_studio.core.som.problem import load_problem_table
 
     return load_problem_table(config)

@@ -154,6 +154,26 @@ def test_a_table_is_scaled_by_blocks_of_rows_as_it_would_be_whole(dtype, monkeyp
             np.testing.assert_array_equal(t.scaling.scale, scale)
             np.testing.assert_array_equal(t.values, values)
             assert t.values.dtype == np.float64 and np.isnan(t.values).sum() == np.isnan(x).sum()
+            # A float32 run's table: the same float64 arithmetic, each value rounded once.
+            np.testing.assert_array_equal(
+                Table(x, t.feature_names).scaled(method, np.float32).values, values.astype(np.float32)
+            )
+
+
+def test_a_float32_run_trains_on_its_scaled_table_itself(tmp_path):
+    """Scaled for a float32 run, a table is kept in float32 and the problem's examples are its memory: one copy of
+    the data, not a float64 table beside a float32 copy; a float64 run's stays float64."""
+    from som_studio.config import DataSpec, RunConfig
+    from som_studio.core.som.problem import load_problem_table, make_problem
+
+    x = np.random.default_rng(0).normal(3, 2, (500, 4)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    for precision in ("float32", "float64"):
+        cfg = RunConfig(impl="jax-fused-batch", width=4, height=3, epochs=2, precision=precision, scaling="zscore",
+                        data=DataSpec(path=str(tmp_path / "x.npy")))  # fmt: skip
+        table = load_problem_table(cfg)
+        assert table.values.dtype == np.dtype(precision)
+        assert make_problem(cfg, "batch", table.values).data is table.values
 
 
 def test_chunks_stream_rows_in_order(tmp_path):

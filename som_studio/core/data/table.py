@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -48,8 +49,11 @@ class Table:
     def has_missing(self) -> bool:
         return any_missing(self.values)
 
-    def scaled(self, method: str) -> Table:
-        """This table with its features scaled by ``method`` (fitted to these values).
+    def scaled(self, method: str, dtype: Any = np.float64) -> Table:
+        """This table with its features scaled by ``method`` (fitted to these values), kept in ``dtype``.
+
+        The arithmetic is float64's whatever ``dtype``: a float32 run's table holds each scaled value rounded once
+        to float32, the very number it would train on, in half the memory of float64.
 
         A feature whose values are too large for the scaling's arithmetic (its range or
         squares overflow float64) is refused by name: its scaled values would be NaN, read
@@ -58,9 +62,9 @@ class Table:
         s = fit_scaling(self.values, method)
         if method == "none":
             return replace(self, scaling=s)
-        # Scaled a block of rows at a time into memory JAX's CPU device places as it is (a float64 run's examples).
+        # Scaled a block of rows at a time into memory JAX's CPU device places as it is (the run's examples).
         n, d = self.values.shape
-        values = jax_runtime.host_array((n, d), np.float64)
+        values = jax_runtime.host_array((n, d), dtype)
         lost = ~(np.isfinite(s.offset) & np.isfinite(s.scale))
         with np.errstate(over="ignore", invalid="ignore"):
             for rows in row_blocks(n, d):

@@ -298,21 +298,22 @@ def seed_streams(seed: int) -> tuple[np.random.Generator, np.random.Generator, n
 
 
 def load_problem_table(config: RunConfig) -> Table:
-    """The run's data as a :class:`Table`, scaled as the config says (float64, NaN = missing).
+    """The run's data as a :class:`Table`, scaled as the config says (NaN = missing; scaled values in the run's
+    precision, :meth:`Table.scaled`).
 
     A file is read with the config's label, ignored and id columns; otherwise
     seeded random colours (features ``r``, ``g``, ``b``).
     """
     if config.data.path is not None:
         table = read_table(config.data.path, config.labels, config.ignore, config.id_column)
-        return table.scaled(config.scaling_method)
+        return table.scaled(config.scaling_method, np.dtype(config.precision))
     data_rng, _, _ = seed_streams(config.seed)
     values = random_colours(config.data.samples, data_rng)
     return Table(values, ("r", "g", "b") if values.shape[1] == 3 else default_feature_names(values.shape[1]))
 
 
 def load_problem_data(config: RunConfig) -> np.ndarray:
-    """The run's data as float64 (N, D): a file (scaled as the config says), or seeded random colours."""
+    """The run's data (N, D): a file (scaled as the config says, :func:`load_problem_table`), or random colours."""
     return load_problem_table(config).values
 
 
