@@ -351,9 +351,9 @@ class SOM:
         del y
         names = None
         if is_frame(X):
-            from som_studio.core.data import frame_columns
+            from som_studio.core.data import frame_column_names
 
-            names = np.asarray([n for n, _col in frame_columns(X) or ()], dtype=object)
+            names = np.asarray(frame_column_names(X) or [], dtype=object)
         else:
             X = _as_matrix(X, fitted=False)
         params = {k: v for k, v in self.get_params().items() if k not in ("progress",)}

@@ -270,3 +270,40 @@ def test_cp949_is_read_and_said_to_be_a_guess(tmp_path):
     p.write_bytes("키,몸무게\n1,2\n".encode("cp949"))
     t = read_table(p)
     assert t.feature_names == ("키", "몸무게") and "read as CP949" in t.notes[0]
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".feather"])
+def test_a_columnar_file_is_read_a_column_at_a_time_as_its_whole_table(tmp_path, suffix):
+    """Read column by column (never a whole decoded copy beside the table), a columnar file gives the table its
+    whole pyarrow table gives: numbers with nulls as NaN, integers and booleans as numbers, labels and ids."""
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.feather as feather
+    import pyarrow.parquet as pq
+
+    from som_studio.core.data import file_columns, frame_table
+
+    rng = np.random.default_rng(0)
+    n = 3000
+    whole = pa.table(
+        {
+            "a": pa.array(rng.normal(size=n), mask=rng.random(n) < 0.1),
+            "kind": pa.array([f"k{i % 3}" for i in range(n)]),
+            "b": pa.array(rng.integers(-5, 5, n), type=pa.int32()),
+            "id": pa.array([f"r{i}" for i in range(n)]),
+            "c": pa.array(rng.random(n) < 0.5),
+            "d": pa.array(rng.normal(size=n).astype(np.float32)),
+        }
+    )
+    path = tmp_path / f"t{suffix}"
+    if suffix == ".parquet":
+        pq.write_table(whole, path, row_group_size=700)  # several row groups: a column is read across them
+    else:
+        feather.write_feather(whole, path)
+    got = read_table(path, labels="kind", id_column="id")
+    want = frame_table(whole, labels="kind", id_column="id", source=str(path))
+    assert got.feature_names == want.feature_names == ("a", "b", "c", "d")
+    np.testing.assert_array_equal(got.values, want.values)
+    np.testing.assert_array_equal(got.labels, want.labels)
+    np.testing.assert_array_equal(got.ids, want.ids)
+    assert np.isnan(got.values[:, 0]).sum() == whole.column("a").null_count > 0
+    assert file_columns(path) == ("a", "kind", "b", "id", "c", "d")

@@ -44,7 +44,14 @@ from som_studio.core.data.checks import (
 )
 from som_studio.core.data.csv_reader import MISSING, Chunk, CsvReader
 from som_studio.core.data.encoding import CODE_PAGES, Encoding, detect_encoding
-from som_studio.core.data.frames import frame_columns, frame_features, frame_table, is_frame, read_columnar
+from som_studio.core.data.frames import (
+    frame_column_names,
+    frame_columns,
+    frame_features,
+    frame_table,
+    is_frame,
+    read_columnar,
+)
 from som_studio.core.data.npy import open_npy
 from som_studio.core.data.read import file_columns, load_data, read_table
 from som_studio.core.data.scaling import SCALINGS, Scaling, fit_scaling
@@ -71,6 +78,7 @@ __all__ = [
     "empty_array_columns",
     "file_columns",
     "fit_scaling",
+    "frame_column_names",
     "frame_columns",
     "frame_features",
     "frame_table",

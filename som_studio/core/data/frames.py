@@ -16,8 +16,9 @@ from som_studio.core.data.table import Table
 from som_studio.i18n import _
 
 
-def read_columnar(path: str | Path) -> Any:
-    """A ``.parquet`` or Arrow IPC (``.arrow``, ``.feather``) file as a ``pyarrow.Table``.
+def read_columnar(path: str | Path) -> ColumnarFile:
+    """A ``.parquet`` or Arrow IPC (``.arrow``, ``.feather``) file opened as a :class:`ColumnarFile` (its schema
+    read, its columns when asked for).
 
     pyarrow is optional: without it the message says how to install it.
     """
@@ -34,67 +35,111 @@ def read_columnar(path: str | Path) -> Any:
         ) from None
     try:
         if p.suffix.lower() == ".parquet":
-            return pq.read_table(p)
-        return feather.read_table(p)
+            return ColumnarFile(p, pq.ParquetFile(p))
+        # Mapped: its columns are read from the mapped pages when converted, as a Parquet file's are decoded.
+        return ColumnarFile(p, feather.read_table(p, memory_map=True))
     except (OSError, pa.ArrowException) as exc:
-        kind = "Parquet" if p.suffix.lower() == ".parquet" else "Arrow IPC"
-        raise DataError(_("{path}: cannot read as {kind} ({why})").format(path=p, kind=kind, why=exc)) from None
+        raise DataError(columnar_unreadable(p, exc)) from None
 
 
-def frame_columns(frame: Any) -> list[tuple[str, np.ndarray]] | None:
-    """A pandas, polars or pyarrow table's columns as ``(name, 1-D array)``; ``None`` for anything else.
+def columnar_unreadable(p: Path, why: object) -> str:
+    kind = "Parquet" if p.suffix.lower() == ".parquet" else "Arrow IPC"
+    return _("{path}: cannot read as {kind} ({why})").format(path=p, kind=kind, why=why)
+
+
+class ColumnarFile:
+    """A Parquet or Arrow IPC file read a column at a time: a table of it holds its numbers once, not beside a
+    whole decoded copy of the file (pyarrow's allocator keeps what decoding freed, returned to the system at
+    :meth:`close`).
+
+    Reads as a ``pyarrow.Table`` does for :func:`frame_column` (``column_names``, ``len``, ``column(j)``).
+    """
+
+    def __init__(self, path: Path, opened: Any) -> None:
+        self.path = path
+        self._file = opened  # a pyarrow.parquet.ParquetFile, or an Arrow table over mapped pages
+        names = opened.schema_arrow.names if hasattr(opened, "schema_arrow") else opened.column_names
+        self.column_names = [str(n) for n in names]
+
+    def __len__(self) -> int:
+        f = self._file
+        return int(f.metadata.num_rows) if hasattr(f, "schema_arrow") else int(f.num_rows)
+
+    def column(self, j: int) -> Any:
+        """Column ``j`` as a ``pyarrow.ChunkedArray`` (a Parquet file's decoded now)."""
+        import pyarrow as pa
+
+        try:
+            if hasattr(self._file, "schema_arrow"):
+                return self._file.read(columns=[self._file.schema_arrow.names[j]]).column(0)
+            return self._file.column(j)
+        except (OSError, pa.ArrowException) as exc:
+            raise DataError(columnar_unreadable(self.path, exc)) from None
+
+    def close(self) -> None:
+        """Give the memory pyarrow kept from decoding back to the system."""
+        import pyarrow as pa
+
+        pa.default_memory_pool().release_unused()
+
+
+def _frame_kind(frame: Any) -> str | None:
+    """``pandas``, ``polars`` or ``pyarrow`` for a table of one of them, else ``None``."""
+    kind = type(frame).__module__.split(".")[0]
+    if kind == "pandas" and hasattr(frame, "columns") and hasattr(frame, "iloc"):
+        return kind
+    if kind == "polars" and hasattr(frame, "get_column"):
+        return kind
+    if (kind == "pyarrow" and hasattr(frame, "column_names")) or isinstance(frame, ColumnarFile):
+        return "pyarrow"
+    return None
+
+
+def frame_column_names(frame: Any) -> list[str] | None:
+    """A pandas, polars or pyarrow table's column names, in order; ``None`` for anything else."""
+    kind = _frame_kind(frame)
+    if kind is None:
+        return None
+    return [str(n) for n in (frame.column_names if kind == "pyarrow" else frame.columns)]
+
+
+def frame_column(frame: Any, j: int) -> np.ndarray:
+    """Column ``j`` of a pandas, polars or pyarrow table as a 1-D array, converted when asked for: a reader takes
+    one column at a time, never a second copy of the whole table beside the frame.
 
     Missing values (pandas' NA, polars' and Arrow's nulls) come back as NaN in numeric
     columns and as ``None`` in object columns.
     """
-    kind = type(frame).__module__.split(".")[0]
-    if kind == "pandas" and hasattr(frame, "columns") and hasattr(frame, "iloc"):
-        out = []
-        for j, name in enumerate(frame.columns):
-            col = frame.iloc[:, j]
-            if col.dtype.kind in "biuf" or str(col.dtype) in (
-                "Int8",
-                "Int16",
-                "Int32",
-                "Int64",
-                "UInt8",
-                "UInt16",
-                "UInt32",
-                "UInt64",
-                "Float32",
-                "Float64",
-                "boolean",
-            ):
-                arr = col.to_numpy(dtype=np.float64, na_value=np.nan)
-            else:
-                arr = col.to_numpy(dtype=object)
-            out.append((str(name), arr))
-        return out
-    if kind == "polars" and hasattr(frame, "get_column"):
-        out = []
-        for name in frame.columns:
-            col = frame.get_column(name)
-            if col.dtype.is_numeric():
-                arr = col.cast(float).to_numpy()  # nulls become NaN
-            elif str(col.dtype) == "Boolean":
-                arr = col.cast(float).to_numpy()
-            else:
-                arr = np.asarray(col.to_list(), dtype=object)
-            out.append((str(name), arr))
-        return out
-    if kind == "pyarrow" and hasattr(frame, "column_names"):
-        import pyarrow as pa
+    kind = _frame_kind(frame)
+    if kind == "pandas":
+        col = frame.iloc[:, j]
+        if col.dtype.kind in "biuf" or str(col.dtype) in _PANDAS_NUMERIC:
+            return np.asarray(col.to_numpy(dtype=np.float64, na_value=np.nan))
+        return np.asarray(col.to_numpy(dtype=object))
+    if kind == "polars":
+        col = frame.get_column(frame.columns[j])
+        if col.dtype.is_numeric() or str(col.dtype) == "Boolean":
+            return np.asarray(col.cast(float).to_numpy())  # nulls become NaN
+        return np.asarray(col.to_list(), dtype=object)
+    import pyarrow as pa
 
-        out = []
-        for name in frame.column_names:
-            col = frame.column(name)
-            if pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or pa.types.is_boolean(col.type):
-                arr = col.cast(pa.float64()).to_numpy(zero_copy_only=False)  # nulls become NaN
-            else:
-                arr = np.asarray(col.to_pylist(), dtype=object)
-            out.append((str(name), arr))
-        return out
-    return None
+    col = frame.column(j)
+    if pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or pa.types.is_boolean(col.type):
+        return np.asarray(col.cast(pa.float64()).to_numpy(zero_copy_only=False))  # nulls become NaN
+    return np.asarray(col.to_pylist(), dtype=object)
+
+
+#: pandas' nullable numeric dtypes, read as numbers (their NA as NaN).
+_PANDAS_NUMERIC = frozenset(
+    ("Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64", "Float32", "Float64", "boolean")
+)
+
+
+def frame_columns(frame: Any) -> list[tuple[str, np.ndarray]] | None:
+    """A pandas, polars or pyarrow table's columns as ``(name, 1-D array)`` (:func:`frame_column`); ``None`` for
+    anything else."""
+    names = frame_column_names(frame)
+    return None if names is None else [(name, frame_column(frame, j)) for j, name in enumerate(names)]
 
 
 def is_frame(data: Any) -> bool:
@@ -119,20 +164,20 @@ def frame_table(
     ``keywords`` words them as the Python API's keywords (``labels='name'``), else as the
     command line's flags. An empty frame is refused.
     """
-    columns = frame_columns(frame)
-    if columns is None:
+    found = frame_column_names(frame)
+    if found is None:
         raise DataError(
             _("{path}: expected a pandas, polars or pyarrow table, got {type}").format(
                 path=source, type=type(frame).__name__
             )
         )
-    names = [n for n, _col in columns]
+    names = found
     spell: Callable[[str, str], str] = (
         (lambda key, col: f"{key}={col!r}") if keywords else (lambda key, col: f"{FLAG_OF[key]} {col}")
     )
-    if not columns:
+    if not names:
         raise DataError(_("{path}: contains no features (zero columns)").format(path=source))
-    rows = len(columns[0][1])
+    rows = len(frame)
     if rows == 0:
         raise DataError(_("{path}: contains no examples (zero rows)").format(path=source))
     if len(set(names)) != len(names):
@@ -142,9 +187,8 @@ def frame_table(
                 path=source, name=dup
             )
         )
-    by_name = dict(columns)
     for key, col in [("labels", labels), ("id_column", id_column)] + [("ignore", c) for c in ignore]:
-        if col is not None and col not in by_name:
+        if col is not None and col not in names:
             shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
             raise DataError(
                 _("{path}: {flag} {name}: no such column; the columns are {columns}").format(
@@ -159,8 +203,9 @@ def frame_table(
         )
     values = np.empty((rows, len(features)), dtype=np.float64)
     for j, name in enumerate(features):
-        values[:, j] = _numeric_column(by_name[name], name, source, spell)
-    if np.isinf(values).any():
+        values[:, j] = _numeric_column(frame_column(frame, names.index(name)), name, source, spell)
+    # fmin and fmax pass over missing values: an infinite extreme is an infinite value, found with no mask.
+    if np.isinf(np.fmin.reduce(values, axis=None)) or np.isinf(np.fmax.reduce(values, axis=None)):
         row, col = np.argwhere(np.isinf(values))[0]
         raise DataError(
             _("{path}: infinite value {value!r} at row {row}, column {column}").format(
@@ -175,8 +220,9 @@ def frame_table(
     def text(col: str | None) -> np.ndarray | None:
         if col is None:
             return None
+        cells = frame_column(frame, names.index(col))
         return np.array(
-            ["" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v) for v in by_name[col]], dtype=str
+            ["" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v) for v in cells], dtype=str
         )
 
     return Table(
@@ -198,15 +244,14 @@ def frame_features(
     Other columns (a run's labels, ignored columns, new ones) are passed over; a feature
     column the frame lacks is refused by name.
     """
-    columns = frame_columns(frame)
-    if columns is None:
+    names = frame_column_names(frame)
+    if names is None:
         raise DataError(
             _("{path}: expected a pandas, polars or pyarrow table, got {type}").format(
                 path=source, type=type(frame).__name__
             )
         )
-    by_name = dict(columns)
-    missing = [n for n in feature_names if n not in by_name]
+    missing = [n for n in feature_names if n not in names]
     if missing:
         raise DataError(
             _("{path}: its feature columns do not match the run's ({columns}): {problems}").format(
@@ -215,13 +260,12 @@ def frame_features(
                 problems=_("missing {columns}").format(columns=", ".join(missing)),
             )
         )
-    rows = len(columns[0][1]) if columns else 0
-    values = np.empty((rows, len(feature_names)), dtype=np.float64)
+    values = np.empty((len(frame) if names else 0, len(feature_names)), dtype=np.float64)
     for j, name in enumerate(feature_names):
-        values[:, j] = _numeric_column(by_name[name], name, source, lambda key, col: f"{key}={col!r}")
+        values[:, j] = _numeric_column(frame_column(frame, names.index(name)), name, source, lambda k, c: f"{k}={c!r}")
     ids = None
-    if id_column is not None and id_column in by_name:
-        ids = np.array([str(v) for v in by_name[id_column]], dtype=str)
+    if id_column is not None and id_column in names:
+        ids = np.array([str(v) for v in frame_column(frame, names.index(id_column))], dtype=str)
     return values, ids
 
 

@@ -47,7 +47,11 @@ def read_table(
     """
     p = check_path(path)
     if p.suffix.lower() in COLUMNAR_SUFFIXES:
-        return frame_table(read_columnar(p), labels, ignore, id_column, source=str(p))
+        columnar = read_columnar(p)
+        try:
+            return frame_table(columnar, labels, ignore, id_column, source=str(p))
+        finally:
+            columnar.close()
     if p.suffix.lower() == ".npy":
         if labels or ignore or id_column:
             raise DataError(
