@@ -307,3 +307,30 @@ def test_a_columnar_file_is_read_a_column_at_a_time_as_its_whole_table(tmp_path,
     np.testing.assert_array_equal(got.ids, want.ids)
     assert np.isnan(got.values[:, 0]).sum() == whole.column("a").null_count > 0
     assert file_columns(path) == ("a", "kind", "b", "id", "c", "d")
+    assert got.values.dtype == np.float64  # mixed types: float64
+    # Float32 features only (labels beside them): a float32 table, as a float32 array gives, nulls as NaN.
+    single = whole.select(["kind", "d"]).append_column(
+        "e", pa.array(rng.random(n).astype(np.float32), mask=rng.random(n) < 0.2)
+    )
+    if suffix == ".parquet":
+        pq.write_table(single, path)
+    else:
+        feather.write_feather(single, path)
+    got = read_table(path, labels="kind")
+    assert got.values.dtype == np.float32 and got.feature_names == ("d", "e")
+    want = np.stack([single.column(c).to_numpy(zero_copy_only=False) for c in ("d", "e")], axis=1)
+    np.testing.assert_array_equal(got.values, want)
+    assert np.isnan(got.values[:, 1]).sum() == single.column("e").null_count > 0
+
+
+def test_a_frame_of_float32_columns_is_a_float32_table():
+    pd = pytest.importorskip("pandas")
+    from som_studio.core.data import frame_table
+
+    x = np.random.default_rng(0).random((50, 3)).astype(np.float32)
+    frame = pd.DataFrame({"p": x[:, 0], "q": x[:, 1], "r": x[:, 2]})
+    got = frame_table(frame)
+    assert got.values.dtype == np.float32
+    np.testing.assert_array_equal(got.values, x)
+    frame["r"] = frame["r"].astype(np.float64)
+    assert frame_table(frame).values.dtype == np.float64

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from som_studio.core import jax_runtime
 from som_studio.core.data.checks import PYARROW_INSTALL, DataError, check_known_rows, check_path, refuse_empty_columns
 from som_studio.core.data.table import Table
 from som_studio.i18n import _
@@ -58,8 +59,9 @@ class ColumnarFile:
     def __init__(self, path: Path, opened: Any) -> None:
         self.path = path
         self._file = opened  # a pyarrow.parquet.ParquetFile, or an Arrow table over mapped pages
-        names = opened.schema_arrow.names if hasattr(opened, "schema_arrow") else opened.column_names
-        self.column_names = [str(n) for n in names]
+        #: The columns' names and types (``pyarrow.Schema``), as a pyarrow table's ``schema``.
+        self.schema = opened.schema_arrow if hasattr(opened, "schema_arrow") else opened.schema
+        self.column_names = [str(n) for n in self.schema.names]
 
     def __len__(self) -> int:
         f = self._file
@@ -127,6 +129,18 @@ def frame_column(frame: Any, j: int) -> np.ndarray:
     if pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or pa.types.is_boolean(col.type):
         return np.asarray(col.cast(pa.float64()).to_numpy(zero_copy_only=False))  # nulls become NaN
     return np.asarray(col.to_pylist(), dtype=object)
+
+
+def frame_column_is_float32(frame: Any, j: int) -> bool:
+    """Whether column ``j`` of a pandas, polars or pyarrow table holds float32 numbers (no conversion made)."""
+    kind = _frame_kind(frame)
+    if kind == "pandas":
+        return str(frame.dtypes.iloc[j]) in ("float32", "Float32")
+    if kind == "polars":
+        return str(frame.schema[frame.columns[j]]) == "Float32"
+    import pyarrow as pa
+
+    return bool(frame.schema.field(j).type == pa.float32())
 
 
 #: pandas' nullable numeric dtypes, read as numbers (their NA as NaN).
@@ -201,7 +215,10 @@ def frame_table(
         raise DataError(
             _("{path}: no feature column is left once labels, id and ignored columns are set aside").format(path=source)
         )
-    values = np.empty((rows, len(features)), dtype=np.float64)
+    # Float32 columns make a float32 table, as a float32 array does (check_data): each value exact in float64 too,
+    # half the memory, and a float32 run's examples without a copy (aligned as JAX's CPU device takes them).
+    single = all(frame_column_is_float32(frame, names.index(name)) for name in features)
+    values = jax_runtime.host_array((rows, len(features)), np.float32 if single else np.float64)
     for j, name in enumerate(features):
         values[:, j] = _numeric_column(frame_column(frame, names.index(name)), name, source, spell)
     # fmin and fmax pass over missing values: an infinite extreme is an infinite value, found with no mask.
