@@ -254,12 +254,15 @@ def read_data(key: DataKey) -> DataInfo:
 
 
 def _too_big_to_load(path: str) -> bool:
-    """Whether ``path`` is one file whose rows are known from its footer (Parquet, Arrow, ``.npy``) and whose
-    table would not fit in memory: the run streams it, and the app must not load it either."""
+    """Whether ``path`` is one file whose rows are known from its footer (Parquet, Arrow, ``.npy``), or a text
+    file large enough to be counted (:func:`~som_studio.session.resolve.text_may_not_fit`), and whose table
+    would not fit in memory: the run streams it, and the app must not load it either."""
     from som_studio.core.data import DataError
     from som_studio.core.data.stream import SIZED_SUFFIXES, open_source
+    from som_studio.session.resolve import text_may_not_fit
 
-    if os.path.splitext(path)[1].lower() not in SIZED_SUFFIXES or not os.path.isfile(path):
+    sized = os.path.splitext(path)[1].lower() in SIZED_SUFFIXES and os.path.isfile(path)
+    if not (sized or text_may_not_fit(path)):
         return False
     try:
         source = open_source(path)

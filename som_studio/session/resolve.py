@@ -236,12 +236,44 @@ def open_data(
 ) -> Source | None:
     """``path`` opened as a :class:`Source` (headers and footers only) when a run may stream it, else ``None``.
 
-    A folder or a glob always (in memory too when it fits); one file with ``stream``, or a
-    columnar or ``.npy`` file (its rows are known without reading it) that may not fit.
+    A folder or a glob always (in memory too when it fits); one file with ``stream``, a columnar or
+    ``.npy`` file (its rows are known without reading it) that may not fit, or a text file large enough
+    that its table might not (:func:`text_may_not_fit`: its rows are then counted).
     """
-    if not (stream or is_streamable(path) or os.path.splitext(path)[1].lower() in SIZED_SUFFIXES):
+    sized = os.path.splitext(path)[1].lower() in SIZED_SUFFIXES
+    if not (stream or is_streamable(path) or sized or text_may_not_fit(path)):
         return None
     return open_source(path, labels, tuple(ignore), id_column)
+
+
+#: How much of a text file's start estimates its rows' length (:func:`text_may_not_fit`).
+TEXT_SAMPLE_BYTES = 1 << 20
+
+
+def text_may_not_fit(path: str) -> bool:
+    """Whether one CSV or text file is so large that its table might not fit in memory: its rows
+    estimated from the length of those in its first megabyte, with a quarter more for longer rows
+    later (:func:`~som_studio.session.preflight.table_fits`). Such a file is counted as a source and
+    streams when its rows would not fit; read whole, a 20 GB file would not be refused with a message
+    but killed for memory."""
+    from som_studio.core.data import CsvReader, DataError
+    from som_studio.session.preflight import table_fits
+
+    if os.path.splitext(path)[1].lower() not in (".csv", ".txt") or not os.path.isfile(path):
+        return False
+    size = os.path.getsize(path)
+    if size <= TEXT_SAMPLE_BYTES:
+        return False
+    try:
+        columns = len(CsvReader(path).columns)
+        with open(path, "rb") as f:
+            head = f.read(TEXT_SAMPLE_BYTES)
+    except (DataError, OSError):
+        return False  # read whole, and refused there in the usual words
+    lines = head.count(b"\n")
+    if not lines:  # rows longer than a megabyte: a value takes a byte at least (an empty cell and its comma)
+        return not table_fits(size, 1)
+    return not table_fits(int(size / (len(head) / lines) * 1.25), columns)
 
 
 def source_table(source: Source) -> Table:

@@ -230,6 +230,35 @@ def test_bench_streams_a_folder_and_records_what_it_read(folder, tmp_path, capsy
     assert mem["quality"]["qe"] == pytest.approx(run["quality"]["qe"], rel=1e-5)
 
 
+def test_a_csv_file_too_big_for_memory_streams_unasked(tmp_path, capsys, monkeypatch):
+    """One CSV file has no row count: one large enough that its table might not fit is counted and streams
+    when it would not (the command says so), where reading it whole would be killed for memory; it loads
+    whole when it fits, and the app's form judges it the same way."""
+    from som_studio.app_model.form import DataKey, read_data
+    from som_studio.cli import main
+    from som_studio.core.impls import memory
+    from som_studio.session import preflight, resolve
+
+    monkeypatch.setattr(resolve, "TEXT_SAMPLE_BYTES", 1 << 16)  # its rows estimated from its first 64 KiB
+    x = np.random.default_rng(5).normal(size=(6_000, 6))
+    path = tmp_path / "big.csv"
+    np.savetxt(path, x, delimiter=",", fmt="%.5f", header=",".join(f"f{j}" for j in range(6)), comments="")
+    assert path.stat().st_size > resolve.TEXT_SAMPLE_BYTES
+    out = tmp_path / "runs.json"
+    args = ["bench", "--data", str(path), "--impl", "jax-fused-batch", "--grid", "5x4", "--epochs", "2"]
+    # 6,000 x 6 loads as ~0.9 MB: let a table have 0.4 MB, and the run itself the machine's memory.
+    monkeypatch.setattr(preflight, "STREAM_SHARE", 4e5 / memory.host_available())
+    assert main([*args, "--json", str(out)]) == 0
+    assert f"{path}: 6,000 rows x 6 would not fit in memory: streamed" in capsys.readouterr().err
+    run = json.loads(out.read_text())["runs"][0]
+    assert run["status"] == "ok" and run["extra"]["stream"]["rows"] == 6_000 and not run["extra"]["stream"]["asked"]
+    assert read_data(DataKey(str(path))).streamed is not None  # the app does not load it either
+    monkeypatch.setattr(preflight, "STREAM_SHARE", 0.5)
+    assert not resolve.text_may_not_fit(str(path))
+    assert main([*args, "--json", str(out), "--force"]) == 0
+    assert "stream" not in json.loads(out.read_text())["runs"][0]["extra"]
+
+
 def test_an_implementation_that_cannot_stream_is_refused_a_stream(folder, capsys):
     from som_studio.cli import main
 
