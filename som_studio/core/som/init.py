@@ -115,11 +115,13 @@ def _subspace_components(data: np.ndarray, mean: np.ndarray, k: int) -> tuple[np
     """
     n, d = data.shape
     rows = _block_rows(d)
+    missing = any_missing(data)  # once: a table without missing values has no mask to make a block at a time
 
     def centred(at: int) -> np.ndarray:
         block = data[at : at + rows].astype(np.float64)  # a copy, changed in place
         block -= mean
-        np.copyto(block, 0.0, where=np.isnan(block))  # a missing value sits at its feature's mean
+        if missing:
+            np.copyto(block, 0.0, where=np.isnan(block))  # a missing value sits at its feature's mean
         return block
 
     width = min(d, n, k + PCA_OVERSAMPLE)
