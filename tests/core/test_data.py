@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from som_studio.config import DataSpec, RunConfig
-from som_studio.core.data import DataError, load_data
+from som_studio.core.data import DataError, check_data, load_data
 from som_studio.core.som.problem import decay, load_problem_data, make_problem
 
 
@@ -259,3 +259,30 @@ def test_any_missing_is_whether_any_value_is_nan():
             y[where] = np.nan
             assert any_missing(y) and any_missing(y[:, 2:]) == bool(np.isnan(y[:, 2:]).any())
     assert not any_missing(np.arange(6).reshape(3, 2)) and not any_missing(np.zeros((0, 3)))
+
+
+@pytest.mark.parametrize("block", [16, 48, 1 << 22])  # a row, three rows, all of them at a time
+def test_a_row_with_no_known_value_is_named_whatever_the_blocks_checked(monkeypatch, block):
+    from som_studio.core.data import check_known_rows, checks
+
+    monkeypatch.setattr(checks, "CHECK_BLOCK_BYTES", block)
+    values = np.arange(20.0).reshape(10, 2)
+    values[3, 0] = np.nan  # one of two missing: a row with a value
+    values[7] = np.nan
+    lines = np.arange(10) + 5
+    with pytest.raises(DataError, match=r"t.csv: data row 108 \(line 12 of the file\) has no known feature value"):
+        check_known_rows(values, "t.csv", lines, first_row=100)
+    values[7, 1] = 1.0
+    check_known_rows(values, "t.csv", lines, first_row=100)
+
+
+def test_an_infinite_value_in_an_array_is_refused_at_its_place_among_missing_ones():
+    """Found by the extremes that pass over missing values: NaN beside it does not hide it."""
+    x = np.ones((50, 3), np.float32)
+    x[::7, 1] = np.nan
+    x[31, 2] = -np.inf
+    x[40, 0] = np.inf
+    with pytest.raises(DataError, match=r"a.npy: 2 values are infinite \(first at index \[31, 2\]\)"):
+        check_data(x, "a.npy")
+    x[31, 2] = x[40, 0] = 2.0
+    assert check_data(x, "a.npy").dtype == np.float32

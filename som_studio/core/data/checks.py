@@ -118,8 +118,9 @@ def check_data(arr: np.ndarray, name: str = "data", first_row: int = 0) -> np.nd
         # Both extremes finite: no infinity and no NaN (a NaN extreme would be NaN), so no row is all
         # missing. Two reductions that allocate nothing, where the scans below make arrays as large as the data.
         return out
-    inf = np.isinf(out)
-    if inf.any():
+    # fmin and fmax pass over missing values: an infinite extreme is an infinite value, found with no mask.
+    if np.isinf(np.fmin.reduce(out, axis=None)) or np.isinf(np.fmax.reduce(out, axis=None)):
+        inf = np.isinf(out)
         row, col = np.argwhere(inf)[0]
         raise DataError(
             ngettext(
@@ -138,17 +139,29 @@ def any_missing(values: np.ndarray) -> bool:
     return values.size > 0 and bool(np.isnan(np.min(values)))
 
 
+#: Bytes of a table's values checked at a time for rows with no known value.
+CHECK_BLOCK_BYTES = 1 << 22
+
+
 def check_known_rows(values: np.ndarray, name: str, lines: np.ndarray | None = None, first_row: int = 0) -> None:
-    """Refuse a row whose features are all missing, naming it (1-based data row; its file line if known)."""
-    none = np.isnan(values).all(axis=1)
-    if none.any():
-        i = int(np.argmax(none))
-        where = _(" (line {line} of the file)").format(line=int(lines[i])) if lines is not None else ""
-        raise DataError(
-            _(
-                "{path}: data row {row}{where} has no known feature value (all missing); a row needs at least one"
-            ).format(path=name, row=first_row + i + 1, where=where)
+    """Refuse a row whose features are all missing, naming it (1-based data row; its file line if known).
+
+    A block of rows at a time (:data:`CHECK_BLOCK_BYTES` of their values): the table's mask is never made whole."""
+    step = max(1, CHECK_BLOCK_BYTES // max(values.itemsize * values.shape[1], 1))
+    for at in range(0, len(values), step):
+        none = np.isnan(values[at : at + step]).all(axis=1)
+        if none.any():
+            _refuse_unknown_row(name, at + int(np.argmax(none)), lines, first_row)
+
+
+def _refuse_unknown_row(name: str, i: int, lines: np.ndarray | None, first_row: int) -> None:
+    """Row ``i`` of the values checked (0-based; the first is its file's ``first_row``) has no known value."""
+    where = _(" (line {line} of the file)").format(line=int(lines[i])) if lines is not None else ""
+    raise DataError(
+        _("{path}: data row {row}{where} has no known feature value (all missing); a row needs at least one").format(
+            path=name, row=first_row + i + 1, where=where
         )
+    )
 
 
 def check_path(path: str | Path) -> Path:
