@@ -159,6 +159,7 @@ class LiveViews(QObject):
         # The run itself lands in the run list through the comparison's recorder. The header ends
         # on the figures the record holds, not the rolling ones.
         self.timing_plot.finish(record.median_s, record.mean_s)
+        self.quality_plot.flush()
         # The record brings the run's model (hits, labels, clusters): their views are offered from now on.
         self.map_view.set_views(picture.MapViews.from_record(record))
         self.progress.setValue(PROGRESS_STEPS if record.status == "ok" else int(PROGRESS_STEPS * self.run.progress))
@@ -166,6 +167,7 @@ class LiveViews(QObject):
 
     def _on_run_failed(self, message: str, record: RunRecord) -> None:
         self.timing_plot.flush()
+        self.quality_plot.flush()
         self.status.setText(self.run.failed(record))
         self._failure = app_message(record)
 
@@ -215,5 +217,6 @@ class LiveViews(QObject):
         if chunks:
             self.timing_plot.add_chunks(chunks)
         self.timing_plot.flush()
+        self.quality_plot.flush()
         status = self.tr("Showing {name} ({impl}, {status}) from the run list")
         self.status.setText(status.format(name=run.name, impl=r.impl, status=status_text(r.status)))

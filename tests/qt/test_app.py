@@ -474,10 +474,12 @@ def test_the_quality_plot_keeps_sane_axes_with_no_point_or_one(qtbot, window):
     (x0, x1), (y0, y1) = plot.plot.getPlotItem().vb.viewRange()
     assert x0 > -1 and 0 < x1 < 2 and y0 > -0.5 and y1 <= 1.5
     plot.add(QualityMeasured(0, 0.2, 0.4))  # a one-point run
+    plot.flush()
     (x0, x1), (y0, y1) = plot.plot.getPlotItem().vb.viewRange()
     assert -0.5 < x0 <= 0 and 0 < x1 < 2 and y0 >= -0.01 and 0.2 < y1 < 0.5
     assert not plot.plot.getAxis("bottom").autoSIPrefix
     plot.add(QualityMeasured(400, 0.1, 0.2))  # two points: pyqtgraph's own range again (at its next update)
+    plot.flush()
     qtbot.waitUntil(lambda: plot.plot.getPlotItem().vb.viewRange()[0][1] >= 400, timeout=WAIT_MS)
 
 

@@ -104,6 +104,7 @@ def _quality(qtbot, width: int, height: int, points: list[QualityMeasured]) -> Q
     plot.begin()
     for point in points:
         plot.add(point)
+    plot.flush()
     qtbot.wait(20)
     return plot
 

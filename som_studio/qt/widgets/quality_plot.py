@@ -1,13 +1,25 @@
-"""Quality: quantization error and topographic error against iteration."""
+"""Quality: quantization error and topographic error against iteration.
+
+Drawn as the timing plot is: the measurements arriving are kept, and the plot redrawn when its pacer allows
+(:class:`~som_studio.app_model.pacing.DrawPacer`, within its share of a core), and not while it is hidden. A
+short run measures its quality ten times in a second or two; each redraw of three axes cost the training's
+cores more than the map's frames.
+"""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent
+from PySide6.QtCore import QEvent, QTimer
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from som_studio.app_model.pacing import DrawPacer
 from som_studio.qt.chart_style import legend_above, readable_axes, restyle_legend, style_plot, style_widget, theme_of
+from som_studio.qt.widgets.canvas import PlotCanvas
+from som_studio.qt.widgets.timing_plot import MAX_REDRAW_MS, REDRAW_MS, REDRAW_SHARE
 from som_studio.session.decimate import MinMaxSeries
 from som_studio.session.events import QualityMeasured
 
@@ -27,7 +39,16 @@ class QualityPlot(QWidget):
         self._te = MinMaxSeries(HISTORY_POINTS)
         self.caption = QLabel(self.tr("No run yet"))
         self.caption.setWordWrap(True)  # a long summary wraps, never widening the dock
-        self.plot = pg.PlotWidget(axisItems=readable_axes())
+        self.plot = PlotCanvas(axisItems=readable_axes())
+        self.plot.painted.connect(self._on_painted)
+        self.pacer = DrawPacer(REDRAW_SHARE, REDRAW_MS / 1000, MAX_REDRAW_MS / 1000)
+        self._last_draw: float | None = None
+        self._drawing_s: float | None = None  # the last redraw's cost until its paint (_on_painted)
+        self._latest: QualityMeasured | None = None  # the newest measurement: the caption's
+        self._stale = False  # measurements arrived while hidden, not drawn yet
+        self._redraw = QTimer(self)
+        self._redraw.setSingleShot(True)
+        self._redraw.timeout.connect(self._draw)
         self.qe_curve = self.plot.plot(symbol="o", symbolSize=5, name="QE")
         # TE is a fraction, on its own axis on the right, linked in x and ranged to its own values:
         # on a fixed 0-1 axis a TE of 0.02-0.06 lies flat along the bottom.
@@ -79,20 +100,52 @@ class QualityPlot(QWidget):
         from som_studio.qt.widgets.timing_plot import reset_range
 
         reset_range(self.plot)
+        self._redraw.stop()
         self._qe.clear()
         self._te.clear()
+        self._latest, self._stale = None, False
         self.qe_curve.setData([], [])
         self.te_curve.setData([], [])
         self._fit_axes()
         self.caption.setText(self.tr("waiting for the first measurement…"))
 
     def add(self, q: QualityMeasured) -> None:
+        """A measurement: kept now, drawn when the pacer allows (:meth:`flush` draws at once)."""
         self._qe.append(q.iteration, q.qe)
         self._te.append(q.iteration, q.te)
+        self._latest = q
+        if not self._redraw.isActive():
+            wait_s = self.pacer.wait_s(self._last_draw, time.perf_counter())
+            self._redraw.start(max(1, int(wait_s * 1000)))
+
+    def flush(self) -> None:
+        """Draw what has arrived now, shown or not (a run's end, a kept run replayed)."""
+        self._redraw.stop()
+        self._draw(hidden_too=True)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._stale:
+            self._draw()
+
+    def _draw(self, hidden_too: bool = False) -> None:
+        q = self._latest
+        if q is None:
+            return
+        self._stale = not hidden_too and not self.isVisible()
+        if self._stale:  # nobody sees it: drawn when shown (showEvent)
+            return
+        self._last_draw, t0 = time.perf_counter(), time.process_time()
         self.qe_curve.setData(*self._qe.arrays())
         self.te_curve.setData(*self._te.arrays())
         self._fit_axes()
         self.caption.setText(self.tr("iteration {n:,}:").format(n=q.iteration) + f"  QE {q.qe:.4f}   TE {q.te:.3f}")
+        self._drawing_s = time.process_time() - t0
+
+    def _on_painted(self, seconds: float) -> None:
+        if self._drawing_s is not None:
+            self.pacer.book(self._drawing_s + seconds)
+            self._drawing_s = None
 
     def _fit_axes(self) -> None:
         """Auto-range from two iterations on; before that, fixed axes from 0 (pyqtgraph would centre a
