@@ -26,8 +26,7 @@ def read_columnar(path: str | Path) -> ColumnarFile:
     p = check_path(path)
     try:
         import pyarrow as pa
-        import pyarrow.feather as feather
-        import pyarrow.parquet as pq
+        import pyarrow.dataset as ds
     except ImportError:
         raise DataError(
             _("{path}: reading {suffix} files needs pyarrow; install it with {command}").format(
@@ -35,10 +34,7 @@ def read_columnar(path: str | Path) -> ColumnarFile:
             )
         ) from None
     try:
-        if p.suffix.lower() == ".parquet":
-            return ColumnarFile(p, pq.ParquetFile(p))
-        # Mapped: its columns are read from the mapped pages when converted, as a Parquet file's are decoded.
-        return ColumnarFile(p, feather.read_table(p, memory_map=True))
+        return ColumnarFile(p, ds.dataset(str(p), format="parquet" if p.suffix.lower() == ".parquet" else "ipc"))
     except (OSError, pa.ArrowException) as exc:
         raise DataError(columnar_unreadable(p, exc)) from None
 
@@ -49,32 +45,33 @@ def columnar_unreadable(p: Path, why: object) -> str:
 
 
 class ColumnarFile:
-    """A Parquet or Arrow IPC file read a column at a time: a table of it holds its numbers once, not beside a
-    whole decoded copy of the file (pyarrow's allocator keeps what decoding freed, returned to the system at
-    :meth:`close`).
+    """A Parquet or Arrow IPC file read a column at a time (a ``pyarrow.dataset``): a table of it holds its
+    numbers once, not beside a whole decoded copy of the file (pyarrow's allocator keeps what decoding freed,
+    returned to the system at :meth:`close`).
 
-    Reads as a ``pyarrow.Table`` does for :func:`frame_column` (``column_names``, ``len``, ``column(j)``).
+    Reads as a ``pyarrow.Table`` does for :func:`frame_column` (``schema``, ``column_names``, ``len``,
+    ``column(j)``); its rows are counted from the file's metadata.
     """
 
-    def __init__(self, path: Path, opened: Any) -> None:
+    def __init__(self, path: Path, dataset: Any) -> None:
         self.path = path
-        self._file = opened  # a pyarrow.parquet.ParquetFile, or an Arrow table over mapped pages
+        self._dataset = dataset
         #: The columns' names and types (``pyarrow.Schema``), as a pyarrow table's ``schema``.
-        self.schema = opened.schema_arrow if hasattr(opened, "schema_arrow") else opened.schema
+        self.schema = dataset.schema
         self.column_names = [str(n) for n in self.schema.names]
 
     def __len__(self) -> int:
-        f = self._file
-        return int(f.metadata.num_rows) if hasattr(f, "schema_arrow") else int(f.num_rows)
+        return int(self._read(lambda d: d.count_rows()))
 
     def column(self, j: int) -> Any:
-        """Column ``j`` as a ``pyarrow.ChunkedArray`` (a Parquet file's decoded now)."""
+        """Column ``j`` as a ``pyarrow.ChunkedArray``, decoded now."""
+        return self._read(lambda d: d.to_table(columns=[self.schema.names[j]]).column(0))
+
+    def _read(self, what: Callable[[Any], Any]) -> Any:
         import pyarrow as pa
 
         try:
-            if hasattr(self._file, "schema_arrow"):
-                return self._file.read(columns=[self._file.schema_arrow.names[j]]).column(0)
-            return self._file.column(j)
+            return what(self._dataset)
         except (OSError, pa.ArrowException) as exc:
             raise DataError(columnar_unreadable(self.path, exc)) from None
 
