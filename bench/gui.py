@@ -49,6 +49,16 @@ from pathlib import Path
 
 import numpy as np
 
+BENCH = Path(__file__).resolve().parent
+if str(BENCH) not in sys.path:
+    sys.path.insert(0, str(BENCH))
+
+from _common import ROOT  # noqa: E402  (bench/ on the path first; ROOT, this checkout, on it before the install)
+
+#: Every process this script starts (headless runs, compares, launches) imports SOM Studio from ROOT too, as the
+#: app in this process and its workers do: a before/after from two worktrees times the code of each.
+CHILD_ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+
 LAUNCH_SNIPPET = r"""
 import sys
 from PySide6.QtCore import QTimer
@@ -85,6 +95,7 @@ def measure_launch(n: int, env: dict[str, str]) -> list[float]:
             stderr=subprocess.DEVNULL,
             text=True,
             env=env,
+            cwd=ROOT,
         )
         assert p.stdout is not None
         line = p.stdout.readline()
@@ -183,7 +194,7 @@ def headless_run(impl: str, iterations: int, samples: int, args: argparse.Namesp
         str(out),
         "--quiet",
     ]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, env=CHILD_ENV)
     return json.loads(out.read_text())["runs"][0]
 
 
@@ -247,13 +258,16 @@ def main() -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "xcb" if os.environ.get("DISPLAY") else "offscreen")
     workdir = Path(tempfile.mkdtemp(prefix="som-gui-bench-"))
     # Keep the user's settings out of it: a private config home for every app started here.
-    env = dict(os.environ, XDG_CONFIG_HOME=str(workdir / "config"))
+    env = dict(CHILD_ENV, XDG_CONFIG_HOME=str(workdir / "config"))
     os.environ["XDG_CONFIG_HOME"] = env["XDG_CONFIG_HOME"]
     print(
         f"platform: {os.environ['QT_QPA_PLATFORM']}   cores: {os.cpu_count()}   "
         f"load average: {' '.join(f'{v:.1f}' for v in os.getloadavg())}   workload: {args.grid}, "
         f"{args.samples} samples; " + ", ".join(f"{i} {n:,}" for i, n in lengths.items())
     )
+    import som_studio
+
+    print(f"code: {Path(som_studio.__file__).resolve().parent.parent}")  # which checkout was timed
 
     if "d" not in skip:
         launch = measure_launch(args.launches, env)
@@ -452,7 +466,9 @@ def main() -> int:
             out = workdir / f"compare{k}.json"
             cmd = [sys.executable, "-m", "som_studio", "compare", "--impl", ",".join(RACE), "--grid", args.grid]
             cmd += ["--samples", str(args.samples), "--steps", str(RACE_STEPS), "--json", str(out), "--quiet"]
-            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            subprocess.run(
+                cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, env=CHILD_ENV
+            )
             cli_runs.append(speedups([RunRecord.from_dict(r) for r in json.loads(out.read_text())["runs"]]))
             configure(RACE[0], RACE_STEPS)
             win.comparison.set_ticked_impls(list(RACE))
