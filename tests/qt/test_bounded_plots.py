@@ -52,7 +52,9 @@ def test_quality_plot_draws_a_burst_once_when_its_pacer_allows_and_nothing_while
             plot.show()
             qtbot.waitExposed(plot)
         plot.begin()
-        plot.pacer = DrawPacer(0.5, 0.002, 0.004)  # redraws a few milliseconds apart: the test does not wait long
+        plot.redraw.pacer = DrawPacer(
+            0.5, 0.002, 0.004
+        )  # redraws a few milliseconds apart: the test does not wait long
         return plot
 
     def drawn(plot: quality_plot.QualityPlot) -> int:
@@ -66,7 +68,7 @@ def test_quality_plot_draws_a_burst_once_when_its_pacer_allows_and_nothing_while
     assert drawn(shown) == 0  # kept, not drawn: one redraw waits for the pacer
     qtbot.waitUntil(lambda: drawn(shown) == 10, timeout=2000)
     assert "iteration 90:" in shown.caption.text()
-    qtbot.waitUntil(lambda: hidden._stale, timeout=2000)  # its redraw came and found nobody watching
+    qtbot.waitUntil(lambda: hidden.redraw.stale, timeout=2000)  # its redraw came and found nobody watching
     assert drawn(hidden) == 0
     hidden.show()
     assert drawn(hidden) == 10 and "iteration 90:" in hidden.caption.text()

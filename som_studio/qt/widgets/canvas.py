@@ -17,8 +17,11 @@ from collections.abc import Callable
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QPaintEvent
+from PySide6.QtWidgets import QWidget
+
+from som_studio.app_model.pacing import DrawPacer
 
 
 def _timed(paint: Callable[[QPaintEvent], None], ev: QPaintEvent, painted: Any) -> None:
@@ -44,3 +47,56 @@ class PlotCanvas(pg.PlotWidget):
 
     def paintEvent(self, ev: QPaintEvent) -> None:
         _timed(super().paintEvent, ev, self.painted)
+
+
+class PacedRedraw(QObject):
+    """A live plot's redraws: asked for as its data arrive (:meth:`ask`), made when ``pacer`` allows (within its
+    share of a core), never while ``widget`` is hidden (made when it is shown again, :meth:`shown`); :meth:`flush`
+    makes one now, shown or not. ``draw`` redraws and says whether there was anything to draw; its CPU time and
+    that of the paint of ``canvas`` that follows are booked with the pacer together.
+    """
+
+    def __init__(self, widget: QWidget, canvas: PlotCanvas, draw: Callable[[], bool], pacer: DrawPacer) -> None:
+        super().__init__(widget)
+        self.widget, self.pacer, self._draw = widget, pacer, draw
+        self.stale = False  # data arrived while hidden, not drawn yet
+        self._last: float | None = None  # when the last redraw was made
+        self._cost: float | None = None  # the last redraw's CPU time, until its paint is booked with it
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.timeout.connect(self._run)
+        canvas.painted.connect(self._painted)
+
+    def ask(self) -> None:
+        """New data: one redraw, when the pacer allows (asked again before it: still one)."""
+        if not self._timer.isActive():
+            wait_s = self.pacer.wait_s(self._last, time.perf_counter())
+            self._timer.start(max(1, int(wait_s * 1000)))
+
+    def stop(self) -> None:
+        """Nothing waits to be drawn any more (a new run)."""
+        self._timer.stop()
+        self.stale = False
+
+    def flush(self) -> None:
+        """Redraw now, shown or not."""
+        self._timer.stop()
+        self._run(hidden_too=True)
+
+    def shown(self) -> None:
+        """The widget is shown: draw what arrived while it was hidden."""
+        if self.stale:
+            self._run()
+
+    def _run(self, hidden_too: bool = False) -> None:
+        self.stale = not hidden_too and not self.widget.isVisible()
+        if self.stale:  # nobody sees it
+            return
+        started, t0 = time.perf_counter(), time.process_time()
+        if self._draw():
+            self._last, self._cost = started, time.process_time() - t0
+
+    def _painted(self, seconds: float) -> None:
+        if self._cost is not None:
+            self.pacer.book(self._cost + seconds)
+            self._cost = None

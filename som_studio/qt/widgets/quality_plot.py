@@ -8,8 +8,6 @@ cores more than the map's frames.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QTimer
@@ -18,7 +16,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from som_studio.app_model.pacing import DrawPacer
 from som_studio.qt.chart_style import legend_above, readable_axes, restyle_legend, style_plot, style_widget, theme_of
-from som_studio.qt.widgets.canvas import PlotCanvas
+from som_studio.qt.widgets.canvas import PacedRedraw, PlotCanvas
 from som_studio.qt.widgets.timing_plot import MAX_REDRAW_MS, REDRAW_MS, REDRAW_SHARE
 from som_studio.session.decimate import MinMaxSeries
 from som_studio.session.events import QualityMeasured
@@ -40,15 +38,10 @@ class QualityPlot(QWidget):
         self.caption = QLabel(self.tr("No run yet"))
         self.caption.setWordWrap(True)  # a long summary wraps, never widening the dock
         self.plot = PlotCanvas(axisItems=readable_axes())
-        self.plot.painted.connect(self._on_painted)
-        self.pacer = DrawPacer(REDRAW_SHARE, REDRAW_MS / 1000, MAX_REDRAW_MS / 1000)
-        self._last_draw: float | None = None
-        self._drawing_s: float | None = None  # the last redraw's cost until its paint (_on_painted)
+        self.redraw = PacedRedraw(
+            self, self.plot, self._draw, DrawPacer(REDRAW_SHARE, REDRAW_MS / 1000, MAX_REDRAW_MS / 1000)
+        )
         self._latest: QualityMeasured | None = None  # the newest measurement: the caption's
-        self._stale = False  # measurements arrived while hidden, not drawn yet
-        self._redraw = QTimer(self)
-        self._redraw.setSingleShot(True)
-        self._redraw.timeout.connect(self._draw)
         self.qe_curve = self.plot.plot(symbol="o", symbolSize=5, name="QE")
         # TE is a fraction, on its own axis on the right, linked in x and ranged to its own values:
         # on a fixed 0-1 axis a TE of 0.02-0.06 lies flat along the bottom.
@@ -100,10 +93,10 @@ class QualityPlot(QWidget):
         from som_studio.qt.widgets.timing_plot import reset_range
 
         reset_range(self.plot)
-        self._redraw.stop()
+        self.redraw.stop()
         self._qe.clear()
         self._te.clear()
-        self._latest, self._stale = None, False
+        self._latest = None
         self.qe_curve.setData([], [])
         self.te_curve.setData([], [])
         self._fit_axes()
@@ -114,38 +107,25 @@ class QualityPlot(QWidget):
         self._qe.append(q.iteration, q.qe)
         self._te.append(q.iteration, q.te)
         self._latest = q
-        if not self._redraw.isActive():
-            wait_s = self.pacer.wait_s(self._last_draw, time.perf_counter())
-            self._redraw.start(max(1, int(wait_s * 1000)))
+        self.redraw.ask()
 
     def flush(self) -> None:
         """Draw what has arrived now, shown or not (a run's end, a kept run replayed)."""
-        self._redraw.stop()
-        self._draw(hidden_too=True)
+        self.redraw.flush()
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
-        if self._stale:
-            self._draw()
+        self.redraw.shown()
 
-    def _draw(self, hidden_too: bool = False) -> None:
+    def _draw(self) -> bool:
         q = self._latest
         if q is None:
-            return
-        self._stale = not hidden_too and not self.isVisible()
-        if self._stale:  # nobody sees it: drawn when shown (showEvent)
-            return
-        self._last_draw, t0 = time.perf_counter(), time.process_time()
+            return False
         self.qe_curve.setData(*self._qe.arrays())
         self.te_curve.setData(*self._te.arrays())
         self._fit_axes()
         self.caption.setText(self.tr("iteration {n:,}:").format(n=q.iteration) + f"  QE {q.qe:.4f}   TE {q.te:.3f}")
-        self._drawing_s = time.process_time() - t0
-
-    def _on_painted(self, seconds: float) -> None:
-        if self._drawing_s is not None:
-            self.pacer.book(self._drawing_s + seconds)
-            self._drawing_s = None
+        return True
 
     def _fit_axes(self) -> None:
         """Auto-range from two iterations on; before that, fixed axes from 0 (pyqtgraph would centre a
@@ -164,7 +144,6 @@ class QualityPlot(QWidget):
 
 
 def _preview() -> None:  # python -m som_studio.qt.widgets.quality_plot
-    from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
     app = QApplication([])

@@ -17,7 +17,6 @@ caption, apart from steady state.
 from __future__ import annotations
 
 import statistics
-import time
 from collections import deque
 from collections.abc import Sequence
 
@@ -29,7 +28,7 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidg
 
 from som_studio.app_model.pacing import DrawPacer
 from som_studio.qt.chart_style import ReadableAxis, legend_above, restyle_legend, style_plot, style_widget, theme_of
-from som_studio.qt.widgets.canvas import PlotCanvas
+from som_studio.qt.widgets.canvas import PacedRedraw, PlotCanvas
 from som_studio.session.decimate import MinMaxSeries
 from som_studio.session.events import ChunkTimed
 
@@ -117,7 +116,6 @@ class TimingPlot(QWidget):
         self._compiles: int | None = None
         # The finished run's recorded (median, mean) per iteration: the caption ends on them.
         self._final: tuple[float | None, float | None] | None = None
-        self._stale = False  # chunks arrived while hidden, not drawn yet
         self._total: int | None = None  # the live run's iterations: its axis ends in steps (live_x_end)
         self._x_end: float | None = None  # where the live run's iteration axis ends now
 
@@ -136,10 +134,9 @@ class TimingPlot(QWidget):
         top.addWidget(self.log_scale)
 
         self.plot = PlotCanvas(axisItems={"left": SecondsAxis("left"), "bottom": ReadableAxis("bottom")})
-        self.plot.painted.connect(self._on_painted)
-        self.pacer = DrawPacer(REDRAW_SHARE, REDRAW_MS / 1000, MAX_REDRAW_MS / 1000)
-        self._last_draw: float | None = None
-        self._drawing_s: float | None = None  # the last live redraw's cost until its paint (_on_painted)
+        self.redraw = PacedRedraw(
+            self, self.plot, self._draw, DrawPacer(REDRAW_SHARE, REDRAW_MS / 1000, MAX_REDRAW_MS / 1000)
+        )
         self.plot.setClipToView(True)
         self.plot.setDownsampling(auto=True, mode="peak")
         self.points = self.plot.plot(name=self.tr("per chunk"))
@@ -156,9 +153,6 @@ class TimingPlot(QWidget):
         lay.addWidget(self.plot, 1)
         self.log_scale.toggled.connect(self._on_log_scale)
         self.smoothing.toggled.connect(self.median.setVisible)
-        self._redraw = QTimer(self)
-        self._redraw.setSingleShot(True)
-        self._redraw.timeout.connect(self._draw)
 
     def _apply_theme(self) -> None:
         """The plot in the palette's colours (light or dark), as the app's other charts."""
@@ -187,11 +181,10 @@ class TimingPlot(QWidget):
         self._points.clear()
         self._medians.clear()
         self._recent.clear()
-        self._redraw.stop()
+        self.redraw.stop()
         self._compile_s = None
         self._compiles = None
         self._final = None
-        self._stale = False
         self._total, self._x_end = total, None
         self._per_iteration_samples = samples if kind == "batch" else 1
         self.points.setData([], [])
@@ -213,15 +206,12 @@ class TimingPlot(QWidget):
             # 15 numbers: a few microseconds, where NumPy's is tens, at every chunk of a fast run).
             self._medians.append(c.end, statistics.median(self._recent))
         # Redraw when the pacer allows: the curves' data and the plot's paint cost the training's cores.
-        if not self._redraw.isActive():
-            wait_s = self.pacer.wait_s(self._last_draw, time.perf_counter())
-            self._redraw.start(max(1, int(wait_s * 1000)))
+        self.redraw.ask()
 
     def flush(self) -> None:
         """Draw what has arrived now (the end of a run: its iteration axis fits its chunks again), shown or not."""
-        self._redraw.stop()
         self._fit_x()
-        self._draw(hidden_too=True)
+        self.redraw.flush()
 
     def _fit_x(self) -> None:
         if self._total is not None:
@@ -236,16 +226,11 @@ class TimingPlot(QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
-        if self._stale:
-            self._draw()
+        self.redraw.shown()
 
-    def _draw(self, hidden_too: bool = False) -> None:
+    def _draw(self) -> bool:
         if not len(self._points):
-            return
-        self._stale = not hidden_too and not self.isVisible()
-        if self._stale:  # nobody sees it: drawn when shown (showEvent)
-            return
-        self._last_draw, t0 = time.perf_counter(), time.process_time()
+            return False
         x, y = self._points.arrays()
         self.points.setData(x, y)
         self.median.setData(*self._medians.arrays())
@@ -255,12 +240,7 @@ class TimingPlot(QWidget):
                 self._x_end = end
                 self.plot.setXRange(0, end)
         self._update_caption()
-        self._drawing_s = time.process_time() - t0
-
-    def _on_painted(self, seconds: float) -> None:
-        if self._drawing_s is not None:
-            self.pacer.book(self._drawing_s + seconds)
-            self._drawing_s = None
+        return True
 
     def median_s(self) -> float | None:
         if self._final is not None:
@@ -285,7 +265,6 @@ class TimingPlot(QWidget):
 
 
 def _preview() -> None:  # python -m som_studio.qt.widgets.timing_plot
-    from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
     app = QApplication([])

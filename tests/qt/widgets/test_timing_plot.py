@@ -74,10 +74,10 @@ def test_the_live_curve_is_redrawn_as_often_as_its_cost_allows(qtbot):
     plot.begin("batch", 1000, total=1000)
     plot.add_chunks(_chunks(4, 4, 3, 0.01))
     qtbot.waitUntil(lambda: plot.points.getData()[0] is not None and len(plot.points.getData()[0]) == 3, timeout=5000)
-    qtbot.waitUntil(lambda: plot.pacer.cost_s is not None, timeout=5000)  # the redraw and its paint, measured
+    qtbot.waitUntil(lambda: plot.redraw.pacer.cost_s is not None, timeout=5000)  # the redraw and its paint, measured
     for _ in range(7):
-        plot.pacer.book(1.0)  # as if each redraw cost a second: the curve still moves, once a second
-    assert plot.pacer.interval_s() == MAX_REDRAW_MS / 1000
+        plot.redraw.pacer.book(1.0)  # as if each redraw cost a second: the curve still moves, once a second
+    assert plot.redraw.pacer.interval_s() == MAX_REDRAW_MS / 1000
     plot.add_chunks(_chunks(16, 4, 2, 0.01))
     qtbot.wait(300)
     assert len(plot.points.getData()[0]) == 3  # not yet: its time has not come
