@@ -10,8 +10,10 @@ implementations (:mod:`som_studio.core.plans.kernels`), the quality measures, pr
 (:func:`predict`, :func:`rank`) predicts each plan's seconds per epoch from the
 sizes and the device's measured ceilings (matmul FLOP/s and memory bandwidth)
 with a few constants per device family (:data:`COSTS`); the plan predicted
-fastest runs. Four forms, all exact (the first smallest direct distance ``sum (w - x)^2`` wins, first in
-row-major order on ties):
+fastest runs. Four forms, each finding a unit at the smallest direct distance ``sum (w - x)^2``: among units
+exactly as near (integer data has them), the direct form and the CPU's screened tiled search take the first
+in row-major order, as NumPy does; the product forms rank their candidate blocks by the product, whose
+rounding may put a later tied unit's block first:
 
 ``direct``
     ``sum (w - x)^2`` to *every* unit and one fused first-argmin over all of
@@ -24,7 +26,8 @@ row-major order on ties):
     each block of a few consecutive units (:func:`matmul_block`) keeping its minimum,
     the two best blocks re-ranked by the direct form, so the product's
     rounding (~1e-7 x (|x|^2 + |w|^2), more than the distances between near
-    units late in training) cannot pick a wrong unit; with very wide rows
+    units late in training) picks no farther unit unless two other blocks' minima
+    lie within that rounding of the best unit's; with very wide rows
     (:data:`WIDE_FEATURES`) the re-rank runs slab by slab of features. The arithmetic runs at
     the machine's matrix-product rate: 20x faster than direct at 50 features
     on the H100, and the CPU's form but for few features on a big map.
@@ -313,11 +316,12 @@ class PlanCosts:
 #: (1,273 against 570, tiles of 16), and where they hold many: 100,000 x 50 on 20x20 (91 against 134, tiles
 #: of 74), 1,000,000 x 10 on 20x20 (472 against 610, tiles of 120); the blocked form's share from
 #: docs/benchmarks.md's crossovers against the matmul form. An
-#: accelerator's are reasoned from the H100's figures (../shared/GPU.md: the direct form 162 ms and the matmul
-#: form 299 ms at 100k x 3 on 1024x1024, the matmul search 0.50 s at 50 features; a loop trip 22 us), not
-#: measured on a GPU by this model, except ``feature_loop_bytes``: fitted to the direct form on an H200 (jax
-#: 0.11.2), 17.7 ms an epoch at 5,000 x 2,048 on 20x20 and 10.7 ms at 16,000 x 300 on 25x15 (4.3 and 5.9 ps per
-#: example, unit and feature, about 20 bytes at its ~4 TB/s), where the bare product took 0.4 and 0.6 ms.
+#: accelerator's are fitted (least squares of the relative error) to 52 whole epochs on an NVIDIA H200 (jax
+#: 0.11.2, HIGHEST products, its ceilings measured at 50 TFLOP/s and 3.5 TB/s): each form forced at 1,000 to
+#: 1,000,000 examples, 3 to 2,048 features and 100 to 1,048,576 units (docs/benchmarks.md, "The accelerator's
+#: cost model, fitted"). There the re-rank's gathers and the one-hot sums cost a few picoseconds an element,
+#: the scatter of the per-unit sums more (``scatter_row_s``, ``scatter_s``), and a trip ~0.1 ms; the direct
+#: form's loop past the unrolled features moves about 8 bytes per example, unit and feature.
 #: The CPU's screened tiled search (``screen_s`` per example and unit: its three passes over the scores;
 #: ``tile_scatter_s`` per element scattered into the sums; ``near_per_feature``, the share of examples near a
 #: tie per feature, which doubles at ``near_doubling`` features and grows on; ``crowded_share``, the share of
@@ -357,7 +361,19 @@ COSTS = {
         scatter_row_s=70e-9,
         slab_gather_s=0.2e-9,
     ),
-    "gpu": PlanCosts(0.75, 8.0, 0.01, 0.09, 0.02e-9, 0.02e-9, 0.05e-9, 0.005e-9, 22e-6, feature_loop_bytes=20.0),
+    "gpu": PlanCosts(
+        0.75,
+        8.0,
+        0.01,
+        0.20,
+        0.15e-12,
+        0.0,
+        16.5e-12,
+        7.6e-12,
+        110e-6,
+        feature_loop_bytes=8.2,
+        scatter_row_s=0.47e-9,
+    ),
 }
 
 
@@ -438,8 +454,11 @@ def predict(
         slabs = plan.form == "matmul" and features >= WIDE_FEATURES and g > 1
         gather = c.slab_gather_s if slabs and c.slab_gather_s else c.gather_s
         t += n * (2 * min(g, 2) * b * d * gather + g * c.select_s) * slow
+        if plan.form == "matmul" or backend != "cpu":
+            # the scores written and read once (an accelerator's tile is the matmul form's search in a big chunk)
+            t += 2 * n * g * b * itemsize / bw
         if plan.form == "matmul":
-            t += 2 * n * g * b * itemsize / bw + scatter  # the scores written and read once
+            t += scatter
         else:
             t += trips * m * c.tile_unit_s * slow
             if sums and backend == "cpu":

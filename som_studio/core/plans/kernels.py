@@ -469,7 +469,11 @@ def _on_cpu() -> bool:
 
 
 def bmus(wt: Array, data: Array, plan: KernelPlan, known: Array | None = None) -> Array:
-    """Flat index of each example's best-matching unit by ``plan`` (first in row-major order on ties).
+    """Flat index of each example's best-matching unit by ``plan``: a unit at the smallest distance.
+
+    Among units exactly as near (integer data has them), the direct form and the CPU's screened search take the
+    first in row-major order, as NumPy does; the product forms (``matmul``, ``blocked``, the accelerator's
+    ``tiled``) rank their candidate blocks by the product, whose rounding may put a later tied unit first.
 
     Parameters
     ----------
@@ -493,7 +497,7 @@ def bmus(wt: Array, data: Array, plan: KernelPlan, known: Array | None = None) -
 
 
 def best_two(wt: Array, data: Array, plan: KernelPlan, known: Array | None = None) -> tuple[Array, Array]:
-    """Each example's best and second-best unit by ``plan``'s search (first in row-major order on ties).
+    """Each example's best and second-best unit by ``plan``'s search (on ties as :func:`bmus`).
 
     The quality measures' search (QE, TE, hits and labels), the very one training
     runs: one pass over the data gives both units. Arguments as :func:`bmus`.
