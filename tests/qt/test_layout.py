@@ -303,8 +303,9 @@ def test_a_13_feature_hex_map_with_a_unit_clicked_leaves_the_map_its_share(qtbot
         assert window.run_config(cfg) == ""
     view = window.map_view
     view.set_choice(picture.LABELS, 0)
-    qtbot.waitUntil(lambda: view.last_frame.view.mode == picture.LABELS and view.inspector.index is not None)
+    qtbot.waitUntil(lambda: view.last_frame.view.mode == picture.LABELS)
     view.inspector.select(3, 4)
+    qtbot.waitUntil(lambda: view.inspector.index is not None)
     assert view.inspector.panel.isVisible() and view.inspector.legend.isVisible()
     for size in SIZES:
         at_size(qtbot, window, size)

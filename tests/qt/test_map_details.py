@@ -39,10 +39,14 @@ def test_a_live_iris_run_offers_hits_labels_and_details_without_reopening(qtbot,
     assert purity >= 0.9
     assert f"label purity {purity:.3f}" in window.status_label.text()  # the run's own line says it too
     assert view.last_frame.topology == "hex"
-    # A unit's details: its examples' rows come from the run's own data, found off the GUI thread.
-    qtbot.waitUntil(lambda: view.inspector.index is not None, timeout=WAIT_MS)
+    # A unit's details: its examples' rows come from the run's own data, found off the GUI thread when a unit's
+    # details first ask for them (not at the run's end, where the search would take the next run's cores).
+    assert view.inspector.index is None
     hits = view.inspector.views.hits
     row, col = divmod(int(hits.argmax()), hits.shape[1])
+    view.inspector.select(row, col)
+    assert "Finding its examples" in view.inspector.panel.text()
+    qtbot.waitUntil(lambda: view.inspector.index is not None, timeout=WAIT_MS)
     d = view.inspector.select(row, col)
     assert d.hits == int(hits[row, col]) == d.example_count and len(d.example_rows) == min(20, d.hits)
     assert [name for name, _ in d.codebook] == ["sepal_length", "sepal_width", "petal_length", "petal_width"]

@@ -134,6 +134,7 @@ class MapInspector(QObject):
         self.umatrix: np.ndarray | None = None
         self.selected: tuple[int, int] | None = None
         self._indexing = False
+        self._index_asked = False  # once per map: data that cannot be read again is not read again per click
         # A ring around the selected unit, in the picture's pixels (a child of the image item).
         self.marker = QGraphicsEllipseItem(image)
         pen = QPen(QColor(20, 20, 20))
@@ -151,10 +152,10 @@ class MapInspector(QObject):
         """A new run (or a kept one): forget the last map, its index and the selected unit."""
         self.views = views or picture.MapViews()
         self.config = config
-        self.jobs.forget("render", "index")
+        self.jobs.forget("render", "umatrix", "index")
         self.weights = self.index = self.umatrix = None
         self.frame = None
-        self._indexing = False
+        self._indexing = self._index_asked = False
         self.selected = None
         self.panel.hide()
         self.marker.hide()
@@ -182,23 +183,40 @@ class MapInspector(QObject):
         self.marker.show()
 
     def set_map(self, weights: np.ndarray) -> None:
-        """The run's final map is here: exact values and, off the GUI thread, its U-matrix and its examples' units."""
+        """The run's final map is here: exact values and, off the GUI thread, its U-matrix.
+
+        Its examples' units (:class:`UnitIndex`: the run's data read again and searched on the host, seconds
+        on a large table) are found when a unit's details first ask for them, not at the run's end, where they
+        would take the cores from the next run.
+        """
         self.weights = weights
-        views, config = self.views, self.config
+        self.jobs.forget("index")  # another map's examples' units
+        self.index = None
+        self._indexing = self._index_asked = False
+        views = self.views
 
-        def job() -> tuple[np.ndarray, UnitIndex | None]:
-            um = metrics.u_matrix(np.asarray(weights, dtype=np.float64), views.topology, views.toroid)
-            index = UnitIndex.for_config(weights, config) if config is not None else None
-            return um, index
+        def job() -> np.ndarray:
+            return metrics.u_matrix(np.asarray(weights, dtype=np.float64), views.topology, views.toroid)
 
-        self._indexing = True
-        self.jobs.submit("index", job, self._on_indexed)
+        self.jobs.submit("umatrix", job, self._on_umatrix)
         self._refresh()
+
+    def _on_umatrix(self, result: Any) -> None:
+        if isinstance(result, np.ndarray):
+            self.umatrix = result
+
+    def _find_examples(self) -> None:
+        """Start the search of the run's examples' units, once a map and its data are known."""
+        weights, config = self.weights, self.config
+        if weights is None or config is None or self._index_asked:
+            return
+        self._index_asked = self._indexing = True
+        self.jobs.submit("index", lambda: UnitIndex.for_config(weights, config), self._on_indexed)
 
     def _on_indexed(self, result: Any) -> None:
         self._indexing = False
-        if isinstance(result, tuple):
-            self.umatrix, self.index = result
+        if isinstance(result, UnitIndex):
+            self.index = result
         self._refresh()
 
     # -- the cursor ----------------------------------------------------------------------------
@@ -238,6 +256,7 @@ class MapInspector(QObject):
             details = UnitDetails(row, col, ())
             note = self.tr("Its codebook, hits and examples show when the run ends.")
         else:
+            self._find_examples()
             details = unit_details(self.weights, self.views, row, col, self.index)
             note = ""
             if self.index is None and self._indexing:

@@ -64,10 +64,13 @@ def test_clicking_a_hexagon_shows_that_units_details(qtbot, view):
     qtbot.waitUntil(
         lambda: view.last_frame is not None and view.last_frame.view.mode == picture.LABELS, timeout=WAIT_MS
     )
-    qtbot.waitUntil(lambda: view.inspector.index is not None, timeout=WAIT_MS)
     with qtbot.waitSignal(view.inspector.details_shown, timeout=WAIT_MS) as sig:
         _click_unit(qtbot, view, 5, 7)  # an odd row: its hexagon sits half a unit to the right
+    assert "Finding its examples" in view.inspector.panel.text()  # asked for by the click, found off the GUI thread
+    with qtbot.waitSignal(view.inspector.details_shown, timeout=WAIT_MS) as sig:
+        pass  # the details again, with the examples' rows
     d = sig.args[0]
+    assert view.inspector.index is not None
     assert (d.row, d.col) == (5, 7)
     assert view.inspector.panel.isVisible()
     # A ring marks the clicked unit on the map, centred on its hexagon.
@@ -83,6 +86,36 @@ def test_clicking_a_hexagon_shows_that_units_details(qtbot, view):
     assert d.label == views.labels[5, 7]
     first = np.flatnonzero(view.inspector.index.bmus == 5 * 12 + 7)
     assert d.example_rows == tuple(int(r) for r in first[:20])
+
+
+def test_a_runs_examples_are_searched_once_and_only_when_a_units_details_ask(qtbot, view, monkeypatch):
+    """The search of every example's unit reads the run's data again and runs on the host's cores: at a run's end
+    it would slow the next run, so it waits for a click, and a map is searched once however many clicks."""
+    from som_studio.app_model import units
+
+    cfg, _table, weights, views = _iris_map()
+    searched = []
+    real = units.UnitIndex.for_config.__func__
+    monkeypatch.setattr(units.UnitIndex, "for_config", classmethod(lambda c, w, k: searched.append(1) or real(c, w, k)))
+    view.begin(4, "iris", views, cfg)
+    view.set_choice(picture.HITS, 0)
+    view.keep_final(weights)
+    view.redraw()
+    qtbot.waitUntil(lambda: view.inspector.umatrix is not None, timeout=WAIT_MS)  # the U-matrix, for the hover
+    qtbot.wait(50)
+    assert searched == [] and view.inspector.index is None
+    view.inspector.select(2, 3)
+    qtbot.waitUntil(lambda: view.inspector.index is not None, timeout=WAIT_MS)
+    view.inspector.select(4, 5)
+    view.inspector.select(2, 3)
+    view.inspector.jobs.wait()
+    assert searched == [1]
+    # Another map is another search.
+    view.keep_final(weights + 0.01)
+    assert view.inspector.index is None
+    view.inspector.select(2, 3)
+    qtbot.waitUntil(lambda: view.inspector.index is not None, timeout=WAIT_MS)
+    assert searched == [1, 1]
 
 
 def test_hover_reads_the_unit_and_the_value_under_the_cursor(qtbot, view):
