@@ -334,3 +334,82 @@ def test_a_frame_of_float32_columns_is_a_float32_table():
     np.testing.assert_array_equal(got.values, x)
     frame["r"] = frame["r"].astype(np.float64)
     assert frame_table(frame).values.dtype == np.float64
+
+
+def _read_both(p, monkeypatch, **roles):
+    """``p`` read by pyarrow's parser where it can (its blocks a few rows here) and by the text reader alone:
+    each one's table, or its error's words."""
+    from som_studio.core.data import csv_reader
+
+    monkeypatch.setattr(csv_reader, "ARROW_BLOCK_BYTES", 64)
+    out = []
+    for arrow in (True, False):
+        with monkeypatch.context() as m:
+            if not arrow:
+                m.setattr(csv_reader.CsvReader, "_arrow_reads", lambda self: False)
+            try:
+                t = read_table(p, **roles)
+                chunks = list(CsvReader(p, **roles).chunks(rows=3))
+                out.append((t, [(c.first, c.lines.tolist()) for c in chunks]))
+            except DataError as exc:
+                out.append(str(exc))
+    return out
+
+
+PLAIN = "a,b,c,kind,id\n" + "".join(f"{i}.5,{-i}e-3,{i * 7 % 5},k{i % 3},r{i}\n" for i in range(40))
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        (PLAIN, None),
+        (PLAIN.replace(",", ";"), None),
+        (PLAIN.replace(",", "\t").replace("\n", "\r\n"), None),
+        (PLAIN.replace("k1,", " k1 ,").replace("\n1.5,", "\n1.5, "), None),  # cells with spaces about them
+        ("\ufeff" + PLAIN.replace("\n3.5,", '\n"3.5",').replace("k2,r5", '"k,2",r5'), None),  # BOM, quotes
+        (PLAIN.replace("\n7.5,", "\nNA,").replace("\n9.5,", "\nn/a,").replace("\n11.5,", "\n-NaN,"), None),
+        (PLAIN.replace("\n20.5,", "\n\n# a note\n20.5,"), None),  # a blank and a comment line far down
+        (PLAIN.replace("\n30.5,", "\n30.5x,"), "non-numeric value '30.5x' at row 32"),
+        (PLAIN.replace("\n25.5,", "\ninf,"), "infinite value 'inf' at row 27"),
+        (PLAIN.replace("\n33.5,-33e-3,", "\n,,"), "data row 34 (line 35 of the file) has no known feature"),
+        (PLAIN.replace("\n35.5,", "\n35.5,1,"), "ragged rows: row 37 has 6 columns"),
+        (PLAIN.replace("\n0.5,", "\n# a note\n0.5,"), None),  # a comment first: read as text throughout
+        ("\n".join(f"{i} {i + 1}  {i + 2}" for i in range(30)) + "\n", None),  # runs of spaces
+    ],
+)
+def test_pyarrows_parse_reads_what_the_text_reader_reads_and_refuses_in_its_words(tmp_path, monkeypatch, text, words):
+    p = tmp_path / "t.csv"
+    p.write_bytes(text.encode())
+    roles = {"labels": "kind", "id_column": "id", "ignore": ["c"]} if text.startswith(("a", "\ufeffa")) else {}
+    fast, slow = _read_both(p, monkeypatch, **roles)
+    if words is not None:
+        assert fast == slow and words in fast
+        return
+    (t, chunks), (u, text_chunks) = fast, slow
+    np.testing.assert_array_equal(t.values, u.values)
+    assert t.values.dtype == u.values.dtype and t.feature_names == u.feature_names and t.notes == u.notes
+    for got, want in ((t.labels, u.labels), (t.ids, u.ids)):
+        assert (got is None and want is None) or got.tolist() == want.tolist()
+    # The same rows at the same file lines, however the chunks were cut.
+    assert [n for _f, lines in chunks for n in lines] == [n for _f, lines in text_chunks for n in lines]
+    firsts = [f for f, _lines in chunks]
+    assert firsts == sorted(firsts) and firsts[0] == 0
+
+
+def test_a_plain_csv_is_parsed_by_pyarrow_and_a_late_blank_line_by_the_text_reader(tmp_path, monkeypatch):
+    pytest.importorskip("pyarrow")
+    from som_studio.core.data import csv_reader
+
+    monkeypatch.setattr(csv_reader, "ARROW_BLOCK_BYTES", 64)
+    skipped = []
+    real = csv_reader.CsvReader._text_chunks
+    monkeypatch.setattr(
+        csv_reader.CsvReader, "_text_chunks", lambda self, rows, skip=0: skipped.append(skip) or real(self, rows, skip)
+    )
+    p = tmp_path / "t.csv"
+    p.write_text(PLAIN)
+    assert read_table(p, labels="kind", id_column="id").values.shape == (40, 3) and skipped == []
+    p.write_text(PLAIN.replace("\n30.5,", "\n\n30.5,"))
+    t = read_table(p, labels="kind", id_column="id")
+    assert t.values.shape == (40, 3) and len(skipped) == 1 and 20 <= skipped[0] <= 30
+    np.testing.assert_array_equal(t.values[:, 0], np.arange(40) + 0.5)

@@ -5,10 +5,13 @@ name the file's own lines.
 from __future__ import annotations
 
 import csv
+import importlib.util
+import itertools
 import math
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -19,6 +22,23 @@ from som_studio.i18n import _
 
 # Cell texts read as a missing value (compared in lower case).
 MISSING = frozenset({"", "na", "nan", "n/a"})
+
+#: Bytes of the file pyarrow's CSV reader parses at a time (its batches; a chunk holds at most ``rows`` of them).
+#: It decodes ahead of its reader by some 40 blocks, so this bounds its memory (1,000,000 x 30: blocks of 1 MiB
+#: held 42 MB at most and read in 1.15 s; 4 MiB, 169 MB and 1.47 s; 16 MiB, 341 MB, all the file).
+ARROW_BLOCK_BYTES = 1 << 20
+
+
+def _spellings(words: Sequence[str]) -> list[str]:
+    """Every upper/lower-case spelling of ``words`` (pyarrow compares null values exactly)."""
+    out: set[str] = set()
+    for w in words:
+        out.update("".join(t) for t in itertools.product(*({c.lower(), c.upper()} for c in w)))
+    return sorted(out)
+
+
+#: What pyarrow reads as missing: :data:`MISSING` and the spellings of NaN Python's ``float`` reads, in any case.
+ARROW_MISSING = _spellings(sorted(MISSING | {"-nan", "+nan"}))
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,7 +78,8 @@ class CsvReader:
         first = next(lines, None)
         if first is None:
             raise DataError(_("{path}: the file is empty").format(path=p))
-        _line, text = first
+        line, text = first
+        self._first_line = line
         try:
             self.delimiter = csv.Sniffer().sniff(text, delimiters=",;\t ").delimiter
         except csv.Error:
@@ -173,12 +194,89 @@ class CsvReader:
         return [c for c in row if c != ""] if self.delimiter == " " else row
 
     def chunks(self, rows: int = 65536) -> Iterator[Chunk]:
-        """The data rows in chunks of at most ``rows``."""
+        """The data rows in chunks of at most ``rows``.
+
+        Where pyarrow is installed and the file is plain UTF-8 separated by commas, semicolons or tabs, its
+        C++ reader parses it (5-6x faster than Python's); from the first of its blocks that holds anything it
+        would read otherwise than this reader (a blank or comment line, an infinite value, a row of missing
+        values, a cell it cannot convert, a ragged row), the lines are read here, with this reader's messages.
+        """
+        rest: int | None = 0
+        if self._arrow_reads():
+            rest = yield from self._arrow_chunks(rows)
+            if rest is None:
+                return
+        yield from self._text_chunks(rows, skip=rest or 0)
+
+    def _arrow_reads(self) -> bool:
+        return (
+            self.delimiter != " "  # runs of spaces are one separator here, not in pyarrow
+            and self.encoding in ("utf-8-sig", "utf-8")
+            and self._first_line == 1  # lines before the first are comments or blank: their numbers count
+            and importlib.util.find_spec("pyarrow") is not None
+        )
+
+    def _arrow_chunks(self, rows: int) -> Generator[Chunk, None, int | None]:
+        """Chunks parsed by pyarrow; returns ``None`` at the file's end, else the data rows read so far."""
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+
+        names = list(self.columns)
+        features = [names[j] for j in self.feature_columns]
+        texts = {j: names[j] for j in (self.label_index, self.id_index) if j is not None}
+        types = {n: pa.float64() for n in features} | {n: pa.string() for n in texts.values()}
+        try:
+            reader = pacsv.open_csv(
+                self.path,
+                read_options=pacsv.ReadOptions(
+                    column_names=names, skip_rows=1 if self.header else 0, block_size=ARROW_BLOCK_BYTES
+                ),
+                parse_options=pacsv.ParseOptions(delimiter=self.delimiter, ignore_empty_lines=False),
+                convert_options=pacsv.ConvertOptions(
+                    column_types=types,
+                    include_columns=features + list(texts.values()),
+                    null_values=ARROW_MISSING,
+                    strings_can_be_null=False,
+                    quoted_strings_can_be_null=False,
+                ),
+            )
+        except (pa.ArrowException, OSError):
+            return 0
+        done, line = 0, self._first_line + (1 if self.header else 0)
+        while True:
+            try:
+                batch = reader.read_next_batch()
+            except StopIteration:
+                return None
+            except (pa.ArrowException, OSError):
+                return done
+            values = np.empty((batch.num_rows, len(features)), np.float64)
+            for k, n in enumerate(features):
+                values[:, k] = batch.column(n).to_numpy(zero_copy_only=False)
+            if np.isinf(values).any() or np.isnan(values).all(axis=1).any():
+                return done  # a blank line (pyarrow's row of nulls), an unknown row or an infinite value
+            labels = _stripped(batch.column(texts[self.label_index])) if self.label_index is not None else None
+            ids = _stripped(batch.column(texts[self.id_index])) if self.id_index is not None else None
+            for at in range(0, batch.num_rows, rows):
+                n = min(rows, batch.num_rows - at)
+                yield Chunk(
+                    done + at,
+                    values[at : at + n],
+                    None if labels is None else labels[at : at + n],
+                    None if ids is None else ids[at : at + n],
+                    np.arange(line + done + at, line + done + at + n, dtype=np.int64),
+                )
+            done += batch.num_rows
+
+    def _text_chunks(self, rows: int, skip: int = 0) -> Iterator[Chunk]:
+        """The data rows from row ``skip`` on, read line by line here."""
         lines = self._lines()
         if self.header:
             next(lines)
+        for _read in itertools.islice(lines, skip):  # parsed already (``_`` is the translator here)
+            pass
         cols = self.feature_columns
-        done = 0
+        done = skip
         buf_v: list[list[float]] = []
         buf_l: list[str] = []
         buf_i: list[str] = []
@@ -255,6 +353,13 @@ class CsvReader:
             )
         # float() reads "nan" spellings the MISSING set does not list ("-nan", "NAN ")
         return v
+
+
+def _stripped(column: Any) -> np.ndarray:
+    """A pyarrow text column as an array of ``str``, each cell stripped as :meth:`CsvReader._split` strips it."""
+    import pyarrow.compute as pc
+
+    return np.asarray(pc.utf8_trim_whitespace(column).to_numpy(zero_copy_only=False), dtype=str)
 
 
 def _is_year(text: str) -> bool:
