@@ -46,13 +46,16 @@ def main() -> int:
     settle(200)  # the window's own layout: the map page between the run panel and the plots
     view = win.map_view
     view.set_choice(picture.LABELS, 0)
-    while view.last_frame is None or view.last_frame.view.mode != picture.LABELS or view.inspector.index is None:
+    while view.last_frame is None or view.last_frame.view.mode != picture.LABELS:
         settle(50)
     # The busiest unit whose flowers are not all of one species (its label counts say more), else the busiest.
     v = view.inspector.views
     mixed = np.nan_to_num(v.unit_purity, nan=1.0) < 1.0
     score = np.where(mixed, v.hits + 10_000, v.hits) if mixed.any() else v.hits
     row, col = divmod(int(score.argmax()), v.hits.shape[1])
+    view.inspector.select(row, col)  # its examples' rows are searched for now, off the GUI thread
+    while view.inspector.index is None:
+        settle(50)
     details = view.inspector.select(row, col)
     view.inspector._on_moved(
         view.image.mapToScene(QPointF(*unit_centre(row, col, view.last_frame.topology, view.last_frame.scale)))

@@ -219,15 +219,12 @@ class Review:
             self.shoot(state)
         view.set_choice(picture.LABELS, 0)
         self.until(
-            lambda: (
-                view.last_frame is not None
-                and view.last_frame.view.mode == picture.LABELS
-                and view.inspector.index is not None
-            ),
-            "the labels view",
+            lambda: view.last_frame is not None and view.last_frame.view.mode == picture.LABELS, "the labels view"
         )
         v = view.inspector.views
         row, col = divmod(int(v.hits.argmax()), v.hits.shape[1])  # the busiest unit
+        view.inspector.select(row, col)  # its examples' rows asked for by the click, found off the GUI thread
+        self.until(lambda: view.inspector.index is not None, "the unit's examples")
         view.inspector.select(row, col)
         self.shoot("wine_labels")
 

@@ -135,7 +135,7 @@ class MapInspector(QObject):
         self.selected: tuple[int, int] | None = None
         self._indexing = False
         self._index_asked = False  # once per map: data that cannot be read again is not read again per click
-        # A ring around the selected unit, in the picture's pixels (a child of the image item).
+        # A ring around the selected unit, in the picture's pixels (its view puts it over the map's shapes).
         self.marker = QGraphicsEllipseItem(image)
         pen = QPen(QColor(20, 20, 20))
         pen.setCosmetic(True)

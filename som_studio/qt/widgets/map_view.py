@@ -137,6 +137,9 @@ class MapView(QWidget):
 
         # Hover read-out under the map; legend and a clicked unit's details beside it (map_inspect.py).
         self.inspector = MapInspector(self.image, self.plot.scene(), self)
+        # The selected unit's ring over the cells' shapes: as the image's child it was drawn under them. The
+        # image's coordinates are the view box's (its rect is its own pixels), so the ring's stay its own.
+        self.view_box.addItem(self.inspector.marker)
         side = QVBoxLayout()
         side.addWidget(self.inspector.legend, 1)
         side.addWidget(self.inspector.panel, 2)

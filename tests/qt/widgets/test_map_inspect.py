@@ -64,6 +64,8 @@ def test_clicking_a_hexagon_shows_that_units_details(qtbot, view):
     qtbot.waitUntil(
         lambda: view.last_frame is not None and view.last_frame.view.mode == picture.LABELS, timeout=WAIT_MS
     )
+    view.resize(1500, 1000)  # hexagons drawn as shapes over the picture from this size on
+    qtbot.wait(100)
     with qtbot.waitSignal(view.inspector.details_shown, timeout=WAIT_MS) as sig:
         _click_unit(qtbot, view, 5, 7)  # an odd row: its hexagon sits half a unit to the right
     assert "Finding its examples" in view.inspector.panel.text()  # asked for by the click, found off the GUI thread
@@ -77,6 +79,12 @@ def test_clicking_a_hexagon_shows_that_units_details(qtbot, view):
     ring = view.inspector.marker
     f = view.last_frame
     assert ring.isVisible() and ring.rect().center().toTuple() == pytest.approx(unit_centre(5, 7, f.topology, f.scale))
+    # Drawn, not hidden under the hexagons' shapes: the ring's right, inside the next hexagon (clear of its
+    # outline), is dark on screen.
+    assert view.cells.drawn["filled"] > 0
+    right = view.plot.mapFromScene(ring.mapToScene(QPointF(ring.rect().right(), ring.rect().center().y())))
+    shot = view.plot.grab().toImage()
+    assert min(shot.pixelColor(right.x() + dx, right.y()).lightness() for dx in (-1, 0, 1)) < 60
     text = view.inspector.panel.text()
     # Codebook by feature name, in centimetres (the map was trained z-scored).
     for k, name in enumerate(table.feature_names):
