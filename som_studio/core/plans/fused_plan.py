@@ -23,7 +23,8 @@ rounding may put a later tied unit's block first:
     matmul form, 1024x1024 map, 100k x 3).
 ``matmul``
     ``|w|^2 - 2 x.w`` with one HIGHEST-precision product against all units,
-    each block of a few consecutive units (:func:`matmul_block`) keeping its minimum,
+    each block of a few consecutive units (on the CPU as the cost model picks them, else
+    :func:`matmul_block`) keeping its minimum,
     the two best blocks re-ranked by the direct form, so the product's
     rounding (~1e-7 x (|x|^2 + |w|^2), more than the distances between near
     units late in training) picks no farther unit unless two other blocks' minima
@@ -87,13 +88,21 @@ ARGMIN_ELEMENTS = 1 << 23
 CHUNK_BUDGET = {"cpu": ARGMIN_ELEMENTS * 4, "gpu": 1 << 30, "tpu": 1 << 30}
 # Units per block of the matmul form: each example re-ranks two blocks directly,
 # gathering 2 x block x features numbers, a memory-bound step that outgrows the
-# product's block minima as features grow. About MATMUL_BLOCK_FEATURES / features
-# units (a power of two), within [MIN_MATMUL_BLOCK, MAX_MATMUL_BLOCK]; measured by
-# bench/kernel_plans.py (10,000 examples, 40x30 map: best 32 at 10 features, 8-16
-# at 50, 4 at 300 and 784). Never under 4: eight candidates, as many as the top-8
-# re-rank this form was first written with.
+# product's block minima as features grow, while each block is one more minimum to
+# rank. On an accelerator, about MATMUL_BLOCK_FEATURES / features units (a power of
+# two) within [MIN_MATMUL_BLOCK, MAX_MATMUL_BLOCK] (bench/kernel_plans.py, 10,000
+# examples, 40x30 map: best 32 at 10 features, 8-16 at 50, 4 at 300 and 784; smaller
+# blocks not tried there). On the CPU the cost model picks among CPU_MATMUL_BLOCKS:
+# measured with --blocks 1,2,4,8,16,32 (50,000-100,000 examples), one unit from 50
+# features on 10x10 and from 100 on 40x30, 16 with 10-50 features on 100x100; at wide
+# rows on small maps its searches 1.6-2.1x faster than the rule's blocks of 4. The
+# guarantee is the same kind for any block: the product's best two blocks hold the
+# nearest unit unless a third lies within its rounding (no other unit than the exact
+# nearest in 300,000 examples of 1,000 features, uniform, clustered and after two
+# mean steps, with blocks of 1, 2 and 4).
 MATMUL_BLOCK_FEATURES = 512
 MIN_MATMUL_BLOCK, MAX_MATMUL_BLOCK = 4, 32
+CPU_MATMUL_BLOCKS = (1, 2, 4, 8, 16, 32)
 
 # Bytes one tile of the tiled form holds, as per_example_elements counts them (scores, candidates, one-hot rows
 # and values of its examples; the CPU's screened search holds its scores and a few rows of them). On the CPU a
@@ -161,7 +170,7 @@ class KernelPlan:
 
 
 def matmul_block(features: int) -> int:
-    """Units per candidate block of the matmul form for ``features`` features."""
+    """Units per candidate block of the matmul form for ``features`` features on an accelerator (CPU: choose)."""
     want = MATMUL_BLOCK_FEATURES / max(features, 1)
     b = 1 << max(0, round(math.log2(want))) if want >= 1 else 1
     return min(MAX_MATMUL_BLOCK, max(MIN_MATMUL_BLOCK, b))
@@ -492,7 +501,7 @@ def rank(
     """Every form's plan for these sizes with its predicted seconds per epoch (:func:`predict`), fastest first."""
     out = []
     for form in FORMS:
-        plan = choose(backend, units, features, samples, itemsize, budget=budget, form=form)
+        plan = choose(backend, units, features, samples, itemsize, budget, form, ceilings, sums)
         out.append((plan, predict(plan, units, features, samples, itemsize, backend, ceilings, sums)))
     return sorted(out, key=lambda pt: pt[1])
 
@@ -539,10 +548,22 @@ def choose(
         budget = TILE_BYTES.get(backend, TILE_BYTES["gpu"]) if budget is None else budget
     budget = CHUNK_BUDGET.get(backend, CHUNK_BUDGET["gpu"]) if budget is None else budget
     block = 0
+    if form == "matmul" and backend == "cpu":
+        # The block the model predicts fastest: two blocks' units re-ranked per example against one block
+        # minimum per block to rank (measured with bench/kernel_plans.py --blocks 1,2,4,8,16,32: blocks of one
+        # unit from 50 features on small maps, 16 with 10-50 features on 100x100).
+        plans = [_sized(form, b, units, features, samples, itemsize, budget) for b in CPU_MATMUL_BLOCKS if b <= units]
+        plans = plans or [_sized(form, units, units, features, samples, itemsize, budget)]
+        return min(plans, key=lambda p: predict(p, units, features, samples, itemsize, backend, ceilings, sums))
     if form == "matmul":
         block = min(matmul_block(features), units)
     elif form == "tiled":
         block = min(MIN_MATMUL_BLOCK, units)
+    return _sized(form, block, units, features, samples, itemsize, budget)
+
+
+def _sized(form: str, block: int, units: int, features: int, samples: int, itemsize: int, budget: int) -> KernelPlan:
+    """``form``'s plan with ``block`` units a block, its chunk of examples as many as ``budget`` bytes hold."""
     per = max(1, budget // itemsize) // max(per_example_elements(form, units, features, block), 1)
     chunk = _balanced(samples, per)
     if form in ("matmul", "tiled"):
