@@ -538,3 +538,24 @@ def test_every_plan_finds_the_references_units_among_data_far_from_the_origin(fo
     plan = fused_plan.choose("cpu", units, d, n, 4, form=form)
     got = np.asarray(kernels.jax.jit(lambda w, e: kernels.bmus(w, e, plan))(jnp.asarray(wt), jnp.asarray(x)))
     np.testing.assert_array_equal(got, _reference_units(wt, x))
+
+
+@pytest.mark.parametrize("block", [1, 2])
+@pytest.mark.parametrize(("features", "missing"), [(1100, True), (300, False)])
+def test_the_matmul_forms_smallest_blocks_find_the_direct_forms_units(block, features, missing):
+    """Blocks of one and two units (the CPU's cost model picks them at wide rows), in slabs of features past
+    WIDE_FEATURES and with missing values: each example's best and second-best unit are the direct form's."""
+    from som_studio.core.plans import kernels
+
+    jnp = kernels.jnp
+    rng = np.random.default_rng(2)
+    n, m = 600, 40
+    x = rng.random((n, features), dtype=np.float32)
+    wt = (x[rng.choice(n, m, replace=False)].T + rng.normal(0, 0.01, (features, m))).astype(np.float32)
+    known = (rng.random((n, features)) < 0.9).astype(np.float32) if missing else None
+    x = x if known is None else np.where(known != 0, x, 0).astype(np.float32)
+    k = None if known is None else jnp.asarray(known)
+    got = kernels.jax.jit(lambda w, e, kn: kernels.matmul(w, e, 256, block, kn, two=True))(wt, x, k)
+    want = kernels.jax.jit(lambda w, e, kn: kernels.direct(w, e, 256, kn, two=True))(wt, x, k)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
