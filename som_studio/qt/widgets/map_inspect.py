@@ -135,8 +135,8 @@ class MapInspector(QObject):
         self.selected: tuple[int, int] | None = None
         self._indexing = False
         self._index_asked = False  # once per map: data that cannot be read again is not read again per click
-        # A ring around the selected unit, in the picture's pixels (its view puts it over the map's shapes).
-        self.marker = QGraphicsEllipseItem(image)
+        # A ring around the selected unit, in the picture's pixels: the view places it, over the map's shapes.
+        self.marker = QGraphicsEllipseItem()
         pen = QPen(QColor(20, 20, 20))
         pen.setCosmetic(True)
         pen.setWidth(3)

@@ -137,8 +137,8 @@ class MapView(QWidget):
 
         # Hover read-out under the map; legend and a clicked unit's details beside it (map_inspect.py).
         self.inspector = MapInspector(self.image, self.plot.scene(), self)
-        # The selected unit's ring over the cells' shapes: as the image's child it was drawn under them. The
-        # image's coordinates are the view box's (its rect is its own pixels), so the ring's stay its own.
+        # The selected unit's ring over the cells' shapes (the image's child would be drawn under them), in the
+        # view box's coordinates, which are the image's own pixels (its rect is its size).
         self.view_box.addItem(self.inspector.marker)
         side = QVBoxLayout()
         side.addWidget(self.inspector.legend, 1)
