@@ -342,6 +342,7 @@ def _read_both(p, monkeypatch, **roles):
     from som_studio.core.data import csv_reader
 
     monkeypatch.setattr(csv_reader, "ARROW_BLOCK_BYTES", 64)
+    monkeypatch.setattr(csv_reader, "ARROW_MIN_BYTES", 0)
     out = []
     for arrow in (True, False):
         with monkeypatch.context() as m:
@@ -400,14 +401,16 @@ def test_a_plain_csv_is_parsed_by_pyarrow_and_a_late_blank_line_by_the_text_read
     pytest.importorskip("pyarrow")
     from som_studio.core.data import csv_reader
 
+    p = tmp_path / "t.csv"
+    p.write_text(PLAIN)
+    assert not CsvReader(p)._arrow_reads()  # a small file: reading it costs less than importing pyarrow
     monkeypatch.setattr(csv_reader, "ARROW_BLOCK_BYTES", 64)
+    monkeypatch.setattr(csv_reader, "ARROW_MIN_BYTES", 0)
     skipped = []
     real = csv_reader.CsvReader._text_chunks
     monkeypatch.setattr(
         csv_reader.CsvReader, "_text_chunks", lambda self, rows, skip=0: skipped.append(skip) or real(self, rows, skip)
     )
-    p = tmp_path / "t.csv"
-    p.write_text(PLAIN)
     assert read_table(p, labels="kind", id_column="id").values.shape == (40, 3) and skipped == []
     p.write_text(PLAIN.replace("\n30.5,", "\n\n30.5,"))
     t = read_table(p, labels="kind", id_column="id")
