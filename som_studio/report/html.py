@@ -37,6 +37,7 @@ th { background: #eef1f6; font-weight: 600; white-space: nowrap; }
 td { white-space: nowrap; }
 table.by-run th[scope="row"] { text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.long { white-space: normal; min-width: 40ch; }
 tr.diff td { background: #fff4d6; }
 .table-wrap { overflow-x: auto; }
 ul.flags { padding-left: 0; list-style: none; }
@@ -58,6 +59,17 @@ def _img_src(key: str, png: bytes | None, for_qt: bool) -> str | None:
     if for_qt:
         return f"chart-{key}.png"
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+#: Characters from which a text cell (a list of feature names, a long path) wraps: names and numbers never do,
+#: and a cell this long would run past a PDF page's edge, where Qt cuts it.
+WRAP_CHARS = 60
+
+
+def _text_cell(cell: str) -> str:
+    if len(cell) > WRAP_CHARS:
+        return f'<td class="long" style="white-space: normal">{escape(cell)}</td>'
+    return f"<td>{escape(cell)}</td>"
 
 
 def _table(
@@ -87,7 +99,7 @@ def _table(
             elif h == "status" and cell in bad:
                 cells.append(f'<td class="status-{bad[cell]}">{escape(cell)}</td>')
             else:
-                cells.append(f"<td>{escape(cell)}</td>")
+                cells.append(_text_cell(cell))
         out.append(f'<tr class="{cls}"{bg}>' + "".join(cells) + "</tr>" if cls else "<tr>" + "".join(cells) + "</tr>")
     out.append("</table>")
     html = "\n".join(out)
@@ -134,7 +146,7 @@ def _by_run(
                 elif cell in bad:
                     cells.append(f'<td class="status-{bad[cell]}">{escape(cell)}</td>')
                 else:
-                    cells.append(f"<td>{escape(cell)}</td>")
+                    cells.append(_text_cell(cell))
             head = f'<th scope="row" align="left">{escape(label)}</th>'
             rows.append((f'<tr class="{cls}"{bg}>' if cls else "<tr>") + head + "".join(cells) + "</tr>")
         rows.append("</table>")

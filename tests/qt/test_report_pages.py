@@ -129,3 +129,24 @@ def test_chromium_renders_the_html_report(written, tmp_path):
     # The headline's blue, right under the title, in the upper part of the page.
     blue = (np.abs(png[:300].astype(int) - (11, 79, 138)).sum(axis=-1) < 40).sum()
     assert blue > 200
+
+
+def test_a_long_text_cell_wraps_inside_the_pdf_page(tmp_path, qapp):
+    """A configuration's list of feature names is longer than a page is wide: its cell wraps, every name on
+    the page (Qt cuts a cell that does not wrap at the page's edge)."""
+    pdftotext = _tool("pdftotext")
+    names = [f"feature_number_{k}" for k in range(16)]
+    rec = RunRecord(
+        impl="numpy-batch",
+        kind="batch",
+        config={"impl": "numpy-batch", "grid": [10, 7], "epochs": 2, "feature_names": names},
+        status="ok",
+        chunks=[Chunk(0, 1, 0.01), Chunk(1, 1, 0.01)],
+        total_s=0.02,
+        samples=100,
+    )
+    report = build_report([StoredRun(rec, name="run")])
+    pdf = tmp_path / "report.pdf"
+    pdf.write_bytes(report_render.pdf_bytes(report, report_render.render_charts(report)))
+    text = subprocess.run([pdftotext, pdf, "-"], capture_output=True, text=True).stdout
+    assert all(name in text for name in names)
