@@ -419,22 +419,23 @@ def _near_ties(pairs: float, triples: float, crowds: float, missing: bool, d: in
 # up to 8 features (d = 6) and in one reduction past them (d = 9). An epoch ranks its examples near a tie
 # after every tile, or, with many features, in each tile (``in_tile``, forced here). The quality pass takes
 # its best two by whole columns or by blocks (``blocks``, forced).
+# The best unit by keys (small maps) or by three passes over the scores (``keyed`` off: larger maps).
 @pytest.mark.parametrize(
-    ("pairs", "triples", "crowds", "missing", "tile", "in_tile", "blocks", "d"),
+    ("pairs", "triples", "crowds", "missing", "tile", "in_tile", "blocks", "d", "keyed"),
     [
-        (0.0, 0.0, 0.0, True, 512, False, False, 6),
-        (0.01, 0.0, 0.001, False, 512, False, False, 9),
-        (0.03, 0.01, 0.0, True, 600, False, True, 6),
-        (0.08, 0.05, 0.0, False, 512, False, False, 6),
-        (0.05, 0.05, 0.01, True, 512, False, True, 9),
-        (0.1, 0.3, 0.0, False, 512, False, False, 9),
-        (0.03, 0.01, 0.002, True, 600, True, False, 9),
-        (0.1, 0.3, 0.01, False, 512, True, True, 9),
+        (0.0, 0.0, 0.0, True, 512, False, False, 6, True),
+        (0.01, 0.0, 0.001, False, 512, False, False, 9, False),
+        (0.03, 0.01, 0.0, True, 600, False, True, 6, True),
+        (0.08, 0.05, 0.0, False, 512, False, False, 6, False),
+        (0.05, 0.05, 0.01, True, 512, False, True, 9, True),
+        (0.1, 0.3, 0.0, False, 512, False, False, 9, True),
+        (0.03, 0.01, 0.002, True, 600, True, False, 9, False),
+        (0.1, 0.3, 0.01, False, 512, True, True, 9, True),
     ],
 )
 @pytest.mark.cpu_backend
 def test_the_cpus_screened_tiled_sums_are_the_references_however_many_examples_lie_near_a_tie(
-    pairs, triples, crowds, missing, tile, in_tile, blocks, d, monkeypatch
+    pairs, triples, crowds, missing, tile, in_tile, blocks, d, keyed, monkeypatch
 ):
     """The CPU's tiled epoch accepts the product's best unit only where no other can be as near; the rest,
     exact ties among them, are ranked again by the direct form against the units that can be (every unit,
@@ -444,6 +445,8 @@ def test_the_cpus_screened_tiled_sums_are_the_references_however_many_examples_l
     if in_tile:
         monkeypatch.setattr(kernels, "SCREEN_DEFERRED", 0)
     monkeypatch.setattr(screen, "BEST_TWO_MIN_UNITS", 0 if blocks else 10**9)
+    if not keyed:
+        monkeypatch.setattr(fused_plan, "KEYED_MAX_BITS", 0)
     jnp = kernels.jnp
     assert 2 * d > fused_plan.SCREEN_CANDIDATES or not crowds  # a crowd has more units than the candidates
     wt, x, known = _near_ties(pairs, triples, crowds, missing, d)
@@ -470,6 +473,65 @@ def test_the_cpus_screened_tiled_sums_are_the_references_however_many_examples_l
     first, second, _ = quality_jax.best_two_program(jnp.asarray(wt), jnp.asarray(xq), plan, known is not None)
     np.testing.assert_array_equal(np.asarray(first)[:n], best)
     np.testing.assert_array_equal(np.asarray(second)[:n], _reference_units(wt, x, known, besides=best))
+
+
+def test_keys_order_units_as_their_scores_with_nan_first():
+    """A key orders as its score, its last bits the unit's index (ties to the first unit), NaN least; with
+    those bits cleared it is no more than the score, and within them of it."""
+    from som_studio.core.plans import kernels, screen
+
+    jnp = kernels.jnp
+    rng = np.random.default_rng(4)
+    for dtype in (np.float32, np.float64):
+        special = [0.0, -0.0, np.inf, -np.inf, 1e-40, -1e-40, 3.0, 3.0]
+        score = np.concatenate([special, rng.normal(0, 10, 56) * 10.0 ** rng.integers(-20, 20, 56)]).astype(dtype)
+        cols = np.stack([score, rng.permutation(score)], axis=1)  # (M, T): two examples
+        key = np.asarray(screen.keys(jnp.asarray(cols), 6))
+        floor = np.asarray(screen.key_floor(jnp.asarray(key), 6, dtype))
+        for t in range(2):
+            first, later = np.argsort(key[:, t]), np.argsort(cols[:, t], kind="stable")
+            assert np.all(np.diff(cols[first, t]) >= 0)  # ordered as the scores
+            assert np.all(floor[:, t] <= cols[:, t])
+            finite = np.isfinite(cols[:, t]) & (np.abs(cols[:, t]) > 1e-30)
+            gap = np.abs(floor[finite, t] - cols[finite, t])
+            assert np.all(gap <= np.abs(cols[finite, t]) * 2.0 ** (6 - np.finfo(dtype).nmant))
+            assert later[0] == first[0] or cols[later[0], t] == cols[first[0], t]
+        cols[5, 1] = np.nan
+        key = np.asarray(screen.keys(jnp.asarray(cols), 6))
+        assert np.argmin(key[:, 1]) == 5 and np.isnan(np.asarray(screen.key_floor(jnp.asarray(key), 6, dtype))[5, 1])
+
+
+@pytest.mark.cpu_backend
+def test_the_screen_by_keys_ranks_again_what_its_keys_cannot_tell_apart():
+    """Examples nearer a later unit than an earlier one by less than a key's index bits (yet more than the
+    product's rounding): the keys take the earlier unit, find the example near a tie, and the search gives
+    the reference's unit every time."""
+    from som_studio.core.plans import kernels, screen
+
+    jnp = kernels.jnp
+    rng = np.random.default_rng(6)
+    d, m, n = 4, 200, 4000
+    wt = rng.random((d, m)).astype(np.float32)
+    a = rng.integers(0, m - 1, n)
+    b = a + 1 + rng.integers(0, m - 1 - a)  # a later unit
+    # Each example on the perpendicular bisector of its two units, moved toward the later one by a gap of
+    # 10^-8 to 10^-3 of the squared distance.
+    mid, along = (wt[:, a] + wt[:, b]).T / 2, (wt[:, b] - wt[:, a]).T
+    lift = rng.normal(0, 0.02, (n, d))
+    lift -= along * (np.sum(lift * along, axis=1) / np.sum(along * along, axis=1))[:, None]
+    x = mid + lift + along * (10.0 ** rng.uniform(-8, -3, n))[:, None]
+    x = x.astype(np.float32)
+    want = _reference_units(wt, x)
+    search = screen.Screen(jnp.asarray(wt))
+    assert search.keyed
+    first, near, _ = kernels.jax.jit(lambda e: search.settled(e, None))(jnp.asarray(x))
+    first, near = np.asarray(first), np.asarray(near)
+    wrong = first != want
+    assert wrong.sum() > 10 and near[wrong].all()  # the keys took the earlier unit: near, to be ranked again
+    plan = fused_plan.KernelPlan("tiled", 512, 4)
+    np.testing.assert_array_equal(np.asarray(kernels.bmus(jnp.asarray(wt), jnp.asarray(x), plan)), want)
+    sums = np.asarray(kernels.tiled_sums(jnp.asarray(wt), jnp.asarray(x), 512, 4))
+    np.testing.assert_array_equal(sums[:, -1], np.bincount(want, minlength=m))
 
 
 @pytest.mark.parametrize("block", [4, 5, 6])

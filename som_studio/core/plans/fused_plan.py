@@ -127,6 +127,13 @@ SCREEN_DEFERRED = 512
 scores: most lie near one there (18 % at 784 features, 91 % at 2,048), and their scores computed again
 after every tile cost as much as the tile (5,000 x 2,048 on 20x20: 356 ms an epoch against 251-265)."""
 
+KEYED_MAX_BITS = 10
+"""The screened search finds each example's best unit by keys (:meth:`~som_studio.core.plans.screen.Screen._keyed`)
+on maps of at most ``2 ** KEYED_MAX_BITS`` units: a key gives up as many of its score's last bits to the unit's
+index, and the examples within those bits of a tie are ranked again. Measured near a tie, three passes against
+keys: 0.015 -> 0.018 % of uniform examples on 10x10 at 16 features, 0.042 -> 0.059 % on 400 units at 30, 0.030
+-> 0.057 % on 1,024 units at 16; 0.29 -> 0.36 % about a map drawn together."""
+
 SCREEN_CANDIDATES = 16
 """Units the CPU's screened search ranks again by the direct form for an example near a tie, at most; an example
 with more is ranked against every unit. Eight left a third of the examples to every unit halfway through
@@ -311,6 +318,7 @@ class PlanCosts:
     group_row_s: float = 0.0
     scatter_row_s: float = 0.0
     slab_gather_s: float = 0.0
+    keyed_screen_s: float = 0.0
 
 
 #: The CPU's, from forced forms on a 2-core AVX-512 machine (process CPU time, the machine loaded):
@@ -331,7 +339,9 @@ class PlanCosts:
 #: cost model, fitted"). There the re-rank's gathers and the one-hot sums cost a few picoseconds an element,
 #: the scatter of the per-unit sums more (``scatter_row_s``, ``scatter_s``), and a trip ~0.1 ms; the direct
 #: form's loop past the unrolled features moves about 8 bytes per example, unit and feature.
-#: The CPU's screened tiled search (``screen_s`` per example and unit: its three passes over the scores;
+#: The CPU's screened tiled search (``screen_s`` per example and unit: its three passes over the scores,
+#: ``keyed_screen_s`` its two by keys on small maps, from the tiled search alone at 1,000,000 x 16 and x 30 on
+#: 10x10 and x 16 on 32x32, 0.07-0.12 ns less an example and unit at a ceiling twice the reference's;
 #: ``tile_scatter_s`` per element scattered into the sums; ``near_per_feature``, the share of examples near a
 #: tie per feature, which doubles at ``near_doubling`` features and grows on; ``crowded_share``, the share of
 #: those a map early in training crowds past SCREEN_CANDIDATES candidates, ranked against every unit (fitted
@@ -369,6 +379,7 @@ COSTS = {
         group_row_s=22e-9,
         scatter_row_s=70e-9,
         slab_gather_s=0.2e-9,
+        keyed_screen_s=0.25e-9,
     ),
     "gpu": PlanCosts(
         0.75,
@@ -439,9 +450,12 @@ def predict(
         t += 2 * n * mp * k / (peak * c.blocked_share)
         t += n * (2 * min(g, 2) * plan.block * (d + 2) * c.gather_s + g * c.select_s) * slow + scatter
     elif plan.form == "tiled" and backend == "cpu":
-        # The screened search: one product over every unit, its scores reduced three times, and only the
-        # examples near a tie re-ranked directly (a share growing with the features), then the scatter.
-        t += product(2 * n * m * k, k) + n * (m * c.screen_s + (k * c.tile_scatter_s if sums else 0.0)) * slow
+        # The screened search: one product over every unit, its scores reduced three times (twice by keys on
+        # small maps, a search of one unit), and only the examples near a tie re-ranked directly (a share
+        # growing with the features), then the scatter.
+        keyed = sums and c.keyed_screen_s and units <= 1 << KEYED_MAX_BITS
+        screen_s = c.keyed_screen_s if keyed else c.screen_s
+        t += product(2 * n * m * k, k) + n * (m * screen_s + (k * c.tile_scatter_s if sums else 0.0)) * slow
         # The share of examples near a tie, as measured: 3 % at 100 features, 18 % at 784, 91 % at 2,048.
         # A search of two units has about twice as many (the second's and the third's bounds as well).
         near = min(d * c.near_per_feature * (1 + d / c.near_doubling) * (1 if sums else 2), 1.0)
