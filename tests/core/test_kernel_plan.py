@@ -532,6 +532,13 @@ def test_the_screen_by_keys_ranks_again_what_its_keys_cannot_tell_apart():
     np.testing.assert_array_equal(np.asarray(kernels.bmus(jnp.asarray(wt), jnp.asarray(x), plan)), want)
     sums = np.asarray(kernels.tiled_sums(jnp.asarray(wt), jnp.asarray(x), 512, 4))
     np.testing.assert_array_equal(sums[:, -1], np.bincount(want, minlength=m))
+    # The best two (the quality pass's): the keys' second unit is one of the pair as often, and as well checked.
+    (first, second), near, _ = kernels.jax.jit(lambda e: search.settled(e, None, True))(jnp.asarray(x))
+    wrong = (np.asarray(first) != want) | (np.asarray(second) != _reference_units(wt, x, besides=want))
+    assert np.asarray(near)[wrong].all()
+    got = kernels.best_two(jnp.asarray(wt), jnp.asarray(x), plan)
+    np.testing.assert_array_equal(np.asarray(got[0]), want)
+    np.testing.assert_array_equal(np.asarray(got[1]), _reference_units(wt, x, besides=want))
 
 
 @pytest.mark.parametrize("block", [4, 5, 6])

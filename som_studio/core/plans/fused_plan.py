@@ -450,10 +450,10 @@ def predict(
         t += 2 * n * mp * k / (peak * c.blocked_share)
         t += n * (2 * min(g, 2) * plan.block * (d + 2) * c.gather_s + g * c.select_s) * slow + scatter
     elif plan.form == "tiled" and backend == "cpu":
-        # The screened search: one product over every unit, its scores reduced three times (twice by keys on
-        # small maps, a search of one unit), and only the examples near a tie re-ranked directly (a share
-        # growing with the features), then the scatter.
-        keyed = sums and c.keyed_screen_s and units <= 1 << KEYED_MAX_BITS
+        # The screened search: one product over every unit, its scores reduced three times (fewer by keys on
+        # small maps), and only the examples near a tie re-ranked directly (a share growing with the
+        # features), then the scatter.
+        keyed = c.keyed_screen_s and units <= 1 << KEYED_MAX_BITS
         screen_s = c.keyed_screen_s if keyed else c.screen_s
         t += product(2 * n * m * k, k) + n * (m * screen_s + (k * c.tile_scatter_s if sums else 0.0)) * slow
         # The share of examples near a tie, as measured: 3 % at 100 features, 18 % at 784, 91 % at 2,048.

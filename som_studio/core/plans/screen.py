@@ -335,8 +335,8 @@ class Screen:
         def reach(unit: Array, low: Array) -> Array:
             return self._error(unit, xn) + self._direct_rounding(low + xsq)
 
-        if self.keyed and not two:
-            return self._keyed(score, xn, reach)
+        if self.keyed:
+            return self._keyed(score, xn, reach, two)
         floor = self._floor(score, xn)
         block = 0
         if two and self.m >= BEST_TWO_MIN_UNITS:
@@ -355,32 +355,48 @@ class Screen:
         near = ~(jnp.minimum(low2 - self._error(second, xn), third) > limit) | ~(third > limit2)
         return (first, second), near, jnp.maximum(limit, limit2)
 
-    def _keyed(self, score: Array, xn: Array, reach: Any) -> tuple[tuple[Array], Array, Array]:
-        """:meth:`_screen`'s best unit by two reductions of keys (:func:`keys`) where it made three passes over
-        the scores (a min, the first unit at it, the others' least bound): the tiled search of 1,000,000 x 16
-        on 10x10 55 -> 46 ms, x 30 72 -> 62 ms, x 16 on 32x32 823 -> 706 ms.
+    def _keyed(self, score: Array, xn: Array, reach: Any, two: bool) -> tuple[tuple[Array, ...], Array, Array]:
+        """:meth:`_screen` by reductions of keys (:func:`keys`): two for the best unit where it made three
+        passes over the scores (a min, the first unit at it, the others' least bound), three for the best two
+        where it made five. The tiled search of 1,000,000 x 16 on 10x10 55 -> 46 ms, x 30 72 -> 62 ms, x 16 on
+        32x32 823 -> 706 ms.
 
         A key orders a unit by its score with the score's last bits replaced by the unit's index: the least
         key's unit is the best unit, or one scoring within those bits of it. Its own score, read back, sets the
-        reach; the second least key bounds every other unit's score from below (its bits cleared), and less
+        reach; the next least key bounds every other unit's score from below (its bits cleared), and less
         the largest rounding of any unit, every other unit's bound. So an example is near a tie as
         :meth:`_screen` finds it, or within those bits of one: the bits are few beside a float's (at most
         :data:`~som_studio.core.plans.fused_plan.KEYED_MAX_BITS`), and the examples near a tie a few more
-        (ranked again all the same).
+        (ranked again all the same). With ``two`` the second least key is the second unit, the third least
+        bounds the rest.
         """
         bits = self.keyed
-        key = keys(score, bits)
-        k1 = jnp.min(key, axis=0)
-        # No other unit (a map of one): the second key that of +inf.
-        top = _ordered(lax.bitcast_convert_type(jnp.asarray(jnp.inf, score.dtype), key.dtype))
-        k2 = jnp.min(jnp.where(key == k1[None, :], top, key), axis=0)
         index = (1 << bits) - 1
-        first = (k1 & index).astype(jnp.int32)
-        low = jnp.take_along_axis(score, first[None, :], axis=0, mode="clip")[0]
-        others = key_floor(k2, bits, score.dtype) - self.slack_max - self.cross_max * xn
-        limit = low + reach(first, low)
+        key = keys(score, bits)
+        # No other unit (a map of one or two): the next key that of +inf.
+        top = _ordered(lax.bitcast_convert_type(jnp.asarray(jnp.inf, score.dtype), key.dtype))
+        k1 = jnp.min(key, axis=0)
+        k2 = jnp.min(jnp.where(key == k1[None, :], top, key), axis=0)
+
+        def unit(k: Array) -> tuple[Array, Array]:
+            at = (k & index).astype(jnp.int32)
+            return at, jnp.take_along_axis(score, jnp.minimum(at, self.m - 1)[None, :], axis=0, mode="clip")[0]
+
+        def bound(k: Array) -> Array:
+            return key_floor(k, bits, score.dtype) - self.slack_max - self.cross_max * xn
+
         # A NaN score is the least key: its unit is taken first, its score NaN, and the example near.
-        return (first,), ~(others > limit), limit
+        first, low = unit(k1)
+        limit = low + reach(first, low)
+        if not two:
+            return (first,), ~(bound(k2) > limit), limit
+        k3 = jnp.min(jnp.where((key == k1[None, :]) | (key == k2[None, :]), top, key), axis=0)
+        second, low2 = unit(k2)
+        # A map of one unit has no second: out of range, as the search by whole columns leaves it.
+        second = jnp.where(k2 == top, self.m, second)
+        third, limit2 = bound(k3), low2 + reach(second, low2)
+        near = ~(jnp.minimum(low2 - self._error(second, xn), third) > limit) | ~(third > limit2)
+        return (first, second), near, jnp.maximum(limit, limit2)
 
     def __call__(self, x: Array, kn: Array | None, two: bool = False) -> Any:
         """Each example's best unit (and its second-best, the quality pass's search)."""
