@@ -321,7 +321,13 @@ class PlanCosts:
     keyed_screen_s: float = 0.0
 
 
-#: The CPU's, from forced forms on a 2-core AVX-512 machine (process CPU time, the machine loaded):
+#: The CPU's matmul and blocked forms' ``matmul_half``, ``blocked_share``, ``gather_s``, ``select_s``,
+#: ``scatter_s`` and ``scatter_row_s`` refitted with jax 0.12 (least squares of the relative error, the other
+#: constants held) to 71 whole epochs, each form forced at 33 shapes from 1,000 x 3 on 240x135 to 1,000,000 x 50
+#: on 20x20, 20 epochs from a random map, the median epoch, least of two runs (docs/benchmarks.md, "The CPU's
+#: cost model refitted"): its gathers had grown 4x cheaper, and the blocked form beat the matmul form's picks
+#: by 1.8-2.6x on 100x100 maps with 3-5 features. Before that, all
+#: from forced forms on a 2-core AVX-512 machine (process CPU time, the machine loaded):
 #: 1,000,000 x 30 on 10x10 (scores alone 52 ms, the matmul search with blocks of 4 units 213 ms, the scatter
 #: 88 ms) and 5,000 x 2,048 on 20x20 (scores 52 ms, the re-rank of 8 candidates 41 ms); the scatter's per
 #: example and per element parts, and the re-rank in slabs, from the epoch, the search and the product with its
@@ -358,12 +364,12 @@ class PlanCosts:
 COSTS = {
     "cpu": PlanCosts(
         0.75,
-        8.0,
-        0.22,
+        14.0,
+        0.205,
         0.04,
-        0.49e-9,
-        1.7e-9,
-        0.58e-9,
+        0.12e-9,
+        3.3e-9,
+        0.71e-9,
         0.0,
         4e-6,
         tile_unit_s=50e-9,
@@ -377,7 +383,7 @@ COSTS = {
         group_s=100e-6,
         group_unit_s=3.5e-9,
         group_row_s=22e-9,
-        scatter_row_s=70e-9,
+        scatter_row_s=35e-9,
         slab_gather_s=0.2e-9,
         keyed_screen_s=0.25e-9,
     ),
