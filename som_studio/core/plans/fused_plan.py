@@ -319,14 +319,16 @@ class PlanCosts:
     scatter_row_s: float = 0.0
     slab_gather_s: float = 0.0
     keyed_screen_s: float = 0.0
+    blocked_gather_s: float = 0.0
 
 
-#: The CPU's matmul and blocked forms' ``matmul_half``, ``blocked_share``, ``gather_s``, ``select_s``,
-#: ``scatter_s`` and ``scatter_row_s`` refitted with jax 0.12 (least squares of the relative error, the other
-#: constants held) to 71 whole epochs, each form forced at 33 shapes from 1,000 x 3 on 240x135 to 1,000,000 x 50
-#: on 20x20, 20 epochs from a random map, the median epoch, least of two runs (docs/benchmarks.md, "The CPU's
-#: cost model refitted"): its gathers had grown 4x cheaper, and the blocked form beat the matmul form's picks
-#: by 1.8-2.6x on 100x100 maps with 3-5 features. Before that, all
+#: With jax 0.12 the blocked form beat the matmul form's picks by 1.8-2.6x on 100x100 maps with 3-5 features:
+#: its own ``blocked_gather_s`` (its candidate blocks are gathered whole, block-major, where the matmul form
+#: gathers rows unit by unit) and ``blocked_share`` fitted to 71 whole epochs, each form forced at 33 shapes
+#: (20 epochs from a random map, the median epoch, least of two runs), and 130 searches of the matmul form
+#: with blocks of 1-32 units and the blocked form at 24 shapes (docs/benchmarks.md, "The CPU's cost model
+#: refitted"); the examples near a tie of the tiled form's groups (``group_s``, ``group_unit_s``) fitted to the
+#: same epochs. The rest as before,
 #: from forced forms on a 2-core AVX-512 machine (process CPU time, the machine loaded):
 #: 1,000,000 x 30 on 10x10 (scores alone 52 ms, the matmul search with blocks of 4 units 213 ms, the scatter
 #: 88 ms) and 5,000 x 2,048 on 20x20 (scores 52 ms, the re-rank of 8 candidates 41 ms); the scatter's per
@@ -364,12 +366,12 @@ class PlanCosts:
 COSTS = {
     "cpu": PlanCosts(
         0.75,
-        14.0,
-        0.205,
+        8.0,
+        0.17,
         0.04,
-        0.12e-9,
-        3.3e-9,
-        0.71e-9,
+        0.49e-9,
+        1.7e-9,
+        0.58e-9,
         0.0,
         4e-6,
         tile_unit_s=50e-9,
@@ -380,12 +382,13 @@ COSTS = {
         crowded_share=1.0,
         feature_trip_s=9e-9,
         screen_trip_s=50e-6,
-        group_s=100e-6,
-        group_unit_s=3.5e-9,
+        group_s=8e-6,
+        group_unit_s=0.9e-9,
         group_row_s=22e-9,
-        scatter_row_s=35e-9,
+        scatter_row_s=70e-9,
         slab_gather_s=0.2e-9,
         keyed_screen_s=0.25e-9,
+        blocked_gather_s=0.11e-9,
     ),
     "gpu": PlanCosts(
         0.75,
@@ -454,7 +457,8 @@ def predict(
         g = -(-units // max(plan.block, 1))
         mp = g * plan.block
         t += 2 * n * mp * k / (peak * c.blocked_share)
-        t += n * (2 * min(g, 2) * plan.block * (d + 2) * c.gather_s + g * c.select_s) * slow + scatter
+        gather = c.blocked_gather_s or c.gather_s
+        t += n * (2 * min(g, 2) * plan.block * (d + 2) * gather + g * c.select_s) * slow + scatter
     elif plan.form == "tiled" and backend == "cpu":
         # The screened search: one product over every unit, its scores reduced three times (fewer by keys on
         # small maps), and only the examples near a tie re-ranked directly (a share growing with the
