@@ -35,9 +35,9 @@ CPU_CROSSOVERS = [
     (10_000, 3, 40 * 30, "matmul", "blocked"),  # 0.36
     (10_000, 3, 240 * 135, "blocked", "matmul"),  # 1.38
     (10_000, 8, 40 * 30, "matmul", "blocked"),  # 0.21
-    # Measured again with jax 0.12 (20 epochs from a random map, the median epoch, each form forced; the
-    # table in docs/benchmarks.md, "The CPU's cost model refitted"): the blocked form has overtaken the matmul
-    # form's blocks of 32 on 100x100 maps with few features.
+    # Measured again with jax 0.12.0.1 on a 2-core AVX-512 machine (20 epochs from a random map, the median
+    # epoch, each form forced; the table in docs/benchmarks.md, "The CPU's cost model refitted"): the blocked
+    # form has overtaken the matmul form's blocks of 32 on 100x100 maps with few features.
     (1_000, 3, 100 * 100, "blocked", "matmul"),  # 2.46 ms against 4.39 ms
     (10_000, 3, 100 * 100, "blocked", "matmul"),  # 13.8 ms against 36.5 ms
     (50_000, 3, 100 * 100, "blocked", "matmul"),  # 71.7 ms against 143.7 ms
