@@ -351,6 +351,14 @@ class Screen:
                 return (first,), ~(second > limit), limit  # NaN counts as near
             low2, second = best(jnp.where(row == first[None, :], inf, score))
             third = jnp.min(jnp.where((row == first[None, :]) | (row == second[None, :]), inf, floor), axis=0)
+        return self._two(first, low, second, low2, third, xn, reach)
+
+    def _two(
+        self, first: Array, low: Array, second: Array, low2: Array, third: Array, xn: Array, reach: Any
+    ) -> tuple[tuple[Array, Array], Array, Array]:
+        """:meth:`_screen`'s best two from their scores ``low``, ``low2`` and ``third``, every other unit's bound
+        from below: near a tie unless the second's bound and ``third`` lie beyond the first's reach and ``third``
+        beyond the second's."""
         limit, limit2 = low + reach(first, low), low2 + reach(second, low2)
         near = ~(jnp.minimum(low2 - self._error(second, xn), third) > limit) | ~(third > limit2)
         return (first, second), near, jnp.maximum(limit, limit2)
@@ -387,16 +395,14 @@ class Screen:
 
         # A NaN score is the least key: its unit is taken first, its score NaN, and the example near.
         first, low = unit(k1)
-        limit = low + reach(first, low)
         if not two:
+            limit = low + reach(first, low)
             return (first,), ~(bound(k2) > limit), limit
         k3 = jnp.min(jnp.where((key == k1[None, :]) | (key == k2[None, :]), top, key), axis=0)
         second, low2 = unit(k2)
         # A map of one unit has no second: out of range, as the search by whole columns leaves it.
         second = jnp.where(k2 == top, self.m, second)
-        third, limit2 = bound(k3), low2 + reach(second, low2)
-        near = ~(jnp.minimum(low2 - self._error(second, xn), third) > limit) | ~(third > limit2)
-        return (first, second), near, jnp.maximum(limit, limit2)
+        return self._two(first, low, second, low2, bound(k3), xn, reach)
 
     def __call__(self, x: Array, kn: Array | None, two: bool = False) -> Any:
         """Each example's best unit (and its second-best, the quality pass's search)."""
