@@ -41,8 +41,10 @@ CPU_CROSSOVERS = [
     (1_000, 3, 100 * 100, "blocked", "matmul"),  # 2.46 ms against 4.39 ms
     (10_000, 3, 100 * 100, "blocked", "matmul"),  # 13.8 ms against 36.5 ms
     (50_000, 3, 100 * 100, "blocked", "matmul"),  # 71.7 ms against 143.7 ms
-    # Not held: 10,000 x 5 and x 8 on 100x100, blocked 14.8 and 25.6 ms against matmul 37.1 and 39.4 (the
-    # model: 24.9 and 36.5 against 22.9 and 25.7; its blocked term grows with the features, the epochs hardly).
+    # The matmul form's chunks holding 8 MiB of scores (fused_plan.CPU_SCORES_BYTES; 32 MiB: 37-39 ms):
+    (10_000, 8, 100 * 100, "matmul", "blocked"),  # 17-20 ms against 22-26 ms
+    # Not held: 10,000 x 5 on 100x100, blocked 12.7-23 ms against matmul 18-19 (the model: 24.8 against 23.0;
+    # its blocked term grows with the features, the epochs hardly from 3 to 5).
     (10_000, 50, 40 * 30, "matmul", "blocked"),  # from 10 features matmul wins at every size
     (10_000, 300, 100 * 100, "matmul", "blocked"),
     # tiled against matmul, whole epochs with each form forced, least of 5 (docs/benchmarks.md, "Many rows on
@@ -226,6 +228,24 @@ def test_chunks_stay_within_the_budget_and_are_balanced(form, units, samples, bu
     per = fused_plan.per_example_elements(form, units, 3)
     assert plan.chunk == 1 or plan.chunk * per * 4 <= budget
     assert chunks * plan.chunk - samples < chunks  # padding under one example per chunk
+
+
+@pytest.mark.parametrize(("units", "features"), [(10_000, 3), (32_400, 8), (1200, 20)])
+def test_the_cpus_search_keeps_a_chunks_scores_within_the_cache(units, features):
+    """Big maps: the chunk as many examples as 8 MiB of scores hold, not as the whole budget holds."""
+    for form in ("matmul", "direct"):
+        plan = fused_plan.choose("cpu", units, features, 100_000, 4, form=form)
+        assert fused_plan.CPU_SCORES_BYTES / 2 < plan.chunk * units * 4 <= fused_plan.CPU_SCORES_BYTES
+    # An accelerator's chunk is one kernel: the budget alone bounds it.
+    gpu = fused_plan.choose("gpu", units, features, 100_000, 4, form="matmul")
+    assert gpu.chunk * units * 4 > fused_plan.CPU_SCORES_BYTES
+
+
+def test_wide_rows_on_small_maps_keep_the_chunks_their_budget_gives():
+    plan = fused_plan.choose("cpu", 400, 2048, 5000, 4, form="matmul")
+    per = fused_plan.per_example_elements("matmul", 400, 2048, plan.block)
+    assert plan.chunk * 400 * 4 < fused_plan.CPU_SCORES_BYTES
+    assert plan.chunk * per * 4 <= fused_plan.CHUNK_BUDGET["cpu"] < 2 * plan.chunk * per * 4
 
 
 def test_a_plan_is_forced_by_the_context_manager_and_the_environment(monkeypatch):

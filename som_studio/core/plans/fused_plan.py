@@ -86,6 +86,14 @@ ARGMIN_ELEMENTS = 1 << 23
 # loop trips (~22 us each on the H100); 1 GiB of a device's tens leaves room for
 # the rest of the epoch. On the CPU the blocked form's budget applies.
 CHUNK_BUDGET = {"cpu": ARGMIN_ELEMENTS * 4, "gpu": 1 << 30, "tpu": 1 << 30}
+# Bytes of scores one chunk of the CPU's matmul (and direct) search may hold: they stay in the cache from the
+# product that writes them to the minima that read them. The matmul search alone, 10,000 examples on a 2-core
+# EPYC (32 MiB of L3), chunks whose scores hold 8 MiB against the budget's 32: 3 features on 100x100 33.9 -> 15.0
+# ms, 8 on 100x100 25.2 -> 16.5, 20 on 100x100 31-110 -> 28.3, 3 on 240x135 81.6 -> 40.9; 4 MiB and less, more
+# trips, no faster. Whole epochs, alternated with the tree before: 10,000 x 5 on 100x100 30-42 -> 19 ms, x 8
+# 32-35 -> 17, x 20 32-69 -> 25-30. Wide rows on small maps hold few scores and keep their chunks (there the
+# budget's candidate rows bound them; at 8 MiB in all their epochs read 1.35x slower in half the runs).
+CPU_SCORES_BYTES = 8 << 20
 # Units per block of the matmul form: each example re-ranks two blocks directly,
 # gathering 2 x block x features numbers, a memory-bound step that outgrows the
 # product's block minima as features grow, while each block is one more minimum to
@@ -573,23 +581,30 @@ def choose(
         budget = TILE_BYTES.get(backend, TILE_BYTES["gpu"]) if budget is None else budget
     budget = CHUNK_BUDGET.get(backend, CHUNK_BUDGET["gpu"]) if budget is None else budget
     block = 0
+    scores = CPU_SCORES_BYTES if backend == "cpu" and form in ("matmul", "direct") else None
     if form == "matmul" and backend == "cpu":
         # The block the model predicts fastest: two blocks' units re-ranked per example against one block
         # minimum per block to rank (measured with bench/kernel_plans.py --blocks 1,2,4,8,16,32: blocks of one
         # unit from 50 features on small maps, 16 with 10-50 features on 100x100).
-        plans = [_sized(form, b, units, features, samples, itemsize, budget) for b in CPU_MATMUL_BLOCKS if b <= units]
-        plans = plans or [_sized(form, units, units, features, samples, itemsize, budget)]
+        blocks = [b for b in CPU_MATMUL_BLOCKS if b <= units]
+        plans = [_sized(form, b, units, features, samples, itemsize, budget, scores) for b in blocks]
+        plans = plans or [_sized(form, units, units, features, samples, itemsize, budget, scores)]
         return min(plans, key=lambda p: predict(p, units, features, samples, itemsize, backend, ceilings, sums))
     if form == "matmul":
         block = min(matmul_block(features), units)
     elif form == "tiled":
         block = min(MIN_MATMUL_BLOCK, units)
-    return _sized(form, block, units, features, samples, itemsize, budget)
+    return _sized(form, block, units, features, samples, itemsize, budget, scores)
 
 
-def _sized(form: str, block: int, units: int, features: int, samples: int, itemsize: int, budget: int) -> KernelPlan:
-    """``form``'s plan with ``block`` units a block, its chunk of examples as many as ``budget`` bytes hold."""
+def _sized(
+    form: str, block: int, units: int, features: int, samples: int, itemsize: int, budget: int, scores: int | None
+) -> KernelPlan:
+    """``form``'s plan with ``block`` units a block, its chunk of examples as many as ``budget`` bytes hold, their
+    scores no more than ``scores`` bytes (None: any)."""
     per = max(1, budget // itemsize) // max(per_example_elements(form, units, features, block), 1)
+    if scores is not None:
+        per = min(per, scores // (units * itemsize))
     chunk = _balanced(samples, per)
     if form in ("matmul", "tiled"):
         return KernelPlan(form, chunk, block=block)
