@@ -558,7 +558,8 @@ def choose(
     units, features, samples : what one device searches: its map units, features, its examples.
     itemsize : bytes per element of the run's precision.
     budget : bytes one chunk may hold (default: the one :func:`forced` sets, else :data:`CHUNK_BUDGET` for the
-        backend, :data:`TILE_BYTES` for a tile; the blocked form's default is :data:`ARGMIN_ELEMENTS` elements).
+        backend, :data:`TILE_BYTES` for a tile; the blocked form's default is :data:`ARGMIN_ELEMENTS` elements). On
+        the CPU the matmul and direct forms' scores also fit :data:`CPU_SCORES_BYTES`, whatever the budget.
     form : force a form (default: :func:`forced_form`, else the one the cost model predicts fastest, :func:`rank`).
     ceilings : the device's (matmul FLOP/s, bytes/s) for the cost model (default :data:`DEFAULT_CEILINGS`).
     sums : whether the plan also makes the epoch's per-unit sums (a batch epoch on one device) or searches
