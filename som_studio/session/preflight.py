@@ -135,7 +135,7 @@ def memory_need(
     size = problem_size(config, samples, features, missing)
     if devices is not None and devices.backend:
         # The devices' backend picks the kernel plan that runs there, and so the chunk the estimate counts
-        # (an accelerator's chunks are bounded by 1 GiB, the CPU's by 32 MiB).
+        # (an accelerator's chunks are bounded by 1 GiB, the CPU's by 16 MiB).
         size = dataclasses.replace(size, backend=devices.backend)
     if maps > 1:
         from som_studio.session.sweep import spread

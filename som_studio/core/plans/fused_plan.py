@@ -84,15 +84,19 @@ ARGMIN_ELEMENTS = 1 << 23
 # Bytes one chunk of the direct or matmul search may hold, by backend. On an
 # accelerator a chunk is one kernel over examples x units: the larger, the fewer
 # loop trips (~22 us each on the H100); 1 GiB of a device's tens leaves room for
-# the rest of the epoch. On the CPU the blocked form's budget applies.
-CHUNK_BUDGET = {"cpu": ARGMIN_ELEMENTS * 4, "gpu": 1 << 30, "tpu": 1 << 30}
+# the rest of the epoch. On the CPU a chunk is half the L3 of the machine measured
+# (2-core EPYC, 32 MiB): wide rows on small maps, whose chunks this bounds (their
+# candidate rows), whole epochs alternated with 32 MiB, four rounds, medians:
+# 5,000 x 2,048 on 20x20 44.3 -> 35.8 ms, 10,000 x 784 on 40x30 67.6 -> 57.0,
+# 200,000 x 1,000 on 10x10 318 -> 286, 100,000 x 784 on 10x10 125 -> 118, 50,000 x
+# 128 on 50x50 171 -> 158; torchsom's shape and 10,000 x 300 on 40x30 unchanged.
+CHUNK_BUDGET = {"cpu": 16 << 20, "gpu": 1 << 30, "tpu": 1 << 30}
 # Bytes of scores one chunk of the CPU's matmul (and direct) search may hold: they stay in the cache from the
-# product that writes them to the minima that read them. The matmul search alone, 10,000 examples on a 2-core
-# EPYC (32 MiB of L3), chunks whose scores hold 8 MiB against the budget's 32: 3 features on 100x100 33.9 -> 15.0
-# ms, 8 on 100x100 25.2 -> 16.5, 20 on 100x100 31-110 -> 28.3, 3 on 240x135 81.6 -> 40.9; 4 MiB and less, more
-# trips, no faster. Whole epochs, alternated with the tree before: 10,000 x 5 on 100x100 30-42 -> 19 ms, x 8
-# 32-35 -> 17, x 20 32-69 -> 25-30. Wide rows on small maps hold few scores and keep their chunks (there the
-# budget's candidate rows bound them; at 8 MiB in all their epochs read 1.35x slower in half the runs).
+# product that writes them to the minima that read them. The matmul search alone, 10,000 examples, chunks whose
+# scores hold 8 MiB against 32: 3 features on 100x100 33.9 -> 15.0 ms, 8 on 100x100 25.2 -> 16.5, 20 on 100x100
+# 31-110 -> 28.3, 3 on 240x135 81.6 -> 40.9; 4 MiB and less, more trips, no faster. Whole epochs, alternated
+# with the tree before: 10,000 x 5 on 100x100 30-42 -> 19 ms, x 8 32-35 -> 17, x 20 32-69 -> 25-30. Wide rows
+# on small maps hold few scores: an 8 MiB budget in all read 1.35x slower in half their epochs, 16 faster.
 CPU_SCORES_BYTES = 8 << 20
 # Units per block of the matmul form: each example re-ranks two blocks directly,
 # gathering 2 x block x features numbers, a memory-bound step that outgrows the
