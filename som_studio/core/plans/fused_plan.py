@@ -146,6 +146,14 @@ index, and the examples within those bits of a tie are ranked again. Measured ne
 keys: 0.015 -> 0.018 % of uniform examples on 10x10 at 16 features, 0.042 -> 0.059 % on 400 units at 30, 0.030
 -> 0.057 % on 1,024 units at 16; 0.29 -> 0.36 % about a map drawn together."""
 
+
+def keyed_bits(units: int, itemsize: int) -> int:
+    """Bits of a key that hold the unit's index on a map of ``units`` units whose scores take ``itemsize`` bytes
+    (float32 or float64: keys of the same width); 0: the search takes no keys."""
+    bits = max(1, (units - 1).bit_length())
+    return bits if bits <= KEYED_MAX_BITS and itemsize in (4, 8) else 0
+
+
 SCREEN_CANDIDATES = 16
 """Units the CPU's screened search ranks again by the direct form for an example near a tie, at most; an example
 with more is ranked against every unit. Eight left a third of the examples to every unit halfway through
@@ -476,8 +484,7 @@ def predict(
         # The screened search: one product over every unit, its scores reduced three times (fewer by keys on
         # small maps), and only the examples near a tie re-ranked directly (a share growing with the
         # features), then the scatter.
-        keyed = c.keyed_screen_s and units <= 1 << KEYED_MAX_BITS
-        screen_s = c.keyed_screen_s if keyed else c.screen_s
+        screen_s = c.keyed_screen_s if c.keyed_screen_s and keyed_bits(units, itemsize) else c.screen_s
         t += product(2 * n * m * k, k) + n * (m * screen_s + (k * c.tile_scatter_s if sums else 0.0)) * slow
         # The share of examples near a tie, as measured: 3 % at 100 features, 18 % at 784, 91 % at 2,048.
         # A search of two units has about twice as many (the second's and the third's bounds as well).

@@ -47,12 +47,6 @@ BEST_TWO_BLOCKS = (4, 8, 6, 5, 3)
 _KEY_INTS = {4: "int32", 8: "int64"}
 
 
-def keyed_bits(units: int, dtype: Any) -> int:
-    """Bits of a key that hold the unit's index on a map of ``units`` units of ``dtype`` scores; 0: no keys."""
-    bits = max(1, (units - 1).bit_length())
-    return bits if bits <= fused_plan.KEYED_MAX_BITS and jnp.dtype(dtype).itemsize in _KEY_INTS else 0
-
-
 def _ordered(bits: Array) -> Array:
     # A float's bits as a signed integer ordered as the floats are (its own inverse): negative floats' magnitude
     # bits flipped.
@@ -182,7 +176,7 @@ class Screen:
         finite = jnp.isfinite(self.wsq)
         self.slack = jnp.where(finite, self.k * self.wsq, 0)[:, None]
         self.cross = jnp.where(finite, 2 * self.k * jnp.sqrt(jnp.where(finite, self.wsq, 0)), 0)[:, None]
-        self.keyed = keyed_bits(m, dtype)
+        self.keyed = fused_plan.keyed_bits(m, jnp.dtype(dtype).itemsize)
         self.slack_max, self.cross_max = jnp.max(self.slack), jnp.max(self.cross)
 
     def _scores(self, x: Array, kn: Array | None) -> tuple[Array, Array]:
