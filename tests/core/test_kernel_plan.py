@@ -241,6 +241,16 @@ def test_the_cpus_search_keeps_a_chunks_scores_within_the_cache(units, features)
     assert gpu.chunk * units * 4 > fused_plan.CPU_SCORES_BYTES
 
 
+def test_a_map_past_the_cache_keeps_chunks_that_amortise_reading_it():
+    """A map streamed whole every trip: chunks as large as the streamed budget holds, their scores uncapped."""
+    units, features = 10_000, 784
+    assert units * (features + 1) * 4 > fused_plan.CHUNK_BUDGET["cpu"]
+    plan = fused_plan.choose("cpu", units, features, 10_000, 4, form="matmul")
+    per = fused_plan.per_example_elements("matmul", units, features, plan.block)
+    assert plan.chunk * units * 4 > fused_plan.CPU_SCORES_BYTES
+    assert plan.chunk * per * 4 <= fused_plan.CPU_STREAMED_BUDGET < 2 * plan.chunk * per * 4
+
+
 def test_wide_rows_on_small_maps_keep_the_chunks_their_budget_gives():
     plan = fused_plan.choose("cpu", 400, 2048, 5000, 4, form="matmul")
     per = fused_plan.per_example_elements("matmul", 400, 2048, plan.block)

@@ -98,6 +98,10 @@ CHUNK_BUDGET = {"cpu": 16 << 20, "gpu": 1 << 30, "tpu": 1 << 30}
 # with the tree before: 10,000 x 5 on 100x100 30-42 -> 19 ms, x 8 32-35 -> 17, x 20 32-69 -> 25-30. Wide rows
 # on small maps hold few scores: an 8 MiB budget in all read 1.35x slower in half their epochs, 16 faster.
 CPU_SCORES_BYTES = 8 << 20
+# Both sizes hold where the map stays in the cache between trips. A map larger than the CPU's budget is
+# streamed whole every trip, and chunks then take this budget, their scores uncapped: 10,000 x 784 on 100x100
+# (a 31 MB map) read 590-632 ms an epoch with chunks of 167 examples against 551-577 ms with 334.
+CPU_STREAMED_BUDGET = 32 << 20
 # Units per block of the matmul form: each example re-ranks two blocks directly,
 # gathering 2 x block x features numbers, a memory-bound step that outgrows the
 # product's block minima as features grow, while each block is one more minimum to
@@ -570,7 +574,8 @@ def choose(
     itemsize : bytes per element of the run's precision.
     budget : bytes one chunk may hold (default: the one :func:`forced` sets, else :data:`CHUNK_BUDGET` for the
         backend, :data:`TILE_BYTES` for a tile; the blocked form's default is :data:`ARGMIN_ELEMENTS` elements). On
-        the CPU the matmul and direct forms' scores also fit :data:`CPU_SCORES_BYTES`, whatever the budget.
+        the CPU the matmul and direct forms' scores also fit :data:`CPU_SCORES_BYTES`, whatever the budget, where the
+        map fits the budget; a larger map's chunks take :data:`CPU_STREAMED_BUDGET`.
     form : force a form (default: :func:`forced_form`, else the one the cost model predicts fastest, :func:`rank`).
     ceilings : the device's (matmul FLOP/s, bytes/s) for the cost model (default :data:`DEFAULT_CEILINGS`).
     sums : whether the plan also makes the epoch's per-unit sums (a batch epoch on one device) or searches
@@ -591,9 +596,12 @@ def choose(
         return KernelPlan("blocked", sample_chunk(samples, features, block, elements), block=block)
     if form == "tiled":
         budget = TILE_BYTES.get(backend, TILE_BYTES["gpu"]) if budget is None else budget
+    cached = backend == "cpu" and units * (features + 1) * itemsize <= CHUNK_BUDGET["cpu"]
+    if budget is None and backend == "cpu" and not cached:
+        budget = CPU_STREAMED_BUDGET
     budget = CHUNK_BUDGET.get(backend, CHUNK_BUDGET["gpu"]) if budget is None else budget
     block = 0
-    scores = CPU_SCORES_BYTES if backend == "cpu" and form in ("matmul", "direct") else None
+    scores = CPU_SCORES_BYTES if cached and form in ("matmul", "direct") else None
     if form == "matmul" and backend == "cpu":
         # The block the model predicts fastest: two blocks' units re-ranked per example against one block
         # minimum per block to rank (measured with bench/kernel_plans.py --blocks 1,2,4,8,16,32: blocks of one
