@@ -289,16 +289,22 @@ class Screen:
         ``put(carry, at, found, x, known)`` takes their units (a tuple of two with ``two``; ``at`` past the
         last example, N, for a group's padding). Returns the last ``carry``."""
         n = near.shape[0]
+        if n == 0:
+            return carry
         g = max(1, min(n, group))
-        at = self._positions(near, -(-n // g) * g)
+        # Each group's positions found in the running count of the marks (the k-th mark is the first position
+        # where the count reaches k): a few searches a group, where laying every position out at once scattered
+        # all N examples (at 10^6 examples, 2.8 ms of a 47 ms epoch, against 1.5).
+        count = lax.cumsum(near.astype(jnp.int32))
 
         def ranked(i: Any, carry: Any) -> Any:
-            where = lax.dynamic_slice_in_dim(at, i * g, g)
+            marks = i * g + jnp.arange(1, g + 1, dtype=jnp.int32)
+            where = jnp.searchsorted(count, marks, side="left").astype(jnp.int32)
             x, kn = rows(jnp.minimum(where, n - 1))
             found = self.again(x, kn, take(limit, jnp.minimum(where, n - 1)), where < n, two)
             return put(carry, where, found, x, kn)
 
-        return lax.fori_loop(0, (jnp.sum(near) + g - 1) // g, ranked, carry)
+        return lax.fori_loop(0, (count[-1] + g - 1) // g, ranked, carry)
 
     def _floor(self, score: Array, xn: Array) -> Array:
         """(M, T): each unit's score less its rounding, a bound from below (``xn``: the examples' ``|x'|``)."""
