@@ -138,6 +138,7 @@ class TimingPlot(QWidget):
             self, self.plot, self._draw, DrawPacer(REDRAW_SHARE, REDRAW_MS / 1000, MAX_REDRAW_MS / 1000)
         )
         self.plot.setClipToView(True)
+        self._floor_at_zero(True)
         self.plot.setDownsampling(auto=True, mode="peak")
         self.points = self.plot.plot(name=self.tr("per chunk"))
         self.median = self.plot.plot(name=self.tr("rolling median ({n})").format(n=ROLLING))
@@ -160,6 +161,9 @@ class TimingPlot(QWidget):
         style_widget(self.plot, theme)
         style_plot(self.plot.getPlotItem(), theme, self.tr("iteration"), self.tr("time per iteration"))
         self.points.setPen(pg.mkPen(theme.colour(5), width=1))
+        self.points.setSymbolSize(7)
+        self.points.setSymbolPen(pg.mkPen(theme.colour(5), width=1))
+        self.points.setSymbolBrush(pg.mkBrush(theme.colour(5)))
         self.median.setPen(pg.mkPen(theme.colour(1), width=2))
         restyle_legend(self.legend, theme)
 
@@ -170,7 +174,13 @@ class TimingPlot(QWidget):
 
     def _on_log_scale(self, on: bool) -> None:
         self.plot.setLogMode(y=on)
+        self._floor_at_zero(not on)
         self.log_scale_changed.emit(on)
+
+    def _floor_at_zero(self, linear: bool) -> None:
+        # No time below zero on a linear axis (auto-range puts a lone point mid-range, ticks below it
+        # negative); a log axis's view is in decades, where any floor would be wrong.
+        self.plot.getViewBox().setLimits(yMin=0.0 if linear else -1e307)  # pyqtgraph's own "no floor"
 
     def begin(self, kind: str, samples: int, total: int | None = None) -> None:
         """A new run: clear the curves; ``samples`` per iteration for throughput (batch: all).
@@ -188,6 +198,7 @@ class TimingPlot(QWidget):
         self._total, self._x_end = total, None
         self._per_iteration_samples = samples if kind == "batch" else 1
         self.points.setData([], [])
+        self.points.setSymbol(None)
         self.median.setData([], [])
         reset_range(self.plot)
         self.caption.setText(self.tr("compiling and warming up…"))
@@ -232,6 +243,14 @@ class TimingPlot(QWidget):
         if not len(self._points):
             return False
         x, y = self._points.arrays()
+        # A lone chunk (the first of a run, or a run of one) is a dot: a line through one point draws nothing.
+        lone = len(x) == 1
+        if lone != (self.points.opts["symbol"] is not None):
+            self.points.setSymbol("o" if lone else None)
+            if lone and not self.log_scale.isChecked():  # auto-range gives a point of no height a unit's span
+                self.plot.setYRange(0, 2 * y[0])
+            elif not lone:
+                self.plot.enableAutoRange(y=True)
         self.points.setData(x, y)
         self.median.setData(*self._medians.arrays())
         if self._total is not None:

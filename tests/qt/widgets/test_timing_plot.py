@@ -82,3 +82,24 @@ def test_the_live_curve_is_redrawn_as_often_as_its_cost_allows(qtbot):
     qtbot.wait(300)
     assert len(plot.points.getData()[0]) == 3  # not yet: its time has not come
     qtbot.waitUntil(lambda: len(plot.points.getData()[0]) == 5, timeout=5000)
+
+
+def test_a_lone_chunk_is_drawn_as_a_dot_then_the_curve_as_a_line(qtbot):
+    plot = TimingPlot()
+    qtbot.addWidget(plot)
+    plot.resize(600, 300)
+    plot.show()
+    plot.begin("batch", 1000)
+    plot.add_chunks(_chunks(1, 1, 1, 0.07))  # a run of one epoch, or the first chunk of a longer one
+    plot.flush()
+    assert len(plot.points.getData()[0]) == 1
+    assert plot.points.opts["symbol"] is not None  # a line through one point would draw nothing
+    plot.add_chunks(_chunks(2, 1, 1, 0.07))
+    plot.flush()
+    assert len(plot.points.getData()[0]) == 2 and plot.points.opts["symbol"] is None
+    plot.begin("batch", 1000)  # the next run's first chunk: a dot again, its time on the axis's upper half
+    plot.add_chunks(_chunks(1, 1, 1, 0.07))
+    plot.flush()
+    assert plot.points.opts["symbol"] is not None
+    lo, hi = plot.plot.viewRange()[1]
+    assert lo >= 0 and lo < 0.07 < hi
