@@ -193,24 +193,27 @@ PHASE_WORDS = {
 
 
 def where_the_rest_went(r: RunRecord) -> str | None:
-    """When training (``total_s``) is under :data:`TRAINING_SHARE` of the wall time: where the rest went.
+    """When training (``phases.train``) is under :data:`TRAINING_SHARE` of the wall time: where the rest went.
 
-    E.g. "training took 35 % of 25.4 s; the rest: quality 9.8 s, compiling 5.1 s, reading data 0.7 s".
-    ``None`` for a run without wall time or one that trained for most of it.
+    E.g. "training took 35 % of 25.4 s; the rest: quality 9.8 s, compiling 5.1 s, reading data 0.7 s": the
+    share and the parts add up to the wall time (``total_s`` holds the compile and the initial map as well,
+    which are listed among the rest). ``None`` for a run without wall time or one that trained for most of it.
     """
     wall = r.wall_s
-    if not wall or r.status == "failed" or r.total_s >= TRAINING_SHARE * wall:
+    # A record from before the phases were kept holds 0 there: its total less what it says it compiled.
+    train = r.phases.get("train") or max(0.0, r.total_s - r.compile_s - r.phases.get("init", 0.0))
+    if not wall or r.status == "failed" or train >= TRAINING_SHARE * wall:
         return None
     parts = {k: v for k, v in r.phases.items() if k not in ("train", "read")}  # read: within training
     check = r.extra.get("agreement") or {}
     if check.get("seconds"):  # a user's implementation checked against the reference before it was timed
         parts["agreement"] = float(check["seconds"])
-    parts["other"] = max(0.0, wall - sum(parts.values()) - r.phases.get("train", 0.0))
+    parts["other"] = max(0.0, wall - sum(parts.values()) - train)
     shown = sorted(((v, k) for k, v in parts.items() if v >= 0.01 * wall), reverse=True)
     if not shown:
         return None
     return _("training took {share:.0%} of {wall}; the rest: {parts}").format(
-        share=r.total_s / wall,
+        share=train / wall,
         wall=format_seconds(wall),
         parts=", ".join(f"{_(PHASE_WORDS[k])} {format_seconds(v)}" for v, k in shown),
     )
