@@ -416,3 +416,30 @@ def test_a_plain_csv_is_parsed_by_pyarrow_and_a_late_blank_line_by_the_text_read
     t = read_table(p, labels="kind", id_column="id")
     assert t.values.shape == (40, 3) and len(skipped) == 1 and 20 <= skipped[0] <= 30
     np.testing.assert_array_equal(t.values[:, 0], np.arange(40) + 0.5)
+
+
+@pytest.mark.parametrize("kind", ["pandas", "polars", "arrow"])
+def test_a_frames_integer_ids_and_labels_read_as_the_same_table_written_to_csv(tmp_path, kind):
+    pd = pytest.importorskip("pandas")
+    from som_studio.core.data.frames import frame_features, frame_table
+
+    frame = pd.DataFrame({"id": [115, 63, 34, 7], "a": [0.5, 1.5, 2.5, 3.5], "cls": [2, 0, 1, 2]})
+    path = tmp_path / "t.csv"
+    frame.to_csv(path, index=False)
+    if kind == "polars":
+        frame = pytest.importorskip("polars").from_pandas(frame)
+    elif kind == "arrow":
+        frame = pytest.importorskip("pyarrow").Table.from_pandas(frame)
+    want = read_table(path, labels="cls", id_column="id")
+    got = frame_table(frame, labels="cls", id_column="id")
+    assert list(got.ids) == list(want.ids) == ["115", "63", "34", "7"]  # not "115.0"
+    assert list(got.labels) == list(want.labels) == ["2", "0", "1", "2"]
+    assert list(frame_features(frame, ["a"], "id")[1]) == ["115", "63", "34", "7"]  # a projection's ids
+
+
+def test_a_frames_missing_ids_read_as_empty_text():
+    pd = pytest.importorskip("pandas")
+    from som_studio.core.data.frames import frame_features
+
+    frame = pd.DataFrame({"id": pd.array([115, None, 34], dtype="Int64"), "a": [0.5, 1.5, 2.5]})
+    assert list(frame_features(frame, ["a"], "id")[1]) == ["115", "", "34"]

@@ -128,6 +128,20 @@ def frame_column(frame: Any, j: int) -> np.ndarray:
     return np.asarray(col.to_pylist(), dtype=object)
 
 
+def frame_text_column(frame: Any, j: int) -> np.ndarray:
+    """Column ``j`` of a pandas, polars or pyarrow table as text, each cell as the table holds it (an integer id
+    ``"115"``, where :func:`frame_column` would make it the float ``115.0``); a missing cell ``""``."""
+    kind = _frame_kind(frame)
+    if kind == "pandas":
+        col = frame.iloc[:, j]
+        cells = col.astype(object).where(col.notna(), None).to_list()
+    elif kind == "polars":
+        cells = frame.get_column(frame.columns[j]).to_list()
+    else:
+        cells = frame.column(j).to_pylist()
+    return np.array(["" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v) for v in cells], dtype=str)
+
+
 def frame_column_is_float32(frame: Any, j: int) -> bool:
     """Whether column ``j`` of a pandas, polars or pyarrow table holds float32 numbers (no conversion made)."""
     kind = _frame_kind(frame)
@@ -232,12 +246,7 @@ def frame_table(
     check_known_rows(values, source)
 
     def text(col: str | None) -> np.ndarray | None:
-        if col is None:
-            return None
-        cells = frame_column(frame, names.index(col))
-        return np.array(
-            ["" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v) for v in cells], dtype=str
-        )
+        return None if col is None else frame_text_column(frame, names.index(col))
 
     return Table(
         np.ascontiguousarray(values),
@@ -279,7 +288,7 @@ def frame_features(
         values[:, j] = _numeric_column(frame_column(frame, names.index(name)), name, source, lambda k, c: f"{k}={c!r}")
     ids = None
     if id_column is not None and id_column in names:
-        ids = np.array([str(v) for v in frame_column(frame, names.index(id_column))], dtype=str)
+        ids = frame_text_column(frame, names.index(id_column))
     return values, ids
 
 
