@@ -157,16 +157,12 @@ def _trace_dir(value: str | None, reads: dict[str, str | None]) -> Path | None:
 
 def _write_text(path: Path, text: str, force: bool) -> None:
     """Write ``text`` whole or not at all (a temporary file renamed over ``path``)."""
-    import os
-    import tempfile
+    from som_studio.storage.writers import OutputError, write_atomic
 
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(f.name, path)
-    except OSError as exc:
-        raise CommandError(f"--hlo: {path}: {exc.strerror or exc}") from None
+        write_atomic(path, text, force)
+    except OutputError as exc:
+        raise CommandError(f"--hlo: {exc}") from None
     print(wrote(path), file=sys.stderr)
 
 

@@ -88,8 +88,11 @@ def run(args: argparse.Namespace) -> int:
         if out is None:
             _write(sys.stdout, model, args.data, clusters, header)
             return 0
+        from som_studio.storage.writers import file_mode
+
         fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".part", dir=out.parent)
         try:
+            os.fchmod(fd, file_mode(out))  # mkstemp's file is private (0600); the mode open() would give
             if out.suffix.lower() == PARQUET:
                 os.close(fd)
                 n = _write_parquet(tmp, model, args.data, clusters, header)

@@ -57,7 +57,7 @@ def write_atomic(path: str | os.PathLike[str], content: bytes | str, force: bool
         raise OutputError(_cannot_write(p, exc)) from None
     try:
         # mkstemp makes the file private (0600); give it the mode a plain open() would.
-        os.fchmod(fd, _file_mode(p))
+        os.fchmod(fd, file_mode(p))
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -76,7 +76,7 @@ def write_atomic(path: str | os.PathLike[str], content: bytes | str, force: bool
     return p
 
 
-def _file_mode(p: Path) -> int:
+def file_mode(p: Path) -> int:
     """An existing file's mode, else 0666 less the umask (what ``open(p, "w")`` would give)."""
     try:
         return p.stat().st_mode & 0o7777

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -32,6 +33,9 @@ def test_explain_prints_the_table_and_writes_the_hlo_and_the_json(tmp_path, caps
     assert "FLOPs / it" in out and "jax-fused-batch" in out and "GFLOP/s" in out
     assert "measured by jit(jnp.dot)" in out and "(the best of 1 measurement)" in out
     text = hlo.read_text(encoding="utf-8")
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert hlo.stat().st_mode & 0o777 == 0o666 & ~mask  # not the temporary file's private mode
     assert text.startswith("HloModule") and "ENTRY" in text
     run = json.loads(js.read_text(encoding="utf-8"))["runs"][0]
     got = run["extra"]["inside"]

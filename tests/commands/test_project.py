@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -132,6 +133,10 @@ def test_project_writes_parquet_with_the_csv_rows_and_leaves_nothing_on_failure(
     code, _, err = _run(capsys, "project", path, data, "--out", tmp_path / "p.parquet")
     assert code == 0, err
     table = pq.read_table(tmp_path / "p.parquet")
+    # The mode a plain open() gives, not the private one of the temporary file renamed into place.
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert {(tmp_path / n).stat().st_mode & 0o777 for n in ("p.csv", "p.parquet")} == {0o666 & ~mask}
     assert table.column_names == ["row", "bmu_col", "bmu_row", "distance", "cluster", "label", "row_id"]
     rows = list(csv.reader((tmp_path / "p.csv").open()))[1:]
     got = table.to_pylist()
