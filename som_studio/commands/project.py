@@ -175,9 +175,14 @@ def _warn(note: str) -> None:
 
 def _write(f, model, data: str, clusters, header: list[str]) -> int:  # type: ignore[no-untyped-def]
     w = csv.writer(f, lineterminator="\n")
-    w.writerow(header)
     n = 0
+    # The header once the first rows are read: data refused up front (a wrong file, no rows) writes nothing,
+    # not a header before the error, to a terminal or a pipe.
+    headed = False
     for part in model.project_chunks(data, clusters=clusters, on_note=_warn):
+        if not headed:
+            w.writerow(header)
+            headed = True
         cluster = [("" if c < 0 else str(c)) for c in part.cluster.tolist()]
         ids = part.ids.tolist() if part.ids is not None else None
         for i in range(len(part.bmu_row)):
@@ -186,4 +191,6 @@ def _write(f, model, data: str, clusters, header: list[str]) -> int:  # type: ig
                 line.append(ids[i] if ids is not None else "")
             w.writerow(line)
             n += 1
+    if not headed:
+        w.writerow(header)
     return n

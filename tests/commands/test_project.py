@@ -119,6 +119,8 @@ def test_project_refusals_exit_2_and_leave_no_file(iris_run, capsys, tmp_path):
     code, _, err = _run(capsys, "project", path, bad, "--out", out)
     assert code == 2 and not out.exists()
     assert "missing petal_length" in err and "unexpected petal_len, colour" in err
+    code, stdout, err = _run(capsys, "project", path, bad, "--out", "-")
+    assert code == 2 and stdout == "" and "missing petal_length" in err  # no header before the error
     late = tmp_path / "late.csv"  # a bad row far down: the output is already being written
     late.write_text("sepal_length,sepal_width,petal_length,petal_width\n" + "5,3,1,0.2\n" * 50 + "NA,,nan,NA\n")
     code, _, err = _run(capsys, "project", path, late, "--out", out)
