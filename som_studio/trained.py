@@ -145,6 +145,8 @@ class SomRun:
         p = Path(path)
         if p.suffix.lower() != SUFFIX:
             raise RunFileError(_("{path}: a run is saved as a {suffix} file").format(path=p, suffix=SUFFIX))
+        if p.exists() and not force:  # in the words of this call, not the command line's --force
+            raise RunFileError(_("{path}: exists; pass force=True to overwrite it").format(path=p))
         try:
             self.path = self._stored.save(p, force=force)
         except OutputError as exc:

@@ -39,6 +39,10 @@ def test_train_gives_the_clis_map(tmp_path):
     again = som_studio.load_run(run.save(tmp_path / "again.somrun"))
     np.testing.assert_array_equal(again.codebook, run.codebook)
     assert again.record["quality"] == run.record["quality"]
+    # never over a file unless asked, in this call's own words
+    with pytest.raises(ValueError, match=r"exists; pass force=True"):
+        run.save(tmp_path / "again.somrun")
+    assert run.save(tmp_path / "again.somrun", force=True).exists()
 
 
 def test_keywords_are_the_declared_settings():
