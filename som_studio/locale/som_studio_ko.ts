@@ -394,6 +394,7 @@ A run shows here when it recorded its inside: tick Record the inside of the next
     <name>LiveViews</name>
     <message>
         <source>Ready</source>
+        <extracomment>The status bar&apos;s clock and progress bar follow the run this often, not with each batch of chunks: each change repaints part of the status bar, and a clock of seconds says nothing new more often.</extracomment>
         <translation>준비됨</translation>
     </message>
     <message>
@@ -631,6 +632,7 @@ A run shows here when it recorded its inside: tick Record the inside of the next
     <name>MapView</name>
     <message>
         <source>No run yet</source>
+        <extracomment>The share of one core that drawing live frames may take (a frame&apos;s whole cost: setting the picture, painting it, its caption and the copy to the display, in the process&apos;s CPU time): a frame that costs more waits longer, and the worker is asked for no more frames than are drawn. On a machine whose cores all train, the app&apos;s CPU time is the training&apos;s: 1 % gives the playbook map 5-7 frames a second under Xvfb (1.5-2.4 ms a frame, 1280x800 to 1920x1080). ... but the map still moves: at least 5 frames a second, whatever a frame costs (under load here a frame took 2.3-2.8 ms, which 1 % alone would draw 4 times a second). While the map is hidden (another page in front) the worker sends a frame this often: the newest is drawn when the map is shown again. A frame interval asked of the worker is asked again only when it changed by more than this factor. The least seconds between frames worth sending to this view now (its draws&apos; cost, or hidden).</extracomment>
         <translation>아직 실행 없음</translation>
     </message>
     <message>
@@ -819,7 +821,7 @@ A run shows here when it recorded its inside: tick Record the inside of the next
     <name>RunController</name>
     <message>
         <source>stopped while starting</source>
-        <extracomment>A run that keeps checkpoints writes one when it stops (the first one imports Orbax: seconds).</extracomment>
+        <extracomment>A run that keeps checkpoints writes one when it stops (Orbax&apos;s save: tenths of a second here; a slow disk: more).</extracomment>
         <translation>시작 중에 중지됨</translation>
     </message>
     <message>
@@ -1298,6 +1300,7 @@ The run is listed until the app closes.</source>
     <name>TimingPlot</name>
     <message>
         <source>No run yet</source>
+        <extracomment>The share of one core the live curve&apos;s redraws may take (the data set and the plot painted, in the process&apos;s CPU time): on a machine whose cores all train, the app&apos;s CPU time is the training&apos;s.</extracomment>
         <translation>아직 실행 없음</translation>
     </message>
     <message>
