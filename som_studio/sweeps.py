@@ -57,7 +57,17 @@ def read_vary(text: str) -> tuple[str, list[Any]]:
     if not parts:
         raise ConfigError("vary", _("{key}: give at least one value").format(key=key))
     s = cfgmod.setting_named(key)
-    return key, [cfgmod.read_setting(s, v) for v in parts]
+    read = [cfgmod.read_setting(s, v) for v in parts]
+    _once(key, parts, [_value(key, v) for v in read])
+    return key, read
+
+
+def _once(key: str, given: Sequence[Any], read: Sequence[Any]) -> None:
+    """Refuse a value given twice (``read``: as the config holds them, ``1`` and ``1.0`` alike), named as given:
+    two maps alike are a typo more likely than a wish."""
+    twice = next((given[i] for i, v in enumerate(read) if v in read[:i]), None)
+    if twice is not None:
+        raise ConfigError("vary", _("{key}: {value} is given twice").format(key=key, value=twice))
 
 
 def check_key(key: str) -> None:
@@ -95,7 +105,9 @@ def combinations(vary: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
             given = [given]
         if not given:
             raise ConfigError(key, _("a sweep with no value of {key} has no combination").format(key=key))
-        values.append([_value(key, v) for v in given])
+        read = [_value(key, v) for v in given]
+        _once(key, given, read)
+        values.append(read)
     return [dict(zip(keys, combo)) for combo in itertools.product(*values)]
 
 

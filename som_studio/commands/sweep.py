@@ -130,8 +130,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         prepared = prepare(args.data, {"impl": IMPL, **kw})
         result = train_together(prepared.config, prepared.table, combos, prepared.read_s)
-    except ConfigError as exc:
-        raise CommandError(exc.refusal.text(names)) from None
+    except ConfigError as exc:  # a varied value refused: named as typed, after --vary
+        raise CommandError(exc.refusal.text({**names, **{k: f"--vary {k}" for k in vary}})) from None
     except DataError as exc:
         raise CommandError(f"--data: {exc}") from None
     out = sys.stderr if to_stdout else sys.stdout

@@ -71,6 +71,7 @@ def test_the_frontier_is_the_rows_nothing_beats(rows):
         ({}, r"a sweep needs at least one varied setting"),
         ({"seed": []}, r"seed: a sweep with no value of seed has no combination"),
         ({"sigma_end": [-1]}, r"sigma_end: radii must be finite and > 0"),
+        ({"seed": [3, 1, 3]}, r"vary: seed: 3 is given twice"),  # two maps alike
     ],
 )
 def test_bad_sweeps_are_refused_by_name(vary, words):
@@ -107,6 +108,8 @@ def test_the_command_writes_rows_report_and_runs(tmp_path, capsys):
         ([], "--vary: a sweep needs at least one --vary"),
         (["--vary", "seed=a"], "--vary: expected a whole number"),
         (["--vary", "sigma_end=1", "--sigma-end", "2"], "--sigma-end is given and varied"),
+        (["--vary", "sigma_end=1,1x1"], "--vary: sigma_end: 1x1 is given twice"),  # as typed, read alike
+        (["--labels", "species", "--vary", "sigma_end=-1,1"], "--vary sigma_end: radii must be finite and > 0"),
     ],
 )
 def test_the_command_refuses_bad_vary(extra, words, capsys):
