@@ -9,6 +9,7 @@ field, that the CLI and the app each render in their own words.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -451,10 +452,10 @@ class RunConfig:
     )
     clusters: int | None = setting(
         None,
-        check=count_check(optional=True),
+        check=count_check(optional=True, least=2),  # one cluster is no partition
         flag="--clusters",
         metavar="K",
-        parse=parse_count,
+        parse=functools.partial(parse_count, least=2),
         help="k-means clusters of the trained codebook; default none",
         label=N_("Clusters"),
         control=Control.COUNT,

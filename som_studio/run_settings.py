@@ -127,14 +127,14 @@ class Setting:
 
 
 # -- reading typed text (a setting's ``parse``; a refusal is a ValueError whose message is the reason) ----------
-def parse_count(text: str) -> int:
-    """A whole number >= 1 (sizes, iterations); ``0`` and ``-3`` get the same rule."""
+def parse_count(text: str, least: int = 1) -> int:
+    """A whole number >= ``least`` (sizes, iterations: 1); ``0`` and ``-3`` get the same rule."""
     try:
         v = int(text)
     except ValueError:
         raise ValueError(_("expected a whole number, got {value!r}").format(value=text)) from None
-    if v < 1:
-        raise ValueError(_("must be at least 1, got {value}").format(value=v))
+    if v < least:
+        raise ValueError(_("must be at least {least}, got {value}").format(least=least, value=v))
     return v
 
 
@@ -209,16 +209,16 @@ def is_number(v: object) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def count_check(most: int | None = None, optional: bool = False) -> Callable[[Any], str | None]:
-    """A whole number from 1 (to ``most``); ``optional``: ``None`` too."""
+def count_check(most: int | None = None, optional: bool = False, least: int = 1) -> Callable[[Any], str | None]:
+    """A whole number from ``least`` (to ``most``); ``optional``: ``None`` too."""
 
     def check(v: Any) -> str | None:
         if v is None and optional:
             return None
         if isinstance(v, bool) or not isinstance(v, int):
             return _("must be a whole number, got {value!r}").format(value=v)
-        if v < 1:
-            return _("must be at least 1, got {value}").format(value=v)
+        if v < least:
+            return _("must be at least {least}, got {value}").format(least=least, value=v)
         if most is not None and v > most:
             return _("at most {most:,}, got {value:,}").format(most=most, value=v)
         return None

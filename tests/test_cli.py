@@ -269,6 +269,17 @@ def test_a_count_says_one_rule_for_zero_and_negatives(capsys, value):
     assert f"argument --epochs: must be at least 1, got {value}" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("value", ["0", "1"])
+def test_clusters_say_one_least_number_wherever_they_are_read(capsys, value):
+    with pytest.raises(SystemExit):
+        cli.main(["bench", "--clusters", value])
+    assert f"argument --clusters: must be at least 2, got {value}" in capsys.readouterr().err
+    import som_studio
+
+    with pytest.raises(ValueError, match=f"clusters: must be at least 2, got {value}"):
+        som_studio.train(np.zeros((8, 2)), grid="3x2", clusters=int(value))
+
+
 def test_a_prose_file_has_no_numeric_data_rather_than_ragged_rows(capsys, tmp_path):
     prose = tmp_path / "story.csv"
     prose.write_text("It was a dark and stormy night, and the rain fell.\nThen, suddenly, a shot rang out!\nEnd.\n")

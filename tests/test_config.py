@@ -145,7 +145,8 @@ def test_non_finite_or_mistyped_values_name_their_field(changes, field):
         ({"scaling": "log"}, "scaling", "none, minmax, zscore"),
         ({"scaling": "zscore"}, "scaling", "data file"),  # random colours
         ({"labels": "species"}, "labels", "data file"),
-        ({"clusters": 1}, "clusters", "between 2"),
+        ({"clusters": 1}, "clusters", "at least 2"),
+        ({"clusters": 99, "width": 4, "height": 3}, "clusters", "between 2 and 12 (the units)"),
     ],
 )
 def test_map_and_table_fields_are_validated_by_name(changes, field, words):
