@@ -443,3 +443,11 @@ def test_a_frames_missing_ids_read_as_empty_text():
 
     frame = pd.DataFrame({"id": pd.array([115, None, 34], dtype="Int64"), "a": [0.5, 1.5, 2.5]})
     assert list(frame_features(frame, ["a"], "id")[1]) == ["115", "", "34"]
+
+
+@pytest.mark.parametrize("rows", ["5,1;3,5;1\n4,9;3,0;2\n", "5,1;3,5\n4,9;3,0\n"])  # some whole numbers, or none
+def test_numbers_with_decimal_commas_are_named_as_such(tmp_path, rows):
+    p = tmp_path / "euro.csv"
+    p.write_text("a;b" + (";c" if rows.count(";") == 4 else "") + "\n" + rows)
+    with pytest.raises(DataError, match=r"'5,1' at row 2, column 1 \('a'\) has a decimal comma"):
+        read_table(p)
