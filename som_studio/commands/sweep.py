@@ -178,7 +178,7 @@ def format_rows(result: Any) -> str:
     rows = []
     for i, r in enumerate(result.rows):
         cells = [json.dumps(r["settings"][k]) for k in keys]
-        cells += [f"{r['qe']:.4g}", f"{r['te']:.3f}"]
+        cells += [f"{r['qe']:.4f}", f"{r['te']:.3f}"]
         if purity:
             cells.append(f"{r['label_purity']:.3f}" if r["label_purity"] is not None else "-")
         cells.append("*" if i in frontier else "")

@@ -69,7 +69,7 @@ def qe_te_svg(result: Any, width: int = 560, height: int = 360) -> str:
         settings = json.dumps(result.rows[i]["settings"])
         parts.append(
             f"<circle cx='{px(q):.1f}' cy='{py(t):.1f}' r='{5 if f else 4}' fill='{FRONT if f else DOT}'>"
-            f"<title>{escape(settings)}: QE {q:.4g}, TE {t:.3f}</title></circle>"
+            f"<title>{escape(settings)}: QE {q:.4f}, TE {t:.3f}</title></circle>"
         )
     parts.append("</svg>")
     return "".join(parts)
@@ -83,7 +83,7 @@ def sweep_html(result: Any) -> str:
     body = []
     for i, r in enumerate(result.rows):
         cells = [json.dumps(r["settings"][k]) for k in keys]
-        cells += [f"{r['qe']:.4g}", f"{r['te']:.3f}"]
+        cells += [f"{r['qe']:.4f}", f"{r['te']:.3f}"]
         cells.append(f"{r['label_purity']:.3f}" if r["label_purity"] is not None else "-")
         cells.append("*" if i in front else "")
         body.append("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in cells) + "</tr>")

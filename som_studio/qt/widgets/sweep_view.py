@@ -264,7 +264,7 @@ class SweepView(QWidget):
         self.picture.setPixmap(QPixmap.fromImage(qimg).scaled(room, Qt.AspectRatioMode.KeepAspectRatio))
         settings = ", ".join(f"{k} {v}" for k, v in r["settings"].items())
         purity = self.tr(", label purity {p:.3f}").format(p=r["label_purity"]) if r["label_purity"] is not None else ""
-        self.detail.setText(f"{settings}: QE {r['qe']:.4g}, TE {r['te']:.3f}{purity}")
+        self.detail.setText(f"{settings}: QE {r['qe']:.4f}, TE {r['te']:.3f}{purity}")
         self.keep_button.setEnabled(True)
 
     def keep_selected(self) -> None:
