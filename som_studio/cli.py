@@ -62,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name in COMMANDS:
         mod = importlib.import_module(f"som_studio.commands.{name}")
         sp = mod.add_parser(sub)
-        sp.set_defaults(_module=mod)
+        sp.set_defaults(_module=mod, _parser=sp)
     return p
 
 
@@ -81,7 +81,9 @@ def main(argv: list[str] | None = None) -> int:
         print(_("som-studio: error: {message}").format(message=exc), file=sys.stderr)
         return 2
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # told by the command they were given to, with its usage (argparse's own: the top level's)
+        getattr(args, "_parser", parser).error(_("unrecognized arguments: %s") % " ".join(extra))
     args._argv = raw  # to re-run in a supervised child
     from som_studio.core import jax_runtime
 

@@ -269,6 +269,15 @@ def test_a_count_says_one_rule_for_zero_and_negatives(capsys, value):
     assert f"argument --epochs: must be at least 1, got {value}" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("argv", [["bench", "--foo"], ["sweep", "--vary", "seed=1,2", "--impl", "x"]])
+def test_an_unknown_option_is_told_by_its_command_with_its_usage(capsys, argv):
+    with pytest.raises(SystemExit) as stop:
+        cli.main(argv)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and f"som-studio {argv[0]}: error: unrecognized arguments: " in err
+    assert err.startswith(f"usage: som-studio {argv[0]} ")  # not the top level's
+
+
 @pytest.mark.parametrize("value", ["0", "1"])
 def test_clusters_say_one_least_number_wherever_they_are_read(capsys, value):
     with pytest.raises(SystemExit):
