@@ -19,9 +19,11 @@ thing); :func:`jax` imports it, configured. Choices made here:
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 import threading
+import warnings
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -48,6 +50,13 @@ class JaxConfigError(RuntimeError):
 
 COMPILE_CACHE_VAR = "SOM_STUDIO_COMPILE_CACHE"
 """``off`` (or ``0``, ``no``, ``false``): no persistent compilation cache; a folder: the cache there."""
+
+COMPILE_CACHE_BYTES = 1 << 30
+"""The most the compilation cache SOM Studio sets up holds; past it JAX drops the programs used longest ago.
+SOM Studio's own programs are 30-110 KB (median, 90th percentile), but the cache is the process's: a
+notebook's own jitted functions are kept there too, and one that closes over a large array holds it (a
+program of 1,000,000 x 16 examples: 222 MB). Unbounded, it only grows: 6.6 GB, most of it such programs, in
+the cache folder of a machine used for benchmarking."""
 
 _DEFAULT_MARK = "SOM_STUDIO_PREALLOCATE_DEFAULT"
 """Set (to ``1``) when ``XLA_PYTHON_CLIENT_PREALLOCATE=false`` is SOM Studio's default, for its child processes."""
@@ -150,6 +159,17 @@ def compile_cache_in_use() -> str | None:
     return _jax.config.jax_compilation_cache_dir or None
 
 
+def compile_cache_limit() -> int | None:
+    """The most bytes the compilation cache in use holds (``None``: no bound): JAX's setting once it runs here,
+    else what SOM Studio would set (:data:`COMPILE_CACHE_BYTES`)."""
+    if compile_cache_in_use():
+        import jax as _jax
+
+        limit = int(_jax.config.jax_compilation_cache_max_size)
+        return None if limit < 0 else limit
+    return COMPILE_CACHE_BYTES if importlib.util.find_spec("filelock") else None
+
+
 def _use_compile_cache(jax_module: ModuleType) -> None:
     """Turn JAX's persistent compilation cache on in :func:`compile_cache_dir` unless JAX already has a folder.
 
@@ -168,6 +188,11 @@ def _use_compile_cache(jax_module: ModuleType) -> None:
     jax_module.config.update("jax_compilation_cache_dir", folder)
     jax_module.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     jax_module.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    # Bounded (JAX's eviction locks the folder with filelock; without it JAX would refuse every compile).
+    if jax_module.config.jax_compilation_cache_max_size == -1 and importlib.util.find_spec("filelock"):
+        jax_module.config.update("jax_compilation_cache_max_size", COMPILE_CACHE_BYTES)
+        # A program larger than the whole cache is not kept: JAX says so as a warning, which is no news to a user.
+        warnings.filterwarnings("ignore", message="Cache value for key .* exceeds the maximum cache size")
 
 
 def _on_event(event: str, duration_secs: float, **_kw: str | int) -> None:

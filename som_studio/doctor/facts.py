@@ -100,6 +100,7 @@ class CompileCacheFact:
     folder: str | None
     size_bytes: int | None
     entries: int | None
+    limit_bytes: int | None = None  # the most it holds (the programs used longest ago dropped past it); None: no bound
 
 
 def _probe_compile_cache() -> CompileCacheFact:
@@ -109,10 +110,11 @@ def _probe_compile_cache() -> CompileCacheFact:
     if folder is None:
         return CompileCacheFact(None, None, None)
     try:
-        files = [p for p in Path(folder).rglob("*") if p.is_file()]
-        return CompileCacheFact(folder, sum(p.stat().st_size for p in files), len(files))
+        files = [p for p in Path(folder).rglob("*-cache") if p.is_file()]  # programs, not their access times
+        size = sum(p.stat().st_size for p in files)
     except OSError:
-        return CompileCacheFact(folder, None, None)
+        return CompileCacheFact(folder, None, None, jax_runtime.compile_cache_limit())
+    return CompileCacheFact(folder, size, len(files), jax_runtime.compile_cache_limit())
 
 
 @dataclass(frozen=True)

@@ -106,7 +106,12 @@ def _compile_cache(t: _Text, f: Facts) -> None:
     t.row(_("kept in"), cache.folder)
     size = format_bytes(cache.size_bytes) if cache.size_bytes is not None else "?"
     count = cache.entries if cache.entries is not None else 0
-    t.row(_("size"), size + " (" + ngettext("{n} file", "{n} files", count).format(n=count) + ")")
+    t.row(_("size"), size + " (" + ngettext("{n} program", "{n} programs", count).format(n=count) + ")")
+    if cache.limit_bytes is not None:
+        t.row(
+            _("at most"),
+            _("{size}: past it the programs used longest ago are dropped").format(size=format_bytes(cache.limit_bytes)),
+        )
 
 
 def _ceilings(t: _Text, f: Facts) -> None:

@@ -25,7 +25,8 @@ monitoring.register_event_listener(lambda event, **kw: hits.append(event) if eve
 from som_studio.core import jax_runtime
 jax = jax_runtime.jax()
 jax.jit(lambda x: (x * 2.5 + 1.0).sum())(jax.numpy.arange(7.0)).block_until_ready()
-print(json.dumps({"dir": jax.config.jax_compilation_cache_dir, "hits": len(hits)}))
+c = jax.config
+print(json.dumps({"dir": c.jax_compilation_cache_dir, "hits": len(hits), "max": c.jax_compilation_cache_max_size}))
 """
 
 
@@ -40,7 +41,7 @@ def _run(env: dict[str, str]) -> dict:
 
 def test_a_second_process_reads_the_compiled_program_back(tmp_path):
     first = _run({"SOM_STUDIO_COMPILE_CACHE": str(tmp_path)})
-    assert first == {"dir": str(tmp_path), "hits": 0}
+    assert first == {"dir": str(tmp_path), "hits": 0, "max": jax_runtime.COMPILE_CACHE_BYTES}  # bounded
     assert any(tmp_path.iterdir())  # the program was written
     second = _run({"SOM_STUDIO_COMPILE_CACHE": str(tmp_path)})
     assert second["hits"] >= 1
@@ -51,6 +52,7 @@ def test_the_cache_can_be_turned_off_and_a_folder_jax_was_given_is_kept(tmp_path
     theirs = tmp_path / "theirs"
     got = _run({"SOM_STUDIO_COMPILE_CACHE": str(tmp_path / "ours"), "JAX_COMPILATION_CACHE_DIR": str(theirs)})
     assert got["dir"] == str(theirs) and not (tmp_path / "ours").exists()
+    assert got["max"] == -1  # their cache, their bound: JAX's default, none
 
 
 def test_the_default_folder_is_in_the_user_cache_folder(monkeypatch, tmp_path):
