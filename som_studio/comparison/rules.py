@@ -192,6 +192,13 @@ PHASE_WORDS = {
 }
 
 
+def compiled_and_trained_s(r: RunRecord) -> float:
+    """What a run's end-to-end figure counts: its compile and warm-up and its training, as the iterations after
+    which it pays off count them. Not the initial map, which every implementation makes alike on the host
+    (a record from before the phases were kept: its total less its initial map)."""
+    return r.compile_s + r.phases.get("train", 0.0) if r.phases.get("train") else r.total_s - r.phases.get("init", 0.0)
+
+
 def where_the_rest_went(r: RunRecord) -> str | None:
     """When training (``phases.train``) is under :data:`TRAINING_SHARE` of the wall time: where the rest went.
 
@@ -362,8 +369,8 @@ class Verdict:
 
     ``speedup`` is the median-per-iteration speed-up against the run's baseline
     (``baseline_of``, a run name, or ``None``); ``end_to_end`` the whole run's (compile and
-    warm-up included); ``pays_off`` the iterations after which the run's whole time beats
-    its baseline's (``0``: from the start; ``None``: never, or unknown); ``notes`` what a
+    warm-up included: :func:`compiled_and_trained_s`); ``pays_off`` the iterations after which the run's
+    whole time beats its baseline's (``0``: from the start; ``None``: never, or unknown); ``notes`` what a
     speed-up cell says besides the ratio; ``diffs`` the settings that differ
     (:func:`config_differences`); ``mixed_kinds``: online and batch runs are both here.
     """
@@ -402,7 +409,9 @@ def judge(runs: Sequence[Compared], baseline: str | None = None, prefer_numpy: b
         base_of.append(names[j] if j is not None else None)
         base = records[j] if j is not None and not _disagrees(r) else None  # never ranked, not even end to end
         ok = base is not None and base.status == r.status == "ok"
-        e2e.append(timing.end_to_end_speedup(base.total_s, r.total_s) if ok and base else None)
+        e2e.append(
+            timing.end_to_end_speedup(compiled_and_trained_s(base), compiled_and_trained_s(r)) if ok and base else None
+        )
         pays.append(
             timing.break_even_iterations(base.compile_s, base.mean_s, r.compile_s, r.mean_s) if ok and base else None
         )
