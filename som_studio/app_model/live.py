@@ -18,6 +18,7 @@ from som_studio.app_model.form import app_message
 from som_studio.comparison.words import format_seconds
 from som_studio.config import RunConfig
 from som_studio.i18n import _, ngettext
+from som_studio.session import timing
 from som_studio.session.events import ChunkTimed, Compiled, EpochProgress, Started
 from som_studio.session.record import RunRecord
 
@@ -55,7 +56,9 @@ class LiveProgress:
                 ev.compiles,
             )
             return text.format(n=ev.compiles, time=format_seconds(ev.seconds))
-        return _("Training ({time} warm-up)").format(time=format_seconds(ev.seconds))  # NumPy: nothing to compile
+        if timing.nothing_compiled(ev.seconds, ev.compiles):  # NumPy: nothing to compile, no warm-up to speak of
+            return _("Training")
+        return _("Training ({time} warm-up)").format(time=format_seconds(ev.seconds))  # programs from the cache
 
     def chunks(self, chunks: Sequence[ChunkTimed]) -> None:
         self.done = chunks[-1].end

@@ -14,6 +14,7 @@ from typing import Any
 from som_studio.comparison.rules import Compared, Verdict
 from som_studio.comparison.words import format_seconds, kind_text, number_cell, status_text
 from som_studio.i18n import N_, _, format_bytes, ljust, text_width
+from som_studio.session import timing
 
 SUMMARY_HEADER = (
     N_("implementation"),
@@ -49,7 +50,9 @@ def summary_values(runs: Sequence[Compared], verdict: Verdict) -> list[dict[str,
     rows = []
     for run, sp, ee, pay in zip(runs, verdict.speedup, verdict.end_to_end, verdict.pays_off):
         r = run.record
-        compiled = r.status != "failed" and bool(r.compile_s or r.chunks)  # a run stopped before: none
+        # A run stopped before has none; a NumPy rung's warm-up compiles nothing: "-", not "3.0 µs".
+        compiled = r.status != "failed" and bool(r.compile_s or r.chunks)
+        compiled = compiled and not timing.nothing_compiled(r.compile_s, r.warmup_compiles)
         rows.append(
             {
                 "implementation": run.name,

@@ -100,6 +100,10 @@ def weighted_percentile(values: Sequence[float], weights: Sequence[float], q: fl
     return float(v[min(k, len(v) - 1)])
 
 
+NOTHING_COMPILED_S = 1e-3
+"""A warm-up without compiles shorter than this is no compile time (:func:`nothing_compiled`)."""
+
+
 def mean_per_iteration(counts: Sequence[int], seconds: Sequence[float]) -> float | None:
     """Training seconds per iteration over all chunks: total time / total iterations."""
     n = sum(counts)
@@ -113,6 +117,13 @@ def is_noisy(median_s: float | None, p95_s: float | None, chunks: int) -> bool:
     :data:`FEW_CHUNKS` timed chunks.
     """
     return bool(median_s and p95_s and chunks >= FEW_CHUNKS and p95_s / median_s > NOISY_RATIO)
+
+
+def nothing_compiled(seconds: float, compiles: int | None) -> bool:
+    """Whether a warm-up compiled nothing and took no time worth a figure (a NumPy rung's first iteration:
+    microseconds), where a compile time would read as one. A JAX run whose programs came from the persistent
+    cache compiles nothing either, but its tracing and loading take tens of milliseconds, which are shown."""
+    return not compiles and seconds < NOTHING_COMPILED_S
 
 
 def end_to_end_speedup(base_total_s: float | None, total_s: float | None) -> float | None:

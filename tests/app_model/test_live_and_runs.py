@@ -111,3 +111,11 @@ def test_a_worker_speaking_korean_has_its_layout_remedy_named_as_the_apps_contro
         assert "--cpu-devices" not in text and i18n._(LABELS["cpu_devices"]).format(n=128) in text, text
     finally:
         i18n.install("en")
+
+
+def test_the_status_line_says_no_warm_up_for_a_rung_that_compiles_nothing():
+    from som_studio.session.events import Compiled
+
+    assert LiveProgress.compiled(Compiled(3e-6, 0)) == "Training"
+    assert LiveProgress.compiled(Compiled(0.148, 0)) == "Training (148.00 ms warm-up)"
+    assert LiveProgress.compiled(Compiled(1.2, 3)) == "Training (3 compilations, 1.20 s compile + warm-up)"

@@ -19,6 +19,7 @@ from som_studio.report.html import report_html
 from som_studio.report.tables import CSV_COLUMNS, chunks_csv
 from som_studio.session.record import Chunk, RunRecord, runs_document
 from som_studio.session.session import Session
+from som_studio.session.timing import nothing_compiled
 from som_studio.storage import RunRecorder as RunCapture
 from som_studio.storage.runfile import StoredRun
 
@@ -183,7 +184,7 @@ def test_html_parses_and_holds_every_runs_figures(captures) -> None:
             run.name,
             format_seconds(r.median_s),
             format_seconds(r.p95_s),
-            format_seconds(r.compile_s),
+            "-" if nothing_compiled(r.compile_s, r.warmup_compiles) else format_seconds(r.compile_s),
             f"{r.qe:.4f}",
             f"{r.te:.3f}",
         ):

@@ -214,3 +214,9 @@ def test_quality_is_planned_at_round_equally_spaced_iterations():
     assert timing.quality_iterations(1234, 10) == [*range(0, 1201, 200), 1234]
     assert timing.quality_iterations(7, 10) == list(range(8))
     assert timing.quality_iterations(100, 0) == []
+
+
+def test_a_warm_up_that_compiled_nothing_in_microseconds_is_no_compile_time():
+    assert timing.nothing_compiled(3e-6, 0)  # a NumPy rung's first iteration
+    assert not timing.nothing_compiled(0.15, 0)  # programs read back from the persistent cache: shown
+    assert not timing.nothing_compiled(3e-6, 1)

@@ -31,6 +31,7 @@ from som_studio.qt.chart_style import ReadableAxis, legend_above, restyle_legend
 from som_studio.qt.widgets.canvas import PacedRedraw, PlotCanvas
 from som_studio.session.decimate import MinMaxSeries
 from som_studio.session.events import ChunkTimed
+from som_studio.session.timing import nothing_compiled
 
 ROLLING = 15  # chunks in the rolling median
 REDRAW_MS = 200  # the most redraws: a timing curve gains nothing from more than 5 a second
@@ -268,7 +269,7 @@ class TimingPlot(QWidget):
 
     def _update_caption(self) -> None:
         bits = []
-        if self._compile_s is not None:
+        if self._compile_s is not None and not nothing_compiled(self._compile_s, self._compiles):
             what = self.tr("warm-up {time}") if self._compiles == 0 else self.tr("compile + warm-up {time}")
             bits.append(what.format(time=format_seconds(self._compile_s)))
         med = self.median_s()
