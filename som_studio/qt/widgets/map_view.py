@@ -88,6 +88,9 @@ class MapView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._features = 3
+        # The view last picked (in the list or by a setting): offered again once a run has its inputs (labels
+        # come with the record); until then the list shows what is drawn, never another view.
+        self._wanted: picture.ViewChoice | None = None
         self._final: np.ndarray | None = None
         self._views: picture.MapViews | None = None
         self._range: tuple[np.ndarray, np.ndarray] | None = None
@@ -194,26 +197,38 @@ class MapView(QWidget):
 
     # -- choice of picture ------------------------------------------------------------
     def _fill_modes(self, features: int, choice: picture.ViewChoice) -> None:
+        """List the views this run has inputs for, the one picked last selected where it is among them, else
+        ``choice`` (what is drawn now); a selection that changes is drawn (and the worker told)."""
+        drawn = self.choice().key if self.mode.count() else None
         self.mode.blockSignals(True)
         self.mode.clear()
         # The picture pipeline's listing: the views this run has inputs for, planes by feature name.
         for view, text in picture.choices(features, self._views):
             self.mode.addItem(text, _key(view.mode, view.component))
-        fitted = choice.fit(features)
-        i = self.mode.findData(_key(fitted.mode, fitted.component))
-        self.mode.setCurrentIndex(max(i, 0))
+        fitted = choice.fit(features, self._views)
+        keys = [c.key for c in (self._wanted, choice, fitted) if c is not None]
+        i = next((i for i in map(self.mode.findData, keys) if i >= 0), 0)
+        self.mode.setCurrentIndex(i)
         self.mode.blockSignals(False)
+        if drawn is not None and self.choice().key != drawn:
+            self._show_choice()
 
     def choice(self) -> picture.ViewChoice:
         mode, _, comp = str(self.mode.currentData() or _key(picture.UMATRIX, 0)).partition(":")
         return picture.ViewChoice(mode, int(comp))
 
     def set_choice(self, mode: str, component: int) -> None:
+        self._wanted = picture.ViewChoice(mode, component)
         i = self.mode.findData(_key(mode, component))
         if i >= 0:
             self.mode.setCurrentIndex(i)
 
     def _on_mode_changed(self) -> None:
+        self._wanted = self.choice()
+        self._show_choice()
+
+    def _show_choice(self) -> None:
+        """Draw the selected view: the worker's next frames, and the kept final map now."""
         c = self.choice()
         self.view_changed.emit(c.mode, c.component)
         if self._final is not None and self._range is not None:

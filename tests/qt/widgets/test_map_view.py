@@ -76,3 +76,20 @@ def test_the_map_asks_for_no_more_frames_than_it_draws_and_few_while_hidden(qtbo
     qtbot.waitUntil(lambda: view.iteration.text() == "iteration 3", timeout=3000)
     qtbot.wait(50)
     assert len(asked) == n  # the same interval is not asked again
+
+
+def test_the_list_of_views_says_what_is_drawn_and_the_view_picked_comes_back_when_it_can(qtbot):
+    view = MapView()
+    qtbot.addWidget(view)
+    told = []
+    view.view_changed.connect(lambda mode, component: told.append(mode))
+    labelled = picture.MapViews(live=("hits", "labels"))
+    view.begin(4, "iris", labelled)  # labels measured with every frame: offered while it trains
+    view.set_choice(picture.LABELS, 0)
+    assert view.choice().mode == picture.LABELS and told[-1] == picture.LABELS
+    # The next run's labels are too dear to measure live: not offered, so neither drawn nor listed.
+    view.begin(4, "a larger run", picture.MapViews())
+    assert view.choice().mode == picture.UMATRIX and told[-1] == picture.UMATRIX  # the worker told as well
+    # Its record brings the labels: the view picked comes back.
+    view.set_views(picture.MapViews(labels=np.full((6, 8), "a"), hits=np.ones((6, 8), np.int64)))
+    assert view.choice().mode == picture.LABELS and told[-1] == picture.LABELS
