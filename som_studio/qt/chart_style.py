@@ -172,16 +172,19 @@ class ReadableAxis(pg.AxisItem):
         return [(step, values)]
 
     def _side_by_side(self, step: float, values: list[float], px_per_unit: float) -> tuple[float, list[float]]:
-        """Every other tick (every third...) until neighbouring labels clear each other, down to two.
+        """Every other tick (every third...) until neighbouring labels clear each other, down to one.
 
         The 1-2-5 steps can leave three labels where two fit ("1,9501,9752,000" on the Quality dock's
-        narrow axis): the labels' own widths decide, not a guess of them."""
+        narrow axis), and two where one does ("20,00040,000" on a narrow timing dock): the labels' own
+        widths decide, not a guess of them."""
         metrics = QFontMetrics(self.style.get("tickFont") or self.font())
         half = {v: metrics.horizontalAdvance(self._format(v)) / 2 for v in values}
-        for k in range(1, len(values)):
+        for k in range(1, len(values) + 1):
             kept = values[::k]
-            if len(kept) <= 2 or all(
-                (b - a) * px_per_unit >= half[a] + half[b] + LABEL_GAP_PX for a, b in zip(kept, kept[1:], strict=False)
+            # Two labels need only not to touch (a second figure is worth a narrow gap); more, a gap between.
+            gap = LABEL_GAP_PX if len(kept) > 2 else 0.0
+            if len(kept) <= 1 or all(
+                (b - a) * px_per_unit >= half[a] + half[b] + gap for a, b in zip(kept, kept[1:], strict=False)
             ):
                 return step * k, kept
         return step, values

@@ -124,7 +124,9 @@ class QualityPlot(QWidget):
         self.qe_curve.setData(*self._qe.arrays())
         self.te_curve.setData(*self._te.arrays())
         self._fit_axes()
-        self.caption.setText(self.tr("iteration {n:,}:").format(n=q.iteration) + f"  QE {q.qe:.4f}   TE {q.te:.3f}")
+        # Each figure kept with its name when the caption wraps (no "TE" at a line's end, "0.020" on the next).
+        figures = f"  QE\u00a0{q.qe:.4f}   TE\u00a0{q.te:.3f}"
+        self.caption.setText(self.tr("iteration {n:,}:").format(n=q.iteration) + figures)
         return True
 
     def _fit_axes(self) -> None:
