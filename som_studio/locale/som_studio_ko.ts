@@ -1177,8 +1177,8 @@ The run is listed until the app closes.</source>
         <translation>함께 학습</translation>
     </message>
     <message>
-        <source>Type the values to try, then press Train together: every combination of them trains as one program on the form&apos;s data and map, and each map appears here as a point, its quantization error against its topographic error.</source>
-        <translation>시험할 값을 입력하고 함께 학습을 누르십시오. 값의 모든 조합이 실행 패널의 데이터와 지도로 한 프로그램에서 학습되고, 각 지도가 여기에 양자화 오차 대 위상 오차의 점으로 나타납니다.</translation>
+        <source>Type the values to try, then press Train together: every combination of them trains as one program on the form&apos;s data and map, with {impl}&apos;s batch epochs whichever implementation the form names, and each map appears here as a point, its quantization error against its topographic error.</source>
+        <translation>시험할 값을 입력하고 함께 학습을 누르십시오. 값의 모든 조합이 실행 패널의 데이터와 지도로 한 프로그램에서 학습되고(실행 패널의 구현과 관계없이 {impl}의 배치 에포크로), 각 지도가 여기에 양자화 오차 대 위상 오차의 점으로 나타납니다.</translation>
     </message>
     <message>
         <source>quantization error</source>

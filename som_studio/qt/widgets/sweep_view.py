@@ -30,6 +30,8 @@ from PySide6.QtWidgets import (
 )
 
 from som_studio import config as cfgmod
+from som_studio.app_model.form import app_message, app_text
+from som_studio.config import ConfigError
 from som_studio.i18n import _
 from som_studio.qt.chart_style import readable_axes, style_plot, style_widget, theme_of
 
@@ -88,12 +90,15 @@ class SweepView(QWidget):
         self.train_button = QPushButton(self.tr("Train together"))
         self.train_button.setObjectName("sweepTrain")
         self.train_button.clicked.connect(self._on_train_clicked)
+        from som_studio.sweeps import IMPL as SWEEP_IMPL
+
         self.caption = QLabel(
             self.tr(
                 "Type the values to try, then press Train together: every combination of them trains as one "
-                "program on the form's data and map, and each map appears here as a point, its quantization "
-                "error against its topographic error."
-            )
+                "program on the form's data and map, with {impl}'s batch epochs whichever implementation the "
+                "form names, and each map appears here as a point, its quantization error against its "
+                "topographic error."
+            ).format(impl=SWEEP_IMPL)
         )
         self.caption.setWordWrap(True)
         self.plot = pg.PlotWidget(axisItems=readable_axes(("left", "bottom")))
@@ -140,8 +145,13 @@ class SweepView(QWidget):
         out: dict[str, list[Any]] = {}
         for name, edit in self.values.items():
             text = edit.text().strip()
-            if text:
+            if not text:
+                continue
+            try:
                 out[name] = read_vary(f"{name}={text}")[1]
+            except ConfigError as exc:  # the field named by its label, as beside it, not by its key
+                label = _(cfgmod.setting_named(name).label)
+                raise ConfigError(name, f"{label}: " + exc.refusal.reason.removeprefix(f"{name}: ")) from None
         return out
 
     def _on_train_clicked(self) -> None:
@@ -153,7 +163,6 @@ class SweepView(QWidget):
 
     def start(self) -> None:
         """Train the typed combinations on the form's SOM (refused with a message when there are none)."""
-        from som_studio.config import ConfigError
         from som_studio.sweeps import combinations, for_config
 
         if self.controller.busy:
@@ -173,8 +182,8 @@ class SweepView(QWidget):
         try:
             combos = combinations(vary)
             base = for_config(config)
-        except ConfigError as exc:
-            self._on_failed(str(exc), None)
+        except ConfigError as exc:  # its setting named by its label here, as the form names it
+            self._on_failed(app_text(exc.refusal), None)
             return
         self._combos, self._started, self._done[:] = combos, None, []
         try:
@@ -198,7 +207,9 @@ class SweepView(QWidget):
         self.train_button.setText(self.tr("Train together"))
         self.train_button.setEnabled(True)
 
-    def _on_failed(self, message: str, _record: Any) -> None:
+    def _on_failed(self, message: str, record: Any) -> None:
+        if record is not None:  # a refusal of the worker's session: in the form's words
+            message = app_message(record)
         self._say(self.tr("The sweep failed: {message}").format(message=message))
 
     def _on_finished(self, record: Any) -> None:

@@ -43,6 +43,11 @@ def test_the_sweep_page_refuses_what_cannot_vary(qtbot, window):
     view.values["seed"].setText("a")
     view.train_button.click()
     assert "expected a whole number" in view.detail.text()
+    view.values["seed"].setText("")
+    view.values["sigma_end"].setText("1, 1")  # two maps alike: refused, the setting named by its label
+    view.train_button.click()
+    assert "Radius σ (end)" in view.detail.text() and "sigma_end" not in view.detail.text()
+    assert "jax-fused-batch's batch epochs" in view.caption.text()  # whichever implementation the form names
 
 
 def test_the_sweep_page_stops_its_sweep_and_keeps_no_map(qtbot, window):
