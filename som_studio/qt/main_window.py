@@ -263,7 +263,7 @@ class MainWindow(QMainWindow):
             parent=self,
         )
         self.recorder = LiveRecorder(self.controller, parent=self)
-        self.recorder.run_recorded.connect(lambda run: self.comparison.note_recorded(self.runs_panel.add_run(run)))
+        self.recorder.run_recorded.connect(self._on_run_recorded)
         self.comparison.status.connect(self.status_label.setText)
         self.stop_action.triggered.connect(self.comparison.cancel_compare)  # Esc stops the comparison, not one run
         self.comparison.show_requested.connect(lambda: self.pages.show_page("compare"))
@@ -310,6 +310,11 @@ class MainWindow(QMainWindow):
         """View > Language: the choice takes effect at the next start (a note says so; kept as ``language_note``)."""
         self.language_note = box = menus.restart_note_box(self, code, self.language_menu.saved)
         box.finished.connect(lambda _=0: setattr(self, "language_note", None))
+
+    def _on_run_recorded(self, run: Any) -> None:
+        # A run recorded with its inside is ticked: the Inside page shows the ticked runs, and it was asked for.
+        inside = bool(run.record.extra.get("inside"))
+        self.comparison.note_recorded(self.runs_panel.add_run(run, check=inside))
 
     def _on_checked_for_inside(self) -> None:
         runs = self.runs.checked_runs()

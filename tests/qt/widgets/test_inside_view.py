@@ -94,7 +94,8 @@ def test_the_window_shows_the_ticked_runs_on_its_inside_page(window):
 
 
 def test_a_run_made_in_the_app_records_its_inside_when_asked(window, qtbot, tmp_path, monkeypatch):
-    """Ticked, the next run's worker records extra.inside with its programs; the page shows the run once ticked."""
+    """Ticked, the next run's worker records extra.inside with its programs; the run arrives ticked, so the
+    page shows it at once."""
     from tests.qt.test_app import WAIT_MS, configure
 
     monkeypatch.setenv("SOM_STUDIO_CACHE_DIR", str(tmp_path / "cache"))  # the worker inherits it
@@ -107,7 +108,7 @@ def test_a_run_made_in_the_app_records_its_inside_when_asked(window, qtbot, tmp_
     run = window.runs.runs[0]
     got = run.record.extra["inside"]
     assert got["flops_per_iteration"] > 0 and got["ceilings"]["matmul_flops_per_s"] > 0
-    window.runs.set_checked({run.id})
+    assert [r.id for r in window.runs.checked_runs()] == [run.id]  # asked for: shown without a tick of one's own
     assert view.model.rowCount() == 1
     assert view.which.count() == 3  # its optimized HLO, StableHLO and jaxpr
     assert view.program.tree.topLevelItemCount() > 3
