@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from som_studio.app_model.form import app_message
+from som_studio.app_model.form import LABELS, app_message
 from som_studio.comparison.words import format_seconds, status_text
 from som_studio.config import DataSpec
 from som_studio.i18n import N_, _
@@ -154,8 +154,23 @@ def data_text(config: Mapping[str, Any]) -> str:
         return "?"
 
 
-# Not a setting: what a run is named by (its implementation), or its data, shown apart.
-_NOT_SETTINGS = ("impl", "data.source", "data.samples", "data.path", "data.scale")
+# Not a setting: what a run is named by (its implementation), its data, shown apart, and what follows from the
+# data (its columns' names) or says which settings were left to their defaults.
+_NOT_SETTINGS = ("impl", "data.source", "data.samples", "data.path", "data.scale", "feature_names", "auto")
+
+# A record's nested keys (RunConfig.to_dict) by the setting the form labels them with.
+_SETTING_OF = {
+    "sigma.start": "sigma_start",
+    "sigma.end": "sigma_end",
+    "learning_rate.start": "lr_start",
+    "learning_rate.end": "lr_end",
+}
+
+
+def _setting_text(key: str, value: str) -> str:
+    """``key value`` as the form says it: the setting's label, and "-" for none."""
+    label = LABELS.get(_SETTING_OF.get(key, key))
+    return f"{_(label) if label else key} {'-' if value in ('None', '') else value}"
 
 
 @dataclass(frozen=True)
@@ -184,7 +199,9 @@ def differing_settings(runs: Sequence[StoredRun]) -> dict[str, str]:
         differ.insert(0, "data")
     out = {}
     for run, f in zip(runs, flat):
-        bits = [f"{key} {data_text(run.record.config) if key == 'data' else f.get(key, '-')}" for key in differ]
+        bits = [
+            _setting_text(key, data_text(run.record.config) if key == "data" else f.get(key, "-")) for key in differ
+        ]
         out[run.id] = " · ".join(bits)
     return out
 

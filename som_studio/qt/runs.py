@@ -160,7 +160,8 @@ class RunsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole and col in NUMBER_COLUMNS:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return run_tooltip(run)
+            differs = self._differs.get(run.id, "") if col == DIFFERS_COLUMN else ""
+            return differs or run_tooltip(run)  # the whole of a long difference, which its column elides
         if role != Qt.ItemDataRole.DisplayRole:
             return None
         return row_texts(run, self._differs.get(run.id, ""))[col]

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from som_studio.app_model.runs import DIFFERS_COLUMN
 from som_studio.config import ConfigError, RunConfig
 from som_studio.qt import dialogs
 from som_studio.qt.project_dialog import ProjectData
@@ -34,6 +35,9 @@ from som_studio.qt.runs import RunsModel
 from som_studio.qt.widgets.columns import ColumnChooser
 from som_studio.storage import SUFFIX, HistoryError, StoredRun
 from som_studio.storage.writers import OutputError
+
+DIFFERS_MAX_PX = 320
+"""The widest the ticked runs' differences are shown in their column (the rest elided, whole in a tooltip)."""
 
 
 def resumable(run: StoredRun) -> bool:
@@ -95,7 +99,8 @@ class RunsPanel(QWidget):
         model.rename_failed.connect(lambda text: self.show_error(self.tr("Cannot rename the run"), text))
         model.save_failed.connect(self._on_save_failed)
         model.rowsInserted.connect(self._on_rows_inserted)
-        self.table.resizeColumnsToContents()
+        model.checked_changed.connect(self._fit_columns)
+        self._fit_columns()
 
         self.show_button = QPushButton(self.tr("Show"))
         self.show_button.setToolTip(self.tr("Show the selected run again: its final map, timings and quality"))
@@ -150,8 +155,15 @@ class RunsPanel(QWidget):
             self.folders.set_folder(kind, str(Path(path).parent))
 
     def _on_rows_inserted(self, *_: Any) -> None:
-        self.table.resizeColumnsToContents()
+        self._fit_columns()
         self.table.scrollToBottom()
+
+    def _fit_columns(self) -> None:
+        """Each column as wide as its texts, the ticked runs' differences at most :data:`DIFFERS_MAX_PX` (elided,
+        whole in their tooltip): four runs' differences pushed every other column out of sight."""
+        self.table.resizeColumnsToContents()
+        if self.table.columnWidth(DIFFERS_COLUMN) > DIFFERS_MAX_PX:
+            self.table.setColumnWidth(DIFFERS_COLUMN, DIFFERS_MAX_PX)
 
     # -- acting on runs ------------------------------------------------------------------
     def selected(self) -> list[StoredRun]:

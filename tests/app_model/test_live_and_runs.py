@@ -119,3 +119,17 @@ def test_the_status_line_says_no_warm_up_for_a_rung_that_compiles_nothing():
     assert LiveProgress.compiled(Compiled(3e-6, 0)) == "Training"
     assert LiveProgress.compiled(Compiled(0.148, 0)) == "Training (148.00 ms warm-up)"
     assert LiveProgress.compiled(Compiled(1.2, 3)) == "Training (3 compilations, 1.20 s compile + warm-up)"
+
+
+def test_settings_that_differ_are_said_in_the_forms_words():
+    from som_studio.app_model.runs import differing_settings
+
+    def run(run_id: str, **config) -> StoredRun:
+        base = {"impl": "numpy-batch", "grid": [6, 4], "epochs": 5, "data": {"source": "file", "path": "a.csv"}}
+        record = RunRecord(impl="numpy-batch", kind="batch", config={**base, **config}, status="ok")
+        return StoredRun(record, name=run_id, id=run_id)
+
+    a = run("a", labels="species", feature_names=["x", "y"], sigma={"start": [3, 2], "end": [1, 1]})
+    b = run("b", labels=None, feature_names=["x", "z"], sigma={"start": [3, 2], "end": [2, 2]})
+    differs = differing_settings([a, b])
+    assert differs == {"a": "Label column species · Radius σ (end) 1, 1", "b": "Label column - · Radius σ (end) 2, 2"}

@@ -223,10 +223,15 @@ def test_runs_say_what_they_are_and_their_columns_are_remembered(qtbot, tmp_path
     assert model.index(0, data).data() == "120 random colours"
     win.runs.set_checked([r.id for r in win.runs.runs])
     texts = [model.index(r, differs).data() for r in (0, 1)]
-    assert texts[0].startswith("grid 12 x 9") and texts[1].startswith("grid 10 x 8"), texts
-    assert "impl" not in texts[0] and "epochs" not in texts[0]  # the same in both: not a difference
+    assert texts[0].startswith("Grid 12 x 9") and texts[1].startswith("Grid 10 x 8"), texts  # the form's words
+    assert "Radius σ (start)" in texts[0] and "sigma" not in texts[0]  # the default radii follow the grid
+    assert "impl" not in texts[0] and "Epochs" not in texts[0]  # the same in both: not a difference
+    from som_studio.qt.runs_panel import DIFFERS_MAX_PX
+
+    assert win.runs_panel.table.columnWidth(differs) <= DIFFERS_MAX_PX  # long ones elided, whole in the tooltip
+    assert model.index(0, differs).data(Qt.ItemDataRole.ToolTipRole) == texts[0]
     line = win.comparison.data_line.text()  # the comparison says it too
-    assert line.startswith("Data: 120 random colours") and "grid 10 x 8" in line, line
+    assert line.startswith("Data: 120 random colours") and "Grid 10 x 8" in line, line
     header = win.runs_panel.table.horizontalHeader()
     win.runs_panel.columns.set_shown(COLUMNS.index("layout"), False)
     win.comparison.columns.set_shown(2, False)  # the comparison's table too
