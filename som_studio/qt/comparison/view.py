@@ -28,12 +28,14 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
     QFileDialog,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QListView,
     QMenu,
     QMessageBox,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QTableView,
     QTabWidget,
@@ -198,12 +200,19 @@ class ComparisonView(QWidget):
         rv.setContentsMargins(0, 0, 0, 0)
         rv.addLayout(top)
         rv.addWidget(self.data_line)
-        rv.addWidget(self.notes)
+        # The notes in a pane of their own that scrolls: many runs' warnings and notes took most of the page,
+        # leaving the table two rows and the charts a strip of axis labels.
+        notes = QScrollArea()
+        notes.setWidget(self.notes)
+        notes.setWidgetResizable(True)
+        notes.setFrameShape(QFrame.Shape.NoFrame)
         split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(notes)
         split.addWidget(self.table)
         split.addWidget(self.charts)
-        split.setStretchFactor(1, 3)
-        split.setSizes([110, 400])  # a few rows of table, the rest for the charts
+        split.setStretchFactor(2, 3)
+        split.setSizes([70, 150, 400])  # a few lines of notes, four rows of table, the rest for the charts
+        self.notes.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         rv.addWidget(split, 1)
         return right
 
