@@ -129,7 +129,7 @@ class MainWindow(QMainWindow):
         # run as it ends, before the live views report it (connected first).
         self.comparison = ComparisonView(
             self.runs,
-            launch=self.run_config,
+            launch=self._compare_run,
             ended=self.controller.run_ended,
             stop=self.controller.stop,
             base_config=lambda: self.form.state.config,
@@ -137,6 +137,9 @@ class MainWindow(QMainWindow):
             judge=self.form.judge,
             settled=lambda: not self.map_view.inspector.jobs.busy(),
         )
+        self._form_before_compare: RunConfig | None = None
+        if self.comparison.queue is not None:
+            self.comparison.queue.finished.connect(self._after_compare)
         self.user_impls = UserImplementations(  # File > Add implementation…
             self.settings,
             self,
@@ -479,6 +482,20 @@ class MainWindow(QMainWindow):
         if not st.runnable:
             return st.reason or self.tr("not runnable")
         return "" if self.start_run() else self.tr("a run is already in progress")
+
+    def _compare_run(self, cfg: RunConfig) -> str:
+        """One run of the comparison's race (:meth:`run_config`), the form as it was kept to be shown again after."""
+        if self._form_before_compare is None:
+            self._form_before_compare = self.form.state.config
+        return self.run_config(cfg)
+
+    def _after_compare(self, _impls: list[str]) -> None:
+        # The race showed each run's configuration in the form: the one the user had comes back.
+        kept, self._form_before_compare = self._form_before_compare, None
+        if kept is not None:
+            st = self.form.set_config(kept)
+            while st.data_needed is not None:
+                st = self.form.data_read(st.data_needed, read_data(st.data_needed))
 
     def _on_state_changed(self, state: str) -> None:
         busy = state != ctl.IDLE

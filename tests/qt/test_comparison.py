@@ -163,7 +163,7 @@ def test_compare_queue_runs_ticked_implementations_and_history_survives_restart(
     p.simulate.setChecked(False)
     assert p.state.runnable, p.state.reason
     view = window.comparison
-    view.set_ticked_impls(["numpy-online", "jax-jit-online"])
+    view.set_ticked_impls(["numpy-online", "jax-jit-online"])  # the form's implementation runs first
     with qtbot.waitSignal(view.queue.finished, timeout=WAIT_MS):
         assert view.compare_ticked()
     runs = view.history.runs
@@ -175,6 +175,7 @@ def test_compare_queue_runs_ticked_implementations_and_history_survives_restart(
         c.pop("impl")
     assert cfgs[0] == cfgs[1]  # the identical configuration
     assert view.summary.rowCount() == 2
+    assert p.impl.currentData() == "numpy-online"  # the race showed each run's in the form; the user's came back
     window.close()
 
     again = MainWindow(Settings(tmp_path / "settings.ini"))
