@@ -136,16 +136,20 @@ class RunsPanel(QWidget):
         self.rerun_button.setEnabled(rerun is not None)
         self.projector = ProjectData(self._one, self, self.show_error)  # Project data… and Export units…
         self.projector.status.connect(self.status)
-        buttons = QHBoxLayout()
-        for b in (self.show_button, self.rerun_button, self.resume_button, *self.projector.buttons, self.save_button):
-            buttons.addWidget(b)
-        for b in (self.open_button, self.remove_button):
-            buttons.addWidget(b)
-        buttons.addStretch(1)
+        # Two rows, what acts on the selected runs, then their files: in one row of eight, a narrow window
+        # (1,024 px, the docks beside) cut the buttons' words ("oject data", "port units").
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addWidget(self.table, 1)
-        lay.addLayout(buttons)
+        for row in (
+            (self.show_button, self.rerun_button, self.resume_button, self.remove_button),
+            (*self.projector.buttons, self.save_button, self.open_button),
+        ):
+            buttons = QHBoxLayout()
+            for b in row:
+                buttons.addWidget(b)
+            buttons.addStretch(1)
+            lay.addLayout(buttons)
 
     def _folder(self, kind: str) -> str:
         return self.folders.folder(kind) if self.folders is not None else ""
