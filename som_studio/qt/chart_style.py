@@ -98,9 +98,12 @@ def linear_ticks(
     return span / 2, [lo, (lo + hi) / 2, hi]
 
 
-def log_ticks(lo: float, hi: float, size_px: float, min_ticks: int = MIN_TICKS) -> list[float]:
+def log_ticks(
+    lo: float, hi: float, size_px: float, min_ticks: int = MIN_TICKS, label_px: float = 2 * LABEL_HALF_PX[True]
+) -> list[float]:
     """Ticks of a log axis over ``lo..hi`` (log10 of the values): 1-2-5 steps where they fit, at
-    least ``min_ticks``; over a range too short for those (a few percent), round linear values."""
+    least ``min_ticks``, none within ``label_px`` of another; over a range too short for those (a few
+    percent), round linear values."""
     lo, hi = sorted((float(lo), float(hi)))
     if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
         return []
@@ -119,9 +122,19 @@ def log_ticks(lo: float, hi: float, size_px: float, min_ticks: int = MIN_TICKS) 
                 return decades[:: max(1, math.ceil(len(decades) / room))]
             break
         if len(vals) >= min_ticks:
-            return vals
+            return _apart(vals, label_px * (hi - lo) / size_px if size_px > 0 else 0.0)
     _, values = linear_ticks(10.0**lo, 10.0**hi, size_px, min_ticks)
     return [math.log10(v) for v in values if v > 0]
+
+
+def _apart(values: list[float], gap: float) -> list[float]:
+    """``values`` less those within ``gap`` (a label's size) of one kept: on a short log axis 1, 2 and 3 ms lie
+    7 px apart and their labels were drawn over each other. A decade is kept before the values between."""
+    kept: list[float] = []
+    for v in sorted(values, key=lambda v: (not float(v).is_integer(), v)):  # decades first
+        if all(abs(v - k) >= gap for k in kept):
+            kept.append(v)
+    return sorted(kept)
 
 
 def short_number(v: float) -> str:
@@ -164,7 +177,7 @@ class ReadableAxis(pg.AxisItem):
         # not three: three would be drawn over each other ("200300400").
         least = MIN_TICKS if vertical else max(2, min(MIN_TICKS, 1 + int(length // (2 * LABEL_HALF_PX[False]))))
         if self.logMode:
-            return [(None, log_ticks(lo, hi, length, least))]
+            return [(None, log_ticks(lo, hi, length, least, 2 * LABEL_HALF_PX[vertical]))]
         wide = PX_PER_TICK if vertical else PX_PER_WIDE_TICK
         step, values = linear_ticks(lo, hi, length, least, px_per_tick=wide)
         if not vertical and size > 0 and maxVal > minVal:

@@ -30,6 +30,18 @@ def test_a_log_axis_has_three_ticks_over_any_range(lo, hi, size):
     assert len(ticks) >= 3
     assert all(math.log10(lo) - 1e-9 <= t <= math.log10(hi) + 1e-9 for t in ticks)
     assert len(ticks) <= max(4, size / 30)  # and not so many that their labels pile up
+    px = [(t - math.log10(lo)) / (math.log10(hi) - math.log10(lo)) * size for t in ticks]
+    assert all(b - a >= 18 for a, b in zip(px, px[1:])), px  # a label's height apart: none drawn over another
+
+
+@pytest.mark.parametrize(("lo", "hi", "size"), [(0.8e-3, 3.5e-3, 80), (1e-4, 3.5e-3, 80), (0.9e-3, 3.2e-3, 60)])
+def test_a_short_log_axis_keeps_its_labels_apart(lo, hi, size):
+    # The timing dock in a small window: 1, 1.5, 2 and 3 ms were offered on 80 px, 1.5 and 2 ms 16 px apart.
+    lo, hi = math.log10(lo), math.log10(hi)
+    ticks = log_ticks(lo, hi, size)
+    px = sorted((t - lo) / (hi - lo) * size for t in ticks)
+    assert len(ticks) >= 2 and all(b - a >= 18 for a, b in zip(px, px[1:])), px
+    assert math.log10(1e-3) in ticks  # the decade kept before the values between
 
 
 def _timing(qtbot, per_iteration: float, n: int = 60) -> TimingPlot:
