@@ -21,6 +21,7 @@ from som_studio.app_model.form import LABELS, app_message
 from som_studio.comparison.words import format_seconds, status_text
 from som_studio.config import DataSpec
 from som_studio.i18n import N_, _
+from som_studio.session import timing
 from som_studio.session.record import RunRecord
 from som_studio.storage import RunHistory, StoredRun
 
@@ -222,10 +223,10 @@ def row_texts(run: StoredRun, differs: str = "") -> tuple[str, ...]:
         r.layout,
         status_text(r.status),
         f"{r.iterations_done:,}",
-        format_seconds(r.compile_s) if r.compile_s else "",
+        "" if timing.nothing_compiled(r.compile_s, r.warmup_compiles) else format_seconds(r.compile_s),
         format_seconds(med) if med else "",
         f"{thr:,.0f}" if thr else "",
-        f"{r.qe:.4g}" if r.qe is not None else "",
+        f"{r.qe:.4f}" if r.qe is not None else "",  # as the comparison gives it: a column of aligned figures
         f"{r.te:.3f}" if r.te is not None else "",
         _when(run.created),
         app_message(r),

@@ -133,3 +133,13 @@ def test_settings_that_differ_are_said_in_the_forms_words():
     b = run("b", labels=None, feature_names=["x", "z"], sigma={"start": [3, 2], "end": [2, 2]})
     differs = differing_settings([a, b])
     assert differs == {"a": "Label column species · Radius σ (end) 1, 1", "b": "Label column - · Radius σ (end) 2, 2"}
+
+
+def test_the_run_tables_figures_line_up_and_a_numpy_warm_up_is_no_compile():
+    numpy, jax = _record("numpy-batch"), _record("jax-fused-batch")
+    numpy.compile_s, jax.compile_s, jax.warmup_compiles = 3e-6, 0.25, 2
+    numpy.qe, jax.qe = 0.0797, 0.08
+    compile_at, qe_at = COLUMNS.index("compile"), COLUMNS.index("QE")
+    rows = [row_texts(StoredRun(r)) for r in (numpy, jax)]
+    assert [r[compile_at] for r in rows] == ["", "250.00 ms"]
+    assert [r[qe_at] for r in rows] == ["0.0797", "0.0800"]  # four decimals each, not 0.0797 and 0.08
