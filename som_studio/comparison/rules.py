@@ -192,11 +192,16 @@ PHASE_WORDS = {
 }
 
 
+def trained_s(r: RunRecord) -> float:
+    """A run's training time: its ``train`` phase (a record from before the phases were kept holds 0 there:
+    its total less its compile and initial map)."""
+    return r.phases.get("train") or max(0.0, r.total_s - r.compile_s - r.phases.get("init", 0.0))
+
+
 def compiled_and_trained_s(r: RunRecord) -> float:
     """What a run's end-to-end figure counts: its compile and warm-up and its training, as the iterations after
-    which it pays off count them. Not the initial map, which every implementation makes alike on the host
-    (a record from before the phases were kept: its total less its initial map)."""
-    return r.compile_s + r.phases.get("train", 0.0) if r.phases.get("train") else r.total_s - r.phases.get("init", 0.0)
+    which it pays off count them. Not the initial map, which every implementation makes alike on the host."""
+    return r.compile_s + trained_s(r)
 
 
 def where_the_rest_went(r: RunRecord) -> str | None:
@@ -207,8 +212,7 @@ def where_the_rest_went(r: RunRecord) -> str | None:
     which are listed among the rest). ``None`` for a run without wall time or one that trained for most of it.
     """
     wall = r.wall_s
-    # A record from before the phases were kept holds 0 there: its total less what it says it compiled.
-    train = r.phases.get("train") or max(0.0, r.total_s - r.compile_s - r.phases.get("init", 0.0))
+    train = trained_s(r)
     if not wall or r.status == "failed" or train >= TRAINING_SHARE * wall:
         return None
     parts = {k: v for k, v in r.phases.items() if k not in ("train", "read")}  # read: within training
