@@ -186,7 +186,7 @@ PHASE_WORDS = {
     "quality": N_("quality"),
     "frames": N_("frames for the app"),
     "model": N_("hits and labels"),
-    "checkpoint": N_("writing checkpoints"),
+    "checkpoint": N_("checkpoints (Orbax's start, writing)"),
     "agreement": N_("agreement check"),
     "other": N_("other"),
 }

@@ -129,6 +129,18 @@ def test_a_run_with_checkpoints_compiles_nothing_in_its_timed_chunks(tmp_path):
     assert int(compiles) == int(warmup)  # every primitive compiled in the warm-up, none again
 
 
+def test_waiting_for_the_checkpoints_imports_is_their_cost_not_the_runs(tmp_path, monkeypatch):
+    """The app keeps checkpoints for every run: the wait for Orbax's imports is booked as the checkpoints'
+    (excluded from training time), not as the run's initial map (half a second of a small run's total)."""
+    monkeypatch.setattr(Checkpoints, "ready", lambda self: time.sleep(0.5))  # imports still under way
+    cfg = RunConfig(impl="numpy-batch", width=6, height=4, data=DataSpec(samples=60), epochs=3)
+    ck = Checkpoints(tmp_path / "ck", 600.0, at_end=False)
+    _final_map, record = _final(Session(cfg, quality_points=0, checkpoint=ck))
+    assert record.status == "ok" and record.phases["checkpoint"] >= 0.5
+    assert record.phases["init"] < record.phases["checkpoint"]  # the initial map of 60 rows, alone
+    assert record.total_s < record.phases["checkpoint"]  # training, compile and initial map: none of the wait
+
+
 def test_no_checkpoint_to_resume_from(tmp_path):
     with pytest.raises(CheckpointError, match="holds no complete checkpoint"):
         read_latest(tmp_path)
