@@ -273,7 +273,8 @@ class SweepView(QWidget):
         qimg = QImage(img.data, w, h, 3 * w, QImage.Format.Format_RGB888).copy()
         room = QSize(max(self.picture.width(), 160), self.picture.height())
         self.picture.setPixmap(QPixmap.fromImage(qimg).scaled(room, Qt.AspectRatioMode.KeepAspectRatio))
-        settings = ", ".join(f"{k} {v}" for k, v in r["settings"].items())
+        # Each varied setting by its label, as its field beside the plot says it (not its key: "sigma_end").
+        settings = ", ".join(f"{_(cfgmod.setting_named(k).label)} {_value_text(v)}" for k, v in r["settings"].items())
         purity = self.tr(", label purity {p:.3f}").format(p=r["label_purity"]) if r["label_purity"] is not None else ""
         self.detail.setText(f"{settings}: QE {r['qe']:.4f}, TE {r['te']:.3f}{purity}")
         self.keep_button.setEnabled(True)
@@ -289,3 +290,10 @@ class SweepView(QWidget):
     def _say(self, text: str) -> None:
         self.status.emit(text)
         self.detail.setText(text)
+
+
+def _value_text(value: Any) -> str:
+    """A row's varied value as the field takes it: ``0.5``, ``1x0.6`` (a radius per axis), ``2``."""
+    if isinstance(value, (list, tuple)):
+        return "x".join(f"{v:g}" for v in value)
+    return f"{value:g}" if isinstance(value, float) else str(value)

@@ -27,7 +27,7 @@ def test_the_sweep_page_trains_shows_and_keeps_a_map(qtbot, window):
     assert not view.keep_button.isEnabled()
     view.select(1)
     assert view.picture.pixmap() is not None and not view.picture.pixmap().isNull()
-    assert "sigma_end [1.0, 0.6]" in view.detail.text()
+    assert "Radius σ (end) 1x0.6" in view.detail.text()  # the field's words, as typed there
     kept_before = len(window.runs.runs)
     view.keep_button.click()
     assert len(window.runs.runs) == kept_before + 1
