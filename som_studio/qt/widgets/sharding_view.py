@@ -137,9 +137,10 @@ class ShardingView(QWidget):
         mh, mw = map_arr["shape"][0], map_arr["shape"][1]
         map_title = self.tr("map {shape}: rows split over '{axis}'")
         map_right = self._paint_copies(
-            p, map_area, map_arr, (mh, mw), map_title.format(shape=f"{mh}x{mw}x{map_arr['shape'][2]}", axis="map")
+            p, map_area, map_arr, (mh, mw), map_title.format(shape=f"({mh}, {mw}, {map_arr['shape'][2]})", axis="map")
         )
-        widest = map_title.format(shape="0000x0000x00", axis="map") + ", " + self.tr("{n} copies").format(n=0)
+        # Shapes as the arrays have them, (rows, columns, features): "20x15" is the form's width x height.
+        widest = map_title.format(shape="(0000, 0000, 00)", axis="map") + ", " + self.tr("{n} copies").format(n=0)
         left = max(map_right, area.left() + fm.horizontalAdvance(widest))
         left += 3 * margin
         data_area = QRectF(left, area.top(), min(area.right() - left, area.width() * 0.28), area.height())
@@ -150,7 +151,7 @@ class ShardingView(QWidget):
             data_arr,
             (n, max(1, n // 8)),
             self.tr("data {shape} over '{axis}'").format(
-                shape=f"{data_arr['shape'][0]:,}x{data_arr['shape'][1]}", axis="data"
+                shape=f"({data_arr['shape'][0]:,}, {data_arr['shape'][1]})", axis="data"
             ),
             fill=True,
         )
