@@ -479,8 +479,10 @@ def _labels(weights: np.ndarray, _view: ViewChoice, canvas: Canvas) -> Drawn:
         p = np.nan_to_num(np.asarray(v.unit_purity, dtype=np.float64).reshape(h * w), nan=1.0)
         fade = (FADE_FLOOR + (1.0 - FADE_FLOOR) * np.clip(p, 0.0, 1.0))[:, None]
         colours = 255.0 - (255.0 - colours) * fade
-    note = _("label purity {purity}").format(purity=f"{v.purity:.3f}") if v.purity is not None else ""
-    legend = Swatches(tuple((n, colour_of[n]) for n in names), _("majority label"), note)
+    notes = [_("label purity {purity}").format(purity=f"{v.purity:.3f}")] if v.purity is not None else []
+    if len(names) < len(found):  # units no example landed on: drawn pale grey, which no swatch explains
+        notes.append(_("pale grey: no examples"))
+    legend = Swatches(tuple((n, colour_of[n]) for n in names), _("majority label"), "; ".join(notes))
     return _cells(np.round(colours).astype(np.uint8), h, w, canvas, legend)
 
 

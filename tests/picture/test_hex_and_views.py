@@ -112,6 +112,8 @@ def test_hit_label_and_cluster_views_with_their_legends():
     assert isinstance(lab.legend, picture.Swatches)
     assert [n for n, _ in lab.legend.entries] == sorted({str(x) for x in views.labels.ravel() if x})
     assert f"{views.purity:.3f}" in lab.legend.note
+    # Units no example landed on are pale grey, which no swatch explains: the note does.
+    assert ("pale grey: no examples" in lab.legend.note) == bool((views.hits == 0).any())
     # A unit whose examples all carry its label has its label's own colour.
     pure = np.argwhere((views.unit_purity == 1.0) & (views.labels == "a"))
     r, c = pure[0]
