@@ -181,7 +181,7 @@ WATCH_SHARE = 0.05
 PHASE_WORDS = {
     "data": N_("reading data"),
     "init": N_("initial map"),
-    "compile": N_("compiling"),
+    "compile": N_("compiling (the training's and the quality pass's programs)"),
     "train": N_("training"),
     "quality": N_("quality"),
     "frames": N_("frames for the app"),

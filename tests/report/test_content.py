@@ -322,7 +322,8 @@ def test_a_run_whose_training_is_under_80_percent_of_its_wall_time_says_where_th
     assert len(notes) == 1 and notes[0].startswith("jax-fused-batch: training took 15% of 10.00 s")
     # Largest first; what no phase holds is "other" (10 - 1.5 - 7.9 s).
     assert notes[0].endswith(
-        "quality 6.00 s, compiling 1.00 s, other 600.00 ms, reading data 500.00 ms, hits and labels 400.00 ms"
+        "quality 6.00 s, compiling (the training's and the quality pass's programs) 1.00 s, other 600.00 ms, "
+        "reading data 500.00 ms, hits and labels 400.00 ms"
     )
     header = report.SUMMARY_HEADER
     assert report.summary_rows()[0][header.index("wall")] == format_seconds(10.0)
