@@ -107,6 +107,13 @@ class LiveViews(QObject):
     def stop_clock(self) -> None:
         self._clock.stop()
 
+    def forget_run(self) -> None:
+        """Another kind of work took the status bar (a sweep, whose page says how it goes): the last run's
+        elapsed time and progress bar are not its."""
+        self._clock.stop()
+        self.progress.setValue(0)
+        self.time_label.setText("")
+
     def close(self) -> None:
         """Closing the window: stop the clock and wait for the map view's drawing thread."""
         self.stop_clock()

@@ -271,6 +271,7 @@ class MainWindow(QMainWindow):
         self.stop_action.triggered.connect(self.comparison.cancel_compare)  # Esc stops the comparison, not one run
         self.comparison.show_requested.connect(lambda: self.pages.show_page("compare"))
         self.sweep_view.status.connect(self.status_label.setText)
+        self.sweep_view.controller.run_started.connect(lambda _ev: self.live.forget_run())
         self.runs.checked_changed.connect(self._on_checked_for_inside)
         self._on_checked_for_inside()
         self.live.connect()

@@ -19,9 +19,13 @@ def test_the_sweep_page_trains_shows_and_keeps_a_map(qtbot, window):
     window.panel.simulate.setChecked(False)
     qtbot.waitUntil(lambda: window.panel.state.runnable, timeout=WAIT_MS)
     view.values["sigma_end"].setText("0.5, 1x0.6, 2")
+    window.live.progress.setValue(52)  # as a run stopped half way leaves it
+    window.live.time_label.setText("elapsed  10.5 s")
     with qtbot.waitSignal(view.result_ready, timeout=WAIT_MS) as got:
         view.train_button.click()
     result = got.args[0]
+    # The status bar's clock and bar were the last run's, not the sweep's (whose page says how it goes).
+    assert window.live.progress.value() == 0 and window.live.time_label.text() == ""
     assert len(result.rows) == 3 and len(view.points.points()) == 3
     assert "3 maps trained together" in view.caption.text()
     assert not view.keep_button.isEnabled()
