@@ -163,6 +163,7 @@ class Session:
         self.snapshot_interval_s = snapshot_interval_s
         self.progress_interval_s = progress_interval_s
         self._frames = FramePacer(snapshot_interval_s or 0.0, frame_share)
+        self._initial_frame: int | None = None  # the iteration of the initial map's snapshot, made before training
         self.quality_points = quality_points
         self.final_quality = final_quality
         self.chunk_target_s = chunk_target_s
@@ -205,8 +206,13 @@ class Session:
         if self.snapshot_interval_s is not None:
             self._frames.interval_s = max(self.snapshot_interval_s, seconds)
 
-    def frame_cost(self, seconds: float) -> None:
-        """Book ``seconds`` that a consumer spent making the last snapshot into a picture (any thread)."""
+    def frame_cost(self, seconds: float, iteration: int | None = None) -> None:
+        """Book ``seconds`` that a consumer spent making the last snapshot (of ``iteration``) into a picture (any
+        thread). The initial map's picture is not the training's: made before it, and the first picture pays what
+        later ones do not (the live views' setup), it took the frames' budget of a small run's first seconds (a
+        numpy-batch run of iris on 60x40 showed its initial map for 3 s while it trained)."""
+        if iteration is not None and iteration == self._initial_frame:
+            return
         self._frames.spend(seconds, new_frame=False)
 
     @property

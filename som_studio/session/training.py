@@ -80,6 +80,7 @@ class Driver(Protocol):
     _running: threading.Event
     _outside_s: float
     _device_start_s: float
+    _initial_frame: int | None
     source: Source | None
     batch_rows: int
 
@@ -288,6 +289,7 @@ class Training:
         if self.session.checkpoint is not None and hasattr(self.trainer, "checkpoints"):
             self.trainer.checkpoints = self  # it asks due() and calls save_within() between its batches
         self.timed("init", tp)
+        self.session._initial_frame = self.it
         yield Snapshot(self.it, problem.init_map.copy())
         # A sweep's maps are measured on the host, as the NumPy reference does: its combinations' few
         # passes do not pay for compiling a quality program.

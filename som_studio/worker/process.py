@@ -248,7 +248,7 @@ def _run(request: RunRequest, events: Connection, control: Connection) -> None:
                 views = _live_views(session, state["views"], state["view"], item)
                 msg: Message = FrameMessage(frames.make_frame(item.iteration, item.map, state["view"], lo, hi, views))
                 # The picture takes the cores the training runs on: it counts against the frames' budget.
-                session.frame_cost(time.thread_time() - tc)
+                session.frame_cost(time.thread_time() - tc, item.iteration)
             else:
                 msg = item
             try:

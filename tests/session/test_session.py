@@ -361,3 +361,16 @@ def test_frames_are_paced_by_what_their_pictures_cost(small_config):
 
     assert len(snapshots(0.0)) > 3
     assert snapshots(1e6) == [0, 3000]
+
+
+def test_the_initial_maps_picture_is_not_charged_to_the_training_frames_budget():
+    # The first picture a watcher makes pays what later ones do not (its views' setup): booked against the
+    # frames' 2 % of training time, it held back every frame of a small run's first seconds.
+    cfg = RunConfig(impl="numpy-batch", width=8, height=6, data=DataSpec(samples=60), epochs=40)
+    session = Session(cfg, snapshot_interval_s=0.0, quality_points=0)
+    snaps = []
+    for ev in session.run():
+        if isinstance(ev, Snapshot):
+            snaps.append(ev.iteration)
+            session.frame_cost(0.1 if len(snaps) == 1 else 0.0, ev.iteration)  # the initial map's: dear
+    assert snaps[0] == 0 and len([it for it in snaps if 0 < it < 40]) >= 2  # frames came while it trained
