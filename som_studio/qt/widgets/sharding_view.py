@@ -130,7 +130,14 @@ class ShardingView(QWidget):
                 legend_lines += 1
                 x = float(margin)
             x += tw + 8
-        legend_h = line * (legend_lines + 1.5)
+        # The line beneath, wrapped where the page is narrow (cut off mid-word at 1,024 px before).
+        arrays = ", ".join(self._array_name(a) for a in desc["arrays"])
+        foot = self.tr("bytes per device hold: {arrays}").format(arrays=arrays) + (
+            f".  {self.note}" if self.note else ""
+        )
+        wrap = Qt.AlignmentFlag.AlignLeft | Qt.TextFlag.TextWordWrap
+        foot_h = float(fm.boundingRect(0, 0, max(1, w - 2 * margin), 10 * line, wrap, foot).height())
+        legend_h = line * (legend_lines + 0.5) + foot_h
         area = QRectF(margin, margin + line, w - 2 * margin, max(40, h - 2 * margin - legend_h - line))
         # The map's copies on the left (each keeps the map's aspect ratio), the data's copies on the right.
         map_area = QRectF(area.left(), area.top(), area.width() * 0.72, area.height())
@@ -165,12 +172,8 @@ class ShardingView(QWidget):
             p.setPen(text)
             p.drawText(QRectF(x + 16, y, tw, line), Qt.AlignmentFlag.AlignLeft, label)
             x += tw + 8
-        arrays = ", ".join(self._array_name(a) for a in desc["arrays"])
         p.setPen(text)
-        foot = self.tr("bytes per device hold: {arrays}").format(arrays=arrays) + (
-            f".  {self.note}" if self.note else ""
-        )
-        p.drawText(QRectF(margin, y + line, w - 2 * margin, line), Qt.AlignmentFlag.AlignLeft, foot)
+        p.drawText(QRectF(margin, y + line, w - 2 * margin, foot_h), wrap, foot)
         p.end()
 
     def _array_name(self, key: str) -> str:
