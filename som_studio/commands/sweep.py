@@ -78,11 +78,9 @@ def _keywords(args: argparse.Namespace) -> dict[str, Any]:
 
 def row_name(settings: dict[str, Any]) -> str:
     """A row's file name stem: its settings, ``sigma_end-0.5_seed-1`` (a per-axis radius as ``1x0.5``)."""
+    from som_studio.session.sweep import typed
 
-    def text(v: Any) -> str:
-        return "x".join(f"{x:g}" for x in v) if isinstance(v, list) else f"{v:g}" if isinstance(v, float) else str(v)
-
-    return "_".join(f"{k}-{text(v)}" for k, v in settings.items())
+    return "_".join(f"{k}-{typed(v)}" for k, v in settings.items())
 
 
 def run(args: argparse.Namespace) -> int:

@@ -45,6 +45,13 @@ def shown(value: Any) -> Any:
     return value
 
 
+def typed(value: Any) -> str:
+    """A row's varied value (:func:`shown`) as a user types it: ``0.5``, ``1x0.6`` (a radius per axis), ``2``."""
+    if isinstance(value, (list, tuple)):
+        return "x".join(f"{v:g}" for v in value)
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
 def configs(base: RunConfig, combos: Sequence[Mapping[str, Any]]) -> list[RunConfig]:
     """Each combination's configuration: ``base`` with its values; raises ``ConfigError`` naming a bad one."""
     return [base.replace(**dict(c)).validate("batch") for c in combos]

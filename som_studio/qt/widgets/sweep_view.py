@@ -34,6 +34,7 @@ from som_studio.app_model.form import app_message, app_text
 from som_studio.config import ConfigError
 from som_studio.i18n import _
 from som_studio.qt.chart_style import readable_axes, style_plot, style_widget, theme_of
+from som_studio.session.sweep import typed
 
 # The chart's two colours, the theme's first two: every map (blue), and the frontier (orange).
 DOT, FRONT = 0, 1
@@ -274,7 +275,7 @@ class SweepView(QWidget):
         room = QSize(max(self.picture.width(), 160), self.picture.height())
         self.picture.setPixmap(QPixmap.fromImage(qimg).scaled(room, Qt.AspectRatioMode.KeepAspectRatio))
         # Each varied setting by its label, as its field beside the plot says it (not its key: "sigma_end").
-        settings = ", ".join(f"{_(cfgmod.setting_named(k).label)} {_value_text(v)}" for k, v in r["settings"].items())
+        settings = ", ".join(f"{_(cfgmod.setting_named(k).label)} {typed(v)}" for k, v in r["settings"].items())
         purity = self.tr(", label purity {p:.3f}").format(p=r["label_purity"]) if r["label_purity"] is not None else ""
         self.detail.setText(f"{settings}: QE {r['qe']:.4f}, TE {r['te']:.3f}{purity}")
         self.keep_button.setEnabled(True)
@@ -290,10 +291,3 @@ class SweepView(QWidget):
     def _say(self, text: str) -> None:
         self.status.emit(text)
         self.detail.setText(text)
-
-
-def _value_text(value: Any) -> str:
-    """A row's varied value as the field takes it: ``0.5``, ``1x0.6`` (a radius per axis), ``2``."""
-    if isinstance(value, (list, tuple)):
-        return "x".join(f"{v:g}" for v in value)
-    return f"{value:g}" if isinstance(value, float) else str(value)
