@@ -454,9 +454,7 @@ class MainWindow(QMainWindow):
             cfg = RunConfig.from_dict(run.record.config)
         except ConfigError as exc:
             return self.tr("Its saved configuration is not valid: {error}").format(error=exc)
-        st = self.form.set_config(cfg)
-        while st.data_needed is not None:
-            st = self.form.data_read(st.data_needed, read_data(st.data_needed))
+        st = self._show_config(cfg)
         if not st.runnable:
             return st.reason or self.tr("not runnable")
         folder = str((run.record.extra.get("checkpoint") or {}).get("folder", ""))
@@ -475,11 +473,16 @@ class MainWindow(QMainWindow):
         self.empty.run_shown()
         self.pages.show_page("map")
 
+    def _show_config(self, cfg: RunConfig) -> FormState:
+        """Show ``cfg`` in the form, its data file read now if it was not (the answer is needed at once)."""
+        st = self.form.set_config(cfg)
+        while st.data_needed is not None:
+            st = self.form.data_read(st.data_needed, read_data(st.data_needed))
+        return st
+
     def run_config(self, cfg: RunConfig) -> str:
         """Show ``cfg`` in the form and run it; ``""``, or why it cannot run (re-run, compare queue)."""
-        st = self.form.set_config(cfg)
-        while st.data_needed is not None:  # a file not read yet: read it now, the answer is needed
-            st = self.form.data_read(st.data_needed, read_data(st.data_needed))
+        st = self._show_config(cfg)
         if not st.runnable:
             return st.reason or self.tr("not runnable")
         return "" if self.start_run() else self.tr("a run is already in progress")
@@ -494,9 +497,7 @@ class MainWindow(QMainWindow):
         # The race showed each run's configuration in the form: the one the user had comes back.
         kept, self._form_before_compare = self._form_before_compare, None
         if kept is not None:
-            st = self.form.set_config(kept)
-            while st.data_needed is not None:
-                st = self.form.data_read(st.data_needed, read_data(st.data_needed))
+            self._show_config(kept)
 
     def _on_state_changed(self, state: str) -> None:
         busy = state != ctl.IDLE
