@@ -14,6 +14,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from som_studio.qt.pipe_reader import PipeReader
+from som_studio.worker import priority
 from som_studio.worker.messages import Info
 from som_studio.worker.process import describe_exit
 
@@ -60,7 +61,7 @@ class DeviceProbe(QObject):
             name=f"som-studio-{self._target}",
             daemon=True,
         )
-        self._process.start()
+        priority.unlowered(self._process.start)
         w.close()
         self._reader = PipeReader(r, self._process)
         self._reader.events_ready.connect(self._on_events_ready)
