@@ -154,12 +154,16 @@ class ReadableAxis(pg.AxisItem):
     axis too short for three labels side by side: two).
 
     ``format``: the label of a value (in log mode, of the value itself, not its logarithm);
-    default :func:`short_number`.
+    default :func:`short_number`. ``whole``: ticks at whole numbers only (an iteration axis: a run's first
+    chunk or two span an iteration or two, where 0.25, 0.5 and 0.75 name iterations that do not exist).
     """
 
-    def __init__(self, orientation: str, format: Callable[[float], str] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, orientation: str, format: Callable[[float], str] | None = None, whole: bool = False, **kwargs: Any
+    ) -> None:
         super().__init__(orientation, **kwargs)
         self._format = format or short_number
+        self._whole = whole
         self.enableAutoSIPrefix(False)  # "(x0.001)" beside a label reads badly; the ticks carry the sizes
         # Kept as a picture on the device: a live plot's curve repaints its view many times a second,
         # and replaying the axis's text each time cost more than the curves (5 ms a paint under Xvfb).
@@ -180,6 +184,8 @@ class ReadableAxis(pg.AxisItem):
             return [(None, log_ticks(lo, hi, length, least, 2 * LABEL_HALF_PX[vertical]))]
         wide = PX_PER_TICK if vertical else PX_PER_WIDE_TICK
         step, values = linear_ticks(lo, hi, length, least, px_per_tick=wide)
+        if self._whole and step < 1:
+            step, values = 1.0, [float(v) for v in range(math.ceil(lo), math.floor(hi) + 1)]
         if not vertical and size > 0 and maxVal > minVal:
             step, values = self._side_by_side(step, values, size / (maxVal - minVal))
         return [(step, values)]
@@ -209,13 +215,16 @@ class ReadableAxis(pg.AxisItem):
 
 
 def readable_axes(
-    sides: tuple[str, ...] = ("left", "bottom", "right"), **formats: Callable[[float], str] | None
+    sides: tuple[str, ...] = ("left", "bottom", "right"),
+    whole: tuple[str, ...] = (),
+    **formats: Callable[[float], str] | None,
 ) -> dict[str, ReadableAxis]:
-    """``axisItems`` for a plot: a :class:`ReadableAxis` on each of ``sides`` (formats by side).
+    """``axisItems`` for a plot: a :class:`ReadableAxis` on each of ``sides`` (formats by side; those in
+    ``whole`` ticked at whole numbers only).
 
     pyqtgraph shows every axis given: a plot with no second y axis asks for ``("left", "bottom")``.
     """
-    return {side: ReadableAxis(side, formats.get(side)) for side in sides}
+    return {side: ReadableAxis(side, formats.get(side), whole=side in whole) for side in sides}
 
 
 # -- a plot's look ------------------------------------------------------------------------------------

@@ -181,7 +181,7 @@ def timing_layout(report: Report, legend_px: int = 15, theme: ChartTheme = LIGHT
     sec = report.section("timing")
     win = pg.GraphicsLayoutWidget()
     win.setBackground(theme.background)
-    plot = win.addPlot(axisItems={"left": _duration_axis(), "bottom": ReadableAxis("bottom")})
+    plot = win.addPlot(axisItems={"left": _duration_axis(), "bottom": ReadableAxis("bottom", whole=True)})
     _style_plot(plot, sec.x_label, sec.y_label, theme=theme)
     plot.setLogMode(x=False, y=True)
     index = {run.name: i for i, run in enumerate(report.runs)}
@@ -229,7 +229,7 @@ def quality_layout(report: Report, legend_px: int = 15, theme: ChartTheme = LIGH
     win.setBackground(theme.background)
     index = {run.name: i for i, run in enumerate(report.runs)}
     for col, (which, label) in enumerate(zip(("qe", "te"), sec.panels)):
-        axes = readable_axes()
+        axes = readable_axes(whole=("bottom",))
         plot = win.addPlot(row=0, col=col, axisItems={"left": axes["left"], "bottom": axes["bottom"]})
         _style_plot(plot, sec.x_label, label, theme=theme)
         for s in report.quality_series(which):

@@ -71,7 +71,7 @@ def test_every_axis_of_the_timing_plot_shows_three_labelled_ticks(qtbot, per_ite
 
 
 def test_a_live_runs_iteration_axis_moves_in_steps_ahead_of_its_chunks_and_fits_them_when_it_ends(qtbot):
-    assert [live_x_end(e, 300) for e in (1, 3, 5, 6, 101, 201, 300)] == [1, 5, 5, 10, 200, 300, 300]
+    assert [live_x_end(e, 300) for e in (1, 3, 5, 6, 101, 201, 300)] == [2, 5, 5, 10, 200, 300, 300]
     assert live_x_end(201, None) == 500  # a run shown whole has no total: plain steps
     plot = TimingPlot()
     qtbot.addWidget(plot)
@@ -92,6 +92,22 @@ def test_a_live_runs_iteration_axis_moves_in_steps_ahead_of_its_chunks_and_fits_
     vb = plot.plot.getPlotItem().vb
     lo, hi = vb.viewRange()[0]
     assert vb.autoRangeEnabled()[0] and lo < 3 and 300 < hi and hi - lo < 1.2 * (300 - 3)  # its chunks, fitted
+
+
+@pytest.mark.parametrize("chunks", [[(0, 1)], [(0, 1), (1, 2)]])
+def test_an_iteration_axis_names_only_whole_iterations(qtbot, chunks):
+    # A run's first chunk or two: its axis spans an iteration or two, and ticks at 0.25 or 0.5 named none.
+    plot = TimingPlot()
+    qtbot.addWidget(plot)
+    plot.resize(600, 260)
+    plot.show()
+    qtbot.waitExposed(plot)
+    plot.begin("batch", 1000, total=300)
+    plot.add_chunks([ChunkTimed(first, count, 0.01 * count, 0.0) for first, count in chunks])
+    plot._draw()
+    qtbot.wait(20)
+    labels = tick_labels(plot.plot.getAxis("bottom"))
+    assert labels and all(t.isdigit() for t in labels), labels
 
 
 def test_legends_sit_above_the_data_not_on_it(qtbot):

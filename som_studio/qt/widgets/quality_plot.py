@@ -37,7 +37,7 @@ class QualityPlot(QWidget):
         self._te = MinMaxSeries(HISTORY_POINTS)
         self.caption = QLabel(self.tr("No run yet"))
         self.caption.setWordWrap(True)  # a long summary wraps, never widening the dock
-        self.plot = PlotCanvas(axisItems=readable_axes())
+        self.plot = PlotCanvas(axisItems=readable_axes(whole=("bottom",)))
         self.redraw = PacedRedraw(
             self, self.plot, self._draw, DrawPacer(REDRAW_SHARE, REDRAW_MS / 1000, MAX_REDRAW_MS / 1000)
         )

@@ -76,11 +76,12 @@ class SecondsAxis(ReadableAxis):
 def live_x_end(end: float, total: int | None) -> float:
     """Where the iteration axis ends while a run of ``total`` iterations has reached ``end``.
 
-    The first 1-2-5 step (1, 2, 5, 10, 20, ...) at or past ``end``, and never past ``total``:
+    The first 1-2-5 step (2, 5, 10, 20, ...) at or past ``end``, and never past ``total``:
     the axis changes a few times per decade of the run instead of with every redraw, and the
-    curve fills at least two fifths of the plot's width.
+    curve fills at least two fifths of the plot's width. At least 2: an axis from 0 to 1 has no
+    whole iteration between its ends to label.
     """
-    step = next(m * 10**e for e in range(19) for m in (1, 2, 5) if m * 10**e >= end)
+    step = next(m * 10**e for e in range(19) for m in (1, 2, 5) if m * 10**e >= max(end, 2))
     return float(min(step, total)) if total else float(step)
 
 
@@ -134,7 +135,7 @@ class TimingPlot(QWidget):
         top.addWidget(self.smoothing)
         top.addWidget(self.log_scale)
 
-        self.plot = PlotCanvas(axisItems={"left": SecondsAxis("left"), "bottom": ReadableAxis("bottom")})
+        self.plot = PlotCanvas(axisItems={"left": SecondsAxis("left"), "bottom": ReadableAxis("bottom", whole=True)})
         self.redraw = PacedRedraw(
             self, self.plot, self._draw, DrawPacer(REDRAW_SHARE, REDRAW_MS / 1000, MAX_REDRAW_MS / 1000)
         )
