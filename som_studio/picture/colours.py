@@ -115,7 +115,15 @@ class ColourBar:
         """The two ends as text."""
         if self.integer:
             return f"{self.lo:.0f}", f"{self.hi:.0f}"
-        return f"{self.lo:.3g}", f"{self.hi:.3g}"
+        return _end(self.lo), _end(self.hi)
+
+
+def _end(v: float) -> str:
+    """Three significant figures, thousands written out: a feature in the thousands (wine's proline) read
+    "1.41e+03"."""
+    text = f"{v:.3g}"
+    rounded = float(text)
+    return f"{rounded:,.0f}" if 1e3 <= abs(rounded) < 1e6 else text
 
 
 @dataclass(frozen=True)

@@ -503,7 +503,9 @@ def _clusters(weights: np.ndarray, _view: ViewChoice, canvas: Canvas) -> Drawn:
 
 
 PLANE_GAP = 6
-"""Pixels between two cells of the planes grid (a cell: a plane's title, its picture, its colour bar)."""
+"""Pixels between two rows of cells of the planes grid (a cell: a plane's title, its picture, its colour bar);
+between two columns, at least a caption's height: the end of one bar and the start of the next are written
+there, and 6 pixels ran them together ("14.1 1.28")."""
 
 
 def map_range(weights: np.ndarray) -> ColourRange:
@@ -542,13 +544,14 @@ def _planes(weights: np.ndarray, view: ViewChoice, canvas: Canvas) -> Drawn:
     cols = int(np.ceil(np.sqrt(d * cell_h / max(tw, 1)))) if d > 1 else 1
     cols = max(1, min(d, cols))
     rows = -(-d // cols)
-    out = np.full((rows * cell_h + (rows - 1) * PLANE_GAP, cols * tw + (cols - 1) * PLANE_GAP, 3), 255, np.uint8)
+    col_gap = max(PLANE_GAP, cap)
+    out = np.full((rows * cell_h + (rows - 1) * PLANE_GAP, cols * tw + (cols - 1) * col_gap, 3), 255, np.uint8)
     ramp = VIRIDIS[np.linspace(0, 255, tw).round().astype(np.int64)]
     tiles = []
     for k in range(d):
         lo, hi = (lo_all, hi_all) if shared else (float(own.lo[k]), float(own.hi[k]))
         levels = _to_u8(np.asarray(weights[..., k], dtype=np.float64), lo, hi)
-        cy, x0 = (k // cols) * (cell_h + PLANE_GAP), (k % cols) * (tw + PLANE_GAP)
+        cy, x0 = (k // cols) * (cell_h + PLANE_GAP), (k % cols) * (tw + col_gap)
         y0 = cy + cap + gap
         out[y0 : y0 + th, x0 : x0 + tw] = r.paint(apply_lut(levels.reshape(-1)))
         bar = None

@@ -67,7 +67,24 @@ def test_the_planes_grid_has_a_title_row_and_a_bar_for_every_plane_and_cuts_none
         assert t.bar.lo == pytest.approx(w[..., k].min()) and t.bar.hi == pytest.approx(w[..., k].max())
         levels = {f.level_at(r, c, k) for r in range(6) for c in range(9)}
         assert min(levels) <= 1 and max(levels) >= 254
+    # Side by side, one bar's high end and the next bar's low end are written a caption's height apart at least.
+    for a, b in zip(f.tiles, f.tiles[1:]):
+        if a.y == b.y:
+            assert b.x - (a.x + a.width) >= a.caption
     # The bar drawn under a plane runs from the colour map's low end to its high end.
     t = f.tiles[0]
     np.testing.assert_array_equal(f.image[t.bar_y, t.x], picture.VIRIDIS[0])
     np.testing.assert_array_equal(f.image[t.bar_y, t.x + t.width - 1], picture.VIRIDIS[255])
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "ends"),
+    [
+        (407.0, 1410.7, ("407", "1,410")),
+        (0.6328, 3.5, ("0.633", "3.5")),
+        (-2345.6, 12.04, ("-2,350", "12")),
+        (1.2e-5, 3.4e7, ("1.2e-05", "3.4e+07")),
+    ],
+)
+def test_a_bars_ends_read_as_numbers_in_the_thousands(lo, hi, ends):
+    assert picture.ColourBar(lo, hi, "x").ends() == ends
