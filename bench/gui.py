@@ -206,18 +206,8 @@ def headless_run(impl: str, iterations: int, samples: int, args: argparse.Namesp
         str(out),
         "--quiet",
     ]
-    command(cmd)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, env=CHILD_ENV)
     return json.loads(out.read_text())["runs"][0]
-
-
-def command(cmd: list[str]) -> None:
-    """Run a headless command at the priority this process started with, as the app's workers train."""
-    from som_studio.worker import priority
-
-    run = lambda: subprocess.run(
-        cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, env=CHILD_ENV
-    )
-    priority.unlowered(run)
 
 
 class Lateness:
@@ -303,9 +293,7 @@ def main() -> int:
 
     from som_studio.qt.main_window import MainWindow
     from som_studio.qt.settings import Settings
-    from som_studio.worker import priority
 
-    priority.give_way()  # as the app does before Qt starts
     app = QApplication.instance() or QApplication([])
     win = MainWindow(Settings(workdir / "bench.ini"))
     win.resize(1400, 860)
@@ -500,7 +488,9 @@ def main() -> int:
             out = workdir / f"compare{k}.json"
             cmd = [sys.executable, "-m", "som_studio", "compare", "--impl", ",".join(RACE), "--grid", args.grid]
             cmd += ["--samples", str(args.samples), "--steps", str(RACE_STEPS), "--json", str(out), "--quiet"]
-            command(cmd)
+            subprocess.run(
+                cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, env=CHILD_ENV
+            )
             cli_runs.append(speedups([RunRecord.from_dict(r) for r in json.loads(out.read_text())["runs"]]))
             configure(RACE[0], RACE_STEPS)
             win.comparison.set_ticked_impls(list(RACE))

@@ -83,10 +83,6 @@ def main(args: argparse.Namespace | None = None) -> int:
         print(text.format(error=exc, pip=pip, commands=commands), file=sys.stderr)
         return 2
 
-    from som_studio.worker import priority
-
-    # Before Qt starts its threads: they, the pipe readers and the window's paints give way to the worker.
-    priority.give_way()
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("SOM Studio")
     app.setOrganizationName("som-studio")

@@ -38,7 +38,6 @@ from som_studio.session.events import (
 )
 from som_studio.storage import RecordSoFar
 from som_studio.worker import messages as msgs
-from som_studio.worker import priority
 from som_studio.worker.process import describe_exit
 
 __all__ = ["DeviceProbe", "RunController", "describe_exit"]
@@ -162,7 +161,7 @@ class RunController(QObject):
         )
         self._set_state(STARTING)
         try:
-            priority.unlowered(proc.start)  # the worker trains at the user's priority, not the window's
+            proc.start()
         except BaseException:
             for conn in (events_r, events_w, control_r, control_w):
                 conn.close()

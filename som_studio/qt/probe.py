@@ -14,7 +14,6 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from som_studio.qt.pipe_reader import PipeReader
-from som_studio.worker import priority
 from som_studio.worker.messages import Info
 from som_studio.worker.process import describe_exit
 
@@ -61,7 +60,7 @@ class DeviceProbe(QObject):
             name=f"som-studio-{self._target}",
             daemon=True,
         )
-        priority.unlowered(self._process.start)
+        self._process.start()
         w.close()
         self._reader = PipeReader(r, self._process)
         self._reader.events_ready.connect(self._on_events_ready)
