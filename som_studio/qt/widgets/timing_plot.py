@@ -19,16 +19,18 @@ from __future__ import annotations
 import statistics
 from collections import deque
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QTimer, Signal
 from PySide6.QtGui import QShowEvent
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QVBoxLayout, QWidget
 
 from som_studio.app_model.pacing import DrawPacer
 from som_studio.qt.chart_style import ReadableAxis, legend_above, restyle_legend, style_plot, style_widget, theme_of
 from som_studio.qt.widgets.canvas import PacedRedraw, PlotCanvas
+from som_studio.qt.widgets.parts_label import PartsLabel
 from som_studio.session.decimate import MinMaxSeries
 from som_studio.session.events import ChunkTimed
 from som_studio.session.timing import nothing_compiled
@@ -69,7 +71,7 @@ class SecondsAxis(ReadableAxis):
     (:func:`~som_studio.qt.chart_style.log_ticks`).
     """
 
-    def __init__(self, orientation: str, **kwargs: object) -> None:
+    def __init__(self, orientation: str, **kwargs: Any) -> None:
         super().__init__(orientation, short_seconds, **kwargs)
 
 
@@ -121,8 +123,7 @@ class TimingPlot(QWidget):
         self._total: int | None = None  # the live run's iterations: its axis ends in steps (live_x_end)
         self._x_end: float | None = None  # where the live run's iteration axis ends now
 
-        self.caption = QLabel(self.tr("No run yet"))
-        self.caption.setWordWrap(True)  # the summary wraps: a long one must not widen the dock
+        self.caption = PartsLabel(self.tr("No run yet"))  # wraps: a long summary must not widen the dock
         # Its figures change with every redraw: opaque, so that the dock and the window beneath it are not
         # painted again each time.
         self.caption.setAutoFillBackground(True)
@@ -203,7 +204,7 @@ class TimingPlot(QWidget):
         self.points.setSymbol(None)
         self.median.setData([], [])
         reset_range(self.plot)
-        self.caption.setText(self.tr("compiling and warming up…"))
+        self.caption.set_parts([self.tr("compiling and warming up…")])
 
     def set_compile(self, seconds: float, compiles: int | None = None) -> None:
         """The compile and warm-up time (``compiles=0``: nothing was compiled, e.g. NumPy)."""
@@ -279,10 +280,7 @@ class TimingPlot(QWidget):
             bits.append(f"{self._per_iteration_samples / med:,.0f} samples/s")
         if self._final is not None and self._final[1]:
             bits.append(self.tr("mean {time}/iteration").format(time=format_seconds(self._final[1])))
-        # Wrapped between its parts, never inside one ("3.40 / s", "warm- / up", "ms/ / iteration").
-        keep: dict[str, str | int | None] = {" ": "\u00a0", "-": "\u2011", "/": "/\u2060"}  # no break there
-        text = "   ·   ".join(b.translate(str.maketrans(keep)) for b in bits)
-        self.caption.setText(text if bits else self.tr("compiling and warming up…"))
+        self.caption.set_parts(bits or [self.tr("compiling and warming up…")])
 
 
 def _preview() -> None:  # python -m som_studio.qt.widgets.timing_plot
