@@ -44,12 +44,17 @@ def test_a_short_log_axis_keeps_its_labels_apart(lo, hi, size):
     assert math.log10(1e-3) in ticks  # the decade kept before the values between
 
 
-def _timing(qtbot, per_iteration: float, n: int = 60) -> TimingPlot:
+def _shown(qtbot) -> TimingPlot:
     plot = TimingPlot()
     qtbot.addWidget(plot)
     plot.resize(600, 260)
     plot.show()
     qtbot.waitExposed(plot)
+    return plot
+
+
+def _timing(qtbot, per_iteration: float, n: int = 60) -> TimingPlot:
+    plot = _shown(qtbot)
     plot.begin("batch", 1000)
     rng = np.random.default_rng(0)
     plot.add_chunks([ChunkTimed(4 * i, 4, 4 * per_iteration * (1 + 0.1 * rng.random()), 0.0) for i in range(n)])
@@ -73,11 +78,7 @@ def test_every_axis_of_the_timing_plot_shows_three_labelled_ticks(qtbot, per_ite
 def test_a_live_runs_iteration_axis_moves_in_steps_ahead_of_its_chunks_and_fits_them_when_it_ends(qtbot):
     assert [live_x_end(e, 300) for e in (1, 3, 5, 6, 101, 201, 300)] == [2, 5, 5, 10, 200, 300, 300]
     assert live_x_end(201, None) == 500  # a run shown whole has no total: plain steps
-    plot = TimingPlot()
-    qtbot.addWidget(plot)
-    plot.resize(600, 260)
-    plot.show()
-    qtbot.waitExposed(plot)
+    plot = _shown(qtbot)
     plot.begin("batch", 1000, total=300)
     ends = []
     for first in range(0, 300, 3):
@@ -97,11 +98,7 @@ def test_a_live_runs_iteration_axis_moves_in_steps_ahead_of_its_chunks_and_fits_
 @pytest.mark.parametrize("chunks", [[(0, 1)], [(0, 1), (1, 2)]])
 def test_an_iteration_axis_names_only_whole_iterations(qtbot, chunks):
     # A run's first chunk or two: its axis spans an iteration or two, and ticks at 0.25 or 0.5 named none.
-    plot = TimingPlot()
-    qtbot.addWidget(plot)
-    plot.resize(600, 260)
-    plot.show()
-    qtbot.waitExposed(plot)
+    plot = _shown(qtbot)
     plot.begin("batch", 1000, total=300)
     plot.add_chunks([ChunkTimed(first, count, 0.01 * count, 0.0) for first, count in chunks])
     plot._draw()
