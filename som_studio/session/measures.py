@@ -15,8 +15,12 @@ from som_studio.session.timing import predict_quality_s
 
 #: First guesses at quality measurement rates, in example-unit pairs x features
 #: per second, before a run has measured its own (2-core CPU here: NumPy
-#: 1-5e8, the JAX program 3-6e9; an H100's is a guess, not yet measured).
-QUALITY_RATES = {"numpy": 2e8, "cpu": 3e9, "accelerator": 1e11}
+#: 3-5e8; the JAX program, searching by the training's plans, 0.8-2.2e10 from
+#: 1,000 x 3 on 240x135 to 20,000 x 10 on 100x100; an H100's is a guess, not yet
+#: measured). A guess too high is never corrected: a run whose every point it
+#: priced over the budget measured only its final map (the app's default run:
+#: 32 ms guessed, 9-12 ms each, one point where ten were cheap).
+QUALITY_RATES = {"numpy": 2e8, "cpu": 8e9, "accelerator": 1e11}
 
 
 class RunQuality:
