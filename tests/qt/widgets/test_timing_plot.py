@@ -18,11 +18,16 @@ def _chunks(first_end: int, step: int, n: int, seconds: float) -> list[ChunkTime
     return [ChunkTimed(first_end + i * step - step, step, seconds * step, 0.0) for i in range(n)]
 
 
-def test_timing_plot_frames_each_run_afresh(qtbot):
+def _shown(qtbot, width: int = 600) -> TimingPlot:
     plot = TimingPlot()
     qtbot.addWidget(plot)
-    plot.resize(600, 300)
+    plot.resize(width, 300)
     plot.show()
+    return plot
+
+
+def test_timing_plot_frames_each_run_afresh(qtbot):
+    plot = _shown(qtbot)
     # 20,000 online steps, then a batch run of 6 epochs (a compare queue's order).
     plot.begin("online", 1)
     plot.add_chunks(_chunks(100, 100, 200, 5e-5))
@@ -67,10 +72,7 @@ def test_a_hidden_plot_is_not_drawn_until_it_is_shown(qtbot):
 
 
 def test_the_live_curve_is_redrawn_as_often_as_its_cost_allows(qtbot):
-    plot = TimingPlot()
-    qtbot.addWidget(plot)
-    plot.resize(600, 300)
-    plot.show()
+    plot = _shown(qtbot)
     plot.begin("batch", 1000, total=1000)
     plot.add_chunks(_chunks(4, 4, 3, 0.01))
     qtbot.waitUntil(lambda: plot.points.getData()[0] is not None and len(plot.points.getData()[0]) == 3, timeout=5000)
@@ -85,10 +87,7 @@ def test_the_live_curve_is_redrawn_as_often_as_its_cost_allows(qtbot):
 
 
 def test_a_lone_chunk_is_drawn_as_a_dot_then_the_curve_as_a_line(qtbot):
-    plot = TimingPlot()
-    qtbot.addWidget(plot)
-    plot.resize(600, 300)
-    plot.show()
+    plot = _shown(qtbot)
     plot.begin("batch", 1000)
     plot.add_chunks(_chunks(1, 1, 1, 0.07))  # a run of one epoch, or the first chunk of a longer one
     plot.flush()
@@ -106,10 +105,7 @@ def test_a_lone_chunk_is_drawn_as_a_dot_then_the_curve_as_a_line(qtbot):
 
 
 def test_the_summary_is_one_line_between_dots_where_it_fits_and_a_part_a_line_where_not(qtbot):
-    plot = TimingPlot()
-    qtbot.addWidget(plot)
-    plot.resize(900, 300)
-    plot.show()
+    plot = _shown(qtbot, 900)
     qtbot.waitExposed(plot)
     plot.begin("batch", 1000)
     plot.set_compile(0.8)
