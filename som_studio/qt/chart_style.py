@@ -155,7 +155,8 @@ class ReadableAxis(pg.AxisItem):
 
     ``format``: the label of a value (in log mode, of the value itself, not its logarithm);
     default :func:`short_number`. ``whole``: ticks at whole numbers only (an iteration axis: a run's first
-    chunk or two span an iteration or two, where 0.25, 0.5 and 0.75 name iterations that do not exist).
+    chunk or two span an iteration or two, where 0.25, 0.5 and 0.75 name iterations that do not exist, and
+    ten epochs were ticked 2.5, 5, 7.5).
     """
 
     def __init__(
@@ -184,8 +185,9 @@ class ReadableAxis(pg.AxisItem):
             return [(None, log_ticks(lo, hi, length, least, 2 * LABEL_HALF_PX[vertical]))]
         wide = PX_PER_TICK if vertical else PX_PER_WIDE_TICK
         step, values = linear_ticks(lo, hi, length, least, px_per_tick=wide)
-        if self._whole and step < 1:
-            step, values = 1.0, [float(v) for v in range(math.ceil(lo), math.floor(hi) + 1)]
+        if self._whole and not float(step).is_integer():  # 0.25, 0.5 or 2.5: 1 or 2 instead
+            step = max(1.0, float(math.floor(step)))
+            values = [v * step for v in range(math.ceil(lo / step), math.floor(hi / step) + 1)]
         if not vertical and size > 0 and maxVal > minVal:
             step, values = self._side_by_side(step, values, size / (maxVal - minVal))
         return [(step, values)]
