@@ -308,13 +308,11 @@ class Training:
             with self.watch.exclude():
                 self.measure.start_warmup()  # compiled while the trainer's program compiles: see compile()
             self.excluded += self.timed("compile", tq)
-        if 0 in self.q_at and self.it == 0 and self.pacer.allow(self.train_s()):
-            qe, te = self.quality(problem.init_map)[:2]
-            record.history.append({"iteration": 0, "qe": qe, "te": te})
-            yield QualityMeasured(0, qe, te)
 
     def compile(self) -> Generator[Event, None, None]:
-        """The trainer's warm-up (its compile), what it says it compiled, then ``Compiled``."""
+        """The trainer's warm-up (its compile), what it says it compiled, then ``Compiled``; then the initial
+        map's quality, once both programs are compiled (measured earlier, it waited for the quality program's
+        compile before the trainer's could start)."""
         from som_studio.core import jax_runtime
 
         record = self.record
@@ -337,6 +335,11 @@ class Training:
 
             self.reasons = self.misses.enter_context(inside.cache_misses())
         yield Compiled(record.compile_s, record.warmup_compiles)
+        # Nothing trained yet: the initial map is measured where its measurement is predicted free.
+        if 0 in self.q_at and self.it == 0 and self.pacer.allow(0.0):
+            qe, te = self.quality(self.problem.init_map)[:2]
+            record.history.append({"iteration": 0, "qe": qe, "te": te})
+            yield QualityMeasured(0, qe, te)
 
     def chunks(self) -> Generator[Event, None, None]:
         """Timed chunks until the iterations are done or the run is cancelled, with quality points and snapshots."""

@@ -7,7 +7,7 @@ import pytest
 
 from som_studio.config import DataSpec, RunConfig
 from som_studio.session import timing
-from som_studio.session.events import ChunkTimed, QualityMeasured
+from som_studio.session.events import ChunkTimed, Compiled, QualityMeasured
 from som_studio.session.record import Chunk, RunRecord
 from som_studio.session.session import Session, run_to_completion
 
@@ -139,6 +139,17 @@ def test_the_default_runs_map_is_measured_from_its_start_not_only_at_its_end():
     rec = list(session.run())[-1].record
     assert rec.status == "ok"
     assert rec.history[0]["iteration"] == 0 and rec.history[-1]["iteration"] == 50
+
+
+def test_the_initial_map_is_measured_once_both_programs_are_compiled():
+    # Measured before the trainer's compile, the initial map waited for the quality program's compile first,
+    # and the two compiles, meant to overlap, followed each other.
+    cfg = RunConfig(impl="jax-fused-batch", width=12, height=9, data=DataSpec(samples=300), epochs=4)
+    evs = list(Session(cfg, snapshot_interval_s=None, quality_points=4).run())
+    compiled = next(i for i, e in enumerate(evs) if isinstance(e, Compiled))
+    initial = next(i for i, e in enumerate(evs) if isinstance(e, QualityMeasured) and e.iteration == 0)
+    assert compiled < initial
+    assert evs[-1].record.history[0]["iteration"] == 0
 
 
 def test_expensive_quality_points_are_skipped_but_the_final_map_is_measured(monkeypatch):
