@@ -180,7 +180,7 @@ WATCH_SHARE = 0.05
 #: The phases of a run's wall time (``timings.phases``) in words, and what no phase holds.
 PHASE_WORDS = {
     "data": N_("reading data"),
-    "init": N_("initial map"),
+    "init": N_("start-up and initial map"),
     "compile": N_("compiling (the training's and the quality pass's programs)"),
     "train": N_("training"),
     "quality": N_("quality"),
