@@ -148,6 +148,17 @@ def test_te_is_on_a_range_that_shows_its_values_and_every_quality_axis_has_three
     assert not plot.legend.sceneBoundingRect().intersects(plot.plot.getPlotItem().vb.sceneBoundingRect())
 
 
+@pytest.mark.parametrize("width", [200, 420])
+@pytest.mark.parametrize("iteration", [0, 5000])
+def test_a_lone_first_measurement_stands_over_a_labelled_iteration_axis(qtbot, width, iteration):
+    # The initial map's point arrives alone: its axis from 0 to 1 had no whole iteration to label.
+    plot = _quality(qtbot, width, 260, [QualityMeasured(iteration, 0.017, 1.0)])
+    labels = tick_labels(plot.plot.getAxis("bottom"))
+    assert labels and all(t.replace(",", "").isdigit() for t in labels), labels
+    lo, hi = plot.plot.getAxis("bottom").range
+    assert lo < iteration < hi
+
+
 @pytest.mark.parametrize(
     "width, first, every, n", [(230, 0, 100, 7), (200, 1899, 100, 3)], ids=["from-0", "four-digits-later-in-a-run"]
 )

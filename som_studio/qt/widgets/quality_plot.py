@@ -131,14 +131,17 @@ class QualityPlot(QWidget):
 
     def _fit_axes(self) -> None:
         """Auto-range from two iterations on; before that, fixed axes from 0 (pyqtgraph would centre a
-        lone point in a range of its own making, -400 to 400, and none at all for no point)."""
+        lone point in a range of its own making, -400 to 400, and none at all for no point). The iteration
+        axis then ends at 2 at least and starts left of 0: from 0 to 1 it had no whole iteration far enough
+        from its ends to label (the initial map's point stood over a bare axis)."""
         xs, qe = self._qe.arrays()
         if len(np.unique(xs)) >= 2:
             self.plot.enableAutoRange()
             self.te_view.enableAutoRange(axis=pg.ViewBox.YAxis)
             return
         top = float(np.nanmax(qe)) if len(qe) and np.isfinite(qe).any() else 0.0
-        self.plot.setXRange(0.0, max(float(xs.max()) if len(xs) else 0.0, 1.0), padding=0.05)
+        end = max(float(xs.max()) if len(xs) else 0.0, 2.0)
+        self.plot.setXRange(-0.15 * end, 1.05 * end, padding=0.0)
         self.plot.setYRange(0.0, top * 1.5 if top > 0 else 1.0, padding=0.0)
         te = self._te.arrays()[1]
         te_top = float(np.nanmax(te)) if len(te) and np.isfinite(te).any() else 0.0
