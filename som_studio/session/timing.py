@@ -183,15 +183,17 @@ class QualityPacer:
         p = self.predicted_s()
         return p < QUALITY_FREE_S or self.spent_s + p <= self.share * train_s
 
-    def spend(self, seconds: float, compile_s: float = 0.0) -> None:
+    def spend(self, seconds: float, compile_s: float = 0.0, first: bool = False) -> None:
         """Book one measurement: ``seconds`` in all, of which ``compile_s`` was a one-off compile.
 
-        A measurement that compiled does not set the prediction: its first
-        execution carries one-off costs too (measured: ~14 ms for a 0.5 ms
-        program on a loaded CPU), so the next prediction stays as it was.
+        A measurement that compiled, or the ``first`` run of its program, does not set the prediction: a
+        program's first execution carries one-off costs (measured: ~14 ms for a 0.5 ms program on a loaded
+        CPU; a process's first product through XLA's own GEMM 25 ms), so the next prediction stays as it
+        was. Taken for the rate of every later point, the app's default run measured its initial map and
+        then only its final one.
         """
         self.spent_s += seconds
-        if compile_s <= 0:
+        if compile_s <= 0 and not first:
             self.last_s = seconds
 
 

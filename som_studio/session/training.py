@@ -125,6 +125,7 @@ class Training:
         self.excluded = 0.0  # the session's own measurements, not part of training time
         self.trainer: Any = None
         self.measure: RunQuality | None = None
+        self.measured = 0  # quality measurements made (the first run of the program sets no rate)
         self.misses = contextlib.ExitStack()  # the recompilations JAX explains, with inside
         self.reasons: list[str] = []
         self.own_compiles = 0  # compiles of the quality program after warm-up: not the trainer's
@@ -157,7 +158,8 @@ class Training:
         self.own_compiles += jax_runtime.compile_count(this_thread=True) - c
         spent = time.perf_counter() - tq
         self.excluded += spent
-        self.pacer.spend(spent, compile_s)
+        self.pacer.spend(spent, compile_s, first=self.measured == 0)
+        self.measured += 1
         self.record.phases["compile"] += compile_s
         self.record.phases["quality"] += spent - compile_s
         return qe, te, first

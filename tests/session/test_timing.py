@@ -122,6 +122,14 @@ def test_pacer_never_skips_negligible_measurements():
     assert timing.QualityPacer(share=None, first_guess_s=100.0).allow(0.0)
 
 
+def test_a_programs_first_run_sets_no_rate():
+    p = timing.QualityPacer(first_guess_s=0.005)
+    p.spend(0.030, first=True)  # a process's first product through XLA's own GEMM: 25 ms once
+    assert p.predicted_s() == 0.005 and p.allow(0.0)
+    p.spend(0.004)
+    assert p.predicted_s() == 0.004
+
+
 def test_predict_quality_s():
     assert timing.predict_quality_s(1000, 32_400, 3, 1e8) == pytest.approx(0.972)
 
@@ -150,6 +158,28 @@ def test_the_initial_map_is_measured_once_both_programs_are_compiled():
     initial = next(i for i, e in enumerate(evs) if isinstance(e, QualityMeasured) and e.iteration == 0)
     assert compiled < initial
     assert evs[-1].record.history[0]["iteration"] == 0
+
+
+def test_a_slow_first_measurement_does_not_cost_the_run_its_quality_curve(monkeypatch):
+    # The initial map's measurement is the quality program's first run, with its one-off costs. Taken for
+    # the rate of every later point, the app's default run drew its initial map and its final one only.
+    import time
+
+    from som_studio.session import measures
+
+    first_call = measures.RunQuality.__call__
+    calls = []
+
+    def slow_first(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            time.sleep(0.06)
+        return first_call(self, *args, **kwargs)
+
+    monkeypatch.setattr(measures.RunQuality, "__call__", slow_first)
+    rec = run_to_completion(Session(_cfg("jax-fused-batch", epochs=40), snapshot_interval_s=None, quality_points=8))
+    assert rec.status == "ok" and rec.history[0]["iteration"] == 0
+    assert len(rec.history) > 4, rec.history
 
 
 def test_expensive_quality_points_are_skipped_but_the_final_map_is_measured(monkeypatch):
