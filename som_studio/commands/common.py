@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import os
 import sys
 from collections.abc import Callable
@@ -388,13 +389,20 @@ def check_not_read(path: str | os.PathLike[str], reads: dict[str, str | None], *
     """
     prefix = f"{flag}: " if flag else ""
     for name, source in reads.items():
-        if source and _same_file(path, source):
+        if not source:
+            continue
+        if any(_same_file(path, f) for f in [source, *_files_of(source)]):
             raise CommandError(
                 prefix
                 + _(
                     "{path}: is also this command's input {name}; no command writes over a file it reads, "
                     "not even with {force}"
                 ).format(path=path, name=name, force="--force")
+            )
+        if _joins(path, source):
+            raise CommandError(
+                f"{prefix}{path}: "
+                + _("is inside {data}, whose files are being read; write it elsewhere").format(data=source)
             )
 
 
@@ -403,6 +411,39 @@ def _same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
         return os.path.samefile(a, b)
     except OSError:  # one does not exist (yet): they are not one file
         return False
+
+
+def _is_set(source: str | os.PathLike[str]) -> bool:
+    """Whether ``source`` names a set of data files: a folder or a glob."""
+    text = str(source)
+    return Path(text).is_dir() or any(c in text for c in "*?[")
+
+
+def _files_of(source: str | os.PathLike[str]) -> list[Path]:
+    """The data files a folder or a glob names (none for one file, or where there are none to read)."""
+    if not _is_set(source):
+        return []
+    from som_studio.core.data import DataError
+    from som_studio.core.data.stream import data_files
+
+    try:
+        return data_files(source)
+    except (DataError, OSError):  # refused when it is read, with its own words
+        return []
+
+
+def _joins(path: str | os.PathLike[str], source: str | os.PathLike[str]) -> bool:
+    """Whether a data file written at ``path`` would become one of the set ``source`` names: the next run on
+    that folder or glob would read it as data."""
+    from som_studio.core.data.stream import FORMATS
+
+    out = Path(path)
+    if out.suffix.lower() not in FORMATS or not _is_set(source):
+        return False
+    text = str(source)
+    if Path(text).is_dir():
+        return out.resolve().parent == Path(text).resolve()
+    return fnmatch.fnmatch(os.path.abspath(out), os.path.abspath(text))
 
 
 def check_save_runs(folder: str, names: list[str], force: bool) -> Path:

@@ -60,11 +60,6 @@ def run(args: argparse.Namespace) -> int:
 
     if args.out != "-":
         check_not_read(args.out, {"RUN.somrun": args.run_file, "DATA": args.data}, flag="--out")
-        if Path(args.data).is_dir() and Path(args.out).resolve().parent == Path(args.data).resolve():
-            raise CommandError(
-                f"--out: {args.out}: "
-                + _("is inside {data}, whose files are being read; write it elsewhere").format(data=args.data)
-            )
     try:
         model = load_run(args.run_file)
     except RunFileError as exc:

@@ -80,6 +80,28 @@ def test_project_refuses_to_write_over_its_own_input_even_with_force(small_run, 
     assert target.read_bytes() == before
 
 
+@pytest.mark.parametrize("as_glob", [False, True], ids=["folder", "glob"])
+def test_no_command_writes_over_a_file_of_the_folder_or_glob_it_reads(small_run, tmp_path, capsys, as_glob):
+    run, data = small_run
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    for name in ("a.csv", "b.csv"):
+        (folder / name).write_bytes(data.read_bytes())
+    source = str(folder / "*.csv") if as_glob else str(folder)
+    attempts = [
+        ("bench", *SMALL, "--data", source, "--json", folder / "b.csv", "--force"),
+        ("compare", *SMALL, "--data", source, "--csv", folder / "a.csv", "--force"),
+        ("project", run, source, "--out", folder / "b.csv", "--force"),
+    ]
+    for argv in attempts:
+        code, _, err = _run(capsys, *argv)
+        assert code == 2 and "no command writes over a file it reads" in err, (argv, err)
+    # A new data file there would be read as data by the next run on the same folder or glob.
+    code, _, err = _run(capsys, "bench", *SMALL, "--data", source, "--json", folder / "c.csv")
+    assert code == 2 and "whose files are being read" in err and not (folder / "c.csv").exists()
+    assert all((folder / name).read_bytes() == data.read_bytes() for name in ("a.csv", "b.csv"))
+
+
 def test_bench_and_compare_refuse_an_output_that_is_their_data(small_run, capsys):
     _, data = small_run
     before = data.read_bytes()
