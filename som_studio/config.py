@@ -251,9 +251,14 @@ def default_sigma_start(width: int, height: int, topology: str = Topology.RECT) 
 
 
 def default_sigma_end(
-    width: int, height: int, topology: str = Topology.RECT, table: bool = False
+    width: int,
+    height: int,
+    topology: str = Topology.RECT,
+    table: bool = False,
+    start: tuple[float, float] | None = None,
 ) -> tuple[float, float]:
-    """End radius per axis: 2 units for the playbook's colours, 0.75 for a data table; the start radius if smaller.
+    """End radius per axis: 2 units for the playbook's colours, 0.75 for a data table; the start radius
+    (``start``, else its default) if smaller: a neighbourhood that shrinks, never one that grows.
 
     The playbook's colours are a smooth picture, and 2 keeps them one. A data table is fitted:
     with 2, a map of a few dozen units stays a smoothed average of its data (quantization error
@@ -262,7 +267,7 @@ def default_sigma_end(
     0.073); 0.5 reaches QE 1.47 at a topographic error of 0.19: a map that folds.
     """
     end = TABLE_SIGMA_END if table else DEFAULT_SIGMA_END
-    sx, sy = default_sigma_start(width, height, topology)
+    sx, sy = start or default_sigma_start(width, height, topology)
     return (min(end, sx), min(end, sy))
 
 
@@ -604,11 +609,9 @@ class RunConfig:
     @property
     def sigmas(self) -> tuple[tuple[float, float], tuple[float, float]]:
         """(start, end) radii with defaults filled in."""
-        return (
-            self.sigma_start or default_sigma_start(self.width, self.height, self.topology),
-            self.sigma_end
-            or default_sigma_end(self.width, self.height, self.topology, table=self.data.path is not None),
-        )
+        start = self.sigma_start or default_sigma_start(self.width, self.height, self.topology)
+        table = self.data.path is not None
+        return start, self.sigma_end or default_sigma_end(self.width, self.height, self.topology, table, start)
 
     @property
     def init_method(self) -> str:

@@ -120,6 +120,17 @@ def test_default_schedules_follow_the_grid():
     assert sy0 == 1.0 and sy1 == 1.0 and sx1 <= sx0
 
 
+@pytest.mark.parametrize("table", [False, True])
+def test_the_default_end_radius_never_passes_the_start_radius_given(table):
+    # A neighbourhood that shrinks: a start radius of 1 once ran to the default end of 2.
+    data = DataSpec(path="rows.csv") if table else DataSpec()
+    start, end = RunConfig(width=20, height=20, sigma_start=(1.0, 0.5), data=data).sigmas
+    assert start == (1.0, 0.5) and end == ((0.75 if table else 1.0), 0.5)
+    assert RunConfig(width=20, height=20, sigma_start=(6.0, 6.0), data=data).sigmas[1] == (
+        (0.75,) * 2 if table else (2.0, 2.0)
+    )
+
+
 @pytest.mark.parametrize(
     ("changes", "field"),
     [
