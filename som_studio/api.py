@@ -364,7 +364,14 @@ class SOM:
         except ConfigError as exc:
             raise TrainError(_refusal_text(exc)) from None
         except DataError as exc:
-            raise TrainError(str(exc)) from None
+            why = str(exc)
+            if names is not None and "=" in why:
+                # The reader names train()'s column keywords; the estimator fits every column of X.
+                why += _(
+                    " (keywords of som_studio.train; SOM.fit takes numeric columns only: leave the others out "
+                    "of X, e.g. X.drop(columns=[...]))"
+                )
+            raise TrainError(why) from None
         self.run_ = run_session(prepared)
         self.codebook_ = self.run_.codebook
         self.n_features_in_ = int(self.codebook_.shape[2])

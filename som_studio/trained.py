@@ -287,10 +287,8 @@ class SomRun:
             return
         m = self.model
         optional = [c for c in (m.label_column, m.id_column, *m.ignore) if c]
-        reader = CsvReader(p, m.label_column, m.ignore, m.id_column, optional=optional)
-        if on_note is not None:
-            for note in reader.notes:
-                on_note(note)
+        reader = CsvReader(p, m.label_column, m.ignore, m.id_column, optional=optional, roles=False)
+        notes = list(reader.notes)
         if not reader.header:
             self._check_width(len(reader.feature_names), str(p))
             order = list(range(len(self.feature_names)))
@@ -298,10 +296,9 @@ class SomRun:
             have, want = list(reader.feature_names), self.feature_names
             missing = [n for n in want if n not in have]
             unexpected = [n for n in have if n not in want]
-            if missing or unexpected:
-                bits = []
-                if missing:
-                    bits.append(_("missing {columns}").format(columns=", ".join(missing)))
+            if missing:
+                # The columns it has beside the missing ones named too: a renamed column reads at a glance.
+                bits = [_("missing {columns}").format(columns=", ".join(missing))]
                 if unexpected:
                     bits.append(_("unexpected {columns}").format(columns=", ".join(unexpected)))
                 raise DataError(
@@ -309,7 +306,22 @@ class SomRun:
                         path=p, columns=", ".join(want), problems="; ".join(bits)
                     )
                 )
-            order = [have.index(n) for n in want]
+            # Columns the run was not trained on are left out, as a Parquet file's are: a table with a note
+            # or two beside the features projects as it is.
+            if unexpected:
+                ignore = (*m.ignore, *unexpected)
+                reader = CsvReader(
+                    p, m.label_column, ignore, m.id_column, optional=[*optional, *unexpected], roles=False
+                )
+                notes.append(
+                    _("{path}: left out, the run has no such features: {columns}").format(
+                        path=p, columns=", ".join(unexpected)
+                    )
+                )
+            order = [list(reader.feature_names).index(n) for n in want]
+        if on_note is not None:
+            for note in notes:
+                on_note(note)
         for chunk in reader.chunks(rows):
             yield self._project_values(chunk.values[:, order], chunk.ids, clusters)
 

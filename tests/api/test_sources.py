@@ -88,6 +88,13 @@ def test_the_cli_trains_on_parquet_and_projects_it(tmp_path, values, capsys):
     ]
 
 
+def test_the_estimator_says_which_keywords_are_trains_and_what_fit_takes(values):
+    # SOM.fit fits every column of X: train()'s column keywords are not the estimator's.
+    frame = pd.DataFrame(values, columns=NAMES).assign(name=["a"] * 60)
+    with pytest.raises(ValueError, match=r"labels='name'.*keywords of som_studio\.train.*X\.drop\(columns="):
+        som_studio.SOM("4x3", impl="numpy-batch", epochs=2).fit(frame)
+
+
 def test_a_frame_refuses_what_a_csv_refuses_in_the_apis_words(values):
     frame = pd.DataFrame(values, columns=NAMES).assign(name=["a"] * 60)
     with pytest.raises(ValueError, match=r"column 'name' is not numeric.*labels='name'") as err:

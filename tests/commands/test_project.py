@@ -111,6 +111,25 @@ def test_project_command_writes_the_contract_columns(iris_run, capsys, tmp_path)
     assert lines[1][6] == "" and {r[4] for r in lines[1:]} <= {"0", "1", "2", "3"}
 
 
+def test_project_leaves_out_the_columns_the_run_has_no_features_for(iris_run, capsys, tmp_path):
+    path, _, _ = iris_run
+    noted = tmp_path / "noted.csv"
+    plain = tmp_path / "plain.csv"
+    body = [("5.1", "3.5", "1.4", "0.2"), ("6.7", "3.0", "5.2", "2.3"), ("5.9", "3.0", "4.2", "1.5")]
+    header = "sepal_length,sepal_width,petal_length,petal_width"
+    plain.write_text(header + "\n" + "".join(",".join(r) + "\n" for r in body))
+    noted.write_text(header + ",notes\n" + "".join(",".join(r) + ",seen in May\n" for r in body))
+    code, want, _ = _run(capsys, "project", path, plain, "--out", "-")
+    code2, got, err = _run(capsys, "project", path, noted, "--out", "-")
+    assert code == code2 == 0 and got == want and got.count("\n") == 4
+    assert "left out, the run has no such features: notes" in err
+    # A bad cell in a feature is a bad cell: no advice of flags that project does not have.
+    bad = tmp_path / "bad.csv"
+    bad.write_text(header + "\n" + "5.1,oops,1.4,0.2\n")
+    code, _, err = _run(capsys, "project", path, bad, "--out", "-")
+    assert code == 2 and "non-numeric value 'oops' at row 2, column 2" in err and "--labels" not in err
+
+
 def test_project_refusals_exit_2_and_leave_no_file(iris_run, capsys, tmp_path):
     path, _, _ = iris_run
     bad = tmp_path / "bad.csv"

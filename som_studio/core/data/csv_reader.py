@@ -75,7 +75,11 @@ class CsvReader:
         id_column: str | None = None,
         *,
         optional: Sequence[str] = (),
+        roles: bool = True,
     ) -> None:
+        # ``roles``: whether the reader's caller can still give a column a role (a table to train on); a
+        # projection reads a run's columns, whose roles are set, and a bad cell is then only a bad cell.
+        self.roles = roles
         self.path = p = check_path(path)
         enc = detect_encoding(p)
         self.encoding = enc.codec
@@ -348,6 +352,12 @@ class CsvReader:
                         "{path}: {value!r} at row {row}, column {column}{named} has a decimal comma; numbers are read "
                         "with a decimal point: save the table with '.' as its decimal separator"
                     ).format(path=self.path, value=cell, row=line, column=j + 1, named=named)
+                ) from None
+            if not self.roles:
+                raise DataError(
+                    _("{path}: non-numeric value {value!r} at row {row}, column {column}{named}").format(
+                        path=self.path, value=cell, row=line, column=j + 1, named=named
+                    )
                 ) from None
             flag = self.columns[j]
             raise DataError(
