@@ -57,7 +57,16 @@ def read_vary(text: str) -> tuple[str, list[Any]]:
     if not parts:
         raise ConfigError("vary", _("{key}: give at least one value").format(key=key))
     s = cfgmod.setting_named(key)
-    read = [cfgmod.read_setting(s, v) for v in parts]
+    read = []
+    for v in parts:
+        try:
+            read.append(cfgmod.read_setting(s, v))
+        except ConfigError as exc:
+            why = exc.refusal.reason
+            if s.parse is cfgmod.parse_radii:  # here commas separate the values: radii per axis are 1x0.5
+                why = _("expected a radius or radii per axis such as 1x0.5 (commas separate the values), got {value!r}")
+                why = why.format(value=v)
+            raise ConfigError("vary", f"{key}: {why}") from None
     _once(key, parts, [_value(key, v) for v in read])
     return key, read
 

@@ -106,7 +106,9 @@ def test_the_command_writes_rows_report_and_runs(tmp_path, capsys):
         (["--vary", "lr_end=0.1"], "--vary: lr_end cannot vary in a sweep"),
         (["--vary", "sigma_end"], "--vary: expected KEY=V1,V2"),
         ([], "--vary: a sweep needs at least one --vary"),
-        (["--vary", "seed=a"], "--vary: expected a whole number"),
+        (["--vary", "seed=a"], "--vary: seed: expected a whole number"),
+        # Radii per axis in --vary: the comma separates values, so the words say 1x0.5, not X,Y.
+        (["--vary", "sigma_end=a,b"], "--vary: sigma_end: expected a radius or radii per axis such as 1x0.5"),
         (["--vary", "sigma_end=1", "--sigma-end", "2"], "--sigma-end is given and varied"),
         (["--vary", "sigma_end=1,1x1"], "--vary: sigma_end: 1x1 is given twice"),  # as typed, read alike
         (["--labels", "species", "--vary", "sigma_end=-1,1"], "--vary sigma_end: radii must be finite and > 0"),
