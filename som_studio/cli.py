@@ -56,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--lang",
         metavar="ko|en",
         help="the language of messages: ko (Korean) or en (English); default: $SOM_STUDIO_LANG, "
-        "else the locale (LC_ALL, LC_MESSAGES, LANG, LANGUAGE)",
+        "else the locale (LANGUAGE, then the first of LC_ALL, LC_MESSAGES, LANG that is set)",
     )
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:

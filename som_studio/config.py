@@ -312,7 +312,8 @@ class DataSpec:
         name="data",
         flag="--data",
         metavar="FILE",
-        help=".npy, .csv, .parquet or .arrow file of examples x features (numeric, optional header)",
+        help=".npy, .csv, .parquet or .arrow file of examples x features (numeric, optional header), or a folder "
+        "of such files or a quoted glob (one format; their rows in file-name order)",
         label=N_("Data"),
         control=Control.TEXT,
         per_iteration=True,
@@ -571,8 +572,9 @@ class RunConfig:
         check=flag_check,
         flag="--stream",
         help=N_(
-            "read the data in row batches during every pass instead of loading it (batch implementations; "
-            "a run whose table would not fit in memory streams without being asked)"
+            "read the data in row batches during every pass instead of loading it (most implementations; one "
+            "that cannot says so and names those that can; a run whose table would not fit in memory streams "
+            "without being asked)"
         ),
         label=N_("Stream from disk"),
         control=Control.CHECK,
@@ -584,7 +586,10 @@ class RunConfig:
         flag="--batch-rows",
         metavar="N",
         parse=parse_count,
-        help=N_("rows per batch of a streamed run; default: chosen by the preflight"),
+        help=N_(
+            "rows per batch of a streamed run (one asked to stream, or whose table is too large to load; a run "
+            "that loads its table has no batches); default: chosen by the preflight"
+        ),
         label=N_("Batch rows"),
         control=Control.COUNT,
         per_iteration=True,

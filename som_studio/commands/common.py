@@ -64,6 +64,7 @@ def add_run_options(
     *,
     baseline_default: str | None,
     impls: bool = True,
+    impl_default: str | None = None,
     save_runs_help: str = "write DIR/<implementation>.somrun for each finished run",
 ) -> None:
     """The options that define the SOM to train, and ``--baseline`` (shared by ``bench`` and ``compare``).
@@ -74,13 +75,10 @@ def add_run_options(
     """
     g = p.add_argument_group("the SOM to train (the same for every implementation)")
     if impls:
-        g.add_argument(
-            "--impl",
-            help=cfgmod.setting_named("impl").help
-            + "; default: the declared default implementation after its NumPy reference ("
-            + ",".join(default_impls())
-            + ")",
+        default = impl_default or (
+            "the declared default implementation after its NumPy reference (" + ",".join(default_impls()) + ")"
         )
+        g.add_argument("--impl", help=cfgmod.setting_named("impl").help + "; default: " + default)
     for s in cfgmod.SETTINGS:
         if s.name in _SPECIAL:
             continue

@@ -52,8 +52,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "explain", help=HELP, description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    add_run_options(p, baseline_default="the first listed implementation of the same kind")
-    p.set_defaults(impl=str(setting_named("impl").default))  # one implementation: the declared default
+    impl = str(setting_named("impl").default)
+    add_run_options(p, baseline_default="the first listed implementation of the same kind", impl_default=impl)
+    p.set_defaults(impl=impl)  # one implementation: the declared default
     o = p.add_argument_group("what to write")
     o.add_argument(
         "--hlo",

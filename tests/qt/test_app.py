@@ -472,11 +472,11 @@ def test_the_quality_plot_keeps_sane_axes_with_no_point_or_one(qtbot, window):
     plot = window.quality_plot
     plot.begin()  # a run that failed before its first measurement
     (x0, x1), (y0, y1) = plot.plot.getPlotItem().vb.viewRange()
-    assert x0 > -1 and 0 < x1 < 2 and y0 > -0.5 and y1 <= 1.5
-    plot.add(QualityMeasured(0, 0.2, 0.4))  # a one-point run
+    assert x0 > -1 and 0 < x1 < 3 and y0 > -0.5 and y1 <= 1.5
+    plot.add(QualityMeasured(0, 0.2, 0.4))  # a one-point run: iterations 0 to 2 (0 and 1 labelled)
     plot.flush()
     (x0, x1), (y0, y1) = plot.plot.getPlotItem().vb.viewRange()
-    assert -0.5 < x0 <= 0 and 0 < x1 < 2 and y0 >= -0.01 and 0.2 < y1 < 0.5
+    assert -0.5 < x0 <= 0 and 1 < x1 < 3 and y0 >= -0.01 and 0.2 < y1 < 0.5
     assert not plot.plot.getAxis("bottom").autoSIPrefix
     plot.add(QualityMeasured(400, 0.1, 0.2))  # two points: pyqtgraph's own range again (at its next update)
     plot.flush()
