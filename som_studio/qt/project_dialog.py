@@ -75,7 +75,7 @@ class ProjectData(QObject):
             return
         if path is None:
             filters = self.tr("Data ({patterns});;All files (*)").format(
-                patterns="*.csv *.npy *.txt *.parquet *.arrow *.feather"
+                patterns="*.csv *.tsv *.npy *.txt *.parquet *.arrow *.feather"
             )
             title = self.tr("Data to project on {name}").format(name=run.name)
             path, _ = QFileDialog.getOpenFileName(self._parent, title, "", filters)

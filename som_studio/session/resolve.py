@@ -259,7 +259,7 @@ def text_may_not_fit(path: str) -> bool:
     from som_studio.core.data import CsvReader, DataError
     from som_studio.session.preflight import table_fits
 
-    if os.path.splitext(path)[1].lower() not in (".csv", ".txt") or not os.path.isfile(path):
+    if os.path.splitext(path)[1].lower() not in (".csv", ".tsv", ".txt") or not os.path.isfile(path):
         return False
     size = os.path.getsize(path)
     if size <= TEXT_SAMPLE_BYTES:

@@ -25,6 +25,16 @@ def test_header_names_and_label_column(tmp_path):
     assert t.label_column == "species" and t.ids is None
 
 
+def test_a_tab_separated_file_reads_as_its_csv_twin(tmp_path):
+    # .txt was read as CSV (its delimiter sniffed) while .tsv was refused as an unknown type.
+    csv_path, tsv = tmp_path / "iris.csv", tmp_path / "iris.tsv"
+    csv_path.write_text(IRIS_HEAD)
+    tsv.write_text(IRIS_HEAD.replace(",", "\t"))
+    a, b = read_table(csv_path, labels="species"), read_table(tsv, labels="species")
+    assert b.feature_names == a.feature_names and np.array_equal(b.values, a.values)
+    assert b.labels.tolist() == a.labels.tolist()
+
+
 def test_ignore_and_id_columns(tmp_path):
     p = tmp_path / "t.csv"
     p.write_text("id,date,a,b,kind\nr1,2024-01-01,1,2,x\nr2,2024-01-02,3,4,y\n")

@@ -17,7 +17,7 @@ COLUMNAR_SUFFIXES: tuple[str, ...] = (".parquet", ".arrow", ".feather", ".ipc")
 
 
 #: Every data file suffix read.
-DATA_SUFFIXES: tuple[str, ...] = (".npy", ".csv", ".txt", *COLUMNAR_SUFFIXES)
+DATA_SUFFIXES: tuple[str, ...] = (".npy", ".csv", ".tsv", ".txt", *COLUMNAR_SUFFIXES)
 
 
 PYARROW_INSTALL = "pip install 'som-studio[parquet]'"

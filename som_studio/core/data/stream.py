@@ -67,6 +67,7 @@ FORMATS: dict[str, str] = {
     ".ipc": "arrow",
     ".npy": "npy",
     ".csv": "csv",
+    ".tsv": "csv",
     ".txt": "csv",
 }
 #: Files whose rows are known from their headers and footers, without reading them.
