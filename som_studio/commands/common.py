@@ -389,7 +389,8 @@ def check_not_read(path: str | os.PathLike[str], reads: dict[str, str | None], *
     for name, source in reads.items():
         if not source:
             continue
-        if any(_same_file(path, f) for f in [source, *_files_of(source)]):
+        files: list[str | os.PathLike[str]] = [source, *_files_of(source)]
+        if any(_same_file(path, f) for f in files):
             raise CommandError(
                 prefix
                 + _(

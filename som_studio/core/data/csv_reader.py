@@ -112,8 +112,8 @@ class CsvReader:
         self.label_index = self._column(labels, "--labels", optional)
         self.id_index = self._column(id_column, "--id", optional)
         skip = {self._column(c, "--ignore", optional) for c in ignore}
-        roles = {self.label_index, self.id_index} | skip
-        self.feature_columns = [j for j in range(self.width) if j not in roles]
+        taken = {self.label_index, self.id_index} | skip
+        self.feature_columns = [j for j in range(self.width) if j not in taken]
         if not self.feature_columns:
             raise DataError(
                 _("{path}: no feature column is left once labels, id and ignored columns are set aside").format(path=p)
