@@ -316,3 +316,15 @@ def test_compare_without_an_output_flag_says_it_wrote_nothing(capsys):
     assert cli.main(argv) == 0
     err = capsys.readouterr().err
     assert "compare wrote no file" in err and "--report" in err and "--json" in err
+
+
+def test_a_run_logged_to_a_file_says_how_far_it_is_now_and_then(capsys, monkeypatch):
+    # stderr not a terminal (a log over SSH, a pipe): no progress bar, and a long run was silent to its end.
+    from som_studio.commands.common import Progress
+
+    monkeypatch.setattr(Progress, "LOG_EVERY_S", 0.0)
+    argv = ["bench", "--impl", "numpy-batch", "--grid", "3x2", "--samples", "20", "--epochs", "3"]
+    code, _, err = _run(capsys, *argv)
+    assert code == 0 and "numpy-batch: 3 of 3 iterations" in err and "\r" not in err
+    code, _, err = _run(capsys, *argv, "--quiet")
+    assert code == 0 and "iterations" not in err

@@ -6,6 +6,7 @@ import argparse
 import fnmatch
 import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -482,14 +483,31 @@ def wrote(path: object) -> str:
 
 
 class Progress:
-    """A one-line progress bar on stderr (only on a terminal)."""
+    """A one-line progress bar on stderr; where stderr is not a terminal (a log, a pipe), a plain line every
+    :data:`LOG_EVERY_S` seconds instead, so a long run is not silent for minutes."""
+
+    LOG_EVERY_S = 30.0
 
     def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled and sys.stderr.isatty()
+        self.logging = enabled and not sys.stderr.isatty()
+        self.enabled = enabled and not self.logging
         self._last = ""
+        self._logged = time.monotonic()
 
     def update(self, label: str, done: float, total: int, elapsed: float) -> None:
         """``done`` of ``total`` iterations after ``elapsed`` seconds; a fraction moves the bar inside one."""
+        if self.logging:
+            now = time.monotonic()
+            if now - self._logged >= self.LOG_EVERY_S:
+                self._logged = now
+                sys.stderr.write(
+                    _("{label}: {done} of {total} iterations, {elapsed:.0f} s").format(
+                        label=label, done=int(done), total=total, elapsed=elapsed
+                    )
+                    + "\n"
+                )
+                sys.stderr.flush()
+            return
         if not self.enabled:
             return
         frac = done / total if total else 1.0
