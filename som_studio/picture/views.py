@@ -508,6 +508,10 @@ between two columns, at least a caption's height: the end of one bar and the sta
 there, and 6 pixels ran them together ("14.1 1.28")."""
 
 
+PLANE_MIN_PX = 96
+"""The fewest pixels across a plane of the planes grid (its longer side): a hex map of 12x7 is drawn 150 wide."""
+
+
 def map_range(weights: np.ndarray) -> ColourRange:
     """Each feature's range over the map's own units: what the planes are coloured over.
 
@@ -533,8 +537,11 @@ def _planes(weights: np.ndarray, view: ViewChoice, canvas: Canvas) -> Drawn:
     shared = view.mode == PLANES_SHARED
     lo_all, hi_all = float(np.min(own.lo)), float(np.max(own.hi))
     side = int(np.ceil(np.sqrt(d)))
-    # A live grid of planes stays as large as one live frame: smaller cells per plane.
+    # A live grid of planes stays as large as one live frame: smaller cells per plane. But a plane is at least
+    # PLANE_MIN_PX across: its title and its bar's two end values are written in proportion to it, and a small
+    # rect map at one pixel a unit (12x7) had its titles drawn huge and its bar's values over each other.
     s = canvas.scale if canvas.scale is not None else frame_scale(h * side, w * side, v.topology)
+    s = max(s, -(-PLANE_MIN_PX // max(w, h, 1)))
     r = raster(h, w, v.topology, s)
     th, tw = r.shape
     cap = max(6, round(0.08 * max(tw, th)))  # a title row (and the bar's numbers) in proportion to the plane

@@ -154,6 +154,23 @@ def test_the_planes_grid_names_each_plane_and_maps_pixels_back_to_units():
     assert isinstance(shared.legend, picture.ColourBar) and all(t.bar is None for t in shared.tiles)
 
 
+@pytest.mark.parametrize("grid", [(7, 12), (3, 4), (34, 60)])
+def test_a_small_rect_maps_planes_are_drawn_large_enough_to_name(grid):
+    # At one pixel a unit a 12x7 rect map's planes were 12 pixels wide, their titles and bar values written
+    # in proportion by the viewer, then magnified: huge titles, the bar's two ends over each other.
+    w = np.random.default_rng(0).random((*grid, 4))
+    lo, hi = picture.colour_range(w)
+    widths = {}
+    for topology in ("rect", "hex"):
+        views = picture.MapViews(topology=topology)
+        f = picture.make_frame(0, w, picture.ViewChoice(picture.PLANES), lo, hi, views)
+        widths[topology] = f.tiles[0].width
+        assert f.tiles[0].caption <= f.tiles[0].width / 8  # a title row in proportion to its plane
+        t = f.tiles[1]
+        assert f.unit_at(t.x + t.width / 2, t.y + t.height / 2) is not None  # the plane's pixels map to units
+    assert widths["rect"] >= 90  # at one pixel a unit: 12, 4 and 60
+
+
 def test_ward_clusters_are_numbered_by_first_unit():
     rng = np.random.default_rng(5)
     cb = np.concatenate([rng.normal(0, 0.05, (3, 6, 2)), rng.normal(3, 0.05, (3, 6, 2))])
