@@ -414,6 +414,10 @@ A run shows here when it recorded its inside: tick Record the inside of the next
         <translation>{name} (저장된 실행): 반복 {n:,}</translation>
     </message>
     <message>
+        <source>took {seconds} s</source>
+        <translation>걸린 시간 {seconds} s</translation>
+    </message>
+    <message>
         <source>Showing {name} ({impl}, {status}) from the run list</source>
         <translation>실행 목록의 {name} ({impl}, {status}) 표시 중</translation>
     </message>

@@ -83,6 +83,10 @@ class EmptyStates(QObject):
         for state in (self.map, self.timing, self.quality):
             state.hide()
 
+    def run_starting(self, text: str) -> None:
+        """Run was pressed: until the run's first map, the map says so (not what Run *will* train)."""
+        self.map.set_text(text)
+
     def form_changed(self, st: FormState) -> None:
         """Say what Run will train now (while the map is empty)."""
         cfg = st.config

@@ -98,7 +98,12 @@ class LiveViews(QObject):
     def begin(self, config: Any) -> None:
         """A run of ``config`` was just started."""
         self._failure = None
-        self.status.setText(self.run.begin(config, time.perf_counter()))
+        text = self.run.begin(config, time.perf_counter())
+        self.status.setText(text)
+        # Until the new run's first map arrives (its process starts, reads its data), the map shown is the last
+        # run's: its caption says what is coming, not "iteration 30" of a run that ended.
+        self.map_view.caption.setText(text)
+        self.map_view.iteration.setText("")
         self.progress.setValue(0)
         self.timing_plot.begin("batch", 1)
         self.quality_plot.begin()
@@ -223,7 +228,16 @@ class LiveViews(QObject):
                 self.map_view.caption.setText(caption)
         if chunks:
             self.timing_plot.add_chunks(chunks)
-        self.timing_plot.flush()
+        # The figures its record holds, as when it ended and as the run list and the comparison give them (the
+        # rolling median of its last chunks, labelled "median", disagreed with both).
+        self.timing_plot.finish(r.median_s, r.mean_s)
         self.quality_plot.flush()
+        # The status bar's clock and bar are the shown run's: the last run's "100 %" and elapsed time are not.
+        self._clock.stop()
+        total = run.planned
+        done = r.iterations_done
+        self.progress.setValue(PROGRESS_STEPS if r.status == "ok" or not total else int(PROGRESS_STEPS * done / total))
+        wall = r.wall_s or r.total_s
+        self.time_label.setText(self.tr("took {seconds} s").format(seconds=f"{wall:5.1f}") if wall else "")
         status = self.tr("Showing {name} ({impl}, {status}) from the run list")
         self.status.setText(status.format(name=run.name, impl=r.impl, status=status_text(r.status)))

@@ -433,6 +433,7 @@ class MainWindow(QMainWindow):
             )
             return False
         self.live.begin(st.config)
+        self.empty.run_starting(self.status_label.text())
         self.save_settings()
         return True
 

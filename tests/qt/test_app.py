@@ -19,6 +19,7 @@ from som_studio.core.impls import registry
 from som_studio.qt import controller as ctl
 from som_studio.qt.main_window import MainWindow
 from som_studio.qt.settings import Settings
+from som_studio.qt.widgets.timing_plot import format_seconds
 from som_studio.session.events import QualityMeasured
 from som_studio.worker.process import HOOK_ABORT_AFTER
 from tests.worker.fakes import slow_warmup_impl
@@ -481,6 +482,26 @@ def test_the_quality_plot_keeps_sane_axes_with_no_point_or_one(qtbot, window):
     plot.add(QualityMeasured(400, 0.1, 0.2))  # two points: pyqtgraph's own range again (at its next update)
     plot.flush()
     qtbot.waitUntil(lambda: plot.plot.getPlotItem().vb.viewRange()[0][1] >= 400, timeout=WAIT_MS)
+
+
+def test_a_kept_run_shown_again_says_its_own_figures_not_the_last_runs(qtbot, window):
+    # Shown from the run list, a run's timing summary read the rolling median of its last chunks as "median"
+    # (not its record's, which the run list and the comparison give), and the status bar kept the last run's.
+    configure(window, impl="numpy-batch", iterations=6)
+    run_and_wait(qtbot, window)
+    (kept,) = window.history.runs
+    configure(window, impl="numpy-online", iterations=500)
+    with qtbot.waitSignal(window.controller.run_started, timeout=WAIT_MS):
+        assert window.start_run()
+    # A run starting: the map's caption says so, not the last run's "iteration 6".
+    assert "numpy-online" in window.map_view.caption.text()
+    qtbot.waitSignal(window.controller.run_ended, timeout=WAIT_MS).wait()
+    window.show_kept_run(kept)
+    text = " ".join(window.timing_plot.caption.text().replace("\u2060", "").split())  # no-break spaces as spaces
+    assert f"median {format_seconds(kept.record.median_s)}/iteration" in text
+    assert f"mean {format_seconds(kept.record.mean_s)}/iteration" in text
+    assert window.progress.value() == window.progress.maximum()
+    assert window.time_label.text().split() == ["took", f"{kept.record.wall_s:.1f}", "s"]
 
 
 def test_opening_a_run_already_in_the_list_does_not_add_it_twice(qtbot, window, tmp_path):
