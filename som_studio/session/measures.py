@@ -69,15 +69,26 @@ class RunQuality:
             )
         return self._q
 
-    def start_warmup(self) -> None:
-        """Start compiling the device program (the host needs none); :meth:`finish_warmup` waits for it."""
+    def start_warmup(self, first: np.ndarray | None = None) -> None:
+        """Start compiling the device program (the host needs none); :meth:`finish_warmup` waits for it.
+        ``first``: a map to measure on the compiling thread once the program is ready (:meth:`early`), not for
+        a streamed run (its pass reads the source)."""
         if self.on_device:
-            self._device().start_compile()
+            q = self._device()
+            q.start_compile(first if self.problem.stream is None else None)
 
     def finish_warmup(self) -> None:
         """Wait for :meth:`start_warmup`'s compile."""
         if self.on_device and self._q is not None:
             self._q.compile()
+
+    def early(self) -> tuple[float, float, float] | None:
+        """``(qe, te, seconds)`` of :meth:`start_warmup`'s ``first`` map, measured meanwhile; ``None`` if not."""
+        got = self._q.early() if self.on_device and self._q is not None else None
+        if got is None:
+            return None
+        (qe, te, _), seconds = got
+        return qe, te, seconds
 
     def __call__(self, weights: np.ndarray, bmus: bool = False) -> tuple[float, float, float, np.ndarray | None]:
         """``(qe, te, compile_s, first)``: ``first``, each example's best unit, only when ``bmus``."""

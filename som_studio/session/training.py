@@ -307,14 +307,22 @@ class Training:
             # measured: a compile mid-run would raise the worker's memory for good minutes
             # into a run (docs/benchmarks.md, "Hours-long runs").
             tq = time.perf_counter()
+            # The initial map, where its measurement is free, is measured on the compiling thread too: with its
+            # program's first run, while the trainer's program compiles (see compile()).
+            initial = problem.init_map if self._initial_point() else None
             with self.watch.exclude():
-                self.measure.start_warmup()  # compiled while the trainer's program compiles: see compile()
+                self.measure.start_warmup(initial)  # compiled while the trainer's program compiles: see compile()
             self.excluded += self.timed("compile", tq)
+
+    def _initial_point(self) -> bool:
+        """Whether the initial map is measured: a planned point, not resumed past, and free (nothing is trained
+        yet to price it against)."""
+        return 0 in self.q_at and self.it == 0 and self.pacer.allow(0.0)
 
     def compile(self) -> Generator[Event, None, None]:
         """The trainer's warm-up (its compile), what it says it compiled, then ``Compiled``; then the initial
-        map's quality, once both programs are compiled (measured earlier, it waited for the quality program's
-        compile before the trainer's could start)."""
+        map's quality, measured on the quality program's compiling thread while the trainer's compiled (measured
+        before the trainer's compile, it waited for the quality program's, and the two compiles did not overlap)."""
         from som_studio.core import jax_runtime
 
         record = self.record
@@ -337,9 +345,14 @@ class Training:
 
             self.reasons = self.misses.enter_context(inside.cache_misses())
         yield Compiled(record.compile_s, record.warmup_compiles)
-        # Nothing trained yet: the initial map is measured where its measurement is predicted free.
-        if 0 in self.q_at and self.it == 0 and self.pacer.allow(0.0):
-            qe, te = self.quality(self.problem.init_map)[:2]
+        if self._initial_point():
+            early = self.measure.early() if self.measure is not None else None
+            if early is not None:  # measured while the trainer's program compiled
+                qe, te, seconds = early
+                self.pacer.spend(seconds, first=True)
+                self.measured += 1
+            else:
+                qe, te = self.quality(self.problem.init_map)[:2]
             record.history.append({"iteration": 0, "qe": qe, "te": te})
             yield QualityMeasured(0, qe, te)
 

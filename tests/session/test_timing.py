@@ -149,15 +149,32 @@ def test_the_default_runs_map_is_measured_from_its_start_not_only_at_its_end():
     assert rec.history[0]["iteration"] == 0 and rec.history[-1]["iteration"] == 50
 
 
-def test_the_initial_map_is_measured_once_both_programs_are_compiled():
+def test_the_initial_map_is_measured_while_the_trainers_program_compiles(monkeypatch):
     # Measured before the trainer's compile, the initial map waited for the quality program's compile first,
-    # and the two compiles, meant to overlap, followed each other.
+    # and the two compiles, meant to overlap, followed each other. Now it is measured on the quality program's
+    # compiling thread, its QE that of the initial map.
+    import threading
+
+    from som_studio.core.plans import quality_jax
+
+    where = []
+    measure = quality_jax.DeviceQuality._measure_with
+
+    def seen(self, *args, **kwargs):
+        where.append(threading.current_thread().name)
+        return measure(self, *args, **kwargs)
+
+    monkeypatch.setattr(quality_jax.DeviceQuality, "_measure_with", seen)
     cfg = RunConfig(impl="jax-fused-batch", width=12, height=9, data=DataSpec(samples=300), epochs=4)
     evs = list(Session(cfg, snapshot_interval_s=None, quality_points=4).run())
     compiled = next(i for i, e in enumerate(evs) if isinstance(e, Compiled))
-    initial = next(i for i, e in enumerate(evs) if isinstance(e, QualityMeasured) and e.iteration == 0)
-    assert compiled < initial
-    assert evs[-1].record.history[0]["iteration"] == 0
+    initial = next(e for e in evs if isinstance(e, QualityMeasured) and e.iteration == 0)
+    assert compiled < evs.index(initial) and where[0] == "som-quality-compile" and len(set(where[1:])) == 1
+    rec = evs[-1].record
+    # The NumPy reference measures the same initial map on the host.
+    ref = run_to_completion(Session(cfg.replace(impl="numpy-batch"), snapshot_interval_s=None, quality_points=4))
+    assert rec.history[0] == {"iteration": 0, "qe": pytest.approx(ref.history[0]["qe"], rel=1e-5), "te": initial.te}
+    assert initial.te == ref.history[0]["te"]
 
 
 def test_a_slow_first_measurement_does_not_cost_the_run_its_quality_curve(monkeypatch):
@@ -165,18 +182,18 @@ def test_a_slow_first_measurement_does_not_cost_the_run_its_quality_curve(monkey
     # the rate of every later point, the app's default run drew its initial map and its final one only.
     import time
 
-    from som_studio.session import measures
+    from som_studio.core.plans import quality_jax
 
-    first_call = measures.RunQuality.__call__
+    first_run = quality_jax.DeviceQuality._measure_with
     calls = []
 
     def slow_first(self, *args, **kwargs):
         calls.append(1)
         if len(calls) == 1:
             time.sleep(0.06)
-        return first_call(self, *args, **kwargs)
+        return first_run(self, *args, **kwargs)
 
-    monkeypatch.setattr(measures.RunQuality, "__call__", slow_first)
+    monkeypatch.setattr(quality_jax.DeviceQuality, "_measure_with", slow_first)
     rec = run_to_completion(Session(_cfg("jax-fused-batch", epochs=40), snapshot_interval_s=None, quality_points=8))
     assert rec.status == "ok" and rec.history[0]["iteration"] == 0
     assert len(rec.history) > 4, rec.history

@@ -253,7 +253,7 @@ class Compiling:
     raised.
     """
 
-    def __init__(self, lower: Callable[[], Any]) -> None:
+    def __init__(self, lower: Callable[[], Any], then: Callable[[Any], Any] | None = None) -> None:
         lowered = lower()
         self._done: dict[str, Any] = {}
 
@@ -264,6 +264,12 @@ class Compiling:
             except BaseException as exc:
                 self._done["error"] = exc
             self._done["compiles"] = jax_runtime.compile_count(this_thread=True) - before
+            if then is not None and "compiled" in self._done:
+                t0 = time.perf_counter()
+                try:
+                    self._done["then"] = (then(self._done["compiled"]), time.perf_counter() - t0)
+                except Exception:  # only ever a head start: asked again on the caller's thread
+                    pass
 
         self._thread = threading.Thread(target=compile_, name="som-quality-compile", daemon=True)
         self._thread.start()
@@ -273,6 +279,10 @@ class Compiling:
         if "error" in self._done:
             raise self._done["error"]
         return self._done["compiled"], int(self._done["compiles"])
+
+    def then(self) -> tuple[Any, float] | None:
+        """What ``then`` gave, with the seconds it took on the thread (after :meth:`wait`; ``None`` if it failed)."""
+        return self._done.get("then")
 
 
 class _Measures:
@@ -285,10 +295,23 @@ class _Measures:
     def _lower(self) -> Any:
         raise NotImplementedError
 
-    def start_compile(self) -> None:
-        """Lower the program now and compile it on a thread of its own (see :class:`Compiling`)."""
+    _early: tuple[Any, float] | None = None
+
+    def start_compile(self, first: np.ndarray | None = None) -> None:
+        """Lower the program now and compile it on a thread of its own (see :class:`Compiling`); ``first``, a map
+        to measure there as soon as it is compiled (:meth:`early` gives it): a small run's initial map,
+        measured while the trainer's program compiles, its program's first run and its one-off costs with it."""
         if self._compiled is None and self._compiling is None:
-            self._compiling = Compiling(self._lower)
+            then = None if first is None else (lambda compiled: self._measure_with(compiled, first, False))
+            self._compiling = Compiling(self._lower, then)
+
+    def _measure_with(self, compiled: Any, weights: np.ndarray, bmus: bool) -> tuple[float, float, Any]:
+        raise NotImplementedError
+
+    def early(self) -> tuple[tuple[float, float, Any], float] | None:
+        """The measurement of :meth:`start_compile`'s ``first`` map and its seconds, once (after :meth:`compile`)."""
+        got, self._early = self._early, None
+        return got
 
     def compile(self) -> int:
         """Compile the program now (once), or wait for :meth:`start_compile`'s; :attr:`compile_s`: how long this
@@ -301,6 +324,7 @@ class _Measures:
         self.start_compile()
         assert self._compiling is not None
         self._compiled, compiles = self._compiling.wait()
+        self._early = self._compiling.then()
         self._compiling = None
         self.compile_s = time.perf_counter() - t0
         return compiles
@@ -369,7 +393,10 @@ class DeviceQuality(_Measures):
     def measure(self, weights: np.ndarray, bmus: bool = False) -> tuple[float, float, np.ndarray | None]:
         """(QE, TE, each example's best unit, flat int64, when ``bmus``) of ``weights`` (H, W, D), one search."""
         self.compile()
-        qe_sum, te_count, first = self._compiled(self._wt(weights), self._x, np.int32(self.samples))
+        return self._measure_with(self._compiled, weights, bmus)
+
+    def _measure_with(self, compiled: Any, weights: np.ndarray, bmus: bool) -> tuple[float, float, Any]:
+        qe_sum, te_count, first = compiled(self._wt(weights), self._x, np.int32(self.samples))
         n = max(self.samples, 1)
         te = float(te_count) / n if self.height * self.width >= 2 else 0.0
         return float(qe_sum) / n, te, np.asarray(first)[: self.samples].astype(np.int64) if bmus else None
