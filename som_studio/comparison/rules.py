@@ -300,6 +300,20 @@ def run_flags(run: Compared) -> list[Flag]:
                 run.name,
             )
         )
+    sigma = r.config.get("sigma") or {}
+    start, end = sigma.get("start"), sigma.get("end")
+    if start and end and any(float(e) > float(s) for s, e in zip(start, end, strict=False)):
+        # Given so (the defaults shrink): a neighbourhood that grows unfolds the map as training goes on.
+        out.append(
+            Flag(
+                "note",
+                _(
+                    "{run}'s neighbourhood grows during training (radius {start} to {end}): a SOM's usually "
+                    "shrinks, so that the map first orders itself, then fits its data"
+                ).format(run=run.name, start=_radius(start), end=_radius(end)),
+                run.name,
+            )
+        )
     rest = where_the_rest_went(r)
     if rest:
         out.append(Flag("note", _("{run}: {rest}").format(run=run.name, rest=rest), run.name))
@@ -316,6 +330,12 @@ def run_flags(run: Compared) -> list[Flag]:
             )
         )
     return out
+
+
+def _radius(radii: Sequence[Any]) -> str:
+    """Radii per axis as typed: ``2`` where both are one, else ``2x1``."""
+    a, b = (float(v) for v in radii)
+    return f"{a:g}" if a == b else f"{a:g}x{b:g}"
 
 
 def speedup_notes(records: Sequence[RunRecord], sp: Sequence[float | None]) -> list[str]:

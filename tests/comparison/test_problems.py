@@ -71,3 +71,11 @@ def test_runs_on_simulated_devices_say_they_share_the_cores() -> None:
     from som_studio.commands.bench import format_table
 
     assert f"(2 simulated devices share {cores} cores)" in format_table([np_run, sharded])
+
+
+def test_a_neighbourhood_that_grows_is_noted_and_the_defaults_are_not() -> None:
+    grows = _run("numpy-batch", sigma_start=(0.5, 0.5), sigma_end=(2.0, 1.0))
+    shrinks = _run("numpy-batch")
+    texts = [f.text for f in compare([grows]).flags]
+    assert any("neighbourhood grows during training (radius 0.5 to 2x1)" in t for t in texts), texts
+    assert not any("grows" in f.text for f in compare([shrinks]).flags)
