@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QRectF, QTimer, Signal
+from PySide6.QtCore import QEvent, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QHideEvent, QImage, QPalette, QShowEvent
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
@@ -117,8 +117,10 @@ class MapView(QWidget):
         top.addWidget(QLabel(self.tr("Show")))
         top.addWidget(self.mode)
         top.addWidget(self.borders)
-        top.addStretch(1)
-        top.addWidget(self.caption)
+        # The caption takes the row's room (a wrapped label left to itself asks for little and wrapped
+        # "jax-fused-batch (kept run): iteration 30" onto three lines beside an empty stretch).
+        self.caption.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        top.addWidget(self.caption, 1)
         self.iteration = TickerLabel()  # a live frame's iteration, beside the run's title
         top.addWidget(self.iteration)
 
