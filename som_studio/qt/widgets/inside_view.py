@@ -86,7 +86,10 @@ def draw_roofline(plot: Any, line: Roofline, labels: bool = True, theme: ChartTh
             symbolPen=theme.background,
         )
         if labels:
-            item = pg.TextItem(p.name, color=colour, anchor=(0, 1.2))
+            # A point in the right part of the plot is named to its left: named to its right, the plot's edge cut
+            # its name ("numpy-batc").
+            right = math.log10(p.intensity / lo) > 0.6 * math.log10(hi / lo) if hi > lo > 0 else False
+            item = pg.TextItem(p.name, color=colour, anchor=(1, 1.2) if right else (0, 1.2))
             item.setPos(math.log10(p.intensity), math.log10(p.achieved / G))
             plot.addItem(item)
     ys = [p.achieved / G for p in line.points] + [v / G for v in (peak, bw * lo if bw else None) if v]
@@ -250,6 +253,9 @@ class InsideView(QWidget):
         top.addWidget(right)
         top.setStretchFactor(0, 3)
         top.setStretchFactor(1, 2)
+        # The same 3 : 2 from the start: stretch shares out only the room past the size hints, and the plot's took
+        # it all (the table and its notes in a fifth of the page, the table's columns behind a scroll bar).
+        top.setSizes([600, 400])
         self.which = QComboBox()
         self.which.setObjectName("insideWhich")
         self.program = ProgramText()

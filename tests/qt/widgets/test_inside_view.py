@@ -9,8 +9,11 @@ import pytest
 pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
+import pyqtgraph as pg
+
 from som_studio.core.inspection import inside
-from som_studio.qt.widgets.inside_view import InsideView
+from som_studio.qt.widgets.inside_view import InsideView, draw_roofline
+from som_studio.report.inside import Roofline, RooflinePoint
 from som_studio.session.record import RunRecord
 from som_studio.storage import StoredRun
 
@@ -138,3 +141,26 @@ def test_recording_the_inside_is_remembered_across_restarts(window, qtbot, tmp_p
     qtbot.addWidget(again)
     assert again.inside_view.record.isChecked() and again.inside_view.session_options()["inside"]
     again.close()
+
+
+def test_every_points_name_lies_inside_the_plot(qtbot):
+    # A point near the right edge was named to its right, and the plot's edge cut its name ("numpy-batc").
+    points = (
+        RooflinePoint("jax-vmap-batch", 0.5, 2e9, None, None),
+        RooflinePoint("numpy-batch-named-long", 900.0, 0.9e9, None, None),
+    )
+    line = Roofline(points, 437e9, 20e9, ("jnp.dot",), "cpu")
+    plot = pg.PlotWidget()
+    qtbot.addWidget(plot)
+    plot.resize(460, 500)
+    plot.show()
+    qtbot.waitExposed(plot)
+    draw_roofline(plot, line)
+    qtbot.wait(50)
+    view = plot.getPlotItem().vb
+    shown = view.sceneBoundingRect()
+    names = [i for i in view.addedItems if isinstance(i, pg.TextItem) and i.toPlainText() in {p.name for p in points}]
+    assert len(names) == 2
+    for item in names:
+        box = item.sceneBoundingRect()
+        assert shown.left() <= box.left() and box.right() <= shown.right(), item.toPlainText()
