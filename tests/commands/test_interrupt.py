@@ -61,14 +61,21 @@ class Command:
 
     def interrupt(self) -> tuple[int, str, str]:
         self.proc.send_signal(signal.SIGINT)
-        out = self.proc.stdout.read() if self.proc.stdout else ""
-        self.proc.wait(timeout=120)
-        while self._read(0.05) and self.proc.poll() is None:
-            pass
+        # stdout read on a thread while the terminal is drained here: a child whose progress bar filled the
+        # terminal's small buffer blocked writing it, before it could see the signal, while this read waited
+        # for its stdout to end (a hang).
+        got: list[str] = []
+        reader = threading.Thread(target=lambda: got.append(self.proc.stdout.read() if self.proc.stdout else ""))
+        reader.start()
+        end = time.monotonic() + 120
+        while self.proc.poll() is None:
+            assert time.monotonic() < end, f"still running 120 s after Ctrl-C: {self.err[-2000:]!r}"
+            self._read(0.05)
+        reader.join(timeout=60)
         while self._read(0):
             pass
         os.close(self._master)
-        return self.proc.returncode, out, self.err
+        return self.proc.returncode, got[0] if got else "", self.err
 
 
 def _run(json_doc: Path) -> list[dict]:
