@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FLAG_SETS = {
     "default": "",
     "no YNNPACK dots": "--xla_cpu_experimental_ynn_fusion_type=",
-    "YNNPACK + eltwise, reduce": "--xla_cpu_experimental_ynn_fusion_type=+eltwise,+reduce",
+    "YNNPACK + eltwise + reduce": "--xla_cpu_experimental_ynn_fusion_type=+eltwise,+reduce",
     "XNNPACK dots": "--xla_cpu_experimental_ynn_fusion_type=-dot --xla_cpu_experimental_xnn_fusion_type=dot",
     "XNNPACK all": "--xla_cpu_experimental_ynn_fusion_type=-dot "
     "--xla_cpu_experimental_xnn_fusion_type=dot,eltwise,reduce",
