@@ -515,6 +515,16 @@ def format_table(rows: list[dict[str, Any]]) -> str:
     return table(head, out)
 
 
+def write_doc(out: str, doc: dict[str, Any], rows: list[dict[str, Any]], t_start: float, *, done: bool) -> None:
+    """The JSON as measured so far; ``complete`` says whether every asked part ran."""
+    doc["rows"] = with_ratios(rows)
+    doc["wall_s"] = time.perf_counter() - t_start
+    doc["complete"] = done
+    tmp = Path(out).with_name(Path(out).name + ".part")
+    tmp.write_text(json.dumps(doc, indent=2, default=str))
+    tmp.replace(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)  # --help ends here, before JAX or anything else starts
     sys.path.insert(0, str(ROOT))
@@ -530,6 +540,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_tests:
         doc["tests"] = run_tests(args.tests)
     rows: list[dict[str, Any]] = []
+    write_doc(args.out, doc, rows, t_start, done=False)
     steps = (
         ("ladder", "ladder: every implementation, playbook workload", ladder),
         ("scale", "scale: 1024 x 1024 map, 100,000 examples", scale),
@@ -547,9 +558,9 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         rows += fn(args.quick)
         print(f"  ({time.perf_counter() - t0:.0f} s)", flush=True)
-    doc["rows"] = with_ratios(rows)
-    doc["wall_s"] = time.perf_counter() - t_start
-    Path(args.out).write_text(json.dumps(doc, indent=2, default=str))
+        # Written after every part, so a check stopped at a machine's time limit keeps what it measured.
+        write_doc(args.out, doc, rows, t_start, done=False)
+    write_doc(args.out, doc, rows, t_start, done=True)
     print()
     if rows:
         print(format_table(doc["rows"]))
