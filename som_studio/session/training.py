@@ -516,20 +516,23 @@ class Training:
         final = self.trainer.get_map()
         yield Snapshot(it, final)
         first = yield from self._final_quality(final)
-        if it == T and self.table is not None:
+        # A stopped run keeps its model too: its map is in the scaled units, and projecting onto it or
+        # reading its planes needs the scaling. Hits and labels take a pass over the data: skipped with the
+        # final quality pass, which a stopped run skips.
+        measure = it == T and self.session.final_quality
+        if self.table is not None:
             from som_studio.core.data import model_file
 
-            # Hits and labels take a pass over the data: skipped with the final quality pass.
             tp = time.perf_counter()
-            model_file.attach(record, cfg, self.table, final, measure=self.session.final_quality, bmus=first)
+            model_file.attach(record, cfg, self.table, final, measure=measure, bmus=first)
             self.timed("model", tp)
         stream = self.problem.stream
-        if it == T and stream is not None:
+        if stream is not None:
             from som_studio.core.data import model_file
 
             # Hits and labels counted batch by batch in the final quality pass (or one more pass here).
             tp = time.perf_counter()
-            if first is None and self.session.final_quality:
+            if first is None and measure:
                 first = self.quality(final, bmus=True)[2]
             rows = Table(
                 np.empty((0, stream.source.features)),

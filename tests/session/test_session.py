@@ -374,3 +374,32 @@ def test_the_initial_maps_picture_is_not_charged_to_the_training_frames_budget()
             snaps.append(ev.iteration)
             session.frame_cost(0.1 if len(snaps) == 1 else 0.0, ev.iteration)  # the initial map's: dear
     assert snaps[0] == 0 and len([it for it in snaps if 0 < it < 40]) >= 2  # frames came while it trained
+
+
+def test_a_stopped_run_keeps_its_scaling_so_its_map_reads_in_the_data_s_units(tmp_path):
+    """A run stopped partway on a z-scored table: its model holds the scaling (its map in the file's units, new
+    rows searched in the scaled space), without the hits the skipped final pass would have counted."""
+    from som_studio.core.som import metrics
+    from som_studio.trained import SomRun
+
+    rng = np.random.default_rng(3)
+    values = 1000 + 50 * rng.random((300, 3))
+    csv = tmp_path / "t.csv"
+    np.savetxt(csv, values, delimiter=",", header="a,b,c", comments="")
+    cfg = RunConfig(
+        impl="numpy-online", width=5, height=4, steps=500_000, data=DataSpec(path=str(csv)), scaling="zscore"
+    )
+    session = Session(cfg, snapshot_interval_s=None, quality_points=0)
+    events = []
+    for ev in session.run():
+        events.append(ev)
+        if isinstance(ev, ChunkTimed) and ev.end > 100:
+            session.cancel()
+    record = events[-1].record
+    assert record.status == "cancelled"
+    assert record.model is not None and record.model.hits is None
+    run = SomRun.trained(record, _final_map(events))
+    assert 900 < run.codebook.mean() < 1100  # the file's units, not z-scores
+    want, _ = metrics.nearest_units(run._trained, run.scaling.apply(values))
+    got = run.project(values)
+    np.testing.assert_array_equal(got.bmu_row * run.width + got.bmu_col, want)
