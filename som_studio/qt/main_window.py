@@ -138,6 +138,7 @@ class MainWindow(QMainWindow):
             settled=lambda: not self.map_view.inspector.jobs.busy(),
         )
         self._form_before_compare: RunConfig | None = None
+        self._closing = False  # the window closes once the run it stopped on closing has ended
         if self.comparison.queue is not None:
             self.comparison.queue.finished.connect(self._after_compare)
         self.user_impls = UserImplementations(  # File > Add implementation…
@@ -553,6 +554,18 @@ class MainWindow(QMainWindow):
 
     # -- closing ---------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:
+        if self.controller.busy:
+            # Closing stops the run as Stop does, and the window closes once the stopped run is kept (with its
+            # checkpoint, where it keeps them): what it trained so far is the user's, not thrown away.
+            if not self._closing:
+                self._closing = True
+                if self.comparison.queue is not None:
+                    self.comparison.queue.cancel()
+                self.controller.stop()
+                self.status_label.setText(self.tr("Stopping the run, then closing…"))
+                self.controller.run_ended.connect(self.close, Qt.ConnectionType.QueuedConnection)
+            event.ignore()
+            return
         self.save_settings()
         self.live.close()
         self.controller.shutdown()

@@ -20,6 +20,7 @@ def window(qtbot, tmp_path):
     win.show()
     yield win
     win.close()
+    qtbot.waitUntil(lambda: not win.isVisible(), timeout=30_000)  # a run still going is stopped first
     assert multiprocessing.active_children() == []
     assert win.controller._reader is None and win.controller.process is None
     leaked = [t for t in threading.enumerate() if t not in threads_before and t.is_alive()]

@@ -211,12 +211,18 @@ def test_engine_abort_is_survived(qtbot, window):
     assert window.runs.records[-1].status == "ok"
 
 
-def test_closing_during_a_run_ends_it(qtbot, window):
+def test_closing_during_a_run_stops_it_and_keeps_it(qtbot, window):
     configure(window, impl="numpy-online", iterations=5_000_000)
     with qtbot.waitSignal(window.controller.chunks_timed, timeout=WAIT_MS):
         window.start_run()
     pid = window.controller.process.pid
+    kept = len(window.runs.records)
     window.close()
+    qtbot.waitUntil(lambda: not window.isVisible(), timeout=WAIT_MS)
+    # Closed as Stop stops: the run is kept, cancelled, with what it trained so far.
+    assert len(window.runs.records) == kept + 1
+    record = window.runs.records[-1]
+    assert record.status == "cancelled" and 0 < record.iterations_done < 5_000_000
     assert multiprocessing.active_children() == []
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)  # reaped, not a zombie
