@@ -222,7 +222,7 @@ def row_texts(run: StoredRun, differs: str = "") -> tuple[str, ...]:
         f"{grid[0]}x{grid[1]}",
         r.layout,
         status_text(r.status),
-        f"{r.iterations_done:,}",
+        f"{r.reached:,}",
         "" if timing.nothing_compiled(r.compile_s, r.warmup_compiles) else format_seconds(r.compile_s),
         format_seconds(med) if med else "",
         f"{thr:,.0f}" if thr else "",

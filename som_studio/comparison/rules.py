@@ -257,7 +257,7 @@ def run_flags(run: Compared) -> list[Flag]:
                     "{run} was cancelled after {done} of {n} iteration; its figures cover only what ran",
                     "{run} was cancelled after {done} of {n} iterations; its figures cover only what ran",
                     run.planned,
-                ).format(run=run.name, done=r.iterations_done, n=run.planned),
+                ).format(run=run.name, done=r.reached, n=run.planned),
                 run.name,
             )
         )

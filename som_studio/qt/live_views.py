@@ -223,8 +223,8 @@ class LiveViews(QObject):
                 views = picture.MapViews.from_record(r)  # the lattice, feature names and the model's hits/labels
                 self.map_view.begin(fm.shape[-1], run.name, views, r.config)
                 self.map_view.keep_final(fm)  # on the final map's own colour range
-                self.map_view.redraw(r.iterations_done)  # off the GUI thread: a large map takes a while
-                caption = self.tr("{name} (kept run): iteration {n:,}").format(name=run.name, n=r.iterations_done)
+                self.map_view.redraw(r.reached)  # off the GUI thread: a large map takes a while
+                caption = self.tr("{name} (kept run): iteration {n:,}").format(name=run.name, n=r.reached)
                 self.map_view.caption.setText(caption)
         if chunks:
             self.timing_plot.add_chunks(chunks)
@@ -235,7 +235,7 @@ class LiveViews(QObject):
         # The status bar's clock and bar are the shown run's: the last run's "100 %" and elapsed time are not.
         self._clock.stop()
         total = run.planned
-        done = r.iterations_done
+        done = r.reached
         self.progress.setValue(PROGRESS_STEPS if r.status == "ok" or not total else int(PROGRESS_STEPS * done / total))
         wall = r.wall_s or r.total_s
         self.time_label.setText(self.tr("took {seconds} s").format(seconds=f"{wall:5.1f}") if wall else "")

@@ -9,7 +9,7 @@ Threads: GUI thread only.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -40,11 +40,17 @@ DIFFERS_MAX_PX = 320
 """The widest the ticked runs' differences are shown in their column (the rest elided, whole in a tooltip)."""
 
 
-def resumable(run: StoredRun) -> bool:
-    """Whether ``run`` stopped before its end and left a checkpoint to go on from."""
+def resumable(run: StoredRun, runs: Iterable[StoredRun] = ()) -> bool:
+    """Whether ``run`` stopped before its end and left a checkpoint to go on from, which no later run of
+    ``runs`` went on from (a resumed run writes to the checkpoint it resumed: it is that later run's now)."""
     kept = run.record.extra.get("checkpoint") or {}
     folder = kept.get("folder")
-    return run.record.status != "ok" and bool(folder) and Path(str(folder)).is_dir()
+    if run.record.status == "ok" or not folder or not Path(str(folder)).is_dir():
+        return False
+    return not any(
+        other.created > run.created and (other.record.extra.get("resumed") or {}).get("checkpoint") == str(folder)
+        for other in runs
+    )
 
 
 class RunsPanel(QWidget):
@@ -300,16 +306,21 @@ class RunsPanel(QWidget):
 
     def _update_resume(self, *_: Any) -> None:
         runs = self.selected()
-        self.resume_button.setEnabled(self._resume is not None and len(runs) == 1 and resumable(runs[0]))
+        self.resume_button.setEnabled(
+            self._resume is not None and len(runs) == 1 and resumable(runs[0], self.model.runs)
+        )
 
     def resume_selected(self) -> None:
         run = self._one(self.tr("Resume"))
         if run is None or self._resume is None:
             return
-        if not resumable(run):
+        if not resumable(run, self.model.runs):
             self.show_error(
                 self.tr("Cannot resume"),
-                self.tr("This run has no checkpoint to go on from: it ended, or stopped before its first one."),
+                self.tr(
+                    "This run has no checkpoint to go on from: it ended, stopped before its first one, or a later "
+                    "run went on from it."
+                ),
             )
             return
         reason = self._resume(run)

@@ -114,7 +114,13 @@ class RunRecord:
 
     @property
     def iterations_done(self) -> int:
+        """Iterations this record's chunks trained (a resumed run's since it resumed)."""
         return self.chunks.iterations_done()
+
+    @property
+    def reached(self) -> int:
+        """The iteration the run stands at: a resumed run's checkpoint's iteration plus what it trained since."""
+        return int((self.extra.get("resumed") or {}).get("iteration", 0)) + self.iterations_done
 
     @property
     def throughput(self) -> float | None:

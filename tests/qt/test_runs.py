@@ -149,3 +149,38 @@ def test_stop_keeps_a_checkpoint_and_resume_goes_on_to_the_uninterrupted_map(qtb
     # It ended: its checkpoint went with it, and the stopped run has nothing left to resume.
     window.runs_panel.select(stopped.id)
     assert not window.runs_panel.resume_button.isEnabled()
+
+
+def test_a_run_resumed_and_stopped_again_stands_where_it_reached_and_is_the_one_to_resume(qtbot, window):
+    from som_studio.app_model.runs import COLUMNS, row_texts
+
+    p = window.panel
+    p.impl.setCurrentIndex(p.impl.findData("numpy-batch"))
+    p.grid.setCurrentText("10x7")
+    p.random_data.setChecked(True)
+    p.samples.setValue(800)
+    p.iterations.setValue(100_000)
+    p.simulate.setChecked(False)
+    for resume in (False, True):
+        if resume:
+            window.runs_panel.select(window.runs.runs[0].id)
+            window.runs_panel.resume_button.click()
+        else:
+            assert window.start_run()
+        done = window.controller._so_far.iterations_done if resume else 0
+        qtbot.waitUntil(lambda d=done: window.controller._so_far.iterations_done >= d + 3, timeout=WAIT_MS)
+        with qtbot.waitSignal(window.controller.run_ended, timeout=WAIT_MS):
+            window.controller.stop()
+    first, again = window.runs.runs
+    assert first.record.status == again.record.status == "cancelled"
+    start = again.record.extra["resumed"]["iteration"]
+    assert start == first.record.iterations_done
+    # The continuation stands at the iteration it reached, not at what it trained since it resumed.
+    assert again.record.reached == start + again.record.iterations_done > first.record.reached
+    column = COLUMNS.index("iterations")
+    assert row_texts(again)[column] == f"{again.record.reached:,}"
+    # Its checkpoint is the one both share now: the continuation goes on, the first run no longer does.
+    window.runs_panel.select(first.id)
+    assert not window.runs_panel.resume_button.isEnabled()
+    window.runs_panel.select(again.id)
+    assert window.runs_panel.resume_button.isEnabled()
