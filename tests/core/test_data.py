@@ -50,6 +50,11 @@ def test_min_max_scaling(tmp_path):
         ("data.txt2", "1,2\n", "unsupported file type"),
         # a first row with numbers is data: its bad cell is reported, the row is not dropped as a header
         ("trailing.csv", "1,2,3,\n4,5,6,\n", "column 4 ('x4') has no values"),
+        (
+            "hollow.csv",
+            "a,b,c\n1,,2\n3,,4\n",
+            "column 2 ('b') has no values (every cell is empty or missing); leave it out with --ignore b",
+        ),
         ("typo.csv", "1,2,x\n3,4,5\n", "non-numeric value 'x' at row 1, column 3"),
         # rows are the file's lines, blank and comment lines counted
         ("gaps.csv", "a,b\n\n# note\n1,2\n3\n", "row 5 has 1 columns"),

@@ -75,7 +75,7 @@ def read_table(
         )
     values = np.concatenate([c.values for c in parts])
     refuse_empty_columns(
-        values, p, [c + 1 for c in reader.feature_columns], reader.feature_names, lambda _name: "--ignore"
+        values, p, [c + 1 for c in reader.feature_columns], reader.feature_names, lambda name: f"--ignore {name}"
     )
     return Table(
         np.ascontiguousarray(values),

@@ -367,7 +367,7 @@ def _refuse_empty_features(source: Source, empty: np.ndarray) -> None:
         return
     names = source.feature_names
     numbers = [source.columns.index(n) + 1 if n in source.columns else j + 1 for j, n in enumerate(names)]
-    refuse_empty(empty, source.spec, numbers, names, lambda _name: "--ignore")
+    refuse_empty(empty, source.spec, numbers, names, lambda name: f"--ignore {name}")
 
 
 def make_stream_problem(
