@@ -87,6 +87,10 @@ def _legend(win, plot, row: int, columns: int = 1, extra: int = 0, text_px: int 
     return legend
 
 
+#: The least height of a row of final maps in the app: its two-line title and a map still worth looking at.
+MAP_ROW_MIN_PX = 200
+
+
 def maps_layout(report: Report, legend_px: int = 15, fixed: bool = True, theme: ChartTheme = LIGHT):  # type: ignore[no-untyped-def]
     """(widget, width, height): the final maps side by side, for export or for the app to show.
 
@@ -108,17 +112,48 @@ def maps_layout(report: Report, legend_px: int = 15, fixed: bool = True, theme: 
     else:
 
         class MapsWidget(pg.GraphicsLayoutWidget):  # type: ignore[misc]
-            """Rows no taller than their maps need at this width, at the top: titles stay on their maps."""
+            """As many maps a row as their titles leave room for (a title is as wide as its text: four in a
+            narrow page ran past its edge), rows no taller than their maps need, at the top."""
+
+            plots: list = []
+            filler: object = None
+
+            def arrange(self, cols: int) -> None:
+                nonlocal per_row, rows
+                ci = self.ci
+                for item in [*self.plots, self.filler]:
+                    if item is not None and item in ci.items:
+                        ci.removeItem(item)
+                for i, plot in enumerate(self.plots):
+                    ci.addItem(plot, row=i // cols, col=i % cols)
+                per_row, rows = cols, -(-len(self.plots) // cols)
+                grid = ci.layout
+                for c in range(cols):
+                    grid.setColumnStretchFactor(c, 1)
+                for row in range(rows):
+                    grid.setRowStretchFactor(row, 100)  # the maps grow first, up to what they need...
+                self.filler = ci.addLabel("", row=rows, col=0)  # ...this empty row takes the height left over
+                grid.setRowStretchFactor(rows, 1)
+                self.setMinimumHeight(rows * MAP_ROW_MIN_PX)  # in a narrow page the maps scroll, not shrink
 
             def resizeEvent(self, ev):  # type: ignore[no-untyped-def]
-                need = self.width() / per_row * aspect + 72  # the two-line title
+                from shiboken6 import isValid
+
                 ci = getattr(self, "ci", None)  # not yet while pyqtgraph builds the widget
-                if ci is not None:
+                # ...and no longer while Qt takes it down (a resize as it closes).
+                if ci is not None and self.plots and all(isValid(plot.titleLabel) for plot in self.plots):
+                    widest = max(plot.titleLabel.minimumWidth() for plot in self.plots) + 16
+                    cols = max(1, min(len(self.plots), 4, int(self.width() // widest)))
+                    if cols != per_row:
+                        self.arrange(cols)
+                    need = self.width() / per_row * aspect + 72  # the two-line title
                     for row in range(rows):
                         ci.layout.setRowMaximumHeight(row, need)
                 super().resizeEvent(ev)
 
         win = MapsWidget()
+        win.plots = []
+        win.setMinimumHeight(rows * MAP_ROW_MIN_PX)
     win.setBackground(theme.background)
     for i, run in enumerate(runs):
         r = run.record
@@ -129,6 +164,8 @@ def maps_layout(report: Report, legend_px: int = 15, fixed: bool = True, theme: 
             f"<span style='font-size:10pt; color:{theme.muted}'>{_esc(sub)}</span>"
         )
         plot = win.addPlot(row=i // per_row, col=i % per_row)
+        if not fixed:
+            win.plots.append(plot)
         plot.setTitle(title, color=theme.text)
         plot.vb.setDefaultPadding(0.0)
         plot.hideAxis("left")
@@ -162,7 +199,7 @@ def maps_layout(report: Report, legend_px: int = 15, fixed: bool = True, theme: 
         else:
             grid.setRowStretchFactor(row, 100)  # the maps grow first, up to what they need...
     if not fixed:
-        win.addLabel("", row=rows, col=0)  # ...this empty row takes the height left over
+        win.filler = win.addLabel("", row=rows, col=0)  # ...this empty row takes the height left over
         grid.setRowStretchFactor(rows, 1)
     return win, CHART_WIDTH, panel_h * rows
 

@@ -140,3 +140,30 @@ def test_every_report_chart_axis_shows_three_labelled_ticks_and_its_title_clears
         fm_width = max(left.textWidth, 1)
         assert left.width() >= fm_width + left.label.boundingRect().height()
     win.deleteLater()
+
+
+@pytest.mark.parametrize("width", [340, 560, 1100])
+def test_the_app_s_final_maps_wrap_to_the_width_they_get_and_none_runs_past_its_edge(qapp, width) -> None:
+    """As many maps a row as their titles leave room for: four long-titled ones in a narrow page ran past it."""
+    from som_studio.qt.report_charts import LAYOUTS
+
+    runs = [r for r in _runs() if r.final_image is not None] * 3  # six maps, titles ~150 px each
+    for i, run in enumerate(runs):
+        run.name = f"jax-fused-batch {i}"
+    from PySide6.QtWidgets import QScrollArea
+
+    win, _, _ = LAYOUTS["maps"](build_report(runs), fixed=False)
+    page = QScrollArea()  # as the app holds it
+    page.setWidgetResizable(True)
+    page.setWidget(win)
+    page.resize(width + 20, 900)
+    page.show()
+    for _ in range(3):
+        qapp.processEvents()
+    width = win.width()
+    plots = [item for item in win.ci.items if hasattr(item, "titleLabel")]
+    assert len(plots) == len(runs)
+    cols = {int(p.geometry().x()) for p in plots}
+    assert all(p.geometry().right() <= width + 1 for p in plots), [p.geometry() for p in plots]
+    assert (len(cols) == 1) == (width < 400) and len(cols) <= 4  # one column in a narrow page, more when wider
+    page.close()

@@ -366,6 +366,12 @@ class ComparisonView(QWidget):
             if key == "maps":
                 options["fixed"] = False
             widget, _, _ = LAYOUTS[key](self.report, **options)
+            if key == "maps":  # as many rows as the runs need: they scroll in a low page
+                scroll = QScrollArea()
+                scroll.setWidgetResizable(True)
+                scroll.setFrameShape(QFrame.Shape.NoFrame)
+                scroll.setWidget(widget)
+                widget = scroll
             lay.addWidget(widget)
 
     # -- export ---------------------------------------------------------------------------------
