@@ -115,8 +115,10 @@ def maps_layout(report: Report, legend_px: int = 15, fixed: bool = True, theme: 
             """As many maps a row as their titles leave room for (a title is as wide as its text: four in a
             narrow page ran past its edge), rows no taller than their maps need, at the top."""
 
-            plots: list = []
-            filler: object = None
+            def __init__(self) -> None:
+                self.plots: list = []
+                self.filler: object = None
+                super().__init__()
 
             def arrange(self, cols: int) -> None:
                 nonlocal per_row, rows
@@ -152,7 +154,6 @@ def maps_layout(report: Report, legend_px: int = 15, fixed: bool = True, theme: 
                 super().resizeEvent(ev)
 
         win = MapsWidget()
-        win.plots = []
         win.setMinimumHeight(rows * MAP_ROW_MIN_PX)
     win.setBackground(theme.background)
     for i, run in enumerate(runs):
