@@ -184,8 +184,10 @@ def report_document(report: Report, charts: Mapping[str, bytes | None]):  # type
             image = QImage.fromData(png)
             doc.addResource(QTextDocument.ResourceType.ImageResource, QUrl(f"chart-{key}.png"), image)
             # As wide as the page, but at most under half its height: a chart that does not fit
-            # where it falls moves to the next page, and leaves no more than half a page empty.
-            fit_h = page_h * 0.45
+            # where it falls moves to the next page, and leaves no more than half a page empty. A run's map
+            # views (a U-matrix, hits, labels and a plane per feature) get more: at under half a page their
+            # planes' titles and scales could not be read in print.
+            fit_h = page_h * (0.62 if key.startswith(VIEWS_PREFIX) else 0.45)
             widths[key] = int(min(page_w * 0.98, fit_h * image.width() / max(image.height(), 1)))
     doc.setHtml(report_html(report, charts, for_qt=True, image_widths=widths))
     _keep_titles_with_charts(doc, page_h)

@@ -9,6 +9,7 @@ and CSS, hence the plainer markup in that mode).
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Mapping
 from html import escape
 
@@ -64,11 +65,19 @@ def _img_src(key: str, png: bytes | None, for_qt: bool) -> str | None:
 #: Characters from which a text cell (a list of feature names, a long path) wraps: names and numbers never do,
 #: and a cell this long would run past a PDF page's edge, where Qt cuts it.
 WRAP_CHARS = 60
+#: A cell longer than this may break after a path's separators in the PDF.
+PATH_BREAK_CHARS = 20
+_PATH_BREAKS = re.compile(r"[/\\]")
 
 
-def _text_cell(cell: str) -> str:
+def _text_cell(cell: str, for_qt: bool = False) -> str:
     if len(cell) > WRAP_CHARS:
         return f'<td class="long" style="white-space: normal">{escape(cell)}</td>'
+    if for_qt and len(cell) > PATH_BREAK_CHARS:
+        # A path has no space to wrap at, and in a PDF page's table one per run pushed the last runs past the
+        # page's edge: a zero-width space after each separator lets Qt break it there (the HTML, whose text
+        # is copied, keeps the path as it is).
+        return f"<td>{_PATH_BREAKS.sub('\\g<0>\u200b', escape(cell))}</td>"
     return f"<td>{escape(cell)}</td>"
 
 
@@ -108,6 +117,8 @@ def _table(
 
 RUNS_PER_TABLE = 6
 """Runs side by side in one table: more are shown in further tables, so no cell has to wrap."""
+RUNS_PER_PAGE_TABLE = 4
+"""The runs' configurations on a PDF's page, a landscape A4 (five runs' settings ran past its edge)."""
 
 
 def _by_run(
@@ -119,18 +130,19 @@ def _by_run(
     numeric_rows: set[int] | None = None,
     row_classes: list[str] | None = None,
     for_qt: bool = False,
+    per_table: int = RUNS_PER_TABLE,
 ) -> str:
     """A table with one column per run and one row per measure (``columns[j][i]``: run ``j``, row ``i``).
 
-    Read down a run's column; with many runs, several tables of :data:`RUNS_PER_TABLE` runs each,
+    Read down a run's column; with many runs, several tables of ``per_table`` runs each,
     so neither a name nor a number is ever broken across lines to fit a page.
     """
     numeric_rows = numeric_rows or set()
     attrs = ' border="0" cellspacing="0" cellpadding="4"' if for_qt else ' class="by-run"'
     bad = {status_text(st): st for st in ("failed", "cancelled")}
     out = []
-    for start in range(0, max(len(names), 1), RUNS_PER_TABLE):
-        part = range(start, min(start + RUNS_PER_TABLE, len(names)))
+    for start in range(0, max(len(names), 1), per_table):
+        part = range(start, min(start + per_table, len(names)))
         rows = [
             f"<table{attrs}>",
             f"<tr><th>{escape(corner)}</th>" + "".join(f"<th>{escape(names[j])}</th>" for j in part) + "</tr>",
@@ -146,7 +158,7 @@ def _by_run(
                 elif cell in bad:
                     cells.append(f'<td class="status-{bad[cell]}">{escape(cell)}</td>')
                 else:
-                    cells.append(_text_cell(cell))
+                    cells.append(_text_cell(cell, for_qt))
             head = f'<th scope="row" align="left">{escape(label)}</th>'
             rows.append((f'<tr class="{cls}"{bg}>' if cls else "<tr>") + head + "".join(cells) + "</tr>")
         rows.append("</table>")
@@ -340,6 +352,7 @@ def _configurations(report: Report, for_qt: bool) -> list[str]:
             [[row[j] for row in rows] for j in range(len(names))],
             row_classes=classes,
             for_qt=for_qt,
+            per_table=RUNS_PER_PAGE_TABLE if for_qt else RUNS_PER_TABLE,
         )
     )
     return parts

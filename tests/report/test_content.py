@@ -329,3 +329,18 @@ def test_a_run_whose_training_is_under_80_percent_of_its_wall_time_says_where_th
     assert report.summary_rows()[0][header.index("wall")] == format_seconds(10.0)
     table = format_table([slow, fine])
     assert "wall" in table.splitlines()[0] and notes[0].split(": ", 1)[1] in table
+
+
+def test_a_pdf_s_configurations_hold_four_runs_a_table_and_break_a_long_path_after_its_separators() -> None:
+    """Five runs' settings side by side ran past a landscape page's edge, a data path the widest cell."""
+    path = "/home/someone/projects/cytometry/panel-2026/batch-07.csv"
+    data = {"source": "file", "path": path, "scale": False}
+    names = ["numpy-batch", "jax-vmap-batch", "jax-fused-batch", "jax-pmap-batch", "jax-shardmap-batch"]
+    report = build_report([StoredRun(_record(n, config={"data": data}), name=n) for n in names])
+    start = report_html(report, {}, for_qt=True).index("Configurations")
+    pdf = report_html(report, {}, for_qt=True)[start:].split("<h2>")[0]
+    assert pdf.count("<table") == 2  # four runs, then one
+    assert path not in pdf and path.replace("/", "/\u200b") in pdf  # Qt may break it after a separator
+    html = report_html(report, {})
+    page = html[html.index("Configurations") :].split("<h2>")[0]
+    assert page.count("<table") == 1 and path in page  # a browser's page keeps the path whole, as it is copied
