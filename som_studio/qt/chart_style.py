@@ -35,6 +35,8 @@ PX_PER_WIDE_TICK = 90
 LABEL_HALF_PX = {True: 9.0, False: 22.0}
 """Half a tick label's extent along a vertical (``True``) or horizontal axis, in pixels."""
 LABEL_GAP_PX = 6
+#: The least room between the two labels of an axis that has room for two only.
+PAIR_GAP_PX = 4
 """The least room between two labels side by side on a horizontal axis."""
 
 
@@ -202,8 +204,9 @@ class ReadableAxis(pg.AxisItem):
         half = {v: metrics.horizontalAdvance(self._format(v)) / 2 for v in values}
         for k in range(1, len(values) + 1):
             kept = values[::k]
-            # Two labels need only not to touch (a second figure is worth a narrow gap); more, a gap between.
-            gap = LABEL_GAP_PX if len(kept) > 2 else 0.0
+            # Two labels need only a narrow gap (a second figure is worth it; touching, "20,00040,000" read as
+            # one number); more, a full gap between.
+            gap = LABEL_GAP_PX if len(kept) > 2 else PAIR_GAP_PX
             if len(kept) <= 1 or all(
                 (b - a) * px_per_unit >= half[a] + half[b] + gap for a, b in zip(kept, kept[1:], strict=False)
             ):

@@ -12,7 +12,7 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtGui import QColor, QFontMetrics, QPalette
 
-from som_studio.qt.chart_style import LIGHT, log_ticks, theme_of, tick_labels
+from som_studio.qt.chart_style import LIGHT, PAIR_GAP_PX, log_ticks, theme_of, tick_labels
 from som_studio.qt.widgets.quality_plot import QualityPlot
 from som_studio.qt.widgets.timing_plot import TimingPlot, live_x_end
 from som_studio.session.events import ChunkTimed, QualityMeasured
@@ -160,13 +160,33 @@ def test_a_lone_first_measurement_stands_over_a_labelled_iteration_axis(qtbot, w
 
 
 @pytest.mark.parametrize(
-    "width, first, every, n", [(230, 0, 100, 7), (200, 1899, 100, 3)], ids=["from-0", "four-digits-later-in-a-run"]
+    "width, first, every, n",
+    [(230, 0, 100, 7), (200, 1899, 100, 3)],
+    ids=["from-0", "four-digits-later-in-a-run"],
 )
 def test_a_narrow_quality_plots_iteration_labels_never_overlap(qtbot, width, first, every, n):
     # The Quality dock beside the map: two y axes leave its iteration axis under 100 px.
     points = [QualityMeasured(first + every * i, 0.13 - 0.015 * i, 0.002 + 0.001 * (i % 3)) for i in range(n)]
-    plot = _quality(qtbot, width, 330, points)
-    axis = plot.plot.getAxis("bottom")
+    _labels_apart(_quality(qtbot, width, 330, points).plot.getAxis("bottom"))
+
+
+@pytest.mark.parametrize("width", range(150, 260, 6))
+def test_a_narrow_timing_plots_iteration_labels_stand_apart(qtbot, width):
+    # The Timings dock of a window 1,000 px wide, 50,000 steps: "20,00040,000" was drawn, the labels touching.
+    plot = TimingPlot()
+    qtbot.addWidget(plot)
+    plot.resize(width, 330)
+    plot.show()
+    qtbot.waitExposed(plot)
+    plot.begin("online", 1)
+    plot.add_chunks([ChunkTimed(500 * i, 500, 500 * 3e-5, 0.0) for i in range(100)])
+    plot.flush()
+    qtbot.wait(20)
+    _labels_apart(plot.plot.getAxis("bottom"))
+
+
+def _labels_apart(axis) -> None:
+    """Every label of a horizontal ``axis`` drawn clear of the next by at least :data:`PAIR_GAP_PX`."""
     assert tick_labels(axis)
     # Where each label is drawn: centred on its tick, the axis's range over its width.
     lo, hi = axis.range
@@ -176,7 +196,7 @@ def test_a_narrow_quality_plots_iteration_labels_never_overlap(qtbot, width, fir
     for v, text in zip(values, axis.tickStrings(values, 1.0, 0.0), strict=True):
         at, half = (v - lo) / (hi - lo) * axis.width(), metrics.horizontalAdvance(text) / 2
         spans.append((at - half, at + half))
-    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])), spans  # "1,9502,050" was drawn here
+    assert all(a[1] + PAIR_GAP_PX <= b[0] for a, b in zip(spans, spans[1:])), spans
 
 
 def test_live_plots_follow_the_palette(qtbot):
