@@ -234,6 +234,10 @@ def named_check(v: Any) -> str | None:
     return None if isinstance(v, str) and v else _("an implementation name is required")
 
 
+#: The largest neighbourhood radius taken, in units (the largest map's side is 32,768).
+MAX_RADIUS = 1_000_000
+
+
 def radii_check(v: Any) -> str | None:
     if v is None:
         return None
@@ -241,6 +245,10 @@ def radii_check(v: Any) -> str | None:
         return _("needs two radii (x, y), got {value!r}").format(value=v)
     if not all(is_number(s) and math.isfinite(s) and s > 0 for s in v):
         return _("radii must be finite and > 0, got {value!r}").format(value=v)
+    if any(s > MAX_RADIUS for s in v):
+        # Past the largest map's side a neighbourhood already reaches every unit; far past it the float32
+        # programs' squares overflow.
+        return _("radii must be at most {most:,}, got {value!r}").format(most=MAX_RADIUS, value=v)
     return None
 
 
@@ -255,6 +263,8 @@ def rate_check(v: Any) -> str | None:
 def seed_check(v: Any) -> str | None:
     if not is_number(v):
         return _("must be a number, got {value!r}").format(value=v)
-    if not is_whole(v) or v < 0 or v >= 2**63:
+    if not is_whole(v) or v < 0:
         return _("must be a whole number >= 0, got {value!r}").format(value=v)
+    if v >= 2**63:
+        return _("must be below 2^63 (9,223,372,036,854,775,808), got {value!r}").format(value=v)
     return None

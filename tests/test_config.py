@@ -153,6 +153,7 @@ def test_non_finite_or_mistyped_values_name_their_field(changes, field):
         ({"topology": "square"}, "topology", "rect, hex"),
         ({"topology": "hex", "toroid": True, "height": 5}, "toroid", "even height"),
         ({"init": "zeros"}, "init", "random, pca, sample"),
+        ({"sigma_start": (1e308, 1e308)}, "sigma_start", "at most 1,000,000"),  # its float32 square overflowed
         ({"scaling": "log"}, "scaling", "none, minmax, zscore"),
         ({"scaling": "zscore"}, "scaling", "data file"),  # random colours
         ({"labels": "species"}, "labels", "data file"),

@@ -37,6 +37,7 @@ def test_seeds_beyond_a_spin_box_are_kept_exactly():
     assert form.edit(seed=str(2**40)).config.seed == 2**40  # a Qt spin box stops at 2^31 - 1
     st = form.edit(seed=str(2**63))
     assert st.refusals[0].field == "seed" and not st.runnable
+    assert "below 2^63" in st.reason  # a whole number >= 0, which it is, is not the reason
     assert form.edit(seed="twelve").refusals[0].field == "seed"
 
 
