@@ -45,7 +45,9 @@ def seconds(config: RunConfig, records: Iterable[RunRecord]) -> float | None:
 
 
 def duration_words(s: float) -> str:
-    """``s`` seconds as a person says it: ``"40 s"``, ``"4 min 10 s"``, ``"2 h 5 min"``."""
+    """``s`` seconds as a person says it: ``"under 1 s"``, ``"40 s"``, ``"4 min 10 s"``, ``"2 h 5 min"``."""
+    if s < 0.5:
+        return _("under 1 s")
     s = max(0, round(s))
     if s < 60:
         return f"{s} s"

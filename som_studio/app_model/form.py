@@ -703,8 +703,11 @@ def _data_text(info: DataInfo, scaling: str, batch: int | None = None, online: b
 def _grid_text(cfg: RunConfig, rows: int | None) -> str:
     """What the grid left to "auto" is, and why: the data's rule for ``rows`` rows, or the playbook's map."""
     if rows is not None:
-        return _(
+        return ngettext(
+            "Grid: {grid} for {rows:,} row (about 5·√N units, sides in the ratio of "
+            "the first two principal components); type WxH to set it",
             "Grid: {grid} for {rows:,} rows (about 5·√N units, sides in the ratio of "
-            "the first two principal components); type WxH to set it"
+            "the first two principal components); type WxH to set it",
+            rows,
         ).format(grid=cfg.grid, rows=rows)
     return _("Grid: {grid} (the playbook's map); type WxH to set it").format(grid=cfg.grid)

@@ -116,7 +116,8 @@ class LiveProgress:
         text = _("elapsed {seconds} s").format(seconds=f"{self.elapsed(now):5.1f}")
         left_s = self.left_s() if running else None
         if left_s is not None:
-            left = _("ETA {seconds} s").format(seconds=f"{left_s:5.1f}")
+            # Past a minute in minutes and hours, as the run panel's estimate says it ("ETA 3673.3 s" was shown).
+            left = _("ETA {duration}").format(duration=f"{left_s:5.1f} s" if left_s < 60 else duration_words(left_s))
             text += f"   {left}   {self.done:,}/{self.total:,}"
         return text
 

@@ -156,7 +156,9 @@ class LiveViews(QObject):
     def _update_time(self) -> None:
         if self.controller.busy:
             self._set_progress(int(PROGRESS_STEPS * self.run.progress))
-            self.time_label.setText(self.run.time_text(time.perf_counter()))
+            # While paused nothing is left "to go" at any rate: the estimate would only count up.
+            paused = self.controller.state == ctl.PAUSED
+            self.time_label.setText(self.run.time_text(time.perf_counter(), running=not paused))
 
     def _set_progress(self, value: int) -> None:
         """Move the bar without its synchronous repaint (``QProgressBar.setValue`` paints and shows the window's

@@ -209,9 +209,10 @@ class RunsPanel(QWidget):
             return
         if len(runs) == 1:
             question = self.tr("Remove the run “{name}” from the list?").format(name=runs[0].name)
+            question += " " + self.tr("Its saved files are deleted too (save the run first to keep a copy).")
         else:
             question = self.tr("Remove {n} runs from the list?").format(n=len(runs))
-        question += " " + self.tr("Their saved files are deleted too (save a run first to keep a copy).")
+            question += " " + self.tr("Their saved files are deleted too (save a run first to keep a copy).")
         answer = QMessageBox.question(self, self.tr("Remove runs"), question)
         if answer == QMessageBox.StandardButton.Yes:
             self.remove_selected()

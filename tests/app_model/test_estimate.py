@@ -31,7 +31,7 @@ def test_the_last_kept_run_of_the_same_problem_tells():
 
 def test_durations_read_as_people_say_them():
     assert [duration_words(s) for s in (0.4, 40, 60, 250, 3600, 7530)] == [
-        "0 s",
+        "under 1 s",  # not "about 0 s"
         "40 s",
         "1 min",
         "4 min 10 s",

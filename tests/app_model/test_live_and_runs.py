@@ -22,6 +22,9 @@ def test_live_run_progress_and_time():
     # 0.5 s for 250 steps: 1.5 s for the 750 left.
     assert live.time_text(102.0) == "elapsed   2.0 s   ETA   1.5 s   250/1,000"
     assert live.time_text(103.0, running=False) == "elapsed   3.0 s"
+    # An hour left reads in hours and minutes, not "ETA 3673.3 s".
+    live.chunks([ChunkTimed(250, 1, 1229.5, 1230.0)])
+    assert live.time_text(104.0) == "elapsed   4.0 s   ETA 1 h 1 min   251/1,000"
     assert live.failed(_record("numpy-online", "failed", "boom")) == "Failed: boom"
     # A failure without a refusal keeps its words, one that looks like a field's included.
     assert LiveProgress.failed(_record("numpy-batch", "failed", "boom: no field")) == "Failed: boom: no field"
