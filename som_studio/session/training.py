@@ -267,6 +267,11 @@ class Training:
             feature_names=_feature_names(source, table),
             scaling=_scaling(table) if problem.stream is None else _scaling_of(problem.stream.scaling),
         )
+        if saved is not None:
+            # What was measured before the checkpoint, said again: a watcher's quality plot goes on from it (it
+            # waited for a first measurement the resumed run does not make again).
+            for h in record.history:
+                yield QualityMeasured(int(h["iteration"]), float(h["qe"]), float(h["te"]))
         if self.session.checkpoint is not None:
             # Orbax's imports done before anything of the run is compiled: they register JAX options that
             # are part of every program's cache key, so a program compiled before they end is compiled again

@@ -61,6 +61,36 @@ def test_stopped_and_resumed_equals_uninterrupted(tmp_path, impl, count, topolog
     assert rec.history[0]["iteration"] == 0  # the history measured before the stop carries on
 
 
+def test_a_resumed_run_says_again_what_was_measured_before_its_checkpoint(tmp_path):
+    """Its quality points before the stop come as events before any training (a watcher's quality plot waited for
+    a first measurement the resumed run does not make again), and are in its record once."""
+    from som_studio.session.events import QualityMeasured
+    from som_studio.storage import RunRecorder
+
+    cfg = RunConfig(impl="numpy-batch", width=5, height=4, data=DataSpec(samples=120), epochs=20)
+    _final(
+        Session(
+            cfg, snapshot_interval_s=None, max_chunk=2, quality_points=10, checkpoint=Checkpoints(tmp_path, every_s=0)
+        ),
+        10,
+    )
+    saved = resume_from(tmp_path, cfg)
+    before = [h["iteration"] for h in saved.meta["history"]]
+    assert before and max(before) <= saved.iteration
+    events = list(Session(cfg, snapshot_interval_s=None, quality_points=10, resume=saved).run())
+    first_chunk = next(i for i, ev in enumerate(events) if isinstance(ev, ChunkTimed))
+    said = [ev.iteration for ev in events[:first_chunk] if isinstance(ev, QualityMeasured)]
+    assert said == before
+    record = events[-1].record
+    iterations = [h["iteration"] for h in record.history]
+    assert iterations == sorted(set(iterations)) and iterations[: len(before)] == before
+    # What a watcher keeps of the events is the record's history.
+    kept = RunRecorder.new()
+    for ev in events:
+        kept.feed(ev)
+    assert [h["iteration"] for h in kept.record.history] == iterations
+
+
 def test_a_half_written_checkpoint_is_never_read(tmp_path):
     cfg = RunConfig(impl="numpy-batch", width=4, height=3, data=DataSpec(samples=50), epochs=4)
     _final(Session(cfg, snapshot_interval_s=None, checkpoint=Checkpoints(tmp_path, every_s=0)))
