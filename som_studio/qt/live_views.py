@@ -160,6 +160,10 @@ class LiveViews(QObject):
             paused = self.controller.state == ctl.PAUSED
             self.time_label.setText(self.run.time_text(time.perf_counter(), running=not paused))
 
+    def show_progress(self, fraction: float) -> None:
+        """The bar at ``fraction`` (0 to 1) of other work that took the status bar (a sweep)."""
+        self._set_progress(int(PROGRESS_STEPS * fraction))
+
     def _set_progress(self, value: int) -> None:
         """Move the bar without its synchronous repaint (``QProgressBar.setValue`` paints and shows the window's
         changes at once): it is painted with the clock's text and the map's frame, in one pass."""

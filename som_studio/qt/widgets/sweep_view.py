@@ -51,6 +51,8 @@ class SweepView(QWidget):
 
     result_ready = Signal(object)
     status = Signal(str)
+    #: How far the sweep in progress is, 0 to 1 (the window's progress bar shows it).
+    progress = Signal(float)
 
     def __init__(
         self,
@@ -75,6 +77,7 @@ class SweepView(QWidget):
         controller.run_finished.connect(self._on_finished)
         controller.run_failed.connect(self._on_failed)
         controller.run_ended.connect(self._on_ended)
+        controller.chunks_timed.connect(self._on_chunks)
 
         from som_studio.sweeps import varied_settings
 
@@ -110,6 +113,9 @@ class SweepView(QWidget):
         self.points = pg.ScatterPlotItem(size=10, hoverable=True)
         self.points.sigClicked.connect(self._on_clicked)
         self.plot.addItem(self.points)
+        # A ring around the point whose map is shown beside the plot: which of the points it is.
+        self.mark = pg.ScatterPlotItem(size=18, brush=None, pen=pg.mkPen(theme.text, width=2))
+        self.plot.addItem(self.mark)
         self.picture = QLabel()
         self.picture.setFixedHeight(160)
         self.picture.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -203,6 +209,11 @@ class SweepView(QWidget):
 
     def _on_started(self, started: Any) -> None:
         self._started = started
+        self.progress.emit(0.0)
+
+    def _on_chunks(self, chunks: Any) -> None:
+        if self._started is not None and chunks and self._started.iterations:
+            self.progress.emit(min(1.0, chunks[-1].end / self._started.iterations))
 
     def _on_ended(self) -> None:
         self.train_button.setText(self.tr("Train together"))
@@ -220,6 +231,7 @@ class SweepView(QWidget):
             self._say(self.tr("The sweep was stopped: {message}").format(message=record.message))
             return
         result = assemble(self._started, record, self._done, self._combos)
+        self.progress.emit(1.0)
         self.show_result(result)
         self.result_ready.emit(result)
 
@@ -254,6 +266,7 @@ class SweepView(QWidget):
             + "".join(f"\n{note}" for note in result.notes)
         )
         self.selected = None
+        self.mark.setData([], [])
         self.keep_button.setEnabled(False)
         self.picture.clear()
         self.detail.setText(self.tr("Click a point to see its map"))
@@ -268,6 +281,7 @@ class SweepView(QWidget):
 
         r = self.result.rows[i]
         self.selected = i
+        self.mark.setData([r["qe"]], [r["te"]])
         self._stored = stored_run(self.result, i)
         img = np.ascontiguousarray(self._stored.final_image)
         h, w = img.shape[:2]

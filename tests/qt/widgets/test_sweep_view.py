@@ -24,13 +24,17 @@ def test_the_sweep_page_trains_shows_and_keeps_a_map(qtbot, window):
     with qtbot.waitSignal(view.result_ready, timeout=WAIT_MS) as got:
         view.train_button.click()
     result = got.args[0]
-    # The status bar's clock and bar were the last run's, not the sweep's (whose page says how it goes).
-    assert window.live.progress.value() == 0 and window.live.time_label.text() == ""
+    # The status bar's clock was the last run's, not the sweep's (whose page says how it goes); its bar is the
+    # sweep's, full once it ends (it stood at 0 % beside "3 maps trained together").
+    assert window.live.progress.value() == window.live.progress.maximum() and window.live.time_label.text() == ""
     assert len(result.rows) == 3 and len(view.points.points()) == 3
     assert "3 maps trained together" in view.caption.text()
     assert not view.keep_button.isEnabled()
     view.select(1)
     assert view.picture.pixmap() is not None and not view.picture.pixmap().isNull()
+    # The point shown is ringed on the plot.
+    (ring,) = view.mark.points()
+    assert (ring.pos().x(), ring.pos().y()) == pytest.approx((result.rows[1]["qe"], result.rows[1]["te"]))
     assert "Radius σ (end) 1x0.6" in view.detail.text()  # the field's words, as typed there
     kept_before = len(window.runs.runs)
     view.keep_button.click()
