@@ -315,3 +315,15 @@ def test_a_13_feature_hex_map_with_a_unit_clicked_leaves_the_map_its_share(qtbot
     for size in SIZES:
         at_size(qtbot, window, size)
         assert_map_first(window)
+
+
+@pytest.mark.parametrize(("layout", "split"), [("4x1", False), ("1x4", True), ("2x2", True), ("1x1", False)])
+def test_the_sharding_caption_says_whether_the_map_is_split_or_whole(qtbot, layout, split):
+    """pmap's copies hold the whole map each: their caption said "rows split over 'map'" under four whole maps."""
+    from som_studio.app_model.sharding_layout import layout_description
+    from som_studio.qt.widgets.sharding_view import ShardingView
+
+    view = ShardingView()
+    qtbot.addWidget(view)
+    title = view.map_title(layout_description(layout, 30, 40, 3, 1000)["arrays"]["map"])
+    assert ("rows split" in title) == split and ("whole" in title) != split

@@ -142,7 +142,7 @@ class ShardingView(QWidget):
         # The map's copies on the left (each keeps the map's aspect ratio), the data's copies on the right.
         map_area = QRectF(area.left(), area.top(), area.width() * 0.72, area.height())
         mh, mw = map_arr["shape"][0], map_arr["shape"][1]
-        map_title = self.tr("map {shape}: rows split over '{axis}'")
+        map_title = self.map_title(map_arr)
         map_right = self._paint_copies(
             p, map_area, map_arr, (mh, mw), map_title.format(shape=f"({mh}, {mw}, {map_arr['shape'][2]})", axis="map")
         )
@@ -175,6 +175,12 @@ class ShardingView(QWidget):
         p.setPen(text)
         p.drawText(QRectF(margin, y + line, w - 2 * margin, foot_h), wrap, foot)
         p.end()
+
+    def map_title(self, map_arr: dict[str, Any]) -> str:
+        """The map's caption: its rows split over the mesh's 'map' axis, or whole on every device (pmap's copies;
+        "rows split" stood under four whole copies)."""
+        split = len({tuple(s["index"][0]) for s in map_arr["shards"]}) > 1
+        return self.tr("map {shape}: rows split over '{axis}'") if split else self.tr("map {shape}: whole")
 
     def _array_name(self, key: str) -> str:
         """The description's array ``key`` (``map``, ``data``, ``sums``) in words."""
