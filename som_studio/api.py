@@ -133,31 +133,55 @@ def run_session(prepared: Prepared, progress: Any = None, **session_kw: Any) -> 
     """Train ``prepared`` in a :class:`Session` in this process; return its :class:`~som_studio.trained.SomRun`.
 
     ``session_kw`` go to the session (its checkpoints, the checkpoint it resumes from, a map to start from).
+    Ctrl-C (SIGINT: a terminal's, or a notebook's interrupt) while it trains its chunks stops it as the
+    command line's does, where it stood and saved in its checkpoint folder if it has one, and then raises
+    :class:`KeyboardInterrupt`; elsewhere (reading, compiling, the final quality pass) it interrupts at once.
     """
     from som_studio.session.events import Failed, Finished, Snapshot
+    from som_studio.session.interrupt import CtrlC
     from som_studio.session.session import Session
     from som_studio.trained import SomRun
 
     observe, close = _progress_observer(progress)
     record = None
     final = None
+    ctrl_c = CtrlC()
     try:
         session = Session(
             prepared.config, data=prepared.table, snapshot_interval_s=None, read_s=prepared.read_s, **session_kw
         )
-        for ev in session.run():
-            if observe is not None:
-                observe(ev)
-            if isinstance(ev, Snapshot):
-                final = ev.map
-            elif isinstance(ev, (Finished, Failed)):
-                record = ev.record
+        ctrl_c.watch(session)
+        with ctrl_c:
+            events = session.run()
+            try:
+                for ev in events:
+                    ctrl_c.follow(ev)
+                    if observe is not None:
+                        observe(ev)
+                    if isinstance(ev, Snapshot):
+                        final = ev.map
+                    elif isinstance(ev, (Finished, Failed)):
+                        record = ev.record
+            finally:
+                getattr(events, "close", lambda: None)()  # a generator: an interrupt closes the trainer now
     finally:
         close()
     assert record is not None
+    if ctrl_c.requested and record.status == "cancelled":
+        raise KeyboardInterrupt(_interrupted_text(record))
     if record.status != "ok" or final is None:
         raise TrainError(f"{record.impl}: {record.message or record.status}")
     return SomRun.trained(record, final)
+
+
+def _interrupted_text(record: Any) -> str:
+    """Where a run Ctrl-C stopped stands: its iterations, and the folder that keeps them if it checkpoints."""
+    saved = record.extra.get("checkpoint")
+    if saved is None:
+        return str(record.message)
+    return _("{message}; saved in {folder}: resume={folder!r} goes on from there").format(
+        message=record.message, folder=saved["folder"]
+    )
 
 
 def train(
@@ -196,7 +220,8 @@ def train(
     progress : ``None`` (quiet), ``True`` (a tqdm bar: terminal, Jupyter, marimo), or a callable
         given each of the session's events.
     checkpoint : a folder to save the run into as it trains, every ``checkpoint_every`` seconds,
-        when it ends and when it stops (``--checkpoint``).
+        when it ends and when it stops (``--checkpoint``). Ctrl-C (or a notebook's interrupt) while
+        it trains saves it where it stood, then raises :class:`KeyboardInterrupt`.
     resume : a folder of checkpoints of this run (``--resume``): training goes on from the latest
         and ends at the map of an uninterrupted run; the settings and data must be the run's own.
         Checkpoints then go on into it unless ``checkpoint`` names another folder.
