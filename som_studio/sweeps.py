@@ -25,7 +25,7 @@ import numpy as np
 
 from som_studio import config as cfgmod
 from som_studio.config import ConfigError, RunConfig
-from som_studio.i18n import _
+from som_studio.i18n import _, ngettext
 from som_studio.session.sweep import IMPL as IMPL
 
 SCHEMA_VERSION = 1
@@ -245,6 +245,16 @@ def assemble(started: Any, record: Any, done: Sequence[Any], combos: Sequence[Ma
                 "and a batch epoch has no sample order; vary the seed with init random or sample"
             )
         )
+    kept = [ev.record for ev in done]
+    unlabelled = max((int(r.extra.get("unlabelled") or 0) for r in kept), default=0)
+    if unlabelled:
+        notes.append(
+            ngettext(
+                "label purity leaves out the {n:,} row without a label",
+                "label purity leaves out the {n:,} rows without a label",
+                unlabelled,
+            ).format(n=unlabelled)
+        )
     train_s = sum(c.seconds for c in record.chunks)
     timings = {
         "wall_s": record.wall_s,
@@ -258,7 +268,6 @@ def assemble(started: Any, record: Any, done: Sequence[Any], combos: Sequence[Ma
     rows = list(record.extra.get("sweep", {}).get("rows", []))
     devices = int(record.extra.get("sweep", {}).get("devices", 1))
     maps = stacked([ev.map for ev in done])
-    kept = [ev.record for ev in done]
     return SweepResult(rows, timings, configs(base, combos), maps, kept, notes, base_dict, devices, started)
 
 

@@ -79,3 +79,14 @@ def test_a_neighbourhood_that_grows_is_noted_and_the_defaults_are_not() -> None:
     texts = [f.text for f in compare([grows]).flags]
     assert any("neighbourhood grows during training (radius 0.5 to 2x1)" in t for t in texts), texts
     assert not any("grows" in f.text for f in compare([shrinks]).flags)
+
+
+def test_rows_without_a_label_are_noted_beside_the_purity_that_leaves_them_out(tmp_path) -> None:
+    path = tmp_path / "labels.csv"
+    rows = np.random.default_rng(0).uniform(size=(30, 2))
+    kinds = ["" if i % 10 == 0 else "ab"[i % 2] for i in range(30)]
+    path.write_text("a,b,kind\n" + "\n".join(f"{r[0]:.3f},{r[1]:.3f},{k}" for r, k in zip(rows, kinds)) + "\n")
+    record = _run("numpy-batch", data=DataSpec(path=str(path)), labels="kind", width=3, height=2)
+    assert record.extra["unlabelled"] == 3
+    texts = [f.text for f in compare([record]).flags]
+    assert "numpy-batch's label purity leaves out the 3 rows without a label" in texts, texts
