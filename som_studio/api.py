@@ -299,7 +299,8 @@ class SOM:
     data's units), ``n_features_in_`` and ``feature_names_in_`` (for a data frame).
     ``predict`` gives each row's unit as ``row * width + col``; ``transform`` the distances to
     every unit (in the space the map was trained in); ``score`` minus the quantization error.
-    Missing values (NaN) are allowed: a row is matched over its known features.
+    Missing values (NaN) are allowed: a row is matched over its known features; a row with none is
+    refused (``ValueError``), as :meth:`Run.project <som_studio.trained.SomRun.project>` refuses it.
     """
 
     def __init__(
@@ -442,6 +443,8 @@ class SOM:
             raise NotFittedError(_("this SOM is not fitted yet: call fit first"))
 
     def _scaled(self, X: Any) -> np.ndarray:
+        from som_studio.core.data import check_known_rows
+
         self._check_fitted()
         if is_frame(X):
             from som_studio.core.data import frame_features
@@ -455,6 +458,8 @@ class SOM:
                         d=values.shape[1], n=self.n_features_in_
                     )
                 )
+        # A row with no known value is at no distance from any unit: refused, as Run.project refuses it.
+        check_known_rows(values, "X")
         scaled: np.ndarray = self.run_.scaling.apply(values)
         return scaled
 

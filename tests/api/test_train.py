@@ -108,6 +108,23 @@ def test_the_estimator_fits_predicts_and_scores():
     assert som.set_params(grid="2x2").get_params()["grid"] == "2x2"
 
 
+def test_the_estimator_refuses_a_row_with_no_known_value_as_project_does():
+    pd = pytest.importorskip("pandas")
+    X = np.random.default_rng(2).random((40, 4))
+    som = SOM("6x4", impl="numpy-batch", epochs=3).fit(X)
+    unknown = np.array([[0.1, 0.2, 0.3, 0.4], [np.nan] * 4])
+    with pytest.raises(ValueError, match="has no known feature value") as projected:
+        som.run_.project(unknown)
+    words = r"^X: data row 2 has no known feature value \(all missing\); a row needs at least one$"
+    for call in (som.predict, som.transform, som.score):
+        with pytest.raises(ValueError, match=words) as err:
+            call(unknown)
+        assert type(err.value) is type(projected.value)
+    with pytest.raises(ValueError, match=words):
+        som.predict(pd.DataFrame(unknown, columns=som.run_.feature_names))
+    assert som.predict(unknown[:1, :]).shape == (1,)
+
+
 def test_check_estimator_fails_at_most_five_checks():
     estimator_checks = pytest.importorskip("sklearn.utils.estimator_checks")
     results = estimator_checks.check_estimator(SOM(grid="3x2", impl="numpy-batch", epochs=3), on_fail=None)
