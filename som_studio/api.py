@@ -1,8 +1,8 @@
 """Training from Python: :func:`train` one map, :class:`SOM` as a scikit-learn estimator. No Qt.
 
->>> run = som_studio.train("wines.csv", labels="vintage", grid="8x6", scaling="zscore")  # doctest: +SKIP
->>> run.record["quality"]["qe"], run.codebook.shape                                     # doctest: +SKIP
->>> run.save("wines.somrun")                                                             # doctest: +SKIP
+>>> run = som_studio.train("resources/data/wine.csv", labels="cultivar", grid="8x6", scaling="zscore")  # doctest: +SKIP
+>>> run.record["quality"]["qe"], run.codebook.shape  # doctest: +SKIP
+>>> run.save("wine.somrun")  # doctest: +SKIP
 
 :func:`train` runs the very :class:`~som_studio.session.session.Session` the command line runs,
 in this process, and returns the :class:`~som_studio.trained.SomRun` that

@@ -1,7 +1,7 @@
 """Many maps trained together: every combination of a few varied settings as one batched JAX program.
 
->>> rows = som_studio.sweep("wines.csv", vary={"sigma_end": [0.5, 1, 2], "seed": [0, 1]},
-...                         labels="vintage", grid="8x6", topology="hex", scaling="zscore")  # doctest: +SKIP
+>>> rows = som_studio.sweep("resources/data/wine.csv", vary={"sigma_end": [0.5, 1, 2], "seed": [0, 1]},
+...                         labels="cultivar", grid="8x6", topology="hex", scaling="zscore")  # doctest: +SKIP
 >>> rows[0]["qe"], rows.to_pandas(), rows.run(0)                                          # doctest: +SKIP
 
 One map size and one data set; what may vary is what the declaration of settings marks

@@ -163,3 +163,27 @@ def test_a_float32_file_trains_as_its_float64_twin(tmp_path, impl, init, scaling
     assert [r.record["quality"]["qe"] for r in runs] == [runs[1].record["quality"]["qe"]] * 2
     assert [r.record["quality"]["te"] for r in runs] == [runs[1].record["quality"]["te"]] * 2
     np.testing.assert_array_equal(runs[0].project(x).bmu_row, runs[1].project(x).bmu_row)
+
+
+def test_the_documented_examples_name_a_shipped_file_and_its_label_column():
+    import re
+
+    from som_studio.commands import sweep as sweep_command
+
+    root = Path(__file__).resolve().parents[2]
+    texts = {
+        "docs/python.md": (root / "docs" / "python.md").read_text(),
+        "som_studio/api.py": (root / "som_studio" / "api.py").read_text(),
+        "som_studio/sweeps.py": (root / "som_studio" / "sweeps.py").read_text(),
+        "sweep --help": sweep_command.DESCRIPTION,
+    }
+    # Python: train("file.csv", ..., labels="column"); the command line: --data file.csv --labels column.
+    call = re.compile(r'"([^"\s]+\.csv)",.*?labels="([^"]+)"', re.S)
+    flags = re.compile(r"--data (\S+\.csv) --labels (\S+)")
+    found = {name: call.findall(text) + flags.findall(text) for name, text in texts.items()}
+    assert all(found.values()), found
+    for name, examples in found.items():
+        for path, column in examples:
+            assert (root / path).is_file(), f"{name}: {path} is not shipped"
+            header = (root / path).read_text().splitlines()[0].split(",")
+            assert column in header, f"{name}: {path} has no column {column!r}"
