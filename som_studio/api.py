@@ -1,8 +1,8 @@
 """Training from Python: :func:`train` one map, :class:`SOM` as a scikit-learn estimator. No Qt.
 
->>> run = som_studio.train("wines.csv", labels="vintage", grid="8x6", scaling="zscore")  # doctest: +SKIP
->>> run.record["quality"]["qe"], run.codebook.shape                                     # doctest: +SKIP
->>> run.save("wines.somrun")                                                             # doctest: +SKIP
+>>> run = som_studio.train("resources/data/wine.csv", labels="cultivar", grid="8x6", scaling="zscore")  # doctest: +SKIP
+>>> run.record["quality"]["qe"], run.codebook.shape  # doctest: +SKIP
+>>> run.save("wine.somrun")  # doctest: +SKIP
 
 :func:`train` runs the very :class:`~som_studio.session.session.Session` the command line runs,
 in this process, and returns the :class:`~som_studio.trained.SomRun` that
@@ -133,31 +133,55 @@ def run_session(prepared: Prepared, progress: Any = None, **session_kw: Any) -> 
     """Train ``prepared`` in a :class:`Session` in this process; return its :class:`~som_studio.trained.SomRun`.
 
     ``session_kw`` go to the session (its checkpoints, the checkpoint it resumes from, a map to start from).
+    Ctrl-C (SIGINT: a terminal's, or a notebook's interrupt) while it trains its chunks stops it as the
+    command line's does, where it stood and saved in its checkpoint folder if it has one, and then raises
+    :class:`KeyboardInterrupt`; elsewhere (reading, compiling, the final quality pass) it interrupts at once.
     """
     from som_studio.session.events import Failed, Finished, Snapshot
+    from som_studio.session.interrupt import CtrlC
     from som_studio.session.session import Session
     from som_studio.trained import SomRun
 
     observe, close = _progress_observer(progress)
     record = None
     final = None
+    ctrl_c = CtrlC()
     try:
         session = Session(
             prepared.config, data=prepared.table, snapshot_interval_s=None, read_s=prepared.read_s, **session_kw
         )
-        for ev in session.run():
-            if observe is not None:
-                observe(ev)
-            if isinstance(ev, Snapshot):
-                final = ev.map
-            elif isinstance(ev, (Finished, Failed)):
-                record = ev.record
+        ctrl_c.watch(session)
+        with ctrl_c:
+            events = session.run()
+            try:
+                for ev in events:
+                    ctrl_c.follow(ev)
+                    if observe is not None:
+                        observe(ev)
+                    if isinstance(ev, Snapshot):
+                        final = ev.map
+                    elif isinstance(ev, (Finished, Failed)):
+                        record = ev.record
+            finally:
+                getattr(events, "close", lambda: None)()  # a generator: an interrupt closes the trainer now
     finally:
         close()
     assert record is not None
+    if ctrl_c.requested and record.status == "cancelled":
+        raise KeyboardInterrupt(_interrupted_text(record))
     if record.status != "ok" or final is None:
         raise TrainError(f"{record.impl}: {record.message or record.status}")
     return SomRun.trained(record, final)
+
+
+def _interrupted_text(record: Any) -> str:
+    """Where a run Ctrl-C stopped stands: its iterations, and the folder that keeps them if it checkpoints."""
+    saved = record.extra.get("checkpoint")
+    if saved is None:
+        return str(record.message)
+    return _("{message}; saved in {folder}: resume={folder!r} goes on from there").format(
+        message=record.message, folder=saved["folder"]
+    )
 
 
 def train(
@@ -196,7 +220,8 @@ def train(
     progress : ``None`` (quiet), ``True`` (a tqdm bar: terminal, Jupyter, marimo), or a callable
         given each of the session's events.
     checkpoint : a folder to save the run into as it trains, every ``checkpoint_every`` seconds,
-        when it ends and when it stops (``--checkpoint``).
+        when it ends and when it stops (``--checkpoint``). Ctrl-C (or a notebook's interrupt) while
+        it trains saves it where it stood, then raises :class:`KeyboardInterrupt`.
     resume : a folder of checkpoints of this run (``--resume``): training goes on from the latest
         and ends at the map of an uninterrupted run; the settings and data must be the run's own.
         Checkpoints then go on into it unless ``checkpoint`` names another folder.
@@ -274,7 +299,8 @@ class SOM:
     data's units), ``n_features_in_`` and ``feature_names_in_`` (for a data frame).
     ``predict`` gives each row's unit as ``row * width + col``; ``transform`` the distances to
     every unit (in the space the map was trained in); ``score`` minus the quantization error.
-    Missing values (NaN) are allowed: a row is matched over its known features.
+    Missing values (NaN) are allowed: a row is matched over its known features; a row with none is
+    refused (``ValueError``), as :meth:`Run.project <som_studio.trained.SomRun.project>` refuses it.
     """
 
     def __init__(
@@ -417,6 +443,8 @@ class SOM:
             raise NotFittedError(_("this SOM is not fitted yet: call fit first"))
 
     def _scaled(self, X: Any) -> np.ndarray:
+        from som_studio.core.data import check_known_rows
+
         self._check_fitted()
         if is_frame(X):
             from som_studio.core.data import frame_features
@@ -430,6 +458,8 @@ class SOM:
                         d=values.shape[1], n=self.n_features_in_
                     )
                 )
+        # A row with no known value is at no distance from any unit: refused, as Run.project refuses it.
+        check_known_rows(values, "X")
         scaled: np.ndarray = self.run_.scaling.apply(values)
         return scaled
 

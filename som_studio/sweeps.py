@@ -1,7 +1,7 @@
 """Many maps trained together: every combination of a few varied settings as one batched JAX program.
 
->>> rows = som_studio.sweep("wines.csv", vary={"sigma_end": [0.5, 1, 2], "seed": [0, 1]},
-...                         labels="vintage", grid="8x6", topology="hex", scaling="zscore")  # doctest: +SKIP
+>>> rows = som_studio.sweep("resources/data/wine.csv", vary={"sigma_end": [0.5, 1, 2], "seed": [0, 1]},
+...                         labels="cultivar", grid="8x6", topology="hex", scaling="zscore")  # doctest: +SKIP
 >>> rows[0]["qe"], rows.to_pandas(), rows.run(0)                                          # doctest: +SKIP
 
 One map size and one data set; what may vary is what the declaration of settings marks
@@ -25,7 +25,7 @@ import numpy as np
 
 from som_studio import config as cfgmod
 from som_studio.config import ConfigError, RunConfig
-from som_studio.i18n import _
+from som_studio.i18n import _, ngettext
 from som_studio.session.sweep import IMPL as IMPL
 
 SCHEMA_VERSION = 1
@@ -245,6 +245,16 @@ def assemble(started: Any, record: Any, done: Sequence[Any], combos: Sequence[Ma
                 "and a batch epoch has no sample order; vary the seed with init random or sample"
             )
         )
+    kept = [ev.record for ev in done]
+    unlabelled = max((int(r.extra.get("unlabelled") or 0) for r in kept), default=0)
+    if unlabelled:
+        notes.append(
+            ngettext(
+                "label purity leaves out the {n:,} row without a label",
+                "label purity leaves out the {n:,} rows without a label",
+                unlabelled,
+            ).format(n=unlabelled)
+        )
     train_s = sum(c.seconds for c in record.chunks)
     timings = {
         "wall_s": record.wall_s,
@@ -258,7 +268,6 @@ def assemble(started: Any, record: Any, done: Sequence[Any], combos: Sequence[Ma
     rows = list(record.extra.get("sweep", {}).get("rows", []))
     devices = int(record.extra.get("sweep", {}).get("devices", 1))
     maps = stacked([ev.map for ev in done])
-    kept = [ev.record for ev in done]
     return SweepResult(rows, timings, configs(base, combos), maps, kept, notes, base_dict, devices, started)
 
 

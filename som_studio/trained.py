@@ -76,10 +76,10 @@ class SomRun:
     codebook : (height, width, features) float64, in the data's original units
     feature_names : list of str
     config : the run's configuration, as its record's ``config`` dict
-    labels : (height, width) array of str (``""`` for units without hits), or ``None``
+    labels : (height, width) array of str (``""`` for units without labelled hits), or ``None``
     clusters : (height, width) int32 array, or ``None``
     hits : (height, width) int64, training examples per unit, or ``None`` (older files)
-    purity : (height, width) float64, share of a unit's examples with its label (NaN: no hits), or ``None``
+    purity : (height, width) float64, share of a unit's labelled examples with its label (NaN: none), or ``None``
     scaling : how the data were scaled before training
     record : the whole run record (dict, the ``--json`` schema)
     """

@@ -77,9 +77,9 @@ class UnitDetails:
     row, col : the unit's place (row ``r``, column ``c``).
     codebook : ``(feature name, value in the data's original units)`` per feature.
     hits : examples whose best-matching unit this is, or ``None`` (not measured).
-    label : the unit's majority label (``""`` without hits), or ``None`` (no labels).
-    purity : the share of its examples carrying that label, or ``None``.
-    label_counts : ``(label, examples)`` for every label among its examples, most first.
+    label : the unit's majority label (``""`` without labelled hits), or ``None`` (no labels).
+    purity : the share of its labelled examples carrying that label, or ``None``.
+    label_counts : ``(label, examples)`` for every label among its examples, most first (rows without one left out).
     example_rows : the first :data:`ROWS_SHOWN` data rows (0-based, header excluded) of its examples.
     example_count : how many examples it has in all (``None``: the rows are not known).
     cluster : its codebook cluster, or ``None``.
@@ -146,10 +146,10 @@ def unit_details(
         mine = index.rows(unit)
         count, rows, hits = len(mine), tuple(int(r) for r in mine[:limit]), len(mine)
         if index.labels is not None:
-            tally = Counter(str(v) for v in index.labels[mine])
+            tally = Counter(str(v) for v in index.labels[mine] if str(v) != metrics.NO_LABEL)
             counts = tuple(sorted(tally.items(), key=lambda kv: (-kv[1], kv[0])))
-            if counts:
-                label, purity = counts[0][0], counts[0][1] / len(mine)
+            if counts:  # over its labelled examples, as the run's purity
+                label, purity = counts[0][0], counts[0][1] / tally.total()
             else:
                 label, purity = "", None
     cluster = None if views.clusters is None else int(np.asarray(views.clusters).reshape(-1)[unit])

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from som_studio.commands.common import (
     STDOUT,
@@ -25,6 +24,9 @@ from som_studio.commands.common import (
     wrote,
 )
 from som_studio.i18n import _, ngettext
+
+if TYPE_CHECKING:
+    from som_studio.session.interrupt import CtrlC
 
 HELP = "run and time implementations on the same SOM; print a table, write --json"
 
@@ -283,44 +285,6 @@ class Interrupted(Exception):
         self.records = records
 
 
-class _CtrlC:
-    """SIGINT while runs train: cancel the session where it can stop cleanly, else interrupt now.
-
-    Between chunks a session stops on its cancel flag and ends its record as
-    ``cancelled`` itself, so the first Ctrl-C in the chunk loop only sets that
-    flag. Loading data, compiling and the final quality pass cannot be cancelled
-    (a compile is one call into XLA), so there, and at a second Ctrl-C, the
-    handler raises :class:`KeyboardInterrupt` and :func:`run_configs` writes the
-    record itself. Installed only in the main thread (where Python runs handlers).
-    """
-
-    def __init__(self, enabled: bool) -> None:
-        import threading
-
-        self.enabled = enabled and threading.current_thread() is threading.main_thread()
-        self.session: Any = None
-        self.cancellable = False
-        self.requested = False
-        self._old: Any = None
-
-    def __enter__(self) -> _CtrlC:
-        if self.enabled:
-            self._old = signal.signal(signal.SIGINT, self._on_sigint)
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        if self.enabled:
-            signal.signal(signal.SIGINT, self._old)
-
-    def _on_sigint(self, _signum: int, _frame: object) -> None:
-        first = not self.requested
-        self.requested = True
-        if first and self.cancellable and self.session is not None:
-            self.session.cancel()
-            return
-        raise KeyboardInterrupt
-
-
 def run_configs(
     configs,
     *,
@@ -346,12 +310,13 @@ def run_configs(
     the later runs do not start, and :class:`Interrupted` carries the records.
     """
     from som_studio.comparison.words import status_text
+    from som_studio.session.interrupt import CtrlC
     from som_studio.session.session import Session
 
     session_kw.setdefault("snapshot_interval_s", None)
     progress = Progress(not quiet and not silent)
     records: list[Any] = []
-    ctrl_c = _CtrlC(interruptible)
+    ctrl_c = CtrlC(interruptible)
     now = _Now(configs[0])
     with ctrl_c:
         try:
@@ -368,7 +333,7 @@ def run_configs(
                             impl=cfg.impl, n=own["resume"].iteration, total=cfg.iterations, folder=own["resume"].folder
                         )
                     )
-                ctrl_c.session = session
+                ctrl_c.watch(session)
                 record, final = _train_one(session, now, observe, progress, ctrl_c)
                 if save_runs is not None and record.status == "ok":
                     save_run(save_runs, record, final, silent=silent, force=force)
@@ -435,7 +400,7 @@ def _load(cfg: Any, silent: bool) -> Any:
     return data
 
 
-def _train_one(session: Any, now: _Now, observe: Any, progress: Progress, ctrl_c: _CtrlC) -> tuple[Any, Any]:
+def _train_one(session: Any, now: _Now, observe: Any, progress: Progress, ctrl_c: CtrlC) -> tuple[Any, Any]:
     """One session's events to the end: ``(record, final map)``; the phase and the progress bar follow them."""
     from som_studio.session.events import ChunkTimed, Compiled, EpochProgress, Failed, Finished, Snapshot, Started
 
@@ -451,17 +416,16 @@ def _train_one(session: Any, now: _Now, observe: Any, progress: Progress, ctrl_c
             now.partial.feed(ev)
             if isinstance(ev, Snapshot):
                 final = ev.map
+            ctrl_c.follow(ev)
             if isinstance(ev, Started):
                 total = ev.iterations
                 now.phase = _("compiling")
                 progress.update(cfg.impl, 0, total, 0.0)
             elif isinstance(ev, Compiled):
                 now.phase = _("training")
-                ctrl_c.cancellable = True
             elif isinstance(ev, ChunkTimed):
-                if ev.end >= total:  # the final quality pass cannot be cancelled
+                if ev.end >= total:
                     now.phase = _("measuring the final map")
-                    ctrl_c.cancellable = False
                 elapsed = ev.elapsed_s
                 progress.update(cfg.impl, ev.end, total, elapsed)
             elif isinstance(ev, EpochProgress) and ev.rows:

@@ -35,7 +35,7 @@ Prints one row per combination: its settings, QE, TE and label purity (with
 a lower TE). A jax-fused-batch run with a row's settings trains the same map.
 
 examples:
-  som-studio sweep --data wines.csv --labels vintage --scaling zscore --grid 8x6 \\
+  som-studio sweep --data resources/data/wine.csv --labels cultivar --scaling zscore --grid 8x6 \\
       --topology hex --vary sigma_end=0.5,0.75,1,2 --vary seed=0,1 --init random
   som-studio sweep --data t.parquet --vary sigma_end=0.5,1x0.5,2 --json sweep.json
 """

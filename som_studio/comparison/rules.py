@@ -231,7 +231,8 @@ def where_the_rest_went(r: RunRecord) -> str | None:
 
 
 def run_flags(run: Compared) -> list[Flag]:
-    """The flags on one run's figures: failed or cancelled, recompiled, noisy, where its wall time went, few chunks."""
+    """The flags on one run's figures: failed or cancelled, recompiled, noisy, its problem's notes, where its wall
+    time went, few chunks."""
     r = run.record
     out: list[Flag] = []
     check = r.extra.get("agreement")
@@ -300,6 +301,29 @@ def run_flags(run: Compared) -> list[Flag]:
                 run.name,
             )
         )
+    out += _problem_notes(run)
+    rest = where_the_rest_went(r)
+    if rest:
+        out.append(Flag("note", _("{run}: {rest}").format(run=run.name, rest=rest), run.name))
+    if 0 < n < FEW_CHUNKS:
+        out.append(
+            Flag(
+                "note",
+                ngettext(
+                    "{run} has only {n} timed chunk: its median and p95 rest on few measurements",
+                    "{run} has only {n} timed chunks: its median and p95 rest on few measurements",
+                    n,
+                ).format(run=run.name, n=n),
+                run.name,
+            )
+        )
+    return out
+
+
+def _problem_notes(run: Compared) -> list[Flag]:
+    """Notes on what a run was given to learn: a neighbourhood that grows, rows its label purity leaves out."""
+    r = run.record
+    out: list[Flag] = []
     sigma = r.config.get("sigma") or {}
     start, end = sigma.get("start"), sigma.get("end")
     if start and end and any(float(e) > float(s) for s, e in zip(start, end, strict=False)):
@@ -314,18 +338,16 @@ def run_flags(run: Compared) -> list[Flag]:
                 run.name,
             )
         )
-    rest = where_the_rest_went(r)
-    if rest:
-        out.append(Flag("note", _("{run}: {rest}").format(run=run.name, rest=rest), run.name))
-    if 0 < n < FEW_CHUNKS:
+    unlabelled = int(r.extra.get("unlabelled") or 0)
+    if unlabelled:
         out.append(
             Flag(
                 "note",
                 ngettext(
-                    "{run} has only {n} timed chunk: its median and p95 rest on few measurements",
-                    "{run} has only {n} timed chunks: its median and p95 rest on few measurements",
-                    n,
-                ).format(run=run.name, n=n),
+                    "{run}'s label purity leaves out the {n:,} row without a label",
+                    "{run}'s label purity leaves out the {n:,} rows without a label",
+                    unlabelled,
+                ).format(run=run.name, n=unlabelled),
                 run.name,
             )
         )

@@ -39,6 +39,11 @@ SUMMARY_HEADER = (
 """The summary's columns: the keys of :func:`summary_values` (English, as the JSON and CSV
 name them); :func:`summary_labels` says them in the user's language."""
 
+#: Below this a run's peak memory reads :func:`small_peak_text`: it is the growth of the process's resident
+#: memory, and a run that fits in memory the process already holds grows by little or nothing ("0 B" read as
+#: a run that needed none).
+SMALL_PEAK_BYTES = 1 << 20
+
 
 def summary_labels() -> list[str]:
     """:data:`SUMMARY_HEADER` in the user's language (units and QE/TE stay as they are)."""
@@ -76,6 +81,18 @@ def summary_values(runs: Sequence[Compared], verdict: Verdict) -> list[dict[str,
             }
         )
     return rows
+
+
+def small_peak_text() -> str:
+    """The peak memory cell of a run whose process grew by less than :data:`SMALL_PEAK_BYTES`."""
+    return _("< 1 MiB")
+
+
+def peak_cell(peak_bytes: int | None) -> str:
+    """The peak memory cell: its size, :func:`small_peak_text` below :data:`SMALL_PEAK_BYTES`, ``-`` unmeasured."""
+    if peak_bytes is None:
+        return "-"
+    return small_peak_text() if peak_bytes < SMALL_PEAK_BYTES else format_bytes(peak_bytes)
 
 
 def faster_after(pay: int | None) -> str:
@@ -119,7 +136,7 @@ def summary_rows(runs: Sequence[Compared], verdict: Verdict) -> list[list[str]]:
                 number_cell(v["QE"], ".4f"),
                 number_cell(v["TE"], ".3f"),
                 number_cell(v["label purity"], ".3f"),
-                "-" if v["peak memory"] is None else format_bytes(v["peak memory"]),
+                peak_cell(v["peak memory"]),
             ]
         )
     return out

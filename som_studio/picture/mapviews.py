@@ -42,9 +42,10 @@ class MapViews:
     feature_names : one per feature (``()``: unnamed, shown as ``Feature k``).
     offset, scale : the data's scaling (``x = trained * scale + offset`` in original units), or ``None``.
     hits : (H, W) int64 examples per unit, or ``None``.
-    labels : (H, W) str, each unit's majority label (``""`` without hits), or ``None``.
-    unit_purity : (H, W) float64 share of a unit's examples carrying its label (NaN without hits), or ``None``.
-    purity : the run's label purity (0-1), or ``None``.
+    labels : (H, W) str, each unit's majority label (``""`` without labelled hits), or ``None``.
+    unit_purity : (H, W) float64 share of a unit's labelled examples carrying its label (NaN without labelled
+        hits), or ``None``.
+    purity : the run's label purity (0-1, over its labelled examples), or ``None``.
     clusters : (H, W) int cluster of each unit, or ``None``.
     iteration : the iteration the hits and labels were measured at (``None``: the final map).
     live : the inputs (``hits``, ``labels``) the worker measures for each frame of a live run
@@ -102,9 +103,9 @@ class MapViews:
         scaling = getattr(model, "scaling", None)
         purity = getattr(record, "label_purity", None) if record is not None else None
         if purity is None and model.unit_purity is not None and model.hits is not None:
-            h = np.asarray(model.hits, dtype=np.float64)
-            p = np.nan_to_num(np.asarray(model.unit_purity, dtype=np.float64))
-            purity = float((p * h).sum() / h.sum()) if h.sum() else None
+            p = np.asarray(model.unit_purity, dtype=np.float64)
+            h = np.where(np.isnan(p), 0.0, np.asarray(model.hits, dtype=np.float64))  # units with labelled hits
+            purity = float((np.nan_to_num(p) * h).sum() / h.sum()) if h.sum() else None
         return replace(
             self,
             feature_names=tuple(model.feature_names) or self.feature_names,
@@ -127,17 +128,13 @@ class MapViews:
         hits = metrics.hits(first, h * w)
         if labels is None:
             return replace(self, hits=hits.reshape(h, w), iteration=iteration)
-        lab = np.asarray(labels, dtype=str)
-        flat = metrics.unit_labels(first, lab, h * w)
-        own = flat[first] == lab
-        agree = np.bincount(first, own.astype(np.float64), h * w)
-        unit_purity = np.where(hits > 0, agree / np.maximum(hits, 1), np.nan).reshape(h, w)
+        flat, unit_purity, purity = metrics.label_measures(first, labels, h * w)
         return replace(
             self,
             hits=hits.reshape(h, w),
             labels=flat.reshape(h, w),
-            unit_purity=unit_purity,
-            purity=float(np.mean(own)) if len(own) else None,
+            unit_purity=unit_purity.reshape(h, w),
+            purity=purity,
             iteration=iteration,
         )
 

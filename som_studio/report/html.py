@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from html import escape
 
 from som_studio import __version__
+from som_studio.comparison.summary import small_peak_text
 from som_studio.comparison.words import status_text
 from som_studio.i18n import _, current_language, ngettext
 from som_studio.report.content import Report
@@ -262,6 +263,10 @@ def _summary(report: Report, for_qt: bool) -> list[str]:
             baselines=base_text,
             compile=escape(_("compile")),
             peak=escape(_("peak memory")),
+        )
+        + " "
+        + _("It reads {small} where it grew by less: the run fit in memory the process already held.").format(
+            small=f"<b>{escape(small_peak_text())}</b>"
         )
         + " "
         + _(

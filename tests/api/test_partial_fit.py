@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import signal
+
 import numpy as np
 import pytest
 
 import som_studio
 from som_studio.api import SOM, TrainError
+from som_studio.session.events import ChunkTimed
 
 
 def _batch_epoch(w: np.ndarray, x: np.ndarray, sigma: tuple[float, float]) -> np.ndarray:
@@ -67,3 +71,24 @@ def test_train_checkpoints_and_refuses_to_resume_other_settings(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(TrainError, match="holds no complete checkpoint"):
         som_studio.train(None, impl="numpy-batch", grid=(5, 4), epochs=3, samples=60, resume=tmp_path / "empty")
+
+
+def test_ctrl_c_saves_where_the_run_stood_and_resume_ends_at_the_uninterrupted_map(tmp_path):
+    x = np.random.default_rng(3).random((120, 4))
+    settings = dict(impl="numpy-batch", grid="6x5", epochs=30, seed=4)
+    before = signal.getsignal(signal.SIGINT)
+
+    def ctrl_c_after_the_first_chunk(ev):
+        if isinstance(ev, ChunkTimed) and ev.first == 0:
+            os.kill(os.getpid(), signal.SIGINT)  # a real SIGINT, as a terminal or a notebook's interrupt sends
+
+    ck = tmp_path / "ck"
+    with pytest.raises(KeyboardInterrupt, match=rf"cancelled after \d+ of 30 iterations; saved in {ck}"):
+        som_studio.train(x, checkpoint=ck, progress=ctrl_c_after_the_first_chunk, **settings)
+    assert signal.getsignal(signal.SIGINT) is before
+    resumed = som_studio.train(x, resume=ck, **settings)
+    assert 0 < resumed.record["extra"]["resumed"]["iteration"] < 30
+    np.testing.assert_array_equal(resumed.codebook, som_studio.train(x, **settings).codebook)
+    # Without checkpoints the interrupt still reaches the caller.
+    with pytest.raises(KeyboardInterrupt, match=r"cancelled after \d+ of 30 iterations$"):
+        som_studio.train(x, progress=ctrl_c_after_the_first_chunk, **settings)

@@ -105,3 +105,58 @@ def test_a_frame_refuses_what_a_csv_refuses_in_the_apis_words(values):
         som_studio.train(frame.iloc[:0], labels="name", **SMALL)
     with pytest.raises(ValueError, match="no such column"):
         som_studio.train(frame, labels="nom", **SMALL)
+
+
+def _label_sources(values, folder) -> dict[str, object]:
+    """The same labelled table, every tenth label missing, as each reader meets a missing label."""
+    kinds = np.array(["a", "b", "c"] * 20, dtype=object)
+    kinds[::10] = None
+    frame = pd.DataFrame(values, columns=NAMES).assign(kind=kinds)
+    csv = folder / "l.csv"
+    frame.to_csv(csv, index=False, float_format="%.17g")  # an empty cell
+    parquet = folder / "l.parquet"
+    frame.to_parquet(parquet)  # a null
+    return {
+        "csv": csv,
+        "csv-arrow": csv,
+        "parquet": parquet,
+        "parquet-streamed": parquet,
+        "pandas-none": frame,
+        "pandas-nan": frame.assign(kind=frame["kind"].where(frame["kind"].notna(), np.nan)),
+        "pandas-string": frame.astype({"kind": "string"}),  # pd.NA
+        "polars": pl.from_pandas(frame),
+        "pyarrow": pa.Table.from_pandas(frame),
+    }
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["csv", "csv-arrow", "parquet", "parquet-streamed", "pandas-none", "pandas-nan", "pandas-string", "polars",
+     "pyarrow"],
+)  # fmt: skip
+def test_rows_without_a_label_are_left_out_of_label_purity(values, tmp_path, monkeypatch, source):
+    from collections import Counter
+
+    from som_studio.core.data import csv_reader
+
+    data = _label_sources(values, tmp_path)[source]
+    if source == "csv-arrow":
+        monkeypatch.setattr(csv_reader, "ARROW_MIN_BYTES", 0)
+    extra = dict(stream=True, batch_rows=16, impl="jax-fused-batch") if source == "parquet-streamed" else {}
+    run = som_studio.train(data, labels="kind", **{**SMALL, **extra})
+    assert ("stream" in run.record["extra"]) == (source == "parquet-streamed")  # its counts, batch by batch
+    kinds = np.array(["a", "b", "c"] * 20)
+    labelled = np.arange(60) % 10 != 0
+    units = run.project(values)
+    flat = units.bmu_row * 4 + units.bmu_col
+    for u in range(12):  # each unit's majority among its labelled rows (ties: the first in sorted order)
+        mine = Counter(kinds[(flat == u) & labelled])
+        expected = min(mine.items(), key=lambda kv: (-kv[1], kv[0]))[0] if mine else ""
+        assert run.labels.ravel()[u] == expected, (source, u)
+        if mine:
+            assert run.purity.ravel()[u] == pytest.approx(mine[expected] / mine.total()), (source, u)
+        else:
+            assert np.isnan(run.purity.ravel()[u]), (source, u)
+    own = run.labels.ravel()[flat] == kinds
+    assert run.record["quality"]["label_purity"] == pytest.approx(np.mean(own[labelled])), source
+    assert run.record["extra"]["unlabelled"] == 6, source

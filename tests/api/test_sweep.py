@@ -198,3 +198,17 @@ def test_the_memory_check_counts_every_combination():
 def test_a_sweep_too_big_for_memory_is_refused_by_name():
     with pytest.raises(ValueError, match=r"memory: a sweep of 400 maps with jax-fused-batch on a 3000x3000 map"):
         som_studio.sweep(IRIS, vary={"seed": range(400)}, labels="species", grid="3000x3000", epochs=2, init="random")
+
+
+def test_a_sweeps_purity_leaves_out_rows_without_a_label_and_says_how_many(tmp_path):
+    lines = IRIS.read_text().splitlines()
+    cut = [lines[0]] + [line.rsplit(",", 1)[0] + "," if i % 10 == 0 else line for i, line in enumerate(lines[1:])]
+    data = tmp_path / "unlabelled.csv"
+    data.write_text("\n".join(cut) + "\n")
+    rows = som_studio.sweep(data, vary={"seed": [1, 2]}, init="random", **MAP)
+    assert "label purity leaves out the 15 rows without a label" in rows.notes
+    kinds = np.array([line.rsplit(",", 1)[1] for line in lines[1:]])
+    labelled = np.arange(150) % 10 != 0
+    for i, row in enumerate(rows):
+        own = rows.run(i).project(data).label == kinds  # each row's unit's majority label
+        assert row["label_purity"] == pytest.approx(np.mean(own[labelled]))

@@ -108,6 +108,23 @@ def test_the_estimator_fits_predicts_and_scores():
     assert som.set_params(grid="2x2").get_params()["grid"] == "2x2"
 
 
+def test_the_estimator_refuses_a_row_with_no_known_value_as_project_does():
+    pd = pytest.importorskip("pandas")
+    X = np.random.default_rng(2).random((40, 4))
+    som = SOM("6x4", impl="numpy-batch", epochs=3).fit(X)
+    unknown = np.array([[0.1, 0.2, 0.3, 0.4], [np.nan] * 4])
+    with pytest.raises(ValueError, match="has no known feature value") as projected:
+        som.run_.project(unknown)
+    words = r"^X: data row 2 has no known feature value \(all missing\); a row needs at least one$"
+    for call in (som.predict, som.transform, som.score):
+        with pytest.raises(ValueError, match=words) as err:
+            call(unknown)
+        assert type(err.value) is type(projected.value)
+    with pytest.raises(ValueError, match=words):
+        som.predict(pd.DataFrame(unknown, columns=som.run_.feature_names))
+    assert som.predict(unknown[:1, :]).shape == (1,)
+
+
 def test_check_estimator_fails_at_most_five_checks():
     estimator_checks = pytest.importorskip("sklearn.utils.estimator_checks")
     results = estimator_checks.check_estimator(SOM(grid="3x2", impl="numpy-batch", epochs=3), on_fail=None)
@@ -146,3 +163,27 @@ def test_a_float32_file_trains_as_its_float64_twin(tmp_path, impl, init, scaling
     assert [r.record["quality"]["qe"] for r in runs] == [runs[1].record["quality"]["qe"]] * 2
     assert [r.record["quality"]["te"] for r in runs] == [runs[1].record["quality"]["te"]] * 2
     np.testing.assert_array_equal(runs[0].project(x).bmu_row, runs[1].project(x).bmu_row)
+
+
+def test_the_documented_examples_name_a_shipped_file_and_its_label_column():
+    import re
+
+    from som_studio.commands import sweep as sweep_command
+
+    root = Path(__file__).resolve().parents[2]
+    texts = {
+        "docs/python.md": (root / "docs" / "python.md").read_text(),
+        "som_studio/api.py": (root / "som_studio" / "api.py").read_text(),
+        "som_studio/sweeps.py": (root / "som_studio" / "sweeps.py").read_text(),
+        "sweep --help": sweep_command.DESCRIPTION,
+    }
+    # Python: train("file.csv", ..., labels="column"); the command line: --data file.csv --labels column.
+    call = re.compile(r'"([^"\s]+\.csv)",.*?labels="([^"]+)"', re.S)
+    flags = re.compile(r"--data (\S+\.csv) --labels (\S+)")
+    found = {name: call.findall(text) + flags.findall(text) for name, text in texts.items()}
+    assert all(found.values()), found
+    for name, examples in found.items():
+        for path, column in examples:
+            assert (root / path).is_file(), f"{name}: {path} is not shipped"
+            header = (root / path).read_text().splitlines()[0].split(",")
+            assert column in header, f"{name}: {path} has no column {column!r}"

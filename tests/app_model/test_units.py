@@ -149,3 +149,16 @@ def test_a_live_labels_or_clusters_frame_is_read_back_from_its_colours(topology)
                 read = float(text.rsplit("≈ ", 1)[1].rstrip(")"))
                 assert read == pytest.approx(purity[row, col], abs=0.02)
             assert readout(clustered, row, col, views=live) == f"unit ({row}, {col}): cluster {clusters[row, col]}"
+
+
+def test_a_units_label_and_purity_leave_out_its_rows_without_a_label():
+    w = np.zeros((1, 2, 2))
+    data = np.zeros((5, 2))  # all on unit (0, 0)
+    labels = np.array(["a", "", "", "b", "a"])
+    index = UnitIndex.build(w, data, labels)
+    d = unit_details(w, _views().measured(w, data, labels), 0, 0, index)
+    assert d.label == "a" and d.purity == pytest.approx(2 / 3) and d.hits == 5
+    assert d.label_counts == (("a", 2), ("b", 1))
+    views = _views().measured(w, data, labels)
+    assert views.labels[0, 0] == "a" and views.unit_purity[0, 0] == pytest.approx(2 / 3)
+    assert views.purity == pytest.approx(2 / 3)

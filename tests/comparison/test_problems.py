@@ -79,3 +79,37 @@ def test_a_neighbourhood_that_grows_is_noted_and_the_defaults_are_not() -> None:
     texts = [f.text for f in compare([grows]).flags]
     assert any("neighbourhood grows during training (radius 0.5 to 2x1)" in t for t in texts), texts
     assert not any("grows" in f.text for f in compare([shrinks]).flags)
+
+
+def test_rows_without_a_label_are_noted_beside_the_purity_that_leaves_them_out(tmp_path) -> None:
+    path = tmp_path / "labels.csv"
+    rows = np.random.default_rng(0).uniform(size=(30, 2))
+    kinds = ["" if i % 10 == 0 else "ab"[i % 2] for i in range(30)]
+    path.write_text("a,b,kind\n" + "\n".join(f"{r[0]:.3f},{r[1]:.3f},{k}" for r, k in zip(rows, kinds)) + "\n")
+    record = _run("numpy-batch", data=DataSpec(path=str(path)), labels="kind", width=3, height=2)
+    assert record.extra["unlabelled"] == 3
+    texts = [f.text for f in compare([record]).flags]
+    assert "numpy-batch's label purity leaves out the 3 rows without a label" in texts, texts
+
+
+def test_a_peak_memory_below_a_mebibyte_reads_so_and_the_report_says_what_that_means() -> None:
+    import json
+
+    from som_studio.comparison.summary import text_table
+    from som_studio.report.html import report_html
+    from som_studio.session.record import runs_document
+
+    record = _run("numpy-batch")
+    record.peak_bytes = 0  # the run fit in memory the process already held
+
+    def cell(comparison) -> str:
+        return _cell(comparison, "numpy-batch", "peak memory")
+
+    comparison = compare([record])
+    assert cell(comparison) == "< 1 MiB"
+    assert "< 1 MiB" in "\n".join(text_table(comparison.runs, comparison.verdict))
+    html = report_html(comparison, {})
+    assert "It reads <b>&lt; 1 MiB</b> where it grew by less" in html and "0 B" not in html
+    assert json.loads(json.dumps(runs_document([record])))["runs"][0]["memory"]["peak_bytes"] == 0
+    record.peak_bytes = 5 << 20
+    assert cell(compare([record])) == "5.0 MiB"

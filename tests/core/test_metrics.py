@@ -85,3 +85,16 @@ def test_nearest_units_agrees_with_best_two_with_and_without_missing_values():
     np.testing.assert_allclose(d1, d2)
     # known features only: the distance ignores the NaN column
     np.testing.assert_allclose(d2[0], np.sum((np.delete(x[0], 1) - np.delete(w.reshape(35, 4)[f2[0]], 1)) ** 2))
+
+
+def test_rows_without_a_label_are_left_out_of_the_unit_labels_and_purity():
+    bmus = np.array([0, 0, 0, 0, 1, 1, 2])
+    labels = np.array(["a", "", "", "", "b", "c", ""])
+    flat, unit_purity, purity = metrics.label_measures(bmus, labels, 4)
+    assert flat.tolist() == ["a", "b", "", ""]  # unit 2's only example has no label: no majority
+    np.testing.assert_array_equal(unit_purity, [1.0, 0.5, np.nan, np.nan])
+    assert purity == pytest.approx(2 / 3)  # a and b agree, c does not; the four without a label do not count
+    np.testing.assert_array_equal(metrics.unit_labels(bmus, labels, 4), flat)
+    assert metrics.label_measures(bmus, np.full(7, ""), 4)[2] is None
+    weights = np.array([[[0.0], [1.0]]])
+    assert metrics.label_purity(weights, np.array([[0.0], [0.1], [0.9]]), np.array(["a", "", "b"])) == 1.0

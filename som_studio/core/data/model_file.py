@@ -33,9 +33,10 @@ class ModelFileError(ValueError):
 class ModelInfo:
     """What a trained map needs to take new data.
 
-    ``unit_labels`` is (H, W) str (``""`` for units without hits) or ``None``;
-    ``unit_purity`` (H, W) float64, the share of each unit's examples that carry
-    its majority label (NaN without hits), or ``None``; ``hits`` (H, W) int64,
+    ``unit_labels`` is (H, W) str (``""`` for units without labelled hits) or ``None``;
+    ``unit_purity`` (H, W) float64, the share of each unit's labelled examples that
+    carry its majority label (NaN without labelled hits), or ``None`` (rows without
+    a label are left out of both); ``hits`` (H, W) int64,
     the training examples per unit; ``clusters`` is (H, W) int32 or ``None``.
     """
 
@@ -60,6 +61,9 @@ def attach(
 ) -> None:
     """Set ``record.model`` (and ``record.label_purity`` when the table has labels) for a finished run.
 
+    Rows without a label (:data:`~som_studio.core.som.metrics.NO_LABEL`) are left out of the purity and
+    the unit labels; the record's ``extra["unlabelled"]`` counts them where there are any.
+
     ``measure`` ``False`` skips the pass over the data (hits, unit labels, purity).
     ``bmus``: each example's best unit (flat), when the run's final quality pass
     found them on its device; else they are searched here, on the host.
@@ -73,12 +77,9 @@ def attach(
         first = np.asarray(bmus) if bmus is not None else metrics.nearest_units(weights, table.values)[0]
         hits = metrics.hits(first, h * w)
     if hits is not None and table.labels is not None:
-        flat = metrics.unit_labels(first, table.labels, h * w)
-        own = flat[first] == table.labels
-        record.label_purity = float(np.mean(own))
-        agree = np.bincount(first, own.astype(np.float64), h * w)
-        unit_purity = np.where(hits > 0, agree / np.maximum(hits, 1), np.nan).reshape(h, w)
-        unit_labels = flat.reshape(h, w)
+        flat, purity, record.label_purity = metrics.label_measures(first, table.labels, h * w)
+        unit_purity, unit_labels = purity.reshape(h, w), flat.reshape(h, w)
+        _note_unlabelled(record, int(np.count_nonzero(np.asarray(table.labels, dtype=str) == metrics.NO_LABEL)))
     _set_model(record, config, table, weights, hits, unit_labels, unit_purity)
 
 
@@ -98,16 +99,23 @@ def attach_counts(
     unit_labels: np.ndarray | None = None
     unit_purity: np.ndarray | None = None
     if hits is not None and labels:
-        names = sorted(labels)  # ties go to the first label in sorted order, as metrics.unit_labels
-        counts = np.stack([labels[n] for n in names], axis=1)
-        best = np.argmax(counts, axis=1)
-        agree = counts[np.arange(h * w), best].astype(np.float64)
-        flat = np.asarray(names, dtype=object)[best]
-        flat[hits == 0] = ""
-        record.label_purity = float(agree.sum() / max(int(hits.sum()), 1))
-        unit_purity = np.where(hits > 0, agree / np.maximum(hits, 1), np.nan).reshape(h, w)
-        unit_labels = flat.astype(str).reshape(h, w)
+        # Ties go to the first label in sorted order, as metrics.unit_labels; rows without a label are left out.
+        names = sorted(n for n in labels if n != metrics.NO_LABEL)
+        counts = np.zeros((h * w, len(names)), dtype=np.int64)
+        for k, n in enumerate(names):
+            counts[:, k] = labels[n]
+        flat, purity, record.label_purity = metrics.majority_labels(np.asarray(names, dtype=str), counts)
+        unit_purity, unit_labels = purity.reshape(h, w), flat.reshape(h, w)
+        _note_unlabelled(record, int(np.sum(labels.get(metrics.NO_LABEL, 0))))
     _set_model(record, config, table, weights, hits, unit_labels, unit_purity)
+
+
+def _note_unlabelled(record: Any, rows: int) -> None:
+    """Keep how many rows had no label (``extra.unlabelled``): label purity and the unit labels leave them out."""
+    if rows:
+        record.extra["unlabelled"] = rows
+    else:
+        record.extra.pop("unlabelled", None)
 
 
 def _set_model(

@@ -103,21 +103,57 @@ def nearest_units(weights: np.ndarray, data: np.ndarray) -> tuple[np.ndarray, np
     return first, best_d2
 
 
-def label_purity(weights: np.ndarray, data: np.ndarray, labels: np.ndarray) -> float:
-    """Share of examples whose best-matching unit's majority label is their own (0-1)."""
+#: A row's label when it has none: the readers give an empty cell, and a frame's None, NaN or null, as ``""``.
+NO_LABEL = ""
+
+
+def label_purity(weights: np.ndarray, data: np.ndarray, labels: np.ndarray) -> float | None:
+    """Share of labelled examples whose best-matching unit's majority label is their own (0-1; ``None``: no labels).
+
+    Examples without a label (:data:`NO_LABEL`) are left out: they neither agree nor disagree.
+    """
     first, _, _ = best_two(weights, data)
-    majority = unit_labels(first, labels, weights.shape[0] * weights.shape[1])
-    return float(np.mean(majority[first] == np.asarray(labels, dtype=str)))
+    return label_measures(first, labels, weights.shape[0] * weights.shape[1])[2]
 
 
 def unit_labels(bmus: np.ndarray, labels: np.ndarray, units: int) -> np.ndarray:
-    """Majority label of each unit (flat, ``""`` for units without hits; ties: the first label in sorted order)."""
-    names, codes = np.unique(np.asarray(labels, dtype=str), return_inverse=True)
+    """Majority label of each unit (flat, ``""`` for units without labelled hits; ties: the first label in sorted
+    order); examples without a label are left out."""
+    return label_measures(bmus, labels, units)[0]
+
+
+def label_measures(bmus: np.ndarray, labels: np.ndarray, units: int) -> tuple[np.ndarray, np.ndarray, float | None]:
+    """Each unit's majority label and purity (flat) and the map's label purity, from each example's best unit.
+
+    Examples without a label (:data:`NO_LABEL`) are left out of all three; see :func:`majority_labels`.
+    """
+    lab = np.asarray(labels, dtype=str)
+    known = lab != NO_LABEL
+    names, codes = np.unique(lab[known], return_inverse=True)
     counts = np.zeros((units, len(names)), dtype=np.int64)
-    np.add.at(counts, (np.asarray(bmus), codes), 1)
-    out = np.asarray(names, dtype=object)[np.argmax(counts, axis=1)]
-    out[counts.sum(axis=1) == 0] = ""
-    return out.astype(str)
+    np.add.at(counts, (np.asarray(bmus)[known], codes), 1)
+    return majority_labels(names, counts)
+
+
+def majority_labels(names: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, float | None]:
+    """``(unit labels, unit purity, purity)`` from each label's examples per unit.
+
+    ``names`` are the labels in sorted order (ties go to the first) and ``counts`` (units, labels) their
+    examples in each unit. A unit's label is ``""`` and its purity NaN where no labelled example lands; its
+    purity is the share of its labelled examples that carry its label; the map's purity is the share of
+    all labelled examples that carry their unit's label, ``None`` when there are none.
+    """
+    units = counts.shape[0]
+    labelled = counts.sum(axis=1)
+    if counts.shape[1] == 0:
+        return np.full(units, NO_LABEL, dtype=str), np.full(units, np.nan), None
+    best = np.argmax(counts, axis=1)
+    agree = counts[np.arange(units), best]
+    out = np.asarray(names, dtype=object)[best]
+    out[labelled == 0] = NO_LABEL
+    unit_purity = np.where(labelled > 0, agree / np.maximum(labelled, 1), np.nan)
+    total = int(labelled.sum())
+    return out.astype(str), unit_purity, float(agree.sum() / total) if total else None
 
 
 def hits(bmus: np.ndarray, units: int) -> np.ndarray:

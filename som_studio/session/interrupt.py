@@ -1,0 +1,67 @@
+"""Ctrl-C while a session trains: stop it where it can stop cleanly, so its checkpoint keeps where it stood.
+
+The command line and :func:`som_studio.train` (a script, or a notebook, whose interrupt is the same
+SIGINT) install one :class:`CtrlC` around their sessions. No Qt.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from typing import Any
+
+from som_studio.session.events import ChunkTimed, Compiled, Started
+
+
+class CtrlC:
+    """SIGINT while a session trains: cancel the session where it can stop cleanly, else interrupt now.
+
+    Between chunks a session stops on its cancel flag, saves its checkpoint and ends its record as
+    ``cancelled`` itself, so the first Ctrl-C in the chunk loop only sets that flag (:attr:`requested`
+    then tells the caller that it was asked). Loading data, compiling and the final quality pass
+    cannot be cancelled (a compile is one call into XLA), so there, and at a second Ctrl-C, the
+    handler raises :class:`KeyboardInterrupt`. Installed only in the main thread (where Python runs
+    handlers), as a context manager that puts the previous handler back.
+
+    Thread: the handler runs on the main thread, between the session's bytecodes; :meth:`follow` is
+    called there with each of the session's events.
+    """
+
+    def __init__(self, enabled: bool = True) -> None:
+        self.enabled = enabled and threading.current_thread() is threading.main_thread()
+        self.session: Any = None
+        self.cancellable = False
+        self.requested = False
+        self._total = 0
+        self._old: Any = None
+
+    def __enter__(self) -> CtrlC:
+        if self.enabled:
+            self._old = signal.signal(signal.SIGINT, self._on_sigint)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        if self.enabled:
+            signal.signal(signal.SIGINT, self._old)
+
+    def watch(self, session: Any) -> None:
+        """Cancel ``session`` at the next Ctrl-C once it trains its chunks."""
+        self.session = session
+        self.cancellable = False
+
+    def follow(self, ev: Any) -> None:
+        """Note the session's phase from its event: cancellable from its compile to its last chunk."""
+        if isinstance(ev, Started):
+            self._total = ev.iterations
+        elif isinstance(ev, Compiled):
+            self.cancellable = True
+        elif isinstance(ev, ChunkTimed) and ev.end >= self._total:  # the final quality pass cannot be cancelled
+            self.cancellable = False
+
+    def _on_sigint(self, _signum: int, _frame: object) -> None:
+        first = not self.requested
+        self.requested = True
+        if first and self.cancellable and self.session is not None:
+            self.session.cancel()
+            return
+        raise KeyboardInterrupt
