@@ -344,3 +344,13 @@ def test_a_pdf_s_configurations_hold_four_runs_a_table_and_break_a_long_path_aft
     html = report_html(report, {})
     page = html[html.index("Configurations") :].split("<h2>")[0]
     assert page.count("<table") == 1 and path in page  # a browser's page keeps the path whole, as it is copied
+
+
+def test_the_configurations_leave_out_the_older_scale_switch_where_no_run_set_it() -> None:
+    """"data.scale False" beside "scaling zscore" read as a contradiction; a run that set it keeps the row."""
+    data = {"source": "file", "path": "t.csv", "scale": False}
+    plain = [StoredRun(_record(n, config={"data": data, "scaling": "zscore"}), name=n) for n in ("a", "b")]
+    keys, _rows = build_report(plain).config_table()
+    assert "data.scale" not in keys and "scaling" in keys and "data.path" in keys
+    older = plain + [StoredRun(_record("c", config={"data": {**data, "scale": True}}), name="c")]
+    assert "data.scale" in build_report(older).config_table()[0]
