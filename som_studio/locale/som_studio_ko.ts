@@ -613,6 +613,10 @@ A run shows here when it recorded its inside: tick Record the inside of the next
         <translation>도움말(&amp;H)</translation>
     </message>
     <message>
+        <source>Stopping the run, then closing…</source>
+        <translation>실행을 멈춘 뒤 닫는 중…</translation>
+    </message>
+    <message>
         <source>Language</source>
         <translation>언어</translation>
     </message>
@@ -1020,6 +1024,10 @@ The run is listed until the app closes.</source>
         <translation>실행 “{name}”을(를) 목록에서 삭제할까요?</translation>
     </message>
     <message>
+        <source>Its saved files are deleted too (save the run first to keep a copy).</source>
+        <translation>저장된 파일도 함께 삭제됩니다 (사본이 필요하면 먼저 실행을 저장하세요).</translation>
+    </message>
+    <message>
         <source>Remove {n} runs from the list?</source>
         <translation>실행 {n}개를 목록에서 삭제할까요?</translation>
     </message>
@@ -1096,8 +1104,8 @@ The run is listed until the app closes.</source>
         <translation>재개할 수 없음</translation>
     </message>
     <message>
-        <source>This run has no checkpoint to go on from: it ended, or stopped before its first one.</source>
-        <translation>이 실행에는 이어서 학습할 체크포인트가 없습니다: 끝났거나, 첫 체크포인트 전에 중지되었습니다.</translation>
+        <source>This run has no checkpoint to go on from: it ended, stopped before its first one, or a later run went on from it.</source>
+        <translation>이어서 학습할 체크포인트가 없습니다: 실행이 끝났거나, 첫 체크포인트 전에 멈췄거나, 나중 실행이 이미 이어서 학습했습니다.</translation>
     </message>
 </context>
 <context>
@@ -1158,6 +1166,10 @@ The run is listed until the app closes.</source>
         <translation>장치별 바이트에 포함: {arrays}</translation>
     </message>
     <message>
+        <source>map {shape}: whole</source>
+        <translation>지도 {shape}: 전체</translation>
+    </message>
+    <message>
         <source>map</source>
         <translation>지도</translation>
     </message>
@@ -1174,6 +1186,7 @@ The run is listed until the app closes.</source>
     <name>SweepView</name>
     <message>
         <source>Values separated by commas; a radius may be SXxSY per axis. Empty: not varied.</source>
+        <extracomment>How far the sweep in progress is, 0 to 1 (the window&apos;s progress bar shows it).</extracomment>
         <translation>쉼표로 구분한 값. 반경은 축마다 다르게 줄 수 있습니다(가로x세로). 비워 두면 바꾸지 않습니다.</translation>
     </message>
     <message>
