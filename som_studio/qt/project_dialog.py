@@ -134,3 +134,4 @@ def show_projection(map_view: Any, result: ProjectedHits) -> None:
     map_view.set_choice(picture.COMPONENT, 0)
     map_view.show_frame(result.frame(), force=True)
     map_view.caption.setText(result.caption)
+    map_view.iteration.setText("")  # new rows' hits have no iteration ("iteration 0" was said beside them)

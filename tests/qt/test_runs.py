@@ -96,6 +96,7 @@ def test_project_data_on_a_stored_run_shows_the_hit_map_and_names_mismatched_col
     assert view.mode.currentText() == HITS_ITEM and view.last_frame.grid == (8, 12)
     assert view.inspector.legend.text() == f"examples per unit: 0 – {result.hits.max()}"
     assert "150 rows" in view.caption.text() and "150 rows" in window.status_label.text()
+    assert view.iteration.text() == ""  # new rows' hits have no iteration
     assert np.array_equal(view.last_frame.image, result.frame().image)
     # A file whose columns do not match is refused, naming them; the map view keeps the last picture.
     bad = tmp_path / "bad.csv"
