@@ -21,6 +21,7 @@ from som_studio.commands.common import (
     checkpoint_plan,
     configs_from_args,
     impl_names,
+    saved_run_path,
     write_runs_json,
     wrote,
 )
@@ -257,7 +258,7 @@ def save_run(folder, record, final_map, *, silent: bool = False, force: bool = F
     from som_studio.storage import StoredRun
     from som_studio.storage.writers import OutputError
 
-    path = Path(folder) / f"{record.impl}.somrun"
+    path = saved_run_path(folder, record.impl)
     try:
         Path(folder).mkdir(parents=True, exist_ok=True)
     except OSError as exc:

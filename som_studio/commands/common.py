@@ -151,7 +151,9 @@ def checkpoint_plan(args: argparse.Namespace, configs: list[RunConfig]) -> dict[
             raise CommandError("--resume: " + _("{folder}: no such folder").format(folder=root))
         found = 0
         for cfg in configs:
-            run_dir = root / cfg.impl
+            run_dir = root / run_file_stem(cfg.impl)
+            if not run_dir.is_dir() and (root / cfg.impl).is_dir():
+                run_dir = root / cfg.impl  # checkpointed under the implementation's own name, colon and all
             if not run_dir.is_dir():
                 continue  # never checkpointed (the command stopped before it): it starts afresh
             try:
@@ -170,7 +172,7 @@ def checkpoint_plan(args: argparse.Namespace, configs: list[RunConfig]) -> dict[
             )
     if folder is not None:
         for cfg in configs:
-            plan[cfg.impl]["checkpoint"] = Checkpoints(Path(folder) / cfg.impl, args.checkpoint_every)
+            plan[cfg.impl]["checkpoint"] = Checkpoints(Path(folder) / run_file_stem(cfg.impl), args.checkpoint_every)
     return plan
 
 
@@ -446,6 +448,24 @@ def _joins(path: str | os.PathLike[str], source: str | os.PathLike[str]) -> bool
     return fnmatch.fnmatch(os.path.abspath(out), os.path.abspath(text))
 
 
+def run_file_stem(name: str) -> str:
+    """The stem of the files and folders named for a run (``--save-runs``, ``--maps``, ``--checkpoint``).
+
+    A user's implementation is named ``my_som.py:MySom``: the colon is special on Windows and macOS and to
+    scp, so every file takes the one safe form (``my_som.py_MySom``).
+    """
+    from som_studio.report.tables import safe_file_stem
+
+    return safe_file_stem(name)
+
+
+def saved_run_path(folder: str | os.PathLike[str], name: str) -> Path:
+    """The file ``--save-runs`` writes for the run of ``name``."""
+    from som_studio.storage.runfile import SUFFIX
+
+    return Path(folder) / f"{run_file_stem(name)}{SUFFIX}"
+
+
 def check_save_runs(folder: str, names: list[str], force: bool) -> Path:
     """Refuse ``--save-runs DIR`` up front, before any training.
 
@@ -453,7 +473,6 @@ def check_save_runs(folder: str, names: list[str], force: bool) -> Path:
     ``DIR/<implementation>.somrun`` that exists (unless ``force``). Nothing is created here: the
     folder is made when the first run is saved, so a refused or failed run leaves nothing behind.
     """
-    from som_studio.storage.runfile import SUFFIX
     from som_studio.storage.writers import OutputError, check_writable
 
     p = Path(folder)
@@ -471,7 +490,7 @@ def check_save_runs(folder: str, names: list[str], force: bool) -> Path:
     if p.is_dir():
         for name in names:
             try:
-                check_writable(p / f"{name}{SUFFIX}", force)
+                check_writable(saved_run_path(p, name), force)
             except OutputError as exc:
                 raise CommandError(f"--save-runs: {exc}") from None
     return p

@@ -16,6 +16,7 @@ from som_studio.commands.common import (
     check_save_runs,
     flag_names,
     option_values,
+    saved_run_path,
     wrote,
 )
 from som_studio.i18n import _, ljust, text_width
@@ -157,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
         folder.mkdir(parents=True, exist_ok=True)
         for i, stem in enumerate(stems):
             try:
-                path = result.run(i).save(folder / f"{stem}.somrun", force=args.force)
+                path = result.run(i).save(saved_run_path(folder, stem), force=args.force)
             except (OutputError, ValueError) as exc:
                 raise CommandError(f"--save-runs: {exc}") from None
             if not args.quiet:
