@@ -17,11 +17,13 @@ from som_studio.commands.common import (
     _whole,
     add_checkpoint_options,
     add_run_options,
+    check_distinct,
     check_output,
     checkpoint_plan,
     configs_from_args,
     impl_names,
     saved_run_path,
+    saved_runs,
     write_runs_json,
     wrote,
 )
@@ -198,6 +200,7 @@ def run(args: argparse.Namespace) -> int:
         if main and not to_stdout
         else None
     )
+    check_distinct([("--json", json_path), *saved_runs(args.save_runs, [c.impl for c in configs])])
     session_kw: dict[str, Any] = {}
     if cluster is None:
         session_kw.update(inside)

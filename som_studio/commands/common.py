@@ -7,7 +7,7 @@ import fnmatch
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -379,6 +379,32 @@ def check_output(
         return check_writable(path, force)
     except OutputError as exc:
         raise CommandError(f"{prefix}{exc}") from None
+
+
+def check_distinct(outputs: Iterable[tuple[str, str | os.PathLike[str] | None]]) -> None:
+    """Refuse two outputs of one command that are one file, even with --force: one would replace the other.
+
+    ``outputs``: every file the command will write, by its flag (``None``: not asked for), each file
+    that a folder option writes (``--save-runs``, ``--maps``) included.
+    """
+    seen: dict[Path, str] = {}
+    for flag, path in outputs:
+        if path is None:
+            continue
+        key = Path(path).resolve()
+        if key in seen:
+            raise CommandError(
+                f"{flag}: "
+                + _("{path} is also the file of {other}; give each output its own file").format(
+                    path=path, other=seen[key]
+                )
+            )
+        seen[key] = flag
+
+
+def saved_runs(folder: str | None, names: list[str]) -> list[tuple[str, Path | None]]:
+    """The files ``--save-runs`` writes, by its flag, for :func:`check_distinct`."""
+    return [("--save-runs", saved_run_path(folder, n)) for n in names] if folder else []
 
 
 def check_not_read(path: str | os.PathLike[str], reads: dict[str, str | None], *, flag: str | None = None) -> None:

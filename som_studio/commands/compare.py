@@ -13,9 +13,11 @@ from som_studio.commands.common import (
     CommandError,
     add_checkpoint_options,
     add_run_options,
+    check_distinct,
     check_output,
     checkpoint_plan,
     configs_from_args,
+    saved_runs,
     wrote,
 )
 from som_studio.comparison.words import level_text
@@ -153,15 +155,7 @@ def check_outputs(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
     ]
     if out["maps"]:
         files += [("--maps", p) for p in out["maps"][1].values()]
-    seen: dict[Path, str] = {}
-    for flag, p in files:
-        key = p.resolve()
-        if key in seen:
-            raise CommandError(
-                f"{flag}: "
-                + _("{path} is also the file of {other}; give each output its own file").format(path=p, other=seen[key])
-            )
-        seen[key] = flag
+    check_distinct([*files, *saved_runs(args.save_runs, names)])
 
     if out["report"] or out["pdf"]:
         # Fail now, not after minutes of training, if Qt cannot draw here.

@@ -10,8 +10,10 @@ from typing import Any
 from som_studio.commands.common import (
     CommandError,
     add_run_options,
+    check_distinct,
     check_output,
     configs_from_args,
+    saved_runs,
     write_runs_json,
     wrote,
 )
@@ -86,9 +88,8 @@ def run(args: argparse.Namespace) -> int:
                 )
             )
     hlo_path = check_output(args.hlo, args.force, flag="--hlo", reads=reads)
-    json_path = check_output(args.json, args.force, flag="--json", reads={**reads, "--hlo": args.hlo})
-    if hlo_path is not None and json_path is not None and _same(hlo_path, json_path):
-        raise CommandError("--json: " + _("{path}: is also {flag}").format(path=args.json, flag="--hlo"))
+    json_path = check_output(args.json, args.force, flag="--json", reads=reads)
+    check_distinct([("--hlo", hlo_path), ("--json", json_path), *saved_runs(args.save_runs, [c.impl for c in configs])])
     trace_dir = _trace_dir(args.trace, reads)
 
     from som_studio.commands.bench import Interrupted, format_table, run_configs
@@ -129,10 +130,6 @@ def run(args: argparse.Namespace) -> int:
         where = _profile(configs[[c.impl for c in configs].index(jax_impls[0])], trace_dir)
         print(wrote(where), file=sys.stderr)
     return 0 if all(r.status == "ok" for r in records) else 1
-
-
-def _same(a: Path, b: Path) -> bool:
-    return a.resolve() == b.resolve()
 
 
 def _trace_dir(value: str | None, reads: dict[str, str | None]) -> Path | None:

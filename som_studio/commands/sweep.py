@@ -12,11 +12,13 @@ from som_studio.commands.common import (
     STDOUT,
     CommandError,
     add_run_options,
+    check_distinct,
     check_output,
     check_save_runs,
     flag_names,
     option_values,
     saved_run_path,
+    saved_runs,
     wrote,
 )
 from som_studio.i18n import _, ljust, text_width
@@ -122,6 +124,7 @@ def run(args: argparse.Namespace) -> int:
     stems = [row_name({k: shown(v) for k, v in c.items()}) for c in combos]
     if args.save_runs:
         check_save_runs(args.save_runs, stems, args.force)
+    check_distinct([("--json", json_path), ("--report", report_path), *saved_runs(args.save_runs, stems)])
 
     from som_studio.api import prepare
     from som_studio.sweeps import IMPL, train_together
