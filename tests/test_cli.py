@@ -236,7 +236,7 @@ def test_bench_speedups_default_to_the_first_listed_of_each_kind():
 
 def test_json_dash_prints_the_json_alone_and_the_table_on_stderr(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    for command in ("bench", "compare"):
+    for command in ("bench", "compare", "explain"):
         argv = [command, "--impl", "numpy-batch", "--grid", "5x4", "--samples", "30", "--epochs", "2", "-q"]
         assert cli.main([*argv, "--json", "-"]) == 0
         out, err = capsys.readouterr()
@@ -244,6 +244,51 @@ def test_json_dash_prints_the_json_alone_and_the_table_on_stderr(capsys, tmp_pat
         assert [r["impl"] for r in doc["runs"]] == ["numpy-batch"]
         assert "median / it" in err
         assert not Path("-").exists()
+
+
+def test_csv_dash_prints_the_csv_alone_and_the_table_on_stderr(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    argv = ["compare", "--impl", "numpy-batch", "--grid", "5x4", "--samples", "30", "--epochs", "2", "-q"]
+    assert cli.main([*argv, "--csv", "-"]) == 0
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert lines[0].startswith("impl,kind,status,chunk") and len(lines) == 3  # one row per epoch, nothing else
+    assert "median / it" in err and "wrote" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_devices_json_dash_prints_the_json_alone(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["devices", "--layout", "1x1", "--json", "-"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["layout"] == "1x1" and err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["compare", "--report", "-"], "--report: - is standard output, which this output cannot go to"),
+        (["compare", "--pdf", "-"], "--pdf: - is standard output, which this output cannot go to"),
+        (["compare", "--animation", "-"], "--animation: - is standard output, which this output cannot go to"),
+        (["compare", "--maps", "-"], "--maps: - is standard output, which a folder of files cannot go to"),
+        (["compare", "--csv", "-", "--json", "-"], "--csv: goes to standard output (-), as --json does"),
+        (["bench", "--save-runs", "-"], "--save-runs: - is standard output, which a folder of files cannot go to"),
+        (["explain", "--hlo", "-"], "--hlo: - is standard output, which this output cannot go to"),
+        (["explain", "--trace", "-"], "--trace: - is standard output, which a folder of files cannot go to"),
+        (["sweep", "--vary", "seed=1,2", "--report", "-"], "--report: - is standard output, which this output"),
+    ],
+)
+def test_dash_is_refused_where_the_output_cannot_go_to_stdout(capsys, tmp_path, monkeypatch, argv, message):
+    monkeypatch.chdir(tmp_path)
+    command, *rest = argv
+    small = ["--grid", "5x4", "--samples", "30", "--epochs", "2", "-q"]
+    impl = [] if command == "sweep" else ["--impl", "jax-fused-batch" if command == "explain" else "numpy-batch"]
+    assert cli.main([command, *impl, *small, *rest]) == 2
+    out, err = capsys.readouterr()
+    assert f"som-studio {command}: error: {message}" in err
+    assert "ok in" not in err and out == ""  # refused before any training
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_doctor_json_writes_a_file_like_every_command_and_prints_alone_or_with_dash(capsys, tmp_path):

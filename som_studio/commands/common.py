@@ -347,7 +347,22 @@ def flag_names() -> dict[str, str]:
 
 
 STDOUT = "-"
-"""``--json -``: the JSON goes to standard output (and the table, when there is one, to stderr)."""
+"""``--json -``: the JSON goes to standard output (and the table, when there is one, to stderr).
+
+A text output (JSON, CSV) takes it; any other output refuses it (:func:`check_output`,
+:func:`check_folder`): no command makes a file or folder named ``-``.
+"""
+
+
+def one_stdout(outputs: dict[str, str | None]) -> bool:
+    """Whether one of ``outputs`` (values by flag) goes to standard output; two that do are refused."""
+    flags = [flag for flag, value in outputs.items() if value == STDOUT]
+    if len(flags) > 1:
+        raise CommandError(
+            f"{flags[1]}: "
+            + _("goes to standard output (-), as {other} does; give one of them a file").format(other=flags[0])
+        )
+    return bool(flags)
 
 
 def check_output(
@@ -363,13 +378,19 @@ def check_output(
     ``flag`` prefixes the message (``--pdf: ...``); ``suffixes`` (lower case,
     with the dot) are the extensions the file may have; ``reads`` are the
     files the command reads, by flag (:func:`check_not_read`). :data:`STDOUT`
-    (``-``) is not a file: callers test for it before calling.
+    (``-``) is not a file: it is refused here, so a caller that can print the
+    output tests for it before calling.
     """
     if path is None:
         return None
     from som_studio.storage.writers import OutputError, check_writable
 
     prefix = f"{flag}: " if flag else ""
+    if path == STDOUT:
+        raise CommandError(
+            prefix
+            + _("- is standard output, which this output cannot go to; give a file name (./- for a file named -)")
+        )
     check_not_read(path, reads or {}, flag=flag)
     if suffixes and Path(path).suffix.lower() not in suffixes:
         raise CommandError(
@@ -492,20 +513,26 @@ def saved_run_path(folder: str | os.PathLike[str], name: str) -> Path:
     return Path(folder) / f"{run_file_stem(name)}{SUFFIX}"
 
 
-def check_save_runs(folder: str, names: list[str], force: bool) -> Path:
-    """Refuse ``--save-runs DIR`` up front, before any training.
+def stdout_folder_refused(flag: str) -> CommandError:
+    """The refusal of ``-`` for an option that writes a folder of files."""
+    return CommandError(
+        f"{flag}: " + _("- is standard output, which a folder of files cannot go to; give a folder name")
+    )
 
-    Refused: a file where the folder should be, a folder that cannot be made or written, and a
-    ``DIR/<implementation>.somrun`` that exists (unless ``force``). Nothing is created here: the
-    folder is made when the first run is saved, so a refused or failed run leaves nothing behind.
+
+def check_folder(folder: str, flag: str) -> Path:
+    """Refuse, before any training, a folder an option writes its files into (made when first written).
+
+    Refused: ``-`` (standard output), a file where the folder should be, and a folder that cannot
+    be made or written. Nothing is created here, so a refused or failed run leaves nothing behind.
     """
-    from som_studio.storage.writers import OutputError, check_writable
-
     p = Path(folder)
-    prefix = f"--save-runs: {folder}: "
+    prefix = f"{flag}: {folder}: "
+    if folder == STDOUT:
+        raise stdout_folder_refused(flag)
     if p.exists() and not p.is_dir():
         raise CommandError(prefix + _("is a file, not a folder"))
-    # The nearest folder that exists: the runs folder is made inside it.
+    # The nearest folder that exists: the folder is made inside it.
     made_in = next((q for q in (p, *p.parents) if q.exists()), Path("."))
     if not made_in.is_dir():
         why = _("{path} is not a folder").format(path=made_in)
@@ -513,6 +540,18 @@ def check_save_runs(folder: str, names: list[str], force: bool) -> Path:
     if not os.access(made_in, os.W_OK | os.X_OK):
         why = _("{path} is not writable").format(path=made_in)
         raise CommandError(prefix + _("cannot create ({why})").format(why=why))
+    return p
+
+
+def check_save_runs(folder: str, names: list[str], force: bool) -> Path:
+    """Refuse ``--save-runs DIR`` up front, before any training.
+
+    Refused: what :func:`check_folder` refuses, and a ``DIR/<implementation>.somrun`` that exists
+    (unless ``force``). The folder is made when the first run is saved.
+    """
+    from som_studio.storage.writers import OutputError, check_writable
+
+    p = check_folder(folder, "--save-runs")
     if p.is_dir():
         for name in names:
             try:
