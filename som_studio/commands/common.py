@@ -139,7 +139,8 @@ def checkpoint_plan(args: argparse.Namespace, configs: list[RunConfig]) -> dict[
     """The session keywords of each run by implementation: its checkpoints and the checkpoint it resumes from.
 
     Refused up front (:class:`CommandError`, naming the flag): a ``--resume`` folder without a
-    complete checkpoint, and a run whose settings differ from its checkpoint's.
+    complete checkpoint, a run whose settings differ from its checkpoint's, and a folder the
+    checkpoints cannot be written into (:func:`check_folder`).
     """
     from som_studio.session.checkpoint import CheckpointError, Checkpoints, resume_from
 
@@ -171,8 +172,15 @@ def checkpoint_plan(args: argparse.Namespace, configs: list[RunConfig]) -> dict[
                 )
             )
     if folder is not None:
+        flag = "--checkpoint" if args.checkpoint is not None else "--resume"
+        check_folder(folder, flag)
         for cfg in configs:
-            plan[cfg.impl]["checkpoint"] = Checkpoints(Path(folder) / run_file_stem(cfg.impl), args.checkpoint_every)
+            resumed = plan[cfg.impl].get("resume")
+            # A run resumed in place goes on in the folder it was read from (an older one's name has its colon).
+            in_place = resumed is not None and args.checkpoint is None
+            run_dir = Path(resumed.folder) if in_place else Path(folder) / run_file_stem(cfg.impl)
+            check_folder(str(run_dir), flag)
+            plan[cfg.impl]["checkpoint"] = Checkpoints(run_dir, args.checkpoint_every)
     return plan
 
 
@@ -537,10 +545,24 @@ def check_folder(folder: str, flag: str) -> Path:
     if not made_in.is_dir():
         why = _("{path} is not a folder").format(path=made_in)
         raise CommandError(prefix + _("cannot create ({why})").format(why=why))
-    if not os.access(made_in, os.W_OK | os.X_OK):
+    if not os.access(made_in, os.W_OK | os.X_OK) or not _takes_new_files(made_in):
         why = _("{path} is not writable").format(path=made_in)
         raise CommandError(prefix + _("cannot create ({why})").format(why=why))
     return p
+
+
+def _takes_new_files(folder: Path) -> bool:
+    """Whether a file can be made in ``folder``: for root, :func:`os.access` says yes to /proc and to a
+    read-only mount, which refuse it all the same."""
+    import tempfile
+
+    try:
+        fd, name = tempfile.mkstemp(prefix=".som-studio-probe-", dir=folder)
+    except OSError:
+        return False
+    os.close(fd)
+    os.unlink(name)
+    return True
 
 
 def check_save_runs(folder: str, names: list[str], force: bool) -> Path:

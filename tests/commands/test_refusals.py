@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from som_studio import cli
@@ -135,3 +137,21 @@ def test_no_output_is_a_file_save_runs_writes_not_even_with_force(tmp_path, caps
     assert [p.name for p in runs.iterdir()] == ([saved] if kept else [])
     if kept:
         assert (runs / saved).read_bytes() == b"a run kept before"
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+@pytest.mark.parametrize("command", ["bench", "compare"])
+def test_a_checkpoint_folder_that_cannot_be_made_is_refused_before_training(tmp_path, capsys, command):
+    # /proc takes no new folder, not even from root (for whom os.access says it is writable).
+    code, out, err = _run(capsys, command, *SMALL, "--checkpoint", "/proc/som-studio-x/ck")
+    assert code == 2 and "Traceback" not in err
+    assert "--checkpoint: /proc/som-studio-x/ck: cannot create (/proc is not writable)" in err
+    assert "ok in" not in out + err
+    (tmp_path / "ck").mkdir()
+    (tmp_path / "ck" / "numpy-batch").write_text("not a folder")
+    code, out, err = _run(capsys, command, *SMALL, "--checkpoint", tmp_path / "ck")
+    assert code == 2 and f"--checkpoint: {tmp_path / 'ck' / 'numpy-batch'}: is a file, not a folder" in err
+    assert "ok in" not in out + err
+    code, out, err = _run(capsys, command, *SMALL, "--checkpoint", "-")
+    assert code == 2 and "--checkpoint: - is standard output, which a folder of files cannot go to" in err
+    assert not Path("-").exists()
