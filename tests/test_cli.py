@@ -13,6 +13,9 @@ from som_studio.commands import COMMANDS
 from som_studio.core.impls import registry
 
 SMALL = ["--grid", "10x8", "--samples", "60", "--epochs", "3", "--steps", "200", "--quiet"]
+# A count that no listed implementation trains by is refused.
+ONLINE = [a for a in SMALL if a not in ("--epochs", "3")]
+BATCH = [a for a in SMALL if a not in ("--steps", "200")]
 
 
 def _run(capsys, *argv):
@@ -129,15 +132,15 @@ def test_bench_mixes_kinds_and_writes_json(capsys, tmp_path):
 def test_existing_output_needs_force(capsys, tmp_path):
     path = tmp_path / "runs.json"
     path.write_text("precious")
-    code, _, err = _run(capsys, "bench", "--impl", "numpy-online", *SMALL, "--json", str(path))
+    code, _, err = _run(capsys, "bench", "--impl", "numpy-online", *ONLINE, "--json", str(path))
     assert code == 2 and "exists" in err and "--force" in err
     assert path.read_text() == "precious"
-    code, _, _ = _run(capsys, "bench", "--impl", "numpy-online", *SMALL, "--json", str(path), "--force")
+    code, _, _ = _run(capsys, "bench", "--impl", "numpy-online", *ONLINE, "--json", str(path), "--force")
     assert code == 0 and json.loads(path.read_text())["runs"][0]["impl"] == "numpy-online"
 
 
 def test_unwritable_output_is_refused_before_training(capsys, tmp_path):
-    code, out, err = _run(capsys, "bench", "--impl", "numpy-online", *SMALL, "--json", str(tmp_path / "no" / "x.json"))
+    code, out, err = _run(capsys, "bench", "--impl", "numpy-online", *ONLINE, "--json", str(tmp_path / "no" / "x.json"))
     assert code == 2 and "does not exist" in err and out == ""
 
 
@@ -153,7 +156,7 @@ def broken_impl(register_impl):
 
 def test_one_failure_does_not_stop_the_others(capsys, tmp_path, broken_impl):
     path = tmp_path / "runs.json"
-    code, out, _err = _run(capsys, "bench", "--impl", f"{broken_impl.name},numpy-batch", *SMALL, "--json", str(path))
+    code, out, _err = _run(capsys, "bench", "--impl", f"{broken_impl.name},numpy-batch", *BATCH, "--json", str(path))
     assert code == 1
     runs = json.loads(path.read_text())["runs"]
     assert runs[0]["status"] == "failed" and "broken" in runs[0]["message"]
@@ -373,3 +376,26 @@ def test_a_run_logged_to_a_file_says_how_far_it_is_now_and_then(capsys, monkeypa
     assert code == 0 and "numpy-batch: 3 of 3 iterations" in err and "\r" not in err
     code, _, err = _run(capsys, *argv, "--quiet")
     assert code == 0 and "iterations" not in err
+
+
+@pytest.mark.parametrize(
+    ("impls", "counts", "message"),
+    [
+        ("numpy-batch", ["--steps", "100"], "--steps: applies to online implementations and none is listed "
+         "(numpy-batch trains in epochs); use --epochs N"),
+        ("numpy-batch", ["--epochs", "3", "--steps", "100"], "--steps: applies to online implementations and none "
+         "is listed (numpy-batch trains in epochs); leave it out"),
+        ("numpy-online,jax-jit-online", ["--epochs", "3", "--steps", "100"], "--epochs: applies to batch "
+         "implementations and none is listed (numpy-online, jax-jit-online train in steps); leave it out"),
+    ],
+)  # fmt: skip
+@pytest.mark.parametrize("command", ["bench", "compare"])
+def test_a_count_no_listed_implementation_trains_by_is_refused(capsys, command, impls, counts, message):
+    code, out, err = _run(capsys, command, "--impl", impls, "--grid", "6x4", "--samples", "30", "-q", *counts)
+    assert code == 2 and f"som-studio {command}: error: {message}\n" == err and out == ""
+
+
+def test_both_counts_go_with_both_kinds(capsys):
+    code, _, err = _run(capsys, "bench", "--impl", "numpy-online,numpy-batch", "--grid", "6x4", "--samples", "30",
+                        "-q", "--epochs", "2", "--steps", "50")  # fmt: skip
+    assert code == 0, err

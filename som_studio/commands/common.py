@@ -234,9 +234,8 @@ def _load_user_impl(spec: str) -> str:
 def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
     """One validated config per ``--impl`` entry, ``--steps``/``--epochs`` by kind (the one resolver's).
 
-    A count given for a kind that no listed implementation has, and not given
-    for the kind they do have (``--impl numpy-online --epochs 5``), is refused:
-    it would otherwise be ignored and the runs would take the default count.
+    A count given for a kind that no listed implementation has (``--impl numpy-online --epochs 5``,
+    ``--impl numpy-batch --epochs 3 --steps 100``) is refused: it would otherwise be ignored.
     A grid left unset follows the data (read for it here), and the line that says so goes to stderr.
     """
     return list(resolve_args(args).configs)
@@ -297,25 +296,42 @@ def option_values(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _check_counts(args: argparse.Namespace, names: list[str], kinds: set[str]) -> None:
-    """Refuse a count given for a kind no listed implementation has, in the command line's words."""
+    """Refuse a count given for a kind no listed implementation has, in the command line's words.
+
+    It would be ignored: the runs would take the default count, or the other count given with it.
+    """
     for flag, given, kind, other, other_given in (
         ("--epochs", args.epochs, "batch", "--steps", args.steps),
         ("--steps", args.steps, "online", "--epochs", args.epochs),
     ):
-        if given is not None and other_given is None and kind not in kinds:
+        if given is None or kind in kinds:
+            continue
+        if other_given is not None:  # the count they do use is given: this one is only to leave out
             if kind == "batch":
                 why = ngettext(
-                    "applies to batch implementations and none is listed ({names} trains in steps); use {other} N",
-                    "applies to batch implementations and none is listed ({names} train in steps); use {other} N",
+                    "applies to batch implementations and none is listed ({names} trains in steps); leave it out",
+                    "applies to batch implementations and none is listed ({names} train in steps); leave it out",
                     len(names),
                 )
             else:
                 why = ngettext(
-                    "applies to online implementations and none is listed ({names} trains in epochs); use {other} N",
-                    "applies to online implementations and none is listed ({names} train in epochs); use {other} N",
+                    "applies to online implementations and none is listed ({names} trains in epochs); leave it out",
+                    "applies to online implementations and none is listed ({names} train in epochs); leave it out",
                     len(names),
                 )
-            raise CommandError(f"{flag}: " + why.format(names=", ".join(names), other=other))
+        elif kind == "batch":
+            why = ngettext(
+                "applies to batch implementations and none is listed ({names} trains in steps); use {other} N",
+                "applies to batch implementations and none is listed ({names} train in steps); use {other} N",
+                len(names),
+            )
+        else:
+            why = ngettext(
+                "applies to online implementations and none is listed ({names} trains in epochs); use {other} N",
+                "applies to online implementations and none is listed ({names} train in epochs); use {other} N",
+                len(names),
+            )
+        raise CommandError(f"{flag}: " + why.format(names=", ".join(names), other=other))
 
 
 def check_configs(configs: list[RunConfig]) -> None:
