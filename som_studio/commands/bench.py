@@ -316,6 +316,12 @@ class _CtrlC:
         if self.enabled:
             signal.signal(signal.SIGINT, self._old)
 
+    def check(self) -> None:
+        """Stop here if Ctrl-C came and was swallowed: pyarrow catches the :class:`KeyboardInterrupt` the
+        handler raises inside its lazy ``import pandas`` (reading a CSV), so only the flag is left."""
+        if self.requested:
+            raise KeyboardInterrupt
+
     def _on_sigint(self, _signum: int, _frame: object) -> None:
         first = not self.requested
         self.requested = True
@@ -362,6 +368,7 @@ def run_configs(
             tr = time.perf_counter()
             data = _load(configs[0], silent)  # the same data for every run
             read_s = time.perf_counter() - tr  # the first run's: a stopwatch around it would count it
+            ctrl_c.check()
             for index, cfg in enumerate(configs):
                 now.begin(index, cfg)
                 own = (per_run or {}).get(cfg.impl, {})
@@ -373,6 +380,7 @@ def run_configs(
                         )
                     )
                 ctrl_c.session = session
+                ctrl_c.check()
                 record, final = _train_one(session, now, observe, progress, ctrl_c)
                 if save_runs is not None and record.status == "ok":
                     save_run(save_runs, record, final, silent=silent, force=force)
