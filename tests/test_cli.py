@@ -309,6 +309,26 @@ def test_doctor_json_writes_a_file_like_every_command_and_prints_alone_or_with_d
         assert json.loads(capsys.readouterr().out)["findings"] == doc["findings"]
 
 
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--grid", "-3x5"], "argument --grid: width and height must be positive, got -3x5"),
+        (["--grid=-3x5"], "argument --grid: width and height must be positive, got -3x5"),
+        (["-q", "--toroid", "--grid", "3x-5"], "argument --grid: width and height must be positive, got 3x-5"),
+        (["--layout", "-2x1"], "--layout: expected DATAxMAP with positive sizes such as 2x2, got '-2x1'"),
+        (["--sigma-end", "-.5"], "--sigma-end: radii must be finite and > 0, got (-0.5, -0.5)"),
+    ],
+)
+def test_a_value_that_starts_with_a_dash_is_the_options_and_refused_in_its_words(capsys, argv, message):
+    try:
+        code = cli.main(["bench", "--impl", "numpy-batch", *argv])
+    except SystemExit as stop:  # argparse's refusal of the value's type
+        code = stop.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert message in err and "expected one argument" not in err
+
+
 @pytest.mark.parametrize("value", ["0", "-3"])
 def test_a_count_says_one_rule_for_zero_and_negatives(capsys, value):
     with pytest.raises(SystemExit) as stop:

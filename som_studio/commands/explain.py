@@ -19,7 +19,7 @@ from som_studio.commands.common import (
     wrote,
 )
 from som_studio.config import setting_named
-from som_studio.i18n import _
+from som_studio.i18n import _, ngettext
 
 HELP = "show what XLA compiled for an implementation: kernels, FLOPs, bytes, the roofline; write its HLO"
 
@@ -85,6 +85,16 @@ def run(args: argparse.Namespace) -> int:
     reads = {"--data": args.data}
     jax_impls = [c.impl for c in configs if registry.get(c.impl).backend == "jax"]
     for flag, value in (("--hlo", args.hlo), ("--trace", args.trace)):
+        if value is not None and not jax_impls:
+            others = [c.impl for c in configs]
+            raise CommandError(
+                f"{flag}: "
+                + ngettext(
+                    "{names} is not a JAX implementation; name one in {impl} (such as {example})",
+                    "{names} are not JAX implementations; name one in {impl} (such as {example})",
+                    len(others),
+                ).format(names=", ".join(others), impl="--impl", example=setting_named("impl").default)
+            )
         if value is not None and len(jax_impls) != 1:
             raise CommandError(
                 f"{flag}: "
