@@ -177,8 +177,10 @@ def checkpoint_plan(args: argparse.Namespace, configs: list[RunConfig]) -> dict[
         for cfg in configs:
             resumed = plan[cfg.impl].get("resume")
             # A run resumed in place goes on in the folder it was read from (an older one's name has its colon).
-            in_place = resumed is not None and args.checkpoint is None
-            run_dir = Path(resumed.folder) if in_place else Path(folder) / run_file_stem(cfg.impl)
+            if resumed is not None and args.checkpoint is None:
+                run_dir = Path(resumed.folder)
+            else:
+                run_dir = Path(folder) / run_file_stem(cfg.impl)
             check_folder(str(run_dir), flag)
             plan[cfg.impl]["checkpoint"] = Checkpoints(run_dir, args.checkpoint_every)
     return plan
