@@ -10,6 +10,7 @@ import argparse
 import atexit
 import importlib
 import os
+import re
 import sys
 import threading
 from typing import NoReturn
@@ -81,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         print(_("som-studio: error: {message}").format(message=exc), file=sys.stderr)
         return 2
     parser = build_parser()
-    args, extra = parser.parse_known_args(argv)
+    args, extra = parser.parse_known_args(_dashed_values(raw))
     if extra:  # told by the command they were given to, with its usage (argparse's own: the top level's)
         getattr(args, "_parser", parser).error(_("unrecognized arguments: %s") % " ".join(extra))
     args._argv = raw  # to re-run in a supervised child
@@ -105,6 +106,30 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+
+
+def _dashed_values(argv: list[str]) -> list[str]:
+    """``--grid -3x5`` as ``--grid=-3x5``.
+
+    argparse takes a word that starts with a dash for an option, unless it is a plain negative
+    number, and says the option before it "expected one argument". No option here starts with a
+    dash and a digit, so such a word is the value of the option before it, and that option's own
+    check refuses it in its own words (``width and height must be positive, got -3x5``).
+    """
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":  # what follows is no option
+            return out + argv[i:]
+        value = argv[i + 1] if i + 1 < len(argv) else ""
+        if word.startswith("--") and "=" not in word and re.match(r"-\.?\d", value):
+            out.append(f"{word}={value}")
+            i += 2
+        else:
+            out.append(word)
+            i += 1
+    return out
 
 
 def entry() -> NoReturn:

@@ -138,11 +138,12 @@ class ConfigError(ValueError):
 
 
 _GRID_RE = re.compile(r"^\s*(\d+)\s*[xX×]\s*(\d+)\s*$")
+_SIGNED_GRID_RE = re.compile(r"^\s*(-?\d+)\s*[xX×]\s*(-?\d+)\s*$")
 
 
 def parse_grid(text: str) -> tuple[int, int]:
     """Parse ``"WxH"`` (width x height: 240x135 is 240 columns, 135 rows)."""
-    m = _GRID_RE.match(text)
+    m = _SIGNED_GRID_RE.match(text)  # a negative side is read, to be refused as not positive
     if not m:
         raise ConfigError("grid", _("expected WIDTHxHEIGHT such as 240x135, got {value!r}").format(value=text))
     width, height = int(m.group(1)), int(m.group(2))

@@ -13,6 +13,9 @@ from som_studio.commands import COMMANDS
 from som_studio.core.impls import registry
 
 SMALL = ["--grid", "10x8", "--samples", "60", "--epochs", "3", "--steps", "200", "--quiet"]
+# A count that no listed implementation trains by is refused.
+ONLINE = [a for a in SMALL if a not in ("--epochs", "3")]
+BATCH = [a for a in SMALL if a not in ("--steps", "200")]
 
 
 def _run(capsys, *argv):
@@ -129,15 +132,15 @@ def test_bench_mixes_kinds_and_writes_json(capsys, tmp_path):
 def test_existing_output_needs_force(capsys, tmp_path):
     path = tmp_path / "runs.json"
     path.write_text("precious")
-    code, _, err = _run(capsys, "bench", "--impl", "numpy-online", *SMALL, "--json", str(path))
+    code, _, err = _run(capsys, "bench", "--impl", "numpy-online", *ONLINE, "--json", str(path))
     assert code == 2 and "exists" in err and "--force" in err
     assert path.read_text() == "precious"
-    code, _, _ = _run(capsys, "bench", "--impl", "numpy-online", *SMALL, "--json", str(path), "--force")
+    code, _, _ = _run(capsys, "bench", "--impl", "numpy-online", *ONLINE, "--json", str(path), "--force")
     assert code == 0 and json.loads(path.read_text())["runs"][0]["impl"] == "numpy-online"
 
 
 def test_unwritable_output_is_refused_before_training(capsys, tmp_path):
-    code, out, err = _run(capsys, "bench", "--impl", "numpy-online", *SMALL, "--json", str(tmp_path / "no" / "x.json"))
+    code, out, err = _run(capsys, "bench", "--impl", "numpy-online", *ONLINE, "--json", str(tmp_path / "no" / "x.json"))
     assert code == 2 and "does not exist" in err and out == ""
 
 
@@ -153,7 +156,7 @@ def broken_impl(register_impl):
 
 def test_one_failure_does_not_stop_the_others(capsys, tmp_path, broken_impl):
     path = tmp_path / "runs.json"
-    code, out, _err = _run(capsys, "bench", "--impl", f"{broken_impl.name},numpy-batch", *SMALL, "--json", str(path))
+    code, out, _err = _run(capsys, "bench", "--impl", f"{broken_impl.name},numpy-batch", *BATCH, "--json", str(path))
     assert code == 1
     runs = json.loads(path.read_text())["runs"]
     assert runs[0]["status"] == "failed" and "broken" in runs[0]["message"]
@@ -236,7 +239,7 @@ def test_bench_speedups_default_to_the_first_listed_of_each_kind():
 
 def test_json_dash_prints_the_json_alone_and_the_table_on_stderr(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    for command in ("bench", "compare"):
+    for command in ("bench", "compare", "explain"):
         argv = [command, "--impl", "numpy-batch", "--grid", "5x4", "--samples", "30", "--epochs", "2", "-q"]
         assert cli.main([*argv, "--json", "-"]) == 0
         out, err = capsys.readouterr()
@@ -244,6 +247,51 @@ def test_json_dash_prints_the_json_alone_and_the_table_on_stderr(capsys, tmp_pat
         assert [r["impl"] for r in doc["runs"]] == ["numpy-batch"]
         assert "median / it" in err
         assert not Path("-").exists()
+
+
+def test_csv_dash_prints_the_csv_alone_and_the_table_on_stderr(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    argv = ["compare", "--impl", "numpy-batch", "--grid", "5x4", "--samples", "30", "--epochs", "2", "-q"]
+    assert cli.main([*argv, "--csv", "-"]) == 0
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert lines[0].startswith("impl,kind,status,chunk") and len(lines) == 3  # one row per epoch, nothing else
+    assert "median / it" in err and "wrote" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_devices_json_dash_prints_the_json_alone(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["devices", "--layout", "1x1", "--json", "-"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["layout"] == "1x1" and err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["compare", "--report", "-"], "--report: - is standard output, which this output cannot go to"),
+        (["compare", "--pdf", "-"], "--pdf: - is standard output, which this output cannot go to"),
+        (["compare", "--animation", "-"], "--animation: - is standard output, which this output cannot go to"),
+        (["compare", "--maps", "-"], "--maps: - is standard output, which a folder of files cannot go to"),
+        (["compare", "--csv", "-", "--json", "-"], "--csv: goes to standard output (-), as --json does"),
+        (["bench", "--save-runs", "-"], "--save-runs: - is standard output, which a folder of files cannot go to"),
+        (["explain", "--hlo", "-"], "--hlo: - is standard output, which this output cannot go to"),
+        (["explain", "--trace", "-"], "--trace: - is standard output, which a folder of files cannot go to"),
+        (["sweep", "--vary", "seed=1,2", "--report", "-"], "--report: - is standard output, which this output"),
+    ],
+)
+def test_dash_is_refused_where_the_output_cannot_go_to_stdout(capsys, tmp_path, monkeypatch, argv, message):
+    monkeypatch.chdir(tmp_path)
+    command, *rest = argv
+    small = ["--grid", "5x4", "--samples", "30", "--epochs", "2", "-q"]
+    impl = [] if command == "sweep" else ["--impl", "jax-fused-batch" if command == "explain" else "numpy-batch"]
+    assert cli.main([command, *impl, *small, *rest]) == 2
+    out, err = capsys.readouterr()
+    assert f"som-studio {command}: error: {message}" in err
+    assert "ok in" not in err and out == ""  # refused before any training
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_doctor_json_writes_a_file_like_every_command_and_prints_alone_or_with_dash(capsys, tmp_path):
@@ -259,6 +307,26 @@ def test_doctor_json_writes_a_file_like_every_command_and_prints_alone_or_with_d
     for argv in (["doctor", "--json"], ["doctor", "--json", "-"]):
         assert cli.main(argv) == status
         assert json.loads(capsys.readouterr().out)["findings"] == doc["findings"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--grid", "-3x5"], "argument --grid: width and height must be positive, got -3x5"),
+        (["--grid=-3x5"], "argument --grid: width and height must be positive, got -3x5"),
+        (["-q", "--toroid", "--grid", "3x-5"], "argument --grid: width and height must be positive, got 3x-5"),
+        (["--layout", "-2x1"], "--layout: expected DATAxMAP with positive sizes such as 2x2, got '-2x1'"),
+        (["--sigma-end", "-.5"], "--sigma-end: radii must be finite and > 0, got (-0.5, -0.5)"),
+    ],
+)
+def test_a_value_that_starts_with_a_dash_is_the_options_and_refused_in_its_words(capsys, argv, message):
+    try:
+        code = cli.main(["bench", "--impl", "numpy-batch", *argv])
+    except SystemExit as stop:  # argparse's refusal of the value's type
+        code = stop.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert message in err and "expected one argument" not in err
 
 
 @pytest.mark.parametrize("value", ["0", "-3"])
@@ -328,3 +396,26 @@ def test_a_run_logged_to_a_file_says_how_far_it_is_now_and_then(capsys, monkeypa
     assert code == 0 and "numpy-batch: 3 of 3 iterations" in err and "\r" not in err
     code, _, err = _run(capsys, *argv, "--quiet")
     assert code == 0 and "iterations" not in err
+
+
+@pytest.mark.parametrize(
+    ("impls", "counts", "message"),
+    [
+        ("numpy-batch", ["--steps", "100"], "--steps: applies to online implementations and none is listed "
+         "(numpy-batch trains in epochs); use --epochs N"),
+        ("numpy-batch", ["--epochs", "3", "--steps", "100"], "--steps: applies to online implementations and none "
+         "is listed (numpy-batch trains in epochs); leave it out"),
+        ("numpy-online,jax-jit-online", ["--epochs", "3", "--steps", "100"], "--epochs: applies to batch "
+         "implementations and none is listed (numpy-online, jax-jit-online train in steps); leave it out"),
+    ],
+)  # fmt: skip
+@pytest.mark.parametrize("command", ["bench", "compare"])
+def test_a_count_no_listed_implementation_trains_by_is_refused(capsys, command, impls, counts, message):
+    code, out, err = _run(capsys, command, "--impl", impls, "--grid", "6x4", "--samples", "30", "-q", *counts)
+    assert code == 2 and f"som-studio {command}: error: {message}\n" == err and out == ""
+
+
+def test_both_counts_go_with_both_kinds(capsys):
+    code, _, err = _run(capsys, "bench", "--impl", "numpy-online,numpy-batch", "--grid", "6x4", "--samples", "30",
+                        "-q", "--epochs", "2", "--steps", "50")  # fmt: skip
+    assert code == 0, err

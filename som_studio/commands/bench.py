@@ -16,10 +16,13 @@ from som_studio.commands.common import (
     _whole,
     add_checkpoint_options,
     add_run_options,
+    check_distinct,
     check_output,
     checkpoint_plan,
     configs_from_args,
     impl_names,
+    saved_run_path,
+    saved_runs,
     write_runs_json,
     wrote,
 )
@@ -199,6 +202,7 @@ def run(args: argparse.Namespace) -> int:
         if main and not to_stdout
         else None
     )
+    check_distinct([("--json", json_path), *saved_runs(args.save_runs, [c.impl for c in configs])])
     session_kw: dict[str, Any] = {}
     if cluster is None:
         session_kw.update(inside)
@@ -259,7 +263,7 @@ def save_run(folder, record, final_map, *, silent: bool = False, force: bool = F
     from som_studio.storage import StoredRun
     from som_studio.storage.writers import OutputError
 
-    path = Path(folder) / f"{record.impl}.somrun"
+    path = saved_run_path(folder, record.impl)
     try:
         Path(folder).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -323,6 +327,7 @@ def run_configs(
             tr = time.perf_counter()
             data = _load(configs[0], silent)  # the same data for every run
             read_s = time.perf_counter() - tr  # the first run's: a stopwatch around it would count it
+            ctrl_c.check()
             for index, cfg in enumerate(configs):
                 now.begin(index, cfg)
                 own = (per_run or {}).get(cfg.impl, {})
@@ -334,6 +339,7 @@ def run_configs(
                         )
                     )
                 ctrl_c.watch(session)
+                ctrl_c.check()
                 record, final = _train_one(session, now, observe, progress, ctrl_c)
                 if save_runs is not None and record.status == "ok":
                     save_run(save_runs, record, final, silent=silent, force=force)

@@ -7,7 +7,7 @@ import fnmatch
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -139,7 +139,8 @@ def checkpoint_plan(args: argparse.Namespace, configs: list[RunConfig]) -> dict[
     """The session keywords of each run by implementation: its checkpoints and the checkpoint it resumes from.
 
     Refused up front (:class:`CommandError`, naming the flag): a ``--resume`` folder without a
-    complete checkpoint, and a run whose settings differ from its checkpoint's.
+    complete checkpoint, a run whose settings differ from its checkpoint's, and a folder the
+    checkpoints cannot be written into (:func:`check_folder`).
     """
     from som_studio.session.checkpoint import CheckpointError, Checkpoints, resume_from
 
@@ -151,7 +152,9 @@ def checkpoint_plan(args: argparse.Namespace, configs: list[RunConfig]) -> dict[
             raise CommandError("--resume: " + _("{folder}: no such folder").format(folder=root))
         found = 0
         for cfg in configs:
-            run_dir = root / cfg.impl
+            run_dir = root / run_file_stem(cfg.impl)
+            if not run_dir.is_dir() and (root / cfg.impl).is_dir():
+                run_dir = root / cfg.impl  # checkpointed under the implementation's own name, colon and all
             if not run_dir.is_dir():
                 continue  # never checkpointed (the command stopped before it): it starts afresh
             try:
@@ -169,8 +172,17 @@ def checkpoint_plan(args: argparse.Namespace, configs: list[RunConfig]) -> dict[
                 )
             )
     if folder is not None:
+        flag = "--checkpoint" if args.checkpoint is not None else "--resume"
+        check_folder(folder, flag)
         for cfg in configs:
-            plan[cfg.impl]["checkpoint"] = Checkpoints(Path(folder) / cfg.impl, args.checkpoint_every)
+            resumed = plan[cfg.impl].get("resume")
+            # A run resumed in place goes on in the folder it was read from (an older one's name has its colon).
+            if resumed is not None and args.checkpoint is None:
+                run_dir = Path(resumed.folder)
+            else:
+                run_dir = Path(folder) / run_file_stem(cfg.impl)
+            check_folder(str(run_dir), flag)
+            plan[cfg.impl]["checkpoint"] = Checkpoints(run_dir, args.checkpoint_every)
     return plan
 
 
@@ -224,9 +236,8 @@ def _load_user_impl(spec: str) -> str:
 def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
     """One validated config per ``--impl`` entry, ``--steps``/``--epochs`` by kind (the one resolver's).
 
-    A count given for a kind that no listed implementation has, and not given
-    for the kind they do have (``--impl numpy-online --epochs 5``), is refused:
-    it would otherwise be ignored and the runs would take the default count.
+    A count given for a kind that no listed implementation has (``--impl numpy-online --epochs 5``,
+    ``--impl numpy-batch --epochs 3 --steps 100``) is refused: it would otherwise be ignored.
     A grid left unset follows the data (read for it here), and the line that says so goes to stderr.
     """
     return list(resolve_args(args).configs)
@@ -287,25 +298,42 @@ def option_values(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _check_counts(args: argparse.Namespace, names: list[str], kinds: set[str]) -> None:
-    """Refuse a count given for a kind no listed implementation has, in the command line's words."""
+    """Refuse a count given for a kind no listed implementation has, in the command line's words.
+
+    It would be ignored: the runs would take the default count, or the other count given with it.
+    """
     for flag, given, kind, other, other_given in (
         ("--epochs", args.epochs, "batch", "--steps", args.steps),
         ("--steps", args.steps, "online", "--epochs", args.epochs),
     ):
-        if given is not None and other_given is None and kind not in kinds:
+        if given is None or kind in kinds:
+            continue
+        if other_given is not None:  # the count they do use is given: this one is only to leave out
             if kind == "batch":
                 why = ngettext(
-                    "applies to batch implementations and none is listed ({names} trains in steps); use {other} N",
-                    "applies to batch implementations and none is listed ({names} train in steps); use {other} N",
+                    "applies to batch implementations and none is listed ({names} trains in steps); leave it out",
+                    "applies to batch implementations and none is listed ({names} train in steps); leave it out",
                     len(names),
                 )
             else:
                 why = ngettext(
-                    "applies to online implementations and none is listed ({names} trains in epochs); use {other} N",
-                    "applies to online implementations and none is listed ({names} train in epochs); use {other} N",
+                    "applies to online implementations and none is listed ({names} trains in epochs); leave it out",
+                    "applies to online implementations and none is listed ({names} train in epochs); leave it out",
                     len(names),
                 )
-            raise CommandError(f"{flag}: " + why.format(names=", ".join(names), other=other))
+        elif kind == "batch":
+            why = ngettext(
+                "applies to batch implementations and none is listed ({names} trains in steps); use {other} N",
+                "applies to batch implementations and none is listed ({names} train in steps); use {other} N",
+                len(names),
+            )
+        else:
+            why = ngettext(
+                "applies to online implementations and none is listed ({names} trains in epochs); use {other} N",
+                "applies to online implementations and none is listed ({names} train in epochs); use {other} N",
+                len(names),
+            )
+        raise CommandError(f"{flag}: " + why.format(names=", ".join(names), other=other))
 
 
 def check_configs(configs: list[RunConfig]) -> None:
@@ -345,7 +373,22 @@ def flag_names() -> dict[str, str]:
 
 
 STDOUT = "-"
-"""``--json -``: the JSON goes to standard output (and the table, when there is one, to stderr)."""
+"""``--json -``: the JSON goes to standard output (and the table, when there is one, to stderr).
+
+A text output (JSON, CSV) takes it; any other output refuses it (:func:`check_output`,
+:func:`check_folder`): no command makes a file or folder named ``-``.
+"""
+
+
+def one_stdout(outputs: dict[str, str | None]) -> bool:
+    """Whether one of ``outputs`` (values by flag) goes to standard output; two that do are refused."""
+    flags = [flag for flag, value in outputs.items() if value == STDOUT]
+    if len(flags) > 1:
+        raise CommandError(
+            f"{flags[1]}: "
+            + _("goes to standard output (-), as {other} does; give one of them a file").format(other=flags[0])
+        )
+    return bool(flags)
 
 
 def check_output(
@@ -361,13 +404,19 @@ def check_output(
     ``flag`` prefixes the message (``--pdf: ...``); ``suffixes`` (lower case,
     with the dot) are the extensions the file may have; ``reads`` are the
     files the command reads, by flag (:func:`check_not_read`). :data:`STDOUT`
-    (``-``) is not a file: callers test for it before calling.
+    (``-``) is not a file: it is refused here, so a caller that can print the
+    output tests for it before calling.
     """
     if path is None:
         return None
     from som_studio.storage.writers import OutputError, check_writable
 
     prefix = f"{flag}: " if flag else ""
+    if path == STDOUT:
+        raise CommandError(
+            prefix
+            + _("- is standard output, which this output cannot go to; give a file name (./- for a file named -)")
+        )
     check_not_read(path, reads or {}, flag=flag)
     if suffixes and Path(path).suffix.lower() not in suffixes:
         raise CommandError(
@@ -377,6 +426,32 @@ def check_output(
         return check_writable(path, force)
     except OutputError as exc:
         raise CommandError(f"{prefix}{exc}") from None
+
+
+def check_distinct(outputs: Iterable[tuple[str, str | os.PathLike[str] | None]]) -> None:
+    """Refuse two outputs of one command that are one file, even with --force: one would replace the other.
+
+    ``outputs``: every file the command will write, by its flag (``None``: not asked for), each file
+    that a folder option writes (``--save-runs``, ``--maps``) included.
+    """
+    seen: dict[Path, str] = {}
+    for flag, path in outputs:
+        if path is None:
+            continue
+        key = Path(path).resolve()
+        if key in seen:
+            raise CommandError(
+                f"{flag}: "
+                + _("{path} is also the file of {other}; give each output its own file").format(
+                    path=path, other=seen[key]
+                )
+            )
+        seen[key] = flag
+
+
+def saved_runs(folder: str | None, names: list[str]) -> list[tuple[str, Path | None]]:
+    """The files ``--save-runs`` writes, by its flag, for :func:`check_distinct`."""
+    return [("--save-runs", saved_run_path(folder, n)) for n in names] if folder else []
 
 
 def check_not_read(path: str | os.PathLike[str], reads: dict[str, str | None], *, flag: str | None = None) -> None:
@@ -446,32 +521,81 @@ def _joins(path: str | os.PathLike[str], source: str | os.PathLike[str]) -> bool
     return fnmatch.fnmatch(os.path.abspath(out), os.path.abspath(text))
 
 
-def check_save_runs(folder: str, names: list[str], force: bool) -> Path:
-    """Refuse ``--save-runs DIR`` up front, before any training.
+def run_file_stem(name: str) -> str:
+    """The stem of the files and folders named for a run (``--save-runs``, ``--maps``, ``--checkpoint``).
 
-    Refused: a file where the folder should be, a folder that cannot be made or written, and a
-    ``DIR/<implementation>.somrun`` that exists (unless ``force``). Nothing is created here: the
-    folder is made when the first run is saved, so a refused or failed run leaves nothing behind.
+    A user's implementation is named ``my_som.py:MySom``: the colon is special on Windows and macOS and to
+    scp, so every file takes the one safe form (``my_som.py_MySom``).
     """
-    from som_studio.storage.runfile import SUFFIX
-    from som_studio.storage.writers import OutputError, check_writable
+    from som_studio.report.tables import safe_file_stem
 
+    return safe_file_stem(name)
+
+
+def saved_run_path(folder: str | os.PathLike[str], name: str) -> Path:
+    """The file ``--save-runs`` writes for the run of ``name``."""
+    from som_studio.storage.runfile import SUFFIX
+
+    return Path(folder) / f"{run_file_stem(name)}{SUFFIX}"
+
+
+def stdout_folder_refused(flag: str) -> CommandError:
+    """The refusal of ``-`` for an option that writes a folder of files."""
+    return CommandError(
+        f"{flag}: " + _("- is standard output, which a folder of files cannot go to; give a folder name")
+    )
+
+
+def check_folder(folder: str, flag: str) -> Path:
+    """Refuse, before any training, a folder an option writes its files into (made when first written).
+
+    Refused: ``-`` (standard output), a file where the folder should be, and a folder that cannot
+    be made or written. Nothing is created here, so a refused or failed run leaves nothing behind.
+    """
     p = Path(folder)
-    prefix = f"--save-runs: {folder}: "
+    prefix = f"{flag}: {folder}: "
+    if folder == STDOUT:
+        raise stdout_folder_refused(flag)
     if p.exists() and not p.is_dir():
         raise CommandError(prefix + _("is a file, not a folder"))
-    # The nearest folder that exists: the runs folder is made inside it.
+    # The nearest folder that exists: the folder is made inside it.
     made_in = next((q for q in (p, *p.parents) if q.exists()), Path("."))
     if not made_in.is_dir():
         why = _("{path} is not a folder").format(path=made_in)
         raise CommandError(prefix + _("cannot create ({why})").format(why=why))
-    if not os.access(made_in, os.W_OK | os.X_OK):
+    if not os.access(made_in, os.W_OK | os.X_OK) or not _takes_new_files(made_in):
         why = _("{path} is not writable").format(path=made_in)
         raise CommandError(prefix + _("cannot create ({why})").format(why=why))
+    return p
+
+
+def _takes_new_files(folder: Path) -> bool:
+    """Whether a file can be made in ``folder``: for root, :func:`os.access` says yes to /proc and to a
+    read-only mount, which refuse it all the same."""
+    import tempfile
+
+    try:
+        fd, name = tempfile.mkstemp(prefix=".som-studio-probe-", dir=folder)
+    except OSError:
+        return False
+    os.close(fd)
+    os.unlink(name)
+    return True
+
+
+def check_save_runs(folder: str, names: list[str], force: bool) -> Path:
+    """Refuse ``--save-runs DIR`` up front, before any training.
+
+    Refused: what :func:`check_folder` refuses, and a ``DIR/<implementation>.somrun`` that exists
+    (unless ``force``). The folder is made when the first run is saved.
+    """
+    from som_studio.storage.writers import OutputError, check_writable
+
+    p = check_folder(folder, "--save-runs")
     if p.is_dir():
         for name in names:
             try:
-                check_writable(p / f"{name}{SUFFIX}", force)
+                check_writable(saved_run_path(p, name), force)
             except OutputError as exc:
                 raise CommandError(f"--save-runs: {exc}") from None
     return p

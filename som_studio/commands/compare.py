@@ -13,9 +13,13 @@ from som_studio.commands.common import (
     CommandError,
     add_checkpoint_options,
     add_run_options,
+    check_distinct,
     check_output,
     checkpoint_plan,
     configs_from_args,
+    one_stdout,
+    saved_runs,
+    stdout_folder_refused,
     wrote,
 )
 from som_studio.comparison.words import level_text
@@ -33,7 +37,7 @@ write what you ask for:
                       configuration, the environment, and flags on suspect
                       numbers (recompiles, noisy iterations, differing configs)
   --pdf FILE.pdf      the same report as a PDF
-  --csv FILE          one row per timed chunk per run
+  --csv FILE          one row per timed chunk per run; - prints it
   --json FILE         every run's full record (the schema of `bench --json`);
                       - prints it (the table and flags then go to stderr)
   --animation FILE    the maps' evolution, all runs side by side; the format
@@ -66,7 +70,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     o = p.add_argument_group("files to write (each checked before training starts)")
     o.add_argument("--report", metavar="FILE.html", help="the report as one self-contained HTML page")
     o.add_argument("--pdf", metavar="FILE.pdf", help="the report as PDF")
-    o.add_argument("--csv", metavar="FILE.csv", help="one row per timed chunk per run")
+    o.add_argument(
+        "--csv", metavar="FILE.csv", help="one row per timed chunk per run; - prints it (the table then goes to stderr)"
+    )
     o.add_argument(
         "--json",
         metavar="FILE.json",
@@ -91,6 +97,8 @@ def _maps_paths(folder: str, names: list[str], force: bool) -> tuple[Path, dict[
     from som_studio.report.export import map_file_names
     from som_studio.storage.writers import OutputError, check_writable
 
+    if folder == STDOUT:
+        raise stdout_folder_refused("--maps")
     d = Path(folder)
     if d.exists() and not d.is_dir():
         raise CommandError(f"--maps: {d}: " + _("is a file, not a folder"))
@@ -117,10 +125,11 @@ def _maps_paths(folder: str, names: list[str], force: bool) -> tuple[Path, dict[
 def check_outputs(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
     """Every output checked before training; returns what to write where."""
     reads = {"--data": args.data}
+    one_stdout({"--json": args.json, "--csv": args.csv})
     out: dict[str, Any] = {
         "report": check_output(args.report, args.force, flag="--report", suffixes=REPORT_SUFFIXES),
         "pdf": check_output(args.pdf, args.force, flag="--pdf", suffixes=(".pdf",)),
-        "csv": check_output(args.csv, args.force, flag="--csv", reads=reads),
+        "csv": STDOUT if args.csv == STDOUT else check_output(args.csv, args.force, flag="--csv", reads=reads),
         "json": STDOUT if args.json == STDOUT else check_output(args.json, args.force, flag="--json", reads=reads),
         "animation": None,
         "maps": None,
@@ -132,11 +141,12 @@ def check_outputs(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
     if args.animation is not None:
         from som_studio.report.animation import AnimationError, animation_format
 
+        path = check_output(args.animation, args.force, flag="--animation", reads=reads)
         try:
             fmt = animation_format(args.animation)
         except AnimationError as exc:
             raise CommandError(f"--animation: {exc}") from None
-        out["animation"] = (check_output(args.animation, args.force, flag="--animation", reads=reads), fmt)
+        out["animation"] = (path, fmt)
     if args.maps is not None:
         out["maps"] = _maps_paths(args.maps, names, args.force)
 
@@ -145,7 +155,7 @@ def check_outputs(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
         for flag, p in (
             ("--report", out["report"]),
             ("--pdf", out["pdf"]),
-            ("--csv", out["csv"]),
+            ("--csv", out["csv"] if out["csv"] != STDOUT else None),
             ("--json", out["json"] if out["json"] != STDOUT else None),
             ("--animation", out["animation"][0] if out["animation"] else None),
         )
@@ -153,15 +163,7 @@ def check_outputs(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
     ]
     if out["maps"]:
         files += [("--maps", p) for p in out["maps"][1].values()]
-    seen: dict[Path, str] = {}
-    for flag, p in files:
-        key = p.resolve()
-        if key in seen:
-            raise CommandError(
-                f"{flag}: "
-                + _("{path} is also the file of {other}; give each output its own file").format(path=p, other=seen[key])
-            )
-        seen[key] = flag
+    check_distinct([*files, *saved_runs(args.save_runs, names)])
 
     if out["report"] or out["pdf"]:
         # Fail now, not after minutes of training, if Qt cannot draw here.
@@ -189,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
     except TrainingInterrupted as stop:  # Ctrl-C: what ran is still compared and written
         runs, interrupted = stop.runs, True
     comparison = compare(runs, baseline=args.baseline, title=args.title)
-    text_out = sys.stderr if args.json == STDOUT else sys.stdout  # stdout holds the JSON alone
+    text_out = sys.stderr if _prints_output(args) else sys.stdout  # stdout holds the JSON or CSV alone
     for flag in comparison.flags:
         print(f"{level_text(flag.level)}: {flag.text}", file=text_out)
     write_outputs(comparison, outputs, force=args.force, max_frames=args.frames)
@@ -205,6 +207,11 @@ def run(args: argparse.Namespace) -> int:
         print(_("som-studio {command}: interrupted").format(command="compare"), file=sys.stderr)
         return 130
     return 0 if all(r.record.status == "ok" for r in runs) else 1
+
+
+def _prints_output(args: argparse.Namespace) -> bool:
+    """Whether ``--json -`` or ``--csv -`` takes standard output (what is printed then goes to stderr)."""
+    return STDOUT in (args.json, args.csv)
 
 
 class TrainingInterrupted(Exception):
@@ -248,7 +255,7 @@ def train(args: argparse.Namespace, configs: list[Any], snapshots: bool = False)
         )
     except Interrupted as stop:
         records, interrupted = stop.records, True
-    text_out = sys.stderr if args.json == STDOUT else sys.stdout  # stdout holds the JSON alone
+    text_out = sys.stderr if _prints_output(args) else sys.stdout  # stdout holds the JSON or CSV alone
     # The report's baselines; its notes (printed after) say where each run's wall time went.
     print(format_table(records, args.baseline, prefer_numpy=True, flags=False), file=text_out)
     runs = [r.stored() for r in recorders[: len(records)]]
@@ -290,7 +297,9 @@ def write_outputs(comparison: Any, outputs: dict[str, Any], *, force: bool, max_
         sys.stdout.write(str(exporter.content("json")))
     elif outputs["json"]:
         write("json", outputs["json"])
-    if outputs["csv"]:
+    if outputs["csv"] == STDOUT:
+        sys.stdout.write(str(exporter.content("csv")))
+    elif outputs["csv"]:
         write("csv", outputs["csv"])
     if outputs["maps"]:
         folder, _paths = outputs["maps"]

@@ -60,7 +60,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="features per example (3 for colours); default %(default)s",
     )
     p.add_argument("--precision", choices=cfgmod.PRECISIONS, default="float32", help="default %(default)s")
-    p.add_argument("--json", metavar="FILE", help="write the layout's sharding description as JSON (needs --layout)")
+    p.add_argument(
+        "--json",
+        metavar="FILE",
+        help="write the layout's sharding description as JSON (needs --layout); "
+        "- prints it (the text then goes to stderr)",
+    )
     p.add_argument("--force", action="store_true", help="overwrite --json FILE if it exists")
     return p
 
@@ -82,9 +87,9 @@ def run(args: argparse.Namespace) -> int:
             raise CommandError(exc.refusal.text(flag_names())) from None
     json_path = None
     if args.json:
-        from som_studio.commands.common import check_output
+        from som_studio.commands.common import STDOUT, check_output
 
-        json_path = check_output(args.json, args.force)
+        json_path = None if args.json == STDOUT else check_output(args.json, args.force, flag="--json")
 
     jax = jax_runtime.jax()
     devs = jax.devices()
@@ -119,7 +124,13 @@ def run(args: argparse.Namespace) -> int:
         itemsize=itemsize,
         devices=infos,
     )
-    print(sharding.render_text(desc, precision=args.precision))
+    if args.json == STDOUT:  # stdout holds the JSON alone
+        from som_studio.storage.writers import json_text
+
+        print(sharding.render_text(desc, precision=args.precision), file=sys.stderr)
+        sys.stdout.write(json_text(desc))
+    else:
+        print(sharding.render_text(desc, precision=args.precision))
     if json_path is not None:
         from som_studio.storage.writers import OutputError, write_json
 

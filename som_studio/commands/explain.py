@@ -8,15 +8,18 @@ from pathlib import Path
 from typing import Any
 
 from som_studio.commands.common import (
+    STDOUT,
     CommandError,
     add_run_options,
+    check_distinct,
     check_output,
     configs_from_args,
+    saved_runs,
     write_runs_json,
     wrote,
 )
 from som_studio.config import setting_named
-from som_studio.i18n import _
+from som_studio.i18n import _, ngettext
 
 HELP = "show what XLA compiled for an implementation: kernels, FLOPs, bytes, the roofline; write its HLO"
 
@@ -67,7 +70,11 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help=f"write a jax.profiler trace of {TRACE_ITERATIONS} iterations into DIR (one JAX implementation in "
         "--impl; Perfetto and Chrome's trace viewer open its perfetto_trace.json.gz)",
     )
-    o.add_argument("--json", metavar="FILE", help="write every run's full record as JSON, extra.inside included")
+    o.add_argument(
+        "--json",
+        metavar="FILE",
+        help="write every run's full record as JSON, extra.inside included; - prints it (the tables then go to stderr)",
+    )
     return p
 
 
@@ -78,6 +85,16 @@ def run(args: argparse.Namespace) -> int:
     reads = {"--data": args.data}
     jax_impls = [c.impl for c in configs if registry.get(c.impl).backend == "jax"]
     for flag, value in (("--hlo", args.hlo), ("--trace", args.trace)):
+        if value is not None and not jax_impls:
+            others = [c.impl for c in configs]
+            raise CommandError(
+                f"{flag}: "
+                + ngettext(
+                    "{names} is not a JAX implementation; name one in {impl} (such as {example})",
+                    "{names} are not JAX implementations; name one in {impl} (such as {example})",
+                    len(others),
+                ).format(names=", ".join(others), impl="--impl", example=setting_named("impl").default)
+            )
         if value is not None and len(jax_impls) != 1:
             raise CommandError(
                 f"{flag}: "
@@ -86,9 +103,9 @@ def run(args: argparse.Namespace) -> int:
                 )
             )
     hlo_path = check_output(args.hlo, args.force, flag="--hlo", reads=reads)
-    json_path = check_output(args.json, args.force, flag="--json", reads={**reads, "--hlo": args.hlo})
-    if hlo_path is not None and json_path is not None and _same(hlo_path, json_path):
-        raise CommandError("--json: " + _("{path}: is also {flag}").format(path=args.json, flag="--hlo"))
+    to_stdout = args.json == STDOUT
+    json_path = None if to_stdout else check_output(args.json, args.force, flag="--json", reads=reads)
+    check_distinct([("--hlo", hlo_path), ("--json", json_path), *saved_runs(args.save_runs, [c.impl for c in configs])])
     trace_dir = _trace_dir(args.trace, reads)
 
     from som_studio.commands.bench import Interrupted, format_table, run_configs
@@ -111,9 +128,10 @@ def run(args: argparse.Namespace) -> int:
     names = [r.impl for r in records]
     from som_studio.report.inside import format_inside_table
 
-    print(format_table(records, args.baseline, flags=False))
-    print()
-    print(format_inside_table(names, records))
+    out = sys.stderr if to_stdout else sys.stdout  # stdout holds the JSON alone
+    print(format_table(records, args.baseline, flags=False), file=out)
+    print(file=out)
+    print(format_inside_table(names, records), file=out)
     jax_records = [r for r in records if r.impl in jax_impls]
     if hlo_path is not None:
         progs = ((jax_records[0].extra.get("inside") or {}).get("programs") or {}) if jax_records else {}
@@ -123,7 +141,12 @@ def run(args: argparse.Namespace) -> int:
         _write_text(hlo_path, text, args.force)
         for r in jax_records:  # the JSON keeps the figures; the text went to --hlo
             (r.extra.get("inside") or {}).pop("programs", None)
-    if json_path is not None:
+    if to_stdout:
+        from som_studio.session.record import runs_document
+        from som_studio.storage.writers import json_text
+
+        sys.stdout.write(json_text(runs_document(records)))
+    elif json_path is not None:
         write_runs_json(json_path, records, args.force)
     if trace_dir is not None:
         where = _profile(configs[[c.impl for c in configs].index(jax_impls[0])], trace_dir)
@@ -131,29 +154,14 @@ def run(args: argparse.Namespace) -> int:
     return 0 if all(r.status == "ok" for r in records) else 1
 
 
-def _same(a: Path, b: Path) -> bool:
-    return a.resolve() == b.resolve()
-
-
 def _trace_dir(value: str | None, reads: dict[str, str | None]) -> Path | None:
     """``--trace DIR`` checked before any training: a folder (made if missing) that can be written."""
     if value is None:
         return None
-    import os
+    from som_studio.commands.common import check_folder, check_not_read
 
-    from som_studio.commands.common import check_not_read
-
-    p = Path(value)
-    check_not_read(p, reads, flag="--trace")
-    if p.exists() and not p.is_dir():
-        raise CommandError(f"--trace: {value}: " + _("is a file, not a folder"))
-    made_in = next((q for q in (p, *p.parents) if q.exists()), Path("."))
-    if not made_in.is_dir() or not os.access(made_in, os.W_OK | os.X_OK):
-        raise CommandError(
-            f"--trace: {value}: "
-            + _("cannot create ({why})").format(why=_("{path} is not writable").format(path=made_in))
-        )
-    return p
+    check_not_read(value, reads, flag="--trace")
+    return check_folder(value, "--trace")
 
 
 def _write_text(path: Path, text: str, force: bool) -> None:

@@ -12,10 +12,13 @@ from som_studio.commands.common import (
     STDOUT,
     CommandError,
     add_run_options,
+    check_distinct,
     check_output,
     check_save_runs,
     flag_names,
     option_values,
+    saved_run_path,
+    saved_runs,
     wrote,
 )
 from som_studio.i18n import _, ljust, text_width
@@ -121,6 +124,7 @@ def run(args: argparse.Namespace) -> int:
     stems = [row_name({k: shown(v) for k, v in c.items()}) for c in combos]
     if args.save_runs:
         check_save_runs(args.save_runs, stems, args.force)
+    check_distinct([("--json", json_path), ("--report", report_path), *saved_runs(args.save_runs, stems)])
 
     from som_studio.api import prepare
     from som_studio.sweeps import IMPL, train_together
@@ -157,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
         folder.mkdir(parents=True, exist_ok=True)
         for i, stem in enumerate(stems):
             try:
-                path = result.run(i).save(folder / f"{stem}.somrun", force=args.force)
+                path = result.run(i).save(saved_run_path(folder, stem), force=args.force)
             except (OutputError, ValueError) as exc:
                 raise CommandError(f"--save-runs: {exc}") from None
             if not args.quiet:

@@ -49,6 +49,12 @@ class CtrlC:
         self.session = session
         self.cancellable = False
 
+    def check(self) -> None:
+        """Stop here if Ctrl-C came and was swallowed: pyarrow catches the :class:`KeyboardInterrupt` the
+        handler raises inside its lazy ``import pandas`` (reading a CSV), so only the flag is left."""
+        if self.requested:
+            raise KeyboardInterrupt
+
     def follow(self, ev: Any) -> None:
         """Note the session's phase from its event: cancellable from its compile to its last chunk."""
         if isinstance(ev, Started):

@@ -56,7 +56,14 @@ def test_explain_writes_a_trace_perfetto_opens(tmp_path, capsys):
     [
         (["--impl", "jax-nope"], "unknown implementation"),
         (["--impl", "jax-fused-batch,jax-vmap-batch", "--hlo", "x.hlo"], "--hlo"),
-        (["--impl", "numpy-batch", "--trace", "somewhere"], "--trace"),
+        (
+            ["--impl", "numpy-batch", "--trace", "somewhere"],
+            "--trace: numpy-batch is not a JAX implementation; name one in --impl (such as jax-fused-batch)",
+        ),
+        (
+            ["--impl", "numpy-batch,numpy-online", "--hlo", "x.hlo"],
+            "--hlo: numpy-batch, numpy-online are not JAX implementations; name one in --impl",
+        ),
     ],
 )
 def test_explain_refuses_bad_input_cleanly(argv, words, capsys, tmp_path, monkeypatch):

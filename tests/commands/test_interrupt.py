@@ -156,3 +156,35 @@ def test_ctrl_c_during_compare_writes_the_report_with_the_cancelled_run(tmp_path
     assert [(r["impl"], r["status"]) for r in _run(doc)] == [("numpy-batch", "ok"), ("numpy-online", "cancelled")]
     html = report.read_text()
     assert "numpy-online" in html and "cancelled" in html
+
+
+@pytest.mark.parametrize(("where", "phase"), [("_load", "loading the data"), ("Session", "preparing the run")])
+def test_a_ctrl_c_swallowed_while_the_data_loads_or_the_run_prepares_stops_there(
+    tmp_path, capsys, monkeypatch, where, phase
+) -> None:
+    # pyarrow's lazy `import pandas` catches the KeyboardInterrupt the handler raises in it: only the
+    # handler's flag is left, and the command stops on it before training.
+    import som_studio.session.session as session_module
+    from som_studio import cli
+    from som_studio.commands import bench
+
+    target = bench if where == "_load" else session_module
+    real = getattr(target, where)
+
+    def swallowed(*args, **kw):
+        try:
+            signal.raise_signal(signal.SIGINT)
+        except KeyboardInterrupt:
+            pass
+        return real(*args, **kw)
+
+    monkeypatch.setattr(target, where, swallowed)
+    doc, runs = tmp_path / "runs.json", tmp_path / "runs"
+    argv = ["bench", "--impl", "numpy-batch,numpy-online", "--grid", "4x3", "--samples", "20", "--epochs", "2"]
+    code = cli.main([*argv, "--steps", "20", "-q", "--json", str(doc), "--save-runs", str(runs)])
+    err = capsys.readouterr().err
+    assert code == 130, err
+    assert "ok in" not in err and "som-studio bench: interrupted" in err
+    (record,) = _run(doc)  # the later run never started
+    assert record["status"] == "cancelled" and record["message"] == f"interrupted (Ctrl-C) while {phase}"
+    assert not runs.exists()  # nothing saved

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from som_studio import cli
@@ -109,3 +111,47 @@ def test_bench_and_compare_refuse_an_output_that_is_their_data(small_run, capsys
         code, _, err = _run(capsys, command, *SMALL, "--data", data, flag, data, "--force")
         assert code == 2 and f"{flag}: {data}: is also this command's input --data" in err
     assert data.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("command", "flag", "saved"),
+    [
+        ("bench", "--json", "numpy-batch.somrun"),
+        ("compare", "--csv", "numpy-batch.somrun"),
+        ("compare", "--json", "numpy-batch.somrun"),
+        ("explain", "--json", "numpy-batch.somrun"),
+        ("sweep", "--json", "sigma_end-1.somrun"),
+    ],
+)
+@pytest.mark.parametrize("kept", [False, True], ids=["new", "kept"])
+def test_no_output_is_a_file_save_runs_writes_not_even_with_force(tmp_path, capsys, command, flag, saved, kept):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    if kept:
+        (runs / saved).write_bytes(b"a run kept before")
+    argv = [*SMALL[2:], "--vary", "sigma_end=1,2"] if command == "sweep" else SMALL
+    code, out, err = _run(capsys, command, *argv, "--save-runs", runs, flag, runs / saved, "--force")
+    assert code == 2 and "Traceback" not in err
+    assert f"{runs / saved} is also the file of " in err and "give each output its own file" in err
+    assert "ok in" not in out + err and "wrote" not in err  # refused before any training
+    assert [p.name for p in runs.iterdir()] == ([saved] if kept else [])
+    if kept:
+        assert (runs / saved).read_bytes() == b"a run kept before"
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+@pytest.mark.parametrize("command", ["bench", "compare"])
+def test_a_checkpoint_folder_that_cannot_be_made_is_refused_before_training(tmp_path, capsys, command):
+    # /proc takes no new folder, not even from root (for whom os.access says it is writable).
+    code, out, err = _run(capsys, command, *SMALL, "--checkpoint", "/proc/som-studio-x/ck")
+    assert code == 2 and "Traceback" not in err
+    assert "--checkpoint: /proc/som-studio-x/ck: cannot create (/proc is not writable)" in err
+    assert "ok in" not in out + err
+    (tmp_path / "ck").mkdir()
+    (tmp_path / "ck" / "numpy-batch").write_text("not a folder")
+    code, out, err = _run(capsys, command, *SMALL, "--checkpoint", tmp_path / "ck")
+    assert code == 2 and f"--checkpoint: {tmp_path / 'ck' / 'numpy-batch'}: is a file, not a folder" in err
+    assert "ok in" not in out + err
+    code, out, err = _run(capsys, command, *SMALL, "--checkpoint", "-")
+    assert code == 2 and "--checkpoint: - is standard output, which a folder of files cannot go to" in err
+    assert not Path("-").exists()

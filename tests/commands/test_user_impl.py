@@ -112,3 +112,19 @@ def test_a_file_that_loops_at_import_is_refused_and_the_command_ends(tmp_path, m
         f"som-studio bench: error: --impl: {tmp_path}/spin.py: did not finish importing within 1.5 s "
         "(does it loop or wait at import?)\n"
     )
+
+
+def test_a_users_run_is_saved_and_checkpointed_under_one_name_without_its_colon(tmp_path, monkeypatch, capsys, forget):
+    (tmp_path / "my_som.py").write_text(GOOD.replace("class Good", "class MySom"))
+    monkeypatch.chdir(tmp_path)
+    small = ["--impl", "./my_som.py:MySom", "--grid", "4x3", "--samples", "20", "--epochs", "2", "--quiet"]
+    code, _, err = _run(capsys, "compare", *small, "--save-runs", "runs", "--maps", "maps", "--checkpoint", "ck")
+    assert code == 0, err
+    assert [p.name for p in (tmp_path / "runs").iterdir()] == ["my_som.py_MySom.somrun"]
+    assert [p.name for p in (tmp_path / "maps").iterdir()] == ["my_som.py_MySom.png"]
+    assert [p.name for p in (tmp_path / "ck").iterdir()] == ["my_som.py_MySom"]
+    # A checkpoint made under the implementation's own name (colon and all) is still resumed.
+    (tmp_path / "ck" / "my_som.py_MySom").rename(tmp_path / "ck" / "my_som.py:MySom")
+    code, _, err = _run(capsys, "bench", *small, "--resume", "ck")
+    assert code == 0, err
+    assert "my_som.py:MySom: resuming at iteration 2 of 2 from ck/my_som.py:MySom" in err
