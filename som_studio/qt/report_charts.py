@@ -110,50 +110,7 @@ def maps_layout(report: Report, legend_px: int = 15, fixed: bool = True, theme: 
     if fixed:
         win = pg.GraphicsLayoutWidget()
     else:
-
-        class MapsWidget(pg.GraphicsLayoutWidget):  # type: ignore[misc]
-            """As many maps a row as their titles leave room for (a title is as wide as its text: four in a
-            narrow page ran past its edge), rows no taller than their maps need, at the top."""
-
-            def __init__(self) -> None:
-                self.plots: list = []
-                self.filler: object = None
-                super().__init__()
-
-            def arrange(self, cols: int) -> None:
-                nonlocal per_row, rows
-                ci = self.ci
-                for item in [*self.plots, self.filler]:
-                    if item is not None and item in ci.items:
-                        ci.removeItem(item)
-                for i, plot in enumerate(self.plots):
-                    ci.addItem(plot, row=i // cols, col=i % cols)
-                per_row, rows = cols, -(-len(self.plots) // cols)
-                grid = ci.layout
-                for c in range(cols):
-                    grid.setColumnStretchFactor(c, 1)
-                for row in range(rows):
-                    grid.setRowStretchFactor(row, 100)  # the maps grow first, up to what they need...
-                self.filler = ci.addLabel("", row=rows, col=0)  # ...this empty row takes the height left over
-                grid.setRowStretchFactor(rows, 1)
-                self.setMinimumHeight(rows * MAP_ROW_MIN_PX)  # in a narrow page the maps scroll, not shrink
-
-            def resizeEvent(self, ev):  # type: ignore[no-untyped-def]
-                from shiboken6 import isValid
-
-                ci = getattr(self, "ci", None)  # not yet while pyqtgraph builds the widget
-                # ...and no longer while Qt takes it down (a resize as it closes).
-                if ci is not None and self.plots and all(isValid(plot.titleLabel) for plot in self.plots):
-                    widest = max(plot.titleLabel.minimumWidth() for plot in self.plots) + 16
-                    cols = max(1, min(len(self.plots), 4, int(self.width() // widest)))
-                    if cols != per_row:
-                        self.arrange(cols)
-                    need = self.width() / per_row * aspect + 72  # the two-line title
-                    for row in range(rows):
-                        ci.layout.setRowMaximumHeight(row, need)
-                super().resizeEvent(ev)
-
-        win = MapsWidget()
+        win = _app_maps_widget(per_row, aspect)
         win.setMinimumHeight(rows * MAP_ROW_MIN_PX)
     win.setBackground(theme.background)
     for i, run in enumerate(runs):
@@ -203,6 +160,57 @@ def maps_layout(report: Report, legend_px: int = 15, fixed: bool = True, theme: 
         win.filler = win.addLabel("", row=rows, col=0)  # ...this empty row takes the height left over
         grid.setRowStretchFactor(rows, 1)
     return win, CHART_WIDTH, panel_h * rows
+
+
+def _app_maps_widget(per_row: int, aspect: float):  # type: ignore[no-untyped-def]
+    """The app's final maps: as many a row as their titles leave room for (a title is as wide as its text: four in
+    a narrow page ran past its edge), rows no taller than their maps need (``aspect``: height over width), at the
+    top; ``per_row`` a row to begin with."""
+    import pyqtgraph as pg
+    from shiboken6 import isValid
+
+    class MapsWidget(pg.GraphicsLayoutWidget):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self.plots: list = []
+            self.filler: object = None
+            self.per_row = per_row
+            super().__init__()
+
+        @property
+        def rows(self) -> int:
+            return -(-len(self.plots) // self.per_row)
+
+        def arrange(self, cols: int) -> None:
+            ci = self.ci
+            for item in [*self.plots, self.filler]:
+                if item is not None and item in ci.items:
+                    ci.removeItem(item)
+            for i, plot in enumerate(self.plots):
+                ci.addItem(plot, row=i // cols, col=i % cols)
+            self.per_row = cols
+            grid = ci.layout
+            for c in range(cols):
+                grid.setColumnStretchFactor(c, 1)
+            for row in range(self.rows):
+                grid.setRowStretchFactor(row, 100)  # the maps grow first, up to what they need...
+            self.filler = ci.addLabel("", row=self.rows, col=0)  # ...this empty row takes the height left over
+            grid.setRowStretchFactor(self.rows, 1)
+            self.setMinimumHeight(self.rows * MAP_ROW_MIN_PX)  # in a narrow page the maps scroll, not shrink
+
+        def resizeEvent(self, ev):  # type: ignore[no-untyped-def]
+            ci = getattr(self, "ci", None)  # not yet while pyqtgraph builds the widget
+            # ...and no longer while Qt takes it down (a resize as it closes).
+            if ci is not None and self.plots and all(isValid(plot.titleLabel) for plot in self.plots):
+                widest = max(plot.titleLabel.minimumWidth() for plot in self.plots) + 16
+                cols = max(1, min(len(self.plots), 4, int(self.width() // widest)))
+                if cols != self.per_row:
+                    self.arrange(cols)
+                need = self.width() / self.per_row * aspect + 72  # the two-line title
+                for row in range(self.rows):
+                    ci.layout.setRowMaximumHeight(row, need)
+            super().resizeEvent(ev)
+
+    return MapsWidget()
 
 
 def _esc(text: str) -> str:

@@ -267,11 +267,7 @@ class Training:
             feature_names=_feature_names(source, table),
             scaling=_scaling(table) if problem.stream is None else _scaling_of(problem.stream.scaling),
         )
-        if saved is not None:
-            # What was measured before the checkpoint, said again: a watcher's quality plot goes on from it (it
-            # waited for a first measurement the resumed run does not make again).
-            for h in record.history:
-                yield QualityMeasured(int(h["iteration"]), float(h["qe"]), float(h["te"]))
+        yield from self._measured_before(saved)
         if self.session.checkpoint is not None:
             # Orbax's imports done before anything of the run is compiled: they register JAX options that
             # are part of every program's cache key, so a program compiled before they end is compiled again
@@ -513,6 +509,13 @@ class Training:
             record.message = ngettext(
                 "cancelled after {done:,} of {n:,} iteration", "cancelled after {done:,} of {n:,} iterations", T
             ).format(done=it, n=T)
+
+    def _measured_before(self, saved: Saved | None) -> Generator[Event, None, None]:
+        """A resumed run's measurements before its checkpoint, said again: a watcher's quality plot goes on from
+        them (it waited for a first measurement the resumed run does not make again)."""
+        if saved is not None:
+            for h in self.record.history:
+                yield QualityMeasured(int(h["iteration"]), float(h["qe"]), float(h["te"]))
 
     def finish(self) -> Generator[Event, None, None]:
         """Totals, the final map and its quality, the model (hits, labels), the inside, then ``Finished``."""
