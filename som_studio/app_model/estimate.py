@@ -61,6 +61,8 @@ def time_text(config: RunConfig, records: Iterable[RunRecord]) -> str:
     s = seconds(config, records)
     if s is None:
         return ""
+    if s < 0.5:  # "about under 1 s" does not read
+        return _("Time: under a second, as the last kept run of this problem went")
     return _("Time: about {duration}, as the last kept run of this problem went").format(duration=duration_words(s))
 
 

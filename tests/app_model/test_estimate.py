@@ -21,6 +21,10 @@ def test_the_last_kept_run_of_the_same_problem_tells():
     old, new = _record(CFG.replace(steps=400), 1e-3), _record(CFG.replace(steps=400, seed=9), 2e-4, compile_s=1.5)
     assert seconds(CFG, [old, new]) == pytest.approx(1.5 + 1_000_000 * 2e-4)  # the most recent (last)
     assert time_text(CFG, [old, new]) == "Time: about 3 min 22 s, as the last kept run of this problem went"
+    quick = _record(CFG.replace(steps=10), 1e-7, compile_s=0.01)
+    assert (
+        time_text(CFG.replace(steps=10), [quick]) == "Time: under a second, as the last kept run of this problem went"
+    )
     # A cancelled run's chunks tell as well; another problem, implementation or layout does not.
     assert seconds(CFG, [_record(CFG, 1e-3, status="cancelled")]) == pytest.approx(2 + 1000)
     for other in (CFG.replace(width=25), CFG.replace(impl="numpy-online"), CFG.replace(precision="float64")):
