@@ -55,6 +55,21 @@ def test_non_numeric_column_is_named_with_the_flags(tmp_path):
         assert flag in msg
 
 
+@pytest.mark.parametrize(
+    ("text", "names", "rows"),
+    [
+        ("sepal length (cm)\n5.1\n4.9\n4.7\n", ("sepal length (cm)",), 3),  # one column: its name holds spaces
+        ("a b  c\n1 2  3\n4 5 6\n", ("a", "b", "c"), 2),  # spaces still separate where the rows have them
+    ],
+)
+def test_a_name_with_spaces_above_one_column_is_one_name(tmp_path, text, names, rows):
+    p = tmp_path / "one.csv"
+    p.write_text(text)
+    assert CsvReader(p).columns == names
+    t = read_table(p)
+    assert t.feature_names == names and t.values.shape == (rows, len(names))
+
+
 def test_unknown_column_lists_the_columns(tmp_path):
     p = tmp_path / "iris.csv"
     p.write_text(IRIS_HEAD)

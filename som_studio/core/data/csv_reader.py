@@ -91,13 +91,10 @@ class CsvReader:
             raise DataError(_("{path}: the file is empty").format(path=p))
         line, text = first
         self._first_line = line
-        try:
-            self.delimiter = csv.Sniffer().sniff(text, delimiters=",;\t ").delimiter
-        except csv.Error:
-            self.delimiter = ","
-        cells = self._split(text)
         second = next(lines, None)
         lines.close()
+        self.delimiter = _delimiter(text, second[1] if second else None)
+        cells = self._split(text)
         self.header = self._is_header(cells, self._split(second[1]) if second else None)
         self.width = len(cells)
         names = self._names(cells) if self.header else list(default_feature_names(len(cells)))
@@ -383,6 +380,22 @@ class CsvReader:
             )
         # float() reads "nan" spellings the MISSING set does not list ("-nan", "NAN ")
         return v
+
+
+def _delimiter(first: str, below: str | None) -> str:
+    """The delimiter of a table whose first line is ``first`` (``below``: the next line, if any), sniffed on the
+    first line: a header names its columns with no quotes to guide the sniffing.
+
+    Spaces separate only where the line below has one too: a one-column file's name may hold spaces
+    (``sepal length (cm)`` above ``5.1``), and is one name.
+    """
+    candidates = ",;\t "
+    if below is not None and " " not in below.strip():
+        candidates = ",;\t"
+    try:
+        return csv.Sniffer().sniff(first, delimiters=candidates).delimiter
+    except csv.Error:
+        return ","
 
 
 def _stripped(column: Any) -> np.ndarray:
