@@ -52,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from som_studio.core.data.checks import PYARROW_INSTALL, DataError, check_known_rows
+from som_studio.core.data.checks import PYARROW_INSTALL, DataError, check_known_rows, column_flag
 from som_studio.core.data.csv_reader import CsvReader
 from som_studio.core.data.frames import non_numeric_column
 from som_studio.core.data.npy import load_npy, open_npy
@@ -416,7 +416,7 @@ def _check_types(f: Path, kind: str, features: tuple[str, ...]) -> None:
     for name in features:
         t = schema.field(name).type
         if _kind_of(t) != "number":
-            raise DataError(non_numeric_column(str(f), name, t, lambda key, col: f"{_FLAGS[key]} {col}"))
+            raise DataError(non_numeric_column(str(f), name, t, lambda key, col: column_flag(_FLAGS[key], col)))
 
 
 def _open_npy(files: list[Path]) -> tuple[tuple[str, ...], list[Unit]]:
