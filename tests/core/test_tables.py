@@ -55,6 +55,57 @@ def test_non_numeric_column_is_named_with_the_flags(tmp_path):
         assert flag in msg
 
 
+SPACED = "sepal length (cm),sepal width (cm),target\n" + "".join(f"5.{i},3.{i},{i % 3}\n" for i in range(9))
+
+
+@pytest.mark.parametrize("arrow", [True, False])
+def test_a_bad_cell_below_numbers_is_said_to_be_no_number_nor_missing_value(tmp_path, monkeypatch, arrow):
+    from som_studio.core.data import csv_reader
+
+    p = tmp_path / "q.csv"
+    p.write_text(SPACED.replace("\n5.5,3.5,", "\n5.5,?,"))
+    if arrow:  # pyarrow's blocks of a few rows: the numbers above it were read by pyarrow
+        pytest.importorskip("pyarrow")
+        monkeypatch.setattr(csv_reader, "ARROW_BLOCK_BYTES", 64)
+        monkeypatch.setattr(csv_reader, "ARROW_MIN_BYTES", 0)
+    with pytest.raises(DataError) as info:
+        read_table(p, labels="target")
+    assert str(info.value) == (
+        f"{p}: non-numeric value '?' at row 7, column 2 ('sepal width (cm)'), which holds numbers in the rows above: "
+        "neither a number nor a missing value (an empty cell or NA, NaN, N/A, in upper or lower case); write it as "
+        "a number or as one of those, or leave the column out (--ignore 'sepal width (cm)')"
+    )
+    assert {m.lower() for m in csv_reader.MISSING_SHOWN} | {""} == csv_reader.MISSING  # the markers named are read
+
+
+def test_a_bad_cell_with_nothing_above_it_may_be_a_text_column_and_flags_are_quoted(tmp_path):
+    p = tmp_path / "q.csv"
+    p.write_text(SPACED.replace("\n5.0,3.0,", "\n5.0,?,"))  # the first row: a text column's first cell, perhaps
+    with pytest.raises(DataError) as info:
+        read_table(p, labels="target")
+    assert str(info.value) == (
+        f"{p}: non-numeric value '?' at row 2, column 2 ('sepal width (cm)'): a text column can be the labels "
+        "(--labels 'sepal width (cm)'), left out (--ignore 'sepal width (cm)') or carried through "
+        "(--id 'sepal width (cm)'); in a column of numbers, a missing value is an empty cell or NA, NaN, N/A, in "
+        "upper or lower case"
+    )
+    q = tmp_path / "m.csv"  # missing values above it are no numbers
+    q.write_text(SPACED.replace("\n5.0,3.0,", "\n5.0,NA,").replace("\n5.1,3.1,", "\n5.1,oops,"))
+    with pytest.raises(DataError, match="a text column can be the labels"):
+        read_table(q, labels="target")
+
+
+def test_a_bad_cell_in_a_runs_feature_names_the_missing_values(tmp_path):
+    p = tmp_path / "q.csv"
+    p.write_text(SPACED.replace("\n5.0,3.0,", "\n5.0,?,"))
+    with pytest.raises(DataError) as info:
+        list(CsvReader(p, labels="target", roles=False).chunks())
+    assert str(info.value).endswith(
+        "column 2 ('sepal width (cm)'): neither a number nor a missing value (an empty cell or NA, NaN, N/A, in "
+        "upper or lower case)"
+    )
+
+
 @pytest.mark.parametrize(
     ("text", "names", "rows"),
     [

@@ -16,13 +16,15 @@ from typing import Any
 
 import numpy as np
 
-from som_studio.core.data.checks import DataError, cannot_read, check_known_rows, check_path
+from som_studio.core.data.checks import DataError, cannot_read, check_known_rows, check_path, column_flag
 from som_studio.core.data.encoding import detect_encoding
 from som_studio.core.data.table import default_feature_names
 from som_studio.i18n import _
 
 # Cell texts read as a missing value (compared in lower case).
 MISSING = frozenset({"", "na", "nan", "n/a"})
+#: :data:`MISSING`'s texts as messages write them (beside "an empty cell").
+MISSING_SHOWN = ("NA", "NaN", "N/A")
 # A number written with a decimal comma (thousands grouped by points or not): "5,1", "-1.234,5".
 DECIMAL_COMMA = re.compile(r"[+-]?\d{1,3}(\.\d{3})*,\d+|[+-]?\d+,\d+")
 
@@ -116,6 +118,9 @@ class CsvReader:
                 _("{path}: no feature column is left once labels, id and ignored columns are set aside").format(path=p)
             )
         self.feature_names: tuple[str, ...] = tuple(names[j] for j in self.feature_columns)
+        # Which feature columns hold a number in the rows read so far: a bad cell below numbers is a typo or an
+        # unknown mark of a missing value, not a text column to give a role.
+        self._numbers = np.zeros(len(self.feature_columns), bool)
 
     def _is_header(self, cells: list[str], below: list[str] | None) -> bool:
         """Whether the first row ``cells`` names the columns (``below``: the next row's cells, if any).
@@ -263,8 +268,10 @@ class CsvReader:
             values = np.empty((batch.num_rows, len(features)), np.float64)
             for k, n in enumerate(features):
                 values[:, k] = batch.column(n).to_numpy(zero_copy_only=False)
-            if np.isinf(values).any() or np.isnan(values).all(axis=1).any():
+            known = ~np.isnan(values)
+            if np.isinf(values).any() or not known.any(axis=1).all():
                 return done  # a blank line (pyarrow's row of nulls), an unknown row or an infinite value
+            self._numbers |= known.any(axis=0)
             labels = _stripped(batch.column(texts[self.label_index])) if self.label_index is not None else None
             ids = _stripped(batch.column(texts[self.id_index])) if self.id_index is not None else None
             for at in range(0, batch.num_rows, rows):
@@ -311,7 +318,12 @@ class CsvReader:
                         path=self.path, row=n, n=len(r), width=self.width
                     )
                 )
-            buf_v.append([self._number(r[j], n, j) for j in cols])
+            try:
+                buf_v.append([self._number(r[j], n, j) for j in cols])
+            except _NotANumber as bad:
+                k = cols.index(bad.column)
+                above = bool(self._numbers[k]) or any(not math.isnan(row[k]) for row in buf_v)
+                raise DataError(self._not_a_number(r[bad.column], n, bad.column, above)) from None
             if self.label_index is not None:
                 buf_l.append(r[self.label_index])
             if self.id_index is not None:
@@ -326,6 +338,8 @@ class CsvReader:
 
     def _chunk(self, first: int, v: list[list[float]], lab: list[str], ids: list[str], lines: list[int]) -> Chunk:
         values = np.array(v, dtype=np.float64).reshape(len(v), len(self.feature_columns))
+        if not self._numbers.all():
+            self._numbers |= ~np.isnan(values).all(axis=0)
         line_arr = np.array(lines, dtype=np.int64)
         check_known_rows(values, str(self.path), line_arr, first)
         return Chunk(
@@ -350,28 +364,7 @@ class CsvReader:
                         "with a decimal point: save the table with '.' as its decimal separator"
                     ).format(path=self.path, value=cell, row=line, column=j + 1, named=named)
                 ) from None
-            if not self.roles:
-                raise DataError(
-                    _("{path}: non-numeric value {value!r} at row {row}, column {column}{named}").format(
-                        path=self.path, value=cell, row=line, column=j + 1, named=named
-                    )
-                ) from None
-            flag = self.columns[j]
-            raise DataError(
-                _(
-                    "{path}: non-numeric value {value!r} at row {row}, column {column}{named}: a text column "
-                    "can be the labels ({labels}), left out ({ignore}) or carried through ({id})"
-                ).format(
-                    path=self.path,
-                    value=cell,
-                    row=line,
-                    column=j + 1,
-                    named=named,
-                    labels=f"--labels {flag}",
-                    ignore=f"--ignore {flag}",
-                    id=f"--id {flag}",
-                )
-            ) from None
+            raise _NotANumber(j) from None
         if math.isinf(v):
             raise DataError(
                 _("{path}: infinite value {value!r} at row {row}, column {column}").format(
@@ -380,6 +373,35 @@ class CsvReader:
             )
         # float() reads "nan" spellings the MISSING set does not list ("-nan", "NAN ")
         return v
+
+    def _not_a_number(self, cell: str, line: int, j: int, above: bool) -> str:
+        """The message for ``cell``, neither a number nor a missing value, at ``line`` in column ``j``; ``above``:
+        whether the column holds a number in a row above it (then it is a column of numbers with one bad cell)."""
+        named = f" ({self.columns[j]!r})" if self.header else ""
+        markers = ", ".join(MISSING_SHOWN)
+        where = {"path": self.path, "value": cell, "row": line, "column": j + 1, "named": named, "markers": markers}
+        if not self.roles:  # a run's feature: a column of numbers
+            return _(
+                "{path}: non-numeric value {value!r} at row {row}, column {column}{named}: neither a number nor "
+                "a missing value (an empty cell or {markers}, in upper or lower case)"
+            ).format(**where)
+        name = self.columns[j]
+        if above:
+            return _(
+                "{path}: non-numeric value {value!r} at row {row}, column {column}{named}, which holds numbers in the "
+                "rows above: neither a number nor a missing value (an empty cell or {markers}, in upper or lower "
+                "case); write it as a number or as one of those, or leave the column out ({ignore})"
+            ).format(**where, ignore=column_flag("--ignore", name))
+        return _(
+            "{path}: non-numeric value {value!r} at row {row}, column {column}{named}: a text column can be the "
+            "labels ({labels}), left out ({ignore}) or carried through ({id}); in a column of numbers, a missing "
+            "value is an empty cell or {markers}, in upper or lower case"
+        ).format(
+            **where,
+            labels=column_flag("--labels", name),
+            ignore=column_flag("--ignore", name),
+            id=column_flag("--id", name),
+        )
 
 
 def _delimiter(first: str, below: str | None) -> str:
@@ -396,6 +418,14 @@ def _delimiter(first: str, below: str | None) -> str:
         return csv.Sniffer().sniff(first, delimiters=candidates).delimiter
     except csv.Error:
         return ","
+
+
+class _NotANumber(Exception):
+    """A feature cell in column ``column`` (0-based) is neither a number nor a missing value."""
+
+    def __init__(self, column: int) -> None:
+        super().__init__(column)
+        self.column = column
 
 
 def _stripped(column: Any) -> np.ndarray:
