@@ -288,6 +288,13 @@ class SomRun:
         m = self.model
         optional = [c for c in (m.label_column, m.id_column, *m.ignore) if c]
         reader = CsvReader(p, m.label_column, m.ignore, m.id_column, optional=optional, roles=False)
+        # A run trained on an unnamed column of row numbers as a feature (read so before such a column was left
+        # out) projects with it.
+        keep_index = reader.index_start is not None and reader.columns[0] in self.feature_names
+        if keep_index:
+            reader = CsvReader(
+                p, m.label_column, m.ignore, m.id_column, optional=optional, roles=False, keep_index=True
+            )
         notes = list(reader.notes)
         if not reader.header:
             self._check_width(len(reader.feature_names), str(p))
@@ -311,7 +318,13 @@ class SomRun:
             if unexpected:
                 ignore = (*m.ignore, *unexpected)
                 reader = CsvReader(
-                    p, m.label_column, ignore, m.id_column, optional=[*optional, *unexpected], roles=False
+                    p,
+                    m.label_column,
+                    ignore,
+                    m.id_column,
+                    optional=[*optional, *unexpected],
+                    roles=False,
+                    keep_index=keep_index,
                 )
                 notes.append(
                     _("{path}: left out, the run has no such features: {columns}").format(

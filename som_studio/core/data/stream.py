@@ -57,7 +57,7 @@ from som_studio.core.data.csv_reader import CsvReader
 from som_studio.core.data.frames import non_numeric_column
 from som_studio.core.data.npy import load_npy, open_npy
 from som_studio.core.data.table import default_feature_names
-from som_studio.i18n import _
+from som_studio.i18n import _, ngettext
 
 #: The formats a source reads, by file suffix.
 FORMATS: dict[str, str] = {
@@ -261,6 +261,8 @@ def open_source(
     """Open ``spec`` (a folder, a glob or a file) as a :class:`Source`, reading headers and footers only."""
     files = data_files(spec)
     kind = FORMATS[files[0].suffix.lower()]
+    index: tuple[str, ...] = ()  # a CSV's unnamed column of row numbers, left out
+    notes: list[str] = []
     stamps = []
     for f in files:
         try:
@@ -279,7 +281,7 @@ def open_source(
             )
         columns, units = _open_npy(files)
     else:
-        columns, units = _open_csv(files, labels, ignore, id_column)
+        columns, units, index, notes = _open_csv(files, labels, ignore, id_column)
     by_name = set(columns)
     for key, col in [("labels", labels), ("id_column", id_column)] + [("ignore", c) for c in ignore]:
         if col is not None and col not in by_name:
@@ -290,7 +292,7 @@ def open_source(
                 )
             )
     roles = {labels, id_column, *ignore}
-    features = tuple(c for c in columns if c not in roles)
+    features = tuple(c for c in columns if c not in roles and c not in index)
     if not features:
         raise DataError(
             _("{path}: no feature column is left once labels, id and ignored columns are set aside").format(
@@ -309,6 +311,7 @@ def open_source(
         label_column=labels,
         id_column=id_column,
         stamps=tuple(stamps),
+        notes=tuple(notes),
     )
     if source.rows == 0:
         raise DataError(_("{path}: contains no examples (zero rows)").format(path=spec))
@@ -441,13 +444,21 @@ def _open_npy(files: list[Path]) -> tuple[tuple[str, ...], list[Unit]]:
 
 def _open_csv(
     files: list[Path], labels: str | None, ignore: Sequence[str], id_column: str | None
-) -> tuple[tuple[str, ...], list[Unit]]:
+) -> tuple[tuple[str, ...], list[Unit], tuple[str, ...], list[str]]:
+    """The files' columns, units (a file each), the unnamed column of row numbers every file leaves out (pandas'
+    index; none or the first) and what reading them decided without certainty: the first file's notes, then how
+    many others have notes and the first of them (a folder of a thousand files, each with its index, says so
+    once)."""
     units: list[Unit] = []
     columns: tuple[str, ...] = ()
+    index: tuple[str, ...] = ()
+    notes: list[str] = []
+    others: list[str] = []  # the first note of each other file that has one
     for i, f in enumerate(files):
-        r = CsvReader(f)
+        r = CsvReader(f, labels=labels, ignore=ignore, id_column=id_column)
+        left = (r.columns[0],) if r.index_start is not None else ()
         if i == 0:
-            columns = r.columns
+            columns, index, notes = r.columns, left, list(r.notes)
         elif r.columns != columns:
             lacks = [c for c in columns if c not in r.columns]
             extra = [c for c in r.columns if c not in columns]
@@ -458,10 +469,34 @@ def _open_csv(
                     "every file must have the same columns"
                 ).format(path=f, first=files[0].name, name=name)
             )
+        elif left != index:
+            message = (
+                _(
+                    "{path}: its column 1 ({name!r}) counts the rows, as pandas writes a table's index, and is left "
+                    "out, but {first}'s is data; every file must have the same columns: name the column in the headers"
+                )
+                if left
+                else _(
+                    "{path}: its column 1 ({name!r}) is data, but {first}'s counts the rows, as pandas writes a "
+                    "table's index, and is left out; every file must have the same columns: name the column in the "
+                    "headers"
+                )
+            )
+            raise DataError(message.format(path=f, name=columns[0], first=files[0].name))
+        elif r.notes:
+            others.append(r.notes[0])
         # A CSV holds no row count: it is counted once here, reading the file.
-        n = sum(c.values.shape[0] for c in CsvReader(f, labels=labels, ignore=ignore, id_column=id_column).chunks())
+        n = sum(c.values.shape[0] for c in r.chunks())
         units.append(Unit(i, 0, 0, n))
-    return columns, units
+    if others:
+        notes.append(
+            ngettext(
+                "{n} other file has notes of its own; its first: {note}",
+                "{n} other files have notes of their own; the first one's: {note}",
+                len(others),
+            ).format(n=len(others), note=others[0])
+        )
+    return columns, units, index, notes
 
 
 # -- reading ------------------------------------------------------------------------------------
@@ -716,7 +751,11 @@ class Reader:
 
     def _csv(self, unit: Unit, skip: int) -> Iterator[_Piece]:
         src = self.source
-        r = CsvReader(src.paths[unit.file], labels=src.label_column, ignore=(), id_column=src.id_column)
+        # Every column that is neither a feature nor labels nor ids is ignored (an index too, its count checked
+        # when the source was opened): none is read, and a run never stops on one.
+        roles = {src.label_column, src.id_column, *src.feature_names}
+        ignore = [c for c in src.columns if c not in roles]
+        r = CsvReader(src.paths[unit.file], labels=src.label_column, ignore=ignore, id_column=src.id_column)
         keep = [r.feature_names.index(n) for n in src.feature_names]
         for c in r.chunks():
             n = c.values.shape[0]
