@@ -265,7 +265,12 @@ class SomRun:
         from som_studio.core.data.stream import data_files, is_streamable
 
         if is_streamable(str(path)):  # a folder or a glob: its files in name order, one format
-            for f in data_files(path):
+            left_out: list[str] = []
+            files = data_files(path, left_out)
+            if on_note is not None:
+                for note in left_out:
+                    on_note(note)
+            for f in files:
                 yield from self.project_chunks(f, rows, clusters, on_note)
             return
         p = Path(path)

@@ -158,6 +158,35 @@ def test_bad_folders_are_refused_naming_the_file_and_column(tmp_path, make, word
         stream.open_source(d)
 
 
+@pytest.mark.parametrize("glob", [False, True])
+def test_a_readme_beside_the_data_files_is_left_out_and_said_to_be(tmp_path, glob):
+    x = values(40, 2, missing=0.0)
+    d = tmp_path / "d"
+    d.mkdir()
+    (d / "a.csv").write_text("p,kind\n" + "".join(f"{float(u)!r},k{i % 2}\n" for i, u in enumerate(x[:, 0])))
+    (d / "README.txt").write_text("hi\n")
+    spec = str(d / "*") if glob else d
+    src = stream.open_source(spec, labels="kind")
+    assert src.paths == (d / "a.csv",) and src.rows == 40
+    assert src.notes == (
+        f"{spec}: left out README.txt: a .txt file beside other data files is taken for a note on them; to read "
+        f".txt tables, name them alone ('{d / '*.txt'}')",
+    )
+    np.save(d / "a.npy", x)  # beside a .npy file too, never a second format
+    (d / "a.csv").unlink()
+    assert stream.open_source(spec).format == "npy"
+
+
+def test_a_folder_of_txt_tables_alone_reads_them(tmp_path):
+    d = tmp_path / "d"
+    d.mkdir()
+    for i in range(2):
+        (d / f"t{i}.txt").write_text("p q\n" + "".join(f"{i}.5 {j}\n" for j in range(10)))
+    for spec in (d, str(d / "*.txt")):
+        src = stream.open_source(spec)
+        assert src.files == 2 and src.rows == 20 and src.feature_names == ("p", "q") and src.notes == ()
+
+
 def _indexed_csv(path: Path, x: np.ndarray, start: int) -> None:
     """``x`` as pandas' ``to_csv`` writes it: an unnamed index column counting the rows from ``start``."""
     path.write_text(",a,b\n" + "".join(f"{start + i},{float(u)!r},{float(v)!r}\n" for i, (u, v) in enumerate(x)))

@@ -1,7 +1,8 @@
 """Data sets read in row batches: a folder, a glob or one file of any size, never loaded whole.
 
 A :class:`Source` is opened with :func:`open_source` from ``--data``'s text: a folder (every
-``.parquet``, ``.arrow``/``.feather``, ``.npy`` or ``.csv`` file in it), a quoted glob, or one file.
+``.parquet``, ``.arrow``/``.feather``, ``.npy``, ``.csv`` or ``.tsv`` file in it, and its ``.txt`` files
+where it holds no other data file), a quoted glob, or one file.
 Opening reads only headers and footers, so a 20 GB folder opens in milliseconds, and refuses
 before any training what a run could not use: an empty folder, mixed formats, a file whose columns
 or types differ from the first one's (naming the file and the column), an unreadable or truncated
@@ -43,6 +44,7 @@ from __future__ import annotations
 import glob as globmod
 import os
 import queue
+import shlex
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -199,10 +201,16 @@ class Source:
 # -- opening ------------------------------------------------------------------------------------
 
 
-def data_files(spec: str | os.PathLike[str]) -> list[Path]:
+#: Text files that are data only where they are all a folder or a glob holds: beside other data files, a
+#: ``README.txt`` is a note on them.
+PROSE_SUFFIXES: tuple[str, ...] = (".txt",)
+
+
+def data_files(spec: str | os.PathLike[str], notes: list[str] | None = None) -> list[Path]:
     """The files ``spec`` names: a folder's data files, a glob's matches or the one file (sorted by name).
 
-    An empty folder or a glob matching nothing is refused, as is a folder holding several formats.
+    An empty folder or a glob matching nothing is refused, as is a folder holding several formats. A
+    ``.txt`` file beside other data files is left out, and said in ``notes`` (where given).
     """
     text = str(spec)
     p = Path(text)
@@ -210,7 +218,9 @@ def data_files(spec: str | os.PathLike[str]) -> list[Path]:
         files = sorted(f for f in p.iterdir() if f.is_file() and f.suffix.lower() in FORMATS)
         if not files:
             raise DataError(
-                _("{path}: the folder holds no data files (.parquet, .arrow, .feather, .npy or .csv)").format(path=p)
+                _("{path}: the folder holds no data files (.parquet, .arrow, .feather, .npy, .csv or .tsv)").format(
+                    path=p
+                )
             )
     elif any(c in text for c in "*?["):
         files = sorted(Path(f) for f in globmod.glob(text) if Path(f).is_file())
@@ -218,7 +228,9 @@ def data_files(spec: str | os.PathLike[str]) -> list[Path]:
             raise DataError(_("{path}: no file matches this pattern").format(path=text))
         odd = [f for f in files if f.suffix.lower() not in FORMATS]
         if odd:
-            raise DataError(_("{path}: not a data file (.parquet, .arrow, .feather, .npy or .csv)").format(path=odd[0]))
+            raise DataError(
+                _("{path}: not a data file (.parquet, .arrow, .feather, .npy, .csv or .tsv)").format(path=odd[0])
+            )
     else:
         if not p.exists():
             raise DataError(_("{path}: no such file").format(path=p))
@@ -229,6 +241,20 @@ def data_files(spec: str | os.PathLike[str]) -> list[Path]:
                 )
             )
         files = [p]
+    prose = [f for f in files if f.suffix.lower() in PROSE_SUFFIXES]
+    if prose and len(prose) < len(files):
+        files = [f for f in files if f.suffix.lower() not in PROSE_SUFFIXES]
+        if notes is not None:
+            notes.append(
+                _(
+                    "{path}: left out {names}: a .txt file beside other data files is taken for a note on them; "
+                    "to read .txt tables, name them alone ({pattern})"
+                ).format(
+                    path=text,
+                    names=", ".join(f.name for f in prose[:3]) + (", ..." if len(prose) > 3 else ""),
+                    pattern=shlex.quote(str(Path(text if p.is_dir() else os.path.dirname(text)) / "*.txt")),
+                )
+            )
     kinds = {FORMATS[f.suffix.lower()] for f in files}
     if len(kinds) > 1:
         first = files[0]
@@ -259,10 +285,10 @@ def open_source(
     id_column: str | None = None,
 ) -> Source:
     """Open ``spec`` (a folder, a glob or a file) as a :class:`Source`, reading headers and footers only."""
-    files = data_files(spec)
+    notes: list[str] = []
+    files = data_files(spec, notes)
     kind = FORMATS[files[0].suffix.lower()]
     index: tuple[str, ...] = ()  # a CSV's unnamed column of row numbers, left out
-    notes: list[str] = []
     stamps = []
     for f in files:
         try:
@@ -281,7 +307,8 @@ def open_source(
             )
         columns, units = _open_npy(files)
     else:
-        columns, units, index, notes = _open_csv(files, labels, ignore, id_column)
+        columns, units, index, read_notes = _open_csv(files, labels, ignore, id_column)
+        notes += read_notes
     by_name = set(columns)
     for key, col in [("labels", labels), ("id_column", id_column)] + [("ignore", c) for c in ignore]:
         if col is not None and col not in by_name:
