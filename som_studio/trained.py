@@ -262,7 +262,7 @@ class SomRun:
         ``on_note`` is given each thing reading a CSV decided without certainty (a guessed
         encoding, a header of years: :attr:`CsvReader.notes <som_studio.core.data.CsvReader>`).
         """
-        from som_studio.core.data.stream import data_files, is_streamable
+        from som_studio.core.data.files import data_files, is_streamable
 
         if is_streamable(str(path)):  # a folder or a glob: its files in name order, one format
             left_out: list[str] = []

@@ -44,7 +44,8 @@ from som_studio.core.data import (
     is_frame,
     refuse_empty_array_columns,
 )
-from som_studio.core.data.stream import SIZED_SUFFIXES, Source, is_streamable, open_source
+from som_studio.core.data.files import SIZED_SUFFIXES, is_streamable
+from som_studio.core.data.stream import Source, open_source
 from som_studio.i18n import _
 
 AUTO = "auto"
