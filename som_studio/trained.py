@@ -262,10 +262,15 @@ class SomRun:
         ``on_note`` is given each thing reading a CSV decided without certainty (a guessed
         encoding, a header of years: :attr:`CsvReader.notes <som_studio.core.data.CsvReader>`).
         """
-        from som_studio.core.data.stream import data_files, is_streamable
+        from som_studio.core.data.files import data_files, is_streamable
 
         if is_streamable(str(path)):  # a folder or a glob: its files in name order, one format
-            for f in data_files(path):
+            left_out: list[str] = []
+            files = data_files(path, left_out)
+            if on_note is not None:
+                for note in left_out:
+                    on_note(note)
+            for f in files:
                 yield from self.project_chunks(f, rows, clusters, on_note)
             return
         p = Path(path)
@@ -288,6 +293,13 @@ class SomRun:
         m = self.model
         optional = [c for c in (m.label_column, m.id_column, *m.ignore) if c]
         reader = CsvReader(p, m.label_column, m.ignore, m.id_column, optional=optional, roles=False)
+        # A run trained on an unnamed column of row numbers as a feature (read so before such a column was left
+        # out) projects with it.
+        keep_index = reader.index_start is not None and reader.columns[0] in self.feature_names
+        if keep_index:
+            reader = CsvReader(
+                p, m.label_column, m.ignore, m.id_column, optional=optional, roles=False, keep_index=True
+            )
         notes = list(reader.notes)
         if not reader.header:
             self._check_width(len(reader.feature_names), str(p))
@@ -311,7 +323,13 @@ class SomRun:
             if unexpected:
                 ignore = (*m.ignore, *unexpected)
                 reader = CsvReader(
-                    p, m.label_column, ignore, m.id_column, optional=[*optional, *unexpected], roles=False
+                    p,
+                    m.label_column,
+                    ignore,
+                    m.id_column,
+                    optional=[*optional, *unexpected],
+                    roles=False,
+                    keep_index=keep_index,
                 )
                 notes.append(
                     _("{path}: left out, the run has no such features: {columns}").format(

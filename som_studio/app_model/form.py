@@ -230,7 +230,7 @@ def app_message(record: RunRecord) -> str:
 def read_data(key: DataKey) -> DataInfo:
     """Read the data file ``key`` names, through the resolver's data seam; may take long: call it off the GUI thread."""
     from som_studio.core.data import DataError, file_columns
-    from som_studio.core.data.stream import is_streamable
+    from som_studio.core.data.files import is_streamable
     from som_studio.session.resolve import data_facts, read_source
 
     if is_streamable(key.path) or _too_big_to_load(key.path):
@@ -258,7 +258,8 @@ def _too_big_to_load(path: str) -> bool:
     file large enough to be counted (:func:`~som_studio.session.resolve.text_may_not_fit`), and whose table
     would not fit in memory: the run streams it, and the app must not load it either."""
     from som_studio.core.data import DataError
-    from som_studio.core.data.stream import SIZED_SUFFIXES, open_source
+    from som_studio.core.data.files import SIZED_SUFFIXES
+    from som_studio.core.data.stream import open_source
     from som_studio.session.resolve import text_may_not_fit
 
     sized = os.path.splitext(path)[1].lower() in SIZED_SUFFIXES and os.path.isfile(path)

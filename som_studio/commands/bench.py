@@ -387,6 +387,9 @@ def _load(cfg: Any, silent: bool) -> Any:
     try:
         data = load_data(cfg)
         if not isinstance(data, Table) and data is not None:  # a stream: each session reads it in batches
+            if not silent:
+                for note in data.notes:
+                    print(f"{_('warning')}: {note}", file=sys.stderr)
             if not cfg.stream and not silent:
                 print(
                     _("{path}: {rows:,} rows x {features} would not fit in memory: streamed").format(

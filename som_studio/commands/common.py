@@ -499,7 +499,7 @@ def _files_of(source: str | os.PathLike[str]) -> list[Path]:
     if not _is_set(source):
         return []
     from som_studio.core.data import DataError
-    from som_studio.core.data.stream import data_files
+    from som_studio.core.data.files import data_files
 
     try:
         return data_files(source)
@@ -510,7 +510,7 @@ def _files_of(source: str | os.PathLike[str]) -> list[Path]:
 def _joins(path: str | os.PathLike[str], source: str | os.PathLike[str]) -> bool:
     """Whether a data file written at ``path`` would become one of the set ``source`` names: the next run on
     that folder or glob would read it as data."""
-    from som_studio.core.data.stream import FORMATS
+    from som_studio.core.data.files import FORMATS
 
     out = Path(path)
     if out.suffix.lower() not in FORMATS or not _is_set(source):

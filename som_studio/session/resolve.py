@@ -44,7 +44,8 @@ from som_studio.core.data import (
     is_frame,
     refuse_empty_array_columns,
 )
-from som_studio.core.data.stream import SIZED_SUFFIXES, Source, is_streamable, open_source
+from som_studio.core.data.files import SIZED_SUFFIXES, is_streamable
+from som_studio.core.data.stream import Source, open_source
 from som_studio.i18n import _
 
 AUTO = "auto"
@@ -287,6 +288,7 @@ def source_table(source: Source) -> Table:
         label_column=source.label_column,
         id_column=source.id_column,
         source=source.spec,
+        notes=source.notes,
     )
 
 
@@ -439,7 +441,7 @@ def resolve(values: Mapping[str, Any], *, scale: bool = False, load: bool = True
     got = read(request) if load or from_data else None
     configs = finish(request, got)
     if isinstance(got, Source):
-        return Resolved(configs, None, (), from_data, source=got)
+        return Resolved(configs, None, got.notes, from_data, source=got)
     read_table = got
     if not load:
         return Resolved(configs, read_table, tuple(read_table.notes) if read_table is not None else (), from_data)

@@ -60,6 +60,45 @@ def test_every_source_trains_the_same_map_with_the_same_names(sources):
         assert run.record["config"]["init"] == "pca", name  # init=None: pca for every data source
 
 
+@pytest.mark.filterwarnings("ignore::som_studio.api.DataNote")
+def test_a_frame_pandas_wrote_with_its_index_or_its_column_numbers_trains_as_the_array(values, tmp_path):
+    """pandas' ``to_csv`` writes a header of column numbers (``0,1,2,3``) and, by default, its index as an unnamed
+    first column that counts the rows: the header is a header and the index is no feature, read whole, streamed
+    or projected, and the notes say so."""
+    frame = pd.DataFrame(values)
+    plain, indexed, parts = tmp_path / "plain.csv", tmp_path / "indexed.csv", tmp_path / "parts"
+    frame.to_csv(plain, index=False, float_format="%.17g")
+    frame.to_csv(indexed, float_format="%.17g")
+    parts.mkdir()
+    frame.iloc[:25].to_csv(parts / "a.csv", float_format="%.17g")
+    frame.iloc[25:].to_csv(parts / "b.csv", float_format="%.17g")  # its index goes on from 25
+    want = som_studio.train(values, **SMALL)
+    for data, stream in ((plain, False), (indexed, False), (parts, False), (parts, True)):
+        with pytest.warns(som_studio.api.DataNote) as noted:
+            run = som_studio.train(data, **SMALL, stream=stream)
+        said = " ".join(str(w.message) for w in noted)
+        assert run.feature_names == ["0", "1", "2", "3"], data
+        assert run.record["samples"] == 60, data
+        if not stream:  # a streamed run's initial map is its sample's
+            np.testing.assert_allclose(run.codebook, want.codebook, rtol=1e-6, err_msg=str(data))
+        assert "is read as the header: it numbers the columns" in said
+        assert ("counts the rows from 0, as pandas writes a table's index: it is left out" in said) == (data != plain)
+        projected = run.project(data)
+        np.testing.assert_array_equal(projected.bmu_row, run.project(values).bmu_row)
+
+
+def test_a_run_trained_on_a_column_of_row_numbers_projects_with_it(values, tmp_path):
+    """A run whose features hold a column named as an unnamed column of row numbers is called (``x1``: a file
+    that named it so, or one read before such a column was left out) projects a file with that column on it."""
+    named, unnamed = tmp_path / "named.csv", tmp_path / "unnamed.csv"
+    frame = pd.DataFrame(values[:, :2], columns=["a", "b"])
+    frame.rename_axis("x1").to_csv(named, float_format="%.17g")
+    frame.to_csv(unnamed, float_format="%.17g")
+    run = som_studio.train(named, **SMALL)
+    assert run.feature_names == ["x1", "a", "b"]
+    np.testing.assert_array_equal(run.project(unnamed).bmu_row, run.project(named).bmu_row)
+
+
 def test_columnar_files_read_as_tables_with_labels(tmp_path, values):
     frame = pd.DataFrame(values, columns=NAMES).assign(kind=["a", "b", "c"] * 20, row=[f"r{i}" for i in range(60)])
     path = tmp_path / "t.parquet"

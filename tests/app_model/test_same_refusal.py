@@ -85,14 +85,16 @@ def test_a_text_column_not_named_is_refused_alike(tmp_path):
     st = app.data_read(st.data_needed, read_data(st.data_needed))
     reason = (
         f"{table}: non-numeric value 'x' at row 2, column 3 ('kind'): a text column can be the labels "
-        "(--labels kind), left out (--ignore kind) or carried through (--id kind)"
+        "(--labels kind), left out (--ignore kind) or carried through (--id kind); in a column of numbers, a missing "
+        "value is an empty cell or NA, NaN, N/A, in upper or lower case"
     )
     assert st.refusals[0] == Refusal("data", reason)
     assert str(cli.value) == "--data: " + reason
     # The app names its controls where the CLI names its flags.
     assert st.reason == (
         f"Data: {table}: non-numeric value 'x' at row 2, column 3 ('kind'): a text column can be the labels "
-        "(Label column kind), left out (Ignore kind) or carried through (ID column kind)"
+        "(Label column kind), left out (Ignore kind) or carried through (ID column kind); in a column of numbers, a "
+        "missing value is an empty cell or NA, NaN, N/A, in upper or lower case"
     )
 
 

@@ -371,6 +371,26 @@ def test_what_reading_a_table_guessed_is_a_warning_line(tmp_path, capsys):
     assert code == 0 and out.startswith("row,bmu_col") and err.count("warning: ") == 3
 
 
+def test_what_reading_a_streamed_folder_decided_is_a_warning_line(tmp_path, capsys):
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    rows = IRIS.read_text().splitlines()
+    for name, first in (("a.csv", 0), ("b.csv", 75)):  # pandas' parts of one frame: their index goes on
+        body = rows[1 + first : 76 + first]
+        (folder / name).write_text("," + rows[0] + "\n" + "".join(f"{first + i},{r}\n" for i, r in enumerate(body)))
+    argv = ["bench", "--data", folder, "--stream", "--labels", "species", "--impl", "numpy-batch", "--grid", "3x2"]
+    code, _, err = _run(capsys, *argv, "--epochs", "1", "--quiet")
+    assert code == 0, err
+    warnings = [line for line in err.splitlines() if line.startswith("warning: ")]
+    assert warnings == [
+        f"warning: {folder / 'a.csv'}: column 1 has no name in the header and counts the rows from 0, as pandas "
+        "writes a table's index: it is left out; to train on it, name it in the header",
+        f"warning: 1 other file has notes of its own; its first: {folder / 'b.csv'}: column 1 has no name in the "
+        "header and counts the rows from 75, as pandas writes a table's index: it is left out; to train on it, name "
+        "it in the header",
+    ]
+
+
 def test_project_a_folder_or_a_glob_of_files_in_name_order(iris_run, capsys, tmp_path):
     path, _, data = iris_run
     folder = tmp_path / "parts"

@@ -55,6 +55,11 @@ def test_min_max_scaling(tmp_path):
             "a,b,c\n1,,2\n3,,4\n",
             "column 2 ('b') has no values (every cell is empty or missing); leave it out with --ignore b",
         ),
+        (  # its remedy pasted into a shell names the column, not the words of its name
+            "spaced.csv",
+            "a,b c,d\n1,,2\n3,,4\n",
+            "column 2 ('b c') has no values (every cell is empty or missing); leave it out with --ignore 'b c'",
+        ),
         ("typo.csv", "1,2,x\n3,4,5\n", "non-numeric value 'x' at row 1, column 3"),
         # rows are the file's lines, blank and comment lines counted
         ("gaps.csv", "a,b\n\n# note\n1,2\n3\n", "row 5 has 1 columns"),

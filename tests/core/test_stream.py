@@ -158,6 +158,68 @@ def test_bad_folders_are_refused_naming_the_file_and_column(tmp_path, make, word
         stream.open_source(d)
 
 
+@pytest.mark.parametrize("glob", [False, True])
+def test_a_readme_beside_the_data_files_is_left_out_and_said_to_be(tmp_path, glob):
+    x = values(40, 2, missing=0.0)
+    d = tmp_path / "d"
+    d.mkdir()
+    (d / "a.csv").write_text("p,kind\n" + "".join(f"{float(u)!r},k{i % 2}\n" for i, u in enumerate(x[:, 0])))
+    (d / "README.txt").write_text("hi\n")
+    spec = str(d / "*") if glob else d
+    src = stream.open_source(spec, labels="kind")
+    assert src.paths == (d / "a.csv",) and src.rows == 40
+    assert src.notes == (
+        f"{spec}: left out README.txt: a .txt file beside other data files is taken for a note on them; to read "
+        f".txt tables, name them alone ('{d / '*.txt'}')",
+    )
+    np.save(d / "a.npy", x)  # beside a .npy file too, never a second format
+    (d / "a.csv").unlink()
+    assert stream.open_source(spec).format == "npy"
+
+
+def test_a_folder_of_txt_tables_alone_reads_them(tmp_path):
+    d = tmp_path / "d"
+    d.mkdir()
+    for i in range(2):
+        (d / f"t{i}.txt").write_text("p q\n" + "".join(f"{i}.5 {j}\n" for j in range(10)))
+    for spec in (d, str(d / "*.txt")):
+        src = stream.open_source(spec)
+        assert src.files == 2 and src.rows == 20 and src.feature_names == ("p", "q") and src.notes == ()
+
+
+def _indexed_csv(path: Path, x: np.ndarray, start: int) -> None:
+    """``x`` as pandas' ``to_csv`` writes it: an unnamed index column counting the rows from ``start``."""
+    path.write_text(",a,b\n" + "".join(f"{start + i},{float(u)!r},{float(v)!r}\n" for i, (u, v) in enumerate(x)))
+
+
+def test_a_folder_of_csv_parts_leaves_out_their_row_index_and_says_so_once(tmp_path):
+    x = values(90, 2, missing=0.0)
+    d = tmp_path / "d"
+    d.mkdir()
+    for i, (a, b) in enumerate([(0, 30), (30, 60), (60, 90)]):
+        _indexed_csv(d / f"part{i}.csv", x[a:b], a)
+    src = stream.open_source(d)
+    assert src.columns == ("x1", "a", "b") and src.feature_names == ("a", "b") and src.rows == 90
+    np.testing.assert_array_equal(src.read_all()[0], x)
+    assert src.notes == (
+        f"{d / 'part0.csv'}: column 1 has no name in the header and counts the rows from 0, as pandas writes a "
+        "table's index: it is left out; to train on it, name it in the header",
+        f"2 other files have notes of their own; the first one's: {d / 'part1.csv'}: column 1 has no name in the "
+        "header and counts the rows from 30, as pandas writes a table's index: it is left out; to train on it, name "
+        "it in the header",
+    )
+    with_ids = stream.open_source(d, id_column="x1")  # given a role, it is read in it
+    assert with_ids.feature_names == ("a", "b") and with_ids.read_all()[2][-1] == "89"
+    assert not any("counts the rows" in note for note in with_ids.notes)
+    (d / "part1.csv").write_text((d / "part1.csv").read_text().replace("\n31,", "\n3.5,"))  # a feature now
+    with pytest.raises(DataError) as info:
+        stream.open_source(d)
+    assert str(info.value) == (
+        f"{d / 'part1.csv'}: its column 1 ('x1') is data, but part0.csv's counts the rows, as pandas writes a "
+        "table's index, and is left out; every file must have the same columns: name the column in the headers"
+    )
+
+
 def test_a_text_feature_column_is_refused_by_name(tmp_path):
     write_parquet(tmp_path / "d", values(50, 2), [])
     with pytest.raises(DataError, match="'kind' is not numeric"):

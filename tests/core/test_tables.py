@@ -55,6 +55,72 @@ def test_non_numeric_column_is_named_with_the_flags(tmp_path):
         assert flag in msg
 
 
+SPACED = "sepal length (cm),sepal width (cm),target\n" + "".join(f"5.{i},3.{i},{i % 3}\n" for i in range(9))
+
+
+@pytest.mark.parametrize("arrow", [True, False])
+def test_a_bad_cell_below_numbers_is_said_to_be_no_number_nor_missing_value(tmp_path, monkeypatch, arrow):
+    from som_studio.core.data import csv_reader
+
+    p = tmp_path / "q.csv"
+    p.write_text(SPACED.replace("\n5.5,3.5,", "\n5.5,?,"))
+    if arrow:  # pyarrow's blocks of a few rows: the numbers above it were read by pyarrow
+        pytest.importorskip("pyarrow")
+        monkeypatch.setattr(csv_reader, "ARROW_BLOCK_BYTES", 64)
+        monkeypatch.setattr(csv_reader, "ARROW_MIN_BYTES", 0)
+    with pytest.raises(DataError) as info:
+        read_table(p, labels="target")
+    assert str(info.value) == (
+        f"{p}: non-numeric value '?' at row 7, column 2 ('sepal width (cm)'), which holds numbers in the rows above: "
+        "neither a number nor a missing value (an empty cell or NA, NaN, N/A, in upper or lower case); write it as "
+        "a number or as one of those, or leave the column out (--ignore 'sepal width (cm)')"
+    )
+    assert {m.lower() for m in csv_reader.MISSING_SHOWN} | {""} == csv_reader.MISSING  # the markers named are read
+
+
+def test_a_bad_cell_with_nothing_above_it_may_be_a_text_column_and_flags_are_quoted(tmp_path):
+    p = tmp_path / "q.csv"
+    p.write_text(SPACED.replace("\n5.0,3.0,", "\n5.0,?,"))  # the first row: a text column's first cell, perhaps
+    with pytest.raises(DataError) as info:
+        read_table(p, labels="target")
+    assert str(info.value) == (
+        f"{p}: non-numeric value '?' at row 2, column 2 ('sepal width (cm)'): a text column can be the labels "
+        "(--labels 'sepal width (cm)'), left out (--ignore 'sepal width (cm)') or carried through "
+        "(--id 'sepal width (cm)'); in a column of numbers, a missing value is an empty cell or NA, NaN, N/A, in "
+        "upper or lower case"
+    )
+    q = tmp_path / "m.csv"  # missing values above it are no numbers
+    q.write_text(SPACED.replace("\n5.0,3.0,", "\n5.0,NA,").replace("\n5.1,3.1,", "\n5.1,oops,"))
+    with pytest.raises(DataError, match="a text column can be the labels"):
+        read_table(q, labels="target")
+
+
+def test_a_bad_cell_in_a_runs_feature_names_the_missing_values(tmp_path):
+    p = tmp_path / "q.csv"
+    p.write_text(SPACED.replace("\n5.0,3.0,", "\n5.0,?,"))
+    with pytest.raises(DataError) as info:
+        list(CsvReader(p, labels="target", roles=False).chunks())
+    assert str(info.value).endswith(
+        "column 2 ('sepal width (cm)'): neither a number nor a missing value (an empty cell or NA, NaN, N/A, in "
+        "upper or lower case)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "names", "rows"),
+    [
+        ("sepal length (cm)\n5.1\n4.9\n4.7\n", ("sepal length (cm)",), 3),  # one column: its name holds spaces
+        ("a b  c\n1 2  3\n4 5 6\n", ("a", "b", "c"), 2),  # spaces still separate where the rows have them
+    ],
+)
+def test_a_name_with_spaces_above_one_column_is_one_name(tmp_path, text, names, rows):
+    p = tmp_path / "one.csv"
+    p.write_text(text)
+    assert CsvReader(p).columns == names
+    t = read_table(p)
+    assert t.feature_names == names and t.values.shape == (rows, len(names))
+
+
 def test_unknown_column_lists_the_columns(tmp_path):
     p = tmp_path / "iris.csv"
     p.write_text(IRIS_HEAD)
@@ -244,12 +310,101 @@ def test_years_above_years_stay_data_and_are_said_to(tmp_path):
     assert "looks like a header of years, but the line below holds years too: both are read as data" in note
 
 
-@pytest.mark.parametrize("text", ["1,2,3\n4,5,6\n", "2019,2019\n1,2\n", "2020,2019,2021\n1,2,3\n", "1999,2003\n"])
+@pytest.mark.parametrize("text", ["1,3,5\n4,5,6\n", "2019,2019\n1,2\n", "2020,2019,2021\n1,2,3\n", "1999,2003\n"])
 def test_numbers_that_are_not_a_header_of_years_are_data_with_nothing_to_say(tmp_path, text):
     p = tmp_path / "n.csv"
     p.write_text(text)
     t = read_table(p)
     assert t.feature_names[0] == "x1" and t.notes == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "names", "rows"),
+    [
+        ("0,1,2,3\n5.1,3.5,1.4,0.2\n4.9,3.0,1.4,0.2\n", ("0", "1", "2", "3"), 2),  # pandas' to_csv(index=False)
+        ("1,2\n0.5,7\n4,5\n", ("1", "2"), 2),  # numbered from 1; a point below tells the header
+        ("0,1\n5.0,NA\n1.5,2\n", ("0", "1"), 2),
+        (",0,1\n0,3,7\n1,2,2\n", ("0", "1"), 2),  # pandas' to_csv(): its index unnamed, left out
+    ],
+)
+def test_a_header_of_column_numbers_is_a_header_and_said_to_be(tmp_path, text, names, rows):
+    p = tmp_path / "n.csv"
+    p.write_text(text)
+    t = read_table(p)
+    assert t.feature_names == names and len(t.values) == rows
+    note = t.notes[0]
+    assert note.startswith(f"{p}: the first line (") and "is read as the header: it numbers the columns" in note
+
+
+@pytest.mark.parametrize("text", ["0,1,2\n3,7,1\n1,0,2\n", "1,2\nNA,3\n"])
+def test_column_numbers_above_whole_numbers_stay_data_and_are_said_to(tmp_path, text):
+    p = tmp_path / "counts.csv"
+    p.write_text(text)
+    t = read_table(p)
+    assert t.feature_names[0] == "x1" and len(t.values) == text.count("\n")
+    (note,) = t.notes
+    assert "looks like a header of column numbers, but the line below holds only whole numbers" in note
+
+
+IRIS_INDEXED = "," + IRIS_HEAD.replace("\n5.1", "\n0,5.1").replace("\n7.0", "\n1,7.0").replace("\n6.3", "\n2,6.3")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        IRIS_INDEXED,  # pandas' to_csv() of a frame with named columns
+        IRIS_INDEXED.replace("\n0,", "\n75,").replace("\n1,", "\n76,").replace("\n2,", "\n77,"),  # a later part
+        '"",' + IRIS_HEAD.replace("\n5.1", '\n"1",5.1').replace("\n7.0", '\n"2",7.0').replace("\n6.3", '\n"3",6.3'),
+    ],
+)
+def test_an_unnamed_column_that_counts_the_rows_is_left_out_and_said_to_be(tmp_path, monkeypatch, text):
+    p = tmp_path / "indexed.csv"
+    p.write_text(text)
+    want = read_table(_write(tmp_path / "plain.csv", IRIS_HEAD), labels="species")
+    for t, _chunks in _read_both(p, monkeypatch, labels="species"):
+        assert t.feature_names == want.feature_names
+        np.testing.assert_array_equal(t.values, want.values)
+        assert t.labels.tolist() == want.labels.tolist()
+        (note,) = t.notes  # no note that it is called x1: it is not read
+        start = text.split("\n")[1].split(",")[0].strip('"')
+        assert note == (
+            f"{p}: column 1 has no name in the header and counts the rows from {start}, as pandas writes a table's "
+            "index: it is left out; to train on it, name it in the header"
+        )
+    assert CsvReader(p).columns == ("x1", *IRIS_HEAD.split("\n")[0].split(","))  # still a column to give a role
+
+
+def test_a_row_index_given_a_role_is_read_in_it_and_not_left_out(tmp_path):
+    p = _write(tmp_path / "indexed.csv", IRIS_INDEXED)
+    t = read_table(p, labels="species", id_column="x1")
+    assert t.ids.tolist() == ["0", "1", "2"] and t.feature_names[0] == "sepal_length"
+    assert not any("counts the rows" in n for n in read_table(p, labels="species", ignore=["x1"]).notes)
+    kept = CsvReader(p, labels="species", keep_index=True)
+    assert kept.index_start is None and kept.feature_names[0] == "x1"
+    other = _write(tmp_path / "other.csv", ",a,b\n5.0,1,2\n7.5,3,4\n")  # a feature without a name, not a count
+    t = read_table(other)
+    assert t.feature_names == ("x1", "a", "b") and "it is called 'x1'" in t.notes[0]
+
+
+def test_a_row_index_whose_count_breaks_is_refused_naming_the_row(tmp_path, monkeypatch):
+    rows = "".join(f"{i if i != 30 else 31},{i}.5,{i % 4}\n" for i in range(40))  # filtered, say: 31 follows 29
+    p = _write(tmp_path / "indexed.csv", ",a,b\n" + rows)
+    fast, slow = _read_both(p, monkeypatch)
+    assert (
+        fast
+        == slow
+        == (
+            f"{p}: column 1 has no name in the header and counted the rows from 0, as pandas writes a table's index, "
+            "so it was left out; but row 32 holds '31' there, not 30: to train on it, name it in the header, or "
+            "leave it out (--ignore x1)"
+        )
+    )
+    assert read_table(p, ignore=["x1"]).values.shape == (40, 2)
+
+
+def _write(p, text):
+    p.write_text(text)
+    return p
 
 
 def test_a_windows_1252_file_is_read_as_windows_1252_and_said_to_be_a_guess(tmp_path):

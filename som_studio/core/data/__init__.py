@@ -11,9 +11,11 @@ Files are read as UTF-8 (with or without a BOM); a file that is not UTF-8 is
 read in the likeliest of the code pages spreadsheets write (CP949, Korean
 Excel's CSV export, Windows-1252, ...), guessed with charset-normalizer, and
 the table's notes say which. A first row of years in order above other numbers
-is a header, and a note says so. Missing values (an empty cell, ``NA``,
-``NaN``; NaN in a ``.npy``) are kept as NaN; a row with no known feature is
-refused with its row number.
+is a header, as is one that numbers the columns (``0,1,2``, as pandas writes
+them), and a note says so; an unnamed first column that counts the rows
+(pandas' index) is left out, and a note says so too. Missing values (an empty
+cell, ``NA``, ``NaN``, ``N/A``; NaN in a ``.npy``) are kept as NaN; a row with
+no known feature is refused with its row number.
 
 A data file never executes code: ``.npy`` is read with ``allow_pickle=False``.
 Every problem with a file is reported as a :class:`DataError` that names the
@@ -22,7 +24,8 @@ file and what is wrong with it.
 
 The modules, by concern: :mod:`.checks` (the error and the checks every table passes),
 :mod:`.scaling`, :mod:`.table` (the :class:`Table`), :mod:`.read` (a whole file as one), :mod:`.frames`
-(columnar files and data frames), :mod:`.npy`, :mod:`.encoding` and :mod:`.csv_reader` (CSV text read in
+(columnar files and data frames), :mod:`.npy`, :mod:`.files` (which files ``--data`` names),
+:mod:`.encoding` and :mod:`.csv_reader` (CSV text read in
 chunks), :mod:`.json_fields` (JSON checked field by field) and :mod:`.model_file` (what projection needs of a
 run). Their public names are importable from here.
 """
@@ -37,6 +40,7 @@ from som_studio.core.data.checks import (
     any_missing,
     check_data,
     check_known_rows,
+    column_flag,
     empty_array_columns,
     refuse_empty,
     refuse_empty_array_columns,
@@ -73,6 +77,7 @@ __all__ = [
     "any_missing",
     "check_data",
     "check_known_rows",
+    "column_flag",
     "default_feature_names",
     "detect_encoding",
     "empty_array_columns",

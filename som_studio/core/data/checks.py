@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -25,6 +26,12 @@ PYARROW_INSTALL = "pip install 'som-studio[parquet]'"
 
 class DataError(ValueError):
     """The training data cannot be used; the message names the file and the problem."""
+
+
+def column_flag(flag: str, name: str) -> str:
+    """``flag`` followed by the column ``name`` as a shell reads it (``--ignore 'sepal width (cm)'``): a remedy
+    pasted into a shell names the column, not the words of its name."""
+    return f"{flag} {shlex.quote(name)}"
 
 
 def refuse_empty_columns(

@@ -16,13 +16,15 @@ from typing import Any
 
 import numpy as np
 
-from som_studio.core.data.checks import DataError, cannot_read, check_known_rows, check_path
+from som_studio.core.data.checks import DataError, cannot_read, check_known_rows, check_path, column_flag
 from som_studio.core.data.encoding import detect_encoding
 from som_studio.core.data.table import default_feature_names
 from som_studio.i18n import _
 
 # Cell texts read as a missing value (compared in lower case).
 MISSING = frozenset({"", "na", "nan", "n/a"})
+#: :data:`MISSING`'s texts as messages write them (beside "an empty cell").
+MISSING_SHOWN = ("NA", "NaN", "N/A")
 # A number written with a decimal comma (thousands grouped by points or not): "5,1", "-1.234,5".
 DECIMAL_COMMA = re.compile(r"[+-]?\d{1,3}(\.\d{3})*,\d+|[+-]?\d+,\d+")
 
@@ -76,9 +78,12 @@ class CsvReader:
         *,
         optional: Sequence[str] = (),
         roles: bool = True,
+        keep_index: bool = False,
     ) -> None:
         # ``roles``: whether the reader's caller can still give a column a role (a table to train on); a
         # projection reads a run's columns, whose roles are set, and a bad cell is then only a bad cell.
+        # ``keep_index``: an unnamed first column that counts the rows (pandas' index) is a feature, not left
+        # out (a run trained on one projects its rows).
         self.roles = roles
         self.path = p = check_path(path)
         enc = detect_encoding(p)
@@ -91,14 +96,12 @@ class CsvReader:
             raise DataError(_("{path}: the file is empty").format(path=p))
         line, text = first
         self._first_line = line
-        try:
-            self.delimiter = csv.Sniffer().sniff(text, delimiters=",;\t ").delimiter
-        except csv.Error:
-            self.delimiter = ","
-        cells = self._split(text)
-        second = next(lines, None)
+        below = [t for _n, t in itertools.islice(lines, 2)]
         lines.close()
-        self.header = self._is_header(cells, self._split(second[1]) if second else None)
+        self.delimiter = _delimiter(text, below[0] if below else None)
+        cells = self._split(text)
+        rows = [self._split(t) for t in below]
+        self.header = self._is_header(cells, rows[0] if rows else None)
         self.width = len(cells)
         names = self._names(cells) if self.header else list(default_feature_names(len(cells)))
         self.columns: tuple[str, ...] = tuple(names)
@@ -113,12 +116,27 @@ class CsvReader:
         self.id_index = self._column(id_column, "--id", optional)
         skip = {self._column(c, "--ignore", optional) for c in ignore}
         taken = {self.label_index, self.id_index} | skip
+        #: The row number the first data row holds in an unnamed first column that counts the rows, as pandas
+        #: writes its index: that column is left out (``None``: there is none, or it has a role or is kept).
+        self.index_start = None if keep_index or 0 in taken else self._index_start(cells, rows)
+        if self.index_start is not None:
+            taken.add(0)
+        for j, cell in enumerate(cells if self.header else ()):
+            if cell == "" and not (j == 0 and self.index_start is not None):
+                self.notes.append(
+                    _("{path}: column {number} has no name in the header; it is called {name!r}").format(
+                        path=p, number=j + 1, name=names[j]
+                    )
+                )
         self.feature_columns = [j for j in range(self.width) if j not in taken]
         if not self.feature_columns:
             raise DataError(
                 _("{path}: no feature column is left once labels, id and ignored columns are set aside").format(path=p)
             )
         self.feature_names: tuple[str, ...] = tuple(names[j] for j in self.feature_columns)
+        # Which feature columns hold a number in the rows read so far: a bad cell below numbers is a typo or an
+        # unknown mark of a missing value, not a text column to give a role.
+        self._numbers = np.zeros(len(self.feature_columns), bool)
 
     def _is_header(self, cells: list[str], below: list[str] | None) -> bool:
         """Whether the first row ``cells`` names the columns (``below``: the next row's cells, if any).
@@ -126,11 +144,15 @@ class CsvReader:
         A header names columns: none of its cells is a number. A first row with some numbers is
         data, and a bad cell in it is an error, not a header to drop; except a row whose numbers
         are years in order (``2019,2020,2021``, or ``country,2019,2020``) above a row whose numbers
-        are not: that is a header, and a note says so, as it does when such a row is kept as data.
+        are not: that is a header, and a note says so, as it does when such a row is kept as data. So is a
+        row that numbers the columns (``0,1,2,3`` or ``1,2,3``: pandas' names for a table's unnamed columns)
+        after an empty cell (pandas' index has no name), or above a row with a number written with a point.
         """
         numbers = [c for c in cells if _is_number(c)]
         if not numbers:
             return True
+        if _numbers_columns(cells):
+            return self._numbered_header(cells, below)
         if below is None or not _years_in_order(numbers):
             return False
         shown = ", ".join(cells[:6]) + (", ..." if len(cells) > 6 else "")
@@ -152,6 +174,31 @@ class CsvReader:
         )
         return True
 
+    def _numbered_header(self, cells: list[str], below: list[str] | None) -> bool:
+        """Whether ``cells``, which number the columns, are the header (``below``: the next row's cells)."""
+        shown = ", ".join(cells[:6]) + (", ..." if len(cells) > 6 else "")
+        if cells[0] != "":
+            if below is None:
+                return False
+            # A number written with a point or an exponent below tells a table of measurements under its column
+            # numbers; whole numbers below may be a table of counts whose first row happens to count up.
+            if all(_is_whole(c) or not _is_number(c) or math.isnan(float(c)) for c in below):
+                self.notes.append(
+                    _(
+                        "{path}: the first line ({cells}) looks like a header of column numbers, but the line below "
+                        "holds only whole numbers (or missing values): both are read as data; to make it a header, "
+                        "name the columns with text"
+                    ).format(path=self.path, cells=shown)
+                )
+                return False
+        self.notes.append(
+            _(
+                "{path}: the first line ({cells}) is read as the header: it numbers the columns, as pandas names "
+                "a table's unnamed columns; if it is data, add a header line of column names"
+            ).format(path=self.path, cells=shown)
+        )
+        return True
+
     def _names(self, cells: list[str]) -> list[str]:
         """The header's column names; an empty cell gets ``x<column>`` (or a name no other column has)."""
         names = list(cells)
@@ -165,12 +212,29 @@ class CsvReader:
                 name, k = f"{base}_{k}", k + 1
             names[j] = name
             taken.add(name)
-            self.notes.append(
-                _("{path}: column {number} has no name in the header; it is called {name!r}").format(
-                    path=self.path, number=j + 1, name=name
-                )
-            )
         return names
+
+    def _index_start(self, cells: list[str], rows: list[list[str]]) -> int | None:
+        """The first row's number where the first column is pandas' index (``None`` where it is not): unnamed
+        in the header (``cells``), it counts the first data ``rows`` (two at least) one by one: from 0, from 1 as
+        R's row names do, or from where the part of a table written to this file starts. A note says it is left
+        out; a later row that breaks the count is refused as it is read.
+        """
+        if not self.header or cells[0] != "" or self.width < 2 or len(rows) < 2:
+            return None
+        firsts = [r[0] if r else "" for r in rows]
+        if not (firsts[0].isdigit() and firsts[0].isascii() and str(int(firsts[0])) == firsts[0]):
+            return None
+        start = int(firsts[0])
+        if firsts != [str(start + k) for k in range(len(firsts))]:
+            return None
+        self.notes.append(
+            _(
+                "{path}: column 1 has no name in the header and counts the rows from {start}, as pandas writes a "
+                "table's index: it is left out; to train on it, name it in the header"
+            ).format(path=self.path, start=start)
+        )
+        return start
 
     def _column(self, name: str | None, flag: str, optional: Sequence[str]) -> int | None:
         if name is None:
@@ -238,6 +302,8 @@ class CsvReader:
         features = [names[j] for j in self.feature_columns]
         texts = {j: names[j] for j in (self.label_index, self.id_index) if j is not None}
         types = {n: pa.float64() for n in features} | {n: pa.string() for n in texts.values()}
+        counted = [names[0]] if self.index_start is not None else []  # an index: checked, a whole number a row
+        types |= {n: pa.int64() for n in counted}
         try:
             reader = pacsv.open_csv(
                 self.path,
@@ -247,7 +313,7 @@ class CsvReader:
                 parse_options=pacsv.ParseOptions(delimiter=self.delimiter, ignore_empty_lines=False),
                 convert_options=pacsv.ConvertOptions(
                     column_types=types,
-                    include_columns=features + list(texts.values()),
+                    include_columns=features + list(texts.values()) + counted,
                     null_values=ARROW_MISSING,
                     strings_can_be_null=False,
                     quoted_strings_can_be_null=False,
@@ -266,8 +332,15 @@ class CsvReader:
             values = np.empty((batch.num_rows, len(features)), np.float64)
             for k, n in enumerate(features):
                 values[:, k] = batch.column(n).to_numpy(zero_copy_only=False)
-            if np.isinf(values).any() or np.isnan(values).all(axis=1).any():
+            known = ~np.isnan(values)
+            if np.isinf(values).any() or not known.any(axis=1).all():
                 return done  # a blank line (pyarrow's row of nulls), an unknown row or an infinite value
+            self._numbers |= known.any(axis=0)
+            if counted and self.index_start is not None:
+                count = np.arange(self.index_start + done, self.index_start + done + batch.num_rows)
+                index = batch.column(counted[0])
+                if index.null_count or not np.array_equal(index.to_numpy(), count):
+                    return done  # the count broken: refused in the text reader's words
             labels = _stripped(batch.column(texts[self.label_index])) if self.label_index is not None else None
             ids = _stripped(batch.column(texts[self.id_index])) if self.id_index is not None else None
             for at in range(0, batch.num_rows, rows):
@@ -314,7 +387,14 @@ class CsvReader:
                         path=self.path, row=n, n=len(r), width=self.width
                     )
                 )
-            buf_v.append([self._number(r[j], n, j) for j in cols])
+            if self.index_start is not None and r[0] != str(self.index_start + done + len(buf_v)):
+                raise DataError(self._not_an_index(r[0], n, self.index_start + done + len(buf_v)))
+            try:
+                buf_v.append([self._number(r[j], n, j) for j in cols])
+            except _NotANumber as bad:
+                k = cols.index(bad.column)
+                above = bool(self._numbers[k]) or any(not math.isnan(row[k]) for row in buf_v)
+                raise DataError(self._not_a_number(r[bad.column], n, bad.column, above)) from None
             if self.label_index is not None:
                 buf_l.append(r[self.label_index])
             if self.id_index is not None:
@@ -329,6 +409,8 @@ class CsvReader:
 
     def _chunk(self, first: int, v: list[list[float]], lab: list[str], ids: list[str], lines: list[int]) -> Chunk:
         values = np.array(v, dtype=np.float64).reshape(len(v), len(self.feature_columns))
+        if not self._numbers.all():
+            self._numbers |= ~np.isnan(values).all(axis=0)
         line_arr = np.array(lines, dtype=np.int64)
         check_known_rows(values, str(self.path), line_arr, first)
         return Chunk(
@@ -353,28 +435,7 @@ class CsvReader:
                         "with a decimal point: save the table with '.' as its decimal separator"
                     ).format(path=self.path, value=cell, row=line, column=j + 1, named=named)
                 ) from None
-            if not self.roles:
-                raise DataError(
-                    _("{path}: non-numeric value {value!r} at row {row}, column {column}{named}").format(
-                        path=self.path, value=cell, row=line, column=j + 1, named=named
-                    )
-                ) from None
-            flag = self.columns[j]
-            raise DataError(
-                _(
-                    "{path}: non-numeric value {value!r} at row {row}, column {column}{named}: a text column "
-                    "can be the labels ({labels}), left out ({ignore}) or carried through ({id})"
-                ).format(
-                    path=self.path,
-                    value=cell,
-                    row=line,
-                    column=j + 1,
-                    named=named,
-                    labels=f"--labels {flag}",
-                    ignore=f"--ignore {flag}",
-                    id=f"--id {flag}",
-                )
-            ) from None
+            raise _NotANumber(j) from None
         if math.isinf(v):
             raise DataError(
                 _("{path}: infinite value {value!r} at row {row}, column {column}").format(
@@ -383,6 +444,74 @@ class CsvReader:
             )
         # float() reads "nan" spellings the MISSING set does not list ("-nan", "NAN ")
         return v
+
+    def _not_an_index(self, cell: str, line: int, expected: int) -> str:
+        """The message for an index column (:attr:`index_start`) whose count ``cell`` at ``line`` breaks."""
+        return _(
+            "{path}: column 1 has no name in the header and counted the rows from {start}, as pandas writes a "
+            "table's index, so it was left out; but row {row} holds {value!r} there, not {expected}: to train on "
+            "it, name it in the header, or leave it out ({ignore})"
+        ).format(
+            path=self.path,
+            start=self.index_start,
+            row=line,
+            value=cell,
+            expected=expected,
+            ignore=column_flag("--ignore", self.columns[0]),
+        )
+
+    def _not_a_number(self, cell: str, line: int, j: int, above: bool) -> str:
+        """The message for ``cell``, neither a number nor a missing value, at ``line`` in column ``j``; ``above``:
+        whether the column holds a number in a row above it (then it is a column of numbers with one bad cell)."""
+        named = f" ({self.columns[j]!r})" if self.header else ""
+        markers = ", ".join(MISSING_SHOWN)
+        where = {"path": self.path, "value": cell, "row": line, "column": j + 1, "named": named, "markers": markers}
+        if not self.roles:  # a run's feature: a column of numbers
+            return _(
+                "{path}: non-numeric value {value!r} at row {row}, column {column}{named}: neither a number nor "
+                "a missing value (an empty cell or {markers}, in upper or lower case)"
+            ).format(**where)
+        name = self.columns[j]
+        if above:
+            return _(
+                "{path}: non-numeric value {value!r} at row {row}, column {column}{named}, which holds numbers in the "
+                "rows above: neither a number nor a missing value (an empty cell or {markers}, in upper or lower "
+                "case); write it as a number or as one of those, or leave the column out ({ignore})"
+            ).format(**where, ignore=column_flag("--ignore", name))
+        return _(
+            "{path}: non-numeric value {value!r} at row {row}, column {column}{named}: a text column can be the "
+            "labels ({labels}), left out ({ignore}) or carried through ({id}); in a column of numbers, a missing "
+            "value is an empty cell or {markers}, in upper or lower case"
+        ).format(
+            **where,
+            labels=column_flag("--labels", name),
+            ignore=column_flag("--ignore", name),
+            id=column_flag("--id", name),
+        )
+
+
+def _delimiter(first: str, below: str | None) -> str:
+    """The delimiter of a table whose first line is ``first`` (``below``: the next line, if any), sniffed on the
+    first line: a header names its columns with no quotes to guide the sniffing.
+
+    Spaces separate only where the line below has one too: a one-column file's name may hold spaces
+    (``sepal length (cm)`` above ``5.1``), and is one name.
+    """
+    candidates = ",;\t "
+    if below is not None and " " not in below.strip():
+        candidates = ",;\t"
+    try:
+        return csv.Sniffer().sniff(first, delimiters=candidates).delimiter
+    except csv.Error:
+        return ","
+
+
+class _NotANumber(Exception):
+    """A feature cell in column ``column`` (0-based) is neither a number nor a missing value."""
+
+    def __init__(self, column: int) -> None:
+        super().__init__(column)
+        self.column = column
 
 
 def _stripped(column: Any) -> np.ndarray:
@@ -404,6 +533,21 @@ def _years_in_order(cells: list[str]) -> bool:
     years = [int(c) for c in cells]
     steps = {b > a for a, b in zip(years, years[1:])}
     return len(steps) == 1 and len(set(years)) == len(years)
+
+
+def _numbers_columns(cells: list[str]) -> bool:
+    """Whether ``cells`` number the columns from 0 or 1 (``0,1,2``), after an empty first cell or not: two numbers
+    at least, or one after the empty cell (a one-column table with pandas' index)."""
+    body = cells[1:] if cells and cells[0] == "" else cells
+    if len(body) < (1 if len(body) < len(cells) else 2) or body[0] not in ("0", "1"):
+        return False
+    start = int(body[0])
+    return body == [str(start + k) for k in range(len(body))]
+
+
+def _is_whole(text: str) -> bool:
+    """A cell written as a whole number (``12``, ``-3``), as a table of counts holds."""
+    return text.lstrip("+-").isdigit() and text.isascii()
 
 
 def _is_number(text: str) -> bool:

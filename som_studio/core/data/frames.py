@@ -12,7 +12,14 @@ from typing import Any
 import numpy as np
 
 from som_studio.core import jax_runtime
-from som_studio.core.data.checks import PYARROW_INSTALL, DataError, check_known_rows, check_path, refuse_empty_columns
+from som_studio.core.data.checks import (
+    PYARROW_INSTALL,
+    DataError,
+    check_known_rows,
+    check_path,
+    column_flag,
+    refuse_empty_columns,
+)
 from som_studio.core.data.table import Table
 from som_studio.i18n import _
 
@@ -198,7 +205,7 @@ def frame_table(
         )
     names = found
     spell: Callable[[str, str], str] = (
-        (lambda key, col: f"{key}={col!r}") if keywords else (lambda key, col: f"{FLAG_OF[key]} {col}")
+        (lambda key, col: f"{key}={col!r}") if keywords else (lambda key, col: column_flag(FLAG_OF[key], col))
     )
     if not names:
         raise DataError(_("{path}: contains no features (zero columns)").format(path=source))

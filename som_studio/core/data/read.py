@@ -12,6 +12,7 @@ from som_studio.core.data.checks import (
     DataError,
     check_data,
     check_path,
+    column_flag,
     empty_array_columns,
     refuse_empty_array_columns,
     refuse_empty_columns,
@@ -75,7 +76,11 @@ def read_table(
         )
     values = np.concatenate([c.values for c in parts])
     refuse_empty_columns(
-        values, p, [c + 1 for c in reader.feature_columns], reader.feature_names, lambda name: f"--ignore {name}"
+        values,
+        p,
+        [c + 1 for c in reader.feature_columns],
+        reader.feature_names,
+        lambda name: column_flag("--ignore", name),
     )
     return Table(
         np.ascontiguousarray(values),

@@ -1,7 +1,8 @@
 """Data sets read in row batches: a folder, a glob or one file of any size, never loaded whole.
 
 A :class:`Source` is opened with :func:`open_source` from ``--data``'s text: a folder (every
-``.parquet``, ``.arrow``/``.feather``, ``.npy`` or ``.csv`` file in it), a quoted glob, or one file.
+``.parquet``, ``.arrow``/``.feather``, ``.npy``, ``.csv`` or ``.tsv`` file in it, and its ``.txt`` files
+where it holds no other data file), a quoted glob, or one file.
 Opening reads only headers and footers, so a 20 GB folder opens in milliseconds, and refuses
 before any training what a run could not use: an empty folder, mixed formats, a file whose columns
 or types differ from the first one's (naming the file and the column), an unreadable or truncated
@@ -40,7 +41,6 @@ small here, and kept in the same shape (``get_state``/``set_state``, ``share``).
 
 from __future__ import annotations
 
-import glob as globmod
 import os
 import queue
 import threading
@@ -52,26 +52,14 @@ from typing import Any
 
 import numpy as np
 
-from som_studio.core.data.checks import PYARROW_INSTALL, DataError, check_known_rows
+from som_studio.core.data.checks import PYARROW_INSTALL, DataError, check_known_rows, column_flag
 from som_studio.core.data.csv_reader import CsvReader
+from som_studio.core.data.files import FORMATS, data_files
 from som_studio.core.data.frames import non_numeric_column
 from som_studio.core.data.npy import load_npy, open_npy
 from som_studio.core.data.table import default_feature_names
-from som_studio.i18n import _
+from som_studio.i18n import _, ngettext
 
-#: The formats a source reads, by file suffix.
-FORMATS: dict[str, str] = {
-    ".parquet": "parquet",
-    ".arrow": "arrow",
-    ".feather": "arrow",
-    ".ipc": "arrow",
-    ".npy": "npy",
-    ".csv": "csv",
-    ".tsv": "csv",
-    ".txt": "csv",
-}
-#: Files whose rows are known from their headers and footers, without reading them.
-SIZED_SUFFIXES: tuple[str, ...] = (".parquet", ".arrow", ".feather", ".ipc", ".npy")
 # Rows of a .npy file read as one unit: 256 Ki rows of 50 float32 features are 50 MB.
 NPY_BLOCK = 1 << 18
 # Batches decoded ahead of the one being trained on.
@@ -199,59 +187,6 @@ class Source:
 # -- opening ------------------------------------------------------------------------------------
 
 
-def data_files(spec: str | os.PathLike[str]) -> list[Path]:
-    """The files ``spec`` names: a folder's data files, a glob's matches or the one file (sorted by name).
-
-    An empty folder or a glob matching nothing is refused, as is a folder holding several formats.
-    """
-    text = str(spec)
-    p = Path(text)
-    if p.is_dir():
-        files = sorted(f for f in p.iterdir() if f.is_file() and f.suffix.lower() in FORMATS)
-        if not files:
-            raise DataError(
-                _("{path}: the folder holds no data files (.parquet, .arrow, .feather, .npy or .csv)").format(path=p)
-            )
-    elif any(c in text for c in "*?["):
-        files = sorted(Path(f) for f in globmod.glob(text) if Path(f).is_file())
-        if not files:
-            raise DataError(_("{path}: no file matches this pattern").format(path=text))
-        odd = [f for f in files if f.suffix.lower() not in FORMATS]
-        if odd:
-            raise DataError(_("{path}: not a data file (.parquet, .arrow, .feather, .npy or .csv)").format(path=odd[0]))
-    else:
-        if not p.exists():
-            raise DataError(_("{path}: no such file").format(path=p))
-        if p.suffix.lower() not in FORMATS:
-            raise DataError(
-                _("{path}: unsupported file type {suffix!r}; use .npy, .csv, .parquet or .arrow").format(
-                    path=p, suffix=p.suffix or _("(none)")
-                )
-            )
-        files = [p]
-    kinds = {FORMATS[f.suffix.lower()] for f in files}
-    if len(kinds) > 1:
-        first = files[0]
-        other = next(f for f in files if FORMATS[f.suffix.lower()] != FORMATS[first.suffix.lower()])
-        raise DataError(
-            _("{path}: mixes formats ({a}: {fa}; {b}: {fb}); a data set is one format").format(
-                path=text,
-                a=first.name,
-                fa=FORMATS[first.suffix.lower()],
-                b=other.name,
-                fb=FORMATS[other.suffix.lower()],
-            )
-        )
-    return files
-
-
-def is_streamable(spec: str | None) -> bool:
-    """Whether ``--data`` names more than one file's worth of rows: a folder or a glob."""
-    if spec is None:
-        return False
-    return Path(spec).is_dir() or any(c in spec for c in "*?[")
-
-
 def open_source(
     spec: str | os.PathLike[str],
     labels: str | None = None,
@@ -259,8 +194,10 @@ def open_source(
     id_column: str | None = None,
 ) -> Source:
     """Open ``spec`` (a folder, a glob or a file) as a :class:`Source`, reading headers and footers only."""
-    files = data_files(spec)
+    notes: list[str] = []
+    files = data_files(spec, notes)
     kind = FORMATS[files[0].suffix.lower()]
+    index: tuple[str, ...] = ()  # a CSV's unnamed column of row numbers, left out
     stamps = []
     for f in files:
         try:
@@ -279,7 +216,8 @@ def open_source(
             )
         columns, units = _open_npy(files)
     else:
-        columns, units = _open_csv(files, labels, ignore, id_column)
+        columns, units, index, read_notes = _open_csv(files, labels, ignore, id_column)
+        notes += read_notes
     by_name = set(columns)
     for key, col in [("labels", labels), ("id_column", id_column)] + [("ignore", c) for c in ignore]:
         if col is not None and col not in by_name:
@@ -290,7 +228,7 @@ def open_source(
                 )
             )
     roles = {labels, id_column, *ignore}
-    features = tuple(c for c in columns if c not in roles)
+    features = tuple(c for c in columns if c not in roles and c not in index)
     if not features:
         raise DataError(
             _("{path}: no feature column is left once labels, id and ignored columns are set aside").format(
@@ -309,6 +247,7 @@ def open_source(
         label_column=labels,
         id_column=id_column,
         stamps=tuple(stamps),
+        notes=tuple(notes),
     )
     if source.rows == 0:
         raise DataError(_("{path}: contains no examples (zero rows)").format(path=spec))
@@ -416,7 +355,7 @@ def _check_types(f: Path, kind: str, features: tuple[str, ...]) -> None:
     for name in features:
         t = schema.field(name).type
         if _kind_of(t) != "number":
-            raise DataError(non_numeric_column(str(f), name, t, lambda key, col: f"{_FLAGS[key]} {col}"))
+            raise DataError(non_numeric_column(str(f), name, t, lambda key, col: column_flag(_FLAGS[key], col)))
 
 
 def _open_npy(files: list[Path]) -> tuple[tuple[str, ...], list[Unit]]:
@@ -441,13 +380,21 @@ def _open_npy(files: list[Path]) -> tuple[tuple[str, ...], list[Unit]]:
 
 def _open_csv(
     files: list[Path], labels: str | None, ignore: Sequence[str], id_column: str | None
-) -> tuple[tuple[str, ...], list[Unit]]:
+) -> tuple[tuple[str, ...], list[Unit], tuple[str, ...], list[str]]:
+    """The files' columns, units (a file each), the unnamed column of row numbers every file leaves out (pandas'
+    index; none or the first) and what reading them decided without certainty: the first file's notes, then how
+    many others have notes and the first of them (a folder of a thousand files, each with its index, says so
+    once)."""
     units: list[Unit] = []
     columns: tuple[str, ...] = ()
+    index: tuple[str, ...] = ()
+    notes: list[str] = []
+    others: list[str] = []  # the first note of each other file that has one
     for i, f in enumerate(files):
-        r = CsvReader(f)
+        r = CsvReader(f, labels=labels, ignore=ignore, id_column=id_column)
+        left = (r.columns[0],) if r.index_start is not None else ()
         if i == 0:
-            columns = r.columns
+            columns, index, notes = r.columns, left, list(r.notes)
         elif r.columns != columns:
             lacks = [c for c in columns if c not in r.columns]
             extra = [c for c in r.columns if c not in columns]
@@ -458,10 +405,34 @@ def _open_csv(
                     "every file must have the same columns"
                 ).format(path=f, first=files[0].name, name=name)
             )
+        elif left != index:
+            message = (
+                _(
+                    "{path}: its column 1 ({name!r}) counts the rows, as pandas writes a table's index, and is left "
+                    "out, but {first}'s is data; every file must have the same columns: name the column in the headers"
+                )
+                if left
+                else _(
+                    "{path}: its column 1 ({name!r}) is data, but {first}'s counts the rows, as pandas writes a "
+                    "table's index, and is left out; every file must have the same columns: name the column in the "
+                    "headers"
+                )
+            )
+            raise DataError(message.format(path=f, name=columns[0], first=files[0].name))
+        elif r.notes:
+            others.append(r.notes[0])
         # A CSV holds no row count: it is counted once here, reading the file.
-        n = sum(c.values.shape[0] for c in CsvReader(f, labels=labels, ignore=ignore, id_column=id_column).chunks())
+        n = sum(c.values.shape[0] for c in r.chunks())
         units.append(Unit(i, 0, 0, n))
-    return columns, units
+    if others:
+        notes.append(
+            ngettext(
+                "{n} other file has notes of its own; its first: {note}",
+                "{n} other files have notes of their own; the first one's: {note}",
+                len(others),
+            ).format(n=len(others), note=others[0])
+        )
+    return columns, units, index, notes
 
 
 # -- reading ------------------------------------------------------------------------------------
@@ -716,7 +687,11 @@ class Reader:
 
     def _csv(self, unit: Unit, skip: int) -> Iterator[_Piece]:
         src = self.source
-        r = CsvReader(src.paths[unit.file], labels=src.label_column, ignore=(), id_column=src.id_column)
+        # Every column that is neither a feature nor labels nor ids is ignored (an index too, its count checked
+        # when the source was opened): none is read, and a run never stops on one.
+        roles = {src.label_column, src.id_column, *src.feature_names}
+        ignore = [c for c in src.columns if c not in roles]
+        r = CsvReader(src.paths[unit.file], labels=src.label_column, ignore=ignore, id_column=src.id_column)
         keep = [r.feature_names.index(n) for n in src.feature_names]
         for c in r.chunks():
             n = c.values.shape[0]

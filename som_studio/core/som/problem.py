@@ -44,6 +44,7 @@ from som_studio.core.data import (
     DataError,
     Table,
     any_missing,
+    column_flag,
     default_feature_names,
     random_colours,
     read_table,
@@ -367,7 +368,7 @@ def _refuse_empty_features(source: Source, empty: np.ndarray) -> None:
         return
     names = source.feature_names
     numbers = [source.columns.index(n) + 1 if n in source.columns else j + 1 for j, n in enumerate(names)]
-    refuse_empty(empty, source.spec, numbers, names, lambda name: f"--ignore {name}")
+    refuse_empty(empty, source.spec, numbers, names, lambda name: column_flag("--ignore", name))
 
 
 def make_stream_problem(

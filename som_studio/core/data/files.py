@@ -1,0 +1,102 @@
+"""Which files ``--data`` names: one file, a folder's data files or a glob's matches, and their format."""
+
+from __future__ import annotations
+
+import glob as globmod
+import os
+import shlex
+from pathlib import Path
+
+from som_studio.core.data.checks import DataError
+from som_studio.i18n import _
+
+#: The formats a source reads, by file suffix.
+FORMATS: dict[str, str] = {
+    ".parquet": "parquet",
+    ".arrow": "arrow",
+    ".feather": "arrow",
+    ".ipc": "arrow",
+    ".npy": "npy",
+    ".csv": "csv",
+    ".tsv": "csv",
+    ".txt": "csv",
+}
+#: Files whose rows are known from their headers and footers, without reading them.
+SIZED_SUFFIXES: tuple[str, ...] = (".parquet", ".arrow", ".feather", ".ipc", ".npy")
+
+
+#: Text files that are data only where they are all a folder or a glob holds: beside other data files, a
+#: ``README.txt`` is a note on them.
+PROSE_SUFFIXES: tuple[str, ...] = (".txt",)
+
+
+def data_files(spec: str | os.PathLike[str], notes: list[str] | None = None) -> list[Path]:
+    """The files ``spec`` names: a folder's data files, a glob's matches or the one file (sorted by name).
+
+    An empty folder or a glob matching nothing is refused, as is a folder holding several formats. A
+    ``.txt`` file beside other data files is left out, and said in ``notes`` (where given).
+    """
+    text = str(spec)
+    p = Path(text)
+    if p.is_dir():
+        files = sorted(f for f in p.iterdir() if f.is_file() and f.suffix.lower() in FORMATS)
+        if not files:
+            raise DataError(
+                _("{path}: the folder holds no data files (.parquet, .arrow, .feather, .npy, .csv or .tsv)").format(
+                    path=p
+                )
+            )
+    elif any(c in text for c in "*?["):
+        files = sorted(Path(f) for f in globmod.glob(text) if Path(f).is_file())
+        if not files:
+            raise DataError(_("{path}: no file matches this pattern").format(path=text))
+        odd = [f for f in files if f.suffix.lower() not in FORMATS]
+        if odd:
+            raise DataError(
+                _("{path}: not a data file (.parquet, .arrow, .feather, .npy, .csv or .tsv)").format(path=odd[0])
+            )
+    else:
+        if not p.exists():
+            raise DataError(_("{path}: no such file").format(path=p))
+        if p.suffix.lower() not in FORMATS:
+            raise DataError(
+                _("{path}: unsupported file type {suffix!r}; use .npy, .csv, .parquet or .arrow").format(
+                    path=p, suffix=p.suffix or _("(none)")
+                )
+            )
+        files = [p]
+    prose = [f for f in files if f.suffix.lower() in PROSE_SUFFIXES]
+    if prose and len(prose) < len(files):
+        files = [f for f in files if f.suffix.lower() not in PROSE_SUFFIXES]
+        if notes is not None:
+            notes.append(
+                _(
+                    "{path}: left out {names}: a .txt file beside other data files is taken for a note on them; "
+                    "to read .txt tables, name them alone ({pattern})"
+                ).format(
+                    path=text,
+                    names=", ".join(f.name for f in prose[:3]) + (", ..." if len(prose) > 3 else ""),
+                    pattern=shlex.quote(str(Path(text if p.is_dir() else os.path.dirname(text)) / "*.txt")),
+                )
+            )
+    kinds = {FORMATS[f.suffix.lower()] for f in files}
+    if len(kinds) > 1:
+        first = files[0]
+        other = next(f for f in files if FORMATS[f.suffix.lower()] != FORMATS[first.suffix.lower()])
+        raise DataError(
+            _("{path}: mixes formats ({a}: {fa}; {b}: {fb}); a data set is one format").format(
+                path=text,
+                a=first.name,
+                fa=FORMATS[first.suffix.lower()],
+                b=other.name,
+                fb=FORMATS[other.suffix.lower()],
+            )
+        )
+    return files
+
+
+def is_streamable(spec: str | None) -> bool:
+    """Whether ``--data`` names more than one file's worth of rows: a folder or a glob."""
+    if spec is None:
+        return False
+    return Path(spec).is_dir() or any(c in spec for c in "*?[")
