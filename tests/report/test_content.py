@@ -347,7 +347,7 @@ def test_a_pdf_s_configurations_hold_four_runs_a_table_and_break_a_long_path_aft
 
 
 def test_the_configurations_leave_out_the_older_scale_switch_where_no_run_set_it() -> None:
-    """"data.scale False" beside "scaling zscore" read as a contradiction; a run that set it keeps the row."""
+    """The older switch ("data.scale False") beside "scaling zscore" read as a contradiction; set, it stays."""
     data = {"source": "file", "path": "t.csv", "scale": False}
     plain = [StoredRun(_record(n, config={"data": data, "scaling": "zscore"}), name=n) for n in ("a", "b")]
     keys, _rows = build_report(plain).config_table()
