@@ -70,7 +70,11 @@ def _colour_bar(win, bar: picture.ColourBar, row: int, col: int) -> int:  # type
     import pyqtgraph as pg
     from PySide6.QtCore import QRectF
 
-    plot = win.addPlot(row=row, col=col)
+    from som_studio.qt.chart_style import ReadableAxis
+
+    # Counts (a hit map's examples per unit) ticked at whole numbers: pyqtgraph's own axis put 0.5 and 1.5 there.
+    axes = {"bottom": ReadableAxis("bottom", whole=True)} if bar.integer else None
+    plot = win.addPlot(row=row, col=col, axisItems=axes)
     plot.hideAxis("left")
     plot.setMouseEnabled(False, False)
     plot.hideButtons()

@@ -167,3 +167,24 @@ def test_the_app_s_final_maps_wrap_to_the_width_they_get_and_none_runs_past_its_
     assert all(p.geometry().right() <= width + 1 for p in plots), [p.geometry() for p in plots]
     assert (len(cols) == 1) == (width < 400) and len(cols) <= 4  # one column in a narrow page, more when wider
     page.close()
+
+
+@pytest.mark.parametrize("top", [2, 3, 7, 40])
+def test_a_count_s_colour_bar_is_ticked_at_whole_numbers(qapp, top) -> None:
+    """The report's hit map: "examples per unit" ticked 0.5, 1.5 under a bar of 0 to 3."""
+    import pyqtgraph as pg
+
+    from som_studio import picture
+    from som_studio.qt.chart_style import tick_labels
+    from som_studio.qt.report_views import _colour_bar
+
+    win = pg.GraphicsLayoutWidget()
+    _colour_bar(win, picture.ColourBar(0.0, float(top), "examples per unit", integer=True), 0, 0)
+    win.resize(260, 90)
+    win.show()
+    for _ in range(3):
+        qapp.processEvents()
+    (plot,) = [item for item in win.ci.items if hasattr(item, "getAxis")]
+    labels = tick_labels(plot.getAxis("bottom"))
+    assert labels and all(float(t.replace(",", "")).is_integer() for t in labels), labels
+    win.close()
