@@ -179,6 +179,8 @@ def test_hangul_fonts_are_read_from_fc_list_and_ranked():
     families = i18n.parse_fc_list(out)
     assert families[:2] == ["DejaVu Sans", "NanumGothic"]
     assert i18n.rank_fonts(families)[:2] == ["Noto Sans CJK KR", "NanumGothic"]
+    # Of Nanum's, the one whose full stop reads as one at the app's 9 pt first.
+    assert i18n.rank_fonts(["NanumGothic", "NanumSquare", "NanumBarunGothic"])[0] == "NanumBarunGothic"
     assert i18n.parse_fc_list("") == []
 
 
