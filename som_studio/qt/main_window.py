@@ -55,6 +55,8 @@ TITLE = "SOM Studio"
 # Where the app keeps its runs' checkpoints (inside the history's folder), and how often a run writes one.
 CHECKPOINTS = "checkpoints"
 CHECKPOINT_EVERY_S = 60.0
+#: Training seconds after which a run measures its quality again, between its planned points (within their budget).
+QUALITY_EVERY_S = 5.0
 
 DOCK_AREAS = {
     "run": Qt.DockWidgetArea.LeftDockWidgetArea,
@@ -426,7 +428,12 @@ class MainWindow(QMainWindow):
                 st.cpu_devices,
                 view=(c.mode, c.component),
                 hooks=hooks,
-                session_options={**self.inside_view.session_options(), **self._checkpoint_options(resume)},
+                session_options={
+                    **self.inside_view.session_options(),
+                    **self._checkpoint_options(resume),
+                    # A long run's Quality dock moves within seconds, not at its first planned point minutes in.
+                    "quality_every_s": QUALITY_EVERY_S,
+                },
             )
         except OSError as exc:  # no process could be started (limits, memory)
             self.show_error(

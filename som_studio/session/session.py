@@ -102,6 +102,10 @@ class Session:
     quality_points : measure QE/TE at most this many times over the run (plus at 0),
         every round number of iterations; 0: only on the final map. Points are skipped when measuring would
         exceed ``quality_share`` of the training time so far.
+    quality_every_s : also measure, between the planned points, once this many seconds of training have passed
+        since the last measurement (within ``quality_share``, at a chunk's end), so that a watcher of a long run
+        sees its quality move within seconds (the app: 2,000,000 epochs plan their first point 100,000 epochs
+        in); ``None`` (the default, and across processes, whose chunks must agree): the planned points only.
     final_quality : measure the final map's QE/TE (off for huge problems).
     chunk_target_s : aim for chunks of about this much wall time.
     quality_share : the share of training time quality measurements may take
@@ -143,6 +147,7 @@ class Session:
         progress_interval_s: float | None = PROGRESS_INTERVAL_S,
         frame_share: float | None = FRAME_SHARE,
         quality_points: int = 10,
+        quality_every_s: float | None = None,
         final_quality: bool = True,
         chunk_target_s: float = 0.04,
         max_chunk: int | None = None,
@@ -165,6 +170,7 @@ class Session:
         self._frames = FramePacer(snapshot_interval_s or 0.0, frame_share)
         self._initial_frame: int | None = None  # the iteration of the initial map's snapshot, made before training
         self.quality_points = quality_points
+        self.quality_every_s = quality_every_s
         self.final_quality = final_quality
         self.chunk_target_s = chunk_target_s
         self.max_chunk = max_chunk

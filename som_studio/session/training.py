@@ -68,6 +68,8 @@ class Driver(Protocol):
     progress_interval_s: float | None
     _frames: FramePacer
     final_quality: bool
+    quality_points: int
+    quality_every_s: float | None
     chunk_target_s: float
     max_chunk: int | None
     quality_share: float | None
@@ -131,6 +133,7 @@ class Training:
         self.own_compiles = 0  # compiles of the quality program after warm-up: not the trainer's
         self.c0 = 0  # compiles on the session's thread before the trainer's warm-up (not the quality program's)
         self.it = 0  # iterations trained (from the checkpoint's, when resumed)
+        self._quality_train_s = 0.0  # training seconds at the last quality measurement
         self.trained_before = 0.0  # training seconds before the checkpoint resumed from
         self.within_s = 0.0  # seconds of checkpoints saved inside the chunk being trained
         self._saved_at = 0.0
@@ -160,6 +163,7 @@ class Training:
         self.excluded += spent
         self.pacer.spend(spent, compile_s, first=self.measured == 0)
         self.measured += 1
+        self._quality_train_s = self.train_s()
         self.record.phases["compile"] += compile_s
         self.record.phases["quality"] += spent - compile_s
         return qe, te, first
@@ -405,9 +409,11 @@ class Training:
                 chunk = next_chunk(count, dt, session.chunk_target_s, session.max_chunk)
             if session.checkpoint is not None and it < T and session.checkpoint.due():
                 self.save_checkpoint(self.trainer.get_map())
-            if next_q and it == next_q[0]:
+            planned = bool(next_q) and it == next_q[0]
+            if planned:
                 next_q.pop(0)
-                if (it < T or not session.final_quality) and self.pacer.allow(self.train_s()):
+            if (planned or self._quality_due(it)) and (it < T or not session.final_quality):
+                if self.pacer.allow(self.train_s()):
                     qe, te = self.quality(self.trainer.get_map())[:2]
                     self.record.history.append({"iteration": it, "qe": qe, "te": te})
                     yield QualityMeasured(it, qe, te)
@@ -419,6 +425,18 @@ class Training:
                 self.record.phases["frames"] += frame_s
                 frames.spend(frame_s)
                 yield Snapshot(it, snap)
+
+    def _quality_due(self, it: int) -> bool:
+        """Whether a measurement between the planned points is due at iteration ``it``: the session asks for them
+        (:attr:`Session.quality_every_s`), it plans points at all, and that many training seconds have passed since
+        the last one. Not across processes (``quality_share`` None), whose chunks must agree."""
+        every, session = self.session.quality_every_s, self.session
+        if every is None or session.quality_share is None or not session.quality_points or session.sweep:
+            return False
+        history = self.record.history
+        if history and history[-1]["iteration"] == it:
+            return False
+        return bool(self.train_s() - self._quality_train_s >= every)
 
     def _train_chunk(self, first: int, count: int) -> Generator[Event, None, None]:
         """Train iterations ``first .. first+count-1``.

@@ -403,3 +403,27 @@ def test_a_stopped_run_keeps_its_scaling_so_its_map_reads_in_the_data_s_units(tm
     want, _ = metrics.nearest_units(run._trained, run.scaling.apply(values))
     got = run.project(values)
     np.testing.assert_array_equal(got.bmu_row * run.width + got.bmu_col, want)
+
+
+@pytest.mark.parametrize("every", [None, 0.15])
+def test_a_long_run_measures_between_its_planned_points_when_asked(small_config, every):
+    """The app's Quality dock: 2,000,000 epochs plan their first point 100,000 in, minutes away. Asked for one every
+    so many training seconds, the run measures at chunk ends between the planned points; not asked, it does not."""
+    cfg = small_config.replace(impl="numpy-online", steps=5_000_000)
+    session = Session(cfg, snapshot_interval_s=None, quality_points=2, quality_every_s=every, quality_share=1.0)
+    trained = 0.0
+    for ev in session.run():
+        if isinstance(ev, ChunkTimed):
+            trained = ev.elapsed_s
+            if trained > 1.2:
+                session.cancel()
+        rec = getattr(ev, "record", None)
+    from som_studio.session.timing import quality_iterations
+
+    planned = set(quality_iterations(cfg.iterations, 2))
+    between = [h["iteration"] for h in rec.history if h["iteration"] not in planned]
+    if every is None:
+        assert between == []
+    else:
+        assert len(between) >= 3, rec.history  # about every 0.15 s of the 1.2 s trained
+        assert between == sorted(set(between))
