@@ -260,6 +260,13 @@ def test_csv_dash_prints_the_csv_alone_and_the_table_on_stderr(capsys, tmp_path,
     assert list(tmp_path.iterdir()) == []
 
 
+def test_devices_layout_without_json_prints_the_sharding(capsys):
+    # The README's own command: a layout described with no --json (it failed on a name bound only with --json).
+    assert cli.main(["devices", "--layout", "1x1", "--grid", "24x13"]) == 0
+    out, _err = capsys.readouterr()
+    assert "1x1" in out and "map" in out
+
+
 def test_devices_json_dash_prints_the_json_alone(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert cli.main(["devices", "--layout", "1x1", "--json", "-"]) == 0

@@ -85,10 +85,10 @@ def run(args: argparse.Namespace) -> int:
             layout = sharding.Layout.parse(args.layout)
         except ConfigError as exc:
             raise CommandError(exc.refusal.text(flag_names())) from None
+    from som_studio.commands.common import STDOUT, check_output
+
     json_path = None
     if args.json:
-        from som_studio.commands.common import STDOUT, check_output
-
         json_path = None if args.json == STDOUT else check_output(args.json, args.force, flag="--json")
 
     jax = jax_runtime.jax()

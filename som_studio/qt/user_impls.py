@@ -94,6 +94,10 @@ class UserImplementations(QObject):
         if not path:
             return None
         classes = classes_in(path)
+        if not classes:
+            # A file that does not parse, or defines no class: loading it says which (the import's error), as the
+            # command line does, where an empty list of classes to choose from said nothing.
+            return self.add(f"{Path(path).resolve()}:{Path(path).stem}")
         if len(classes) == 1:
             name = classes[0]
         else:

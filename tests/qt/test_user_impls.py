@@ -67,6 +67,24 @@ def test_a_broken_file_is_refused_in_a_dialog_and_the_app_goes_on(qtbot, window,
     assert window.runs.records[-1].status == "ok"
 
 
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [("class A:\n    def __init__(self, problem)\n        pass\n", "SyntaxError"), ("x = 1\n", "defines no")],
+)
+def test_a_file_without_a_class_to_offer_is_refused_saying_why(
+    qtbot, window, tmp_path, monkeypatch, forget, text, said
+):
+    # A syntax error or no class at all: the app asked for a class from an empty list and said nothing.
+    path = tmp_path / "mine.py"
+    path.write_text(text)
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(path), ""))
+    window.add_impl_action.trigger()
+    qtbot.waitUntil(lambda: window.findChild(QMessageBox) is not None, timeout=WAIT_MS)
+    box = window.findChild(QMessageBox)
+    assert said in box.text() or said in box.detailedText()
+    box.close()
+
+
 def test_an_error_in_the_users_run_is_shown_with_their_lines_and_the_app_goes_on(qtbot, window, tmp_path, forget):
     # Passes the checks (a few epochs), fails in the app's run past them: in the worker, with the user's lines.
     # Its close takes a while, as releasing a device's resources may: the worker outlives the failure's event.
