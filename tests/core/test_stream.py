@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -112,6 +113,34 @@ def test_float32_batches_are_the_float64_ones_rounded_and_transformed_on_the_rea
     np.testing.assert_array_equal(whole[:, 0], x[:, 0].astype(np.float32).astype(np.float64))
     np.testing.assert_array_equal(whole[:, 1], np.arange(700) * 1_000_003.0)
     np.testing.assert_array_equal(whole[:, 2], x[:, 2])
+
+
+def test_batches_checked_and_scaled_on_several_threads_come_in_order_as_on_one(tmp_path):
+    x = values()
+    write_parquet(tmp_path / "d", x, [450], group=100)
+    src = stream.open_source(tmp_path / "d", labels="kind")
+
+    def doubled(v: np.ndarray) -> np.ndarray:
+        time.sleep(0.005)  # the reading thread reaches the end while batches are still being finished
+        return 2 * v
+
+    one = list(src.reader(70, transform=doubled, workers=1))
+    many = list(src.reader(70, transform=doubled, workers=3))
+    assert [b.first for b in many] == [b.first for b in one] == list(range(0, 1000, 70))
+    for a, b in zip(one, many, strict=True):
+        np.testing.assert_array_equal(b.values, a.values)
+        assert list(b.labels) == list(a.labels)
+    reader = src.reader(70, workers=3)
+    _ = [next(reader) for _ in range(4)]
+    assert reader.get_state() == {"row": 280}
+    reader.close()
+    x[777, 1] = np.inf  # row 328 of the second file
+    write_parquet(tmp_path / "bad", x, [450], group=100)
+    bad = stream.open_source(tmp_path / "bad", labels="kind")
+    reader = bad.reader(70, workers=3)
+    with pytest.raises(DataError, match=r"part01.parquet: infinite value inf at row 328, column f1"):
+        list(reader)
+    assert list(reader) == []
 
 
 def test_shares_split_the_units_deterministically(tmp_path):

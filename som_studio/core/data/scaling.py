@@ -34,6 +34,12 @@ class Scaling:
         scaled: np.ndarray = (np.asarray(values, dtype=np.float64) - self.offset) / self.scale
         return scaled
 
+    def apply_in_place(self, values: np.ndarray) -> np.ndarray:
+        """:meth:`apply` written over ``values`` (float64, N x D): the same numbers, no temporary arrays."""
+        np.subtract(values, self.offset, out=values)
+        np.divide(values, self.scale, out=values)
+        return values
+
     def invert(self, values: np.ndarray) -> np.ndarray:
         """Back from the scaled space to the data's original units (float64)."""
         original: np.ndarray = np.asarray(values, dtype=np.float64) * self.scale + self.offset

@@ -91,22 +91,26 @@ class Streamed:
     def rows(self) -> int:
         return self.source.share_rows(*self.share)
 
-    def scaled(self, values: np.ndarray, dtype: np.dtype) -> np.ndarray:
-        """A batch of the file's values in the run's scaled space and precision (NaN kept)."""
+    def scaled(self, values: np.ndarray, dtype: np.dtype, own: bool = False) -> np.ndarray:
+        """A batch of the file's values in the run's scaled space and precision (NaN kept); ``own``: the
+        values are the caller's to overwrite (a reader's batch), scaled where they are."""
         if self.scaling.method == "none":  # one copy, not three
             return np.ascontiguousarray(values, dtype=dtype)
+        if own and values.dtype == np.float64 and values.flags.writeable:
+            return np.ascontiguousarray(self.scaling.apply_in_place(values), dtype=dtype)
         return np.ascontiguousarray(self.scaling.apply(values), dtype=dtype)
 
     def reader(self, dtype: np.dtype, state: dict[str, int] | None = None) -> Reader:
         """A pass over this process's share whose batches are in the run's scaled space and precision.
 
-        The reader's thread converts and scales each batch (:meth:`scaled`), so the training thread
+        The reader's threads convert and scale each batch (:meth:`scaled`), so the training thread
         only trains. Unscaled, the values are read straight into ``dtype``: from a float32 file, one
         copy; scaled, they are read in float64 and scaled there, as the table in memory is.
         """
         if self.scaling.method == "none":
             return self.source.reader(self.batch_rows, self.share, state, dtype=dtype)
-        return self.source.reader(self.batch_rows, self.share, state, transform=lambda v: self.scaled(v, dtype))
+        scale = lambda v: self.scaled(v, dtype, own=True)  # the batch is the reader's own
+        return self.source.reader(self.batch_rows, self.share, state, transform=scale)
 
 
 @dataclass(frozen=True, eq=False)
