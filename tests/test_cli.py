@@ -237,6 +237,27 @@ def test_bench_speedups_default_to_the_first_listed_of_each_kind():
     assert speedups(runs, "numpy-batch")["jax-vmap-batch"] == 4.0
 
 
+def test_a_failed_run_is_nobodys_baseline_and_has_no_speed_up():
+    """Its timings end where it broke (a NaN map after 150 epochs, say): they measure no finished computation."""
+    from collections import namedtuple
+
+    from som_studio.commands.bench import speedups
+    from som_studio.comparison.rules import judge, speedup_notes
+    from som_studio.session.record import Chunk, RunRecord
+
+    def rec(impl, seconds, status="ok"):
+        return RunRecord(impl=impl, kind="batch", config={}, status=status, chunks=[Chunk(0, 1, seconds)])
+
+    runs = [rec("mine.py:NanLater", 0.1, "failed"), rec("numpy-batch", 4.0), rec("jax-fused-batch", 0.5)]
+    assert speedups(runs) == {"mine.py:NanLater": None, "numpy-batch": 1.0, "jax-fused-batch": 8.0}
+    assert speedups(runs, "mine.py:NanLater", prefer_numpy=False)["jax-fused-batch"] == 8.0
+    assert speedup_notes(runs, [None, 1.0, 8.0])[0] == "failed: not ranked"
+    run = namedtuple("run", "name record planned")
+    verdict = judge([run(r.impl, r, 300) for r in runs], prefer_numpy=False)  # bench's rule: the first timed
+    assert verdict.speedup == (None, 1.0, 8.0) and verdict.baseline_of[1:] == ("numpy-batch", "numpy-batch")
+    assert verdict.end_to_end[0] is None and verdict.pays_off[0] is None
+
+
 def test_json_dash_prints_the_json_alone_and_the_table_on_stderr(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     for command in ("bench", "compare", "explain"):

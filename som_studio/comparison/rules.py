@@ -62,19 +62,20 @@ def baseline_index(
     timings; otherwise (with ``prefer_numpy``, the comparison's rule) the first
     run of the same kind whose implementation is the NumPy backend (the
     reference the speed-ups are about), otherwise the first run of the same
-    kind with timings (``bench``'s rule). ``None`` when there is none.
+    kind with timings (``bench``'s rule); never a run that failed or disagrees with the reference. ``None``
+    when there is none.
     """
     me = records[i]
 
     def usable(j: int) -> bool:  # a speed-up is between runs of one kind on one problem
         r = records[j]
-        return r.kind == me.kind and bool(r.median_s) and problem_key(r) == problem_key(me) and not _disagrees(r)
+        return r.kind == me.kind and bool(r.median_s) and problem_key(r) == problem_key(me) and not _unranked(r)
 
     if baseline is not None and usable(baseline):
         return baseline
     same = [j for j in range(len(records)) if usable(j)]
     if same == [i] and any(
-        r.kind == me.kind and r.median_s and not _disagrees(r) for j, r in enumerate(records) if j != i
+        r.kind == me.kind and r.median_s and not _unranked(r) for j, r in enumerate(records) if j != i
     ):
         return None  # alone on its problem: a ratio to another problem's run would mean nothing
     numpy_runs = [j for j in same if _backend(records[j].impl) == "numpy"] if prefer_numpy else []
@@ -91,8 +92,7 @@ def speedups(
     for i, r in enumerate(records):
         b = baseline_index(records, i, baseline, prefer_numpy)
         base = records[b].median_s if b is not None else None
-        # A run that disagrees with the NumPy reference is never ranked: its speed is of another computation.
-        out.append(base / r.median_s if base and r.median_s and not _disagrees(r) else None)
+        out.append(base / r.median_s if base and r.median_s and not _unranked(r) else None)
     return out
 
 
@@ -100,6 +100,12 @@ def _disagrees(r: RunRecord) -> bool:
     from som_studio.core.impls.user_impl import disagrees
 
     return disagrees(r.extra)
+
+
+def _unranked(r: RunRecord) -> bool:
+    """A run whose speed is nobody's measure: it failed (its timings end where it broke) or it disagrees with the
+    NumPy reference (its speed is of another computation)."""
+    return r.status == "failed" or _disagrees(r)
 
 
 def flatten_config(cfg: dict[str, Any], prefix: str = "") -> dict[str, str]:
@@ -364,8 +370,10 @@ def speedup_notes(records: Sequence[RunRecord], sp: Sequence[float | None]) -> l
     """Each run's speed-up note: no baseline on its problem, or simulated devices sharing cores."""
     out = []
     for i, r in enumerate(records):
-        others = any(j != i and q.kind == r.kind and q.median_s and not _disagrees(q) for j, q in enumerate(records))
-        if _disagrees(r):
+        others = any(j != i and q.kind == r.kind and q.median_s and not _unranked(q) for j, q in enumerate(records))
+        if r.status == "failed":
+            out.append(_("failed: not ranked"))
+        elif _disagrees(r):
             out.append(_("disagrees with {reference}: not ranked").format(reference=r.extra["agreement"]["reference"]))
         elif sp[i] is None and r.median_s and others:  # timed, and its kind has runs, but none on its problem
             out.append(_(DIFFERENT_PROBLEM))
@@ -453,7 +461,7 @@ def judge(runs: Sequence[Compared], baseline: str | None = None, prefer_numpy: b
     for i, r in enumerate(records):
         j = baseline_index(records, i, b, prefer_numpy)
         base_of.append(names[j] if j is not None else None)
-        base = records[j] if j is not None and not _disagrees(r) else None  # never ranked, not even end to end
+        base = records[j] if j is not None and not _unranked(r) else None  # never ranked, not even end to end
         ok = base is not None and base.status == r.status == "ok"
         e2e.append(
             timing.end_to_end_speedup(compiled_and_trained_s(base), compiled_and_trained_s(r)) if ok and base else None

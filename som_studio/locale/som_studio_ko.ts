@@ -426,6 +426,7 @@ A run shows here when it recorded its inside: tick Record the inside of the next
     <name>MainWindow</name>
     <message>
         <source>The run failed</source>
+        <extracomment>Training seconds after which a run measures its quality again, between its planned points (within their budget).</extracomment>
         <translation>실행 실패</translation>
     </message>
     <message>
