@@ -30,6 +30,7 @@ class LiveProgress:
     impl: str = ""
     total: int = 0
     done: int = 0
+    first: int = 0  # the iteration training started at (a resumed run's checkpoint's)
     train_elapsed: float = 0.0  # training seconds up to the last chunk, for the estimate
     t0: float | None = None
     paused_s: float = 0.0  # time spent paused, not counted as elapsed
@@ -39,12 +40,13 @@ class LiveProgress:
 
     def begin(self, config: RunConfig, now: float) -> str:
         """A run of ``config`` starts now; the status line."""
-        self.impl, self.total, self.done, self.train_elapsed, self.t0 = config.impl, config.iterations, 0, 0.0, now
+        self.impl, self.total, self.done, self.first = config.impl, config.iterations, 0, 0
+        self.train_elapsed, self.t0 = 0.0, now
         self.paused_s, self.paused_at, self.epoch = 0.0, None, None
         return _("Starting {impl} on a {grid} map…").format(impl=config.impl, grid=config.grid)
 
     def started(self, ev: Started) -> str:
-        self.total = ev.iterations
+        self.total, self.done, self.first = ev.iterations, ev.first, ev.first
         return _("{impl}: compiling and warming up…").format(impl=ev.config.impl)
 
     @staticmethod
@@ -105,8 +107,8 @@ class LiveProgress:
             if left is None:
                 return None
             return left + e.rows / e.rows_per_s * max(0, self.total - e.iteration - 1)
-        if self.done and self.total:
-            return self.train_elapsed / self.done * (self.total - self.done)
+        if self.done > self.first and self.total:  # the rate of what this run trained (not a checkpoint's)
+            return self.train_elapsed / (self.done - self.first) * (self.total - self.done)
         return None
 
     def time_text(self, now: float, running: bool = True) -> str:

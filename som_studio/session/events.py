@@ -43,6 +43,8 @@ class Started:
     #: The data's scaling as ``(offset, scale)`` per feature (``x = trained * scale + offset`` in the
     #: file's units), or ``None`` (not scaled, or an older sender): live colour bars in original units.
     scaling: tuple[tuple[float, ...], tuple[float, ...]] | None = None
+    #: The iteration training starts at: a resumed run's checkpoint's (0 from older senders).
+    first: int = 0
 
 
 @dataclass(frozen=True)

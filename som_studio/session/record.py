@@ -81,13 +81,24 @@ class RunRecord:
         object.__setattr__(self, name, value)
 
     # -- derived timings ----------------------------------------------------------
+    def _whole(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(count, seconds)`` of the chunks of whole iterations: a run resumed inside a streamed epoch
+        (``extra.resumed.row``) trained only the rest of that epoch in its first chunk."""
+        _, count, seconds = self.chunks.arrays()
+        if int((self.extra.get("resumed") or {}).get("row", 0)) > 0:
+            count, seconds = count[1:], seconds[1:]
+        return count, seconds
+
     @property
     def iteration_s(self) -> list[float]:
-        return [float(v) for v in self.chunks.iteration_seconds()]
+        """Seconds per iteration of each chunk of whole iterations."""
+        count, seconds = self._whole()
+        keep = count > 0
+        return [float(v) for v in seconds[keep] / count[keep]]
 
     def _weighted(self, q: float) -> float | None:
         # Over iterations, not chunks: a warm-up chunk of one iteration counts once.
-        _, count, seconds = self.chunks.arrays()
+        count, seconds = self._whole()
         keep = count > 0
         return weighted_percentile(list(seconds[keep] / count[keep]), list(count[keep]), q)
 
@@ -103,8 +114,8 @@ class RunRecord:
 
     @property
     def mean_s(self) -> float | None:
-        """Training seconds per iteration over all chunks: what a stopwatch sees per iteration."""
-        _, count, seconds = self.chunks.arrays()
+        """Training seconds per iteration over all chunks of whole iterations: what a stopwatch sees per iteration."""
+        count, seconds = self._whole()
         return mean_per_iteration(list(count), list(seconds))
 
     @property

@@ -270,6 +270,7 @@ class Training:
             data_range=_data_range(problem),
             feature_names=_feature_names(source, table),
             scaling=_scaling(table) if problem.stream is None else _scaling_of(problem.stream.scaling),
+            first=self.it,
         )
         yield from self._measured_before(saved)
         if self.session.checkpoint is not None:
@@ -293,6 +294,8 @@ class Training:
                     )
                 )
             within(self.it, {k: v for k, v in saved.arrays.items() if k != "map"}, saved.meta.get("reader"))
+            # Its first chunk is the rest of that epoch: kept out of the figures per iteration.
+            record.extra["resumed"]["row"] = int(saved.meta["position"]["row"])
         if self.session.checkpoint is not None and hasattr(self.trainer, "checkpoints"):
             self.trainer.checkpoints = self  # it asks due() and calls save_within() between its batches
         self.timed("init", tp)

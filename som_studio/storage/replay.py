@@ -41,6 +41,7 @@ def started(run: StoredRun) -> Started | None:
         estimate_bytes=int(r.estimate_bytes or 0),
         feature_names=tuple(str(n) for n in r.config.get("feature_names") or ()),
         scaling=_scaling(getattr(r, "model", None)),
+        first=int((r.extra.get("resumed") or {}).get("iteration", 0)),
     )
 
 

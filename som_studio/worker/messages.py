@@ -23,11 +23,12 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-PROTOCOL_VERSION = 5
+PROTOCOL_VERSION = 6
 """1: the first; 2: the ``Started`` event inside an :class:`EventMessage` carries the data's feature
 names and scaling (a live run's planes are named, its colour bars in the file's units); 3: a sweep's
 ``CombinationTrained`` events; 4: a streamed epoch's ``EpochProgress`` events; 5: timed chunks
-together (:class:`ChunksMessage`), and the app says how often it draws frames (:class:`FrameInterval`)."""
+together (:class:`ChunksMessage`), and the app says how often it draws frames (:class:`FrameInterval`);
+6: ``Started`` says the iteration a resumed run starts at."""
 
 
 class ProtocolError(ValueError):

@@ -7,7 +7,7 @@ import pytest
 from som_studio.app_model.live import LiveProgress
 from som_studio.app_model.runs import COLUMNS, RunList, row_texts
 from som_studio.config import RunConfig
-from som_studio.session.events import ChunkTimed, EpochProgress
+from som_studio.session.events import ChunkTimed, EpochProgress, Started
 from som_studio.session.record import RunRecord
 from som_studio.storage import RunHistory, StoredRun
 
@@ -49,6 +49,21 @@ def test_live_run_inside_a_streamed_epoch():
     # A resumed epoch's pass began at its saved row: the rate counts the rows read since.
     live.progressed(EpochProgress(iteration=3, row=6_000_000, rows=10_000_000, first=5_000_000, seconds=1.0, wait_s=0))
     assert live.epoch.rows_per_s == 1_000_000 and live.epoch.epoch_left_s == 4.0
+
+
+def test_a_resumed_run_counts_from_its_checkpoint():
+    """Resumed inside epoch 3 of 4 (index 2): the count starts there, and the rate is of what this run trains."""
+    cfg = RunConfig(impl="numpy-batch", width=8, height=6, epochs=4)
+    live = LiveProgress()
+    live.begin(cfg, now=0.0)
+    live.started(Started(cfg, "batch", 4, 1000, 3, {}, "1x1", 0, first=2))
+    assert live.left_s() is None  # nothing trained by this run yet: no estimate, not "ETA 0.0 s"
+    # Rows 500-750 of the epoch in 1 s: 250 rows/s, 1 s left of it, then one epoch of 4 s.
+    live.progressed(EpochProgress(iteration=2, row=750, rows=1000, first=500, seconds=1.0, wait_s=0))
+    assert live.progress == (2 + 0.75) / 4
+    assert live.time_text(1.0) == "elapsed   1.0 s   ETA   5.0 s   2/4"
+    live.chunks([ChunkTimed(2, 1, 2.0, 2.0)])
+    assert live.left_s() == 2.0  # 2 s for the one iteration this run trained: 2 s for the one left
 
 
 def _record(impl: str, status: str = "ok", message: str = "") -> RunRecord:

@@ -294,6 +294,11 @@ def test_a_streamed_run_killed_inside_an_epoch_resumes_to_the_uninterrupted_map(
     resumed, rec = _final(Session(cfg, snapshot_interval_s=None, resume=saved))
     assert rec.status == "ok", rec.message
     np.testing.assert_array_equal(resumed, whole)  # bit for bit
+    # Its first chunk trained the rest of epoch 1 (rows 128-299): counted, but not timed as a whole epoch.
+    first, count, seconds = rec.chunks.arrays()
+    assert rec.extra["resumed"]["row"] == 128 and (first[0], count[0], rec.reached) == (1, 1, 3)
+    assert rec.mean_s == pytest.approx(seconds[1:].sum() / count[1:].sum())
+    assert len(rec.iteration_s) == len(seconds) - 1
 
 
 class _StopAsked(Checkpoints):
