@@ -106,7 +106,11 @@ def _progress_observer(progress: Any) -> tuple[Callable[[Any], None] | None, Cal
     if callable(progress):
         return progress, lambda: None
     try:
-        from tqdm.auto import tqdm
+        with warnings.catch_warnings():
+            # A notebook without ipywidgets gets tqdm's text bar, which works; tqdm says so in red, as if it
+            # were an error, the first time.
+            warnings.filterwarnings("ignore", message="IProgress not found")
+            from tqdm.auto import tqdm
     except ImportError:
         raise TrainError(
             _("progress=True needs tqdm; install it with {command}").format(command="pip install tqdm")

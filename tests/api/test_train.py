@@ -84,6 +84,32 @@ def test_progress_takes_a_callable_or_a_bar(capsys):
     assert "4/4" in capsys.readouterr().err
 
 
+def test_a_bar_in_a_jupyter_kernel_without_ipywidgets_is_the_text_bar_without_a_warning(capsys, monkeypatch):
+    """tqdm picks its bar when it is first imported: a notebook's kernel without ipywidgets gets the text bar, and
+    tqdm warned in red that 'IProgress not found', which reads as an error."""
+    pytest.importorskip("tqdm")
+    import sys
+    import types
+    import warnings
+
+    class ZMQInteractiveShell:  # what a Jupyter kernel's get_ipython() is
+        pass
+
+    ipython = types.ModuleType("IPython")
+    ipython.get_ipython = ZMQInteractiveShell  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "IPython", ipython)
+    monkeypatch.setitem(sys.modules, "ipykernel.zmqshell", types.ModuleType("ipykernel.zmqshell"))
+    monkeypatch.setitem(sys.modules, "ipywidgets", None)  # not installed
+    for name in ("tqdm.auto", "tqdm.autonotebook", "tqdm.notebook"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    data = np.random.default_rng(0).random((30, 3))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        som_studio.train(data, impl="numpy-batch", grid="3x3", epochs=4, progress=True)
+    assert "4/4" in capsys.readouterr().err
+    assert not [w for w in caught if "IProgress" in str(w.message)]
+
+
 def test_a_run_shows_itself_in_a_notebook():
     run = som_studio.train(np.random.default_rng(0).random((30, 3)), impl="numpy-batch", grid="5x4", epochs=3)
     html = run._repr_html_()
