@@ -258,6 +258,27 @@ def test_a_failed_run_is_nobodys_baseline_and_has_no_speed_up():
     assert verdict.end_to_end[0] is None and verdict.pays_off[0] is None
 
 
+def test_a_sweeps_map_is_not_ranked_and_its_samples_count_every_map():
+    """A combination kept from a sweep of 12 maps carries the sweep's timings: 12 maps' epochs, not one map's."""
+    from collections import namedtuple
+
+    from som_studio.comparison.rules import judge
+    from som_studio.session.record import Chunk, RunRecord
+
+    def rec(impl, seconds, **extra):
+        return RunRecord(impl=impl, kind="batch", config={}, status="ok", chunks=[Chunk(0, 1, seconds)], extra=extra)
+
+    runs = [rec("numpy-batch", 4.0, sweep={"combinations": 12, "settings": {"sigma": 2}}), rec("jax-fused-batch", 1.0)]
+    runs[0].samples = runs[1].samples = 1000
+    assert runs[0].throughput == 12 * 1000 / 4.0 and runs[1].throughput == 1000.0
+    run = namedtuple("run", "name record planned")
+    verdict = judge([run("sigma 2", runs[0], 1), run("fused", runs[1], 1)])
+    assert verdict.speedup == (None, 1.0) and verdict.notes[0] == "12 maps trained together: not ranked"
+    assert any(
+        f.text == "sigma 2: its timings are its sweep's, 12 maps trained together in each epoch" for f in verdict.flags
+    )
+
+
 def test_json_dash_prints_the_json_alone_and_the_table_on_stderr(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     for command in ("bench", "compare", "explain"):

@@ -103,9 +103,9 @@ def _disagrees(r: RunRecord) -> bool:
 
 
 def _unranked(r: RunRecord) -> bool:
-    """A run whose speed is nobody's measure: it failed (its timings end where it broke) or it disagrees with the
-    NumPy reference (its speed is of another computation)."""
-    return r.status == "failed" or _disagrees(r)
+    """A run whose speed is nobody's measure: it failed (its timings end where it broke), it disagrees with the
+    NumPy reference (its speed is of another computation) or it is a sweep's (its timings are of many maps)."""
+    return r.status == "failed" or _disagrees(r) or r.maps > 1
 
 
 def flatten_config(cfg: dict[str, Any], prefix: str = "") -> dict[str, str]:
@@ -247,6 +247,9 @@ def run_flags(run: Compared) -> list[Flag]:
 
         level = "note" if check.get("agrees") else "warning"
         out.append(Flag(level, _("{run} {agreement}").format(run=run.name, agreement=agreement_text(check)), run.name))
+    if r.maps > 1:
+        words = _("{run}: its timings are its sweep's, {n} maps trained together in each epoch")
+        out.append(Flag("note", words.format(run=run.name, n=r.maps), run.name))
     if r.status == "failed":
         out.append(
             Flag(
@@ -373,6 +376,8 @@ def speedup_notes(records: Sequence[RunRecord], sp: Sequence[float | None]) -> l
         others = any(j != i and q.kind == r.kind and q.median_s and not _unranked(q) for j, q in enumerate(records))
         if r.status == "failed":
             out.append(_("failed: not ranked"))
+        elif r.maps > 1:
+            out.append(_("{n} maps trained together: not ranked").format(n=r.maps))
         elif _disagrees(r):
             out.append(_("disagrees with {reference}: not ranked").format(reference=r.extra["agreement"]["reference"]))
         elif sp[i] is None and r.median_s and others:  # timed, and its kind has runs, but none on its problem

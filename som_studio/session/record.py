@@ -135,12 +135,18 @@ class RunRecord:
 
     @property
     def throughput(self) -> float | None:
-        """Samples per second at the median iteration time."""
+        """Samples per second at the median iteration time; a sweep's combination counts every map's, as its
+        timings are of all its sweep's maps trained together."""
         med = self.median_s
         if not med:
             return None
-        per_iteration = self.samples if self.kind == "batch" else 1
+        per_iteration = self.samples * self.maps if self.kind == "batch" else 1
         return per_iteration / med
+
+    @property
+    def maps(self) -> int:
+        """Maps its timings trained: a sweep's combinations (``extra.sweep.combinations``), else 1."""
+        return max(1, int((self.extra.get("sweep") or {}).get("combinations", 1)))
 
     def to_dict(self) -> dict[str, Any]:
         return {
