@@ -56,6 +56,11 @@ def duration_words(s: float) -> str:
     return f"{s // 3600} h {s % 3600 // 60} min"
 
 
+def _about(s: float) -> str:
+    """A figure said after "about": the seconds under one (``"0.42 s"``, not "about under 1 s"), else in words."""
+    return f"{s:.2g} s" if s < 1 else duration_words(s)
+
+
 def time_text(config: RunConfig, records: Iterable[RunRecord]) -> str:
     """The run panel's line on how long ``config`` will take, or ``""`` when no kept run tells."""
     s = seconds(config, records)
@@ -102,7 +107,7 @@ def stream_text(
             "Time: reading takes about {read} for {steps:,} steps ({passes:,.2f} passes over the data, at {rate:,.0f} "
             "rows/s as the pass over the data went)"
         ).format(
-            read=duration_words(read * config.iterations / max(rows, 1)),
+            read=_about(read * config.iterations / max(rows, 1)),
             steps=config.iterations,
             passes=config.iterations / max(rows, 1),
             rate=read_rate,
@@ -114,21 +119,21 @@ def stream_text(
             "Time: about {epoch} an epoch, {total} for {n:,}: the arithmetic {train} (the cost model, {device}), "
             "the reading {read} (at {rate:,.0f} rows/s, as the pass over the data went)"
         ).format(
-            epoch=duration_words(epoch),
-            total=duration_words(epoch * config.iterations),
+            epoch=_about(epoch),
+            total=_about(epoch * config.iterations),
             n=config.iterations,
-            train=duration_words(train),
+            train=_about(train),
             device=device,
-            read=duration_words(read),
+            read=_about(read),
             rate=read_rate,
         )
     if read is not None:
         return _(
-            "Time: reading takes about {read} an epoch (at {rate:,.0f} rows/s, as the pass over the data went); "
-            "{impl}'s arithmetic has no cost model"
-        ).format(read=duration_words(read), rate=read_rate, impl=impl.name)
+            "Time: more than {read} an epoch: reading alone takes about that (at {rate:,.0f} rows/s, as the pass over "
+            "the data went), and {impl}'s arithmetic, which has no cost model, comes on top"
+        ).format(read=_about(read), rate=read_rate, impl=impl.name)
     if train is not None:
         return _("Time: the arithmetic takes about {train} an epoch (the cost model, {device})").format(
-            train=duration_words(train), device=device
+            train=_about(train), device=device
         )
     return ""

@@ -47,6 +47,10 @@ class LiveProgress:
 
     def started(self, ev: Started) -> str:
         self.total, self.done, self.first = ev.iterations, ev.first, ev.first
+        from som_studio.core.impls import registry
+
+        if registry.backend(ev.config.impl) == "numpy":  # nothing to compile
+            return _("{impl}: warming up…").format(impl=ev.config.impl)
         return _("{impl}: compiling and warming up…").format(impl=ev.config.impl)
 
     @staticmethod
@@ -165,3 +169,4 @@ class LiveProgress:
     @staticmethod
     def failed(record: RunRecord) -> str:
         return _("Failed: {message}").format(message=app_message(record))
+

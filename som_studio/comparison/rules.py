@@ -44,15 +44,6 @@ class Compared(Protocol):
     def planned(self) -> int: ...
 
 
-def _backend(impl: str) -> str | None:
-    from som_studio.core.impls import registry
-
-    try:
-        return registry.get(impl).backend
-    except registry.UnknownImplementation:
-        return None
-
-
 def baseline_index(
     records: Sequence[RunRecord], i: int, baseline: int | None = None, prefer_numpy: bool = True
 ) -> int | None:
@@ -78,7 +69,9 @@ def baseline_index(
         r.kind == me.kind and r.median_s and not _unranked(r) for j, r in enumerate(records) if j != i
     ):
         return None  # alone on its problem: a ratio to another problem's run would mean nothing
-    numpy_runs = [j for j in same if _backend(records[j].impl) == "numpy"] if prefer_numpy else []
+    from som_studio.core.impls import registry
+
+    numpy_runs = [j for j in same if registry.backend(records[j].impl) == "numpy"] if prefer_numpy else []
     if numpy_runs:
         return numpy_runs[0]
     return same[0] if same else None

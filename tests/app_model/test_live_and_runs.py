@@ -56,12 +56,16 @@ def test_a_resumed_run_counts_from_its_checkpoint():
     cfg = RunConfig(impl="numpy-batch", width=8, height=6, epochs=4)
     live = LiveProgress()
     live.begin(cfg, now=0.0)
-    live.started(Started(cfg, "batch", 4, 1000, 3, {}, "1x1", 0, first=2))
+    assert live.started(Started(cfg, "batch", 4, 1000, 3, {}, "1x1", 0, first=2)) == "numpy-batch: warming up…"
     assert live.left_s() is None  # nothing trained by this run yet: no estimate, not "ETA 0.0 s"
     # Rows 500-750 of the epoch in 1 s: 250 rows/s, 1 s left of it, then one epoch of 4 s.
     live.progressed(EpochProgress(iteration=2, row=750, rows=1000, first=500, seconds=1.0, wait_s=0))
     assert live.progress == (2 + 0.75) / 4
     assert live.time_text(1.0) == "elapsed   1.0 s   ETA   5.0 s   2/4"
+    fused = cfg.replace(impl="jax-fused-batch")
+    assert LiveProgress().started(Started(fused, "batch", 4, 1000, 3, {}, "1x1", 0)) == (
+        "jax-fused-batch: compiling and warming up…"
+    )
     live.chunks([ChunkTimed(2, 1, 2.0, 2.0)])
     assert live.left_s() == 2.0  # 2 s for the one iteration this run trained: 2 s for the one left
 

@@ -80,6 +80,12 @@ def get(name: str) -> Implementation:
         raise UnknownImplementation(name) from None
 
 
+def backend(name: str) -> str | None:
+    """``name``'s backend (``numpy``, ``jax``), ``None`` for a name not registered here (a user's file)."""
+    impl = _REGISTRY.get(name)
+    return impl.backend if impl is not None else None
+
+
 def all_implementations() -> list[Implementation]:
     return list(_REGISTRY.values())
 
