@@ -169,4 +169,3 @@ class LiveProgress:
     @staticmethod
     def failed(record: RunRecord) -> str:
         return _("Failed: {message}").format(message=app_message(record))
-

@@ -499,7 +499,8 @@ def format_table(records, baseline: str | None = None, prefer_numpy: bool = Fals
     verdict = judge(runs, baseline if baseline in [r.impl for r in records] else None, prefer_numpy)
     lines = text_table(runs, verdict)
     for flag in verdict.flags if flags else ():
-        lines.append(f"{level_text(flag.level)}: {flag.text}")
+        # Its first line: a failed run's message went to stderr whole, its traceback with it, as the run ended.
+        lines.append(f"{level_text(flag.level)}: {flag.text.partition(chr(10))[0]}")
     for r in records:  # what sharded runs communicate (read from their compiled programs)
         if r.status == "ok" and r.extra.get("bytes_per_epoch") is not None:
             from som_studio.i18n import format_bytes

@@ -38,11 +38,12 @@ def run_html(run: Any) -> str:
     """An HTML fragment: the picture beside a table of the run's timings and quality."""
     rec = run.record
     t, q = rec.get("timings") or {}, rec.get("quality") or {}
+    toroid = ", toroid" if run.config.get("toroid") else ""  # as the comparison's problem line says it
     rows: list[tuple[str, str]] = [
         (_("implementation"), str(rec.get("impl", ""))),
         (_("kind"), kind_text(str(rec.get("kind", "")))),
         (_("status"), status_text(str(rec.get("status", "")))),
-        (_("map"), f"{run.width}x{run.height} {run.config.get('topology', 'rect')}"),
+        (_("map"), f"{run.width}x{run.height} {run.config.get('topology', 'rect')}" + toroid),
         (_("compile"), format_seconds(t.get("compile_s"))),
         (_("median / it"), format_seconds(t.get("median_s"))),
         (_("p95 / it"), format_seconds(t.get("p95_s"))),
@@ -58,8 +59,15 @@ def run_html(run: Any) -> str:
         f"<tr><th style='text-align:left;padding-right:1em'>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in rows
     )
     names = escape(", ".join(run.feature_names[:12]) + (", ..." if len(run.feature_names) > 12 else ""))
+    caption = ""
+    if len(run.feature_names) != 3:  # not the features' colours: the picture is the U-matrix (map_image)
+        words = _(
+            "The U-matrix shows each unit's mean distance to its neighbouring units: light ridges are borders "
+            "between groups of similar units."
+        )
+        caption = f"<p style='max-width:320px'>{escape(words)}</p>"
     return (
         "<div style='display:flex;gap:1.5em;align-items:flex-start'>"
-        f"<img src='{src}' alt='{escape(_('final map'))}' style='image-rendering:pixelated'/>"
+        f"<div><img src='{src}' alt='{escape(_('final map'))}' style='image-rendering:pixelated'/>{caption}</div>"
         f"<div><table>{cells}</table><p>{escape(_('features'))}: {names}</p></div></div>"
     )

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from som_studio import cli
-from tests.core.test_user_impl import GOOD, LAZY
+from tests.core.test_user_impl import GOOD, LAZY, RUN_LOOP
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -62,6 +62,19 @@ def test_a_run_that_disagrees_is_shown_so_and_never_ranked(tmp_path, capsys, for
     assert "  baseline  " in base  # the reference is its own baseline: the lazy run is no baseline
     record = json.loads((tmp_path / "runs.json").read_text())["runs"][0]
     assert record["extra"]["agreement"]["agrees"] is False
+
+
+def test_a_run_that_breaks_part_way_says_so_once_with_its_traceback(tmp_path, capsys, forget):
+    broken = tmp_path / "broken.py"
+    breaks = "        if first >= 15:\n            raise ValueError('my bug')\n"  # past the agreement check's 10
+    broken.write_text(GOOD.replace(RUN_LOOP, breaks + RUN_LOOP))
+    code, out, err = _run(
+        capsys, "bench", "--impl", f"{broken}:Good,numpy-batch", "--grid", "8x6", "--samples", "60", "--epochs", "40",
+    )  # fmt: skip
+    assert code == 1
+    assert f"broken.py:Good: failed: {broken}: Good raised an error while training\nTraceback" in err
+    assert err.count("ValueError: my bug") == 1 and "Traceback" not in out
+    assert f"warning: broken.py:Good failed: {broken}: Good raised an error while training\n" in out
 
 
 def test_compare_takes_a_users_implementation_too(tmp_path, capsys, forget):
