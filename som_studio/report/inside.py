@@ -193,9 +193,10 @@ def notes(names: Sequence[str], records: Sequence[RunRecord]) -> list[str]:
     if any((inside_of(r) or {}).get("flops_source") == "analytic" for r in records):
         out.append(
             _(
-                "* counted by hand, the SOM's own operations: a NumPy run has no compiled program to count, "
-                "XLA gave no count, or its count cannot be what ran (the program branches on the data, or the "
-                "count is more than the measured time allows); its bytes are the least the iteration must move"
+                "* counted by hand, the SOM's own operations: a NumPy run, or your own implementation, shows no "
+                "compiled program to count, XLA gave no count, or its count cannot be what ran (the program branches "
+                "on the data, or the count is more than the measured time allows); its bytes are the least the "
+                "iteration must move"
             )
         )
     for n, r in zip(names, records):
