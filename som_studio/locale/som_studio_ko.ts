@@ -657,6 +657,10 @@ A run shows here when it recorded its inside: tick Record the inside of the next
         <translation>표시</translation>
     </message>
     <message>
+        <source>Drawn once the map has clusters: a run on a data file has them when it ends</source>
+        <translation>지도에 클러스터가 생기면 그립니다: 데이터 파일로 한 실행은 끝날 때 클러스터가 생깁니다</translation>
+    </message>
+    <message>
         <source>iteration {n:,} (the new view shows from the next frame)</source>
         <translation>반복 {n:,} (새 보기는 다음 프레임부터 표시됩니다)</translation>
     </message>

@@ -111,7 +111,7 @@ class MapView(QWidget):
         self.borders = QCheckBox(self.tr("Cluster borders"))
         self.borders.setChecked(True)  # shown as soon as there are clusters; the box turns them off
         self.borders.setEnabled(False)
-        self.borders.setToolTip(self.tr("Draw the borders between the map's clusters over the view shown"))
+        self._borders_tip()
         self.caption.setWordWrap(True)  # a kept run's long name wraps, never narrowing the map
         top = QHBoxLayout()
         top.addWidget(QLabel(self.tr("Show")))
@@ -189,9 +189,19 @@ class MapView(QWidget):
         if isinstance(segments, np.ndarray) and self.borders.isChecked():
             self.cells.set_borders(segments)
 
+    def _borders_tip(self) -> None:
+        """Ticked and greyed reads as on and broken: the tip says when it draws."""
+        if self.borders.isEnabled():
+            self.borders.setToolTip(self.tr("Draw the borders between the map's clusters over the view shown"))
+        else:
+            self.borders.setToolTip(
+                self.tr("Drawn once the map has clusters: a run on a data file has them when it ends")
+            )
+
     def _offer_borders(self) -> None:
         has = self._views is not None and self._views.clusters is not None
         self.borders.setEnabled(has)
+        self._borders_tip()
         if not has:
             self.cells.set_borders(None)
         elif self.borders.isChecked():

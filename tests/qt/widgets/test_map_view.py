@@ -93,3 +93,12 @@ def test_the_list_of_views_says_what_is_drawn_and_the_view_picked_comes_back_whe
     # Its record brings the labels: the view picked comes back.
     view.set_views(picture.MapViews(labels=np.full((6, 8), "a"), hits=np.ones((6, 8), np.int64)))
     assert view.choice().mode == picture.LABELS and told[-1] == picture.LABELS
+
+
+def test_cluster_borders_are_offered_once_the_map_has_clusters_and_say_so_before(qtbot):
+    view = MapView()
+    qtbot.addWidget(view)
+    view.begin(4, "iris", picture.MapViews())
+    assert not view.borders.isEnabled() and "once the map has clusters" in view.borders.toolTip()
+    view.set_views(picture.MapViews(clusters=np.arange(48).reshape(6, 8) % 3))
+    assert view.borders.isEnabled() and view.borders.toolTip().startswith("Draw the borders")
