@@ -266,3 +266,14 @@ def test_a_file_that_changes_during_a_pass_stops_it_naming_the_row_group(tmp_pat
     os.utime(later, ns=(1, 1))
     with pytest.raises(DataError, match=r"part01.parquet, row group 0: the file changed"):
         list(reader)
+
+
+def test_readers_of_big_batches_get_fewer_threads(tmp_path, monkeypatch):
+    """Each thread holds a batch: at 2^20 rows x 3 features (24 MiB a batch) ten fit the read-ahead; at 2^24, one."""
+    x = values(300)
+    write_parquet(tmp_path / "d", x, [150], group=100)
+    src = stream.open_source(tmp_path / "d", labels="kind")
+    monkeypatch.setattr(stream, "read_workers", lambda: 4)
+    assert src.reader(1 << 20).workers == 4
+    assert src.reader(1 << 24).workers == 1
+    assert src.reader(1 << 24, workers=3).workers == 3  # asked for

@@ -68,6 +68,8 @@ PREFETCH = 2
 # Cores a machine has for each thread that checks and transforms batches beside the reading one.
 CORES_PER_WORKER = 4
 MAX_WORKERS = 4
+# Batches' bytes (as float64) the workers may hold between them, beyond the one being trained on.
+READ_AHEAD_BYTES = 256 << 20
 # Bytes of a batch's rows filled from columns at a time: written column by column, the block's rows
 # stay in the cache (about 2x faster than writing each whole column across the batch).
 FILL_BYTES = 1 << 20
@@ -475,8 +477,12 @@ class Reader:
         if self.dtype.kind != "f":
             raise ValueError(f"a reader gives floating-point values, not {self.dtype}")
         self.transform = transform
-        #: Threads that check and transform batches (1: the reading thread does).
-        self.workers = max(1, int(workers)) if workers is not None else read_workers()
+        #: Threads that check and transform batches (1: the reading thread does). Each holds a batch and the
+        #: queue one more: batches of more than a few tens of MB (``--batch-rows``) get fewer.
+        if workers is None:
+            batch_bytes = self.batch_rows * max(source.features, 1) * 8
+            workers = min(read_workers(), max(1, READ_AHEAD_BYTES // batch_bytes))
+        self.workers = max(1, int(workers))
         self.share = share
         self.units = source.share_units(*share)
         self.rows = sum(u.rows for u in self.units)
