@@ -258,6 +258,21 @@ def test_a_failed_run_is_nobodys_baseline_and_has_no_speed_up():
     assert verdict.end_to_end[0] is None and verdict.pays_off[0] is None
 
 
+def test_an_interrupted_command_says_where_each_stopped_runs_checkpoint_is_kept(capsys):
+    from som_studio.commands.common import say_interrupted
+    from som_studio.session.record import RunRecord
+
+    stopped = RunRecord(impl="numpy-batch", kind="batch", config={}, status="cancelled")
+    stopped.extra["checkpoint"] = {"folder": "ck4/numpy-batch", "iteration": 206}
+    done = RunRecord(impl="jax-fused-batch", kind="batch", config={}, status="ok")
+    done.extra["checkpoint"] = {"folder": "ck4/jax-fused-batch", "iteration": 400}
+    say_interrupted("bench", [done, stopped])
+    assert capsys.readouterr().err == (
+        "numpy-batch: its checkpoint at iteration 206 is kept in ck4/numpy-batch; go on with --resume ck4\n"
+        "som-studio bench: interrupted\n"
+    )
+
+
 def test_a_sweeps_map_is_not_ranked_and_its_samples_count_every_map():
     """A combination kept from a sweep of 12 maps carries the sweep's timings: 12 maps' epochs, not one map's."""
     from collections import namedtuple

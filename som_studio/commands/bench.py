@@ -23,6 +23,7 @@ from som_studio.commands.common import (
     impl_names,
     saved_run_path,
     saved_runs,
+    say_interrupted,
     write_runs_json,
     wrote,
 )
@@ -249,7 +250,7 @@ def run(args: argparse.Namespace) -> int:
     elif json_path is not None:
         write_runs_json(json_path, records, args.force)
     if interrupted:
-        print(_("som-studio {command}: interrupted").format(command="bench"), file=sys.stderr)
+        say_interrupted("bench", records)
         return 130
     return 0 if all(r.status == "ok" for r in records) else 1
 

@@ -107,7 +107,8 @@ def add_checkpoint_options(p: argparse.ArgumentParser) -> None:
         "--checkpoint",
         metavar="DIR",
         help="save each run as it trains into DIR/<implementation> (every --checkpoint-every seconds, "
-        "when it ends and when it is stopped); the previous checkpoint is replaced only once the next is complete",
+        "when it ends and when it is stopped); the previous checkpoint is replaced only once the next is complete, "
+        "and an unfinished run's checkpoint already there only with --force (go on from it with --resume)",
     )
     g.add_argument(
         "--checkpoint-every",
@@ -181,9 +182,58 @@ def checkpoint_plan(args: argparse.Namespace, configs: list[RunConfig]) -> dict[
                 run_dir = Path(resumed.folder)
             else:
                 run_dir = Path(folder) / run_file_stem(cfg.impl)
+                _keep_unfinished(run_dir, cfg.impl, flag, bool(getattr(args, "force", False)))
             check_folder(str(run_dir), flag)
             plan[cfg.impl]["checkpoint"] = Checkpoints(run_dir, args.checkpoint_every)
     return plan
+
+
+def say_interrupted(command: str, records: list[Any]) -> None:
+    """The line an interrupted command ends with, after where each stopped run's checkpoint went on."""
+    for r in records:
+        ck = r.extra.get("checkpoint") if r.status == "cancelled" else None
+        if ck and ck.get("iteration") is not None:
+            print(
+                _("{impl}: its checkpoint at iteration {n:,} is kept in {folder}; go on with {resume} {root}").format(
+                    impl=r.impl, n=int(ck["iteration"]), folder=ck["folder"], resume="--resume",
+                    root=Path(ck["folder"]).parent,
+                ),
+                file=sys.stderr,
+            )  # fmt: skip
+    print(_("som-studio {command}: interrupted").format(command=command), file=sys.stderr)
+
+
+def _keep_unfinished(run_dir: Path, impl: str, flag: str, force: bool) -> None:
+    """Refuse to start a run afresh over an unfinished run's checkpoint (its hours of training), unless ``force``.
+
+    A finished run's checkpoint is replaced: it holds nothing to go on from.
+    """
+    from som_studio.session.checkpoint import CheckpointError, read_latest
+
+    if force or not run_dir.is_dir() or not any(run_dir.iterdir()):
+        return
+    try:
+        saved = read_latest(run_dir)
+        total = saved.config.iterations
+    except (CheckpointError, ConfigError, KeyError, TypeError, ValueError):
+        return  # no complete checkpoint of ours: nothing to go on from
+    if saved.iteration >= total:
+        return
+    raise CommandError(
+        f"{flag}: "
+        + _(
+            "{folder} holds an unfinished checkpoint of {impl} (iteration {n:,} of {total:,}); go on from it "
+            "with {resume} {root}, or pass {force} to start afresh there"
+        ).format(
+            folder=run_dir,
+            impl=impl,
+            n=saved.iteration,
+            total=total,
+            resume="--resume",
+            root=run_dir.parent,
+            force="--force",
+        )
+    )
 
 
 def default_impls() -> list[str]:

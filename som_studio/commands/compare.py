@@ -19,6 +19,7 @@ from som_studio.commands.common import (
     configs_from_args,
     one_stdout,
     saved_runs,
+    say_interrupted,
     stdout_folder_refused,
     wrote,
 )
@@ -204,7 +205,7 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     if interrupted:
-        print(_("som-studio {command}: interrupted").format(command="compare"), file=sys.stderr)
+        say_interrupted("compare", [r.record for r in runs])
         return 130
     return 0 if all(r.record.status == "ok" for r in runs) else 1
 

@@ -200,10 +200,18 @@ def test_cli_killed_after_a_checkpoint_resumes_to_the_uninterrupted_map(tmp_path
     assert still_running
     killed_at = read_latest(ck / "numpy-batch").iteration
     assert 0 < killed_at < 30
+    # The same command again, --resume forgotten: the killed run's checkpoint is kept, and the way on said.
+    assert cli.main(argv) == 2
+    assert (
+        f"--checkpoint: {ck / 'numpy-batch'} holds an unfinished checkpoint of numpy-batch (iteration {killed_at} "
+        f"of 30); go on from it with --resume {ck}, or pass --force"
+    ) in capsys.readouterr().err
+    assert read_latest(ck / "numpy-batch").iteration == killed_at
     code = cli.main([*argv[:-4], "--resume", str(ck), "--save-runs", str(tmp_path / "runs")])
     err = capsys.readouterr().err
     assert code == 0, err
     assert f"resuming at iteration {killed_at}" in err
+    assert cli.main(argv) == 0  # a finished run's checkpoint holds nothing to go on from: replaced
     from som_studio import load_run
 
     resumed = load_run(tmp_path / "runs" / "numpy-batch.somrun")
