@@ -256,6 +256,38 @@ def test_a_failed_run_is_nobodys_baseline_and_has_no_speed_up():
     verdict = judge([run(r.impl, r, 300) for r in runs], prefer_numpy=False)  # bench's rule: the first timed
     assert verdict.speedup == (None, 1.0, 8.0) and verdict.baseline_of[1:] == ("numpy-batch", "numpy-batch")
     assert verdict.end_to_end[0] is None and verdict.pays_off[0] is None
+    named = judge([run(r.impl, r, 300) for r in runs], baseline="mine.py:NanLater")  # --baseline names it
+    assert named.baseline_of[2] == "numpy-batch" and any(
+        f.text == "mine.py:NanLater cannot be the baseline (failed: not ranked): the speed-ups are measured as if "
+        "none was named"
+        for f in named.flags
+    )
+
+
+def test_a_resumed_run_has_no_end_to_end_figure_and_says_it_was_resumed():
+    """Its totals are of the iterations since its checkpoint: against a whole run they compare nothing."""
+    from collections import namedtuple
+
+    from som_studio.comparison.rules import judge
+    from som_studio.session.record import Chunk, RunRecord
+
+    def rec(impl, seconds, first=0, **extra):
+        chunks = [Chunk(first, 400 - first, seconds * (400 - first))]
+        r = RunRecord(impl=impl, kind="batch", config={}, status="ok", chunks=chunks, extra=extra, compile_s=0.5)
+        r.total_s = sum(c.seconds for c in chunks)
+        return r
+
+    run = namedtuple("run", "name record planned")
+    whole = [run("numpy-batch", rec("numpy-batch", 0.04), 400), run("fused", rec("jax-fused-batch", 0.001), 400)]
+    assert judge(whole).end_to_end[1] is not None
+    resumed = rec("numpy-batch", 0.04, 255, resumed={"checkpoint": "ck3/numpy-batch", "iteration": 255})
+    verdict = judge([run("numpy-batch", resumed, 400), whole[1]])
+    assert verdict.speedup[1] == 40.0  # per iteration it is still measured
+    assert verdict.end_to_end == (None, None) and verdict.pays_off == (None, None)
+    assert any(
+        f.text.startswith("numpy-batch was resumed at iteration 255 from ck3/numpy-batch: its timings and totals")
+        for f in verdict.flags
+    )
 
 
 def test_an_interrupted_command_says_where_each_stopped_runs_checkpoint_is_kept(capsys):

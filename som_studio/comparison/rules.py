@@ -52,7 +52,7 @@ def baseline_index(
     ``baseline`` (an index) is used when it is of the same kind and has
     timings; otherwise (with ``prefer_numpy``, the comparison's rule) the first
     run of the same kind whose implementation is the NumPy backend (the
-    reference the speed-ups are about), otherwise the first run of the same
+    reference the speed-ups are about; a built-in one before a user's), otherwise the first run of the same
     kind with timings (``bench``'s rule); never a run that failed or disagrees with the reference. ``None``
     when there is none.
     """
@@ -72,6 +72,7 @@ def baseline_index(
     from som_studio.core.impls import registry
 
     numpy_runs = [j for j in same if registry.backend(records[j].impl) == "numpy"] if prefer_numpy else []
+    numpy_runs.sort(key=lambda j: not registry.is_builtin(records[j].impl))  # ours, the reference, before a user's
     if numpy_runs:
         return numpy_runs[0]
     return same[0] if same else None
@@ -229,6 +230,23 @@ def where_the_rest_went(r: RunRecord) -> str | None:
     )
 
 
+def _origin_flags(run: Compared) -> list[Flag]:
+    """Notes on where a run's figures come from when they are not one whole run's: a sweep's, a resumed run's."""
+    r, out = run.record, []
+    if r.maps > 1:
+        words = _("{run}: its timings are its sweep's, {n} maps trained together in each epoch")
+        out.append(Flag("note", words.format(run=run.name, n=r.maps), run.name))
+    resumed = r.extra.get("resumed")
+    if resumed:
+        words = _(
+            "{run} was resumed at iteration {n:,} from {folder}: its timings and totals are of the iterations since, "
+            "so it has no end-to-end figure"
+        )
+        n, folder = int(resumed.get("iteration", 0)), resumed.get("checkpoint", "?")
+        out.append(Flag("note", words.format(run=run.name, n=n, folder=folder), run.name))
+    return out
+
+
 def run_flags(run: Compared) -> list[Flag]:
     """The flags on one run's figures: failed or cancelled, recompiled, noisy, its problem's notes, where its wall
     time went, few chunks."""
@@ -240,9 +258,6 @@ def run_flags(run: Compared) -> list[Flag]:
 
         level = "note" if check.get("agrees") else "warning"
         out.append(Flag(level, _("{run} {agreement}").format(run=run.name, agreement=agreement_text(check)), run.name))
-    if r.maps > 1:
-        words = _("{run}: its timings are its sweep's, {n} maps trained together in each epoch")
-        out.append(Flag("note", words.format(run=run.name, n=r.maps), run.name))
     if r.status == "failed":
         out.append(
             Flag(
@@ -264,6 +279,7 @@ def run_flags(run: Compared) -> list[Flag]:
                 run.name,
             )
         )
+    out += _origin_flags(run)
     if r.recompiles > 0:
         out.append(
             Flag(
@@ -460,7 +476,9 @@ def judge(runs: Sequence[Compared], baseline: str | None = None, prefer_numpy: b
         j = baseline_index(records, i, b, prefer_numpy)
         base_of.append(names[j] if j is not None else None)
         base = records[j] if j is not None and not _unranked(r) else None  # never ranked, not even end to end
-        ok = base is not None and base.status == r.status == "ok"
+        # Whole runs only: a resumed run's totals are of the iterations since its checkpoint.
+        ok = base is not None and base.status == r.status == "ok" and not base.extra.get("resumed")
+        ok = ok and not r.extra.get("resumed")
         e2e.append(
             timing.end_to_end_speedup(compiled_and_trained_s(base), compiled_and_trained_s(r)) if ok and base else None
         )
@@ -494,13 +512,24 @@ def judge(runs: Sequence[Compared], baseline: str | None = None, prefer_numpy: b
                 ),
             )
         )
+    notes = speedup_notes(records, sp)
+    if b is not None and _unranked(records[b]):
+        flags.append(
+            Flag(
+                "warning",
+                _("{run} cannot be the baseline ({why}): the speed-ups are measured as if none was named").format(
+                    run=names[b], why=notes[b]
+                ),
+                names[b],
+            )
+        )
     return Verdict(
         names=tuple(names),
         baseline_of=tuple(base_of),
         speedup=tuple(sp),
         end_to_end=tuple(e2e),
         pays_off=tuple(pays),
-        notes=tuple(speedup_notes(records, sp)),
+        notes=tuple(notes),
         flags=tuple(flags),
         diffs=diffs,
         mixed_kinds=mixed,

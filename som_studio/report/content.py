@@ -412,9 +412,9 @@ def _sections(runs: list[StoredRun], kinds: list[str], progress: bool) -> list[C
                 "two best units are not neighbours on the grid; lower means the map keeps the data's topology."
             ),
             _(
-                "Both are measured on the host in float64 at up to {n} points of each run, outside the timed "
-                "chunks. Runs of the same kind on the same configuration should trace the same curves; online and "
-                "batch training converge along different paths."
+                "Both are measured at up to {n} points of each run, outside the timed chunks: a JAX run's on its own "
+                "device, a NumPy run's on the host. Runs of the same kind on the same configuration should trace the "
+                "same curves; online and batch training converge along different paths."
             ).format(n=q_points),
         ),
         x_label=x_label,

@@ -285,17 +285,7 @@ class Training:
         tp = time.perf_counter()
         self.trainer = streamed.create(impl, problem)
         if saved is not None and int((saved.meta.get("position") or {}).get("row", 0)) > 0:
-            # Saved inside an epoch: the trainer goes on from its partial sums and the reader's position.
-            within = getattr(self.trainer, "resume_within", None)
-            if within is None:
-                raise CheckpointError(
-                    _("{folder}: saved inside a streamed epoch; {impl} cannot go on from there").format(
-                        folder=saved.folder, impl=impl.name
-                    )
-                )
-            within(self.it, {k: v for k, v in saved.arrays.items() if k != "map"}, saved.meta.get("reader"))
-            # Its first chunk is the rest of that epoch: kept out of the figures per iteration.
-            record.extra["resumed"]["row"] = int(saved.meta["position"]["row"])
+            self._resume_within(saved)
         if self.session.checkpoint is not None and hasattr(self.trainer, "checkpoints"):
             self.trainer.checkpoints = self  # it asks due() and calls save_within() between its batches
         self.timed("init", tp)
@@ -363,6 +353,19 @@ class Training:
                 qe, te = self.quality(self.problem.init_map)[:2]
             record.history.append({"iteration": 0, "qe": qe, "te": te})
             yield QualityMeasured(0, qe, te)
+
+    def _resume_within(self, saved: Saved) -> None:
+        """Saved inside an epoch: the trainer goes on from its partial sums and the reader's position."""
+        within = getattr(self.trainer, "resume_within", None)
+        if within is None:
+            raise CheckpointError(
+                _("{folder}: saved inside a streamed epoch; {impl} cannot go on from there").format(
+                    folder=saved.folder, impl=self.impl.name
+                )
+            )
+        within(self.it, {k: v for k, v in saved.arrays.items() if k != "map"}, saved.meta.get("reader"))
+        # Its first chunk is the rest of that epoch: kept out of the figures per iteration.
+        self.record.extra["resumed"]["row"] = int(saved.meta["position"]["row"])
 
     def chunks(self) -> Generator[Event, None, None]:
         """Timed chunks until the iterations are done or the run is cancelled, with quality points and snapshots."""

@@ -88,6 +88,28 @@ def test_compare_takes_a_users_implementation_too(tmp_path, capsys, forget):
     assert "good.py:Good" in out and "good.py:Good agrees with numpy-batch" in out + err
 
 
+def test_a_lattice_a_users_class_does_not_declare_is_refused_naming_the_attribute(tmp_path, capsys, forget):
+    good = tmp_path / "good.py"
+    good.write_text(GOOD)
+    argv = ["bench", "--impl", f"{good}:Good", "--grid", "8x6", "--samples", "60", "--epochs", "3"]
+    code, _out, err = _run(capsys, *argv, "--topology", "hex")
+    hex_words = "good.py:Good trains rect maps only (its class's topologies); if Good trains hex maps, add 'hex' to"
+    assert code == 2 and f"{hex_words} topologies" in err
+    code, _out, err = _run(capsys, *argv, "--toroid")
+    assert code == 2 and "good.py:Good does not say it trains toroid maps; if Good does, set toroid = True in it" in err
+
+
+def test_compares_reference_is_numpy_batch_before_a_users_numpy_class_listed_first(tmp_path, capsys, forget):
+    good = tmp_path / "good.py"
+    good.write_text(GOOD)  # declares no backend: a NumPy one
+    code, out, err = _run(
+        capsys, "compare", "--impl", f"{good}:Good,numpy-batch", "--grid", "8x6", "--samples", "60", "--epochs", "3",
+        "--quiet",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "  baseline  " in next(line for line in out.splitlines() if line.startswith("numpy-batch "))
+
+
 @pytest.mark.parametrize(
     ("text", "spec", "problem"),
     [
@@ -101,8 +123,9 @@ def test_compare_takes_a_users_implementation_too(tmp_path, capsys, forget):
             "my_som.py: Good.get_map() returned shape (5, 3)",
         ),
         ("my_som.py", "my_som.py:", "my_som.py: '' is not a class name"),
+        (GOOD, "my_som.py", "my_som.py: name the class in it too, as ./my_som.py:MySom"),
     ],
-    ids=["no-file", "no-class", "missing-method", "import-error", "wrong-shape", "no-class-name"],
+    ids=["no-file", "no-class", "missing-method", "import-error", "wrong-shape", "no-class-name", "no-colon"],
 )
 def test_bad_input_is_refused_with_the_file_and_the_problem(tmp_path, monkeypatch, capsys, forget, text, spec, problem):
     if text is not None:

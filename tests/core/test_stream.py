@@ -14,6 +14,7 @@ import pytest
 
 from som_studio.core.data import (
     DataError,
+    fill,
     moments,
     stream,
 )
@@ -99,7 +100,7 @@ def test_float32_batches_are_the_float64_ones_rounded_and_transformed_on_the_rea
             "c": x[a:b, 2],
         }
         pq.write_table(pa.table(cols), folder / f"part{i}.parquet", row_group_size=90)
-    monkeypatch.setattr(stream, "FILL_BYTES", 1)
+    monkeypatch.setattr(fill, "FILL_BYTES", 1)
     src = stream.open_source(folder)
     wide = list(src.reader(100))
     narrow = list(src.reader(100, dtype=np.float32))

@@ -16,8 +16,9 @@ The API other parts build on, all of it:
   for missing values, then passed through ``transform`` when one is given, ``labels``, ``ids``,
   ``first``: the index of the batch's first row within the share) of exactly ``batch_rows`` rows
   but the last, in a deterministic order (files sorted by name, rows in file order), prefetched
-  on a background thread, which also converts and transforms them; the files' decoding itself
-  runs on pyarrow's threads. One reader is one pass; ``Source.reader`` again for the next.
+  on a background thread, converted, checked and transformed there or, on a machine of many cores,
+  on worker threads; the files' decoding itself runs on pyarrow's threads. One reader is one pass;
+  ``Source.reader`` again for the next.
 * ``share=(index, count)``: the ``index``-th of ``count`` contiguous, deterministic shares of the
   source's units, of about as many rows each (a Parquet row group, an Arrow IPC record batch, a block of 2^18 rows of a
   ``.npy`` file, a CSV file), so every process knows its rows without talking
@@ -56,6 +57,7 @@ import numpy as np
 from som_studio.core.data.checks import PYARROW_INSTALL, DataError, check_known_rows, column_flag
 from som_studio.core.data.csv_reader import CsvReader
 from som_studio.core.data.files import FORMATS, data_files
+from som_studio.core.data.fill import fill_block, piece_rows
 from som_studio.core.data.frames import non_numeric_column
 from som_studio.core.data.npy import load_npy, open_npy
 from som_studio.core.data.table import default_feature_names
@@ -70,9 +72,6 @@ CORES_PER_WORKER = 4
 MAX_WORKERS = 4
 # Batches' bytes (as float64) the workers may hold between them, beyond the one being trained on.
 READ_AHEAD_BYTES = 256 << 20
-# Bytes of a batch's rows filled from columns at a time: written column by column, the block's rows
-# stay in the cache (about 2x faster than writing each whole column across the batch).
-FILL_BYTES = 1 << 20
 _FLAGS = {"labels": "--labels", "ignore": "--ignore", "id_column": "--id"}
 
 
@@ -600,7 +599,7 @@ class Reader:
             fill, first, nbytes = 0, row, 0
             for unit, start, data, labels, idv, size in self._pieces(row):
                 at = 0
-                n = _rows(data)
+                n = piece_rows(data)
                 nbytes += size
                 while at < n:
                     take = min(b - fill, n - at)
@@ -640,7 +639,7 @@ class Reader:
         """A batch from its pieces: each span's rows copied into ``values`` and checked, the values transformed."""
         for unit, start, at, take, data, offset in spans:
             dst = values[at : at + take]
-            _fill(dst, data, offset)
+            fill_block(dst, data, offset)
             self._checked(unit, start, dst)
         if self.transform is not None:
             values = self.transform(values)
@@ -783,27 +782,6 @@ def read_workers() -> int:
     the reading thread, the cores left to training.
     """
     return max(1, min(MAX_WORKERS, (os.cpu_count() or 1) // CORES_PER_WORKER))
-
-
-def _rows(values: np.ndarray | list[np.ndarray]) -> int:
-    return int(values.shape[0]) if isinstance(values, np.ndarray) else int(values[0].shape[0])
-
-
-def _fill(dst: np.ndarray, values: np.ndarray | list[np.ndarray], at: int) -> None:
-    """``dst`` (n, D) from rows ``at`` to ``at + n`` of ``values``, converted to ``dst``'s type."""
-    n = dst.shape[0]
-    if isinstance(values, np.ndarray):
-        part = values[at : at + n]
-        if np.float64 not in (part.dtype, dst.dtype) and part.dtype != dst.dtype:  # through float64, as a table loads
-            part = part.astype(np.float64)
-        dst[...] = part
-        return
-    step = max(64, FILL_BYTES // max(1, dst.itemsize * dst.shape[1]))
-    for s in range(0, n, step):
-        block = dst[s : s + step]
-        m = block.shape[0]
-        for j, col in enumerate(values):
-            block[:, j] = col[at + s : at + s + m]
 
 
 def _cat(parts: list[np.ndarray]) -> np.ndarray | None:

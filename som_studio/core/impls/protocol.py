@@ -209,6 +209,8 @@ class Implementation:
 
     def refusal(self, topology: str = Topology.RECT, toroid: bool = False, missing: bool = False) -> str | None:
         """Why this implementation cannot train such a map or data, or ``None`` when it can."""
+        if self.file is not None:  # a user's class says what it trains by its attributes
+            return self._user_refusal(topology, toroid, missing)
         if topology not in self.topologies:
             only = "/".join(self.topologies)
             return _("{impl} trains {only} maps only, not {topology} yet (use {alternatives})").format(
@@ -222,6 +224,26 @@ class Implementation:
             return _("{impl} does not train on data with missing values yet (use {alternatives})").format(
                 impl=self.name, alternatives=_ALTERNATIVES
             )
+        return None
+
+    def _user_refusal(self, topology: str, toroid: bool, missing: bool) -> str | None:
+        cls = self.name.rpartition(":")[2]
+        if topology not in self.topologies:
+            return _(
+                "{impl} trains {only} maps only (its class's {attribute}); if {cls} trains {topology} maps, add "
+                "{value} to {attribute}"
+            ).format(
+                impl=self.name, only="/".join(self.topologies), attribute="topologies", cls=cls, topology=topology,
+                value=repr(str(topology)),
+            )  # fmt: skip
+        for asked, able, attribute, what in (
+            (toroid, self.toroid, "toroid", _("toroid maps")),
+            (missing, self.missing_values, "missing_values", _("data with missing values")),
+        ):
+            if asked and not able:
+                return _("{impl} does not say it trains {what}; if {cls} does, set {attribute} = True in it").format(
+                    impl=self.name, what=what, cls=cls, attribute=attribute
+                )
         return None
 
     def create(self, problem: Problem) -> Trainer:

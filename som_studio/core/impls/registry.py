@@ -29,6 +29,13 @@ class UnknownImplementation(KeyError):
 
     @property
     def refusal(self) -> Refusal:
+        if self.name.endswith(".py"):  # a file of the user's, its class not named
+            return Refusal(
+                "impl",
+                _("{name}: name the class in it too, as {example}").format(
+                    name=self.name, example=f"{self.name}:MySom"
+                ),
+            )
         return Refusal(
             "impl",
             _("unknown implementation {name!r}; choose from {choices}").format(
