@@ -50,6 +50,7 @@ from som_studio.session.events import (
     Event,
     Failed,
     Finished,
+    Snapshot,
 )
 from som_studio.session.preflight import Devices, batch_rows, memory_need, preflight
 from som_studio.session.record import RunRecord
@@ -412,6 +413,9 @@ class Session:
             yield from training.chunks()
             yield from training.finish()
         except Exception as exc:
+            good = getattr(training.trainer, "last_good", None)  # a user's run that broke: its last whole map
+            if good is not None:
+                yield Snapshot(good[0], good[1])
             yield training.failed(exc)
         finally:
             training.close()

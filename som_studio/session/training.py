@@ -395,6 +395,11 @@ class Training:
             # Checkpoints saved inside it and the caller's time with its progress events are not training.
             dt = time.perf_counter() - ts - self.within_s - (session._outside_s - outside)
             rate = dt / count if count else rate
+            verify = getattr(self.trainer, "verify", None)  # a user's trainer: its map whole after the chunk?
+            if verify is not None:
+                tv = time.perf_counter()
+                verify(it + count)
+                self.excluded += time.perf_counter() - tv
             self.record.chunks.append(Chunk(it, count, dt))
             self.it = it = it + count
             copied: Callable[[], np.ndarray] | None = None

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from som_studio import cli
@@ -86,6 +88,32 @@ def test_compare_takes_a_users_implementation_too(tmp_path, capsys, forget):
     )  # fmt: skip
     assert code == 0, err
     assert "good.py:Good" in out and "good.py:Good agrees with numpy-batch" in out + err
+
+
+def test_a_map_that_turns_nan_part_way_ends_the_run_at_its_last_whole_map(tmp_path, capsys, forget):
+    """The map is checked after every timed chunk: the timings stop at the last whole map, which the run keeps."""
+    from som_studio.config import DataSpec, RunConfig
+    from som_studio.session.events import Failed, Snapshot
+    from som_studio.session.session import Session
+
+    nan = tmp_path / "nan.py"
+    breaks = "        if first >= 15:\n            self.w = self.w * np.nan\n            return\n"
+    nan.write_text(GOOD.replace(RUN_LOOP, breaks + RUN_LOOP))
+    code, _out, err = _run(
+        capsys, "bench", "--impl", f"{nan}:Good", "--grid", "8x6", "--samples", "60", "--epochs", "40", "--json",
+        tmp_path / "runs.json",
+    )  # fmt: skip
+    assert code == 1
+    found = re.search(r"Good.get_map\(\) returned a map with NaN or infinite values after iteration (\d+) "
+                      r"\(the last whole map: iteration (\d+)\)", err)  # fmt: skip
+    assert found and int(found[2]) <= 15 < int(found[1])
+    chunks = json.loads((tmp_path / "runs.json").read_text())["runs"][0]["timings"]["chunks"]
+    assert sum(c["count"] for c in chunks) == int(found[2])  # no broken chunk timed
+    cfg = RunConfig(impl="nan.py:Good", width=8, height=6, data=DataSpec(samples=60), epochs=40)
+    events = list(Session(cfg, snapshot_interval_s=None).run())
+    last, failed = events[-2:]
+    assert isinstance(failed, Failed) and isinstance(last, Snapshot) and np.isfinite(last.map).all()
+    assert last.iteration == sum(c.count for c in failed.record.chunks)
 
 
 def test_a_lattice_a_users_class_does_not_declare_is_refused_naming_the_attribute(tmp_path, capsys, forget):

@@ -321,9 +321,30 @@ class _Checked:
 
     def __init__(self, trainer: Any, problem: Problem, impl: Implementation) -> None:
         self._trainer, self._problem, self._impl = trainer, problem, impl
+        #: ``(iteration, map)``: the last map :meth:`verify` found whole (the initial one before any).
+        self.last_good: tuple[int, np.ndarray] | None = None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._trainer, name)
+
+    def verify(self, iteration: int) -> None:
+        """After each timed chunk (outside its time): refuse a map gone NaN or infinite where it happened, so the
+        run's timings end at its last whole map, and keep that map."""
+        cls = self._impl.factory.rpartition(":")[2]
+        got = np.asarray(self._trainer.get_map())
+        if (
+            got.shape == (self._problem.height, self._problem.width, self._problem.features)
+            and not np.isfinite(got).all()
+        ):
+            last = self.last_good[0] if self.last_good is not None else 0
+            raise UserImplError(
+                self._impl.file or self._impl.name,
+                _(
+                    "{name}.get_map() returned a map with NaN or infinite values after iteration {n:,} (the last "
+                    "whole map: iteration {last:,})"
+                ).format(name=cls, n=iteration, last=last),
+            )
+        self.last_good = (iteration, self.get_map())
 
     def warmup(self) -> None:
         self._trainer.warmup()
