@@ -65,7 +65,7 @@ def prepare(data: Any, settings: Mapping[str, Any]) -> Prepared:
     certainty is warned as a :class:`DataNote`. Raises :class:`TrainKeywordError`,
     :class:`ConfigError` or :class:`DataError`.
     """
-    from som_studio.core.impls import registry
+    from som_studio.core.impls import registry, user_impl
     from som_studio.session.resolve import resolve
 
     known = keywords()
@@ -77,6 +77,12 @@ def prepare(data: Any, settings: Mapping[str, Any]) -> Prepared:
             )
         )
     t0 = time.perf_counter()
+    impl = settings.get("impl")
+    if isinstance(impl, str) and user_impl.is_spec(impl):  # your own class, "my_som.py:MySom", as --impl takes it
+        try:
+            settings = {**settings, "impl": user_impl.load(impl).name}
+        except user_impl.UserImplError as exc:
+            raise ConfigError("impl", str(exc)) from None
     try:
         resolved = resolve({**settings, "data": data})
     except registry.UnknownImplementation as exc:

@@ -110,6 +110,15 @@ def test_a_bar_in_a_jupyter_kernel_without_ipywidgets_is_the_text_bar_without_a_
     assert not [w for w in caught if "IProgress" in str(w.message)]
 
 
+def test_your_own_class_trains_from_python_as_impl_takes_it_on_the_command_line(forget):
+    mine = Path(__file__).resolve().parents[2] / "docs" / "examples" / "my_som.py"
+    data = np.random.default_rng(0).random((60, 3))
+    run = som_studio.train(data, impl=f"{mine}:MySom", grid="8x6", epochs=3)
+    assert run.record["impl"] == "my_som.py:MySom" and run.record["extra"]["agreement"]["agrees"] is True
+    with pytest.raises(ValueError, match="my_som.py: defines no Nope"):
+        som_studio.train(data, impl=f"{mine}:Nope", grid="8x6", epochs=3)
+
+
 def test_a_run_shows_itself_in_a_notebook():
     run = som_studio.train(np.random.default_rng(0).random((30, 3)), impl="numpy-batch", grid="5x4", epochs=3)
     html = run._repr_html_()
