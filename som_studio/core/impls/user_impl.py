@@ -330,21 +330,19 @@ class _Checked:
     def verify(self, iteration: int) -> None:
         """After each timed chunk (outside its time): refuse a map gone NaN or infinite where it happened, so the
         run's timings end at its last whole map, and keep that map."""
-        cls = self._impl.factory.rpartition(":")[2]
+        cls, path = self._impl.factory.rpartition(":")[2], self._impl.file or self._impl.name
         got = np.asarray(self._trainer.get_map())
-        if (
-            got.shape == (self._problem.height, self._problem.width, self._problem.features)
-            and not np.isfinite(got).all()
-        ):
+        want = (self._problem.height, self._problem.width, self._problem.features)
+        if got.shape == want and np.issubdtype(got.dtype, np.floating) and not np.isfinite(got).all():
             last = self.last_good[0] if self.last_good is not None else 0
             raise UserImplError(
-                self._impl.file or self._impl.name,
+                path,
                 _(
                     "{name}.get_map() returned a map with NaN or infinite values after iteration {n:,} (the last "
                     "whole map: iteration {last:,})"
                 ).format(name=cls, n=iteration, last=last),
             )
-        self.last_good = (iteration, self.get_map())
+        self.last_good = (iteration, check_map(got, self._problem, path, cls))
 
     def warmup(self) -> None:
         self._trainer.warmup()
