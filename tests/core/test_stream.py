@@ -269,6 +269,37 @@ def test_a_file_that_changes_during_a_pass_stops_it_naming_the_row_group(tmp_pat
         list(reader)
 
 
+@pytest.mark.parametrize("workers", [1, 3])
+def test_a_npy_file_cut_short_while_its_rows_are_read_stops_the_pass_naming_it(tmp_path, workers):
+    """Its rows are read when a batch is filled, not mapped: a mapped file cut short (saved over) killed the
+    process with a bus error."""
+    np.save(tmp_path / "p0.npy", values(3000, missing=0.0))
+    src = stream.open_source(tmp_path)
+    reader = src.reader(100, workers=workers)
+    next(reader)
+    os.truncate(tmp_path / "p0.npy", 1000)
+    with pytest.raises(DataError, match=r"p0.npy, rows 1-3000: the file changed while the run read it"):
+        list(reader)
+
+
+@pytest.mark.parametrize("change", ["append", "cut mid-line"])
+def test_a_csv_file_changed_while_a_pass_reads_it_stops_the_pass(tmp_path, change):
+    """A CSV is one unit, its rows counted when it opened: rows added or cut since are not the ones counted."""
+    x = values(3000, missing=0.0)
+    path = tmp_path / "t.csv"
+    path.write_text("a,b,c\n" + "".join(f"{u:.17g},{v:.17g},{w:.17g}\n" for u, v, w in x))
+    src = stream.open_source(path)
+    reader = src.reader(100)
+    next(reader)
+    if change == "append":
+        with path.open("a") as f:
+            f.write("1,2,3\n" * 50)
+    else:
+        os.truncate(path, path.stat().st_size // 2 + 3)
+    with pytest.raises(DataError, match=r"t.csv: the file changed while the run read it"):
+        list(reader)
+
+
 def test_readers_of_big_batches_get_fewer_threads(tmp_path, monkeypatch):
     """Each thread holds a batch: at 2^20 rows x 3 features (24 MiB a batch) ten fit the read-ahead; at 2^24, one."""
     x = values(300)

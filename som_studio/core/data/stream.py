@@ -57,9 +57,9 @@ import numpy as np
 from som_studio.core.data.checks import PYARROW_INSTALL, DataError, check_known_rows, column_flag
 from som_studio.core.data.csv_reader import CsvReader
 from som_studio.core.data.files import FORMATS, data_files
-from som_studio.core.data.fill import fill_block, piece_rows
+from som_studio.core.data.fill import Piece, fill_block, npy_rows, piece_rows
 from som_studio.core.data.frames import non_numeric_column
-from som_studio.core.data.npy import load_npy, open_npy
+from som_studio.core.data.npy import open_npy
 from som_studio.core.data.table import default_feature_names
 from som_studio.i18n import _, ngettext
 
@@ -662,28 +662,30 @@ class Reader:
         src = self.source
         path = src.paths[unit.file]
         try:
-            st = path.stat()
-            if (st.st_size, st.st_mtime_ns) != src.stamps[unit.file]:
-                raise DataError(
-                    _("{where}: the file changed while the run read it; start the run again").format(
-                        where=src.where(unit)
-                    )
-                )
+            self._unchanged(unit)
             if src.format == "npy":
-                arr = load_npy(path, mmap=True)
-                rows = arr[unit.first + skip : unit.first + unit.rows]
-                yield unit, skip, rows.reshape(rows.shape[0], -1), None, None, int(rows.nbytes)
+                part = npy_rows(path, unit.first + skip, unit.rows - skip, src.where(unit))
+                yield unit, skip, part, None, None, int(part.nbytes)
                 return
-            if src.format == "csv":
-                yield from self._csv(unit, skip)
-                return
-            yield from self._columnar(unit, skip)
+            yield from self._csv(unit, skip) if src.format == "csv" else self._columnar(unit, skip)
+            self._unchanged(unit)  # appended to or cut while it was read: its rows are not the ones counted
         except DataError:
+            self._unchanged(unit)  # a file cut mid-line reads as ragged: say what happened
             raise
         except Exception as exc:
             raise DataError(
                 _("{where}: cannot be read ({why})").format(where=src.where(unit), why=str(exc) or type(exc).__name__)
             ) from None
+
+    def _unchanged(self, unit: Unit) -> None:
+        """Refuse to read on from a file whose size or time changed since the source was opened."""
+        st = self.source.paths[unit.file].stat()
+        if (st.st_size, st.st_mtime_ns) != self.source.stamps[unit.file]:
+            raise DataError(
+                _("{where}: the file changed while the run read it; start the run again").format(
+                    where=self.source.where(unit)
+                )
+            )
 
     def _columnar(self, unit: Unit, skip: int) -> Iterator[_Piece]:
         pa = _pyarrow()
@@ -766,12 +768,12 @@ class Reader:
 
 #: What a unit is read as: ``(unit, first row within it, values, labels, ids, bytes read)``; the values
 #: an (n, D) array or a list of D columns.
-_Piece = tuple[Unit, int, "np.ndarray | list[np.ndarray]", "np.ndarray | None", "np.ndarray | None", int]
+_Piece = tuple[Unit, int, Piece, "np.ndarray | None", "np.ndarray | None", int]
 
 
 #: A batch's rows from one piece: ``(unit, first row within it, at in the batch, rows, the piece's values,
 #: the first row within them)``.
-_Span = tuple[Unit, int, int, int, "np.ndarray | list[np.ndarray]", int]
+_Span = tuple[Unit, int, int, int, Piece, int]
 
 
 def read_workers() -> int:
