@@ -150,7 +150,13 @@ def checkpoint_plan(args: argparse.Namespace, configs: list[RunConfig]) -> dict[
     if args.resume is not None:
         root = Path(args.resume)
         if not root.is_dir():
-            raise CommandError("--resume: " + _("{folder}: no such folder").format(folder=root))
+            raise CommandError(
+                "--resume: "
+                + _(
+                    "{folder}: no such folder (a command stopped before its first run saved anything writes none: "
+                    "give it again with {checkpoint} instead)"
+                ).format(folder=root, checkpoint="--checkpoint")
+            )
         found = 0
         for cfg in configs:
             run_dir = root / run_file_stem(cfg.impl)
@@ -158,13 +164,15 @@ def checkpoint_plan(args: argparse.Namespace, configs: list[RunConfig]) -> dict[
                 run_dir = root / cfg.impl  # checkpointed under the implementation's own name, colon and all
             if not run_dir.is_dir():
                 continue  # never checkpointed (the command stopped before it): it starts afresh
+            found += 1
+            if not any(step.name.isdigit() for step in run_dir.iterdir()):
+                continue  # stopped while it prepared, before its first checkpoint: it starts afresh
             try:
                 plan[cfg.impl]["resume"] = resume_from(run_dir, cfg)
             except ConfigError as exc:
                 raise CommandError(exc.refusal.text(flag_names())) from None
             except CheckpointError as exc:
                 raise CommandError(f"--resume: {exc}") from None
-            found += 1
         if not found:
             raise CommandError(
                 "--resume: "

@@ -179,6 +179,17 @@ def test_no_checkpoint_to_resume_from(tmp_path):
 BENCH = ["bench", "--impl", "numpy-batch", "--samples", "3000", "--epochs", "30", "--quiet"]
 
 
+def test_cli_resumes_a_run_stopped_before_its_first_checkpoint_afresh(tmp_path, capsys):
+    """Ctrl-C while a run prepares (a big stream's statistics pass) leaves its folder empty: --resume starts it."""
+    (tmp_path / "ck" / "numpy-batch").mkdir(parents=True)
+    argv = [*BENCH, "--grid", "6x5", "--resume", str(tmp_path / "ck"), "--json", str(tmp_path / "runs.json")]
+    assert cli.main(argv) == 0, capsys.readouterr().err
+    assert "resuming" not in capsys.readouterr().err
+    assert read_latest(tmp_path / "ck" / "numpy-batch").iteration == 30  # its checkpoints went on into the folder
+    assert cli.main([*BENCH, "--grid", "6x5", "--resume", str(tmp_path / "nowhere")]) == 2
+    assert "give it again with --checkpoint instead" in capsys.readouterr().err
+
+
 def test_cli_killed_after_a_checkpoint_resumes_to_the_uninterrupted_map(tmp_path, capsys):
     ck = tmp_path / "ck"
     argv = [*BENCH, "--grid", "12x10", "--checkpoint", str(ck), "--checkpoint-every", "0.3"]
