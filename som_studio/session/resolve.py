@@ -278,8 +278,12 @@ def text_may_not_fit(path: str) -> bool:
 
 
 def source_table(source: Source) -> Table:
-    """A source that fits in memory, read whole as an unscaled table."""
+    """A source that fits in memory, read whole as an unscaled table; a feature with no value refused by name."""
+    from som_studio.core.data.checks import empty_array_columns
+    from som_studio.core.som.problem import refuse_empty_features
+
     values, labels, ids = source.read_all()
+    refuse_empty_features(source, empty_array_columns(values))
     return Table(
         np.ascontiguousarray(values),
         source.feature_names,

@@ -53,6 +53,11 @@ def test_a_streamed_feature_with_no_values_is_refused_by_name(tmp_path, fmt):
     name = "x2" if fmt == "npy" else "b"
     with pytest.raises(DataError, match=f"column 2 \\('{name}'\\) has no values .*leave it out with {want}"):
         make_stream_problem(cfg, "batch", source, 64)
+    # The same folder read into memory (it fits): refused before anything trains, in the same words.
+    from som_studio.session.resolve import load_data
+
+    with pytest.raises(DataError, match=f"column 2 \\('{name}'\\) has no values .*leave it out with {want}"):
+        load_data(cfg.replace(stream=False))
 
 
 CASES = [

@@ -364,7 +364,7 @@ def make_problem(config: RunConfig, kind: str, data: np.ndarray | None = None) -
     )
 
 
-def _refuse_empty_features(source: Source, empty: np.ndarray) -> None:
+def refuse_empty_features(source: Source, empty: np.ndarray) -> None:
     """Refuse a feature of ``source`` with no value in any row, naming it as a table read whole names it
     (its range would otherwise read as infinite, and the run be refused as too large for its precision)."""
     if source.format == "npy":
@@ -396,7 +396,7 @@ def make_stream_problem(
     from som_studio.core.som.init import covariance_components, pca_map
 
     moments = passes.statistics(source, batch_rows, share, gather)
-    _refuse_empty_features(source, np.diag(moments.known) == 0)
+    refuse_empty_features(source, np.diag(moments.known) == 0)
     scaling = passes.fitted_scaling(moments, config.scaling_method)
     lo, hi, mean, cov = passes.scaled_summary(moments, scaling)
     top = float(np.max(np.maximum(np.abs(lo), np.abs(hi))))
