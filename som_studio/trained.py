@@ -278,7 +278,7 @@ class SomRun:
             s = 0
             for batch in _columnar_batches(p, rows):  # a batch at a time: a file of any size
                 values, ids = frame_features(batch, self.feature_names, self.model.id_column, source=str(p))
-                part = check_data(values, str(p), first_row=s)
+                part = check_data(values, str(p), first_row=s, columns=self.feature_names)
                 yield self._project_values(part, ids, clusters)
                 s += len(values)
             return
@@ -287,7 +287,7 @@ class SomRun:
             width = arr.shape[1] if arr.ndim == 2 else 1
             self._check_width(width, str(p))
             for s in range(0, len(arr), rows):
-                values = check_data(np.asarray(arr[s : s + rows]), str(p), first_row=s)
+                values = check_data(np.asarray(arr[s : s + rows]), str(p), first_row=s, columns=self.feature_names)
                 yield self._project_values(values, None, clusters)
             return
         m = self.model

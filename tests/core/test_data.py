@@ -294,5 +294,8 @@ def test_an_infinite_value_in_an_array_is_refused_at_its_place_among_missing_one
     x[40, 0] = np.inf
     with pytest.raises(DataError, match=r"a.npy: 2 values are infinite \(first at index \[31, 2\]\)"):
         check_data(x, "a.npy")
+    # A file's rows (a chunk from its row 100 on): its 1-based row and its column's name, as a stream says it.
+    with pytest.raises(DataError, match=r"^p.parquet: infinite value -inf at row 132, column c$"):
+        check_data(x, "p.parquet", first_row=100, columns=("a", "b", "c"))
     x[31, 2] = x[40, 0] = 2.0
     assert check_data(x, "a.npy").dtype == np.float32

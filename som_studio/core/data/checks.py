@@ -94,7 +94,9 @@ def cannot_read(p: Path, exc: OSError) -> str:
     return _("{path}: cannot read ({why})").format(path=p, why=exc.strerror or exc)
 
 
-def check_data(arr: np.ndarray, name: str = "data", first_row: int = 0) -> np.ndarray:
+def check_data(
+    arr: np.ndarray, name: str = "data", first_row: int = 0, columns: Sequence[str] | None = None
+) -> np.ndarray:
     """Validate a loaded array and return it (examples x features) as float64, or float32 when it is float32:
     NaN is a missing value.
 
@@ -103,6 +105,8 @@ def check_data(arr: np.ndarray, name: str = "data", first_row: int = 0) -> np.nd
     Arithmetic on a table's values (scaling, moments, initial maps) is done in float64 whatever its type.
 
     ``first_row`` is the 0-based index of ``arr``'s first row in its file (messages count from there).
+    ``columns``: the file's names of ``arr``'s columns: a message then names a value by its 1-based row and its
+    column, as a streamed run's does, not by its array index.
     """
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         raise DataError(not_numeric(name, arr.dtype))
@@ -129,6 +133,12 @@ def check_data(arr: np.ndarray, name: str = "data", first_row: int = 0) -> np.nd
     if np.isinf(np.fmin.reduce(out, axis=None)) or np.isinf(np.fmax.reduce(out, axis=None)):
         inf = np.isinf(out)
         row, col = np.argwhere(inf)[0]
+        if columns is not None:
+            raise DataError(
+                _("{path}: infinite value {value!r} at row {row}, column {column}").format(
+                    path=name, value=float(out[row, col]), row=first_row + int(row) + 1, column=columns[col]
+                )
+            )
         raise DataError(
             ngettext(
                 "{path}: {n} value is infinite (first at index [{row}, {col}])",

@@ -61,7 +61,8 @@ def read_table(
                 )
             )
         # Read once, into the table's own memory where the file holds its type; else mapped and copied once.
-        values = check_data(read_npy(p), str(p))
+        arr = read_npy(p)
+        values = check_data(arr, str(p), columns=default_feature_names(arr.shape[1] if arr.ndim == 2 else 1))
         refuse_empty_array_columns(empty_array_columns(values), p)
         return Table(values, default_feature_names(values.shape[1]), source=str(p))
     reader = CsvReader(p, labels=labels, ignore=ignore, id_column=id_column)
