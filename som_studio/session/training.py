@@ -645,10 +645,7 @@ class Training:
         plain = isinstance(exc, (CheckpointError, DataError))
         record.message = str(exc) if plain else f"{type(exc).__name__}: {exc}"
         if impl.file is not None:  # the user's own traceback lines, not the session's
-            cls = impl.name.rpartition(":")[2]  # the file is the message's first word
-            record.message = str(
-                user_impl.user_error(impl, _("{name} raised an error while training").format(name=cls), exc)
-            )
+            record.message = str(user_impl.training_error(impl, exc))
         if record.peak_bytes is None:
             record.peak_bytes = self.watch.stop()
         record.wall_s = self.session._wall()

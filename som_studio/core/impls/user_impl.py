@@ -403,6 +403,13 @@ def user_error(impl: Implementation, what: str, exc: BaseException) -> UserImplE
     return UserImplError(impl.file, what, error_text(impl.file, exc))
 
 
+def training_error(impl: Implementation, exc: BaseException) -> UserImplError:
+    """An exception raised while a user's implementation trained: ``FILE: Class raised an error while training``
+    and the user's traceback lines."""
+    cls = impl.factory.rpartition(":")[2]
+    return user_error(impl, _("{name} raised an error while training").format(name=cls), exc)
+
+
 # -- running it ---------------------------------------------------------------------------
 
 
@@ -420,7 +427,7 @@ def _train(trainer: Any, problem: Problem, impl: Implementation, chunks: tuple[i
                 first += n
         out = trainer.get_map()
     except Exception as exc:
-        raise user_error(impl, _("{name} raised an error while training").format(name=name), exc) from None
+        raise training_error(impl, exc) from None
     return check_map(out, problem, impl.file or name, name)
 
 
