@@ -281,7 +281,7 @@ def _checkpoints(
     resume: str | os.PathLike[str] | None,
 ) -> dict[str, Any]:
     """The session's keywords for :func:`train`'s ``checkpoint`` and ``resume``, checked."""
-    from som_studio.session.checkpoint import CheckpointError, Checkpoints, resume_from
+    from som_studio.session.checkpoint import CheckpointError, Checkpoints, resume_from, unfinished
 
     out: dict[str, Any] = {}
     if resume is not None:
@@ -292,6 +292,14 @@ def _checkpoints(
         except CheckpointError as exc:
             raise TrainError(f"resume: {exc}") from None
     folder = checkpoint if checkpoint is not None else resume
+    if checkpoint is not None and resume is None and (saved := unfinished(checkpoint)) is not None:
+        raise TrainError(
+            "checkpoint: "
+            + _(
+                "{folder} holds an unfinished run's checkpoint (iteration {n:,} of {total:,}); go on from it with "
+                "resume={folder!r}, or give another folder"
+            ).format(folder=str(checkpoint), n=saved.iteration, total=saved.config.iterations)
+        )
     if folder is not None:
         if not every_s > 0:
             raise TrainError(

@@ -212,20 +212,11 @@ def say_interrupted(command: str, records: list[Any]) -> None:
 
 
 def _keep_unfinished(run_dir: Path, impl: str, flag: str, force: bool) -> None:
-    """Refuse to start a run afresh over an unfinished run's checkpoint (its hours of training), unless ``force``.
+    """Refuse to start a run afresh over an unfinished run's checkpoint (its hours of training), unless ``force``."""
+    from som_studio.session.checkpoint import unfinished
 
-    A finished run's checkpoint is replaced: it holds nothing to go on from.
-    """
-    from som_studio.session.checkpoint import CheckpointError, read_latest
-
-    if force or not run_dir.is_dir() or not any(run_dir.iterdir()):
-        return
-    try:
-        saved = read_latest(run_dir)
-        total = saved.config.iterations
-    except (CheckpointError, ConfigError, KeyError, TypeError, ValueError):
-        return  # no complete checkpoint of ours: nothing to go on from
-    if saved.iteration >= total:
+    saved = None if force else unfinished(run_dir)
+    if saved is None:
         return
     raise CommandError(
         f"{flag}: "
@@ -233,15 +224,10 @@ def _keep_unfinished(run_dir: Path, impl: str, flag: str, force: bool) -> None:
             "{folder} holds an unfinished checkpoint of {impl} (iteration {n:,} of {total:,}); go on from it "
             "with {resume} {root}, or pass {force} to start afresh there"
         ).format(
-            folder=run_dir,
-            impl=impl,
-            n=saved.iteration,
-            total=total,
-            resume="--resume",
-            root=run_dir.parent,
-            force="--force",
+            folder=run_dir, impl=impl, n=saved.iteration, total=saved.config.iterations, resume="--resume",
+            root=run_dir.parent, force="--force",
         )
-    )
+    )  # fmt: skip
 
 
 def default_impls() -> list[str]:

@@ -308,6 +308,20 @@ def read_latest(folder: str | os.PathLike[str]) -> Saved:
     return Saved(path, int(step), arrays, meta)
 
 
+def unfinished(folder: str | os.PathLike[str]) -> Saved | None:
+    """The checkpoint of an unfinished run in ``folder`` (its hours of training), or ``None``: none there, none
+    complete, or a finished run's (nothing to go on from). A run started afresh there would replace it."""
+    path = Path(folder)
+    if not path.is_dir() or not any(step.name.isdigit() for step in path.iterdir()):
+        return None
+    try:
+        saved = read_latest(path)
+        total = saved.config.iterations
+    except (CheckpointError, ConfigError, KeyError, TypeError, ValueError):
+        return None
+    return saved if saved.iteration < total else None
+
+
 def data_files(config: RunConfig) -> list[list[Any]]:
     """The data's files as ``[name, bytes, modified (ns)]``: what a resumed run checks is unchanged.
 

@@ -86,6 +86,9 @@ def test_ctrl_c_saves_where_the_run_stood_and_resume_ends_at_the_uninterrupted_m
     with pytest.raises(KeyboardInterrupt, match=rf"cancelled after \d+ of 30 iterations; saved in {ck}"):
         som_studio.train(x, checkpoint=ck, progress=ctrl_c_after_the_first_chunk, **settings)
     assert signal.getsignal(signal.SIGINT) is before
+    # The same call again, resume forgotten: the stopped run's checkpoint is kept, and the way on said.
+    with pytest.raises(TrainError, match=rf"checkpoint: {ck} holds an unfinished run's checkpoint .*resume="):
+        som_studio.train(x, checkpoint=ck, **settings)
     resumed = som_studio.train(x, resume=ck, **settings)
     assert 0 < resumed.record["extra"]["resumed"]["iteration"] < 30
     np.testing.assert_array_equal(resumed.codebook, som_studio.train(x, **settings).codebook)
