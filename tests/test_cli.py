@@ -284,6 +284,11 @@ def test_a_resumed_run_has_no_end_to_end_figure_and_says_it_was_resumed():
     verdict = judge([run("numpy-batch", resumed, 400), whole[1]])
     assert verdict.speedup[1] == 40.0  # per iteration it is still measured
     assert verdict.end_to_end == (None, None) and verdict.pays_off == (None, None)
+    from som_studio.comparison.summary import SUMMARY_HEADER, summary_rows
+
+    after = SUMMARY_HEADER.index("faster after")
+    row = summary_rows([run("numpy-batch", resumed, 400), whole[1]], verdict)[1]
+    assert row[after] == "-"  # not "never": nothing whole to pay off against
     assert any(
         f.text.startswith("numpy-batch was resumed at iteration 255 from ck3/numpy-batch: its timings and totals")
         for f in verdict.flags

@@ -30,7 +30,9 @@ class LiveProgress:
     impl: str = ""
     total: int = 0
     done: int = 0
-    first: int = 0  # the iteration training started at (a resumed run's checkpoint's)
+    first: int = 0  # where the rate is measured from: 0, or a resumed run's first whole chunk's start
+    base_s: float = 0.0  # training seconds before ``first`` (a resumed run's first chunk)
+    rebase: bool = False  # a resumed run whose first chunk is still to come
     train_elapsed: float = 0.0  # training seconds up to the last chunk, for the estimate
     t0: float | None = None
     paused_s: float = 0.0  # time spent paused, not counted as elapsed
@@ -41,12 +43,12 @@ class LiveProgress:
     def begin(self, config: RunConfig, now: float) -> str:
         """A run of ``config`` starts now; the status line."""
         self.impl, self.total, self.done, self.first = config.impl, config.iterations, 0, 0
-        self.train_elapsed, self.t0 = 0.0, now
+        self.train_elapsed, self.base_s, self.t0 = 0.0, 0.0, now
         self.paused_s, self.paused_at, self.epoch = 0.0, None, None
         return _("Starting {impl} on a {grid} map…").format(impl=config.impl, grid=config.grid)
 
     def started(self, ev: Started) -> str:
-        self.total, self.done, self.first = ev.iterations, ev.first, ev.first
+        self.total, self.done, self.first, self.rebase = ev.iterations, ev.first, ev.first, ev.first > 0
         from som_studio.core.impls import registry
 
         if registry.backend(ev.config.impl) == "numpy":  # nothing to compile
@@ -67,6 +69,10 @@ class LiveProgress:
         return _("Training ({time} warm-up)").format(time=format_seconds(ev.seconds))  # programs from the cache
 
     def chunks(self, chunks: Sequence[ChunkTimed]) -> None:
+        if self.rebase:
+            # A resumed run's first chunk may be the rest of an epoch (a stream's, its rows read before it was
+            # stopped): the rate is taken from the chunks after it.
+            self.first, self.base_s, self.rebase = chunks[0].end, chunks[0].elapsed_s, False
         self.done = chunks[-1].end
         self.train_elapsed = chunks[-1].elapsed_s
         if self.epoch is not None and self.epoch.iteration < self.done:
@@ -112,7 +118,7 @@ class LiveProgress:
                 return None
             return left + e.rows / e.rows_per_s * max(0, self.total - e.iteration - 1)
         if self.done > self.first and self.total:  # the rate of what this run trained (not a checkpoint's)
-            return self.train_elapsed / (self.done - self.first) * (self.total - self.done)
+            return (self.train_elapsed - self.base_s) / (self.done - self.first) * (self.total - self.done)
         return None
 
     def time_text(self, now: float, running: bool = True) -> str:

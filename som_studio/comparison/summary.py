@@ -114,8 +114,9 @@ def summary_rows(runs: Sequence[Compared], verdict: Verdict) -> list[list[str]]:
             speed += f" ({note})"
         ee = v["end-to-end"]
         whole = "-" if ee is None or is_base else f"{ee:.2f}x"
-        # "never" only between two finished runs; a cancelled or failed one pays off nowhere known
-        finished = v["status"] == "ok" and base is not None and statuses.get(base) == "ok"
+        # "never" only between two whole finished runs (an end-to-end figure); a cancelled, failed or resumed
+        # one pays off nowhere known
+        finished = v["status"] == "ok" and base is not None and statuses.get(base) == "ok" and ee is not None
         after = "-" if is_base or sp is None or not finished else faster_after(v["faster after"])
         out.append(
             [

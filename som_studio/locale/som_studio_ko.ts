@@ -657,8 +657,8 @@ A run shows here when it recorded its inside: tick Record the inside of the next
         <translation>표시</translation>
     </message>
     <message>
-        <source>Drawn once the map has clusters: a run on a data file has them when it ends</source>
-        <translation>지도에 클러스터가 생기면 그립니다: 데이터 파일로 한 실행은 끝날 때 클러스터가 생깁니다</translation>
+        <source>Drawn once the map has clusters: a run on a data file with Clusters set in the Run panel has them when it ends</source>
+        <translation>지도에 클러스터가 생기면 그립니다: 실행 패널에서 클러스터를 정하고 데이터 파일로 한 실행은 끝날 때 클러스터가 생깁니다</translation>
     </message>
     <message>
         <source>iteration {n:,} (the new view shows from the next frame)</source>
@@ -1352,6 +1352,10 @@ The run is listed until the app closes.</source>
     <message>
         <source>compiling and warming up…</source>
         <translation>컴파일 및 워밍업 중…</translation>
+    </message>
+    <message>
+        <source>warming up…</source>
+        <translation>워밍업 중…</translation>
     </message>
     <message>
         <source>warm-up {time}</source>

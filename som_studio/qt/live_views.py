@@ -20,6 +20,7 @@ from som_studio import picture
 from som_studio.app_model.form import app_message
 from som_studio.app_model.live import LiveProgress
 from som_studio.comparison.words import status_text
+from som_studio.core.impls import registry
 from som_studio.qt import controller as ctl
 from som_studio.qt.widgets.elided_label import ElidedLabel
 from som_studio.qt.widgets.map_view import MapView
@@ -133,7 +134,7 @@ class LiveViews(QObject):
             # Another kind of data: the last run's view ("Feature 2") means nothing here; its default does.
             default = picture.ViewChoice().fit(ev.features)
             self.map_view.set_choice(default.mode, default.component)
-        self.timing_plot.begin(ev.kind, ev.samples, ev.iterations)
+        self.timing_plot.begin(ev.kind, ev.samples, ev.iterations, registry.backend(ev.config.impl) != "numpy")
         self.quality_plot.begin()
         if self._on_env is not None:
             self._on_env(ev.env)
@@ -184,6 +185,7 @@ class LiveViews(QObject):
         self.status.setText(self.run.finished(record))
 
     def _on_run_failed(self, message: str, record: RunRecord) -> None:
+        self._set_progress(int(PROGRESS_STEPS * self.run.progress))  # where it broke
         self.timing_plot.flush()
         self.quality_plot.flush()
         self.status.setText(self.run.failed(record))
@@ -214,7 +216,7 @@ class LiveViews(QObject):
             self.status.setText(self.tr("A run is in progress: its views are live; show kept runs after it"))
             return
         r = run.record
-        self.timing_plot.begin(r.kind, r.samples or 1)
+        self.timing_plot.begin(r.kind, (r.samples or 1) * r.maps)  # a sweep's map: its timings train every map
         self.quality_plot.begin()
         chunks = []
         for ev in replay(run):

@@ -66,8 +66,11 @@ def test_a_resumed_run_counts_from_its_checkpoint():
     assert LiveProgress().started(Started(fused, "batch", 4, 1000, 3, {}, "1x1", 0)) == (
         "jax-fused-batch: compiling and warming up…"
     )
-    live.chunks([ChunkTimed(2, 1, 2.0, 2.0)])
-    assert live.left_s() == 2.0  # 2 s for the one iteration this run trained: 2 s for the one left
+    live.chunks([ChunkTimed(2, 1, 0.1, 0.1)])  # the rest of epoch 3: its rows were read before the stop
+    assert live.left_s() is None and live.done == 3  # no rate from a part of an epoch ("ETA 0.0 s" was shown)
+    live.total = 6
+    live.chunks([ChunkTimed(3, 1, 2.0, 2.1)])
+    assert live.left_s() == pytest.approx(4.0)  # 2 s for the whole epoch this run trained: 4 s for the two left
 
 
 def _record(impl: str, status: str = "ok", message: str = "") -> RunRecord:

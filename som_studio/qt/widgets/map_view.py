@@ -195,7 +195,10 @@ class MapView(QWidget):
             self.borders.setToolTip(self.tr("Draw the borders between the map's clusters over the view shown"))
         else:
             self.borders.setToolTip(
-                self.tr("Drawn once the map has clusters: a run on a data file has them when it ends")
+                self.tr(
+                    "Drawn once the map has clusters: a run on a data file with Clusters set in the Run panel has "
+                    "them when it ends"
+                )
             )
 
     def _offer_borders(self) -> None:

@@ -124,6 +124,7 @@ class TimingPlot(QWidget):
         self._x_end: float | None = None  # where the live run's iteration axis ends now
 
         self.caption = PartsLabel(self.tr("No run yet"))  # wraps: a long summary must not widen the dock
+        self._waiting = self.tr("compiling and warming up…")
         # Its figures change with every redraw: opaque, so that the dock and the window beneath it are not
         # painted again each time.
         self.caption.setAutoFillBackground(True)
@@ -185,12 +186,14 @@ class TimingPlot(QWidget):
         # negative); a log axis's view is in decades, where any floor would be wrong.
         self.plot.getViewBox().setLimits(yMin=0.0 if linear else -1e307)  # pyqtgraph's own "no floor"
 
-    def begin(self, kind: str, samples: int, total: int | None = None) -> None:
+    def begin(self, kind: str, samples: int, total: int | None = None, compiles: bool = True) -> None:
         """A new run: clear the curves; ``samples`` per iteration for throughput (batch: all).
 
         ``total``: the iterations of a run that is training now (its iteration axis then grows in
-        steps, :func:`live_x_end`); ``None``: a run shown whole (the axis fits its chunks).
+        steps, :func:`live_x_end`); ``None``: a run shown whole (the axis fits its chunks). ``compiles``: it
+        compiles programs before it trains (NumPy does not).
         """
+        self._waiting = self.tr("compiling and warming up…") if compiles else self.tr("warming up…")
         self._points.clear()
         self._medians.clear()
         self._recent.clear()
@@ -204,7 +207,7 @@ class TimingPlot(QWidget):
         self.points.setSymbol(None)
         self.median.setData([], [])
         reset_range(self.plot)
-        self.caption.set_parts([self.tr("compiling and warming up…")])
+        self.caption.set_parts([self._waiting])
 
     def set_compile(self, seconds: float, compiles: int | None = None) -> None:
         """The compile and warm-up time (``compiles=0``: nothing was compiled, e.g. NumPy)."""
@@ -280,7 +283,7 @@ class TimingPlot(QWidget):
             bits.append(f"{self._per_iteration_samples / med:,.0f} samples/s")
         if self._final is not None and self._final[1]:
             bits.append(self.tr("mean {time}/iteration").format(time=format_seconds(self._final[1])))
-        self.caption.set_parts(bits or [self.tr("compiling and warming up…")])
+        self.caption.set_parts(bits or [self._waiting])
 
 
 def _preview() -> None:  # python -m som_studio.qt.widgets.timing_plot

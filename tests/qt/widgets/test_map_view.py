@@ -99,6 +99,6 @@ def test_cluster_borders_are_offered_once_the_map_has_clusters_and_say_so_before
     view = MapView()
     qtbot.addWidget(view)
     view.begin(4, "iris", picture.MapViews())
-    assert not view.borders.isEnabled() and "once the map has clusters" in view.borders.toolTip()
+    assert not view.borders.isEnabled() and "with Clusters set in the Run panel" in view.borders.toolTip()
     view.set_views(picture.MapViews(clusters=np.arange(48).reshape(6, 8) % 3))
     assert view.borders.isEnabled() and view.borders.toolTip().startswith("Draw the borders")

@@ -123,3 +123,12 @@ def test_the_summary_is_one_line_between_dots_where_it_fits_and_a_part_a_line_wh
     assert plot.caption.text().split("\n") == list(parts) and "·" not in plot.caption.text()
     plot.resize(900, 300)
     qtbot.waitUntil(lambda: "\n" not in plot.caption.text())
+
+
+def test_a_run_that_compiles_nothing_is_not_said_to_be_compiling(qtbot):
+    plot = TimingPlot()
+    qtbot.addWidget(plot)
+    plot.begin("batch", 100, 10)
+    assert plot.caption.text().replace("\xa0", " ") == "compiling and warming up…"
+    plot.begin("batch", 100, 10, compiles=False)  # a NumPy run
+    assert plot.caption.text().replace("\xa0", " ") == "warming up…"
