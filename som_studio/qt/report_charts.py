@@ -68,16 +68,22 @@ def _style_plot(plot, x_label: str = "", y_label: str = "", title: str = "", the
     style_plot(plot, theme, x_label, y_label, title, points=11)
 
 
+#: Legend names up to this many characters go four to a line; up to the next, three; longer ones two.
+LEGEND_SHORT, LEGEND_MEDIUM = 16, 22
+
+
 def _legend(win, plot, row: int, columns: int = 1, extra: int = 0, text_px: int = 15, theme: ChartTheme = LIGHT):  # type: ignore[no-untyped-def]
     """A legend in its own row of the layout, under the plots: never over a curve.
 
-    Items named on ``plot`` before this call are listed, four to a line;
-    ``extra`` items the caller adds afterwards are counted in the height.
+    Items named on ``plot`` before this call are listed, four to a line, fewer where the names are long (a line
+    as wide as the names needs is the chart's least width: four of "sweep sigma_end=0.5, seed=0" cut the chart
+    off at the page's right edge); ``extra`` items the caller adds afterwards are counted in the height.
     """
     import pyqtgraph as pg
 
     items = [item for item in plot.listDataItems() if item.name()]
-    per_line = 4
+    longest = max((len(item.name()) for item in items), default=0)
+    per_line = 4 if longest <= LEGEND_SHORT else 3 if longest <= LEGEND_MEDIUM else 2
     lines = max(1, -(-(len(items) + extra) // per_line))
     legend = pg.LegendItem(labelTextColor=theme.text, labelTextSize=f"{text_px}px", colCount=per_line, horSpacing=28)
     win.addItem(legend, row=row, col=0, colspan=columns)

@@ -210,3 +210,24 @@ def test_live_plots_follow_the_palette(qtbot):
     assert plot.plot.backgroundBrush().color() == dark
     assert theme_of(plot).dark and not LIGHT.dark
     assert "#000000" not in theme_of(plot).colours  # no black curve on a dark canvas
+
+
+def test_a_legend_of_long_names_takes_fewer_to_a_line(qtbot):
+    """Four long names to a line set the chart's least width past the Compare page's: its right edge was cut."""
+    import pyqtgraph as pg
+
+    from som_studio.qt import report_charts
+
+    def legend_for(names: list[str]) -> pg.LegendItem:
+        win = pg.GraphicsLayoutWidget()
+        qtbot.addWidget(win)
+        plot = win.addPlot(row=0, col=0)
+        for name in names:
+            plot.plot([0, 1], [0, 1], name=name)
+        return report_charts._legend(win, plot, 1)
+
+    assert (
+        legend_for(["numpy-batch", "jax-fused-batch", "jax-vmap-batch", "numpy-online", "jax-scan-online"]).columnCount
+        == 4
+    )
+    assert legend_for(["nan_som.py:NanSom", "jax-fused-batch", "sweep sigma_end=0.5, seed=0"]).columnCount == 2
