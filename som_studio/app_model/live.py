@@ -78,6 +78,11 @@ class LiveProgress:
         if self.epoch is not None and self.epoch.iteration < self.done:
             self.epoch = None  # that epoch ended
 
+    def epochs_text(self) -> str:
+        """A streamed run between epochs (the last one's progress would stand stale while the next one's first
+        batch is read)."""
+        return _("{done:,} of {total:,} epochs done; reading the next").format(done=self.done, total=self.total)
+
     def progressed(self, ev: EpochProgress) -> str:
         """A streamed epoch moved on; the status line (:meth:`epoch_text`)."""
         self.epoch = ev

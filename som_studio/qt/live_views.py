@@ -145,8 +145,12 @@ class LiveViews(QObject):
         self.status.setText(self.run.compiled(ev))
 
     def _on_chunks_timed(self, chunks: list[Any]) -> None:
+        streamed = self.run.epoch is not None
         self.timing_plot.add_chunks(chunks)
         self.run.chunks(chunks)  # the status bar shows it with the clock's next tick
+        if streamed and self.run.epoch is None and self.run.done < self.run.total:
+            if self.controller.state == ctl.RUNNING:  # "Paused" and "Stopping…" stay said
+                self.status.setText(self.run.epochs_text())
 
     def _on_epoch_progress(self, ev: EpochProgress) -> None:
         text = self.run.progressed(ev)

@@ -46,6 +46,7 @@ def test_live_run_inside_a_streamed_epoch():
     assert live.time_text(50.0) == "elapsed  50.0 s   ETA  38.0 s   2/10"
     live.chunks([ChunkTimed(2, 1, 5.0, 45.0)])  # that epoch ended: its progress is history
     assert live.epoch is None and live.epoch_text() == "" and live.progress == 0.3
+    assert live.epochs_text() == "3 of 10 epochs done; reading the next"
     # A resumed epoch's pass began at its saved row: the rate counts the rows read since.
     live.progressed(EpochProgress(iteration=3, row=6_000_000, rows=10_000_000, first=5_000_000, seconds=1.0, wait_s=0))
     assert live.epoch.rows_per_s == 1_000_000 and live.epoch.epoch_left_s == 4.0
