@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from som_studio.app_model.form import LABELS, app_message
-from som_studio.comparison.words import format_seconds, status_text
+from som_studio.comparison.words import format_seconds, setting_of_key, status_text
 from som_studio.config import DataSpec
 from som_studio.i18n import N_, _
 from som_studio.session import timing
@@ -159,18 +159,11 @@ def data_text(config: Mapping[str, Any]) -> str:
 # data (its columns' names) or says which settings were left to their defaults.
 _NOT_SETTINGS = ("impl", "data.source", "data.samples", "data.path", "data.scale", "feature_names", "auto")
 
+
 # A record's nested keys (RunConfig.to_dict) by the setting the form labels them with.
-_SETTING_OF = {
-    "sigma.start": "sigma_start",
-    "sigma.end": "sigma_end",
-    "learning_rate.start": "lr_start",
-    "learning_rate.end": "lr_end",
-}
-
-
 def _setting_text(key: str, value: str) -> str:
     """``key value`` as the form says it: the setting's label, and "-" for none."""
-    label = LABELS.get(_SETTING_OF.get(key, key))
+    label = LABELS.get(setting_of_key(key))
     return f"{_(label) if label else key} {'-' if value in ('None', '') else value}"
 
 

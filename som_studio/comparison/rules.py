@@ -22,7 +22,7 @@ from som_studio.comparison.problem import (
     problem_key,
     shared_cores_note,
 )
-from som_studio.comparison.words import format_seconds
+from som_studio.comparison.words import format_seconds, key_words
 from som_studio.i18n import N_, _, ngettext
 from som_studio.session import timing
 from som_studio.session.record import RunRecord
@@ -424,9 +424,13 @@ def difference_flags(runs: Sequence[Compared], diffs: dict[str, dict[str, str]])
     for key, vals in diffs.items():
         if len(regrouped) > 1 and key in problem_keys:
             continue  # said by the problems above
-        values = ", ".join(f"{name} {v}" for name, v in vals.items())
+        # One run's value apart from the next's: a value may be a pair ("2, 2") and a name may hold a comma.
+        values = "; ".join(f"{name} {v}" for name, v in vals.items())
         out.append(
-            Flag("warning", _("the runs' configurations differ in {field}: {values}").format(field=key, values=values))
+            Flag(
+                "warning",
+                _("the runs' configurations differ in {field}: {values}").format(field=key_words(key), values=values),
+            )
         )
     return out
 

@@ -39,3 +39,29 @@ def number_cell(v: float | None, spec: str) -> str:
 def level_text(level: str) -> str:
     """A flag's level (``warning``, ``note``) in the user's language."""
     return {"warning": _("warning"), "note": _("note")}.get(level, level)
+
+
+#: A record's configuration keys, flattened (``sigma.end``), of the settings whose field has another name.
+_KEY_SETTINGS = {
+    "sigma.start": "sigma_start",
+    "sigma.end": "sigma_end",
+    "learning_rate.start": "lr_start",
+    "learning_rate.end": "lr_end",
+}
+
+
+def setting_of_key(key: str) -> str:
+    """The setting a record's flattened configuration key holds (``sigma.end`` -> ``sigma_end``); else the key."""
+    return _KEY_SETTINGS.get(key, key)
+
+
+def key_words(key: str) -> str:
+    """A record's flattened configuration key in the user's words: its setting's label (``Radius σ (end)``), else
+    the key itself."""
+    from som_studio import config
+
+    try:
+        setting = config.setting_named(setting_of_key(key))
+    except KeyError:
+        return key
+    return _(setting.label) if setting.label else key

@@ -113,7 +113,7 @@ def test_flags_recompile_noise_failure_and_config_difference() -> None:
     assert set(report.config_diffs) == {"grid", "seed"}  # not impl, not steps vs epochs across kinds
     assert report.config_diffs["grid"]["jax-naive-online"] == "20 x 7"
     assert "configurations differ: they solve 2 different problems" in text  # a list, one item a line:
-    assert "configurations differ in seed: numpy-batch" in text
+    assert "configurations differ in Seed: numpy-batch" in text  # the setting as the window names it
     assert not any(f.run == "numpy-batch" for f in report.flags)
 
 
