@@ -30,6 +30,7 @@ from som_studio.core.data import (
     is_frame,
     open_npy,
 )
+from som_studio.core.data.fill import fill_block, npy_rows
 from som_studio.core.data.model_file import ModelInfo
 from som_studio.core.som import metrics
 from som_studio.i18n import _
@@ -283,11 +284,14 @@ class SomRun:
                 s += len(values)
             return
         if p.suffix.lower() == ".npy":
-            arr = open_npy(p)
+            arr = open_npy(p)  # its header checked; its rows read chunk by chunk, not through the map
             width = arr.shape[1] if arr.ndim == 2 else 1
             self._check_width(width, str(p))
+            rows_of = npy_rows(p, 0, len(arr), str(p))
             for s in range(0, len(arr), rows):
-                values = check_data(np.asarray(arr[s : s + rows]), str(p), first_row=s, columns=self.feature_names)
+                block = np.empty((min(rows, len(arr) - s), width), arr.dtype.newbyteorder("="))
+                fill_block(block, rows_of, s)  # a file cut short meanwhile: a DataError, not a bus error
+                values = check_data(block, str(p), first_row=s, columns=self.feature_names)
                 yield self._project_values(values, None, clusters)
             return
         m = self.model

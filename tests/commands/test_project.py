@@ -311,6 +311,13 @@ def test_project_a_npy_file_in_chunks(iris_run, tmp_path):
     np.save(tmp_path / "z.npy", values[:, :3])
     with pytest.raises(DataError, match="has 3 features; the run was trained on 4"):
         run.project(tmp_path / "z.npy")
+    # Its rows are read chunk by chunk, not mapped: a file cut short meanwhile stops it naming the file (a mapped
+    # one killed the process with a bus error).
+    chunks = run.project_chunks(tmp_path / "x.npy", rows=40)
+    next(chunks)
+    os.truncate(tmp_path / "x.npy", 1000)
+    with pytest.raises(DataError, match="x.npy: the file changed while the run read it"):
+        list(chunks)
 
 
 @pytest.mark.parametrize(
