@@ -17,6 +17,7 @@ from typing import Any
 from PySide6.QtCore import QCoreApplication, QRectF
 
 from som_studio.comparison.words import status_text
+from som_studio.i18n import _
 from som_studio.qt.chart_style import (
     LIGHT,
     OKABE_ITO,
@@ -122,6 +123,8 @@ def maps_layout(report: Report, legend_px: int = 15, fixed: bool = True, theme: 
     for i, run in enumerate(runs):
         r = run.record
         sub = f"QE {r.qe:.4f} · TE {r.te:.3f}" if r.qe is not None and r.te is not None else status_text(r.status)
+        if r.status in ("failed", "cancelled") and r.reached:  # the map it stood at, not its last planned one
+            sub = _("{status}: its map at iteration {n:,}").format(status=status_text(r.status), n=r.reached)
         color = theme.colour(i)  # the run's colour in the other charts
         title = (
             f"<span style='font-size:13pt; font-weight:600; color:{color}'>{_esc(run.name)}</span><br>"

@@ -188,3 +188,14 @@ def test_a_count_s_colour_bar_is_ticked_at_whole_numbers(qapp, top) -> None:
     labels = tick_labels(plot.getAxis("bottom"))
     assert labels and all(float(t.replace(",", "")).is_integer() for t in labels), labels
     win.close()
+
+
+def test_a_stopped_runs_map_says_the_iteration_it_stood_at(qapp) -> None:
+    """Its map is where it stopped (a failed user's run: its last whole map), not where it was planned to end."""
+    from som_studio.qt.report_charts import LAYOUTS
+
+    win, _, _ = LAYOUTS["maps"](build_report(_runs()))
+    titles = [item.titleLabel.text for item in win.ci.items if hasattr(item, "titleLabel")]
+    assert "QE 0.1000 · TE 0.020" in titles[0]
+    assert "cancelled: its map at iteration 3" in titles[1]
+    assert ">failed<" in titles[2]  # it trained nothing: no map to date
