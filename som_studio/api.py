@@ -25,6 +25,7 @@ import numpy as np
 from som_studio import config as cfgmod
 from som_studio.config import ConfigError, DataSpec, RunConfig
 from som_studio.core.data import DataError, Table, is_frame
+from som_studio.core.data.checks import reword_column_flags
 from som_studio.core.data.stream import Source
 from som_studio.i18n import _
 
@@ -94,6 +95,12 @@ def prepare(data: Any, settings: Mapping[str, Any]) -> Prepared:
         return Prepared(resolved.config, resolved.source, time.perf_counter() - t0)
     assert resolved.table is not None  # loaded
     return Prepared(resolved.config, resolved.table, time.perf_counter() - t0)
+
+
+def api_words(text: str) -> str:
+    """A message of the data's reader with its column flags (``--labels species``) as this API's keywords
+    (``labels=species``)."""
+    return reword_column_flags(text, lambda name: f"{name}=")
 
 
 class TrainKeywordError(TypeError):
@@ -265,7 +272,7 @@ def train(
     except ConfigError as exc:
         raise TrainError(_refusal_text(exc)) from None
     except DataError as exc:
-        raise TrainError(str(exc)) from None
+        raise TrainError(api_words(str(exc))) from None
     from som_studio.session.preflight import preflight
 
     refused = preflight(prepared.config)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from typing import Any
 from som_studio import config as cfgmod
 from som_studio.app_model import estimate
 from som_studio.config import ConfigError, Refusal, RunConfig
+from som_studio.core.data.checks import reword_column_flags
 from som_studio.core.impls import memory, registry
 from som_studio.i18n import N_, _, format_bytes, ngettext
 from som_studio.session.preflight import (
@@ -56,12 +56,6 @@ LABELS: Mapping[str, str] = {
 
 # Refusals from reading a table name the CLI's flags of its columns inside their reason
 # ("--labels species"): the app names its controls there too.
-_FLAG_WORDS = {
-    s.flag.removeprefix("--"): s.name
-    for s in cfgmod.SETTINGS
-    if s.control in (cfgmod.Control.COLUMN, cfgmod.Control.COLUMNS)
-}
-_FLAG_IN_TEXT = re.compile(r"--({})\b ?".format("|".join(map(re.escape, _FLAG_WORDS))))
 
 
 MAX_SIMULATED_DEVICES = 64  # JAX's CPU backend simulates this many at most, here
@@ -201,7 +195,7 @@ def number_text(v: float) -> str:
 
 def app_words(text: str) -> str:
     """``text`` with the CLI's table flags (``--labels species``) named as the app's controls."""
-    return _FLAG_IN_TEXT.sub(lambda m: _(LABELS[_FLAG_WORDS[m.group(1)]]) + " ", text)
+    return reword_column_flags(text, lambda name: _(LABELS[name]) + " ")
 
 
 def app_text(refusal: Refusal) -> str:

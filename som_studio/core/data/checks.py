@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -26,6 +27,18 @@ PYARROW_INSTALL = "pip install 'som-studio[parquet]'"
 
 class DataError(ValueError):
     """The training data cannot be used; the message names the file and the problem."""
+
+
+#: The command line's flags of a table's column roles, by setting: messages about columns name them so.
+COLUMN_FLAGS = {"labels": "--labels", "ignore": "--ignore", "id_column": "--id"}
+_COLUMN_FLAG_IN_TEXT = re.compile(r"({})\b ?".format("|".join(map(re.escape, COLUMN_FLAGS.values()))))
+
+
+def reword_column_flags(text: str, word: Callable[[str], str]) -> str:
+    """``text`` with each column flag (``--labels species``) named by ``word(setting)`` instead: the app's control
+    label, the Python API's keyword."""
+    setting = {flag: name for name, flag in COLUMN_FLAGS.items()}
+    return _COLUMN_FLAG_IN_TEXT.sub(lambda m: word(setting[m.group(1)]), text)
 
 
 def column_flag(flag: str, name: str) -> str:

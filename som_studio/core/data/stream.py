@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from som_studio.core.data.checks import PYARROW_INSTALL, DataError, check_known_rows, column_flag
+from som_studio.core.data.checks import COLUMN_FLAGS, PYARROW_INSTALL, DataError, check_known_rows, column_flag
 from som_studio.core.data.csv_reader import CsvReader
 from som_studio.core.data.files import FORMATS, data_files
 from som_studio.core.data.fill import Piece, fill_block, npy_rows, piece_rows
@@ -72,7 +72,6 @@ CORES_PER_WORKER = 4
 MAX_WORKERS = 4
 # Batches' bytes (as float64) the workers may hold between them, beyond the one being trained on.
 READ_AHEAD_BYTES = 256 << 20
-_FLAGS = {"labels": "--labels", "ignore": "--ignore", "id_column": "--id"}
 
 
 @dataclass(frozen=True)
@@ -230,7 +229,7 @@ def open_source(
             shown = ", ".join(columns[:12]) + (", ..." if len(columns) > 12 else "")
             raise DataError(
                 _("{path}: {flag} {name}: no such column; the columns are {columns}").format(
-                    path=files[0], flag=_FLAGS[key], name=col, columns=shown
+                    path=files[0], flag=COLUMN_FLAGS[key], name=col, columns=shown
                 )
             )
     roles = {labels, id_column, *ignore}
@@ -361,7 +360,7 @@ def _check_types(f: Path, kind: str, features: tuple[str, ...]) -> None:
     for name in features:
         t = schema.field(name).type
         if _kind_of(t) != "number":
-            raise DataError(non_numeric_column(str(f), name, t, lambda key, col: column_flag(_FLAGS[key], col)))
+            raise DataError(non_numeric_column(str(f), name, t, lambda key, col: column_flag(COLUMN_FLAGS[key], col)))
 
 
 def _open_npy(files: list[Path]) -> tuple[tuple[str, ...], list[Unit]]:
