@@ -121,9 +121,9 @@ def test_your_own_class_trains_from_python_as_impl_takes_it_on_the_command_line(
 
 def test_a_column_refused_is_named_by_the_keyword_that_named_it():
     """The reader words it with the command line's flags; from Python, train()'s keywords."""
-    for keywords, words in (({"labels": "nope"}, "labels=nope"), ({"id_column": "nope"}, "id_column=nope")):
+    for given, words in (({"labels": "nope"}, "labels=nope"), ({"id_column": "nope"}, "id_column=nope")):
         with pytest.raises(ValueError, match=f"iris.csv: {words}: no such column; the columns are sepal_length"):
-            som_studio.train(IRIS, epochs=1, **keywords)
+            som_studio.train(IRIS, epochs=1, **given)
 
 
 def test_a_run_shows_itself_in_a_notebook():
