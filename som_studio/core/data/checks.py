@@ -41,6 +41,11 @@ def reword_column_flags(text: str, word: Callable[[str], str]) -> str:
     return _COLUMN_FLAG_IN_TEXT.sub(lambda m: word(setting[m.group(1)]), text)
 
 
+def changed_while_read(where: str) -> DataError:
+    """A file whose size or time changed while a run read it (``where``: the file and its part)."""
+    return DataError(_("{where}: the file changed while the run read it; start the run again").format(where=where))
+
+
 def column_flag(flag: str, name: str) -> str:
     """``flag`` followed by the column ``name`` as a shell reads it (``--ignore 'sepal width (cm)'``): a remedy
     pasted into a shell names the column, not the words of its name."""

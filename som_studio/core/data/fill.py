@@ -8,9 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from som_studio.core.data.checks import DataError
+from som_studio.core.data.checks import changed_while_read
 from som_studio.core.data.npy import load_npy, npy_header
-from som_studio.i18n import _
 
 # Bytes of a batch's rows filled from columns at a time: written column by column, the block's rows
 # stay in the cache (about 2x faster than writing each whole column across the batch).
@@ -47,9 +46,7 @@ class FileRows:
             f.seek(self.offset + at * row_bytes)
             got = f.readinto(memoryview(buf.reshape(-1)).cast("B"))
         if got != n * row_bytes:
-            raise DataError(
-                _("{where}: the file changed while the run read it; start the run again").format(where=self.where)
-            )
+            raise changed_while_read(self.where)
         if not direct:
             fill_block(dst, buf, 0)
 

@@ -54,7 +54,14 @@ from typing import Any
 
 import numpy as np
 
-from som_studio.core.data.checks import COLUMN_FLAGS, PYARROW_INSTALL, DataError, check_known_rows, column_flag
+from som_studio.core.data.checks import (
+    COLUMN_FLAGS,
+    PYARROW_INSTALL,
+    DataError,
+    changed_while_read,
+    check_known_rows,
+    column_flag,
+)
 from som_studio.core.data.csv_reader import CsvReader
 from som_studio.core.data.files import FORMATS, data_files
 from som_studio.core.data.fill import Piece, fill_block, npy_rows, piece_rows
@@ -680,11 +687,7 @@ class Reader:
         """Refuse to read on from a file whose size or time changed since the source was opened."""
         st = self.source.paths[unit.file].stat()
         if (st.st_size, st.st_mtime_ns) != self.source.stamps[unit.file]:
-            raise DataError(
-                _("{where}: the file changed while the run read it; start the run again").format(
-                    where=self.source.where(unit)
-                )
-            )
+            raise changed_while_read(self.source.where(unit))
 
     def _columnar(self, unit: Unit, skip: int) -> Iterator[_Piece]:
         pa = _pyarrow()

@@ -203,6 +203,11 @@ class Implementation:
     maker: Callable[[Implementation, Problem], Trainer] | None = None
 
     @property
+    def class_name(self) -> str:
+        """The class :attr:`factory` names (a user's ``MySom`` in ``my_som.py:MySom``)."""
+        return self.factory.rpartition(":")[2]
+
+    @property
     def work_algorithm(self) -> str:
         """:attr:`work`, or the usual algorithm of the implementation's kind."""
         return self.work or ("online" if self.kind == "online" else "batch-separable")
@@ -227,7 +232,7 @@ class Implementation:
         return None
 
     def _user_refusal(self, topology: str, toroid: bool, missing: bool) -> str | None:
-        cls = self.name.rpartition(":")[2]
+        cls = self.class_name
         if topology not in self.topologies:
             return _(
                 "{impl} trains {only} maps only (its class's {attribute}); if {cls} trains {topology} maps, add "

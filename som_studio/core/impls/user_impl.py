@@ -168,7 +168,7 @@ def changed(impl: Implementation) -> bool:
     """Whether a user's implementation's file changed (or went away) since it was loaded."""
     if impl.file is None:
         return False
-    cls = impl.factory.rpartition(":")[2]
+    cls = impl.class_name
     known = _LOADED.get(impl.file + ":" + cls)
     try:
         return known is None or known[0] != _Stamp.of(impl.file)
@@ -304,7 +304,7 @@ def _implementation(path: str, cls_name: str, cls: Any, sha: str) -> Implementat
 def create(impl: Implementation, problem: Problem) -> Any:
     """A trainer of a user's class (as the file is now), its maps checked and handed over as NumPy arrays."""
     assert impl.file is not None
-    cls = import_class(impl.file, impl.factory.rpartition(":")[2])[0]
+    cls = import_class(impl.file, impl.class_name)[0]
     try:
         trainer = cls(problem)
     except Exception as exc:
@@ -330,7 +330,7 @@ class _Checked:
     def verify(self, iteration: int) -> None:
         """After each timed chunk (outside its time): refuse a map gone NaN or infinite where it happened, so the
         run's timings end at its last whole map, and keep that map."""
-        cls, path = self._impl.factory.rpartition(":")[2], self._impl.file or self._impl.name
+        cls, path = self._impl.class_name, self._impl.file or self._impl.name
         got = np.asarray(self._trainer.get_map())
         want = (self._problem.height, self._problem.width, self._problem.features)
         if got.shape == want and np.issubdtype(got.dtype, np.floating) and not np.isfinite(got).all():
@@ -351,7 +351,7 @@ class _Checked:
         self._trainer.run(first, count)
 
     def get_map(self) -> np.ndarray:
-        cls = self._impl.factory.rpartition(":")[2]
+        cls = self._impl.class_name
         return check_map(self._trainer.get_map(), self._problem, self._impl.file or self._impl.name, cls)
 
     def close(self) -> None:
@@ -369,7 +369,7 @@ def source_facts(impl: Implementation) -> dict[str, Any]:
     known = _MODULES.get(impl.file)
     return {
         "file": impl.file,
-        "class": impl.factory.rpartition(":")[2],
+        "class": impl.class_name,
         "sha256": known[2] if known is not None else impl.file_sha256,
     }
 
@@ -406,7 +406,7 @@ def user_error(impl: Implementation, what: str, exc: BaseException) -> UserImplE
 def training_error(impl: Implementation, exc: BaseException) -> UserImplError:
     """An exception raised while a user's implementation trained: ``FILE: Class raised an error while training``
     and the user's traceback lines."""
-    cls = impl.factory.rpartition(":")[2]
+    cls = impl.class_name
     return user_error(impl, _("{name} raised an error while training").format(name=cls), exc)
 
 
@@ -415,7 +415,7 @@ def training_error(impl: Implementation, exc: BaseException) -> UserImplError:
 
 def _train(trainer: Any, problem: Problem, impl: Implementation, chunks: tuple[int, ...] = ()) -> np.ndarray:
     """Warm up, train every iteration (in ``chunks`` when given), return the final map, checked."""
-    name = impl.factory.rpartition(":")[2]
+    name = impl.class_name
     t = problem.iterations
     try:
         trainer.warmup()
