@@ -14,7 +14,6 @@ import pytest
 
 from som_studio.core.data import (
     DataError,
-    fill,
     moments,
     stream,
 )
@@ -87,9 +86,9 @@ def test_a_position_saved_and_restored_continues_with_the_next_row(tmp_path):
     assert [b.values.shape[0] for b in reader] == [1]
 
 
-def test_float32_batches_are_the_float64_ones_rounded_and_transformed_on_the_reader(tmp_path, monkeypatch):
+def test_float32_batches_are_the_float64_ones_rounded_and_transformed_on_the_reader(tmp_path):
     # float32, integer and float64 columns with missing values; batches that straddle row groups and
-    # files, filled a few rows at a time (a small FILL_BYTES) as a wide table is.
+    # files.
     x = values(700, 3)
     folder = tmp_path / "d"
     folder.mkdir()
@@ -100,7 +99,6 @@ def test_float32_batches_are_the_float64_ones_rounded_and_transformed_on_the_rea
             "c": x[a:b, 2],
         }
         pq.write_table(pa.table(cols), folder / f"part{i}.parquet", row_group_size=90)
-    monkeypatch.setattr(fill, "FILL_BYTES", 1)
     src = stream.open_source(folder)
     wide = list(src.reader(100))
     narrow = list(src.reader(100, dtype=np.float32))
