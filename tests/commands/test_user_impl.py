@@ -97,7 +97,8 @@ def test_a_map_that_turns_nan_part_way_ends_the_run_at_its_last_whole_map(tmp_pa
     from som_studio.session.session import Session
 
     nan = tmp_path / "nan.py"
-    breaks = "        if first >= 15:\n            self.w = self.w * np.nan\n            return\n"
+    # The chunk that reaches past iteration 15 breaks the map, however the run sizes its chunks.
+    breaks = "        if first + count > 15:\n            self.w = self.w * np.nan\n            return\n"
     nan.write_text(GOOD.replace(RUN_LOOP, breaks + RUN_LOOP))
     code, _out, err = _run(
         capsys, "bench", "--impl", f"{nan}:Good", "--grid", "8x6", "--samples", "60", "--epochs", "40", "--json",
