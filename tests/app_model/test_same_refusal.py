@@ -84,7 +84,7 @@ def test_a_text_column_not_named_is_refused_alike(tmp_path):
     st = app.edit(impl="numpy-batch", file=True, path=str(table))
     st = app.data_read(st.data_needed, read_data(st.data_needed))
     reason = (
-        f"{table}: non-numeric value 'x' at row 2, column 3 ('kind'): a text column can be the labels "
+        f"{table}: non-numeric value 'x' at line 2, column 3 ('kind'): a text column can be the labels "
         "(--labels kind), left out (--ignore kind) or carried through (--id kind); in a column of numbers, a missing "
         "value is an empty cell or NA, NaN, N/A, in upper or lower case"
     )
@@ -92,7 +92,7 @@ def test_a_text_column_not_named_is_refused_alike(tmp_path):
     assert str(cli.value) == "--data: " + reason
     # The app names its controls where the CLI names its flags.
     assert st.reason == (
-        f"Data: {table}: non-numeric value 'x' at row 2, column 3 ('kind'): a text column can be the labels "
+        f"Data: {table}: non-numeric value 'x' at line 2, column 3 ('kind'): a text column can be the labels "
         "(Label column kind), left out (Ignore kind) or carried through (ID column kind); in a column of numbers, a "
         "missing value is an empty cell or NA, NaN, N/A, in upper or lower case"
     )

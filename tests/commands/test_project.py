@@ -127,7 +127,7 @@ def test_project_leaves_out_the_columns_the_run_has_no_features_for(iris_run, ca
     bad = tmp_path / "bad.csv"
     bad.write_text(header + "\n" + "5.1,oops,1.4,0.2\n")
     code, _, err = _run(capsys, "project", path, bad, "--out", "-")
-    assert code == 2 and "non-numeric value 'oops' at row 2, column 2" in err and "--labels" not in err
+    assert code == 2 and "non-numeric value 'oops' at line 2, column 2" in err and "--labels" not in err
 
 
 def test_project_refusals_exit_2_and_leave_no_file(iris_run, capsys, tmp_path):

@@ -43,10 +43,10 @@ def test_min_max_scaling(tmp_path):
         ("missing.csv", None, "no such file"),
         ("empty.csv", "", "empty"),
         ("header_only.csv", "a,b\n", "zero rows"),
-        ("words.csv", "1,2\n3,x\n", "non-numeric value 'x' at row 2, column 2"),
+        ("words.csv", "1,2\n3,x\n", "non-numeric value 'x' at line 2, column 2"),
         ("ragged.csv", "1,2\n3,4,5\n", "ragged"),
         ("all_missing.csv", "1,2\nnan,NA\n", "data row 2 (line 2 of the file) has no known feature value"),
-        ("inf.csv", "1,inf\n", "infinite value 'inf' at row 1, column 2"),
+        ("inf.csv", "1,inf\n", "infinite value 'inf' at line 1, column 2"),
         ("data.txt2", "1,2\n", "unsupported file type"),
         # a first row with numbers is data: its bad cell is reported, the row is not dropped as a header
         ("trailing.csv", "1,2,3,\n4,5,6,\n", "column 4 ('x4') has no values"),
@@ -60,9 +60,9 @@ def test_min_max_scaling(tmp_path):
             "a,b c,d\n1,,2\n3,,4\n",
             "column 2 ('b c') has no values (every cell is empty or missing); leave it out with --ignore 'b c'",
         ),
-        ("typo.csv", "1,2,x\n3,4,5\n", "non-numeric value 'x' at row 1, column 3"),
+        ("typo.csv", "1,2,x\n3,4,5\n", "non-numeric value 'x' at line 1, column 3"),
         # rows are the file's lines, blank and comment lines counted
-        ("gaps.csv", "a,b\n\n# note\n1,2\n3\n", "row 5 has 1 columns"),
+        ("gaps.csv", "a,b\n\n# note\n1,2\n3\n", "line 5 has 1 columns"),
         ("nan_line.csv", "a,b\n1,2\n\nnan,\n", "data row 2 (line 4 of the file)"),
     ],
 )

@@ -50,7 +50,7 @@ def test_non_numeric_column_is_named_with_the_flags(tmp_path):
     with pytest.raises(DataError) as info:
         read_table(p)
     msg = str(info.value)
-    assert "non-numeric value 'setosa' at row 2, column 5 ('species')" in msg
+    assert "non-numeric value 'setosa' at line 2, column 5 ('species')" in msg
     for flag in ("--labels species", "--ignore species", "--id species"):
         assert flag in msg
 
@@ -71,7 +71,7 @@ def test_a_bad_cell_below_numbers_is_said_to_be_no_number_nor_missing_value(tmp_
     with pytest.raises(DataError) as info:
         read_table(p, labels="target")
     assert str(info.value) == (
-        f"{p}: non-numeric value '?' at row 7, column 2 ('sepal width (cm)'), which holds numbers in the rows above: "
+        f"{p}: non-numeric value '?' at line 7, column 2 ('sepal width (cm)'), which holds numbers in the rows above: "
         "neither a number nor a missing value (an empty cell or NA, NaN, N/A, in upper or lower case); write it as "
         "a number or as one of those, or leave the column out (--ignore 'sepal width (cm)')"
     )
@@ -84,7 +84,7 @@ def test_a_bad_cell_with_nothing_above_it_may_be_a_text_column_and_flags_are_quo
     with pytest.raises(DataError) as info:
         read_table(p, labels="target")
     assert str(info.value) == (
-        f"{p}: non-numeric value '?' at row 2, column 2 ('sepal width (cm)'): a text column can be the labels "
+        f"{p}: non-numeric value '?' at line 2, column 2 ('sepal width (cm)'): a text column can be the labels "
         "(--labels 'sepal width (cm)'), left out (--ignore 'sepal width (cm)') or carried through "
         "(--id 'sepal width (cm)'); in a column of numbers, a missing value is an empty cell or NA, NaN, N/A, in "
         "upper or lower case"
@@ -386,7 +386,7 @@ def test_a_row_index_given_a_role_is_read_in_it_and_not_left_out(tmp_path):
     assert t.feature_names == ("x1", "a", "b") and "it is called 'x1'" in t.notes[0]
 
 
-def test_a_row_index_whose_count_breaks_is_refused_naming_the_row(tmp_path, monkeypatch):
+def test_a_row_index_whose_count_breaks_is_refused_naming_the_line(tmp_path, monkeypatch):
     rows = "".join(f"{i if i != 30 else 31},{i}.5,{i % 4}\n" for i in range(40))  # filtered, say: 31 follows 29
     p = _write(tmp_path / "indexed.csv", ",a,b\n" + rows)
     fast, slow = _read_both(p, monkeypatch)
@@ -395,7 +395,7 @@ def test_a_row_index_whose_count_breaks_is_refused_naming_the_row(tmp_path, monk
         == slow
         == (
             f"{p}: column 1 has no name in the header and counted the rows from 0, as pandas writes a table's index, "
-            "so it was left out; but row 32 holds '31' there, not 30: to train on it, name it in the header, or "
+            "so it was left out; but line 32 holds '31' there, not 30: to train on it, name it in the header, or "
             "leave it out (--ignore x1)"
         )
     )
@@ -535,10 +535,10 @@ PLAIN = "a,b,c,kind,id\n" + "".join(f"{i}.5,{-i}e-3,{i * 7 % 5},k{i % 3},r{i}\n"
         ("\ufeff" + PLAIN.replace("\n3.5,", '\n"3.5",').replace("k2,r5", '"k,2",r5'), None),  # BOM, quotes
         (PLAIN.replace("\n7.5,", "\nNA,").replace("\n9.5,", "\nn/a,").replace("\n11.5,", "\n-NaN,"), None),
         (PLAIN.replace("\n20.5,", "\n\n# a note\n20.5,"), None),  # a blank and a comment line far down
-        (PLAIN.replace("\n30.5,", "\n30.5x,"), "non-numeric value '30.5x' at row 32"),
-        (PLAIN.replace("\n25.5,", "\ninf,"), "infinite value 'inf' at row 27"),
+        (PLAIN.replace("\n30.5,", "\n30.5x,"), "non-numeric value '30.5x' at line 32"),
+        (PLAIN.replace("\n25.5,", "\ninf,"), "infinite value 'inf' at line 27"),
         (PLAIN.replace("\n33.5,-33e-3,", "\n,,"), "data row 34 (line 35 of the file) has no known feature"),
-        (PLAIN.replace("\n35.5,", "\n35.5,1,"), "ragged rows: row 37 has 6 columns"),
+        (PLAIN.replace("\n35.5,", "\n35.5,1,"), "ragged rows: line 37 has 6 columns"),
         (PLAIN.replace("\n0.5,", "\n# a note\n0.5,"), None),  # a comment first: read as text throughout
         ("\n".join(f"{i} {i + 1}  {i + 2}" for i in range(30)) + "\n", None),  # runs of spaces
     ],
@@ -614,5 +614,5 @@ def test_a_frames_missing_ids_read_as_empty_text():
 def test_numbers_with_decimal_commas_are_named_as_such(tmp_path, rows):
     p = tmp_path / "euro.csv"
     p.write_text("a;b" + (";c" if rows.count(";") == 4 else "") + "\n" + rows)
-    with pytest.raises(DataError, match=r"'5,1' at row 2, column 1 \('a'\) has a decimal comma"):
+    with pytest.raises(DataError, match=r"'5,1' at line 2, column 1 \('a'\) has a decimal comma"):
         read_table(p)

@@ -383,8 +383,8 @@ class CsvReader:
                 )
             if len(r) != self.width:
                 raise DataError(
-                    _("{path}: ragged rows: row {row} has {n} columns, expected {width}").format(
-                        path=self.path, row=n, n=len(r), width=self.width
+                    _("{path}: ragged rows: line {line} has {n} columns, expected {width}").format(
+                        path=self.path, line=n, n=len(r), width=self.width
                     )
                 )
             if self.index_start is not None and r[0] != str(self.index_start + done + len(buf_v)):
@@ -431,15 +431,15 @@ class CsvReader:
             if DECIMAL_COMMA.fullmatch(cell.strip()):  # "5,1" from a spreadsheet saved in a European locale
                 raise DataError(
                     _(
-                        "{path}: {value!r} at row {row}, column {column}{named} has a decimal comma; numbers are read "
-                        "with a decimal point: save the table with '.' as its decimal separator"
-                    ).format(path=self.path, value=cell, row=line, column=j + 1, named=named)
+                        "{path}: {value!r} at line {line}, column {column}{named} has a decimal comma; numbers are "
+                        "read with a decimal point: save the table with '.' as its decimal separator"
+                    ).format(path=self.path, value=cell, line=line, column=j + 1, named=named)
                 ) from None
             raise _NotANumber(j) from None
         if math.isinf(v):
             raise DataError(
-                _("{path}: infinite value {value!r} at row {row}, column {column}").format(
-                    path=self.path, value=cell, row=line, column=j + 1
+                _("{path}: infinite value {value!r} at line {line}, column {column}").format(
+                    path=self.path, value=cell, line=line, column=j + 1
                 )
             )
         # float() reads "nan" spellings the MISSING set does not list ("-nan", "NAN ")
@@ -449,12 +449,12 @@ class CsvReader:
         """The message for an index column (:attr:`index_start`) whose count ``cell`` at ``line`` breaks."""
         return _(
             "{path}: column 1 has no name in the header and counted the rows from {start}, as pandas writes a "
-            "table's index, so it was left out; but row {row} holds {value!r} there, not {expected}: to train on "
+            "table's index, so it was left out; but line {line} holds {value!r} there, not {expected}: to train on "
             "it, name it in the header, or leave it out ({ignore})"
         ).format(
             path=self.path,
             start=self.index_start,
-            row=line,
+            line=line,
             value=cell,
             expected=expected,
             ignore=column_flag("--ignore", self.columns[0]),
@@ -465,21 +465,21 @@ class CsvReader:
         whether the column holds a number in a row above it (then it is a column of numbers with one bad cell)."""
         named = f" ({self.columns[j]!r})" if self.header else ""
         markers = ", ".join(MISSING_SHOWN)
-        where = {"path": self.path, "value": cell, "row": line, "column": j + 1, "named": named, "markers": markers}
+        where = {"path": self.path, "value": cell, "line": line, "column": j + 1, "named": named, "markers": markers}
         if not self.roles:  # a run's feature: a column of numbers
             return _(
-                "{path}: non-numeric value {value!r} at row {row}, column {column}{named}: neither a number nor "
+                "{path}: non-numeric value {value!r} at line {line}, column {column}{named}: neither a number nor "
                 "a missing value (an empty cell or {markers}, in upper or lower case)"
             ).format(**where)
         name = self.columns[j]
         if above:
             return _(
-                "{path}: non-numeric value {value!r} at row {row}, column {column}{named}, which holds numbers in the "
-                "rows above: neither a number nor a missing value (an empty cell or {markers}, in upper or lower "
+                "{path}: non-numeric value {value!r} at line {line}, column {column}{named}, which holds numbers in "
+                "the rows above: neither a number nor a missing value (an empty cell or {markers}, in upper or lower "
                 "case); write it as a number or as one of those, or leave the column out ({ignore})"
             ).format(**where, ignore=column_flag("--ignore", name))
         return _(
-            "{path}: non-numeric value {value!r} at row {row}, column {column}{named}: a text column can be the "
+            "{path}: non-numeric value {value!r} at line {line}, column {column}{named}: a text column can be the "
             "labels ({labels}), left out ({ignore}) or carried through ({id}); in a column of numbers, a missing "
             "value is an empty cell or {markers}, in upper or lower case"
         ).format(
