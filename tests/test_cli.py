@@ -264,6 +264,24 @@ def test_a_failed_run_is_nobodys_baseline_and_has_no_speed_up():
     )
 
 
+def test_a_failed_run_that_compiled_shows_its_compile_as_the_runs_page_does():
+    """Compiled, then broken while training: its compile is a real figure; broken while compiling, it has none."""
+    from collections import namedtuple
+
+    from som_studio.comparison.rules import judge
+    from som_studio.comparison.summary import summary_values
+    from som_studio.session.record import Chunk, RunRecord
+
+    run = namedtuple("run", "name record planned")
+    later = RunRecord(impl="jax-fused-batch", kind="batch", config={}, status="failed", compile_s=0.074)
+    later.chunks = [Chunk(0, 5, 0.01)]
+    early = RunRecord(impl="jax-vmap-batch", kind="batch", config={}, status="failed")
+    base = RunRecord(impl="numpy-batch", kind="batch", config={}, chunks=[Chunk(0, 5, 1.0)])
+    runs = [run(r.impl, r, 10) for r in (base, later, early)]
+    compiles = [row["compile"] for row in summary_values(runs, judge(runs))]
+    assert compiles == [None, 0.074, None]
+
+
 def test_a_resumed_run_has_no_end_to_end_figure_and_says_it_was_resumed():
     """Its totals are of the iterations since its checkpoint: against a whole run they compare nothing."""
     from collections import namedtuple

@@ -55,8 +55,9 @@ def summary_values(runs: Sequence[Compared], verdict: Verdict) -> list[dict[str,
     rows = []
     for run, sp, ee, pay in zip(runs, verdict.speedup, verdict.end_to_end, verdict.pays_off):
         r = run.record
-        # A run stopped before has none; a NumPy rung's warm-up compiles nothing: "-", not "3.0 µs".
-        compiled = r.status != "failed" and bool(r.compile_s or r.chunks)
+        # A run stopped before compiling has none (one that failed later compiled: its compile is shown, as the
+        # Runs page shows it); a NumPy rung's warm-up compiles nothing: "-", not "3.0 µs".
+        compiled = bool(r.compile_s or r.chunks)
         compiled = compiled and not timing.nothing_compiled(r.compile_s, r.warmup_compiles)
         rows.append(
             {
