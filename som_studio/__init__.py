@@ -29,4 +29,5 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+    # What a user reaches for: not the typing names and submodules the package's own imports leave behind.
+    return sorted(__all__)

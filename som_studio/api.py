@@ -24,7 +24,7 @@ import numpy as np
 
 from som_studio import config as cfgmod
 from som_studio.config import ConfigError, DataSpec, RunConfig
-from som_studio.core.data import DataError, Table, is_frame
+from som_studio.core.data import DataError, Table, is_frame, unmasked
 from som_studio.core.data.checks import reword_column_flags
 from som_studio.core.data.stream import Source
 from som_studio.i18n import _
@@ -532,7 +532,7 @@ def _as_matrix(X: Any, fitted: bool) -> np.ndarray:
     if hasattr(X, "tocsr") or hasattr(X, "todense"):
         raise TypeError(_("sparse input is not supported: a SOM needs dense data; convert it with X.toarray()"))
     try:
-        arr = np.asarray(X)
+        arr = np.asarray(unmasked(X))
     except (TypeError, ValueError) as exc:
         raise ValueError(_("X cannot be read as an array ({why})").format(why=exc)) from None
     if arr.dtype == object:

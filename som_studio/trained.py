@@ -29,6 +29,7 @@ from som_studio.core.data import (
     frame_features,
     is_frame,
     open_npy,
+    unmasked,
 )
 from som_studio.core.data.fill import fill_block, npy_rows
 from som_studio.core.data.model_file import ModelInfo
@@ -189,30 +190,27 @@ class SomRun:
                 *(f"{v:.9g}" for v in cb[u]),
             ]
 
-    def export_units(self, path: str | os.PathLike[str]) -> Path:
-        """Write :meth:`unit_rows` as CSV (UTF-8, header first) atomically."""
+    def export_units(self, path: str | os.PathLike[str], force: bool = False) -> Path:
+        """Write :meth:`unit_rows` as CSV (UTF-8, header first) atomically (an existing file only with ``force``)."""
         import csv
         import io
-
-        from som_studio.storage.writers import write_atomic
 
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(self.unit_columns())
         w.writerows(self.unit_rows())
-        return write_atomic(path, buf.getvalue(), force=True)
+        return _export(path, buf.getvalue(), force)
 
-    def export_codebook(self, path: str | os.PathLike[str]) -> Path:
-        """The codebook in original units: ``.npy`` (height x width x features) or ``.csv`` (a row per unit)."""
+    def export_codebook(self, path: str | os.PathLike[str], force: bool = False) -> Path:
+        """The codebook in original units: ``.npy`` (height x width x features) or ``.csv`` (a row per unit);
+        an existing file is replaced only with ``force``."""
         import io
-
-        from som_studio.storage.writers import write_atomic
 
         p = Path(path)
         if p.suffix.lower() == ".npy":
             buf = io.BytesIO()
             np.save(buf, self.codebook)
-            return write_atomic(p, buf.getvalue(), force=True)
+            return _export(p, buf.getvalue(), force)
         if p.suffix.lower() != ".csv":
             raise ValueError(_("{path}: a codebook exports as .csv or .npy").format(path=p))
         import csv
@@ -222,7 +220,7 @@ class SomRun:
         w.writerow(["row", "col", *self.feature_names])
         for u, values in enumerate(self.codebook.reshape(self.height * self.width, -1)):
             w.writerow([*divmod(u, self.width), *(f"{v:.9g}" for v in values)])
-        return write_atomic(p, text.getvalue(), force=True)
+        return _export(p, text.getvalue(), force)
 
     # -- projection ----------------------------------------------------------------------
     def project(self, data: Any, clusters: np.ndarray | None = None) -> Projection:
@@ -247,7 +245,15 @@ class SomRun:
                 label=np.concatenate([p.label for p in parts]),
                 ids=np.concatenate(id_parts) if id_parts else None,
             )
-        arr = check_data(np.asarray(data), "data")
+        arr = np.asarray(unmasked(data))
+        if arr.ndim == 1 and len(self.feature_names) > 1 and arr.shape[0] == len(self.feature_names):
+            raise DataError(
+                _(
+                    "data: a 1-D array is one column, and the run was trained on {n} features; for one row, pass "
+                    "x.reshape(1, -1) (a data frame's row as df.iloc[[i]])"
+                ).format(n=len(self.feature_names))
+            )
+        arr = check_data(arr, "data")
         self._check_width(arr.shape[1], "data")
         return self._project_values(arr, None, clusters)
 
@@ -394,6 +400,16 @@ class SomRun:
         diff = x - self._trained.reshape(h * w, d)[first]
         diff[np.isnan(diff)] = 0.0  # a missing feature does not count
         return first, np.einsum("nd,nd->n", diff, diff)
+
+
+def _export(path: str | os.PathLike[str], content: str | bytes, force: bool) -> Path:
+    """Write an export atomically; an existing file (the run's own data, say) only with ``force``."""
+    from som_studio.storage.writers import write_atomic
+
+    p = Path(path)
+    if p.exists() and not force:  # in the words of this call, not the command line's --force
+        raise FileExistsError(_("{path}: exists; pass force=True to overwrite it").format(path=p))
+    return write_atomic(p, content, force=force)
 
 
 def load_run(path: str | os.PathLike[str]) -> SomRun:

@@ -132,7 +132,7 @@ def export_units(run: StoredRun, path: str | os.PathLike[str]) -> Path:
     """Write ``run``'s per-unit CSV (unit, hits, label, purity, cluster, codebook by feature name)."""
     model = _model(run)
     try:
-        out: Path = model.export_units(path)
+        out: Path = model.export_units(path, force=True)  # the save dialog asked before replacing a file
     except OutputError as exc:
         raise ProjectionError(str(exc)) from None
     except OSError as exc:

@@ -43,6 +43,7 @@ from som_studio.core.data import (
     frame_table,
     is_frame,
     refuse_empty_array_columns,
+    unmasked,
 )
 from som_studio.core.data.files import SIZED_SUFFIXES, is_streamable
 from som_studio.core.data.stream import Source, open_source
@@ -332,7 +333,7 @@ def read_source(source: Any, labels: str | None, ignore: Sequence[str], id_colum
             _("an array has no named columns: labels, ignore and id_column name columns of a data frame or file"),
         )
     try:
-        arr = np.asarray(source)
+        arr = np.asarray(unmasked(source))
     except (TypeError, ValueError) as exc:
         raise DataError(_("data: cannot be read as an array ({why})").format(why=exc)) from None
     values = check_data(arr, "array")

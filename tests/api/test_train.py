@@ -126,6 +126,25 @@ def test_a_column_refused_is_named_by_the_keyword_that_named_it():
             som_studio.train(IRIS, epochs=1, **given)
 
 
+def test_a_masked_arrays_masked_cells_are_missing_values():
+    """np.asarray drops a mask: the sentinels it hid (999 here) were trained on as data."""
+    x = np.random.default_rng(0).random((60, 3))
+    x[::10, 0] = 999.0
+    masked = np.ma.masked_equal(x, 999.0)
+    holes = np.where(x == 999.0, np.nan, x)
+    kw = {"impl": "numpy-batch", "grid": "4x3", "epochs": 3, "scaling": "minmax"}
+    run = som_studio.train(masked, **kw)
+    np.testing.assert_array_equal(run.codebook, som_studio.train(holes, **kw).codebook)
+    assert run.codebook[..., 0].max() < 1
+    assert run.project(masked[:5]).bmu_row.tolist() == run.project(holes[:5]).bmu_row.tolist()
+    with pytest.raises(ValueError, match=r"a 1-D array is one column.*for one row, pass x.reshape\(1, -1\)"):
+        run.project(x[1])  # one row, as a frame's row comes (a Series)
+
+
+def test_the_package_lists_what_a_user_reaches_for():
+    assert dir(som_studio) == sorted(som_studio.__all__)
+
+
 def test_a_run_shows_itself_in_a_notebook():
     run = som_studio.train(np.random.default_rng(0).random((30, 3)), impl="numpy-batch", grid="5x4", epochs=3)
     html = run._repr_html_()

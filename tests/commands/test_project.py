@@ -293,6 +293,20 @@ def test_unit_and_codebook_exports(iris_run, tmp_path):
     np.testing.assert_allclose([float(v) for v in rows[13][2:]], run.codebook[1, 0], rtol=1e-8)
 
 
+def test_exports_replace_an_existing_file_only_when_told(iris_run, tmp_path):
+    """Exported over its own training data by a slip of the name, a run refused: the file stays as it was."""
+    from som_studio.trained import load_run
+
+    run = load_run(iris_run[0])
+    data = tmp_path / "iris.csv"
+    data.write_text("sepal_length,sepal_width\n5.1,3.5\n")
+    for export in (run.export_units, run.export_codebook):
+        with pytest.raises(FileExistsError, match=r"iris.csv: exists; pass force=True to overwrite it"):
+            export(data)
+        assert data.read_text() == "sepal_length,sepal_width\n5.1,3.5\n"
+    assert next(csv.reader(run.export_codebook(data, force=True).open()))[:2] == ["row", "col"]
+
+
 def test_project_a_npy_file_in_chunks(iris_run, tmp_path):
     from som_studio.core.data import DataError
     from som_studio.trained import load_run

@@ -45,6 +45,7 @@ from som_studio.core.data.checks import (
     refuse_empty,
     refuse_empty_array_columns,
     refuse_empty_columns,
+    unmasked,
 )
 from som_studio.core.data.csv_reader import MISSING, Chunk, CsvReader
 from som_studio.core.data.encoding import CODE_PAGES, Encoding, detect_encoding
@@ -96,4 +97,5 @@ __all__ = [
     "refuse_empty",
     "refuse_empty_array_columns",
     "refuse_empty_columns",
+    "unmasked",
 ]

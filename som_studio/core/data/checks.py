@@ -8,6 +8,7 @@ import re
 import shlex
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -110,6 +111,14 @@ def not_2d(name: str, arr: np.ndarray) -> str:
 
 def cannot_read(p: Path, exc: OSError) -> str:
     return _("{path}: cannot read ({why})").format(path=p, why=exc.strerror or exc)
+
+
+def unmasked(data: Any) -> Any:
+    """A NumPy masked array as floats with NaN in its masked cells, the missing values it marks (``np.asarray``
+    drops the mask, and a sentinel such as 999 it hid would be trained on); anything else as it is."""
+    if isinstance(data, np.ma.MaskedArray):
+        return data.astype(np.result_type(data.dtype, np.float32)).filled(np.nan)
+    return data
 
 
 def check_data(
