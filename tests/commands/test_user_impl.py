@@ -152,9 +152,25 @@ def test_compares_reference_is_numpy_batch_before_a_users_numpy_class_listed_fir
             "my_som.py: Good.get_map() returned shape (5, 3)",
         ),
         ("my_som.py", "my_som.py:", "my_som.py: '' is not a class name"),
-        (GOOD, "my_som.py", "my_som.py: name the class in it too, as ./my_som.py:MySom"),
+        (GOOD, "my_som.py", "my_som.py: name the class in it too, as ./my_som.py:Good"),
+        (
+            "from collections import OrderedDict as Imported\n\nclass A:\n    pass\n\nclass B(A):\n    pass\n",
+            "my_som.py",
+            "my_som.py: name the class in it too, one of ./my_som.py:A, ./my_som.py:B",
+        ),
+        (None, "nope.py", "nope.py: no such file"),
     ],
-    ids=["no-file", "no-class", "missing-method", "import-error", "wrong-shape", "no-class-name", "no-colon"],
+    ids=[
+        "no-file",
+        "no-class",
+        "missing-method",
+        "import-error",
+        "wrong-shape",
+        "no-class-name",
+        "no-colon",
+        "no-colon-classes",
+        "no-colon-no-file",
+    ],
 )
 def test_bad_input_is_refused_with_the_file_and_the_problem(tmp_path, monkeypatch, capsys, forget, text, spec, problem):
     if text is not None:

@@ -7,6 +7,7 @@ never special-cases a name. New implementations are added with :func:`register`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -30,12 +31,18 @@ class UnknownImplementation(KeyError):
     @property
     def refusal(self) -> Refusal:
         if self.name.endswith(".py"):  # a file of the user's, its class not named
-            return Refusal(
-                "impl",
-                _("{name}: name the class in it too, as {example}").format(
-                    name=self.name, example=f"{self.name}:MySom"
-                ),
-            )
+            from som_studio.core.impls.user_impl import file_classes
+
+            named = [f"{self.name}:{c}" for c in file_classes(self.name)] or [f"{self.name}:CLASS"]
+            if not os.path.isfile(os.path.expanduser(self.name)):
+                text = _("{path}: no such file").format(path=self.name)
+            elif len(named) > 1:
+                text = _("{name}: name the class in it too, one of {choices}").format(
+                    name=self.name, choices=", ".join(named)
+                )
+            else:
+                text = _("{name}: name the class in it too, as {example}").format(name=self.name, example=named[0])
+            return Refusal("impl", text)
         return Refusal(
             "impl",
             _("unknown implementation {name!r}; choose from {choices}").format(
