@@ -223,6 +223,11 @@ def read(request: Request) -> Table | Source | None:
             return source
         if source is not None and not os.path.isfile(request.source):  # a folder or a glob that fits
             return source_table(source).scaled(request.scaling, dtype)
+    elif request.value("stream") and not isinstance(request.source, Table):
+        # Said to stream, an array or frame trained in memory while its record said it streamed.
+        raise ConfigError(
+            "stream", _("reads a data file in batches; data given in memory is read already: leave stream out")
+        )
     return read_source(request.source, labels, ignore, id_column).scaled(request.scaling, dtype)
 
 

@@ -65,6 +65,7 @@ def test_keywords_are_the_declared_settings():
         (dict(topology="square"), ValueError, r"topology: must be one of rect, hex"),
         (dict(impl="numpy-fast"), ValueError, r"impl: unknown implementation 'numpy-fast'"),
         (dict(sigma_end=-1), ValueError, r"sigma_end: radii must be finite and > 0"),
+        (dict(stream=True), ValueError, r"stream: reads a data file in batches; data given in memory is read already"),
     ],
 )
 def test_bad_keywords_are_refused_by_name(call, error, words):
