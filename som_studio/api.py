@@ -112,7 +112,7 @@ def _refusal_text(exc: ConfigError) -> str:
     return exc.refusal.text()
 
 
-def _progress_observer(progress: Any) -> tuple[Callable[[Any], None] | None, Callable[[], None]]:
+def progress_observer(progress: Any) -> tuple[Callable[[Any], None] | None, Callable[[], None]]:
     """``(observe, close)`` for ``progress``: ``None``, ``True`` (a tqdm bar) or a callable taking each event."""
     if progress is None or progress is False:
         return None, lambda: None
@@ -159,7 +159,7 @@ def run_session(prepared: Prepared, progress: Any = None, **session_kw: Any) -> 
     from som_studio.session.session import Session
     from som_studio.trained import SomRun
 
-    observe, close = _progress_observer(progress)
+    observe, close = progress_observer(progress)
     record = None
     final = None
     ctrl_c = CtrlC()

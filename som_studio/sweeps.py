@@ -17,7 +17,7 @@ combination comes back as a ``CombinationTrained`` event; :func:`result` gathers
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -110,6 +110,8 @@ def combinations(vary: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
     values = []
     for key in keys:
         given = vary[key]
+        if isinstance(given, np.ndarray):  # np.linspace(0.5, 2, 4): its values, as a list's
+            given = given.tolist()
         if isinstance(given, (str, bytes)) or not isinstance(given, Sequence):
             given = [given]
         if not given:
@@ -190,11 +192,17 @@ class SweepResult(Sequence[dict[str, Any]]):
         }
 
 
-def train_together(base: RunConfig, table: Any, combos: list[dict[str, Any]], read_s: float = 0.0) -> SweepResult:
+def train_together(
+    base: RunConfig,
+    table: Any,
+    combos: list[dict[str, Any]],
+    read_s: float = 0.0,
+    observe: Callable[[Any], None] | None = None,
+) -> SweepResult:
     """Train ``base`` once per combination of ``combos``, all as one batched program, in this process.
 
     ``table`` is the run's data (:class:`~som_studio.core.data.Table`, scaled), ``read_s`` the seconds reading it
-    took (the record's ``phases.data``). Raises
+    took (the record's ``phases.data``); ``observe`` is given each event (a progress bar). Raises
     :class:`ConfigError` for a configuration the fused batch epoch cannot train (each combination's
     own refusal, or the memory they need together), :class:`SweepError` when training fails.
     """
@@ -203,7 +211,14 @@ def train_together(base: RunConfig, table: Any, combos: list[dict[str, Any]], re
 
     if not isinstance(table, Table):  # a source read in batches: --stream, or data too large for memory
         raise ConfigError("stream", _("a sweep trains its maps together on data held in memory; it does not stream"))
-    return result(Session(base, data=table, sweep=combos, snapshot_interval_s=None, read_s=read_s).run(), combos)
+    events = Session(base, data=table, sweep=combos, snapshot_interval_s=None, read_s=read_s).run()
+    return result(events if observe is None else _observed(events, observe), combos)
+
+
+def _observed(events: Iterable[Any], observe: Callable[[Any], None]) -> Iterator[Any]:
+    for ev in events:
+        observe(ev)
+        yield ev
 
 
 def result(events: Iterable[Any], combos: Sequence[Mapping[str, Any]]) -> SweepResult:
@@ -283,7 +298,7 @@ def sweep(data: Any = None, vary: Mapping[str, Sequence[Any]] | None = None, **t
     TypeError : an unknown keyword.
     ValueError : a key that cannot vary, a sweep with no combination, a refused setting or data.
     """
-    from som_studio.api import TrainKeywordError, prepare
+    from som_studio.api import TrainKeywordError, prepare, progress_observer
     from som_studio.core.data import DataError
 
     try:
@@ -296,9 +311,12 @@ def sweep(data: Any = None, vary: Mapping[str, Sequence[Any]] | None = None, **t
         for key in vary or {}:
             if key in train_keywords:
                 raise ConfigError(key, _("is given both as a keyword and in vary"))
-        train_keywords.pop("progress", None)
+        observe, close = progress_observer(train_keywords.pop("progress", None))  # a bar over the epochs
         prepared = prepare(data, {"impl": IMPL, **train_keywords})
-        return train_together(prepared.config, prepared.table, combos, prepared.read_s)
+        try:
+            return train_together(prepared.config, prepared.table, combos, prepared.read_s, observe)
+        finally:
+            close()
     except TrainKeywordError as exc:
         raise TrainKeywordError(str(exc)) from None
     except ConfigError as exc:

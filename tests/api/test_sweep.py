@@ -48,6 +48,15 @@ def test_every_row_is_the_map_a_fused_batch_run_trains(rows):
     assert list(frame.columns) == ["sigma_end", "qe", "te", "label_purity"]
 
 
+def test_an_arrays_values_are_swept_as_a_lists_and_progress_shows_a_bar(capsys):
+    """np.linspace's values were read as one radius ('0.5,1.0,...'); progress=True was dropped without a word."""
+    data = np.random.default_rng(0).random((60, 3))
+    got = som_studio.sweep(data, vary={"sigma_end": np.linspace(0.5, 2, 4)}, grid="4x3", epochs=3, progress=True)
+    assert [r["settings"] for r in got] == [{"sigma_end": v} for v in (0.5, 1.0, 1.5, 2.0)]
+    pytest.importorskip("tqdm")
+    assert "3/3" in capsys.readouterr().err
+
+
 def test_the_combinations_are_sharded_over_the_devices(rows):
     from som_studio.core import jax_runtime
     from som_studio.session.sweep import spread
