@@ -230,7 +230,7 @@ class SomRun:
         table has its columns matched by name (its label, ignored and id columns may be present).
         """
         if is_frame(data):
-            values, ids = frame_features(data, self.feature_names, self.model.id_column)
+            values, ids = frame_features(data, self.feature_names, self.model.id_column, others=self._others())
             return self._project_values(check_data(values, "DataFrame"), ids, clusters)
         if isinstance(data, (str, os.PathLike)):
             parts = list(self.project_chunks(data, clusters=clusters))
@@ -284,7 +284,9 @@ class SomRun:
         if p.suffix.lower() in COLUMNAR_SUFFIXES:
             s = 0
             for batch in _columnar_batches(p, rows):  # a batch at a time: a file of any size
-                values, ids = frame_features(batch, self.feature_names, self.model.id_column, source=str(p))
+                values, ids = frame_features(
+                    batch, self.feature_names, self.model.id_column, source=str(p), others=self._others()
+                )
                 part = check_data(values, str(p), first_row=s, columns=self.feature_names)
                 yield self._project_values(part, ids, clusters)
                 s += len(values)
@@ -352,6 +354,11 @@ class SomRun:
                 on_note(note)
         for chunk in reader.chunks(rows):
             yield self._project_values(chunk.values[:, order], chunk.ids, clusters)
+
+    def _others(self) -> list[str]:
+        """The run's columns that are not features: its labels, id and ignored columns."""
+        m = self.model
+        return [c for c in (m.label_column, m.id_column, *m.ignore) if c]
 
     def _check_width(self, d: int, name: str) -> None:
         if d != len(self.feature_names):

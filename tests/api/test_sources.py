@@ -146,6 +146,20 @@ def test_a_frame_refuses_what_a_csv_refuses_in_the_apis_words(values):
         som_studio.train(frame, labels="nom", **SMALL)
 
 
+def test_a_frame_projected_is_refused_in_words_that_fit_a_trained_runs_features(values):
+    """A feature column of text cannot be the labels or left out: the run was trained on it; a renamed column
+    is named beside the missing one, as a CSV's is."""
+    frame = pd.DataFrame(values, columns=NAMES).assign(kind=["a"] * 60)
+    run = som_studio.train(frame, labels="kind", **SMALL)
+    bad = frame.astype({NAMES[1]: object})
+    bad.loc[3, NAMES[1]] = "x"
+    with pytest.raises(ValueError, match=rf"column '{NAMES[1]}' is not numeric .*: the run was trained on it as a "):
+        run.project(bad)
+    renamed = frame.rename(columns={NAMES[2]: "renamed"})
+    with pytest.raises(ValueError, match=rf"missing {NAMES[2]}; unexpected renamed$"):  # its labels are no surprise
+        run.project(renamed)
+
+
 def _label_sources(values, folder) -> dict[str, object]:
     """The same labelled table, every tenth label missing, as each reader meets a missing label."""
     kinds = np.array(["a", "b", "c"] * 20, dtype=object)

@@ -267,12 +267,18 @@ def frame_table(
 
 
 def frame_features(
-    frame: Any, feature_names: Sequence[str], id_column: str | None = None, *, source: str = "DataFrame"
+    frame: Any,
+    feature_names: Sequence[str],
+    id_column: str | None = None,
+    *,
+    source: str = "DataFrame",
+    others: Sequence[str] = (),
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """A frame's columns named ``feature_names``, in that order (float64), and its id column if it has one.
 
     Other columns (a run's labels, ignored columns, new ones) are passed over; a feature
-    column the frame lacks is refused by name.
+    column the frame lacks is refused by name, with the columns it has beside the run's ``others`` (its labels,
+    id and ignored columns): a renamed column reads at a glance.
     """
     names = frame_column_names(frame)
     if names is None:
@@ -283,16 +289,18 @@ def frame_features(
         )
     missing = [n for n in feature_names if n not in names]
     if missing:
+        bits = [_("missing {columns}").format(columns=", ".join(missing))]
+        unexpected = [n for n in names if n not in feature_names and n not in others and n != id_column]
+        if unexpected:
+            bits.append(_("unexpected {columns}").format(columns=", ".join(unexpected)))
         raise DataError(
             _("{path}: its feature columns do not match the run's ({columns}): {problems}").format(
-                path=source,
-                columns=", ".join(feature_names),
-                problems=_("missing {columns}").format(columns=", ".join(missing)),
+                path=source, columns=", ".join(feature_names), problems="; ".join(bits)
             )
         )
     values = np.empty((len(frame) if names else 0, len(feature_names)), dtype=np.float64)
     for j, name in enumerate(feature_names):
-        values[:, j] = _numeric_column(frame_column(frame, names.index(name)), name, source, lambda k, c: f"{k}={c!r}")
+        values[:, j] = _numeric_column(frame_column(frame, names.index(name)), name, source, None)
     ids = None
     if id_column is not None and id_column in names:
         ids = frame_text_column(frame, names.index(id_column))
@@ -302,7 +310,7 @@ def frame_features(
 FLAG_OF = {"labels": "--labels", "ignore": "--ignore", "id_column": "--id"}
 
 
-def _numeric_column(col: np.ndarray, name: str, source: str, spell: Callable[[str, str], str]) -> np.ndarray:
+def _numeric_column(col: np.ndarray, name: str, source: str, spell: Callable[[str, str], str] | None) -> np.ndarray:
     """A frame's column as float64, missing values NaN; a text cell refuses the column by name."""
     if col.dtype != object:
         if col.dtype.kind not in "biuf":
@@ -320,9 +328,15 @@ def _numeric_column(col: np.ndarray, name: str, source: str, spell: Callable[[st
 
 
 def non_numeric_column(
-    source: str, name: str, dtype: object, spell: Callable[[str, str], str], value: Any = None, row: int = 0
+    source: str, name: str, dtype: object, spell: Callable[[str, str], str] | None, value: Any = None, row: int = 0
 ) -> str:
+    """A text column refused; ``spell`` words the keywords or flags that give it a role, ``None`` for a trained
+    run's feature (projected: it can have no other role)."""
     where = _(" (value {value!r} at row {row})").format(value=value, row=row) if row else ""
+    if spell is None:
+        return _(
+            "{path}: column {name!r} is not numeric ({dtype}){where}: the run was trained on it as a feature"
+        ).format(path=source, name=name, dtype=dtype, where=where)
     return _(
         "{path}: column {name!r} is not numeric ({dtype}){where}: a text column can be the labels ({labels}), "
         "left out ({ignore}) or carried through ({id})"
