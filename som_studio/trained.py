@@ -69,6 +69,18 @@ class Projection:
     label: np.ndarray
     ids: np.ndarray | None = None
 
+    def __len__(self) -> int:
+        return int(self.bmu_row.shape[0])
+
+    def to_pandas(self, index: Any = None) -> Any:
+        """A pandas DataFrame, a row per projected row: ``id`` (when the run has an id column), ``row``, ``col``,
+        ``distance``, ``cluster``, ``label``. ``index``: its index, e.g. the projected frame's (``df.index``)."""
+        import pandas as pd
+
+        columns: dict[str, Any] = {} if self.ids is None else {"id": self.ids}
+        columns.update(row=self.bmu_row, col=self.bmu_col, distance=self.distance, cluster=self.cluster)
+        return pd.DataFrame({**columns, "label": self.label}, index=index)
+
 
 class SomRun:
     """A stored run's trained map.
@@ -84,6 +96,7 @@ class SomRun:
     purity : (height, width) float64, share of a unit's labelled examples with its label (NaN: none), or ``None``
     scaling : how the data were scaled before training
     record : the whole run record (dict, the ``--json`` schema)
+    qe, te : the final map's quantization and topographic errors (``None`` when not measured)
     """
 
     def __init__(
@@ -123,6 +136,23 @@ class SomRun:
     @property
     def height(self) -> int:
         return int(self._trained.shape[0])
+
+    @property
+    def qe(self) -> float | None:
+        """The final map's quantization error (mean distance of each example to its unit, in the scaled space the
+        map was trained in), as its record says; ``None`` when it was not measured."""
+        return (self.record.get("quality") or {}).get("qe")
+
+    @property
+    def te(self) -> float | None:
+        """The final map's topographic error (share of examples whose two best units are not neighbours)."""
+        return (self.record.get("quality") or {}).get("te")
+
+    def u_matrix(self) -> np.ndarray:
+        """(height, width): each unit's mean distance to its neighbouring units on the run's lattice (hex, toroid),
+        in the scaled space the map was trained in, as the app and the notebook picture it."""
+        topology = str(self.config.get("topology") or "rect")
+        return metrics.u_matrix(self._trained, topology, bool(self.config.get("toroid")))
 
     @property
     def width(self) -> int:

@@ -142,6 +142,25 @@ def test_a_masked_arrays_masked_cells_are_missing_values():
         run.project(x[1])  # one row, as a frame's row comes (a Series)
 
 
+def test_a_runs_quality_u_matrix_and_projection_are_at_hand():
+    """Without the record's keys or private arrays: a notebook's user reaches for run.qe and run.u_matrix()."""
+    import pandas as pd
+
+    from som_studio.core.som import metrics
+
+    x = np.random.default_rng(2).random((40, 4))
+    run = som_studio.train(x, impl="numpy-batch", grid="5x4", epochs=3, topology="hex", toroid=True, scaling="zscore")
+    assert (run.qe, run.te) == (run.record["quality"]["qe"], run.record["quality"]["te"]) and run.qe > 0
+    um = run.u_matrix()
+    assert um.shape == (4, 5)
+    np.testing.assert_array_equal(um, metrics.u_matrix(run._trained, "hex", True))  # the scaled map's, not the codebook's
+    assert not np.allclose(um, metrics.u_matrix(run.codebook, "hex", True))
+    frame = pd.DataFrame(x[:6], index=list("abcdef"))
+    got = run.project(x[:6]).to_pandas(index=frame.index)
+    assert list(got.columns) == ["row", "col", "distance", "cluster", "label"] and list(got.index) == list("abcdef")
+    assert len(run.project(x[:6])) == 6
+
+
 def test_the_package_lists_what_a_user_reaches_for():
     assert dir(som_studio) == sorted(som_studio.__all__)
 
