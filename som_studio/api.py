@@ -118,6 +118,12 @@ def progress_observer(progress: Any) -> tuple[Callable[[Any], None] | None, Call
         return None, lambda: None
     if callable(progress):
         return progress, lambda: None
+    if progress is not True:  # "yes", 1: a bar by accident, or a typo of a callable's name
+        raise TypeError(
+            _("progress: expected True, False, None or a callable taking each event, got {value!r}").format(
+                value=progress
+            )
+        )
     try:
         with warnings.catch_warnings():
             # A notebook without ipywidgets gets tqdm's text bar, which works; tqdm says so in red, as if it

@@ -80,6 +80,8 @@ def test_progress_takes_a_callable_or_a_bar(capsys):
     som_studio.train(data, impl="numpy-batch", grid="3x3", epochs=4, progress=seen.append)
     assert isinstance(seen[0], Started) and isinstance(seen[-1], Finished)
     assert sum(ev.count for ev in seen if isinstance(ev, ChunkTimed)) == 4
+    with pytest.raises(TypeError, match=r"progress: expected True, False, None or a callable .*, got 'yes'"):
+        som_studio.train(data, impl="numpy-batch", grid="3x3", epochs=4, progress="yes")
     pytest.importorskip("tqdm")
     som_studio.train(data, impl="numpy-batch", grid="3x3", epochs=4, progress=True)
     assert "4/4" in capsys.readouterr().err
