@@ -79,6 +79,9 @@ CORES_PER_WORKER = 4
 MAX_WORKERS = 4
 # Batches' bytes (as float64) the workers may hold between them, beyond the one being trained on.
 READ_AHEAD_BYTES = 256 << 20
+# Values in each record batch Arrow's scanner decodes (at least a training batch's rows): each costs a call per
+# column, and a wide table in batches of a few thousand rows spent more on those calls than on its values.
+SCAN_VALUES, SCAN_MIN_ROWS, SCAN_MAX_ROWS = 1 << 24, 4096, 1 << 17
 
 
 @dataclass(frozen=True)
@@ -703,7 +706,7 @@ class Reader:
             batches = pa.dataset.Scanner.from_fragment(
                 fragment,
                 columns=wanted + extra,
-                batch_size=min(max(self.batch_rows, 4096), 1 << 17),
+                batch_size=min(max(self.batch_rows, SCAN_MIN_ROWS, SCAN_VALUES // max(len(wanted), 1)), SCAN_MAX_ROWS),
                 batch_readahead=4,
                 use_threads=True,
             ).to_batches()
