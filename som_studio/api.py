@@ -294,9 +294,16 @@ def _checkpoints(
     resume: str | os.PathLike[str] | None,
 ) -> dict[str, Any]:
     """The session's keywords for :func:`train`'s ``checkpoint`` and ``resume``, checked."""
-    from som_studio.session.checkpoint import CheckpointError, Checkpoints, resume_from, unfinished
+    from som_studio.session.checkpoint import CheckpointError, Checkpoints, refuse_foreign, resume_from, unfinished
 
     out: dict[str, Any] = {}
+    for keyword, given in (("checkpoint", checkpoint), ("resume", resume)):
+        if given is None:
+            continue
+        try:  # before Orbax reads it: it logs a warning for each numbered folder of the user's
+            refuse_foreign(given)
+        except CheckpointError as exc:
+            raise TrainError(f"{keyword}: {exc}") from None
     if resume is not None:
         try:
             out["resume"] = resume_from(resume, config)

@@ -165,6 +165,7 @@ def checkpoint_plan(args: argparse.Namespace, configs: list[RunConfig]) -> dict[
             if not run_dir.is_dir():
                 continue  # never checkpointed (the command stopped before it): it starts afresh
             found += 1
+            _refuse_foreign(run_dir, "--resume")
             if not any(step.name.isdigit() for step in run_dir.iterdir()):
                 continue  # stopped while it prepared, before its first checkpoint: it starts afresh
             try:
@@ -190,6 +191,7 @@ def checkpoint_plan(args: argparse.Namespace, configs: list[RunConfig]) -> dict[
                 run_dir = Path(resumed.folder)
             else:
                 run_dir = Path(folder) / run_file_stem(cfg.impl)
+                _refuse_foreign(run_dir, flag)
                 _keep_unfinished(run_dir, cfg.impl, flag, bool(getattr(args, "force", False)))
             check_folder(str(run_dir), flag)
             plan[cfg.impl]["checkpoint"] = Checkpoints(run_dir, args.checkpoint_every)
@@ -209,6 +211,16 @@ def say_interrupted(command: str, records: list[Any]) -> None:
                 file=sys.stderr,
             )  # fmt: skip
     print(_("som-studio {command}: interrupted").format(command=command), file=sys.stderr)
+
+
+def _refuse_foreign(run_dir: Path, flag: str) -> None:
+    """Refuse a run's checkpoint folder that holds the user's own files: Orbax would delete numbered ones."""
+    from som_studio.session.checkpoint import CheckpointError, refuse_foreign
+
+    try:
+        refuse_foreign(run_dir)
+    except CheckpointError as exc:
+        raise CommandError(f"{flag}: {exc}") from None
 
 
 def _keep_unfinished(run_dir: Path, impl: str, flag: str, force: bool) -> None:

@@ -47,6 +47,7 @@ __all__ = [
     "Saved",
     "config_differences",
     "data_files",
+    "foreign",
     "read_latest",
     "resume_from",
 ]
@@ -183,6 +184,7 @@ class Checkpoints:
         imports.
         """
         self._import_in_background()
+        refuse_foreign(self.folder)
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             for left in self.folder.glob(f"*{_TMP}*"):  # what a run killed while writing left: never read
@@ -267,6 +269,38 @@ class Checkpoints:
         if self._mgr is not None:
             self._mgr.close()
             self._mgr = None
+
+
+def foreign(folder: str | os.PathLike[str]) -> list[str]:
+    """What ``folder`` holds that is no checkpoint a run wrote there, by name (none when it does not exist).
+
+    A checkpoint is a numbered folder holding Orbax's metadata, or one still being written. Orbax keeps one
+    and removes every other numbered folder as it writes the next, so a folder of the user's named
+    ``2024`` would be deleted with its files: runs refuse such a folder before they train.
+    """
+    p = Path(folder)
+    if not p.is_dir():
+        return []
+    out = []
+    for entry in sorted(p.iterdir()):
+        name = entry.name
+        ours = entry.is_dir() and (_TMP in name or (name.isdigit() and (entry / "_CHECKPOINT_METADATA").exists()))
+        if not (ours or name.startswith(".write-test-")):
+            out.append(name + ("/" if entry.is_dir() else ""))
+    return out
+
+
+def refuse_foreign(folder: str | os.PathLike[str]) -> None:
+    """Raise :class:`CheckpointError` when ``folder`` holds anything but checkpoints (:func:`foreign`)."""
+    found = foreign(folder)
+    if found:
+        shown = ", ".join(found[:5]) + (", ..." if len(found) > 5 else "")
+        raise CheckpointError(
+            _(
+                "{folder}: holds {names}, not checkpoints; checkpoints are kept in a folder of their own (an empty "
+                "or new one), whose older checkpoints they replace"
+            ).format(folder=folder, names=shown)
+        )
 
 
 def read_latest(folder: str | os.PathLike[str]) -> Saved:

@@ -179,6 +179,27 @@ def test_no_checkpoint_to_resume_from(tmp_path):
 BENCH = ["bench", "--impl", "numpy-batch", "--samples", "3000", "--epochs", "30", "--quiet"]
 
 
+def test_a_folder_holding_the_users_own_files_is_refused_before_orbax_deletes_them(tmp_path, capsys):
+    """Orbax keeps one checkpoint and removes every other numbered folder: a user's '2024' went with its files."""
+    import som_studio
+
+    mine = tmp_path / "ck" / "numpy-batch" / "2024"
+    mine.mkdir(parents=True)
+    (mine / "report.txt").write_text("keep")
+    assert cli.main([*BENCH, "--grid", "6x5", "--checkpoint", str(tmp_path / "ck")]) == 2
+    assert f"--checkpoint: {mine.parent}: holds 2024/, not checkpoints" in capsys.readouterr().err
+    with pytest.raises(ValueError, match=r"checkpoint: .*: holds ck/, not checkpoints; checkpoints are kept in a "):
+        som_studio.train(np.random.default_rng(0).random((40, 3)), grid="4x3", epochs=2, checkpoint=tmp_path)
+    with pytest.raises(ValueError, match=r"resume: .*numpy-batch: holds 2024/, not checkpoints"):
+        som_studio.train(np.random.default_rng(0).random((40, 3)), grid="4x3", epochs=2, resume=mine.parent)
+    assert (mine / "report.txt").read_text() == "keep"
+    session = Session(RunConfig(impl="numpy-batch", width=4, height=3, data=DataSpec(samples=40), epochs=2),
+                      checkpoint=Checkpoints(mine.parent), snapshot_interval_s=None)  # fmt: skip
+    failed = list(session.run())[-1]  # the app's way in: the run fails naming the folder
+    assert isinstance(failed, Failed) and "holds 2024/, not checkpoints" in failed.record.message
+    assert (mine / "report.txt").read_text() == "keep"
+
+
 def test_cli_resumes_a_run_stopped_before_its_first_checkpoint_afresh(tmp_path, capsys):
     """Ctrl-C while a run prepares (a big stream's statistics pass) leaves its folder empty: --resume starts it."""
     (tmp_path / "ck" / "numpy-batch").mkdir(parents=True)
