@@ -19,6 +19,7 @@ from som_studio.commands.common import (
     check_distinct,
     check_output,
     checkpoint_plan,
+    command_reads,
     configs_from_args,
     impl_names,
     saved_run_path,
@@ -183,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
         if not distributed.in_child():
             if main and args.json != STDOUT:
                 # refuse before any process starts training
-                check_output(args.json, args.force, flag="--json", reads={"--data": args.data})
+                check_output(args.json, args.force, flag="--json", reads=command_reads(args))
             try:
                 return distributed.supervise(args._argv, cluster)
             except distributed.DistributedError as exc:
@@ -199,7 +200,7 @@ def run(args: argparse.Namespace) -> int:
             raise CommandError(str(exc)) from None
     to_stdout = args.json == STDOUT
     json_path = (
-        check_output(args.json, args.force, flag="--json", reads={"--data": args.data})
+        check_output(args.json, args.force, flag="--json", reads=command_reads(args))
         if main and not to_stdout
         else None
     )

@@ -510,6 +510,17 @@ def saved_runs(folder: str | None, names: list[str]) -> list[tuple[str, Path | N
     return [("--save-runs", saved_run_path(folder, n)) for n in names] if folder else []
 
 
+def command_reads(args: argparse.Namespace) -> dict[str, str | None]:
+    """The files a training command reads, by the option that names them: its data and its --impl's Python files."""
+    from som_studio.core.impls.user_impl import is_spec
+
+    reads: dict[str, str | None] = {"--data": getattr(args, "data", None)}
+    for spec in (getattr(args, "impl", None) or "").split(","):
+        if is_spec(spec.strip()):
+            reads[f"--impl {spec.strip()}"] = spec.strip().rpartition(":")[0]
+    return reads
+
+
 def check_not_read(path: str | os.PathLike[str], reads: dict[str, str | None], *, flag: str | None = None) -> None:
     """Refuse an output that is a file the command reads (``reads``: by flag or argument name), even with --force.
 

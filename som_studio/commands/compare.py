@@ -16,6 +16,7 @@ from som_studio.commands.common import (
     check_distinct,
     check_output,
     checkpoint_plan,
+    command_reads,
     configs_from_args,
     one_stdout,
     saved_runs,
@@ -125,7 +126,7 @@ def _maps_paths(folder: str, names: list[str], force: bool) -> tuple[Path, dict[
 
 def check_outputs(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
     """Every output checked before training; returns what to write where."""
-    reads = {"--data": args.data}
+    reads = command_reads(args)
     one_stdout({"--json": args.json, "--csv": args.csv})
     out: dict[str, Any] = {
         "report": check_output(args.report, args.force, flag="--report", suffixes=REPORT_SUFFIXES),

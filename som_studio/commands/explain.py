@@ -13,6 +13,7 @@ from som_studio.commands.common import (
     add_run_options,
     check_distinct,
     check_output,
+    command_reads,
     configs_from_args,
     saved_runs,
     write_runs_json,
@@ -82,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     from som_studio.core.impls import registry
 
     configs = configs_from_args(args)
-    reads = {"--data": args.data}
+    reads = command_reads(args)
     jax_impls = [c.impl for c in configs if registry.get(c.impl).backend == "jax"]
     for flag, value in (("--hlo", args.hlo), ("--trace", args.trace)):
         if value is not None and not jax_impls:

@@ -15,6 +15,7 @@ from som_studio.commands.common import (
     check_distinct,
     check_output,
     check_save_runs,
+    command_reads,
     flag_names,
     option_values,
     saved_run_path,
@@ -116,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
             )
         kw.pop(key, None)
     to_stdout = args.json == STDOUT
-    reads = {"--data": args.data}
+    reads = command_reads(args)
     json_path = None if to_stdout else check_output(args.json, args.force, flag="--json", reads=reads)
     report_path = check_output(args.report, args.force, flag="--report", suffixes=(".html",), reads=reads)
     from som_studio.session.sweep import shown

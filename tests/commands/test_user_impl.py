@@ -182,6 +182,19 @@ def test_bad_input_is_refused_with_the_file_and_the_problem(tmp_path, monkeypatc
     assert "som_studio" not in err and "ok in" not in out + err  # our traceback never; nothing trained
 
 
+def test_an_output_is_never_the_implementations_own_file(tmp_path, capsys, forget):
+    """--json over the --impl file replaced the user's Python source with JSON, --force given or not."""
+    mine = tmp_path / "my_som.py"
+    mine.write_text(GOOD)
+    for command in ("bench", "compare"):
+        code, _out, err = _run(
+            capsys, command, "--impl", f"{mine}:Good", "--grid", "4x3", "--samples", "20", "--epochs", "1",
+            "--json", str(mine), "--force",
+        )  # fmt: skip
+        assert code == 2 and f"is also this command's input --impl {mine}:Good; no command writes over" in err
+    assert mine.read_text() == GOOD
+
+
 def test_a_file_that_loops_at_import_is_refused_and_the_command_ends(tmp_path, monkeypatch, capsys, forget):
     from som_studio.core.impls import user_impl
 
