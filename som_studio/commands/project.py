@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         if out is None:
             _write(sys.stdout, model, args.data, clusters, header)
             return 0
-        from som_studio.storage.writers import file_mode
+        from som_studio.storage.writers import OutputError, file_mode, publish
 
         fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".part", dir=out.parent)
         try:
@@ -94,7 +94,10 @@ def run(args: argparse.Namespace) -> int:
             else:
                 with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
                     n = _write(f, model, args.data, clusters, header)
-            os.replace(tmp, out)
+            publish(tmp, out, args.force)
+        except OutputError as exc:
+            Path(tmp).unlink(missing_ok=True)
+            raise CommandError(f"--out: {exc}") from None
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise

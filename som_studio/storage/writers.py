@@ -62,9 +62,7 @@ def write_atomic(path: str | os.PathLike[str], content: bytes | str, force: bool
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        if p.exists() and not force:  # appeared meanwhile: still never clobber
-            raise OutputError(_exists(p))
-        os.replace(tmp, p)
+        publish(tmp, p, force)
     except BaseException as exc:  # Ctrl-C included: never leave the temporary file behind
         try:
             os.unlink(tmp)
@@ -74,6 +72,26 @@ def write_atomic(path: str | os.PathLike[str], content: bytes | str, force: bool
             raise OutputError(_cannot_write(p, exc)) from None
         raise
     return p
+
+
+def publish(tmp: str | os.PathLike[str], p: Path, force: bool) -> None:
+    """Move the finished file ``tmp`` to ``p``; without ``force`` never over a file, even one that appeared
+    since ``p`` was checked: a hard link is made only where no file is, so of two commands writing one output at
+    once the second is refused (a check before a rename let both write, the second's replacing the first's).
+    ``tmp`` is gone afterwards unless this raises."""
+    if force:
+        os.replace(tmp, p)
+        return
+    try:
+        os.link(tmp, p)
+    except FileExistsError:
+        raise OutputError(_exists(p)) from None
+    except OSError:  # a file system without hard links: the check and the rename, a moment apart
+        if p.exists():
+            raise OutputError(_exists(p)) from None
+        os.replace(tmp, p)
+        return
+    os.unlink(tmp)
 
 
 def file_mode(p: Path) -> int:

@@ -431,3 +431,24 @@ def test_project_a_folder_or_a_glob_of_files_in_name_order(iris_run, capsys, tmp
     (folder / "c.npy").write_bytes(b"")
     code, _, err = _run(capsys, "project", path, folder, "--out", tmp_path / "three.csv")
     assert code == 2 and "mixes formats" in err and not (tmp_path / "three.csv").exists()
+
+
+def test_an_output_another_command_wrote_meanwhile_is_kept(iris_run, capsys, tmp_path, monkeypatch):
+    """Two projections into one --out at once: both passed the check before either wrote, and the second's
+    rename replaced the first's rows without --force. The output is placed only where no file is."""
+    from som_studio.commands import project
+
+    path, _, data = iris_run
+    out = tmp_path / "p.csv"
+    write = project._write
+
+    def another_command_finishes_first(f, *args):
+        out.write_text("the other command's rows\n")
+        return write(f, *args)
+
+    monkeypatch.setattr(project, "_write", another_command_finishes_first)
+    code, _, err = _run(capsys, "project", path, data, "--out", out)
+    assert code == 2 and f"--out: {out}: exists; use --force to overwrite it" in err
+    assert out.read_text() == "the other command's rows\n" and [p.name for p in tmp_path.iterdir()] == ["p.csv"]
+    assert _run(capsys, "project", path, data, "--out", out, "--force")[0] == 0
+    assert out.read_text().startswith("row,")
