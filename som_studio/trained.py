@@ -29,6 +29,7 @@ from som_studio.core.data import (
     frame_features,
     is_frame,
     open_npy,
+    refuse_repeated_names,
     unmasked,
 )
 from som_studio.core.data.fill import fill_block, npy_rows
@@ -502,6 +503,7 @@ def _columnar_batches(path: Path, rows: int) -> Iterator[Any]:
                 for piece in pa.Table.from_batches([reader.get_batch(i)]).to_batches(rows)
             )
         for batch in batches:
+            refuse_repeated_names(path, batch.schema.names)  # which one the run's feature is: unknown
             if batch.num_rows:
                 yield pa.Table.from_batches([batch])
     except (OSError, pa.ArrowException) as exc:

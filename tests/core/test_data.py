@@ -299,3 +299,31 @@ def test_an_infinite_value_in_an_array_is_refused_at_its_place_among_missing_one
         check_data(x, "p.parquet", first_row=100, columns=("a", "b", "c"))
     x[31, 2] = x[40, 0] = 2.0
     assert check_data(x, "a.npy").dtype == np.float32
+
+
+def test_parquet_integers_past_2_53_read_rounded_and_repeated_names_refused(tmp_path):
+    """Arrow's safe cast refused a whole int64 column past 2^53 with a traceback, where NumPy and pandas round
+    it; two columns of one name broke the reader ('Column a does not exist in schema')."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from som_studio.core.data import DataError, read_table, stream
+
+    big = np.full(40, 2**62, np.int64) + np.arange(40)
+    pq.write_table(pa.table({"a": np.linspace(0, 1, 40), "i": big}), tmp_path / "big.parquet")
+    np.testing.assert_array_equal(read_table(str(tmp_path / "big.parquet")).values[:, 1], big.astype(np.float64))
+    batches = list(stream.open_source(str(tmp_path / "big.parquet")).reader(16))
+    np.testing.assert_array_equal(np.concatenate([b.values for b in batches])[:, 1], big.astype(np.float64))
+    two = pa.table({"a": np.zeros(5), "b": np.ones(5)}).rename_columns(["a", "a"])
+    pq.write_table(two, tmp_path / "two.parquet")
+    for read in (lambda p: read_table(p), lambda p: stream.open_source(p)):
+        with pytest.raises(DataError, match=r"two.parquet: has two columns named 'a'; column names must be unique"):
+            read(str(tmp_path / "two.parquet"))
+    import pandas as pd
+
+    import som_studio
+
+    run = som_studio.train(pd.DataFrame({"a": np.linspace(0, 1, 20), "b": np.ones(20)}), grid="3x2", epochs=1)
+    pq.write_table(pa.table({"a": np.zeros(3), "b": np.ones(3), "c": np.ones(3)}).rename_columns(["a", "b", "b"]),
+                   tmp_path / "abb.parquet")  # fmt: skip
+    with pytest.raises(DataError, match=r"abb.parquet: has two columns named 'b'"):
+        run.project(tmp_path / "abb.parquet")  # it projected on one of the two, silently

@@ -45,6 +45,7 @@ from som_studio.core.data.checks import (
     refuse_empty,
     refuse_empty_array_columns,
     refuse_empty_columns,
+    refuse_repeated_names,
     unmasked,
 )
 from som_studio.core.data.csv_reader import MISSING, Chunk, CsvReader
@@ -97,5 +98,6 @@ __all__ = [
     "refuse_empty",
     "refuse_empty_array_columns",
     "refuse_empty_columns",
+    "refuse_repeated_names",
     "unmasked",
 ]

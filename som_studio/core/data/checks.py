@@ -113,6 +113,17 @@ def cannot_read(p: Path, exc: OSError) -> str:
     return _("{path}: cannot read ({why})").format(path=p, why=exc.strerror or exc)
 
 
+def refuse_repeated_names(path: str | Path, names: Sequence[str]) -> None:
+    """Refuse a Parquet or Arrow file whose columns repeat a name: which one a role or a feature meant is unknown."""
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise DataError(
+                _("{path}: has two columns named {name!r}; column names must be unique").format(path=path, name=name)
+            )
+        seen.add(name)
+
+
 def unmasked(data: Any) -> Any:
     """A NumPy masked array as floats with NaN in its masked cells, the missing values it marks (``np.asarray``
     drops the mask, and a sentinel such as 999 it hid would be trained on); anything else as it is."""

@@ -19,6 +19,7 @@ from som_studio.core.data.checks import (
     check_path,
     column_flag,
     refuse_empty_columns,
+    refuse_repeated_names,
 )
 from som_studio.core.data.table import Table
 from som_studio.i18n import _
@@ -43,7 +44,25 @@ def read_columnar(path: str | Path) -> ColumnarFile:
     try:
         return ColumnarFile(p, ds.dataset(str(p), format="parquet" if p.suffix.lower() == ".parquet" else "ipc"))
     except (OSError, pa.ArrowException) as exc:
+        _refuse_repeated(p)  # Arrow's words for it: "Can't unify schema with duplicate field names"
         raise DataError(columnar_unreadable(p, exc)) from None
+
+
+def _refuse_repeated(p: Path) -> None:
+    """Refuse ``p`` by the name its columns repeat, where its schema can be read."""
+    import pyarrow as pa
+
+    try:
+        if p.suffix.lower() == ".parquet":
+            import pyarrow.parquet as pq
+
+            names = pq.read_schema(str(p)).names
+        else:
+            with pa.memory_map(str(p)) as mm:
+                names = pa.ipc.open_file(mm).schema.names
+    except (OSError, pa.ArrowException):
+        return
+    refuse_repeated_names(p, names)
 
 
 def columnar_unreadable(p: Path, why: object) -> str:
@@ -66,6 +85,7 @@ class ColumnarFile:
         #: The columns' names and types (``pyarrow.Schema``), as a pyarrow table's ``schema``.
         self.schema = dataset.schema
         self.column_names = [str(n) for n in self.schema.names]
+        refuse_repeated_names(path, self.column_names)
 
     def __len__(self) -> int:
         return int(self._read(lambda d: d.count_rows()))
@@ -131,7 +151,9 @@ def frame_column(frame: Any, j: int) -> np.ndarray:
 
     col = frame.column(j)
     if pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or pa.types.is_boolean(col.type):
-        return np.asarray(col.cast(pa.float64()).to_numpy(zero_copy_only=False))  # nulls become NaN
+        # Not safe: an integer past 2^53 rounds to the nearest float64, as NumPy and pandas convert it, where Arrow's
+        # safe cast refused the whole column ("Integer value ... not in range").
+        return np.asarray(col.cast(pa.float64(), safe=False).to_numpy(zero_copy_only=False))  # nulls become NaN
     return np.asarray(col.to_pylist(), dtype=object)
 
 

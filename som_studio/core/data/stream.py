@@ -1,13 +1,12 @@
 """Data sets read in row batches: a folder, a glob or one file of any size, never loaded whole.
 
-A :class:`Source` is opened with :func:`open_source` from ``--data``'s text: a folder (every
-``.parquet``, ``.arrow``/``.feather``, ``.npy``, ``.csv`` or ``.tsv`` file in it, and its ``.txt`` files
-where it holds no other data file), a quoted glob, or one file.
-Opening reads only headers and footers, so a 20 GB folder opens in milliseconds, and refuses
-before any training what a run could not use: an empty folder, mixed formats, a file whose columns
-or types differ from the first one's (naming the file and the column), an unreadable or truncated
-file. The source knows its features (the columns left once ``labels``, ``ignore`` and
-``id_column`` are set aside), its rows, files and bytes on disk.
+A :class:`Source` is opened with :func:`open_source` from ``--data``'s text: a folder (every ``.parquet``,
+``.arrow``/``.feather``, ``.npy``, ``.csv`` or ``.tsv`` file in it, and its ``.txt`` files where it holds no other
+data file), a quoted glob, or one file. Opening reads only headers and footers, so a 20 GB folder opens in
+milliseconds, and refuses before any training what a run could not use: an empty folder, mixed formats, a file
+whose columns or types differ from the first one's (naming the file and the column), an unreadable or truncated
+file. The source knows its features (the columns left once ``labels``, ``ignore`` and ``id_column`` are set
+aside), its rows, files and bytes on disk.
 
 The API other parts build on, all of it:
 
@@ -19,25 +18,23 @@ The API other parts build on, all of it:
   on a background thread, converted, checked and transformed there or, on a machine of many cores,
   on worker threads; the files' decoding itself runs on pyarrow's threads. One reader is one pass;
   ``Source.reader`` again for the next.
-* ``share=(index, count)``: the ``index``-th of ``count`` contiguous, deterministic shares of the
-  source's units, of about as many rows each (a Parquet row group, an Arrow IPC record batch, a block of 2^18 rows of a
-  ``.npy`` file, a CSV file), so every process knows its rows without talking
-  (:meth:`Source.share_rows`).
+* ``share=(index, count)``: the ``index``-th of ``count`` contiguous, deterministic shares of the source's units,
+  of about as many rows each (a Parquet row group, an Arrow IPC record batch, a block of 2^18 rows of a ``.npy``
+  file, a CSV file), so every process knows its rows without talking (:meth:`Source.share_rows`).
 * ``Reader.get_state()`` / ``Reader.set_state(state)`` (Grain's names): the reader's position
   after the last batch it gave, a small dict of ints, JSON-able; a reader made with that state,
   or set to it, continues with the very next row.
 * ``Reader.wait_s`` (seconds the consumer waited for a batch), ``rows_read``, ``bytes_read``.
-* :mod:`som_studio.core.data.moments`: one pass of statistics over a source (per-batch moments
-  merged), which gives the in-memory run's scaling, ranges, mean and covariance, and the rows a
-  seeded ``sample`` reads.
+* :mod:`som_studio.core.data.moments`: one pass of statistics over a source (per-batch moments merged), which gives
+  the in-memory run's scaling, ranges, mean and covariance, and the rows a seeded ``sample`` reads.
 
-A file that changes or breaks while it is read stops the pass with a :class:`DataError` naming the
-file and the row group (or block) being read.
+A file that changes or breaks while it is read stops the pass with a :class:`DataError` naming the file and the row
+group (or block) being read.
 
-Why pyarrow's dataset scanner and not Grain: measured on this machine (``docs/benchmarks.md``),
-Grain's ``ParquetIterDataset`` yields one Python dict per row, 36-110x fewer rows per second than
-the scanner's column batches; Grain's gifts (a checkpointable position, deterministic shards) are
-small here, and kept in the same shape (``get_state``/``set_state``, ``share``).
+Why pyarrow's dataset scanner and not Grain: measured on this machine (``docs/benchmarks.md``), Grain's
+``ParquetIterDataset`` yields one Python dict per row, 36-110x fewer rows per second than the scanner's column
+batches; Grain's gifts (a checkpointable position, deterministic shards) are small here, and kept in the same shape
+(``get_state``/``set_state``, ``share``).
 """
 
 from __future__ import annotations
@@ -61,6 +58,7 @@ from som_studio.core.data.checks import (
     changed_while_read,
     check_known_rows,
     column_flag,
+    refuse_repeated_names,
 )
 from som_studio.core.data.csv_reader import CsvReader
 from som_studio.core.data.files import FORMATS, data_files
@@ -287,9 +285,12 @@ def _schema(f: Path, kind: str) -> Any:
     pa = _pyarrow()
     try:
         if kind == "parquet":
-            return pa.parquet.ParquetFile(f).schema_arrow
-        with pa.memory_map(str(f)) as mm:
-            return pa.ipc.open_file(mm).schema
+            schema = pa.parquet.ParquetFile(f).schema_arrow
+        else:
+            with pa.memory_map(str(f)) as mm:
+                schema = pa.ipc.open_file(mm).schema
+        refuse_repeated_names(f, schema.names)
+        return schema
     except (OSError, pa.ArrowException) as exc:
         name = "Parquet" if kind == "parquet" else "Arrow IPC"
         raise DataError(_("{path}: cannot read as {kind} ({why})").format(path=f, kind=name, why=exc)) from None
@@ -730,7 +731,7 @@ class Reader:
             for name in wanted:
                 col = rb.column(name)
                 if col.type != same:
-                    col = col.cast(pa.float64())
+                    col = col.cast(pa.float64(), safe=False)  # as frame_column casts it: large integers rounded
                 columns.append(col.to_numpy(zero_copy_only=False))
             labels = _text(rb.column(src.label_column)) if src.label_column else None
             ids = _text(rb.column(src.id_column)) if src.id_column else None
