@@ -615,7 +615,7 @@ class RunForm:
             data_text = _data_text(info, f.scaling, held if streaming else None, impl.kind == "online")
         refusals = tuple(preflight(cfg, data_shape=(held, features), devices=devices, missing=missing or streaming))
         text = ""
-        if not refusals or all(r.field == "memory" for r in refusals):
+        if not refusals or all(r.field in ("memory", "samples") for r in refusals):  # memory's, colours' too
             need, have, where = memory_need(impl, cfg, held, features, devices, missing or streaming)
             text = _("Memory: about {need} of {have} {where} available").format(
                 need=format_bytes(need), have=format_bytes(have), where=where

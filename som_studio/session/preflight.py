@@ -195,6 +195,22 @@ def streamable_refusal(config: RunConfig) -> Refusal | None:
     )
 
 
+def colours_refusal(config: RunConfig) -> Refusal | None:
+    """Why ``config``'s random colours cannot be made in host memory, or ``None`` (data from a file, or they fit).
+
+    Checked before they are made, ahead of any implementation's estimate: 2e9 of them ended in a MemoryError's
+    traceback."""
+    need = 16 * 3 * config.data.samples  # made in float64, then kept in the run's precision
+    if config.data.path is not None or need <= memory.host_available():
+        return None
+    return Refusal(
+        "samples",
+        _("{samples:,} random colours need about {need} to make, but only {have} of host memory is available").format(
+            samples=config.data.samples, need=format_bytes(need), have=format_bytes(memory.host_available())
+        ),
+    )
+
+
 def preflight(
     config: RunConfig,
     *,
@@ -266,6 +282,9 @@ def preflight(
                 )
         except ConfigError as exc:
             out.append(exc.refusal)
+    made = colours_refusal(config)
+    if made is not None:
+        out.append(made)
     if data_shape is not None:
         samples, features = int(data_shape[0]), int(data_shape[1])
         need, have, where = memory_need(impl, config, samples, features, devices, missing, maps)

@@ -455,6 +455,12 @@ def resolve(values: Mapping[str, Any], *, scale: bool = False, load: bool = True
     read_table = got
     if not load:
         return Resolved(configs, read_table, tuple(read_table.notes) if read_table is not None else (), from_data)
+    if read_table is None:
+        from som_studio.session.preflight import colours_refusal
+
+        refused = colours_refusal(configs[0])
+        if refused is not None:
+            raise ConfigError(refused.field, refused.reason)
     table = read_table if read_table is not None else load_problem_table(configs[0])
     check_range(table.values, configs[0].precision, request.spec.path or _("data"))
     return Resolved(configs, table, tuple(table.notes), from_data)

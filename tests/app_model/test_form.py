@@ -180,13 +180,15 @@ def test_a_variant_of_the_forms_configuration_is_judged_by_the_preflight(host_be
         "map size must be 1; got 2x2: use 4x1 instead",
     )
     big = form.edit(**BEYOND_THE_HOST).candidate
-    assert [r.field for r in form.judge(big.replace(impl="numpy-online", epochs=None, steps=5))] == ["memory"]
+    # Its random colours, too, may not fit this host: then that is said first (below 89 GiB).
+    assert [r.field for r in form.judge(big.replace(impl="numpy-online", epochs=None, steps=5))][-1:] == ["memory"]
 
 
 def test_memory_beyond_the_machine_is_refused_with_the_estimate(host_below_the_largest_run):
     st = small_form().edit(**BEYOND_THE_HOST)
-    assert [r.field for r in st.refusals] == ["memory"]
-    assert st.reason.startswith("Memory: numpy-batch on a 32768x32768 map with 2,000,000,000 x 3 data needs about")
+    assert [r.field for r in st.refusals][-1:] == ["memory"]  # after the colours' own, where they do not fit
+    memory = st.refusals[-1].reason
+    assert memory.startswith("numpy-batch on a 32768x32768 map with 2,000,000,000 x 3 data needs about")
     assert st.memory_text  # the estimate is shown with the refusal
 
 

@@ -155,3 +155,15 @@ def test_a_checkpoint_folder_that_cannot_be_made_is_refused_before_training(tmp_
     code, out, err = _run(capsys, command, *SMALL, "--checkpoint", "-")
     assert code == 2 and "--checkpoint: - is standard output, which a folder of files cannot go to" in err
     assert not Path("-").exists()
+
+
+def test_random_colours_too_many_for_memory_are_refused_before_they_are_made(capsys, monkeypatch):
+    """2e9 of them ended in numpy's MemoryError traceback: no implementation's estimate had been asked yet."""
+    import som_studio
+    from som_studio.core.impls import memory
+
+    monkeypatch.setattr(memory, "host_available", lambda: 1 << 20)
+    code, _out, err = _run(capsys, "bench", "--impl", "numpy-batch", "--grid", "4x3", "--samples", "100000")
+    assert code == 2 and "--samples: 100,000 random colours need about 4.6 MiB to make, but only 1.0 MiB" in err
+    with pytest.raises(ValueError, match=r"samples: 100,000 random colours need about 4.6 MiB to make"):
+        som_studio.train(samples=100_000, grid="4x3", epochs=1)
