@@ -155,9 +155,8 @@ def test_a_runs_quality_u_matrix_and_projection_are_at_hand():
     assert (run.qe, run.te) == (run.record["quality"]["qe"], run.record["quality"]["te"]) and run.qe > 0
     um = run.u_matrix()
     assert um.shape == (4, 5)
-    np.testing.assert_array_equal(
-        um, metrics.u_matrix(run._trained, "hex", True)
-    )  # the scaled map's, not the codebook's
+    # The map's in the space it was trained in, not the codebook's in the data's units.
+    np.testing.assert_array_equal(um, metrics.u_matrix(run._trained, "hex", True))
     assert not np.allclose(um, metrics.u_matrix(run.codebook, "hex", True))
     frame = pd.DataFrame(x[:6], index=list("abcdef"))
     got = run.project(x[:6]).to_pandas(index=frame.index)
