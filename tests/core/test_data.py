@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -327,3 +329,13 @@ def test_parquet_integers_past_2_53_read_rounded_and_repeated_names_refused(tmp_
                    tmp_path / "abb.parquet")  # fmt: skip
     with pytest.raises(DataError, match=r"abb.parquet: has two columns named 'b'"):
         run.project(tmp_path / "abb.parquet")  # it projected on one of the two, silently
+
+
+def test_a_named_pipe_is_refused_not_read_until_it_hangs(tmp_path):
+    """Its encoding was read, then its rows from the start again: the second read waited for ever."""
+    from som_studio.core.data import DataError, read_table
+
+    fifo = tmp_path / "rows.csv"
+    os.mkfifo(fifo)
+    with pytest.raises(DataError, match=r"rows.csv: is not a regular file \(a pipe or a device\)"):
+        read_table(str(fifo))

@@ -225,6 +225,8 @@ def check_path(path: str | Path) -> Path:
         raise DataError(_("{path}: no such file").format(path=p))
     if p.is_dir():
         raise DataError(_("{path}: is a folder, not a data file").format(path=p))
+    if not p.is_file():  # a named pipe is read to its end more than once (its encoding, then its rows): it hung
+        raise DataError(_("{path}: is not a regular file (a pipe or a device); save the data to a file").format(path=p))
     if p.suffix.lower() not in DATA_SUFFIXES:
         raise DataError(
             _("{path}: unsupported file type {suffix!r}; use .npy, .csv, .parquet or .arrow").format(
