@@ -103,6 +103,15 @@ def run(args: argparse.Namespace) -> int:
                     flag2="--impl", n=len(jax_impls)
                 )
             )
+    if args.hlo is not None and registry.get(jax_impls[0]).file is not None:
+        # Its programs are its own jax.jit's, made inside its run(): the session sees none to write.
+        raise CommandError(
+            "--hlo: "
+            + _("{name} is your own class: its programs are compiled inside it, where none can be written out; "
+                "name a built-in JAX implementation (such as {example})").format(
+                name=jax_impls[0], example=setting_named("impl").default
+            )
+        )  # fmt: skip
     hlo_path = check_output(args.hlo, args.force, flag="--hlo", reads=reads)
     to_stdout = args.json == STDOUT
     json_path = None if to_stdout else check_output(args.json, args.force, flag="--json", reads=reads)

@@ -32,6 +32,15 @@ def test_the_smallest_example_runs_as_the_docs_write_it(monkeypatch, capsys, for
     assert "my_som.py:MySom agrees with numpy-batch: final maps differ by at most" in out  # the flag below
 
 
+def test_explain_refuses_to_write_the_program_of_a_users_class_before_it_trains(monkeypatch, capsys, forget, tmp_path):
+    """It trained, then said the run 'failed' and wrote nothing: its jax.jit programs are its own."""
+    monkeypatch.chdir(ROOT)
+    argv = ["explain", "--impl", "docs/examples/my_som.py:MySom", "--grid", "8x6", "--epochs", "2"]
+    code, out, err = _run(capsys, *argv, "--hlo", tmp_path / "x.hlo")
+    assert code == 2 and "--hlo: my_som.py:MySom is your own class: its programs are compiled inside it" in err
+    assert "ok in" not in out + err and not (tmp_path / "x.hlo").exists()
+
+
 def test_a_users_run_beside_ours_with_its_file_and_hash_in_the_json(tmp_path, monkeypatch, capsys, forget):
     (tmp_path / "my_som.py").write_text(GOOD.replace("class Good", "class MySom"))
     monkeypatch.chdir(tmp_path)
