@@ -283,7 +283,8 @@ def check_table(
     if scaling not in SCALINGS:
         raise ConfigError("scaling", _one_of(SCALINGS, scaling))
     if (labels is not None or ignore or id_column is not None) and not file:
-        raise ConfigError("labels", _("labels, ignored and id columns name columns of a data file; none is given"))
+        given = "labels" if labels is not None else "ignore" if ignore else "id_column"
+        raise ConfigError(given, _("labels, ignored and id columns name columns of a data file; none is given"))
     if scaling != "none" and not file:
         raise ConfigError("scaling", _("scales the features of a data file; random colours are already in [0, 1]"))
     named = [("labels", labels), ("id_column", id_column)] + [("ignore", c) for c in ignore]
@@ -303,9 +304,9 @@ def check_table(
 class DataSpec:
     """Where the training data comes from.
 
-    ``path`` ``None`` means ``samples`` random colours (uniform in [0, 1]^3,
-    seeded by the run's seed); otherwise a ``.npy``, ``.csv``, ``.parquet`` or ``.arrow`` file
-    (or, from the Python API, the name of the data frame or array given in memory).
+    ``path`` ``None`` means ``samples`` random colours (uniform in [0, 1]^3, seeded by the run's seed); otherwise a
+    ``.npy``, ``.csv``, ``.parquet`` or ``.arrow`` file (or, from the Python API, the name of the data frame or array
+    given in memory).
     """
 
     path: str | None = setting(
@@ -361,13 +362,11 @@ class RunConfig:
     Radii (``sigma_*``) are per axis, ``(x, y)``, in plane units (1 = the distance
     between adjacent units); ``None`` takes the defaults for the grid size.
 
-    ``topology`` is ``rect`` or ``hex`` and ``toroid`` wraps distances on both
-    axes (a hex toroid needs an even height). ``init`` ``None`` is ``random`` for
-    generated colours and ``pca`` for a data file (see :attr:`init_method`).
-    ``scaling`` is ``none``, ``minmax`` or ``zscore``; ``data.scale`` (the older
-    switch) reads as ``minmax`` (see :attr:`scaling_method`). ``labels``,
-    ``ignore`` and ``id_column`` name columns of a CSV table; ``clusters`` is
-    the k of k-means on the codebook (``None``: no clusters).
+    ``topology`` is ``rect`` or ``hex`` and ``toroid`` wraps distances on both axes (a hex toroid needs an even
+    height). ``init`` ``None`` is ``random`` for generated colours and ``pca`` for a data file (see
+    :attr:`init_method`). ``scaling`` is ``none``, ``minmax`` or ``zscore``; ``data.scale`` (the older switch) reads
+    as ``minmax`` (see :attr:`scaling_method`). ``labels``, ``ignore`` and ``id_column`` name columns of a data
+    table; ``clusters`` is the k of k-means on the codebook (``None``: no clusters).
     """
 
     impl: str = setting(

@@ -334,7 +334,7 @@ def read_source(source: Any, labels: str | None, ignore: Sequence[str], id_colum
         return frame_table(source, labels, ignore, id_column, source=type(source).__name__, keywords=True)
     if labels is not None or ignore or id_column is not None:
         raise ConfigError(
-            "labels",
+            "labels" if labels is not None else "ignore" if ignore else "id_column",
             _("an array has no named columns: labels, ignore and id_column name columns of a data frame or file"),
         )
     try:

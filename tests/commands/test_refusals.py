@@ -167,3 +167,17 @@ def test_random_colours_too_many_for_memory_are_refused_before_they_are_made(cap
     assert code == 2 and "--samples: 100,000 random colours need about 4.6 MiB to make, but only 1.0 MiB" in err
     with pytest.raises(ValueError, match=r"samples: 100,000 random colours need about 4.6 MiB to make"):
         som_studio.train(samples=100_000, grid="4x3", epochs=1)
+
+
+@pytest.mark.parametrize(("flag", "keyword"), [("--labels", "labels"), ("--ignore", "ignore"), ("--id", "id_column")])
+def test_a_column_role_without_data_is_refused_by_its_own_flag(capsys, flag, keyword):
+    """--ignore a without --data named --labels."""
+    import numpy as np
+
+    import som_studio
+
+    code, _out, err = _run(capsys, "bench", "--impl", "numpy-batch", "--grid", "4x3", "--epochs", "1", flag, "a")
+    assert code == 2 and f"error: {flag}: labels, ignored and id columns name columns of a data file" in err
+    given = {keyword: ["a"] if keyword == "ignore" else "a"}
+    with pytest.raises(ValueError, match=rf"^{keyword}: an array has no named columns"):
+        som_studio.train(np.zeros((5, 3)), grid="3x2", epochs=1, **given)
