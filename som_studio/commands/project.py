@@ -55,6 +55,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from som_studio.config import MAX_CLUSTERS
     from som_studio.core.data import DataError
     from som_studio.trained import RunFileError, load_run
 
@@ -68,12 +69,11 @@ def run(args: argparse.Namespace) -> int:
     if args.clusters is not None:
         from som_studio.core.som.clusters import kmeans
 
-        if args.clusters > model.width * model.height:
+        most = min(MAX_CLUSTERS, model.width * model.height)
+        if not 2 <= args.clusters <= most:  # as a run's --clusters: one cluster says nothing
             raise CommandError(
                 "--clusters: "
-                + _("at most {most} (the units), got {value}").format(
-                    most=model.width * model.height, value=args.clusters
-                )
+                + _("must be between 2 and {most} (the units), got {value}").format(most=most, value=args.clusters)
             )
         clusters = kmeans(model.scaling.apply(model.codebook), args.clusters, seed=int(model.config.get("seed", 0)))
     id_name = model.model.id_column

@@ -109,6 +109,9 @@ def test_project_command_writes_the_contract_columns(iris_run, capsys, tmp_path)
     lines = list(csv.reader(stdout.splitlines()))
     assert code == 0 and [r[1:3] for r in lines[1:]] == [r[1:3] for r in rows[1:]]
     assert lines[1][6] == "" and {r[4] for r in lines[1:]} <= {"0", "1", "2", "3"}
+    for k in (1, 97):  # as a run's --clusters takes them (one was taken here)
+        code, _, err = _run(capsys, "project", path, shuffled, "--out", "-", "--clusters", k)
+        assert code == 2 and f"--clusters: must be between 2 and 96 (the units), got {k}" in err
 
 
 def test_project_leaves_out_the_columns_the_run_has_no_features_for(iris_run, capsys, tmp_path):
