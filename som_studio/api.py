@@ -69,6 +69,8 @@ def prepare(data: Any, settings: Mapping[str, Any]) -> Prepared:
     from som_studio.core.impls import registry, user_impl
     from som_studio.session.resolve import resolve
 
+    if isinstance(data, bytes):  # a path as bytes (os.fsencode's), not an array of its characters
+        data = os.fsdecode(data)
     known = keywords()
     unknown = [k for k in settings if k not in known]
     if unknown:

@@ -458,6 +458,8 @@ def load_run(path: str | os.PathLike[str]) -> SomRun:
     """
     from som_studio.storage.runfile import HistoryError, StoredRun
 
+    if not isinstance(path, (str, os.PathLike)):  # load_run(None): pathlib's TypeError said nothing of the run
+        raise TypeError(_("expected the path of a .somrun file, got {value!r}").format(value=path))
     p = Path(path)
     try:
         stored = StoredRun.load(p)

@@ -189,7 +189,11 @@ def _impls(value: Any) -> tuple[str, ...]:
         return (str(cfgmod.setting_named("impl").default),)
     if isinstance(value, str):
         value = value.split(",")
-    names = tuple(str(n).strip() for n in value if str(n).strip())
+    if not isinstance(value, Sequence) or not all(isinstance(n, str) for n in value):  # impl=3: not iterable
+        raise ConfigError(
+            "impl", _("expected an implementation's name or a list of them, got {value!r}").format(value=value)
+        )
+    names = tuple(n.strip() for n in value if n.strip())
     if not names:
         raise ConfigError("impl", _("an implementation name is required"))
     return names

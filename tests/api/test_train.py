@@ -66,6 +66,7 @@ def test_keywords_are_the_declared_settings():
         (dict(impl="numpy-fast"), ValueError, r"impl: unknown implementation 'numpy-fast'"),
         (dict(sigma_end=-1), ValueError, r"sigma_end: radii must be finite and > 0"),
         (dict(stream=True), ValueError, r"stream: reads a data file in batches; data given in memory is read already"),
+        (dict(impl=3), ValueError, r"impl: expected an implementation's name or a list of them, got 3"),
     ],
 )
 def test_bad_keywords_are_refused_by_name(call, error, words):
@@ -162,6 +163,13 @@ def test_a_runs_quality_u_matrix_and_projection_are_at_hand():
     got = run.project(x[:6]).to_pandas(index=frame.index)
     assert list(got.columns) == ["row", "col", "distance", "cluster", "label"] and list(got.index) == list("abcdef")
     assert len(run.project(x[:6])) == 6
+
+
+def test_a_path_as_bytes_is_a_path_and_load_run_names_what_it_wants():
+    run = som_studio.train(bytes(IRIS), labels="species", impl="numpy-batch", grid="4x3", epochs=1)
+    assert run.feature_names[0] == "sepal_length"  # read as the file, not refused as an array of characters
+    with pytest.raises(TypeError, match=r"expected the path of a .somrun file, got None"):
+        som_studio.load_run(None)
 
 
 def test_the_package_lists_what_a_user_reaches_for():
