@@ -236,6 +236,10 @@ def named_check(v: Any) -> str | None:
 
 #: The largest neighbourhood radius taken, in units (the largest map's side is 32,768).
 MAX_RADIUS = 1_000_000
+#: The smallest: from far above it the neighbourhood is the best unit alone (exp(-1/1e-12) is 0), and far below
+#: it a float32 program's square of the radius underflows to 0 (at 1e-30 the NumPy rungs trained nothing while
+#: jax-fused-batch trained).
+MIN_RADIUS = 1e-6
 
 
 def radii_check(v: Any) -> str | None:
@@ -245,6 +249,9 @@ def radii_check(v: Any) -> str | None:
         return _("needs two radii (x, y), got {value!r}").format(value=v)
     if not all(is_number(s) and math.isfinite(s) and s > 0 for s in v):
         return _("radii must be finite and > 0, got {value!r}").format(value=v)
+    if any(s < MIN_RADIUS for s in v):
+        return _("radii must be at least {least:g} (a smaller one weights the best unit alone, as {least:g} does), "
+                 "got {value!r}").format(least=MIN_RADIUS, value=v)  # fmt: skip
     if any(s > MAX_RADIUS for s in v):
         # Past the largest map's side a neighbourhood already reaches every unit; far past it the float32
         # programs' squares overflow.
