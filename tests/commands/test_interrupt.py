@@ -21,6 +21,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.conftest import needs_qt
@@ -114,24 +115,15 @@ def test_ctrl_c_while_compiling_cancels_the_run(tmp_path) -> None:
 
 def test_ctrl_c_while_loading_the_data_writes_the_cancelled_run(tmp_path) -> None:
     data = tmp_path / "rows.csv"
-    os.mkfifo(data)
+    rows = np.random.default_rng(0).random((1_500_000, 3))
+    data.write_text("a,b,c\n" + "\n".join(f"{x:.6f},{y:.6f},{z:.6f}" for x, y, z in rows) + "\n")
     out = tmp_path / "runs.json"
     cmd = Command("bench", "--impl", "numpy-batch", "--grid", "4x3", "--data", str(data), "--json", str(out))
-    got: list[int] = []
-
-    def feed() -> None:  # opening blocks until the command opens the file to read it
-        with open(data, "w") as f:
-            f.write("a,b\n1,2\n")
-            f.flush()
-            got.append(1)
-            time.sleep(60)  # keep the pipe open: the command waits for more rows
-
-    threading.Thread(target=feed, daemon=True).start()
+    # The command is loading the data while it holds the file open (its 40 MB take it a second or more).
     end = time.monotonic() + 60
-    while not got:
+    while not any(os.path.realpath(fd.path) == str(data) for fd in os.scandir(f"/proc/{cmd.proc.pid}/fd")):
         assert time.monotonic() < end and cmd.proc.poll() is None, cmd.err
-        time.sleep(0.02)
-    time.sleep(0.2)  # the command is now blocked reading the pipe
+        time.sleep(0.005)
     status, table, err = cmd.interrupt()
     assert status == 130 and "Traceback" not in err
     # nothing compiled, nothing timed: the table has no column of figures for it
