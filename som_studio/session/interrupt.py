@@ -7,9 +7,11 @@ SIGINT) install one :class:`CtrlC` around their sessions. No Qt.
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 from typing import Any
 
+from som_studio.i18n import _
 from som_studio.session.events import ChunkTimed, Compiled, Started
 
 
@@ -69,5 +71,7 @@ class CtrlC:
         self.requested = True
         if first and self.cancellable and self.session is not None:
             self.session.cancel()
+            # A chunk may be long (your own class's run(), a big epoch): said at once, not only when it ends.
+            print(_("stopping when the chunk under way ends; Ctrl-C again stops at once"), file=sys.stderr, flush=True)
             return
         raise KeyboardInterrupt
