@@ -63,6 +63,8 @@ def test_min_max_scaling(tmp_path):
             "column 2 ('b c') has no values (every cell is empty or missing); leave it out with --ignore 'b c'",
         ),
         ("typo.csv", "1,2,x\n3,4,5\n", "non-numeric value 'x' at line 1, column 3"),
+        ("zeros.csv", "\x00" * 1000, "holds NUL bytes: a binary file, not a text table"),  # 'a header but no rows'
+        ("padded.csv", "a,b\n1,2\x00\n", "holds NUL bytes"),
         # rows are the file's lines, blank and comment lines counted
         ("gaps.csv", "a,b\n\n# note\n1,2\n3\n", "line 5 has 1 columns"),
         ("nan_line.csv", "a,b\n1,2\n\nnan,\n", "data row 2 (line 4 of the file)"),

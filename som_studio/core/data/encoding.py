@@ -38,6 +38,10 @@ def detect_encoding(p: Path) -> Encoding:
         raise DataError(cannot_read(p, exc)) from None
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         raise DataError(_("{path}: the text is UTF-16 encoded; save it as CSV UTF-8 (or CP949)").format(path=p))
+    if b"\x00" in head:  # NUL decodes as UTF-8, but no text table holds one: a binary file with a text name
+        raise DataError(
+            _("{path}: holds NUL bytes: a binary file, not a text table; save the table as CSV UTF-8").format(path=p)
+        )
     utf8_error = _decode_error(p, "utf-8-sig")
     if utf8_error is None:
         return Encoding("utf-8-sig", "UTF-8")
