@@ -226,6 +226,8 @@ class SomRun:
         import csv
         import io
 
+        if Path(path).suffix.lower() != ".csv":  # export_units('iris.npy') wrote CSV under another format's name
+            raise ValueError(_("{path}: the units export as a .csv file").format(path=path))
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(self.unit_columns())

@@ -308,6 +308,8 @@ def test_exports_replace_an_existing_file_only_when_told(iris_run, tmp_path):
             export(data)
         assert data.read_text() == "sepal_length,sepal_width\n5.1,3.5\n"
     assert next(csv.reader(run.export_codebook(data, force=True).open()))[:2] == ["row", "col"]
+    with pytest.raises(ValueError, match=r"units.npy: the units export as a .csv file"):
+        run.export_units(tmp_path / "units.npy")
 
 
 def test_project_a_npy_file_in_chunks(iris_run, tmp_path):
