@@ -131,8 +131,12 @@ def project_apart(run: StoredRun, data_path: str | os.PathLike[str]) -> Projecte
 def export_units(run: StoredRun, path: str | os.PathLike[str]) -> Path:
     """Write ``run``'s per-unit CSV (unit, hits, label, purity, cluster, codebook by feature name)."""
     model = _model(run)
+    if not Path(path).suffix:  # a name typed in the save dialog without its filter's suffix
+        path = Path(path).with_suffix(".csv")
     try:
         out: Path = model.export_units(path, force=True)  # the save dialog asked before replacing a file
+    except ValueError as exc:  # another suffix
+        raise ProjectionError(str(exc)) from None
     except OutputError as exc:
         raise ProjectionError(str(exc)) from None
     except OSError as exc:

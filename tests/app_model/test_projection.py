@@ -69,6 +69,9 @@ def test_export_units_writes_the_per_unit_csv(iris_run, tmp_path):
     assert rows[0][7:] == ["sepal_length", "sepal_width", "petal_length", "petal_width"]
     assert len(rows) == 1 + 96 and sum(int(r[3]) for r in rows[1:]) == 150
     assert {r[4] for r in rows[1:]} - {""} == {"setosa", "versicolor", "virginica"}
+    assert export_units(iris_run, tmp_path / "typed") == tmp_path / "typed.csv"  # a name typed without its suffix
+    with pytest.raises(ProjectionError, match="the units export as a .csv file"):  # a message box, not a traceback
+        export_units(iris_run, tmp_path / "units.npy")
 
 
 # A map big enough to search on JAX's device is projected in a process of its own: the caller (the app)
