@@ -7,9 +7,11 @@ never special-cases a name. New implementations are added with :func:`register`.
 
 from __future__ import annotations
 
+import ast
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from som_studio.config import Refusal
 from som_studio.core.impls import memory
@@ -31,9 +33,7 @@ class UnknownImplementation(KeyError):
     @property
     def refusal(self) -> Refusal:
         if self.name.endswith(".py"):  # a file of the user's, its class not named
-            from som_studio.core.impls.user_impl import file_classes
-
-            named = [f"{self.name}:{c}" for c in file_classes(self.name)] or [f"{self.name}:CLASS"]
+            named = [f"{self.name}:{c}" for c in _file_classes(self.name)] or [f"{self.name}:CLASS"]
             if not os.path.isfile(os.path.expanduser(self.name)):
                 text = _("{path}: no such file").format(path=self.name)
             elif len(named) > 1:
@@ -52,6 +52,16 @@ class UnknownImplementation(KeyError):
 
     def __str__(self) -> str:
         return str(self.refusal)
+
+
+def _file_classes(path: str) -> list[str]:
+    """The classes a Python file defines at its top level, in order, read without running it (none when it cannot
+    be read or parsed); a class it imports is not one of them."""
+    try:
+        tree = ast.parse(Path(path).expanduser().read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return []
+    return [node.name for node in tree.body if isinstance(node, ast.ClassDef)]
 
 
 def register(impl: Implementation) -> Implementation:

@@ -20,7 +20,6 @@ the user's own traceback lines (:func:`error_text`), not SOM Studio's.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import importlib.util
 import inspect
@@ -91,16 +90,6 @@ def parse_spec(text: str) -> tuple[str, str]:
     if not cls.isidentifier():
         raise UserImplError(path, _("{name!r} is not a class name").format(name=cls))
     return path, cls
-
-
-def file_classes(path: str) -> list[str]:
-    """The classes a Python file defines at its top level, in order, read without running it (none when it cannot
-    be read or parsed); a class it imports is not one of them."""
-    try:
-        tree = ast.parse(Path(path).expanduser().read_bytes())
-    except (OSError, SyntaxError, ValueError):
-        return []
-    return [node.name for node in tree.body if isinstance(node, ast.ClassDef)]
 
 
 def display_name(path: str, cls: str) -> str:
