@@ -128,7 +128,7 @@ def unmasked(data: Any) -> Any:
     """A NumPy masked array as floats with NaN in its masked cells, the missing values it marks (``np.asarray``
     drops the mask, and a sentinel such as 999 it hid would be trained on); anything else as it is."""
     if isinstance(data, np.ma.MaskedArray):
-        return data.astype(np.result_type(data.dtype, np.float32)).filled(np.nan)
+        return np.ma.filled(data.astype(np.result_type(data.dtype, np.float32)), np.nan)
     return data
 
 
