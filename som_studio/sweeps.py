@@ -153,6 +153,30 @@ class SweepResult(Sequence[dict[str, Any]]):
     def __repr__(self) -> str:
         return f"<SweepResult: {len(self.rows)} maps, {self.timings['wall_s']:.2f} s>"
 
+    def _repr_html_(self) -> str:
+        """The rows as a notebook shows them: a table, the rows on the QE-TE frontier in bold, the timings below."""
+        from html import escape
+
+        keys = list(self.rows[0]["settings"]) if self.rows else []
+        best = set(self.frontier())
+
+        def cell(v: Any, f: str) -> str:
+            return "-" if v is None else f.format(v)
+
+        head = "".join(f"<th>{escape(k)}</th>" for k in ["", *keys, "QE", "TE", _("label purity")])
+        body = []
+        for i, r in enumerate(self.rows):
+            values = [str(i), *(str(r["settings"][k]) for k in keys)]
+            values += [cell(r["qe"], "{:.4g}"), cell(r["te"], "{:.3f}"), cell(r["label_purity"], "{:.3f}")]
+            style = " style='font-weight:bold'" if i in best else ""
+            body.append(f"<tr{style}>" + "".join(f"<td>{escape(v)}</td>" for v in values) + "</tr>")
+        t = self.timings
+        words = _(
+            "{n} maps trained together in {wall:.2f} s ({epoch:.3g} s an epoch); in bold, the rows no other row "
+            "beats on both QE and TE"
+        ).format(n=len(self.rows), wall=t["wall_s"], epoch=t["per_epoch_s"])
+        return f"<table><tr>{head}</tr>{''.join(body)}</table><p>{escape(words)}</p>"
+
     def run(self, i: int) -> Any:
         """Row ``i``'s map as a :class:`~som_studio.trained.SomRun` (nothing is trained)."""
         from som_studio.trained import SomRun

@@ -57,6 +57,12 @@ def test_an_arrays_values_are_swept_as_a_lists_and_progress_shows_a_bar(capsys):
     assert "3/3" in capsys.readouterr().err
 
 
+def test_a_sweep_shows_its_rows_in_a_notebook_with_the_frontier_in_bold(rows):
+    html = rows._repr_html_()  # was only its repr, '<SweepResult: 5 maps, 1.18 s>'
+    assert html.count("<tr") == 1 + len(rows) and html.count("font-weight:bold") == len(rows.frontier())
+    assert "<th>sigma_end</th>" in html and f"{rows[0]['qe']:.4g}" in html and "5 maps trained together" in html
+
+
 def test_the_combinations_are_sharded_over_the_devices(rows):
     from som_studio.core import jax_runtime
     from som_studio.session.sweep import spread
