@@ -160,6 +160,21 @@ def test_a_frame_projected_is_refused_in_words_that_fit_a_trained_runs_features(
         run.project(renamed)
 
 
+def test_a_pandas_frames_bad_row_is_named_by_its_index_label_too():
+    """Row 2 is index 1 of a default index, and a user looks it up by the label: both are said."""
+    holes = pd.DataFrame({"a": [1, np.nan, 3.0], "b": [1, np.nan, 2.0]})
+    with pytest.raises(ValueError, match=r"DataFrame: data row 2 \(index 1\) has no known feature value"):
+        som_studio.train(holes, **SMALL)
+    text = pd.DataFrame({"a": [1, "x", 3], "b": [1.0, 2, 3]}, index=[10, 20, 30])
+    with pytest.raises(ValueError, match=r"\(value 'x' at row 2 \(index 20\)\)"):
+        som_studio.train(text, **SMALL)
+    endless = pd.DataFrame({"a": [1, np.inf, 3], "b": [1.0, 2, 3]}, index=["r1", "r2", "r3"])
+    with pytest.raises(ValueError, match=r"infinite value inf at row 2 \(index r2\), column a"):
+        som_studio.train(endless, **SMALL)
+    with pytest.raises(ValueError, match=r"data row 2 has no known feature value"):  # no index to name
+        som_studio.train(pl.from_pandas(holes), **SMALL)
+
+
 def _label_sources(values, folder) -> dict[str, object]:
     """The same labelled table, every tenth label missing, as each reader meets a missing label."""
     kinds = np.array(["a", "b", "c"] * 20, dtype=object)

@@ -198,25 +198,35 @@ def any_missing(values: np.ndarray) -> bool:
 CHECK_BLOCK_BYTES = 1 << 22
 
 
-def check_known_rows(values: np.ndarray, name: str, lines: np.ndarray | None = None, first_row: int = 0) -> None:
-    """Refuse a row whose features are all missing, naming it (1-based data row; its file line if known).
+def check_known_rows(
+    values: np.ndarray, name: str, lines: np.ndarray | None = None, first_row: int = 0, index: Any = None
+) -> None:
+    """Refuse a row whose features are all missing, naming it (1-based data row; its file line if known, its label in
+    a pandas frame's ``index``, by which its user looks it up).
 
     A block of rows at a time (:data:`CHECK_BLOCK_BYTES` of their values): the table's mask is never made whole."""
     step = max(1, CHECK_BLOCK_BYTES // max(values.itemsize * values.shape[1], 1))
     for at in range(0, len(values), step):
         none = np.isnan(values[at : at + step]).all(axis=1)
         if none.any():
-            _refuse_unknown_row(name, at + int(np.argmax(none)), lines, first_row)
+            _refuse_unknown_row(name, at + int(np.argmax(none)), lines, first_row, index)
 
 
-def _refuse_unknown_row(name: str, i: int, lines: np.ndarray | None, first_row: int) -> None:
+def _refuse_unknown_row(name: str, i: int, lines: np.ndarray | None, first_row: int, index: Any = None) -> None:
     """Row ``i`` of the values checked (0-based; the first is its file's ``first_row``) has no known value."""
     where = _(" (line {line} of the file)").format(line=int(lines[i])) if lines is not None else ""
+    if index is not None:
+        where = index_words(index[i])
     raise DataError(
         _("{path}: data row {row}{where} has no known feature value (all missing); a row needs at least one").format(
             path=name, row=first_row + i + 1, where=where
         )
     )
+
+
+def index_words(label: Any) -> str:
+    """A pandas frame's row named by its index label, after its 1-based row: `` (index 0)``."""
+    return _(" (index {label})").format(label=label.item() if isinstance(label, np.generic) else label)
 
 
 def check_path(path: str | Path) -> Path:

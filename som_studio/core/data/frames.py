@@ -18,6 +18,7 @@ from som_studio.core.data.checks import (
     check_known_rows,
     check_path,
     column_flag,
+    index_words,
     refuse_empty_columns,
     refuse_repeated_names,
 )
@@ -259,20 +260,24 @@ def frame_table(
     # half the memory, and a float32 run's examples without a copy (aligned as JAX's CPU device takes them).
     single = all(frame_column_is_float32(frame, names.index(name)) for name in features)
     values = jax_runtime.host_array((rows, len(features)), np.float32 if single else np.float64)
+    index = frame.index if _frame_kind(frame) == "pandas" else None  # the labels its user looks a row up by
     for j, name in enumerate(features):
-        values[:, j] = _numeric_column(frame_column(frame, names.index(name)), name, source, spell)
+        values[:, j] = _numeric_column(frame_column(frame, names.index(name)), name, source, spell, index)
     # fmin and fmax pass over missing values: an infinite extreme is an infinite value, found with no mask.
     if np.isinf(np.fmin.reduce(values, axis=None)) or np.isinf(np.fmax.reduce(values, axis=None)):
         row, col = np.argwhere(np.isinf(values))[0]
         raise DataError(
             _("{path}: infinite value {value!r} at row {row}, column {column}").format(
-                path=source, value=float(values[row, col]), row=int(row) + 1, column=features[col]
+                path=source,
+                value=float(values[row, col]),
+                row=f"{row + 1}{index_words(index[row])}" if index is not None else int(row) + 1,
+                column=features[col],
             )
         )
     refuse_empty_columns(
         values, source, [names.index(f) + 1 for f in features], features, lambda name: spell("ignore", name)
     )
-    check_known_rows(values, source)
+    check_known_rows(values, source, index=index)
 
     def text(col: str | None) -> np.ndarray | None:
         return None if col is None else frame_text_column(frame, names.index(col))
@@ -332,8 +337,11 @@ def frame_features(
 FLAG_OF = {"labels": "--labels", "ignore": "--ignore", "id_column": "--id"}
 
 
-def _numeric_column(col: np.ndarray, name: str, source: str, spell: Callable[[str, str], str] | None) -> np.ndarray:
-    """A frame's column as float64, missing values NaN; a text cell refuses the column by name."""
+def _numeric_column(
+    col: np.ndarray, name: str, source: str, spell: Callable[[str, str], str] | None, index: Any = None
+) -> np.ndarray:
+    """A frame's column as float64, missing values NaN; a text cell refuses the column by name (its row by ``index``'s
+    label too: a pandas frame's)."""
     if col.dtype != object:
         if col.dtype.kind not in "biuf":
             raise DataError(non_numeric_column(source, name, col.dtype, spell))
@@ -345,12 +353,13 @@ def _numeric_column(col: np.ndarray, name: str, source: str, spell: Callable[[st
         elif isinstance(v, (int, float, bool, np.number, np.bool_)):
             out[i] = float(v)
         else:
-            raise DataError(non_numeric_column(source, name, type(v).__name__, spell, value=v, row=i + 1))
+            row = f"{i + 1}{index_words(index[i])}" if index is not None else i + 1
+            raise DataError(non_numeric_column(source, name, type(v).__name__, spell, value=v, row=row))
     return out
 
 
 def non_numeric_column(
-    source: str, name: str, dtype: object, spell: Callable[[str, str], str] | None, value: Any = None, row: int = 0
+    source: str, name: str, dtype: object, spell: Callable[[str, str], str] | None, value: Any = None, row: Any = 0
 ) -> str:
     """A text column refused; ``spell`` words the keywords or flags that give it a role, ``None`` for a trained
     run's feature (projected: it can have no other role)."""
