@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["SOM", "Run", "__version__", "load_run", "sweep", "train"]
+__all__ = ["SOM", "Run", "__version__", "compare", "load_run", "sweep", "train"]
 
 # Where each name lives: imported when first asked for (they import NumPy), so `import som_studio` stays light.
 _LAZY = {
@@ -17,6 +17,7 @@ _LAZY = {
     "train": "som_studio.api",
     "SOM": "som_studio.api",
     "sweep": "som_studio.sweeps",
+    "compare": "som_studio.compared",
 }
 
 
