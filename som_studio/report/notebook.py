@@ -59,13 +59,17 @@ def run_html(run: Any) -> str:
         f"<tr><th style='text-align:left;padding-right:1em'>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in rows
     )
     names = escape(", ".join(run.feature_names[:12]) + (", ..." if len(run.feature_names) > 12 else ""))
-    caption = ""
     if len(run.feature_names) != 3:  # not the features' colours: the picture is the U-matrix (map_image)
         words = _(
             "The U-matrix shows each unit's mean distance to its neighbouring units: light ridges are borders "
             "between groups of similar units."
         )
-        caption = f"<p style='max-width:320px'>{escape(words)}</p>"
+    else:  # three features of any table are drawn as colours: which is which
+        red, green, blue = run.feature_names
+        words = _("Red, green and blue are {red}, {green} and {blue}, each over its range in the data.").format(
+            red=red, green=green, blue=blue
+        )
+    caption = f"<p style='max-width:320px'>{escape(words)}</p>"
     return (
         "<div style='display:flex;gap:1.5em;align-items:flex-start'>"
         f"<div><img src='{src}' alt='{escape(_('final map'))}' style='image-rendering:pixelated'/>{caption}</div>"

@@ -185,7 +185,8 @@ def test_a_run_shows_itself_in_a_notebook():
     for words in ("numpy-batch", "median / it", "wall", "QE", "TE"):
         assert words in html
     assert run.path is None and "5x4" in repr(run)
-    assert "U-matrix" not in html  # three features: their colours
+    assert "U-matrix" not in html  # three features: their colours, each named
+    assert "Red, green and blue are x1, x2 and x3, each over its range in the data." in html
     # Four features on a toroid: the picture is the U-matrix, and says so; the lattice says it wraps.
     four = som_studio.train(
         np.random.default_rng(0).random((30, 4)), impl="numpy-batch", grid="5x4", epochs=3, toroid=True
