@@ -190,6 +190,10 @@ def test_html_parses_and_holds_every_runs_figures(captures) -> None:
         ):
             assert figure in text, figure
     assert "Time per iteration" in text and "compile" in text and "p95" in text
+    # Every figure of the summary is said, end-to-end too: it counts compile and training (not the initial map,
+    # which total counts), and read against total it seemed wrong.
+    assert "is the baseline's compile and training over the run's (the initial map" in page
+    assert "is the whole training, the initial map and the compile included" in page
     assert len(parser.images) == 2  # the quality chart was not drawn: no broken image
     for src in parser.images:
         head, data = src.split(",", 1)
