@@ -75,10 +75,11 @@ def _text_cell(cell: str, for_qt: bool = False) -> str:
     if len(cell) > WRAP_CHARS:
         return f'<td class="long" style="white-space: normal">{escape(cell)}</td>'
     if for_qt and len(cell) > PATH_BREAK_CHARS:
-        # A path has no space to wrap at, and in a PDF page's table one per run pushed the last runs past the
-        # page's edge: a zero-width space after each separator lets Qt break it there (the HTML, whose text
-        # is copied, keeps the path as it is).
-        return f"<td>{_PATH_BREAKS.sub('\\g<0>\u200b', escape(cell))}</td>"
+        # In a PDF page's table one long cell per run (a path, the feature names) pushed the last runs past the
+        # page's edge: the cell may wrap, a path after each separator (a zero-width space there; the HTML, whose
+        # text is copied, keeps the path as it is).
+        broken = _PATH_BREAKS.sub("\\g<0>\u200b", escape(cell))
+        return f'<td style="white-space: normal">{broken}</td>'
     return f"<td>{escape(cell)}</td>"
 
 
@@ -139,7 +140,10 @@ def _by_run(
     so neither a name nor a number is ever broken across lines to fit a page.
     """
     numeric_rows = numeric_rows or set()
-    attrs = ' border="0" cellspacing="0" cellpadding="4"' if for_qt else ' class="by-run"'
+    # On a PDF page the table is held to the page's width, so its long cells wrap (at their spaces and a path's
+    # separators): sized to its content, a configuration's paths and feature names pushed the third run past
+    # the page's edge and the fourth off it.
+    attrs = ' border="0" cellspacing="0" cellpadding="4" width="100%"' if for_qt else ' class="by-run"'
     bad = {status_text(st): st for st in ("failed", "cancelled")}
     out = []
     for start in range(0, max(len(names), 1), per_table):

@@ -199,3 +199,17 @@ def test_a_stopped_runs_map_says_the_iteration_it_stood_at(qapp) -> None:
     assert "QE 0.1000 · TE 0.020" in titles[0]
     assert "cancelled: its map at iteration 3" in titles[1]
     assert ">failed<" in titles[2]  # it trained nothing: no map to date
+
+
+def test_a_pages_table_of_long_configurations_stays_within_the_page(qapp) -> None:
+    """Four runs to a table, each with a long path and feature names: sized to its content, the table ran past
+    the page's edge, the third run cut off and the fourth not on the page at all."""
+    names = ", ".join(f"feature_number_{j}" for j in range(8))
+    path = "/home/someone/projects/cytometry/panels/2026/run_a/cells.csv"
+    runs = []
+    for i, impl in enumerate(["numpy-batch", "jax-vmap-batch", "jax-fused-batch", "jax-jit-batch", "numpy-online"]):
+        config = {"impl": impl, "grid": [8, 5], "epochs": 6, "feature_names": names, "data": {"path": path}}
+        record = RunRecord(impl=impl, kind="batch", config=config, status="ok", chunks=[Chunk(0, 6, 0.01 * (i + 1))])
+        runs.append(StoredRun(record, name=impl))
+    doc, _layout = report_render.report_document(build_report(runs), {})
+    assert doc.size().width() <= doc.pageSize().width() + 1
