@@ -819,6 +819,10 @@ A run shows here when it recorded its inside: tick Record the inside of the next
         <translation>첫 측정을 기다리는 중…</translation>
     </message>
     <message>
+        <source>no quality measured: the run ended before its first measurement</source>
+        <translation>품질 측정 없음: 첫 측정 전에 실행이 끝났습니다</translation>
+    </message>
+    <message>
         <source>iteration {n:,}:</source>
         <translation>반복 {n:,}:</translation>
     </message>

@@ -182,7 +182,7 @@ class LiveViews(QObject):
         # The run itself lands in the run list through the comparison's recorder. The header ends
         # on the figures the record holds, not the rolling ones.
         self.timing_plot.finish(record.median_s, record.mean_s)
-        self.quality_plot.flush()
+        self.quality_plot.ended()
         # The record brings the run's model (hits, labels, clusters): their views are offered from now on.
         self.map_view.set_views(picture.MapViews.from_record(record))
         self.progress.setValue(PROGRESS_STEPS if record.status == "ok" else int(PROGRESS_STEPS * self.run.progress))
@@ -191,7 +191,7 @@ class LiveViews(QObject):
     def _on_run_failed(self, message: str, record: RunRecord) -> None:
         self._set_progress(int(PROGRESS_STEPS * self.run.progress))  # where it broke
         self.timing_plot.flush()
-        self.quality_plot.flush()
+        self.quality_plot.ended()
         self.status.setText(self.run.failed(record))
         self._failure = app_message(record)
 
@@ -243,7 +243,7 @@ class LiveViews(QObject):
         # The figures its record holds, as when it ended and as the run list and the comparison give them (the
         # rolling median of its last chunks, labelled "median", disagreed with both).
         self.timing_plot.finish(r.median_s, r.mean_s)
-        self.quality_plot.flush()
+        self.quality_plot.ended()
         # The status bar's clock and bar are the shown run's: the last run's "100 %" and elapsed time are not.
         self._clock.stop()
         total = run.planned

@@ -72,3 +72,18 @@ def test_quality_plot_draws_a_burst_once_when_its_pacer_allows_and_nothing_while
     assert drawn(hidden) == 0
     hidden.show()
     assert drawn(hidden) == 10 and "iteration 90:" in hidden.caption.text()
+
+
+def test_a_run_that_ended_unmeasured_says_so_not_that_a_measurement_is_coming(qtbot):
+    """A big run stopped before its first quality pass kept 'waiting for the first measurement…', also when shown
+    again after a restart."""
+    plot = quality_plot.QualityPlot()
+    qtbot.addWidget(plot)
+    plot.begin()
+    assert "waiting for the first measurement" in plot.caption.text()
+    plot.ended()
+    assert plot.caption.text() == "no quality measured: the run ended before its first measurement"
+    plot.begin()
+    plot.add(QualityMeasured(20, 0.5, 0.1))
+    plot.ended()
+    assert "iteration 20:" in plot.caption.text()

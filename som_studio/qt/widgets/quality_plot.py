@@ -113,6 +113,13 @@ class QualityPlot(QWidget):
         """Draw what has arrived now, shown or not (a run's end, a kept run replayed)."""
         self.redraw.flush()
 
+    def ended(self) -> None:
+        """The run ended: drawn as it stands; with no measurement, the caption says none was taken (it waited for
+        one that would never come: a big run stopped before its first)."""
+        self.flush()
+        if self._latest is None:
+            self.caption.setText(self.tr("no quality measured: the run ended before its first measurement"))
+
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         self.redraw.shown()
