@@ -75,6 +75,7 @@ class LiveViews(QObject):
         self._on_env = on_env
         self._on_failed = on_failed
         self._failure: str | None = None  # the failed run's message, told when the run has ended
+        self._said = ""  # what the run is doing, said again when a pause ends
         self._features: int | None = None  # the last run's, to tell when its view stops making sense
         self._clock = QTimer(self)
         self._clock.setInterval(STATUS_MS)
@@ -100,7 +101,7 @@ class LiveViews(QObject):
         """A run of ``config`` was just started."""
         self._failure = None
         text = self.run.begin(config, time.perf_counter())
-        self.status.setText(text)
+        self._say(text)
         # Until the new run's first map arrives (its process starts, reads its data), the map shown is the last
         # run's: its caption says what is coming, not "iteration 30" of a run that ended.
         self.map_view.caption.setText(text)
@@ -126,8 +127,15 @@ class LiveViews(QObject):
         self.map_view.inspector.jobs.wait()
 
     # -- from the controller ---------------------------------------------------------------
+    def _say(self, text: str) -> None:
+        """What the run is doing, in the status bar now or, while it is paused or stopping, once that ends
+        ("Paused" and "Stopping…" stay said: a run paused while compiling read "Training (…)" once compiled)."""
+        self._said = text
+        if self.controller.state not in (ctl.PAUSED, ctl.STOPPING):
+            self.status.setText(text)
+
     def _on_run_started(self, ev: Started) -> None:
-        self.status.setText(self.run.started(ev))
+        self._say(self.run.started(ev))
         before, self._features = self._features, ev.features
         self.map_view.begin(ev.features, ev.config.impl, picture.MapViews.from_started(ev), ev.config)
         if before is not None and before != ev.features:
@@ -142,20 +150,17 @@ class LiveViews(QObject):
 
     def _on_compiled(self, ev: Compiled) -> None:
         self.timing_plot.set_compile(ev.seconds, ev.compiles)
-        self.status.setText(self.run.compiled(ev))
+        self._say(self.run.compiled(ev))
 
     def _on_chunks_timed(self, chunks: list[Any]) -> None:
         streamed = self.run.epoch is not None
         self.timing_plot.add_chunks(chunks)
         self.run.chunks(chunks)  # the status bar shows it with the clock's next tick
         if streamed and self.run.epoch is None and self.run.done < self.run.total:
-            if self.controller.state == ctl.RUNNING:  # "Paused" and "Stopping…" stay said
-                self.status.setText(self.run.epochs_text())
+            self._say(self.run.epochs_text())
 
     def _on_epoch_progress(self, ev: EpochProgress) -> None:
-        text = self.run.progressed(ev)
-        if self.controller.state == ctl.RUNNING:  # "Paused" and "Stopping…" stay said
-            self.status.setText(text)
+        self._say(self.run.progressed(ev))
         self._update_time()
 
     def _update_time(self) -> None:
@@ -209,6 +214,8 @@ class LiveViews(QObject):
             self.status.setText(self.tr("Paused"))
         elif state == ctl.STOPPING:
             self.status.setText(self.tr("Stopping…"))
+        elif state == ctl.RUNNING and self._said:  # a pause ended: what the run is doing again
+            self.status.setText(self._said)
         if state == ctl.IDLE:
             self._clock.stop()
             self.time_label.setText(self.run.time_text(time.perf_counter(), running=False))

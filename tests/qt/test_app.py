@@ -572,6 +572,37 @@ def test_the_restored_configuration_says_how_long_it_will_take(qtbot, tmp_path):
     again.close()
 
 
+def test_paused_stays_said_until_the_pause_ends_then_what_the_run_does_is_said_again(qtbot, window):
+    """A run paused while it compiled read "Training (3 compilations, …)" once compiled, not "Paused"."""
+    from som_studio.config import RunConfig
+    from som_studio.session.events import Compiled
+    from som_studio.worker import messages as m
+
+    class Pipe:
+        def __init__(self) -> None:
+            self.items: list = []
+
+        def take(self):
+            items, self.items = self.items, []
+            return items, None
+
+    c = window.controller
+    window.live.begin(RunConfig(impl="jax-fused-batch", width=8, height=6, epochs=10))
+    c._reader = Pipe()
+    c._set_state(ctl.RUNNING)
+    try:
+        c._set_state(ctl.PAUSED)
+        assert window.status_label.text() == "Paused"
+        c._reader.items = [m.EventMessage(Compiled(seconds=7.05, compiles=3))]
+        c._dispatch_now()
+        assert window.status_label.text() == "Paused"
+        c._set_state(ctl.RUNNING)
+        assert window.status_label.text().startswith("Training (3 compilations, 7.05 s compile + warm-up")
+    finally:
+        c._reader = None
+        c._set_state(ctl.IDLE)
+
+
 def test_a_streamed_epoch_moves_the_status_and_the_bar(qtbot, window):
     """Where a streamed epoch stands reaches the status bar, the latest only, and never once its epoch ended."""
     from som_studio.config import RunConfig
