@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -218,7 +219,17 @@ def app_message(record: RunRecord) -> str:
     """
     if record.refusal is not None:
         return app_text(record.refusal)
+    cancelled = CANCELLED.fullmatch(record.message or "")
+    if cancelled:  # written in the language of the session that ran it: said again in the app's
+        done, total = (int(g.replace(",", "")) for g in cancelled.groups())
+        return ngettext(
+            "cancelled after {done:,} of {n:,} iteration", "cancelled after {done:,} of {n:,} iterations", total
+        ).format(done=done, n=total)
     return app_words(record.message)
+
+
+#: A stopped run's message as its session wrote it in English (:mod:`som_studio.session.training`).
+CANCELLED = re.compile(r"cancelled after ([\d,]+) of ([\d,]+) iterations?")
 
 
 def read_data(key: DataKey) -> DataInfo:

@@ -139,6 +139,25 @@ def test_a_worker_speaking_korean_has_its_layout_remedy_named_as_the_apps_contro
         i18n.install("en")
 
 
+def test_a_stopped_runs_message_kept_in_english_reads_in_the_apps_language():
+    """The run was stopped in an English session; the app, in Korean since, showed its note in English."""
+    from som_studio import i18n
+    from som_studio.app_model.form import app_message
+    from som_studio.session.record import RunRecord
+
+    record = RunRecord(impl="numpy-batch", kind="batch", config={}, status="cancelled")
+    record.message = "cancelled after 1,200 of 40,000 iterations"
+    i18n.install("ko")
+    try:
+        assert app_message(record) == i18n.ngettext(
+            "cancelled after {done:,} of {n:,} iteration", "cancelled after {done:,} of {n:,} iterations", 40_000
+        ).format(done=1_200, n=40_000)
+        assert "cancelled" not in app_message(record)
+    finally:
+        i18n.install("en")
+    assert app_message(record) == "cancelled after 1,200 of 40,000 iterations"
+
+
 def test_the_status_line_says_no_warm_up_for_a_rung_that_compiles_nothing():
     from som_studio.session.events import Compiled
 
