@@ -219,8 +219,11 @@ class RunPanel(QWidget):
         self.detect.setToolTip(self.tr("ask a short-lived worker process which devices JAX sees with these settings"))
         dev = QHBoxLayout()
         dev.addWidget(self.devices_label, 1)
-        dev.addWidget(self.detect)
-        rows.addRow(dev)  # both columns: the devices' line has the panel's width to wrap in
+        dev.addWidget(self.detect, 0, Qt.AlignmentFlag.AlignTop)
+        holder = QWidget()
+        holder.setLayout(dev)
+        dev.setContentsMargins(0, 0, 0, 0)
+        rows.addRow(holder)  # both columns: the devices' line has the panel's width to wrap in
 
     def _lay_out(self, rows: QFormLayout) -> None:
         """The fields in a scroll area; the memory note, the verdict and Run below, always in sight."""

@@ -90,3 +90,19 @@ def test_a_table_column_is_chosen_from_the_file_and_the_grid_left_to_auto_says_w
     p.table.ignore.menu().actions()[0].trigger()
     assert p.form.fields.ignore == ("a",)
     assert p.minimumSizeHint().width() <= 360
+
+
+def test_the_devices_line_gets_the_height_its_wrapped_words_need(qtbot):
+    """Beside Detect, in a narrow panel, "Devices: not asked yet for these settings" wraps to two lines and had the
+    button's height: both lines were cut, top and bottom."""
+    from som_studio.qt.widgets.run_panel import RunPanel
+
+    p = RunPanel()
+    qtbot.addWidget(p)
+    p.resize(330, 900)
+    p.show()
+    qtbot.waitExposed(p)
+    p.devices_label.setText("Devices: not asked yet for these settings")
+    label = p.devices_label
+    qtbot.waitUntil(lambda: label.height() >= label.heightForWidth(label.width()), timeout=WAIT_MS)
+    assert label.heightForWidth(label.width()) > label.fontMetrics().lineSpacing() * 1.5  # it did wrap
