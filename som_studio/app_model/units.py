@@ -34,18 +34,21 @@ class UnitIndex:
     """Which unit each training example landed on, for one run's final map.
 
     ``bmus``: (N,) flat unit index per data row (row ``i`` of the data file, header excluded);
-    ``labels``: (N,) str or ``None``.
+    ``labels``: (N,) str or ``None``; ``ids``: (N,) str, the run's id column, or ``None``.
     """
 
     bmus: np.ndarray
     labels: np.ndarray | None = None
+    ids: np.ndarray | None = None
 
     @classmethod
-    def build(cls, weights: np.ndarray, data: np.ndarray, labels: np.ndarray | None = None) -> UnitIndex:
+    def build(
+        cls, weights: np.ndarray, data: np.ndarray, labels: np.ndarray | None = None, ids: np.ndarray | None = None
+    ) -> UnitIndex:
         """The index of ``data`` (N, D, in the map's trained space) on ``weights`` (H, W, D)."""
         first, _ = metrics.nearest_units(np.asarray(weights, dtype=np.float64), np.asarray(data))
         lab = None if labels is None else np.asarray(labels, dtype=str)
-        return cls(np.asarray(first, dtype=np.int64), lab)
+        return cls(np.asarray(first, dtype=np.int64), lab, None if ids is None else np.asarray(ids, dtype=str))
 
     @classmethod
     def for_config(cls, weights: np.ndarray, config: Any) -> UnitIndex | None:
@@ -61,7 +64,7 @@ class UnitIndex:
             return None
         if table.values.ndim != 2 or table.values.shape[1] != np.asarray(weights).shape[-1]:
             return None  # the file changed since the run: its rows would be someone else's
-        return cls.build(weights, table.values, table.labels)
+        return cls.build(weights, table.values, table.labels, table.ids)
 
     def rows(self, unit: int) -> np.ndarray:
         """The data rows (ascending) whose best-matching unit is ``unit`` (flat index)."""
@@ -81,6 +84,7 @@ class UnitDetails:
     purity : the share of its labelled examples carrying that label, or ``None``.
     label_counts : ``(label, examples)`` for every label among its examples, most first (rows without one left out).
     example_rows : the first :data:`ROWS_SHOWN` data rows (0-based, header excluded) of its examples.
+    example_ids : those rows' ids, when the run has an id column (else empty).
     example_count : how many examples it has in all (``None``: the rows are not known).
     cluster : its codebook cluster, or ``None``.
     """
@@ -95,6 +99,7 @@ class UnitDetails:
     example_rows: tuple[int, ...] = ()
     example_count: int | None = None
     cluster: int | None = None
+    example_ids: tuple[str, ...] = ()
 
     @property
     def title(self) -> str:
@@ -106,7 +111,8 @@ class UnitDetails:
             return _("not known (the run's data cannot be read)")
         if self.example_count == 0:
             return _("none")
-        shown = ", ".join(str(r) for r in self.example_rows)
+        # By the id a user gave them, else by data row as messages count them (1-based: the first is 1).
+        shown = ", ".join(self.example_ids or (str(r + 1) for r in self.example_rows))
         more = self.example_count - len(self.example_rows)
         if more <= 0:
             return shown
@@ -141,10 +147,12 @@ def unit_details(
         purity = None if math.isnan(p) else p
     counts: tuple[tuple[str, int], ...] = ()
     rows: tuple[int, ...] = ()
+    ids: tuple[str, ...] = ()
     count: int | None = None
     if index is not None:
         mine = index.rows(unit)
         count, rows, hits = len(mine), tuple(int(r) for r in mine[:limit]), len(mine)
+        ids = () if index.ids is None else tuple(str(index.ids[r]) for r in rows)
         if index.labels is not None:
             tally = Counter(str(v) for v in index.labels[mine] if str(v) != metrics.NO_LABEL)
             counts = tuple(sorted(tally.items(), key=lambda kv: (-kv[1], kv[0])))
@@ -153,7 +161,7 @@ def unit_details(
             else:
                 label, purity = "", None
     cluster = None if views.clusters is None else int(np.asarray(views.clusters).reshape(-1)[unit])
-    return UnitDetails(row, col, codebook, hits, label, purity, counts, rows, count, cluster)
+    return UnitDetails(row, col, codebook, hits, label, purity, counts, rows, count, cluster, ids)
 
 
 def readout(

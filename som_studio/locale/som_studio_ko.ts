@@ -1413,8 +1413,12 @@ The run is listed until the app closes.</source>
         <translation>샘플의 레이블</translation>
     </message>
     <message>
-        <source>Example rows ({n})</source>
-        <translation>샘플 행 ({n})</translation>
+        <source>Examples by id ({n})</source>
+        <translation>ID로 본 예제 ({n})</translation>
+    </message>
+    <message>
+        <source>Example data rows ({n}; the first is 1)</source>
+        <translation>예제 데이터 행 ({n}, 첫 행이 1)</translation>
     </message>
 </context>
 <context>

@@ -43,7 +43,9 @@ def test_examples_labels_and_rows_from_the_index():
     index = UnitIndex.build(w, data, labels)
     d = unit_details(w, _views(), 1, 1, index)
     assert d.hits == 3 and d.example_count == 3
-    assert d.example_rows == (0, 2, 5)
+    assert d.example_rows == (0, 2, 5) and d.rows_text() == "1, 3, 6"  # data rows as messages count them
+    with_ids = unit_details(w, _views(), 1, 1, UnitIndex.build(w, data, labels, np.array([f"r{i}" for i in range(6)])))
+    assert with_ids.example_ids == ("r0", "r2", "r5") and with_ids.rows_text() == "r0, r2, r5"  # by the run's ids
     assert d.label_counts == (("a", 2), ("b", 1))
     assert d.label == "a" and d.purity == pytest.approx(2 / 3)
     empty = unit_details(w, _views(), 0, 3, index)

@@ -98,7 +98,10 @@ class UnitPanel(QWidget):
             heading = self.tr("Labels of its examples")
             parts.append(f"<b>{e(heading)}</b><table>{rows}</table>")
         if d.example_count is not None:
-            heading = self.tr("Example rows ({n})").format(n=d.example_count)
+            if d.example_ids:
+                heading = self.tr("Examples by id ({n})").format(n=d.example_count)
+            else:
+                heading = self.tr("Example data rows ({n}; the first is 1)").format(n=d.example_count)
             parts.append(f"<b>{e(heading)}</b><br>{e(d.rows_text())}")
         if note:
             parts.append(f"<i>{e(note)}</i>")
