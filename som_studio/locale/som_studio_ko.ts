@@ -478,6 +478,18 @@ A run shows here when it recorded its inside: tick Record the inside of the next
         <translation>어느 장치가 지도의 어느 부분을 맡는지</translation>
     </message>
     <message>
+        <source>Choose a table (.csv, .npy, .parquet or .arrow) for the Run panel&apos;s data</source>
+        <translation>실행 패널의 데이터로 쓸 표(.csv, .npy, .parquet, .arrow)를 고릅니다</translation>
+    </message>
+    <message>
+        <source>Choose a folder of tables, one format, read in file-name order (streamed when too large)</source>
+        <translation>한 형식의 표들이 든 폴더를 고릅니다. 파일 이름 순서로 읽으며, 너무 크면 스트리밍합니다</translation>
+    </message>
+    <message>
+        <source>Open data &amp;folder…</source>
+        <translation>데이터 폴더 열기(&amp;F)…</translation>
+    </message>
+    <message>
         <source>Many maps of the form&apos;s SOM, trained together</source>
         <translation>실행 패널의 SOM으로 여러 지도를 함께 학습</translation>
     </message>
@@ -552,10 +564,6 @@ A run shows here when it recorded its inside: tick Record the inside of the next
     <message>
         <source>&amp;Export runs as JSON…</source>
         <translation>실행을 JSON으로 내보내기(&amp;E)…</translation>
-    </message>
-    <message>
-        <source>Choose a table (.npy or .csv) for the Run panel&apos;s data</source>
-        <translation>실행 패널의 데이터로 쓸 표(.npy 또는 .csv)를 고릅니다</translation>
     </message>
     <message>
         <source>Open &amp;data…</source>
@@ -947,6 +955,10 @@ A run shows here when it recorded its inside: tick Record the inside of the next
     <message>
         <source>Training data</source>
         <translation>학습 데이터</translation>
+    </message>
+    <message>
+        <source>Folder of training data</source>
+        <translation>학습 데이터 폴더</translation>
     </message>
 </context>
 <context>

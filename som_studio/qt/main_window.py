@@ -194,9 +194,13 @@ class MainWindow(QMainWindow):
         self.export_action = action(
             self.tr("&Export runs as JSON…"), lambda: self.runs_panel.export_runs(), "Ctrl+E", tip
         )
-        tip = self.tr("Choose a table (.npy or .csv) for the Run panel's data")
+        tip = self.tr("Choose a table (.csv, .npy, .parquet or .arrow) for the Run panel's data")
         self.open_data_action = action(
             self.tr("Open &data…"), lambda: self.panel.choose_data_file(), "Ctrl+Shift+O", tip
+        )
+        tip = self.tr("Choose a folder of tables, one format, read in file-name order (streamed when too large)")
+        self.open_folder_action = action(
+            self.tr("Open data &folder…"), lambda: self.panel.choose_data_folder(), tip=tip
         )
         tip = self.tr("Put the window's panels back where they start, the map the largest")
         self.reset_layout_action = action(self.tr("&Reset layout"), self.reset_layout, tip=tip)
@@ -216,7 +220,13 @@ class MainWindow(QMainWindow):
     def _make_menus(self) -> None:
         """File, Run, View (the pages, the docks, Reset layout, Language), Help; Run, Pause and Stop beside the tabs."""
         run_actions = (self.run_action, self.pause_action, self.stop_action)
-        file_actions = (self.open_data_action, self.open_action, self.example_action, self.add_impl_action)
+        file_actions = (
+            self.open_data_action,
+            self.open_folder_action,
+            self.open_action,
+            self.example_action,
+            self.add_impl_action,
+        )
         docks = (d.toggleViewAction() for d in self.docks.values())
         self.menus = menus.add_menus(
             self.menuBar(),

@@ -643,3 +643,18 @@ def test_a_streamed_epoch_moves_the_status_and_the_bar(qtbot, window):
         qtbot.waitUntil(lambda: window.progress.value() == int(PROGRESS_STEPS * 3 / 10), timeout=2000)
     finally:
         c._reader, c._state = None, ctl.IDLE
+
+
+def test_file_opens_a_folder_of_data_as_the_guide_says(window, tmp_path, monkeypatch):
+    """The guide's "File takes a folder" had only a file dialog: a folder could be typed, not chosen."""
+    from PySide6.QtWidgets import QFileDialog
+
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    for i in range(2):
+        (folder / f"part{i}.csv").write_text("a,b,c\n" + "".join(f"{i + j},{j},{2 * j}\n" for j in range(30)))
+    asked = []
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: asked.append(a) or str(folder))
+    window.open_folder_action.trigger()
+    assert asked and window.panel.path.text() == str(folder)
+    assert window.form.fields.path == str(folder)

@@ -464,6 +464,19 @@ class RunPanel(QWidget):
             self.form.edit(path=path, file=True)
         return path
 
+    def choose_data_folder(self) -> str:
+        """File > Open data folder…: a folder of data files (one format, read in file-name order, streamed when
+        too large for memory) as the run's data; the path, or ``""`` if none chosen."""
+        start = self.folders.folder("data") if self.folders is not None else ""
+        if not start:
+            start = str(Path(self.path.text()).parent) if self.path.text() else str(Path.home())
+        path = QFileDialog.getExistingDirectory(self, self.tr("Folder of training data"), start)
+        if path:
+            if self.folders is not None:
+                self.folders.set_folder("data", str(Path(path).parent))
+            self.form.edit(path=path, file=True)
+        return path
+
 
 class _IndentedItems(QStyledItemDelegate):
     """Draws a combo box's choosable items indented, its headings (items without data) flush left."""
