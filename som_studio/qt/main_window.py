@@ -290,6 +290,8 @@ class MainWindow(QMainWindow):
         self._on_checked_for_inside()
         self.live.connect()
         self.runs_panel.status.connect(self.status_label.setText)
+        # The run the data go onto is shown first: its timings and quality beside its map, not the last run's.
+        self.runs_panel.projector.projecting.connect(self.show_kept_run)
         self.runs_panel.projector.projected.connect(self._on_projected)
         self.controller.state_changed.connect(self._on_state_changed)
         self.panel.state_changed.connect(self._on_form_state)

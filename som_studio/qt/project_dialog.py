@@ -39,9 +39,11 @@ class ProjectData(QObject):
     parent : the widget dialogs open over.
     show_error : ``(title, message)``: a dialog saying why a projection or an export failed.
 
-    ``projected(ProjectedHits)`` and ``status(str)`` are emitted on the GUI thread.
+    ``projecting(StoredRun)`` (the run the data go onto, as its projection starts), ``projected(ProjectedHits)``
+    and ``status(str)`` are emitted on the GUI thread.
     """
 
+    projecting = Signal(object)
     projected = Signal(object)
     status = Signal(str)
     _done = Signal(object, str)  # ProjectedHits or None, the refusal; emitted on the projection's thread
@@ -78,9 +80,12 @@ class ProjectData(QObject):
                 patterns="*.csv *.tsv *.npy *.txt *.parquet *.arrow *.feather"
             )
             title = self.tr("Data to project on {name}").format(name=run.name)
-            path, _ = QFileDialog.getOpenFileName(self._parent, title, "", filters)
+            trained_on = str((run.record.config.get("data") or {}).get("path") or "")
+            start = str(Path(trained_on).parent) if trained_on and Path(trained_on).parent.is_dir() else ""
+            path, _ = QFileDialog.getOpenFileName(self._parent, title, start, filters)  # by the run's own data
             if not path:
                 return
+        self.projecting.emit(run)
         self.status.emit(self.tr("Projecting {file} on {name}…").format(file=Path(path).name, name=run.name))
         self._threads = [t for t in self._threads if t.is_alive()]
         thread = threading.Thread(target=self._project, args=(run, path), name="som-projection", daemon=True)

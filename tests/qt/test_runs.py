@@ -87,10 +87,16 @@ def test_project_data_on_a_stored_run_shows_the_hit_map_and_names_mismatched_col
     panel = window.runs_panel
     run = window.runs.runs[-1]
     assert run.record.status == "ok"
+    p.iterations.setValue(2)  # another run after it: the docks describe that one now
+    qtbot.waitUntil(lambda: p.state.runnable, timeout=WAIT_MS)
+    with qtbot.waitSignal(window.controller.run_ended, timeout=WAIT_MS):
+        assert window.start_run()
     panel.select(run.id)
     with qtbot.waitSignal(panel.projector.projected, timeout=WAIT_MS) as got:
         panel.projector.project(str(iris))  # off the GUI thread, through som_studio.trained
     result = got.args[0]
+    # The run the rows went onto is the one its docks describe (they kept the other run's timings and quality).
+    assert f"iteration {run.record.iterations_done:,}:" in window.quality_plot.caption.text()
     assert result.rows == 150 and result.hits.shape == (8, 12)
     view = window.map_view
     assert view.mode.currentText() == HITS_ITEM and view.last_frame.grid == (8, 12)
