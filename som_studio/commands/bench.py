@@ -219,6 +219,7 @@ def run(args: argparse.Namespace) -> int:
 
         session_kw.update(LOCKSTEP_SESSION)
     interrupted = False
+    unsaved: list[str] = []
     try:
         records = run_configs(
             configs,
@@ -228,6 +229,7 @@ def run(args: argparse.Namespace) -> int:
             force=args.force,
             interruptible=cluster is None,  # processes in lockstep cannot stop one alone
             per_run=per_run,
+            unsaved=unsaved,
             **session_kw,
         )
     except Interrupted as stop:
@@ -253,6 +255,8 @@ def run(args: argparse.Namespace) -> int:
     if interrupted:
         say_interrupted("bench", records)
         return 130
+    if unsaved:  # after the table and the JSON: a run that trained for an hour is not lost with its file
+        raise CommandError("; ".join(unsaved))
     return 0 if all(r.status == "ok" for r in records) else 1
 
 
@@ -301,11 +305,14 @@ def run_configs(
     force: bool = False,
     interruptible: bool = True,
     per_run=None,
+    unsaved: list[str] | None = None,
     **session_kw,
 ):
     """Run each config in turn with a progress bar; return their records.
 
-    ``quiet``: no progress bar; ``silent``: nothing at all on stderr.
+    ``quiet``: no progress bar; ``silent``: nothing at all on stderr. ``unsaved``: a run ``--save-runs``
+    could not keep (its file appeared meanwhile: another command writing there) is said there, and the runs
+    go on and their results are written; without it, the first such run stops the command.
     ``observe(index, config, event)``, if given, sees every event of every run
     (``compare`` keeps the maps from it). ``session_kw`` go to each
     :class:`~som_studio.session.session.Session`, and ``per_run[impl]`` (a dict of keywords,
@@ -344,7 +351,12 @@ def run_configs(
                 ctrl_c.check()
                 record, final = _train_one(session, now, observe, progress, ctrl_c)
                 if save_runs is not None and record.status == "ok":
-                    save_run(save_runs, record, final, silent=silent, force=force)
+                    try:
+                        save_run(save_runs, record, final, silent=silent, force=force)
+                    except CommandError as exc:
+                        if unsaved is None:
+                            raise
+                        unsaved.append(str(exc))
                 if silent:
                     pass
                 elif record.status == "ok":

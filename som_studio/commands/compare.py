@@ -188,8 +188,9 @@ def check_outputs(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     configs = configs_from_args(args)
     outputs = check_outputs(args, [c.impl for c in configs])
+    unsaved: list[str] = []
     try:
-        runs, interrupted = train(args, configs, snapshots=outputs["animation"] is not None), False
+        runs, interrupted = train(args, configs, outputs["animation"] is not None, unsaved), False
     except TrainingInterrupted as stop:  # Ctrl-C: what ran is still compared and written
         runs, interrupted = stop.runs, True
     comparison = compare(runs, baseline=args.baseline, title=args.title)
@@ -208,6 +209,8 @@ def run(args: argparse.Namespace) -> int:
     if interrupted:
         say_interrupted("compare", [r.record for r in runs])
         return 130
+    if unsaved:  # after the comparison's files: the runs are not lost with the file one of them could not keep
+        raise CommandError("; ".join(unsaved))
     return 0 if all(r.record.status == "ok" for r in runs) else 1
 
 
@@ -224,13 +227,15 @@ class TrainingInterrupted(Exception):
         self.runs = runs
 
 
-def train(args: argparse.Namespace, configs: list[Any], snapshots: bool = False) -> list[Any]:
+def train(
+    args: argparse.Namespace, configs: list[Any], snapshots: bool = False, unsaved: list[str] | None = None
+) -> list[Any]:
     """Train ``configs`` one after another, print bench's table; the runs as kept (:class:`StoredRun`).
 
     Ctrl-C raises :class:`TrainingInterrupted` after the table is printed, with
     the runs so far (the interrupted one ``cancelled``, the later ones left out).
     ``snapshots``: keep maps through the run for an animation (the initial and
-    final maps come anyway).
+    final maps come anyway). ``unsaved``: as :func:`~som_studio.commands.bench.run_configs` takes it.
     """
     from som_studio.commands.bench import Interrupted, format_table, inside_options, run_configs
     from som_studio.storage import RunRecorder
@@ -253,6 +258,7 @@ def train(args: argparse.Namespace, configs: list[Any], snapshots: bool = False)
             save_runs=args.save_runs,
             force=args.force,
             per_run=per_run,
+            unsaved=unsaved,
             **inside_options(args),
         )
     except Interrupted as stop:

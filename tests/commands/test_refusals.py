@@ -181,3 +181,29 @@ def test_a_column_role_without_data_is_refused_by_its_own_flag(capsys, flag, key
     given = {keyword: ["a"] if keyword == "ignore" else "a"}
     with pytest.raises(ValueError, match=rf"^{keyword}: an array has no named columns"):
         som_studio.train(np.zeros((5, 3)), grid="3x2", epochs=1, **given)
+
+
+def test_a_run_whose_file_appeared_meanwhile_does_not_take_the_results_with_it(tmp_path, capsys, monkeypatch):
+    """Two commands saving into one folder: the second trained in full, then stopped on '--save-runs: … exists'
+    with no table and no --json. Its results are written; the file the other wrote is kept; the exit says why."""
+    import json
+
+    from som_studio.commands import bench
+
+    folder, doc = tmp_path / "R", tmp_path / "runs.json"
+    train_one = bench._train_one
+
+    def another_command_saves_first(session, *args):
+        got = train_one(session, *args)
+        if session.config.impl == "numpy-batch":
+            folder.mkdir(exist_ok=True)
+            (folder / "numpy-batch.somrun").write_text("the other command's run")
+        return got
+
+    monkeypatch.setattr(bench, "_train_one", another_command_saves_first)
+    argv = ["--impl", "numpy-batch,jax-fused-batch", "--grid", "4x3", "--samples", "30", "--epochs", "2"]
+    code, out, err = _run(capsys, "bench", *argv, "--save-runs", folder, "--json", doc)
+    assert code == 2 and "--save-runs:" in err and "numpy-batch.somrun: exists" in err
+    assert [r["impl"] for r in json.loads(doc.read_text())["runs"]] == ["numpy-batch", "jax-fused-batch"]
+    assert "jax-fused-batch" in out and (folder / "jax-fused-batch.somrun").exists()
+    assert (folder / "numpy-batch.somrun").read_text() == "the other command's run"
