@@ -210,8 +210,11 @@ def test_compare_queue_follows_the_order_ticked(window):
         view.impl_list.item(i).data(Qt.ItemDataRole.UserRole): view.impl_list.item(i)
         for i in range(view.impl_list.count())
     }
+    view.set_ticked_impls([])
+    assert not view.compare_button.isEnabled()  # nothing to compare: pressed, it opened an error dialog
     for name in ("jax-jit-online", "numpy-batch", "numpy-online"):  # not the registry's order
         items[name].setCheckState(Qt.CheckState.Checked)
+    assert view.compare_button.isEnabled()
     items["numpy-batch"].setCheckState(Qt.CheckState.Unchecked)
     assert view.ticked_impls() == ["jax-jit-online", "numpy-online"]
     assert items["jax-jit-online"].text() == "1. jax-jit-online" and items["numpy-batch"].text() == "numpy-batch"

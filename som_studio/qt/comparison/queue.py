@@ -139,6 +139,7 @@ class ImplementationPicker(QGroupBox):
                 "configuration (same data, seed and schedules)"
             )
         )
+        self.compare_button.setEnabled(False)  # until an implementation is ticked
         self.cancel_button = QPushButton(self.tr("Cancel"))
         self.cancel_button.setEnabled(False)
         self.queue_label = QLabel(self.tr(HINT))
@@ -189,6 +190,8 @@ class ImplementationPicker(QGroupBox):
         if not self.running:
             order = self.tr("Runs in the order ticked: {order}").format(order=" → ".join(self._tick_order))
             self.queue_label.setText(order if self._tick_order else self.tr(HINT))
+        # Nothing ticked, nothing to compare: pressed, it opened an error dialog saying to tick some.
+        self.compare_button.setEnabled(bool(self._tick_order) and not self.running)
 
     def ticked(self) -> list[str]:
         """The ticked implementations, in the order they were ticked (the order they run in)."""
@@ -210,5 +213,5 @@ class ImplementationPicker(QGroupBox):
 
     def set_running(self, running: bool) -> None:
         self.running = running
-        self.compare_button.setEnabled(not running)
+        self.compare_button.setEnabled(not running and bool(self._tick_order))
         self.cancel_button.setEnabled(running)
