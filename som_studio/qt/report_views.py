@@ -17,7 +17,7 @@ from PySide6.QtCore import QCoreApplication
 
 from som_studio import picture
 from som_studio.i18n import _
-from som_studio.report.content import Report
+from som_studio.report.content import REPORT_PLANES, Report
 from som_studio.storage.runfile import StoredRun
 
 CHART_WIDTH = 1100
@@ -125,7 +125,8 @@ def views_layout(report: Report, key: str):  # type: ignore[no-untyped-def]
 
 
 def _pictures(run: StoredRun) -> tuple[list[tuple[str, picture.Drawn]], list[tuple[str, picture.Drawn]]]:
-    """(the map-wide views, one component plane per feature), drawn at the report's scale."""
+    """(the map-wide views, one component plane per feature, the first :data:`REPORT_PLANES`), drawn at the report's
+    scale."""
     weights = np.asarray(run.final_map, dtype=np.float64)
     h, w, d = weights.shape
     views = picture.MapViews.from_record(run.record)
@@ -142,7 +143,7 @@ def _pictures(run: StoredRun) -> tuple[list[tuple[str, picture.Drawn]], list[tup
             views.feature_name(k),
             picture.draw(weights, picture.ViewChoice(picture.COMPONENT, k), lo, hi, views, plane_scale),
         )
-        for k in range(d)
+        for k in range(min(d, REPORT_PLANES))  # the section's text says how many of how many
     ]
     return top, planes
 

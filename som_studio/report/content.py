@@ -456,6 +456,10 @@ def _roofline_section(runs: list[StoredRun]) -> list[ChartSection]:
 VIEWS_PREFIX = "views-"
 """Key of a run's map-views section: ``views-<index of the run>``."""
 
+REPORT_PLANES = 16
+"""Component planes a run's map views draw, at most: the first ones, by column. Each plane is a chart with its
+colour bar: 200 features' took 40 s to draw and 2 MB a run, 1,000 features' more than ten minutes."""
+
 
 def _views_sections(runs: list[StoredRun]) -> list[ChartSection]:
     """One section per run on a data file: its U-matrix, hits, labels, clusters and every component plane."""
@@ -520,13 +524,17 @@ def _views_sections(runs: list[StoredRun]) -> list[ChartSection]:
             paras.append(
                 _("Clusters: k-means on the codebook into {k} clusters, with their borders drawn in black.").format(k=k)
             )
-        paras.append(
-            _(
-                "Component planes: one per feature, named, each on its own colour scale in the data's original "
-                "units (the colour bar under it): where a feature is high or low on the map, and which features go "
-                "together."
-            )
+        planes = _(
+            "Component planes: one per feature, named, each on its own colour scale in the data's original "
+            "units (the colour bar under it): where a feature is high or low on the map, and which features go "
+            "together."
         )
+        features = len(model.feature_names) if model is not None else 0
+        if features > REPORT_PLANES:
+            planes += " " + _(
+                "Here the first {shown} of its {n:,} features; the app's map view shows any of them."
+            ).format(shown=REPORT_PLANES, n=features)
+        paras.append(planes)
         if purity is not None:
             title = _("Map views: {run} (label purity {purity:.3f})").format(run=run.name, purity=purity)
         else:
