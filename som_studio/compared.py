@@ -62,13 +62,13 @@ class Comparison:
 
         The report and the PDF draw their charts with Qt (offscreen, no window)."""
         from som_studio.report import Exporter
+        from som_studio.trained import refuse_existing
 
         p = Path(path)
         kind = SAVED.get(p.suffix.lower())
         if kind is None:
             raise ValueError(_("{path}: a comparison is saved as {suffixes}").format(path=p, suffixes=", ".join(SAVED)))
-        if p.exists() and not force:  # in the words of this call, not the command line's --force
-            raise FileExistsError(_("{path}: exists; pass force=True to overwrite it").format(path=p))
+        refuse_existing(p, force)
         renderer = None
         if kind in ("html", "pdf"):
             from som_studio.qt.report_render import QtRenderer

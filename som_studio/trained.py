@@ -442,14 +442,20 @@ class SomRun:
         return first, np.einsum("nd,nd->n", diff, diff)
 
 
+def refuse_existing(path: str | os.PathLike[str], force: bool) -> Path:
+    """``path``, or :class:`FileExistsError` when a file is there and not ``force``: in the words of a Python
+    call (``force=True``), not the command line's ``--force``."""
+    p = Path(path)
+    if p.exists() and not force:
+        raise FileExistsError(_("{path}: exists; pass force=True to overwrite it").format(path=p))
+    return p
+
+
 def _export(path: str | os.PathLike[str], content: str | bytes, force: bool) -> Path:
     """Write an export atomically; an existing file (the run's own data, say) only with ``force``."""
     from som_studio.storage.writers import write_atomic
 
-    p = Path(path)
-    if p.exists() and not force:  # in the words of this call, not the command line's --force
-        raise FileExistsError(_("{path}: exists; pass force=True to overwrite it").format(path=p))
-    return write_atomic(p, content, force=force)
+    return write_atomic(refuse_existing(path, force), content, force=force)
 
 
 def load_run(path: str | os.PathLike[str]) -> SomRun:

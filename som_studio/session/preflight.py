@@ -200,13 +200,15 @@ def colours_refusal(config: RunConfig) -> Refusal | None:
 
     Checked before they are made, ahead of any implementation's estimate: 2e9 of them ended in a MemoryError's
     traceback."""
-    need = 16 * 3 * config.data.samples  # made in float64, then kept in the run's precision
-    if config.data.path is not None or need <= memory.host_available():
+    if config.data.path is not None:
+        return None
+    need, have = 16 * 3 * config.data.samples, memory.host_available()  # made in float64, kept in the run's precision
+    if need <= have:
         return None
     return Refusal(
         "samples",
         _("{samples:,} random colours need about {need} to make, but only {have} of host memory is available").format(
-            samples=config.data.samples, need=format_bytes(need), have=format_bytes(memory.host_available())
+            samples=config.data.samples, need=format_bytes(need), have=format_bytes(have)
         ),
     )
 

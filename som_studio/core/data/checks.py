@@ -229,6 +229,11 @@ def index_words(label: Any) -> str:
     return _(" (index {label})").format(label=label.item() if isinstance(label, np.generic) else label)
 
 
+def row_name(i: int, index: Any = None) -> int | str:
+    """Row ``i`` (0-based) as a message names it: 1-based, with its label in a pandas frame's ``index`` if given."""
+    return f"{i + 1}{index_words(index[i])}" if index is not None else int(i) + 1
+
+
 def check_path(path: str | Path) -> Path:
     p = Path(path)
     if not p.exists():

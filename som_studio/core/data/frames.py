@@ -18,9 +18,9 @@ from som_studio.core.data.checks import (
     check_known_rows,
     check_path,
     column_flag,
-    index_words,
     refuse_empty_columns,
     refuse_repeated_names,
+    row_name,
 )
 from som_studio.core.data.table import Table
 from som_studio.i18n import _
@@ -270,7 +270,7 @@ def frame_table(
             _("{path}: infinite value {value!r} at row {row}, column {column}").format(
                 path=source,
                 value=float(values[row, col]),
-                row=f"{row + 1}{index_words(index[row])}" if index is not None else int(row) + 1,
+                row=row_name(int(row), index),
                 column=features[col],
             )
         )
@@ -353,8 +353,7 @@ def _numeric_column(
         elif isinstance(v, (int, float, bool, np.number, np.bool_)):
             out[i] = float(v)
         else:
-            row = f"{i + 1}{index_words(index[i])}" if index is not None else i + 1
-            raise DataError(non_numeric_column(source, name, type(v).__name__, spell, value=v, row=row))
+            raise DataError(non_numeric_column(source, name, type(v).__name__, spell, value=v, row=row_name(i, index)))
     return out
 
 
