@@ -684,6 +684,10 @@ A run shows here when it recorded its inside: tick Record the inside of the next
         <source>iteration {n:,}</source>
         <translation>반복 {n:,}</translation>
     </message>
+    <message>
+        <source>The first {shown} of {n:,} feature planes. Any one is drawn whole under Feature plane.</source>
+        <translation>특성 평면 {n:,}개 중 처음 {shown}개입니다. 어느 평면이든 &apos;특성 평면&apos;에서 전체를 볼 수 있습니다.</translation>
+    </message>
 </context>
 <context>
     <name>PlotItem</name>

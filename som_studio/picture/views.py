@@ -512,6 +512,12 @@ PLANE_MIN_PX = 96
 """The fewest pixels across a plane of the planes grid (its longer side): a hex map of 12x7 is drawn 150 wide."""
 
 
+PLANES_SHOWN = 64
+"""Component planes the planes grid draws, at most: the first ones, by column. At a thousand features its planes
+were a few pixels each with titles none could read, and drawing them cost a live frame seconds; any one plane
+is drawn whole under *Feature plane*, and the map's caption says how many of how many are shown."""
+
+
 def map_range(weights: np.ndarray) -> ColourRange:
     """Each feature's range over the map's own units: what the planes are coloured over.
 
@@ -531,6 +537,7 @@ def _planes(weights: np.ndarray, view: ViewChoice, canvas: Canvas) -> Drawn:
     the viewer to write in; the bars' colours are drawn here. On one shared scale there are no bars
     in the cells: the view's legend is the one bar.
     """
+    weights = weights[..., :PLANES_SHOWN]
     h, w, d = weights.shape
     v = canvas.views
     own = map_range(weights)
@@ -674,6 +681,7 @@ __all__ = [
     "MODES",
     "PLANES",
     "PLANES_SHARED",
+    "PLANES_SHOWN",
     "RENDERERS",
     "RGB",
     "UMATRIX",

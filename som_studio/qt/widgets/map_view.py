@@ -145,7 +145,12 @@ class MapView(QWidget):
         # The selected unit's ring over the cells' shapes (the image's child would be drawn under them), in the
         # view box's coordinates, which are the image's own pixels (its rect is its size).
         self.view_box.addItem(self.inspector.marker)
+        # A planes grid of a wide run draws its first planes only: said beside it, where its legend would be.
+        self.planes_note = QLabel()
+        self.planes_note.setWordWrap(True)
+        self.planes_note.hide()
         side = QVBoxLayout()
+        side.addWidget(self.planes_note)
         side.addWidget(self.inspector.legend, 1)
         side.addWidget(self.inspector.panel, 2)
         middle = QHBoxLayout()
@@ -337,6 +342,7 @@ class MapView(QWidget):
         self.inspector.frame_shown(frame)
         self.frames_drawn += 1
         said = self.tr("iteration {n:,}").format(n=frame.iteration)
+        self._say_planes_shown(frame)
         if self._final is not None:  # the run's last frame, or its final map drawn again: the caption says which
             self.caption.setText(said)
             self.iteration.setText("")
@@ -344,6 +350,16 @@ class MapView(QWidget):
             self.iteration.setText(said)
         if not force:  # a live frame's cost: from here to the end of its paint and display (_on_painted)
             self._frame_t0 = t0
+
+    def _say_planes_shown(self, frame: picture.MapFrame) -> None:
+        features = np.size(frame.range.lo) if frame.range is not None else 0
+        note = ""
+        if frame.tiles and len(frame.tiles) < features:
+            note = self.tr("The first {shown} of {n:,} feature planes. Any one is drawn whole under Feature plane.")
+            note = note.format(shown=len(frame.tiles), n=features)
+        if note != self.planes_note.text():  # a live frame's cost stays a comparison
+            self.planes_note.setText(note)
+            self.planes_note.setVisible(bool(note))
 
     def _on_painted(self, seconds: float) -> None:
         if self._frame_t0 is not None:

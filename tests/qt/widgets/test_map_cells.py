@@ -118,3 +118,17 @@ def test_all_feature_planes_are_titled_with_their_bars_and_cluster_borders_show_
     qtbot.waitUntil(lambda: view.cells._borders is not None, timeout=WAIT_MS)
     view.begin(d, "next", picture.MapViews(topology="hex"))
     assert not view.borders.isEnabled()
+
+
+def test_a_wide_runs_planes_grid_draws_the_first_planes_and_says_how_many_of_how_many(view, qtbot):
+    # A thousand features drew a thousand planes a few pixels each, their titles unreadable.
+    d = picture.PLANES_SHOWN + 36
+    weights = np.random.default_rng(2).random((6, 8, d))
+    names = tuple(f"gene {k}" for k in range(d))
+    frame = _show(view, weights, picture.MapViews(feature_names=names), picture.PLANES)
+    assert [t.title for t in frame.tiles] == list(names[: picture.PLANES_SHOWN])
+    assert view.planes_note.isVisible()
+    assert f"The first {picture.PLANES_SHOWN} of {d} feature planes" in view.planes_note.text()
+    # Fewer features than the cap: every plane, and no such words.
+    _show(view, weights[..., :5], picture.MapViews(feature_names=names[:5]), picture.PLANES)
+    assert not view.planes_note.isVisible()
