@@ -248,6 +248,32 @@ def test_a_folder_of_csv_parts_leaves_out_their_row_index_and_says_so_once(tmp_p
     )
 
 
+def test_a_pandas_index_written_with_the_rows_is_left_out_streamed_and_in_memory(tmp_path):
+    pd = pytest.importorskip("pandas")
+    from som_studio.core.data import read_table
+
+    x = values(400, 2, missing=0.0)
+    frame = pd.DataFrame({"a": x[:, 0], "b": x[:, 1], "cell": np.random.default_rng(1).permutation(400) * 7})
+    d = tmp_path / "filtered"
+    d.mkdir()
+    # A filtered frame keeps its row numbers as its index: pandas writes them as ``__index_level_0__``.
+    frame[frame.a > 0].to_parquet(d / "a.parquet")
+    frame[frame.a <= 0].to_parquet(d / "b.parquet")
+    src = stream.open_source(d)
+    assert src.columns[-1] == "__index_level_0__" and src.feature_names == ("a", "b", "cell")
+    assert src.notes == (
+        f"{d / 'a.parquet'}: column '__index_level_0__' holds the index of the pandas table that wrote the file: it "
+        "is left out of the features, as pandas reads it back (name it with --id to list examples by it)",
+    )
+    assert read_table(d / "a.parquet").feature_names == ("a", "b", "cell")
+    # A named index too (one pyarrow cannot store as a range), unless a role names it.
+    frame.set_index("cell").to_parquet(tmp_path / "named.parquet")
+    assert stream.open_source(tmp_path / "named.parquet").feature_names == ("a", "b")
+    table = read_table(tmp_path / "named.parquet", id_column="cell")
+    assert table.feature_names == ("a", "b") and table.ids[0] == str(frame.cell[0]) and not table.notes
+    assert stream.open_source(tmp_path / "named.parquet", ignore=["cell"]).notes == ()
+
+
 def test_a_text_feature_column_is_refused_by_name(tmp_path):
     write_parquet(tmp_path / "d", values(50, 2), [])
     with pytest.raises(DataError, match="'kind' is not numeric"):

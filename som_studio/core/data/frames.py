@@ -66,6 +66,23 @@ def _refuse_repeated(p: Path) -> None:
     refuse_repeated_names(p, names)
 
 
+def pandas_index(schema: Any, path: object, roles: set[str | None]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The columns a Parquet or Arrow schema's pandas metadata marks as the index of the frame that wrote it, less
+    those given a role, each with a note: pandas reads them back as its index, not as data, and a filtered frame's
+    ``__index_level_0__`` (row numbers) trained as a feature made a map of them."""
+    try:
+        meta = schema.pandas_metadata or {}
+    except ValueError:  # metadata that is not JSON: none to go by
+        return (), ()
+    marked = [c for c in meta.get("index_columns", ()) if isinstance(c, str)]  # a RangeIndex is stored as a dict
+    left = tuple(c for c in marked if c in schema.names and c not in roles)
+    note = _(
+        "{path}: column {name!r} holds the index of the pandas table that wrote the file: it is left out of the "
+        "features, as pandas reads it back (name it with --id to list examples by it)"
+    )
+    return left, tuple(note.format(path=path, name=c) for c in left)
+
+
 def columnar_unreadable(p: Path, why: object) -> str:
     kind = "Parquet" if p.suffix.lower() == ".parquet" else "Arrow IPC"
     return _("{path}: cannot read as {kind} ({why})").format(path=p, kind=kind, why=why)
@@ -251,7 +268,8 @@ def frame_table(
                 )
             )
     roles = {labels, id_column, *ignore}
-    features = [n for n in names if n not in roles]
+    index_columns, notes = pandas_index(frame.schema, source, roles) if _frame_kind(frame) == "pyarrow" else ((), ())
+    features = [n for n in names if n not in roles and n not in index_columns]
     if not features:
         raise DataError(
             _("{path}: no feature column is left once labels, id and ignored columns are set aside").format(path=source)
@@ -290,6 +308,7 @@ def frame_table(
         label_column=labels,
         id_column=id_column,
         source=source,
+        notes=notes,
     )
 
 

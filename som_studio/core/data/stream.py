@@ -6,7 +6,7 @@ data file), a quoted glob, or one file. Opening reads only headers and footers, 
 milliseconds, and refuses before any training what a run could not use: an empty folder, mixed formats, a file
 whose columns or types differ from the first one's (naming the file and the column), an unreadable or truncated
 file. The source knows its features (the columns left once ``labels``, ``ignore`` and ``id_column`` are set
-aside), its rows, files and bytes on disk.
+aside, and a CSV's unnamed column of row numbers or a frame's pandas index), its rows, files and bytes on disk.
 
 The API other parts build on, all of it:
 
@@ -24,9 +24,8 @@ The API other parts build on, all of it:
 * ``Reader.get_state()`` / ``Reader.set_state(state)`` (Grain's names): the reader's position
   after the last batch it gave, a small dict of ints, JSON-able; a reader made with that state,
   or set to it, continues with the very next row.
-* ``Reader.wait_s`` (seconds the consumer waited for a batch), ``rows_read``, ``bytes_read``.
-* :mod:`som_studio.core.data.moments`: one pass of statistics over a source (per-batch moments merged), which gives
-  the in-memory run's scaling, ranges, mean and covariance, and the rows a seeded ``sample`` reads.
+* ``Reader.wait_s`` (seconds the consumer waited for a batch), ``rows_read``, ``bytes_read``; one pass of statistics
+  over a source, :mod:`~som_studio.core.data.moments`, gives the run's scaling, ranges, mean, covariance and sample.
 
 A file that changes or breaks while it is read stops the pass with a :class:`DataError` naming the file and the row
 group (or block) being read.
@@ -63,7 +62,7 @@ from som_studio.core.data.checks import (
 from som_studio.core.data.csv_reader import CsvReader
 from som_studio.core.data.files import FORMATS, data_files
 from som_studio.core.data.fill import Piece, fill_block, npy_rows, piece_rows
-from som_studio.core.data.frames import non_numeric_column
+from som_studio.core.data.frames import non_numeric_column, pandas_index
 from som_studio.core.data.npy import open_npy
 from som_studio.core.data.table import default_feature_names
 from som_studio.i18n import _, ngettext
@@ -210,7 +209,7 @@ def open_source(
     notes: list[str] = []
     files = data_files(spec, notes)
     kind = FORMATS[files[0].suffix.lower()]
-    index: tuple[str, ...] = ()  # a CSV's unnamed column of row numbers, left out
+    index: tuple[str, ...] = ()  # a CSV's unnamed column of row numbers, a frame's index: left out
     stamps = []
     for f in files:
         try:
@@ -220,6 +219,8 @@ def open_source(
         stamps.append((st.st_size, st.st_mtime_ns))
     if kind in ("parquet", "arrow"):
         columns, units = _open_columnar(files, kind)
+        index, left = pandas_index(_schema(files[0], kind), files[0], {labels, id_column, *ignore})
+        notes += left
     elif kind == "npy":
         if labels or ignore or id_column:
             raise DataError(
@@ -229,8 +230,8 @@ def open_source(
             )
         columns, units = _open_npy(files)
     else:
-        columns, units, index, read_notes = _open_csv(files, labels, ignore, id_column)
-        notes += read_notes
+        columns, units, index, read = _open_csv(files, labels, ignore, id_column)
+        notes += read
     by_name = set(columns)
     for key, col in [("labels", labels), ("id_column", id_column)] + [("ignore", c) for c in ignore]:
         if col is not None and col not in by_name:
@@ -398,9 +399,8 @@ def _open_csv(
     files: list[Path], labels: str | None, ignore: Sequence[str], id_column: str | None
 ) -> tuple[tuple[str, ...], list[Unit], tuple[str, ...], list[str]]:
     """The files' columns, units (a file each), the unnamed column of row numbers every file leaves out (pandas'
-    index; none or the first) and what reading them decided without certainty: the first file's notes, then how
-    many others have notes and the first of them (a folder of a thousand files, each with its index, says so
-    once)."""
+    index; none or the first) and the notes: the first file's, then how many others have some and the first of
+    them (a folder of a thousand files, each with its index, says so once)."""
     units: list[Unit] = []
     columns: tuple[str, ...] = ()
     index: tuple[str, ...] = ()
