@@ -186,6 +186,36 @@ def test_bad_folders_are_refused_naming_the_file_and_column(tmp_path, make, word
         stream.open_source(d)
 
 
+def test_files_whose_columns_are_all_missing_or_categories_read_with_the_others(tmp_path):
+    # pandas writes a label column of categories dictionary-encoded, and one with no value at all of type null.
+    d = tmp_path / "d"
+    d.mkdir()
+    kinds = pa.array(["a", "b", "a"])
+    pq.write_table(pa.table({"x": [1.0, 2.0, 3.0], "kind": kinds, "y": [1.0, 2.0, 3.0]}), d / "p0.parquet")
+    pq.write_table(
+        pa.table({"x": [4.0, 5.0, 6.0], "kind": kinds.dictionary_encode(), "y": [3.0, 2.0, 1.0]}), d / "p1.parquet"
+    )
+    nothing = pa.nulls(3)
+    pq.write_table(pa.table({"x": [7.0, 8.0, 9.0], "kind": nothing, "y": nothing}), d / "p2.parquet")
+    values, labels, _ = stream.open_source(d, labels="kind").read_all()
+    assert list(labels) == ["a", "b", "a"] * 2 + [""] * 3
+    np.testing.assert_array_equal(values[6:, 1], np.nan)
+    # A feature column of text after files where it held numbers, or none at all, is refused by name, in that file.
+    pq.write_table(pa.table({"x": [1.0], "kind": ["c"], "y": ["oops"]}), d / "p3.parquet")
+    with pytest.raises(DataError, match="p3.parquet: column 'y' is text here but number in p0.parquet"):
+        stream.open_source(d, labels="kind")
+    e = tmp_path / "e"
+    e.mkdir()
+    (d / "p2.parquet").rename(e / "p2.parquet")
+    (d / "p3.parquet").rename(e / "p3.parquet")
+    with pytest.raises(DataError, match=r"p3.parquet: column 'y' is not numeric \(string\)"):
+        stream.open_source(e, labels="kind")
+    # Text and numbers in one column across files: refused, named in words.
+    pq.write_table(pa.table({"x": [1.0], "kind": [2.0], "y": [1.0]}), d / "p3.parquet")
+    with pytest.raises(DataError, match="column 'kind' is number here but text in p0.parquet"):
+        stream.open_source(d, labels="kind")
+
+
 @pytest.mark.parametrize("glob", [False, True])
 def test_a_readme_beside_the_data_files_is_left_out_and_said_to_be(tmp_path, glob):
     x = values(40, 2, missing=0.0)

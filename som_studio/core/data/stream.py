@@ -218,8 +218,7 @@ def open_source(
             raise DataError(_("{path}: cannot read ({why})").format(path=f, why=exc.strerror or exc)) from None
         stamps.append((st.st_size, st.st_mtime_ns))
     if kind in ("parquet", "arrow"):
-        columns, units = _open_columnar(files, kind)
-        index, left = pandas_index(_schema(files[0], kind), files[0], {labels, id_column, *ignore})
+        columns, units, index, left = _open_columnar(files, kind, {labels, id_column, *ignore})
         notes += left
     elif kind == "npy":
         if labels or ignore or id_column:
@@ -249,8 +248,6 @@ def open_source(
                 path=files[0]
             )
         )
-    if kind in ("parquet", "arrow"):
-        _check_types(files[0], kind, features)
     source = Source(
         spec=str(spec),
         format=kind,
@@ -298,24 +295,34 @@ def _schema(f: Path, kind: str) -> Any:
 
 
 def _kind_of(t: Any) -> str:
-    """A column type as the source compares it: ``number`` (integers, floats, booleans) or its text."""
+    """A column type as the source compares it: ``number`` (integers, floats, booleans), ``text`` (strings, as plain
+    or dictionary-encoded: pandas' categories), ``null`` (a column all missing in its file) or its type's text."""
     pa = _pyarrow()
+    if pa.types.is_dictionary(t):
+        t = t.value_type
     if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t):
         return "number"
-    return str(t)
+    return "text" if pa.types.is_string(t) or pa.types.is_large_string(t) else str(t)
 
 
-def _open_columnar(files: list[Path], kind: str) -> tuple[tuple[str, ...], list[Unit]]:
+def _open_columnar(
+    files: list[Path], kind: str, roles: set[str | None]
+) -> tuple[tuple[str, ...], list[Unit], tuple[str, ...], tuple[str, ...]]:
+    """The files' columns, their units (row groups, record batches), the first file's pandas index and its notes;
+    a file whose columns differ or whose feature column is not numbers is refused, naming both."""
     pa = _pyarrow()
     first = _schema(files[0], kind)
     columns = tuple(first.names)
-    types = {n: _kind_of(first.field(n).type) for n in columns}
+    index, notes = pandas_index(first, files[0], roles)
+    types = {n: "null" for n in columns}  # each column's kind in the files so far
     units: list[Unit] = []
     for i, f in enumerate(files):
         schema = first if i == 0 else _schema(f, kind)
-        _same_columns(
-            files[0], f, columns, types, tuple(schema.names), {n: _kind_of(schema.field(n).type) for n in schema.names}
-        )
+        kinds = {n: _kind_of(schema.field(n).type) for n in schema.names}
+        _same_columns(files[0], f, columns, types, tuple(schema.names), kinds)
+        for name in (c for c in columns if c not in roles and c not in index and kinds[c] not in ("number", "null")):
+            spell = lambda key, col: column_flag(COLUMN_FLAGS[key], col)
+            raise DataError(non_numeric_column(str(f), name, schema.field(name).type, spell))
         try:
             if kind == "parquet":
                 meta = pa.parquet.ParquetFile(f).metadata
@@ -335,15 +342,14 @@ def _open_columnar(files: list[Path], kind: str) -> tuple[tuple[str, ...], list[
         except (OSError, pa.ArrowException) as exc:
             name = "Parquet" if kind == "parquet" else "Arrow IPC"
             raise DataError(_("{path}: cannot read as {kind} ({why})").format(path=f, kind=name, why=exc)) from None
-    return columns, units
+    return columns, units, index, notes
 
 
 def _same_columns(
     ref: Path, f: Path, columns: tuple[str, ...], types: dict[str, str], names: tuple[str, ...], kinds: dict[str, str]
 ) -> None:
-    """Refuse ``f`` when its columns or their types differ from ``ref``'s, naming the column."""
-    if f == ref:
-        return
+    """Refuse ``f`` when its columns or their types differ from the files' before it (``types``, a column all missing
+    in a file, of type null there, passing), naming the column; ``types`` learns ``f``'s."""
     lacks = [c for c in columns if c not in names]
     if lacks:
         raise DataError(
@@ -359,20 +365,14 @@ def _same_columns(
             )
         )
     for c in columns:
-        if kinds[c] != types[c]:
+        if "null" not in (kinds[c], types[c]) and kinds[c] != types[c]:
             raise DataError(
                 _("{path}: column {name!r} is {kind} here but {other} in {first}").format(
                     path=f, name=c, kind=kinds[c], other=types[c], first=ref.name
                 )
             )
-
-
-def _check_types(f: Path, kind: str, features: tuple[str, ...]) -> None:
-    schema = _schema(f, kind)
-    for name in features:
-        t = schema.field(name).type
-        if _kind_of(t) != "number":
-            raise DataError(non_numeric_column(str(f), name, t, lambda key, col: column_flag(COLUMN_FLAGS[key], col)))
+        if types[c] == "null":
+            types[c] = kinds[c]
 
 
 def _open_npy(files: list[Path]) -> tuple[tuple[str, ...], list[Unit]]:
