@@ -210,3 +210,36 @@ def test_missing_values_raise_the_estimate_of_every_implementation():
         assert impl.estimate(dataclasses.replace(s, missing=True)) > impl.estimate(s) or impl.kind == "online", (
             impl.name
         )
+
+
+def _cgroup(folder, limit, used, cache, v1=False):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / ("memory.limit_in_bytes" if v1 else "memory.max")).write_text(f"{limit}\n")
+    (folder / ("memory.usage_in_bytes" if v1 else "memory.current")).write_text(f"{used}\n")
+    (folder / "memory.stat").write_text(f"{'total_inactive_file' if v1 else 'inactive_file'} {cache}\nanon 5\n")
+
+
+def test_a_memory_cgroups_limit_bounds_the_memory_a_run_is_judged_against(tmp_path, monkeypatch):
+    # Under a container's or a batch job's limit the host's MemAvailable overstates what a run can have: a table
+    # judged to fit was read in memory and the job killed.
+    gib = 1 << 30
+    monkeypatch.setattr(memory, "CGROUP_ROOT", str(tmp_path))
+    proc = tmp_path / "self-cgroup"
+    monkeypatch.setattr(memory, "PROC_CGROUP", str(proc))
+    proc.write_text("0::/job/step\n")
+    _cgroup(tmp_path, "max", 40 * gib, 0)
+    _cgroup(tmp_path / "job", 8 * gib, 6 * gib, gib)  # the job's limit, set above the step the process runs in
+    _cgroup(tmp_path / "job" / "step", "max", 6 * gib, 0)
+    assert memory.cgroup_room() == 3 * gib  # 8 - 6, and a GiB of page cache it can drop
+    assert memory.host_available() <= 3 * gib
+    (tmp_path / "job" / "memory.max").write_text("max\n")
+    assert memory.cgroup_room() is None
+    # cgroup v1, its hierarchy's limit in memory.stat, as a namespaced container mounts it.
+    proc.write_text("4:memory:/docker/abc\n0::/\n")
+    _cgroup(tmp_path / "memory", (1 << 63) - 4096, gib, 0, v1=True)
+    with (tmp_path / "memory" / "memory.stat").open("a") as f:
+        f.write(f"hierarchical_memory_limit {2 * gib}\n")
+    assert memory.cgroup_room() == gib
+    # No cgroup file system: MemAvailable alone.
+    monkeypatch.setattr(memory, "PROC_CGROUP", str(tmp_path / "none"))
+    assert memory.cgroup_room() is None and memory.host_available() > 0

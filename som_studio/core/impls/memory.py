@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from som_studio.core.impls.protocol import ProblemSize
@@ -236,15 +237,64 @@ def device_estimate(estimate: Callable[[ProblemSize], int], s: ProblemSize) -> i
 
 
 def host_available() -> int:
-    """Bytes the OS can still give this process (MemAvailable, else free pages)."""
+    """Bytes the OS can still give this process: MemAvailable (else free pages), or less where a memory cgroup
+    (a container's, a batch job's: Docker, Kubernetes, Slurm) leaves less under its limit: a run judged against the
+    host's memory there would be killed for going past the job's."""
+    have = 1 << 62
     try:
         with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
+            have = next((int(line.split()[1]) * 1024 for line in f if line.startswith("MemAvailable:")), have)
     except OSError:
         pass
+    if have == 1 << 62:
+        try:
+            have = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError):
+            pass
+    room = cgroup_room()
+    return have if room is None else min(have, room)
+
+
+CGROUP_ROOT = "/sys/fs/cgroup"
+"""Where the cgroup file systems are mounted (v2 at the root, v1's memory controller in ``memory/``)."""
+PROC_CGROUP = "/proc/self/cgroup"
+
+_NO_LIMIT = 1 << 60  # cgroup v1 writes "no limit" as the largest page-aligned int64, v2 as "max"
+
+
+def cgroup_room() -> int | None:
+    """Bytes left under the tightest memory limit of this process's cgroup and the cgroups above it (its limit less
+    its use, the page cache it can drop counted as free), or ``None`` where no limit applies."""
+    root = Path(CGROUP_ROOT)
     try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError):
-        return 1 << 62
+        lines = Path(PROC_CGROUP).read_text().splitlines()
+    except OSError:
+        return None
+    places: list[tuple[Path, str, str, str]] = []  # (folder, limit file, usage file, reclaimable page cache key)
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if controllers == "":  # v2: the limits of the cgroup and every one above it apply
+            folder = root / path.strip("/")
+            for above in (folder, *folder.parents):
+                places.append((above, "memory.max", "memory.current", "inactive_file"))
+                if above == root:
+                    break
+        elif "memory" in controllers.split(","):  # v1: its memory.stat gives the limit the hierarchy sets
+            for folder in (root / "memory" / path.strip("/"), root / "memory"):  # a namespaced mount shows its own
+                places.append((folder, "memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file"))
+    rooms = [r for r in (_room(*place) for place in places) if r is not None]
+    return min(rooms) if rooms else None
+
+
+def _room(f: Path, limit_file: str, usage_file: str, cache_key: str) -> int | None:
+    try:
+        limit_text = (f / limit_file).read_text().strip()
+        stat = dict(line.split() for line in (f / "memory.stat").read_text().splitlines() if " " in line)
+        limit = _NO_LIMIT if limit_text == "max" else int(limit_text)
+        limit = min(limit, int(stat.get("hierarchical_memory_limit", limit)))
+        if limit >= _NO_LIMIT:
+            return None
+        used = int((f / usage_file).read_text().strip())
+        return max(0, limit - used + int(stat.get(cache_key, 0)))
+    except (OSError, ValueError):
+        return None
