@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import time
 from pathlib import Path
 
@@ -214,6 +215,28 @@ def test_files_whose_columns_are_all_missing_or_categories_read_with_the_others(
     pq.write_table(pa.table({"x": [1.0], "kind": [2.0], "y": [1.0]}), d / "p3.parquet")
     with pytest.raises(DataError, match="column 'kind' is number here but text in p0.parquet"):
         stream.open_source(d, labels="kind")
+
+
+def test_a_partitioned_folder_is_named_by_a_pattern_and_subfolders_beside_files_are_said_to_be_left_out(tmp_path):
+    x = values(60, 3, missing=0.0)
+    for part in ("sample=A", "sample=B"):  # Hive's and Spark's layout
+        write_parquet(tmp_path / "hive" / part, x, [], labels=False)
+    with pytest.raises(DataError) as info:
+        stream.open_source(tmp_path / "hive")
+    pattern = tmp_path / "hive" / "*" / "*.parquet"
+    assert str(info.value).endswith(
+        f"its subfolders do (sample=A, sample=B): name them with a pattern, as {shlex.quote(str(pattern))}"
+    )
+    assert stream.open_source(str(pattern)).rows == 120  # as the message says
+    write_parquet(tmp_path / "hive", x, [], labels=False)  # files of its own beside them
+    assert stream.open_source(tmp_path / "hive").notes == (
+        f"{tmp_path / 'hive'}: left out its subfolders sample=A, sample=B: a folder's own files are read; theirs "
+        "with a pattern",
+    )
+    (tmp_path / "gz").mkdir()
+    (tmp_path / "gz" / "a.csv.gz").write_bytes(b"")
+    with pytest.raises(DataError, match=r"holds no data files .*; it holds a.csv.gz$"):
+        stream.open_source(tmp_path / "gz")
 
 
 @pytest.mark.parametrize("glob", [False, True])

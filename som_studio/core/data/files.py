@@ -40,11 +40,22 @@ def data_files(spec: str | os.PathLike[str], notes: list[str] | None = None) -> 
     p = Path(text)
     if p.is_dir():
         files = sorted(f for f in p.iterdir() if f.is_file() and f.suffix.lower() in FORMATS)
+        below = sorted(d for d in p.iterdir() if d.is_dir() and _holds_data(d))
         if not files:
-            raise DataError(
-                _("{path}: the folder holds no data files (.parquet, .arrow, .feather, .npy, .csv or .tsv)").format(
-                    path=p
-                )
+            message = _("{path}: the folder holds no data files (.parquet, .arrow, .feather, .npy, .csv or .tsv)")
+            if below:  # a partitioned data set (Hive's, Spark's: sample=A/part-0.parquet)
+                message += _("; its subfolders do ({names}): name them with a pattern, as {pattern}")
+            else:
+                message += _("; it holds {names}")
+            others = below or sorted(f for f in p.iterdir() if not f.name.startswith("."))
+            names = ", ".join(f.name for f in others[:3]) + (", ..." if len(others) > 3 else "")
+            pattern = shlex.quote(str(p / "*" / f"*{_holds_data(below[0])}")) if below else ""
+            raise DataError(message.format(path=p, names=names or _("nothing"), pattern=pattern))
+        if below and notes is not None:
+            notes.append(
+                _(
+                    "{path}: left out its subfolders {names}: a folder's own files are read; theirs with a pattern"
+                ).format(path=p, names=", ".join(d.name for d in below[:3]) + (", ..." if len(below) > 3 else ""))
             )
     elif any(c in text for c in "*?["):
         files = sorted(Path(f) for f in globmod.glob(text) if Path(f).is_file())
@@ -93,6 +104,14 @@ def data_files(spec: str | os.PathLike[str], notes: list[str] | None = None) -> 
             )
         )
     return files
+
+
+def _holds_data(folder: Path) -> str:
+    """The suffix of the first data file ``folder`` holds, ``""`` for none."""
+    try:
+        return next((f.suffix for f in sorted(folder.iterdir()) if f.suffix.lower() in FORMATS and f.is_file()), "")
+    except OSError:
+        return ""
 
 
 def is_streamable(spec: str | None) -> bool:
