@@ -321,9 +321,14 @@ def test_an_interrupted_command_says_where_each_stopped_runs_checkpoint_is_kept(
     stopped.extra["checkpoint"] = {"folder": "ck4/numpy-batch", "iteration": 206}
     done = RunRecord(impl="jax-fused-batch", kind="batch", config={}, status="ok")
     done.extra["checkpoint"] = {"folder": "ck4/jax-fused-batch", "iteration": 400}
-    say_interrupted("bench", [done, stopped])
+    streamed = RunRecord(impl="jax-fused-batch", kind="batch", config={}, status="cancelled")
+    streamed.extra["checkpoint"] = {"folder": "ck5/jax-fused-batch", "iteration": 0, "row": 917_504}
+    say_interrupted("bench", [done, stopped, streamed])
     assert capsys.readouterr().err == (
         "numpy-batch: its checkpoint at iteration 206 is kept in ck4/numpy-batch; go on with --resume ck4\n"
+        # A streamed epoch stopped part way keeps its rows read so far.
+        "jax-fused-batch: its checkpoint at iteration 0 and 917,504 rows into the next is kept in "
+        "ck5/jax-fused-batch; go on with --resume ck5\n"
         "som-studio bench: interrupted\n"
     )
 

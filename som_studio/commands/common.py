@@ -203,10 +203,15 @@ def say_interrupted(command: str, records: list[Any]) -> None:
     for r in records:
         ck = r.extra.get("checkpoint") if r.status == "cancelled" else None
         if ck and ck.get("iteration") is not None:
+            # A streamed epoch stopped part way keeps its rows read so far: "iteration 0" alone read as nothing kept.
+            at = (
+                _("iteration {n:,} and {rows:,} rows into the next").format(n=int(ck["iteration"]), rows=int(ck["row"]))
+                if ck.get("row")
+                else _("iteration {n:,}").format(n=int(ck["iteration"]))
+            )
             print(
-                _("{impl}: its checkpoint at iteration {n:,} is kept in {folder}; go on with {resume} {root}").format(
-                    impl=r.impl, n=int(ck["iteration"]), folder=ck["folder"], resume="--resume",
-                    root=Path(ck["folder"]).parent,
+                _("{impl}: its checkpoint at {at} is kept in {folder}; go on with {resume} {root}").format(
+                    impl=r.impl, at=at, folder=ck["folder"], resume="--resume", root=Path(ck["folder"]).parent,
                 ),
                 file=sys.stderr,
             )  # fmt: skip

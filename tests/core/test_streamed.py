@@ -359,3 +359,25 @@ def test_pause_holds_a_streamed_epoch_between_its_batches(folder):
     assert len(after) > 10 and all(after)  # every later batch was trained once the run was resumed
     quiet = [e.map for e in Session(cfg, snapshot_interval_s=None).run() if isinstance(e, Snapshot)][-1]
     np.testing.assert_array_equal(final, quiet)
+
+
+def test_a_streamed_run_stopped_within_an_epoch_records_what_it_read(folder, tmp_path):
+    # Its record said 0 bytes and 0 s of reading: the pass's counts were added at its end only.
+    from som_studio.session.checkpoint import Checkpoints
+    from som_studio.session.events import EpochProgress, Finished
+    from som_studio.session.session import Session
+
+    path, _x = folder["holes"]
+    cfg = RunConfig(
+        impl="numpy-batch", data=DataSpec(path=str(path)), width=4, height=3, epochs=2, stream=True, batch_rows=100
+    )
+    checkpoint = Checkpoints(tmp_path / "ck", every_s=3600)  # a stop within the epoch keeps its rows read
+    s = Session(cfg, snapshot_interval_s=None, progress_interval_s=0.0, checkpoint=checkpoint)
+    record = None
+    for e in s.run():
+        if isinstance(e, EpochProgress) and e.row == 300:
+            s.cancel()
+        if isinstance(e, Finished):
+            record = e.record
+    assert record is not None and record.status == "cancelled" and record.iterations_done == 0
+    assert 300 <= record.extra["checkpoint"]["row"] < 700 and record.extra["stream"]["bytes_read"] > 0

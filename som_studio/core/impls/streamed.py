@@ -110,20 +110,22 @@ class StreamedTrainer:
             t0 = time.perf_counter()
             with s.reader(dtype, state) as reader:
                 start = int(reader.get_state()["row"])
-                for batch in reader:
-                    self.inner.add_rows(batch.values)
-                    added += 1
-                    ck = self.checkpoints
-                    if ck is not None and ck.due():
-                        at = reader.get_state()
-                        arrays = {"map": self.inner.get_map(), **self.inner.epoch_sums()}
-                        ck.save_within(t, arrays, int(at["row"]), at)
-                    yield Where(
-                        t, batch.first + batch.rows, reader.rows, start, time.perf_counter() - t0, reader.wait_s
-                    )
-                self.read_s += reader.wait_s
-                self.rows_read += reader.rows_read
-                self.bytes_read += reader.bytes_read
+                try:
+                    for batch in reader:
+                        self.inner.add_rows(batch.values)
+                        added += 1
+                        ck = self.checkpoints
+                        if ck is not None and ck.due():
+                            at = reader.get_state()
+                            arrays = {"map": self.inner.get_map(), **self.inner.epoch_sums()}
+                            ck.save_within(t, arrays, int(at["row"]), at)
+                        yield Where(
+                            t, batch.first + batch.rows, reader.rows, start, time.perf_counter() - t0, reader.wait_s
+                        )
+                finally:  # a run stopped within the epoch (this generator closed) read these rows too
+                    self.read_s += reader.wait_s
+                    self.rows_read += reader.rows_read
+                    self.bytes_read += reader.bytes_read
             for _ in range(added, lockstep or 0):
                 self.inner.add_rows(np.empty((0, self.p.features), dtype))
             self.inner.end_epoch(t)
