@@ -200,6 +200,10 @@ def notes(names: Sequence[str], records: Sequence[RunRecord]) -> list[str]:
             )
         )
     for n, r in zip(names, records):
+        why = (inside_of(r) or {}).get("error")
+        if why:
+            out.append(_("{name}: its program was not inspected: {why}").format(name=n, why=why))
+    for n, r in zip(names, records):
         line_ = plan_model_text(n, r)
         if line_:
             out.append(line_)
