@@ -422,7 +422,12 @@ def config_differences(saved: RunConfig, now: RunConfig) -> list[tuple[str, str,
         field = {"sigma": "sigma_start", "learning_rate": "lr_start"}.get(key, key)
         if key == "data":
             da, db = a.get(key) or {}, b.get(key) or {}
-            field = "data" if da.get("path") != db.get("path") or da.get("source") != db.get("source") else "samples"
+            moved = da.get("path") != db.get("path") or da.get("source") != db.get("source")
+            if moved or da.get("samples") != db.get("samples"):
+                # In the words a user gave them: the data's path, or its source and rows; not the spec's JSON.
+                said = [(d.get("path") or d.get("source")) if moved else d.get("samples") for d in (da, db)]
+                out.append(("data" if moved else "samples", _text(said[0]), _text(said[1])))
+                continue
         out.append((field, _text(a.get(key)), _text(b.get(key))))
     return out
 

@@ -394,3 +394,16 @@ def test_orbax_is_imported_while_the_run_prepares_so_a_stop_writes_its_checkpoin
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_resumes_other_data_is_named_by_its_path_not_its_spec():
+    # It read '({"path": "pq", "scale": false, "source": "file"} there, {"path": "pq_copy", ...} here)'.
+    from som_studio.session.checkpoint import config_differences
+
+    run = RunConfig(impl="numpy-batch", data=DataSpec(path="cells/"), width=5, height=4, epochs=3)
+    assert config_differences(run, run.replace(data=DataSpec(path="/scratch/cells/"))) == [
+        ("data", "cells/", "/scratch/cells/")
+    ]
+    random = run.replace(data=DataSpec(samples=500))
+    assert config_differences(random, random.replace(data=DataSpec(samples=800))) == [("samples", "500", "800")]
+    assert config_differences(run, random)[0] == ("data", "cells/", "random")
