@@ -150,6 +150,8 @@ def _write_parquet(path: str, model, data: str, clusters, header: list[str]) -> 
     n = 0
     with pq.ParquetWriter(path, schema) as writer:
         for part in model.project_chunks(data, clusters=clusters, on_note=_warn):
+            if n == 0:
+                _say_no_ids(part, header, data)
             rows = len(part.bmu_row)
             label = [v if v else None for v in part.label.tolist()]
             columns = [
@@ -171,6 +173,16 @@ def _warn(note: str) -> None:
     print(f"{_('warning')}: {note}", file=sys.stderr)
 
 
+def _say_no_ids(part, header: list[str], data: str) -> None:  # type: ignore[no-untyped-def]
+    """Warn that the run's id column, written last, stays empty: the data projected has no such column."""
+    if len(header) > len(COLUMNS) and part.ids is None:
+        _warn(
+            _("{path}: has no column {name!r}, the run's id column: its rows' ids are left empty").format(
+                path=data, name=header[-1]
+            )
+        )
+
+
 def _write(f, model, data: str, clusters, header: list[str]) -> int:  # type: ignore[no-untyped-def]
     w = csv.writer(f, lineterminator="\n")
     n = 0
@@ -179,6 +191,7 @@ def _write(f, model, data: str, clusters, header: list[str]) -> int:  # type: ig
     headed = False
     for part in model.project_chunks(data, clusters=clusters, on_note=_warn):
         if not headed:
+            _say_no_ids(part, header, data)
             w.writerow(header)
             headed = True
         cluster = [("" if c < 0 else str(c)) for c in part.cluster.tolist()]

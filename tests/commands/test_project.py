@@ -105,10 +105,11 @@ def test_project_command_writes_the_contract_columns(iris_run, capsys, tmp_path)
     shuffled.write_text(
         "petal_width,sepal_length,petal_length,sepal_width\n" + "".join(f"{r[3]},{r[0]},{r[2]},{r[1]}\n" for r in table)
     )
-    code, stdout, _ = _run(capsys, "project", path, shuffled, "--out", "-", "--clusters", "4")
+    code, stdout, err = _run(capsys, "project", path, shuffled, "--out", "-", "--clusters", "4")
     lines = list(csv.reader(stdout.splitlines()))
     assert code == 0 and [r[1:3] for r in lines[1:]] == [r[1:3] for r in rows[1:]]
     assert lines[1][6] == "" and {r[4] for r in lines[1:]} <= {"0", "1", "2", "3"}
+    assert f"{shuffled}: has no column 'row_id', the run's id column: its rows' ids are left empty" in err
     for k in (1, 97):  # as a run's --clusters takes them (one was taken here)
         code, _, err = _run(capsys, "project", path, shuffled, "--out", "-", "--clusters", k)
         assert code == 2 and f"--clusters: must be between 2 and 96 (the units), got {k}" in err
