@@ -536,7 +536,7 @@ PLAIN = "a,b,c,kind,id\n" + "".join(f"{i}.5,{-i}e-3,{i * 7 % 5},k{i % 3},r{i}\n"
         (PLAIN.replace("\n7.5,", "\nNA,").replace("\n9.5,", "\nn/a,").replace("\n11.5,", "\n-NaN,"), None),
         (PLAIN.replace("\n20.5,", "\n\n# a note\n20.5,"), None),  # a blank and a comment line far down
         (PLAIN.replace("\n30.5,", "\n30.5x,"), "non-numeric value '30.5x' at line 32"),
-        (PLAIN.replace("\n25.5,", "\ninf,"), "infinite value 'inf' at line 27"),
+        (PLAIN.replace("\n25.5,", "\ninf,"), "infinite value 'inf' at line 27, column 1 ('a')"),
         (PLAIN.replace("\n33.5,-33e-3,", "\n,,"), "data row 34 (line 35 of the file) has no known feature"),
         (PLAIN.replace("\n35.5,", "\n35.5,1,"), "ragged rows: line 37 has 6 columns"),
         (PLAIN.replace("\n0.5,", "\n# a note\n0.5,"), None),  # a comment first: read as text throughout

@@ -437,9 +437,10 @@ class CsvReader:
                 ) from None
             raise _NotANumber(j) from None
         if math.isinf(v):
+            named = f" ({self.columns[j]!r})" if self.header else ""
             raise DataError(
-                _("{path}: infinite value {value!r} at line {line}, column {column}").format(
-                    path=self.path, value=cell, line=line, column=j + 1
+                _("{path}: infinite value {value!r} at line {line}, column {column}{named}").format(
+                    path=self.path, value=cell, line=line, column=j + 1, named=named
                 )
             )
         # float() reads "nan" spellings the MISSING set does not list ("-nan", "NAN ")
