@@ -74,11 +74,18 @@ class Projection:
         return int(self.bmu_row.shape[0])
 
     def to_pandas(self, index: Any = None) -> Any:
-        """A pandas DataFrame, a row per projected row: ``id`` (when the run has an id column), ``row``, ``col``,
-        ``distance``, ``cluster``, ``label``. ``index``: its index, e.g. the projected frame's (``df.index``)."""
+        """A pandas DataFrame, a row per projected row: ``id`` (when the run has an id column: integers where every id
+        is one), ``row``, ``col``, ``distance``, ``cluster``, ``label``. ``index``: its index, e.g. the projected
+        frame's (``df.index``)."""
         import pandas as pd
 
-        columns: dict[str, Any] = {} if self.ids is None else {"id": self.ids}
+        from som_studio.core.data.frames import integer_ids
+
+        columns: dict[str, Any] = {}
+        if self.ids is not None:  # integers where every id is one (pandas' Int64 where some are missing)
+            whole = integer_ids(self.ids)
+            ints = None if whole is None else pd.array(whole, "Int64") if None in whole else np.array(whole, np.int64)
+            columns["id"] = self.ids if ints is None else ints
         columns.update(row=self.bmu_row, col=self.bmu_col, distance=self.distance, cluster=self.cluster)
         return pd.DataFrame({**columns, "label": self.label}, index=index)
 

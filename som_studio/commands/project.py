@@ -14,6 +14,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -136,6 +137,8 @@ def _write_parquet(path: str, model, data: str, clusters, header: list[str]) -> 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from som_studio.core.data.frames import integer_ids
+
     fields = [
         pa.field("row", pa.int64()),
         pa.field("bmu_col", pa.int32()),
@@ -144,8 +147,9 @@ def _write_parquet(path: str, model, data: str, clusters, header: list[str]) -> 
         pa.field("cluster", pa.int32()),  # null: the run has no clusters
         pa.field("label", pa.string()),  # null: the unit has no label
     ]
+    integer = len(header) > len(COLUMNS) and _integer_column(data, header[-1])
     if len(header) > len(COLUMNS):
-        fields.append(pa.field(header[-1], pa.string()))
+        fields.append(pa.field(header[-1], pa.int64() if integer else pa.string()))
     schema = pa.schema(fields)
     n = 0
     with pq.ParquetWriter(path, schema) as writer:
@@ -163,10 +167,31 @@ def _write_parquet(path: str, model, data: str, clusters, header: list[str]) -> 
                 pa.array(label, pa.string()),
             ]
             if len(fields) > len(COLUMNS):
-                columns.append(pa.array(part.ids.tolist() if part.ids is not None else [None] * rows, pa.string()))
+                if part.ids is None:
+                    ids: list[Any] = [None] * rows
+                else:  # integer ids as integers (a chunk of only missing ones: nulls)
+                    ids = (integer_ids(part.ids) or [None] * rows) if integer else part.ids.tolist()
+                columns.append(pa.array(ids, fields[-1].type))
             writer.write_table(pa.Table.from_arrays(columns, schema=schema))
             n += rows
     return n
+
+
+def _integer_column(data: str, name: str) -> bool:
+    """Whether ``data`` is Parquet or Arrow files whose column ``name`` holds integers: the ids written back so."""
+    import pyarrow as pa
+
+    from som_studio.core.data import COLUMNAR_SUFFIXES, DataError, read_columnar
+    from som_studio.core.data.files import data_files
+
+    try:
+        f = data_files(data)[0]
+        if f.suffix.lower() not in COLUMNAR_SUFFIXES:
+            return False
+        schema = read_columnar(f).schema
+        return name in schema.names and pa.types.is_integer(schema.field(name).type)
+    except DataError:
+        return False
 
 
 def _warn(note: str) -> None:

@@ -196,6 +196,33 @@ def test_a_parquet_file_is_projected_a_batch_at_a_time_as_its_csv_is(iris_run, c
     assert got == (tmp_path / "x.csv.out.csv").read_text() and got.count("\n") == 9001
 
 
+def test_integer_ids_are_written_back_as_integers(iris_run, capsys, tmp_path):
+    # They came back as text: "10" sorted before "9", and a join on the source's ids found nothing.
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    pytest.importorskip("pandas")
+    from som_studio import load_run
+
+    path = iris_run[0]
+    values = np.loadtxt(IRIS, delimiter=",", skiprows=1, usecols=(0, 1, 2, 3))
+    names = ["sepal_length", "sepal_width", "petal_length", "petal_width"]
+    ids = np.random.default_rng(0).permutation(150) * 1000
+    columns = {n: values[:, i] for i, n in enumerate(names)}
+    pq.write_table(pa.table({**columns, "row_id": ids}), tmp_path / "x.parquet")
+    code, _, err = _run(capsys, "project", path, tmp_path / "x.parquet", "--out", tmp_path / "out.parquet")
+    assert code == 0, err
+    out = pq.read_table(tmp_path / "out.parquet")
+    assert out.schema.field("row_id").type == pa.int64() and out.column("row_id").to_pylist() == ids.tolist()
+    frame = load_run(path).project(tmp_path / "x.parquet").to_pandas()
+    assert frame["id"].dtype == np.int64 and frame["id"].tolist() == ids.tolist()
+    missing = pa.array([None if i == 3 else int(v) for i, v in enumerate(ids)], pa.int64())
+    pq.write_table(pa.table({**columns, "row_id": missing}), tmp_path / "y.parquet")
+    frame = load_run(path).project(tmp_path / "y.parquet").to_pandas()
+    assert str(frame["id"].dtype) == "Int64" and frame["id"].isna().tolist() == [i == 3 for i in range(150)]
+    # Ids of text stay text (iris_run's own: "r0", "r1"...).
+    assert load_run(path).project(iris_run[2]).to_pandas()["id"].tolist()[:2] == ["r0", "r1"]
+
+
 def test_a_run_file_from_a_newer_version_is_refused(iris_run, tmp_path, capsys):
     import io
     import zipfile

@@ -5,6 +5,7 @@ pyarrow): their column names are the header, read by the same rules as a CSV's.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -187,6 +188,24 @@ def frame_text_column(frame: Any, j: int) -> np.ndarray:
     else:
         cells = frame.column(j).to_pylist()
     return np.array(["" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v) for v in cells], dtype=str)
+
+
+_WHOLE = re.compile(r"-?(0|[1-9][0-9]*)")
+
+
+def integer_ids(ids: np.ndarray) -> list[int | None] | None:
+    """Ids read as text (:func:`frame_text_column`) as the integers they were, ``""`` as ``None``; ``None`` unless
+    every id is a whole number written plainly ("115", "-3"; not "007", "1e3", "r5") within int64: an integer id
+    column written back as text sorts "10" before "9" and joins to nothing on the source's."""
+    out: list[int | None] = []
+    for v in ids.tolist():
+        if v == "":
+            out.append(None)
+        elif _WHOLE.fullmatch(v) and -(2**63) <= (k := int(v)) < 2**63:
+            out.append(k)
+        else:
+            return None
+    return out if any(k is not None for k in out) else None
 
 
 def frame_column_is_float32(frame: Any, j: int) -> bool:
