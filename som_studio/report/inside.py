@@ -194,9 +194,9 @@ def notes(names: Sequence[str], records: Sequence[RunRecord]) -> list[str]:
         out.append(
             _(
                 "* counted by hand, the SOM's own operations: a NumPy run, or your own implementation, shows no "
-                "compiled program to count, XLA gave no count, or its count cannot be what ran (the program branches "
-                "on the data, or the count is more than the measured time allows); its bytes are the least the "
-                "iteration must move"
+                "compiled program to count, a streamed run calls its programs batch by batch (none is an iteration), "
+                "XLA gave no count, or its count cannot be what ran (the program branches on the data, or the count "
+                "is more than the measured time allows); its bytes are the least the iteration must move"
             )
         )
     for n, r in zip(names, records):

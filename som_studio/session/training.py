@@ -717,8 +717,6 @@ def _inside(
     if impl.backend != "jax" or not hasattr(trainer, "programs"):
         out = inside.assemble(None, counted, ceiling=None, seconds_per_iteration=record.median_s)
         out["counts"] = {"compiles": record.compiles}
-        if impl.backend == "jax" and getattr(problem, "stream", None) is not None:
-            out["error"] = _("a streamed run calls its programs batch by batch: no one program is an iteration")
         return out
     from som_studio.core import jax_runtime
 

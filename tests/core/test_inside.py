@@ -289,6 +289,9 @@ def test_a_program_that_cannot_be_inspected_leaves_the_run_whole(own_cache, monk
     assert record is not None and record.status == "ok"
     got = record.extra["inside"]
     assert "no cost analysis" in got["error"]
+    from som_studio.report.inside import notes
+
+    assert any(n.startswith("fused: its program was not inspected: ") for n in notes(["fused"], [record]))
     assert got["flops_source"] == "analytic" and got["flops_per_iteration"] > 0
     assert got["kernels_per_iteration"] is None and got["ceilings"] is None
 
@@ -319,3 +322,7 @@ def test_a_streamed_run_records_the_hand_count_without_an_error(own_cache, tmp_p
     got = record.extra["inside"]
     assert "error" not in got  # a streamed epoch runs batch pieces, not one chunk program: nothing to inspect
     assert got["flops_source"] == "analytic" and got["flops_per_iteration"] > 0
+    # Its table's figures are "-" but the hand count's: the footnote says why.
+    from som_studio.report.inside import notes
+
+    assert any("a streamed run calls its programs batch by batch" in n for n in notes(["fused"], [record]))

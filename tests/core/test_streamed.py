@@ -381,18 +381,3 @@ def test_a_streamed_run_stopped_within_an_epoch_records_what_it_read(folder, tmp
             record = e.record
     assert record is not None and record.status == "cancelled" and record.iterations_done == 0
     assert 300 <= record.extra["checkpoint"]["row"] < 700 and record.extra["stream"]["bytes_read"] > 0
-
-
-def test_a_streamed_jax_runs_inside_says_why_it_holds_the_hand_count(folder):
-    # Its table showed "-" for every compiled figure, and the footnote's reasons did not name streaming.
-    from som_studio.report.inside import notes
-    from som_studio.session.events import Finished
-    from som_studio.session.session import Session
-
-    path, _x = folder["whole"]
-    cfg = RunConfig(impl="jax-fused-batch", data=DataSpec(path=str(path)), width=4, height=3, epochs=2, stream=True)
-    events = Session(cfg, snapshot_interval_s=None, inside=True).run()
-    record = next(e.record for e in events if isinstance(e, Finished))
-    inside = record.extra["inside"]
-    assert inside["flops_source"] == "analytic" and "batch by batch" in inside["error"]
-    assert f"jax-fused-batch: its program was not inspected: {inside['error']}" in notes(["jax-fused-batch"], [record])
