@@ -542,6 +542,10 @@ class RunForm:
         return len(info.get("devices") or []) or None
 
     def devices_info(self) -> tuple[dict[str, Any], int | None] | None:
+        """What a worker saw with the current device setting (``(info, simulated)``), or ``None``: seen with another
+        (a kept run's one device shown beside 4 simulated ones ticked since) is not what a run would get."""
+        if self._devices is None or self._devices[1] != self._fields.simulated:
+            return None
         return self._devices
 
     def judge(self, cfg: RunConfig) -> tuple[Refusal, ...]:

@@ -135,6 +135,13 @@ def test_devices_seen_hold_for_the_setting_they_were_seen_with():
     assert form.state.refusals[0].field == "layout"  # one device seen, two needed
     form.edit(simulate=True, cpu_devices=2)
     assert form.state.runnable and form.known_device_count() is None and form.devices_info() is None
+    # A kept run shown again (after a restart) describes the one device it had: not what these settings give.
+    one = {"backend": "cpu", "devices": [{"kind": "cpu"}]}
+    form.set_devices(one, None)
+    assert form.devices_info() is None
+    two = {"backend": "cpu", "devices": [{"kind": "cpu"}] * 2}
+    form.set_devices(two, 2)
+    assert form.devices_info() == (two, 2)
 
 
 def test_missing_values_are_refused_once_by_the_preflight(tmp_path, register_impl):
