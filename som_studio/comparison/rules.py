@@ -117,6 +117,11 @@ def flatten_config(cfg: dict[str, Any], prefix: str = "") -> dict[str, str]:
 
 
 def _short(v: Any) -> str:
+    """A setting's value as a reader writes it: "none", "yes" and "no", not Python's None, True and False."""
+    if v is None:
+        return _("none")
+    if isinstance(v, bool):
+        return _("yes") if v else _("no")
     if isinstance(v, float):
         return f"{v:.6g}"
     return str(v)

@@ -184,7 +184,7 @@ class Report:
             keys += [k for k in f if k not in keys]
         # The older switch for minmax scaling, off in every run, says nothing the scaling row does not: read beside
         # "scaling zscore", "data.scale False" looked like a contradiction.
-        if all(f.get("data.scale", "False") == "False" for f in flat):
+        if all(f.get("data.scale", _("no")) == _("no") for f in flat):
             keys = [k for k in keys if k != "data.scale"]
         return keys, [[f.get(k, "-") for f in flat] for k in keys]
 

@@ -138,6 +138,11 @@ def _phases(p: dict[str, Any] | None) -> str:
     return " / ".join("-" if v is None else f"{v:.2f}" for v in parts) + " s"
 
 
+def _past_bandwidth(i: dict[str, Any]) -> bool:
+    """Faster than the measured memory bandwidth: the iteration's bytes came from the caches."""
+    return i.get("bound") == "memory" and (i.get("fraction_of_ceiling") or 0) > 1
+
+
 def inside_rows(names: Sequence[str], records: Sequence[RunRecord]) -> list[list[str]]:
     """The table's rows (:data:`INSIDE_HEADER`), one per run that carries ``extra.inside``."""
     rows = []
@@ -160,7 +165,7 @@ def inside_rows(names: Sequence[str], records: Sequence[RunRecord]) -> list[list
                 "-" if kernels is None else f"{kernels:.3g}",
                 _rate(i.get("achieved_flops_per_s")),
                 _rate(i.get("achieved_bytes_per_s")),
-                "-" if frac is None else f"{frac:.1%}",
+                "-" if frac is None else f"{frac:.1%}" + (" †" if _past_bandwidth(i) else ""),
                 bound_text(i.get("bound")),
                 "-" if ratio is None else f"{ratio:.2f}",
                 _phases(i.get("compile_phases_s")),
@@ -197,6 +202,13 @@ def notes(names: Sequence[str], records: Sequence[RunRecord]) -> list[str]:
                 "compiled program to count, a streamed run calls its programs batch by batch (none is an iteration), "
                 "XLA gave no count, or its count cannot be what ran (the program branches on the data, or the count "
                 "is more than the measured time allows); its bytes are the least the iteration must move"
+            )
+        )
+    if any(_past_bandwidth(inside_of(r) or {}) for r in records):
+        out.append(
+            _(
+                "† above its ceiling: the bytes it moves come from the caches, faster than the memory the bandwidth "
+                "ceiling is measured on (an array larger than them)"
             )
         )
     for n, r in zip(names, records):

@@ -358,3 +358,24 @@ def test_the_configurations_leave_out_the_older_scale_switch_where_no_run_set_it
     assert "data.scale" not in keys and "scaling" in keys and "data.path" in keys
     older = plain + [StoredRun(_record("c", config={"data": {**data, "scale": True}}), name="c")]
     assert "data.scale" in build_report(older).config_table()[0]
+
+
+def test_the_configuration_reads_as_words_and_a_run_past_its_bandwidth_is_explained():
+    from som_studio.report.inside import inside_rows, notes
+
+    # "None" and "False" were Python's words in the report's configuration table.
+    cfg = RunConfig(impl="numpy-batch", width=4, height=3, epochs=2, data=DataSpec(samples=30)).to_dict()
+    a, b = _record("numpy-batch", config=cfg), _record("numpy-batch", config={**cfg, "toroid": True})
+    keys, rows = build_report([StoredRun(a), StoredRun(b)]).config_table()
+    values = {k: row for k, row in zip(keys, rows)}
+    assert values["toroid"] == ["no", "yes"] and values["labels"] == ["none", "none"]
+    assert not any(v in ("None", "True", "False") for row in rows for v in row)
+    # Memory bound past the measured bandwidth (its bytes in the caches): marked and said why, not left at 146 %.
+    a.extra["inside"] = {"fraction_of_ceiling": 1.458, "bound": "memory", "flops_source": "xla"}
+    b.extra["inside"] = {"fraction_of_ceiling": 0.5, "bound": "memory", "flops_source": "xla"}
+    rows = inside_rows(["a", "b"], [a, b])
+    assert "145.8% †" in rows[0] and "50.0%" in rows[1] and not any("†" in c for c in rows[1])
+    assert any(
+        n.startswith("† above its ceiling: the bytes it moves come from the caches") for n in notes(["a", "b"], [a, b])
+    )
+    assert not any(n.startswith("†") for n in notes(["b"], [b]))
