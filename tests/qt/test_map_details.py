@@ -64,8 +64,9 @@ def test_a_live_run_with_labels_offers_hits_and_labels_and_hover_reads_them(qtbo
     assert {"Hit map", "Labels"} <= set(_items(window))
     view = window.map_view
     view.set_choice(picture.LABELS, 0)
+    # A frame that comes sooner than the view's pace is kept undrawn until its time: wait for one drawn.
     labelled = lambda: view.last_frame is not None and view.last_frame.view.mode == picture.LABELS
-    qtbot.waitUntil(labelled, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: labelled() and not view._undrawn, timeout=WAIT_MS)
     assert window.controller.busy  # still live
     assert "setosa" in view.inspector.legend.text()
     frame = view.last_frame
