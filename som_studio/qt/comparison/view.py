@@ -172,6 +172,15 @@ class ComparisonView(QWidget):
         self.notes = QLabel("")
         self.notes.setWordWrap(True)
         self.notes.setTextFormat(Qt.TextFormat.RichText)
+        # The report's first line: the fastest run against its baseline, per iteration and end to end (the table's
+        # speed-up columns are past its right edge in most windows).
+        self.headline = QLabel("")
+        self.headline.setWordWrap(True)
+        self.headline.setTextFormat(Qt.TextFormat.PlainText)
+        font = self.headline.font()
+        font.setBold(True)
+        self.headline.setFont(font)
+        self.headline.hide()
         # What the compared runs trained on, and the settings in which they differ.
         self.data_line = QLabel("")
         self.data_line.setWordWrap(True)
@@ -199,6 +208,7 @@ class ComparisonView(QWidget):
         rv = QVBoxLayout(right)
         rv.setContentsMargins(0, 0, 0, 0)
         rv.addLayout(top)
+        rv.addWidget(self.headline)
         rv.addWidget(self.data_line)
         # The notes in a pane of their own that scrolls: many runs' warnings and notes took most of the page,
         # leaving the table two rows and the charts a strip of axis labels.
@@ -340,6 +350,8 @@ class ComparisonView(QWidget):
         self.summary.set_report(self.report)
         self.table.resizeColumnsToContents()
         self.notes.setText(notes_html(self.report))
+        self.headline.setText((self.report.headline() if self.report else None) or "")
+        self.headline.setVisible(bool(self.headline.text()))
         self.data_line.setText(data_text(self.checked_runs()))
         self.data_line.setVisible(bool(self.data_line.text()))
         self._draw_charts()
