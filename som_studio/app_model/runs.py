@@ -164,7 +164,7 @@ _NOT_SETTINGS = ("impl", "data.source", "data.samples", "data.path", "data.scale
 def _setting_text(key: str, value: str) -> str:
     """``key value`` as the form says it: the setting's label, and "-" for none."""
     label = LABELS.get(setting_of_key(key))
-    return f"{_(label) if label else key} {'-' if value in ('None', '') else value}"
+    return f"{_(label) if label else key} {'-' if value in (_('none'), '') else value}"
 
 
 @dataclass(frozen=True)
