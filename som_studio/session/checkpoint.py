@@ -176,14 +176,13 @@ class Checkpoints:
     def start(self) -> None:
         """Create the folder: a run refuses a folder it cannot write before it trains.
 
-        Orbax itself (a second or more of imports) is imported on a thread of its own from here, while
-        the run reads its data and makes its initial map, and :meth:`ready` waits for it before the run's
-        programs are built: its imports add JAX options to every program's cache key, so a program
-        compiled before they end would compile again in the first timed chunk. A run stopped early
-        writes its checkpoint (so stops) without that wait, and no chunk shares the interpreter with the
-        imports.
+        Orbax itself (a second or more of imports) is imported on a thread of its own from here, or from
+        :meth:`start_imports` as the run begins to read its data, and :meth:`ready` waits for it before the
+        run's memory is measured and its programs are built: its imports add JAX options to every
+        program's cache key, so a program compiled before they end would compile again in the first timed
+        chunk. No chunk shares the interpreter with the imports.
         """
-        self._import_in_background()
+        self.start_imports()
         refuse_foreign(self.folder)
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
@@ -198,7 +197,9 @@ class Checkpoints:
             ) from None
         self._last = time.monotonic()
 
-    def _import_in_background(self) -> None:
+    def start_imports(self) -> None:
+        """Begin importing Orbax on a thread of its own (once): a session does as it starts reading its data."""
+
         def load() -> None:
             with contextlib.suppress(Exception):  # not installed: the first save says so, in its words
                 _orbax()

@@ -249,6 +249,8 @@ class Session:
         self._t_start = time.perf_counter()
         self._device_start_s = 0.0
         record = RunRecord(impl=cfg.impl, kind="?", config=cfg.to_dict())
+        if self.checkpoint is not None:
+            self.checkpoint.start_imports()  # beside the data's reading (Training waits for them)
         try:
             impl, data, table = self._prepare(cfg, record)
         except Exception as exc:
