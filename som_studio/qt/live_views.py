@@ -120,6 +120,12 @@ class LiveViews(QObject):
         self._clock.stop()
         self.progress.setValue(0)
         self.time_label.setText("")
+        # Nor are the Timings and Quality docks beside it: the sweep's figures are on its page.
+        parts = [self.tr("a sweep is training"), self.tr("its figures are on the Sweep page")]
+        self.timing_plot.begin("batch", 1)
+        self.timing_plot.caption.set_parts(parts)  # each part kept whole, stacked in a narrow dock
+        self.quality_plot.begin()
+        self.quality_plot.caption.setText(": ".join(parts))
 
     def close(self) -> None:
         """Closing the window: stop the clock and wait for the map view's drawing thread."""

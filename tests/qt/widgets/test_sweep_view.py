@@ -27,6 +27,9 @@ def test_the_sweep_page_trains_shows_and_keeps_a_map(qtbot, window):
     # The status bar's clock was the last run's, not the sweep's (whose page says how it goes); its bar is the
     # sweep's, full once it ends (it stood at 0 % beside "3 maps trained together").
     assert window.live.progress.value() == window.live.progress.maximum() and window.live.time_label.text() == ""
+    # Nor did the Timings and Quality docks keep showing the last run beside the sweep: they say where it is.
+    assert "on the Sweep page" in window.quality_plot.caption.text() and not window.quality_plot._latest
+    assert window.timing_plot.caption.parts()[-1].endswith("Sweep\u00a0page")  # kept whole on a line
     assert len(result.rows) == 3 and len(view.points.points()) == 3
     assert "3 maps trained together" in view.caption.text()
     assert not view.keep_button.isEnabled()
