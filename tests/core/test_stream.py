@@ -327,6 +327,21 @@ def test_a_pandas_index_written_with_the_rows_is_left_out_streamed_and_in_memory
     assert stream.open_source(tmp_path / "named.parquet", ignore=["cell"]).notes == ()
 
 
+def test_a_feature_column_named_as_an_identifier_is_said_to_be_trained(tmp_path):
+    # A cell_id column of unique integers trained as a feature made the map of the numbering, without a word.
+    from som_studio.core.data import read_table
+
+    rows = "".join(f"{i * 0.5},{i % 7},{1000 + i},{i}\n" for i in range(40))
+    (tmp_path / "cells.csv").write_text("CD3,CD45,cell_id,refractive_index\n" + rows)
+    said = (
+        f"{tmp_path / 'cells.csv'}: column 'cell_id' is named as an identifier is, and is trained as a feature; if "
+        "it is one, carry it with --id cell_id or leave it out with --ignore cell_id"
+    )
+    assert read_table(tmp_path / "cells.csv").notes == (said,)
+    assert stream.open_source(tmp_path / "cells.csv").notes == (said,)
+    assert read_table(tmp_path / "cells.csv", id_column="cell_id").notes == ()  # carried: nothing to say
+
+
 def test_a_text_feature_column_is_refused_by_name(tmp_path):
     write_parquet(tmp_path / "d", values(50, 2), [])
     with pytest.raises(DataError, match="'kind' is not numeric"):

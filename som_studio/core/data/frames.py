@@ -84,6 +84,24 @@ def pandas_index(schema: Any, path: object, roles: set[str | None]) -> tuple[tup
     return left, tuple(note.format(path=path, name=c) for c in left)
 
 
+_ID_LIKE = re.compile(
+    r"(?i:id|uid|uuid|guid|idx|index|barcode)|(?i:.*[_\s.-](id|uuid|barcode))|.*[a-z0-9](ID|Id)|Unnamed: \d+"
+)
+
+
+def id_like_notes(path: object, features: Sequence[str]) -> tuple[str, ...]:
+    """A note for each feature column named as identifiers are (``cell_id``, ``sampleID``, ``barcode``, pandas'
+    ``Unnamed: 0``): numbered rows trained as a feature make a map of the numbering, with no word said."""
+    return tuple(
+        _(
+            "{path}: column {name!r} is named as an identifier is, and is trained as a feature; if it is one, "
+            "carry it with {id} or leave it out with {ignore}"
+        ).format(path=path, name=name, id=column_flag("--id", name), ignore=column_flag("--ignore", name))
+        for name in features
+        if _ID_LIKE.fullmatch(name.strip())
+    )
+
+
 def columnar_unreadable(p: Path, why: object) -> str:
     kind = "Parquet" if p.suffix.lower() == ".parquet" else "Arrow IPC"
     return _("{path}: cannot read as {kind} ({why})").format(path=p, kind=kind, why=why)
@@ -327,7 +345,7 @@ def frame_table(
         label_column=labels,
         id_column=id_column,
         source=source,
-        notes=notes,
+        notes=(*notes, *id_like_notes(source, features)),
     )
 
 

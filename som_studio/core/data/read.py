@@ -18,7 +18,7 @@ from som_studio.core.data.checks import (
     refuse_empty_columns,
 )
 from som_studio.core.data.csv_reader import CsvReader
-from som_studio.core.data.frames import frame_table, read_columnar
+from som_studio.core.data.frames import frame_table, id_like_notes, read_columnar
 from som_studio.core.data.npy import read_npy
 from som_studio.core.data.table import Table, default_feature_names
 from som_studio.i18n import _
@@ -91,7 +91,7 @@ def read_table(
         label_column=labels,
         id_column=id_column,
         source=str(p),
-        notes=tuple(reader.notes),
+        notes=(*reader.notes, *id_like_notes(p, reader.feature_names if reader.header else ())),
     )
 
 

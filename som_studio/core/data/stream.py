@@ -62,7 +62,7 @@ from som_studio.core.data.checks import (
 from som_studio.core.data.csv_reader import CsvReader
 from som_studio.core.data.files import FORMATS, data_files
 from som_studio.core.data.fill import Piece, fill_block, npy_rows, piece_rows
-from som_studio.core.data.frames import non_numeric_column, pandas_index
+from som_studio.core.data.frames import id_like_notes, non_numeric_column, pandas_index
 from som_studio.core.data.npy import open_npy
 from som_studio.core.data.table import default_feature_names
 from som_studio.i18n import _, ngettext
@@ -258,7 +258,7 @@ def open_source(
         label_column=labels,
         id_column=id_column,
         stamps=tuple(stamps),
-        notes=tuple(notes),
+        notes=(*notes, *id_like_notes(files[0], features if kind != "npy" else ())),
     )
     if source.rows == 0:
         raise DataError(_("{path}: contains no examples (zero rows)").format(path=spec))
