@@ -112,6 +112,14 @@ def run(args: argparse.Namespace) -> int:
                 name=jax_impls[0], example=setting_named("impl").default
             )
         )  # fmt: skip
+    jax_cfg = next((c for c in configs if c.impl in jax_impls), None)
+    for flag, value in (("--hlo", args.hlo), ("--trace", args.trace)):
+        if value is not None and jax_cfg is not None and _streams(jax_cfg):
+            raise CommandError(
+                f"{flag}: "
+                + _("a streamed run calls its programs batch by batch, none of them an iteration: leave out {stream} "
+                    "(the table must fit in memory)").format(stream="--stream")
+            )  # fmt: skip
     hlo_path = check_output(args.hlo, args.force, flag="--hlo", reads=reads)
     to_stdout = args.json == STDOUT
     json_path = None if to_stdout else check_output(args.json, args.force, flag="--json", reads=reads)
@@ -185,15 +193,31 @@ def _write_text(path: Path, text: str, force: bool) -> None:
     print(wrote(path), file=sys.stderr)
 
 
+def _streams(cfg: Any) -> bool:
+    """Whether ``cfg``'s run reads its data in batches (asked, or too big to load): the session's own decision."""
+    from som_studio.session.resolve import open_data, streams
+
+    if cfg.data.path is None:
+        return False
+    try:
+        source = open_data(cfg.data.path, bool(cfg.stream), cfg.labels, cfg.ignore, cfg.id_column)
+    except Exception:  # unreadable: the run says so in its own words
+        return False
+    return source is not None and streams(bool(cfg.stream), source)
+
+
 def _profile(cfg: Any, folder: Path) -> Path:
     """A jax.profiler trace of :data:`TRACE_ITERATIONS` iterations of a fresh trainer (after its warm-up)."""
     from som_studio.core import jax_runtime
+    from som_studio.core.data import Table
     from som_studio.core.impls import registry
     from som_studio.core.som.problem import load_problem_table, make_problem
+    from som_studio.session.resolve import load_data
 
     jax = jax_runtime.jax()
     impl = registry.get(cfg.impl)
-    data = load_problem_table(cfg).values
+    loaded = load_data(cfg)  # a folder's or a glob's files too, as the run read them (a streamed run is refused)
+    data = (loaded if isinstance(loaded, Table) else load_problem_table(cfg)).values
     trainer = impl.create(make_problem(cfg, impl.kind, data))
     try:
         trainer.warmup()

@@ -46,9 +46,21 @@ def test_explain_prints_the_table_and_writes_the_hlo_and_the_json(tmp_path, caps
 
 
 def test_explain_writes_a_trace_perfetto_opens(tmp_path, capsys):
-    code, _out, err = _run(capsys, "explain", *SMALL, "--trace", str(tmp_path / "trace"))
+    # Of a folder's files too: the trace read the data by itself, a file at a time, and stopped on a folder.
+    import numpy as np
+
+    (tmp_path / "rows").mkdir()
+    for k in range(2):
+        np.save(tmp_path / "rows" / f"part{k}.npy", np.random.default_rng(k).random((30, 3)))
+    argv = ["--data", str(tmp_path / "rows"), *SMALL]
+    code, _out, err = _run(capsys, "explain", *argv, "--trace", str(tmp_path / "trace"))
     assert code == 0, err
     assert list((tmp_path / "trace").glob("plugins/profile/*/perfetto_trace.json.gz"))
+    # Streamed, the run has no one program an iteration runs: refused before it trains.
+    for flag in ("--trace", "--hlo"):
+        code, _out, err = _run(capsys, "explain", *argv, "--stream", flag, str(tmp_path / "out"))
+        assert code == 2 and f"{flag}: a streamed run calls its programs batch by batch" in err
+        assert "ok in" not in err and not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize(
