@@ -162,33 +162,59 @@ def initialize(cluster: Cluster) -> None:
     _report("connected")
 
 
-def check_same_runs(runs: object, cluster: Cluster) -> None:
-    """Refuse to start when the processes were given different runs.
+def check_same_runs(runs: list[dict[str, object]], cluster: Cluster) -> None:
+    """Refuse to start when the processes see different numbers of devices or were given different runs.
 
-    Each process trains what its own command line says; if two differ, their
-    programs would not match and the collectives would wait for each other.
-    Compares a digest of ``runs`` (JSON-able) across processes.
+    Each process trains what its own command line says; if two differ, their programs would not match and
+    the collectives would wait for each other. Compares digests of ``runs`` (JSON-able), whole and setting by
+    setting, across processes, so the refusal names the setting.
     """
     import hashlib
     import json
 
+    import jax
     import numpy as np
     from jax.experimental import multihost_utils
 
-    digest = hashlib.sha256(json.dumps(runs, sort_keys=True).encode()).digest()[:16]
-    mine = np.frombuffer(digest, dtype=np.uint32).copy()
+    # Gathering needs as many devices in each process (it failed with "cannot reshape array of size 3").
+    counts = [sum(1 for d in jax.devices() if d.process_index == i) for i in range(cluster.num_processes)]
+    if len(set(counts)) > 1:
+        raise DistributedError(
+            _("the processes see different numbers of devices ({counts}): every process must see as many "
+              "(start each with the same {flag}, or on machines alike)").format(
+                counts=", ".join(f"{i}: {n}" for i, n in enumerate(counts)), flag="--cpu-devices"
+            )
+        )  # fmt: skip
+
+    def digest(value: object) -> np.ndarray:
+        return np.frombuffer(hashlib.sha256(json.dumps(value, sort_keys=True).encode()).digest()[:4], np.uint32)
+
+    mine = np.concatenate([digest(runs), *(digest([run.get(k) for run in runs]) for k in _RUN_KEYS)])
     every = np.asarray(multihost_utils.process_allgather(mine)).reshape(cluster.num_processes, -1)
     differ = [i for i in range(cluster.num_processes) if not np.array_equal(every[i], every[0])]
     if differ:
+        named = [k for j, k in enumerate(_RUN_KEYS) if len({int(v) for v in every[:, j + 1]}) > 1]
         raise DistributedError(
             ngettext(
-                "process {ids} was given different run options from process 0: "
+                "process {ids} was given different run options from process 0 ({settings}): "
                 "every process must be started with the same options except {a} and {b}",
-                "processes {ids} were given different run options from process 0: "
+                "processes {ids} were given different run options from process 0 ({settings}): "
                 "every process must be started with the same options except {a} and {b}",
                 len(differ),
-            ).format(ids=", ".join(map(str, differ)), a="--process-id", b="--json")
+            ).format(
+                ids=", ".join(map(str, differ)),
+                settings=", ".join(named) or _("other settings"),
+                a="--process-id",
+                b="--json",
+            )
         )
+
+
+#: The settings a refusal of different runs names (a run's configuration's keys, as its record writes them).
+_RUN_KEYS = (
+    "impl", "grid", "data", "sigma", "learning_rate", "init", "scaling", "labels", "ignore", "id_column",
+    "topology", "toroid", "epochs", "steps", "seed", "precision", "layout", "stream", "batch_rows", "clusters",
+)  # fmt: skip
 
 
 def agree(failed: str | None, files: list[tuple[str, int]] | None) -> str | None:
