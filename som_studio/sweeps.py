@@ -235,6 +235,8 @@ def train_together(
 
     if not isinstance(table, Table):  # a source read in batches: --stream, or data too large for memory
         raise ConfigError("stream", _("a sweep trains its maps together on data held in memory; it does not stream"))
+    if base.layout != "1x1":  # taken silently, it was recorded as the layout that ran
+        raise ConfigError("layout", _("a sweep spreads its maps over every device itself; it takes no layout"))
     events = Session(base, data=table, sweep=combos, snapshot_interval_s=None, read_s=read_s).run()
     return result(events if observe is None else _observed(events, observe), combos)
 
@@ -358,7 +360,7 @@ def for_config(config: RunConfig) -> RunConfig:
     """
     from som_studio.session.resolve import resolve, values_of
 
-    values = {**values_of(config), "impl": IMPL, "steps": None}
+    values = {**values_of(config), "impl": IMPL, "steps": None, "layout": None}  # its maps spread over the devices
     return resolve(values, load=False).config
 
 
