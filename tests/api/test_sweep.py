@@ -128,7 +128,7 @@ def test_the_command_writes_rows_report_and_runs(tmp_path, capsys):
         (["--vary", "sigma_end=1,1x1"], "--vary: sigma_end: 1x1 is given twice"),  # as typed, read alike
         (["--labels", "species", "--vary", "sigma_end=-1,1"], "--vary sigma_end: radii must be finite and > 0"),
         # Taken silently, it was recorded as the layout that ran.
-        (["--vary", "seed=0,1", "--layout", "2x2"], "--layout: a sweep spreads its maps over every device itself"),
+        (["--labels", "species", "--vary", "seed=0,1", "--layout", "2x2"], "--layout: a sweep spreads its maps"),
     ],
 )
 def test_the_command_refuses_bad_vary(extra, words, capsys):
