@@ -271,8 +271,10 @@ def preflight(
             backend = devices.backend if devices is not None else None
             # Devices not known: only what needs none (a data-parallel map axis) is checked.
             count = known if known is not None else lay.devices
-            sharding.check_layout(lay, count, impl=impl.name, map_axis=impl.map_axis, backend=backend)
             processes = devices.processes if devices is not None else 1
+            sharding.check_layout(
+                lay, count, impl=impl.name, map_axis=impl.map_axis, backend=backend, processes=processes
+            )
             if known is not None and processes > 1 and lay.devices != known:
                 # Every process must hold part of the mesh: each runs the same program on its own devices.
                 raise ConfigError(

@@ -106,6 +106,14 @@ def test_invalid_layouts_are_refused(layout, count, kw, words):
         assert w in str(err.value)
 
 
+def test_the_remedy_for_too_few_devices_is_each_processs_share():
+    # Over two processes, --cpu-devices 4 in each would make 8: each needs 2.
+    for processes, each in ((1, 4), (2, 2), (3, 2)):
+        with pytest.raises(ConfigError) as err:
+            sharding.check_layout("4x1", 1, backend="cpu", processes=processes)
+        assert err.value.refusal.remedy == ("cpu_devices", each)
+
+
 def test_devices_command_json(tmp_path, capsys):
     out = tmp_path / "layout.json"
     assert cli.main(["devices", "--layout", "2x2", "--grid", "24x13", "--samples", "9", "--json", str(out)]) == 0

@@ -75,8 +75,10 @@ def check_layout(
     impl: str | None = None,
     map_axis: bool = True,
     backend: str | None = None,
+    processes: int = 1,
 ) -> Layout:
-    """Check a layout against the devices there are; raise :class:`ConfigError` (field ``layout``).
+    """Check a layout against the devices there are (``processes``: of a run over several, whose devices they
+    are together); raise :class:`ConfigError` (field ``layout``).
 
     ``map_axis=False`` is for data-parallel implementations, which replicate the
     map and so cannot split it.
@@ -99,7 +101,8 @@ def check_layout(
             _("layout {layout} needs {devices} devices ({data} along data x {map} along map), {sees}").format(
                 layout=lay, devices=lay.devices, data=lay.data, map=lay.map, sees=" ".join(sees.split())
             ),
-            remedy=("cpu_devices", lay.devices) if backend in (None, "cpu") else None,
+            # --cpu-devices is each process's: over several, each simulates its share of the mesh.
+            remedy=("cpu_devices", -(-lay.devices // max(processes, 1))) if backend in (None, "cpu") else None,
         )
     return lay
 
