@@ -176,6 +176,11 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(
             "--inside: " + _("records runs in one process; it cannot go with {flag}").format(flag="--coordinator")
         )
+    if args.coordinator is not None and (args.checkpoint or args.resume):  # before waiting for the other processes
+        raise CommandError(
+            ("--resume: " if args.resume else "--checkpoint: ")
+            + _("saves runs in one process; it cannot go with {flag} yet").format(flag="--coordinator")
+        )
     cluster = _cluster(args)
     main = cluster is None or cluster.is_main
     if cluster is not None:
@@ -208,11 +213,6 @@ def run(args: argparse.Namespace) -> int:
     session_kw: dict[str, Any] = {}
     if cluster is None:
         session_kw.update(inside)
-    if cluster is not None and (args.checkpoint or args.resume):
-        raise CommandError(
-            ("--resume: " if args.resume else "--checkpoint: ")
-            + _("saves runs in one process; it cannot go with {flag} yet").format(flag="--coordinator")
-        )
     per_run = checkpoint_plan(args, configs)
     if cluster is not None:
         from som_studio.session.distributed import LOCKSTEP_SESSION

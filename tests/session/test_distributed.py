@@ -266,6 +266,11 @@ def test_a_peer_that_never_arrives_is_a_clear_error(tmp_path):
             ["--coordinator", "h:5", "--num-processes", "2", "--process-id", "0", "--impl", "numpy-batch"],
             "numpy-batch runs on one device; only sharded implementations span processes",
         ),
+        # At once, not after waiting for the other processes.
+        (
+            ["--coordinator", "h:5", "--num-processes", "2", "--process-id", "0", "--checkpoint", "ck"],
+            "--checkpoint: saves runs in one process; it cannot go with --coordinator yet",
+        ),
     ],
 )
 def test_bad_distributed_options_are_refused(args, words, capsys):
