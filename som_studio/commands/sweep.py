@@ -22,7 +22,7 @@ from som_studio.commands.common import (
     saved_runs,
     wrote,
 )
-from som_studio.i18n import _, ljust, text_width
+from som_studio.i18n import _, ljust, ngettext, text_width
 
 HELP = "train every combination of --vary's values together (one batched JAX program); QE vs TE per map"
 
@@ -191,7 +191,11 @@ def format_rows(result: Any) -> str:
     lines += ["  ".join(ljust(c, w) for c, w in zip(row, widths)) for row in rows]
     t = result.timings
     lines.append(
-        _("{n} maps together in {wall} (compile {compile}, {per_epoch} per epoch for all of them)").format(
+        ngettext(
+            "{n} map in {wall} (compile {compile}, {per_epoch} per epoch)",
+            "{n} maps together in {wall} (compile {compile}, {per_epoch} per epoch for all of them)",
+            len(result.rows),
+        ).format(
             n=len(result.rows),
             wall=format_seconds(t["wall_s"]),
             compile=format_seconds(t["compile_s"]),

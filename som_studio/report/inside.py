@@ -125,6 +125,12 @@ def _si(v: float | None) -> str:
     return f"{v:.3g}"
 
 
+def _bytes(v: float | None) -> str:
+    """``620 B``, ``3.45 kB`` (it read ``620B`` beside ``3.45 kB``)."""
+    text = _si(v)
+    return text if text == "-" else text + ("B" if text[-1].isalpha() else " B")
+
+
 def _rate(v: float | None) -> str:
     return "-" if v is None else f"{v / 1e9:.3g}"
 
@@ -160,7 +166,7 @@ def inside_rows(names: Sequence[str], records: Sequence[RunRecord]) -> list[list
             [
                 n,
                 flops,
-                _si(i.get("bytes_per_iteration")) + ("B" if i.get("bytes_per_iteration") is not None else ""),
+                _bytes(i.get("bytes_per_iteration")),
                 "-" if i.get("arithmetic_intensity") is None else f"{i['arithmetic_intensity']:.3g}",
                 "-" if kernels is None else f"{kernels:.3g}",
                 _rate(i.get("achieved_flops_per_s")),

@@ -373,8 +373,10 @@ def test_the_configuration_reads_as_words_and_a_run_past_its_bandwidth_is_explai
     # Memory bound past the measured bandwidth (its bytes in the caches): marked and said why, not left at 146 %.
     a.extra["inside"] = {"fraction_of_ceiling": 1.458, "bound": "memory", "flops_source": "xla"}
     b.extra["inside"] = {"fraction_of_ceiling": 0.5, "bound": "memory", "flops_source": "xla"}
+    a.extra["inside"]["bytes_per_iteration"], b.extra["inside"]["bytes_per_iteration"] = 620.0, 3450.0
     rows = inside_rows(["a", "b"], [a, b])
     assert "145.8% †" in rows[0] and "50.0%" in rows[1] and not any("†" in c for c in rows[1])
+    assert "620 B" in rows[0] and "3.45 kB" in rows[1]  # it read 620B beside 3.45 kB
     assert any(
         n.startswith("† above its ceiling: the bytes it moves come from the caches") for n in notes(["a", "b"], [a, b])
     )
