@@ -398,12 +398,12 @@ A run shows here when it recorded its inside: tick Record the inside of the next
         <translation>준비됨</translation>
     </message>
     <message>
-        <source>a sweep is training</source>
-        <translation>스윕을 학습하는 중</translation>
-    </message>
-    <message>
         <source>its figures are on the Sweep page</source>
         <translation>그 수치는 스윕 페이지에 있습니다</translation>
+    </message>
+    <message>
+        <source>a sweep</source>
+        <translation>스윕</translation>
     </message>
     <message>
         <source>Paused</source>

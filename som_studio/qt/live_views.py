@@ -121,7 +121,7 @@ class LiveViews(QObject):
         self.progress.setValue(0)
         self.time_label.setText("")
         # Nor are the Timings and Quality docks beside it: the sweep's figures are on its page.
-        parts = [self.tr("a sweep is training"), self.tr("its figures are on the Sweep page")]
+        parts = [self.tr("a sweep"), self.tr("its figures are on the Sweep page")]  # while it trains and after
         self.timing_plot.begin("batch", 1)
         self.timing_plot.caption.set_parts(parts)  # each part kept whole, stacked in a narrow dock
         self.quality_plot.begin()
