@@ -313,6 +313,10 @@ def supervise(argv: list[str], cluster: Cluster) -> int:
     assert proc.stdout is not None and proc.stderr is not None
     sinks = {proc.stdout.fileno(): sys.stdout, proc.stderr.fileno(): sys.stderr}
     pending = {fd: b"" for fd in sinks}
+    # JAX's runtime log (its C++ lines, a stack trace when it aborts) and what follows it: held, shown unless the
+    # run was lost, which the one line below says (a peer's death printed some forty lines of it before that line).
+    log: list[bytes] = []
+    held: dict[int, list[bytes] | None] = {proc.stdout.fileno(): None, proc.stderr.fileno(): log}
     state, buf = "starting", b""
     open_fds = [rfd, *sinks]
     deadline = time.monotonic() + STARTUP_ALLOWANCE_S
@@ -332,9 +336,9 @@ def supervise(argv: list[str], cluster: Cluster) -> int:
                 if not chunk:  # the child exited (or closed it)
                     open_fds.remove(fd)
                     if fd in sinks:
-                        _relay(pending[fd], sinks[fd], final=True)
+                        _relay(pending[fd], sinks[fd], final=True, held=held[fd])
                 elif fd in sinks:
-                    pending[fd] = _relay(pending[fd] + chunk, sinks[fd])
+                    pending[fd] = _relay(pending[fd] + chunk, sinks[fd], held=held[fd])
                 else:
                     buf += chunk
                     while b"\n" in buf:
@@ -352,6 +356,8 @@ def supervise(argv: list[str], cluster: Cluster) -> int:
         os.close(rfd)
         proc.stdout.close()
         proc.stderr.close()
+    if log and not (rc < 0 and state in ("connected", "connecting")):
+        sys.stderr.write(b"".join(log).decode(errors="replace"))
     if rc < 0:
         sig = signal.Signals(-rc).name if -rc in signal.Signals._value2member_map_ else str(-rc)
         if -rc in (signal.SIGKILL, signal.SIGTERM, signal.SIGINT):
@@ -377,13 +383,20 @@ def supervise(argv: list[str], cluster: Cluster) -> int:
 _NOISE = re.compile(rb"^\[Gloo\] Rank \d+ is connected to \d+ peer ranks")
 
 
-def _relay(buf: bytes, sink: Any, final: bool = False) -> bytes:
-    """Copy the child's complete lines to ``sink``, without the noise; return the rest."""
+# JAX's C++ runtime log lines (absl's "E1128 12:00:00.123456  4242 file.cc:89] ...") and an abort's stack trace.
+_RUNTIME_LOG = re.compile(rb"^([EFWI]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\]|\*\*\* |\s+@ +0x[0-9a-f]+ )")
+
+
+def _relay(buf: bytes, sink: Any, final: bool = False, held: list[bytes] | None = None) -> bytes:
+    """Copy the child's complete lines to ``sink``, without the noise; with ``held``, the lines from JAX's runtime
+    log's first on go there instead (shown at the end unless the run was lost). Return the rest."""
     lines = buf.split(b"\n")
     rest = b"" if final else lines.pop()
+    if held is not None:  # from the runtime's first line on, all of it: its entries run over several lines
+        first = next((i for i, ln in enumerate(lines) if held or _RUNTIME_LOG.match(ln)), len(lines))
+        held += [ln + b"\n" for ln in lines[first:]]
+        lines = lines[:first]
     out = b"".join(ln + b"\n" for ln in lines if ln and not _NOISE.match(ln))
-    if final and rest and not _NOISE.match(rest):
-        out += rest
     if out:
         sink.write(out.decode(errors="replace"))
         sink.flush()
