@@ -149,7 +149,32 @@ def _cluster(args: argparse.Namespace):
     except DistributedError as exc:
         raise CommandError(str(exc)) from None
     _only_sharded(args)
+    _resolvable(cluster.coordinator.rsplit(":", 1)[0])
     return cluster
+
+
+def _resolvable(host: str) -> None:
+    """Refuse a coordinator whose host name the system says does not exist, at once: JAX's runtime waited out
+    --init-timeout for it, then aborted. A lookup that takes longer than a moment is left to the runtime."""
+    import socket
+    import threading
+
+    found: list[BaseException | None] = []
+
+    def look() -> None:
+        try:
+            socket.getaddrinfo(host.strip("[]"), None)
+            found.append(None)
+        except (OSError, UnicodeError) as exc:
+            found.append(exc)
+
+    t = threading.Thread(target=look, daemon=True)
+    t.start()
+    t.join(2.0)
+    if found and isinstance(found[0], socket.gaierror):
+        raise CommandError(
+            "--coordinator: " + _("cannot find host {host!r} ({why})").format(host=host, why=found[0].strerror)
+        )
 
 
 def _only_sharded(args: argparse.Namespace) -> None:

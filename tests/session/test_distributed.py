@@ -385,3 +385,17 @@ def test_a_peer_that_dies_is_a_clear_error_and_nothing_is_left(tmp_path):
             break
         time.sleep(0.25)
     assert _processes_with(coord) == []
+
+
+def test_a_coordinator_host_that_does_not_exist_is_refused_at_once(capsys, monkeypatch):
+    # JAX's runtime waited out --init-timeout for it, printed a C++ lookup error, then aborted.
+    import socket
+
+    def lookup(host, *args, **kw):
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", lookup)
+    argv = ["bench", "--impl", "jax-shardmap-batch", "--epochs", "1", "--grid", "4x4"]
+    argv += ["--coordinator", "nosuchhost.invalid:5566", "--num-processes", "2", "--process-id", "0"]
+    assert cli.main(argv) == 2
+    assert "--coordinator: cannot find host 'nosuchhost.invalid' (Name or service not known)" in capsys.readouterr().err
