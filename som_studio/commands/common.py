@@ -7,7 +7,7 @@ import fnmatch
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,9 +43,9 @@ _SPECIAL = ("impl",)
 _NO_DEFAULT = ("grid", "epochs", "steps", "scaling")
 
 
-def add_setting(g: Any, s: cfgmod.Setting) -> None:
-    """The command-line option of setting ``s``, as its declaration says."""
-    kw: dict[str, Any] = {"help": s.help, "dest": s.name}
+def add_setting(g: Any, s: cfgmod.Setting, listed: bool = True) -> None:
+    """The command-line option of setting ``s``, as its declaration says (``listed`` false: not in the help)."""
+    kw: dict[str, Any] = {"help": s.help if listed else argparse.SUPPRESS, "dest": s.name}
     if s.control == cfgmod.Control.CHECK:
         kw["action"] = "store_true"
     else:
@@ -67,12 +67,14 @@ def add_run_options(
     impls: bool = True,
     impl_default: str | None = None,
     save_runs_help: str = "write DIR/<implementation>.somrun for each finished run",
+    unlisted: Sequence[str] = (),
 ) -> None:
     """The options that define the SOM to train, and ``--baseline`` (shared by ``bench`` and ``compare``).
 
     ``baseline_default`` says, for the help, which run is the baseline when none is given
     (``None``: no ``--baseline``); ``impls`` false leaves out ``--impl``'s list (``sweep``
-    trains with one implementation's kernels).
+    trains with one implementation's kernels). ``unlisted``: settings the command does not take, left out of its
+    help (still read, so that the command refuses them in its own words).
     """
     g = p.add_argument_group("the SOM to train (the same for every implementation)")
     if impls:
@@ -83,7 +85,7 @@ def add_run_options(
     for s in cfgmod.SETTINGS:
         if s.name in _SPECIAL:
             continue
-        add_setting(g, s)
+        add_setting(g, s, listed=s.name not in unlisted)
         if s.name == "data":
             g.add_argument(
                 "--scale", action="store_true", help="min-max scale each feature of --data to [0, 1] (--scaling minmax)"

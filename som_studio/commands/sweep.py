@@ -50,7 +50,11 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "sweep", help=HELP, description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     add_run_options(
-        p, baseline_default=None, impls=False, save_runs_help="write DIR/<settings>.somrun for each combination"
+        p,
+        baseline_default=None,
+        impls=False,
+        save_runs_help="write DIR/<settings>.somrun for each combination",
+        unlisted=NOT_TAKEN,
     )
     v = p.add_argument_group("the sweep")
     v.add_argument(
@@ -77,7 +81,23 @@ def _keywords(args: argparse.Namespace) -> dict[str, Any]:
         kw["scaling"] = "minmax"
     if args.steps is not None:
         raise CommandError("--steps: " + _("a sweep trains in batch epochs: give {flag}").format(flag="--epochs N"))
+    from som_studio.config import setting_named
+
+    for name in ("lr_start", "lr_end"):  # read by the online implementations only: a sweep would ignore them
+        if getattr(args, name) not in (None, setting_named(name).default):  # given (their defaults are filled in)
+            raise CommandError(
+                f"{setting_named(name).flag}: " + _("a sweep trains in batch epochs, which have no learning rate")
+            )
+    if args.stream or args.batch_rows is not None:
+        raise CommandError(
+            ("--stream: " if args.stream else "--batch-rows: ")
+            + _("a sweep trains its maps together on data held in memory; it does not stream")
+        )
     return kw
+
+
+#: Settings a sweep does not take: out of its help, refused in its words.
+NOT_TAKEN = ("steps", "lr_start", "lr_end", "layout", "stream", "batch_rows")
 
 
 def row_name(settings: dict[str, Any]) -> str:

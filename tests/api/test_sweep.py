@@ -129,11 +129,24 @@ def test_the_command_writes_rows_report_and_runs(tmp_path, capsys):
         (["--labels", "species", "--vary", "sigma_end=-1,1"], "--vary sigma_end: radii must be finite and > 0"),
         # Taken silently, it was recorded as the layout that ran.
         (["--labels", "species", "--vary", "seed=0,1", "--layout", "2x2"], "--layout: a sweep spreads its maps"),
+        # Read by online runs only: taken silently, they changed nothing.
+        (["--vary", "seed=0,1", "--lr-start", "0.3"], "--lr-start: a sweep trains in batch epochs, which have no"),
+        (["--vary", "seed=0,1", "--stream"], "--stream: a sweep trains its maps together on data held in memory"),
     ],
 )
 def test_the_command_refuses_bad_vary(extra, words, capsys):
     assert cli.main(["sweep", "--data", str(IRIS), "--grid", "4x3", *extra]) == 2
     assert words in capsys.readouterr().err
+
+
+def test_the_commands_help_lists_only_what_a_sweep_takes(capsys):
+    from som_studio.commands.sweep import NOT_TAKEN
+
+    with pytest.raises(SystemExit):
+        cli.main(["sweep", "--help"])
+    shown = capsys.readouterr().out
+    assert "--epochs" in shown and "--sigma-end" in shown
+    assert not any(f"--{name.replace('_', '-')} " in shown for name in NOT_TAKEN)
 
 
 def test_a_sweep_with_missing_values_agrees_with_its_run():
