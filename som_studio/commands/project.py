@@ -147,8 +147,9 @@ def _write_parquet(path: str, model, data: str, clusters, header: list[str]) -> 
         pa.field("cluster", pa.int32()),  # null: the run has no clusters
         pa.field("label", pa.string()),  # null: the unit has no label
     ]
-    integer = len(header) > len(COLUMNS) and _integer_column(data, header[-1])
-    if len(header) > len(COLUMNS):
+    with_ids = len(header) > len(COLUMNS)  # the run's id column, last
+    integer = with_ids and _integer_column(data, header[-1])
+    if with_ids:
         fields.append(pa.field(header[-1], pa.int64() if integer else pa.string()))
     schema = pa.schema(fields)
     n = 0
@@ -166,7 +167,7 @@ def _write_parquet(path: str, model, data: str, clusters, header: list[str]) -> 
                 pa.array(part.cluster, pa.int32(), mask=part.cluster < 0),
                 pa.array(label, pa.string()),
             ]
-            if len(fields) > len(COLUMNS):
+            if with_ids:
                 if part.ids is None:
                     ids: list[Any] = [None] * rows
                 else:  # integer ids as integers (a chunk of only missing ones: nulls)

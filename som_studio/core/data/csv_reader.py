@@ -427,24 +427,26 @@ class CsvReader:
         except ValueError:
             if cell.lower() in MISSING:
                 return np.nan
-            named = f" ({self.columns[j]!r})" if self.header else ""
             if DECIMAL_COMMA.fullmatch(cell.strip()):  # "5,1" from a spreadsheet saved in a European locale
                 raise DataError(
                     _(
                         "{path}: {value!r} at line {line}, column {column}{named} has a decimal comma; numbers are "
                         "read with a decimal point: save the table with '.' as its decimal separator"
-                    ).format(path=self.path, value=cell, line=line, column=j + 1, named=named)
+                    ).format(path=self.path, value=cell, line=line, column=j + 1, named=self._named(j))
                 ) from None
             raise _NotANumber(j) from None
         if math.isinf(v):
-            named = f" ({self.columns[j]!r})" if self.header else ""
             raise DataError(
                 _("{path}: infinite value {value!r} at line {line}, column {column}{named}").format(
-                    path=self.path, value=cell, line=line, column=j + 1, named=named
+                    path=self.path, value=cell, line=line, column=j + 1, named=self._named(j)
                 )
             )
         # float() reads "nan" spellings the MISSING set does not list ("-nan", "NAN ")
         return v
+
+    def _named(self, j: int) -> str:
+        """Column ``j``'s name for a message, after its number (`` ('b')``); ``""`` without a header."""
+        return f" ({self.columns[j]!r})" if self.header else ""
 
     def _not_an_index(self, cell: str, line: int, expected: int) -> str:
         """The message for an index column (:attr:`index_start`) whose count ``cell`` at ``line`` breaks."""
@@ -464,8 +466,8 @@ class CsvReader:
     def _not_a_number(self, cell: str, line: int, j: int, above: bool) -> str:
         """The message for ``cell``, neither a number nor a missing value, at ``line`` in column ``j``; ``above``:
         whether the column holds a number in a row above it (then it is a column of numbers with one bad cell)."""
-        named = f" ({self.columns[j]!r})" if self.header else ""
         markers = ", ".join(MISSING_SHOWN)
+        named = self._named(j)
         where = {"path": self.path, "value": cell, "line": line, "column": j + 1, "named": named, "markers": markers}
         if not self.roles:  # a run's feature: a column of numbers
             return _(

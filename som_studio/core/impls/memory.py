@@ -240,19 +240,23 @@ def host_available() -> int:
     """Bytes the OS can still give this process: MemAvailable (else free pages), or less where a memory cgroup
     (a container's, a batch job's: Docker, Kubernetes, Slurm) leaves less under its limit: a run judged against the
     host's memory there would be killed for going past the job's."""
-    have = 1 << 62
-    try:
-        with open("/proc/meminfo") as f:
-            have = next((int(line.split()[1]) * 1024 for line in f if line.startswith("MemAvailable:")), have)
-    except OSError:
-        pass
-    if have == 1 << 62:
-        try:
-            have = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-        except (ValueError, OSError):
-            pass
+    have = _mem_available()
     room = cgroup_room()
     return have if room is None else min(have, room)
+
+
+def _mem_available() -> int:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError):
+        return 1 << 62
 
 
 CGROUP_ROOT = "/sys/fs/cgroup"
