@@ -48,6 +48,16 @@ examples:
     (open the trace's perfetto_trace.json.gz in https://ui.perfetto.dev or chrome://tracing)
 """
 
+
+def _host_ceilings() -> None:
+    """A NumPy run is held to the host CPU's ceilings: measured with JAX's CPU device and kept, if none are yet."""
+    from som_studio.core import jax_runtime
+    from som_studio.core.inspection import inside
+
+    if inside.kept_ceilings("cpu") is None:
+        inside.ceilings(jax_runtime.jax().devices("cpu")[0])
+
+
 #: Iterations the profiler trace covers: enough to see the kernels repeat, few enough to read.
 TRACE_ITERATIONS = 3
 
@@ -125,6 +135,8 @@ def run(args: argparse.Namespace) -> int:
     json_path = None if to_stdout else check_output(args.json, args.force, flag="--json", reads=reads)
     check_distinct([("--hlo", hlo_path), ("--json", json_path), *saved_runs(args.save_runs, [c.impl for c in configs])])
     trace_dir = _trace_dir(args.trace, reads)
+    if len(jax_impls) < len(configs):
+        _host_ceilings()
 
     from som_studio.commands.bench import Interrupted, format_table, run_configs
 

@@ -713,9 +713,17 @@ def _inside(
         itemsize=problem.dtype.itemsize,
     )
     # NumPy has no compiled program; a streamed run runs its trainer's batch pieces, not one chunk program
-    # over the table: both keep the hand count against the measured time.
+    # over the table: both keep the hand count against the measured time, and the ceilings already known.
     if impl.backend != "jax" or not hasattr(trainer, "programs"):
-        out = inside.assemble(None, counted, ceiling=None, seconds_per_iteration=record.median_s)
+        device = devices[0] if devices and impl.backend == "jax" else None
+        out = inside.assemble(
+            None,
+            counted,
+            ceiling=inside.kept_ceilings(f"{device.platform}/{device.device_kind}" if device else "cpu"),
+            seconds_per_iteration=record.median_s,
+            devices=max(1, len(devices)) if impl.shards else 1,
+            shares_host=device is None or device.platform == "cpu",
+        )
         out["counts"] = {"compiles": record.compiles}
         return out
     from som_studio.core import jax_runtime

@@ -45,6 +45,14 @@ def test_explain_prints_the_table_and_writes_the_hlo_and_the_json(tmp_path, caps
     assert "programs" not in got  # the text went to --hlo
 
 
+def test_explain_holds_a_numpy_run_to_the_host_cpus_ceilings(capsys):
+    code, out, err = _run(capsys, "explain", "--impl", "numpy-batch", *SMALL)
+    assert code == 0, err
+    row = next(line for line in out.splitlines() if line.startswith("numpy-batch") and "%" in line)
+    assert "memory" in row or "compute" in row  # the share of the ceiling and what bounds it, not "-"
+    assert "ceilings of cpu/cpu" in out
+
+
 def test_explain_writes_a_trace_perfetto_opens(tmp_path, capsys):
     # Of a folder's files too: the trace read the data by itself, a file at a time, and stopped on a folder.
     import numpy as np

@@ -312,6 +312,29 @@ def test_a_run_faster_than_the_cached_ceiling_marks_it_stale(own_cache):
     assert inside.cached_ceilings(device)[0] == entry["achieved_flops_per_s"] > 1.0
 
 
+def _inside_of(cfg: RunConfig) -> dict:
+    record = run_to_completion(Session(cfg, inside=True, quality_points=0, final_quality=False))
+    assert record is not None and record.status == "ok", record and record.message
+    return record.extra["inside"]
+
+
+def test_a_run_without_a_program_is_held_to_the_ceilings_kept(own_cache, tmp_path):
+    """A NumPy run and a streamed run have no program to inspect, but sit under the ceilings a JAX run kept."""
+    pytest.importorskip("pyarrow")
+    np.save(tmp_path / "rows.npy", np.random.default_rng(0).random((60, 3)))
+    numpy_run = RunConfig(impl="numpy-batch", width=4, height=3, data=DataSpec(samples=50), epochs=2)
+    streamed = RunConfig(impl="jax-fused-batch", width=4, height=3, data=DataSpec(path=str(tmp_path)), epochs=2)
+    streamed = streamed.replace(stream=True, batch_rows=16)
+    # None kept: a NumPy run starts no JAX to measure them, a streamed run does not wait for a measurement.
+    for cfg in (numpy_run, streamed):
+        assert _inside_of(cfg)["ceilings"] is None
+    kept = inside.ceilings(jax.devices("cpu")[0])
+    for cfg in (numpy_run, streamed):
+        got = _inside_of(cfg)
+        assert got["ceilings"]["matmul_flops_per_s"] == kept["matmul_flops_per_s"]
+        assert got["fraction_of_ceiling"] > 0 and got["bound"] in ("memory", "compute")
+
+
 def test_a_streamed_run_records_the_hand_count_without_an_error(own_cache, tmp_path):
     pytest.importorskip("pyarrow")
     np.save(tmp_path / "rows.npy", np.random.default_rng(0).random((60, 3)))

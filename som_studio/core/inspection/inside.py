@@ -322,6 +322,20 @@ def cached_ceilings(device: Any) -> tuple[float, float] | None:
         return None
 
 
+def kept_ceilings(device: str) -> dict[str, Any] | None:
+    """The ceilings :func:`ceilings` kept for ``device`` (``"platform/kind"``, or ``"cpu"`` for whichever CPU the
+    cache holds), or ``None``: never measures.
+
+    A NumPy run is held to the host CPU's ceilings that a JAX run measured (it starts no JAX to measure them),
+    a streamed run to its device's: neither has one compiled program to inspect.
+    """
+    want = device if "/" in device else device + "/"
+    for key, found in _read_table().items():
+        if key.startswith(want) and key.endswith(f"/method={CEILINGS_METHOD}") and _usable(found):
+            return {**found, "cached": True}
+    return None
+
+
 # -- the program and its counts ---------------------------------------------------------------------------------
 @contextmanager
 def cache_misses() -> Iterator[list[str]]:
