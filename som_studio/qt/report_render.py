@@ -191,6 +191,7 @@ def report_document(report: Report, charts: Mapping[str, bytes | None]):  # type
             widths[key] = int(min(page_w * 0.98, fit_h * image.width() / max(image.height(), 1)))
     doc.setHtml(report_html(report, charts, for_qt=True, image_widths=widths))
     _keep_titles_with_charts(doc, page_h)
+    _keep_last_paragraph_whole(doc, page_h)
     return doc, layout
 
 
@@ -229,6 +230,26 @@ def _keep_titles_with_charts(doc, page_h: float) -> None:  # type: ignore[no-unt
             block = after
         if not moved:
             return
+
+
+def _keep_last_paragraph_whole(doc, page_h: float) -> None:  # type: ignore[no-untyped-def]
+    """The last paragraph (the footer: where the raw numbers are) starts a page rather than leave its last words
+    alone on one."""
+    from PySide6.QtGui import QTextCursor, QTextFormat
+
+    block = doc.lastBlock()
+    while block.isValid() and not block.text().strip():
+        block = block.previous()
+    if not block.isValid() or _in_table(block):
+        return
+    doc.markContentsDirty(0, doc.characterCount())
+    doc.size()
+    box = doc.documentLayout().blockBoundingRect(block)
+    # With a line's room to spare, as for the titles: the printer lays the pages out again.
+    if int(box.top() // page_h) != int((box.bottom() + 24) // page_h):
+        fmt = block.blockFormat()
+        fmt.setPageBreakPolicy(QTextFormat.PageBreakFlag.PageBreak_AlwaysBefore)
+        QTextCursor(block).setBlockFormat(fmt)
 
 
 def _in_table(block) -> bool:  # type: ignore[no-untyped-def]

@@ -150,3 +150,30 @@ def test_a_long_text_cell_wraps_inside_the_pdf_page(tmp_path, qapp):
     pdf.write_bytes(report_render.pdf_bytes(report, report_render.render_charts(report)))
     text = subprocess.run([pdftotext, pdf, "-"], capture_output=True, text=True).stdout
     assert all(name in text for name in names)
+
+
+def test_the_footer_starts_a_page_rather_than_leave_its_last_words_alone(qapp):
+    from PySide6.QtCore import QSizeF
+    from PySide6.QtGui import QTextDocument
+
+    page_h = 300.0
+    footer = "SOM Studio. " + "The raw numbers behind this report are in the JSON file and the CSV file. " * 5
+
+    def laid_out(filler: int):
+        doc = QTextDocument()
+        doc.setPageSize(QSizeF(400, page_h))
+        doc.setDocumentMargin(0)
+        doc.setHtml("".join(f"<p>line {k}</p>" for k in range(filler)) + f"<footer>{footer}</footer>")
+        doc.size()
+        return doc
+
+    def pages(doc) -> tuple[int, int]:
+        box = doc.documentLayout().blockBoundingRect(doc.lastBlock())
+        return int(box.top() // page_h), int((box.bottom() - 1) // page_h)
+
+    # The shortest report whose footer the page's end splits.
+    doc = next(d for d in map(laid_out, range(40)) if len(set(pages(d))) == 2)
+    report_render._keep_last_paragraph_whole(doc, page_h)
+    doc.size()
+    first, last = pages(doc)
+    assert first == last == 1
