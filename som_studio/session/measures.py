@@ -1,4 +1,5 @@
-"""A run's measures of map quality (QE, TE, the final hits and labels), on its device or on the host.
+"""A run's measures: of map quality (QE, TE, the final hits and labels), on its device or on the host, and of
+what it compiled and how near its device's ceilings it came (``extra.inside``).
 
 Qt-free; the training driver (:mod:`som_studio.session.training`) holds one per run.
 """
@@ -11,6 +12,7 @@ import numpy as np
 
 from som_studio.core.impls.protocol import Implementation
 from som_studio.core.som import metrics
+from som_studio.session.record import RunRecord
 from som_studio.session.timing import predict_quality_s
 
 #: First guesses at quality measurement rates, in example-unit pairs x features
@@ -104,3 +106,71 @@ class RunQuality:
         if self._q is not None:
             self._q.close()
             self._q = None
+
+
+def record_inside(
+    impl: Implementation, trainer: Any, problem: Any, record: RunRecord, devices: list[Any], done: int, keep: bool
+) -> dict[str, Any]:
+    """``extra.inside`` of a run that trained ``done`` iterations (:mod:`som_studio.core.inspection.inside`).
+
+    A JAX run's program is compiled once more and inspected, one more iteration runs under JAX's transfer
+    guard to count host-device transfers (the final map is already taken), and the device's ceilings are read
+    from the cache or measured. A NumPy run carries the analytic counts only.
+    """
+    from som_studio.core.inspection import inside
+
+    counted = inside.analytic(
+        impl.work_algorithm,
+        str(record.extra.get("kernel_plan", "")),
+        height=problem.height,
+        width=problem.width,
+        features=problem.features,
+        samples=problem.samples,
+        itemsize=problem.dtype.itemsize,
+    )
+    # NumPy has no compiled program; a streamed run runs its trainer's batch pieces, not one chunk program
+    # over the table: both keep the hand count against the measured time, and the ceilings already known.
+    if impl.backend != "jax" or not hasattr(trainer, "programs"):
+        device = devices[0] if devices and impl.backend == "jax" else None
+        out = inside.assemble(
+            None,
+            counted,
+            ceiling=inside.kept_ceilings(f"{device.platform}/{device.device_kind}" if device else "cpu"),
+            seconds_per_iteration=record.median_s,
+            devices=max(1, len(devices)) if impl.shards else 1,
+            shares_host=device is None or device.platform == "cpu",
+        )
+        out["counts"] = {"compiles": record.compiles}
+        return out
+    from som_studio.core import jax_runtime
+
+    jax = jax_runtime.jax()
+    try:
+        static = inside.inspect(trainer, keep_programs=keep)
+        transfers = None
+        if jax.process_count() == 1:
+            calls = inside.count_transfers(lambda: trainer.run(done - 1, 1))
+            transfers = float(calls) if calls is not None else None
+        device = devices[0] if devices else jax.devices()[0]
+        ceiling = inside.ceilings(device)
+    except Exception as exc:  # the run itself went well: it keeps its timings and the hand count
+        out = inside.assemble(None, counted, ceiling=None, seconds_per_iteration=record.median_s)
+        out["counts"] = {"compiles": record.compiles}
+        out["error"] = f"{type(exc).__name__}: {exc}"
+        return out
+    out = inside.assemble(
+        static,
+        counted,
+        ceiling=ceiling,
+        seconds_per_iteration=record.median_s,
+        devices=max(1, len(devices)) if impl.shards else 1,
+        shares_host=device.platform == "cpu",
+    )
+    out["counts"].update(
+        {
+            "transfers_per_iteration": transfers,
+            "compiles": record.compiles,
+            "warmup_compiles": record.warmup_compiles,
+        }
+    )
+    return out

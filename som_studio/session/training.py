@@ -25,6 +25,7 @@ from som_studio.core.impls import streamed, user_impl
 from som_studio.core.impls.protocol import Implementation
 from som_studio.core.som.problem import make_problem, make_stream_problem
 from som_studio.i18n import _, ngettext
+from som_studio.session import measures
 from som_studio.session import sweep as sweepmod
 from som_studio.session.checkpoint import CheckpointError, Checkpoints, Saved, data_files, meta_for
 from som_studio.session.events import (
@@ -586,7 +587,7 @@ class Training:
             # Last, after the timed iterations, the final map and its measurements: nothing here is part
             # of any timing, and clearing JAX's caches to compile once more cannot touch the run.
             tp = time.perf_counter()
-            inside = _inside(
+            inside = measures.record_inside(
                 self.impl, self.trainer, self.problem, record, self.devices, it, self.session.keep_programs
             )
             inside["counts"]["recompile_reasons"] = self.reasons
@@ -690,74 +691,6 @@ class SweepTraining(Training):
                 yield CombinationTrained(i, rec, m)
         record.wall_s = self.session._wall()
         yield Finished(record)
-
-
-def _inside(
-    impl: Implementation, trainer: Any, problem: Any, record: RunRecord, devices: list[Any], done: int, keep: bool
-) -> dict[str, Any]:
-    """``extra.inside`` of a run that trained ``done`` iterations (:mod:`som_studio.core.inspection.inside`).
-
-    A JAX run's program is compiled once more and inspected, one more iteration runs under JAX's transfer
-    guard to count host-device transfers (the final map is already taken), and the device's ceilings are read
-    from the cache or measured. A NumPy run carries the analytic counts only.
-    """
-    from som_studio.core.inspection import inside
-
-    counted = inside.analytic(
-        impl.work_algorithm,
-        str(record.extra.get("kernel_plan", "")),
-        height=problem.height,
-        width=problem.width,
-        features=problem.features,
-        samples=problem.samples,
-        itemsize=problem.dtype.itemsize,
-    )
-    # NumPy has no compiled program; a streamed run runs its trainer's batch pieces, not one chunk program
-    # over the table: both keep the hand count against the measured time, and the ceilings already known.
-    if impl.backend != "jax" or not hasattr(trainer, "programs"):
-        device = devices[0] if devices and impl.backend == "jax" else None
-        out = inside.assemble(
-            None,
-            counted,
-            ceiling=inside.kept_ceilings(f"{device.platform}/{device.device_kind}" if device else "cpu"),
-            seconds_per_iteration=record.median_s,
-            devices=max(1, len(devices)) if impl.shards else 1,
-            shares_host=device is None or device.platform == "cpu",
-        )
-        out["counts"] = {"compiles": record.compiles}
-        return out
-    from som_studio.core import jax_runtime
-
-    jax = jax_runtime.jax()
-    try:
-        static = inside.inspect(trainer, keep_programs=keep)
-        transfers = None
-        if jax.process_count() == 1:
-            calls = inside.count_transfers(lambda: trainer.run(done - 1, 1))
-            transfers = float(calls) if calls is not None else None
-        device = devices[0] if devices else jax.devices()[0]
-        ceiling = inside.ceilings(device)
-    except Exception as exc:  # the run itself went well: it keeps its timings and the hand count
-        out = inside.assemble(None, counted, ceiling=None, seconds_per_iteration=record.median_s)
-        out["counts"] = {"compiles": record.compiles}
-        out["error"] = f"{type(exc).__name__}: {exc}"
-        return out
-    out = inside.assemble(
-        static,
-        counted,
-        ceiling=ceiling,
-        seconds_per_iteration=record.median_s,
-        devices=max(1, len(devices)) if impl.shards else 1,
-        shares_host=device.platform == "cpu",
-    )
-    out["counts"].update(
-        {
-            "transfers_per_iteration": transfers,
-            "compiles": record.compiles,
-            "warmup_compiles": record.warmup_compiles,
-        }
-    )
-    return out
 
 
 def _copy_map(trainer: Any) -> Callable[[], np.ndarray]:
