@@ -83,6 +83,11 @@ class EmptyStates(QObject):
         for state in (self.map, self.timing, self.quality):
             state.hide()
 
+    def sweep_started(self) -> None:
+        """A sweep took the plots' docks (their captions say its figures are on its page): their texts go."""
+        for state in (self.timing, self.quality):
+            state.hide()
+
     def run_starting(self, text: str) -> None:
         """Run was pressed: until the run's first map, the map says so (not what Run *will* train)."""
         self.map.set_text(text)

@@ -285,6 +285,7 @@ class MainWindow(QMainWindow):
         self.comparison.show_requested.connect(lambda: self.pages.show_page("compare"))
         self.sweep_view.status.connect(self.status_label.setText)
         self.sweep_view.controller.run_started.connect(lambda _ev: self.live.forget_run())
+        self.sweep_view.controller.run_started.connect(lambda _ev: self.empty.sweep_started())
         self.sweep_view.progress.connect(self.live.show_progress)
         self.runs.checked_changed.connect(self._on_checked_for_inside)
         self._on_checked_for_inside()

@@ -30,6 +30,8 @@ def test_the_sweep_page_trains_shows_and_keeps_a_map(qtbot, window):
     # Nor did the Timings and Quality docks keep showing the last run beside the sweep: they say where it is.
     assert "on the Sweep page" in window.quality_plot.caption.text() and not window.quality_plot._latest
     assert window.timing_plot.caption.parts()[-1].endswith("Sweep\u00a0page")  # kept whole on a line
+    # ...and only that: not also what a run would draw there.
+    assert window.empty.timing.isHidden() and window.empty.quality.isHidden()
     assert len(result.rows) == 3 and len(view.points.points()) == 3
     assert "3 maps trained together" in view.caption.text()
     assert not view.keep_button.isEnabled()
