@@ -90,9 +90,8 @@ def prepare(data: Any, settings: Mapping[str, Any]) -> Prepared:
         resolved = resolve({**settings, "data": data})
     except registry.UnknownImplementation as exc:
         raise ConfigError(exc.refusal.field, exc.refusal.reason) from None
-    if isinstance(data, (str, os.PathLike)):
-        for note in resolved.notes:  # what reading the file decided without certainty: the CLI's warnings
-            warnings.warn(note, DataNote, stacklevel=3)
+    for note in resolved.notes:  # what reading the data decided without certainty: the CLI's warnings
+        warnings.warn(api_words(note), DataNote, stacklevel=3)
     if resolved.source is not None:  # streamed: read in batches during every pass
         return Prepared(resolved.config, resolved.source, time.perf_counter() - t0)
     assert resolved.table is not None  # loaded

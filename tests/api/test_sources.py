@@ -228,3 +228,17 @@ def test_rows_without_a_label_are_left_out_of_label_purity(values, tmp_path, mon
     own = run.labels.ravel()[flat] == kinds
     assert run.record["quality"]["label_purity"] == pytest.approx(np.mean(own[labelled])), source
     assert run.record["extra"]["unlabelled"] == 6, source
+
+
+def test_a_column_named_like_an_identifier_is_said_in_pythons_words_for_frames_and_files(values, tmp_path):
+    from som_studio.api import DataNote
+
+    frame = pd.DataFrame(values, columns=["id", "a", "b", "c"])
+    frame.to_csv(tmp_path / "cells.csv", index=False)
+    for data in (frame, tmp_path / "cells.csv"):
+        with pytest.warns(DataNote) as noted:
+            run = som_studio.train(data, **SMALL)
+        said = " ".join(str(w.message) for w in noted)
+        assert run.feature_names == ["id", "a", "b", "c"]
+        assert "column 'id' is named like an identifier" in said and "--" not in said, said
+        assert "id_column=" in said and "ignore=" in said

@@ -334,7 +334,7 @@ def test_a_feature_column_named_as_an_identifier_is_said_to_be_trained(tmp_path)
     rows = "".join(f"{i * 0.5},{i % 7},{1000 + i},{i}\n" for i in range(40))
     (tmp_path / "cells.csv").write_text("CD3,CD45,cell_id,refractive_index\n" + rows)
     said = (
-        f"{tmp_path / 'cells.csv'}: column 'cell_id' is named as an identifier is, and is trained as a feature; if "
+        f"{tmp_path / 'cells.csv'}: column 'cell_id' is named like an identifier, and is trained as a feature; if "
         "it is one, carry it with --id cell_id or leave it out with --ignore cell_id"
     )
     assert read_table(tmp_path / "cells.csv").notes == (said,)

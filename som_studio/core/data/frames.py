@@ -89,14 +89,20 @@ _ID_LIKE = re.compile(
 )
 
 
-def id_like_notes(path: object, features: Sequence[str]) -> tuple[str, ...]:
-    """A note for each feature column named as identifiers are (``cell_id``, ``sampleID``, ``barcode``, pandas'
-    ``Unnamed: 0``): numbered rows trained as a feature make a map of the numbering, with no word said."""
+def id_like_notes(
+    path: object, features: Sequence[str], spell: Callable[[str, str], str] | None = None
+) -> tuple[str, ...]:
+    """A note for each feature column named like an identifier (``cell_id``, ``sampleID``, ``barcode``, pandas'
+    ``Unnamed: 0``): numbered rows trained as a feature make a map of the numbering, with no word said.
+
+    ``spell(setting, column)`` words the remedies (the Python API's ``id_column='id'``); by default the command
+    line's flags."""
+    word = spell or (lambda key, col: column_flag(FLAG_OF[key], col))
     return tuple(
         _(
-            "{path}: column {name!r} is named as an identifier is, and is trained as a feature; if it is one, "
+            "{path}: column {name!r} is named like an identifier, and is trained as a feature; if it is one, "
             "carry it with {id} or leave it out with {ignore}"
-        ).format(path=path, name=name, id=column_flag("--id", name), ignore=column_flag("--ignore", name))
+        ).format(path=path, name=name, id=word("id_column", name), ignore=word("ignore", name))
         for name in features
         if _ID_LIKE.fullmatch(name.strip())
     )
@@ -345,7 +351,7 @@ def frame_table(
         label_column=labels,
         id_column=id_column,
         source=source,
-        notes=(*notes, *id_like_notes(source, features)),
+        notes=(*notes, *id_like_notes(source, features, spell)),
     )
 
 
