@@ -38,6 +38,10 @@ class DataNote(UserWarning):
     """What reading a data file decided without certainty (a guessed encoding, a header of years)."""
 
 
+class Disagreement(UserWarning):
+    """Your own implementation's run disagrees with the reference implementation: its map is not the SOM's."""
+
+
 class TrainError(ValueError):
     """A run that could not train (refused, or failed on the way); the message says why."""
 
@@ -195,6 +199,10 @@ def run_session(prepared: Prepared, progress: Any = None, **session_kw: Any) -> 
         raise KeyboardInterrupt(_interrupted_text(record))
     if record.status != "ok" or final is None:
         raise TrainError(f"{record.impl}: {record.message or record.status}")
+    from som_studio.core.impls.user_impl import agreement_text, disagrees
+
+    if disagrees(record.extra):  # bench says so in its table; a run returned in Python would say nothing
+        warnings.warn(f"{record.impl}: {agreement_text(record.extra['agreement'])}", Disagreement, stacklevel=3)
     return SomRun.trained(record, final)
 
 

@@ -54,6 +54,11 @@ def run_html(run: Any) -> str:
     ]
     if q.get("label_purity") is not None:
         rows.append((_("label purity"), f"{q['label_purity']:.3f}"))
+    agreement = (rec.get("extra") or {}).get("agreement")
+    if isinstance(agreement, dict):  # your own implementation, checked against the reference
+        from som_studio.core.impls.user_impl import agreement_text
+
+        rows.append((_("reference"), agreement_text(agreement)))
     src = "data:image/png;base64," + base64.b64encode(map_png(run)).decode("ascii")
     cells = "".join(
         f"<tr><th style='text-align:left;padding-right:1em'>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in rows

@@ -125,6 +125,21 @@ def test_your_own_class_trains_from_python_as_impl_takes_it_on_the_command_line(
         som_studio.train(data, impl=f"{mine}:Nope", grid="8x6", epochs=3)
 
 
+def test_your_own_class_that_disagrees_with_the_reference_is_said_to(forget, tmp_path):
+    """bench's table says so and compare does not rank it; a run returned to Python warns and shows it."""
+    mine = (Path(__file__).resolve().parents[2] / "docs" / "examples" / "my_som.py").read_text(encoding="utf-8")
+    sloppy = mine.replace("/ sigma_y**2", "/ (2 * sigma_y**2)").replace("/ sigma_x**2", "/ (2 * sigma_x**2)")
+    assert sloppy != mine
+    (tmp_path / "sloppy.py").write_text(sloppy, encoding="utf-8")
+    data = np.random.default_rng(0).random((60, 3))
+    from som_studio.api import Disagreement
+
+    with pytest.warns(Disagreement, match="disagrees with numpy-batch") as said:
+        run = som_studio.train(data, impl=f"{tmp_path / 'sloppy.py'}:MySom", grid="8x6", epochs=5)
+    assert said[0].filename == __file__  # the warning points at the call
+    assert "disagrees with numpy-batch" in run._repr_html_()
+
+
 def test_a_column_refused_is_named_by_the_keyword_that_named_it():
     """The reader words it with the command line's flags; from Python, train()'s keywords."""
     for given, words in (({"labels": "nope"}, "labels=nope"), ({"id_column": "nope"}, "id_column=nope")):
