@@ -242,3 +242,19 @@ def test_a_column_named_like_an_identifier_is_said_in_pythons_words_for_frames_a
         assert run.feature_names == ["id", "a", "b", "c"]
         assert "column 'id' is named like an identifier" in said and "--" not in said, said
         assert "id_column=" in said and "ignore=" in said
+
+
+def test_integer_labels_read_the_same_whether_or_not_a_label_is_missing(values, tmp_path):
+    """pandas holds an integer column with a missing cell as floats: its labels were "1.0" there, "1" elsewhere."""
+    frame = pd.DataFrame(values, columns=["a", "b", "c", "d"])
+    frame["kind"] = np.arange(len(frame)) % 3
+    gappy = frame.astype({"kind": float})
+    gappy.loc[::7, "kind"] = np.nan
+    gappy.to_parquet(tmp_path / "gappy.parquet")
+    whole = som_studio.train(frame, labels="kind", **SMALL)
+    for data in (gappy, tmp_path / "gappy.parquet", pl.from_pandas(gappy)):
+        run = som_studio.train(data, labels="kind", **SMALL)
+        assert set(np.unique(run.labels)) <= {"", "0", "1", "2"}, data
+        assert set(np.unique(run.labels)) - {""} == set(np.unique(whole.labels)) - {""}
+    halves = frame.assign(kind=frame["kind"] + 0.5)  # not whole numbers: as they are
+    assert "0.5" in set(som_studio.train(halves, labels="kind", **SMALL).labels.ravel())

@@ -211,7 +211,13 @@ def frame_text_column(frame: Any, j: int) -> np.ndarray:
         cells = frame.get_column(frame.columns[j]).to_list()
     else:
         cells = frame.column(j).to_pylist()
-    return np.array(["" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v) for v in cells], dtype=str)
+    cells = [None if isinstance(v, float) and math.isnan(v) else v for v in cells]
+    floats = [v for v in cells if isinstance(v, float)]
+    if floats and all(v.is_integer() and abs(v) < 2**53 for v in floats):
+        # Whole numbers held as floats: an integer column with a missing cell, as pandas holds it. Its labels
+        # and ids are the integers, "2" as where no cell is missing, not "2.0".
+        cells = [int(v) if isinstance(v, float) else v for v in cells]
+    return np.array(["" if v is None else str(v) for v in cells], dtype=str)
 
 
 _WHOLE = re.compile(r"-?(0|[1-9][0-9]*)")
