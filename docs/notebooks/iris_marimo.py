@@ -1,4 +1,6 @@
-"""SOM Studio in a marimo notebook: `marimo edit docs/notebooks/iris_marimo.py` (or `python` it as a script)."""
+"""SOM Studio in a marimo notebook: `marimo edit docs/notebooks/iris_marimo.py` (or `python` it as a script).
+
+marimo is not one of SOM Studio's dependencies: `pip install marimo` first, in the same environment."""
 
 import marimo
 
