@@ -436,7 +436,7 @@ def non_numeric_column(
             "{path}: column {name!r} is not numeric ({dtype}){where}: the run was trained on it as a feature"
         ).format(path=source, name=name, dtype=dtype, where=where)
     return _(
-        "{path}: column {name!r} is not numeric ({dtype}){where}: a text column can be the labels ({labels}), "
+        "{path}: column {name!r} is not numeric ({dtype}){where}: such a column can be the labels ({labels}), "
         "left out ({ignore}) or carried through ({id})"
     ).format(
         path=source,
