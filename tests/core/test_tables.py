@@ -616,3 +616,24 @@ def test_numbers_with_decimal_commas_are_named_as_such(tmp_path, rows):
     p.write_text("a;b" + (";c" if rows.count(";") == 4 else "") + "\n" + rows)
     with pytest.raises(DataError, match=r"'5,1' at line 2, column 1 \('a'\) has a decimal comma"):
         read_table(p)
+
+
+def test_a_column_named_nearly_so_is_suggested_wherever_it_lies_in_the_header(tmp_path):
+    """A cytometry table's columns are many: the one meant was past the list's end, its case mistyped."""
+    import pandas as pd
+
+    from som_studio.core.data import stream
+
+    names = ["cell_id", *(f"CD{k}" for k in range(20)), "sample"]
+    frame = pd.DataFrame(np.arange(4 * len(names)).reshape(4, len(names)), columns=names)
+    frame.to_csv(tmp_path / "cells.csv", index=False)
+    frame.to_parquet(tmp_path / "cells.parquet")
+    for path in (tmp_path / "cells.csv", tmp_path / "cells.parquet"):
+        for flag, given, meant in (("labels", "Sample", "sample"), ("id_column", "cellid", "cell_id")):
+            for read in (read_table, stream.open_source):
+                with pytest.raises(
+                    DataError, match=rf"no such column; did you mean '{meant}'\? The columns are cell_id"
+                ):
+                    read(path, **{flag: given})
+    with pytest.raises(DataError, match=r"--labels kind: no such column; the columns are cell_id"):
+        read_table(tmp_path / "cells.csv", labels="kind")  # nothing like it: no guess

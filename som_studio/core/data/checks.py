@@ -47,6 +47,27 @@ def changed_while_read(where: str) -> DataError:
     return DataError(_("{where}: the file changed while the run read it; start the run again").format(where=where))
 
 
+def no_such_column(path: object, flag: str, name: str, columns: Sequence[str]) -> DataError:
+    """``flag name`` names no column of ``columns``: the refusal lists the first of them and, where one is
+    spelt nearly so (``Sample`` for ``sample``, ``cellid`` for ``cell_id``), names it: a table's columns are
+    many, and the one meant may be past the list's end."""
+    import difflib
+
+    shown = ", ".join(columns[:12]) + (", ..." if len(columns) > 12 else "")
+    named = f"{flag}{name}" if flag.endswith("=") else f"{flag} {name}"  # a keyword (labels=) or a flag
+    folded = [c for c in columns if c.casefold() == name.casefold()]
+    near = folded or difflib.get_close_matches(name, list(columns), n=1, cutoff=0.75)
+    if near:
+        return DataError(
+            _("{path}: {named}: no such column; did you mean {near!r}? The columns are {columns}").format(
+                path=path, named=named, near=near[0], columns=shown
+            )
+        )
+    return DataError(
+        _("{path}: {named}: no such column; the columns are {columns}").format(path=path, named=named, columns=shown)
+    )
+
+
 def column_flag(flag: str, name: str) -> str:
     """``flag`` followed by the column ``name`` as a shell reads it (``--ignore 'sepal width (cm)'``): a remedy
     pasted into a shell names the column, not the words of its name."""

@@ -16,7 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from som_studio.core.data.checks import DataError, cannot_read, check_known_rows, check_path, column_flag
+from som_studio.core.data.checks import (
+    DataError,
+    cannot_read,
+    check_known_rows,
+    check_path,
+    column_flag,
+    no_such_column,
+)
 from som_studio.core.data.encoding import detect_encoding
 from som_studio.core.data.table import default_feature_names
 from som_studio.i18n import _
@@ -243,12 +250,7 @@ class CsvReader:
             return self.columns.index(name)
         if name in optional:
             return None
-        shown = ", ".join(self.columns[:12]) + (", ..." if len(self.columns) > 12 else "")
-        raise DataError(
-            _("{path}: {flag} {name}: no such column; the columns are {columns}").format(
-                path=self.path, flag=flag, name=name, columns=shown
-            )
-        )
+        raise no_such_column(self.path, flag, name, self.columns)
 
     def _lines(self) -> Generator[tuple[int, str]]:
         try:

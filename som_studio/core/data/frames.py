@@ -19,6 +19,7 @@ from som_studio.core.data.checks import (
     check_known_rows,
     check_path,
     column_flag,
+    no_such_column,
     refuse_empty_columns,
     refuse_repeated_names,
     row_name,
@@ -310,12 +311,7 @@ def frame_table(
         )
     for key, col in [("labels", labels), ("id_column", id_column)] + [("ignore", c) for c in ignore]:
         if col is not None and col not in names:
-            shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
-            raise DataError(
-                _("{path}: {flag} {name}: no such column; the columns are {columns}").format(
-                    path=source, flag=FLAG_OF[key] if not keywords else f"{key}=", name=col, columns=shown
-                )
-            )
+            raise no_such_column(source, FLAG_OF[key] if not keywords else f"{key}=", col, names)
     roles = {labels, id_column, *ignore}
     index_columns, notes = pandas_index(frame.schema, source, roles) if _frame_kind(frame) == "pyarrow" else ((), ())
     features = [n for n in names if n not in roles and n not in index_columns]

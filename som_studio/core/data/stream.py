@@ -57,6 +57,7 @@ from som_studio.core.data.checks import (
     changed_while_read,
     check_known_rows,
     column_flag,
+    no_such_column,
     refuse_repeated_names,
 )
 from som_studio.core.data.csv_reader import CsvReader
@@ -234,12 +235,7 @@ def open_source(
     by_name = set(columns)
     for key, col in [("labels", labels), ("id_column", id_column)] + [("ignore", c) for c in ignore]:
         if col is not None and col not in by_name:
-            shown = ", ".join(columns[:12]) + (", ..." if len(columns) > 12 else "")
-            raise DataError(
-                _("{path}: {flag} {name}: no such column; the columns are {columns}").format(
-                    path=files[0], flag=COLUMN_FLAGS[key], name=col, columns=shown
-                )
-            )
+            raise no_such_column(files[0], COLUMN_FLAGS[key], col, columns)
     roles = {labels, id_column, *ignore}
     features = tuple(c for c in columns if c not in roles and c not in index)
     if not features:
