@@ -8,6 +8,7 @@ against the NumPy reference of each kind, the flags on its figures, and the file
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Sequence
 from html import escape
 from pathlib import Path
@@ -75,6 +76,11 @@ class Comparison:
 
             renderer = QtRenderer()
         Exporter(self.report, renderer, force=force).write(kind, p)
+        if kind == "pdf":
+            from som_studio.qt.report_render import missing_glyphs
+
+            if why := missing_glyphs(self.report):
+                warnings.warn(f"{p}: {why}", stacklevel=2)
         return p
 
     def _repr_html_(self) -> str:

@@ -332,3 +332,7 @@ def write_outputs(comparison: Any, outputs: dict[str, Any], *, force: bool, max_
         write("html", outputs["report"])
     if outputs["pdf"]:
         write("pdf", outputs["pdf"])
+        from som_studio.qt.report_render import missing_glyphs
+
+        if why := missing_glyphs(comparison):
+            print(f"--pdf: {outputs['pdf']}: {why}", file=sys.stderr)

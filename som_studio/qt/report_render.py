@@ -20,10 +20,12 @@ Run alone for a preview with made-up runs::
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 
 import numpy as np
 
+from som_studio.i18n import _
 from som_studio.qt.report_charts import (
     CHART_WIDTH,
     EXPORT_LEGEND_PX,
@@ -65,7 +67,7 @@ def _export(widget, width: int, height: int) -> bytes:  # type: ignore[no-untype
     from PySide6.QtCore import QRectF
 
     widget.resize(width, height)
-    for _ in range(2):
+    for _pass in range(2):
         # Axes size themselves to their tick labels when first drawn: lay out, draw, lay out again,
         # so no label is cut and no axis title lies over the labels.
         widget.ci.setGeometry(QRectF(0, 0, width, height))
@@ -204,7 +206,7 @@ def _keep_titles_with_charts(doc, page_h: float) -> None:  # type: ignore[no-unt
     from PySide6.QtGui import QTextCursor, QTextFormat
 
     layout = doc.documentLayout()
-    for _ in range(32):  # at most one move per chart section; a bound against a layout that never settles
+    for _move in range(32):  # at most one move per chart section; a bound against a layout that never settles
         # The layout is lazy: lay the whole document out before reading where its blocks fall.
         doc.markContentsDirty(0, doc.characterCount())
         doc.size()
@@ -265,6 +267,28 @@ def _has_image(block) -> bool:  # type: ignore[no-untyped-def]
             return True
         it += 1
     return False
+
+
+_HANGUL = re.compile("[\u1100-\u11ff\u3130-\u318f\uac00-\ud7a3]")
+
+
+def missing_glyphs(report: Report) -> str | None:
+    """Why the PDF of ``report`` prints some of its text as empty boxes, or ``None``: it holds Hangul (the Korean
+    interface, columns or labels named in Korean) and no installed font has it. The HTML report is drawn with
+    the browser's fonts."""
+    from som_studio.report.html import report_html
+
+    ensure_app()
+    if not _HANGUL.search(report_html(report, {}, for_qt=True)):
+        return None
+    from som_studio.qt.i18n import hangul_family
+
+    if hangul_family() is not None:
+        return None
+    return _(
+        "its Korean text shows as empty boxes: no font with Hangul glyphs is installed (Debian/Ubuntu: {packages}); "
+        "the HTML report shows it"
+    ).format(packages="fonts-noto-cjk")
 
 
 def pdf_bytes(report: Report, charts: Mapping[str, bytes | None]) -> bytes:

@@ -48,3 +48,24 @@ def test_the_korean_pdf_embeds_a_hangul_font_and_its_text_extracts(qapp, korean)
 
 def test_the_english_pdf_keeps_its_font(qapp) -> None:
     assert report_render.report_font_families() == ["DejaVu Sans"]
+
+
+def test_a_pdf_whose_korean_no_font_can_draw_says_so(qapp, korean, tmp_path, monkeypatch, capsys) -> None:
+    """Without a Hangul font Qt draws Korean as empty boxes, and the command said only that it wrote the file."""
+    from som_studio import cli
+    from som_studio.qt import i18n as qt_i18n
+
+    data = tmp_path / "survey.csv"
+    data.write_text("나이,점수\n" + "".join(f"{20 + k % 30},{k * 0.5}\n" for k in range(40)), encoding="utf-8")
+    args = ["compare", "--data", str(data), "--impl", "numpy-batch", "--grid", "4x3", "--epochs", "2", "--quiet"]
+    for family, warned in ((None, True), ("Noto Sans CJK KR", False)):
+        monkeypatch.setattr(qt_i18n, "hangul_family", lambda families=None, f=family: f)
+        pdf = tmp_path / f"{family}.pdf"
+        assert cli.main([*args, "--pdf", str(pdf), "--force"]) == 0
+        err = capsys.readouterr().err
+        assert pdf.is_file()
+        assert ("Hangul" in err or "한글" in err) == warned, err
+    i18n.install("en")  # an English report of an English table holds no Hangul: nothing to say
+    monkeypatch.setattr(qt_i18n, "hangul_family", lambda families=None: None)
+    report = build_report(_runs())
+    assert report_render.missing_glyphs(report) is None
