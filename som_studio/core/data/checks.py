@@ -265,8 +265,9 @@ def check_path(path: str | Path) -> Path:
         raise DataError(_("{path}: is not a regular file (a pipe or a device); save the data to a file").format(path=p))
     if p.suffix.lower() not in DATA_SUFFIXES:
         raise DataError(
-            _("{path}: unsupported file type {suffix!r}; use .npy, .csv, .parquet or .arrow").format(
-                path=p, suffix=p.suffix or _("(none)")
-            )
+            _(
+                "{path}: unsupported file type {suffix!r}; use .npy, .csv (.tsv, .txt), .parquet or .arrow "
+                "(.feather, .ipc)"
+            ).format(path=p, suffix=p.suffix or _("(none)"))
         )
     return p

@@ -71,9 +71,10 @@ def data_files(spec: str | os.PathLike[str], notes: list[str] | None = None) -> 
             raise DataError(_("{path}: no such file").format(path=p))
         if p.suffix.lower() not in FORMATS:
             raise DataError(
-                _("{path}: unsupported file type {suffix!r}; use .npy, .csv, .parquet or .arrow").format(
-                    path=p, suffix=p.suffix or _("(none)")
-                )
+                _(
+                    "{path}: unsupported file type {suffix!r}; use .npy, .csv (.tsv, .txt), .parquet or .arrow "
+                    "(.feather, .ipc)"
+                ).format(path=p, suffix=p.suffix or _("(none)"))
             )
         files = [p]
     prose = [f for f in files if f.suffix.lower() in PROSE_SUFFIXES]
