@@ -323,12 +323,18 @@ def test_an_interrupted_command_says_where_each_stopped_runs_checkpoint_is_kept(
     done.extra["checkpoint"] = {"folder": "ck4/jax-fused-batch", "iteration": 400}
     streamed = RunRecord(impl="jax-fused-batch", kind="batch", config={}, status="cancelled")
     streamed.extra["checkpoint"] = {"folder": "ck5/jax-fused-batch", "iteration": 0, "row": 917_504}
-    say_interrupted("bench", [done, stopped, streamed])
+    streamed.samples = 1_000_000
+    whole = RunRecord(impl="jax-fused-batch", kind="batch", config={}, status="cancelled", samples=100_000)
+    whole.extra["checkpoint"] = {"folder": "ck6/jax-fused-batch", "iteration": 2, "row": 100_000}
+    say_interrupted("bench", [done, stopped, streamed, whole])
     assert capsys.readouterr().err == (
         "numpy-batch: its checkpoint at iteration 206 is kept in ck4/numpy-batch; go on with --resume ck4\n"
         # A streamed epoch stopped part way keeps its rows read so far.
         "jax-fused-batch: its checkpoint at iteration 0 and 917,504 rows into the next is kept in "
         "ck5/jax-fused-batch; go on with --resume ck5\n"
+        # ...and stopped after its last batch, before its update: every row of it read.
+        "jax-fused-batch: its checkpoint at iteration 2, with the next one's 100,000 rows all read but not yet "
+        "applied, is kept in ck6/jax-fused-batch; go on with --resume ck6\n"
         "som-studio bench: interrupted\n"
     )
 

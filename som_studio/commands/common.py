@@ -206,11 +206,14 @@ def say_interrupted(command: str, records: list[Any]) -> None:
         ck = r.extra.get("checkpoint") if r.status == "cancelled" else None
         if ck and ck.get("iteration") is not None:
             # A streamed epoch stopped part way keeps its rows read so far: "iteration 0" alone read as nothing kept.
-            at = (
-                _("iteration {n:,} and {rows:,} rows into the next").format(n=int(ck["iteration"]), rows=int(ck["row"]))
-                if ck.get("row")
-                else _("iteration {n:,}").format(n=int(ck["iteration"]))
-            )
+            n, rows = int(ck["iteration"]), int(ck.get("row") or 0)
+            at = _("iteration {n:,}").format(n=n)
+            if rows and rows >= (r.samples or rows + 1):  # a whole epoch summed: "rows into" read as applied
+                at = _("iteration {n:,}, with the next one's {rows:,} rows all read but not yet applied,").format(
+                    n=n, rows=rows
+                )
+            elif rows:
+                at = _("iteration {n:,} and {rows:,} rows into the next").format(n=n, rows=rows)
             print(
                 _("{impl}: its checkpoint at {at} is kept in {folder}; go on with {resume} {root}").format(
                     impl=r.impl, at=at, folder=ck["folder"], resume="--resume", root=Path(ck["folder"]).parent,
