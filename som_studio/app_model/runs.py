@@ -125,7 +125,7 @@ COLUMNS = (
     N_("iterations"),
     N_("compile"),
     N_("median / it"),
-    "samples/s",
+    N_("samples/s"),
     "QE",
     "TE",
     N_("when"),

@@ -27,7 +27,7 @@ SUMMARY_HEADER = (
     N_("mean / it"),
     N_("total"),
     N_("wall"),
-    "samples/s",
+    N_("samples/s"),
     N_("speed-up"),
     N_("end-to-end"),
     N_("faster after"),
