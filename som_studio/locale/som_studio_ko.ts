@@ -157,6 +157,10 @@
         <translation>{path}에 저장했습니다</translation>
     </message>
     <message>
+        <source>The PDF cannot show its Korean</source>
+        <translation>PDF에 한국어를 표시할 수 없음</translation>
+    </message>
+    <message>
         <source>none of the ticked runs has a final map</source>
         <translation>체크한 실행 중 최종 지도가 있는 실행이 없습니다</translation>
     </message>

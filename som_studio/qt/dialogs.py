@@ -27,12 +27,14 @@ def action(owner: QWidget, text: str, slot: Any, shortcut: Any = None, tip: str 
     return a
 
 
-def show_error(owner: QWidget, title: str, message: str) -> QMessageBox:
-    """A window-modal, non-blocking dialog over ``owner`` naming the problem, so the app stays usable.
+def show_error(owner: QWidget, title: str, message: str, *, warning: bool = False) -> QMessageBox:
+    """A window-modal, non-blocking dialog over ``owner`` naming the problem, so the app stays usable;
+    ``warning``: what was done has a flaw worth knowing, nothing failed.
 
     Deleted when closed; an owner that keeps it (tests read it) forgets it on its ``finished``.
     """
-    box = QMessageBox(QMessageBox.Icon.Critical, title, message, QMessageBox.StandardButton.Ok, owner)
+    icon = QMessageBox.Icon.Warning if warning else QMessageBox.Icon.Critical
+    box = QMessageBox(icon, title, message, QMessageBox.StandardButton.Ok, owner)
     box.setWindowModality(Qt.WindowModality.WindowModal)
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     box.open()

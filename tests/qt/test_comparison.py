@@ -352,3 +352,21 @@ def test_the_compare_page_has_the_central_area_for_its_table_and_maps(qtbot, win
     # The whole central area: the window's height less its menu, tab and status bars.
     assert view.height() >= window.height() - 120, view.height()
     assert view.table.height() >= 100 and view.charts.height() >= 400, (view.table.height(), view.charts.height())
+
+
+def test_a_pdf_no_font_can_draw_the_korean_of_is_written_and_said_so(view, stored, tmp_path, monkeypatch) -> None:
+    from som_studio import i18n
+    from som_studio.qt import i18n as qt_i18n
+
+    view.set_checked([stored[0].id, stored[1].id])
+    monkeypatch.setattr(qt_i18n, "hangul_family", lambda families=None: None)
+    assert view.export("pdf", str(tmp_path / "en.pdf")) and view.error_dialog is None  # no Hangul: nothing to say
+    i18n.install("ko")
+    try:
+        view.set_checked([stored[0].id, stored[1].id])  # the report again, in Korean
+        assert view.export("pdf", str(tmp_path / "ko.pdf"))
+    finally:
+        i18n.install("en")
+    assert (tmp_path / "ko.pdf").is_file()
+    box = view.error_dialog
+    assert box is not None and box.icon() == box.Icon.Warning and "fonts-noto-cjk" in box.text()

@@ -412,6 +412,11 @@ class ComparisonView(QWidget):
             self.show_error(self.tr("Export failed"), str(exc))
             return False
         self.status.emit(self.tr("Wrote {path}").format(path=written))
+        if kind == "pdf":
+            from som_studio.qt.report_render import missing_glyphs
+
+            if why := missing_glyphs(self.report):
+                self.show_error(self.tr("The PDF cannot show its Korean"), f"{written}: {why}", warning=True)
         return True
 
     def write(self, kind: str, path: str, force: bool = False) -> str:
@@ -428,7 +433,7 @@ class ComparisonView(QWidget):
         return self.tr("{n} map(s) to {folder}").format(n=len(written), folder=f"{Path(path)}/")
 
     # -- dialogs ---------------------------------------------------------------------------------
-    def show_error(self, title: str, message: str) -> None:
-        """A window-modal, non-blocking dialog naming the problem."""
-        self.error_dialog = box = dialogs.show_error(self, title, message)  # kept while open: tests read it
+    def show_error(self, title: str, message: str, *, warning: bool = False) -> None:
+        """A window-modal, non-blocking dialog naming the problem (``warning``: a flaw, nothing failed)."""
+        self.error_dialog = box = dialogs.show_error(self, title, message, warning=warning)  # tests read it
         box.finished.connect(lambda _=0: setattr(self, "error_dialog", None))
