@@ -208,7 +208,7 @@ def say_interrupted(command: str, records: list[Any]) -> None:
             # A streamed epoch stopped part way keeps its rows read so far: "iteration 0" alone read as nothing kept.
             n, rows = int(ck["iteration"]), int(ck.get("row") or 0)
             at = _("iteration {n:,}").format(n=n)
-            if rows and rows >= (r.samples or rows + 1):  # a whole epoch summed: "rows into" read as applied
+            if rows and r.samples and rows >= r.samples:  # a whole epoch summed: "rows into" read as applied
                 at = _("iteration {n:,}, with the next one's {rows:,} rows all read but not yet applied,").format(
                     n=n, rows=rows
                 )

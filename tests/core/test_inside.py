@@ -335,6 +335,17 @@ def test_a_run_without_a_program_is_held_to_the_ceilings_kept(own_cache, tmp_pat
         assert got["fraction_of_ceiling"] > 0 and got["bound"] in ("memory", "compute")
 
 
+def test_the_ceilings_kept_are_a_devices_own_by_its_whole_name(own_cache):
+    figures = {"matmul_flops_per_s": 1e12, "bandwidth_bytes_per_s": 1e11}
+    method = f"/method={inside.CEILINGS_METHOD}"
+    table = {"gpu/NVIDIA H100 NVL" + method: figures, "cpu/cpu/method=0": figures}  # another device; another way
+    own_cache.mkdir(parents=True)
+    (own_cache / "ceilings.json").write_text(json.dumps(table), encoding="utf-8")
+    assert inside.kept_ceilings("gpu/NVIDIA H100") is None and inside.kept_ceilings("cpu") is None
+    assert inside.kept_ceilings("gpu/NVIDIA H100 NVL")["matmul_flops_per_s"] == 1e12
+    assert inside.kept_ceilings("gpu")["cached"] is True  # a platform alone: whichever of its devices is kept
+
+
 def test_a_streamed_run_records_the_hand_count_without_an_error(own_cache, tmp_path):
     pytest.importorskip("pyarrow")
     np.save(tmp_path / "rows.npy", np.random.default_rng(0).random((60, 3)))

@@ -264,10 +264,14 @@ def check_path(path: str | Path) -> Path:
     if not p.is_file():  # a named pipe is read to its end more than once (its encoding, then its rows): it hung
         raise DataError(_("{path}: is not a regular file (a pipe or a device); save the data to a file").format(path=p))
     if p.suffix.lower() not in DATA_SUFFIXES:
-        raise DataError(
-            _(
-                "{path}: unsupported file type {suffix!r}; use .npy, .csv (.tsv, .txt), .parquet or .arrow "
-                "(.feather, .ipc)"
-            ).format(path=p, suffix=p.suffix or _("(none)"))
-        )
+        raise unsupported_type(p)
     return p
+
+
+def unsupported_type(p: Path) -> DataError:
+    """A file whose suffix is none of the data formats read, with those that are."""
+    return DataError(
+        _(
+            "{path}: unsupported file type {suffix!r}; use .npy, .csv (.tsv, .txt), .parquet or .arrow (.feather, .ipc)"
+        ).format(path=p, suffix=p.suffix or _("(none)"))
+    )

@@ -7,7 +7,7 @@ import os
 import shlex
 from pathlib import Path
 
-from som_studio.core.data.checks import DataError
+from som_studio.core.data.checks import DataError, unsupported_type
 from som_studio.i18n import _
 
 #: The formats a source reads, by file suffix.
@@ -70,12 +70,7 @@ def data_files(spec: str | os.PathLike[str], notes: list[str] | None = None) -> 
         if not p.exists():
             raise DataError(_("{path}: no such file").format(path=p))
         if p.suffix.lower() not in FORMATS:
-            raise DataError(
-                _(
-                    "{path}: unsupported file type {suffix!r}; use .npy, .csv (.tsv, .txt), .parquet or .arrow "
-                    "(.feather, .ipc)"
-                ).format(path=p, suffix=p.suffix or _("(none)"))
-            )
+            raise unsupported_type(p)
         files = [p]
     prose = [f for f in files if f.suffix.lower() in PROSE_SUFFIXES]
     if prose and len(prose) < len(files):

@@ -329,9 +329,11 @@ def kept_ceilings(device: str) -> dict[str, Any] | None:
     A NumPy run is held to the host CPU's ceilings that a JAX run measured (it starts no JAX to measure them),
     a streamed run to its device's: neither has one compiled program to inspect.
     """
-    want = device if "/" in device else device + "/"
+    method = f"/method={CEILINGS_METHOD}"
     for key, found in _read_table().items():
-        if key.startswith(want) and key.endswith(f"/method={CEILINGS_METHOD}") and _usable(found):
+        name = key.removesuffix(method)
+        # The device's own name, whole: "gpu/NVIDIA H100" is not "gpu/NVIDIA H100 NVL".
+        if name != key and device in (name, name.split("/")[0]) and _usable(found):
             return {**found, "cached": True}
     return None
 
