@@ -86,8 +86,10 @@ checks() {
 
 # pytest-xdist: one worker per core, at most four (each holds JAX with 8 simulated devices, and
 # the JAX tests use more than one thread). Tests that must not overlap share an xdist_group
-# (--dist loadgroup). Later arguments win: `./dev.sh test -n 0` runs in one process.
-WORKERS=(-n auto --maxprocesses 4 --dist loadgroup)
+# (--dist loadgroup). A worker that crashes is not replaced: the run ends, failing, and names the
+# test it crashed in (pytest-xdist 3.8's loadgroup scheduler can wait forever for a replacement's
+# work). Later arguments win: `./dev.sh test -n 0` runs in one process.
+WORKERS=(-n auto --maxprocesses 4 --dist loadgroup --max-worker-restart 0)
 
 cmd=${1:-app}
 shift || true

@@ -165,6 +165,47 @@ def temporary_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     return home
 
 
+def _qt_app():  # type: ignore[no-untyped-def]
+    """The test process's QApplication, if a test made one (without importing Qt otherwise)."""
+    import sys
+
+    if "PySide6.QtWidgets" not in sys.modules:
+        return None
+    from PySide6.QtWidgets import QApplication
+
+    return QApplication.instance()
+
+
+@pytest.fixture(autouse=True)
+def qt_objects_gone_with_their_test():
+    """The Qt objects a test made are deleted when it ends, not in a later test.
+
+    ``deleteLater`` (pytest-qt's ``qtbot.addWidget`` closes each widget with it, the report renderer
+    drops its charts with it) deletes only from an event loop, which most tests never run; pyqtgraph's
+    plots hold parentless menus that only Python's cycle collector frees. So hundreds of windows and
+    their plots stayed alive across a worker's tests, to be deleted or painted in whichever later
+    test ran an event loop or the collector (a pyqtgraph view painted there crashed a worker).
+    Windows a test left shown are closed with it, for the same reason.
+    """
+    app = _qt_app()
+    before = -1 if app is None else len(app.allWidgets())
+    yield
+    app = _qt_app()
+    if app is None:
+        return
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    for widget in app.topLevelWidgets():
+        if widget.isVisible():
+            widget.close()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    if len(app.allWidgets()) > max(before, 0):
+        import gc
+
+        gc.collect()
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+
+
 @pytest.fixture
 def small_config() -> RunConfig:
     """A small SOM that trains in well under a second with any implementation."""
