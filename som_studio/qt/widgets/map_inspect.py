@@ -92,7 +92,10 @@ class MapJobs(QObject):
                 result = job()
             except Exception as exc:  # a bad map must not end the thread silently: say it where it is shown
                 result = exc
-            self._finished.emit(kind, generation, result)
+            try:
+                self._finished.emit(kind, generation, result)
+            except RuntimeError:  # its view was deleted meanwhile (a page rebuilt, a test ended): nobody waits
+                return
 
     def _on_finished(self, kind: str, generation: int, result: Any) -> None:
         if self._latest.get(kind) == generation:

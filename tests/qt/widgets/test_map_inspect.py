@@ -232,3 +232,20 @@ def test_jobs_answer_only_the_newest_of_a_kind_and_kinds_do_not_wait_for_each_ot
     assert [a for a in answers if a.startswith("render")] == ["render 2"]
     jobs.wait()
     assert not jobs.busy()
+
+
+def test_a_job_that_ends_after_its_view_was_deleted_ends_quietly(qtbot, monkeypatch):
+    """A page rebuilt while its map was still being drawn: the job's thread has nobody to answer and says nothing."""
+    from shiboken6 import delete
+
+    from som_studio.qt.widgets.map_inspect import MapJobs
+
+    failures: list = []
+    monkeypatch.setattr(threading, "excepthook", failures.append)
+    jobs, release = MapJobs(), threading.Event()
+    jobs.submit("render", lambda: release.wait(WAIT_MS / 1000) and "render", lambda _r: None)
+    (thread,) = jobs._threads.values()
+    delete(jobs)
+    release.set()
+    thread.join(WAIT_MS / 1000)
+    assert not thread.is_alive() and failures == []
