@@ -9,6 +9,28 @@ import pytest
 
 
 @pytest.fixture
+def qtbot(qtbot):
+    """pytest-qt's bot, whose ``addWidget`` also keeps each widget alive until the bot has closed it.
+
+    pytest-qt holds the widgets by weak reference. A shown widget that its test no longer holds is
+    reachable only through pyqtgraph's reference cycles once the test function returns, and the cycle
+    collector, run by whatever allocates during the paints pytest-qt makes after the test, deleted it
+    in the middle of its own paint: a worker crashed with "Internal C++ object (PlotCanvas) already
+    deleted" inside ``paintEvent`` (1 in ~8 full runs).
+    """
+    kept: list = []
+    add = qtbot.addWidget
+
+    def add_kept(widget, *, before_close_func=None):  # type: ignore[no-untyped-def]
+        kept.append(widget)
+        add(widget, before_close_func=before_close_func)
+
+    qtbot.addWidget = qtbot.add_widget = add_kept
+    yield qtbot  # pytest-qt closes the widgets before any fixture is torn down; then they may go
+    kept.clear()
+
+
+@pytest.fixture
 def window(qtbot, tmp_path):
     """A shown main window; closing it must leave no worker process or thread behind."""
     from som_studio.qt.main_window import MainWindow

@@ -24,11 +24,19 @@ from PySide6.QtWidgets import QWidget
 from som_studio.app_model.pacing import DrawPacer
 
 
-def _timed(paint: Callable[[QPaintEvent], None], ev: QPaintEvent, painted: Any) -> None:
-    """Run one paint and emit its process CPU time on ``painted``."""
+def _timed(view: QWidget, paint: Callable[[QPaintEvent], None], ev: QPaintEvent, painted: Any) -> None:
+    """Run one paint of ``view`` and emit its process CPU time on ``painted``.
+
+    The paint holds ``view``'s window: a window that Python holds only through pyqtgraph's reference
+    cycles (one its maker let go of, still shown) is otherwise free to the cycle collector, which any
+    allocation of the paint's Python code can run, and deleted in the middle of its own paint it
+    crashes the process.
+    """
+    window = view.window()
     t0 = time.process_time()
     paint(ev)
     painted.emit(time.process_time() - t0)
+    del window
 
 
 class MapCanvas(pg.GraphicsView):
@@ -37,7 +45,7 @@ class MapCanvas(pg.GraphicsView):
     painted = Signal(float)
 
     def paintEvent(self, ev: QPaintEvent) -> None:
-        _timed(super().paintEvent, ev, self.painted)
+        _timed(self, super().paintEvent, ev, self.painted)
 
 
 class PlotCanvas(pg.PlotWidget):
@@ -46,7 +54,7 @@ class PlotCanvas(pg.PlotWidget):
     painted = Signal(float)
 
     def paintEvent(self, ev: QPaintEvent) -> None:
-        _timed(super().paintEvent, ev, self.painted)
+        _timed(self, super().paintEvent, ev, self.painted)
 
 
 class PacedRedraw(QObject):

@@ -132,3 +132,38 @@ def test_a_run_that_compiles_nothing_is_not_said_to_be_compiling(qtbot):
     assert plot.caption.text().replace("\xa0", " ") == "compiling and warming up…"
     plot.begin("batch", 100, 10, compiles=False)  # a NumPy run
     assert plot.caption.text().replace("\xa0", " ") == "warming up…"
+
+
+LET_GO = """
+import gc
+import pyqtgraph as pg
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+from som_studio.qt.widgets.map_view import MapView
+from som_studio.qt.widgets.timing_plot import TimingPlot
+paint = pg.GraphicsView.paintEvent
+def paint_collecting(self, ev):
+    gc.collect()  # what any allocation of a paint's Python code may run
+    paint(self, ev)
+pg.GraphicsView.paintEvent = paint_collecting
+def show_and_let_go(kind):
+    w = kind(); w.resize(500, 300); w.show()
+    app.processEvents()
+for kind in (TimingPlot, MapView):
+    show_and_let_go(kind)
+    for _ in range(3):
+        app.processEvents()
+print("painted")
+"""
+
+
+def test_a_shown_plot_its_maker_let_go_of_is_not_deleted_in_its_own_paint(tmp_path):
+    """Held only through pyqtgraph's reference cycles, a shown window was freed by the cycle collector in the
+    middle of its paint, and the process crashed. A process of its own: a crash is an exit status here."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    out = subprocess.run([sys.executable, "-c", LET_GO], capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0 and out.stdout.split() == ["painted"], out.stderr[-2000:]
