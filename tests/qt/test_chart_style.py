@@ -16,6 +16,7 @@ from som_studio.qt.chart_style import LIGHT, PAIR_GAP_PX, log_ticks, theme_of, t
 from som_studio.qt.widgets.quality_plot import QualityPlot
 from som_studio.qt.widgets.timing_plot import TimingPlot, live_x_end
 from som_studio.session.events import ChunkTimed, QualityMeasured
+from tests.grids import EXHAUSTIVE
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
 
@@ -170,7 +171,10 @@ def test_a_narrow_quality_plots_iteration_labels_never_overlap(qtbot, width, fir
     _labels_apart(_quality(qtbot, width, 330, points).plot.getAxis("bottom"))
 
 
-@pytest.mark.parametrize("width", range(150, 260, 6))
+# Every 6 px of narrow widths in the exhaustive run (-m exhaustive), every 18 px by default.
+@pytest.mark.parametrize(
+    "width", [w if (w - 150) % 18 == 0 else pytest.param(w, marks=EXHAUSTIVE) for w in range(150, 260, 6)]
+)
 def test_a_narrow_timing_plots_iteration_labels_stand_apart(qtbot, width):
     # The Timings dock of a window 1,000 px wide, 50,000 steps: "20,00040,000" was drawn, the labels touching.
     plot = TimingPlot()
