@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import hashlib
 import json
 import logging
 import os
@@ -379,6 +380,45 @@ def data_files(config: RunConfig) -> list[list[Any]]:
     return out
 
 
+def table_stamp(data: np.ndarray) -> list[Any]:
+    """``[rows, columns, digest]`` of data given in memory (a data frame or an array, from Python), which has
+    no file to stamp: what a resumed run checks is the same table. The digest is of its values as trained."""
+    a = np.ascontiguousarray(data)
+    digest = hashlib.blake2b(str(a.dtype).encode(), digest_size=16)
+    digest.update(a)
+    return [int(a.shape[0]), int(a.shape[1]) if a.ndim > 1 else 1, digest.hexdigest()]
+
+
+def same_table(saved: Saved, folder: str | os.PathLike[str], data: np.ndarray) -> None:
+    """Refuse (:class:`~som_studio.config.ConfigError`, naming ``data``) to resume from ``saved`` with data given
+    in memory that is not the table its run trained on (a checkpoint written before tables were stamped: not
+    checked)."""
+    then = saved.meta.get("table")
+    if not then:
+        return
+    now = table_stamp(data)
+    if now[:2] != list(then[:2]):
+        raise ConfigError(
+            "data",
+            _(
+                "differs from the checkpoint in {folder} ({there} there, {here} here); resume with the data it was "
+                "trained on"
+            ).format(
+                folder=Path(folder),
+                there=_("{rows:,} rows x {columns:,} columns").format(rows=then[0], columns=then[1]),
+                here=_("{rows:,} rows x {columns:,} columns").format(rows=now[0], columns=now[1]),
+            ),
+        )
+    if now[2] != then[2]:
+        raise ConfigError(
+            "data",
+            _(
+                "holds other values than the data the checkpoint in {folder} was trained on (the same {rows:,} rows x "
+                "{columns:,} columns); resume with that data"
+            ).format(folder=Path(folder), rows=now[0], columns=now[1]),
+        )
+
+
 def meta_for(
     config: RunConfig,
     iteration: int,
@@ -388,6 +428,7 @@ def meta_for(
     files: list[list[Any]],
     position: dict[str, Any] | None = None,
     reader: Any = None,
+    table: list[Any] | None = None,
 ) -> dict[str, Any]:
     """A checkpoint's JSON item: enough to check a resume's options and to carry the run on."""
     return {
@@ -395,6 +436,7 @@ def meta_for(
         "version": VERSION,
         "config": config.to_dict(),
         "files": files,
+        "table": table,
         "iteration": int(iteration),
         "iterations": int(config.iterations),
         "position": position or {"iteration": int(iteration), "row": 0},
@@ -420,7 +462,14 @@ def config_differences(saved: RunConfig, now: RunConfig) -> list[tuple[str, str,
     for key in dict.fromkeys([*a, *b]):
         if key in _FREE or a.get(key) == b.get(key):
             continue
-        field = {"sigma": "sigma_start", "learning_rate": "lr_start"}.get(key, key)
+        if key in _SCHEDULES:  # each end of the schedule by its own name, as the flags set them
+            ends = _SCHEDULES[key]
+            da, db = a.get(key) or {}, b.get(key) or {}
+            out += [
+                (field, _number(da.get(end)), _number(db.get(end))) for end, field in ends if da.get(end) != db.get(end)
+            ]
+            continue
+        field = key
         if key == "data":
             da, db = a.get(key) or {}, b.get(key) or {}
             moved = da.get("path") != db.get("path") or da.get("source") != db.get("source")
@@ -431,6 +480,20 @@ def config_differences(saved: RunConfig, now: RunConfig) -> list[tuple[str, str,
                 continue
         out.append((field, _text(a.get(key)), _text(b.get(key))))
     return out
+
+
+# A schedule's ends, as a record writes them, and the names the settings give them.
+_SCHEDULES = {
+    "sigma": (("start", "sigma_start"), ("end", "sigma_end")),
+    "learning_rate": (("start", "lr_start"), ("end", "lr_end")),
+}
+
+
+def _number(value: Any) -> str:
+    """A schedule's end as a user gives it: ``0.75``, or ``2.5,2`` for a radius per axis."""
+    if isinstance(value, list):
+        return _number(value[0]) if len(set(value)) == 1 else ",".join(_number(v) for v in value)
+    return _text(value) if not isinstance(value, float) else f"{value:g}"
 
 
 def _text(value: Any) -> str:

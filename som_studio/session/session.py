@@ -45,7 +45,7 @@ from som_studio.core.som.problem import check_range, load_problem_table
 from som_studio.i18n import _
 from som_studio.session import env as envmod
 from som_studio.session import sweep as sweepmod
-from som_studio.session.checkpoint import CheckpointError, Checkpoints, Saved, resume_from
+from som_studio.session.checkpoint import CheckpointError, Checkpoints, Saved, data_files, resume_from, same_table
 from som_studio.session.events import (
     Event,
     Failed,
@@ -313,6 +313,8 @@ class Session:
             impl = self._sweep_impl(impl, data, devices)
         if self.resume_from is not None and not isinstance(self.resume_from, Saved):
             self.resume_from = resume_from(self.resume_from, cfg)  # refused, naming the setting, if not this run's
+        if isinstance(self.resume_from, Saved) and cfg.data.path is not None and not data_files(cfg):
+            same_table(self.resume_from, self.resume_from.folder, data)  # data given in memory: its values
         if self.checkpoint is not None:
             self.checkpoint.start()  # a folder it cannot write is refused before anything trains
         record.env = envmod.describe(impl.backend)

@@ -27,7 +27,7 @@ from som_studio.core.som.problem import make_problem, make_stream_problem
 from som_studio.i18n import _, ngettext
 from som_studio.session import measures
 from som_studio.session import sweep as sweepmod
-from som_studio.session.checkpoint import CheckpointError, Checkpoints, Saved, data_files, meta_for
+from som_studio.session.checkpoint import CheckpointError, Checkpoints, Saved, data_files, meta_for, table_stamp
 from som_studio.session.events import (
     ChunkTimed,
     CombinationTrained,
@@ -148,6 +148,9 @@ class Training:
         self.within_s = 0.0  # seconds of checkpoints saved inside the chunk being trained
         self._saved_at = 0.0
         self.files: list[list[Any]] = data_files(cfg) if session.checkpoint is not None else []
+        # Data given in memory has no file to stamp: its values are (random colours are their seed's).
+        in_memory = session.checkpoint is not None and cfg.data.path is not None and not self.files
+        self.table_stamp = table_stamp(data) if in_memory and data.size else None
 
     # -- clocks ------------------------------------------------------------------------
     def timed(self, phase: str, tp: float) -> float:
@@ -215,6 +218,7 @@ class Training:
             history=self.record.history,
             trained_s=self.trained_before + self.train_s(),
             files=self.files,
+            table=self.table_stamp,
             position={"iteration": iteration, "row": row or 0},
             reader=reader,
         )

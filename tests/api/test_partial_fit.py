@@ -89,6 +89,12 @@ def test_ctrl_c_saves_where_the_run_stood_and_resume_ends_at_the_uninterrupted_m
     # The same call again, resume forgotten: the stopped run's checkpoint is kept, and the way on said.
     with pytest.raises(TrainError, match=rf"checkpoint: {ck} holds an unfinished run's checkpoint .*resume="):
         som_studio.train(x, checkpoint=ck, **settings)
+    # Data given in memory has no file to stamp: other rows, or the same rows with one value changed, are refused.
+    changed = x.copy()
+    changed[7, 2] += 0.25
+    for other, said in ((x[:100], r"100 rows x 4 columns here"), (changed, r"holds other values than the data")):
+        with pytest.raises(TrainError, match=rf"data: .*{said}"):
+            som_studio.train(other, resume=ck, **settings)
     resumed = som_studio.train(x, resume=ck, **settings)
     assert 0 < resumed.record["extra"]["resumed"]["iteration"] < 30
     np.testing.assert_array_equal(resumed.codebook, som_studio.train(x, **settings).codebook)

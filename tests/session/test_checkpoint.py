@@ -409,6 +409,16 @@ def test_a_resumes_other_data_is_named_by_its_path_not_its_spec():
     assert config_differences(run, random)[0] == ("data", "cells/", "random")
 
 
+def test_a_resumes_other_schedule_names_the_end_that_differs_in_the_flags_words():
+    # A changed --sigma-end read '--sigma-start: differs ... ({"end": [0.75, 0.75], "start": [2.5, 2.0]} there, ...)'.
+    from som_studio.session.checkpoint import config_differences
+
+    run = RunConfig(impl="numpy-online", width=5, height=4, steps=30, sigma_start=(2.5, 2.0), sigma_end=(0.75, 0.75))
+    assert config_differences(run, run.replace(sigma_end=(1.0, 1.0))) == [("sigma_end", "0.75", "1")]
+    assert config_differences(run, run.replace(sigma_start=(2.5, 2.5))) == [("sigma_start", "2.5,2", "2.5")]
+    assert config_differences(run, run.replace(lr_end=0.05)) == [("lr_end", "0.01", "0.05")]
+
+
 def test_a_runs_peak_memory_leaves_out_the_checkpoints_imports(tmp_path):
     # Orbax's imports (JAX's among them, for a NumPy run) were counted in the run's peak: 75 MiB where the same
     # run without checkpoints grew 6 MiB, so the app's runs read ten times the command line's. A fresh process:
