@@ -61,13 +61,14 @@ class Prepared:
     read_s: float = 0.0
 
 
-def prepare(data: Any, settings: Mapping[str, Any]) -> Prepared:
+def prepare(data: Any, settings: Mapping[str, Any], note: Callable[[str], None] | None = None) -> Prepared:
     """Check every setting and load the data through the one resolver the CLI and the app use.
 
     ``settings`` are :func:`train`'s keywords by name; ``None`` means the declared default
     (``grid``: the SOM Toolbox's rule for tables, the playbook's map for colours; the iteration
     count: the default of the implementation's kind). What reading a file decided without
-    certainty is warned as a :class:`DataNote`. Raises :class:`TrainKeywordError`,
+    certainty is warned as a :class:`DataNote` (or given to ``note`` as the command line words it, to say as
+    it says them). Raises :class:`TrainKeywordError`,
     :class:`ConfigError` or :class:`DataError`.
     """
     from som_studio.core.impls import registry, user_impl
@@ -94,8 +95,11 @@ def prepare(data: Any, settings: Mapping[str, Any]) -> Prepared:
         resolved = resolve({**settings, "data": data})
     except registry.UnknownImplementation as exc:
         raise ConfigError(exc.refusal.field, exc.refusal.reason) from None
-    for note in resolved.notes:  # what reading the data decided without certainty: the CLI's warnings
-        warnings.warn(api_words(note), DataNote, stacklevel=3)
+    for said in resolved.notes:  # what reading the data decided without certainty: the CLI's warnings
+        if note is not None:
+            note(said)
+        else:
+            warnings.warn(api_words(said), DataNote, stacklevel=3)
     if resolved.source is not None:  # streamed: read in batches during every pass
         return Prepared(resolved.config, resolved.source, time.perf_counter() - t0)
     assert resolved.table is not None  # loaded

@@ -112,7 +112,11 @@ def combinations(vary: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
         given = vary[key]
         if isinstance(given, np.ndarray):  # np.linspace(0.5, 2, 4): its values, as a list's
             given = given.tolist()
-        if isinstance(given, (str, bytes)) or not isinstance(given, Sequence):
+        if isinstance(given, bytes):
+            given = given.decode()
+        if isinstance(given, str):  # "0.5,1" as --vary takes it: two values (radii per axis are 1x0.5)
+            given = read_vary(f"{key}={given}")[1]
+        elif not isinstance(given, Sequence):
             given = [given]
         if not given:
             raise ConfigError(key, _("a sweep with no value of {key} has no combination").format(key=key))
@@ -316,7 +320,8 @@ def sweep(data: Any = None, vary: Mapping[str, Sequence[Any]] | None = None, **t
     """Train every combination of ``vary``'s values together; return one row per combination.
 
     ``vary`` maps each varied setting (``sigma_start``, ``sigma_end``: a number, ``(sx, sy)`` or
-    ``"SXxSY"``; ``seed``) to its values. ``data`` and ``train_keywords`` are
+    ``"SXxSY"``; ``seed``) to its values, a list, or a string as ``--vary`` reads it (``"0.5,1"``: two values).
+    ``data`` and ``train_keywords`` are
     :func:`som_studio.train`'s (``impl`` may only be ``jax-fused-batch``, the kernels batched).
 
     Raises

@@ -95,6 +95,23 @@ def test_bad_sweeps_are_refused_by_name(vary, words):
     assert [f.name for f in traceback.extract_tb(err.value.__traceback__)][1:] == ["sweep"]
 
 
+def test_values_as_a_string_are_read_as_vary_reads_them():
+    # "0.5,1" trained one map, of radius 0.5 along x and 1 along y, where --vary sigma_end=0.5,1 trains two.
+    rows = som_studio.sweep(IRIS, vary={"sigma_end": "0.5,1x0.6"}, **MAP)
+    assert [r["settings"]["sigma_end"] for r in rows] == [0.5, [1.0, 0.6]]
+
+
+def test_the_commands_data_warnings_are_the_command_lines(tmp_path, capsys):
+    # They came as Python warnings naming the API's keywords: "... carry it with id_column=sample_id".
+    table = tmp_path / "ids.csv"
+    lines = IRIS.read_text().splitlines()
+    table.write_text("\n".join([f"sample_id,{lines[0]}"] + [f"{i},{line}" for i, line in enumerate(lines[1:])]) + "\n")
+    argv = ["sweep", "--data", str(table), "--labels", "species", "--grid", "4x3", "--epochs", "2"]
+    assert cli.main([*argv, "--vary", "seed=0,1", "-q"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: " in err and "--id sample_id" in err and "id_column=" not in err and "DataNote" not in err
+
+
 def test_the_command_writes_rows_report_and_runs(tmp_path, capsys):
     argv = ["sweep", "--data", str(IRIS), "--labels", "species", "--grid", "5x4", "--epochs", "6"]
     argv += ["--vary", "sigma_end=0.5,1x0.6", "--vary", "seed=0,1", "--json", str(tmp_path / "s.json")]
