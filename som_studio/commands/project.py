@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import os
 import sys
 import tempfile
@@ -18,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from som_studio.commands.common import CommandError, _count, check_not_read
+from som_studio import config as cfgmod
+from som_studio.commands.common import CommandError, _argument_type, check_not_read
 from som_studio.i18n import _, ngettext
 
 HELP = "project the rows of a data file onto a stored run's map; write each row's unit as CSV"
@@ -50,7 +52,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         metavar="FILE",
         help="output file: .csv, or .parquet (a row group per chunk read, needs pyarrow); - for CSV on stdout",
     )
-    p.add_argument("--clusters", type=_count, metavar="K", help="k-means with K clusters instead of the run's")
+    p.add_argument(
+        "--clusters",
+        type=_argument_type(functools.partial(cfgmod.parse_count, least=2)),  # as a run's: one cluster says nothing
+        metavar="K",
+        help="k-means with K clusters instead of the run's",
+    )
     p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
     return p
 

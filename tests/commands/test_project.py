@@ -110,9 +110,13 @@ def test_project_command_writes_the_contract_columns(iris_run, capsys, tmp_path)
     assert code == 0 and [r[1:3] for r in lines[1:]] == [r[1:3] for r in rows[1:]]
     assert lines[1][6] == "" and {r[4] for r in lines[1:]} <= {"0", "1", "2", "3"}
     assert f"{shuffled}: has no column 'row_id', the run's id column: its rows' ids are left empty" in err
-    for k in (1, 97):  # as a run's --clusters takes them (one was taken here)
-        code, _, err = _run(capsys, "project", path, shuffled, "--out", "-", "--clusters", k)
-        assert code == 2 and f"--clusters: must be between 2 and 96 (the units), got {k}" in err
+    # As a run's --clusters takes them: 0 was said to need "at least 1", and 1 was then refused.
+    for k in (0, 1):
+        with pytest.raises(SystemExit) as refused:  # by the flag's parser
+            _run(capsys, "project", path, shuffled, "--out", "-", "--clusters", k)
+        assert refused.value.code == 2 and f"--clusters: must be at least 2, got {k}" in capsys.readouterr().err
+    code, _, err = _run(capsys, "project", path, shuffled, "--out", "-", "--clusters", 97)
+    assert code == 2 and "--clusters: must be between 2 and 96 (the units), got 97" in err
 
 
 def test_project_leaves_out_the_columns_the_run_has_no_features_for(iris_run, capsys, tmp_path):
