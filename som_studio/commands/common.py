@@ -151,6 +151,8 @@ def checkpoint_plan(args: argparse.Namespace, configs: list[RunConfig]) -> dict[
     plan: dict[str, dict[str, Any]] = {c.impl: {} for c in configs}
     if args.resume is not None:
         root = Path(args.resume)
+        if root.exists() and not root.is_dir():
+            raise CommandError("--resume: " + _("{path}: a file, not a folder of checkpoints").format(path=root))
         if not root.is_dir():
             raise CommandError(
                 "--resume: "

@@ -308,6 +308,8 @@ def refuse_foreign(folder: str | os.PathLike[str]) -> None:
 def read_latest(folder: str | os.PathLike[str]) -> Saved:
     """The latest complete checkpoint in ``folder``; :class:`CheckpointError` when there is none."""
     path = Path(folder)
+    if path.exists() and not path.is_dir():
+        raise CheckpointError(_("{path}: a file, not a folder of checkpoints").format(path=path))
     if not path.is_dir():
         raise CheckpointError(_("{folder}: no such folder").format(folder=path))
     try:

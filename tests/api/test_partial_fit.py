@@ -71,6 +71,9 @@ def test_train_checkpoints_and_refuses_to_resume_other_settings(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(TrainError, match="holds no complete checkpoint"):
         som_studio.train(None, impl="numpy-batch", grid=(5, 4), epochs=3, samples=60, resume=tmp_path / "empty")
+    (tmp_path / "table.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(TrainError, match=r"resume: .*table.csv: a file, not a folder of checkpoints"):
+        som_studio.train(None, impl="numpy-batch", grid=(5, 4), epochs=3, samples=60, resume=tmp_path / "table.csv")
 
 
 def test_ctrl_c_saves_where_the_run_stood_and_resume_ends_at_the_uninterrupted_map(tmp_path):

@@ -264,6 +264,9 @@ def test_cli_refuses_to_resume_with_other_settings(tmp_path, capsys):
     assert "--seed: differs from the checkpoint" in capsys.readouterr().err
     assert cli.main([*small[:-1], str(tmp_path / "nowhere"), "--grid", "6x5"]) == 2
     assert "no such folder" in capsys.readouterr().err
+    (tmp_path / "table.csv").write_text("a,b\n1,2\n")  # a data file given where the folder goes
+    assert cli.main([*small[:-1], str(tmp_path / "table.csv"), "--grid", "6x5"]) == 2
+    assert f"--resume: {tmp_path / 'table.csv'}: a file, not a folder of checkpoints" in capsys.readouterr().err
     # What may differ: how the run reports and where it saves.
     code = cli.main([*small, "--grid", "6x5", "--json", str(tmp_path / "runs.json"), "--checkpoint-every", "5"])
     assert code == 0, capsys.readouterr().err
