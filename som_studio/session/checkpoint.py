@@ -22,6 +22,7 @@ which is why no format of our own is needed.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import glob
 import hashlib
 import json
@@ -378,7 +379,7 @@ def data_files(config: RunConfig) -> list[list[Any]]:
     out: list[list[Any]] = []
     for f in files:
         st = f.stat()
-        out.append([str(f), int(st.st_size), int(st.st_mtime_ns)])
+        out.append([str(f.resolve()), int(st.st_size), int(st.st_mtime_ns)])  # wherever the run is resumed from
     return out
 
 
@@ -437,6 +438,7 @@ def meta_for(
         "format": FORMAT,
         "version": VERSION,
         "config": config.to_dict(),
+        "data_at": None if config.data.path is None else str(Path(config.data.path).resolve()),
         "files": files,
         "table": table,
         "iteration": int(iteration),
@@ -518,14 +520,19 @@ def resume_from(folder: str | os.PathLike[str], config: RunConfig) -> Saved:
     """
     saved = read_latest(folder)
     where = Path(folder)
-    for field, there, here in config_differences(saved.config, config):
+    compared, at, path = config, saved.meta.get("data_at"), config.data.path
+    if at and path is not None and path != saved.config.data.path and str(Path(path).resolve()) == at:
+        # The same files named from another folder (a job resumed from elsewhere): compared as the same data.
+        compared = config.replace(data=dataclasses.replace(config.data, path=saved.config.data.path))
+    for field, there, here in config_differences(saved.config, compared):
         raise ConfigError(
             field,
             _("differs from the checkpoint in {folder} ({there} there, {here} here); resume with its settings").format(
                 folder=where, there=there, here=here
             ),
         )
-    then = {str(f[0]): f for f in saved.meta.get("files") or []}
+    # Absolute names (an older checkpoint's relative ones are taken from the folder the run is resumed in).
+    then = {str(Path(f[0]).resolve()): f for f in saved.meta.get("files") or []}
     for name, size, mtime in data_files(config):
         old = then.pop(name, None)
         if old is None:

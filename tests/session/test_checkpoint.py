@@ -284,6 +284,22 @@ def test_cli_refuses_a_changed_data_file(tmp_path, capsys):
     assert f"--data: {Path(data)} changed since the checkpoint" in capsys.readouterr().err
 
 
+def test_the_same_data_file_named_from_another_folder_resumes(tmp_path, capsys, monkeypatch):
+    # A job resumed from another working folder was refused: '--data: differs ... (x.npy there, /.../x.npy here)'.
+    (tmp_path / "job").mkdir()
+    np.save(tmp_path / "job" / "x.npy", np.random.default_rng(0).random((40, 3)))
+    argv = ["bench", "--impl", "numpy-batch", "--grid", "4x3", "--epochs", "2", "-q"]
+    monkeypatch.chdir(tmp_path / "job")
+    assert cli.main([*argv, "--data", "x.npy", "--checkpoint", "ck"]) == 0
+    monkeypatch.chdir(tmp_path)
+    for named in ("job/x.npy", str(tmp_path / "job" / "x.npy"), "./job/../job/x.npy"):
+        assert cli.main([*argv, "--data", named, "--resume", "job/ck"]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    np.save(tmp_path / "x.npy", np.random.default_rng(0).random((40, 3)))  # the same values in another file
+    assert cli.main([*argv, "--data", "x.npy", "--resume", "job/ck"]) == 2
+    assert "--data: differs from the checkpoint" in capsys.readouterr().err
+
+
 class _Killed(Exception):
     """Stands for a kill right after a checkpoint was written (the process would be gone)."""
 
