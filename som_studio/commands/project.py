@@ -155,9 +155,9 @@ def _write_parquet(path: str, model, data: str, clusters, header: list[str]) -> 
         pa.field("label", pa.string()),  # null: the unit has no label
     ]
     with_ids = len(header) > len(COLUMNS)  # the run's id column, last
-    integer = with_ids and _integer_column(data, header[-1])
+    kind = _id_kind(data, header[-1]) if with_ids else "string"
     if with_ids:
-        fields.append(pa.field(header[-1], pa.int64() if integer else pa.string()))
+        fields.append(pa.field(header[-1], {"integer": pa.int64(), "floating": pa.float64()}.get(kind, pa.string())))
     schema = pa.schema(fields)
     n = 0
     with pq.ParquetWriter(path, schema) as writer:
@@ -177,16 +177,21 @@ def _write_parquet(path: str, model, data: str, clusters, header: list[str]) -> 
             if with_ids:
                 if part.ids is None:
                     ids: list[Any] = [None] * rows
-                else:  # integer ids as integers (a chunk of only missing ones: nulls)
-                    ids = (integer_ids(part.ids) or [None] * rows) if integer else part.ids.tolist()
+                elif kind == "integer":  # integer ids as integers (a chunk of only missing ones: nulls)
+                    ids = integer_ids(part.ids) or [None] * rows
+                elif kind == "floating":  # as the source holds them, a missing one null, not ""
+                    ids = [float(v) if v != "" else None for v in part.ids.tolist()]
+                else:
+                    ids = part.ids.tolist()
                 columns.append(pa.array(ids, fields[-1].type))
             writer.write_table(pa.Table.from_arrays(columns, schema=schema))
             n += rows
     return n
 
 
-def _integer_column(data: str, name: str) -> bool:
-    """Whether ``data`` is Parquet or Arrow files whose column ``name`` holds integers: the ids written back so."""
+def _id_kind(data: str, name: str) -> str:
+    """``"integer"`` or ``"floating"`` where ``data`` is Parquet or Arrow files whose column ``name`` holds such
+    numbers, so the ids are written back as the source holds them; else ``"string"``."""
     import pyarrow as pa
 
     from som_studio.core.data import COLUMNAR_SUFFIXES, DataError, read_columnar
@@ -195,11 +200,14 @@ def _integer_column(data: str, name: str) -> bool:
     try:
         f = data_files(data)[0]
         if f.suffix.lower() not in COLUMNAR_SUFFIXES:
-            return False
+            return "string"
         schema = read_columnar(f).schema
-        return name in schema.names and pa.types.is_integer(schema.field(name).type)
     except DataError:
-        return False
+        return "string"
+    if name not in schema.names:
+        return "string"
+    kind = schema.field(name).type
+    return "integer" if pa.types.is_integer(kind) else "floating" if pa.types.is_floating(kind) else "string"
 
 
 def _warn(note: str) -> None:

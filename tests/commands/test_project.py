@@ -223,6 +223,13 @@ def test_integer_ids_are_written_back_as_integers(iris_run, capsys, tmp_path):
     pq.write_table(pa.table({**columns, "row_id": missing}), tmp_path / "y.parquet")
     frame = load_run(path).project(tmp_path / "y.parquet").to_pandas()
     assert str(frame["id"].dtype) == "Int64" and frame["id"].isna().tolist() == [i == 3 for i in range(150)]
+    # Integer ids with a gap, as pandas writes them: doubles. They came back as text, the gap as "".
+    floats = pa.array([None if i == 3 else float(v) for i, v in enumerate(ids)], pa.float64())
+    pq.write_table(pa.table({**columns, "row_id": floats}), tmp_path / "z.parquet")
+    code, _, err = _run(capsys, "project", path, tmp_path / "z.parquet", "--out", tmp_path / "out_z.parquet")
+    assert code == 0, err
+    out = pq.read_table(tmp_path / "out_z.parquet").column("row_id")
+    assert out.type == pa.float64() and out.to_pylist() == floats.to_pylist()
     # Ids of text stay text (iris_run's own: "r0", "r1"...).
     assert load_run(path).project(iris_run[2]).to_pandas()["id"].tolist()[:2] == ["r0", "r1"]
 
