@@ -49,7 +49,7 @@ def run_and_wait(qtbot, win: MainWindow, **kw) -> None:
 
 
 def test_small_run_end_to_end(qtbot, window):
-    steps = 20_000  # long enough (~0.5 s) for several frames at ~30 a second
+    steps = 60_000  # long enough for several frames at ~15 a second on a fast core (20,000 steps gave one)
     configure(window, impl="numpy-online", iterations=steps)
     c = window.controller
     order: list[str] = []
