@@ -25,6 +25,7 @@ from som_studio.commands.common import (
     saved_run_path,
     saved_runs,
     say_interrupted,
+    warn,
     write_runs_json,
     wrote,
 )
@@ -428,7 +429,7 @@ def _load(cfg: Any, silent: bool) -> Any:
         if not isinstance(data, Table) and data is not None:  # a stream: each session reads it in batches
             if not silent:
                 for note in data.notes:
-                    print(f"{_('warning')}: {note}", file=sys.stderr)
+                    warn(note)
             if not cfg.stream and not silent:
                 print(
                     _("{path}: {rows:,} rows x {features} would not fit in memory: streamed").format(
@@ -441,7 +442,7 @@ def _load(cfg: Any, silent: bool) -> Any:
             data = load_problem_table(cfg)
         if not silent:  # what reading it decided without certainty (encoding, header)
             for note in data.notes:
-                print(f"{_('warning')}: {note}", file=sys.stderr)
+                warn(note)
         check_range(data.values, cfg.precision, cfg.data.path or _("data"))  # one precision
     except DataError as exc:
         raise CommandError(f"--data: {exc}") from None

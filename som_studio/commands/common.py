@@ -742,3 +742,8 @@ def write_runs_json(path: Path, records: list[Any], force: bool) -> None:
     except OutputError as exc:
         raise CommandError(str(exc)) from None
     print(wrote(path), file=sys.stderr)
+
+
+def warn(note: str) -> None:
+    """Say on stderr what a command decided without certainty (how it read the data), as every command says it."""
+    print(f"{_('warning')}: {note}", file=sys.stderr)

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from som_studio import config as cfgmod
-from som_studio.commands.common import CommandError, _argument_type, check_not_read
+from som_studio.commands.common import CommandError, _argument_type, check_not_read, warn
 from som_studio.i18n import _, ngettext
 
 HELP = "project the rows of a data file onto a stored run's map; write each row's unit as CSV"
@@ -161,7 +161,7 @@ def _write_parquet(path: str, model, data: str, clusters, header: list[str]) -> 
     schema = pa.schema(fields)
     n = 0
     with pq.ParquetWriter(path, schema) as writer:
-        for part in model.project_chunks(data, clusters=clusters, on_note=_warn):
+        for part in model.project_chunks(data, clusters=clusters, on_note=warn):
             if n == 0:
                 _say_no_ids(part, header, data)
             rows = len(part.bmu_row)
@@ -210,14 +210,10 @@ def _id_kind(data: str, name: str) -> str:
     return "integer" if pa.types.is_integer(kind) else "floating" if pa.types.is_floating(kind) else "string"
 
 
-def _warn(note: str) -> None:
-    print(f"{_('warning')}: {note}", file=sys.stderr)
-
-
 def _say_no_ids(part, header: list[str], data: str) -> None:  # type: ignore[no-untyped-def]
     """Warn that the run's id column, written last, stays empty: the data projected has no such column."""
     if len(header) > len(COLUMNS) and part.ids is None:
-        _warn(
+        warn(
             _("{path}: has no column {name!r}, the run's id column: its rows' ids are left empty").format(
                 path=data, name=header[-1]
             )
@@ -230,7 +226,7 @@ def _write(f, model, data: str, clusters, header: list[str]) -> int:  # type: ig
     # The header once the first rows are read: data refused up front (a wrong file, no rows) writes nothing,
     # not a header before the error, to a terminal or a pipe.
     headed = False
-    for part in model.project_chunks(data, clusters=clusters, on_note=_warn):
+    for part in model.project_chunks(data, clusters=clusters, on_note=warn):
         if not headed:
             _say_no_ids(part, header, data)
             w.writerow(header)

@@ -20,6 +20,7 @@ from som_studio.commands.common import (
     option_values,
     saved_run_path,
     saved_runs,
+    warn,
     wrote,
 )
 from som_studio.i18n import _, ljust, ngettext, text_width
@@ -151,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
     from som_studio.sweeps import IMPL, train_together
 
     try:
-        prepared = prepare(args.data, {"impl": IMPL, **kw}, note=_warn)
+        prepared = prepare(args.data, {"impl": IMPL, **kw}, note=warn)
         result = train_together(prepared.config, prepared.table, combos, prepared.read_s)
     except ConfigError as exc:  # a varied value refused: named as typed, after --vary
         raise CommandError(exc.refusal.text({**names, **{k: f"--vary {k}" for k in vary}})) from None
@@ -223,8 +224,3 @@ def format_rows(result: Any) -> str:
         )
     )
     return "\n".join(lines)
-
-
-def _warn(note: str) -> None:
-    """What reading the data decided without certainty, as ``bench`` says it."""
-    print(f"{_('warning')}: {note}", file=sys.stderr)
