@@ -233,7 +233,7 @@ def _layout_check(v: Any) -> str | None:
     return None
 
 
-def _check_value(s: Setting, value: Any) -> None:
+def check_value(s: Setting, value: Any) -> None:
     """Refuse ``value`` of setting ``s`` unless its declaration allows it."""
     if s.choices is not None and value is not None and value not in tuple(s.choices):
         raise ConfigError(s.name, _one_of(tuple(s.choices), value))
@@ -650,9 +650,9 @@ class RunConfig:
         settings follow. Returns ``self`` so calls chain. Raises :class:`ConfigError`.
         """
         for s in SETTINGS_OWN:
-            _check_value(s, tuple(getattr(self, f) for f in s.fields) if s.fields else getattr(self, s.name))
+            check_value(s, tuple(getattr(self, f) for f in s.fields) if s.fields else getattr(self, s.name))
         if self.data.path is None:
-            _check_value(_SAMPLES, self.data.samples)
+            check_value(_SAMPLES, self.data.samples)
         if self.steps is not None and self.epochs is not None:
             raise ConfigError("epochs", _("give steps (online) or epochs (batch), not both"))
         if kind == "online":

@@ -121,6 +121,11 @@ def combinations(vary: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
         if not given:
             raise ConfigError(key, _("a sweep with no value of {key} has no combination").format(key=key))
         read = [_value(key, v) for v in given]
+        for v in read:  # before any data is read: a sweep of a large table refused at once
+            try:
+                cfgmod.check_value(cfgmod.setting_named(key), v)
+            except ConfigError as exc:
+                raise ConfigError("vary", f"{key}: {exc.refusal.reason}") from None
         _once(key, given, read)
         values.append(read)
     return [dict(zip(keys, combo)) for combo in itertools.product(*values)]
@@ -161,6 +166,8 @@ class SweepResult(Sequence[dict[str, Any]]):
         """The rows as a notebook shows them: a table, the rows on the QE-TE frontier in bold, the timings below."""
         from html import escape
 
+        from som_studio.session.sweep import typed
+
         keys = list(self.rows[0]["settings"]) if self.rows else []
         best = set(self.frontier())
 
@@ -170,7 +177,7 @@ class SweepResult(Sequence[dict[str, Any]]):
         head = "".join(f"<th>{escape(k)}</th>" for k in ["", *keys, "QE", "TE", _("label purity")])
         body = []
         for i, r in enumerate(self.rows):
-            values = [str(i), *(str(r["settings"][k]) for k in keys)]
+            values = [str(i), *(typed(r["settings"][k]) for k in keys)]
             values += [cell(r["qe"], "{:.4g}"), cell(r["te"], "{:.3f}"), cell(r["label_purity"], "{:.3f}")]
             style = " style='font-weight:bold'" if i in best else ""
             body.append(f"<tr{style}>" + "".join(f"<td>{escape(v)}</td>" for v in values) + "</tr>")
@@ -372,9 +379,10 @@ def for_config(config: RunConfig) -> RunConfig:
 def stored_run(result: SweepResult, i: int) -> Any:
     """Row ``i`` as the app keeps a run (:class:`~som_studio.storage.StoredRun`), through the one recorder."""
     from som_studio.session.events import Finished, Snapshot
+    from som_studio.session.sweep import typed
     from som_studio.storage import RunRecorder
 
     record = result.records[i]
-    name = ", ".join(f"{k}={v}" for k, v in result.rows[i]["settings"].items())
+    name = ", ".join(f"{k}={typed(v)}" for k, v in result.rows[i]["settings"].items())
     events: list[Any] = [Snapshot(result.configs[i].iterations, result.maps[i]), Finished(record)]
     return RunRecorder(f"sweep {name}").feed_all([result.started, *events] if result.started else events).stored()

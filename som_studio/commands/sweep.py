@@ -194,6 +194,7 @@ def run(args: argparse.Namespace) -> int:
 def format_rows(result: Any) -> str:
     """The rows as a text table (settings, QE, TE, purity; * on the frontier), then the timings."""
     from som_studio.comparison.words import format_seconds
+    from som_studio.session.sweep import typed
 
     frontier = set(result.frontier())
     keys = list(result.rows[0]["settings"]) if result.rows else []
@@ -201,7 +202,7 @@ def format_rows(result: Any) -> str:
     head = [*keys, "QE", "TE", *([_("purity")] if purity else []), _("frontier")]
     rows = []
     for i, r in enumerate(result.rows):
-        cells = [json.dumps(r["settings"][k]) for k in keys]
+        cells = [typed(r["settings"][k]) for k in keys]
         cells += [f"{r['qe']:.4f}", f"{r['te']:.3f}"]
         if purity:
             cells.append(f"{r['label_purity']:.3f}" if r["label_purity"] is not None else "-")

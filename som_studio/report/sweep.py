@@ -5,13 +5,14 @@ The chart is drawn as SVG in the page itself, so the report is one self-containe
 
 from __future__ import annotations
 
-import json
 from html import escape
 from typing import Any
 
 from som_studio import __version__
+from som_studio.comparison.rules import flatten_config
 from som_studio.comparison.words import format_seconds
 from som_studio.i18n import _, current_language
+from som_studio.session.sweep import shown, typed
 
 # The palette's two colours: every map, and the frontier's maps and line.
 DOT = "#4c72b0"
@@ -66,13 +67,37 @@ def qe_te_svg(result: Any, width: int = 560, height: int = 360) -> str:
         path = " ".join(f"{px(q):.1f},{py(t):.1f}" for q, t, _f in front)
         parts.append(f"<polyline points='{path}' fill='none' stroke='{FRONT}' stroke-width='1.5'/>")
     for i, (q, t, f) in enumerate(pts):
-        settings = json.dumps(result.rows[i]["settings"])
+        settings = ", ".join(f"{k} {typed(v)}" for k, v in result.rows[i]["settings"].items())
         parts.append(
             f"<circle cx='{px(q):.1f}' cy='{py(t):.1f}' r='{5 if f else 4}' fill='{FRONT if f else DOT}'>"
             f"<title>{escape(settings)}: QE {q:.4f}, TE {t:.3f}</title></circle>"
         )
     parts.append("</svg>")
     return "".join(parts)
+
+
+# A sweep's config fields that say nothing of it: the impl and layout are its own, batch epochs have no
+# learning rate, "auto" only says which values followed the defaults.
+_NOT_SHOWN = ("impl", "layout", "stream", "auto", "learning_rate.start", "learning_rate.end")
+# The varied settings as the config's fields name them.
+_FIELDS = {"sigma_start": "sigma.start", "sigma_end": "sigma.end"}
+
+
+def settings_rows(result: Any) -> list[tuple[str, str]]:
+    """What every map shares, as ``(field, value)``: the data and its size, the map, the settings not varied."""
+    varied = {_FIELDS.get(k, k) for k in (result.rows[0]["settings"] if result.rows else {})}
+    flat = flatten_config(result.base)
+    for end, radii in (result.base.get("sigma") or {}).items():  # as the rows write a radius: 1x0.6
+        flat[f"sigma.{end}"] = typed(shown(tuple(radii)))
+    if flat.get("data.scale") == _("no"):  # the older switch for minmax scaling: the scaling row says it
+        del flat["data.scale"]
+    rows = [(k, v) for k, v in flat.items() if k not in varied and k not in _NOT_SHOWN]
+    started = result.started
+    if started is not None:  # after the data's fields: the size the file or generator gave
+        at = max((i + 1 for i, (k, _v) in enumerate(rows) if k.startswith("data.")), default=0)
+        rows.insert(at, (_("rows x features"), f"{started.samples:,} x {started.features}"))
+    rows.append((_("devices"), str(result.devices)))
+    return rows
 
 
 def sweep_html(result: Any) -> str:
@@ -82,7 +107,7 @@ def sweep_html(result: Any) -> str:
     head = "".join(f"<th>{escape(k)}</th>" for k in [*keys, "QE", "TE", _("label purity"), _("frontier")])
     body = []
     for i, r in enumerate(result.rows):
-        cells = [json.dumps(r["settings"][k]) for k in keys]
+        cells = [typed(r["settings"][k]) for k in keys]
         cells += [f"{r['qe']:.4f}", f"{r['te']:.3f}"]
         cells.append(f"{r['label_purity']:.3f}" if r["label_purity"] is not None else "-")
         cells.append("*" if i in front else "")
@@ -107,12 +132,15 @@ def sweep_html(result: Any) -> str:
         "map beats them on both."
     )
     notes = "".join(f"<p>{escape(n)}</p>" for n in result.notes)
+    shared = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in settings_rows(result))
     return (
         f"<!DOCTYPE html><html lang='{escape(current_language())}'><head><meta charset='utf-8'>"
         f"<title>{escape(_('SOM Studio sweep'))}</title>"
-        "<style>body{font-family:sans-serif;margin:2em}td,th{padding:2px 10px;text-align:right}</style></head>"
+        "<style>body{font-family:sans-serif;margin:2em}td,th{padding:2px 10px;text-align:right}"
+        ".settings th{text-align:left;font-weight:normal;color:#555}.settings td{text-align:left}</style></head>"
         f"<body><h1>{escape(_('SOM Studio sweep'))}</h1><p>{escape(summary)}</p>{notes}"
         f"{qe_te_svg(result)}<p>{escape(how)}</p>"
         f"<table><tr>{head}</tr>{''.join(body)}</table>"
+        f"<h2>{escape(_('What every map shares'))}</h2><table class='settings'>{shared}</table>"
         f"<p style='color:#777'>SOM Studio {escape(__version__)}</p></body></html>\n"
     )

@@ -61,6 +61,7 @@ def test_a_sweep_shows_its_rows_in_a_notebook_with_the_frontier_in_bold(rows):
     html = rows._repr_html_()  # was only its repr, '<SweepResult: 5 maps, 1.18 s>'
     assert html.count("<tr") == 1 + len(rows) and html.count("font-weight:bold") == len(rows.frontier())
     assert "<th>sigma_end</th>" in html and f"{rows[0]['qe']:.4g}" in html and "5 maps trained together" in html
+    assert "<td>1x0.6</td>" in html
 
 
 def test_the_combinations_are_sharded_over_the_devices(rows):
@@ -125,7 +126,13 @@ def test_the_command_writes_rows_report_and_runs(tmp_path, capsys):
     assert doc["rows"][2]["settings"] == {"sigma_end": [1.0, 0.6], "seed": 0}
     assert set(doc["rows"][0]) == {"settings", "qe", "te", "label_purity"}
     assert set(doc["timings"]) >= {"wall_s", "per_epoch_s"}
-    assert "<svg" in (tmp_path / "s.html").read_text()
+    assert "\n1x0.6 " in out and "[1.0, 0.6]" not in out  # a radius per axis as typed, in every view
+    html = (tmp_path / "s.html").read_text()
+    assert "<svg" in html and "<td>1x0.6</td>" in html and "sigma_end 1x0.6, seed 0: QE" in html
+    assert "[1.0, 0.6]" not in html
+    # What the maps share, for a reader of the report alone: the data, its size, the settings not varied.
+    assert f"<td>{IRIS}</td>" in html and "<td>150 x 4</td>" in html and "<th>epochs</th><td>6</td>" in html
+    assert "<th>sigma.start</th>" in html and "<th>sigma.end</th>" not in html and "<th>seed</th><td>" not in html
     saved = sorted(p.name for p in (tmp_path / "runs").iterdir())
     assert saved[0] == "sigma_end-0.5_seed-0.somrun" and len(saved) == 4
     run = som_studio.load_run(tmp_path / "runs" / "sigma_end-1x0.6_seed-1.somrun")
@@ -143,7 +150,9 @@ def test_the_command_writes_rows_report_and_runs(tmp_path, capsys):
         (["--vary", "sigma_end=a,b"], "--vary: sigma_end: expected a radius or radii per axis such as 1x0.5"),
         (["--vary", "sigma_end=1", "--sigma-end", "2"], "--sigma-end is given and varied"),
         (["--vary", "sigma_end=1,1x1"], "--vary: sigma_end: 1x1 is given twice"),  # as typed, read alike
-        (["--labels", "species", "--vary", "sigma_end=-1,1"], "--vary sigma_end: radii must be finite and > 0"),
+        # Refused before the data are read (a text column unlabelled would be refused there).
+        (["--vary", "sigma_end=-1,1"], "--vary: sigma_end: radii must be finite and > 0"),
+        (["--vary", "seed=-1"], "--vary: seed: "),
         # Taken silently, it was recorded as the layout that ran.
         (["--labels", "species", "--vary", "seed=0,1", "--layout", "2x2"], "--layout: a sweep spreads its maps"),
         # Read by online runs only: taken silently, they changed nothing.
