@@ -53,8 +53,8 @@ def baseline_index(
     timings; otherwise (with ``prefer_numpy``, the comparison's rule) the first
     run of the same kind whose implementation is the NumPy backend (the
     reference the speed-ups are about; a built-in one before a user's), otherwise the first run of the same
-    kind with timings (``bench``'s rule); never a run that failed or disagrees with the reference. ``None``
-    when there is none.
+    kind with timings (``bench``'s rule); a run that finished before one that was cancelled; never a run that
+    failed or disagrees with the reference. ``None`` when there is none.
     """
     me = records[i]
 
@@ -71,8 +71,10 @@ def baseline_index(
         return None  # alone on its problem: a ratio to another problem's run would mean nothing
     from som_studio.core.impls import registry
 
+    same.sort(key=lambda j: records[j].status != "ok")  # a whole run before one cancelled, which covers what ran
     numpy_runs = [j for j in same if registry.backend(records[j].impl) == "numpy"] if prefer_numpy else []
-    numpy_runs.sort(key=lambda j: not registry.is_builtin(records[j].impl))  # ours, the reference, before a user's
+    # Ours, the reference, before a user's; a whole run before all.
+    numpy_runs.sort(key=lambda j: (records[j].status != "ok", not registry.is_builtin(records[j].impl)))
     if numpy_runs:
         return numpy_runs[0]
     return same[0] if same else None

@@ -21,7 +21,7 @@ import numpy as np
 from som_studio.comparison import summary
 from som_studio.comparison.problem import problem_groups
 from som_studio.comparison.rules import Flag, Verdict, flatten_config, judge
-from som_studio.i18n import _, format_bytes
+from som_studio.i18n import _, format_bytes, ngettext
 from som_studio.run_settings import Topology
 from som_studio.session import timing
 from som_studio.session.record import RunRecord
@@ -173,6 +173,14 @@ class Report:
             line += _(", {x}x end to end").format(x=_ratio(whole))
         elif whole is not None and whole > 0:  # compile and warm-up cost more than the faster iterations saved
             line += _(", {x}x slower end to end").format(x=_ratio(1.0 / whole))
+        base_run = next(r for r in self.runs if r.name == base)
+        stopped = [r.name for r in (run, base_run) if r.record.status == "cancelled"]
+        if stopped:  # its median is of the chunks it ran: said here, not only under "read with care"
+            line += " " + ngettext(
+                "({runs} was cancelled: its figures cover only what ran)",
+                "({runs} were cancelled: their figures cover only what ran)",
+                len(stopped),
+            ).format(runs=", ".join(stopped))
         return line
 
     # -- configuration and environment ------------------------------------------

@@ -51,3 +51,21 @@ def test_online_runs_say_per_step_and_a_slower_run_says_so():
 def test_no_headline_without_a_baseline_to_compare_with():
     assert build_report([_record("numpy-batch", "batch", 0.1, 0.0)]).headline() is None
     assert 'class="headline"' not in report_html(build_report([_record("numpy-batch", "batch", 0.1, 0.0)]), {})
+
+
+def test_a_cancelled_baseline_is_said_in_the_headline_and_a_whole_run_is_preferred():
+    import dataclasses
+
+    stopped = dataclasses.replace(_record("numpy-batch", "batch", 0.3, 0.0, n=2), status="cancelled")
+    fused = _record("jax-fused-batch", "batch", 0.01, 0.8)
+    report = build_report([stopped, fused])
+    assert report.baseline_of == ["numpy-batch", "numpy-batch"]
+    assert report.headline() == (
+        "jax-fused-batch: 30x faster per epoch than numpy-batch "
+        "(numpy-batch was cancelled: its figures cover only what ran)"
+    )
+    # With a whole run of the reference beside it, the speed-ups are measured against that one.
+    whole = _record("numpy-batch", "batch", 0.25, 0.0)
+    report = build_report([stopped, whole, fused])
+    assert report.baseline_of == ["numpy-batch (2)"] * 3
+    assert report.headline() == "jax-fused-batch: 25x faster per epoch than numpy-batch (2), 2.78x end to end"
