@@ -17,7 +17,7 @@ from som_studio.core.impls import registry
 from som_studio.core.plans import fused_plan
 from som_studio.session.session import Session, run_to_completion
 from tests.core.test_agreement import REFERENCE, SHAPES, TOL, _cfg, _train
-from tests.grids import representative
+from tests.grids import EXHAUSTIVE, representative
 
 MiB = 1 << 20
 
@@ -455,14 +455,16 @@ def _near_ties(pairs: float, triples: float, crowds: float, missing: bool, d: in
 # after every tile, or, with many features, in each tile (``in_tile``, forced here). The quality pass takes
 # its best two by whole columns or by blocks (``blocks``, forced).
 # The best unit by keys (small maps) or by three passes over the scores (``keyed`` off: larger maps).
+# Each case compiles three programs of its own: the default run takes four that try every path above (every
+# value of every column, and d = 9 ranked after every tile and in each), -m exhaustive the others too.
 @pytest.mark.parametrize(
     ("pairs", "triples", "crowds", "missing", "tile", "in_tile", "blocks", "d", "keyed"),
     [
-        (0.0, 0.0, 0.0, True, 512, False, False, 6, True),
-        (0.01, 0.0, 0.001, False, 512, False, False, 9, False),
+        pytest.param(0.0, 0.0, 0.0, True, 512, False, False, 6, True, marks=EXHAUSTIVE),
+        pytest.param(0.01, 0.0, 0.001, False, 512, False, False, 9, False, marks=EXHAUSTIVE),
         (0.03, 0.01, 0.0, True, 600, False, True, 6, True),
-        (0.08, 0.05, 0.0, False, 512, False, False, 6, False),
-        (0.05, 0.05, 0.01, True, 512, False, True, 9, True),
+        pytest.param(0.08, 0.05, 0.0, False, 512, False, False, 6, False, marks=EXHAUSTIVE),
+        pytest.param(0.05, 0.05, 0.01, True, 512, False, True, 9, True, marks=EXHAUSTIVE),
         (0.1, 0.3, 0.0, False, 512, False, False, 9, True),
         (0.03, 0.01, 0.002, True, 600, True, False, 9, False),
         (0.1, 0.3, 0.01, False, 512, True, True, 9, True),
@@ -607,8 +609,12 @@ def test_the_best_two_by_blocks_are_those_by_whole_columns(block):
     assert (first[:40] == 0).all() and (second[:40] == 1).all()
 
 
-@pytest.mark.parametrize("form", fused_plan.FORMS)
-@pytest.mark.parametrize(("pairs", "triples", "missing", "d"), [(0.08, 0.05, False, 6), (0.1, 0.3, True, 9)])
+@pytest.mark.parametrize(
+    ("form", "pairs", "triples", "missing", "d"),
+    representative(
+        [(form, *ties) for ties in [(0.1, 0.3, True, 9), (0.08, 0.05, False, 6)] for form in fused_plan.FORMS]
+    ),
+)
 def test_every_plan_finds_a_nearest_unit_where_units_tie_exactly(form, pairs, triples, missing, d):
     """Examples equally near two or three units in different blocks (integer data has them): every form finds
     a unit at the smallest distance, on the device the tests run on. Which of the tied units is form-dependent:
