@@ -276,10 +276,16 @@ class FusedBatch(_FusedTrainer):
         self._sums: Any = None
 
     def warmup(self) -> None:
-        if self.p.stream is None:
-            super().warmup()
-        else:  # a streamed run runs the batch programs only
+        if self.p.stream is not None:  # a streamed run runs the batch programs only
             self._streamed()
+            return
+        super().warmup()
+        if self.plan_model["predicted_s_per_epoch"] <= fused_plan.WARM_EPOCH_MAX_S:
+            # One epoch on a copy (run() donates the map it is given), for the loop's kernels XLA compiles
+            # when they first run (fused_plan.WARM_EPOCH_MAX_S); the map is put back as it was.
+            kept = np.asarray(self.w)
+            self.run(0, 1)
+            self.w = jax.device_put(kept, self.device)
 
     def describe(self) -> dict:
         if self.p.stream is None:

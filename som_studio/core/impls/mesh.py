@@ -141,10 +141,16 @@ class ShardedTrainer:
             self._streamed()
             return
         # Ahead-of-time: one compilation, whose HLO describe() reads; run() can then never recompile.
-        first, count = self._scalar(0), self._scalar(0)
         self._compiled = self.programs()["chunk"].compile()
-        w = self._copy_w()
-        self._compiled(w, first, count, *self._args).block_until_ready()  # zero epochs: state unchanged
+        # One epoch on a copy of the map where an epoch is quick, for the loop's kernels XLA compiles when they
+        # first run (fused_plan.WARM_EPOCH_MAX_S); else none, which loads the program: the map stays as it was.
+        units, samples = self._plan_sizes()
+        p = self.p
+        predicted = fused_plan.predict(
+            self.plan, units, p.features, samples, p.dtype.itemsize, self.devices[0].platform, sums=False
+        )
+        local, n = next(iter(self.sched.segments(0, 1))) if predicted <= fused_plan.WARM_EPOCH_MAX_S else (0, 0)
+        self._compiled(self._copy_w(), self._scalar(local), self._scalar(n), *self._args).block_until_ready()
 
     def _copy_w(self) -> Any:
         """A fresh placement of the initial map (from the host: copying on the device would compile)."""
