@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +27,7 @@ from som_studio.config import ConfigError, DataSpec, RunConfig
 from som_studio.core.data import DataError, Table, is_frame, unmasked
 from som_studio.core.data.checks import reword_column_flags
 from som_studio.core.data.stream import Source
-from som_studio.i18n import _
+from som_studio.i18n import _, ngettext
 
 # The keywords train() names in its signature; the rest of the settings come through ``**schedule``.
 # Settings that say where the data comes from: train()'s ``data`` argument gives them.
@@ -91,6 +91,9 @@ def prepare(data: Any, settings: Mapping[str, Any], note: Callable[[str], None] 
             settings = {**settings, "impl": user_impl.load(impl).name}
         except user_impl.UserImplError as exc:
             raise ConfigError("impl", str(exc)) from None
+    impl = settings.get("impl")
+    if isinstance(impl, str) and impl in registry.names():
+        check_counts([impl], {registry.get(impl).kind}, settings)
     try:
         resolved = resolve({**settings, "data": data})
     except registry.UnknownImplementation as exc:
@@ -104,6 +107,28 @@ def prepare(data: Any, settings: Mapping[str, Any], note: Callable[[str], None] 
         return Prepared(resolved.config, resolved.source, time.perf_counter() - t0)
     assert resolved.table is not None  # loaded
     return Prepared(resolved.config, resolved.table, time.perf_counter() - t0)
+
+
+def check_counts(names: Sequence[str], kinds: set[str], settings: Mapping[str, Any]) -> None:
+    """Refuse ``epochs`` where no implementation of ``names`` trains in epochs, or ``steps`` where none trains in
+    steps: it would be dropped without a word (the command line refuses it too). Raises :class:`ConfigError`."""
+    for count, kind in (("epochs", "batch"), ("steps", "online")):
+        if settings.get(count) is None or kind in kinds:
+            continue
+        why = (
+            ngettext(
+                "applies to batch implementations and none is listed ({names} trains in steps); leave it out",
+                "applies to batch implementations and none is listed ({names} train in steps); leave it out",
+                len(names),
+            )
+            if kind == "batch"
+            else ngettext(
+                "applies to online implementations and none is listed ({names} trains in epochs); leave it out",
+                "applies to online implementations and none is listed ({names} train in epochs); leave it out",
+                len(names),
+            )
+        )
+        raise ConfigError(count, why.format(names=", ".join(names)))
 
 
 def api_words(text: str) -> str:

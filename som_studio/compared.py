@@ -109,12 +109,17 @@ def compare(
     default). ``baseline`` names the run speed-ups are measured against (default: the NumPy
     reference of each kind). Raises what :func:`~som_studio.train` raises, naming the keyword.
     """
-    from som_studio.api import progress_observer, train
+    from som_studio.api import TrainError, check_counts, progress_observer, train
+    from som_studio.config import ConfigError
     from som_studio.storage import RunRecorder
 
     names = [n.strip() for n in impl.split(",") if n.strip()] if isinstance(impl, str) else list(impl)
     if len(names) < 2:
         raise ValueError(_("impl: a comparison needs two implementations or more, got {value!r}").format(value=impl))
+    try:  # a count no implementation listed takes is refused, not dropped, as the command line does
+        check_counts(names, {_kind(n) for n in names}, train_keywords)
+    except ConfigError as exc:
+        raise TrainError(exc.refusal.text()) from None
     progress = train_keywords.pop("progress", None)
     runs, stored = [], []
     for name in names:

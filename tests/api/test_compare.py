@@ -49,3 +49,16 @@ def test_it_saves_what_the_command_writes_and_never_over_a_file_unasked(race, tm
 def test_the_report_shows_each_runs_final_map(race, tmp_path):
     html = race.save(tmp_path / "race.html").read_text()
     assert "no map" not in html and html.count("data:image/png;base64,") >= 4
+
+
+@pytest.mark.parametrize(
+    ("impl", "counts", "words"),
+    [
+        (["numpy-online", "jax-scan-online"], dict(epochs=5), "epochs: applies to batch implementations and none"),
+        (["numpy-batch", "jax-fused-batch"], dict(steps=50), "steps: applies to online implementations and none"),
+    ],
+)
+def test_a_count_no_implementation_listed_takes_is_refused_not_dropped(impl, counts, words):
+    # The online runs trained their default 50,000 steps where epochs=5 was asked, without a word.
+    with pytest.raises(ValueError, match=words):
+        som_studio.compare(DATA, impl=impl, grid="5x4", **counts)

@@ -69,6 +69,12 @@ def test_keywords_are_the_declared_settings():
         (dict(sigma_end=1e-30), ValueError, r"sigma_end: radii must be at least 1e-06 \(a smaller one weights"),
         (dict(stream=True), ValueError, r"stream: reads a data file in batches; data given in memory is read already"),
         (dict(impl=3), ValueError, r"impl: expected an implementation's name or a list of them, got 3"),
+        # Dropped without a word, where the command line refused it.
+        (
+            dict(impl="numpy-online", steps=10),
+            ValueError,
+            r"epochs: applies to batch implementations and none is listed \(numpy-online trains in steps\); leave it",
+        ),
     ],
 )
 def test_bad_keywords_are_refused_by_name(call, error, words):
