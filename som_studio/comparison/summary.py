@@ -103,6 +103,11 @@ def faster_after(pay: int | None) -> str:
     return _("from the start") if pay == 0 else _("{n:,} it").format(n=pay)
 
 
+def _times(x: float) -> str:
+    """A ratio as the table writes it: two decimals, two significant digits below 0.1 (0.012x, not 0.00x)."""
+    return f"{x:.2f}x" if x >= 0.1 else f"{x:.2g}x"
+
+
 def summary_rows(runs: Sequence[Compared], verdict: Verdict) -> list[list[str]]:
     """The summary as text, one row per run, columns as :data:`SUMMARY_HEADER`."""
     out = []
@@ -110,11 +115,11 @@ def summary_rows(runs: Sequence[Compared], verdict: Verdict) -> list[list[str]]:
     for v, base, note in zip(summary_values(runs, verdict), verdict.baseline_of, verdict.notes):
         sp = v["speed-up"]
         is_base = base == v["implementation"]
-        speed = (note or "-") if sp is None else (_("baseline") if is_base else f"{sp:.2f}x")
+        speed = (note or "-") if sp is None else (_("baseline") if is_base else _times(sp))
         if sp is not None and note and not is_base:
             speed += f" ({note})"
         ee = v["end-to-end"]
-        whole = "-" if ee is None or is_base else f"{ee:.2f}x"
+        whole = "-" if ee is None or is_base else _times(ee)
         # "never" only between two whole finished runs (an end-to-end figure); a cancelled, failed or resumed
         # one pays off nowhere known
         finished = v["status"] == "ok" and base is not None and statuses.get(base) == "ok" and ee is not None

@@ -618,6 +618,15 @@ def test_numbers_with_decimal_commas_are_named_as_such(tmp_path, rows):
         read_table(p)
 
 
+@pytest.mark.parametrize("cell", ['"1,234"', '"12,345,678.5"'])
+def test_numbers_that_may_group_thousands_by_commas_are_named_as_such(tmp_path, cell):
+    # "1,234" was said to have a decimal comma: in a table of counts it more likely groups thousands.
+    p = tmp_path / "counts.csv"
+    p.write_text(f"a,b\n{cell},2\n3,4\n")
+    with pytest.raises(DataError, match=r"at line 2, column 1 \('a'\) has a comma, grouping thousands or as a decimal"):
+        read_table(p)
+
+
 def test_a_column_named_nearly_so_is_suggested_wherever_it_lies_in_the_header(tmp_path):
     """A cytometry table's columns are many: the one meant was past the list's end, its case mistyped."""
     import pandas as pd

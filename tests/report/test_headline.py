@@ -69,3 +69,11 @@ def test_a_cancelled_baseline_is_said_in_the_headline_and_a_whole_run_is_preferr
     report = build_report([stopped, whole, fused])
     assert report.baseline_of == ["numpy-batch (2)"] * 3
     assert report.headline() == "jax-fused-batch: 25x faster per epoch than numpy-batch (2), 2.78x end to end"
+
+
+def test_a_small_end_to_end_ratio_keeps_its_digits_in_the_table():
+    # 0.01 s of NumPy against 0.8 s of compile: the table read "0.00x".
+    report = build_report([_record("numpy-batch", "batch", 0.001, 0.0), _record("jax-fused-batch", "batch", 1e-4, 0.8)])
+    row = report.summary_rows()[1]
+    assert row[report.SUMMARY_HEADER.index("end-to-end")] == "0.012x"
+    assert row[report.SUMMARY_HEADER.index("speed-up")] == "10.00x"
