@@ -379,10 +379,10 @@ def for_config(config: RunConfig) -> RunConfig:
 def stored_run(result: SweepResult, i: int) -> Any:
     """Row ``i`` as the app keeps a run (:class:`~som_studio.storage.StoredRun`), through the one recorder."""
     from som_studio.session.events import Finished, Snapshot
-    from som_studio.session.sweep import typed
+    from som_studio.session.sweep import settings_text
     from som_studio.storage import RunRecorder
 
     record = result.records[i]
-    name = ", ".join(f"{k}={typed(v)}" for k, v in result.rows[i]["settings"].items())
+    name = _("sweep: {settings}").format(settings=settings_text(result.rows[i]["settings"]))
     events: list[Any] = [Snapshot(result.configs[i].iterations, result.maps[i]), Finished(record)]
-    return RunRecorder(f"sweep {name}").feed_all([result.started, *events] if result.started else events).stored()
+    return RunRecorder(name).feed_all([result.started, *events] if result.started else events).stored()

@@ -160,9 +160,10 @@ class LiveProgress:
         if record.status == "ok":
             med = record.median_s
             n = record.iterations_done
+            # total_s: what "in" counts said, or 30 iterations of 1.81 ms read as taking 0.27 s
             text = ngettext(
-                "Finished {impl}: {n:,} iteration in {seconds} s",
-                "Finished {impl}: {n:,} iterations in {seconds} s",
+                "Finished {impl}: {n:,} iteration in {seconds} s, compile and initial map included",
+                "Finished {impl}: {n:,} iterations in {seconds} s, compile and initial map included",
                 n,
             ).format(impl=record.impl, n=n, seconds=f"{record.total_s:.2f}")
             if med:

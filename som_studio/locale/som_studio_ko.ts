@@ -315,6 +315,10 @@ Run {command} in a terminal.</source>
         <source>Runs in the order ticked: {order}</source>
         <translation>체크한 순서로 실행: {order}</translation>
     </message>
+    <message>
+        <source>A run is in progress: compare when it has ended</source>
+        <translation>실행이 진행 중입니다. 끝난 뒤에 비교하세요</translation>
+    </message>
 </context>
 <context>
     <name>InsideView</name>
@@ -1400,6 +1404,10 @@ The run is listed until the app closes.</source>
     <message>
         <source>median {time}/iteration</source>
         <translation>중앙값 {time}/반복</translation>
+    </message>
+    <message>
+        <source>{rate} samples/s</source>
+        <translation>{rate} 표본/s</translation>
     </message>
     <message>
         <source>mean {time}/iteration</source>

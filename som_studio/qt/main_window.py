@@ -353,7 +353,9 @@ class MainWindow(QMainWindow):
         s = self.settings
         geometry = s.geometry()
         if geometry is None or not self.restoreGeometry(geometry):
-            self.resize(1400, 860)
+            # Within the screen's room: without a window manager (a bare X server, VNC) nothing else shrinks it.
+            room = self.screen().availableGeometry()
+            self.resize(min(1400, room.width()), min(860, room.height()))
         state = s.window_state()
         self._restored = state is not None and self.restoreState(state)
         if not self._restored:
@@ -527,6 +529,7 @@ class MainWindow(QMainWindow):
         self.pause_action.setText(self.tr("&Resume") if state == ctl.PAUSED else self.tr("&Pause"))
         self.pause_action.setEnabled(state in (ctl.RUNNING, ctl.PAUSED))
         self.stop_action.setEnabled(busy and state != ctl.STOPPING)
+        self.comparison.picker.set_busy(busy)
         self._on_form_state(self.form.state)
 
     def _on_form_state(self, st: FormState) -> None:

@@ -66,7 +66,7 @@ def qe_te_svg(result: Any, width: int = 560, height: int = 360) -> str:
     if len(front) > 1:
         path = " ".join(f"{px(q):.1f},{py(t):.1f}" for q, t, _f in front)
         parts.append(f"<polyline points='{path}' fill='none' stroke='{FRONT}' stroke-width='1.5'/>")
-    for i, (q, t, f) in enumerate(pts):
+    for i, (q, t, f) in sorted(enumerate(pts), key=lambda p: p[1][2]):  # the frontier over maps alike
         settings = ", ".join(f"{k} {typed(v)}" for k, v in result.rows[i]["settings"].items())
         parts.append(
             f"<circle cx='{px(q):.1f}' cy='{py(t):.1f}' r='{5 if f else 4}' fill='{FRONT if f else DOT}'>"

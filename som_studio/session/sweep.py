@@ -52,6 +52,14 @@ def typed(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
+def settings_text(settings: Mapping[str, Any]) -> str:
+    """A row's varied settings by their labels, as the form names them: ``Radius σ (end) 1x0.6, Seed 0``."""
+    from som_studio.config import setting_named
+    from som_studio.i18n import _
+
+    return ", ".join(f"{_(setting_named(k).label)} {typed(v)}" for k, v in settings.items())
+
+
 def configs(base: RunConfig, combos: Sequence[Mapping[str, Any]]) -> list[RunConfig]:
     """Each combination's configuration: ``base`` with its values; raises ``ConfigError`` naming a bad one."""
     return [base.replace(**dict(c)).validate("batch") for c in combos]

@@ -57,8 +57,11 @@ def test_small_run_end_to_end(qtbot, window):
     for name in ("run_started", "compiled", "chunks_timed", "quality_measured", "run_finished", "run_failed"):
         getattr(c, name).connect(lambda *a, n=name: order.append(n))
     c.frame_ready.connect(frames.append)
+    busy: list[bool] = []  # the Compare page's picker told of the run (its Compare button off meanwhile)
+    c.run_started.connect(lambda *a: busy.append(window.comparison.picker.busy))
     run_and_wait(qtbot, window)
 
+    assert busy == [True] and not window.comparison.picker.busy
     assert order[0] == "run_started"
     assert "run_failed" not in order
     assert order[-1] == "run_finished" and order.count("run_finished") == 1

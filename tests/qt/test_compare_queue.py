@@ -41,3 +41,16 @@ def test_an_app_that_never_settles_delays_the_next_run_only_so_long(qtbot, monke
     race.start([RunConfig(impl="numpy-online", steps=10), RunConfig(impl="numpy-batch", epochs=2)])
     controller.run_ended.emit()
     qtbot.waitUntil(lambda: len(launched) == 2, timeout=5000)
+
+
+def test_compare_is_off_while_a_run_of_the_run_panel_is_in_progress(qtbot):
+    # Pressed then, it queued the ticked runs and skipped every one: "a run is already in progress".
+    picker = q.ImplementationPicker()
+    qtbot.addWidget(picker)
+    picker.set_ticked(["numpy-batch", "jax-fused-batch"])
+    assert picker.compare_button.isEnabled()
+    picker.set_busy(True)
+    assert not picker.compare_button.isEnabled()
+    assert "in progress" in picker.compare_button.toolTip()
+    picker.set_busy(False)
+    assert picker.compare_button.isEnabled() and "one after another" in picker.compare_button.toolTip()

@@ -50,6 +50,14 @@ def assert_map_first(win: MainWindow) -> None:
     assert clipped_texts(win) == []
 
 
+def test_a_first_start_fits_the_screens_room(window):
+    # It opened at 1400x860 whatever the screen: without a window manager to shrink it (a bare X server, VNC),
+    # a 1280x800 screen cut the Timings and Quality docks off at its right edge.
+    room = window.screen().availableGeometry()  # Qt's offscreen screen: 800x800
+    least = window.minimumSizeHint()  # where the screen is smaller still, the window's least size
+    assert window.width() <= max(room.width(), least.width()) and window.height() <= max(room.height(), least.height())
+
+
 def test_the_views_have_their_names(window):
     found = {name: window.findChild(QWidget, name) for name in NAMES}
     assert all(w is not None for w in found.values()), [n for n, w in found.items() if w is None]

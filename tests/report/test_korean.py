@@ -46,8 +46,9 @@ def test_the_html_report_speaks_korean(korean, english_left):
     for word in ("요약", "주의해서 볼 점", "반복당 시간", "학습 중 지도 품질", "설정", "환경"):
         assert f">{word}</h2>" in html
     # Heading cells of the summary (its columns are the runs, its rows the measures).
-    for cell in ("<th>구현</th>", ">속도 향상</th>", ">최대 메모리</th>", ">QE</th>", "samples/s"):
+    for cell in ("<th>구현</th>", ">속도 향상</th>", ">최대 메모리</th>", ">QE</th>", ">표본/s</th>"):
         assert cell in html
+    assert "samples/s" not in html  # the explanation names the column as its heading does
     assert "해당 없음: 다른 문제" in html  # the run of another problem has no speed-up
     assert '<td class="status-cancelled">취소됨</td>' in html and '<td class="status-failed">실패</td>' in html
     assert "워밍업 후 2번 더 컴파일했습니다" in html

@@ -140,6 +140,8 @@ class ImplementationPicker(QGroupBox):
             )
         )
         self.compare_button.setEnabled(False)  # until an implementation is ticked
+        self._compare_tip = self.compare_button.toolTip()
+        self.busy = False  # a run of the Run panel's in progress: the queue could start none of its runs
         self.cancel_button = QPushButton(self.tr("Cancel"))
         self.cancel_button.setEnabled(False)
         self.queue_label = QLabel(self.tr(HINT))
@@ -190,8 +192,7 @@ class ImplementationPicker(QGroupBox):
         if not self.running:
             order = self.tr("Runs in the order ticked: {order}").format(order=" → ".join(self._tick_order))
             self.queue_label.setText(order if self._tick_order else self.tr(HINT))
-        # Nothing ticked, nothing to compare: pressed, it opened an error dialog saying to tick some.
-        self.compare_button.setEnabled(bool(self._tick_order) and not self.running)
+        self._update_compare()
 
     def ticked(self) -> list[str]:
         """The ticked implementations, in the order they were ticked (the order they run in)."""
@@ -213,5 +214,18 @@ class ImplementationPicker(QGroupBox):
 
     def set_running(self, running: bool) -> None:
         self.running = running
-        self.compare_button.setEnabled(not running and bool(self._tick_order))
+        self._update_compare()
         self.cancel_button.setEnabled(running)
+
+    def set_busy(self, busy: bool) -> None:
+        """Whether a run started from the Run panel is in progress (pressed then, Compare skipped every run)."""
+        self.busy = busy
+        self._update_compare()
+
+    def _update_compare(self) -> None:
+        # Nothing ticked, nothing to compare: pressed, it opened an error dialog saying to tick some.
+        self.compare_button.setEnabled(bool(self._tick_order) and not self.running and not self.busy)
+        busy = self.busy and not self.running
+        self.compare_button.setToolTip(
+            self.tr("A run is in progress: compare when it has ended") if busy else self._compare_tip
+        )

@@ -148,7 +148,7 @@ class QualityPlot(QWidget):
             return
         top = float(np.nanmax(qe)) if len(qe) and np.isfinite(qe).any() else 0.0
         end = max(float(xs.max()) if len(xs) else 0.0, 2.0)
-        self.plot.setXRange(-0.15 * end, 1.05 * end, padding=0.0)
+        self.plot.setXRange(-0.15 * end, 1.15 * end, padding=0.0)  # room for the lone point and its label
         self.plot.setYRange(0.0, top * 1.5 if top > 0 else 1.0, padding=0.0)
         te = self._te.arrays()[1]
         te_top = float(np.nanmax(te)) if len(te) and np.isfinite(te).any() else 0.0

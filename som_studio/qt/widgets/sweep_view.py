@@ -34,7 +34,7 @@ from som_studio.app_model.form import app_message, app_text
 from som_studio.config import ConfigError
 from som_studio.i18n import _
 from som_studio.qt.chart_style import readable_axes, style_plot, style_widget, theme_of
-from som_studio.session.sweep import typed
+from som_studio.session.sweep import settings_text
 
 # The chart's two colours, the theme's first two: every map (blue), and the frontier (orange).
 DOT, FRONT = 0, 1
@@ -249,11 +249,12 @@ class SweepView(QWidget):
         qe = np.array([r["qe"] for r in result.rows])
         te = np.array([r["te"] for r in result.rows])
         on = set(front)
+        order = sorted(range(len(result.rows)), key=lambda i: i in on)  # the frontier drawn over maps alike
         self.points.setData(
-            x=qe,
-            y=te,
-            data=list(range(len(result.rows))),
-            brush=[pg.mkBrush(theme_of(self).colour(FRONT if i in on else DOT)) for i in range(len(result.rows))],
+            x=qe[order],
+            y=te[order],
+            data=order,
+            brush=[pg.mkBrush(theme_of(self).colour(FRONT if i in on else DOT)) for i in order],
             pen=None,
         )
         self.frontier_line.setData(qe[front], te[front])
@@ -289,7 +290,7 @@ class SweepView(QWidget):
         room = QSize(max(self.picture.width(), 160), self.picture.height())
         self.picture.setPixmap(QPixmap.fromImage(qimg).scaled(room, Qt.AspectRatioMode.KeepAspectRatio))
         # Each varied setting by its label, as its field beside the plot says it (not its key: "sigma_end").
-        settings = ", ".join(f"{_(cfgmod.setting_named(k).label)} {typed(v)}" for k, v in r["settings"].items())
+        settings = settings_text(r["settings"])
         purity = self.tr(", label purity {p:.3f}").format(p=r["label_purity"]) if r["label_purity"] is not None else ""
         self.detail.setText(f"{settings}: QE {r['qe']:.4f}, TE {r['te']:.3f}{purity}")
         self.keep_button.setEnabled(True)

@@ -280,7 +280,7 @@ class TimingPlot(QWidget):
         med = self.median_s()
         if med:
             bits.append(self.tr("median {time}/iteration").format(time=format_seconds(med)))
-            bits.append(f"{self._per_iteration_samples / med:,.0f} samples/s")
+            bits.append(self.tr("{rate} samples/s").format(rate=f"{self._per_iteration_samples / med:,.0f}"))
         if self._final is not None and self._final[1]:
             bits.append(self.tr("mean {time}/iteration").format(time=format_seconds(self._final[1])))
         self.caption.set_parts(bits or [self._waiting])

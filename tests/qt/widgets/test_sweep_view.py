@@ -33,6 +33,10 @@ def test_the_sweep_page_trains_shows_and_keeps_a_map(qtbot, window):
     # ...and only that: not also what a run would draw there.
     assert window.empty.timing.isHidden() and window.empty.quality.isHidden()
     assert len(result.rows) == 3 and len(view.points.points()) == 3
+    # The frontier's points drawn last, over any other map at the same place (one covered its end point).
+    drawn = [int(p.data()) for p in view.points.points()]
+    front = set(result.frontier())
+    assert sorted(drawn) == [0, 1, 2] and [i in front for i in drawn] == sorted(i in front for i in drawn)
     assert "3 maps trained together" in view.caption.text()
     assert not view.keep_button.isEnabled()
     view.select(1)
@@ -46,6 +50,7 @@ def test_the_sweep_page_trains_shows_and_keeps_a_map(qtbot, window):
     assert len(window.runs.runs) == kept_before + 1
     kept = window.runs.runs[-1]
     assert kept.record.impl == "jax-fused-batch" and kept.record.qe == pytest.approx(result.rows[1]["qe"])
+    assert kept.name == "sweep: Radius σ (end) 1x0.6"  # named as the page names it, not by its key
     qtbot.waitUntil(lambda: view.train_button.isEnabled(), timeout=WAIT_MS)
 
 
