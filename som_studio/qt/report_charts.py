@@ -73,18 +73,21 @@ def _style_plot(plot, x_label: str = "", y_label: str = "", title: str = "", the
 LEGEND_SHORT, LEGEND_MEDIUM = 16, 22
 
 
-def _legend(win, plot, row: int, columns: int = 1, extra: int = 0, text_px: int = 15, theme: ChartTheme = LIGHT):  # type: ignore[no-untyped-def]
+def _legend(  # type: ignore[no-untyped-def]
+    win, plot, row: int, columns: int = 1, extra: int = 0, text_px: int = 15, theme: ChartTheme = LIGHT, most: int = 4
+):
     """A legend in its own row of the layout, under the plots: never over a curve.
 
-    Items named on ``plot`` before this call are listed, four to a line, fewer where the names are long (a line
-    as wide as the names needs is the chart's least width: four of "sweep sigma_end=0.5, seed=0" cut the chart
-    off at the page's right edge); ``extra`` items the caller adds afterwards are counted in the height.
+    Items named on ``plot`` before this call are listed, ``most`` (four) to a line, fewer where the names are
+    long (a line as wide as the names needs is the chart's least width: four of "sweep sigma_end=0.5, seed=0"
+    cut the chart off at the page's right edge); ``extra`` items the caller adds afterwards are counted in the
+    height.
     """
     import pyqtgraph as pg
 
     items = [item for item in plot.listDataItems() if item.name()]
     longest = max((len(item.name()) for item in items), default=0)
-    per_line = 4 if longest <= LEGEND_SHORT else 3 if longest <= LEGEND_MEDIUM else 2
+    per_line = min(most, 4 if longest <= LEGEND_SHORT else 3 if longest <= LEGEND_MEDIUM else 2)
     lines = max(1, -(-(len(items) + extra) // per_line))
     legend = pg.LegendItem(labelTextColor=theme.text, labelTextSize=f"{text_px}px", colCount=per_line, horSpacing=28)
     win.addItem(legend, row=row, col=0, colspan=columns)
@@ -228,8 +231,8 @@ def _esc(text: str) -> str:
     return escape(text)
 
 
-def timing_layout(report: Report, legend_px: int = 15, theme: ChartTheme = LIGHT):  # type: ignore[no-untyped-def]
-    """(widget, width, height) of the timing chart."""
+def timing_layout(report: Report, legend_px: int = 15, theme: ChartTheme = LIGHT, legend_most: int = 4):  # type: ignore[no-untyped-def]
+    """(widget, width, height) of the timing chart; ``legend_most``: the most runs its legend lists to a line."""
     import pyqtgraph as pg
 
     series = report.timing_series()
@@ -258,7 +261,7 @@ def timing_layout(report: Report, legend_px: int = 15, theme: ChartTheme = LIGHT
             )
             plot.addItem(star)
     marked = any(c and c >= MIN_MARKED_COMPILE_S for _, c in series)
-    legend = _legend(win, plot, 1, extra=int(marked), text_px=legend_px, theme=theme)
+    legend = _legend(win, plot, 1, extra=int(marked), text_px=legend_px, theme=theme, most=legend_most)
     if marked:
         marker = pg.PlotDataItem(
             [],
@@ -275,8 +278,9 @@ def timing_layout(report: Report, legend_px: int = 15, theme: ChartTheme = LIGHT
     return win, CHART_WIDTH, 580
 
 
-def quality_layout(report: Report, legend_px: int = 15, theme: ChartTheme = LIGHT):  # type: ignore[no-untyped-def]
-    """(widget, width, height) of the quality charts: QE and TE side by side, each on its own values' range."""
+def quality_layout(report: Report, legend_px: int = 15, theme: ChartTheme = LIGHT, legend_most: int = 4):  # type: ignore[no-untyped-def]
+    """(widget, width, height) of the quality charts: QE and TE side by side, each on its own values' range;
+    ``legend_most``: the most runs its legend lists to a line."""
     import pyqtgraph as pg
 
     sec = report.section("quality")
@@ -301,7 +305,7 @@ def quality_layout(report: Report, legend_px: int = 15, theme: ChartTheme = LIGH
                 name=s.name,
             )
             plot.addItem(item)
-    _legend(win, plot, 1, columns=2, text_px=legend_px, theme=theme)
+    _legend(win, plot, 1, columns=2, text_px=legend_px, theme=theme, most=legend_most)
     return win, CHART_WIDTH, 480
 
 

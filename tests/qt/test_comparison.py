@@ -92,6 +92,18 @@ def test_differing_configurations_are_called_out(view, stored) -> None:
         assert holder.layout().count() == 1
 
 
+def test_the_pages_legends_take_two_runs_to_a_line(view, stored) -> None:
+    # Four to a line (and the compile marker) set the chart's least width past the page's at 1280 x 800: its
+    # right edge, the later epochs and the third run's name, were cut off.
+    import pyqtgraph as pg
+
+    view.set_checked([r.id for r in stored])
+    for key in ("timing", "quality"):
+        (chart,) = [w for w in view._chart_widgets[key].findChildren(pg.GraphicsLayoutWidget)]
+        (legend,) = [i for i in chart.scene().items() if isinstance(i, pg.LegendItem)]
+        assert legend.columnCount == 2, key
+
+
 def test_rename_remove_and_persist(view, stored, tmp_path) -> None:
     panel = view.runs_panel
     view.set_checked([stored[0].id, stored[1].id])

@@ -57,6 +57,9 @@ from som_studio.session.preflight import preflight
 from som_studio.storage import StoredRun
 from som_studio.storage.writers import OutputError
 
+#: The most runs the page's timing and quality legends list to a line (the exported report's take four).
+APP_LEGEND_MOST = 2
+
 
 class ComparisonView(QWidget):
     """The runs kept, the comparison of those ticked, and export.
@@ -377,6 +380,9 @@ class ComparisonView(QWidget):
             options: dict[str, object] = {"theme": theme_of(self)}
             if key == "maps":
                 options["fixed"] = False
+            elif key in ("timing", "quality"):
+                # Two runs to a line: four set the chart's least width past the page's at 1280 px, cutting it off.
+                options["legend_most"] = APP_LEGEND_MOST
             widget, _, _ = LAYOUTS[key](self.report, **options)
             if key == "maps":  # as many rows as the runs need: they scroll in a low page
                 scroll = QScrollArea()
