@@ -32,7 +32,7 @@ from typing import Any
 from som_studio import config as cfgmod
 from som_studio.app_model import estimate
 from som_studio.config import ConfigError, Refusal, RunConfig
-from som_studio.core.data.checks import reword_column_flags
+from som_studio.core.data.checks import RANGE_RATIO_FOR_ZSCORE, reword_column_flags, spans_ratio
 from som_studio.core.impls import memory, registry
 from som_studio.i18n import N_, _, format_bytes, ngettext
 from som_studio.session.preflight import (
@@ -307,18 +307,14 @@ def _read_folder(key: DataKey) -> DataInfo:
     )
 
 
-RANGE_RATIO_FOR_ZSCORE = 100.0
-"""Feature ranges further apart than this: the form suggests z-score scaling."""
-
-
 def range_ratio(values: Any) -> float:
     """The widest feature's range over the narrowest (non-zero) one's; 1 for one feature or none."""
     import numpy as np
 
     with np.errstate(all="ignore"):
-        spans = np.nanmax(values, axis=0).astype(float) - np.nanmin(values, axis=0) if values.size else np.zeros(0)
-    spans = spans[np.isfinite(spans) & (spans > 0)]
-    return float(spans.max() / spans.min()) if spans.size > 1 else 1.0
+        if not values.size:
+            return 1.0
+        return spans_ratio(np.nanmin(values, axis=0), np.nanmax(values, axis=0))
 
 
 # The settings the form builds itself: the implementation chosen, the grid left to "auto" or

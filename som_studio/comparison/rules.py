@@ -23,6 +23,7 @@ from som_studio.comparison.problem import (
     shared_cores_note,
 )
 from som_studio.comparison.words import format_seconds, key_words
+from som_studio.core.data.checks import RANGE_RATIO_FOR_ZSCORE
 from som_studio.i18n import N_, _, ngettext
 from som_studio.session import timing
 from som_studio.session.record import RunRecord
@@ -360,6 +361,18 @@ def _problem_notes(run: Compared) -> list[Flag]:
                     "{run}'s neighbourhood grows during training (radius {start} to {end}): a SOM's usually "
                     "shrinks, so that the map first orders itself, then fits its data"
                 ).format(run=run.name, start=_radius(start), end=_radius(end)),
+                run.name,
+            )
+        )
+    ratio = float(r.extra.get("range_ratio") or 0.0)
+    if ratio > RANGE_RATIO_FOR_ZSCORE and r.config.get("scaling", "none") == "none":
+        out.append(
+            Flag(
+                "note",
+                _(
+                    "{run}'s features' ranges differ up to {ratio}x and its data are not scaled: the widest "
+                    "feature shapes the map alone; scaling {zscore} gives every feature the same weight"
+                ).format(run=run.name, ratio=f"{ratio:,.0f}", zscore="zscore"),
                 run.name,
             )
         )

@@ -82,6 +82,7 @@
     </message>
     <message>
         <source>Tick runs to compare them (the Runs tab lists them in full)</source>
+        <extracomment>The most runs the page&apos;s timing and quality legends list to a line (the exported report&apos;s take four).</extracomment>
         <translation>비교할 실행을 체크하세요 (실행 탭에 전체 목록이 있습니다)</translation>
     </message>
     <message>

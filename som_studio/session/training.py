@@ -20,6 +20,7 @@ import numpy as np
 
 from som_studio.config import RunConfig, parse_layout
 from som_studio.core.data import DataError, Scaling, Table
+from som_studio.core.data.checks import spans_ratio
 from som_studio.core.data.stream import Source
 from som_studio.core.impls import streamed, user_impl
 from som_studio.core.impls.protocol import Implementation
@@ -276,6 +277,9 @@ class Training:
                 "trained_s": self.trained_before,
             }
         self.timed("init", tp)
+        data_range = _data_range(problem)
+        if cfg.scaling_method == "none" and cfg.data.path is not None:  # a comparison notes features far apart
+            record.extra["range_ratio"] = spans_ratio(*data_range)
         yield Started(
             config=cfg,
             kind=impl.kind,
@@ -285,7 +289,7 @@ class Training:
             env=record.env,
             layout=record.layout,
             estimate_bytes=record.estimate_bytes or 0,
-            data_range=_data_range(problem),
+            data_range=data_range,
             feature_names=_feature_names(source, table),
             scaling=_scaling(table) if problem.stream is None else _scaling_of(problem.stream.scaling),
             first=self.it,

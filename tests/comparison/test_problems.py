@@ -81,6 +81,20 @@ def test_a_neighbourhood_that_grows_is_noted_and_the_defaults_are_not() -> None:
     assert not any("grows" in f.text for f in compare([shrinks]).flags)
 
 
+def test_features_far_apart_unscaled_are_noted_and_scaled_ones_are_not(tmp_path) -> None:
+    # wine's proline spans 1,400, its hue 1: unscaled, a map of it is a map of proline. The app's form said so;
+    # bench and compare did not.
+    path = tmp_path / "wide.csv"
+    rows = np.random.default_rng(0).uniform(size=(30, 3)) * [1.0, 10.0, 2500.0]
+    path.write_text("a,b,c\n" + "\n".join(",".join(f"{v:.4f}" for v in r) for r in rows) + "\n")
+    unscaled = _run("numpy-batch", data=DataSpec(path=str(path)))
+    texts = [f.text for f in compare([unscaled]).flags]
+    assert any("ranges differ up to" in t and "scaling zscore gives every feature" in t for t in texts), texts
+    scaled = _run("numpy-batch", data=DataSpec(path=str(path)), scaling="zscore")
+    assert not any("ranges differ" in f.text for f in compare([scaled]).flags)
+    assert not any("ranges differ" in f.text for f in compare([_run("numpy-batch")]).flags)  # random colours
+
+
 def test_rows_without_a_label_are_noted_beside_the_purity_that_leaves_them_out(tmp_path) -> None:
     path = tmp_path / "labels.csv"
     rows = np.random.default_rng(0).uniform(size=(30, 2))

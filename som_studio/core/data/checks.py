@@ -275,3 +275,16 @@ def unsupported_type(p: Path) -> DataError:
             "{path}: unsupported file type {suffix!r}; use .npy, .csv (.tsv, .txt), .parquet or .arrow (.feather, .ipc)"
         ).format(path=p, suffix=p.suffix or _("(none)"))
     )
+
+
+RANGE_RATIO_FOR_ZSCORE = 100.0
+"""Feature ranges further apart than this: the form suggests z-score scaling, a comparison notes it."""
+
+
+def spans_ratio(low: Sequence[float] | np.ndarray, high: Sequence[float] | np.ndarray) -> float:
+    """The widest feature's range over the narrowest (non-zero) one's, from each feature's least and greatest
+    value; 1 for one feature or none."""
+    with np.errstate(all="ignore"):
+        spans = np.asarray(high, dtype=float) - np.asarray(low, dtype=float)
+    spans = spans[np.isfinite(spans) & (spans > 0)]
+    return float(spans.max() / spans.min()) if spans.size > 1 else 1.0
