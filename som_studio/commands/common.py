@@ -76,7 +76,9 @@ def add_run_options(
     trains with one implementation's kernels). ``unlisted``: settings the command does not take, left out of its
     help (still read, so that the command refuses them in its own words).
     """
-    g = p.add_argument_group("the SOM to train (the same for every implementation)")
+    g = p.add_argument_group(
+        "the SOM to train (the same for every implementation)" if impls else "the SOM every map shares"
+    )
     if impls:
         default = impl_default or (
             "the declared default implementation after its NumPy reference (" + ",".join(default_impls()) + ")"
@@ -350,9 +352,12 @@ def resolve_args(args: argparse.Namespace) -> Any:
         raise CommandError(f"--data: {exc}") from None
     if resolved.grid_from_data and resolved.rows is not None and not getattr(args, "quiet", False):
         print(
-            _(
+            ngettext(
+                "grid: {grid} for {rows:,} row (about 5*sqrt(N) units, sides in the ratio of "
+                "the first two principal components); {flag} sets it",
                 "grid: {grid} for {rows:,} rows (about 5*sqrt(N) units, sides in the ratio of "
-                "the first two principal components); {flag} sets it"
+                "the first two principal components); {flag} sets it",
+                resolved.rows,
             ).format(grid=resolved.config.grid, rows=resolved.rows, flag="--grid WxH"),
             file=sys.stderr,
         )

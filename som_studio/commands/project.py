@@ -23,7 +23,7 @@ from som_studio import config as cfgmod
 from som_studio.commands.common import CommandError, _argument_type, check_not_read, warn
 from som_studio.i18n import _, ngettext
 
-HELP = "project the rows of a data file onto a stored run's map; write each row's unit as CSV"
+HELP = "project the rows of a data file onto a stored run's map; write each row's unit as CSV or Parquet"
 COLUMNS = ("row", "bmu_col", "bmu_row", "distance", "cluster", "label")
 PARQUET = ".parquet"
 

@@ -190,6 +190,7 @@ PHASE_WORDS = {
     "data": N_("reading data"),
     "init": N_("start-up and initial map"),
     "compile": N_("compiling (the training's and the quality pass's programs)"),
+    "compile_quality": N_("compiling (the quality pass's JAX programs)"),  # a NumPy run's: its training compiles none
     "train": N_("training"),
     "quality": N_("quality"),
     "frames": N_("frames for the app"),
@@ -231,6 +232,8 @@ def where_the_rest_went(r: RunRecord) -> str | None:
     shown = sorted(((v, k) for k, v in parts.items() if v >= 0.01 * wall), reverse=True)
     if not shown:
         return None
+    if (r.env or {}).get("backend") == "numpy":
+        shown = [(v, "compile_quality" if k == "compile" else k) for v, k in shown]
     return _("training took {share:.0%} of {wall}; the rest: {parts}").format(
         share=train / wall,
         wall=format_seconds(wall),

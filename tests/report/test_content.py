@@ -335,6 +335,15 @@ def test_a_run_whose_training_is_under_80_percent_of_its_wall_time_says_where_th
     assert "wall" in table.splitlines()[0] and notes[0].split(": ", 1)[1] in table
 
 
+def test_a_numpy_runs_compile_is_named_as_its_quality_passs():
+    # A streamed NumPy run spent 2.5 s "compiling (the training's and the quality pass's programs)": its training
+    # compiles nothing; the quality pass's JAX programs did.
+    slow = _record("numpy-online", "online", seconds=(0.01,) * 8, wall_s=3.0, env={"backend": "numpy"})
+    slow.phases.update(compile=2.5, train=0.08)
+    (note,) = [f.text for f in build_report([slow]).flags if "the rest" in f.text]
+    assert "compiling (the quality pass's JAX programs) 2.50 s" in note and "training's" not in note
+
+
 def test_a_pdf_s_configurations_hold_four_runs_a_table_and_break_a_long_path_after_its_separators() -> None:
     """Five runs' settings side by side ran past a landscape page's edge, a data path the widest cell."""
     path = "/home/someone/projects/cytometry/panel-2026/batch-07.csv"
