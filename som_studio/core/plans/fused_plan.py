@@ -437,9 +437,10 @@ def _costs(backend: str) -> PlanCosts:
 
 #: The longest predicted epoch a trainer's warm-up runs once, on a copy of its map. XLA:CPU compiles a loop's
 #: body and a conditional's branches when they first run, not with the program: a warm-up of zero epochs left
-#: the fused epoch's to the first timed chunk (60 ms against epochs of 0.3 ms, which then set the run's p95 and
-#: its "noisy iterations" warning). Past this, the warm epoch would cost the start more than it saves.
-WARM_EPOCH_MAX_S = 0.25
+#: the fused epoch's to the first timed chunk (10-65 ms measured, against epochs of 0.3 ms, which then set the
+#: run's p95 and its "noisy iterations" warning). Past this, the warm epoch would cost the start more than the
+#: first chunk's compile it moves (and a cached program's start, its compile and warm-up, stays under 0.2 s).
+WARM_EPOCH_MAX_S = 0.05
 
 
 def predict(
