@@ -394,11 +394,13 @@ def _footer() -> str:
     """Where the raw numbers behind the report are."""
     footer = _(
         "SOM Studio {version}. The raw numbers behind this report: {json} (every run's full record) and {csv} "
-        "(one row per timed chunk)."
+        "(one row per timed chunk); in the app, Export > {json_menu} and {csv_menu}."
     ).format(
         version=escape(__version__),
         json="<code>som-studio compare ... --json FILE</code>",
         csv="<code>--csv FILE</code>",
+        json_menu=escape(_("Full records (JSON)…").rstrip("…")),
+        csv_menu=escape(_("Timed chunks (CSV)…").rstrip("…")),
     )
     return f"<footer>{footer}</footer>"
 

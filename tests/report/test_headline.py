@@ -36,6 +36,8 @@ def test_the_headline_names_the_fastest_run_its_speed_up_and_end_to_end():
     # It opens the page: right under the title, before the summary.
     assert html.index(report.headline()) < html.index(">Summary</h2>")
     assert html.index(report.title) < html.index(report.headline())
+    # Its footer names where the raw numbers are, on the command line and in the app that may have written it.
+    assert "--json FILE</code>" in html and "in the app, Export > Full records (JSON) and Timed chunks (CSV)" in html
 
 
 def test_online_runs_say_per_step_and_a_slower_run_says_so():
