@@ -193,7 +193,9 @@ class RunRecorder:
         if isinstance(event, Started):
             self._reset()
             self.iterations = event.iterations
-            self.name = self.name or event.config.impl
+            # A run resumed from a checkpoint says so in the list beside the stopped run it goes on from.
+            resumed = _("{impl}, resumed at {n:,}").format(impl=event.config.impl, n=event.first)
+            self.name = self.name or (resumed if event.first else event.config.impl)
             self.range = data_range(event)
             self.views = MapViews.from_started(event)
         elif isinstance(event, Snapshot):

@@ -148,6 +148,8 @@ def test_stop_keeps_a_checkpoint_and_resume_goes_on_to_the_uninterrupted_map(qtb
     resumed = window.runs.runs[1]
     assert resumed.record.status == "ok", resumed.record.message
     assert resumed.record.extra["resumed"]["iteration"] == kept["iteration"]
+    # Listed as what it is, beside the stopped run (it read "numpy-batch (2)").
+    assert resumed.name == f"{stopped.record.impl}, resumed at {kept['iteration']:,}"
     final = None
     for ev in Session(RunConfig.from_dict(stopped.record.config), snapshot_interval_s=None, quality_points=0).run():
         if isinstance(ev, Snapshot):
