@@ -36,8 +36,9 @@ compile, and the device's two ceilings (float32 matmul FLOP/s at HIGHEST
 precision, memory bandwidth by a large copy; measured once per device and
 cached). The table says for each run the FLOP/s and bytes/s it achieved, the
 fraction of the ceiling it reached at its arithmetic intensity (FLOPs per
-byte) and what bounds it: memory, compute, or launch overhead (many small
-kernels with little work each).
+byte) and what bounds it: memory, compute, launch overhead (many small
+kernels with little work each) or, for a NumPy run far below both ceilings,
+interpreter overhead (Python and NumPy's own calls).
 
 Recording happens after the timed iterations, never inside them.
 

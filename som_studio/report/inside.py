@@ -74,6 +74,7 @@ def bound_text(bound: str | None) -> str:
         "memory": _("memory"),
         "compute": _("compute"),
         "launch overhead": _("launch overhead"),
+        "overhead": _("interpreter overhead"),
     }.get(bound, bound)
 
 

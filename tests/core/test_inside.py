@@ -246,6 +246,19 @@ def test_every_built_in_rung_records_its_inside(name, own_cache):
     json.dumps(record.to_dict())  # the record stays plain JSON
 
 
+def test_what_bounds_a_run_far_below_its_ceilings_follows_its_kernels():
+    """Many short kernels: launch overhead; no kernels counted (a NumPy run): the interpreter's overhead, not
+    "compute" at 0.1 % of the ceiling; near the ceiling, the roofline's own side."""
+    ceilings = {"matmul_flops_per_s": 200e9, "bandwidth_bytes_per_s": 7e9}
+    base = {"flops_per_iteration": 4e6, "bytes_per_iteration": 2e4, "ceilings": ceilings}
+    numpy_run = {**base, "achieved_flops_per_s": 2e8, "seconds_per_iteration": 0.02, "kernels_per_iteration": None}
+    assert inside.roofline(numpy_run)["bound"] == "overhead"
+    short = {**numpy_run, "seconds_per_iteration": 1e-4, "kernels_per_iteration": 50}
+    assert inside.roofline(short)["bound"] == "launch overhead"
+    busy = {**numpy_run, "achieved_flops_per_s": 1.5e11}
+    assert inside.roofline(busy)["bound"] == "compute"
+
+
 def test_the_inside_is_recorded_after_the_timed_iterations(own_cache, monkeypatch):
     """Structure, not timing: inspecting the program happens after the last timed chunk, never between chunks."""
     order: list[str] = []
@@ -332,7 +345,7 @@ def test_a_run_without_a_program_is_held_to_the_ceilings_kept(own_cache, tmp_pat
     for cfg in (numpy_run, streamed):
         got = _inside_of(cfg)
         assert got["ceilings"]["matmul_flops_per_s"] == kept["matmul_flops_per_s"]
-        assert got["fraction_of_ceiling"] > 0 and got["bound"] in ("memory", "compute")
+        assert got["fraction_of_ceiling"] > 0 and got["bound"] in ("memory", "compute", "overhead")
 
 
 def test_the_ceilings_kept_are_a_devices_own_by_its_whole_name(own_cache):

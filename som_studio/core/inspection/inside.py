@@ -591,7 +591,8 @@ def roofline(inside: dict[str, Any]) -> dict[str, Any]:
     """Where a run sits under its roofline: ``arithmetic_intensity`` (FLOPs per byte), ``attainable_flops_per_s``
     (the lower ceiling at that intensity), ``fraction_of_ceiling`` and ``bound`` (``"memory"``, ``"compute"`` or
     ``"launch overhead"``: below :data:`LAUNCH_FRACTION` of the ceiling with kernels shorter than
-    :data:`LAUNCH_KERNEL_S` on average). ``None`` each where a figure is missing."""
+    :data:`LAUNCH_KERNEL_S` on average; ``"overhead"``: below it with no kernels counted, a NumPy run's
+    interpreter and calls). ``None`` each where a figure is missing."""
     flops, nbytes = inside.get("flops_per_iteration"), inside.get("bytes_per_iteration")
     achieved = inside.get("achieved_flops_per_s")
     ceil = inside.get("ceilings") or {}
@@ -619,5 +620,9 @@ def roofline(inside: dict[str, Any]) -> dict[str, Any]:
         kernels = max(float(inside.get("kernels_per_iteration") or 0), float(launched))
         if seconds and kernels and frac < LAUNCH_FRACTION and seconds / kernels < LAUNCH_KERNEL_S:
             bound = "launch overhead"
+        elif not kernels and frac < LAUNCH_FRACTION:
+            # No program's kernels to count (a NumPy run, a Python loop): far below both ceilings, the time goes
+            # to the interpreter and its calls, not to the hardware ("compute"-bound at 0.1 % read as a limit).
+            bound = "overhead"
     out["bound"] = bound
     return out
