@@ -160,7 +160,7 @@ class LiveProgress:
         if record.status == "ok":
             med = record.median_s
             n = record.iterations_done
-            # total_s: what "in" counts said, or 30 iterations of 1.81 ms read as taking 0.27 s
+            # total_s holds the compile and the initial map: said so, or 30 iterations of 1.81 ms read as 0.27 s
             text = ngettext(
                 "Finished {impl}: {n:,} iteration in {seconds} s, compile and initial map included",
                 "Finished {impl}: {n:,} iterations in {seconds} s, compile and initial map included",
