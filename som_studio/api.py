@@ -27,7 +27,7 @@ from som_studio.config import ConfigError, DataSpec, RunConfig
 from som_studio.core.data import DataError, Table, is_frame, unmasked
 from som_studio.core.data.checks import reword_column_flags
 from som_studio.core.data.stream import Source
-from som_studio.i18n import _, ngettext
+from som_studio.i18n import _
 
 # The keywords train() names in its signature; the rest of the settings come through ``**schedule``.
 # Settings that say where the data comes from: train()'s ``data`` argument gives them.
@@ -112,23 +112,11 @@ def prepare(data: Any, settings: Mapping[str, Any], note: Callable[[str], None] 
 def check_counts(names: Sequence[str], kinds: set[str], settings: Mapping[str, Any]) -> None:
     """Refuse ``epochs`` where no implementation of ``names`` trains in epochs, or ``steps`` where none trains in
     steps: it would be dropped without a word (the command line refuses it too). Raises :class:`ConfigError`."""
-    for count, kind in (("epochs", "batch"), ("steps", "online")):
-        if settings.get(count) is None or kind in kinds:
-            continue
-        why = (
-            ngettext(
-                "applies to batch implementations and none is listed ({names} trains in steps); leave it out",
-                "applies to batch implementations and none is listed ({names} train in steps); leave it out",
-                len(names),
-            )
-            if kind == "batch"
-            else ngettext(
-                "applies to online implementations and none is listed ({names} trains in epochs); leave it out",
-                "applies to online implementations and none is listed ({names} train in epochs); leave it out",
-                len(names),
-            )
-        )
-        raise ConfigError(count, why.format(names=", ".join(names)))
+    from som_studio.session.resolve import count_refusal
+
+    refused = count_refusal(names, kinds, settings)
+    if refused is not None:
+        raise refused
 
 
 def api_words(text: str) -> str:

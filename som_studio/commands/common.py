@@ -375,38 +375,11 @@ def _check_counts(args: argparse.Namespace, names: list[str], kinds: set[str]) -
 
     It would be ignored: the runs would take the default count, or the other count given with it.
     """
-    for flag, given, kind, other, other_given in (
-        ("--epochs", args.epochs, "batch", "--steps", args.steps),
-        ("--steps", args.steps, "online", "--epochs", args.epochs),
-    ):
-        if given is None or kind in kinds:
-            continue
-        if other_given is not None:  # the count they do use is given: this one is only to leave out
-            if kind == "batch":
-                why = ngettext(
-                    "applies to batch implementations and none is listed ({names} trains in steps); leave it out",
-                    "applies to batch implementations and none is listed ({names} train in steps); leave it out",
-                    len(names),
-                )
-            else:
-                why = ngettext(
-                    "applies to online implementations and none is listed ({names} trains in epochs); leave it out",
-                    "applies to online implementations and none is listed ({names} train in epochs); leave it out",
-                    len(names),
-                )
-        elif kind == "batch":
-            why = ngettext(
-                "applies to batch implementations and none is listed ({names} trains in steps); use {other} N",
-                "applies to batch implementations and none is listed ({names} train in steps); use {other} N",
-                len(names),
-            )
-        else:
-            why = ngettext(
-                "applies to online implementations and none is listed ({names} trains in epochs); use {other} N",
-                "applies to online implementations and none is listed ({names} train in epochs); use {other} N",
-                len(names),
-            )
-        raise CommandError(f"{flag}: " + why.format(names=", ".join(names), other=other))
+    from som_studio.session.resolve import count_refusal
+
+    refused = count_refusal(names, kinds, {"epochs": args.epochs, "steps": args.steps}, use=lambda n: f"--{n}")
+    if refused is not None:
+        raise CommandError(f"--{refused.refusal.field}: {refused.refusal.reason}")
 
 
 def check_configs(configs: list[RunConfig]) -> None:

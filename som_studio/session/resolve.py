@@ -26,7 +26,7 @@ decided without certainty (the notes a front end shows). Qt-free.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,7 +47,7 @@ from som_studio.core.data import (
 )
 from som_studio.core.data.files import SIZED_SUFFIXES, is_streamable
 from som_studio.core.data.stream import Source, open_source
-from som_studio.i18n import _
+from som_studio.i18n import _, ngettext
 
 AUTO = "auto"
 """Typed for a setting left to its default (the form's grid, radii and initialisation)."""
@@ -392,6 +392,46 @@ def _default_grid(request: Request, data: Table | Source | DataFacts | None) -> 
     from som_studio.core.som.init import default_grid
 
     return default_grid(data.values, topology, toroid)
+
+
+def count_refusal(
+    names: Sequence[str], kinds: set[str], counts: Mapping[str, Any], use: Callable[[str], str] | None = None
+) -> ConfigError | None:
+    """``epochs`` given where no implementation of ``names`` trains in epochs, or ``steps`` where none trains in
+    steps: the refusal (it would be dropped without a word), or ``None``. ``use`` names the other count as the
+    front end takes it (``--steps``); with it, a refusal where that count is not given says to use it, else
+    only to leave this one out (the other count's default applies)."""
+    for count, kind, other in (("epochs", "batch", "steps"), ("steps", "online", "epochs")):
+        if counts.get(count) is None or kind in kinds:
+            continue
+        if use is not None and counts.get(other) is None:
+            why = (
+                ngettext(
+                    "applies to batch implementations and none is listed ({names} trains in steps); use {other} N",
+                    "applies to batch implementations and none is listed ({names} train in steps); use {other} N",
+                    len(names),
+                )
+                if kind == "batch"
+                else ngettext(
+                    "applies to online implementations and none is listed ({names} trains in epochs); use {other} N",
+                    "applies to online implementations and none is listed ({names} train in epochs); use {other} N",
+                    len(names),
+                )
+            )
+        elif kind == "batch":
+            why = ngettext(
+                "applies to batch implementations and none is listed ({names} trains in steps); leave it out",
+                "applies to batch implementations and none is listed ({names} train in steps); leave it out",
+                len(names),
+            )
+        else:
+            why = ngettext(
+                "applies to online implementations and none is listed ({names} trains in epochs); leave it out",
+                "applies to online implementations and none is listed ({names} train in epochs); leave it out",
+                len(names),
+            )
+        return ConfigError(count, why.format(names=", ".join(names), other=use(other) if use else other))
+    return None
 
 
 def values_of(config: RunConfig) -> dict[str, Any]:
