@@ -98,9 +98,9 @@ class SweepBatch:
         d, h, w = self.w.shape[1:]
         each = fused_plan.predict(self.plan, h * w, d, self._fixed[2].shape[0], self.w.dtype.itemsize)
         if each * -(-self.count // self.shards) <= fused_plan.WARM_EPOCH_MAX_S:
-            kept = self.w.sharding, np.asarray(self.w)
+            placed, kept = self.w.sharding, np.asarray(self.w)  # run() donates the maps it is given
             self.run(0, 1)
-            self.w = jax.device_put(kept[1], kept[0])
+            self.w = jax.device_put(kept, placed)
         else:
             self.run(0, 0)
 
