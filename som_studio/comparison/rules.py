@@ -367,18 +367,6 @@ def _problem_notes(run: Compared) -> list[Flag]:
                 run.name,
             )
         )
-    ratio = float(r.extra.get("range_ratio") or 0.0)
-    if ratio > RANGE_RATIO_FOR_ZSCORE and r.config.get("scaling", "none") == "none":
-        out.append(
-            Flag(
-                "note",
-                _(
-                    "{run}'s features' ranges differ up to {ratio}x and its data are not scaled: the widest "
-                    "feature shapes the map alone; scaling {zscore} gives every feature the same weight"
-                ).format(run=run.name, ratio=f"{ratio:,.0f}", zscore="zscore"),
-                run.name,
-            )
-        )
     unlabelled = int(r.extra.get("unlabelled") or 0)
     if unlabelled:
         out.append(
@@ -393,6 +381,25 @@ def _problem_notes(run: Compared) -> list[Flag]:
             )
         )
     return out
+
+
+def _scaling_flags(runs: Sequence[Compared]) -> list[Flag]:
+    """One note per data set whose features' ranges lie far apart and that the runs did not scale, naming them."""
+    wide: dict[float, list[str]] = {}
+    for run in runs:
+        ratio = float(run.record.extra.get("range_ratio") or 0.0)
+        if ratio > RANGE_RATIO_FOR_ZSCORE and run.record.config.get("scaling", "none") == "none":
+            wide.setdefault(ratio, []).append(run.name)
+    return [
+        Flag(
+            "note",
+            _(
+                "{runs}: the features' ranges differ up to {ratio}x and the data are not scaled: the widest "
+                "feature shapes the map alone; scaling {zscore} gives every feature the same weight"
+            ).format(runs=", ".join(names), ratio=f"{ratio:,.0f}", zscore="zscore"),
+        )
+        for ratio, names in wide.items()
+    ]
 
 
 def _radius(radii: Sequence[Any]) -> str:
@@ -539,6 +546,7 @@ def judge(runs: Sequence[Compared], baseline: str | None = None, prefer_numpy: b
                 ),
             )
         )
+    flags += _scaling_flags(runs)
     notes = speedup_notes(records, sp)
     if b is not None and _unranked(records[b]):
         flags.append(
