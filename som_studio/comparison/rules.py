@@ -402,6 +402,38 @@ def _scaling_flags(runs: Sequence[Compared]) -> list[Flag]:
     ]
 
 
+def _size_flags(runs: Sequence[Compared]) -> list[Flag]:
+    """One note per table that has fewer rows than its runs' maps have units, naming the runs.
+
+    Random colours are left out: the playbook's picture is a few colours spread over a large map on purpose.
+    """
+    small: dict[tuple[int, int], list[str]] = {}
+    for run in runs:
+        rec = run.record
+        grid = rec.config.get("grid") or (0, 0)
+        units = int(grid[0]) * int(grid[1])
+        if rec.config.get("data", {}).get("source") == "file" and 0 < rec.samples < units:
+            small.setdefault((rec.samples, units), []).append(run.name)
+    return [
+        Flag(
+            "note",
+            ngettext(
+                "{runs}: {rows} row for a map of {units} units: most units win no row, and the map shows the "
+                "neighbourhood's spread more than the data; about {fit} units (5 √rows, a common rule) suit it",
+                "{runs}: {rows} rows for a map of {units} units: most units win no row, and the map shows the "
+                "neighbourhood's spread more than the data; about {fit} units (5 √rows, a common rule) suit it",
+                rows,
+            ).format(
+                runs=", ".join(names),
+                rows=f"{rows:,}",
+                units=f"{units:,}",
+                fit=f"{max(1, round(5 * rows**0.5)):,}",
+            ),
+        )
+        for (rows, units), names in small.items()
+    ]
+
+
 def _radius(radii: Sequence[Any]) -> str:
     """Radii per axis as typed: ``2`` where both are one, else ``2x1``."""
     a, b = (float(v) for v in radii)
@@ -547,6 +579,7 @@ def judge(runs: Sequence[Compared], baseline: str | None = None, prefer_numpy: b
             )
         )
     flags += _scaling_flags(runs)
+    flags += _size_flags(runs)
     notes = speedup_notes(records, sp)
     if b is not None and _unranked(records[b]):
         flags.append(

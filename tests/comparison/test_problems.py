@@ -95,6 +95,23 @@ def test_features_far_apart_unscaled_are_noted_and_scaled_ones_are_not(tmp_path)
     assert not any("ranges differ" in f.text for f in compare([_run("numpy-batch")]).flags)  # random colours
 
 
+def test_a_table_with_fewer_rows_than_units_is_noted_and_random_colours_are_not(tmp_path) -> None:
+    path = tmp_path / "few.csv"
+    rows = np.random.default_rng(0).uniform(size=(3, 2))
+    path.write_text("a,b\n" + "\n".join(",".join(f"{v:.4f}" for v in r) for r in rows) + "\n")
+    few = _run("numpy-batch", data=DataSpec(path=str(path)), width=8, height=5)
+    also = _run("jax-vmap-batch", data=DataSpec(path=str(path)), width=8, height=5)
+    texts = [f.text for f in compare([few, also]).flags if "win no row" in f.text]
+    assert texts == [
+        "numpy-batch, jax-vmap-batch: 3 rows for a map of 40 units: most units win no row, and the map shows the "
+        "neighbourhood's spread more than the data; about 9 units (5 √rows, a common rule) suit it"
+    ]
+    fits = _run("numpy-batch", data=DataSpec(path=str(path)), width=1, height=3)
+    assert not any("win no row" in f.text for f in compare([fits]).flags)
+    # The playbook's picture: 40 colours over 40 units and more, on purpose.
+    assert not any("win no row" in f.text for f in compare([_run("numpy-batch", width=24, height=13)]).flags)
+
+
 def test_rows_without_a_label_are_noted_beside_the_purity_that_leaves_them_out(tmp_path) -> None:
     path = tmp_path / "labels.csv"
     rows = np.random.default_rng(0).uniform(size=(30, 2))
