@@ -314,8 +314,8 @@ class DataSpec:
         name="data",
         flag="--data",
         metavar="FILE",
-        help=".npy, .csv (.tsv, .txt), .parquet or .arrow (.feather, .ipc) file of examples x features (numeric, "
-        "optional header), or a folder "
+        help=".npy, .csv (.tsv, .txt), .csv.gz (.tsv.gz, .txt.gz), .parquet or .arrow (.feather, .ipc) file of "
+        "examples x features (numeric, optional header), or a folder "
         "of such files or a quoted glob (one format; their rows in file-name order)",
         label=N_("Data"),
         control=Control.TEXT,

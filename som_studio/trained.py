@@ -32,6 +32,7 @@ from som_studio.core.data import (
     refuse_repeated_names,
     unmasked,
 )
+from som_studio.core.data.checks import data_suffix
 from som_studio.core.data.fill import fill_block, npy_rows
 from som_studio.core.data.model_file import ModelInfo
 from som_studio.core.som import metrics
@@ -321,7 +322,8 @@ class SomRun:
                 yield from self.project_chunks(f, rows, clusters, on_note)
             return
         p = Path(path)
-        if p.suffix.lower() in COLUMNAR_SUFFIXES:
+        suffix = data_suffix(p).suffix
+        if suffix in COLUMNAR_SUFFIXES:
             s = 0
             for batch in _columnar_batches(p, rows):  # a batch at a time: a file of any size
                 values, ids = frame_features(
@@ -331,7 +333,7 @@ class SomRun:
                 yield self._project_values(part, ids, clusters)
                 s += len(values)
             return
-        if p.suffix.lower() == ".npy":
+        if suffix == ".npy":
             arr = open_npy(p)  # its header checked; its rows read chunk by chunk, not through the map
             width = arr.shape[1] if arr.ndim == 2 else 1
             self._check_width(width, str(p))

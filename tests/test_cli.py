@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
@@ -72,6 +73,32 @@ def test_module_command_exits_with_its_status(tmp_path):
         timeout=60,
     )
     assert bad.returncode == 2 and "none.npy" in bad.stderr
+
+
+def test_a_gzipd_table_trains_as_its_text_and_a_damaged_one_is_one_line_naming_it(tmp_path, capsys):
+    """``--data cells.csv.gz`` trains the map its text does; a cut one is refused in one line, without a traceback."""
+    text = "r,g,b\n" + "".join(f"{i / 40},{1 - i / 40},{i % 3 / 2}\n" for i in range(40))
+    (tmp_path / "cells.csv").write_text(text)
+    (tmp_path / "cells.csv.gz").write_bytes(gzip.compress(text.encode()))
+    qe = []
+    for name in ("cells.csv", "cells.csv.gz"):
+        argv = ["bench", "--data", str(tmp_path / name), "--impl", "numpy-batch", "--grid", "4x3", "--epochs", "2"]
+        assert cli.main([*argv, "--json", str(tmp_path / f"{name}.json"), "--quiet"]) == 0
+        qe.append(json.loads((tmp_path / f"{name}.json").read_text())["runs"][0]["quality"]["qe"])
+    assert qe[0] == qe[1]
+    bad = tmp_path / "bad.csv.gz"
+    bad.write_bytes(gzip.compress(text.encode())[:-20])
+    out = subprocess.run(
+        [sys.executable, "-m", "som_studio", "bench", "--data", str(bad), "--grid", "4x3", "--epochs", "1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 2
+    assert out.stderr == (
+        f"som-studio bench: error: --data: {bad}: not a valid gzip file (Compressed file ended before the "
+        "end-of-stream marker was reached)\n"
+    )
 
 
 def test_version(capsys):

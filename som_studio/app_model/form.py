@@ -263,11 +263,12 @@ def _too_big_to_load(path: str) -> bool:
     file large enough to be counted (:func:`~som_studio.session.resolve.text_may_not_fit`), and whose table
     would not fit in memory: the run streams it, and the app must not load it either."""
     from som_studio.core.data import DataError
+    from som_studio.core.data.checks import data_suffix
     from som_studio.core.data.files import SIZED_SUFFIXES
     from som_studio.core.data.stream import open_source
     from som_studio.session.resolve import text_may_not_fit
 
-    sized = os.path.splitext(path)[1].lower() in SIZED_SUFFIXES and os.path.isfile(path)
+    sized = data_suffix(path).suffix in SIZED_SUFFIXES and os.path.isfile(path)
     if not (sized or text_may_not_fit(path)):
         return False
     try:

@@ -567,10 +567,11 @@ def _files_of(source: str | os.PathLike[str]) -> list[Path]:
 def _joins(path: str | os.PathLike[str], source: str | os.PathLike[str]) -> bool:
     """Whether a data file written at ``path`` would become one of the set ``source`` names: the next run on
     that folder or glob would read it as data."""
+    from som_studio.core.data.checks import data_suffix
     from som_studio.core.data.files import FORMATS
 
     out = Path(path)
-    if out.suffix.lower() not in FORMATS or not _is_set(source):
+    if data_suffix(out).suffix not in FORMATS or not _is_set(source):
         return False
     text = str(source)
     if Path(text).is_dir():

@@ -33,8 +33,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "project",
         help=HELP,
         description=(
-            "Project the rows of DATA (.csv, .npy, .parquet or .arrow) onto the map of RUN (a .somrun file, e.g. from "
-            "--save-runs). Columns are matched by name; the data is scaled as the run's data was. "
+            "Project the rows of DATA (.csv, .csv.gz, .npy, .parquet or .arrow) onto the map of RUN (a .somrun file, "
+            "e.g. from --save-runs). Columns are matched by name; the data is scaled as the run's data was. "
             "Writes row,bmu_col,bmu_row,distance,cluster,label (then the run's id column) per row; "
             "`row` is the 0-based data row, `distance` is in the scaled space the map was trained in."
         ),
@@ -43,8 +43,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument(
         "data",
         metavar="DATA",
-        help=".csv, .npy, .parquet or .arrow file of rows to project, or a folder of such files or a quoted glob "
-        "(one format; their rows in file-name order)",
+        help=".csv (or gzip'd, .csv.gz), .npy, .parquet or .arrow file of rows to project, or a folder of such files "
+        "or a quoted glob (one format; their rows in file-name order)",
     )
     p.add_argument(
         "--out",
@@ -195,11 +195,12 @@ def _id_kind(data: str, name: str) -> str:
     import pyarrow as pa
 
     from som_studio.core.data import COLUMNAR_SUFFIXES, DataError, read_columnar
+    from som_studio.core.data.checks import data_suffix
     from som_studio.core.data.files import data_files
 
     try:
         f = data_files(data)[0]
-        if f.suffix.lower() not in COLUMNAR_SUFFIXES:
+        if data_suffix(f).suffix not in COLUMNAR_SUFFIXES:
             return "string"
         schema = read_columnar(f).schema
     except DataError:

@@ -76,9 +76,9 @@ class ProjectData(QObject):
         if run is None:
             return
         if path is None:
-            filters = self.tr("Data ({patterns});;All files (*)").format(
-                patterns="*.csv *.tsv *.npy *.txt *.parquet *.arrow *.feather"
-            )
+            from som_studio.core.data.files import DATA_PATTERNS
+
+            filters = self.tr("Data ({patterns});;All files (*)").format(patterns=DATA_PATTERNS)
             title = self.tr("Data to project on {name}").format(name=run.name)
             trained_on = str((run.record.config.get("data") or {}).get("path") or "")
             start = str(Path(trained_on).parent) if trained_on and Path(trained_on).parent.is_dir() else ""

@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -45,6 +46,7 @@ from som_studio.core.data import (
     refuse_empty_array_columns,
     unmasked,
 )
+from som_studio.core.data.checks import TEXT_SUFFIXES, data_suffix
 from som_studio.core.data.files import SIZED_SUFFIXES, is_streamable
 from som_studio.core.data.stream import Source, open_source
 from som_studio.i18n import _, ngettext
@@ -251,7 +253,7 @@ def open_data(
     ``.npy`` file (its rows are known without reading it) that may not fit, or a text file large enough
     that its table might not (:func:`text_may_not_fit`: its rows are then counted).
     """
-    sized = os.path.splitext(path)[1].lower() in SIZED_SUFFIXES
+    sized = data_suffix(path).suffix in SIZED_SUFFIXES
     if not (stream or is_streamable(path) or sized or text_may_not_fit(path)):
         return None
     return open_source(path, labels, tuple(ignore), id_column)
@@ -266,21 +268,32 @@ def text_may_not_fit(path: str) -> bool:
     estimated from the length of those in its first megabyte, with a quarter more for longer rows
     later (:func:`~som_studio.session.preflight.table_fits`). Such a file is counted as a source and
     streams when its rows would not fit; read whole, a 20 GB file would not be refused with a message
-    but killed for memory."""
+    but killed for memory.
+
+    A gzip'd file is judged by its text, not its size on disk: text compresses several times over, so a 2 GB
+    ``.csv.gz`` may hold a 10 GB table."""
     from som_studio.core.data import CsvReader, DataError
+    from som_studio.core.data.files import READ_ERRORS, open_bytes
     from som_studio.session.preflight import table_fits
 
-    if os.path.splitext(path)[1].lower() not in (".csv", ".tsv", ".txt") or not os.path.isfile(path):
+    suffix = data_suffix(path)
+    if suffix.suffix not in TEXT_SUFFIXES or not os.path.isfile(path):
         return False
-    size = os.path.getsize(path)
-    if size <= TEXT_SAMPLE_BYTES:
+    if not suffix.gzip and os.path.getsize(path) <= TEXT_SAMPLE_BYTES:
         return False
     try:
-        columns = len(CsvReader(path).columns)
-        with open(path, "rb") as f:
+        with open_bytes(Path(path)) as f:
             head = f.read(TEXT_SAMPLE_BYTES)
-    except (DataError, OSError):
+        if len(head) < TEXT_SAMPLE_BYTES:  # a gzip'd file whose whole text is shorter
+            return False
+        reader = CsvReader(path)
+    except READ_ERRORS + (DataError,):
         return False  # read whole, and refused there in the usual words
+    # The text's length, counted as its encoding was checked (the whole file decoded): exact, where a gzip'd
+    # file's compression ratio measured on its start, or its trailer's length (modulo 4 GiB, and its last
+    # member's only), would be a guess.
+    size = reader.text_bytes
+    columns = len(reader.columns)
     lines = head.count(b"\n")
     if not lines:  # rows longer than a megabyte: a value takes a byte at least (an empty cell and its comma)
         return not table_fits(size, 1)

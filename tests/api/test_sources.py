@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
 import traceback
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -39,6 +41,12 @@ def sources(values, tmp_path_factory) -> dict[str, object]:
     pq.write_table(pa.Table.from_pandas(frame), parquet)
     arrow = folder / "t.arrow"
     feather.write_feather(pa.Table.from_pandas(frame), arrow)
+    gz = folder / "t.csv.gz"
+    gz.write_bytes(gzip.compress(csv.read_bytes()))
+    parts = folder / "parts"  # a plain part and a gzip'd one: one format, CSV
+    parts.mkdir()
+    frame.iloc[:25].to_csv(parts / "a.csv", index=False, float_format="%.17g")
+    frame.iloc[25:].to_csv(parts / "b.csv.gz", index=False, float_format="%.17g")  # pandas gzips by the suffix
     return {
         "array": values,
         "pandas": frame,
@@ -48,6 +56,8 @@ def sources(values, tmp_path_factory) -> dict[str, object]:
         "npy": npy,
         "parquet": parquet,
         "arrow": arrow,
+        "csv.gz": gz,
+        "csv.gz glob": str(parts / "*.csv*"),
     }
 
 
@@ -58,6 +68,18 @@ def test_every_source_trains_the_same_map_with_the_same_names(sources):
         assert run.feature_names == NAMES, name
         np.testing.assert_allclose(run.codebook, first.codebook, rtol=1e-6, err_msg=name)
         assert run.record["config"]["init"] == "pca", name  # init=None: pca for every data source
+
+
+def test_gzipd_parts_stream_the_map_their_text_does(sources, tmp_path):
+    parts = Path(sources["csv.gz glob"]).parent
+    for f in parts.iterdir():
+        (tmp_path / f.name.removesuffix(".gz")).write_bytes(
+            gzip.decompress(f.read_bytes()) if f.suffix == ".gz" else f.read_bytes()
+        )
+    zipped = som_studio.train(sources["csv.gz glob"], stream=True, batch_rows=16, **SMALL)
+    plain = som_studio.train(tmp_path, stream=True, batch_rows=16, **SMALL)
+    assert zipped.record["extra"]["stream"]["rows"] == 60 and zipped.record["extra"]["stream"]["files"] == 2
+    np.testing.assert_array_equal(zipped.codebook, plain.codebook)
 
 
 @pytest.mark.filterwarnings("ignore::som_studio.api.DataNote")

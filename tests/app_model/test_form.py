@@ -88,6 +88,21 @@ def test_a_data_file_is_read_by_the_caller_and_its_answer_checked(tmp_path):
     assert st.reason.startswith("Data: ")
 
 
+def test_a_gzipd_data_file_reads_as_its_text(tmp_path):
+    import gzip
+
+    text = "a,b,c\n" + "".join(f"{i % 7},{i * 0.5},{i % 3}\n" for i in range(50))
+    (tmp_path / "t.csv").write_text(text)
+    (tmp_path / "t.csv.gz").write_bytes(gzip.compress(text.encode()))
+    plain, zipped = (read_data(DataKey(str(tmp_path / n))) for n in ("t.csv", "t.csv.gz"))
+    assert zipped.error == "" and zipped.shape == plain.shape == (50, 3) and zipped.columns == plain.columns
+    assert zipped.grids == plain.grids
+    form = small_form()
+    st = form.edit(file=True, path=str(tmp_path / "t.csv.gz"))
+    st = form.data_read(st.data_needed, read_data(st.data_needed))
+    assert st.runnable and (st.samples, st.features) == (50, 3), st.reason
+
+
 def test_a_layout_beyond_the_simulated_devices_suggests_more():
     form = small_form()
     st = form.edit(impl="jax-shardmap-batch", layout="2x2", simulate=True, cpu_devices=3)

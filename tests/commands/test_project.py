@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 import os
 import subprocess
@@ -475,6 +476,23 @@ def test_project_a_folder_or_a_glob_of_files_in_name_order(iris_run, capsys, tmp
     (folder / "c.npy").write_bytes(b"")
     code, _, err = _run(capsys, "project", path, folder, "--out", tmp_path / "three.csv")
     assert code == 2 and "mixes formats" in err and not (tmp_path / "three.csv").exists()
+
+
+def test_project_a_gzipd_file_or_a_folder_mixing_plain_and_gzipd_files_as_their_text(iris_run, capsys, tmp_path):
+    path, _, data = iris_run
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    (folder / "a.csv").write_text(data.read_text())
+    (folder / "b.csv.gz").write_bytes(gzip.compress(data.read_bytes()))
+    assert _run(capsys, "project", path, data, "--out", tmp_path / "one.csv")[0] == 0
+    one = (tmp_path / "one.csv").read_text().splitlines()
+    code, _, err = _run(capsys, "project", path, folder / "b.csv.gz", "--out", tmp_path / "gz.csv")
+    assert code == 0, err
+    assert (tmp_path / "gz.csv").read_text().splitlines() == one
+    code, _, err = _run(capsys, "project", path, folder, "--out", tmp_path / "two.csv")
+    assert code == 0, err
+    two = (tmp_path / "two.csv").read_text().splitlines()
+    assert len(two) == 301 and [r.split(",", 1)[1] for r in two[151:]] == [r.split(",", 1)[1] for r in one[1:]]
 
 
 def test_an_output_another_command_wrote_meanwhile_is_kept(iris_run, capsys, tmp_path, monkeypatch):

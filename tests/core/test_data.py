@@ -1,12 +1,15 @@
 from __future__ import annotations
 
+import gzip
 import os
 
 import numpy as np
 import pytest
 
 from som_studio.config import DataSpec, RunConfig
-from som_studio.core.data import DataError, check_data, load_data
+from som_studio.core.data import DATA_SUFFIXES, DataError, check_data, load_data
+from som_studio.core.data.checks import data_suffix
+from som_studio.core.data.files import DATA_PATTERNS
 from som_studio.core.som.problem import decay, load_problem_data, make_problem
 
 
@@ -32,6 +35,32 @@ def test_npy_and_csv_of_any_width(tmp_path):
     assert load_data(tmp_path / "one.npy").shape == (3, 1)
 
 
+@pytest.mark.parametrize(
+    ("damage", "why"),
+    [
+        (lambda z: z[:-20], "Compressed file ended before the end-of-stream marker was reached"),
+        (lambda z: b"a,b\n1,2\n", "Not a gzipped file (b'a,')"),  # plain text under a gzip name
+        (lambda z: z[:-8] + bytes(b ^ 0xFF for b in z[-8:-4]) + z[-4:], "CRC check failed"),
+        (lambda z: z[:12] + b"\xff" * 8 + z[20:], ""),  # its compressed data
+    ],
+)
+def test_a_damaged_gzip_file_is_named_and_said_to_be_no_valid_gzip(tmp_path, damage, why):
+    text = "a,b\n" + "".join(f"{i},{i * i}\n" for i in range(200))
+    p = tmp_path / "cells.csv.gz"
+    p.write_bytes(damage(gzip.compress(text.encode())))
+    with pytest.raises(DataError) as info:
+        load_data(p)
+    assert str(info.value).startswith(f"{p}: not a valid gzip file ({why}")
+
+
+def test_a_gzipd_file_is_known_by_the_suffix_before_its_gz():
+    assert data_suffix("x.CSV.Gz") == (".csv", True) and data_suffix("a/b.tsv.gz") == (".tsv", True)
+    assert data_suffix("x.csv") == (".csv", False) and data_suffix("x.PARQUET") == (".parquet", False)
+    for name in ("x.parquet.gz", "x.gz", ".csv.gz", "x.csv.bz2"):
+        assert not data_suffix(name).gzip and data_suffix(name).suffix not in DATA_SUFFIXES, name
+    assert all(f"*{s}" in DATA_PATTERNS.split() for s in (".csv", ".csv.gz", ".tsv.gz", ".txt.gz", ".parquet"))
+
+
 def test_min_max_scaling(tmp_path):
     (tmp_path / "s.csv").write_text("10,5\n20,5\n30,5\n")
     out = load_data(tmp_path / "s.csv", scale=True)
@@ -50,6 +79,13 @@ def test_min_max_scaling(tmp_path):
         ("all_missing.csv", "1,2\nnan,NA\n", "data row 2 (line 2 of the file) has no known feature value"),
         ("inf.csv", "1,inf\n", "infinite value 'inf' at line 1, column 2"),
         ("data.txt2", "1,2\n", "unsupported file type"),
+        # another compression than gzip: named by both suffixes, beside what is read
+        (
+            "data.csv.bz2",
+            "1,2\n",
+            "unsupported file type '.csv.bz2'; use .npy, .csv (.tsv, .txt), .csv.gz (.tsv.gz, .txt.gz), .parquet",
+        ),
+        ("data.parquet.gz", "1,2\n", "unsupported file type '.parquet.gz'"),  # only text is read gzip'd
         # a first row with numbers is data: its bad cell is reported, the row is not dropped as a header
         ("trailing.csv", "1,2,3,\n4,5,6,\n", "column 4 ('x4') has no values"),
         (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import os
 import shlex
 import time
@@ -233,10 +234,34 @@ def test_a_partitioned_folder_is_named_by_a_pattern_and_subfolders_beside_files_
         f"{tmp_path / 'hive'}: left out its subfolders sample=A, sample=B: a folder's own files are read; theirs "
         "with a pattern",
     )
-    (tmp_path / "gz").mkdir()
-    (tmp_path / "gz" / "a.csv.gz").write_bytes(b"")
-    with pytest.raises(DataError, match=r"holds no data files .*; it holds a.csv.gz$"):
-        stream.open_source(tmp_path / "gz")
+    (tmp_path / "bz2").mkdir()
+    (tmp_path / "bz2" / "a.csv.bz2").write_bytes(b"")
+    with pytest.raises(DataError, match=r"holds no data files .*; it holds a.csv.bz2$"):
+        stream.open_source(tmp_path / "bz2")
+
+
+def test_gzipd_csv_files_stream_as_their_text_beside_plain_ones_and_by_a_glob(tmp_path):
+    """A folder may mix ``.csv`` and ``.csv.gz`` files (one format: CSV); each reads as its text would, whole or
+    in batches across the files."""
+    x = values(300, 3)
+    plain, mixed, zipped = (tmp_path / n for n in ("plain", "mixed", "zipped"))
+    for d in (plain, mixed, zipped):
+        d.mkdir()
+    for i, (a, b) in enumerate([(0, 100), (100, 220), (220, 300)]):
+        cells = ([("" if np.isnan(v) else repr(float(v))) for v in r] for r in x[a:b])  # an empty cell: missing
+        text = ("a,b,c\n" + "".join(",".join(r) + "\n" for r in cells)).encode()
+        (plain / f"p{i}.csv").write_bytes(text)
+        (mixed / (f"p{i}.csv.gz" if i % 2 else f"p{i}.csv")).write_bytes(gzip.compress(text) if i % 2 else text)
+        (zipped / f"p{i}.csv.gz").write_bytes(gzip.compress(text))
+    want = stream.open_source(plain)
+    for spec in (mixed, str(zipped / "*.csv.gz")):
+        src = stream.open_source(spec)
+        assert (src.format, src.rows, src.files, src.feature_names) == ("csv", 300, 3, ("a", "b", "c"))
+        assert src.bytes == sum(p.stat().st_size for p in src.paths)  # on disk: the compressed bytes
+        np.testing.assert_array_equal(src.read_all()[0], x)
+        batches = list(src.reader(64))
+        assert [b.first for b in batches] == [b.first for b in want.reader(64)]
+        np.testing.assert_array_equal(np.concatenate([b.values for b in batches]), x)
 
 
 @pytest.mark.parametrize("glob", [False, True])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 
 import numpy as np
@@ -265,6 +266,34 @@ def test_a_csv_file_too_big_for_memory_streams_unasked(tmp_path, capsys, monkeyp
     assert not resolve.text_may_not_fit(str(path))
     assert main([*args, "--json", str(out), "--force"]) == 0
     assert "stream" not in json.loads(out.read_text())["runs"][0]["extra"]
+
+
+def test_a_gzipd_csv_is_judged_by_its_text_not_its_size_on_disk(tmp_path, capsys, monkeypatch):
+    """A ``.csv.gz`` far smaller on disk than its table streams unasked when the table would not fit, and trains
+    the map its plain twin does."""
+    from som_studio.cli import main
+    from som_studio.core.impls import memory
+    from som_studio.session import preflight, resolve
+
+    monkeypatch.setattr(resolve, "TEXT_SAMPLE_BYTES", 1 << 16)
+    x = np.random.default_rng(5).integers(0, 4, size=(6_000, 6)) + 0.5  # few distinct values: compresses well
+    text = "".join(f"f{j}," for j in range(5)) + "f5\n" + "".join(",".join(map(str, r)) + "\n" for r in x)
+    path, twin = tmp_path / "big.csv.gz", tmp_path / "big.csv"
+    path.write_bytes(gzip.compress(text.encode()))
+    twin.write_text(text)
+    assert path.stat().st_size < resolve.TEXT_SAMPLE_BYTES < len(text)  # under the sample on disk, not in its text
+    monkeypatch.setattr(preflight, "STREAM_SHARE", 4e5 / memory.host_available())
+    assert resolve.text_may_not_fit(str(path))
+    qe = []
+    for data in (path, twin):
+        out = tmp_path / f"{data.name}.json"
+        args = ["bench", "--data", str(data), "--impl", "numpy-batch", "--grid", "5x4", "--epochs", "1"]
+        assert main([*args, "--json", str(out)]) == 0
+        assert f"{data}: 6,000 rows x 6 would not fit in memory: streamed" in capsys.readouterr().err
+        run = json.loads(out.read_text())["runs"][0]
+        assert run["status"] == "ok" and run["extra"]["stream"]["rows"] == 6_000
+        qe.append(run["quality"]["qe"])
+    assert qe[0] == qe[1]
 
 
 def test_an_implementation_that_cannot_stream_is_refused_a_stream(folder, capsys):

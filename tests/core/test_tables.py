@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
+import importlib.util
+
 import numpy as np
 import pytest
 
@@ -581,6 +584,58 @@ def test_a_plain_csv_is_parsed_by_pyarrow_and_a_late_blank_line_by_the_text_read
     t = read_table(p, labels="kind", id_column="id")
     assert t.values.shape == (40, 3) and len(skipped) == 1 and 20 <= skipped[0] <= 30
     np.testing.assert_array_equal(t.values[:, 0], np.arange(40) + 0.5)
+
+
+@pytest.mark.parametrize("name", ["t.csv.gz", "t.TSV.GZ", "t.txt.gz"])
+def test_a_gzipd_table_reads_as_its_text_by_either_parser(tmp_path, monkeypatch, name):
+    """The text reader and pyarrow's both read a gzip'd table as its text: the same values, names, labels, ids
+    and file lines, and pyarrow parses it whole (its blocks a few rows here)."""
+    pytest.importorskip("pyarrow")
+    from som_studio.core.data import csv_reader
+
+    text = PLAIN if ".csv" in name else PLAIN.replace(",", "\t")
+    plain, zipped = tmp_path / name[: -len(".gz")], tmp_path / name
+    plain.write_text(text)
+    zipped.write_bytes(gzip.compress(text.encode()))
+    roles = {"labels": "kind", "id_column": "id", "ignore": ["c"]}
+    for (t, chunks), (u, want) in zip(
+        _read_both(zipped, monkeypatch, **roles), _read_both(plain, monkeypatch, **roles)
+    ):
+        np.testing.assert_array_equal(t.values, u.values)
+        assert t.feature_names == u.feature_names == ("a", "b") and chunks == want
+        assert t.labels.tolist() == u.labels.tolist() and t.ids.tolist() == u.ids.tolist()
+        assert t.source == str(zipped)
+    skipped = []
+    real = csv_reader.CsvReader._text_chunks
+    monkeypatch.setattr(
+        csv_reader.CsvReader, "_text_chunks", lambda self, rows, skip=0: skipped.append(skip) or real(self, rows, skip)
+    )
+    assert read_table(zipped, **roles).values.shape == (40, 2) and skipped == []  # pyarrow decompressed it all
+
+
+def test_a_gzipd_files_text_is_sniffed_and_measured_not_its_compressed_bytes(tmp_path, monkeypatch):
+    """Its encoding is told from its text (compressed bytes hold NULs and are no code page's), and its text's
+    length, not its size on disk, chooses the parser."""
+    from som_studio.core.data import csv_reader
+
+    p = tmp_path / "t.csv.gz"
+    text = PLAIN.replace("k1", "café").encode("cp1252")
+    p.write_bytes(gzip.compress(text))
+    r = CsvReader(p, labels="kind", id_column="id")
+    assert r.encoding == "cp1252" and r.notes == [
+        f"{p}: not UTF-8 (byte 0xe9 at offset {text.index(b'\xe9')} is not UTF-8): read as Windows-1252, the "
+        "likeliest encoding of its text (a guess); if its words look wrong, save it as CSV UTF-8"
+    ]
+    assert "café" in read_table(p, labels="kind", id_column="id").labels.tolist()
+    p.write_bytes(gzip.compress(PLAIN.encode()))
+    assert CsvReader(p).text_bytes == len(PLAIN) > 2 * p.stat().st_size
+    monkeypatch.setattr(csv_reader, "ARROW_MIN_BYTES", len(PLAIN))
+    assert CsvReader(p)._arrow_reads() == (importlib.util.find_spec("pyarrow") is not None)
+    monkeypatch.setattr(csv_reader, "ARROW_MIN_BYTES", len(PLAIN) + 1)
+    assert not CsvReader(p)._arrow_reads()
+    p.write_bytes(gzip.compress(PLAIN.encode("utf-16")))
+    with pytest.raises(DataError, match="t.csv.gz: the text is UTF-16 encoded"):
+        read_table(p)
 
 
 @pytest.mark.parametrize("kind", ["pandas", "polars", "arrow"])

@@ -263,9 +263,11 @@ def test_open_data_sets_the_panels_data_and_remembers_the_folder(qtbot, window, 
     table.parent.mkdir()
     table.write_text("a,b\n" + "".join(f"{i % 7},{1000 * (i % 5)}\n" for i in range(40)))
     asked: list[str] = []
+    offered: list[str] = []
 
     def answer(parent, caption, start, filters):  # the user picks the file in the dialog
         asked.append(start)
+        offered.append(filters)
         return str(table), ""
 
     monkeypatch.setattr(QFileDialog, "getOpenFileName", answer)
@@ -274,6 +276,7 @@ def test_open_data_sets_the_panels_data_and_remembers_the_folder(qtbot, window, 
     window.open_data_action.trigger()
     assert window.form.fields.file and window.form.fields.path == str(table)
     assert window.settings.folder("data") == str(table.parent)
+    assert all(f"*{s}" in offered[0].split(";;")[0] for s in (".csv", ".csv.gz", ".tsv.gz", ".parquet"))
     window.open_data_action.trigger()
     assert asked[-1] == str(table.parent)  # the dialog opens where it last chose
     # Ranges 6 and 4000 apart: the panel suggests z-score, and says why.

@@ -4,11 +4,12 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -19,8 +20,39 @@ from som_studio.i18n import _, ngettext
 COLUMNAR_SUFFIXES: tuple[str, ...] = (".parquet", ".arrow", ".feather", ".ipc")
 
 
-#: Every data file suffix read.
-DATA_SUFFIXES: tuple[str, ...] = (".npy", ".csv", ".tsv", ".txt", *COLUMNAR_SUFFIXES)
+#: Text tables, read by the CSV reader, plain or gzip'd.
+TEXT_SUFFIXES: tuple[str, ...] = (".csv", ".tsv", ".txt")
+
+
+#: Every data file suffix read (a gzip'd text table's, :data:`GZIP_SUFFIXES`, by the suffix before its ``.gz``).
+DATA_SUFFIXES: tuple[str, ...] = (".npy", *TEXT_SUFFIXES, *COLUMNAR_SUFFIXES)
+
+
+GZIP_SUFFIX = ".gz"
+#: Gzip'd text tables (``cells.csv.gz``), read as their text is: the form large tables are shared in. Columnar
+#: files compress inside, and a ``.npy`` file is mapped in place, so only text is read gzip'd.
+GZIP_SUFFIXES: tuple[str, ...] = tuple(s + GZIP_SUFFIX for s in TEXT_SUFFIXES)
+
+
+class DataSuffix(NamedTuple):
+    """What a data file's name says of its format: ``suffix``, the format's (lower case), and whether it is
+    gzip'd."""
+
+    suffix: str
+    gzip: bool
+
+
+def data_suffix(path: str | os.PathLike[str]) -> DataSuffix:
+    """``path``'s format suffix, and whether it is gzip'd: ``(".csv", True)`` for ``cells.CSV.gz``,
+    ``(".parquet", False)`` for ``x.parquet``. Only a text table is read gzip'd: ``x.parquet.gz``'s suffix is
+    ``.gz``, a format not read, as ``x.csv.bz2``'s is ``.bz2``."""
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix == GZIP_SUFFIX:
+        inner = Path(p.stem).suffix.lower()
+        if inner in TEXT_SUFFIXES:
+            return DataSuffix(inner, True)
+    return DataSuffix(suffix, False)
 
 
 PYARROW_INSTALL = "pip install 'som-studio[parquet]'"
@@ -263,17 +295,21 @@ def check_path(path: str | Path) -> Path:
         raise DataError(_("{path}: is a folder, not a data file").format(path=p))
     if not p.is_file():  # a named pipe is read to its end more than once (its encoding, then its rows): it hung
         raise DataError(_("{path}: is not a regular file (a pipe or a device); save the data to a file").format(path=p))
-    if p.suffix.lower() not in DATA_SUFFIXES:
+    if data_suffix(p).suffix not in DATA_SUFFIXES:
         raise unsupported_type(p)
     return p
 
 
 def unsupported_type(p: Path) -> DataError:
-    """A file whose suffix is none of the data formats read, with those that are."""
+    """A file whose suffix is none of the data formats read, with those that are. A data file compressed otherwise
+    than by gzip is named by both its suffixes (``.csv.bz2``): the compression is what is not read."""
+    inner = Path(p.stem).suffix
+    suffix = inner + p.suffix if p.suffix and inner.lower() in DATA_SUFFIXES else p.suffix
     return DataError(
         _(
-            "{path}: unsupported file type {suffix!r}; use .npy, .csv (.tsv, .txt), .parquet or .arrow (.feather, .ipc)"
-        ).format(path=p, suffix=p.suffix or _("(none)"))
+            "{path}: unsupported file type {suffix!r}; use .npy, .csv (.tsv, .txt), .csv.gz (.tsv.gz, .txt.gz), "
+            ".parquet or .arrow (.feather, .ipc)"
+        ).format(path=p, suffix=suffix or _("(none)"))
     )
 
 

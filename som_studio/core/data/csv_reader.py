@@ -18,13 +18,14 @@ import numpy as np
 
 from som_studio.core.data.checks import (
     DataError,
-    cannot_read,
     check_known_rows,
     check_path,
     column_flag,
+    data_suffix,
     no_such_column,
 )
 from som_studio.core.data.encoding import detect_encoding
+from som_studio.core.data.files import READ_ERRORS, open_text, unreadable
 from som_studio.core.data.table import default_feature_names
 from som_studio.i18n import _
 
@@ -37,8 +38,8 @@ DECIMAL_COMMA = re.compile(r"[+-]?\d{1,3}(\.\d{3})*,\d+|[+-]?\d+,\d+")
 # A number that may be written with its thousands grouped by commas: "1,234", "12,345,678.5".
 GROUPED = re.compile(r"[+-]?\d{1,3}(,\d{3})+(\.\d+)?")
 
-#: Files from this size on are parsed by pyarrow: importing it takes about 0.24 s, what the text reader takes
-#: for some 8 MB (wine.csv read in 1.8 ms by the text reader, 237 ms with pyarrow's import).
+#: Files whose text is this long or longer are parsed by pyarrow: importing it takes about 0.24 s, what the text
+#: reader takes for some 8 MB (wine.csv read in 1.8 ms by the text reader, 237 ms with pyarrow's import).
 ARROW_MIN_BYTES = 8 << 20
 
 #: Bytes of the file pyarrow's CSV reader parses at a time (its batches; a chunk holds at most ``rows`` of them).
@@ -97,6 +98,8 @@ class CsvReader:
         self.path = p = check_path(path)
         enc = detect_encoding(p)
         self.encoding = enc.codec
+        #: Bytes of text the file holds: a gzip'd file's decompressed, several times its size on disk.
+        self.text_bytes = enc.size
         #: What was decided without certainty (the encoding, the header, unnamed columns), one line each.
         self.notes: list[str] = [enc.note] if enc.note else []
         lines = self._lines()
@@ -256,13 +259,13 @@ class CsvReader:
 
     def _lines(self) -> Generator[tuple[int, str]]:
         try:
-            with open(self.path, encoding=self.encoding, newline="") as f:
+            with open_text(self.path, self.encoding) as f:
                 for n, ln in enumerate(f, 1):
                     s = ln.strip()
                     if s and not s.startswith("#"):
                         yield n, ln.rstrip("\r\n")
-        except OSError as exc:
-            raise DataError(cannot_read(self.path, exc)) from None
+        except READ_ERRORS as exc:
+            raise unreadable(self.path, exc) from None
 
     def _split(self, text: str) -> list[str]:
         if '"' in text:  # quoted cells: the csv module's rules
@@ -293,7 +296,7 @@ class CsvReader:
             self.delimiter != " "  # runs of spaces are one separator here, not in pyarrow
             and self.encoding in ("utf-8-sig", "utf-8")
             and self._first_line == 1  # lines before the first are comments or blank: their numbers count
-            and self.path.stat().st_size >= ARROW_MIN_BYTES
+            and self.text_bytes >= ARROW_MIN_BYTES
             and importlib.util.find_spec("pyarrow") is not None
         )
 
@@ -310,7 +313,8 @@ class CsvReader:
         types |= {n: pa.int64() for n in counted}
         try:
             reader = pacsv.open_csv(
-                self.path,
+                # A gzip'd file decompressed as pyarrow parses it; the stream closes with the reader, as a path's.
+                pa.input_stream(str(self.path), compression="gzip" if data_suffix(self.path).gzip else None),
                 read_options=pacsv.ReadOptions(
                     column_names=names, skip_rows=1 if self.header else 0, block_size=ARROW_BLOCK_BYTES
                 ),

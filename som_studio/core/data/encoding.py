@@ -8,7 +8,8 @@ import codecs
 from dataclasses import dataclass
 from pathlib import Path
 
-from som_studio.core.data.checks import DataError, cannot_read
+from som_studio.core.data.checks import DataError
+from som_studio.core.data.files import READ_ERRORS, open_bytes, unreadable
 from som_studio.i18n import _
 
 READ_BLOCK = 1 << 20
@@ -16,11 +17,13 @@ READ_BLOCK = 1 << 20
 
 @dataclass(frozen=True)
 class Encoding:
-    """How a text file is decoded: the codec, its name for people, and a note when it was guessed."""
+    """How a text file is decoded: the codec, its name for people, a note when it was guessed, and the bytes of text
+    the file holds (decompressed, for a gzip'd file: what its rows are written in, not its size on disk)."""
 
     codec: str
     name: str
     note: str = ""
+    size: int = 0
 
 
 def detect_encoding(p: Path) -> Encoding:
@@ -30,23 +33,25 @@ def detect_encoding(p: Path) -> Encoding:
     first. Otherwise the encoding is a guess: charset-normalizer ranks the code pages of
     :data:`CODE_PAGES` on the file's first megabyte, the whole file must then decode in the
     winner, and the :class:`Encoding` carries a note that says which was chosen.
+
+    A gzip'd file's text is what is decoded; a file that is not gzip, or is cut or corrupt, is refused as such.
     """
     try:
-        with open(p, "rb") as f:
+        with open_bytes(p) as f:
             head = f.read(READ_BLOCK)
-    except OSError as exc:
-        raise DataError(cannot_read(p, exc)) from None
+    except READ_ERRORS as exc:
+        raise unreadable(p, exc) from None
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         raise DataError(_("{path}: the text is UTF-16 encoded; save it as CSV UTF-8 (or CP949)").format(path=p))
     if b"\x00" in head:  # NUL decodes as UTF-8, but no text table holds one: a binary file with a text name
         raise DataError(
             _("{path}: holds NUL bytes: a binary file, not a text table; save the table as CSV UTF-8").format(path=p)
         )
-    utf8_error = _decode_error(p, "utf-8-sig")
+    utf8_error, size = _decode_error(p, "utf-8-sig")
     if utf8_error is None:
-        return Encoding("utf-8-sig", "UTF-8")
+        return Encoding("utf-8-sig", "UTF-8", size=size)
     codec = _guess_code_page(head)
-    later = _decode_error(p, codec) if codec is not None else None
+    later, size = _decode_error(p, codec) if codec is not None else (None, 0)
     if codec is not None and later is not None:
         raise DataError(
             _(
@@ -67,7 +72,7 @@ def detect_encoding(p: Path) -> Encoding:
         "{path}: not UTF-8 ({error} is not UTF-8): read as {encoding}, the likeliest encoding of its text "
         "(a guess); if its words look wrong, save it as CSV UTF-8"
     ).format(path=p, error=utf8_error, encoding=name)
-    return Encoding(codec, name, note)
+    return Encoding(codec, name, note, size)
 
 
 #: The code pages a CSV that is not UTF-8 may be in, by codec: the ones spreadsheets save "CSV" in
@@ -86,22 +91,23 @@ CODE_PAGES: dict[str, str] = {
 }
 
 
-def _decode_error(p: Path, codec: str) -> str | None:
-    """Where ``p`` stops decoding in ``codec`` (``byte 0x.. at offset N``), read in blocks; ``None`` if it decodes."""
+def _decode_error(p: Path, codec: str) -> tuple[str | None, int]:
+    """Where ``p`` stops decoding in ``codec`` (``byte 0x.. at offset N`` of its text), read in blocks, ``None`` if
+    it decodes; and the bytes read."""
     dec = codecs.getincrementaldecoder(codec)()
     offset = 0
     try:
-        with open(p, "rb") as f:
+        with open_bytes(p) as f:
             while block := f.read(READ_BLOCK):
                 dec.decode(block)
                 offset += len(block)
             dec.decode(b"", final=True)
     except UnicodeDecodeError as exc:
         bad = exc.object[exc.start : exc.start + 1].hex()
-        return _("byte 0x{byte} at offset {offset}").format(byte=bad, offset=offset + exc.start)
-    except OSError as exc:
-        raise DataError(cannot_read(p, exc)) from None
-    return None
+        return _("byte 0x{byte} at offset {offset}").format(byte=bad, offset=offset + exc.start), offset
+    except READ_ERRORS as exc:
+        raise unreadable(p, exc) from None
+    return None, offset
 
 
 def _guess_code_page(head: bytes) -> str | None:

@@ -13,6 +13,7 @@ from som_studio.core.data.checks import (
     check_data,
     check_path,
     column_flag,
+    data_suffix,
     empty_array_columns,
     refuse_empty_array_columns,
     refuse_empty_columns,
@@ -47,13 +48,14 @@ def read_table(
     (or ``x1``, ``x2``, ... in a file without one).
     """
     p = check_path(path)
-    if p.suffix.lower() in COLUMNAR_SUFFIXES:
+    suffix = data_suffix(p).suffix
+    if suffix in COLUMNAR_SUFFIXES:
         columnar = read_columnar(p)
         try:
             return frame_table(columnar, labels, ignore, id_column, source=str(p))
         finally:
             columnar.close()
-    if p.suffix.lower() == ".npy":
+    if suffix == ".npy":
         if labels or ignore or id_column:
             raise DataError(
                 _("{path}: a .npy file has no named columns: {flags} apply to .csv tables").format(
@@ -98,8 +100,9 @@ def read_table(
 def file_columns(path: str | Path) -> tuple[str, ...]:
     """The column names of a data file's header (a CSV's, a columnar file's), with no roles; ``()`` for ``.npy``."""
     p = check_path(path)
-    if p.suffix.lower() in COLUMNAR_SUFFIXES:
+    suffix = data_suffix(p).suffix
+    if suffix in COLUMNAR_SUFFIXES:
         return tuple(str(n) for n in read_columnar(p).column_names)
-    if p.suffix.lower() == ".npy":
+    if suffix == ".npy":
         return ()
     return CsvReader(p).columns

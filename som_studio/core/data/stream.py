@@ -1,12 +1,13 @@
 """Data sets read in row batches: a folder, a glob or one file of any size, never loaded whole.
 
 A :class:`Source` is opened with :func:`open_source` from ``--data``'s text: a folder (every ``.parquet``,
-``.arrow``/``.feather``, ``.npy``, ``.csv`` or ``.tsv`` file in it, and its ``.txt`` files where it holds no other
-data file), a quoted glob, or one file. Opening reads only headers and footers, so a 20 GB folder opens in
-milliseconds, and refuses before any training what a run could not use: an empty folder, mixed formats, a file
-whose columns or types differ from the first one's (naming the file and the column), an unreadable or truncated
-file. The source knows its features (the columns left once ``labels``, ``ignore`` and ``id_column`` are set
-aside, and a CSV's unnamed column of row numbers or a frame's pandas index), its rows, files and bytes on disk.
+``.arrow``/``.feather``, ``.npy``, ``.csv`` or ``.tsv`` file in it, the text ones gzip'd too (``.csv.gz``), and its
+``.txt`` files where it holds no other data file), a quoted glob, or one file. Opening reads only headers and footers,
+so a 20 GB folder opens in milliseconds, and refuses before any training what a run could not use: an empty folder,
+mixed formats, a file whose columns or types differ from the first one's (naming the file and the column), an
+unreadable or truncated file. The source knows its features (the columns left once ``labels``, ``ignore`` and
+``id_column`` are set aside, and a CSV's unnamed column of row numbers or a frame's pandas index), its rows, files
+and bytes on disk.
 
 The API other parts build on, all of it:
 
@@ -61,7 +62,7 @@ from som_studio.core.data.checks import (
     refuse_repeated_names,
 )
 from som_studio.core.data.csv_reader import CsvReader
-from som_studio.core.data.files import FORMATS, data_files
+from som_studio.core.data.files import data_files, file_format
 from som_studio.core.data.fill import Piece, fill_block, npy_rows, piece_rows
 from som_studio.core.data.frames import id_like_notes, non_numeric_column, pandas_index
 from som_studio.core.data.npy import open_npy
@@ -209,7 +210,7 @@ def open_source(
     """Open ``spec`` (a folder, a glob or a file) as a :class:`Source`, reading headers and footers only."""
     notes: list[str] = []
     files = data_files(spec, notes)
-    kind = FORMATS[files[0].suffix.lower()]
+    kind = file_format(files[0])
     index: tuple[str, ...] = ()  # a CSV's unnamed column of row numbers, a frame's index: left out
     stamps = []
     for f in files:

@@ -450,10 +450,9 @@ class RunPanel(QWidget):
         """File > Open data…: ask for a table and make it the run's data; the path, or ``""`` if none chosen.
 
         The dialog starts in the folder it last chose in (remembered with the settings)."""
-        from som_studio.core.data import DATA_SUFFIXES
+        from som_studio.core.data.files import DATA_PATTERNS
 
-        patterns = " ".join(f"*{suffix}" for suffix in DATA_SUFFIXES)
-        filters = self.tr("Data ({patterns});;All files (*)").format(patterns=patterns)
+        filters = self.tr("Data ({patterns});;All files (*)").format(patterns=DATA_PATTERNS)
         start = self.folders.folder("data") if self.folders is not None else ""
         if not start:
             start = str(Path(self.path.text()).parent) if self.path.text() else str(Path.home())
