@@ -116,7 +116,10 @@ def test_a_run_trained_on_a_column_of_row_numbers_projects_with_it(values, tmp_p
     frame = pd.DataFrame(values[:, :2], columns=["a", "b"])
     frame.rename_axis("x1").to_csv(named, float_format="%.17g")
     frame.to_csv(unnamed, float_format="%.17g")
-    run = som_studio.train(named, **SMALL)
+    from som_studio.api import DataNote
+
+    with pytest.warns(DataNote, match="column 'x1' holds a different whole number on every row"):
+        run = som_studio.train(named, **SMALL)
     assert run.feature_names == ["x1", "a", "b"]
     np.testing.assert_array_equal(run.project(unnamed).bmu_row, run.project(named).bmu_row)
 
@@ -264,6 +267,18 @@ def test_a_column_named_like_an_identifier_is_said_in_pythons_words_for_frames_a
         assert run.feature_names == ["id", "a", "b", "c"]
         assert "column 'id' is named like an identifier" in said and "--" not in said, said
         assert "id_column=" in said and "ignore=" in said
+
+
+def test_a_frames_column_numbering_its_rows_is_said_in_pythons_words(values):
+    from som_studio.api import DataNote
+
+    frame = pd.DataFrame(values[:, 1:], columns=["a", "b", "c"])
+    frame.insert(0, "No", np.arange(1, len(frame) + 1))
+    with pytest.warns(DataNote) as noted:
+        som_studio.train(frame, **SMALL)
+    said = " ".join(str(w.message) for w in noted)
+    assert "column 'No' holds a different whole number on every row (1, 2, ...)" in said, said
+    assert "id_column='No'" in said and "--" not in said, said
 
 
 def test_integer_labels_read_the_same_whether_or_not_a_label_is_missing(values, tmp_path):

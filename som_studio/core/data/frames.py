@@ -90,23 +90,57 @@ _ID_LIKE = re.compile(
 )
 
 
+#: Rows a column must have before a different whole number on every row reads as a numbering, not chance.
+NUMBERED_MIN_ROWS = 20
+
+
 def id_like_notes(
-    path: object, features: Sequence[str], spell: Callable[[str, str], str] | None = None
+    path: object,
+    features: Sequence[str],
+    spell: Callable[[str, str], str] | None = None,
+    values: np.ndarray | None = None,
 ) -> tuple[str, ...]:
-    """A note for each feature column named like an identifier (``cell_id``, ``sampleID``, ``barcode``, pandas'
-    ``Unnamed: 0``): numbered rows trained as a feature make a map of the numbering, with no word said.
+    """A note for each feature column that looks like an identifier: named like one (``cell_id``, ``sampleID``,
+    ``barcode``, pandas' ``Unnamed: 0``), or, where ``values`` (rows x features) are given, numbering the rows
+    whatever its name (``번호``, ``No``, a shuffled table's pandas index written without a name): numbered rows
+    trained as a feature make a map of the numbering, with no word said.
+
+    A column numbers the rows where it holds a different whole number on each of :data:`NUMBERED_MIN_ROWS` rows
+    or more, in order or as a shuffled run of consecutive numbers.
 
     ``spell(setting, column)`` words the remedies (the Python API's ``id_column='id'``); by default the command
     line's flags."""
     word = spell or (lambda key, col: column_flag(FLAG_OF[key], col))
-    return tuple(
-        _(
-            "{path}: column {name!r} is named like an identifier, and is trained as a feature; if it is one, "
-            "carry it with {id} or leave it out with {ignore}"
-        ).format(path=path, name=name, id=word("id_column", name), ignore=word("ignore", name))
-        for name in features
-        if _ID_LIKE.fullmatch(name.strip())
-    )
+    notes = []
+    for j, name in enumerate(features):
+        if _ID_LIKE.fullmatch(name.strip()):
+            why = _("is named like an identifier")
+        elif values is not None and _numbers_rows(values[:, j]):
+            col = values[:, j]
+            why = _("holds a different whole number on every row ({first}, {second}, ...)").format(
+                first=f"{col[0]:.0f}", second=f"{col[1]:.0f}"
+            )
+        else:
+            continue
+        notes.append(
+            _(
+                "{path}: column {name!r} {why}, and is trained as a feature; if it is an identifier, carry it "
+                "with {id} or leave it out with {ignore}"
+            ).format(path=path, name=name, why=why, id=word("id_column", name), ignore=word("ignore", name))
+        )
+    return tuple(notes)
+
+
+def _numbers_rows(col: np.ndarray) -> bool:
+    """Whether ``col`` numbers its rows: whole numbers, each once, in order or a run of consecutive ones."""
+    n = len(col)
+    if n < NUMBERED_MIN_ROWS or not np.all(np.isfinite(col)) or not np.all(col == np.round(col)):
+        return False
+    steps = np.diff(col)
+    if np.all(steps > 0) or np.all(steps < 0):
+        return True
+    ordered = np.sort(col)
+    return bool(np.all(np.diff(ordered) == 1))
 
 
 def columnar_unreadable(p: Path, why: object) -> str:
@@ -353,7 +387,7 @@ def frame_table(
         label_column=labels,
         id_column=id_column,
         source=source,
-        notes=(*notes, *id_like_notes(source, features, spell)),
+        notes=(*notes, *id_like_notes(source, features, spell, values)),
     )
 
 

@@ -93,7 +93,7 @@ def read_table(
         label_column=labels,
         id_column=id_column,
         source=str(p),
-        notes=(*reader.notes, *id_like_notes(p, reader.feature_names if reader.header else ())),
+        notes=(*reader.notes, *id_like_notes(p, reader.feature_names, values=values)),
     )
 
 
