@@ -32,7 +32,13 @@ from typing import Any
 from som_studio import config as cfgmod
 from som_studio.app_model import estimate
 from som_studio.config import ConfigError, Refusal, RunConfig
-from som_studio.core.data.checks import RANGE_RATIO_FOR_ZSCORE, reword_column_flags, spans_ratio
+from som_studio.core.data.checks import (
+    RANGE_RATIO_FOR_ZSCORE,
+    range_refusal,
+    ratio_text,
+    reword_column_flags,
+    spans_ratio,
+)
 from som_studio.core.impls import memory, registry
 from som_studio.i18n import N_, _, format_bytes, ngettext
 from som_studio.session.preflight import (
@@ -92,6 +98,7 @@ class DataInfo:
     grids: Mapping[tuple[str, bool], tuple[int, int]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     range_ratio: float = 1.0  # the widest feature's range over the narrowest's, unscaled
+    largest: float = 0.0  # the largest value in size the run would train on (scaled as the key says)
     #: A folder or a glob: ``(files, bytes on disk)``; its rows are streamed, never loaded.
     streamed: tuple[int, int] | None = None
     #: Rows per second the statistics pass over a streamed source read (and summed) them at; 0: not measured.
@@ -255,7 +262,19 @@ def read_data(key: DataKey) -> DataInfo:
     facts = data_facts(table)
     ratio = range_ratio(raw.values)
     shape = (facts.rows, facts.features)
-    return DataInfo(columns, shape, "", table.has_missing, table.feature_names, facts.grids, table.notes, ratio)
+    largest = _largest(table.values)
+    return DataInfo(
+        columns, shape, "", table.has_missing, table.feature_names, facts.grids, table.notes, ratio, largest=largest
+    )
+
+
+def _largest(values: Any) -> float:
+    """The largest value of ``values`` in size, NaN left out, by reductions that copy nothing."""
+    import numpy as np
+
+    if not values.size:
+        return 0.0
+    return max(abs(float(np.fmin.reduce(values, axis=None))), abs(float(np.fmax.reduce(values, axis=None))))
 
 
 def _too_big_to_load(path: str) -> bool:
@@ -626,6 +645,9 @@ class RunForm:
         if info is not None:
             data_text = _data_text(info, f.scaling, held if streaming else None, impl.kind == "online")
         refusals = tuple(preflight(cfg, data_shape=(held, features), devices=devices, missing=missing or streaming))
+        too_large = range_refusal(info.largest, features, cfg.precision, key.path) if info is not None else None
+        if too_large:  # the run would refuse it as it starts: say it before
+            refusals = (Refusal("data", too_large), *refusals)
         text = ""
         if not refusals or all(r.field in ("memory", "samples") for r in refusals):  # memory's, colours' too
             need, have, where = memory_need(impl, cfg, held, features, devices, missing or streaming)
@@ -702,7 +724,7 @@ def _data_text(info: DataInfo, scaling: str, batch: int | None = None, online: b
             _(
                 "Its features' ranges differ up to {ratio}x: unscaled, the widest would shape the map "
                 "alone. Scaling {zscore} gives every feature the same weight."
-            ).format(ratio=f"{info.range_ratio:,.0f}", zscore="zscore")
+            ).format(ratio=ratio_text(info.range_ratio), zscore="zscore")
         )
     return "\n".join(lines)
 

@@ -23,7 +23,7 @@ from som_studio.comparison.problem import (
     shared_cores_note,
 )
 from som_studio.comparison.words import format_seconds, key_words
-from som_studio.core.data.checks import RANGE_RATIO_FOR_ZSCORE
+from som_studio.core.data.checks import RANGE_RATIO_FOR_ZSCORE, ratio_text
 from som_studio.i18n import N_, _, ngettext
 from som_studio.session import timing
 from som_studio.session.record import RunRecord
@@ -396,7 +396,7 @@ def _scaling_flags(runs: Sequence[Compared]) -> list[Flag]:
             _(
                 "{runs}: the features' ranges differ up to {ratio}x and the data are not scaled: the widest "
                 "feature shapes the map alone; scaling {zscore} gives every feature the same weight"
-            ).format(runs=", ".join(names), ratio=f"{ratio:,.0f}", zscore="zscore"),
+            ).format(runs=", ".join(names), ratio=ratio_text(ratio), zscore="zscore"),
         )
         for ratio, names in wide.items()
     ]

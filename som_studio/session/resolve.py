@@ -138,11 +138,11 @@ class DataFacts:
 
 def data_facts(table: Table) -> DataFacts:
     """A table's :class:`DataFacts`: the default grid for every lattice, toroid or not."""
-    from som_studio.core.som.init import grid_for, principal_components
+    from som_studio.core.som.init import grid_for, grid_variances
 
     values = table.values
     n = int(values.shape[0])
-    _, var, _ = principal_components(values, 2)  # once: every lattice's grid follows from the same variances
+    var = grid_variances(values)  # once: every lattice's grid follows from the same variances
     grids = {(t, w): grid_for(n, var, t, w) for t in cfgmod.TOPOLOGIES for w in (False, True)}
     return DataFacts(n, int(values.shape[1]), grids)
 

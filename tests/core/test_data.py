@@ -261,6 +261,27 @@ def test_session_fails_clearly_on_data_too_large(tmp_path):
     assert rec.status == "failed" and "too large for float64" in rec.message
 
 
+def test_a_value_marking_a_missing_one_is_refused_with_its_remedy_not_a_traceback(tmp_path, capsys):
+    """float64's largest number written for "no value", the grid left to the data: the default grid's principal
+    components raised a bare LinAlgError before the run's check could name the value (the API's too)."""
+    from som_studio import cli
+
+    p = tmp_path / "sentinel.csv"
+    p.write_text("a,b\n" + "".join(f"{i / 7:.3f},{i % 5}\n" for i in range(30)) + "1.7976931348623157e308,1\n")
+    assert cli.main(["bench", "--data", str(p), "--impl", "numpy-batch", "--epochs", "1", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "values up to 1.8e+308 are too large for float32" in err and "Traceback" not in err, err
+    assert "a value this large often marks a missing one: write those as empty cells or NA" in err
+    assert cli.main(["bench", "--data", str(p), "--scaling", "zscore", "--impl", "numpy-batch", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "feature 'a' cannot be scaled with zscore" in err and "marks a missing one" in err, err
+    assert "or leave it out with --ignore a" in err
+    from som_studio.api import TrainError, train
+
+    with pytest.raises(TrainError, match="too large for float32"):
+        train(str(p), epochs=1)
+
+
 @pytest.mark.parametrize(
     ("method", "column"),
     [

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shlex
@@ -53,6 +54,38 @@ def data_suffix(path: str | os.PathLike[str]) -> DataSuffix:
         if inner in TEXT_SUFFIXES:
             return DataSuffix(inner, True)
     return DataSuffix(suffix, False)
+
+
+#: Values this large are rarely measured: programs write float64's largest (1.8e308) or 1e300 for "no value".
+MISSING_MARK_MIN = 1e300
+
+
+def range_refusal(top: float, features: int, precision: str, name: object) -> str | None:
+    """Why values up to ``top`` in size are too large for ``precision`` (``None`` where they are not).
+
+    Every implementation sums squared differences of examples and units, which can reach ``4 * D * max|x|^2``:
+    past the precision's largest number they are infinite, best-matching units become arbitrary and the map turns
+    to NaN.
+    """
+    limit = math.sqrt(float(np.finfo(np.dtype(precision)).max) / (4 * features))
+    if top < limit:
+        return None
+    fix = (
+        _("min-max scale the data to [0, 1] or use float64")
+        if precision != "float64"
+        else _("min-max scale the data to [0, 1]")
+    )
+    if top >= MISSING_MARK_MIN:
+        fix = _("{fix}; a value this large often marks a missing one: write those as empty cells or NA").format(fix=fix)
+    return _(
+        "{path}: values up to {top:.3g} are too large for {precision}: squared distances of "
+        "{features}-feature examples overflow past {limit:.3g}; {fix}"
+    ).format(path=name, top=top, precision=precision, features=features, limit=limit, fix=fix)
+
+
+def ratio_text(ratio: float) -> str:
+    """A ratio of ranges as a reader takes it in: ``2,645`` or, past a million, ``4.5e+307``."""
+    return f"{ratio:,.0f}" if ratio < 1e6 else f"{ratio:.2g}"
 
 
 PYARROW_INSTALL = "pip install 'som-studio[parquet]'"

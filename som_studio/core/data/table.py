@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from som_studio.core import jax_runtime
-from som_studio.core.data.checks import DataError, any_missing
+from som_studio.core.data.checks import MISSING_MARK_MIN, DataError, any_missing, column_flag
 from som_studio.core.data.scaling import Scaling, fit_scaling, row_blocks
 from som_studio.i18n import _
 
@@ -73,11 +73,19 @@ class Table:
         if lost.any():
             j = int(np.argmax(lost))
             top = float(np.nanmax(np.abs(self.values[:, j])))
+            name = self.feature_names[j]
+            fix = (
+                _("a value this large often marks a missing one: write those as empty cells or NA")
+                if top >= MISSING_MARK_MIN
+                else _("divide the column by a power of ten")
+            )
             raise DataError(
                 _(
                     "{path}: feature {name!r} cannot be scaled with {method}: its values (up to {top:.3g} in size) "
-                    "overflow the arithmetic; divide the column by a power of ten, or leave it out with {flag}"
-                ).format(path=self.source, name=self.feature_names[j], method=method, top=top, flag="--ignore")
+                    "overflow the arithmetic; {fix}, or leave it out with {flag}"
+                ).format(
+                    path=self.source, name=name, method=method, top=top, fix=fix, flag=column_flag("--ignore", name)
+                )
             )
         return replace(self, values=values, scaling=s)
 

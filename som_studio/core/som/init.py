@@ -16,6 +16,7 @@ mean; ``sample``: a missing value is replaced by its feature's mean).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -142,7 +143,24 @@ def principal_variances(source: Source, scaling: str, batch_rows: int = 1 << 16)
     """``(rows, the two largest principal variances)`` of ``source`` scaled by ``scaling``: one pass."""
     moments = statistics(source, batch_rows)
     cov = scaled_summary(moments, fitted_scaling(moments, scaling))[3]
-    return moments.rows, covariance_components(np.atleast_2d(cov), 2)[0]
+    return moments.rows, _grid_variances(lambda: covariance_components(np.atleast_2d(cov), 2)[0])
+
+
+def grid_variances(data: np.ndarray) -> np.ndarray:
+    """The two largest principal variances of ``data``, as the default grid's sides take them."""
+    return _grid_variances(lambda: principal_components(data, 2)[1])
+
+
+def _grid_variances(variances: Callable[[], np.ndarray]) -> np.ndarray:
+    """``variances()``, or equal ones (a square map) where values too large for the arithmetic leave them
+    unknown: the eigendecomposition of an infinite covariance raised a bare ``LinAlgError`` before the run's own
+    check could refuse such values by name and say what to do."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        try:
+            var = variances()
+        except np.linalg.LinAlgError:
+            return np.ones(2)
+    return var if np.all(np.isfinite(var)) else np.ones(2)
 
 
 def default_grid(data: np.ndarray, topology: str = Topology.RECT, toroid: bool = False) -> tuple[int, int]:
@@ -152,8 +170,7 @@ def default_grid(data: np.ndarray, topology: str = Topology.RECT, toroid: bool =
     and on a hex lattice the height counts rows ``sqrt(3)/2`` apart. A hex
     toroid gets an even height.
     """
-    _, var, _ = principal_components(data, 2)
-    return grid_for(data.shape[0], var, topology, toroid)
+    return grid_for(data.shape[0], grid_variances(data), topology, toroid)
 
 
 def grid_for(n: int, var: np.ndarray, topology: str = Topology.RECT, toroid: bool = False) -> tuple[int, int]:

@@ -31,7 +31,6 @@ map does not depend on the block size.
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -51,8 +50,8 @@ from som_studio.core.data import (
     refuse_empty,
     refuse_empty_array_columns,
 )
+from som_studio.core.data.checks import range_refusal
 from som_studio.core.som.init import initial_map
-from som_studio.i18n import _
 
 if TYPE_CHECKING:
     from som_studio.core.data import Scaling
@@ -323,29 +322,14 @@ def load_problem_data(config: RunConfig) -> np.ndarray:
 
 
 def check_range(data: np.ndarray, precision: str, name: str = "data") -> None:
-    """Refuse data too large for the run's precision (:class:`DataError`).
-
-    Every implementation sums squared differences of examples and units, which
-    can reach ``4 * D * max|x|^2``: past the precision's largest number they are
-    infinite, best-matching units become arbitrary and the map turns to NaN.
-    """
+    """Refuse data too large for the run's precision (:class:`DataError`; :func:`range_refusal` says why)."""
     if data.size == 0:
         return
-    limit = math.sqrt(float(np.finfo(np.dtype(precision)).max) / (4 * data.shape[1]))
     # The extremes with NaN ignored, by reductions that copy nothing (``nanmax(abs(x))`` makes two copies).
     top = max(abs(float(np.fmin.reduce(data, axis=None))), abs(float(np.fmax.reduce(data, axis=None))))
-    if top >= limit:
-        fix = (
-            _("min-max scale the data to [0, 1] or use float64")
-            if precision != "float64"
-            else _("min-max scale the data to [0, 1]")
-        )
-        raise DataError(
-            _(
-                "{path}: values up to {top:.3g} are too large for {precision}: squared distances of "
-                "{features}-feature examples overflow past {limit:.3g}; {fix}"
-            ).format(path=name, top=top, precision=precision, features=data.shape[1], limit=limit, fix=fix)
-        )
+    refusal = range_refusal(top, data.shape[1], precision, name)
+    if refusal:
+        raise DataError(refusal)
 
 
 def make_problem(config: RunConfig, kind: str, data: np.ndarray | None = None) -> Problem:
@@ -400,7 +384,9 @@ def make_stream_problem(
     scaling = passes.fitted_scaling(moments, config.scaling_method)
     lo, hi, mean, cov = passes.scaled_summary(moments, scaling)
     top = float(np.max(np.maximum(np.abs(lo), np.abs(hi))))
-    check_range(np.array([[top] * source.features]), config.precision, source.spec)
+    refusal = range_refusal(top, source.features, config.precision, source.spec)
+    if refusal:
+        raise DataError(refusal)
     _, rng, _ = seed_streams(config.seed)
     h, w, d = config.height, config.width, source.features
     method = config.init_method

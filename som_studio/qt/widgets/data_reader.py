@@ -7,11 +7,13 @@ is read on a thread of its own, which only emits the private ``_read`` signal
 
 from __future__ import annotations
 
+import logging
 import threading
 
 from PySide6.QtCore import QObject, Signal
 
 from som_studio.app_model.form import DataInfo, DataKey, read_data
+from som_studio.i18n import _
 
 
 class DataReader(QObject):
@@ -32,11 +34,17 @@ class DataReader(QObject):
             return
         self._threads = [t for t in self._threads if t.is_alive()]
         self._reading = key
-        thread = threading.Thread(
-            target=lambda: self._read.emit(key, read_data(key)), name="som-data-reader", daemon=True
-        )
+        thread = threading.Thread(target=self._read_one, args=(key,), name="som-data-reader", daemon=True)
         self._threads.append(thread)
         thread.start()
+
+    def _read_one(self, key: DataKey) -> None:
+        try:
+            info = read_data(key)
+        except Exception as exc:  # a fault of ours: the form says so instead of reading "reading…" for ever
+            logging.getLogger(__name__).exception("reading %s", key.path)
+            info = DataInfo(error=_("{path}: could not be read ({why})").format(path=key.path, why=repr(exc)))
+        self._read.emit(key, info)
 
     def _on_read(self, key: DataKey, info: DataInfo) -> None:
         if key == self._reading:

@@ -106,3 +106,34 @@ def test_the_devices_line_gets_the_height_its_wrapped_words_need(qtbot):
     label = p.devices_label
     qtbot.waitUntil(lambda: label.height() >= label.heightForWidth(label.width()), timeout=WAIT_MS)
     assert label.heightForWidth(label.width()) > label.fontMetrics().lineSpacing() * 1.5  # it did wrap
+
+
+def test_a_table_with_a_value_too_large_is_refused_in_the_forms_words_not_left_reading(qtbot, window, tmp_path):
+    """float64's largest number written for "no value": the default grid's principal components raised a bare
+    LinAlgError on the reader's thread, and the form read "reading…" until another file was chosen."""
+    data = tmp_path / "sentinel.csv"
+    data.write_text("a,b\n" + "".join(f"{i / 7:.3f},{i % 5}\n" for i in range(30)) + "1.7976931348623157e308,1\n")
+    p = window.panel
+    p.grid.setCurrentText("auto")
+    p.file_data.setChecked(True)
+    p.path.setText(str(data))
+    p.path.editingFinished.emit()
+    qtbot.waitUntil(lambda: "too large for float32" in p.reason_label.text(), timeout=WAIT_MS)
+    assert "marks a missing one" in p.reason_label.text() and not window.run_action.isEnabled()
+
+
+def test_a_fault_while_reading_a_file_is_said_in_the_form(qtbot, window, tmp_path, monkeypatch):
+    from som_studio.qt.widgets import data_reader
+
+    def broken(key):
+        raise RuntimeError("a fault of ours")
+
+    monkeypatch.setattr(data_reader, "read_data", broken)
+    data = tmp_path / "t.csv"
+    data.write_text("a,b\n1,2\n3,4\n")
+    p = window.panel
+    p.file_data.setChecked(True)
+    p.path.setText(str(data))
+    p.path.editingFinished.emit()
+    qtbot.waitUntil(lambda: "could not be read" in p.reason_label.text(), timeout=WAIT_MS)
+    assert "a fault of ours" in p.reason_label.text() and not window.run_action.isEnabled()
