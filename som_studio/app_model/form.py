@@ -697,7 +697,7 @@ def _data_text(info: DataInfo, scaling: str, batch: int | None = None, online: b
                     _("{size}: read into memory (it fits; Stream from disk reads it in batches instead)").format(
                         size=size
                     ),
-                    *info.notes,
+                    *map(app_words, info.notes),
                 ]
             )
         if online:
@@ -713,12 +713,12 @@ def _data_text(info: DataInfo, scaling: str, batch: int | None = None, online: b
                 share=STREAM_SHARE,
                 have=format_bytes(memory.host_available()),
             )
-        return "\n".join([size, how, *info.notes])
+        return "\n".join([size, how, *map(app_words, info.notes)])
     if info.missing:
         size = _("{rows:,} x {features} loaded (with missing values)")
     else:
         size = _("{rows:,} x {features} loaded")
-    lines = [size.format(rows=rows, features=features), *info.notes]
+    lines = [size.format(rows=rows, features=features), *map(app_words, info.notes)]
     if scaling == "none" and info.range_ratio > RANGE_RATIO_FOR_ZSCORE:
         lines.append(
             _(

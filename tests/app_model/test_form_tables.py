@@ -129,6 +129,15 @@ def test_what_reading_the_file_guessed_is_shown_with_its_shape(tmp_path):
     assert st.data_text.splitlines() == ["2 x 3 loaded", note]
 
 
+def test_a_column_that_looks_like_an_identifier_is_said_in_the_forms_words(tmp_path):
+    path = tmp_path / "cells.csv"
+    path.write_text("event_id,a,b\n" + "".join(f"{i * 3 % 7},{i / 7:.3f},{i % 5}\n" for i in range(12)))
+    form = RunForm()
+    form.edit(impl="numpy-batch", iterations=3, file=True, path=str(path))
+    text = read(form).data_text
+    assert "carry it with ID column event_id or leave it out with Ignore event_id" in text and "--" not in text
+
+
 def test_ranges_far_apart_suggest_zscore_and_say_why():
     wine = resources.resource("data", "wine.csv")  # proline in the hundreds, hue about 1
     form = RunForm()
