@@ -159,6 +159,17 @@ def test_the_estimator_says_which_keywords_are_trains_and_what_fit_takes(values)
         som_studio.SOM("4x3", impl="numpy-batch", epochs=2).fit(frame)
 
 
+def test_a_frames_column_read_as_text_for_one_cell_quotes_that_cell(values):
+    """pandas' read_csv reads a column as text for one "-": the refusal quoted its first cell, a valid number."""
+    cells = [f"{v:.3f}" for v in values[:, 0]]
+    frame = pd.DataFrame({"a": cells, "b": values[:, 1], "kind": ["x", "y"] * 30})
+    with pytest.raises(ValueError, match=r"column 'a' holds numbers written as text \('-?\d\.\d{3}' at row 1"):
+        som_studio.train(frame, labels="kind", **SMALL)
+    cells[40] = "-"
+    with pytest.raises(ValueError, match=r"column 'a' is not numeric \(str\) \(value '-' at row 41 \(index 40\)\)"):
+        som_studio.train(frame.assign(a=cells), labels="kind", **SMALL)
+
+
 def test_a_frame_refuses_what_a_csv_refuses_in_the_apis_words(values):
     frame = pd.DataFrame(values, columns=NAMES).assign(name=["a"] * 60)
     with pytest.raises(ValueError, match=r"column 'name' is not numeric.*labels='name'") as err:

@@ -451,8 +451,32 @@ def _numeric_column(
         elif isinstance(v, (int, float, bool, np.number, np.bool_)):
             out[i] = float(v)
         else:
-            raise DataError(non_numeric_column(source, name, type(v).__name__, spell, value=v, row=row_name(i, index)))
+            # A column read as text for one cell that is no number (pandas' read_csv does so for a "-"): that cell
+            # is the one to quote, not the first, which may read as a number.
+            bad = next((k for k in range(i, len(col)) if not _reads_as_number(col[k])), None)
+            if bad is None:
+                raise DataError(
+                    _(
+                        "{path}: column {name!r} holds numbers written as text ({value!r} at row {row}): store it "
+                        "as a numeric column"
+                    ).format(path=source, name=name, value=v, row=row_name(i, index))
+                )
+            w = col[bad]
+            raise DataError(
+                non_numeric_column(source, name, type(w).__name__, spell, value=w, row=row_name(bad, index))
+            )
     return out
+
+
+def _reads_as_number(v: Any) -> bool:
+    """Whether a frame's cell is a number, missing, or text that reads as a number."""
+    if v is None or isinstance(v, (int, float, bool, np.number, np.bool_)):
+        return True
+    try:
+        float(v)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def non_numeric_column(
