@@ -81,6 +81,22 @@ def test_a_bad_cell_below_numbers_is_said_to_be_no_number_nor_missing_value(tmp_
     assert {m.lower() for m in csv_reader.MISSING_SHOWN} | {""} == csv_reader.MISSING  # the markers named are read
 
 
+def test_every_text_column_of_the_refused_line_is_named_so_that_one_run_fixes_them_all(tmp_path):
+    # A date and a city: the refusal named the date; left out, the next run named the city.
+    p = tmp_path / "air.csv"
+    p.write_text("date,temp,city,site,pm25\n2023-01-01,17.1,Incheon,north,13.5\n2023-01-02,16.0,Seoul,south,NA\n")
+    with pytest.raises(DataError) as info:
+        read_table(p)
+    assert str(info.value).endswith(
+        "; columns 'city', 'site' hold text in that line too (left out with --ignore city --ignore site)"
+    ), info.value
+    with pytest.raises(DataError) as info:
+        read_table(p, ignore=("date",))
+    assert "non-numeric value 'Incheon'" in str(info.value)
+    assert str(info.value).endswith("; column 'site' holds text in that line too (left out with --ignore site)")
+    assert read_table(p, labels="city", ignore=("date", "site")).feature_names == ("temp", "pm25")
+
+
 def test_a_bad_cell_with_nothing_above_it_may_be_a_text_column_and_flags_are_quoted(tmp_path):
     p = tmp_path / "q.csv"
     p.write_text(SPACED.replace("\n5.0,3.0,", "\n5.0,?,"))  # the first row: a text column's first cell, perhaps

@@ -27,7 +27,7 @@ from som_studio.core.data.checks import (
 from som_studio.core.data.encoding import detect_encoding
 from som_studio.core.data.files import READ_ERRORS, open_text, unreadable
 from som_studio.core.data.table import default_feature_names
-from som_studio.i18n import _
+from som_studio.i18n import _, ngettext
 
 # Cell texts read as a missing value (compared in lower case).
 MISSING = frozenset({"", "na", "nan", "n/a"})
@@ -402,7 +402,8 @@ class CsvReader:
             except _NotANumber as bad:
                 k = cols.index(bad.column)
                 above = bool(self._numbers[k]) or any(not math.isnan(row[k]) for row in buf_v)
-                raise DataError(self._not_a_number(r[bad.column], n, bad.column, above)) from None
+                others = [] if above else [j for j in cols if j != bad.column and _is_text(r[j])]
+                raise DataError(self._not_a_number(r[bad.column], n, bad.column, above, others)) from None
             if self.label_index is not None:
                 buf_l.append(r[self.label_index])
             if self.id_index is not None:
@@ -479,9 +480,10 @@ class CsvReader:
             ignore=column_flag("--ignore", self.columns[0]),
         )
 
-    def _not_a_number(self, cell: str, line: int, j: int, above: bool) -> str:
+    def _not_a_number(self, cell: str, line: int, j: int, above: bool, others: Sequence[int] = ()) -> str:
         """The message for ``cell``, neither a number nor a missing value, at ``line`` in column ``j``; ``above``:
-        whether the column holds a number in a row above it (then it is a column of numbers with one bad cell)."""
+        whether the column holds a number in a row above it (then it is a column of numbers with one bad cell);
+        ``others``: the row's other feature columns that hold text, named too so that one run fixes them all."""
         markers = ", ".join(MISSING_SHOWN)
         named = self._named(j)
         where = {"path": self.path, "value": cell, "line": line, "column": j + 1, "named": named, "markers": markers}
@@ -497,7 +499,7 @@ class CsvReader:
                 "the rows above: neither a number nor a missing value (an empty cell or {markers}, in upper or lower "
                 "case); write it as a number or as one of those, or leave the column out ({ignore})"
             ).format(**where, ignore=column_flag("--ignore", name))
-        return _(
+        said = _(
             "{path}: non-numeric value {value!r} at line {line}, column {column}{named}: a text column can be the "
             "labels ({labels}), left out ({ignore}) or carried through ({id}); in a column of numbers, a missing "
             "value is an empty cell or {markers}, in upper or lower case"
@@ -507,6 +509,30 @@ class CsvReader:
             ignore=column_flag("--ignore", name),
             id=column_flag("--id", name),
         )
+        if not others:
+            return said
+        names = [self.columns[k] for k in others]
+        return said + ngettext(
+            "; column {names} holds text in that line too (left out with {ignore})",
+            "; columns {names} hold text in that line too (left out with {ignore})",
+            len(names),
+        ).format(
+            names=", ".join(f"{n!r}" for n in names),
+            ignore=" ".join(column_flag("--ignore", n) for n in names),
+        )
+
+
+def _is_text(cell: str) -> bool:
+    """Whether ``cell`` is neither a number nor a missing value (what refuses a column as a feature)."""
+    try:
+        float(cell)
+    except ValueError:
+        return (
+            cell.lower() not in MISSING
+            and not GROUPED.fullmatch(cell.strip())
+            and not DECIMAL_COMMA.fullmatch(cell.strip())
+        )
+    return False
 
 
 def _delimiter(first: str, below: str | None) -> str:
