@@ -66,7 +66,7 @@ def test_a_bad_cell_below_numbers_is_said_to_be_no_number_nor_missing_value(tmp_
     from som_studio.core.data import csv_reader
 
     p = tmp_path / "q.csv"
-    p.write_text(SPACED.replace("\n5.5,3.5,", "\n5.5,?,"))
+    p.write_text(SPACED.replace("\n5.5,3.5,", "\n5.5,3..5,"))
     if arrow:  # pyarrow's blocks of a few rows: the numbers above it were read by pyarrow
         pytest.importorskip("pyarrow")
         monkeypatch.setattr(csv_reader, "ARROW_BLOCK_BYTES", 64)
@@ -74,9 +74,9 @@ def test_a_bad_cell_below_numbers_is_said_to_be_no_number_nor_missing_value(tmp_
     with pytest.raises(DataError) as info:
         read_table(p, labels="target")
     assert str(info.value) == (
-        f"{p}: non-numeric value '?' at line 7, column 2 ('sepal width (cm)'), which holds numbers in the rows above: "
-        "neither a number nor a missing value (an empty cell or NA, NaN, N/A, in upper or lower case); write it as "
-        "a number or as one of those, or leave the column out (--ignore 'sepal width (cm)')"
+        f"{p}: non-numeric value '3..5' at line 7, column 2 ('sepal width (cm)'), which holds numbers in the rows "
+        "above: neither a number nor a missing value (an empty cell or NA, NaN, N/A, in upper or lower case); write "
+        "it as a number or as one of those, or leave the column out (--ignore 'sepal width (cm)')"
     )
     assert {m.lower() for m in csv_reader.MISSING_SHOWN} | {""} == csv_reader.MISSING  # the markers named are read
 
@@ -99,11 +99,11 @@ def test_every_text_column_of_the_refused_line_is_named_so_that_one_run_fixes_th
 
 def test_a_bad_cell_with_nothing_above_it_may_be_a_text_column_and_flags_are_quoted(tmp_path):
     p = tmp_path / "q.csv"
-    p.write_text(SPACED.replace("\n5.0,3.0,", "\n5.0,?,"))  # the first row: a text column's first cell, perhaps
+    p.write_text(SPACED.replace("\n5.0,3.0,", "\n5.0,high,"))  # the first row: a text column's first cell, perhaps
     with pytest.raises(DataError) as info:
         read_table(p, labels="target")
     assert str(info.value) == (
-        f"{p}: non-numeric value '?' at line 2, column 2 ('sepal width (cm)'): a text column can be the labels "
+        f"{p}: non-numeric value 'high' at line 2, column 2 ('sepal width (cm)'): a text column can be the labels "
         "(--labels 'sepal width (cm)'), left out (--ignore 'sepal width (cm)') or carried through "
         "(--id 'sepal width (cm)'); in a column of numbers, a missing value is an empty cell or NA, NaN, N/A, in "
         "upper or lower case"
@@ -112,6 +112,20 @@ def test_a_bad_cell_with_nothing_above_it_may_be_a_text_column_and_flags_are_quo
     q.write_text(SPACED.replace("\n5.0,3.0,", "\n5.0,NA,").replace("\n5.1,3.1,", "\n5.1,oops,"))
     with pytest.raises(DataError, match="a text column can be the labels"):
         read_table(q, labels="target")
+
+
+@pytest.mark.parametrize("marker", ["?", "-", "NULL", "#N/A"])
+def test_another_spelling_of_no_value_is_refused_as_such_in_the_first_row_or_below(tmp_path, marker):
+    # "?" in the first row read as the first cell of a text column: "it can be the labels".
+    for line in ("\n5.0,3.0,", "\n5.5,3.5,"):
+        p = tmp_path / "q.csv"
+        p.write_text(SPACED.replace(line, line[:5] + f"{marker},"))  # the second column's cell
+        with pytest.raises(DataError) as info:
+            read_table(p, labels="target")
+        assert f"{marker!r} at line" in str(info.value) and str(info.value).endswith(
+            "('sepal width (cm)') is not read as a missing value: write missing values as empty cells or NA, NaN, "
+            "N/A (in upper or lower case), or leave the column out (--ignore 'sepal width (cm)')"
+        ), info.value
 
 
 def test_a_bad_cell_in_a_runs_feature_names_the_missing_values(tmp_path):

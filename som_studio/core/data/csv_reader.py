@@ -33,6 +33,9 @@ from som_studio.i18n import _, ngettext
 MISSING = frozenset({"", "na", "nan", "n/a"})
 #: :data:`MISSING`'s texts as messages write them (beside "an empty cell").
 MISSING_SHOWN = ("NA", "NaN", "N/A")
+#: Other ways tables write "no value" (spreadsheets, databases, R, SPSS exports): not read as missing, but a cell
+#: holding one is refused as such, not as the first cell of a text column.
+OTHER_MISSING = frozenset({"?", "-", "--", ".", "null", "none", "#n/a", "n.a.", "missing"})
 # A number written with a decimal comma (thousands grouped by points or not): "5,1", "-1.234,5".
 DECIMAL_COMMA = re.compile(r"[+-]?\d{1,3}(\.\d{3})*,\d+|[+-]?\d+,\d+")
 # A number that may be written with its thousands grouped by commas: "1,234", "12,345,678.5".
@@ -493,6 +496,12 @@ class CsvReader:
                 "a missing value (an empty cell or {markers}, in upper or lower case)"
             ).format(**where)
         name = self.columns[j]
+        if cell.strip().lower() in OTHER_MISSING:
+            return _(
+                "{path}: {value!r} at line {line}, column {column}{named} is not read as a missing value: write "
+                "missing values as empty cells or {markers} (in upper or lower case), or leave the column out "
+                "({ignore})"
+            ).format(**where, ignore=column_flag("--ignore", name))
         if above:
             return _(
                 "{path}: non-numeric value {value!r} at line {line}, column {column}{named}, which holds numbers in "
