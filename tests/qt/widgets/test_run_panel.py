@@ -73,14 +73,21 @@ def test_open_example_data_shows_iris_ready_to_run_and_jax_refuses_hex_by_contro
         assert not window.run_action.isEnabled()
 
 
+def _use_file(window, path, grid=None):
+    """The run panel of ``window`` set to read ``path`` (and its grid to ``grid``), as a user types it."""
+    p = window.panel
+    if grid is not None:
+        p.grid.setCurrentText(grid)
+    p.file_data.setChecked(True)
+    p.path.setText(str(path))
+    p.path.editingFinished.emit()
+    return p
+
+
 def test_a_table_column_is_chosen_from_the_file_and_the_grid_left_to_auto_says_what_it_chose(qtbot, window, tmp_path):
     data = tmp_path / "t.csv"
     data.write_text("a,b,kind\n" + "".join(f"{i},{i * i % 7},{'xy'[i % 2]}\n" for i in range(40)))
-    p = window.panel
-    p.grid.setCurrentText("auto")
-    p.file_data.setChecked(True)
-    p.path.setText(str(data))
-    p.path.editingFinished.emit()
+    p = _use_file(window, data, grid="auto")
     qtbot.waitUntil(lambda: "non-numeric" in p.reason_label.text(), timeout=WAIT_MS)
     assert "(Label column kind)" in p.reason_label.text()
     p.table.labels.setCurrentText("kind")
@@ -113,11 +120,7 @@ def test_a_table_with_a_value_too_large_is_refused_in_the_forms_words_not_left_r
     LinAlgError on the reader's thread, and the form read "reading…" until another file was chosen."""
     data = tmp_path / "sentinel.csv"
     data.write_text("a,b\n" + "".join(f"{i / 7:.3f},{i % 5}\n" for i in range(30)) + "1.7976931348623157e308,1\n")
-    p = window.panel
-    p.grid.setCurrentText("auto")
-    p.file_data.setChecked(True)
-    p.path.setText(str(data))
-    p.path.editingFinished.emit()
+    p = _use_file(window, data, grid="auto")
     qtbot.waitUntil(lambda: "too large for float32" in p.reason_label.text(), timeout=WAIT_MS)
     assert "marks a missing one" in p.reason_label.text() and not window.run_action.isEnabled()
 
@@ -131,9 +134,6 @@ def test_a_fault_while_reading_a_file_is_said_in_the_form(qtbot, window, tmp_pat
     monkeypatch.setattr(data_reader, "read_data", broken)
     data = tmp_path / "t.csv"
     data.write_text("a,b\n1,2\n3,4\n")
-    p = window.panel
-    p.file_data.setChecked(True)
-    p.path.setText(str(data))
-    p.path.editingFinished.emit()
+    p = _use_file(window, data)
     qtbot.waitUntil(lambda: "could not be read" in p.reason_label.text(), timeout=WAIT_MS)
     assert "a fault of ours" in p.reason_label.text() and not window.run_action.isEnabled()
