@@ -38,6 +38,7 @@ from som_studio.core.data.checks import (
     ratio_text,
     reword_column_flags,
     spans_ratio,
+    widest_feature,
 )
 from som_studio.core.impls import memory, registry
 from som_studio.i18n import N_, _, format_bytes, ngettext
@@ -98,6 +99,7 @@ class DataInfo:
     grids: Mapping[tuple[str, bool], tuple[int, int]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     range_ratio: float = 1.0  # the widest feature's range over the narrowest's, unscaled
+    widest: str = ""  # the feature with the widest range, unscaled
     largest: float = 0.0  # the largest value in size the run would train on (scaled as the key says)
     #: A folder or a glob: ``(files, bytes on disk)``; its rows are streamed, never loaded.
     streamed: tuple[int, int] | None = None
@@ -261,11 +263,31 @@ def read_data(key: DataKey) -> DataInfo:
         )
     facts = data_facts(table)
     ratio = range_ratio(raw.values)
+    widest = _widest(raw.values, raw.feature_names)
     shape = (facts.rows, facts.features)
     largest = _largest(table.values)
     return DataInfo(
-        columns, shape, "", table.has_missing, table.feature_names, facts.grids, table.notes, ratio, largest=largest
+        columns,
+        shape,
+        "",
+        table.has_missing,
+        table.feature_names,
+        facts.grids,
+        table.notes,
+        ratio,
+        widest,
+        largest=largest,
     )
+
+
+def _widest(values: Any, names: Any) -> str:
+    """The feature of ``values`` with the widest range (:func:`~som_studio.core.data.checks.widest_feature`)."""
+    import numpy as np
+
+    if not values.size:
+        return ""
+    with np.errstate(all="ignore"):
+        return widest_feature(np.nanmin(values, axis=0), np.nanmax(values, axis=0), names)
 
 
 def _largest(values: Any) -> float:
@@ -721,10 +743,17 @@ def _data_text(info: DataInfo, scaling: str, batch: int | None = None, online: b
     lines = [size.format(rows=rows, features=features), *map(app_words, info.notes)]
     if scaling == "none" and info.range_ratio > RANGE_RATIO_FOR_ZSCORE:
         lines.append(
-            _(
-                "Its features' ranges differ up to {ratio}x: unscaled, the widest would shape the map "
-                "alone. Scaling {zscore} gives every feature the same weight."
-            ).format(ratio=ratio_text(info.range_ratio), zscore="zscore")
+            (
+                _(
+                    "Its features' ranges differ up to {ratio}x: unscaled, the widest, {widest!r}, would shape the "
+                    "map alone. Scaling {zscore} gives every feature the same weight."
+                )
+                if info.widest
+                else _(
+                    "Its features' ranges differ up to {ratio}x: unscaled, the widest would shape the map "
+                    "alone. Scaling {zscore} gives every feature the same weight."
+                )
+            ).format(ratio=ratio_text(info.range_ratio), widest=info.widest, zscore="zscore")
         )
     return "\n".join(lines)
 

@@ -385,20 +385,27 @@ def _problem_notes(run: Compared) -> list[Flag]:
 
 def _scaling_flags(runs: Sequence[Compared]) -> list[Flag]:
     """One note per data set whose features' ranges lie far apart and that the runs did not scale, naming them."""
-    wide: dict[float, list[str]] = {}
+    wide: dict[tuple[float, str], list[str]] = {}
     for run in runs:
         ratio = float(run.record.extra.get("range_ratio") or 0.0)
         if ratio > RANGE_RATIO_FOR_ZSCORE and run.record.config.get("scaling", "none") == "none":
-            wide.setdefault(ratio, []).append(run.name)
+            wide.setdefault((ratio, str(run.record.extra.get("widest_feature") or "")), []).append(run.name)
     return [
         Flag(
             "note",
-            _(
-                "{runs}: the features' ranges differ up to {ratio}x and the data are not scaled: the widest "
-                "feature shapes the map alone; scaling {zscore} gives every feature the same weight"
-            ).format(runs=", ".join(names), ratio=ratio_text(ratio), zscore="zscore"),
+            (
+                _(
+                    "{runs}: the features' ranges differ up to {ratio}x and the data are not scaled: the widest "
+                    "feature, {widest!r}, shapes the map alone; scaling {zscore} gives every feature the same weight"
+                )
+                if widest
+                else _(
+                    "{runs}: the features' ranges differ up to {ratio}x and the data are not scaled: the widest "
+                    "feature shapes the map alone; scaling {zscore} gives every feature the same weight"
+                )
+            ).format(runs=", ".join(names), ratio=ratio_text(ratio), widest=widest, zscore="zscore"),
         )
-        for ratio, names in wide.items()
+        for (ratio, widest), names in wide.items()
     ]
 
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from som_studio.config import RunConfig, parse_layout
 from som_studio.core.data import DataError, Scaling, Table
-from som_studio.core.data.checks import spans_ratio
+from som_studio.core.data.checks import spans_ratio, widest_feature
 from som_studio.core.data.stream import Source
 from som_studio.core.impls import streamed, user_impl
 from som_studio.core.impls.protocol import Implementation
@@ -280,6 +280,7 @@ class Training:
         data_range = _data_range(problem)
         if cfg.scaling_method == "none" and cfg.data.path is not None:  # a comparison notes features far apart
             record.extra["range_ratio"] = spans_ratio(*data_range)
+            record.extra["widest_feature"] = widest_feature(*data_range, _feature_names(source, table))
         yield Started(
             config=cfg,
             kind=impl.kind,

@@ -145,6 +145,7 @@ def test_ranges_far_apart_suggest_zscore_and_say_why():
     st = read(form)
     assert st.runnable and (st.samples, st.features) == (178, 13)
     assert "zscore" in st.data_text and "differ up to" in st.data_text and "same weight" in st.data_text
+    assert "the widest, 'proline', would shape the map alone" in st.data_text
     st = form.edit(scaling="zscore")
     assert "zscore" not in read(form).data_text  # chosen: nothing to suggest
     form.edit(scaling="none", path=str(IRIS), labels="species")  # ranges within 100x of each other

@@ -90,6 +90,7 @@ def test_features_far_apart_unscaled_are_noted_and_scaled_ones_are_not(tmp_path)
     unscaled = _run("numpy-batch", data=DataSpec(path=str(path)))
     texts = [f.text for f in compare([unscaled]).flags]
     assert any("ranges differ up to" in t and "scaling zscore gives every feature" in t for t in texts), texts
+    assert any("the widest feature, 'c', shapes the map alone" in t for t in texts), texts
     scaled = _run("numpy-batch", data=DataSpec(path=str(path)), scaling="zscore")
     assert not any("ranges differ" in f.text for f in compare([scaled]).flags)
     assert not any("ranges differ" in f.text for f in compare([_run("numpy-batch")]).flags)  # random colours

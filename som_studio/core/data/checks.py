@@ -350,6 +350,16 @@ RANGE_RATIO_FOR_ZSCORE = 100.0
 """Feature ranges further apart than this: the form suggests z-score scaling, a comparison notes it."""
 
 
+def widest_feature(low: Sequence[float] | np.ndarray, high: Sequence[float] | np.ndarray, names: Sequence[str]) -> str:
+    """The name of the feature with the widest range (``""`` for none): the one an unscaled map follows."""
+    with np.errstate(all="ignore"):
+        spans = np.asarray(high, dtype=float) - np.asarray(low, dtype=float)
+    spans = np.where(np.isfinite(spans), spans, -np.inf)
+    if not spans.size or len(names) != spans.size or not np.isfinite(spans.max()):
+        return ""
+    return str(names[int(np.argmax(spans))])
+
+
 def spans_ratio(low: Sequence[float] | np.ndarray, high: Sequence[float] | np.ndarray) -> float:
     """The widest feature's range over the narrowest (non-zero) one's, from each feature's least and greatest
     value; 1 for one feature or none."""
