@@ -289,7 +289,14 @@ def check_table(
         raise ConfigError("scaling", _("scales the features of a data file; random colours are already in [0, 1]"))
     named = [("labels", labels), ("id_column", id_column)] + [("ignore", c) for c in ignore]
     for name, col in named:
-        if col is not None and (not isinstance(col, str) or not col.strip()):
+        if col is not None and not isinstance(col, str):  # a column's values (a Series, an array): its type only
+            name_of = getattr(col, "name", None)
+            hint = _("; give its name, {name!r}").format(name=name_of) if isinstance(name_of, str) else ""
+            raise ConfigError(
+                name,
+                _("a column name is required, got a {kind}{hint}").format(kind=type(col).__name__, hint=hint),
+            )
+        if col is not None and not col.strip():
             raise ConfigError(name, _("a column name is required, got {value!r}").format(value=col))
     if labels is not None and labels == id_column:
         raise ConfigError("id_column", _("column {name!r} is already the labels").format(name=labels))

@@ -292,6 +292,14 @@ def test_a_frames_column_numbering_its_rows_is_said_in_pythons_words(values):
     assert "id_column='No'" in said and "--" not in said, said
 
 
+def test_a_column_given_for_its_name_is_refused_in_one_line_naming_it(values):
+    # labels=df["kind"] printed the whole Series in the refusal.
+    frame = pd.DataFrame(values[:, :3], columns=["a", "b", "c"]).assign(kind=["x", "y"] * 30)
+    with pytest.raises(ValueError) as err:
+        som_studio.train(frame, labels=frame["kind"], **SMALL)
+    assert str(err.value) == "labels: a column name is required, got a Series; give its name, 'kind'"
+
+
 def test_integer_labels_read_the_same_whether_or_not_a_label_is_missing(values, tmp_path):
     """pandas holds an integer column with a missing cell as floats: its labels were "1.0" there, "1" elsewhere."""
     frame = pd.DataFrame(values, columns=["a", "b", "c", "d"])
