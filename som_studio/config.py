@@ -29,6 +29,7 @@ from som_studio.run_settings import Scaling as Scaling
 from som_studio.run_settings import Setting as Setting
 from som_studio.run_settings import Topology as Topology
 from som_studio.run_settings import (
+    column_name_problem,
     count_check,
     declared,
     flag_check,
@@ -287,17 +288,9 @@ def check_table(
         raise ConfigError(given, _("labels, ignored and id columns name columns of a data file; none is given"))
     if scaling != "none" and not file:
         raise ConfigError("scaling", _("scales the features of a data file; random colours are already in [0, 1]"))
-    named = [("labels", labels), ("id_column", id_column)] + [("ignore", c) for c in ignore]
-    for name, col in named:
-        if col is not None and not isinstance(col, str):  # a column's values (a Series, an array): its type only
-            name_of = getattr(col, "name", None)
-            hint = _("; give its name, {name!r}").format(name=name_of) if isinstance(name_of, str) else ""
-            raise ConfigError(
-                name,
-                _("a column name is required, got a {kind}{hint}").format(kind=type(col).__name__, hint=hint),
-            )
-        if col is not None and not col.strip():
-            raise ConfigError(name, _("a column name is required, got {value!r}").format(value=col))
+    for name, col in [("labels", labels), ("id_column", id_column)] + [("ignore", c) for c in ignore]:
+        if col is not None and (why := column_name_problem(col)):
+            raise ConfigError(name, why)
     if labels is not None and labels == id_column:
         raise ConfigError("id_column", _("column {name!r} is already the labels").format(name=labels))
     for col in ignore:

@@ -174,6 +174,16 @@ def parse_radii(text: str) -> tuple[float, float] | None:
     return vals[0], vals[1]
 
 
+def column_name_problem(col: object) -> str:
+    """Why ``col`` cannot name a column (``""`` where it can): a column's values given for its name (a Series,
+    an array) are said by their type, never printed whole."""
+    if not isinstance(col, str):
+        name = getattr(col, "name", None)
+        hint = _("; give its name, {name!r}").format(name=name) if isinstance(name, str) else ""
+        return _("a column name is required, got a {kind}{hint}").format(kind=type(col).__name__, hint=hint)
+    return "" if col.strip() else _("a column name is required, got {value!r}").format(value=col)
+
+
 def parse_columns(text: str) -> tuple[str, ...]:
     """``COL[,COL...]``: column names, blanks dropped."""
     return tuple(c.strip() for c in text.split(",") if c.strip())
