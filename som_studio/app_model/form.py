@@ -34,6 +34,7 @@ from som_studio.app_model import estimate
 from som_studio.config import ConfigError, Refusal, RunConfig
 from som_studio.core.data.checks import (
     RANGE_RATIO_FOR_ZSCORE,
+    largest_magnitude,
     range_refusal,
     ratio_text,
     reword_column_flags,
@@ -262,10 +263,10 @@ def read_data(key: DataKey) -> DataInfo:
             columns, None, _("cannot read {path}: {error}").format(path=key.path, error=exc.strerror or exc)
         )
     facts = data_facts(table)
-    ratio = range_ratio(raw.values)
-    widest = _widest(raw.values, raw.feature_names)
+    low, high = _feature_ranges(raw.values)
+    ratio, widest = spans_ratio(low, high), widest_feature(low, high, raw.feature_names)
     shape = (facts.rows, facts.features)
-    largest = _largest(table.values)
+    largest = largest_magnitude(table.values)
     return DataInfo(
         columns,
         shape,
@@ -278,25 +279,6 @@ def read_data(key: DataKey) -> DataInfo:
         widest,
         largest=largest,
     )
-
-
-def _widest(values: Any, names: Any) -> str:
-    """The feature of ``values`` with the widest range (:func:`~som_studio.core.data.checks.widest_feature`)."""
-    import numpy as np
-
-    if not values.size:
-        return ""
-    with np.errstate(all="ignore"):
-        return widest_feature(np.nanmin(values, axis=0), np.nanmax(values, axis=0), names)
-
-
-def _largest(values: Any) -> float:
-    """The largest value of ``values`` in size, NaN left out, by reductions that copy nothing."""
-    import numpy as np
-
-    if not values.size:
-        return 0.0
-    return max(abs(float(np.fmin.reduce(values, axis=None))), abs(float(np.fmax.reduce(values, axis=None))))
 
 
 def _too_big_to_load(path: str) -> bool:
@@ -349,14 +331,14 @@ def _read_folder(key: DataKey) -> DataInfo:
     )
 
 
-def range_ratio(values: Any) -> float:
-    """The widest feature's range over the narrowest (non-zero) one's; 1 for one feature or none."""
+def _feature_ranges(values: Any) -> tuple[Any, Any]:
+    """Each feature's least and greatest value, missing ones left out (empty for no rows)."""
     import numpy as np
 
     with np.errstate(all="ignore"):
         if not values.size:
-            return 1.0
-        return spans_ratio(np.nanmin(values, axis=0), np.nanmax(values, axis=0))
+            return np.zeros(0), np.zeros(0)
+        return np.nanmin(values, axis=0), np.nanmax(values, axis=0)
 
 
 # The settings the form builds itself: the implementation chosen, the grid left to "auto" or

@@ -83,6 +83,14 @@ def range_refusal(top: float, features: int, precision: str, name: object) -> st
     ).format(path=name, top=top, precision=precision, features=features, limit=limit, fix=fix)
 
 
+def largest_magnitude(values: np.ndarray) -> float:
+    """The largest value of ``values`` in size, NaN left out (0 for none), by reductions that copy nothing
+    (``nanmax(abs(x))`` makes two copies)."""
+    if not values.size:
+        return 0.0
+    return max(abs(float(np.fmin.reduce(values, axis=None))), abs(float(np.fmax.reduce(values, axis=None))))
+
+
 def ratio_text(ratio: float) -> str:
     """A ratio of ranges as a reader takes it in: ``2,645`` or, past a million, ``4.5e+307``."""
     return f"{ratio:,.0f}" if ratio < 1e6 else f"{ratio:.2g}"

@@ -50,7 +50,7 @@ from som_studio.core.data import (
     refuse_empty,
     refuse_empty_array_columns,
 )
-from som_studio.core.data.checks import range_refusal
+from som_studio.core.data.checks import largest_magnitude, range_refusal
 from som_studio.core.som.init import initial_map
 
 if TYPE_CHECKING:
@@ -325,9 +325,7 @@ def check_range(data: np.ndarray, precision: str, name: str = "data") -> None:
     """Refuse data too large for the run's precision (:class:`DataError`; :func:`range_refusal` says why)."""
     if data.size == 0:
         return
-    # The extremes with NaN ignored, by reductions that copy nothing (``nanmax(abs(x))`` makes two copies).
-    top = max(abs(float(np.fmin.reduce(data, axis=None))), abs(float(np.fmax.reduce(data, axis=None))))
-    refusal = range_refusal(top, data.shape[1], precision, name)
+    refusal = range_refusal(largest_magnitude(data), data.shape[1], precision, name)
     if refusal:
         raise DataError(refusal)
 
