@@ -150,3 +150,13 @@ def test_ranges_far_apart_suggest_zscore_and_say_why():
     assert "zscore" not in read(form).data_text  # chosen: nothing to suggest
     form.edit(scaling="none", path=str(IRIS), labels="species")  # ranges within 100x of each other
     assert "differ up to" not in read(form).data_text
+
+
+def test_ranges_past_float64s_range_read_as_a_number_not_inf(tmp_path):
+    path = tmp_path / "sentinel.csv"
+    # b spans 0.01: the ratio of the ranges overflows float64
+    path.write_text("a,b\n" + "".join(f"{i / 7:.3f},{i % 2 / 100}\n" for i in range(30)) + "1.7976931348623157e308,0\n")
+    form = RunForm()
+    form.edit(impl="numpy-batch", iterations=3, file=True, path=str(path))
+    text = read(form).data_text
+    assert "differ up to 1.8e+308x" in text and "inf" not in text, text

@@ -374,4 +374,5 @@ def spans_ratio(low: Sequence[float] | np.ndarray, high: Sequence[float] | np.nd
     with np.errstate(all="ignore"):
         spans = np.asarray(high, dtype=float) - np.asarray(low, dtype=float)
     spans = spans[np.isfinite(spans) & (spans > 0)]
-    return float(spans.max() / spans.min()) if spans.size > 1 else 1.0
+    with np.errstate(over="ignore"):  # held at float64's largest: an infinite ratio read "infx" and is no JSON
+        return min(float(spans.max() / spans.min()), float(np.finfo(float).max)) if spans.size > 1 else 1.0
