@@ -134,7 +134,10 @@ def id_like_notes(
 def _numbers_rows(col: np.ndarray) -> bool:
     """Whether ``col`` numbers its rows: whole numbers, each once, in order or a run of consecutive ones."""
     n = len(col)
-    if n < NUMBERED_MIN_ROWS or not np.all(np.isfinite(col)) or not np.all(col == np.round(col)):
+    head = col[:64]  # most columns fail here (a fraction, a repeat): 0.56 s on 10^6 x 30 checked whole, every time
+    if n < NUMBERED_MIN_ROWS or not np.all(head == np.round(head)) or len(np.unique(head)) < len(head):
+        return False
+    if not np.all(np.isfinite(col)) or not np.all(col == np.round(col)):
         return False
     steps = np.diff(col)
     if np.all(steps > 0) or np.all(steps < 0):
