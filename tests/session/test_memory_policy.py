@@ -11,6 +11,7 @@ import pytest
 
 from som_studio.core import jax_runtime
 from som_studio.core.impls import registry
+from som_studio.session.events import ChunkTimed
 from som_studio.session.session import Session, run_to_completion
 
 
@@ -43,20 +44,36 @@ def test_the_users_setting_wins():
     assert _env_in_child({"XLA_PYTHON_CLIENT_PREALLOCATE": "true"}) == "true False"
 
 
+def _left_after_first_chunk(session: Session) -> None:
+    """Stop reading the run's events after its first timed chunk, as a caller breaking out of its loop does."""
+    events = session.run()
+    for ev in events:
+        if isinstance(ev, ChunkTimed):
+            break
+    events.close()
+
+
 @pytest.mark.parametrize("impl", [i.name for i in registry.all_implementations() if i.backend == "jax"])
-def test_a_runs_device_buffers_are_freed_when_it_ends(impl, small_config):
+@pytest.mark.parametrize("end", ["finished", "left"])
+def test_a_runs_device_buffers_are_freed_when_it_ends(impl, end, small_config):
     jax = jax_runtime.jax()
     before = {id(a) for a in jax.live_arrays()}
-    cfg = replace(small_config, impl=impl, steps=50, epochs=2)
+    kind = registry.get(impl).kind
+    # Long enough that a run left after its first timed chunk is left before its end.
     cfg = replace(
-        cfg,
-        steps=cfg.steps if registry.get(impl).kind == "online" else None,
-        epochs=cfg.epochs if registry.get(impl).kind == "batch" else None,
+        small_config,
+        impl=impl,
+        steps=(50 if end == "finished" else 2_000) if kind == "online" else None,
+        epochs=(2 if end == "finished" else 40) if kind == "batch" else None,
     )
-    record = run_to_completion(Session(cfg, snapshot_interval_s=None, quality_points=0))
-    assert record.status == "ok", record.message
+    session = Session(cfg, snapshot_interval_s=None, quality_points=0)
+    if end == "left":
+        _left_after_first_chunk(session)
+    else:
+        record = run_to_completion(session)
+        assert record.status == "ok", record.message
+        # Every JAX run records its BMU search and, where one program runs, XLA's figure for it.
+        assert isinstance(record.extra.get("kernel_plan"), str) and record.extra["kernel_plan"]
+        assert "memory_compiled_bytes" in record.extra
     left = [a for a in jax.live_arrays() if id(a) not in before]
     assert left == [], f"{impl} left {len(left)} device arrays alive: {[a.shape for a in left]}"
-    # Every JAX run records its BMU search and, where one program runs, XLA's figure for it.
-    assert isinstance(record.extra.get("kernel_plan"), str) and record.extra["kernel_plan"]
-    assert "memory_compiled_bytes" in record.extra

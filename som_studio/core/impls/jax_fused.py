@@ -283,7 +283,9 @@ class FusedBatch(_FusedTrainer):
         if self.plan_model["predicted_s_per_epoch"] <= fused_plan.WARM_EPOCH_MAX_S:
             # One epoch on a copy (run() donates the map it is given), for the loop's kernels XLA compiles
             # when they first run (fused_plan.WARM_EPOCH_MAX_S); the map is put back as it was.
-            kept = np.asarray(self.w)
+            # A copy, not a view: on the CPU a view would hold the donated buffer (and the map put back would
+            # alias it) after the run, alive past close().
+            kept = np.array(self.w)
             self.run(0, 1)
             self.w = jax.device_put(kept, self.device)
 
