@@ -28,6 +28,7 @@ from som_studio.config import ConfigError, RunConfig
 from som_studio.core.impls.protocol import Implementation
 from som_studio.qt import controller as ctl
 from som_studio.qt import dialogs, menus
+from som_studio.qt.collector import collector
 from som_studio.qt.comparison import ComparisonView, LiveRecorder, history_folder
 from som_studio.qt.devices import DeviceWatch
 from som_studio.qt.doctor_dialog import DoctorDialog
@@ -91,6 +92,9 @@ class MainWindow(QMainWindow):
         self.error_dialog: QMessageBox | None = None
         self._about_box: QMessageBox | None = None
         self.doctor_dialog: Any = None
+        # Cycles (Qt objects among them) are collected on this thread only while the window is open.
+        collector().hold()
+        self._collecting = True
         self._make_views()
         self._make_pages()
         self._make_actions()
@@ -600,4 +604,7 @@ class MainWindow(QMainWindow):
         self.history.close()  # the runs' files still being written are written
         if self.doctor_dialog is not None:
             self.doctor_dialog.probe.shutdown()
+        if self._collecting:  # the window's threads are done: collection may run anywhere again
+            self._collecting = False
+            collector().release()
         event.accept()

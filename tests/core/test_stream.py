@@ -71,6 +71,16 @@ def test_a_glob_arrow_npy_and_csv(tmp_path):
         np.testing.assert_array_equal(src.read_all()[0], x)
 
 
+def test_a_reader_dropped_unread_lets_its_thread_end(tmp_path):
+    # One batch: its thread queues it and the end, and ends; the reader's last reference goes with it.
+    write_parquet(tmp_path / "d", values(50), [], group=50)
+    reader = stream.open_source(tmp_path / "d", labels="kind").reader(50, workers=1)
+    thread = reader._thread
+    del reader
+    thread.join(10)
+    assert not thread.is_alive()
+
+
 def test_a_position_saved_and_restored_continues_with_the_next_row(tmp_path):
     x = values()
     write_parquet(tmp_path / "d", x, [450], group=100)

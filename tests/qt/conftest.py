@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import threading
 
@@ -28,6 +29,14 @@ def qtbot(qtbot):
     qtbot.addWidget = qtbot.add_widget = add_kept
     yield qtbot  # pytest-qt closes the widgets before any fixture is torn down; then they may go
     kept.clear()
+
+
+@pytest.fixture(autouse=True)
+def _collection_back_on(qtbot):
+    """Every window a test opened is closed by its end, so cycles are collected anywhere again (a window
+    left open would leave automatic collection off for the rest of the worker's tests)."""
+    yield
+    assert gc.isenabled(), "a main window was left open: automatic garbage collection is still off"
 
 
 @pytest.fixture

@@ -528,6 +528,9 @@ class Reader:
         if self._thread is None:
             return
         self._stop.set()
+        if self._thread is threading.current_thread():  # dropped unclosed, __del__ runs as the thread ends
+            self._thread = None
+            return
         while self._thread.is_alive():
             try:
                 self._queue.get(timeout=0.05)
