@@ -731,3 +731,30 @@ def test_a_column_named_nearly_so_is_suggested_wherever_it_lies_in_the_header(tm
                     read(path, **{flag: given})
     with pytest.raises(DataError, match=r"--labels kind: no such column; the columns are cell_id"):
         read_table(tmp_path / "cells.csv", labels="kind")  # nothing like it: no guess
+
+
+@pytest.mark.parametrize("arrow", [True, False])
+def test_rows_a_spreadsheet_leaves_empty_below_the_table_are_left_out_and_said_to_be(tmp_path, monkeypatch, arrow):
+    from som_studio.core.data import csv_reader, stream
+
+    rows = "".join(f"{i}.5;{i % 3};k{i % 2}\r\n" for i in range(30))
+    p = tmp_path / "sheet.csv"
+    p.write_text("a;b;kind\r\n" + rows + ";;\r\n" * 4, newline="")
+    if arrow:  # pyarrow's blocks of a few rows: the empty ones in a block of their own, read here
+        pytest.importorskip("pyarrow")
+        monkeypatch.setattr(csv_reader, "ARROW_BLOCK_BYTES", 64)
+        monkeypatch.setattr(csv_reader, "ARROW_MIN_BYTES", 0)
+    t = read_table(p, labels="kind")
+    assert t.values.shape == (30, 2) and t.labels[-1] == "k1"
+    note = (
+        f"{p}: its last 4 rows (lines 32-35) have nothing in any cell, as a spreadsheet leaves below a table, "
+        "and are left out"
+    )
+    assert note in t.notes
+    src = stream.open_source(p, labels="kind")
+    assert src.rows == 30 and note in src.notes
+    np.testing.assert_array_equal(np.concatenate([b.values for b in src.reader(7)]), t.values)
+    # Within the table, such a row is a row with no value: refused as before, by its line.
+    p.write_text("a;b;kind\r\n" + rows.replace("\r\n", "\r\n;;\r\n", 1) + ";;\r\n", newline="")
+    with pytest.raises(DataError, match=r"data row 2 \(line 3 of the file\) has no known feature value"):
+        read_table(p, labels="kind")

@@ -378,8 +378,18 @@ class CsvReader:
         buf_l: list[str] = []
         buf_i: list[str] = []
         buf_n: list[int] = []
+        empty: list[int] = []  # lines of rows with nothing in any cell, not yet known to end the table
         for n, text in lines:
             r = self._split(text)
+            if len(r) == self.width and not any(c.strip() for c in r):
+                empty.append(n)
+                continue
+            for m in empty:  # rows within the table: refused as rows with no known feature value
+                buf_v.append([math.nan] * len(cols))
+                buf_l.append("")
+                buf_i.append("")
+                buf_n.append(m)
+            empty.clear()
             if done == 0 and not buf_v and not any(_is_number(c) or c.lower() in MISSING for c in r):
                 # The first data row has no number at all: prose or another text file, not a table with a bad row;
                 # or numbers with decimal commas, which the first of them says.
@@ -418,6 +428,17 @@ class CsvReader:
                 buf_v, buf_l, buf_i, buf_n = [], [], [], []
         if buf_v:
             yield self._chunk(done, buf_v, buf_l, buf_i, buf_n)
+        if empty:
+            # What a spreadsheet leaves below a table it saves as CSV (",,,"): not rows of the table.
+            self.notes.append(
+                ngettext(
+                    "{path}: its last row (line {first}) has nothing in any cell, as a spreadsheet leaves below a "
+                    "table, and is left out",
+                    "{path}: its last {n} rows (lines {first}-{last}) have nothing in any cell, as a spreadsheet "
+                    "leaves below a table, and are left out",
+                    len(empty),
+                ).format(path=self.path, n=len(empty), first=empty[0], last=empty[-1])
+            )
 
     def _chunk(self, first: int, v: list[list[float]], lab: list[str], ids: list[str], lines: list[int]) -> Chunk:
         values = np.array(v, dtype=np.float64).reshape(len(v), len(self.feature_columns))

@@ -405,6 +405,8 @@ def _open_csv(
     others: list[str] = []  # the first note of each other file that has one
     for i, f in enumerate(files):
         r = CsvReader(f, labels=labels, ignore=ignore, id_column=id_column)
+        # A CSV holds no row count: it is counted once here, reading the file (its notes are complete after).
+        n = sum(c.values.shape[0] for c in r.chunks())
         left = (r.columns[0],) if r.index_start is not None else ()
         if i == 0:
             columns, index, notes = r.columns, left, list(r.notes)
@@ -434,8 +436,6 @@ def _open_csv(
             raise DataError(message.format(path=f, name=columns[0], first=files[0].name))
         elif r.notes:
             others.append(r.notes[0])
-        # A CSV holds no row count: it is counted once here, reading the file.
-        n = sum(c.values.shape[0] for c in r.chunks())
         units.append(Unit(i, 0, 0, n))
     if others:
         notes.append(
