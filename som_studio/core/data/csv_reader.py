@@ -381,7 +381,9 @@ class CsvReader:
         empty: list[int] = []  # lines of rows with nothing in any cell, not yet known to end the table
         for n, text in lines:
             r = self._split(text)
-            if len(r) == self.width and not any(c.strip() for c in r):
+            if (
+                not r[0].strip() and len(r) == self.width and not any(c.strip() for c in r)
+            ):  # first cell: the cheap test
                 empty.append(n)
                 continue
             for m in empty:  # rows within the table: refused as rows with no known feature value
