@@ -381,9 +381,8 @@ class CsvReader:
         empty: list[int] = []  # lines of rows with nothing in any cell, not yet known to end the table
         for n, text in lines:
             r = self._split(text)
-            if (
-                not r[0].strip() and len(r) == self.width and not any(c.strip() for c in r)
-            ):  # first cell: the cheap test
+            # The first cell first: one test a row where it holds something (nearly every row).
+            if not r[0].strip() and len(r) == self.width and not any(c.strip() for c in r):
                 empty.append(n)
                 continue
             for m in empty:  # rows within the table: refused as rows with no known feature value
