@@ -34,17 +34,21 @@ class CtrlC:
         self.session: Any = None
         self.cancellable = False
         self.requested = False
+        self._raised = False
         self._total = 0
         self._old: Any = None
+        self._old_hook: Any = None
 
     def __enter__(self) -> CtrlC:
         if self.enabled:
             self._old = signal.signal(signal.SIGINT, self._on_sigint)
+            self._old_hook, sys.unraisablehook = sys.unraisablehook, self._on_unraisable
         return self
 
     def __exit__(self, *_exc: object) -> None:
         if self.enabled:
             signal.signal(signal.SIGINT, self._old)
+            sys.unraisablehook = self._old_hook
 
     def watch(self, session: Any) -> None:
         """Cancel ``session`` at the next Ctrl-C once it trains its chunks."""
@@ -58,13 +62,25 @@ class CtrlC:
             raise KeyboardInterrupt
 
     def follow(self, ev: Any) -> None:
-        """Note the session's phase from its event: cancellable from its compile to its last chunk."""
+        """Note the session's phase from its event: cancellable from its compile to its last chunk.
+
+        Raises the :class:`KeyboardInterrupt` the handler raised if it was lost: Python only prints an
+        exception raised inside a garbage-collector callback (JAX has one, which runs while it compiles), so a
+        Ctrl-C handled there would otherwise leave the run training to its end."""
+        if self._raised:
+            raise KeyboardInterrupt
         if isinstance(ev, Started):
             self._total = ev.iterations
         elif isinstance(ev, Compiled):
             self.cancellable = True
         elif isinstance(ev, ChunkTimed) and ev.end >= self._total:  # the final quality pass cannot be cancelled
             self.cancellable = False
+
+    def _on_unraisable(self, unraisable: Any) -> None:
+        """Python's report of an exception it could not raise: ours, lost, is raised at the next event instead
+        of printed as a traceback."""
+        if not (self._raised and unraisable.exc_type is KeyboardInterrupt):
+            self._old_hook(unraisable)
 
     def _on_sigint(self, _signum: int, _frame: object) -> None:
         first = not self.requested
@@ -74,4 +90,5 @@ class CtrlC:
             # A chunk may be long (your own class's run(), a big epoch): said at once, not only when it ends.
             print(_("stopping when the chunk under way ends; Ctrl-C again stops at once"), file=sys.stderr, flush=True)
             return
+        self._raised = True
         raise KeyboardInterrupt

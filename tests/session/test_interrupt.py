@@ -1,0 +1,47 @@
+"""Ctrl-C's handler where Python loses what it raises: inside a garbage-collector callback."""
+
+from __future__ import annotations
+
+import gc
+import signal
+import sys
+
+import pytest
+
+from som_studio.session.events import Compiled
+from som_studio.session.interrupt import CtrlC
+
+
+def test_a_ctrl_c_lost_in_a_gc_callback_interrupts_at_the_next_event(monkeypatch) -> None:
+    printed: list[type[BaseException]] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: printed.append(u.exc_type))
+    raised = []
+
+    def collecting(phase: str, _info: dict) -> None:  # as JAX's callback runs while XLA compiles
+        if phase == "start" and not raised:
+            raised.append(True)
+            signal.raise_signal(signal.SIGINT)
+
+    with CtrlC() as ctrl_c:
+        gc.callbacks.append(collecting)
+        try:
+            gc.collect()
+        finally:
+            gc.callbacks.remove(collecting)
+        assert raised and not printed  # Python went on; no traceback for the user to read
+        with pytest.raises(KeyboardInterrupt):
+            ctrl_c.follow(Compiled(seconds=1.0, compiles=1))
+
+
+def test_other_lost_exceptions_are_still_reported(monkeypatch) -> None:
+    printed: list[type[BaseException]] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: printed.append(u.exc_type))
+
+    class Faulty:
+        def __del__(self) -> None:
+            raise ValueError("lost")
+
+    with CtrlC():
+        Faulty()
+    assert printed == [ValueError]
+    assert sys.unraisablehook is not None and sys.unraisablehook.__name__ == "<lambda>"  # put back
