@@ -71,11 +71,16 @@ def test_a_glob_arrow_npy_and_csv(tmp_path):
         np.testing.assert_array_equal(src.read_all()[0], x)
 
 
-def test_a_reader_dropped_unread_lets_its_thread_end(tmp_path):
-    # One batch: its thread queues it and the end, and ends; the reader's last reference goes with it.
-    write_parquet(tmp_path / "d", values(50), [], group=50)
+@pytest.mark.parametrize("groups", [1, 40], ids=["thread-ends-first", "queue-full"])
+def test_a_reader_dropped_unread_lets_its_thread_end(tmp_path, groups):
+    # One batch: its thread queues it and the end, and ends. Many: its queue fills and it waits to put the next;
+    # only the reader, collected once dropped, can tell it to stop.
+    write_parquet(tmp_path / "d", values(50 * groups), [], group=50)
     reader = stream.open_source(tmp_path / "d", labels="kind").reader(50, workers=1)
     thread = reader._thread
+    if groups > 1:
+        while not reader._queue.full():
+            time.sleep(0.01)
     del reader
     thread.join(10)
     assert not thread.is_alive()

@@ -31,7 +31,8 @@ from som_studio.core.impls.protocol import EpochSums, Implementation, StepRows, 
 from som_studio.core.som.problem import Problem
 
 if TYPE_CHECKING:
-    from som_studio.core.data.stream import Batch, Reader
+    from som_studio.core.data.batches import Batch
+    from som_studio.core.data.stream import Reader
 
 
 class Where(NamedTuple):
