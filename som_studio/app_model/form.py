@@ -181,6 +181,7 @@ class FormState:
     columns: tuple[str, ...] = ()  # the data file's columns, for the label, ignore and id choices
     data_needed: DataKey | None = None  # a file to read before the config can be checked
     missing: bool = False  # the data read hold missing values
+    feature_names: tuple[str, ...] = ()  # the data file's features, as a run on it names them
     candidate: RunConfig | None = field(default=None, compare=False)  # built, though refused
 
     @property
@@ -676,6 +677,7 @@ class RunForm:
             grid_text,
             columns,
             missing=missing,
+            feature_names=info.feature_names if info is not None else (),
             candidate=cfg,
         )
 

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMessageBo
 from som_studio.app_model.form import FormState, RunForm, read_data
 from som_studio.config import ConfigError, RunConfig
 from som_studio.core.impls.protocol import Implementation
+from som_studio.picture import MapViews
 from som_studio.qt import controller as ctl
 from som_studio.qt import dialogs, menus
 from som_studio.qt.collector import collector
@@ -549,6 +550,8 @@ class MainWindow(QMainWindow):
             if not busy and self.status_label.text().startswith(cannot.partition("{")[0]):
                 self.status_label.setText(self.tr("Ready"))
         self.sharding_view.set_config(st.config, st.cpu_devices, st.features, st.samples)
+        if st.candidate is not None:
+            self.map_view.expect(st.features, MapViews.from_config(st.candidate, st.feature_names))
         self.empty.form_changed(st)
         self.devices.detect_if_layout_needs_it(st)
 

@@ -382,6 +382,13 @@ def test_run_on_a_file_with_five_features_shows_the_u_matrix(qtbot, window, tmp_
     p.path.editingFinished.emit()
     qtbot.waitUntil(lambda: p.state.runnable, timeout=WAIT_MS)
     assert p.state.features == 5
+    # Before the run, the Show box already lists what a run on this file will offer: no RGB colours.
+    box = window.map_view.mode
+    before = [box.itemText(i) for i in range(box.count())]
+    assert before == ["U-matrix", "All feature planes", "All feature planes (one scale)"] + [
+        f"x{k + 1}" for k in range(5)
+    ]
+    assert box.currentText() == "U-matrix"
     frames: list = []
     window.controller.frame_ready.connect(frames.append)
     run_and_wait(qtbot, window)

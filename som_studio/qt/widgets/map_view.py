@@ -93,6 +93,7 @@ class MapView(QWidget):
         self._wanted: picture.ViewChoice | None = None
         self._final: np.ndarray | None = None
         self._views: picture.MapViews | None = None
+        self._begun = False  # a run (live or kept) was shown: the box lists its views, not the form's
         self._range: tuple[np.ndarray, np.ndarray] | None = None
         self.frames_drawn = 0
         self._undrawn = False  # the last frame arrived while the view was hidden
@@ -290,10 +291,18 @@ class MapView(QWidget):
         self.inspector.set_views(views)
         self._offer_borders()
 
+    def expect(self, features: int, views: picture.MapViews) -> None:
+        """Before the first run: offer the views a run of the form's configuration will have (no RGB colours
+        for 21 features). Once a run began, the box lists that run's."""
+        if not self._begun:
+            self._views, self._features = views, features
+            self._fill_modes(features, self.choice())
+
     # -- feeding -------------------------------------------------------------------------
     def begin(self, features: int, title: str, views: picture.MapViews | None = None, config: object = None) -> None:
         """A new run with ``features`` features starts; ``views``: its lattice, names and extra inputs;
         ``config``: its configuration (a clicked unit's examples are found in its data)."""
+        self._begun = True
         self._views = views
         self.inspector.begin(views, config)
         self.inspector.jobs.forget("borders")
