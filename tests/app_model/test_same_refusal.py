@@ -86,7 +86,7 @@ def test_a_text_column_not_named_is_refused_alike(tmp_path):
     reason = (
         f"{table}: non-numeric value 'x' at line 2, column 3 ('kind'): a text column can be the labels "
         "(--labels kind), left out (--ignore kind) or carried through (--id kind); in a column of numbers, a missing "
-        "value is an empty cell or NA, NaN, N/A, in upper or lower case"
+        "value is an empty cell or NA, NaN, N/A, NULL, None, #N/A, #NA, <NA>, in upper or lower case"
     )
     assert st.refusals[0] == Refusal("data", reason)
     assert str(cli.value) == "--data: " + reason
@@ -94,7 +94,7 @@ def test_a_text_column_not_named_is_refused_alike(tmp_path):
     assert st.reason == (
         f"Data: {table}: non-numeric value 'x' at line 2, column 3 ('kind'): a text column can be the labels "
         "(Label column kind), left out (Ignore kind) or carried through (ID column kind); in a column of numbers, a "
-        "missing value is an empty cell or NA, NaN, N/A, in upper or lower case"
+        "missing value is an empty cell or NA, NaN, N/A, NULL, None, #N/A, #NA, <NA>, in upper or lower case"
     )
 
 

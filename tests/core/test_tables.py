@@ -75,7 +75,8 @@ def test_a_bad_cell_below_numbers_is_said_to_be_no_number_nor_missing_value(tmp_
         read_table(p, labels="target")
     assert str(info.value) == (
         f"{p}: non-numeric value '3..5' at line 7, column 2 ('sepal width (cm)'), which holds numbers in the rows "
-        "above: neither a number nor a missing value (an empty cell or NA, NaN, N/A, in upper or lower case); write "
+        "above: neither a number nor a missing value (an empty cell or NA, NaN, N/A, NULL, None, #N/A, #NA, <NA>, "
+        "in upper or lower case); write "
         "it as a number or as one of those, or leave the column out (--ignore 'sepal width (cm)')"
     )
     assert {m.lower() for m in csv_reader.MISSING_SHOWN} | {""} == csv_reader.MISSING  # the markers named are read
@@ -105,8 +106,8 @@ def test_a_bad_cell_with_nothing_above_it_may_be_a_text_column_and_flags_are_quo
     assert str(info.value) == (
         f"{p}: non-numeric value 'high' at line 2, column 2 ('sepal width (cm)'): a text column can be the labels "
         "(--labels 'sepal width (cm)'), left out (--ignore 'sepal width (cm)') or carried through "
-        "(--id 'sepal width (cm)'); in a column of numbers, a missing value is an empty cell or NA, NaN, N/A, in "
-        "upper or lower case"
+        "(--id 'sepal width (cm)'); in a column of numbers, a missing value is an empty cell or NA, NaN, N/A, "
+        "NULL, None, #N/A, #NA, <NA>, in upper or lower case"
     )
     q = tmp_path / "m.csv"  # missing values above it are no numbers
     q.write_text(SPACED.replace("\n5.0,3.0,", "\n5.0,NA,").replace("\n5.1,3.1,", "\n5.1,oops,"))
@@ -114,7 +115,7 @@ def test_a_bad_cell_with_nothing_above_it_may_be_a_text_column_and_flags_are_quo
         read_table(q, labels="target")
 
 
-@pytest.mark.parametrize("marker", ["?", "-", "NULL", "#N/A"])
+@pytest.mark.parametrize("marker", ["?", "-", ".", "n.a."])
 def test_another_spelling_of_no_value_is_refused_as_such_in_the_first_row_or_below(tmp_path, marker):
     # "?" in the first row read as the first cell of a text column: "it can be the labels".
     for line in ("\n5.0,3.0,", "\n5.5,3.5,"):
@@ -124,7 +125,8 @@ def test_another_spelling_of_no_value_is_refused_as_such_in_the_first_row_or_bel
             read_table(p, labels="target")
         assert f"{marker!r} at line" in str(info.value) and str(info.value).endswith(
             "('sepal width (cm)') is not read as a missing value: write missing values as empty cells or NA, NaN, "
-            "N/A (in upper or lower case), or leave the column out (--ignore 'sepal width (cm)')"
+            "N/A, NULL, None, #N/A, #NA, <NA> (in upper or lower case), or leave the column out "
+            "(--ignore 'sepal width (cm)')"
         ), info.value
 
 
@@ -134,9 +136,28 @@ def test_a_bad_cell_in_a_runs_feature_names_the_missing_values(tmp_path):
     with pytest.raises(DataError) as info:
         list(CsvReader(p, labels="target", roles=False).chunks())
     assert str(info.value).endswith(
-        "column 2 ('sepal width (cm)'): neither a number nor a missing value (an empty cell or NA, NaN, N/A, in "
-        "upper or lower case)"
+        "column 2 ('sepal width (cm)'): neither a number nor a missing value (an empty cell or NA, NaN, N/A, "
+        "NULL, None, #N/A, #NA, <NA>, in upper or lower case)"
     )
+
+
+@pytest.mark.parametrize("arrow", [True, False])
+def test_the_missing_values_pandas_reads_are_read_as_missing_by_both_parsers(tmp_path, monkeypatch, arrow):
+    from som_studio.core.data import csv_reader
+
+    pd = pytest.importorskip("pandas")
+    markers = ["NA", "nan", "N/A", "NULL", "null", "None", "#N/A", "#NA", "<NA>", "n/a", ""]
+    rows = [f"{m},{i}.5,{i % 3}" for i, m in enumerate(markers)]
+    p = tmp_path / "db.csv"
+    p.write_text("a,b,target\n" + "\n".join(rows) + "\n1.25,2.5,0\n")
+    if arrow:
+        pytest.importorskip("pyarrow")
+        monkeypatch.setattr(csv_reader, "ARROW_BLOCK_BYTES", 64)
+        monkeypatch.setattr(csv_reader, "ARROW_MIN_BYTES", 0)
+    got = read_table(p, labels="target").values
+    want = pd.read_csv(p)[["a", "b"]].to_numpy(dtype=float)
+    np.testing.assert_array_equal(got, want)
+    assert np.isnan(got[:-1, 0]).all() and got[-1, 0] == 1.25
 
 
 @pytest.mark.parametrize(

@@ -29,13 +29,17 @@ from som_studio.core.data.files import READ_ERRORS, open_text, unreadable
 from som_studio.core.data.table import default_feature_names
 from som_studio.i18n import _, ngettext
 
+#: :data:`MISSING`'s texts as messages write them (beside "an empty cell"): the spellings pandas's ``read_csv`` reads
+#: as missing by default (but Windows C libraries' ``1.#IND`` family and Bloomberg's ``#N/A N/A``), so a file reads here
+#: as ``train(pd.read_csv(path))`` reads it: R's and databases' NA and NULL, Python's None, Excel's #N/A.
+MISSING_SHOWN = ("NA", "NaN", "N/A", "NULL", "None", "#N/A", "#NA", "<NA>")
 # Cell texts read as a missing value (compared in lower case).
-MISSING = frozenset({"", "na", "nan", "n/a"})
-#: :data:`MISSING`'s texts as messages write them (beside "an empty cell").
-MISSING_SHOWN = ("NA", "NaN", "N/A")
-#: Other ways tables write "no value" (spreadsheets, databases, R, SPSS exports): not read as missing, but a cell
-#: holding one is refused as such, not as the first cell of a text column.
-OTHER_MISSING = frozenset({"?", "-", "--", ".", "null", "none", "#n/a", "n.a.", "missing"})
+MISSING = frozenset({""} | {m.lower() for m in MISSING_SHOWN})
+#: Other ways tables write "no value" (SPSS and SAS exports, hand-made tables): not read as missing (pandas does not
+#: either: a "-" or "." may be a value), but a cell holding one is refused as such, not as a text column's first cell.
+OTHER_MISSING = frozenset({"?", "-", "--", ".", "n.a.", "missing"})
+# A row whose first value is missing as Excel writes it (#N/A, #NA): data, not a comment line.
+EXCEL_NA = re.compile(r"#n/?a(?![\w/])", re.IGNORECASE)
 # A number written with a decimal comma (thousands grouped by points or not): "5,1", "-1.234,5".
 DECIMAL_COMMA = re.compile(r"[+-]?\d{1,3}(\.\d{3})*,\d+|[+-]?\d+,\d+")
 # A number that may be written with its thousands grouped by commas: "1,234", "12,345,678.5".
@@ -79,7 +83,7 @@ class CsvReader:
 
     Memory is bounded by the chunk size, so projecting a file of any length
     does not grow with its row count. Messages name the file's own lines
-    (blank and ``#`` comment lines counted).
+    (blank and ``#`` comment lines counted; a line starting with Excel's ``#N/A`` is a row).
     """
 
     def __init__(
@@ -265,7 +269,7 @@ class CsvReader:
             with open_text(self.path, self.encoding) as f:
                 for n, ln in enumerate(f, 1):
                     s = ln.strip()
-                    if s and not s.startswith("#"):
+                    if s and not (s.startswith("#") and not EXCEL_NA.match(s)):
                         yield n, ln.rstrip("\r\n")
         except READ_ERRORS as exc:
             raise unreadable(self.path, exc) from None
