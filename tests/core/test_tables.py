@@ -142,6 +142,21 @@ def test_a_bad_cell_in_a_runs_feature_names_the_missing_values(tmp_path):
 
 
 @pytest.mark.parametrize("arrow", [True, False])
+def test_a_row_whose_label_starts_with_a_hash_is_a_row_and_a_comment_line_is_not(tmp_path, monkeypatch, arrow):
+    from som_studio.core.data import csv_reader
+
+    p = tmp_path / "tags.csv"
+    p.write_text("name,a,b\n#A12,1.5,2.5\nB7,3.5,4.5\n# a note\n#C3,5.5,6.5\n")
+    if arrow:  # pyarrow reads the first block, then the lines from the comment's block on
+        pytest.importorskip("pyarrow")
+        monkeypatch.setattr(csv_reader, "ARROW_BLOCK_BYTES", 32)
+        monkeypatch.setattr(csv_reader, "ARROW_MIN_BYTES", 0)
+    t = read_table(p, labels="name")
+    assert t.values.tolist() == [[1.5, 2.5], [3.5, 4.5], [5.5, 6.5]]
+    assert list(t.labels) == ["#A12", "B7", "#C3"]
+
+
+@pytest.mark.parametrize("arrow", [True, False])
 def test_the_missing_values_pandas_reads_are_read_as_missing_by_both_parsers(tmp_path, monkeypatch, arrow):
     from som_studio.core.data import csv_reader
 

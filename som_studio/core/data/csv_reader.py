@@ -83,7 +83,7 @@ class CsvReader:
 
     Memory is bounded by the chunk size, so projecting a file of any length
     does not grow with its row count. Messages name the file's own lines
-    (blank and ``#`` comment lines counted; a line starting with Excel's ``#N/A`` is a row).
+    (blank and ``#`` comment lines counted; see :meth:`_lines` for a ``#`` line that is a row).
     """
 
     def __init__(
@@ -264,13 +264,24 @@ class CsvReader:
             return None
         raise no_such_column(self.path, flag, name, self.columns)
 
-    def _lines(self) -> Generator[tuple[int, str]]:
+    def _lines(self, table: bool = False) -> Generator[tuple[int, str]]:
+        """``(line number, text)`` of the lines that are neither blank nor ``#`` comments.
+
+        A line starting with ``#`` is a row where it cannot be a comment: Excel's ``#N/A`` first, or (``table``,
+        the table's shape known) below the first line, as many cells as the table has columns (a label such as
+        ``#A12``). pyarrow's reader has no comments and reads such a line as a row too, so the two readers count
+        the same rows; a comment line that happens to have that shape is refused by its cells, never lost.
+        """
         try:
             with open_text(self.path, self.encoding) as f:
                 for n, ln in enumerate(f, 1):
                     s = ln.strip()
-                    if s and not (s.startswith("#") and not EXCEL_NA.match(s)):
-                        yield n, ln.rstrip("\r\n")
+                    if not s:
+                        continue
+                    if s.startswith("#") and not EXCEL_NA.match(s):
+                        if not (table and n > self._first_line and len(self._split(s)) == self.width):
+                            continue
+                    yield n, ln.rstrip("\r\n")
         except READ_ERRORS as exc:
             raise unreadable(self.path, exc) from None
 
@@ -371,7 +382,7 @@ class CsvReader:
 
     def _text_chunks(self, rows: int, skip: int = 0) -> Iterator[Chunk]:
         """The data rows from row ``skip`` on, read line by line here."""
-        lines = self._lines()
+        lines = self._lines(table=True)
         if self.header:
             next(lines)
         for _read in itertools.islice(lines, skip):  # parsed already (``_`` is the translator here)
