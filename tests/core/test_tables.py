@@ -731,10 +731,47 @@ def test_a_frames_missing_ids_read_as_empty_text():
     assert list(frame_features(frame, ["a"], "id")[1]) == ["115", "", "34"]
 
 
-@pytest.mark.parametrize("rows", ["5,1;3,5;1\n4,9;3,0;2\n", "5,1;3,5\n4,9;3,0\n"])  # some whole numbers, or none
-def test_numbers_with_decimal_commas_are_named_as_such(tmp_path, rows):
+@pytest.mark.parametrize("arrow", [True, False])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a;b;c\n5,1;3,5;1\n4,9;3,0;2\n1.234,5;-0,25;3\n",  # some whole numbers, thousands grouped by points
+        "5,1;3,5;1\n4,9;3,0;2\n1.234,5;-0,25;3\n",  # no header: split on the semicolons, not the commas
+        "a\tb\tc\n5,1\t3,5\t1\n4,9\t3,0\t2\n1.234,5\t-0,25\t3\n",
+    ],
+    ids=["semicolons", "no-header", "tabs"],
+)
+def test_numbers_with_decimal_commas_are_read_where_commas_do_not_separate_the_cells(
+    tmp_path, monkeypatch, text, arrow
+):
+    from som_studio.core.data import csv_reader
+
     p = tmp_path / "euro.csv"
-    p.write_text("a;b" + (";c" if rows.count(";") == 4 else "") + "\n" + rows)
+    p.write_text(text)
+    if arrow:  # pyarrow's blocks of a few rows: the grouped thousands are read by the text reader after them
+        pytest.importorskip("pyarrow")
+        monkeypatch.setattr(csv_reader, "ARROW_BLOCK_BYTES", 32)
+        monkeypatch.setattr(csv_reader, "ARROW_MIN_BYTES", 0)
+    t = read_table(p)
+    assert t.values.tolist() == [[5.1, 3.5, 1.0], [4.9, 3.0, 2.0], [1234.5, -0.25, 3.0]]
+    assert t.notes == (f"{p}: numbers are written with a decimal comma (5,1), as a spreadsheet saves them in many "
+                       "languages, and are read so",)  # fmt: skip
+
+
+def test_a_point_in_a_table_of_decimal_commas_is_refused_as_it_may_group_thousands(tmp_path):
+    p = tmp_path / "euro.csv"
+    p.write_text("a;b\n5,1;3,5\n1.234;2\n")
+    with pytest.raises(DataError) as info:
+        read_table(p)
+    assert str(info.value) == (
+        f"{p}: '1.234' at line 3, column 1 ('a') has a point, but the file writes numbers with a decimal comma, "
+        "where a point groups thousands: write it with a comma (1,234) or without the point"
+    )
+
+
+def test_a_decimal_comma_where_commas_separate_the_cells_is_named_as_such(tmp_path):
+    p = tmp_path / "quoted.csv"
+    p.write_text('a,b\n"5,1",2\n3,4\n')
     with pytest.raises(DataError, match=r"'5,1' at line 2, column 1 \('a'\) has a decimal comma"):
         read_table(p)
 

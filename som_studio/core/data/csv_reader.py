@@ -120,7 +120,21 @@ class CsvReader:
         self.delimiter = _delimiter(text, below[0] if below else None)
         cells = self._split(text)
         rows = [self._split(t) for t in below]
-        self.header = self._is_header(cells, rows[0] if rows else None)
+        #: Numbers are written with a decimal comma ("5,1"), as spreadsheets save them in many European languages:
+        #: only where cells are not separated by commas, and seen in the first lines.
+        self.decimal_comma = self.delimiter != "," and any(
+            DECIMAL_COMMA.fullmatch(c) for row in (cells, *rows) for c in row
+        )
+        if self.decimal_comma:
+            self.notes.append(
+                _(
+                    "{path}: numbers are written with a decimal comma ({example}), as a spreadsheet saves them in "
+                    "many languages, and are read so"
+                ).format(path=p, example=next(c for row in (cells, *rows) for c in row if DECIMAL_COMMA.fullmatch(c)))
+            )
+        self.header = self._is_header(
+            [self._pointed(c) for c in cells], [self._pointed(c) for c in rows[0]] if rows else None
+        )
         self.width = len(cells)
         names = self._names(cells) if self.header else list(default_feature_names(len(cells)))
         self.columns: tuple[str, ...] = tuple(names)
@@ -341,6 +355,7 @@ class CsvReader:
                     column_types=types,
                     include_columns=features + list(texts.values()) + counted,
                     null_values=ARROW_MISSING,
+                    decimal_point="," if self.decimal_comma else ".",
                     strings_can_be_null=False,
                     quoted_strings_can_be_null=False,
                 ),
@@ -406,7 +421,7 @@ class CsvReader:
                 buf_i.append("")
                 buf_n.append(m)
             empty.clear()
-            if done == 0 and not buf_v and not any(_is_number(c) or c.lower() in MISSING for c in r):
+            if done == 0 and not buf_v and not any(_is_number(self._pointed(c)) or c.lower() in MISSING for c in r):
                 # The first data row has no number at all: prose or another text file, not a table with a bad row;
                 # or numbers with decimal commas, which the first of them says.
                 for j in cols:
@@ -470,9 +485,15 @@ class CsvReader:
             line_arr,
         )
 
+    def _pointed(self, cell: str) -> str:
+        """``cell`` as a number with a decimal point where the file writes a decimal comma ("1.234,5": "1234.5")."""
+        if self.decimal_comma and "," in cell and DECIMAL_COMMA.fullmatch(cell.strip()):
+            return cell.replace(".", "").replace(",", ".")
+        return cell
+
     def _number(self, cell: str, line: int, j: int) -> float:
         try:
-            v = float(cell)  # "nan" spellings read as NaN here, missing as they should be
+            v = float(self._pointed(cell) if self.decimal_comma else cell)  # "nan" spellings: NaN, missing
         except ValueError:
             if cell.lower() in MISSING:
                 return np.nan
@@ -492,6 +513,21 @@ class CsvReader:
                     ).format(path=self.path, value=cell, line=line, column=j + 1, named=self._named(j))
                 ) from None
             raise _NotANumber(j) from None
+        if self.decimal_comma and "." in cell and "," not in cell:  # "1.234" in a table of "5,1": 1,234 or 1234?
+            raise DataError(
+                _(
+                    "{path}: {value!r} at line {line}, column {column}{named} has a point, but the file writes "
+                    "numbers with a decimal comma, where a point groups thousands: write it with a comma "
+                    "({comma}) or without the point"
+                ).format(
+                    path=self.path,
+                    value=cell,
+                    line=line,
+                    column=j + 1,
+                    named=self._named(j),
+                    comma=cell.strip().replace(".", ","),
+                )
+            )
         if math.isinf(v):
             raise DataError(
                 _("{path}: infinite value {value!r} at line {line}, column {column}{named}").format(
@@ -588,6 +624,11 @@ def _delimiter(first: str, below: str | None) -> str:
     Spaces separate only where the line below has one too: a one-column file's name may hold spaces
     (``sepal length (cm)`` above ``5.1``), and is one name.
     """
+    for d in ";\t":  # numbers with decimal commas, no header: "5,1;3,5" reads as three cells split on its commas
+        cells = [c.strip() for c in first.split(d)]
+        if len(cells) > 1 and any(DECIMAL_COMMA.fullmatch(c) for c in cells):
+            if all(DECIMAL_COMMA.fullmatch(c) or _is_number(c) or c.lower() in MISSING for c in cells):
+                return d
     candidates = ",;\t "
     if below is not None and " " not in below.strip():
         candidates = ",;\t"
