@@ -79,7 +79,9 @@ def test_a_reader_dropped_unread_lets_its_thread_end(tmp_path, groups):
     reader = stream.open_source(tmp_path / "d", labels="kind").reader(50, workers=1)
     thread = reader._thread
     if groups > 1:
+        end = time.monotonic() + 30
         while not reader._queue.full():
+            assert time.monotonic() < end, "the reader's queue never filled"
             time.sleep(0.01)
     del reader
     thread.join(10)

@@ -156,6 +156,22 @@ def test_a_row_whose_label_starts_with_a_hash_is_a_row_and_a_comment_line_is_not
     assert list(t.labels) == ["#A12", "B7", "#C3"]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x\n1\n# end of data\n3\n",  # one column: every comment has its cell count
+        "a,b,c\n1,2,3\n# generated, by, me\n3,4,5\n",  # a comment with the table's commas
+        "#NA values were removed\na,b,c\n1,2,3\n#NA note\n3,4,5\n",  # #NA words, no cells
+    ],
+    ids=["one-column", "commas", "na-words"],
+)
+def test_a_comment_line_is_skipped_where_the_first_column_holds_numbers(tmp_path, text):
+    p = tmp_path / "c.csv"
+    p.write_text(text)
+    values = read_table(p).values
+    assert values[:, 0].tolist() == [1.0, 3.0]
+
+
 @pytest.mark.parametrize("arrow", [True, False])
 def test_the_missing_values_pandas_reads_are_read_as_missing_by_both_parsers(tmp_path, monkeypatch, arrow):
     from som_studio.core.data import csv_reader

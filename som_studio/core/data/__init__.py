@@ -14,7 +14,7 @@ the table's notes say which. A first row of years in order above other numbers
 is a header, as is one that numbers the columns (``0,1,2``, as pandas writes
 them), and a note says so; an unnamed first column that counts the rows
 (pandas' index) is left out, and a note says so too. Missing values (an empty
-cell, ``NA``, ``NaN``, ``N/A``, ``NULL``, ``None``, ``#N/A``, ``#NA``, ``<NA>`` in any case, as pandas reads them;
+cell, ``NA``, ``NaN``, ``N/A``, ``NULL``, ``None``, ``#N/A``, ``#NA``, ``<NA>``: pandas's spellings, here in any case;
 NaN in a ``.npy``) are kept as NaN; a row with
 no known feature is refused with its row number.
 

@@ -30,8 +30,9 @@ from som_studio.core.data.table import default_feature_names
 from som_studio.i18n import _, ngettext
 
 #: :data:`MISSING`'s texts as messages write them (beside "an empty cell"): the spellings pandas's ``read_csv`` reads
-#: as missing by default (but Windows C libraries' ``1.#IND`` family and Bloomberg's ``#N/A N/A``), so a file reads here
-#: as ``train(pd.read_csv(path))`` reads it: R's and databases' NA and NULL, Python's None, Excel's #N/A.
+#: as missing by default (but Windows C libraries' ``1.#IND`` family and Bloomberg's ``#N/A N/A``), here in any case,
+#: so what ``train(pd.read_csv(path))`` reads as missing reads so here too: R's and databases' NA and NULL, Python's
+#: None, Excel's #N/A.
 MISSING_SHOWN = ("NA", "NaN", "N/A", "NULL", "None", "#N/A", "#NA", "<NA>")
 # Cell texts read as a missing value (compared in lower case).
 MISSING = frozenset({""} | {m.lower() for m in MISSING_SHOWN})
@@ -39,7 +40,7 @@ MISSING = frozenset({""} | {m.lower() for m in MISSING_SHOWN})
 #: either: a "-" or "." may be a value), but a cell holding one is refused as such, not as a text column's first cell.
 OTHER_MISSING = frozenset({"?", "-", "--", ".", "n.a.", "missing"})
 # A row whose first value is missing as Excel writes it (#N/A, #NA): data, not a comment line.
-EXCEL_NA = re.compile(r"#n/?a(?![\w/])", re.IGNORECASE)
+EXCEL_NA = re.compile(r"#n/?a[ \t]*[,;\t]", re.IGNORECASE)
 # A number written with a decimal comma (thousands grouped by points or not): "5,1", "-1.234,5".
 DECIMAL_COMMA = re.compile(r"[+-]?\d{1,3}(\.\d{3})*,\d+|[+-]?\d+,\d+")
 # A number that may be written with its thousands grouped by commas: "1,234", "12,345,678.5".
@@ -281,10 +282,11 @@ class CsvReader:
     def _lines(self, table: bool = False) -> Generator[tuple[int, str]]:
         """``(line number, text)`` of the lines that are neither blank nor ``#`` comments.
 
-        A line starting with ``#`` is a row where it cannot be a comment: Excel's ``#N/A`` first, or (``table``,
-        the table's shape known) below the first line, as many cells as the table has columns (a label such as
-        ``#A12``). pyarrow's reader has no comments and reads such a line as a row too, so the two readers count
-        the same rows; a comment line that happens to have that shape is refused by its cells, never lost.
+        A line starting with ``#`` is a row where it cannot be a comment: Excel's ``#N/A`` as its first cell, or
+        (``table``, the table's shape known) below the first line, as many cells as the table has columns where the
+        first column is text (a label such as ``#A12``): pyarrow's reader has no comments and reads such a line as a
+        row too, so the two readers count the same rows. Where the first column is a feature, a ``#`` cell is no
+        number: a comment, whatever its commas.
         """
         try:
             with open_text(self.path, self.encoding) as f:
@@ -293,7 +295,9 @@ class CsvReader:
                     if not s:
                         continue
                     if s.startswith("#") and not EXCEL_NA.match(s):
-                        if not (table and n > self._first_line and len(self._split(s)) == self.width):
+                        if not (
+                            table and n > self._first_line and self._text_first and len(self._split(s)) == self.width
+                        ):
                             continue
                     yield n, ln.rstrip("\r\n")
         except READ_ERRORS as exc:
@@ -394,6 +398,11 @@ class CsvReader:
                     np.arange(line + done + at, line + done + at + n, dtype=np.int64),
                 )
             done += batch.num_rows
+
+    @property
+    def _text_first(self) -> bool:
+        """Whether the first column holds text (labels, ids, ignored): a ``#`` cell there may be a value."""
+        return 0 not in self.feature_columns and self.index_start is None
 
     def _text_chunks(self, rows: int, skip: int = 0) -> Iterator[Chunk]:
         """The data rows from row ``skip`` on, read line by line here."""
