@@ -74,13 +74,14 @@ def configure(cpu_devices: int | None = None) -> None:
     if _preallocate_by_us:
         os.environ[_DEFAULT_MARK] = "1"
     if cpu_devices is None:
+        _imported_jax_follows(None)
         return
     if not 1 <= cpu_devices <= MAX_CPU_DEVICES:
         raise JaxConfigError(
             "--cpu-devices: "
             + _("must be between 1 and {most}, got {value}").format(most=MAX_CPU_DEVICES, value=cpu_devices)
         )
-    if "jax" in sys.modules and _cpu_devices != cpu_devices:
+    if "jax" in sys.modules and _cpu_devices != cpu_devices and started():
         import jax as _jax
 
         if _jax.default_backend() != "cpu" or _jax.device_count() != cpu_devices:
@@ -95,6 +96,38 @@ def configure(cpu_devices: int | None = None) -> None:
     flags = [f for f in os.environ.get("XLA_FLAGS", "").split() if "xla_force_host_platform_device_count" not in f]
     flags.append(f"--xla_force_host_platform_device_count={cpu_devices}")
     os.environ["XLA_FLAGS"] = " ".join(flags)
+    _imported_jax_follows(cpu_devices)
+
+
+def started() -> bool:
+    """Whether JAX's backends have started in this process (they fix the devices for good)."""
+    if "jax" not in sys.modules:
+        return False
+    # Importing waits for an import under way in another thread (Orbax's, in the background) to end:
+    # JAX is in sys.modules while it is being imported, and its half-made modules must not be read.
+    import jax  # noqa: F401
+
+    try:
+        from jax._src import xla_bridge
+
+        return bool(xla_bridge.backends_are_initialized())
+    except (ImportError, AttributeError):  # another JAX: take it as started, the safe answer
+        return True
+
+
+def _imported_jax_follows(cpu_devices: int | None) -> None:
+    """Give a JAX imported but not started (a run's process forked from the app's fork server) this environment.
+
+    JAX reads ``JAX_PLATFORMS`` as it is imported, so the server's setting would win over the
+    run's; ``XLA_FLAGS`` (the simulated device count) is read when the backend starts, after this.
+    """
+    if "jax" not in sys.modules or started():
+        return
+    import jax as _jax
+
+    _jax.config.update("jax_platforms", os.environ.get("JAX_PLATFORMS") or None)
+    if cpu_devices is not None:
+        _jax.config.update("jax_num_cpu_devices", cpu_devices)
 
 
 def preallocate_is_ours() -> bool:

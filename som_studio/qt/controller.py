@@ -1,10 +1,11 @@
 """The one owner of a run: starts the worker process, forwards its messages as Qt signals, stops it.
 
 :class:`RunController` lives in the GUI thread. It starts one worker process
-per run (:func:`som_studio.worker.process.run_worker`; ``spawn``, never
-``fork``: JAX is multithreaded) and one :class:`~som_studio.qt.pipe_reader.PipeReader`
-thread that reads the worker's typed messages; this module only turns them
-into signals, at most :data:`MAX_DISPATCH_HZ` times a second.
+per run (:func:`som_studio.worker.process.run_worker`, started by
+:mod:`som_studio.worker.start`: never a fork of this process, as JAX is
+multithreaded) and one :class:`~som_studio.qt.pipe_reader.PipeReader` thread
+that reads the worker's typed messages; this module only turns them into
+signals, at most :data:`MAX_DISPATCH_HZ` times a second.
 
 Stopping sends ``cancel`` (the session stops between chunks, typically within
 one ~40 ms chunk, and reports its final map and quality) and kills the process
@@ -15,7 +16,6 @@ Python, or when chunks are longer than the grace period).
 
 from __future__ import annotations
 
-import multiprocessing
 import time
 from multiprocessing.connection import Connection
 from typing import Any
@@ -38,6 +38,7 @@ from som_studio.session.events import (
 )
 from som_studio.storage import RecordSoFar
 from som_studio.worker import messages as msgs
+from som_studio.worker import start
 from som_studio.worker.process import describe_exit
 
 __all__ = ["DeviceProbe", "RunController", "describe_exit"]
@@ -78,7 +79,6 @@ class RunController(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._ctx = multiprocessing.get_context("spawn")
         self._process: Any = None
         self._control: Connection | None = None
         self._reader: PipeReader | None = None
@@ -95,6 +95,8 @@ class RunController(QObject):
         self._reset_run()
         self.last_exitcode: int | None = None  # of the last worker, once it ended
         self.stop_latencies: list[float] = []  # seconds from stop() to the process gone (for bench/gui.py)
+        # The fork server imports JAX while the user fills in the form, not when they press Run.
+        QTimer.singleShot(0, start.warm)
 
     def _reset_run(self) -> None:
         self._config: RunConfig | None = None
@@ -147,11 +149,13 @@ class RunController(QObject):
         self._killed = False
         self._stop_requested_at = None
         self._checkpoints = bool((session_options or {}).get("checkpoint"))
-        events_r, events_w = self._ctx.Pipe(duplex=False)
-        control_r, control_w = self._ctx.Pipe(duplex=False)
-        proc = self._ctx.Process(
-            target=run_worker,
-            args=(
+        ctx = start.context()
+        events_r, events_w = ctx.Pipe(duplex=False)
+        control_r, control_w = ctx.Pipe(duplex=False)
+        proc = start.process(
+            ctx,
+            run_worker,
+            (
                 RunRequest(config, cpu_devices, view, dict(hooks or {}), dict(session_options or {}), extra),
                 events_w,
                 control_r,

@@ -8,12 +8,12 @@ Threads: GUI thread only.
 
 from __future__ import annotations
 
-import multiprocessing
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
 from som_studio.qt.pipe_reader import PipeReader
+from som_studio.worker import start
 from som_studio.worker.messages import Info
 from som_studio.worker.process import describe_exit
 
@@ -38,7 +38,6 @@ class DeviceProbe(QObject):
     def __init__(self, parent: QObject | None = None, target: str = "probe") -> None:
         super().__init__(parent)
         self._target = target
-        self._ctx = multiprocessing.get_context("spawn")
         self._process: Any = None
         self._reader: PipeReader | None = None
         self._info: dict[str, Any] | None = None
@@ -53,10 +52,12 @@ class DeviceProbe(QObject):
         if self._process is not None:
             return
         self._info = None
-        r, w = self._ctx.Pipe(duplex=False)
-        self._process = self._ctx.Process(
-            target=getattr(worker_process, self._target),
-            args=(cpu_devices, w),
+        ctx = start.context()
+        r, w = ctx.Pipe(duplex=False)
+        self._process = start.process(
+            ctx,
+            getattr(worker_process, self._target),
+            (cpu_devices, w),
             name=f"som-studio-{self._target}",
             daemon=True,
         )

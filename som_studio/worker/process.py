@@ -1,7 +1,7 @@
 """The worker process: runs one :class:`~som_studio.session.session.Session` and streams its events.
 
-Qt-free: this module is the target of a ``spawn``-ed child process, one per
-run. A process (not a thread) is what makes the app's requirements hold: a
+Qt-free: this module is the target of a child process, one per run, started
+by :mod:`som_studio.worker.start`. A process (not a thread) is what makes the app's requirements hold: a
 compile cannot be interrupted from Python but a process can be killed; an XLA
 abort or an out-of-memory kill takes down only the child; the simulated CPU
 device count is fixed per process, so each run may choose its own; and device
@@ -176,7 +176,7 @@ def speak() -> None:
 
 
 def run_worker(request: RunRequest, events: Connection, control: Connection) -> None:
-    """Entry point of the child process (``multiprocessing`` ``spawn`` target)."""
+    """Entry point of the child process (a :mod:`multiprocessing` target: :mod:`som_studio.worker.start`)."""
     speak()
     # Before anything imports JAX: the device count of this run's process, and glibc's malloc set up
     # for hours in flat memory (a fixed mmap threshold: JAX starts its threads with it).
@@ -300,8 +300,8 @@ def _live_views(session: Any, views: Any, view: Any, snapshot: Snapshot) -> Any:
 def _forget_inherited_cpu_devices() -> None:
     """Drop a simulated device count inherited from the app's own environment.
 
-    ``som-studio --cpu-devices N`` configures the app process, and spawned
-    children inherit its environment; each run must get the count chosen for
+    ``som-studio --cpu-devices N`` configures the app process, and its
+    children start in its environment; each run must get the count chosen for
     it (or the machine's real devices), not the app's.
     """
     flags = os.environ.get("XLA_FLAGS", "")

@@ -1,4 +1,4 @@
-"""The worker without Qt: its typed messages, and a run in a real spawned process."""
+"""The worker without Qt: its typed messages, and a run in a real process started as the app starts it."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from som_studio.config import DataSpec, RunConfig
 from som_studio.core.impls import registry
 from som_studio.session.events import ChunkTimed, Compiled, EpochProgress, Failed, Finished, Started
 from som_studio.worker import messages as m
+from som_studio.worker import start
 from som_studio.worker.process import RunRequest, describe_exit, receive, run_worker, send
 from tests.worker.fakes import broken_impl
 
@@ -56,10 +57,10 @@ def test_exit_codes_are_described():
 
 
 def _run(request: RunRequest) -> list[m.Message]:
-    ctx = multiprocessing.get_context("spawn")
+    ctx = start.context()  # as the app starts its runs
     events_r, events_w = ctx.Pipe(duplex=False)
     control_r, control_w = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=run_worker, args=(request, events_w, control_r), daemon=True)
+    proc = start.process(ctx, run_worker, (request, events_w, control_r), daemon=True)
     proc.start()
     events_w.close()
     control_r.close()

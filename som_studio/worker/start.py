@@ -1,0 +1,81 @@
+"""How the app starts the processes that train: forked from a server that has imported JAX.
+
+Each run trains in a process of its own (:mod:`som_studio.worker.process` says why).
+Spawned, each began by importing JAX and Orbax: 1.2-1.6 s of CPU before its first
+compile, every run. Where the platform has it (Linux), the processes come from
+:mod:`multiprocessing`'s fork server instead, a process that imported those once
+(:mod:`som_studio.worker.preload`) and forks a copy of itself for each run.
+
+A fork carries the server's state from when it started, so two things are set
+again in each child:
+
+* the environment: a child takes the app's as it is when the run starts (the
+  language chosen since, a test's home), not the server's (:func:`process`);
+* JAX's settings that JAX read from ``JAX_*`` variables as it was imported: while
+  those are the server's, the child re-reads the few a run changes itself
+  (:func:`som_studio.core.jax_runtime.configure`); where the app's differ from
+  the server's, the run is spawned as before (:func:`context`).
+
+JAX's backend, its threads and devices start in the child, after the run's
+device count is set; never in the server. ``SOM_STUDIO_WORKER_START=spawn``
+spawns every run.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Mapping
+from multiprocessing.context import BaseContext
+from typing import Any
+
+START_VAR = "SOM_STUDIO_WORKER_START"
+"""``spawn``: start every run's process fresh, importing everything itself."""
+
+PRELOAD = "som_studio.worker.preload"
+
+_server_jax_env: dict[str, str] | None = None  # the JAX_* variables the fork server was started with
+
+
+def _jax_env(env: Mapping[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k.startswith("JAX_")}
+
+
+def context() -> BaseContext:
+    """The context to start a process in: the fork server where it can serve, else ``spawn``.
+
+    Starts the server the first time (it imports in the background: :func:`warm`).
+    """
+    global _server_jax_env
+    if os.environ.get(START_VAR, "").strip().lower() == "spawn" or (
+        "forkserver" not in multiprocessing.get_all_start_methods()
+    ):
+        return multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("forkserver")
+    if _server_jax_env is None:
+        ctx.set_forkserver_preload([PRELOAD])
+        from multiprocessing import forkserver
+
+        forkserver.ensure_running()
+        _server_jax_env = _jax_env(os.environ)
+    elif _jax_env(os.environ) != _server_jax_env:
+        return multiprocessing.get_context("spawn")  # JAX in the server read other settings
+    return ctx
+
+
+def warm() -> None:
+    """Start the fork server now, so that the first run does not wait for its imports."""
+    context()
+
+
+def process(ctx: BaseContext, target: Callable[..., object], args: tuple[Any, ...], **kwargs: Any) -> Any:
+    """A process of ``ctx`` that runs ``target(*args)`` in this process's environment as it is now."""
+    if ctx.get_start_method() == "forkserver":
+        return ctx.Process(target=_in_environment, args=(dict(os.environ), target, *args), **kwargs)  # type: ignore[attr-defined]
+    return ctx.Process(target=target, args=args, **kwargs)  # type: ignore[attr-defined]
+
+
+def _in_environment(env: dict[str, str], target: Callable[..., object], *args: Any) -> None:
+    os.environ.clear()
+    os.environ.update(env)
+    target(*args)
