@@ -112,14 +112,16 @@ def project_apart(run: StoredRun, data_path: str | os.PathLike[str]) -> Projecte
     shape = np.shape(run.final_map) if run.final_map is not None else ()
     if len(shape) != 3 or not searches_on_device(*shape):
         return project_stored(run, data_path)
-    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
+    from som_studio.worker import start
     from som_studio.worker.process import speak
 
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=1, mp_context=ctx, initializer=speak) as pool:
+    env = dict(os.environ)  # the app's now: its language, not the fork server's
+    with ProcessPoolExecutor(
+        max_workers=1, mp_context=start.context(), initializer=start.in_environment, initargs=(env, speak)
+    ) as pool:
         try:
             return pool.submit(project_stored, run, str(data_path)).result()
         except BrokenProcessPool:

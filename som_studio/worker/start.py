@@ -71,11 +71,12 @@ def warm() -> None:
 def process(ctx: BaseContext, target: Callable[..., object], args: tuple[Any, ...], **kwargs: Any) -> Any:
     """A process of ``ctx`` that runs ``target(*args)`` in this process's environment as it is now."""
     if ctx.get_start_method() == "forkserver":
-        return ctx.Process(target=_in_environment, args=(dict(os.environ), target, *args), **kwargs)  # type: ignore[attr-defined]
+        return ctx.Process(target=in_environment, args=(dict(os.environ), target, *args), **kwargs)  # type: ignore[attr-defined]
     return ctx.Process(target=target, args=args, **kwargs)  # type: ignore[attr-defined]
 
 
-def _in_environment(env: dict[str, str], target: Callable[..., object], *args: Any) -> None:
+def in_environment(env: dict[str, str], target: Callable[..., object], *args: Any) -> None:
+    """Call ``target(*args)`` in the environment ``env`` (a child's first step: the app's, not the server's)."""
     os.environ.clear()
     os.environ.update(env)
     target(*args)
