@@ -35,6 +35,7 @@ class CtrlC:
         self.cancellable = False
         self.requested = False
         self._raised = False
+        self._lost = False  # a KeyboardInterrupt of ours that Python lost, not raised again yet
         self._total = 0
         self._old: Any = None
         self._old_hook: Any = None
@@ -45,10 +46,19 @@ class CtrlC:
             self._old_hook, sys.unraisablehook = sys.unraisablehook, self._on_unraisable
         return self
 
-    def __exit__(self, *_exc: object) -> None:
-        if self.enabled:
+    def __exit__(self, exc_type: type[BaseException] | None, *_exc: object) -> None:
+        if not self.enabled:
+            return
+        try:
             signal.signal(signal.SIGINT, self._old)
-            sys.unraisablehook = self._old_hook
+        finally:
+            if sys.unraisablehook == self._on_unraisable:  # another hook set since is not ours to undo
+                sys.unraisablehook = self._old_hook
+        if self._lost and exc_type is None:
+            # Lost after the session's last event (its generator's clean-up, say): the Ctrl-C still stops the
+            # caller, here rather than never.
+            self._lost = False
+            raise KeyboardInterrupt
 
     def watch(self, session: Any) -> None:
         """Cancel ``session`` at the next Ctrl-C once it trains its chunks."""
@@ -68,6 +78,7 @@ class CtrlC:
         exception raised inside a garbage-collector callback (JAX has one, which runs while it compiles), so a
         Ctrl-C handled there would otherwise leave the run training to its end."""
         if self._raised:
+            self._lost = False
             raise KeyboardInterrupt
         if isinstance(ev, Started):
             self._total = ev.iterations
@@ -79,7 +90,9 @@ class CtrlC:
     def _on_unraisable(self, unraisable: Any) -> None:
         """Python's report of an exception it could not raise: ours, lost, is raised at the next event instead
         of printed as a traceback."""
-        if not (self._raised and unraisable.exc_type is KeyboardInterrupt):
+        if self._raised and unraisable.exc_type is KeyboardInterrupt:
+            self._lost = True
+        else:
             self._old_hook(unraisable)
 
     def _on_sigint(self, _signum: int, _frame: object) -> None:

@@ -45,3 +45,51 @@ def test_other_lost_exceptions_are_still_reported(monkeypatch) -> None:
         Faulty()
     assert printed == [ValueError]
     assert sys.unraisablehook is not None and sys.unraisablehook.__name__ == "<lambda>"  # put back
+
+
+def _lose_a_ctrl_c() -> None:
+    """SIGINT raised inside a garbage-collector callback, where Python loses what the handler raises."""
+    raised = []
+
+    def collecting(phase: str, _info: dict) -> None:
+        if phase == "start" and not raised:
+            raised.append(True)
+            signal.raise_signal(signal.SIGINT)
+
+    gc.callbacks.append(collecting)
+    try:
+        gc.collect()
+    finally:
+        gc.callbacks.remove(collecting)
+    assert raised
+
+
+def test_a_ctrl_c_lost_after_the_last_event_still_interrupts(monkeypatch) -> None:
+    printed: list[type[BaseException]] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: printed.append(u.exc_type))
+    with pytest.raises(KeyboardInterrupt):
+        with CtrlC():
+            _lose_a_ctrl_c()  # the session's events are over: no follow() comes to raise it
+    assert not printed
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert sys.unraisablehook.__name__ == "<lambda>"  # put back
+
+
+def test_a_ctrl_c_raised_again_at_an_event_is_not_raised_twice(monkeypatch) -> None:
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: None)
+    with CtrlC() as ctrl_c:
+        _lose_a_ctrl_c()
+        with pytest.raises(KeyboardInterrupt):
+            ctrl_c.follow(Compiled(seconds=1.0, compiles=1))
+    # the with block ended without a second KeyboardInterrupt
+
+
+def test_a_hook_set_inside_is_left_in_place(monkeypatch) -> None:
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: None)
+
+    def theirs(_u: object) -> None:
+        pass
+
+    with CtrlC():
+        sys.unraisablehook = theirs  # a library sets its own hook while the session runs
+    assert sys.unraisablehook is theirs
