@@ -774,6 +774,28 @@ def test_numbers_with_decimal_commas_are_read_where_commas_do_not_separate_the_c
                        "languages, and are read so",)  # fmt: skip
 
 
+@pytest.mark.parametrize("arrow", [True, False])
+def test_decimal_commas_with_exponents_or_no_digits_on_one_side_read_alike_by_both_parsers(
+    tmp_path, monkeypatch, arrow
+):
+    from som_studio.core.data import csv_reader
+
+    p = tmp_path / "euro.csv"
+    p.write_text("a;b\n5,1;3,5\n1,5e3;,5\n5,;-,25\n2,5E-3;+7,\n")
+    if arrow:
+        pytest.importorskip("pyarrow")
+        monkeypatch.setattr(csv_reader, "ARROW_MIN_BYTES", 0)
+    assert read_table(p).values.tolist() == [[5.1, 3.5], [1500.0, 0.5], [5.0, -0.25], [0.0025, 7.0]]
+
+
+@pytest.mark.parametrize("cell", [",", "1,5e", "1,,5"])
+def test_a_comma_that_makes_no_number_is_refused_naming_the_cell(tmp_path, cell):
+    p = tmp_path / "euro.csv"
+    p.write_text(f"a;b\n5,1;3,5\n{cell};2\n")
+    with pytest.raises(DataError, match=f"'{cell}' at line 3, column 1"):
+        read_table(p)
+
+
 def test_a_point_in_a_table_of_decimal_commas_is_refused_as_it_may_group_thousands(tmp_path):
     p = tmp_path / "euro.csv"
     p.write_text("a;b\n5,1;3,5\n1.234;2\n")

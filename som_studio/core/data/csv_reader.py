@@ -41,8 +41,9 @@ MISSING = frozenset({""} | {m.lower() for m in MISSING_SHOWN})
 OTHER_MISSING = frozenset({"?", "-", "--", ".", "n.a.", "missing"})
 # A row whose first value is missing as Excel writes it (#N/A, #NA): data, not a comment line.
 EXCEL_NA = re.compile(r"#n/?a[ \t]*[,;\t]", re.IGNORECASE)
-# A number written with a decimal comma (thousands grouped by points or not): "5,1", "-1.234,5".
-DECIMAL_COMMA = re.compile(r"[+-]?\d{1,3}(\.\d{3})*,\d+|[+-]?\d+,\d+")
+# A number written with a decimal comma (thousands grouped by points or not): "5,1", "-1.234,5", and as pyarrow
+# reads them with a decimal comma too (both parsers take the same cells): "1,5e3", ",5", "5,".
+DECIMAL_COMMA = re.compile(r"[+-]?(?:\d{1,3}(?:\.\d{3})+,\d*|\d+,\d*|,\d+)(?:[eE][+-]?\d+)?")
 # A number that may be written with its thousands grouped by commas: "1,234", "12,345,678.5".
 GROUPED = re.compile(r"[+-]?\d{1,3}(,\d{3})+(\.\d+)?")
 
