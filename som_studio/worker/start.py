@@ -2,7 +2,7 @@
 
 Each run trains in a process of its own (:mod:`som_studio.worker.process` says why).
 Spawned, each began by importing JAX and Orbax: 1.2-1.6 s of CPU before its first
-compile, every run. Where the platform has it (Linux), the processes come from
+compile, every run. On Linux the processes come from
 :mod:`multiprocessing`'s fork server instead, a process that imported those once
 (:mod:`som_studio.worker.preload`) and forks a copy of itself for each run.
 
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 from collections.abc import Callable, Mapping
 from multiprocessing.context import BaseContext
 from typing import Any
@@ -47,9 +48,9 @@ def context() -> BaseContext:
     Starts the server the first time (it imports in the background: :func:`warm`).
     """
     global _server_jax_env
-    if os.environ.get(START_VAR, "").strip().lower() == "spawn" or (
-        "forkserver" not in multiprocessing.get_all_start_methods()
-    ):
+    # Linux only: macOS has a fork server too, but forking a process that has loaded its system frameworks
+    # (NumPy's Accelerate among them) is unsafe there.
+    if os.environ.get(START_VAR, "").strip().lower() == "spawn" or not sys.platform.startswith("linux"):
         return multiprocessing.get_context("spawn")
     ctx = multiprocessing.get_context("forkserver")
     if _server_jax_env is None:
