@@ -42,7 +42,8 @@ def main() -> int:
 
     app = QCoreApplication.instance() or QCoreApplication([])
     controller = RunController()
-    start.warm()
+    if not start.warm(120):
+        raise SystemExit("bench/run_start.py: the fork server did not start")
     marks: dict[str, float] = {}
     controller.run_started.connect(lambda *_: marks.setdefault("started", time.perf_counter()))
     tick = os.sysconf("SC_CLK_TCK")

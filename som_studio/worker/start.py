@@ -26,6 +26,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from multiprocessing.context import BaseContext
 from typing import Any
@@ -36,6 +37,8 @@ START_VAR = "SOM_STUDIO_WORKER_START"
 PRELOAD = "som_studio.worker.preload"
 
 _server_jax_env: dict[str, str] | None = None  # the JAX_* variables the fork server was started with
+_serving = threading.Event()  # set once the server has imported and forked a first process
+_usable = True  # False if the server could not fork that first process
 
 
 def _jax_env(env: Mapping[str, str]) -> dict[str, str]:
@@ -43,30 +46,59 @@ def _jax_env(env: Mapping[str, str]) -> dict[str, str]:
 
 
 def context() -> BaseContext:
-    """The context to start a process in: the fork server where it can serve, else ``spawn``.
+    """The context to start a process in now: the fork server once it serves, else ``spawn``.
 
-    Starts the server the first time (it imports in the background: :func:`warm`).
+    Starts the server the first time (:func:`warm`). Until it has imported, runs are spawned: starting a
+    process from a server still importing waits for it, and the app's window would wait too.
     """
-    global _server_jax_env
+    spawn = multiprocessing.get_context("spawn")
     # Linux only: macOS has a fork server too, but forking a process that has loaded its system frameworks
     # (NumPy's Accelerate among them) is unsafe there.
     if os.environ.get(START_VAR, "").strip().lower() == "spawn" or not sys.platform.startswith("linux"):
-        return multiprocessing.get_context("spawn")
-    ctx = multiprocessing.get_context("forkserver")
-    if _server_jax_env is None:
-        ctx.set_forkserver_preload([PRELOAD])
-        from multiprocessing import forkserver
-
-        forkserver.ensure_running()
-        _server_jax_env = _jax_env(os.environ)
-    elif _jax_env(os.environ) != _server_jax_env:
-        return multiprocessing.get_context("spawn")  # JAX in the server read other settings
+        return spawn
+    ctx = _server()
+    if not (_serving.is_set() and _usable) or _jax_env(os.environ) != _server_jax_env:
+        return spawn  # not serving yet, or JAX in the server read other settings
     return ctx
 
 
-def warm() -> None:
-    """Start the fork server now, so that the first run does not wait for its imports."""
-    context()
+def warm(wait_s: float = 0.0) -> bool:
+    """Start the fork server now, so that runs started later need not wait for its imports.
+
+    Returns whether it serves, having waited up to ``wait_s`` seconds for it to.
+    """
+    if os.environ.get(START_VAR, "").strip().lower() == "spawn" or not sys.platform.startswith("linux"):
+        return False
+    _server()
+    return _serving.wait(wait_s) and _usable
+
+
+def _server() -> BaseContext:
+    global _server_jax_env
+    ctx = multiprocessing.get_context("forkserver")
+    if _server_jax_env is None:
+        _server_jax_env = _jax_env(os.environ)
+        ctx.set_forkserver_preload([PRELOAD])
+        threading.Thread(target=_first_fork, args=(ctx,), name="som-studio-fork-server", daemon=True).start()
+    return ctx
+
+
+def _first_fork(ctx: BaseContext) -> None:
+    """Start the server and fork one process from it: that returns once the server has imported."""
+    global _usable
+    try:
+        first = ctx.Process(target=_nothing, name="som-studio-first-fork", daemon=True)  # type: ignore[attr-defined]
+        first.start()
+        first.join()
+        _usable = first.exitcode == 0
+    except Exception:
+        _usable = False
+    finally:
+        _serving.set()
+
+
+def _nothing() -> None:
+    pass
 
 
 def process(ctx: BaseContext, target: Callable[..., object], args: tuple[Any, ...], **kwargs: Any) -> Any:

@@ -44,7 +44,9 @@ def window(qtbot, tmp_path):
     """A shown main window; closing it must leave no worker process or thread behind."""
     from som_studio.qt.main_window import MainWindow
     from som_studio.qt.settings import Settings
+    from som_studio.worker import start
 
+    start.warm(120)  # the fork server's start (a thread and a first process, once per process) is not the window's
     threads_before = set(threading.enumerate())
     win = MainWindow(Settings(tmp_path / "settings.ini"))
     qtbot.addWidget(win)

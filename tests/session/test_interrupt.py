@@ -67,11 +67,12 @@ def _lose_a_ctrl_c() -> None:
 def test_a_ctrl_c_lost_after_the_last_event_still_interrupts(monkeypatch) -> None:
     printed: list[type[BaseException]] = []
     monkeypatch.setattr(sys, "unraisablehook", lambda u: printed.append(u.exc_type))
+    before = signal.getsignal(signal.SIGINT)
     with pytest.raises(KeyboardInterrupt):
         with CtrlC():
             _lose_a_ctrl_c()  # the session's events are over: no follow() comes to raise it
     assert not printed
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGINT) is before
     assert sys.unraisablehook.__name__ == "<lambda>"  # put back
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -49,6 +51,7 @@ def _seen(ctx, cpu_devices):
 def test_runs_are_forked_with_jax_imported_not_started_each_with_its_own_devices():
     # The suite's processes run on 8 simulated CPU devices (JAX_PLATFORMS=cpu): so does the fork server's JAX.
     assert os.environ["JAX_PLATFORMS"] == "cpu"
+    assert start.warm(TIMEOUT_S)
     ctx = start.context()
     assert ctx.get_start_method() == "forkserver"
     first, second, third = _seen(ctx, 3), _seen(ctx, 2), _seen(ctx, None)
@@ -60,8 +63,9 @@ def test_runs_are_forked_with_jax_imported_not_started_each_with_its_own_devices
 
 @forks
 def test_a_run_gets_the_apps_environment_as_it_is_when_the_run_starts(monkeypatch):
-    start.warm()  # the server's environment is older than the variable
+    assert start.warm(TIMEOUT_S)  # the server's environment is older than the variable
     monkeypatch.setenv(VAR, "set after the server started")
+    assert start.context().get_start_method() == "forkserver"
     assert _seen(start.context(), 1)["var"] == "set after the server started"
     monkeypatch.delenv(VAR)
     assert _seen(start.context(), 1)["var"] is None
@@ -69,7 +73,7 @@ def test_a_run_gets_the_apps_environment_as_it_is_when_the_run_starts(monkeypatc
 
 @forks
 def test_jax_settings_other_than_the_servers_are_spawned(monkeypatch):
-    start.warm()
+    assert start.warm(TIMEOUT_S)
     monkeypatch.setenv("JAX_DEBUG_NANS", "true")  # read by JAX as it is imported: the server's import won't do
     ctx = start.context()
     assert ctx.get_start_method() == "spawn"
@@ -82,3 +86,18 @@ def test_spawn_is_chosen_by_its_variable(monkeypatch):
     ctx = start.context()
     assert ctx.get_start_method() == "spawn"
     assert _seen(ctx, 2)["devices"] == ("cpu", 2)
+
+
+@forks
+def test_until_the_server_has_imported_runs_are_spawned_and_nothing_waits_for_it():
+    # In a fresh process: the server imports JAX for a second or so, and a run started meanwhile would wait for it
+    # in proc.start(), the app's window with it.
+    script = (
+        "from som_studio.worker import start\n"
+        "first = start.context().get_start_method()  # had it waited for the server, it would be forkserver\n"
+        "print(first, start.warm(120), start.context().get_start_method())\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=TIMEOUT_S)
+    assert out.stdout.split() == ["spawn", "True", "forkserver"], out.stderr[-2000:]
