@@ -94,3 +94,32 @@ def test_a_hook_set_inside_is_left_in_place(monkeypatch) -> None:
     with CtrlC():
         sys.unraisablehook = theirs  # a library sets its own hook while the session runs
     assert sys.unraisablehook is theirs
+
+
+def test_a_ctrl_c_lost_while_another_exception_leaves_does_not_replace_it(monkeypatch) -> None:
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: None)
+    left: BaseException | None = None
+    try:
+        with CtrlC():
+            _lose_a_ctrl_c()
+            raise ValueError("the session's own")  # what the caller must see, not a KeyboardInterrupt in its place
+    except BaseException as e:  # caught here: a KeyboardInterrupt let through would stop pytest, not fail the test
+        left = e
+    assert type(left) is ValueError
+
+
+def test_the_hook_is_put_back_even_where_the_handler_cannot_be(monkeypatch) -> None:
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: None)
+    before = signal.getsignal(signal.SIGINT)
+
+    def refused(*_args: object) -> None:
+        raise ValueError("signal only works in main thread of the main interpreter")
+
+    try:
+        with pytest.raises(ValueError, match="main thread"):
+            with CtrlC():
+                monkeypatch.setattr(signal, "signal", refused)
+        assert sys.unraisablehook.__name__ == "<lambda>"  # put back though __exit__ raised before it
+    finally:
+        monkeypatch.undo()  # the real signal.signal back, to take out the handler CtrlC could not
+        signal.signal(signal.SIGINT, before)
