@@ -774,49 +774,38 @@ def test_numbers_with_decimal_commas_are_read_where_commas_do_not_separate_the_c
                        "languages, and are read so",)  # fmt: skip
 
 
-@pytest.mark.parametrize("arrow", [True, False])
-def test_decimal_commas_with_exponents_or_no_digits_on_one_side_read_alike_by_both_parsers(
-    tmp_path, monkeypatch, arrow
-):
+@pytest.fixture(params=["pyarrow", "lines"])
+def either_parser(request, monkeypatch):
+    """Each test twice: the file read by pyarrow's parser (whatever its size), then by the line reader."""
     from som_studio.core.data import csv_reader
 
-    p = tmp_path / "euro.csv"
-    p.write_text("a;b\n5,1;3,5\n1,5e3;,5\n5,;-,25\n2,5E-3;+7,\n")
-    if arrow:
+    if request.param == "pyarrow":
         pytest.importorskip("pyarrow")
         monkeypatch.setattr(csv_reader, "ARROW_MIN_BYTES", 0)
+    return request.param
+
+
+def test_decimal_commas_with_exponents_or_no_digits_on_one_side_read_alike_by_both_parsers(tmp_path, either_parser):
+    p = tmp_path / "euro.csv"
+    p.write_text("a;b\n5,1;3,5\n1,5e3;,5\n5,;-,25\n2,5E-3;+7,\n")
     assert read_table(p).values.tolist() == [[5.1, 3.5], [1500.0, 0.5], [5.0, -0.25], [0.0025, 7.0]]
 
 
-@pytest.mark.parametrize("arrow", [True, False])
 @pytest.mark.parametrize("sep", [";", "\t"], ids=["semicolons", "tabs"])
 def test_a_headerless_file_of_such_decimal_commas_is_split_on_its_separator_alike_by_both_parsers(
-    tmp_path, monkeypatch, sep, arrow
+    tmp_path, sep, either_parser
 ):
     # No header to guide the sniffing: the first line's cells tell the separator, so ",5" and "5," must count there.
-    from som_studio.core.data import csv_reader
-
     p = tmp_path / "euro.csv"
     p.write_text("\n".join(sep.join(r) for r in [[",5", "5,"], ["1,5e3", "-,25"], ["2,5E-3", "+7,"]]) + "\n")
-    if arrow:
-        pytest.importorskip("pyarrow")
-        monkeypatch.setattr(csv_reader, "ARROW_MIN_BYTES", 0)
     assert read_table(p).values.tolist() == [[0.5, 5.0], [1500.0, -0.25], [0.0025, 7.0]]
 
 
-@pytest.mark.parametrize("arrow", [True, False])
-def test_a_decimal_comma_first_seen_below_the_lines_sniffed_is_refused_alike_by_both_parsers(
-    tmp_path, monkeypatch, arrow
-):
+def test_a_decimal_comma_first_seen_below_the_lines_sniffed_is_refused_alike_by_both_parsers(tmp_path, either_parser):
     # Whether commas are decimal points is decided on the first lines: decided later, a "1.234" above, read as
     # 1.234 already, would have meant 1234. So a decimal comma seen later is refused, naming the cell.
-    from som_studio.core.data import csv_reader
-
     p = tmp_path / "euro.csv"
     p.write_text("a;b\n1;2\n3;4\n5;6\n7;8\n5,1;9\n")
-    if arrow:
-        pytest.importorskip("pyarrow")
-        monkeypatch.setattr(csv_reader, "ARROW_MIN_BYTES", 0)
     with pytest.raises(DataError) as info:
         read_table(p)
     assert str(info.value) == (
