@@ -52,9 +52,7 @@ def context() -> BaseContext:
     process from a server still importing waits for it, and the app's window would wait too.
     """
     spawn = multiprocessing.get_context("spawn")
-    # Linux only: macOS has a fork server too, but forking a process that has loaded its system frameworks
-    # (NumPy's Accelerate among them) is unsafe there.
-    if os.environ.get(START_VAR, "").strip().lower() == "spawn" or not sys.platform.startswith("linux"):
+    if not _forks_here():
         return spawn
     ctx = _server()
     if not (_serving.is_set() and _usable) or _jax_env(os.environ) != _server_jax_env:
@@ -67,10 +65,16 @@ def warm(wait_s: float = 0.0) -> bool:
 
     Returns whether it serves, having waited up to ``wait_s`` seconds for it to.
     """
-    if os.environ.get(START_VAR, "").strip().lower() == "spawn" or not sys.platform.startswith("linux"):
+    if not _forks_here():
         return False
     _server()
     return _serving.wait(wait_s) and _usable
+
+
+def _forks_here() -> bool:
+    # Linux only: macOS has a fork server too, but forking a process that has loaded its system frameworks
+    # (NumPy's Accelerate among them) is unsafe there.
+    return os.environ.get(START_VAR, "").strip().lower() != "spawn" and sys.platform.startswith("linux")
 
 
 def _server() -> BaseContext:
