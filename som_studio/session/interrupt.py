@@ -6,6 +6,8 @@ SIGINT) install one :class:`CtrlC` around their sessions. No Qt.
 
 from __future__ import annotations
 
+import io
+import os
 import signal
 import sys
 import threading
@@ -101,7 +103,28 @@ class CtrlC:
         if first and self.cancellable and self.session is not None:
             self.session.cancel()
             # A chunk may be long (your own class's run(), a big epoch): said at once, not only when it ends.
-            print(_("stopping when the chunk under way ends; Ctrl-C again stops at once"), file=sys.stderr, flush=True)
+            _tell(_("stopping when the chunk under way ends; Ctrl-C again stops at once"))
             return
         self._raised = True
         raise KeyboardInterrupt
+
+
+def _tell(text: str) -> None:
+    """Write ``text`` and a newline to stderr from the signal handler.
+
+    The handler runs between the main thread's bytecodes, which may be inside a write to stderr (the progress
+    bar's), and Python's buffered streams refuse a write from inside their own. So where stderr is the process's
+    own file, the bytes go to its descriptor, past the buffer (which the bar flushes after each write, so the
+    text cannot overtake it); a stream of another kind (a notebook's, a test's capture) is printed to.
+    """
+    stream = sys.stderr
+    if stream is None:
+        return
+    if isinstance(stream, io.TextIOWrapper):
+        try:
+            fd = stream.fileno()
+        except (OSError, ValueError):  # detached or closed
+            return
+        os.write(fd, (text + "\n").encode(stream.encoding or "utf-8", errors="replace"))
+        return
+    print(text, file=stream, flush=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import io
 import signal
 import sys
 
@@ -123,3 +124,40 @@ def test_the_hook_is_put_back_even_where_the_handler_cannot_be(monkeypatch) -> N
     finally:
         monkeypatch.undo()  # the real signal.signal back, to take out the handler CtrlC could not
         signal.signal(signal.SIGINT, before)
+
+
+def test_the_first_ctrl_c_is_said_even_when_it_lands_inside_a_write_to_stderr(monkeypatch, tmp_path) -> None:
+    # The progress bar writes to stderr many times a second; a Ctrl-C inside one such write ran the handler while
+    # the stream's buffer was held, and the handler's own write to it raised instead of saying the run stops.
+    class Session:
+        cancelled = False
+
+        def cancel(self) -> None:
+            self.cancelled = True
+
+    path = tmp_path / "stderr"
+    with open(path, "wb", buffering=0) as file, CtrlC() as ctrl_c:
+
+        class Terminal(io.RawIOBase):  # the handler runs in the middle of the bar's write, as a signal's would
+            def writable(self) -> bool:
+                return True
+
+            def fileno(self) -> int:
+                return file.fileno()
+
+            def write(self, b) -> int:
+                if not session.cancelled:
+                    ctrl_c._on_sigint(signal.SIGINT, None)
+                return file.write(b)
+
+        session = Session()
+        ctrl_c.watch(session)
+        ctrl_c.follow(Compiled(seconds=1.0, compiles=1))
+        with io.TextIOWrapper(io.BufferedWriter(Terminal()), write_through=True) as stderr, monkeypatch.context() as m:
+            m.setattr(sys, "stderr", stderr)
+            stderr.write("\rnumpy-online [#-----] 1/5000000")
+            stderr.flush()
+    assert session.cancelled and ctrl_c.requested
+    written = path.read_text()
+    assert "stopping when the chunk under way ends; Ctrl-C again stops at once\n" in written
+    assert "1/5000000" in written  # the bar's own write went on
