@@ -110,7 +110,12 @@ def test_a_plain_checkout_finds_its_catalogue_from_the_environment():
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG", "SOM_STUDIO_LANG"))}
     env.update(PYTHONPATH=str(ROOT), LANG="ko_KR.UTF-8")  # no Korean locale need be installed
     proc = subprocess.run(
-        [sys.executable, "-m", "som_studio", "bench", "--grid", "1"], capture_output=True, text=True, cwd=ROOT, env=env
+        [sys.executable, "-m", "som_studio", "bench", "--grid", "1"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
     )
     assert proc.returncode == 2
     assert "som-studio bench: 오류: 인자 --grid:" in proc.stderr

@@ -76,7 +76,7 @@ def _run(request: RunRequest) -> list[m.Message]:
         proc.join(TIMEOUT_S)
         if proc.is_alive():
             proc.kill()
-            proc.join()
+            proc.join(TIMEOUT_S)
     assert proc.exitcode == 0
     return out
 
