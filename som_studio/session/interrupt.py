@@ -110,21 +110,22 @@ class CtrlC:
 
 
 def _tell(text: str) -> None:
-    """Write ``text`` and a newline to stderr from the signal handler.
+    """Write ``text`` on a line of its own to stderr from the signal handler.
 
     The handler runs between the main thread's bytecodes, which may be inside a write to stderr (the progress
     bar's), and Python's buffered streams refuse a write from inside their own. So where stderr is the process's
     own file, the bytes go to its descriptor, past the buffer (which the bar flushes after each write, so the
-    text cannot overtake it); a stream of another kind (a notebook's, a test's capture) is printed to.
+    text cannot overtake it); a stream of another kind (a notebook's, a test's capture) is printed to. On a
+    terminal the bar holds the line its cursor is on: the text goes below it, and the bar goes on below the text.
     """
     stream = sys.stderr
     if stream is None:
         return
     if isinstance(stream, io.TextIOWrapper):
         try:
-            fd = stream.fileno()
+            fd, line = stream.fileno(), ("\n" if stream.isatty() else "") + text + "\n"
         except (OSError, ValueError):  # detached or closed
             return
-        os.write(fd, (text + "\n").encode(stream.encoding or "utf-8", errors="replace"))
+        os.write(fd, line.encode(stream.encoding or "utf-8", errors="replace"))
         return
     print(text, file=stream, flush=True)
