@@ -70,7 +70,9 @@ def spark(**over) -> Probes:
         preallocate_is_ours=lambda: True,
         in_container=lambda: False,
         display=lambda env: DisplayCheck("ok", display="DISPLAY=:1"),  # the faked session's display works
-        compile_cache=lambda: doctor.CompileCacheFact("/home/me/.cache/som-studio/jax", 3 << 20, 12, 1 << 30),
+        compile_cache=lambda: doctor.CompileCacheFact(
+            "/home/me/.cache/som-studio/jax", 3 << 20, 12, 1 << 30, (200 << 10, 5)
+        ),
         ceilings=lambda: (),
     )
     return replace(p, **over)
@@ -408,6 +410,7 @@ def test_the_report_says_where_compiled_programs_are_kept_and_how_much():
     assert "Compiled programs" in text
     assert "/home/me/.cache/som-studio/jax" in text and "3.0 MiB (12 programs)" in text
     assert "1.0 GiB: past it the programs used longest ago are dropped" in text
+    assert "200.0 KiB (5 programs) read back instead of traced again; at most 64.0 MiB" in text
     off = doctor.report_text(spark(compile_cache=lambda: doctor.CompileCacheFact(None, None, None)))
     assert "the cache is off (SOM_STUDIO_COMPILE_CACHE=off)" in off
 
@@ -442,6 +445,9 @@ def test_the_compile_cache_probe_sizes_the_folder(tmp_path, monkeypatch):
     (tmp_path / "b-cache").write_bytes(b"y" * 24)
     (tmp_path / "b-atime").write_bytes(b"z" * 8)  # when b was last read: not a program
     bound = jax_runtime.COMPILE_CACHE_BYTES
-    assert _probe_compile_cache() == doctor.CompileCacheFact(str(tmp_path), 1024, 2, bound)
+    assert _probe_compile_cache() == doctor.CompileCacheFact(str(tmp_path), 1024, 2, bound, (0, 0))
+    (tmp_path / "traced").mkdir()
+    (tmp_path / "traced" / "quality-0a.exported").write_bytes(b"t" * 300)
+    assert _probe_compile_cache() == doctor.CompileCacheFact(str(tmp_path), 1024, 2, bound, (300, 1))
     monkeypatch.setenv("SOM_STUDIO_COMPILE_CACHE", "off")
     assert _probe_compile_cache().folder is None

@@ -101,20 +101,24 @@ class CompileCacheFact:
     size_bytes: int | None
     entries: int | None
     limit_bytes: int | None = None  # the most it holds (the programs used longest ago dropped past it); None: no bound
+    #: ``(bytes, programs)`` of the traced programs kept beside the compiled ones (core/kept_programs.py).
+    traced: tuple[int, int] | None = None
 
 
 def _probe_compile_cache() -> CompileCacheFact:
-    from som_studio.core import jax_runtime
+    from som_studio.core import jax_runtime, kept_programs
 
     folder = jax_runtime.compile_cache_in_use() or jax_runtime.compile_cache_dir()
     if folder is None:
         return CompileCacheFact(None, None, None)
+    limit = jax_runtime.compile_cache_limit()
     try:
         files = [p for p in Path(folder).rglob("*-cache") if p.is_file()]  # programs, not their access times
         size = sum(p.stat().st_size for p in files)
+        traced = [p.stat().st_size for p in (Path(folder) / kept_programs.FOLDER).glob("*" + kept_programs.SUFFIX)]
     except OSError:
-        return CompileCacheFact(folder, None, None, jax_runtime.compile_cache_limit())
-    return CompileCacheFact(folder, size, len(files), jax_runtime.compile_cache_limit())
+        return CompileCacheFact(folder, None, None, limit)
+    return CompileCacheFact(folder, size, len(files), limit, (sum(traced), len(traced)))
 
 
 @dataclass(frozen=True)

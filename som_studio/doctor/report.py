@@ -112,6 +112,18 @@ def _compile_cache(t: _Text, f: Facts) -> None:
             _("at most"),
             _("{size}: past it the programs used longest ago are dropped").format(size=format_bytes(cache.limit_bytes)),
         )
+    if cache.traced is not None:
+        from som_studio.core.kept_programs import KEPT_BYTES
+
+        traced_bytes, traced_count = cache.traced
+        t.row(
+            _("traced"),
+            _("{size} ({programs}) read back instead of traced again; at most {most}").format(
+                size=format_bytes(traced_bytes),
+                programs=ngettext("{n} program", "{n} programs", traced_count).format(n=traced_count),
+                most=format_bytes(KEPT_BYTES),
+            ),
+        )
 
 
 def _ceilings(t: _Text, f: Facts) -> None:

@@ -149,11 +149,10 @@ def test_a_quick_epoch_is_run_once_in_the_warm_up_and_the_map_is_left_as_it_was(
     counts: list[int] = []
     module, _, cls_name = impl.factory.partition(":")
     cls = getattr(importlib.import_module(module), cls_name)
-    real = cls.programs
+    real = cls.chunk_lowered
 
-    def programs(self):
-        lowered = real(self)
-        chunk = lowered["chunk"]
+    def chunk_lowered(self):
+        chunk = real(self)
 
         class Lowered:
             def compile(self):
@@ -162,9 +161,9 @@ def test_a_quick_epoch_is_run_once_in_the_warm_up_and_the_map_is_left_as_it_was(
             def __getattr__(self, attr):
                 return getattr(chunk, attr)
 
-        return {**lowered, "chunk": Lowered()}
+        return Lowered()
 
-    monkeypatch.setattr(cls, "programs", programs)
+    monkeypatch.setattr(cls, "chunk_lowered", chunk_lowered)
     trainer = impl.create(p)
     try:
         trainer.warmup()

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from som_studio.core import jax_runtime
+from som_studio.core import jax_runtime, kept_programs
 from som_studio.core.plans import fused_plan, kernels, neighbourhood
 from som_studio.core.plans.device_schedule import DeviceSchedule
 from som_studio.core.plans.fused_plan import KernelPlan
@@ -192,11 +192,26 @@ class _FusedTrainer:
         """The chunk program, lowered for this trainer's arguments (nothing compiled)."""
         return {k: t.lower() for k, t in self.traces().items()}
 
+    #: What the chunk program closes over, as plain values (:func:`kept_programs.lower`'s ``key``); ``None``:
+    #: the program is traced in every process.
+    kept_key: tuple[Any, ...] | None = None
+
     def warmup(self) -> None:
         # Ahead of time: the one compilation run() uses and describe() reads. A
         # zero-iteration chunk then loads it and leaves the map as it was.
-        self._compiled = self.programs()["chunk"].compile()
+        self._compiled = self.chunk_lowered().compile()
         self._call(0, 0)
+
+    def chunk_lowered(self) -> Any:
+        """The chunk program :meth:`warmup` compiles: :meth:`programs`'s, or with a :attr:`kept_key` the same
+        program read back where an earlier process traced it (:func:`kept_programs.lower`)."""
+        if self.kept_key is None:
+            return self.programs()["chunk"]
+        args = (self.w, np.int32(0), np.int32(0), *self._args())
+        name = type(self).__name__.lower()
+        return kept_programs.lower(
+            self._program, args, name=name, key=self.kept_key, donate_argnums=(0,), platform=self.device.platform
+        )
 
     def _call(self, first: int, count: int) -> None:
         program = self._compiled if self._compiled is not None else self._program
@@ -270,6 +285,7 @@ class FusedBatch(_FusedTrainer):
             return lax.fori_loop(first, first + count, body, w)
 
         self._program = jax.jit(chunk, donate_argnums=0)
+        self.kept_key = (repr(plan), lattice)
         self._stream_programs: Any = None
         self._lower_add: Any = None
         self._tails: dict[int, Any] = {}

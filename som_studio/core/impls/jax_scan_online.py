@@ -180,6 +180,7 @@ class ScanOnline(FedRows, _FusedTrainer):
         if self.fed:
             self._place_fed()
         self._program = jax.jit(chunk_program(self.plan, lattice, problem.missing, self.fed), donate_argnums=0)
+        self.kept_key = (repr(self.plan), lattice, bool(problem.missing), bool(self.fed))
         # One trip of the chunk program's loop trains this many steps (the inside of a run divides by it).
         self.iterations_per_trip = self.plan.steps_per_trip
 

@@ -134,6 +134,10 @@ class ShardedTrainer:
         """The chunk program, lowered for this trainer's placed arguments (nothing compiled)."""
         return {k: t.lower() for k, t in self.traces().items()}
 
+    def chunk_lowered(self) -> Any:
+        """The chunk program :meth:`warmup` compiles (a sharded program is traced in every process)."""
+        return self.programs()["chunk"]
+
     def warmup(self) -> None:
         if not self.w.is_fully_addressable and self.w.ndim == 3:  # (pmap's stacked copies are read locally)
             self._gather(self.w)  # compiles the map's gather across processes (get_map) now, not mid-run
@@ -141,7 +145,7 @@ class ShardedTrainer:
             self._streamed()
             return
         # Ahead-of-time: one compilation, whose HLO describe() reads; run() can then never recompile.
-        self._compiled = self.programs()["chunk"].compile()
+        self._compiled = self.chunk_lowered().compile()
         # One epoch on a copy of the map where an epoch is quick, for the loop's kernels XLA compiles when they
         # first run (fused_plan.WARM_EPOCH_MAX_S); else none, which loads the program: the map stays as it was.
         units, samples = self._plan_sizes()

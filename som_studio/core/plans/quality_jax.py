@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from som_studio.core import jax_runtime
+from som_studio.core import jax_runtime, kept_programs
 from som_studio.core.data.checks import any_missing
 from som_studio.core.plans import fused_plan, kernels, screen
 from som_studio.core.plans.distances import take
@@ -243,6 +243,11 @@ _u_matrix = jax.jit(u_matrix_program)
 _u_matrix_pairs = jax.jit(u_matrix_pairs_program)
 
 
+def _lower_quality(args: tuple[Any, ...], device: Any) -> Any:
+    """``_quality.lower(*args)``, or the same program traced by an earlier process (:mod:`kept_programs`)."""
+    return kept_programs.lower(_quality, args, name="quality", static_argnums=(3, 4, 5, 6), platform=device.platform)
+
+
 class Compiling:
     """A program lowered now (``lower()``, on the caller's thread) and compiled on a thread of its own.
 
@@ -383,7 +388,8 @@ class DeviceQuality(_Measures):
     def _lower(self) -> Any:
         spec = jax.ShapeDtypeStruct((self.features, self.height * self.width), self.dtype)
         rows = jax.ShapeDtypeStruct((), np.int32)
-        return _quality.lower(spec, self._x, rows, self.width, self.plan, self.lattice, self.missing)
+        args = (spec, self._x, rows, self.width, self.plan, self.lattice, self.missing)
+        return _lower_quality(args, self.device)
 
     def __call__(self, weights: np.ndarray) -> tuple[float, float]:
         """(QE, TE) of ``weights`` (H, W, D)."""
@@ -533,7 +539,7 @@ class StreamQuality(_Measures):
 
     def _lower(self) -> Any:
         spec = jax.ShapeDtypeStruct
-        return _quality.lower(
+        args = (
             spec((self.features, self.height * self.width), self.dtype),
             spec((self.size, self.features), self.dtype),
             spec((), np.int32),
@@ -542,6 +548,7 @@ class StreamQuality(_Measures):
             self.lattice,
             self.missing,
         )
+        return _lower_quality(args, self.device)
 
     def measure(self, weights: np.ndarray, bmus: bool = False) -> tuple[float, float, UnitCounts | None]:
         """(QE, TE, the hits per unit and of each label when ``bmus``) of ``weights`` (H, W, D): one pass.
