@@ -323,7 +323,8 @@ class Training:
             # program's first run, while the trainer's program compiles (see compile()).
             initial = problem.init_map if self._initial_point() else None
             with self.watch.exclude():
-                self.measure.start_warmup(initial)  # compiled while the trainer's program compiles: see compile()
+                # compiled while the trainer's program compiles: see compile()
+                self.measure.start_warmup(initial, warm=problem.init_map)
             self.excluded += self.timed("compile", tq)
 
     def _initial_point(self) -> bool:

@@ -177,6 +177,36 @@ def test_the_initial_map_is_measured_while_the_trainers_program_compiles(monkeyp
     assert initial.te == ref.history[0]["te"]
 
 
+@pytest.mark.parametrize("quick", [True, False])
+def test_a_quick_pass_first_runs_on_the_compiling_thread_where_the_initial_map_is_not_measured(monkeypatch, quick):
+    # XLA:CPU compiles the kernels of a loop's body when it first runs: a run measuring only its final map paid
+    # for that in its quality phase (45 ms of a 21 ms pass at 10,000 x 50 on 40x30). A pass guessed quick now
+    # runs once on the compiling thread, on the initial map, and its figures are not the run's.
+    import threading
+
+    from som_studio.core.plans import quality_jax
+    from som_studio.session import measures
+
+    if not quick:
+        monkeypatch.setattr(measures, "WARM_MEASURE_MAX_S", 0.0)
+    where = []
+    measure = quality_jax.DeviceQuality._measure_with
+
+    def seen(self, *args, **kwargs):
+        where.append(threading.current_thread().name)
+        return measure(self, *args, **kwargs)
+
+    monkeypatch.setattr(quality_jax.DeviceQuality, "_measure_with", seen)
+    cfg = RunConfig(impl="jax-fused-batch", width=12, height=9, data=DataSpec(samples=300), epochs=4)
+    evs = list(Session(cfg, snapshot_interval_s=None, quality_points=0).run())
+    rec = evs[-1].record
+    assert [e.iteration for e in evs if isinstance(e, QualityMeasured)] == [4]
+    assert [h["iteration"] for h in rec.history] == [4]
+    assert where == (["som-quality-compile", "MainThread"] if quick else ["MainThread"])
+    ref = run_to_completion(Session(cfg.replace(impl="numpy-batch"), snapshot_interval_s=None, quality_points=0))
+    assert rec.history[0]["qe"] == pytest.approx(ref.history[0]["qe"], rel=1e-4)
+
+
 def test_a_slow_first_measurement_does_not_cost_the_run_its_quality_curve(monkeypatch):
     # The initial map's measurement is the quality program's first run, with its one-off costs. Taken for
     # the rate of every later point, the app's default run drew its initial map and its final one only.
