@@ -167,3 +167,39 @@ def test_a_second_trainer_reads_its_epoch_program_back_and_trains_the_same_map(k
     np.testing.assert_array_equal(again, first)
     monkeypatch.setattr(jax_runtime, "compile_cache_in_use", lambda: None)
     np.testing.assert_array_equal(_fused_map(problem, 3), first)  # as traced here, kept or not
+
+
+def test_a_streamed_run_reads_its_batch_programs_back_and_trains_the_same_map(kept, monkeypatch, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from jax import export
+
+    from som_studio.core.data import stream
+    from som_studio.core.impls import registry
+    from som_studio.core.impls import streamed as streamed_trainer
+    from som_studio.core.som.problem import make_stream_problem
+
+    x = np.random.default_rng(5).random((300, 3))
+    x[::11, 2] = np.nan
+    pq.write_table(pa.table({c: x[:, j] for j, c in enumerate("abc")}), tmp_path / "x.parquet", row_group_size=90)
+    cfg = RunConfig(impl="jax-fused-batch", data=DataSpec(path=str(tmp_path)), width=5, height=4, epochs=2)
+    exports = []
+    real = export.export
+    monkeypatch.setattr(export, "export", lambda *a, **k: exports.append(1) or real(*a, **k))
+
+    def trained():
+        problem = make_stream_problem(cfg, "batch", stream.open_source(str(tmp_path)), 64)
+        trainer = streamed_trainer.create(registry.get("jax-fused-batch"), problem)
+        try:
+            trainer.warmup()
+            trainer.run(0, 2)
+            return trainer.get_map()
+        finally:
+            trainer.close()
+
+    first = trained()
+    made = len(exports)
+    names = sorted(path.name.split("-")[1] for path in kept.glob("*" + kept_programs.SUFFIX))
+    assert made == len(names) and {"add", "update"} <= set(names)  # a batch's sums (a shorter batch's), the update
+    np.testing.assert_array_equal(trained(), first)
+    assert len(exports) == made  # read back

@@ -337,13 +337,26 @@ class FusedBatch(_FusedTrainer):
             w_spec = spec(self.w.shape, p.dtype)
             sums_spec = spec((m, width), neighbourhood.accumulator(p.dtype))
             scalar = spec((), p.dtype)
+
+            def compiled(program: Any, args: tuple[Any, ...], name: str, donate: int) -> Any:
+                # Read back where an earlier process traced the same program (kept_programs).
+                return kept_programs.lower(
+                    program,
+                    args,
+                    name=name,
+                    key=(repr(plan), lattice, bool(missing)),
+                    donate_argnums=(donate,),
+                    platform=self.device.platform,
+                ).compile()
+
             adder = jax.jit(add, donate_argnums=1)
-            self._lower_add = lambda rows: adder.lower(
-                w_spec, sums_spec, spec((rows, d), p.dtype), spec((), jnp.int32)
-            ).compile()
+            self._lower_add = lambda rows: compiled(
+                adder, (w_spec, sums_spec, spec((rows, d), p.dtype), spec((), jnp.int32)), "fusedbatch-add", 1
+            )
+            updater = jax.jit(update, donate_argnums=0)
             self._stream_programs = (
                 self._lower_add(b),
-                jax.jit(update, donate_argnums=0).lower(w_spec, sums_spec, scalar, scalar).compile(),
+                compiled(updater, (w_spec, sums_spec, scalar, scalar), "fusedbatch-update", 0),
                 (m, width),
             )
             tail = p.stream.rows % b
