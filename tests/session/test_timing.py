@@ -149,10 +149,9 @@ def test_the_default_runs_map_is_measured_from_its_start_not_only_at_its_end():
     assert rec.history[0]["iteration"] == 0 and rec.history[-1]["iteration"] == 50
 
 
-def test_the_initial_map_is_measured_while_the_trainers_program_compiles(monkeypatch):
-    # Measured before the trainer's compile, the initial map waited for the quality program's compile first,
-    # and the two compiles, meant to overlap, followed each other. Now it is measured on the quality program's
-    # compiling thread, its QE that of the initial map.
+@pytest.fixture
+def measured_on(monkeypatch):
+    """The names of the threads the device quality program measures on, in order."""
     import threading
 
     from som_studio.core.plans import quality_jax
@@ -165,6 +164,14 @@ def test_the_initial_map_is_measured_while_the_trainers_program_compiles(monkeyp
         return measure(self, *args, **kwargs)
 
     monkeypatch.setattr(quality_jax.DeviceQuality, "_measure_with", seen)
+    return where
+
+
+def test_the_initial_map_is_measured_while_the_trainers_program_compiles(measured_on):
+    # Measured before the trainer's compile, the initial map waited for the quality program's compile first,
+    # and the two compiles, meant to overlap, followed each other. Now it is measured on the quality program's
+    # compiling thread, its QE that of the initial map.
+    where = measured_on
     cfg = RunConfig(impl="jax-fused-batch", width=12, height=9, data=DataSpec(samples=300), epochs=4)
     evs = list(Session(cfg, snapshot_interval_s=None, quality_points=4).run())
     compiled = next(i for i, e in enumerate(evs) if isinstance(e, Compiled))
@@ -178,25 +185,17 @@ def test_the_initial_map_is_measured_while_the_trainers_program_compiles(monkeyp
 
 
 @pytest.mark.parametrize("quick", [True, False])
-def test_a_quick_pass_first_runs_on_the_compiling_thread_where_the_initial_map_is_not_measured(monkeypatch, quick):
+def test_a_quick_pass_first_runs_on_the_compiling_thread_where_the_initial_map_is_not_measured(
+    monkeypatch, measured_on, quick
+):
     # XLA:CPU compiles the kernels of a loop's body when it first runs: a run measuring only its final map paid
     # for that in its quality phase (45 ms of a 21 ms pass at 10,000 x 50 on 40x30). A pass guessed quick now
     # runs once on the compiling thread, on the initial map, and its figures are not the run's.
-    import threading
-
-    from som_studio.core.plans import quality_jax
     from som_studio.session import measures
 
     if not quick:
         monkeypatch.setattr(measures, "WARM_MEASURE_MAX_S", 0.0)
-    where = []
-    measure = quality_jax.DeviceQuality._measure_with
-
-    def seen(self, *args, **kwargs):
-        where.append(threading.current_thread().name)
-        return measure(self, *args, **kwargs)
-
-    monkeypatch.setattr(quality_jax.DeviceQuality, "_measure_with", seen)
+    where = measured_on
     cfg = RunConfig(impl="jax-fused-batch", width=12, height=9, data=DataSpec(samples=300), epochs=4)
     evs = list(Session(cfg, snapshot_interval_s=None, quality_points=0).run())
     rec = evs[-1].record
