@@ -9,10 +9,10 @@ same program with the same arguments reads it back instead of tracing it.
 
 A kept program is used only where everything it was traced from is the same: the caller's key (what the
 traced function closes over), its static arguments, the shapes and dtypes of the others, JAX's version and
-the settings that change a trace, the device's platform, the source of ``som_studio.core`` and the
-constants its modules hold now (which a test or a user may change). Anything else traces afresh. A file
-that cannot be read is traced afresh and written again; one that cannot be written is not kept. With the
-compilation cache off (``SOM_STUDIO_COMPILE_CACHE=off``) nothing is kept.
+the settings that change a trace, the device's platform and JAX's default backend, the source of
+``som_studio.core`` and the constants its modules hold now (which a test or a user may change). Anything else
+traces afresh. A file that cannot be read is traced afresh and written again; one that cannot be written is not
+kept. With the compilation cache off (``SOM_STUDIO_COMPILE_CACHE=off``) nothing is kept.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import hashlib
 import os
 import sys
 import tempfile
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -48,12 +49,16 @@ _CONFIG = (
 
 
 def _core_source() -> str:
-    """A digest of ``som_studio.core``'s source, as it was when this module was imported."""
-    root = Path(__file__).resolve().parent
+    """A digest of ``som_studio.core``'s source and the settings it reads (``run_settings.py``: the lattices'
+    names), as they were when this module was imported."""
+    core = Path(__file__).resolve().parent
     h = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        h.update(str(path.relative_to(root)).encode())
-        h.update(path.read_bytes())
+    try:
+        for path in [*sorted(core.rglob("*.py")), core.parent / "run_settings.py"]:
+            h.update(str(path.relative_to(core.parent)).encode())
+            h.update(path.read_bytes())
+    except OSError:  # a source that cannot be read (an installation without it): this process's own digest
+        return uuid.uuid4().hex  # nothing kept by another process is read back, nor this one's by another
     return h.hexdigest()
 
 
@@ -114,6 +119,7 @@ def _key(name: str, key: tuple[Any, ...], static: list[Any], dynamic: list[Any],
         getattr(jaxlib, "__version__", ""),
         repr([(c, getattr(jax.config, c, None)) for c in _CONFIG]),
         platform,
+        jax.default_backend(),  # the kernels ask it as they trace (the CPU's screened search or the matmul form)
         _SOURCE,
         _constants(),
     ]
