@@ -69,6 +69,9 @@ def _plain(value: Any) -> str | None:
     """``value`` written out the same in every process, where it is a plain value (else ``None``)."""
     if value is None or isinstance(value, (bool, int, float, str)):
         return repr(value)
+    if isinstance(value, dict):
+        value = tuple((k, v) for k, v in value.items())
+    # Not a list: the lists in upper case there are registries that grow as a process goes (the user's folders).
     if isinstance(value, (tuple, frozenset)):
         items = [_plain(v) for v in value]
         if None in items:

@@ -14,7 +14,8 @@ import pytest
 
 from som_studio.config import DataSpec, RunConfig
 from som_studio.core import jax_runtime, kept_programs
-from som_studio.core.plans import screen
+from som_studio.core.impls import user_impl
+from som_studio.core.plans import fused_plan, screen
 from som_studio.core.som.problem import make_problem
 
 jax = jax_runtime.jax()
@@ -87,11 +88,17 @@ def test_anything_its_trace_depends_on_traces_it_again(kept, monkeypatch):
     for n, change in enumerate(changed, start=2):
         _lower(traces, **change)
         assert len(traces) == n, change
-    # A constant of som_studio.core that a traced function may read, changed by a test or a user.
+    # Constants of som_studio.core that a traced function may read, changed by a test or a user.
     monkeypatch.setattr(screen, "BEST_TWO_MIN_UNITS", screen.BEST_TWO_MIN_UNITS + 1)
     _lower(traces)
-    assert len(traces) == len(changed) + 2
-    assert len(list(kept.glob("*" + kept_programs.SUFFIX))) == len(changed) + 2
+    monkeypatch.setitem(fused_plan.TILE_BYTES, "cpu", fused_plan.TILE_BYTES["cpu"] // 2)
+    _lower(traces)
+    assert len(traces) == len(changed) + 3
+    assert len(list(kept.glob("*" + kept_programs.SUFFIX))) == len(changed) + 3
+    # A registry that grows as the process goes is not a constant: the program is read back.
+    monkeypatch.setattr(user_impl, "_USER_FOLDERS", [*user_impl._USER_FOLDERS, "/somewhere"])
+    _lower(traces)
+    assert len(traces) == len(changed) + 3
 
 
 def test_a_damaged_file_is_traced_again_and_written_over(kept):
