@@ -76,23 +76,25 @@ class RunQuality:
             )
         return self._q
 
-    def start_warmup(self, first: np.ndarray | None = None, warm: np.ndarray | None = None) -> None:
+    def start_warmup(self, start: np.ndarray, keep: bool) -> None:
         """Start compiling the device program (the host needs none); :meth:`finish_warmup` waits for it.
-        ``first``: a map to measure on the compiling thread once the program is ready (:meth:`early`), not for
-        a streamed run (its pass reads the source). ``warm``: without ``first``, a map measured there all the
-        same, its figures dropped, where a pass is guessed quick on a CPU (:data:`WARM_MEASURE_MAX_S`): the
-        program's first run, which compiles the kernels of its loops, then counts as compiling, as the
-        trainer's warm epoch does, and not as the first measurement."""
+
+        ``start``, the run's initial map, is measured on the compiling thread once the program is ready: with
+        ``keep``, as the run's first point (:meth:`early` gives it); else only where a pass is guessed quick on
+        a CPU (:data:`WARM_MEASURE_MAX_S`), its figures dropped, so that the program's first run, which compiles
+        the kernels of its loops, counts as compiling, as the trainer's warm epoch does, and not as the first
+        measurement. Not for a streamed run (its pass reads the source)."""
         if not self.on_device:
             return
         q = self._device()
         if self.problem.stream is not None:
-            first = warm = None
-        quick = getattr(self.device, "platform", "cpu") == "cpu" and self.guess_s <= WARM_MEASURE_MAX_S
-        if first is None and warm is not None and quick:
-            q.start_compile(warm, warm=True)
+            q.start_compile(None)
+        elif keep:
+            q.start_compile(start)
+        elif q.device.platform == "cpu" and self.guess_s <= WARM_MEASURE_MAX_S:
+            q.start_compile(start, warm=True)
         else:
-            q.start_compile(first)
+            q.start_compile(None)
 
     def finish_warmup(self) -> None:
         """Wait for :meth:`start_warmup`'s compile."""
@@ -100,7 +102,7 @@ class RunQuality:
             self._q.compile()
 
     def early(self) -> tuple[float, float, float] | None:
-        """``(qe, te, seconds)`` of :meth:`start_warmup`'s ``first`` map, measured meanwhile; ``None`` if not."""
+        """``(qe, te, seconds)`` of :meth:`start_warmup`'s map kept, measured meanwhile; ``None`` if not."""
         got = self._q.early() if self.on_device and self._q is not None else None
         if got is None:
             return None

@@ -321,10 +321,8 @@ class Training:
             tq = time.perf_counter()
             # The initial map, where its measurement is free, is measured on the compiling thread too: with its
             # program's first run, while the trainer's program compiles (see compile()).
-            initial = problem.init_map if self._initial_point() else None
             with self.watch.exclude():
-                # compiled while the trainer's program compiles: see compile()
-                self.measure.start_warmup(initial, warm=problem.init_map)
+                self.measure.start_warmup(problem.init_map, keep=self._initial_point())
             self.excluded += self.timed("compile", tq)
 
     def _initial_point(self) -> bool:
