@@ -21,6 +21,7 @@ import hashlib
 import os
 import sys
 import tempfile
+import threading
 import uuid
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,9 @@ KEPT_BYTES = 64 << 20
 """The most the kept programs take together; past it the ones used longest ago go. One is 40-200 KB."""
 
 SUFFIX = ".exported"
+
+LAPACK = b"lapack"
+"""What the names of JAX's CPU LAPACK calls hold: a kept program without it calls none of them."""
 
 _CONFIG = (
     "jax_enable_x64",
@@ -165,40 +169,78 @@ def lower(
     platform = platform or jax.default_backend()
     static = [a for i, a in enumerate(args) if i in static_argnums]
     path = where / f"{name}-{_key(name, key, static, dynamic, platform)}{SUFFIX}"
-    exported = _read(path, [_aval(a) for a in dynamic])
+    exported, blob = _read(path, [_aval(a) for a in dynamic])
     if exported is None:
         try:
             exported = export.export(program, platforms=(platform,))(
                 *[a if i in static_argnums else _aval(a) for i, a in enumerate(args)]
             )
-            blob = exported.serialize()
+            blob = bytes(exported.serialize())
         except Exception:  # a program jax.export cannot keep (a custom call it does not vouch for): lowered here
             return program.lower(*args)
         _write(path, blob)
     donate = tuple(sum(1 for j in range(i) if j not in static_argnums) for i in donate_argnums)
-    return jax.jit(exported.call, donate_argnums=donate).lower(*dynamic)
+    program = jax.jit(exported.call, donate_argnums=donate)
+    if LAPACK in blob or not _lapack_init_skippable():
+        return program.lower(*dynamic)
+    _skipping.lapack = True
+    try:
+        return program.lower(*dynamic)
+    finally:
+        _skipping.lapack = False
 
 
-def _read(path: Path, avals: list[Any]) -> Any:
-    """The program kept at ``path`` if it is there, whole, and takes ``avals``; else ``None``."""
+_skipping = threading.local()
+_hooked = threading.Lock()
+
+
+def _lapack_init_skippable() -> bool:
+    """Whether JAX's LAPACK set-up can be left out of lowering a kept program that calls no LAPACK routine.
+
+    Lowering any exported program for the CPU first makes JAX's LAPACK calls ready, and that imports
+    SciPy's linear algebra (0.14-0.18 s of a command's start on a 2-core CPU, more than reading the kept
+    program back saves at some shapes). The fused epoch and the quality pass call no LAPACK routine. The
+    set-up is JAX's private ``_ensure_backends_initialized``: where a JAX has none, nothing is left out.
+    """
+    try:
+        from jax._src.export import _export
+    except ImportError:
+        return False
+    with _hooked:
+        ensure = getattr(_export, "_ensure_backends_initialized", None)
+        if ensure is None:
+            return False
+        if not getattr(ensure, "skips_lapack", False):
+
+            def ready(platforms: tuple[str, ...]) -> None:
+                if not getattr(_skipping, "lapack", False):
+                    ensure(platforms)
+
+            ready.skips_lapack = True  # type: ignore[attr-defined]
+            _export._ensure_backends_initialized = ready
+    return True
+
+
+def _read(path: Path, avals: list[Any]) -> tuple[Any, bytes]:
+    """``(program, its bytes)`` kept at ``path`` if it is there, whole, and takes ``avals``; else ``(None, b"")``."""
     from jax import export
 
     try:
         blob = path.read_bytes()
     except OSError:
-        return None
+        return None, b""
     try:
         exported = export.deserialize(bytearray(blob))
         took = [(tuple(a.shape), np.dtype(a.dtype)) for a in exported.in_avals]
         if took != [(tuple(a.shape), np.dtype(a.dtype)) for a in avals]:
             raise ValueError("arguments differ")
     except Exception:  # written by another version, or damaged: traced again, and written over
-        return None
+        return None, b""
     try:
         os.utime(path)  # used now: the last to go when the folder is full
     except OSError:
         pass
-    return exported
+    return exported, blob
 
 
 def _write(path: Path, blob: bytes | bytearray) -> None:

@@ -16,9 +16,5 @@ malloc.fix_mmap_threshold()
 import jax  # noqa: E402, F401
 import orbax.checkpoint  # noqa: E402, F401
 
-# A run reads its traced programs back (core/kept_programs.py) through JAX's CPU LAPACK, whose start imports
-# SciPy's: 0.18 s of each run's start otherwise. Its OpenBLAS stops its threads before each fork, as NumPy's does.
-import scipy.linalg  # type: ignore[import-untyped]  # noqa: E402, F401
-
 import som_studio.session.session  # noqa: E402
 import som_studio.worker.process  # noqa: E402, F401

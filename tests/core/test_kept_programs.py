@@ -210,3 +210,45 @@ def test_a_streamed_run_reads_its_batch_programs_back_and_trains_the_same_map(ke
     assert made == len(names) and {"add", "update"} <= set(names)  # a batch's sums (a shorter batch's), the update
     np.testing.assert_array_equal(trained(), first)
     assert len(exports) == made  # read back
+
+
+_READ_BACK = """
+import json, sys
+import numpy as np
+from som_studio.core import jax_runtime, kept_programs
+jax_runtime.configure(1)
+jax = jax_runtime.jax()
+jax_runtime.compile_cache_in_use = lambda: sys.argv[1]
+a = np.diag(np.arange(1.0, 5.0, dtype=np.float32))
+plain = kept_programs.lower(jax.jit(lambda a: a @ a.T + 1), (a,), name="plain").compile()
+scipy = "scipy.linalg" in sys.modules
+eigh = kept_programs.lower(jax.jit(lambda a: jax.numpy.linalg.eigh(a)[0]), (a,), name="eigh").compile()
+print(json.dumps({"scipy": scipy, "plain": np.asarray(plain(a)).tolist(), "eigh": np.asarray(eigh(a)).tolist()}))
+"""
+
+
+@pytest.mark.cpu_backend
+def test_a_program_read_back_sets_lapack_up_only_where_it_calls_it(tmp_path):
+    """JAX makes its LAPACK calls ready before lowering any program read back, and that imports SciPy (a
+    seventh of a second of a command's start): a program that calls none is read back without, one that does
+    (an eigendecomposition) with. Two processes, as a command run twice: the first keeps both programs, the
+    second reads them back with neither ready."""
+    import json
+    import subprocess
+    import sys
+
+    def run() -> dict:
+        env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+        out = subprocess.run([sys.executable, "-c", _READ_BACK, str(tmp_path)], capture_output=True, text=True, env=env)
+        assert out.returncode == 0, out.stderr[-3000:]
+        return json.loads(out.stdout.splitlines()[-1])
+
+    run()
+    kept = sorted((tmp_path / kept_programs.FOLDER).glob("*" + kept_programs.SUFFIX))
+    assert len(kept) == 2
+    got = run()
+    assert sorted((tmp_path / kept_programs.FOLDER).glob("*" + kept_programs.SUFFIX)) == kept  # read back
+    assert got["scipy"] is False  # the plain program read back without LAPACK's set-up
+    a = np.diag(np.arange(1.0, 5.0, dtype=np.float32))
+    np.testing.assert_array_equal(got["plain"], a @ a.T + 1)
+    np.testing.assert_allclose(got["eigh"], [1.0, 2.0, 3.0, 4.0], rtol=1e-6)
