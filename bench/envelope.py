@@ -65,7 +65,10 @@ the kernel's mark to measure its own run: the largest reading so far).
 Beside the ratios each row gives its share of the device's float32 matmul
 ceiling (2 x examples x units x features per second of an epoch, over the
 Inside page's measured ceiling) and the kernel plan cost model's predicted
-epoch. Per shape, unless --no-command, ``som-studio bench`` of
+epoch. The ceiling is measured again in each shape's process, after its rows,
+and the best of every measurement kept (as the Inside page keeps it): a
+ceiling read in a busy hour is low, and every share over it high (a 2-core
+VM read 96, 129 and 167 GFLOP/s within one hour). Per shape, unless --no-command, ``som-studio bench`` of
 ``jax-fused-batch`` runs twice as a user runs it (a fresh process, the examples
 read from ``.npy``, one epoch with its final quality pass), its wall time
 clocked outside the process beside the record's ``total_s`` and phases; the
@@ -683,7 +686,7 @@ def measure_shape(shape: dict[str, Any], opts: dict[str, Any], log=print) -> dic
     with_ratios(rows, shape)
     from som_studio.core.inspection import inside
 
-    ceil = inside.ceilings(jax.devices()[0])
+    ceil = inside.ceilings(jax.devices()[0], refresh=True)  # the best of this measurement and those kept
     for r in rows:
         r["ceiling_share"] = ceiling_share(r, shape, ceil.get("matmul_flops_per_s"))
     commands: list[dict[str, Any]] = []
