@@ -39,7 +39,7 @@ KEPT_BYTES = 64 << 20
 SUFFIX = ".exported"
 
 LAPACK = b"lapack"
-"""What the names of JAX's CPU LAPACK calls hold: a kept program without it calls none of them."""
+"""What the names of the CPU calls that need JAX's LAPACK set-up hold: a kept program without it makes none."""
 
 _CONFIG = (
     "jax_enable_x64",
@@ -180,12 +180,12 @@ def lower(
             return program.lower(*args)
         _write(path, blob)
     donate = tuple(sum(1 for j in range(i) if j not in static_argnums) for i in donate_argnums)
-    program = jax.jit(exported.call, donate_argnums=donate)
-    if LAPACK in blob or not _lapack_init_skippable():
-        return program.lower(*dynamic)
+    read_back = jax.jit(exported.call, donate_argnums=donate)
+    if LAPACK in blob or not _hook_lapack_set_up():
+        return read_back.lower(*dynamic)
     _skipping.lapack = True
     try:
-        return program.lower(*dynamic)
+        return read_back.lower(*dynamic)
     finally:
         _skipping.lapack = False
 
@@ -194,13 +194,15 @@ _skipping = threading.local()
 _hooked = threading.Lock()
 
 
-def _lapack_init_skippable() -> bool:
-    """Whether JAX's LAPACK set-up can be left out of lowering a kept program that calls no LAPACK routine.
+def _hook_lapack_set_up() -> bool:
+    """Put a switch on JAX's LAPACK set-up (once), so that lowering a kept program that calls no LAPACK routine
+    can leave it out; whether the switch is there.
 
     Lowering any exported program for the CPU first makes JAX's LAPACK calls ready, and that imports
-    SciPy's linear algebra (0.14-0.18 s of a command's start on a 2-core CPU, more than reading the kept
-    program back saves at some shapes). The fused epoch and the quality pass call no LAPACK routine. The
-    set-up is JAX's private ``_ensure_backends_initialized``: where a JAX has none, nothing is left out.
+    SciPy's linear algebra: a good part of a second run's start on a 2-core CPU, more than reading the kept
+    program back saves at some shapes (docs/benchmarks.md). The fused epoch and the quality pass call no
+    LAPACK routine. The set-up is JAX's private ``_ensure_backends_initialized``, wrapped by a function that
+    skips it on a thread whose ``_skipping.lapack`` is set: where a JAX has none, nothing is left out.
     """
     try:
         from jax._src.export import _export
