@@ -87,14 +87,9 @@ class RunQuality:
         if not self.on_device:
             return
         q = self._device()
-        if self.problem.stream is not None:
-            q.start_compile(None)
-        elif keep:
-            q.start_compile(start)
-        elif q.device.platform == "cpu" and self.guess_s <= WARM_MEASURE_MAX_S:
-            q.start_compile(start, warm=True)
-        else:
-            q.start_compile(None)
+        quick = q.device.platform == "cpu" and self.guess_s <= WARM_MEASURE_MAX_S
+        measured = self.problem.stream is None and (keep or quick)
+        q.start_compile(start if measured else None, warm=not keep)
 
     def finish_warmup(self) -> None:
         """Wait for :meth:`start_warmup`'s compile."""
