@@ -134,9 +134,15 @@ ranks again those near a tie, in groups of a 32nd of the tile, as many groups as
 few units within its reach (at most :data:`SCREEN_CANDIDATES`), a group with an example among more against
 every unit."""
 
-SCREEN_GATHERED = 1024
+SCREEN_GATHERED = 256
 """The CPU's tiled epoch ranks its examples near a tie after every tile, gathered in groups of this many (at
-most a tile's), up to :data:`SCREEN_DEFERRED` features."""
+most a tile's), up to :data:`SCREEN_DEFERRED` features. A group's candidates are found by passes over its
+units x examples bounds, which in groups of 1,024 outgrew a core's cache on maps of a thousand units and
+more; and a run with few examples near a tie pays for one whole group. Tiled epochs (least of 7, clustered
+data, the maps of 3- and 10-epoch runs) in groups of 1,024 against 256: 10,000 x 50 on 40x30 68 and 44 ms
+against 42 and 27; on 50x50 66 and 77 against 62 and 64; 30,000 x 30 on 30x30 75 and 51 against 65 and 39;
+100,000 x 16 on 20x20 62 and 43 against 52 and 47; 1,000,000 x 30 on 10x10 218 and 165 against 192 and 160
+(64 to 512 within a few per cent of each other)."""
 
 SCREEN_DEFERRED = 512
 """Past this many features the CPU's tiled epoch ranks its examples near a tie in each tile, from the tile's
