@@ -322,7 +322,8 @@ class PlanCosts:
     features (past :data:`UNROLLED_FEATURES`), which reads and writes its plane of distances every feature; 0
     where the plane stays in the cache (the CPU's chunks are sized for it). ``scatter_row_s``: per example
     of the scatter of the per-unit sums, beside ``scatter_s`` per element. ``slab_gather_s``: ``gather_s``
-    of the matmul form's re-rank in slabs of features (past :data:`WIDE_FEATURES`).
+    of the matmul form's re-rank in slabs of features (past :data:`WIDE_FEATURES`). ``gathered_s``,
+    ``gathered_unit_s``: ``group_s`` and ``group_unit_s`` of the CPU's groups gathered from every tile (0: those).
     """
 
     matmul_share: float
@@ -346,6 +347,8 @@ class PlanCosts:
     group_s: float = 0.0
     group_unit_s: float = 0.0
     group_row_s: float = 0.0
+    gathered_s: float = 0.0
+    gathered_unit_s: float = 0.0
     scatter_row_s: float = 0.0
     slab_gather_s: float = 0.0
     keyed_screen_s: float = 0.0
@@ -393,7 +396,13 @@ class PlanCosts:
 #: example and unit (the candidates' scores gathered and searched), ``feature_trip_s`` per feature (the direct
 #: form's loop over them) and ``group_row_s`` per example of the tile: fitted to the time the groups added to
 #: whole epochs (the epoch with none near against the real one) at 6 shapes from 30 to 2,048 features and from
-#: 100 to 2,500 units (docs/benchmarks.md, "Candidates of the examples near a tie").
+#: 100 to 2,500 units (docs/benchmarks.md, "Candidates of the examples near a tie"). Up to
+#: :data:`SCREEN_DEFERRED` features they are gathered from every tile into groups of :data:`SCREEN_GATHERED`,
+#: each ``gathered_s`` plus ``gathered_unit_s`` per example and unit, measured the same way (the tiled search
+#: with its near-tie ranking left out, least of 7, the maps of 3- and 10-epoch runs over clustered data): 0.7-1.2
+#: ms a group on 10x10, 0.2-1.5 on 20x20, 2.1-2.8 on 30x30 and 40x30, 5.8-9.7 on 50x50; the constants of the
+#: groups ranked tile by tile made them 0.03-0.6 ms, and the model chose the tiled form where the matmul form
+#: was 1.3-1.9x faster (10,000 x 16 on 40x30, x 50 on 50x50, x 128 on 40x30).
 COSTS = {
     "cpu": PlanCosts(
         0.75,
@@ -416,6 +425,8 @@ COSTS = {
         group_s=8e-6,
         group_unit_s=0.9e-9,
         group_row_s=22e-9,
+        gathered_s=0.5e-3,
+        gathered_unit_s=8e-9,
         scatter_row_s=70e-9,
         slab_gather_s=0.2e-9,
         keyed_screen_s=0.25e-9,
@@ -513,7 +524,8 @@ def predict(
         if d <= SCREEN_DEFERRED:  # ranked after every tile (a search: every chunk), their scores computed again
             g = max(min(plan.chunk, SCREEN_GATHERED), 1)
             groups = math.ceil(n * near / g)
-            t += groups * (c.group_s + g * m * c.group_unit_s + d * c.feature_trip_s) + product(2 * n * near * m * k, k)
+            group_s, unit_s = c.gathered_s or c.group_s, c.gathered_unit_s or c.group_unit_s
+            t += groups * (group_s + g * m * unit_s + d * c.feature_trip_s) + product(2 * n * near * m * k, k)
         else:  # many features: ranked tile by tile, at least one group a tile
             g = max(plan.chunk // SCREEN_GROUP, 1)
             groups = trips * max(1, math.ceil(near * SCREEN_GROUP))
