@@ -324,6 +324,8 @@ class PlanCosts:
     of the scatter of the per-unit sums, beside ``scatter_s`` per element. ``slab_gather_s``: ``gather_s``
     of the matmul form's re-rank in slabs of features (past :data:`WIDE_FEATURES`). ``gathered_s``,
     ``gathered_unit_s``: ``group_s`` and ``group_unit_s`` of the CPU's groups gathered from every tile (0: those).
+    ``near_units``, ``near_units_power``: the share near a tie, up to :data:`SCREEN_DEFERRED` features, times
+    ``(units / near_units) ** near_units_power`` on maps of more units (0: not).
     """
 
     matmul_share: float
@@ -341,6 +343,8 @@ class PlanCosts:
     tile_scatter_s: float = 0.0
     near_per_feature: float = 0.0
     near_doubling: float = float("inf")
+    near_units: float = 0.0
+    near_units_power: float = 0.0
     crowded_share: float = 0.0
     feature_trip_s: float = 0.0
     screen_trip_s: float = 0.0
@@ -402,7 +406,13 @@ class PlanCosts:
 #: with its near-tie ranking left out, least of 7, the maps of 3- and 10-epoch runs over clustered data): 0.7-1.2
 #: ms a group on 10x10, 0.2-1.5 on 20x20, 2.1-2.8 on 30x30 and 40x30, 5.8-9.7 on 50x50; the constants of the
 #: groups ranked tile by tile made them 0.03-0.6 ms, and the model chose the tiled form where the matmul form
-#: was 1.3-1.9x faster (10,000 x 16 on 40x30, x 50 on 50x50, x 128 on 40x30).
+#: was 1.3-1.9x faster (10,000 x 16 on 40x30, x 50 on 50x50, x 128 on 40x30). There the share near a tie
+#: also grows with the map past ``near_units`` units, as ``(units / near_units) ** near_units_power``: measured
+#: epoch by epoch through 10-epoch runs over clustered data, its mean was 0.16 % at 30 features on 10x10, 0.79
+#: % at 16 on 20x20, 1.0 % at 16 and 7.1 % at 50 on 40x30 (the model without it: 0.37, 0.20, 0.20, 0.64 %),
+#: highest in the epochs that draw the map together. The power is the largest that keeps every crossover
+#: measured between the tiled and matmul forms (tests/core/test_kernel_plan.py), 200,000 x 100 on 20x20 the
+#: nearest: the shares alone would make it about 1.
 COSTS = {
     "cpu": PlanCosts(
         0.75,
@@ -419,6 +429,8 @@ COSTS = {
         tile_scatter_s=0.8e-9,
         near_per_feature=1.2e-4,
         near_doubling=750.0,
+        near_units=100.0,
+        near_units_power=0.5,
         crowded_share=1.0,
         feature_trip_s=9e-9,
         screen_trip_s=50e-6,
@@ -517,7 +529,11 @@ def predict(
         t += product(2 * n * m * k, k) + n * (m * screen_s + (k * c.tile_scatter_s if sums else 0.0)) * slow
         # The share of examples near a tie, as measured: 3 % at 100 features, 18 % at 784, 91 % at 2,048.
         # A search of two units has about twice as many (the second's and the third's bounds as well).
-        near = min(d * c.near_per_feature * (1 + d / c.near_doubling) * (1 if sums else 2), 1.0)
+        near = d * c.near_per_feature * (1 + d / c.near_doubling) * (1 if sums else 2)
+        if c.near_units and d <= SCREEN_DEFERRED:
+            # More units lie near each example on a larger map, most of all while training draws it together.
+            near *= max(1.0, units / c.near_units) ** c.near_units_power
+        near = min(near, 1.0)
         # Early in training units crowd together: those examples have more candidates than SCREEN_CANDIDATES
         # and are ranked against every unit.
         t += trips * c.screen_trip_s + n * near * c.crowded_share * 3 * m * d / (peak * c.direct_share)
