@@ -66,7 +66,7 @@ CPU_CROSSOVERS = [
     (10_000, 16, 40 * 30, "matmul", "tiled"),  # 8.4-8.5 ms against 11.5-11.7 ms
     (10_000, 50, 50 * 50, "matmul", "tiled"),  # 39-61 ms against 116-122 ms
     (10_000, 128, 40 * 30, "matmul", "tiled"),  # 57-70 ms against 73-97 ms
-    # Not held: 30,000 x 30 on 30x30, matmul 54-59 ms against tiled 72-93 (the model: tiled 0.75x matmul's).
+    # Not held: 30,000 x 30 on 30x30, matmul 54-59 ms against tiled 72-93 (the model: tiled 0.72x matmul's).
     # 20 epochs from a random map (bench/envelope.py --quick, the median epoch, each form as the model chose
     # it in one run): early maps crowd units together, and a share of the examples near a tie is ranked
     # against every unit.
