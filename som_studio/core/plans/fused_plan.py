@@ -472,6 +472,18 @@ def _costs(backend: str) -> PlanCosts:
 WARM_EPOCH_MAX_S = 0.05
 
 
+def _near_share(c: PlanCosts, units: int, features: int, sums: bool) -> float:
+    """The share of examples the CPU's screened search finds near a tie, as measured: 3 % at 100 features, 18 % at
+    784, 91 % at 2,048. A search of two units (``sums`` false) has about twice as many, the second's and the
+    third's bounds as well. Up to :data:`SCREEN_DEFERRED` features more units lie near each example on a larger
+    map, most of all while training draws it together."""
+    d = float(features)
+    near = d * c.near_per_feature * (1 + d / c.near_doubling) * (1 if sums else 2)
+    if c.near_units and features <= SCREEN_DEFERRED:
+        near *= max(1.0, units / c.near_units) ** c.near_units_power
+    return min(near, 1.0)
+
+
 def predict(
     plan: KernelPlan,
     units: int,
@@ -527,13 +539,7 @@ def predict(
         # features), then the scatter.
         screen_s = c.keyed_screen_s if c.keyed_screen_s and keyed_bits(units, itemsize) else c.screen_s
         t += product(2 * n * m * k, k) + n * (m * screen_s + (k * c.tile_scatter_s if sums else 0.0)) * slow
-        # The share of examples near a tie, as measured: 3 % at 100 features, 18 % at 784, 91 % at 2,048.
-        # A search of two units has about twice as many (the second's and the third's bounds as well).
-        near = d * c.near_per_feature * (1 + d / c.near_doubling) * (1 if sums else 2)
-        if c.near_units and d <= SCREEN_DEFERRED:
-            # More units lie near each example on a larger map, most of all while training draws it together.
-            near *= max(1.0, units / c.near_units) ** c.near_units_power
-        near = min(near, 1.0)
+        near = _near_share(c, units, features, sums)
         # Early in training units crowd together: those examples have more candidates than SCREEN_CANDIDATES
         # and are ranked against every unit.
         t += trips * c.screen_trip_s + n * near * c.crowded_share * 3 * m * d / (peak * c.direct_share)
