@@ -323,7 +323,7 @@ class PlanCosts:
     where the plane stays in the cache (the CPU's chunks are sized for it). ``scatter_row_s``: per example
     of the scatter of the per-unit sums, beside ``scatter_s`` per element. ``slab_gather_s``: ``gather_s``
     of the matmul form's re-rank in slabs of features (past :data:`WIDE_FEATURES`). ``gathered_s``,
-    ``gathered_unit_s``: ``group_s`` and ``group_unit_s`` of the CPU's groups gathered from every tile (0: those).
+    ``gathered_unit_s``: ``group_s`` and ``group_unit_s`` of the CPU's groups gathered from every tile.
     ``near_units``, ``near_units_power``: the share near a tie, up to :data:`SCREEN_DEFERRED` features, times
     ``(units / near_units) ** near_units_power`` on maps of more units (0: not).
     """
@@ -546,8 +546,8 @@ def predict(
         if d <= SCREEN_DEFERRED:  # ranked after every tile (a search: every chunk), their scores computed again
             g = max(min(plan.chunk, SCREEN_GATHERED), 1)
             groups = math.ceil(n * near / g)
-            group_s, unit_s = c.gathered_s or c.group_s, c.gathered_unit_s or c.group_unit_s
-            t += groups * (group_s + g * m * unit_s + d * c.feature_trip_s) + product(2 * n * near * m * k, k)
+            t += groups * (c.gathered_s + g * m * c.gathered_unit_s + d * c.feature_trip_s)
+            t += product(2 * n * near * m * k, k)
         else:  # many features: ranked tile by tile, at least one group a tile
             g = max(plan.chunk // SCREEN_GROUP, 1)
             groups = trips * max(1, math.ceil(near * SCREEN_GROUP))
