@@ -16,6 +16,7 @@ from som_studio.core.plans import fused_plan
 from som_studio.core.som.problem import load_problem_table, make_problem
 from som_studio.session.events import ChunkTimed, Finished
 from som_studio.session.session import Session, run_to_completion
+from tests.grids import EXHAUSTIVE
 
 jax = jax_runtime.jax()
 jnp = jax.numpy
@@ -222,7 +223,15 @@ def test_a_ceiling_a_run_beat_is_measured_again_and_the_best_figure_is_kept(own_
     assert again["matmul_flops_per_s"] < 1e31 and inside.cached_ceilings(device)[0] == 1e31
 
 
-@pytest.mark.parametrize("name", [i.name for i in registry.all_implementations() if registry.is_builtin(i.name)])
+def _rungs() -> list:
+    """Every built-in rung; the default run takes the last (the ladder's fastest) of each family, by backend, kind
+    and whether it shards, and -m exhaustive the others."""
+    builtin = [i for i in registry.all_implementations() if registry.is_builtin(i.name)]
+    last = {(i.backend, i.kind, bool(i.shards)): i.name for i in builtin}
+    return [pytest.param(i.name, marks=[] if i.name in last.values() else [EXHAUSTIVE]) for i in builtin]
+
+
+@pytest.mark.parametrize("name", _rungs())
 def test_every_built_in_rung_records_its_inside(name, own_cache):
     impl = registry.get(name)
     layout = "2x1" if impl.shards else "1x1"

@@ -311,7 +311,7 @@ def _plan_cases() -> list:
     return out
 
 
-@pytest.mark.parametrize(("name", "layout", "form", "shape", "precision"), representative(_plan_cases(), pairs_with=0))
+@pytest.mark.parametrize(("name", "layout", "form", "shape", "precision"), representative(_plan_cases()))
 def test_every_plan_matches_numpy_batch(name, layout, form, shape, precision):
     cfg = _cfg(*shape, precision=precision)
     ref = _train(REFERENCE["batch"], cfg, 4)

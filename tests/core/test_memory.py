@@ -178,7 +178,6 @@ GPU_TEMPORARIES = (
             *(pytest.param(*c.values, False, id=c.id) for c in _memory_cases()),
             *(pytest.param(*c.values, True, id=c.id) for c in _missing_cases()),
         ],
-        pairs_with=0,
     ),
 )
 def test_estimates_hold_to_xlas_accounting_of_the_program(name, size, layout, form, missing):

@@ -13,6 +13,7 @@ from som_studio.core import jax_runtime
 from som_studio.core.impls import registry
 from som_studio.session.events import ChunkTimed
 from som_studio.session.session import Session, run_to_completion
+from tests.grids import product, representative
 
 
 def _env_in_child(env: dict[str, str], *argv: str) -> str:
@@ -53,8 +54,12 @@ def _left_after_first_chunk(session: Session) -> None:
     events.close()
 
 
-@pytest.mark.parametrize("impl", [i.name for i in registry.all_implementations() if i.backend == "jax"])
-@pytest.mark.parametrize("end", ["finished", "left"])
+@pytest.mark.parametrize(
+    ("impl", "end"),
+    representative(
+        product([i.name for i in registry.all_implementations() if i.backend == "jax"], ["left", "finished"])
+    ),
+)
 def test_a_runs_device_buffers_are_freed_when_it_ends(impl, end, small_config):
     jax = jax_runtime.jax()
     before = {id(a) for a in jax.live_arrays()}
