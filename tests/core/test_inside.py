@@ -27,9 +27,10 @@ SMALL_CEILINGS = (256, 4 << 20, 3)
 
 @pytest.fixture
 def own_cache(tmp_path, monkeypatch):
-    """Ceilings cached in a folder of the test's own, measured small."""
+    """Ceilings cached in a folder of the test's own, measured small and briefly (``repeats`` runs each)."""
     monkeypatch.setenv("SOM_STUDIO_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(inside, "CEILING_SIZES", {k: SMALL_CEILINGS for k in ("cpu", "gpu", "tpu")})
+    monkeypatch.setattr(inside, "CEILING_MIN_S", 0.0)
     return tmp_path / "cache"
 
 
@@ -144,7 +145,7 @@ def test_analytic_count_follows_the_online_steps_argmin(argmin):
     assert static["xla_flops_per_iteration"] == pytest.approx(counted["flops"], rel=0.10)
 
 
-def test_the_matmul_ceiling_is_what_a_plain_dot_reaches(own_cache, monkeypatch):
+def test_the_matmul_ceiling_is_what_a_plain_dot_reaches(own_cache):
     """Two measurements in one process, each the best of its runs: the ceiling is a plain product's rate.
 
     This machine is shared (the same program timed twice in a row has differed 4x here), so the two are taken
@@ -153,7 +154,6 @@ def test_the_matmul_ceiling_is_what_a_plain_dot_reaches(own_cache, monkeypatch):
     another program) never meets the plain product's best.
     """
     n, repeats = 768, 3
-    monkeypatch.setattr(inside, "CEILING_MIN_S", 0.0)  # short turns: ``repeats`` runs each
     device = jax.devices()[0]
     a = jax.random.uniform(jax.random.key(1), (n, n), jnp.float32)
     b = jax.random.uniform(jax.random.key(2), (n, n), jnp.float32)
