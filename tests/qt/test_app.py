@@ -656,7 +656,7 @@ def test_a_streamed_epoch_moves_the_status_and_the_bar(qtbot, window):
         c._dispatch_now()
         assert len(shown) == 1  # its epoch ended in the same batch: nothing stale is shown
         # Chunks move the bar with the status bar's clock (every STATUS_MS), not with each batch.
-        qtbot.waitUntil(lambda: window.progress.value() == int(PROGRESS_STEPS * 3 / 10), timeout=2000)
+        qtbot.waitUntil(lambda: window.progress.value() == int(PROGRESS_STEPS * 3 / 10), timeout=10_000)
     finally:
         c._reader, c._state = None, ctl.IDLE
 

@@ -66,9 +66,9 @@ def test_quality_plot_draws_a_burst_once_when_its_pacer_allows_and_nothing_while
         for i in range(10):  # a short run's measurements, in a burst
             plot.add(QualityMeasured(i * 10, 1.0 / (i + 1), 0.1))
     assert drawn(shown) == 0  # kept, not drawn: one redraw waits for the pacer
-    qtbot.waitUntil(lambda: drawn(shown) == 10, timeout=2000)
+    qtbot.waitUntil(lambda: drawn(shown) == 10, timeout=10_000)
     assert "iteration 90:" in shown.caption.text()
-    qtbot.waitUntil(lambda: hidden.redraw.stale, timeout=2000)  # its redraw came and found nobody watching
+    qtbot.waitUntil(lambda: hidden.redraw.stale, timeout=10_000)  # its redraw came and found nobody watching
     assert drawn(hidden) == 0
     hidden.show()
     assert drawn(hidden) == 10 and "iteration 90:" in hidden.caption.text()
